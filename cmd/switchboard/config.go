@@ -1,0 +1,78 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"switchboard/money"
+)
+
+// config is the process configuration, read from the environment (see the README's table).
+type config struct {
+	DatabaseURL        string
+	Addr               string
+	AppEnv             string
+	BootstrapAPIKey    string
+	ModelsFile         string
+	KeyRPM             int
+	WorkspaceRPM       int
+	PublicBaseURL      string
+	StartingCreditNano int64
+}
+
+func (c config) development() bool { return c.AppEnv == "development" }
+
+// env reads one environment variable; os.Getenv in the binary, a map in tests.
+type env func(string) string
+
+func (e env) or(name, def string) string {
+	if v := e(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func loadConfig(getenv env) (config, error) {
+	c := config{
+		DatabaseURL:     getenv("DATABASE_URL"),
+		Addr:            getenv.or("ADDR", ":8080"),
+		AppEnv:          getenv.or("APP_ENV", "production"),
+		BootstrapAPIKey: getenv("BOOTSTRAP_API_KEY"),
+		ModelsFile:      getenv("MODELS_FILE"),
+		PublicBaseURL:   strings.TrimRight(getenv.or("PUBLIC_BASE_URL", "http://localhost:8080"), "/"),
+	}
+	if c.AppEnv != "production" && c.AppEnv != "development" {
+		return c, fmt.Errorf("APP_ENV must be production or development, not %q", c.AppEnv)
+	}
+	var err error
+	if c.KeyRPM, err = positiveInt(getenv, "RATE_LIMIT_KEY_RPM", 600); err != nil {
+		return c, err
+	}
+	if c.WorkspaceRPM, err = positiveInt(getenv, "RATE_LIMIT_WORKSPACE_RPM", 3000); err != nil {
+		return c, err
+	}
+	if c.StartingCreditNano, err = money.ParseUSD(getenv.or("WORKSPACE_STARTING_CREDIT_USD", "5.00")); err != nil || c.StartingCreditNano < 0 {
+		return c, fmt.Errorf("WORKSPACE_STARTING_CREDIT_USD: must be a non-negative dollar amount: %v", err)
+	}
+	return c, nil
+}
+
+func (c config) requireDatabase() error {
+	if c.DatabaseURL == "" {
+		return fmt.Errorf("DATABASE_URL is not set (`make run` starts a local PostgreSQL and sets it for you)")
+	}
+	return nil
+}
+
+func positiveInt(getenv env, name string, def int) (int, error) {
+	v := getenv(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%s must be a positive integer, not %q", name, v)
+	}
+	return n, nil
+}

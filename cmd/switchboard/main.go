@@ -1,0 +1,72 @@
+// Command switchboard is the whole platform in one binary: `serve` runs the HTTP surfaces,
+// the other subcommands are operator tools over the same database.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `usage: switchboard COMMAND
+
+  serve                                     run the server (migrates first)
+  migrate                                   apply database migrations
+  workspaces create NAME                    create a workspace with the starting credit
+  workspaces credit NAME --usd AMOUNT       add (or with a negative amount, remove) credit
+  workspaces suspend NAME                   stop all work of a workspace
+  workspaces resume NAME                    let a suspended workspace work again
+  keys create --workspace NAME [--role R]   create a key (owner, admin, member, viewer; default member) and print it
+  keys list --workspace NAME                list a workspace's keys
+  keys revoke ID                            revoke a key
+
+Configuration comes from the environment; see README.md.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		var ue usageError
+		if errors.As(err, &ue) {
+			fmt.Fprintf(os.Stderr, "switchboard: %v\n\n%s", err, usage)
+			os.Exit(2)
+		}
+		fmt.Fprintf(os.Stderr, "switchboard: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func run(ctx context.Context, args []string, getenv env, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return usageError{"no command given"}
+	}
+	cfg, err := loadConfig(getenv)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, nil))
+	switch args[0] {
+	case "serve":
+		return serve(ctx, cfg, log)
+	case "migrate":
+		return migrate(ctx, cfg, stdout)
+	case "workspaces":
+		return workspacesCommand(ctx, cfg, args[1:], stdout)
+	case "keys":
+		return keysCommand(ctx, cfg, args[1:], stdout, stderr)
+	case "help", "-h", "--help":
+		_, err := io.WriteString(stdout, usage)
+		return err
+	}
+	return usageError{fmt.Sprintf("unknown command %q", args[0])}
+}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"switchboard/apikey"
+	"switchboard/catalog"
+	"switchboard/ratelimit"
+	"switchboard/server"
+	"switchboard/store"
+)
+
+// drainTimeout bounds how long a SIGTERM waits for requests in flight.
+const drainTimeout = 30 * time.Second
+
+func openStore(ctx context.Context, cfg config) (*store.Store, error) {
+	if err := cfg.requireDatabase(); err != nil {
+		return nil, err
+	}
+	return store.Open(ctx, cfg.DatabaseURL)
+}
+
+func migrate(ctx context.Context, cfg config, stdout io.Writer) error {
+	st, err := openStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	applied, err := store.Migrate(ctx, st.Pool())
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "applied %d migration(s) %v\n", len(applied), applied)
+	return err
+}
+
+func serve(ctx context.Context, cfg config, log *slog.Logger) error {
+	models, err := catalog.Load(cfg.ModelsFile)
+	if err != nil {
+		return err
+	}
+	st, err := openStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if err := st.Ping(ctx); err != nil {
+		return fmt.Errorf("database unreachable: %w", err)
+	}
+	if applied, err := store.Migrate(ctx, st.Pool()); err != nil {
+		return err
+	} else if len(applied) > 0 {
+		log.Info("migrated", slog.Any("versions", applied))
+	}
+	if err := bootstrapKey(ctx, cfg, st); err != nil {
+		return err
+	}
+
+	srv, err := server.New(server.Config{
+		Development:   cfg.development(),
+		PublicBaseURL: cfg.PublicBaseURL,
+		KeyRPM:        cfg.KeyRPM,
+		WorkspaceRPM:  cfg.WorkspaceRPM,
+	}, server.Deps{Store: st, Catalog: models, Limiter: ratelimit.NewMemory(nil), Log: log})
+	if err != nil {
+		return err
+	}
+	httpServer := &http.Server{Addr: cfg.Addr, Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- httpServer.ListenAndServe() }()
+	log.Info("serving", slog.String("addr", cfg.Addr), slog.String("app_env", cfg.AppEnv))
+
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("draining", slog.Duration("timeout", drainTimeout))
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), drainTimeout)
+	defer cancel()
+	if err := httpServer.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("drain: %w", err)
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// bootstrapKey makes BOOTSTRAP_API_KEY a key of workspace `default`, at every start.
+func bootstrapKey(ctx context.Context, cfg config, st *store.Store) error {
+	if cfg.BootstrapAPIKey == "" {
+		return nil
+	}
+	sum, err := apikey.Hash(cfg.BootstrapAPIKey)
+	if err != nil {
+		return fmt.Errorf("BOOTSTRAP_API_KEY must start with %s and have at least 32 more characters of [A-Za-z0-9_-]", apikey.Prefix)
+	}
+	return st.EnsureBootstrapKey(ctx, "default", cfg.StartingCreditNano, sum, apikey.Display(cfg.BootstrapAPIKey))
+}

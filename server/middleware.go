@@ -1,0 +1,187 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"switchboard/apierr"
+	"switchboard/apikey"
+	"switchboard/ratelimit"
+	"switchboard/store"
+)
+
+type ctxKey int
+
+const (
+	principalKey ctxKey = iota
+	rateKey
+)
+
+func newRequestID() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return "req_" + hex.EncodeToString(b)
+}
+
+func requestID(c echo.Context) string { return c.Response().Header().Get(echo.HeaderXRequestID) }
+
+// logRequests writes one structured line per request, with its request id.
+func (s *Server) logRequests() echo.MiddlewareFunc {
+	return middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
+		LogMethod: true, LogURIPath: true, LogStatus: true, LogLatency: true, LogRequestID: true,
+		LogResponseSize: true, LogRemoteIP: true, HandleError: true,
+		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
+			attrs := []slog.Attr{
+				slog.String("request_id", v.RequestID),
+				slog.String("method", v.Method),
+				slog.String("path", v.URIPath),
+				slog.Int("status", v.Status),
+				slog.Float64("latency_ms", float64(v.Latency.Microseconds())/1000),
+				slog.Int64("bytes", v.ResponseSize),
+				slog.String("remote_ip", v.RemoteIP),
+			}
+			if p, ok := principalFrom(c.Request().Context()); ok {
+				attrs = append(attrs, slog.String("workspace_id", p.WorkspaceID.String()), slog.String("key_id", p.KeyID.String()))
+			}
+			s.log.LogAttrs(c.Request().Context(), slog.LevelInfo, "request", attrs...)
+			return nil
+		},
+	})
+}
+
+// authenticate resolves the bearer key, spends the request budgets, and refuses workspaces
+// that may not work. The budgets are spent before the key is judged, so a caller without a
+// valid key is limited per address and every answer, 401 included, carries the X-RateLimit
+// headers.
+func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx := c.Request().Context()
+		p, authErr := s.principal(ctx, c.Request().Header.Get(echo.HeaderAuthorization))
+		var buckets []budget
+		if authErr != nil {
+			if apierr.As(authErr) == nil {
+				return authErr // the database is down: a 500, not a 401
+			}
+			buckets = []budget{{"ip:" + c.RealIP(), s.cfg.KeyRPM}}
+		} else {
+			buckets = []budget{{"key:" + p.KeyID.String(), s.cfg.KeyRPM}, {"ws:" + p.WorkspaceID.String(), s.cfg.WorkspaceRPM}}
+		}
+		res, err := s.spend(ctx, buckets)
+		if err != nil {
+			return err
+		}
+		setRateHeaders(c, res)
+		ctx = context.WithValue(ctx, rateKey, res)
+		if !res.Allowed {
+			return &apierr.Error{Kind: apierr.KindRateLimited, Code: "rate_limit_exceeded",
+				Message: "Rate limit exceeded: " + strconv.Itoa(res.Limit) + " requests per minute."}
+		}
+		if authErr != nil {
+			return authErr
+		}
+		if err := workspaceMayWork(p); err != nil {
+			return err
+		}
+		c.SetRequest(c.Request().WithContext(context.WithValue(ctx, principalKey, p)))
+		return next(c)
+	}
+}
+
+type budget struct {
+	key       string
+	perMinute int
+}
+
+// spend takes one request from each budget and reports the tightest; a refused budget stops
+// the walk so the later ones are not charged for a request that will not run.
+func (s *Server) spend(ctx context.Context, buckets []budget) (ratelimit.Result, error) {
+	var tightest ratelimit.Result
+	for i, b := range buckets {
+		r, err := s.limiter.Take(ctx, b.key, b.perMinute)
+		if err != nil {
+			return r, err
+		}
+		if i == 0 || !r.Allowed || r.Remaining < tightest.Remaining {
+			tightest = r
+		}
+		if !r.Allowed {
+			break
+		}
+	}
+	return tightest, nil
+}
+
+func setRateHeaders(c echo.Context, r ratelimit.Result) {
+	h := c.Response().Header()
+	h.Set("X-RateLimit-Limit", strconv.Itoa(r.Limit))
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(r.Remaining))
+	h.Set("X-RateLimit-Reset", strconv.Itoa(ceilSeconds(r.Reset)))
+	if !r.Allowed {
+		h.Set("Retry-After", strconv.Itoa(max(1, ceilSeconds(r.RetryAfter))))
+	}
+}
+
+func ceilSeconds(d time.Duration) int { return int(math.Ceil(d.Seconds())) }
+
+func (s *Server) principal(ctx context.Context, header string) (store.Principal, error) {
+	if header == "" {
+		return store.Principal{}, apierr.Unauthenticated("missing_api_key", "No API key was sent. Send it as `Authorization: Bearer sk-svc_...`.")
+	}
+	scheme, token, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return store.Principal{}, apierr.Unauthenticated("invalid_authorization_header", "The Authorization header must be `Bearer <API key>`.")
+	}
+	sum, err := apikey.Hash(strings.TrimSpace(token))
+	if err != nil {
+		return store.Principal{}, apierr.Unauthenticated("invalid_api_key", "The API key is malformed: keys start with `sk-svc_`.")
+	}
+	p, err := s.store.Authenticate(ctx, sum)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Principal{}, apierr.Unauthenticated("invalid_api_key", "The API key is unknown or has been revoked.")
+	}
+	return p, err
+}
+
+func workspaceMayWork(p store.Principal) error {
+	if p.WorkspaceState == store.WorkspaceSuspended {
+		e := apierr.Quota("The workspace %q is suspended.", p.WorkspaceName)
+		e.Hint = "Ask an operator to resume it (`switchboard workspaces resume NAME`)."
+		return e
+	}
+	if p.BalanceNanoUSD <= 0 {
+		e := apierr.Quota("The workspace %q has no credit left.", p.WorkspaceName)
+		e.Hint = "Ask an operator to add credit (`switchboard workspaces credit NAME --usd AMOUNT`)."
+		return e
+	}
+	return nil
+}
+
+func principalFrom(ctx context.Context) (store.Principal, bool) {
+	p, ok := ctx.Value(principalKey).(store.Principal)
+	return p, ok
+}
+
+// rateHeaders are the X-RateLimit-* values of this request, in the shape of the generated
+// per-response header structs (which convert from it), so that a strict handler's typed
+// response repeats exactly what the middleware already set.
+type rateHeaders struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+func rateHeadersFrom(ctx context.Context) rateHeaders {
+	r, _ := ctx.Value(rateKey).(ratelimit.Result)
+	return rateHeaders{XRateLimitLimit: r.Limit, XRateLimitRemaining: r.Remaining, XRateLimitReset: ceilSeconds(r.Reset)}
+}

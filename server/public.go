@@ -1,0 +1,51 @@
+package server
+
+import (
+	"context"
+	_ "embed"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"switchboard/gen/v1api"
+	"switchboard/openapi"
+)
+
+var (
+	//go:embed static/llms.txt
+	llmsTxt []byte
+	//go:embed static/errors.md
+	errorsDoc []byte
+)
+
+// routePublic registers the routes that need no key: health, the machine-readable
+// description, the contracts and the error documentation.
+func (s *Server) routePublic(e *echo.Echo) {
+	e.GET("/health", s.health)
+	e.GET("/llms.txt", staticBlob("text/plain; charset=utf-8", llmsTxt))
+	e.GET("/docs/errors", staticBlob("text/markdown; charset=utf-8", errorsDoc))
+	e.GET("/openapi/v1.yaml", staticBlob("application/yaml", openapi.V1YAML))
+	e.GET("/openapi/v1.json", s.v1JSON)
+}
+
+func staticBlob(contentType string, body []byte) echo.HandlerFunc {
+	return func(c echo.Context) error { return c.Blob(http.StatusOK, contentType, body) }
+}
+
+// health reports whether this replica can serve: it answers 503 when the database does not.
+func (s *Server) health(c echo.Context) error {
+	ctx, cancel := context.WithTimeout(c.Request().Context(), s.cfg.HealthCheckLimit)
+	defer cancel()
+	if err := s.store.Ping(ctx); err != nil {
+		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "database": "unreachable"})
+	}
+	return c.JSON(http.StatusOK, map[string]string{"status": "ok", "database": "ok"})
+}
+
+func (s *Server) v1JSON(c echo.Context) error {
+	spec, err := v1api.GetSwagger()
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, spec)
+}

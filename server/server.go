@@ -1,0 +1,138 @@
+// Package server wires the HTTP surfaces: echo, the middleware chain, the error envelope and
+// the strict handlers that implement the generated /v1 interface.
+package server
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	echomw "github.com/oapi-codegen/echo-middleware"
+
+	"switchboard/catalog"
+	"switchboard/gen/v1api"
+	"switchboard/ratelimit"
+	"switchboard/store"
+)
+
+// Config is what the server needs from the environment.
+type Config struct {
+	Development      bool   // APP_ENV=development
+	PublicBaseURL    string // PUBLIC_BASE_URL, without a trailing slash
+	KeyRPM           int    // RATE_LIMIT_KEY_RPM
+	WorkspaceRPM     int    // RATE_LIMIT_WORKSPACE_RPM
+	BodyLimit        string // request body limit, echo syntax ("1M")
+	HealthCheckLimit time.Duration
+}
+
+// Deps are the server's collaborators, passed explicitly.
+type Deps struct {
+	Store   *store.Store
+	Catalog *catalog.Catalog
+	Limiter ratelimit.Limiter
+	Log     *slog.Logger
+}
+
+// Server holds the wired HTTP surfaces.
+type Server struct {
+	cfg     Config
+	store   *store.Store
+	catalog *catalog.Catalog
+	limiter ratelimit.Limiter
+	log     *slog.Logger
+	echo    *echo.Echo
+}
+
+// New builds the server and its routes.
+func New(cfg Config, deps Deps) (*Server, error) {
+	cfg.PublicBaseURL = strings.TrimRight(cfg.PublicBaseURL, "/")
+	if cfg.BodyLimit == "" {
+		cfg.BodyLimit = "1M"
+	}
+	if cfg.HealthCheckLimit == 0 {
+		cfg.HealthCheckLimit = 2 * time.Second
+	}
+	s := &Server{cfg: cfg, store: deps.Store, catalog: deps.Catalog, limiter: deps.Limiter, log: deps.Log, echo: echo.New()}
+	e := s.echo
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.handleError
+	// Client addresses (per-IP budgets for unauthenticated calls) come from the socket, never
+	// from a spoofable X-Forwarded-For.
+	e.IPExtractor = echo.ExtractIPDirect()
+
+	e.Use(middleware.RequestIDWithConfig(middleware.RequestIDConfig{Generator: newRequestID}))
+	e.Use(s.logRequests())
+	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisableStackAll: true, LogLevel: 0, DisablePrintStack: true}))
+
+	s.routePublic(e)
+	if err := s.routeV1(e); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Handler is the root HTTP handler.
+func (s *Server) Handler() http.Handler { return s.echo }
+
+func (s *Server) routeV1(e *echo.Echo) error {
+	spec, err := v1api.GetSwagger()
+	if err != nil {
+		return err
+	}
+	spec.Servers = nil // match any host: the published document names a local server
+	validator := echomw.OapiRequestValidatorWithOptions(spec, &echomw.Options{
+		ErrorHandler: validationError,
+		Options: openapi3filter.Options{
+			AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, // done by s.authenticate
+		},
+		SilenceServersWarning: true,
+	})
+	// The body limit comes after authentication so that a 413 carries the rate-limit headers.
+	g := e.Group("/v1", s.authenticate, middleware.BodyLimit(s.cfg.BodyLimit), validator)
+	v1api.RegisterHandlers(basePath{g: g, prefix: "/v1"}, v1api.NewStrictHandler(&v1Handlers{s: s}, nil))
+	return nil
+}
+
+// basePath registers the generated routes, whose paths start with /v1, on the /v1 group.
+type basePath struct {
+	g      *echo.Group
+	prefix string
+}
+
+func (b basePath) path(p string) string { return strings.TrimPrefix(p, b.prefix) }
+
+func (b basePath) CONNECT(p string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
+	return b.g.CONNECT(b.path(p), h, m...)
+}
+func (b basePath) DELETE(p string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
+	return b.g.DELETE(b.path(p), h, m...)
+}
+func (b basePath) GET(p string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
+	return b.g.GET(b.path(p), h, m...)
+}
+func (b basePath) HEAD(p string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
+	return b.g.HEAD(b.path(p), h, m...)
+}
+func (b basePath) OPTIONS(p string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
+	return b.g.OPTIONS(b.path(p), h, m...)
+}
+func (b basePath) PATCH(p string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
+	return b.g.PATCH(b.path(p), h, m...)
+}
+func (b basePath) POST(p string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
+	return b.g.POST(b.path(p), h, m...)
+}
+func (b basePath) PUT(p string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
+	return b.g.PUT(b.path(p), h, m...)
+}
+func (b basePath) TRACE(p string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
+	return b.g.TRACE(b.path(p), h, m...)
+}
+
+// Shutdown stops accepting requests and waits for those in flight, until ctx ends.
+func (s *Server) Shutdown(ctx context.Context) error { return s.echo.Shutdown(ctx) }

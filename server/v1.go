@@ -1,0 +1,79 @@
+package server
+
+import (
+	"context"
+
+	"switchboard/apierr"
+	"switchboard/catalog"
+	"switchboard/gen/v1api"
+)
+
+// v1Handlers implements the generated strict /v1 interface.
+type v1Handlers struct {
+	s *Server
+}
+
+var _ v1api.StrictServerInterface = (*v1Handlers)(nil)
+
+func modelObject(m catalog.Model) v1api.Model {
+	return v1api.Model{Id: m.ID, Object: v1api.ModelObjectModel, Created: m.Created, OwnedBy: string(m.Family)}
+}
+
+func (h *v1Handlers) ListModels(ctx context.Context, _ v1api.ListModelsRequestObject) (v1api.ListModelsResponseObject, error) {
+	all := h.s.catalog.All()
+	list := v1api.ModelList{Object: v1api.ModelListObjectList, Data: make([]v1api.Model, 0, len(all))}
+	for _, m := range all {
+		list.Data = append(list.Data, modelObject(m))
+	}
+	return v1api.ListModels200JSONResponse{Body: list, Headers: v1api.ListModels200ResponseHeaders(rateHeadersFrom(ctx))}, nil
+}
+
+func (h *v1Handlers) RetrieveModel(ctx context.Context, req v1api.RetrieveModelRequestObject) (v1api.RetrieveModelResponseObject, error) {
+	m, ok := h.s.catalog.Lookup(req.Id)
+	if !ok {
+		return nil, apierr.NotFound("id", "model_not_found", "The model %q does not exist or is not offered here. GET /v1/models lists the models you can use.", req.Id)
+	}
+	return v1api.RetrieveModel200JSONResponse{Body: modelObject(m), Headers: v1api.RetrieveModel200ResponseHeaders(rateHeadersFrom(ctx))}, nil
+}
+
+// notYet answers the operations of the contract whose implementation has not landed yet.
+func notYet(operation string) error {
+	return &apierr.Error{Kind: apierr.KindNotImplemented, Code: "not_implemented",
+		Message: operation + " is part of the contract but not implemented by this server yet."}
+}
+
+func (h *v1Handlers) CreateResponse(context.Context, v1api.CreateResponseRequestObject) (v1api.CreateResponseResponseObject, error) {
+	return nil, notYet("POST /v1/responses")
+}
+
+func (h *v1Handlers) GetResponse(context.Context, v1api.GetResponseRequestObject) (v1api.GetResponseResponseObject, error) {
+	return nil, notYet("GET /v1/responses/{id}")
+}
+
+func (h *v1Handlers) CreateChatCompletion(context.Context, v1api.CreateChatCompletionRequestObject) (v1api.CreateChatCompletionResponseObject, error) {
+	return nil, notYet("POST /v1/chat/completions")
+}
+
+func (h *v1Handlers) StreamEvents(context.Context, v1api.StreamEventsRequestObject) (v1api.StreamEventsResponseObject, error) {
+	return nil, notYet("GET /v1/events")
+}
+
+func (h *v1Handlers) ListWebhooks(context.Context, v1api.ListWebhooksRequestObject) (v1api.ListWebhooksResponseObject, error) {
+	return nil, notYet("GET /v1/webhooks")
+}
+
+func (h *v1Handlers) CreateWebhook(context.Context, v1api.CreateWebhookRequestObject) (v1api.CreateWebhookResponseObject, error) {
+	return nil, notYet("POST /v1/webhooks")
+}
+
+func (h *v1Handlers) GetWebhook(context.Context, v1api.GetWebhookRequestObject) (v1api.GetWebhookResponseObject, error) {
+	return nil, notYet("GET /v1/webhooks/{id}")
+}
+
+func (h *v1Handlers) UpdateWebhook(context.Context, v1api.UpdateWebhookRequestObject) (v1api.UpdateWebhookResponseObject, error) {
+	return nil, notYet("PATCH /v1/webhooks/{id}")
+}
+
+func (h *v1Handlers) DeleteWebhook(context.Context, v1api.DeleteWebhookRequestObject) (v1api.DeleteWebhookResponseObject, error) {
+	return nil, notYet("DELETE /v1/webhooks/{id}")
+}

@@ -1,0 +1,157 @@
+// Package store is the only package that speaks SQL. It owns the schema (embedded migrations)
+// and every query; each query on workspace data filters by workspace_id.
+package store
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+var (
+	// ErrNotFound is returned when a row does not exist (in the caller's workspace).
+	ErrNotFound = errors.New("not found")
+	// ErrExists is returned when a unique row already exists.
+	ErrExists = errors.New("already exists")
+)
+
+// Store runs queries on a pgx pool.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+// New wraps a pool.
+func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+
+// Open connects to databaseURL.
+func Open(ctx context.Context, databaseURL string) (*Store, error) {
+	pool, err := pgxpool.New(ctx, databaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("connect to database: %w", err)
+	}
+	return New(pool), nil
+}
+
+// Pool is the underlying pool, for packages that run their own machinery on it (job queue).
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// Close closes the pool.
+func (s *Store) Close() { s.pool.Close() }
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
+
+// migrationLock serializes migrations of replicas starting together.
+const migrationLock = 7_301_946_520_113
+
+// Migrate applies the embedded migrations not yet applied, each in its own transaction, under
+// an advisory lock so that replicas starting at once do not race. It returns the versions it
+// applied.
+func Migrate(ctx context.Context, pool *pgxpool.Pool) ([]int, error) {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, migrationLock); err != nil {
+		return nil, fmt.Errorf("lock migrations: %w", err)
+	}
+	defer func() { _, _ = conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, migrationLock) }()
+
+	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+		return nil, fmt.Errorf("create schema_migrations: %w", err)
+	}
+	migrations, err := readMigrations()
+	if err != nil {
+		return nil, err
+	}
+	var applied []int
+	for _, m := range migrations {
+		done, err := applyOne(ctx, conn.Conn(), m)
+		if err != nil {
+			return applied, fmt.Errorf("migration %s: %w", m.name, err)
+		}
+		if done {
+			applied = append(applied, m.version)
+		}
+	}
+	return applied, nil
+}
+
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+func readMigrations() ([]migration, error) {
+	entries, err := fs.ReadDir(migrationFiles, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	var out []migration
+	for _, e := range entries {
+		prefix, _, ok := strings.Cut(e.Name(), "_")
+		v, err := strconv.Atoi(prefix)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("migration file %q must start with a number and an underscore", e.Name())
+		}
+		body, err := migrationFiles.ReadFile("migrations/" + e.Name())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, migration{version: v, name: e.Name(), sql: string(body)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
+	return out, nil
+}
+
+func applyOne(ctx context.Context, conn *pgx.Conn, m migration) (bool, error) {
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	var exists bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = $1)`, m.version).Scan(&exists); err != nil {
+		return false, err
+	}
+	if exists {
+		return false, nil
+	}
+	if _, err := tx.Exec(ctx, m.sql); err != nil {
+		return false, err
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.version, m.name); err != nil {
+		return false, err
+	}
+	return true, tx.Commit(ctx)
+}
+
+func isUniqueViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505"
+}
+
+func notFound(err error) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ErrNotFound
+	}
+	return err
+}
+
+// Migrations is the embedded migration files, for tools that fingerprint the schema.
+func Migrations() fs.FS { return migrationFiles }
