@@ -1,0 +1,226 @@
+package blueprint
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"strings"
+	"time"
+	_ "time/tzdata" // time zones must not depend on the host's zoneinfo
+	"unicode/utf8"
+
+	"github.com/go-playground/validator/v10"
+	"golang.org/x/text/language"
+
+	"switchboard/catalog"
+)
+
+// validate checks the `validate` struct tags. It holds only caches, filled as it goes, and is
+// safe for concurrent use.
+var validate = newValidator()
+
+func newValidator() *validator.Validate {
+	v := validator.New()
+	// Report fields by their YAML names, so that a namespace is a YAML path.
+	v.RegisterTagNameFunc(func(f reflect.StructField) string {
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		return name
+	})
+	for tag, fn := range map[string]func(string) bool{
+		"bcp47":    validLanguage,
+		"iana_tz":  validTimeZone,
+		"hhmm":     hhmmStart.MatchString,
+		"hhmm_end": hhmmEnd.MatchString,
+	} {
+		if err := v.RegisterValidation(tag, func(fl validator.FieldLevel) bool { return fn(fl.Field().String()) }); err != nil {
+			panic(err)
+		}
+	}
+	return v
+}
+
+// The syntactic part of these checks is also the pattern in schema.json, so that the JSON
+// Schema never rejects what Parse accepts.
+var (
+	languageSyntax = regexp.MustCompile(`^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$`)
+	timeZoneSyntax = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9_+-]+)*$`)
+	hhmmStart      = regexp.MustCompile(`^([01][0-9]|2[0-3]):[0-5][0-9]$`)
+	hhmmEnd        = regexp.MustCompile(`^(([01][0-9]|2[0-3]):[0-5][0-9]|24:00)$`)
+)
+
+const maxLanguageLen = 64
+
+// validLanguage accepts a BCP 47 tag with a known 2- or 3-letter primary language.
+func validLanguage(s string) bool {
+	if len(s) > maxLanguageLen || !languageSyntax.MatchString(s) {
+		return false
+	}
+	tag, err := language.Parse(s)
+	if err != nil {
+		return false
+	}
+	base, _ := tag.Base()
+	return base.String() != "und"
+}
+
+// validTimeZone accepts an IANA time zone name.
+func validTimeZone(s string) bool {
+	if s == "Local" || len(s) > 64 || !timeZoneSyntax.MatchString(s) {
+		return false
+	}
+	_, err := time.LoadLocation(s)
+	return err == nil
+}
+
+// validateBlueprint adds to d.errs what the struct tags and the cross-field rules find.
+func validateBlueprint(bp *Blueprint, cat *catalog.Catalog, d *decoder) {
+	var fieldErrs validator.ValidationErrors
+	if err := validate.Struct(bp); errors.As(err, &fieldErrs) {
+		for _, fe := range fieldErrs {
+			_, path, _ := strings.Cut(fe.Namespace(), ".") // drop the root type name
+			if fe.Tag() == "unique" && d.failedBelow(path) {
+				continue // items that failed to decode are all "", not duplicates
+			}
+			d.add(path, errLine(d, path, fe.Tag()), message(fe))
+		}
+	} else if err != nil {
+		panic(err) // only for a non-struct argument
+	}
+
+	a := &bp.Agent
+	if a.LLM != nil {
+		checkModel(a.LLM, cat, d)
+	}
+	if a.KnowledgeBase != nil {
+		for i, s := range a.KnowledgeBase.Sources {
+			if s.Depth != nil && s.Type != SourceWebsiteCrawl {
+				path := fmt.Sprintf("agent.knowledge_base.sources[%d].depth", i)
+				d.add(path, d.lineOf(path), "is only allowed when type is website_crawl")
+			}
+		}
+	}
+	if r := a.BusinessRules; r != nil {
+		if h := r.BusinessHours; h != nil && h.Schedule != nil {
+			for _, day := range days(h.Schedule) {
+				path := "agent.business_rules.business_hours.schedule." + day.name
+				if hrs := day.hours; hrs != nil && hhmmStart.MatchString(hrs.Start) && hhmmEnd.MatchString(hrs.End) && hrs.Start >= hrs.End {
+					d.add(path, d.lineOf(path), fmt.Sprintf("start (%s) must be before end (%s)", hrs.Start, hrs.End))
+				}
+			}
+		}
+		if e := r.Escalation; e != nil && e.Enabled != nil && *e.Enabled {
+			if e.Trigger == "" {
+				const path = "agent.business_rules.escalation.trigger"
+				d.add(path, errLine(d, path, "required"), "is required when enabled is true")
+			}
+			if e.Action == "" {
+				const path = "agent.business_rules.escalation.action"
+				d.add(path, errLine(d, path, "required"), "is required when enabled is true")
+			}
+		}
+	}
+}
+
+// checkModel requires llm.model to be an id of llm.provider's family.
+func checkModel(llm *LLM, cat *catalog.Catalog, d *decoder) {
+	if llm.Model == "" {
+		return
+	}
+	const path = "agent.llm.model"
+	family := llm.Provider
+	if !validFamily(family) {
+		family = ""
+	}
+	m, ok := cat.Lookup(llm.Model)
+	switch {
+	case !ok && family == "":
+		d.add(path, d.lineOf(path), fmt.Sprintf("unknown model %q; models: %s", llm.Model, strings.Join(cat.IDs(), ", ")))
+	case !ok:
+		d.add(path, d.lineOf(path), fmt.Sprintf("unknown model %q; %s models: %s", llm.Model, family, strings.Join(familyModels(cat, family), ", ")))
+	case family != "" && m.Family != family:
+		d.add(path, d.lineOf(path), fmt.Sprintf("%s is a %s model, not %s; %s models: %s", m.ID, m.Family, family, family, strings.Join(familyModels(cat, family), ", ")))
+	}
+}
+
+func validFamily(f catalog.Family) bool {
+	for _, known := range catalog.Families {
+		if f == known {
+			return true
+		}
+	}
+	return false
+}
+
+func familyModels(cat *catalog.Catalog, f catalog.Family) []string {
+	var ids []string
+	for _, m := range cat.All() {
+		if m.Family == f {
+			ids = append(ids, m.ID)
+		}
+	}
+	return ids
+}
+
+type day struct {
+	name  string
+	hours *Hours
+}
+
+func days(s *Schedule) []day {
+	return []day{
+		{"monday", s.Monday}, {"tuesday", s.Tuesday}, {"wednesday", s.Wednesday}, {"thursday", s.Thursday},
+		{"friday", s.Friday}, {"saturday", s.Saturday}, {"sunday", s.Sunday},
+	}
+}
+
+// errLine is the line to report for an error at path: a missing field has no line of its
+// own, so it gets the line of the mapping that lacks it.
+func errLine(d *decoder, path, tag string) int {
+	if _, present := d.lines[path]; !present && strings.HasPrefix(tag, "required") {
+		return d.lineOf(parent(path))
+	}
+	return d.lineOf(path)
+}
+
+// message words a failed struct tag.
+func message(fe validator.FieldError) string {
+	p := fe.Param()
+	switch fe.Tag() {
+	case "required":
+		return "is required"
+	case "required_if":
+		_, value, _ := strings.Cut(p, " ")
+		return "is required when type is " + value
+	case "oneof":
+		return "must be one of " + strings.ReplaceAll(p, " ", ", ")
+	case "min", "max":
+		bound := "at least"
+		if fe.Tag() == "max" {
+			bound = "at most"
+		}
+		v := reflect.ValueOf(fe.Value())
+		switch fe.Kind() {
+		case reflect.String:
+			return fmt.Sprintf("must be %s %s characters long (got %d)", bound, p, utf8.RuneCountInString(v.String()))
+		case reflect.Slice:
+			return fmt.Sprintf("must have %s %s items (got %d)", bound, p, v.Len())
+		}
+		return fmt.Sprintf("must be %s %s (got %v)", bound, p, fe.Value())
+	case "unique":
+		return "must not contain duplicates"
+	case "email":
+		return "must be an email address"
+	case "http_url":
+		return "must be an http:// or https:// URL"
+	case "bcp47":
+		return "must be a known BCP 47 language tag, such as en, en-US or pt-BR"
+	case "iana_tz":
+		return "must be an IANA time zone such as Europe/Berlin or America/New_York"
+	case "hhmm":
+		return "must be a time as HH:MM, 00:00 to 23:59"
+	case "hhmm_end":
+		return "must be a time as HH:MM, 00:00 to 24:00"
+	}
+	return "fails the " + fe.Tag() + " check"
+}
