@@ -1,0 +1,204 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/anthropics/anthropic-sdk-go"
+	"github.com/anthropics/anthropic-sdk-go/option"
+)
+
+// anthropicClient speaks the Anthropic Messages API.
+type anthropicClient struct {
+	client  anthropic.Client
+	timeout time.Duration
+}
+
+// NewAnthropic returns the adapter for the Anthropic Messages API.
+func NewAnthropic(cfg Config) (Client, error) {
+	if err := checkBaseURL(cfg.BaseURL); err != nil {
+		return nil, err
+	}
+	opts := []option.RequestOption{
+		// Key and endpoint come from cfg only, never from ANTHROPIC_* variables or profiles.
+		option.WithoutEnvironmentDefaults(),
+		option.WithAPIKey(cfg.APIKey),
+		option.WithMaxRetries(0), // the turn pipeline decides about retries
+	}
+	if cfg.BaseURL != "" {
+		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
+	}
+	if cfg.HTTPClient != nil {
+		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
+	}
+	return &anthropicClient{client: anthropic.NewClient(opts...), timeout: cfg.Timeout}, nil
+}
+
+func (c *anthropicClient) Generate(ctx context.Context, req Request, onDelta func(string) error) (Result, error) {
+	if err := checkRequest(req); err != nil {
+		return Result{}, err
+	}
+	ctx, cancel := withTimeout(ctx, c.timeout)
+	defer cancel()
+
+	stream := c.client.Messages.NewStreaming(ctx, anthropicParams(req))
+	defer stream.Close()
+
+	var msg anthropic.Message
+	started, done := false, false
+	for stream.Next() {
+		event := stream.Current()
+		started = true
+		if err := msg.Accumulate(event); err != nil {
+			return anthropicResult(&msg), malformed("the model provider's response stream was inconsistent", err)
+		}
+		switch event.Type {
+		case "content_block_delta":
+			if event.Delta.Type == "text_delta" {
+				if err := emit(onDelta, event.Delta.Text); err != nil {
+					return anthropicResult(&msg), err
+				}
+			}
+		case "message_stop":
+			done = true
+		}
+	}
+	res := anthropicResult(&msg)
+	if err := stream.Err(); err != nil {
+		status, refused := anthropicStatus(err)
+		return res, failure{err: err, status: status, refused: refused, started: started}.toError(ctx)
+	}
+	if !done {
+		return res, truncated()
+	}
+	if err := settle(&res); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+func anthropicParams(req Request) anthropic.MessageNewParams {
+	p := anthropic.MessageNewParams{
+		Model:     anthropic.Model(req.Model),
+		MaxTokens: maxTokens(req),
+		Messages:  anthropicMessages(req.Messages),
+	}
+	if req.System != "" {
+		p.System = []anthropic.TextBlockParam{{Text: req.System}}
+	}
+	for _, t := range req.Tools {
+		p.Tools = append(p.Tools, anthropicTool(t))
+	}
+	return p
+}
+
+func anthropicMessages(msgs []Message) []anthropic.MessageParam {
+	var out []anthropic.MessageParam
+	for _, m := range msgs {
+		switch m.Role {
+		case RoleUser:
+			out = append(out, anthropic.NewUserMessage(anthropic.NewTextBlock(m.Text)))
+		case RoleAssistant:
+			var blocks []anthropic.ContentBlockParamUnion
+			if m.Text != "" { // the API rejects empty text blocks
+				blocks = append(blocks, anthropic.NewTextBlock(m.Text))
+			}
+			for _, tc := range m.ToolCalls {
+				blocks = append(blocks, anthropic.NewToolUseBlock(tc.ID, arguments(tc.Arguments), tc.Name))
+			}
+			if len(blocks) > 0 {
+				out = append(out, anthropic.NewAssistantMessage(blocks...))
+			}
+		case RoleTool:
+			// Tool results travel back as a user turn of tool_result blocks.
+			var blocks []anthropic.ContentBlockParamUnion
+			for _, r := range m.ToolResults {
+				blocks = append(blocks, anthropicToolResult(r))
+			}
+			out = append(out, anthropic.NewUserMessage(blocks...))
+		}
+	}
+	return out
+}
+
+func anthropicToolResult(r ToolResult) anthropic.ContentBlockParamUnion {
+	if r.Content != "" {
+		return anthropic.NewToolResultBlock(r.CallID, r.Content, r.IsError)
+	}
+	// An empty text block would be rejected; a result without content is allowed.
+	block := anthropic.ToolResultBlockParam{ToolUseID: r.CallID}
+	if r.IsError {
+		block.IsError = anthropic.Bool(true)
+	}
+	return anthropic.ContentBlockParamUnion{OfToolResult: &block}
+}
+
+// anthropicTool passes the JSON Schema through as input_schema. The SDK models only
+// properties and required; every other keyword rides along as an extra field.
+func anthropicTool(t Tool) anthropic.ToolUnionParam {
+	var schema anthropic.ToolInputSchemaParam
+	var fields map[string]any
+	if len(t.Parameters) > 0 && json.Unmarshal(t.Parameters, &fields) == nil {
+		delete(fields, "type") // always "object", which the SDK sends itself
+		schema.ExtraFields = fields
+	}
+	tool := anthropic.ToolParam{Name: t.Name, InputSchema: schema}
+	if t.Description != "" {
+		tool.Description = anthropic.String(t.Description)
+	}
+	return anthropic.ToolUnionParam{OfTool: &tool}
+}
+
+// anthropicResult reads what has been accumulated so far; on failure it is the partial result.
+func anthropicResult(msg *anthropic.Message) Result {
+	var res Result
+	for _, b := range msg.Content {
+		switch b.Type {
+		case "text":
+			res.Text += b.Text
+		case "tool_use":
+			res.ToolCalls = append(res.ToolCalls, ToolCall{ID: b.ID, Name: b.Name, Arguments: append(json.RawMessage(nil), b.Input...)})
+		}
+	}
+	u := msg.Usage
+	// Cached prompt tokens are still prompt tokens consumed by the call.
+	res.Usage = Usage{InputTokens: u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens, OutputTokens: u.OutputTokens}
+	res.Finish = anthropicFinish(msg.StopReason)
+	return res
+}
+
+func anthropicFinish(reason anthropic.StopReason) FinishReason {
+	switch reason {
+	case anthropic.StopReasonMaxTokens, anthropic.StopReasonModelContextWindowExceeded:
+		return FinishLength
+	case anthropic.StopReasonToolUse:
+		return FinishToolCalls
+	case anthropic.StopReasonRefusal:
+		return FinishContentFilter
+	default: // end_turn, stop_sequence, pause_turn
+		return FinishStop
+	}
+}
+
+// anthropicStatus reports the HTTP status of an API error. An error event inside a 200
+// stream carries only a type, which stands for the status the API would have used.
+func anthropicStatus(err error) (status int, refused bool) {
+	var apiErr *anthropic.Error
+	if !errors.As(err, &apiErr) {
+		return 0, false
+	}
+	if apiErr.StatusCode >= 400 {
+		return apiErr.StatusCode, true
+	}
+	switch apiErr.Type() {
+	case "rate_limit_error":
+		return 429, true
+	case "overloaded_error":
+		return 529, true
+	case "api_error":
+		return 500, true
+	}
+	return 0, true
+}

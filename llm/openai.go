@@ -1,0 +1,232 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+	"github.com/openai/openai-go/v3/shared"
+)
+
+// openaiClient speaks the OpenAI Chat Completions API.
+type openaiClient struct {
+	client  openai.Client
+	timeout time.Duration
+}
+
+// NewOpenAI returns the adapter for the OpenAI Chat Completions API.
+func NewOpenAI(cfg Config) (Client, error) {
+	if err := checkBaseURL(cfg.BaseURL); err != nil {
+		return nil, err
+	}
+	// Options given here are applied after the SDK's OPENAI_* environment defaults, so the
+	// key and the endpoint always come from cfg.
+	opts := []option.RequestOption{
+		option.WithAPIKey(cfg.APIKey),
+		option.WithMaxRetries(0), // the turn pipeline decides about retries
+	}
+	if cfg.BaseURL != "" {
+		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
+	}
+	if cfg.HTTPClient != nil {
+		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
+	}
+	return &openaiClient{client: openai.NewClient(opts...), timeout: cfg.Timeout}, nil
+}
+
+func (c *openaiClient) Generate(ctx context.Context, req Request, onDelta func(string) error) (Result, error) {
+	if err := checkRequest(req); err != nil {
+		return Result{}, err
+	}
+	ctx, cancel := withTimeout(ctx, c.timeout)
+	defer cancel()
+
+	stream := c.client.Chat.Completions.NewStreaming(ctx, openaiParams(req))
+	defer stream.Close()
+
+	var acc openaiAccumulator
+	started := false
+	for stream.Next() {
+		started = true
+		delta := acc.add(stream.Current())
+		if err := emit(onDelta, delta); err != nil {
+			return acc.result(), err
+		}
+	}
+	res := acc.result()
+	if err := stream.Err(); err != nil {
+		status, refused := openaiStatus(err)
+		return res, failure{err: err, status: status, refused: refused, started: started}.toError(ctx)
+	}
+	// The SDK hides whether [DONE] arrived; a finish_reason is the sign the reply is complete.
+	if acc.finish == "" {
+		return res, truncated()
+	}
+	if err := settle(&res); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+func openaiParams(req Request) openai.ChatCompletionNewParams {
+	p := openai.ChatCompletionNewParams{
+		Model:               req.Model,
+		Messages:            openaiMessages(req),
+		MaxCompletionTokens: openai.Int(maxTokens(req)),
+		// Without include_usage a streamed completion reports no token counts at all.
+		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
+	}
+	for _, t := range req.Tools {
+		p.Tools = append(p.Tools, openaiTool(t))
+	}
+	return p
+}
+
+func openaiMessages(req Request) []openai.ChatCompletionMessageParamUnion {
+	var out []openai.ChatCompletionMessageParamUnion
+	if req.System != "" {
+		out = append(out, openai.SystemMessage(req.System))
+	}
+	for _, m := range req.Messages {
+		switch m.Role {
+		case RoleUser:
+			out = append(out, openai.UserMessage(m.Text))
+		case RoleAssistant:
+			out = append(out, openaiAssistant(m))
+		case RoleTool:
+			// One role=tool message per result. The wire has no error flag: the content
+			// itself has to say that the tool failed.
+			for _, r := range m.ToolResults {
+				out = append(out, openai.ToolMessage(r.Content, r.CallID))
+			}
+		}
+	}
+	return out
+}
+
+func openaiAssistant(m Message) openai.ChatCompletionMessageParamUnion {
+	var a openai.ChatCompletionAssistantMessageParam
+	if m.Text != "" || len(m.ToolCalls) == 0 {
+		a.Content.OfString = openai.String(m.Text)
+	}
+	for _, tc := range m.ToolCalls {
+		a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
+			OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+				ID: tc.ID,
+				Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{
+					Name:      tc.Name,
+					Arguments: string(arguments(tc.Arguments)),
+				},
+			},
+		})
+	}
+	return openai.ChatCompletionMessageParamUnion{OfAssistant: &a}
+}
+
+func openaiTool(t Tool) openai.ChatCompletionToolUnionParam {
+	def := shared.FunctionDefinitionParam{Name: t.Name}
+	if t.Description != "" {
+		def.Description = openai.String(t.Description)
+	}
+	var schema map[string]any
+	if len(t.Parameters) > 0 && json.Unmarshal(t.Parameters, &schema) == nil {
+		def.Parameters = schema
+	}
+	return openai.ChatCompletionFunctionTool(def)
+}
+
+// openaiAccumulator gathers the streamed chunks of the first choice.
+type openaiAccumulator struct {
+	text   strings.Builder
+	calls  []openaiCall
+	byIdx  map[int64]int // tool call index on the wire -> position in calls
+	finish string
+	usage  Usage
+}
+
+type openaiCall struct {
+	id, name string
+	args     strings.Builder
+}
+
+// add takes one chunk and returns its text delta.
+func (a *openaiAccumulator) add(chunk openai.ChatCompletionChunk) string {
+	if chunk.JSON.Usage.Valid() {
+		a.usage = Usage{InputTokens: chunk.Usage.PromptTokens, OutputTokens: chunk.Usage.CompletionTokens}
+	}
+	var delta string
+	for _, choice := range chunk.Choices {
+		if choice.Index != 0 {
+			continue // we never ask for more than one choice
+		}
+		delta = choice.Delta.Content
+		a.text.WriteString(delta)
+		for _, tc := range choice.Delta.ToolCalls {
+			a.addToolCall(tc)
+		}
+		if choice.FinishReason != "" {
+			a.finish = choice.FinishReason
+		}
+	}
+	return delta
+}
+
+// addToolCall merges one tool call fragment: the first carries id and name, the following
+// ones pieces of the arguments, all under the same index.
+func (a *openaiAccumulator) addToolCall(tc openai.ChatCompletionChunkChoiceDeltaToolCall) {
+	if a.byIdx == nil {
+		a.byIdx = map[int64]int{}
+	}
+	pos, ok := a.byIdx[tc.Index]
+	if !ok {
+		pos = len(a.calls)
+		a.byIdx[tc.Index] = pos
+		a.calls = append(a.calls, openaiCall{})
+	}
+	call := &a.calls[pos]
+	if tc.ID != "" {
+		call.id = tc.ID
+	}
+	if tc.Function.Name != "" {
+		call.name = tc.Function.Name
+	}
+	call.args.WriteString(tc.Function.Arguments)
+}
+
+func (a *openaiAccumulator) result() Result {
+	res := Result{Text: a.text.String(), Finish: openaiFinish(a.finish), Usage: a.usage}
+	for i := range a.calls {
+		c := &a.calls[i]
+		res.ToolCalls = append(res.ToolCalls, ToolCall{ID: c.id, Name: c.name, Arguments: json.RawMessage(c.args.String())})
+	}
+	return res
+}
+
+func openaiFinish(reason string) FinishReason {
+	switch reason {
+	case "length":
+		return FinishLength
+	case "tool_calls", "function_call":
+		return FinishToolCalls
+	case "content_filter":
+		return FinishContentFilter
+	default:
+		return FinishStop
+	}
+}
+
+// openaiStatus reports the HTTP status of an API error; an error object inside the stream
+// has none.
+func openaiStatus(err error) (status int, refused bool) {
+	var apiErr *openai.Error
+	if errors.As(err, &apiErr) {
+		return apiErr.StatusCode, true
+	}
+	var streamErr *ssestream.StreamError
+	return 0, errors.As(err, &streamErr)
+}
