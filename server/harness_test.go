@@ -10,10 +10,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 	"github.com/stretchr/testify/require"
 
+	"switchboard/agent"
 	"switchboard/apikey"
 	"switchboard/catalog"
+	"switchboard/llm"
+	"switchboard/llm/llmtest"
 	"switchboard/openapi"
 	"switchboard/openapi/contract"
 	"switchboard/ratelimit"
@@ -22,13 +27,15 @@ import (
 	"switchboard/store/storetest"
 )
 
-// testBundle is one server on its own database, with a workspace and a key.
+// testBundle is one server on its own database, with a workspace and a key, and the three
+// vendor families faked at the wire behind the real adapters.
 type testBundle struct {
 	url       string
 	store     *store.Store
 	client    *http.Client // validates every response against openapi/v1.yaml
 	workspace store.Workspace
 	key       string
+	vendors   map[catalog.Family]*llmtest.Fake
 }
 
 type setupOpts struct {
@@ -42,16 +49,29 @@ func setup(t *testing.T, opts ...func(*setupOpts)) *testBundle {
 		f(&o)
 	}
 	st := storetest.New(t)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	vendors := map[catalog.Family]*llmtest.Fake{
+		catalog.Alpha: llmtest.NewAnthropic(t),
+		catalog.Beta:  llmtest.NewOpenAI(t),
+		catalog.Gamma: llmtest.NewGemini(t),
+	}
+	families := map[string]llm.FamilyConfig{}
+	for f, fake := range vendors {
+		families[string(f)] = llm.FamilyConfig{Protocol: fake.Protocol(), BaseURL: fake.URL, APIKey: "test-key-" + string(f)}
+	}
+	models, err := llm.NewRegistry(families, false, nil)
+	require.NoError(t, err)
+	cat := catalog.Default()
 	srv, err := server.New(server.Config{
 		PublicBaseURL: "http://switchboard.test",
 		KeyRPM:        o.keyRPM,
 		WorkspaceRPM:  o.workspaceRPM,
-	}, server.Deps{Store: st, Catalog: catalog.Default(), Limiter: ratelimit.NewMemory(nil), Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	}, server.Deps{Store: st, Catalog: cat, Limiter: ratelimit.NewMemory(nil), Turns: agent.New(st, cat, models, nil, log), Log: log})
 	require.NoError(t, err)
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
 
-	b := &testBundle{url: ts.URL, store: st, client: contract.Load(t, openapi.V1YAML).Client(t)}
+	b := &testBundle{url: ts.URL, store: st, client: contract.Load(t, openapi.V1YAML).Client(t), vendors: vendors}
 	b.workspace, err = st.CreateWorkspace(context.Background(), "acme", 5_000_000_000)
 	require.NoError(t, err)
 	b.key = b.newKey(t, b.workspace, "member")
@@ -123,4 +143,26 @@ func str(p *string) string {
 		return "<null>"
 	}
 	return *p
+}
+
+// openai is the official OpenAI Go client pointed at the server with the given key, through
+// the contract-checking transport.
+func (b *testBundle) openai(key string) openai.Client {
+	return openai.NewClient(option.WithBaseURL(b.url+"/v1"), option.WithAPIKey(key), option.WithHTTPClient(b.client), option.WithMaxRetries(0))
+}
+
+// count returns the number of rows of a table in the test database.
+func (b *testBundle) count(t *testing.T, table string) int {
+	t.Helper()
+	var n int
+	require.NoError(t, b.store.Pool().QueryRow(context.Background(), "SELECT count(*) FROM "+table).Scan(&n))
+	return n
+}
+
+// balance is the workspace's balance now.
+func (b *testBundle) balance(t *testing.T) int64 {
+	t.Helper()
+	w, err := b.store.WorkspaceByName(context.Background(), b.workspace.Name)
+	require.NoError(t, err)
+	return w.BalanceNanoUSD
 }

@@ -10,12 +10,17 @@ import (
 	"time"
 
 	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/jackc/pgx/v5"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 	echomw "github.com/oapi-codegen/echo-middleware"
+	"github.com/riverqueue/river"
 
+	"switchboard/agent"
 	"switchboard/catalog"
+	"switchboard/events"
 	"switchboard/gen/v1api"
+	"switchboard/netguard"
 	"switchboard/ratelimit"
 	"switchboard/store"
 )
@@ -28,6 +33,7 @@ type Config struct {
 	WorkspaceRPM     int    // RATE_LIMIT_WORKSPACE_RPM
 	BodyLimit        string // request body limit, echo syntax ("1M")
 	HealthCheckLimit time.Duration
+	SSEPingInterval  time.Duration // SSE_PING_INTERVAL
 }
 
 // Deps are the server's collaborators, passed explicitly.
@@ -35,6 +41,10 @@ type Deps struct {
 	Store   *store.Store
 	Catalog *catalog.Catalog
 	Limiter ratelimit.Limiter
+	Turns   *agent.Pipeline
+	Hub     *events.Hub           // live event fan-out for GET /v1/events
+	Jobs    *river.Client[pgx.Tx] // the durable job queue
+	Guard   netguard.Guard        // which webhook URLs may be registered
 	Log     *slog.Logger
 }
 
@@ -44,6 +54,10 @@ type Server struct {
 	store   *store.Store
 	catalog *catalog.Catalog
 	limiter ratelimit.Limiter
+	turns   *agent.Pipeline
+	hub     *events.Hub
+	jobs    *river.Client[pgx.Tx]
+	guard   netguard.Guard
 	log     *slog.Logger
 	echo    *echo.Echo
 }
@@ -57,7 +71,8 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if cfg.HealthCheckLimit == 0 {
 		cfg.HealthCheckLimit = 2 * time.Second
 	}
-	s := &Server{cfg: cfg, store: deps.Store, catalog: deps.Catalog, limiter: deps.Limiter, log: deps.Log, echo: echo.New()}
+	s := &Server{cfg: cfg, store: deps.Store, catalog: deps.Catalog, limiter: deps.Limiter, turns: deps.Turns,
+		hub: deps.Hub, jobs: deps.Jobs, guard: deps.Guard, log: deps.Log, echo: echo.New()}
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError

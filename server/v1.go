@@ -41,39 +41,3 @@ func notYet(operation string) error {
 	return &apierr.Error{Kind: apierr.KindNotImplemented, Code: "not_implemented",
 		Message: operation + " is part of the contract but not implemented by this server yet."}
 }
-
-func (h *v1Handlers) CreateResponse(context.Context, v1api.CreateResponseRequestObject) (v1api.CreateResponseResponseObject, error) {
-	return nil, notYet("POST /v1/responses")
-}
-
-func (h *v1Handlers) GetResponse(context.Context, v1api.GetResponseRequestObject) (v1api.GetResponseResponseObject, error) {
-	return nil, notYet("GET /v1/responses/{id}")
-}
-
-func (h *v1Handlers) CreateChatCompletion(context.Context, v1api.CreateChatCompletionRequestObject) (v1api.CreateChatCompletionResponseObject, error) {
-	return nil, notYet("POST /v1/chat/completions")
-}
-
-func (h *v1Handlers) StreamEvents(context.Context, v1api.StreamEventsRequestObject) (v1api.StreamEventsResponseObject, error) {
-	return nil, notYet("GET /v1/events")
-}
-
-func (h *v1Handlers) ListWebhooks(context.Context, v1api.ListWebhooksRequestObject) (v1api.ListWebhooksResponseObject, error) {
-	return nil, notYet("GET /v1/webhooks")
-}
-
-func (h *v1Handlers) CreateWebhook(context.Context, v1api.CreateWebhookRequestObject) (v1api.CreateWebhookResponseObject, error) {
-	return nil, notYet("POST /v1/webhooks")
-}
-
-func (h *v1Handlers) GetWebhook(context.Context, v1api.GetWebhookRequestObject) (v1api.GetWebhookResponseObject, error) {
-	return nil, notYet("GET /v1/webhooks/{id}")
-}
-
-func (h *v1Handlers) UpdateWebhook(context.Context, v1api.UpdateWebhookRequestObject) (v1api.UpdateWebhookResponseObject, error) {
-	return nil, notYet("PATCH /v1/webhooks/{id}")
-}
-
-func (h *v1Handlers) DeleteWebhook(context.Context, v1api.DeleteWebhookRequestObject) (v1api.DeleteWebhookResponseObject, error) {
-	return nil, notYet("DELETE /v1/webhooks/{id}")
-}

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 	"github.com/stretchr/testify/require"
 
 	"switchboard/store"
@@ -19,7 +18,7 @@ import (
 func TestModelsThroughTheOfficialClient(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	client := openai.NewClient(option.WithBaseURL(b.url+"/v1"), option.WithAPIKey(b.key), option.WithHTTPClient(b.client), option.WithMaxRetries(0))
+	client := b.openai(b.key)
 	ctx := context.Background()
 
 	page, err := client.Models.List(ctx)

@@ -15,6 +15,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
 )
 
 //go:embed migrations/*.sql
@@ -88,7 +90,20 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) ([]int, error) {
 			applied = append(applied, m.version)
 		}
 	}
-	return applied, nil
+	return applied, migrateJobQueue(ctx, pool)
+}
+
+// migrateJobQueue applies the job queue's own schema (River's tables), which the durable
+// work (background turns, webhook deliveries, crawls) runs on.
+func migrateJobQueue(ctx context.Context, pool *pgxpool.Pool) error {
+	migrator, err := rivermigrate.New(riverpgxv5.New(pool), nil)
+	if err != nil {
+		return err
+	}
+	if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("job queue migrations: %w", err)
+	}
+	return nil
 }
 
 type migration struct {

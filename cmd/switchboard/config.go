@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 
+	"switchboard/catalog"
+	"switchboard/llm"
 	"switchboard/money"
 )
 
@@ -19,7 +21,11 @@ type config struct {
 	WorkspaceRPM       int
 	PublicBaseURL      string
 	StartingCreditNano int64
+	Families           map[string]llm.FamilyConfig
 }
+
+// defaultProtocols is the wire protocol of each vendor family unless *_PROTOCOL says otherwise.
+var defaultProtocols = map[catalog.Family]string{catalog.Alpha: "anthropic", catalog.Beta: "openai", catalog.Gamma: "gemini"}
 
 func (c config) development() bool { return c.AppEnv == "development" }
 
@@ -41,6 +47,15 @@ func loadConfig(getenv env) (config, error) {
 		BootstrapAPIKey: getenv("BOOTSTRAP_API_KEY"),
 		ModelsFile:      getenv("MODELS_FILE"),
 		PublicBaseURL:   strings.TrimRight(getenv.or("PUBLIC_BASE_URL", "http://localhost:8080"), "/"),
+	}
+	c.Families = map[string]llm.FamilyConfig{}
+	for _, f := range catalog.Families {
+		prefix := strings.ToUpper(string(f)) + "_"
+		c.Families[string(f)] = llm.FamilyConfig{
+			Protocol: getenv.or(prefix+"PROTOCOL", defaultProtocols[f]),
+			BaseURL:  getenv(prefix + "BASE_URL"),
+			APIKey:   getenv(prefix + "API_KEY"),
+		}
 	}
 	if c.AppEnv != "production" && c.AppEnv != "development" {
 		return c, fmt.Errorf("APP_ENV must be production or development, not %q", c.AppEnv)

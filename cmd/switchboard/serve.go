@@ -9,8 +9,10 @@ import (
 	"net/http"
 	"time"
 
+	"switchboard/agent"
 	"switchboard/apikey"
 	"switchboard/catalog"
+	"switchboard/llm"
 	"switchboard/ratelimit"
 	"switchboard/server"
 	"switchboard/store"
@@ -18,6 +20,9 @@ import (
 
 // drainTimeout bounds how long a SIGTERM waits for requests in flight.
 const drainTimeout = 30 * time.Second
+
+// vendorTimeout bounds one model call, streaming included.
+const vendorTimeout = 5 * time.Minute
 
 func openStore(ctx context.Context, cfg config) (*store.Store, error) {
 	if err := cfg.requireDatabase(); err != nil {
@@ -41,7 +46,7 @@ func migrate(ctx context.Context, cfg config, stdout io.Writer) error {
 }
 
 func serve(ctx context.Context, cfg config, log *slog.Logger) error {
-	models, err := catalog.Load(cfg.ModelsFile)
+	cat, err := catalog.Load(cfg.ModelsFile)
 	if err != nil {
 		return err
 	}
@@ -62,12 +67,17 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 		return err
 	}
 
+	models, err := llm.NewRegistry(cfg.Families, cfg.development(), &http.Client{Timeout: vendorTimeout})
+	if err != nil {
+		return err
+	}
+	turns := agent.New(st, cat, models, nil, log)
 	srv, err := server.New(server.Config{
 		Development:   cfg.development(),
 		PublicBaseURL: cfg.PublicBaseURL,
 		KeyRPM:        cfg.KeyRPM,
 		WorkspaceRPM:  cfg.WorkspaceRPM,
-	}, server.Deps{Store: st, Catalog: models, Limiter: ratelimit.NewMemory(nil), Log: log})
+	}, server.Deps{Store: st, Catalog: cat, Limiter: ratelimit.NewMemory(nil), Turns: turns, Log: log})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,277 @@
+// Package agent runs agent turns: it assembles the prompt (the service's system prompt, then
+// the client's additional instructions), loads history, runs the tool-call loop against a
+// model, meters the usage, and commits messages, spend and events in one transaction.
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+
+	"github.com/google/uuid"
+
+	"switchboard/apierr"
+	"switchboard/catalog"
+	"switchboard/llm"
+	"switchboard/money"
+	"switchboard/store"
+)
+
+// Models gives the model client of a vendor family.
+type Models interface {
+	For(family string) (llm.Client, error)
+}
+
+// DefaultMaxSteps bounds the model calls of one turn; the last step offers no tools, so the
+// model has to answer in text.
+const DefaultMaxSteps = 6
+
+// Pipeline runs turns.
+type Pipeline struct {
+	store    *store.Store
+	catalog  *catalog.Catalog
+	models   Models
+	tools    *Tools
+	log      *slog.Logger
+	MaxSteps int
+}
+
+// New returns a pipeline over its dependencies.
+func New(st *store.Store, cat *catalog.Catalog, models Models, tools *Tools, log *slog.Logger) *Pipeline {
+	if tools == nil {
+		tools, _ = NewTools()
+	}
+	return &Pipeline{store: st, catalog: cat, models: models, tools: tools, log: log, MaxSteps: DefaultMaxSteps}
+}
+
+// Turn is one request to run the agent.
+type Turn struct {
+	WorkspaceID  uuid.UUID
+	Model        string   // a catalog model id
+	Surface      string   // which surface asked: "responses", "chat.completions"
+	Instructions []string // client system/developer messages and `instructions`, in order
+	// Conversation to continue; nil starts a new one when Persist is set.
+	Conversation *store.Conversation
+	Seed         []llm.Message // earlier messages given by the client, before Text
+	Text         string        // the user's turn text
+	// Persist stores the conversation and its messages. An ephemeral turn (false) stores
+	// nothing but its spend and events, and may only use safe tools.
+	Persist bool
+	// OnDelta receives the reply text as the model produces it.
+	OnDelta func(string) error
+	// Record runs inside the transaction that commits the turn, to store a record of the
+	// surface (a response object) atomically with the turn.
+	Record func(ctx context.Context, tx *store.Tx, out *Outcome) error
+}
+
+// Outcome is what a turn produced and cost.
+type Outcome struct {
+	Conversation    *store.Conversation // nil for ephemeral turns
+	NewConversation bool
+	Text            string
+	Finish          llm.FinishReason
+	Usage           llm.Usage
+	Model           catalog.Model
+	CostNanoUSD     int64
+	BalanceNanoUSD  int64
+	Steps           int
+}
+
+// Run runs the turn. On an upstream failure the usage already consumed is still charged, and
+// the returned error is an *apierr.Error of kind KindUpstream.
+func (p *Pipeline) Run(ctx context.Context, t Turn) (*Outcome, error) {
+	model, ok := p.catalog.Lookup(t.Model)
+	if !ok {
+		return nil, apierr.Invalid("model", "model_not_found", "The model %q does not exist or is not offered here.", t.Model)
+	}
+	client, err := p.models.For(string(model.Family))
+	if err != nil {
+		return nil, apierr.Internal(err)
+	}
+	history, err := p.history(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	out := &Outcome{Conversation: t.Conversation, Model: model}
+	produced, err := p.loop(ctx, t, client, model, history, out)
+	if err != nil {
+		return nil, p.failed(ctx, t, out, err)
+	}
+	if err := p.commit(ctx, t, out, produced); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// history is the stored conversation, then the client's seed messages, then the turn text.
+func (p *Pipeline) history(ctx context.Context, t Turn) ([]llm.Message, error) {
+	var msgs []llm.Message
+	if t.Conversation != nil {
+		stored, err := p.store.History(ctx, t.WorkspaceID, t.Conversation.ID)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range stored {
+			msg, err := fromStored(m)
+			if err != nil {
+				return nil, err
+			}
+			msgs = append(msgs, msg)
+		}
+	}
+	msgs = append(msgs, t.Seed...)
+	return append(msgs, llm.Message{Role: llm.RoleUser, Text: t.Text}), nil
+}
+
+// loop calls the model until it answers without tool calls, running the tools it asks for in
+// between. It returns the assistant and tool messages the turn produced.
+func (p *Pipeline) loop(ctx context.Context, t Turn, client llm.Client, model catalog.Model, history []llm.Message, out *Outcome) ([]llm.Message, error) {
+	req := llm.Request{Model: model.Upstream, System: systemPrompt(t.Instructions), Messages: history}
+	var produced []llm.Message
+	for step := 1; ; step++ {
+		req.Tools = nil
+		if step < p.MaxSteps {
+			req.Tools = p.tools.offered(!t.Persist)
+		}
+		res, err := client.Generate(ctx, req, t.OnDelta)
+		out.Usage = out.Usage.Add(res.Usage)
+		out.Steps = step
+		if err != nil {
+			return nil, err
+		}
+		out.Text += res.Text
+		out.Finish = res.Finish
+		if len(res.ToolCalls) == 0 || req.Tools == nil {
+			if out.Finish == llm.FinishToolCalls { // tools were withheld on the last step
+				out.Finish = llm.FinishStop
+			}
+			produced = append(produced, llm.Message{Role: llm.RoleAssistant, Text: res.Text})
+			return produced, nil
+		}
+		call := llm.Message{Role: llm.RoleAssistant, Text: res.Text, ToolCalls: res.ToolCalls}
+		results := llm.Message{Role: llm.RoleTool}
+		for _, tc := range res.ToolCalls {
+			results.ToolResults = append(results.ToolResults, p.tools.run(ctx, t.WorkspaceID, !t.Persist, tc))
+		}
+		produced = append(produced, call, results)
+		req.Messages = append(req.Messages, call, results)
+	}
+}
+
+// commit writes the turn: conversation and messages (persisted turns), the charge, the
+// surface's record and the events, in one transaction.
+func (p *Pipeline) commit(ctx context.Context, t Turn, out *Outcome, produced []llm.Message) error {
+	out.CostNanoUSD = out.Model.CostNanoUSD(out.Usage.InputTokens, out.Usage.OutputTokens)
+	return p.store.InTx(ctx, func(tx *store.Tx) error {
+		var events []store.NewEvent
+		if t.Persist {
+			if out.Conversation == nil {
+				conv, err := tx.CreateConversation(ctx, t.WorkspaceID, "api")
+				if err != nil {
+					return err
+				}
+				out.Conversation, out.NewConversation = &conv, true
+				events = append(events, store.NewEvent{Type: "conversation.created", Data: map[string]any{"conversation_id": conv.ShortID, "channel": conv.Channel}})
+			}
+			msgs, err := toStored(append(append(append([]llm.Message(nil), t.Seed...), llm.Message{Role: llm.RoleUser, Text: t.Text}), produced...))
+			if err != nil {
+				return err
+			}
+			if err := tx.AppendMessages(ctx, t.WorkspaceID, out.Conversation.ID, msgs); err != nil {
+				return err
+			}
+		}
+		spend, err := p.charge(ctx, tx, t.WorkspaceID, out)
+		if err != nil {
+			return err
+		}
+		if t.Record != nil {
+			if err := t.Record(ctx, tx, out); err != nil {
+				return err
+			}
+		}
+		events = append(events, store.NewEvent{Type: "turn.completed", Data: map[string]any{
+			"conversation_id": conversationRef(out), "surface": t.Surface, "reply_preview": preview(out.Text),
+			"finish_reason": string(out.Finish), "model": out.Model.ID,
+		}})
+		events = append(events, spend...)
+		_, err = tx.AppendEvents(ctx, t.WorkspaceID, events)
+		return err
+	})
+}
+
+// charge deducts the turn's cost and returns the spend.recorded event, if anything was spent.
+func (p *Pipeline) charge(ctx context.Context, tx *store.Tx, workspaceID uuid.UUID, out *Outcome) ([]store.NewEvent, error) {
+	if out.Usage.InputTokens == 0 && out.Usage.OutputTokens == 0 {
+		return nil, nil
+	}
+	var convID *uuid.UUID
+	if out.Conversation != nil {
+		convID = &out.Conversation.ID
+	}
+	balance, err := tx.Charge(ctx, workspaceID, store.Charge{
+		AmountNanoUSD: out.CostNanoUSD, Category: "model_usage", Model: out.Model.ID,
+		InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens, ConversationID: convID,
+	})
+	if err != nil {
+		return nil, err
+	}
+	out.BalanceNanoUSD = balance
+	data := map[string]any{"amount_usd": json.Number(money.FormatUSD(out.CostNanoUSD)), "category": "model_usage",
+		"balance_usd": json.Number(money.FormatUSD(balance))}
+	if ref := conversationRef(out); ref != nil {
+		data["conversation_id"] = ref
+	}
+	return []store.NewEvent{{Type: "spend.recorded", Data: data}}, nil
+}
+
+// failed meters what a failed turn already consumed and turns the failure into the error
+// the caller sees.
+func (p *Pipeline) failed(ctx context.Context, t Turn, out *Outcome, cause error) error {
+	if out.Usage.InputTokens > 0 || out.Usage.OutputTokens > 0 {
+		out.CostNanoUSD = out.Model.CostNanoUSD(out.Usage.InputTokens, out.Usage.OutputTokens)
+		// The request may have been cancelled; the charge must be written all the same.
+		mctx := context.WithoutCancel(ctx)
+		err := p.store.InTx(mctx, func(tx *store.Tx) error {
+			spend, err := p.charge(mctx, tx, t.WorkspaceID, out)
+			if err != nil {
+				return err
+			}
+			_, err = tx.AppendEvents(mctx, t.WorkspaceID, spend)
+			return err
+		})
+		if err != nil {
+			p.log.ErrorContext(ctx, "metering a failed turn", slog.String("error", err.Error()))
+		}
+	}
+	var le *llm.Error
+	if errors.As(cause, &le) {
+		return &apierr.Error{Kind: apierr.KindUpstream, Code: string(le.Kind), Err: le,
+			Message: "The model vendor failed: " + le.Message,
+			Hint:    "Retry with exponential backoff; if it keeps failing, try another model or report the X-Request-Id."}
+	}
+	if e := apierr.As(cause); e != nil {
+		return e
+	}
+	if errors.Is(cause, context.Canceled) {
+		return cause
+	}
+	return apierr.Internal(cause)
+}
+
+func conversationRef(out *Outcome) any {
+	if out.Conversation == nil {
+		return nil
+	}
+	return out.Conversation.ShortID
+}
+
+// preview is the start of a reply, for events: at most 200 characters.
+func preview(s string) string {
+	r := []rune(s)
+	if len(r) <= 200 {
+		return s
+	}
+	return string(r[:199]) + "…"
+}

@@ -1,0 +1,140 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"switchboard/apierr"
+	"switchboard/events"
+	"switchboard/gen/v1api"
+	"switchboard/store"
+)
+
+// publicEventTypes are the types a feed may filter on.
+var publicEventTypes = map[string]bool{
+	"conversation.created": true, "turn.completed": true, "confirmation.requested": true,
+	"confirmation.resolved": true, "spend.recorded": true, "run.completed": true,
+}
+
+// StreamEvents serves GET /v1/events: the durable events after the cursor, then live ones.
+// `Last-Event-ID` wins over `after` (a reconnecting EventSource repeats its original URL).
+func (h *v1Handlers) StreamEvents(ctx context.Context, req v1api.StreamEventsRequestObject) (v1api.StreamEventsResponseObject, error) {
+	p, _ := principalFrom(ctx)
+	var cursor int64
+	if req.Params.After != nil {
+		cursor = *req.Params.After
+	}
+	if last := req.Params.LastEventID; last != nil && strings.TrimSpace(*last) != "" {
+		n, err := strconv.ParseInt(strings.TrimSpace(*last), 10, 64)
+		if err != nil || n < 0 {
+			return nil, apierr.Invalid("Last-Event-ID", "invalid_parameter", "Last-Event-ID must be a cursor: a non-negative integer from an `id:` line.")
+		}
+		cursor = n
+	}
+	var filter map[string]bool
+	if req.Params.Types != nil {
+		filter = map[string]bool{}
+		for _, t := range strings.Split(*req.Params.Types, ",") {
+			t = strings.TrimSpace(t)
+			if !publicEventTypes[t] {
+				return nil, apierr.Invalid("types", "invalid_parameter", "Unknown event type %q.", t)
+			}
+			filter[t] = true
+		}
+	}
+	return &eventFeed{ctx: ctx, store: h.s.store, hub: h.s.hub, ping: h.s.cfg.SSEPingInterval,
+		workspace: p.WorkspaceID, cursor: cursor, filter: filter}, nil
+}
+
+// eventFeed writes the stream. It subscribes before it replays, so nothing committed at the
+// seam is missed, and it drops notices at or below its cursor, so nothing is sent twice.
+type eventFeed struct {
+	ctx       context.Context
+	store     *store.Store
+	hub       *events.Hub
+	ping      time.Duration
+	workspace uuid.UUID
+	cursor    int64
+	filter    map[string]bool // nil: every event, `meta_response.completed` included
+	out       *sseWriter
+}
+
+const replayPage = 500
+
+func (f *eventFeed) VisitStreamEventsResponse(w http.ResponseWriter) error {
+	sub := f.hub.Subscribe(f.workspace)
+	defer sub.Close()
+	f.out = &sseWriter{w: w}
+	f.out.start()
+	if err := f.replay(); err != nil {
+		return err
+	}
+	if f.ping <= 0 {
+		f.ping = 15 * time.Second
+	}
+	ping := time.NewTicker(f.ping)
+	defer ping.Stop()
+	for {
+		select {
+		case <-f.ctx.Done():
+			return nil
+		case n := <-sub.C:
+			if err := f.notice(n); err != nil {
+				return err
+			}
+		case <-sub.Lagged:
+			if err := f.replay(); err != nil {
+				return err
+			}
+		case <-ping.C:
+			if err := f.out.comment("ping"); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// notice sends an announced event when it is the next one and carries its envelope;
+// anything else (a gap, a large envelope) is read from the table.
+func (f *eventFeed) notice(n store.Notice) error {
+	if n.Seq <= f.cursor {
+		return nil
+	}
+	if n.Seq != f.cursor+1 || n.Envelope == nil {
+		return f.replay()
+	}
+	return f.send(store.Event{Seq: n.Seq, Type: n.Type, Envelope: n.Envelope})
+}
+
+func (f *eventFeed) replay() error {
+	for {
+		page, err := f.store.EventsAfter(f.ctx, f.workspace, f.cursor, replayPage)
+		if err != nil {
+			if f.ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		for _, e := range page {
+			if err := f.send(e); err != nil {
+				return err
+			}
+		}
+		if len(page) < replayPage {
+			return nil
+		}
+	}
+}
+
+func (f *eventFeed) send(e store.Event) error {
+	f.cursor = e.Seq
+	if f.filter != nil && !f.filter[e.Type] {
+		return nil
+	}
+	return f.out.frame(strconv.FormatInt(e.Seq, 10), e.Type, e.Envelope)
+}

@@ -1,0 +1,161 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"switchboard/shortid"
+)
+
+// Tx is a transaction: the writes of one turn (messages, response, ledger, events) commit
+// together or not at all.
+type Tx struct {
+	tx pgx.Tx
+}
+
+// InTx runs fn in a transaction, committed when fn returns nil.
+func (s *Store) InTx(ctx context.Context, fn func(*Tx) error) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return fn(&Tx{tx: tx}) })
+}
+
+// Conversation is a thread of messages in a workspace.
+type Conversation struct {
+	ID        uuid.UUID
+	ShortID   string
+	Channel   string
+	CreatedAt time.Time
+}
+
+// ConversationByRef finds a conversation of the workspace by its `mc-` short id or its UUID.
+func (s *Store) ConversationByRef(ctx context.Context, workspaceID uuid.UUID, ref string) (Conversation, error) {
+	var c Conversation
+	query := `SELECT id, short_id, channel, created_at FROM conversations WHERE workspace_id = $1 AND short_id = $2`
+	var arg any = ref
+	if id, err := uuid.Parse(ref); err == nil {
+		query = `SELECT id, short_id, channel, created_at FROM conversations WHERE workspace_id = $1 AND id = $2`
+		arg = id
+	}
+	err := s.pool.QueryRow(ctx, query, workspaceID, arg).Scan(&c.ID, &c.ShortID, &c.Channel, &c.CreatedAt)
+	return c, notFound(err)
+}
+
+// Message is a stored message. ToolCalls and ToolResults are the JSON the turn pipeline
+// wrote; the store does not interpret them.
+type Message struct {
+	Role        string
+	Content     string
+	ToolCalls   json.RawMessage
+	ToolResults json.RawMessage
+}
+
+// History returns the conversation's messages in order.
+func (s *Store) History(ctx context.Context, workspaceID, conversationID uuid.UUID) ([]Message, error) {
+	rows, err := s.pool.Query(ctx,
+		`SELECT role, content, tool_calls, tool_results FROM messages
+		 WHERE workspace_id = $1 AND conversation_id = $2 ORDER BY seq`, workspaceID, conversationID)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Message, error) {
+		var m Message
+		err := r.Scan(&m.Role, &m.Content, &m.ToolCalls, &m.ToolResults)
+		return m, err
+	})
+}
+
+// CreateConversation opens a conversation with a new `mc-` id.
+func (t *Tx) CreateConversation(ctx context.Context, workspaceID uuid.UUID, channel string) (Conversation, error) {
+	c := Conversation{ShortID: shortid.New(shortid.Conversation), Channel: channel}
+	err := t.tx.QueryRow(ctx,
+		`INSERT INTO conversations (workspace_id, short_id, channel) VALUES ($1, $2, $3) RETURNING id, created_at`,
+		workspaceID, c.ShortID, channel).Scan(&c.ID, &c.CreatedAt)
+	return c, err
+}
+
+// AppendMessages adds messages at the end of a conversation. The conversation row is locked
+// so that concurrent turns on one conversation append in turn, never interleaved.
+func (t *Tx) AppendMessages(ctx context.Context, workspaceID, conversationID uuid.UUID, msgs []Message) error {
+	var last int
+	err := t.tx.QueryRow(ctx,
+		`UPDATE conversations SET message_seq = message_seq + $3, updated_at = now()
+		 WHERE workspace_id = $1 AND id = $2 RETURNING message_seq - $3`,
+		workspaceID, conversationID, len(msgs)).Scan(&last)
+	if err != nil {
+		return notFound(err)
+	}
+	rows := make([][]any, len(msgs))
+	for i, m := range msgs {
+		rows[i] = []any{workspaceID, conversationID, last + i + 1, m.Role, m.Content, nullJSON(m.ToolCalls), nullJSON(m.ToolResults)}
+	}
+	_, err = t.tx.CopyFrom(ctx, pgx.Identifier{"messages"},
+		[]string{"workspace_id", "conversation_id", "seq", "role", "content", "tool_calls", "tool_results"}, pgx.CopyFromRows(rows))
+	return err
+}
+
+func nullJSON(b json.RawMessage) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return string(b)
+}
+
+// Charge is one ledger entry.
+type Charge struct {
+	AmountNanoUSD  int64 // positive: the amount spent
+	Category       string
+	Model          string
+	InputTokens    int64
+	OutputTokens   int64
+	ConversationID *uuid.UUID
+}
+
+// Charge deducts the amount from the workspace balance and records it in the ledger. It
+// returns the balance after the charge, which may fall below zero: the turn already ran, and
+// the next request is refused until credit is added.
+func (t *Tx) Charge(ctx context.Context, workspaceID uuid.UUID, c Charge) (int64, error) {
+	var balance int64
+	err := t.tx.QueryRow(ctx,
+		`UPDATE workspaces SET balance_nano_usd = balance_nano_usd - $2, updated_at = now()
+		 WHERE id = $1 RETURNING balance_nano_usd`, workspaceID, c.AmountNanoUSD).Scan(&balance)
+	if err != nil {
+		return 0, notFound(err)
+	}
+	_, err = t.tx.Exec(ctx,
+		`INSERT INTO ledger (workspace_id, amount_nano_usd, balance_after, category, model, input_tokens, output_tokens, conversation_id)
+		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		workspaceID, -c.AmountNanoUSD, balance, c.Category, c.Model, c.InputTokens, c.OutputTokens, c.ConversationID)
+	return balance, err
+}
+
+// StoredResponse is a response record of /v1/responses.
+type StoredResponse struct {
+	ID             uuid.UUID
+	ShortID        string
+	ConversationID uuid.UUID
+	Status         string
+	Model          string
+	Body           json.RawMessage
+}
+
+// InsertResponse stores a response record.
+func (t *Tx) InsertResponse(ctx context.Context, workspaceID uuid.UUID, r StoredResponse) error {
+	_, err := t.tx.Exec(ctx,
+		`INSERT INTO responses (workspace_id, short_id, conversation_id, status, model, body) VALUES ($1, $2, $3, $4, $5, $6)`,
+		workspaceID, r.ShortID, r.ConversationID, r.Status, r.Model, string(r.Body))
+	return err
+}
+
+// ResponseByShortID finds a stored response of the workspace.
+func (s *Store) ResponseByShortID(ctx context.Context, workspaceID uuid.UUID, id string) (StoredResponse, error) {
+	var r StoredResponse
+	var body string
+	err := s.pool.QueryRow(ctx,
+		`SELECT id, short_id, conversation_id, status, model, body::text FROM responses WHERE workspace_id = $1 AND short_id = $2`,
+		workspaceID, id).Scan(&r.ID, &r.ShortID, &r.ConversationID, &r.Status, &r.Model, &body)
+	r.Body = json.RawMessage(body)
+	return r, notFound(err)
+}
