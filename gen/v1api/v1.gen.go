@@ -168,6 +168,21 @@ func (e ModelListObject) Valid() bool {
 	}
 }
 
+// Defines values for RedeliverResultObject.
+const (
+	WebhookRedelivery RedeliverResultObject = "webhook_redelivery"
+)
+
+// Valid indicates whether the value is a known member of the RedeliverResultObject enum.
+func (e RedeliverResultObject) Valid() bool {
+	switch e {
+	case WebhookRedelivery:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ResponseObject.
 const (
 	ResponseObjectResponse ResponseObject = "response"
@@ -204,6 +219,36 @@ func (e ResponseStatus) Valid() bool {
 	case Incomplete:
 		return true
 	case Queued:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookAttemptObject.
+const (
+	WebhookAttemptObjectWebhookAttempt WebhookAttemptObject = "webhook_attempt"
+)
+
+// Valid indicates whether the value is a known member of the WebhookAttemptObject enum.
+func (e WebhookAttemptObject) Valid() bool {
+	switch e {
+	case WebhookAttemptObjectWebhookAttempt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookAttemptListObject.
+const (
+	WebhookAttemptListObjectList WebhookAttemptListObject = "list"
+)
+
+// Valid indicates whether the value is a known member of the WebhookAttemptListObject enum.
+func (e WebhookAttemptListObject) Valid() bool {
+	switch e {
+	case WebhookAttemptListObjectList:
 		return true
 	default:
 		return false
@@ -457,6 +502,22 @@ type OutputItem struct {
 	AdditionalProperties map[string]interface{}    `json:"-"`
 }
 
+// RedeliverRequest defines model for RedeliverRequest.
+type RedeliverRequest struct {
+	// EventId The `evt_` id of an event of this workspace.
+	EventId string `json:"event_id"`
+}
+
+// RedeliverResult defines model for RedeliverResult.
+type RedeliverResult struct {
+	EndpointId string                `json:"endpoint_id"`
+	EventId    string                `json:"event_id"`
+	Object     RedeliverResultObject `json:"object"`
+}
+
+// RedeliverResultObject defines model for RedeliverResult.Object.
+type RedeliverResultObject string
+
 // Response defines model for Response.
 type Response struct {
 	CreatedAt int64 `json:"created_at"`
@@ -516,6 +577,34 @@ type UpdateWebhookRequest struct {
 	EventTypes  *[]WebhookEventType `json:"event_types,omitempty"`
 	Url         *string             `json:"url,omitempty"`
 }
+
+// WebhookAttempt defines model for WebhookAttempt.
+type WebhookAttempt struct {
+	// Attempt 1 for the first try of a delivery, up to 6.
+	Attempt    int                  `json:"attempt"`
+	CreatedAt  int64                `json:"created_at"`
+	DurationMs int                  `json:"duration_ms"`
+	Error      *string              `json:"error"`
+	EventId    string               `json:"event_id"`
+	EventType  string               `json:"event_type"`
+	Object     WebhookAttemptObject `json:"object"`
+
+	// ResponseCode The receiver's HTTP status; null when it could not be reached.
+	ResponseCode *int `json:"response_code"`
+	Succeeded    bool `json:"succeeded"`
+}
+
+// WebhookAttemptObject defines model for WebhookAttempt.Object.
+type WebhookAttemptObject string
+
+// WebhookAttemptList defines model for WebhookAttemptList.
+type WebhookAttemptList struct {
+	Data   []WebhookAttempt         `json:"data"`
+	Object WebhookAttemptListObject `json:"object"`
+}
+
+// WebhookAttemptListObject defines model for WebhookAttemptList.Object.
+type WebhookAttemptListObject string
 
 // WebhookEndpoint defines model for WebhookEndpoint.
 type WebhookEndpoint struct {
@@ -615,6 +704,11 @@ type ListWebhooksParams struct {
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
+// ListWebhookAttemptsParams defines parameters for ListWebhookAttempts.
+type ListWebhookAttemptsParams struct {
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
 // CreateChatCompletionJSONRequestBody defines body for CreateChatCompletion for application/json ContentType.
 type CreateChatCompletionJSONRequestBody = CreateChatCompletionRequest
 
@@ -626,6 +720,9 @@ type CreateWebhookJSONRequestBody = CreateWebhookRequest
 
 // UpdateWebhookJSONRequestBody defines body for UpdateWebhook for application/json ContentType.
 type UpdateWebhookJSONRequestBody = UpdateWebhookRequest
+
+// RedeliverWebhookEventJSONRequestBody defines body for RedeliverWebhookEvent for application/json ContentType.
+type RedeliverWebhookEventJSONRequestBody = RedeliverRequest
 
 // Getter for additional properties for ChatMessage. Returns the specified
 // element and whether it was found
@@ -1737,6 +1834,12 @@ type ServerInterface interface {
 	// UpdateWebhook Update a webhook endpoint; `enabled true` also clears its failure state
 	// (PATCH /v1/webhooks/{id})
 	UpdateWebhook(ctx echo.Context, id string) error
+	// ListWebhookAttempts Extension: recent delivery attempts of an endpoint, newest first
+	// (GET /v1/webhooks/{id}/attempts)
+	ListWebhookAttempts(ctx echo.Context, id string, params ListWebhookAttemptsParams) error
+	// RedeliverWebhookEvent Extension: deliver an event to this endpoint again (a new delivery job, with its own retries)
+	// (POST /v1/webhooks/{id}/redeliver)
+	RedeliverWebhookEvent(ctx echo.Context, id string) error
 }
 
 // ServerInterfaceWrapper converts echo contexts to parameters.
@@ -1940,6 +2043,47 @@ func (w *ServerInterfaceWrapper) UpdateWebhook(ctx echo.Context) error {
 	return err
 }
 
+// ListWebhookAttempts converts echo context to params.
+func (w *ServerInterfaceWrapper) ListWebhookAttempts(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListWebhookAttemptsParams
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListWebhookAttempts(ctx, id, params)
+	return err
+}
+
+// RedeliverWebhookEvent converts echo context to params.
+func (w *ServerInterfaceWrapper) RedeliverWebhookEvent(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.RedeliverWebhookEvent(ctx, id)
+	return err
+}
+
 // This is a simple interface which specifies echo.Route addition functions which
 // are present on both echo.Echo and echo.Group, since we want to allow using
 // either of them for path registration
@@ -1997,6 +2141,8 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.DELETE(options.BaseURL+"/v1/webhooks/:id", wrapper.DeleteWebhook, options.OperationMiddlewares["deleteWebhook"]...)
 	router.GET(options.BaseURL+"/v1/webhooks/:id", wrapper.GetWebhook, options.OperationMiddlewares["getWebhook"]...)
 	router.PATCH(options.BaseURL+"/v1/webhooks/:id", wrapper.UpdateWebhook, options.OperationMiddlewares["updateWebhook"]...)
+	router.GET(options.BaseURL+"/v1/webhooks/:id/attempts", wrapper.ListWebhookAttempts, options.OperationMiddlewares["listWebhookAttempts"]...)
+	router.POST(options.BaseURL+"/v1/webhooks/:id/redeliver", wrapper.RedeliverWebhookEvent, options.OperationMiddlewares["redeliverWebhookEvent"]...)
 	router.GET(options.BaseURL+"/v1/events", wrapper.StreamEvents, options.OperationMiddlewares["streamEvents"]...)
 
 }
@@ -4101,6 +4247,346 @@ func (response UpdateWebhook500JSONResponse) VisitUpdateWebhookResponse(w http.R
 	return err
 }
 
+type ListWebhookAttemptsRequestObject struct {
+	Id     string `json:"id"`
+	Params ListWebhookAttemptsParams
+}
+
+type ListWebhookAttemptsResponseObject interface {
+	VisitListWebhookAttemptsResponse(w http.ResponseWriter) error
+}
+
+type ListWebhookAttempts200ResponseHeaders struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+type ListWebhookAttempts200JSONResponse struct {
+	Body    WebhookAttemptList
+	Headers ListWebhookAttempts200ResponseHeaders
+}
+
+func (response ListWebhookAttempts200JSONResponse) VisitListWebhookAttemptsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	if response.Headers.XRequestId != nil {
+		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWebhookAttempts400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListWebhookAttempts400JSONResponse) VisitListWebhookAttemptsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	if response.Headers.XRequestId != nil {
+		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWebhookAttempts401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListWebhookAttempts401JSONResponse) VisitListWebhookAttemptsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	if response.Headers.XRequestId != nil {
+		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWebhookAttempts403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ListWebhookAttempts403JSONResponse) VisitListWebhookAttemptsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	if response.Headers.XRequestId != nil {
+		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWebhookAttempts404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ListWebhookAttempts404JSONResponse) VisitListWebhookAttemptsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	if response.Headers.XRequestId != nil {
+		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWebhookAttempts429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ListWebhookAttempts429JSONResponse) VisitListWebhookAttemptsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	if response.Headers.XRequestId != nil {
+		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWebhookAttempts500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListWebhookAttempts500JSONResponse) VisitListWebhookAttemptsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	if response.Headers.XRequestId != nil {
+		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RedeliverWebhookEventRequestObject struct {
+	Id   string `json:"id"`
+	Body *RedeliverWebhookEventJSONRequestBody
+}
+
+type RedeliverWebhookEventResponseObject interface {
+	VisitRedeliverWebhookEventResponse(w http.ResponseWriter) error
+}
+
+type RedeliverWebhookEvent202ResponseHeaders struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+type RedeliverWebhookEvent202JSONResponse struct {
+	Body    RedeliverResult
+	Headers RedeliverWebhookEvent202ResponseHeaders
+}
+
+func (response RedeliverWebhookEvent202JSONResponse) VisitRedeliverWebhookEventResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	if response.Headers.XRequestId != nil {
+		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
+	}
+	w.WriteHeader(202)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RedeliverWebhookEvent400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response RedeliverWebhookEvent400JSONResponse) VisitRedeliverWebhookEventResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	if response.Headers.XRequestId != nil {
+		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RedeliverWebhookEvent401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response RedeliverWebhookEvent401JSONResponse) VisitRedeliverWebhookEventResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	if response.Headers.XRequestId != nil {
+		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RedeliverWebhookEvent403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response RedeliverWebhookEvent403JSONResponse) VisitRedeliverWebhookEventResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	if response.Headers.XRequestId != nil {
+		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RedeliverWebhookEvent404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response RedeliverWebhookEvent404JSONResponse) VisitRedeliverWebhookEventResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	if response.Headers.XRequestId != nil {
+		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RedeliverWebhookEvent409JSONResponse struct{ ConflictJSONResponse }
+
+func (response RedeliverWebhookEvent409JSONResponse) VisitRedeliverWebhookEventResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	if response.Headers.XRequestId != nil {
+		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
+	}
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RedeliverWebhookEvent429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response RedeliverWebhookEvent429JSONResponse) VisitRedeliverWebhookEventResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	if response.Headers.XRequestId != nil {
+		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RedeliverWebhookEvent500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response RedeliverWebhookEvent500JSONResponse) VisitRedeliverWebhookEventResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	if response.Headers.XRequestId != nil {
+		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
 	// CreateChatCompletion Run one agent turn in the classic chat-completion shape
@@ -4136,6 +4622,12 @@ type StrictServerInterface interface {
 	// UpdateWebhook Update a webhook endpoint; `enabled true` also clears its failure state
 	// (PATCH /v1/webhooks/{id})
 	UpdateWebhook(ctx context.Context, request UpdateWebhookRequestObject) (UpdateWebhookResponseObject, error)
+	// ListWebhookAttempts Extension: recent delivery attempts of an endpoint, newest first
+	// (GET /v1/webhooks/{id}/attempts)
+	ListWebhookAttempts(ctx context.Context, request ListWebhookAttemptsRequestObject) (ListWebhookAttemptsResponseObject, error)
+	// RedeliverWebhookEvent Extension: deliver an event to this endpoint again (a new delivery job, with its own retries)
+	// (POST /v1/webhooks/{id}/redeliver)
+	RedeliverWebhookEvent(ctx context.Context, request RedeliverWebhookEventRequestObject) (RedeliverWebhookEventResponseObject, error)
 }
 
 type StrictHandlerFunc func(ctx echo.Context, request any) (any, error)
@@ -4511,94 +5003,178 @@ func (sh *strictHandler) UpdateWebhook(ctx echo.Context, id string) error {
 	return nil
 }
 
+// ListWebhookAttempts operation middleware
+func (sh *strictHandler) ListWebhookAttempts(ctx echo.Context, id string, params ListWebhookAttemptsParams) error {
+	var request ListWebhookAttemptsRequestObject
+
+	request.Id = id
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListWebhookAttempts(ctx.Request().Context(), request.(ListWebhookAttemptsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListWebhookAttempts")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListWebhookAttemptsResponseObject); ok {
+		return validResponse.VisitListWebhookAttemptsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// RedeliverWebhookEvent operation middleware
+func (sh *strictHandler) RedeliverWebhookEvent(ctx echo.Context, id string) error {
+	var request RedeliverWebhookEventRequestObject
+
+	request.Id = id
+
+	var body RedeliverWebhookEventJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.RedeliverWebhookEvent(ctx.Request().Context(), request.(RedeliverWebhookEventRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RedeliverWebhookEvent")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(RedeliverWebhookEventResponseObject); ok {
+		return validResponse.VisitRedeliverWebhookEventResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // Base64 encoded, compressed with deflate, json marshaled OpenAPI spec.
 // Stored as a slice of fixed-width chunks rather than one concatenated
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7Dxrc9s4kn+li3dVa7soWU6cuV37UybxTPkur4qTzVbFPhEiWxLWJMABQNnalP/7VQPgQyT18Ezim6rV",
-	"l8Qi8Wj0uxvd/BbEMsulQGF0cPYtmCNLUNk/P6JRy5dTg4p+JahjxXPDpQjOgiuMpUg0GAl3jBuY4FQq",
-	"BDNHEHhvQOFvBWoDXANLU3mHyTAIA3rKFSbBmVEFhoGO55gxWt0scwzOAi4MzlAFDw9h8I+PzOAbnnFj",
-	"/+nC8NHtoSFHBRkXhcFyM5gsLSyGz+YGFcip/XmLS2AigTupbnXOYoRJkczQ6D8A3EfMGBdczLoAfpnL",
-	"FEtUaEhxaoALMHNm/MagCEAQ8u4PQaDRrCfRgZAGGBieoTYsyw+hEIanK2BwDdMiTYHNGBe/AxR3xMuk",
-	"C8Vl4pDPdYmIEFiqJdwpbgwKhxAEjWqB6i8aUjmDlAuEqVTADQHT2VwbRQh/oM1zpliGxvPsZYJZLg2K",
-	"ePk/uOzjmTxlS8iVNBjTM7uNkGIwYfHtTMlCJKH9rY1ClnExC0EbqTABUyihh/ASFAkG3HEzd6CzDK9F",
-	"yVvlE/jvq/fvYCKTJRyQiDFaImZCCh6zNF0e0jK0opvhtlCocyk02sVlYa6FKgQxl+PmQglHovN6G9rX",
-	"gsKENHNUbkuu4fTZM4h4jY/xLS7HCguNSTS8FkEYcMKIE/ggDATL0BKsmjEgFDbRn7H7NyhmZh6cPXvx",
-	"IgwyLsrfJ2EfccrzWNr8zBLPKPQrlsKgsH+yPE95zIgcx//URKdvjU3/U+E0OAv+47hWVMfurT6+UEqq",
-	"j34Tt2WL/cSCpTxxSJEKKm45h0LcCnknIJMJpnAQ2f/HQprxlLggOiTWa6jDfwwqiRtUGqkPOD/nuK3A",
-	"SFIaa6wojt3Wqad01vIqYNd1aLhbw1Fk4GR38/RKyi2iX0kxTXn8hMR8WZmVFdmDqMWzEbG/NjxNwYvP",
-	"uZdZPZfKpMs9ZTdS9hepJjxJUDwdab9UFrkQbMF4yiYpwoEudI4iwYRkVxaGbEmsMOFGH4ZACsfq3Fgm",
-	"CBEXuphOecxRmPFvhTQsOqd53vL/RYMie5xI1GBtIvkK9q3MUdlj7RljI2NcCoNKsNSS8ymVuNsWkEae",
-	"g5DA/SMNTCGJ9Z0YwiumFEcN0ZwLE1nOiBIZ63Gh0ugciCUQoiYCoj3BNxL8nTS/kDF8Olp/9lZZoZaF",
-	"ihEOSh8ihFiKBSpt9w3hDidzKW8BRZJLLkzoLbm1DU4j7E3648j9gS1TyZJPUr5haoZPR3UPh3PT2EQu",
-	"EE7gLf859IT0dn9spBynBNpecDdT8pOUb5lYliHyE1KSGYSUzgF4HyMmmIQ2QKc4hRxwVHX43VDZNtkw",
-	"sNmGKOzX4C2SN2Zsw04jk9GizZ5XwuCzYIWZS8X/hU+o6N9yrW10nbF0KlVGfFKGZFKBwoW8xQRefrgk",
-	"1tli3PfaYAuFcyVj1Jq86gthuFk+HaG70ZlLQvisBSR8OkWFwmn/UuOvS1zsCb2e0A9lrsbi5tWcmVcy",
-	"y1N0hPgW5IoCHcNdOiaeSx67P7nBTG8j9Op6r+xsgtenfZhSbEm/Y4XMOE1Ccs2Myxb+dBqEneRhGHA7",
-	"MGeG/PngLPjfeM5MnOXpIOhklMLAOnQ9icAwkJN/ostFoCiy4OxrQAsN4xoBNz3rFZo5N2f3g3+2Ux7C",
-	"4H6sF/G46ZN2040fFGribCnSJUgB2jCD0yKFgxyV5tpgcujzikHYxEIW95z/oZmX/Uqoq85do71EUlgR",
-	"uD64H/wQBr3E7LDIlAuu52OFzKuEErfayDwIg9Ql/8LASJmOY5ammvZ1amU85amxmcVpIWyu1Y4gcESR",
-	"2gC/zC536MJFgvd92eYwSOUsV3Ji4VuzTn3MjHTeYyn81k/q4NsCVS/agCVsoWo7yt/WkLXEslbKW9Gk",
-	"ZIpNsjBNPMWE6WH21mHs1IpWOwD8eR245YCxkbcodD/VciWz3GwcYqRh6YYRrQOsrhj2ANJact0RG5Rg",
-	"ScJpBZZ+aBzSIX8tlTYxll/7lR/dQzK91AazgIzmAlPaIiC1ZP+ryekk7PtQ1eqJVdo20vKbUNAfqZMn",
-	"NpUK+UwMUj5RTC1hyjFNNBwYzGxqrVAYAh1B03/5OA9hOBwe2uQNi2PMDSZ2IT4TUrnLwg7CN+jZi3uD",
-	"QnMphhBl8SByiV7gNm/4+fPla5BTYOUtS3MtMJJ+Gy4KHPaaHEfCx9nJSoXYO5JLN+2kaysre7aRiWgQ",
-	"WfgwcJdSG3TDRMoUmajHjqXF0Vaor+zo935wm68qJKznqNIFfFJeytCwhBn2aHaqb/t2QyYXebFV2ksU",
-	"XNrBdpY2qogrAmxV6I/lh1zhgstCj8sk2ZgnO21kJeExfLTL2I69JDSs55gvLoG3lWGmLNUdBbzCPys3",
-	"ky9Go54D44JcEnrcnR68xikrUmPLGaKv18HRdXBjQ42dBN6f44J2+ET7bpP6QqVdGF5CXkxSHsPcmFwD",
-	"SxKFWp9DrviCGQwhlTIntg0h5eJ2kMqYpSG8+vXdy08UOfPfCnQPLeeXklEuhC5TrnBKcRSdrXLOC8W3",
-	"+poEch8lq5uAtrZOcCc+LCP4Lj7eCzgdnYRw+uxv9kBEVribo60yYbZkAe/zlHHhjtNZes6F2XlZZuxF",
-	"EDmoqCBmAhJpK1k22YTeQMTeMO90dvegDWDE3ZX1uMx52kuPKISIFWaOwvgwvX6eo8q41ivPeu7CQoiq",
-	"THg9MPa3uPUTxQyObQavfuaqM/zv4VZuqT1kO24t41Rpg8fJPpZMtzUv0YHMTe0DyCptktkndgRb1Hf+",
-	"IOG8cgjpB3mElgdKl3AHKuzgDLbA6tYQ2ZVDIF4OyZdiAqwasxexbhbkTBkNB25Vbe9Y2rwvBb6fBmdf",
-	"u/LScKo2Ib0D+apOvaGzlLazRaDfkY7YIbvgLHVfTkHeCUzGk2VfvdJuAXy1Qi/JvPXvMSDu/svXutnb",
-	"7ZRrq8GqADHN52ygpRBoBqeDnyjIsI/mjN8Wg9PBi+qJzAs9OB38VxAGEzRs8GJ42vhzkHFBVmPGsowN",
-	"FqeDacr0vPkgV7KLnjC4H1gRHDgLEbRu6KoDvuHOI2gZfWbYzn6444eeBFWXmISm7cFVRSkLRh9t3hfm",
-	"jyqR7yENa9m41Dk97iAzhe59VVqpzbhZq+e3q/hehDhZGDOzo9xWJoGlqdc0OxiHm7BTM2nIx3CJukKT",
-	"kxFNGU995nlVrfVlL8kP/zoe3PR7Dc4lezR1H5P1LAOBftVk+XNnCWqwc58Y2bdjg/em3xH6/bFJyYxV",
-	"KtdlKqxy5KL8ZX+McyVn5OCSR2spFYTBbwUWmPz+jG/JtI/K9X6ao08+8KRUwiuZhmYKoi5qKOylDDBt",
-	"fbFqdARSQEx+aZ3Y0sPflxMmMarQWueHPTdsktrLMuxtmxryR8C7eQQ7Hcy5Ci0nwTIawb2TC7CJKLWD",
-	"1mv+V2n2KG1jA9WNucmS179f+nJlz/YGO2QuV/M1jzxunBYJjotWDNOM4zv7fc6TJw/ZBUlG0gdhJ57/",
-	"oYH61ki5g61yJ1+atNYr3d3AtZC3VYk+CfL63Y6GObybY+89Xtdu+WqucVnN1a+8LRM+Amu7EnC9CqUV",
-	"VhFW47alYBvQ3WzniS/czK8wVu6OeDe3pc1WpDtX+UpXK65QQWM83npwP7cL+00D+or8XaMgwKLJluVa",
-	"OxAdRba9gqVlVJI1g5GmuRvW0Y8plBg2LX4sxZQTAWmcz4r0vdAyXdjntmZ4qDCWKrEPVLG64lEvd/kj",
-	"fofQo0unJwtCyH/CuFDcLK8IGp/uRqZQvSxI2XaNed0O5attQoj07YBcHiJg3VLFDKTItIHT5zBhGn86",
-	"LVRKXopisUGlq2Ydq2/snjXXzY3JXX0IF1PZk5nLUby8HNheGcPJJyJovCN1dcdNPJ9IphJgM5t1SJkh",
-	"uR7CB8IxMLEEtwTEKacR5QUCM9ci+kbwjguVPhwvTqKy9qQ++S0u4aA89XA4jA6H1+JavMaYazKxVeoR",
-	"IVcyKWIDOsfYdhrwlLY7MHNc2iRrzpSpup4otiP0HJ7RegM4OqpL5PTw6AguFqiWdedPXNY5dWpbIjhQ",
-	"PS1vDkPXAnbudjsMV1evSlgiOLjr7Vmzq9f9Yoeu/KpT7RLBwdGRdn1nR0chtDrPwqrzDOvGM1q67j07",
-	"HMJLl5tNtaxx0awOhAO/g19NCoRMKuzpOSQaAnyqttOgcMrTtLzxk4VOl3Bg3SyYFPEtmsMQKjoS+FN+",
-	"b0uVRCLv9NAT0G+k+b+QKPizTAjKRt1qM9fueO305HlvGatb8e8s5YmLEmwkq4+O7BKnoxGsSQifQ2RT",
-	"zREIlqHrIpPTKYqEi5m7NKPDW988kcZgAjkzcziIysu8r6OboZIpRodll8RvBaqlLy6qW6XsBh7Qz82m",
-	"qaMjClKY60vj2kK7ofraMY0H2r2NWhjlyTaRqEv3y4J+7kN2hblUhg7P4MVo5Fe+urqAuFBaKlr4Cw2c",
-	"SDOHiDlmsjC9YdoMrGkbXL6OXEuBtWQSol8vPsHx4uTY2jYdhYTU9oQ7LvQZMCCTIwTGFgr7+soVsSvM",
-	"kRlPJMVnXLAUPn98AwcWX9xokI5eHi4nYXnh5wi8Q+XPUXZMOjK5Tj7DDfmCQVNNHi9OSIMGYUBW1unY",
-	"k+FoOLLmJ0fBch6cBc+Ho+FzV3w0t7aCDkuB53Ej8LT2UDq7WDXLXCbBWW85ge8fRW1+lsn3qzTcVLnw",
-	"sGonfXpmpf3w2Wj0/UBZPa+NAfDeOCYZ1Dem9WqtND9Z7zO4Lkaj53GrUG0Yzwtxa9tH7XuMYEqSqK1m",
-	"EuDnfn39/t3FTXQODKaMp4VCyHji9yb2TXQ59Nu1y49dB2ffhsPhw0Pv5UFPu10r/+CCe/BbyClEvaCX",
-	"8ILXRZbFV6HeV3FuKtc9dZzaN6Xi6ONGN62dcrJ9ykqht530fPukuhnQzjjdPqNqGqIJJzts0W47oXnP",
-	"/rZ9XrvJ4SEMXuyCutU2NusyF1nG1DI4Cz4WwnoUzsl0ls3p2zhlWvPYCsWg5nnQc5bbq04202XdaXBD",
-	"q9Zmg2CaYY/6dGmcCzdotZn9a89lHMmdWxHu5pJMozcJGmZWO5IdZ8J6nsOyw9ta9brB2xqYlbbuTiCd",
-	"ccEzikpGYU8eqw3XK5llbKCRgCc3o44CbUHFLWJ+DkxU1f22bZOcNHIY1kFZxtrre//Dbm+/LrIKJdaA",
-	"T5brbbKLEvS5td4gF6hK4ztc1xu/YvY3Anez1fhssRc7aOdUitkg5QtMvEoegvu8gYakUDar7HnFHssx",
-	"sUWOtySG8VQDrUAsT97tBYvnTnvbqw+eVDbKzvP2KITILly+JFjrV03TZnHVNGVkrqKznGKNaxHLLKP3",
-	"FEPR/2jdvujq6mL84fLdr+PLd58uPv795ZsIDk5egCZqJq5S59C5PXsb8m9hQ/6/bMGVrXoZXBFvOhUN",
-	"U0R7uVPH1E7EwjKjoJpKqGEVvB2o7IINf9bbhTdcm7duyA90Y+ur9h4F86lZRIAJZCU4e6nbS90PlDri",
-	"R2urHMO5LJpGteAUSBfuesxLlefJllQdf+PJw1rR+ohGcVzgW38N2vK5rOGnYLg2+/ZGYOsXkR5h+/+g",
-	"xK6T1vJidy+gewH9kSGSFyCfeXU8t04iVyRhUwqpKhTqSGQfpPWQ49Ynv5z4/ajsU7vL4YnzTo0+20dm",
-	"nH5xKZm1jjscr3ruBJd/dQZReaDymi4Kr0X90BcvcIPZkCUJvW5O8e2AOVOmfN0zm04zTDA1LBoOh80F",
-	"VgZIgavTV5Z3r6EftL65/k7QfSiICYhcct3HQPbKw2bS3DfabJDlEq7bwjPSx64n0H85LgQGri4J6uaT",
-	"Rh2Q29/Fzp6ce03+b6LJRzto8upza38oq/ZsFwR0PxbwJ8vIMSs57s/6mqi6Gi9tUa2Gu+Zos4/4K5r1",
-	"9qgr6BUIvITL3Zc7bQkHVuP4W+Uyt/SndTE3fcuhedhzYH2azN6aLtHU2s+m+vQcU/9tJl9bGzltGNlK",
-	"kUYhp7uTI12Y5WYJkVPh+y8/7B3bJ3NsO2W6m5WKr13bnM35Ug7qjzhb6W9bHrKSYfaZz+DsZDQKg4zd",
-	"uwz9M/urzNef9OTrf6SuaJZMrVEXZUHfPnO0l9+nyBy1Pwuo4UDgHWoySEqbsPy0MrhyR33YkO1KkG8e",
-	"wo3Bquf7H1ro0Kq13inSPPnekt1TrbpFzn0mnBsNms/st6sdpuHAfqbT5fOkiNF+Fedwrxb2pQB/0lIA",
-	"nHFtUAHrKJV+ndFyB6oQI0HbrtTRJa/t86YuWRHm074PFZQlzHuZ2ZvSH8j7jtF25vxwbRi9lrtHP8pU",
-	"bTNQe+HZC8+TxZFt8XEFv+R+WgfJOkbrPdBNeafobo6tD12ZBpfbr159t2RTzkw878r3SlPgD3KGexsP",
-	"n/jaZUcN4xvA9ppm79r+yV1bJ1Q9+ukcIt/dCCRUke/DSZEpbVVWWWtuv2S6xg1u9KBZxdXsPvt6Q/rE",
-	"fU+oT60xcN+wijJ2a8s9It+E6RrIzo6P7fu51Obsr6O/jux9rwfiW6ngakXwEFYPbV1u47e/qW48qc7Q",
-	"eObrth5uHv4vAAD//w==",
+	"7D1rc9s4kn+li3dVa7so2c44c7v2p0ySnfVdMknFyc5WxT4RIlsW1iTAAUDb2pT/+1U3wIck6uGZxJeq",
+	"1ZckIgmg0e9udCNfolQXpVaonI1Ov0RTFBka/ucHdGb2YuLQ0K8MbWpk6aRW0Wl0galWmQWn4U5IB2Oc",
+	"aIPgpggK7x0Y/K1C60BaEHmu7zAbRnFET6XBLDp1psI4sukUC0Gzu1mJ0WkklcNrNNHDQxz944Nw+EYW",
+	"0vEfyzB88GtYKNFAIVXlsF4MxjOGxcnrqUMDesI/b3AGQmVwp82NLUWKMK6ya3T2DwD3AQshlVTXywD+",
+	"OtU51qiwkOPEgVTgpsKFhcEQgKD03R+CwKJbTaI9pR0IcLJA60RR7kOlnMznwJAWJlWeg7gWUv0OUPwW",
+	"z7NlKM4zj3xpa0TEIHKr4c5I51B5hCBYNLdo/mQh19eQS4Uw0QakI2CWFrfOEMIfaPFSGFGgCzx7nmFR",
+	"aocqnf0Pzvp4pszFDEqjHab0jJdRWg3GIr25NrpSWcy/rTMoCqmuY7BOG8zAVUbZIbwAQ4IBd9JNPeii",
+	"wEtV81b9BP774t0vMNbZDPZIxARNkQqllUxFns/2aRqa0Y/wSxi0pVYWeXJduUtlKkXM5bm5MsqT6Kxd",
+	"htZlUITSborGLyktnDx7Bols8TG6wdnIYGUxS4aXKoojSRjxAh/FkRIFMsGaEQNCYRf9hbh/g+raTaPT",
+	"Z8+fx1EhVf37OO4jTr0fps1PIguMQr9SrRwq/qcoy1ymgshx+E9LdPrSWfQ/DU6i0+g/DltFdejf2sPX",
+	"xmjzISzil1xgP3Urcpl5pGgDDbecQaVulL5TUOgMc9hL+O+R0m40IS5I9on1OurwH4NG4gaNRuoDLow5",
+	"XFRgJCmdOeYUx3bztEOW5goqYNt56HM/h6fIwMvu+uGNlDOiX2o1yWX6hMR80ZiVOdmDZIFnE2J/62Se",
+	"QxCfsyCzdqqNy2c7yq6l7F+1GcssQ/V0pP21sciVErdC5mKcI+zZypaoMsxIdnXlyJakBjPp7H4MpHBY",
+	"56Y6Q0ikstVkIlOJyo1+q7QTyRmNC5b/TxYM2eNMowW2ieQr8FtdouFt7RhjLWOcK4dGiZzJ+ZRK3C8L",
+	"SF+egdIgwyMLwiCJ9Z0awkthjEQLyVQqlzBnJJlO7agyeXIGxBIISRcByY7gawn+i3Z/JWP4dLT+FKyy",
+	"QasrkyLs1T5EDKlWt2gsrxvDHY6nWt8AqqzUUrk4WHK2DV4j7Ez648j9XsxyLbKPWr8R5hqfjuoBDu+m",
+	"ibG+RTiGt/KnOBAy2P2R03qUE2g7wV1PyY9avxVqVofIT0hJ4RBy2gfgfYqYYRZzgE5xCjngaNrwu6Oy",
+	"Odkw4GxDEvdr8AWSd0Zswk4nk7FAmx2vxNEnJSo31Ub+C59Q0b+V1nJ0XYh8ok1BfFKHZNqAwVt9gxm8",
+	"eH9OrLPBuO+0wQYKl0anaC151a+Vk272dIRejs58EiJkLSCTkwkaVF771xp/VeJiR+jVhH6oczWMm5dT",
+	"4V7qoszRE+JLVBoKdJz06Zh0qmXq/ykdFnYToefne8mjCd6Q9hHGiBn9Tg0K5zUJybVwPlv440kULyUP",
+	"40jyh6Vw5M9Hp9H/plPh0qLMB9FSRimO2KHrSQTGkR7/E30uAlVVRKefI5pomLYIuOqZr7LCuznbb/wT",
+	"D3mIo/uRvU1HXZ90Od343qAlztYqn4FWYJ1wOKly2CvRWGkdZvshrxjFXSwUac/+H7p52c+EumbfLdpr",
+	"JMUNgduNh48f4qiXmEssMpFK2unIoAgqocatdbqM4ij3yb84clrno1TkuaV1vVoZTWTuOLM4qRTnWvkL",
+	"AkdVOQf4dXZ5iS5SZXjfl22Oo1xfl0aPGb4V87TbLEjnPZbCb8OgJXwzUO2kHVjiBVRtRvnbFrIFsWyV",
+	"8kY0GZ1jlyzCEk8J5XqYfWEzPLSh1RYAf1oFbv3ByOkbVLafaqXRRenWfuK0E/maLxY2MD9j3APIwpSr",
+	"ttihhMgySTOI/H1nkx75K6m0jrHC3C/D1z0kszPrsIjIaN5iTktEpJb4r5acXsK+DlVZT8zTtpOWX4eC",
+	"/kidPLGJNiiv1SCXYyPMDCYS88zCnsOCU2uVwRhoC5b+KkdlDMPhcJ+TNyJNsXSY8UTyWmnjDwuXEL5G",
+	"z76+d6is1GoISZEOEp/oBcl5w0+fzl+BnoCoT1m6c4HT9NtJVeGw1+R4Ej7OTjYqhM9Izv2w42Vb2diz",
+	"tUxEH5GFjyN/KLVGN4y1zlGo9tuRZhxthPqCv34XPl7kqwYJqzmqdgGflJcKdCITTjyandrTvu2QKVVZ",
+	"bZT2GgXn/DGPss5UaUOAjQr9sfxQGryVurKjOkk2ktlWC7EkPIaPtvl2yV4SGlZzzK8+gbeRYSYit0sK",
+	"eI5/5k4mnx8d9WwYb8klocfLw6NXOBFV7ricIfl8GR1cRlccamwl8GEfr2mFj7TuJqmvTL4Mwwsoq3Eu",
+	"U5g6V1oQWWbQ2jMojbwVDmPItS6JbWPIpboZ5DoVeQwvf/7lxUeKnOVvFfqHzPm1ZNQToc+UG5xQHEV7",
+	"a5zzysiNviaB3EfJ5iRgUVtnuBUf1hH8Mj7eKTg5Oo7h5NlfeENEVribIleZCC5ZwPsyF1L57SxNPZXK",
+	"bT2tcHwQRA4qGkiFgkxzJcs6m9AbiPAJ81Z79w8WAUykP7Ie1TlPPvRIYkhE5aaoXAjT2+clmkJaO/es",
+	"5ywshqTJhLcfpuEUt31ihMMRZ/DaZ746I/webuSW1kPm71YyTpM2eJzsY810G/MSS5D5oX0AsdImmX1i",
+	"R3CB+t4fJJw3DiH9II+QeaB2CbegwhbO4AJYyzVEPHMMxMsx+VJCAasxPoj1o6AUxlnY87NaPmNZ5H2t",
+	"8N0kOv28LC8dp2od0pcgn9epV7SX2nYuEOh3pCO2yC54S92XU9B3CrPReNZXr7RdAN/M0EuyYP17DIg/",
+	"/wq1bny6nUvLGqwJEPNyKgZWK4VucDL4kYIMfjQV8qYanAyeN090WdnByeC/ojgaoxOD58OTzj8HhVRk",
+	"Na5FUYjB7clgkgs77T4ojV5GTxzdD1gEB95CRAsndM0G30jvESwYfeHE1n6454eeBNUyMQlNm4OrhlIM",
+	"Rh9t3lXujyqRryENK9m41jk97qBwle19VVup9bhZqec/YIa5vEXz+9w877bJHnb/OEVI8NaNEg7zJqSa",
+	"+Oum3rA9ZtqoKptlNmzBVnkPW9Yn0KMVaO9uYgvVEg62R6Zed/YI3uzCEm/a1ybr28urXk2NhNtSpTbW",
+	"WuR5MAJb2O2reKmc1ZH753OolSX/L5kImYdDgXmL05dYphDp82hw1e/QeW/50YL3mIR0HaP1Ww1WHVsr",
+	"t46m6dNw/Hbk8N71+6i/P2ys9USTZfdJJLZbUtW/+MeoNPqaYg8KNphSURz9VmGF2e9PxtdM+6g0POsK",
+	"zgvJrLaPc0mgbnaorTep+LwMhGU3ufk6Aa0gpZChzTna4e9L15MYNWhtU/eBG9ZJ7XmdkVj0AshVhOCB",
+	"E+y0Me/FLfhvzGgE91be2TqitL5zr2c2T7NHaRvOIaxNG9e8/vUyy3NrLi6wRVJ5PpX2yO2meZXhqFoI",
+	"L7splqX1PpXZk2dTFElG1gfhUqrlm+ZQNiYxlrAVVnrhHBblY/Ek2lHzYnfMfQSkVybSWAfOzLxSqU14",
+	"DFUJTsOPw14j+WirmlW+YnVUrGD6xuxuVOpr3ZOWmI/0XmpU9Wn6xuzUeaJldW0wRek7Qv728eP7YPXP",
+	"OBL1foAk/VvlGdfyjmmESKc+F7Riyx3s2Cr1xUkrhKzft6oRNYeWuOGK7rSLm5ynWE2eOcJfbeTWrxAV",
+	"LbD/k4ZHtZAHF3VlrP4IKZjXW5tZ/Sn0Vn8w1vFE76bYW92wWphqr77fb2L9/wisbas7V3svNMM8wlrc",
+	"Lvg2Hei24IlfpZteYGp85cx2EcMiW5HbMs9XtplxjgoW09HGjYexy7BfdaBvyL/sj9VRKY1mFyw5SNhY",
+	"iLzO1RTdFE3X0xy2OSFXGTXsOtupVhNJBKTvQq6474XV+S0/506KocFUm6CgqvkZD3q5K2zx66meDp2e",
+	"TPeQxse0MtLNLgiacAiIwqB5UZGfs+xHt02ioQYxhsTeDCjaIAK2jabCQY7COjj5AcbC4o8nlckpQDAi",
+	"dWhs08LI+obXbLlu6lzpq+akmuie84oS1YvzAXcQOknhCEETYpiLO+nS6VgLk4G45lxsLhzJ9RDeE45B",
+	"qBn4KSDNJX1RH6sKd6mSLwTvqDL5w+HtcVJX5LU7v8EZ7NW7Hg6Hyf7wUl2qV5hKS95tcyCDUBqdVakD",
+	"W2LK/Vcyp+X23BRnfPRUCtPmZlKtHKFn/5TmG8DBQVs4bIcHB/CanKa2HzKtqz+XKv4S2DM9jcAeQ5cK",
+	"tu4B3o/nZ28K+xLYu+vt5OXZ2y7afV+UulQDmMDewYH13bgHBzEs9OPGTT8utu24NHXbkbs/hBf+xCq3",
+	"usVFt2Ya9sIKYTatEAptsKcTm2gI8LFZzoLBiczzug5CVzafwR5HODCu0ht0+zE0dCTwJ/KeCzhVpu/s",
+	"MBAwLGTlv5Ao+JPOCMpONX/3BNLz2snxD73F/X7Gv4tcZj5AZ3fJHhzwFCdHR7DimOwMEj6AS0CJAn1v",
+	"rZ5MUGVSXftSAto8h8WZdg4zKIWbwl5Slzh8ProaGp1jsl/3jv1WoZmFksu2gZQXCIB+6raSHhyAVkTg",
+	"yijuwz06WteT4pkmAO3fJgsYldkmkWgbmuo2JxmyZQZLbRxtXsDzo6Mwc1DFPO0rH6HQVMST3GYniKfg",
+	"+DnYMxDcDv3s/h6EsnckSCaw74A+5cZuZyR6xPLA52BjOD6iP5/xn8PhEPZSUZaYkbo8hul+DD9CcJwt",
+	"SEXMyUymQIyFyrTCDPaQtszz+i9ptZzLJusO/6SeIwGsi4BIXFTTF0RjMsmpnKzZGM2ZEhrTyslbBJ+f",
+	"agA6g+T9i48v/xZUYhJ8m1MgvzIBgwP/xBKeuQMxR2FsrXJSXSk3hNrSWbDVmJT6GDMuMThIvCSHIAeS",
+	"Ap1oknGtUU5YUpviJgtjnOm6x7zE9BSSn19/hMPb48PgKdrDLzJ7OGyRIhTTJXn/7qLvwybHXPPcxcVr",
+	"SCtjtSHe+JXoMdaEAuHVDHPrG2HdgJ2ewfmrxLfgsY+jW4DY67FJzKsvDLiTyp6CoP1rpTBl/uTXF77p",
+	"y2CJwgXxNfJaKpHDpw9vYI/pIZ0F7SU5wOV1b1mFMQqJUf0+6hsGvAD7zncnHUUJUdeAHt4ek22N4oj8",
+	"rxDWD4+GR+yYlKhEKaPT6Ifh0fAHX6w7ZS+CNptOhTvsZAPZU9LeY2qaS8+z6LS3/C7ct4DW/aSzr1eZ",
+	"v67S72Hegwo587l2/WdHR18PlPn9cmIG751nkkFbYdTOtnAsTn7dKVxWR0c/pAuF3cN0Wqkbvm6B32MC",
+	"E9LRNqiTMPbzq3e/vL5KSJ+RsFcGoZBZWJvYN7P1p18ufXh+GZ1+GQ6HDw+9h+097ekLSWGfcYWwhJ5A",
+	"0gt6DS8EK+VVzhzUu66Hde0tJ55T+4Y0HH3YuX2ChxxvHjLXGMWDftg8qG2e5xEnm0c0TbY04HiLJRbb",
+	"NGncs79sHrfYFPgQR8+3Qd182zcHU1VRCDOLTqMPlWJf04cf3ufx+jbNhbUyZaEYtDwPdio4a+bEta37",
+	"NKIrmrU1GwTTNfaoT59bf+0/mr/85XNP8QrJnZ8R7qaanKZgEixcs3YkD08ojkmG9Y0o7O+1F6KwgZm7",
+	"BmUpxVJIJQuKV4/insOFRbhe6qIQA4sEPHkybX6ACxBvEMszEKrphuNrDsh9J1dyFZR1Fmb1XTnx8l04",
+	"tioalLABH89W22QfP9oztt6gb9HUxne46i6ZObO/FrirjcZng73YQjvnWl0PyNnJgkoegr8OyEJWGT7q",
+	"C7zivURmYkZOsCROyJz8z1sklqe457VIp15783m0zBobxeOCPYoh4YnrlwRr+6pr2hhXXVNG5io5LSkK",
+	"vVSpLgr0Di1Ti71jSC4uXo/en//y8+j8l4+vP/z9xZsE9sh1J2pmvrJ137s9Oxvyb2FD/r9swQVXiQ4u",
+	"iDe9ioYJIp+4t9kWL2JxnWsyXSXUsQrBDjR2gQPj1XbhjbTurf/kG7qxbWlaj4L52C26wwyKGpyd1O2k",
+	"7htKHfEj2yrPcD6/atHcSgqkK1+zEKQq8OSCVHEqYKVofeDszi2+DbUpCz4XG34KhluzL7NtbhB8hO3/",
+	"gxK7SlrrapudgO4E9FuGSEGAQk7e89wqiZyThHUppKZ6c0ki+yBtPzlcuCLTi9+3yj4tdgU+cd6pcy/F",
+	"IzNOf/UpmZWOOxzOe+4EV3h1CkmbyvUHuEl8qdqHoaJMOiyGIsvodXdIaJ8vhXH1657RtJthhrkTyXA4",
+	"7E4w94FWOD98bnr/GvpB6xtbJ6bPQjFh4o9dQgzEh2GcSfN3mnKQ5ROum8Kzj1w6paSdhptWYxDgi0Wh",
+	"bdbsFGf69X3sHMi50+T/Jpr8aAtN3lxP+oeyas+2QcDy5TrfWUZOsOT4f7YHiE3RRG2LWjW8bI7W+4g/",
+	"o1ttj/qK+wIIsobLH+h5bQl7rHFCvUGdW/puXcx1dx91N3sGok+T8Xn6DF2r/TjVZ6eYh7sMQ8ND4rVh",
+	"wjVEnep6fyZHurAo3QwSr8J3NyXtHNsnc2yXeifWK5X6CHptNqcuUVgRcS6kv7lwaC7DHDKf0enx0VEc",
+	"FeLeZ+if8a86X3/ck6//lrqiW0y3Ql3UZQu7zNFOfp8ic7R4ja6FPYV3aJ3vZIjr/4oAfCGs3e/IdiPI",
+	"Vw/x2mA18P03LXRYaIDZKtI8/tqS3VPHvEHOQyZcOgtWXvP/9eAxDXt8rbXP52mVIt8it79TC7tSgO+0",
+	"FACvpXVoQCwplX6dseAONCFGhtxDuqRLXvHzri6ZE+aTvot96uL2nczsTOk35H3PaFtzfrwyjF7J3Uff",
+	"ylRtMlA74dkJz5PFkYvi4wt+uc6cHCR2jFZ7oOvyTsndFBcuhnQdLudbIr9asqkULp0uy/dcp/Y3coZ7",
+	"u8Gf+NhlSw0TWgN3mmbn2n7nrq0Xqh79dNb0hoTWEN+h5btBSGXVteZ88/f2bnDTwbFNjuxF/e13owLj",
+	"R2fpnn93Sbpuz/2qcq8W8TvFtXORvqECanrATrlpTLnmYpG2iS7cgdbklbppvEdonqYlbHUFSnMjWrf/",
+	"PfqeHLBv4VktXWW3lVf17Fusz/fQrVBKDWNIGwooduppVxixojDiO9BngV/bah6nfc670QzcAw97gjRa",
+	"y97/1ONO7tz/n4EUR646oeheAsHqqXv9w+cr0hr+muM+5SXAX62dFOKGq2qTcAuKv8Hh9PCQ30+1dad/",
+	"PvrzEZfVBSC+1Gqs1QzkIIWH3P7U+R0KAjtPmj10noXy+Ierh/8LAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -1,0 +1,160 @@
+// Package events delivers the workspace event log: a per-process hub that listens for
+// committed events (PostgreSQL LISTEN/NOTIFY) and fans them out to SSE subscribers, a relay
+// that turns outbox rows into webhook delivery jobs exactly once, and the signed delivery
+// worker.
+package events
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"switchboard/store"
+)
+
+// Hub holds one LISTEN connection per process and fans notices out to the subscribers of
+// each workspace, so a thousand SSE clients cost one database connection, not a thousand
+// polls.
+type Hub struct {
+	pool *pgxpool.Pool
+	log  *slog.Logger
+
+	mu   sync.Mutex
+	subs map[uuid.UUID]map[*Subscription]struct{}
+	// wake is signalled on every notice, for the webhook relay.
+	wake chan struct{}
+}
+
+// NewHub returns a hub; Run starts listening.
+func NewHub(pool *pgxpool.Pool, log *slog.Logger) *Hub {
+	return &Hub{pool: pool, log: log, subs: map[uuid.UUID]map[*Subscription]struct{}{}, wake: make(chan struct{}, 1)}
+}
+
+// Subscription receives the notices of one workspace. When it falls behind (its buffer is
+// full) or the hub's connection was lost, Lagged is signalled and the subscriber must read
+// what it missed from the table; the notices themselves are a fast path, never the record.
+type Subscription struct {
+	C      chan store.Notice
+	Lagged chan struct{}
+	hub    *Hub
+	ws     uuid.UUID
+}
+
+// Subscribe starts receiving the workspace's notices. Close it when done.
+func (h *Hub) Subscribe(workspaceID uuid.UUID) *Subscription {
+	s := &Subscription{C: make(chan store.Notice, 256), Lagged: make(chan struct{}, 1), hub: h, ws: workspaceID}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.subs[workspaceID] == nil {
+		h.subs[workspaceID] = map[*Subscription]struct{}{}
+	}
+	h.subs[workspaceID][s] = struct{}{}
+	return s
+}
+
+// Close stops the subscription and frees what it held.
+func (s *Subscription) Close() {
+	h := s.hub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.subs[s.ws], s)
+	if len(h.subs[s.ws]) == 0 {
+		delete(h.subs, s.ws)
+	}
+}
+
+// Subscribers counts the live subscriptions (for tests and metrics).
+func (h *Hub) Subscribers() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, m := range h.subs {
+		n += len(m)
+	}
+	return n
+}
+
+func (s *Subscription) lag() {
+	select {
+	case s.Lagged <- struct{}{}:
+	default:
+	}
+}
+
+func (h *Hub) dispatch(n store.Notice) {
+	h.mu.Lock()
+	for s := range h.subs[n.WorkspaceID] {
+		select {
+		case s.C <- n:
+		default:
+			s.lag()
+		}
+	}
+	h.mu.Unlock()
+	select {
+	case h.wake <- struct{}{}:
+	default:
+	}
+}
+
+// lagAll tells every subscriber to re-read from the table: notices may have been lost while
+// the connection was down.
+func (h *Hub) lagAll() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, m := range h.subs {
+		for s := range m {
+			s.lag()
+		}
+	}
+}
+
+// Run listens until ctx ends, reconnecting after failures.
+func (h *Hub) Run(ctx context.Context) {
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		err := h.listen(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		h.log.Warn("event listener lost its connection; reconnecting", slog.String("error", err.Error()))
+		h.lagAll()
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+func (h *Hub) listen(ctx context.Context) error {
+	pooled, err := h.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	// Taken out of the pool and closed at the end, never returned: it carries a LISTEN.
+	conn := pooled.Hijack()
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, "LISTEN "+store.EventChannel); err != nil {
+		return err
+	}
+	h.lagAll() // whatever was committed before the LISTEN took effect is read from the table
+	for {
+		msg, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		var n store.Notice
+		if err := json.Unmarshal([]byte(msg.Payload), &n); err != nil {
+			h.log.Error("malformed event notice", slog.String("payload", msg.Payload))
+			continue
+		}
+		h.dispatch(n)
+	}
+}
