@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -302,5 +305,29 @@ func TestNew(t *testing.T) {
 		c, err := llm.New(llm.Config{Protocol: protocol, APIKey: "k"})
 		require.NoError(t, err, protocol)
 		require.NotNil(t, c)
+	}
+}
+
+func TestBrokenJSONInStream(t *testing.T) {
+	t.Parallel()
+	for _, protocol := range protocols {
+		t.Run(protocol, func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				fmt.Fprint(w, "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\n\n")
+			}))
+			t.Cleanup(srv.Close)
+			base := srv.URL
+			if protocol == llm.ProtocolOpenAI {
+				base += "/v1"
+			}
+			client, err := llm.New(llm.Config{Protocol: protocol, BaseURL: base, APIKey: testKey})
+			require.NoError(t, err)
+			_, err = client.Generate(context.Background(), conversation(), nil)
+			var e *llm.Error
+			require.ErrorAs(t, err, &e)
+			require.Equal(t, llm.ErrMalformed, e.Kind)
+		})
 	}
 }

@@ -2,11 +2,11 @@ package llm
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 )
 
 // failure is what an adapter knows about a failed call, in vendor-neutral terms. The adapters
@@ -36,7 +36,8 @@ func (f failure) toError(ctx context.Context) *Error {
 		return &Error{Kind: ErrUpstream, Status: f.status, Message: fmt.Sprintf("the model provider answered with HTTP %d", f.status), Err: f.err}
 	case f.refused:
 		return &Error{Kind: ErrUpstream, Message: "the model provider reported an error", Err: f.err}
-	case isDecodeError(f.err) || f.started:
+	case f.started || !isTransport(f.err):
+		// A connection lost mid-stream, or a response that did not parse.
 		return malformed("the model provider's response could not be read", f.err)
 	default:
 		return &Error{Kind: ErrUpstream, Message: "the model provider could not be reached", Err: f.err}
@@ -60,8 +61,10 @@ func isTimeout(ctx context.Context, err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
-func isDecodeError(err error) bool {
-	var syntax *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	return errors.As(err, &syntax) || errors.As(err, &typ)
+// isTransport tells a request that never got an answer (refused connection, DNS, TLS)
+// from one whose answer could not be read.
+func isTransport(err error) bool {
+	var urlErr *url.Error
+	var netErr net.Error
+	return errors.As(err, &urlErr) || errors.As(err, &netErr)
 }

@@ -62,7 +62,9 @@ type unconfiguredClient struct{ family, envVar string }
 
 // NewUnconfigured returns a client that always fails with ErrNotConfigured, naming the
 // environment variable that would configure the family.
-func NewUnconfigured(family, envVar string) Client { return unconfiguredClient{family: family, envVar: envVar} }
+func NewUnconfigured(family, envVar string) Client {
+	return unconfiguredClient{family: family, envVar: envVar}
+}
 
 func (c unconfiguredClient) Generate(context.Context, Request, func(string) error) (Result, error) {
 	return Result{}, &Error{

@@ -9,19 +9,21 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/stretchr/testify/require"
 
-	"switchboard/agent"
 	"switchboard/apikey"
+	"switchboard/app"
 	"switchboard/catalog"
+	"switchboard/events"
 	"switchboard/llm"
 	"switchboard/llm/llmtest"
 	"switchboard/openapi"
 	"switchboard/openapi/contract"
-	"switchboard/ratelimit"
 	"switchboard/server"
 	"switchboard/store"
 	"switchboard/store/storetest"
@@ -36,20 +38,25 @@ type testBundle struct {
 	workspace store.Workspace
 	key       string
 	vendors   map[catalog.Family]*llmtest.Fake
+	app       *app.App
+	opts      setupOpts
+	families  map[string]llm.FamilyConfig
 }
 
 type setupOpts struct {
 	keyRPM, workspaceRPM int
+	allowPrivate         bool // WEBHOOK_ALLOW_PRIVATE
+	disableAfter         int
+	ping                 time.Duration
 }
 
 func setup(t *testing.T, opts ...func(*setupOpts)) *testBundle {
 	t.Helper()
-	o := setupOpts{keyRPM: 1000, workspaceRPM: 1000}
+	o := setupOpts{keyRPM: 1000, workspaceRPM: 1000, allowPrivate: true, disableAfter: 15, ping: 15 * time.Second}
 	for _, f := range opts {
 		f(&o)
 	}
 	st := storetest.New(t)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	vendors := map[catalog.Family]*llmtest.Fake{
 		catalog.Alpha: llmtest.NewAnthropic(t),
 		catalog.Beta:  llmtest.NewOpenAI(t),
@@ -59,19 +66,11 @@ func setup(t *testing.T, opts ...func(*setupOpts)) *testBundle {
 	for f, fake := range vendors {
 		families[string(f)] = llm.FamilyConfig{Protocol: fake.Protocol(), BaseURL: fake.URL, APIKey: "test-key-" + string(f)}
 	}
-	models, err := llm.NewRegistry(families, false, nil)
-	require.NoError(t, err)
-	cat := catalog.Default()
-	srv, err := server.New(server.Config{
-		PublicBaseURL: "http://switchboard.test",
-		KeyRPM:        o.keyRPM,
-		WorkspaceRPM:  o.workspaceRPM,
-	}, server.Deps{Store: st, Catalog: cat, Limiter: ratelimit.NewMemory(nil), Turns: agent.New(st, cat, models, nil, log), Log: log})
-	require.NoError(t, err)
-	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(ts.Close)
+	a, url := startApp(t, st, o, families)
 
-	b := &testBundle{url: ts.URL, store: st, client: contract.Load(t, openapi.V1YAML).Client(t), vendors: vendors}
+	b := &testBundle{url: url, store: st, client: contract.Load(t, openapi.V1YAML).Client(t), vendors: vendors,
+		app: a, opts: o, families: families}
+	var err error
 	b.workspace, err = st.CreateWorkspace(context.Background(), "acme", 5_000_000_000)
 	require.NoError(t, err)
 	b.key = b.newKey(t, b.workspace, "member")
@@ -165,4 +164,43 @@ func (b *testBundle) balance(t *testing.T) int64 {
 	w, err := b.store.WorkspaceByName(context.Background(), b.workspace.Name)
 	require.NoError(t, err)
 	return w.BalanceNanoUSD
+}
+
+// startApp runs one process (job queue, hub, relay, HTTP) over the store, until the test ends.
+func startApp(t *testing.T, st *store.Store, o setupOpts, families map[string]llm.FamilyConfig) (*app.App, string) {
+	t.Helper()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	a, err := app.New(app.Config{
+		Server: server.Config{
+			PublicBaseURL:   "http://switchboard.test",
+			KeyRPM:          o.keyRPM,
+			WorkspaceRPM:    o.workspaceRPM,
+			SSEPingInterval: o.ping,
+		},
+		Families:            families,
+		WebhookAllowPrivate: o.allowPrivate,
+		Delivery:            events.DeliveryConfig{RetryBase: 50 * time.Millisecond, Timeout: 2 * time.Second, DisableAfter: o.disableAfter},
+	}, st, catalog.Default(), log)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	require.NoError(t, a.Start(ctx))
+	ts := httptest.NewServer(a.Handler())
+	t.Cleanup(func() {
+		ts.Close()
+		cancel()
+		stopCtx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+		defer stop()
+		_ = a.Stop(stopCtx)
+	})
+	return a, ts.URL
+}
+
+// replica starts a second process on the same database, with its own connection pool, as
+// another replica would; it returns its base URL.
+func (b *testBundle) replica(t *testing.T) (*app.App, string) {
+	t.Helper()
+	pool, err := pgxpool.New(context.Background(), b.store.Pool().Config().ConnString())
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	return startApp(t, store.New(pool), b.opts, b.families)
 }

@@ -24,6 +24,10 @@ func (s *sseWriter) start() {
 	h.Set("Connection", "keep-alive")
 	h.Set("X-Accel-Buffering", "no") // proxies must not buffer the stream
 	s.w.WriteHeader(http.StatusOK)
+	// Send the headers now: a client of a quiet feed must not wait for the first event.
+	if f, ok := s.w.(http.Flusher); ok {
+		f.Flush()
+	}
 }
 
 // event writes `event: name` (when name is not empty) and `data: <json>`.

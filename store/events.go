@@ -68,6 +68,13 @@ func (t *Tx) AppendEvents(ctx context.Context, workspaceID uuid.UUID, events []N
 		[]string{"workspace_id", "seq", "short_id", "type", "envelope", "created_at"}, pgx.CopyFromRows(rows)); err != nil {
 		return nil, err
 	}
+	pending := make([][]any, len(out))
+	for i, e := range out {
+		pending[i] = []any{e.WorkspaceID, e.Seq, e.Type}
+	}
+	if _, err := t.tx.CopyFrom(ctx, pgx.Identifier{"event_dispatch"}, []string{"workspace_id", "seq", "type"}, pgx.CopyFromRows(pending)); err != nil {
+		return nil, err
+	}
 	return out, t.notify(ctx, out)
 }
 
@@ -145,18 +152,16 @@ type Dispatch struct {
 	EndpointIDs []uuid.UUID
 }
 
-// ClaimUndispatched locks up to limit events not yet fanned out (skipping those another
-// replica holds) and marks them dispatched in this transaction. With each it returns the
+// ClaimUndispatched takes up to limit events not yet fanned out off the dispatch queue
+// (skipping those another replica holds), in this transaction. With each it returns the
 // endpoints that must receive it. `*` subscribers receive every event, including the
 // `meta_response.completed` events outside the public type list.
 func (t *Tx) ClaimUndispatched(ctx context.Context, limit int) ([]Dispatch, error) {
 	rows, err := t.tx.Query(ctx,
 		`WITH claimed AS (
-			SELECT workspace_id, seq, type FROM events WHERE NOT dispatched
-			ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED
-		), marked AS (
-			UPDATE events e SET dispatched = true FROM claimed c
-			WHERE e.workspace_id = c.workspace_id AND e.seq = c.seq
+			DELETE FROM event_dispatch WHERE (workspace_id, seq) IN (
+				SELECT workspace_id, seq FROM event_dispatch ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+			RETURNING workspace_id, seq, type
 		)
 		SELECT c.workspace_id, c.seq, coalesce(array_agg(w.id) FILTER (WHERE w.id IS NOT NULL), '{}')
 		FROM claimed c

@@ -4,24 +4,29 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"switchboard/catalog"
+	"switchboard/events"
 	"switchboard/llm"
 	"switchboard/money"
 )
 
 // config is the process configuration, read from the environment (see the README's table).
 type config struct {
-	DatabaseURL        string
-	Addr               string
-	AppEnv             string
-	BootstrapAPIKey    string
-	ModelsFile         string
-	KeyRPM             int
-	WorkspaceRPM       int
-	PublicBaseURL      string
-	StartingCreditNano int64
-	Families           map[string]llm.FamilyConfig
+	DatabaseURL         string
+	Addr                string
+	AppEnv              string
+	BootstrapAPIKey     string
+	ModelsFile          string
+	KeyRPM              int
+	WorkspaceRPM        int
+	PublicBaseURL       string
+	StartingCreditNano  int64
+	Families            map[string]llm.FamilyConfig
+	WebhookAllowPrivate bool
+	SSEPingInterval     time.Duration
+	Delivery            events.DeliveryConfig
 }
 
 // defaultProtocols is the wire protocol of each vendor family unless *_PROTOCOL says otherwise.
@@ -57,10 +62,18 @@ func loadConfig(getenv env) (config, error) {
 			APIKey:   getenv(prefix + "API_KEY"),
 		}
 	}
+	c.WebhookAllowPrivate = getenv("WEBHOOK_ALLOW_PRIVATE") == "1"
+	var err error
+	if c.SSEPingInterval, err = duration(getenv, "SSE_PING_INTERVAL", 15*time.Second); err != nil {
+		return c, err
+	}
+	c.Delivery = events.DefaultDeliveryConfig
+	if c.Delivery.RetryBase, err = duration(getenv, "WEBHOOK_RETRY_BASE", c.Delivery.RetryBase); err != nil {
+		return c, err
+	}
 	if c.AppEnv != "production" && c.AppEnv != "development" {
 		return c, fmt.Errorf("APP_ENV must be production or development, not %q", c.AppEnv)
 	}
-	var err error
 	if c.KeyRPM, err = positiveInt(getenv, "RATE_LIMIT_KEY_RPM", 600); err != nil {
 		return c, err
 	}
@@ -90,4 +103,16 @@ func positiveInt(getenv env, name string, def int) (int, error) {
 		return 0, fmt.Errorf("%s must be a positive integer, not %q", name, v)
 	}
 	return n, nil
+}
+
+func duration(getenv env, name string, def time.Duration) (time.Duration, error) {
+	v := getenv(name)
+	if v == "" {
+		return def, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%s must be a positive duration such as 15s, not %q", name, v)
+	}
+	return d, nil
 }

@@ -9,11 +9,9 @@ import (
 	"net/http"
 	"time"
 
-	"switchboard/agent"
 	"switchboard/apikey"
+	"switchboard/app"
 	"switchboard/catalog"
-	"switchboard/llm"
-	"switchboard/ratelimit"
 	"switchboard/server"
 	"switchboard/store"
 )
@@ -67,21 +65,27 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 		return err
 	}
 
-	models, err := llm.NewRegistry(cfg.Families, cfg.development(), &http.Client{Timeout: vendorTimeout})
+	a, err := app.New(app.Config{
+		Server: server.Config{
+			Development:     cfg.development(),
+			PublicBaseURL:   cfg.PublicBaseURL,
+			KeyRPM:          cfg.KeyRPM,
+			WorkspaceRPM:    cfg.WorkspaceRPM,
+			SSEPingInterval: cfg.SSEPingInterval,
+		},
+		Families:            cfg.Families,
+		Development:         cfg.development(),
+		WebhookAllowPrivate: cfg.WebhookAllowPrivate,
+		Delivery:            cfg.Delivery,
+		VendorTimeout:       vendorTimeout,
+	}, st, cat, log)
 	if err != nil {
 		return err
 	}
-	turns := agent.New(st, cat, models, nil, log)
-	srv, err := server.New(server.Config{
-		Development:   cfg.development(),
-		PublicBaseURL: cfg.PublicBaseURL,
-		KeyRPM:        cfg.KeyRPM,
-		WorkspaceRPM:  cfg.WorkspaceRPM,
-	}, server.Deps{Store: st, Catalog: cat, Limiter: ratelimit.NewMemory(nil), Turns: turns, Log: log})
-	if err != nil {
+	if err := a.Start(ctx); err != nil {
 		return err
 	}
-	httpServer := &http.Server{Addr: cfg.Addr, Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	httpServer := &http.Server{Addr: cfg.Addr, Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- httpServer.ListenAndServe() }()
 	log.Info("serving", slog.String("addr", cfg.Addr), slog.String("app_env", cfg.AppEnv))
@@ -96,6 +100,9 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	defer cancel()
 	if err := httpServer.Shutdown(shutdownCtx); err != nil {
 		return fmt.Errorf("drain: %w", err)
+	}
+	if err := a.Stop(shutdownCtx); err != nil {
+		return fmt.Errorf("stop background work: %w", err)
 	}
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 		return err

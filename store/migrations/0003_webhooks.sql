@@ -1,4 +1,4 @@
--- Webhook endpoints, their delivery attempts, and the dispatch marker of the outbox.
+-- Webhook endpoints, their delivery attempts, and the dispatch queue of the outbox.
 
 CREATE TABLE webhook_endpoints (
     id                   uuid PRIMARY KEY DEFAULT gen_random_uuid(),
@@ -33,7 +33,14 @@ CREATE TABLE webhook_attempts (
 );
 CREATE INDEX webhook_attempts_endpoint_idx ON webhook_attempts (endpoint_id, created_at DESC);
 
--- Events not yet turned into delivery jobs. The relay claims them with SKIP LOCKED and marks
--- them in the transaction that inserts their jobs, so each event fans out exactly once.
-ALTER TABLE events ADD COLUMN dispatched boolean NOT NULL DEFAULT false;
-CREATE INDEX events_undispatched_idx ON events (workspace_id, seq) WHERE NOT dispatched;
+-- Events not yet turned into delivery jobs, written with each event. The relay claims rows
+-- with SKIP LOCKED and deletes them in the transaction that inserts their jobs, so each
+-- event fans out exactly once; the events themselves are never updated.
+CREATE TABLE event_dispatch (
+    workspace_id uuid NOT NULL,
+    seq          bigint NOT NULL,
+    type         text NOT NULL,
+    created_at   timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (workspace_id, seq),
+    FOREIGN KEY (workspace_id, seq) REFERENCES events (workspace_id, seq) ON DELETE CASCADE
+);

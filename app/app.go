@@ -1,0 +1,119 @@
+// Package app assembles one Switchboard process: the store, the model clients, the turn
+// pipeline, the durable job queue and its workers, the event hub and relay, and the HTTP
+// server. `switchboard serve` and the end-to-end tests build it the same way.
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"switchboard/agent"
+	"switchboard/catalog"
+	"switchboard/events"
+	"switchboard/llm"
+	"switchboard/netguard"
+	"switchboard/ratelimit"
+	"switchboard/server"
+	"switchboard/store"
+)
+
+// Config is everything a process is told.
+type Config struct {
+	Server              server.Config
+	Families            map[string]llm.FamilyConfig
+	Development         bool
+	WebhookAllowPrivate bool
+	Delivery            events.DeliveryConfig
+	VendorTimeout       time.Duration
+}
+
+// App is a wired process.
+type App struct {
+	Server *server.Server
+	Hub    *events.Hub
+	Jobs   *river.Client[pgx.Tx]
+	relay  *events.Relay
+	log    *slog.Logger
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// New wires a process over an open store.
+func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*App, error) {
+	if cfg.VendorTimeout == 0 {
+		cfg.VendorTimeout = 5 * time.Minute
+	}
+	if cfg.Delivery == (events.DeliveryConfig{}) {
+		cfg.Delivery = events.DefaultDeliveryConfig
+	}
+	models, err := llm.NewRegistry(cfg.Families, cfg.Development, &http.Client{Timeout: cfg.VendorTimeout})
+	if err != nil {
+		return nil, err
+	}
+	guard := netguard.Guard{AllowPrivate: cfg.WebhookAllowPrivate}
+
+	workers := river.NewWorkers()
+	if err := river.AddWorkerSafely(workers, events.NewDeliverer(st, guard.Client(cfg.Delivery.Timeout), cfg.Delivery, log)); err != nil {
+		return nil, err
+	}
+	jobs, err := river.NewClient(riverpgxv5.New(st.Pool()), &river.Config{
+		Logger:  log.With(slog.String("component", "jobs")),
+		Workers: workers,
+		Queues: map[string]river.QueueConfig{
+			river.QueueDefault:   {MaxWorkers: 20},
+			events.DeliveryQueue: {MaxWorkers: 50},
+		},
+		FetchCooldown: 20 * time.Millisecond,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("job queue: %w", err)
+	}
+	hub := events.NewHub(st.Pool(), log)
+	srv, err := server.New(cfg.Server, server.Deps{
+		Store: st, Catalog: cat, Limiter: ratelimit.NewMemory(nil),
+		Turns: agent.New(st, cat, models, nil, log),
+		Hub:   hub, Jobs: jobs, Guard: guard, Log: log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &App{Server: srv, Hub: hub, Jobs: jobs, relay: events.NewRelay(st, jobs, hub, log), log: log}, nil
+}
+
+// Start runs the background machinery: the job queue, the event hub and the relay.
+func (a *App) Start(ctx context.Context) error {
+	ctx, a.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	if err := a.Jobs.Start(ctx); err != nil {
+		return fmt.Errorf("start job queue: %w", err)
+	}
+	a.wg.Add(2)
+	go func() { defer a.wg.Done(); a.Hub.Run(ctx) }()
+	go func() { defer a.wg.Done(); a.relay.Run(ctx) }()
+	return nil
+}
+
+// Stop lets running jobs finish (until ctx ends, then cancels them) and stops the hub and
+// relay. Call it after the HTTP server has drained.
+func (a *App) Stop(ctx context.Context) error {
+	err := a.Jobs.Stop(ctx)
+	if ctx.Err() != nil {
+		err = a.Jobs.StopAndCancel(context.Background())
+	}
+	if a.cancel != nil {
+		a.cancel()
+	}
+	a.wg.Wait()
+	return err
+}
+
+// Handler is the HTTP handler of every surface.
+func (a *App) Handler() http.Handler { return a.Server.Handler() }
