@@ -61,8 +61,9 @@ type Turn struct {
 	// OnDelta receives the reply text as the model produces it.
 	OnDelta func(string) error
 	// Record runs inside the transaction that commits the turn, to store a record of the
-	// surface (a response object) atomically with the turn.
-	Record func(ctx context.Context, tx *store.Tx, out *Outcome) error
+	// surface (a response object) atomically with the turn; the events it returns are
+	// appended after the turn's own.
+	Record func(ctx context.Context, tx *store.Tx, out *Outcome) ([]store.NewEvent, error)
 }
 
 // Outcome is what a turn produced and cost.
@@ -186,8 +187,9 @@ func (p *Pipeline) commit(ctx context.Context, t Turn, out *Outcome, produced []
 		if err != nil {
 			return err
 		}
+		var recorded []store.NewEvent
 		if t.Record != nil {
-			if err := t.Record(ctx, tx, out); err != nil {
+			if recorded, err = t.Record(ctx, tx, out); err != nil {
 				return err
 			}
 		}
@@ -195,7 +197,7 @@ func (p *Pipeline) commit(ctx context.Context, t Turn, out *Outcome, produced []
 			"conversation_id": conversationRef(out), "surface": t.Surface, "reply_preview": preview(out.Text),
 			"finish_reason": string(out.Finish), "model": out.Model.ID,
 		}})
-		events = append(events, spend...)
+		events = append(append(events, spend...), recorded...)
 		_, err = tx.AppendEvents(ctx, t.WorkspaceID, events)
 		return err
 	})

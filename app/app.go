@@ -33,6 +33,8 @@ type Config struct {
 	WebhookAllowPrivate bool
 	Delivery            events.DeliveryConfig
 	VendorTimeout       time.Duration
+	// ResponseTTL is how long a background response may stay unfinished (RESPONSE_TTL).
+	ResponseTTL time.Duration
 }
 
 // App is a wired process.
@@ -41,6 +43,8 @@ type App struct {
 	Hub    *events.Hub
 	Jobs   *river.Client[pgx.Tx]
 	relay  *events.Relay
+	store  *store.Store
+	ttl    time.Duration
 	log    *slog.Logger
 
 	cancel context.CancelFunc
@@ -52,6 +56,9 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	if cfg.VendorTimeout == 0 {
 		cfg.VendorTimeout = 5 * time.Minute
 	}
+	if cfg.ResponseTTL == 0 {
+		cfg.ResponseTTL = 15 * time.Minute
+	}
 	if cfg.Delivery == (events.DeliveryConfig{}) {
 		cfg.Delivery = events.DefaultDeliveryConfig
 	}
@@ -61,8 +68,12 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	}
 	guard := netguard.Guard{AllowPrivate: cfg.WebhookAllowPrivate}
 
+	turns := agent.New(st, cat, models, nil, log)
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, events.NewDeliverer(st, guard.Client(cfg.Delivery.Timeout), cfg.Delivery, log)); err != nil {
+		return nil, err
+	}
+	if err := river.AddWorkerSafely(workers, server.NewBackgroundWorker(st, turns, cfg.ResponseTTL, log)); err != nil {
 		return nil, err
 	}
 	jobs, err := river.NewClient(riverpgxv5.New(st.Pool()), &river.Config{
@@ -73,6 +84,9 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 			events.DeliveryQueue: {MaxWorkers: 50},
 		},
 		FetchCooldown: 20 * time.Millisecond,
+		// A job whose replica died is retried once this has passed; the background worker
+		// is bounded by the response TTL, so the rescue comes soon after.
+		RescueStuckJobsAfter: cfg.ResponseTTL + time.Minute,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("job queue: %w", err)
@@ -80,13 +94,13 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	hub := events.NewHub(st.Pool(), log)
 	srv, err := server.New(cfg.Server, server.Deps{
 		Store: st, Catalog: cat, Limiter: ratelimit.NewMemory(nil),
-		Turns: agent.New(st, cat, models, nil, log),
+		Turns: turns,
 		Hub:   hub, Jobs: jobs, Guard: guard, Log: log,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &App{Server: srv, Hub: hub, Jobs: jobs, relay: events.NewRelay(st, jobs, hub, log), log: log}, nil
+	return &App{Server: srv, Hub: hub, Jobs: jobs, relay: events.NewRelay(st, jobs, hub, log), store: st, ttl: cfg.ResponseTTL, log: log}, nil
 }
 
 // Start runs the background machinery: the job queue, the event hub and the relay.
@@ -95,10 +109,32 @@ func (a *App) Start(ctx context.Context) error {
 	if err := a.Jobs.Start(ctx); err != nil {
 		return fmt.Errorf("start job queue: %w", err)
 	}
-	a.wg.Add(2)
+	a.wg.Add(3)
 	go func() { defer a.wg.Done(); a.Hub.Run(ctx) }()
 	go func() { defer a.wg.Done(); a.relay.Run(ctx) }()
+	go func() { defer a.wg.Done(); a.sweep(ctx) }()
 	return nil
+}
+
+// sweep fails background responses stuck past their TTL and forgets expired idempotency
+// keys: at start (a crash may have left some behind) and then periodically.
+func (a *App) sweep(ctx context.Context) {
+	interval := min(max(a.ttl/4, 100*time.Millisecond), time.Minute)
+	for {
+		if n, err := server.SweepStuckResponses(ctx, a.store, a.ttl); err != nil && ctx.Err() == nil {
+			a.log.Error("sweeping stuck responses", slog.String("error", err.Error()))
+		} else if n > 0 {
+			a.log.Warn("failed stuck background responses", slog.Int("count", n))
+		}
+		if _, err := a.store.DeleteExpiredIdempotencyKeys(ctx); err != nil && ctx.Err() == nil {
+			a.log.Error("sweeping idempotency keys", slog.String("error", err.Error()))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(interval):
+		}
+	}
 }
 
 // Stop lets running jobs finish (until ctx ends, then cancels them) and stops the hub and

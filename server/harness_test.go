@@ -48,11 +48,14 @@ type setupOpts struct {
 	allowPrivate         bool // WEBHOOK_ALLOW_PRIVATE
 	disableAfter         int
 	ping                 time.Duration
+	responseTTL          time.Duration
+	idempotencyRetention time.Duration
 }
 
 func setup(t *testing.T, opts ...func(*setupOpts)) *testBundle {
 	t.Helper()
-	o := setupOpts{keyRPM: 1000, workspaceRPM: 1000, allowPrivate: true, disableAfter: 15, ping: 15 * time.Second}
+	o := setupOpts{keyRPM: 1000, workspaceRPM: 1000, allowPrivate: true, disableAfter: 15, ping: 15 * time.Second,
+		responseTTL: time.Minute, idempotencyRetention: time.Hour}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -172,11 +175,13 @@ func startApp(t *testing.T, st *store.Store, o setupOpts, families map[string]ll
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	a, err := app.New(app.Config{
 		Server: server.Config{
-			PublicBaseURL:   "http://switchboard.test",
-			KeyRPM:          o.keyRPM,
-			WorkspaceRPM:    o.workspaceRPM,
-			SSEPingInterval: o.ping,
+			PublicBaseURL:        "http://switchboard.test",
+			KeyRPM:               o.keyRPM,
+			WorkspaceRPM:         o.workspaceRPM,
+			SSEPingInterval:      o.ping,
+			IdempotencyRetention: o.idempotencyRetention,
 		},
+		ResponseTTL:         o.responseTTL,
 		Families:            families,
 		WebhookAllowPrivate: o.allowPrivate,
 		Delivery:            events.DeliveryConfig{RetryBase: 50 * time.Millisecond, Timeout: 2 * time.Second, DisableAfter: o.disableAfter},
@@ -203,4 +208,14 @@ func (b *testBundle) replica(t *testing.T) (*app.App, string) {
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
 	return startApp(t, store.New(pool), b.opts, b.families)
+}
+
+func stringsReader(s string) io.Reader { return strings.NewReader(s) }
+
+func readAll(t *testing.T, resp *http.Response) []byte {
+	t.Helper()
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return raw
 }

@@ -31,6 +31,7 @@ type responseObject struct {
 	Error              *envelopeError  `json:"error"`
 	PreviousResponseID *string         `json:"previous_response_id"`
 	Metadata           map[string]any  `json:"metadata"`
+	Background         bool            `json:"background"`
 	Conversation       string          `json:"x_svc_conversation,omitempty"`
 }
 
@@ -60,15 +61,17 @@ type responseUsage struct {
 // the stream can announce it before the model answers.
 type pendingResponse struct {
 	id, messageID string
+	workspace     uuid.UUID
 	created       time.Time
 	model         string
 	previous      *string
 	stored        bool
+	background    bool
 }
 
 func (p pendingResponse) shell(status string) responseObject {
 	return responseObject{ID: p.id, Object: "response", CreatedAt: p.created.Unix(), Status: status, Model: p.model,
-		Output: []outputMessage{}, PreviousResponseID: p.previous, Metadata: map[string]any{}}
+		Output: []outputMessage{}, PreviousResponseID: p.previous, Metadata: map[string]any{}, Background: p.background}
 }
 
 func (p pendingResponse) message(status, text string) outputMessage {
@@ -89,16 +92,18 @@ func (p pendingResponse) completed(out *agent.Outcome) responseObject {
 	return r
 }
 
-// CreateResponse runs one turn (POST /v1/responses).
+// CreateResponse runs one turn (POST /v1/responses): inline, streamed, or queued in the
+// background; with an Idempotency-Key, at most once.
 func (h *v1Handlers) CreateResponse(ctx context.Context, req v1api.CreateResponseRequestObject) (v1api.CreateResponseResponseObject, error) {
 	p, _ := principalFrom(ctx)
 	body := req.Body
 	stored := body.Store == nil || *body.Store
-	if isTrue(body.Background) {
-		if !stored {
-			return nil, apierr.Invalid("background", "background_requires_store", "`background: true` cannot be combined with `store: false`: a background response must be stored to be fetched.")
-		}
-		return nil, notYet("background mode")
+	background, stream := isTrue(body.Background), isTrue(body.Stream)
+	switch {
+	case background && !stored:
+		return nil, apierr.Invalid("background", "background_requires_store", "`background: true` cannot be combined with `store: false`: a background response must be stored to be fetched.")
+	case background && stream:
+		return nil, apierr.Invalid("stream", "unsupported_combination", "`background: true` cannot be combined with `stream: true`: poll GET /v1/responses/{id} or follow GET /v1/events instead.")
 	}
 	in, err := responsesInput(body.Input)
 	if err != nil {
@@ -108,7 +113,7 @@ func (h *v1Handlers) CreateResponse(ctx context.Context, req v1api.CreateRespons
 		in.instructions = append(in.instructions, *body.Instructions)
 	}
 	pending := pendingResponse{id: shortid.New(shortid.Response), messageID: shortid.New(shortid.Message),
-		created: time.Now(), model: modelOrDefault(body.Model), stored: stored}
+		created: time.Now(), model: modelOrDefault(body.Model), stored: stored, background: background, workspace: p.WorkspaceID}
 	turn := agent.Turn{WorkspaceID: p.WorkspaceID, Model: pending.model, Surface: "responses",
 		Instructions: in.instructions, Seed: in.seed, Text: in.text, Persist: stored}
 	if prev := body.PreviousResponseId; prev != nil && *prev != "" {
@@ -118,13 +123,17 @@ func (h *v1Handlers) CreateResponse(ctx context.Context, req v1api.CreateRespons
 		}
 		turn.Conversation, pending.previous = &conv, prev
 	}
-	if stored {
-		turn.Record = func(ctx context.Context, tx *store.Tx, out *agent.Outcome) error {
-			return recordResponse(ctx, tx, p.WorkspaceID, out, pending.completed(out))
-		}
+	if background {
+		return h.enqueue(ctx, pending, turn)
 	}
-	if isTrue(body.Stream) {
+	if stored {
+		turn.Record = pending.record
+	}
+	if stream {
 		return &responseStream{ctx: ctx, turns: h.s.turns, turn: turn, pending: pending}, nil
+	}
+	if stored && req.Params.IdempotencyKey != nil {
+		return h.idempotent(ctx, *req.Params.IdempotencyKey, body, pending, turn)
 	}
 	out, err := h.s.turns.Run(ctx, turn)
 	if err != nil {
@@ -133,13 +142,14 @@ func (h *v1Handlers) CreateResponse(ctx context.Context, req v1api.CreateRespons
 	return jsonBody{status: http.StatusOK, body: pending.completed(out)}, nil
 }
 
-func recordResponse(ctx context.Context, tx *store.Tx, workspaceID uuid.UUID, out *agent.Outcome, obj responseObject) error {
-	raw, err := json.Marshal(obj)
+// record stores the finished response in the turn's transaction.
+func (p pendingResponse) record(ctx context.Context, tx *store.Tx, out *agent.Outcome) ([]store.NewEvent, error) {
+	raw, err := json.Marshal(p.completed(out))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return tx.InsertResponse(ctx, workspaceID, store.StoredResponse{ShortID: obj.ID, ConversationID: out.Conversation.ID,
-		Status: obj.Status, Model: obj.Model, Body: raw})
+	return nil, tx.InsertResponse(ctx, p.workspace, store.StoredResponse{ShortID: p.id,
+		ConversationID: &out.Conversation.ID, Status: "completed", Model: p.model, Body: raw})
 }
 
 // previousConversation resolves previous_response_id to its conversation, in the caller's
@@ -152,6 +162,9 @@ func (h *v1Handlers) previousConversation(ctx context.Context, workspaceID uuid.
 	}
 	if err != nil {
 		return store.Conversation{}, err
+	}
+	if r.ConversationID == nil {
+		return store.Conversation{}, apierr.Conflict("response_not_finished", "The response %q has not finished yet; continue it once GET /v1/responses/%s shows it completed.", id, id)
 	}
 	conv, err := h.s.store.ConversationByRef(ctx, workspaceID, r.ConversationID.String())
 	if errors.Is(err, store.ErrNotFound) {
@@ -278,7 +291,8 @@ func (r rawJSON) write(w http.ResponseWriter) error {
 	return err
 }
 
-func (r rawJSON) VisitGetResponseResponse(w http.ResponseWriter) error { return r.write(w) }
+func (r rawJSON) VisitGetResponseResponse(w http.ResponseWriter) error    { return r.write(w) }
+func (r rawJSON) VisitCreateResponseResponse(w http.ResponseWriter) error { return r.write(w) }
 
 func modelOrDefault(m *v1api.ModelId) string {
 	if m == nil || *m == "" {

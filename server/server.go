@@ -34,6 +34,8 @@ type Config struct {
 	BodyLimit        string // request body limit, echo syntax ("1M")
 	HealthCheckLimit time.Duration
 	SSEPingInterval  time.Duration // SSE_PING_INTERVAL
+	// IdempotencyRetention is how long an Idempotency-Key replays its response.
+	IdempotencyRetention time.Duration
 }
 
 // Deps are the server's collaborators, passed explicitly.
@@ -67,6 +69,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	cfg.PublicBaseURL = strings.TrimRight(cfg.PublicBaseURL, "/")
 	if cfg.BodyLimit == "" {
 		cfg.BodyLimit = "1M"
+	}
+	if cfg.IdempotencyRetention == 0 {
+		cfg.IdempotencyRetention = 24 * time.Hour
 	}
 	if cfg.HealthCheckLimit == 0 {
 		cfg.HealthCheckLimit = 2 * time.Second

@@ -134,19 +134,75 @@ func (t *Tx) Charge(ctx context.Context, workspaceID uuid.UUID, c Charge) (int64
 // StoredResponse is a response record of /v1/responses.
 type StoredResponse struct {
 	ID             uuid.UUID
+	WorkspaceID    uuid.UUID
 	ShortID        string
-	ConversationID uuid.UUID
+	ConversationID *uuid.UUID // nil until a background turn has run
 	Status         string
 	Model          string
+	Background     bool
 	Body           json.RawMessage
 }
 
 // InsertResponse stores a response record.
 func (t *Tx) InsertResponse(ctx context.Context, workspaceID uuid.UUID, r StoredResponse) error {
 	_, err := t.tx.Exec(ctx,
-		`INSERT INTO responses (workspace_id, short_id, conversation_id, status, model, body) VALUES ($1, $2, $3, $4, $5, $6)`,
-		workspaceID, r.ShortID, r.ConversationID, r.Status, r.Model, string(r.Body))
+		`INSERT INTO responses (workspace_id, short_id, conversation_id, status, model, background, body) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		workspaceID, r.ShortID, r.ConversationID, r.Status, r.Model, r.Background, string(r.Body))
 	return err
+}
+
+// FinishResponse gives an unfinished response its final status and body. It fails with
+// ErrNotFound when the response already finished (a sweep or another run got there first),
+// which rolls back the caller's transaction: a turn is committed at most once.
+func (t *Tx) FinishResponse(ctx context.Context, workspaceID uuid.UUID, r StoredResponse) error {
+	tag, err := t.tx.Exec(ctx,
+		`UPDATE responses SET status = $3, conversation_id = coalesce($4, conversation_id), body = $5, updated_at = now()
+		 WHERE workspace_id = $1 AND short_id = $2 AND status IN ('queued', 'in_progress')`,
+		workspaceID, r.ShortID, r.Status, r.ConversationID, string(r.Body))
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// StartResponse moves a queued response to in_progress; false when it is not queued.
+func (s *Store) StartResponse(ctx context.Context, workspaceID uuid.UUID, shortID string) (bool, error) {
+	tag, err := s.pool.Exec(ctx,
+		`UPDATE responses SET status = 'in_progress', body = jsonb_set(body::jsonb, '{status}', '"in_progress"')::text, updated_at = now()
+		 WHERE workspace_id = $1 AND short_id = $2 AND status = 'queued'`, workspaceID, shortID)
+	return tag.RowsAffected() == 1, err
+}
+
+// Stuck is a background response failed by the sweep.
+type Stuck struct {
+	WorkspaceID  uuid.UUID
+	ShortID      string
+	Conversation *string // `mc-` id, when the turn had one
+}
+
+// FailStuckResponses fails the background responses still unfinished after olderThan,
+// storing errBody as their `error`, and returns them so the caller can announce them in
+// the same transaction.
+func (t *Tx) FailStuckResponses(ctx context.Context, olderThan time.Duration, errBody json.RawMessage) ([]Stuck, error) {
+	rows, err := t.tx.Query(ctx,
+		`WITH failed AS (
+			UPDATE responses SET status = 'failed', updated_at = now(),
+				body = (body::jsonb || jsonb_build_object('status', 'failed', 'error', $2::jsonb))::text
+			WHERE status IN ('queued', 'in_progress') AND created_at < now() - $1::interval
+			RETURNING workspace_id, short_id, conversation_id)
+		 SELECT f.workspace_id, f.short_id, c.short_id FROM failed f LEFT JOIN conversations c ON c.id = f.conversation_id`,
+		olderThan.String(), string(errBody))
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Stuck, error) {
+		var s Stuck
+		err := r.Scan(&s.WorkspaceID, &s.ShortID, &s.Conversation)
+		return s, err
+	})
 }
 
 // ResponseByShortID finds a stored response of the workspace.
@@ -154,8 +210,9 @@ func (s *Store) ResponseByShortID(ctx context.Context, workspaceID uuid.UUID, id
 	var r StoredResponse
 	var body string
 	err := s.pool.QueryRow(ctx,
-		`SELECT id, short_id, conversation_id, status, model, body::text FROM responses WHERE workspace_id = $1 AND short_id = $2`,
-		workspaceID, id).Scan(&r.ID, &r.ShortID, &r.ConversationID, &r.Status, &r.Model, &body)
+		`SELECT id, workspace_id, short_id, conversation_id, status, model, background, body
+		 FROM responses WHERE workspace_id = $1 AND short_id = $2`,
+		workspaceID, id).Scan(&r.ID, &r.WorkspaceID, &r.ShortID, &r.ConversationID, &r.Status, &r.Model, &r.Background, &body)
 	r.Body = json.RawMessage(body)
 	return r, notFound(err)
 }

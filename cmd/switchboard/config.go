@@ -27,6 +27,8 @@ type config struct {
 	WebhookAllowPrivate bool
 	SSEPingInterval     time.Duration
 	Delivery            events.DeliveryConfig
+	ResponseTTL         time.Duration
+	IdempotencyTTL      time.Duration
 }
 
 // defaultProtocols is the wire protocol of each vendor family unless *_PROTOCOL says otherwise.
@@ -65,6 +67,12 @@ func loadConfig(getenv env) (config, error) {
 	c.WebhookAllowPrivate = getenv("WEBHOOK_ALLOW_PRIVATE") == "1"
 	var err error
 	if c.SSEPingInterval, err = duration(getenv, "SSE_PING_INTERVAL", 15*time.Second); err != nil {
+		return c, err
+	}
+	if c.ResponseTTL, err = duration(getenv, "RESPONSE_TTL", 15*time.Minute); err != nil {
+		return c, err
+	}
+	if c.IdempotencyTTL, err = duration(getenv, "IDEMPOTENCY_TTL", 24*time.Hour); err != nil {
 		return c, err
 	}
 	c.Delivery = events.DefaultDeliveryConfig

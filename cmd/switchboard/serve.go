@@ -67,17 +67,19 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 
 	a, err := app.New(app.Config{
 		Server: server.Config{
-			Development:     cfg.development(),
-			PublicBaseURL:   cfg.PublicBaseURL,
-			KeyRPM:          cfg.KeyRPM,
-			WorkspaceRPM:    cfg.WorkspaceRPM,
-			SSEPingInterval: cfg.SSEPingInterval,
+			Development:          cfg.development(),
+			PublicBaseURL:        cfg.PublicBaseURL,
+			KeyRPM:               cfg.KeyRPM,
+			WorkspaceRPM:         cfg.WorkspaceRPM,
+			SSEPingInterval:      cfg.SSEPingInterval,
+			IdempotencyRetention: cfg.IdempotencyTTL,
 		},
 		Families:            cfg.Families,
 		Development:         cfg.development(),
 		WebhookAllowPrivate: cfg.WebhookAllowPrivate,
 		Delivery:            cfg.Delivery,
 		VendorTimeout:       vendorTimeout,
+		ResponseTTL:         cfg.ResponseTTL,
 	}, st, cat, log)
 	if err != nil {
 		return err

@@ -37,8 +37,9 @@ CREATE TABLE responses (
     conversation_id      uuid NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
     status               text NOT NULL CHECK (status IN ('queued', 'in_progress', 'completed', 'incomplete', 'failed')),
     model                text NOT NULL,
-    -- The response object exactly as returned, so a GET answers what the create answered.
-    body                 jsonb NOT NULL,
+    -- The response object exactly as returned (text, not jsonb, which would reorder keys),
+    -- so a GET or an idempotent replay answers byte for byte what the create answered.
+    body                 text NOT NULL,
     created_at           timestamptz NOT NULL DEFAULT now(),
     updated_at           timestamptz NOT NULL DEFAULT now()
 );
