@@ -195,7 +195,10 @@ func TestConcurrentRequestsWithOneKeyRunOnce(t *testing.T) {
 
 func TestExpiredIdempotencyKeysAreSweptAndReusable(t *testing.T) {
 	t.Parallel()
-	b := setup(t, func(o *setupOpts) { o.idempotencyRetention = 50 * time.Millisecond; o.responseTTL = 400 * time.Millisecond })
+	b := setup(t, func(o *setupOpts) {
+		o.idempotencyRetention = 50 * time.Millisecond
+		o.responseTTL = 400 * time.Millisecond
+	})
 	_, first := b.createResponse(t, b.url, `{"input":"a"}`, "Idempotency-Key", "k")
 	require.Eventually(t, func() bool { return b.count(t, "idempotency_keys") == 0 }, 10*time.Second, 20*time.Millisecond)
 	resp, second := b.createResponse(t, b.url, `{"input":"a different body is fine now"}`, "Idempotency-Key", "k")
