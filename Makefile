@@ -23,15 +23,20 @@ unit:
 
 generate:
 	$(GO) tool oapi-codegen -config gen/v1api/oapi-codegen.yaml openapi/v1.yaml
+	$(GO) tool oapi-codegen -config gen/apiapi/oapi-codegen.yaml openapi/api.yaml
 
+# Regenerates each contract into a temporary copy and fails on any difference with gen/.
 check-generate:
-	@tmp=$$(mktemp -d) && trap 'rm -rf $$tmp' EXIT && \
-	sed "s#^output:.*#output: $$tmp/v1.gen.go#" gen/v1api/oapi-codegen.yaml > $$tmp/config.yaml && \
-	$(GO) tool oapi-codegen -config $$tmp/config.yaml openapi/v1.yaml && \
-	if ! diff -q $$tmp/v1.gen.go gen/v1api/v1.gen.go >/dev/null; then \
-		echo "gen/v1api/v1.gen.go is out of date with openapi/v1.yaml: run make generate"; \
-		diff -u gen/v1api/v1.gen.go $$tmp/v1.gen.go | head -40; exit 1; \
-	fi
+	@tmp=$$(mktemp -d) && trap 'rm -rf $$tmp' EXIT && status=0 && \
+	for pair in v1api:v1 apiapi:api; do \
+		pkg=$${pair%%:*}; doc=$${pair##*:}; out=$$(ls gen/$$pkg/*.gen.go); \
+		sed "s#^output:.*#output: $$tmp/$$pkg.gen.go#" gen/$$pkg/oapi-codegen.yaml > $$tmp/$$pkg.yaml && \
+		$(GO) tool oapi-codegen -config $$tmp/$$pkg.yaml openapi/$$doc.yaml || exit 1; \
+		if ! diff -q $$tmp/$$pkg.gen.go $$out >/dev/null; then \
+			echo "$$out is out of date with openapi/$$doc.yaml: run make generate"; \
+			diff -u $$out $$tmp/$$pkg.gen.go | head -40; status=1; \
+		fi; \
+	done; exit $$status
 
 vet:
 	$(GO) vet $(PKGS)

@@ -5,6 +5,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -19,6 +20,8 @@ import (
 	"switchboard/catalog"
 	"switchboard/events"
 	"switchboard/llm"
+	"switchboard/manage"
+	"switchboard/mcp"
 	"switchboard/netguard"
 	"switchboard/ratelimit"
 	"switchboard/server"
@@ -35,6 +38,8 @@ type Config struct {
 	VendorTimeout       time.Duration
 	// ResponseTTL is how long a background response may stay unfinished (RESPONSE_TTL).
 	ResponseTTL time.Duration
+	// DevelopmentCreditNanoUSD is the starting credit of the development workspace.
+	DevelopmentCreditNanoUSD int64
 }
 
 // App is a wired process.
@@ -45,7 +50,10 @@ type App struct {
 	relay  *events.Relay
 	store  *store.Store
 	ttl    time.Duration
-	log    *slog.Logger
+
+	development bool
+	devCredit   int64
+	log         *slog.Logger
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -76,6 +84,9 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	if err := river.AddWorkerSafely(workers, server.NewBackgroundWorker(st, turns, cfg.ResponseTTL, log)); err != nil {
 		return nil, err
 	}
+	if err := river.AddWorkerSafely(workers, manage.NewCrawler(st, guard, log)); err != nil {
+		return nil, err
+	}
 	jobs, err := river.NewClient(riverpgxv5.New(st.Pool()), &river.Config{
 		Logger:  log.With(slog.String("component", "jobs")),
 		Workers: workers,
@@ -92,19 +103,28 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 		return nil, fmt.Errorf("job queue: %w", err)
 	}
 	hub := events.NewHub(st.Pool(), log)
+	ops := manage.New(st, cat, guard, jobs, cfg.Server.PublicBaseURL)
+	tools := mcp.New(ops, server.WorkspaceFrom, log)
 	srv, err := server.New(cfg.Server, server.Deps{
 		Store: st, Catalog: cat, Limiter: ratelimit.NewMemory(nil),
 		Turns: turns,
-		Hub:   hub, Jobs: jobs, Guard: guard, Log: log,
+		Hub:   hub, Jobs: jobs, Guard: guard, Ops: ops, MCP: mcp.Handler(tools), Log: log,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &App{Server: srv, Hub: hub, Jobs: jobs, relay: events.NewRelay(st, jobs, hub, log), store: st, ttl: cfg.ResponseTTL, log: log}, nil
+	return &App{Server: srv, Hub: hub, Jobs: jobs, relay: events.NewRelay(st, jobs, hub, log), store: st, ttl: cfg.ResponseTTL, log: log,
+		development: cfg.Development, devCredit: cfg.DevelopmentCreditNanoUSD}, nil
 }
 
 // Start runs the background machinery: the job queue, the event hub and the relay.
 func (a *App) Start(ctx context.Context) error {
+	if a.development {
+		// The development user acts in workspace `default`; make sure it exists.
+		if _, err := a.store.CreateWorkspace(ctx, server.DevelopmentWorkspace, a.devCredit); err != nil && !errors.Is(err, store.ErrExists) {
+			return err
+		}
+	}
 	ctx, a.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	if err := a.Jobs.Start(ctx); err != nil {
 		return fmt.Errorf("start job queue: %w", err)

@@ -8,3 +8,8 @@ import _ "embed"
 //
 //go:embed v1.yaml
 var V1YAML []byte
+
+// APIYAML is openapi/api.yaml, the /api contract.
+//
+//go:embed api.yaml
+var APIYAML []byte

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
@@ -64,37 +65,69 @@ func (s *Server) logRequests() echo.MiddlewareFunc {
 // valid key is limited per address and every answer, 401 included, carries the X-RateLimit
 // headers.
 func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		ctx := c.Request().Context()
-		p, authErr := s.principal(ctx, c.Request().Header.Get(echo.HeaderAuthorization))
-		var buckets []budget
-		if authErr != nil {
-			if apierr.As(authErr) == nil {
-				return authErr // the database is down: a 500, not a 401
-			}
-			buckets = []budget{{"ip:" + c.RealIP(), s.cfg.KeyRPM}}
-		} else {
-			buckets = []budget{{"key:" + p.KeyID.String(), s.cfg.KeyRPM}, {"ws:" + p.WorkspaceID.String(), s.cfg.WorkspaceRPM}}
-		}
-		res, err := s.spend(ctx, buckets)
-		if err != nil {
-			return err
-		}
-		setRateHeaders(c, res)
-		ctx = context.WithValue(ctx, rateKey, res)
-		if !res.Allowed {
-			return &apierr.Error{Kind: apierr.KindRateLimited, Code: "rate_limit_exceeded",
-				Message: "Rate limit exceeded: " + strconv.Itoa(res.Limit) + " requests per minute."}
-		}
-		if authErr != nil {
-			return authErr
-		}
-		if err := workspaceMayWork(p); err != nil {
-			return err
-		}
-		c.SetRequest(c.Request().WithContext(context.WithValue(ctx, principalKey, p)))
-		return next(c)
+	return s.authenticator(false)(next)
+}
+
+// authenticator is authenticate; with devFallback (the /api and /mcp surfaces), a call
+// without an Authorization header in APP_ENV=development acts as the development user, the
+// owner of workspace `default`. Production never does.
+func (s *Server) authenticator(devFallback bool) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error { return s.authenticateRequest(c, next, devFallback) }
 	}
+}
+
+func (s *Server) authenticateRequest(c echo.Context, next echo.HandlerFunc, devFallback bool) error {
+	ctx := c.Request().Context()
+	header := c.Request().Header.Get(echo.HeaderAuthorization)
+	var p store.Principal
+	var authErr error
+	if header == "" && devFallback && s.cfg.Development {
+		p, authErr = s.developmentUser(ctx)
+	} else {
+		p, authErr = s.principal(ctx, header)
+	}
+	var buckets []budget
+	if authErr != nil {
+		if apierr.As(authErr) == nil {
+			return authErr // the database is down: a 500, not a 401
+		}
+		buckets = []budget{{"ip:" + c.RealIP(), s.cfg.KeyRPM}}
+	} else {
+		buckets = []budget{{"key:" + p.KeyID.String(), s.cfg.KeyRPM}, {"ws:" + p.WorkspaceID.String(), s.cfg.WorkspaceRPM}}
+	}
+	res, err := s.spend(ctx, buckets)
+	if err != nil {
+		return err
+	}
+	setRateHeaders(c, res)
+	ctx = context.WithValue(ctx, rateKey, res)
+	if !res.Allowed {
+		return &apierr.Error{Kind: apierr.KindRateLimited, Code: "rate_limit_exceeded",
+			Message: "Rate limit exceeded: " + strconv.Itoa(res.Limit) + " requests per minute."}
+	}
+	if authErr != nil {
+		return authErr
+	}
+	if err := workspaceMayWork(p); err != nil {
+		return err
+	}
+	c.SetRequest(c.Request().WithContext(context.WithValue(ctx, principalKey, p)))
+	return next(c)
+}
+
+// DevelopmentWorkspace is the workspace of the development user.
+const DevelopmentWorkspace = "default"
+
+func (s *Server) developmentUser(ctx context.Context) (store.Principal, error) {
+	w, err := s.store.WorkspaceByName(ctx, DevelopmentWorkspace)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Principal{}, apierr.Unauthenticated("missing_api_key", "No API key was sent and the development workspace does not exist.")
+	}
+	if err != nil {
+		return store.Principal{}, err
+	}
+	return store.Principal{Role: "owner", WorkspaceID: w.ID, WorkspaceName: w.Name, WorkspaceState: w.Status, BalanceNanoUSD: w.BalanceNanoUSD}, nil
 }
 
 type budget struct {
@@ -184,4 +217,10 @@ type rateHeaders struct {
 func rateHeadersFrom(ctx context.Context) rateHeaders {
 	r, _ := ctx.Value(rateKey).(ratelimit.Result)
 	return rateHeaders{XRateLimitLimit: r.Limit, XRateLimitRemaining: r.Remaining, XRateLimitReset: ceilSeconds(r.Reset)}
+}
+
+// WorkspaceFrom is the workspace of the authenticated caller of a request.
+func WorkspaceFrom(ctx context.Context) (uuid.UUID, bool) {
+	p, ok := principalFrom(ctx)
+	return p.WorkspaceID, ok
 }

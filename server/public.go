@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"switchboard/blueprint"
 	"switchboard/gen/v1api"
 	"switchboard/openapi"
 )
@@ -26,6 +27,10 @@ func (s *Server) routePublic(e *echo.Echo) {
 	e.GET("/docs/errors", staticBlob("text/markdown; charset=utf-8", errorsDoc))
 	e.GET("/openapi/v1.yaml", staticBlob("application/yaml", openapi.V1YAML))
 	e.GET("/openapi/v1.json", s.v1JSON)
+	e.GET("/openapi/api.yaml", staticBlob("application/yaml", openapi.APIYAML))
+	e.GET("/schemas/blueprint.json", staticBlob("application/schema+json", blueprint.JSONSchema()))
+	e.GET("/agents/:id/test", s.testPage)
+	e.GET("/embed/:file", s.embedScript)
 }
 
 func staticBlob(contentType string, body []byte) echo.HandlerFunc {

@@ -20,6 +20,7 @@ import (
 	"switchboard/catalog"
 	"switchboard/events"
 	"switchboard/gen/v1api"
+	"switchboard/manage"
 	"switchboard/netguard"
 	"switchboard/ratelimit"
 	"switchboard/store"
@@ -47,6 +48,8 @@ type Deps struct {
 	Hub     *events.Hub           // live event fan-out for GET /v1/events
 	Jobs    *river.Client[pgx.Tx] // the durable job queue
 	Guard   netguard.Guard        // which webhook URLs may be registered
+	Ops     *manage.Service       // agent-management operations (/api, /mcp)
+	MCP     http.Handler          // the MCP tool server
 	Log     *slog.Logger
 }
 
@@ -60,6 +63,8 @@ type Server struct {
 	hub     *events.Hub
 	jobs    *river.Client[pgx.Tx]
 	guard   netguard.Guard
+	ops     *manage.Service
+	mcp     http.Handler
 	log     *slog.Logger
 	echo    *echo.Echo
 }
@@ -77,7 +82,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		cfg.HealthCheckLimit = 2 * time.Second
 	}
 	s := &Server{cfg: cfg, store: deps.Store, catalog: deps.Catalog, limiter: deps.Limiter, turns: deps.Turns,
-		hub: deps.Hub, jobs: deps.Jobs, guard: deps.Guard, log: deps.Log, echo: echo.New()}
+		hub: deps.Hub, jobs: deps.Jobs, guard: deps.Guard, ops: deps.Ops, mcp: deps.MCP, log: deps.Log, echo: echo.New()}
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
@@ -93,7 +98,35 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if err := s.routeV1(e); err != nil {
 		return nil, err
 	}
+	if err := s.routeAPI(e); err != nil {
+		return nil, err
+	}
+	s.routeMCP(e)
 	return s, nil
+}
+
+// routeMCP mounts the MCP tool server at /mcp, behind the same keys, budgets and
+// development fallback as /api. The request validator is not involved: MCP has its own.
+func (s *Server) routeMCP(e *echo.Echo) {
+	if s.mcp == nil {
+		return
+	}
+	e.Any("/mcp", echo.WrapHandler(s.mcp), s.authenticator(true), middleware.BodyLimit(s.cfg.BodyLimit))
+}
+
+// MCPHandler serves only the MCP tool server, for MCP_ADDR: the same middleware, no other
+// route.
+func (s *Server) MCPHandler() http.Handler {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.handleError
+	e.IPExtractor = echo.ExtractIPDirect()
+	e.Use(middleware.RequestIDWithConfig(middleware.RequestIDConfig{Generator: newRequestID}))
+	e.Use(s.logRequests())
+	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisableStackAll: true, DisablePrintStack: true}))
+	s.routeMCP(e)
+	e.GET("/health", s.health)
+	return e
 }
 
 // Handler is the root HTTP handler.

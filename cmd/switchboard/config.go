@@ -29,6 +29,7 @@ type config struct {
 	Delivery            events.DeliveryConfig
 	ResponseTTL         time.Duration
 	IdempotencyTTL      time.Duration
+	MCPAddr             string
 }
 
 // defaultProtocols is the wire protocol of each vendor family unless *_PROTOCOL says otherwise.
@@ -53,6 +54,7 @@ func loadConfig(getenv env) (config, error) {
 		AppEnv:          getenv.or("APP_ENV", "production"),
 		BootstrapAPIKey: getenv("BOOTSTRAP_API_KEY"),
 		ModelsFile:      getenv("MODELS_FILE"),
+		MCPAddr:         getenv("MCP_ADDR"),
 		PublicBaseURL:   strings.TrimRight(getenv.or("PUBLIC_BASE_URL", "http://localhost:8080"), "/"),
 	}
 	c.Families = map[string]llm.FamilyConfig{}

@@ -80,6 +80,8 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 		Delivery:            cfg.Delivery,
 		VendorTimeout:       vendorTimeout,
 		ResponseTTL:         cfg.ResponseTTL,
+
+		DevelopmentCreditNanoUSD: cfg.StartingCreditNano,
 	}, st, cat, log)
 	if err != nil {
 		return err
@@ -88,9 +90,15 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 		return err
 	}
 	httpServer := &http.Server{Addr: cfg.Addr, Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- httpServer.ListenAndServe() }()
 	log.Info("serving", slog.String("addr", cfg.Addr), slog.String("app_env", cfg.AppEnv))
+	if cfg.MCPAddr != "" {
+		mcpServer := &http.Server{Addr: cfg.MCPAddr, Handler: a.Server.MCPHandler(), ReadHeaderTimeout: 10 * time.Second}
+		go func() { errc <- mcpServer.ListenAndServe() }()
+		defer mcpServer.Close()
+		log.Info("serving MCP", slog.String("addr", cfg.MCPAddr))
+	}
 
 	select {
 	case err := <-errc:

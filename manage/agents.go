@@ -1,0 +1,147 @@
+package manage
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/riverqueue/river"
+
+	"switchboard/apierr"
+	"switchboard/blueprint"
+	"switchboard/store"
+)
+
+// CreateAgentInput is create_agent's input: a full blueprint in YAML.
+type CreateAgentInput struct {
+	YAML string `json:"yaml"`
+}
+
+// CreateAgentResult is create_agent's result.
+type CreateAgentResult struct {
+	Success   bool     `json:"success"`
+	AgentID   string   `json:"agentId"`
+	AgentName string   `json:"agentName"`
+	Status    string   `json:"status"`
+	TestURL   string   `json:"testUrl"`
+	Warnings  []string `json:"warnings"`
+}
+
+// CreateAgent validates the blueprint and stores the agent, its knowledge base and its
+// sources; website sources are queued for crawling in the same transaction.
+func (s *Service) CreateAgent(ctx context.Context, ws uuid.UUID, in CreateAgentInput) (CreateAgentResult, error) {
+	if strings.TrimSpace(in.YAML) == "" {
+		return CreateAgentResult{}, apierr.Invalid("yaml", "missing_blueprint", "yaml is required: the full agent blueprint.")
+	}
+	bp, err := blueprint.Parse([]byte(in.YAML), s.catalog)
+	if err != nil {
+		return CreateAgentResult{}, invalidBlueprint("yaml", err)
+	}
+	warnings := append([]string{}, blueprint.Warnings(bp)...)
+	raw, err := json.Marshal(bp)
+	if err != nil {
+		return CreateAgentResult{}, err
+	}
+	var sources []store.NewSource
+	if bp.Agent.KnowledgeBase != nil {
+		for _, src := range bp.Agent.KnowledgeBase.Sources {
+			ns := store.NewSource{Type: string(src.Type), URL: src.URL, Path: src.Path, Status: "queued"}
+			if src.Depth != nil {
+				ns.Depth = *src.Depth
+			}
+			if src.Type != blueprint.SourceType("website_crawl") {
+				msg := "ingesting " + string(src.Type) + " sources is not available yet; the source is recorded"
+				ns.Status, ns.Error = "failed", &msg
+				warnings = append(warnings, "knowledge_base source of type "+string(src.Type)+" is recorded but not ingested yet")
+			}
+			sources = append(sources, ns)
+		}
+	}
+	var a store.Agent
+	err = s.store.InTx(ctx, func(tx *store.Tx) error {
+		var created []store.Source
+		if a, created, err = tx.CreateAgent(ctx, ws, bp.Agent.Name, raw, sources); err != nil {
+			return err
+		}
+		var jobs []river.InsertManyParams
+		for _, src := range created {
+			if src.Status == "queued" {
+				jobs = append(jobs, river.InsertManyParams{Args: CrawlArgs{WorkspaceID: ws, SourceID: src.ID}})
+			}
+		}
+		if len(jobs) == 0 {
+			return nil
+		}
+		_, err := s.jobs.InsertManyTx(ctx, tx.Pgx(), jobs)
+		return err
+	})
+	if err != nil {
+		return CreateAgentResult{}, err
+	}
+	return CreateAgentResult{Success: true, AgentID: a.ID.String(), AgentName: a.Name, Status: a.Status,
+		TestURL: s.testURL(a.ID), Warnings: warnings}, nil
+}
+
+// AgentSummary is an agent as listed.
+type AgentSummary struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Status    string `json:"status"`
+	CreatedAt string `json:"createdAt"`
+}
+
+// ListAgentsInput is list_agents' input.
+type ListAgentsInput struct {
+	Status string `json:"status,omitempty"`
+}
+
+// ListAgentsResult is list_agents' result.
+type ListAgentsResult struct {
+	Success bool           `json:"success"`
+	Agents  []AgentSummary `json:"agents"`
+	Total   int            `json:"total"`
+}
+
+// ListAgents lists the workspace's agents, newest first.
+func (s *Service) ListAgents(ctx context.Context, ws uuid.UUID, in ListAgentsInput) (ListAgentsResult, error) {
+	if in.Status != "" && in.Status != "enabled" && in.Status != "disabled" {
+		return ListAgentsResult{}, apierr.Invalid("status", "invalid_value", "status must be enabled or disabled.")
+	}
+	list, err := s.store.ListAgents(ctx, ws, in.Status)
+	if err != nil {
+		return ListAgentsResult{}, err
+	}
+	out := ListAgentsResult{Success: true, Agents: []AgentSummary{}, Total: len(list)}
+	for _, a := range list {
+		out.Agents = append(out.Agents, AgentSummary{ID: a.ID.String(), Name: a.Name, Status: a.Status, CreatedAt: rfc3339(a.CreatedAt)})
+	}
+	return out, nil
+}
+
+// DeleteAgentInput is delete_agent's input.
+type DeleteAgentInput struct {
+	AgentID string `json:"agent_id"`
+}
+
+// AgentRef is the result of operations on one agent.
+type AgentRef struct {
+	Success   bool   `json:"success"`
+	AgentID   string `json:"agentId"`
+	AgentName string `json:"agentName"`
+}
+
+// DeleteAgent removes the agent, its knowledge base and its deployments.
+func (s *Service) DeleteAgent(ctx context.Context, ws uuid.UUID, in DeleteAgentInput) (AgentRef, error) {
+	a, err := s.agent(ctx, ws, "agent_id", in.AgentID)
+	if err != nil {
+		return AgentRef{}, err
+	}
+	if err := s.store.DeleteAgent(ctx, ws, a.ID); errors.Is(err, store.ErrNotFound) {
+		return AgentRef{}, agentNotFound(in.AgentID)
+	} else if err != nil {
+		return AgentRef{}, err
+	}
+	return AgentRef{Success: true, AgentID: a.ID.String(), AgentName: a.Name}, nil
+}

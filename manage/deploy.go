@@ -1,0 +1,288 @@
+package manage
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/google/uuid"
+
+	"switchboard/apierr"
+	"switchboard/store"
+)
+
+// Channel types an agent can be deployed to.
+var channelTypes = map[string]bool{"webchat": true, "telco_voice": true, "sms": true, "msgapp_1": true, "msgapp_2": true, "msgapp_3": true, "msgapp_4": true}
+
+// DeployAgentInput is deploy_agent's input.
+type DeployAgentInput struct {
+	AgentID         string          `json:"agent_id"`
+	Channel         string          `json:"channel,omitempty"`
+	Config          json.RawMessage `json:"config,omitempty"`
+	ChannelID       string          `json:"channel_id,omitempty"`
+	TakeOverInbound bool            `json:"take_over_inbound,omitempty"`
+}
+
+// DeployAgentResult is deploy_agent's result.
+type DeployAgentResult struct {
+	Success         bool    `json:"success"`
+	DeploymentID    string  `json:"deploymentId"`
+	Channel         string  `json:"channel"`
+	Message         string  `json:"message"`
+	ChannelName     *string `json:"channelName,omitempty"`
+	Inbound         *bool   `json:"inbound,omitempty"`
+	Note            *string `json:"note,omitempty"`
+	ReplacedAgentID *string `json:"replacedAgentId,omitempty"`
+}
+
+// DeployAgent deploys an agent to a channel type, or to a channel row with the inbound-seat
+// rules. `config` is stored as given and never decides routing.
+func (s *Service) DeployAgent(ctx context.Context, ws uuid.UUID, in DeployAgentInput) (DeployAgentResult, error) {
+	if in.TakeOverInbound && in.ChannelID == "" {
+		return DeployAgentResult{}, apierr.Invalid("take_over_inbound", "channel_id_required",
+			"take_over_inbound needs channel_id: the channel parameter names a kind of channel, not a channel whose inbound seat can be taken.")
+	}
+	if in.ChannelID == "" && in.Channel == "" {
+		return DeployAgentResult{}, apierr.Invalid("channel", "missing_parameter", "Give channel_id (a channel of the workspace) or channel (a channel type).")
+	}
+	if in.Channel != "" && !channelTypes[in.Channel] {
+		return DeployAgentResult{}, apierr.Invalid("channel", "invalid_value", "channel must be one of webchat, telco_voice, sms, msgapp_1, msgapp_2, msgapp_3, msgapp_4.")
+	}
+	config := in.Config
+	if len(config) == 0 || string(config) == "null" {
+		config = json.RawMessage(`{}`)
+	} else if config[0] != '{' {
+		return DeployAgentResult{}, apierr.Invalid("config", "invalid_value", "config must be a JSON object.")
+	}
+	a, err := s.agent(ctx, ws, "agent_id", in.AgentID)
+	if err != nil {
+		return DeployAgentResult{}, err
+	}
+	if a.Status != "enabled" {
+		return DeployAgentResult{}, apierr.Conflict("agent_disabled", "The agent is disabled: enable it with update_agent before deploying it.")
+	}
+	d := store.Deploy{AgentID: a.ID, ChannelType: in.Channel, TakeOver: in.TakeOverInbound, Config: config}
+	if in.ChannelID != "" {
+		ch, err := s.channel(ctx, ws, in.ChannelID)
+		if err != nil {
+			return DeployAgentResult{}, err
+		}
+		if in.Channel != "" && in.Channel != ch.Provider {
+			return DeployAgentResult{}, apierr.Invalid("channel", "channel_mismatch", "channel says %s but channel %s is a %s channel.", in.Channel, in.ChannelID, ch.Provider)
+		}
+		d.ChannelID = &ch.ID
+	}
+	dep, err := s.store.DeployAgent(ctx, ws, d)
+	if errors.Is(err, store.ErrNotFound) {
+		return DeployAgentResult{}, apierr.NotFound("channel_id", "channel_not_found", "No channel %s in this workspace.", in.ChannelID)
+	}
+	if err != nil {
+		return DeployAgentResult{}, err
+	}
+	return s.deployResult(a, dep, d.ChannelID != nil), nil
+}
+
+func (s *Service) channel(ctx context.Context, ws uuid.UUID, ref string) (store.Channel, error) {
+	id, err := parseID("channel_id", ref)
+	if err != nil {
+		return store.Channel{}, err
+	}
+	ch, err := s.store.ChannelByID(ctx, ws, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return ch, apierr.NotFound("channel_id", "channel_not_found", "No channel %s in this workspace.", ref)
+	}
+	return ch, err
+}
+
+func (s *Service) deployResult(a store.Agent, dep store.Deployment, withRow bool) DeployAgentResult {
+	out := DeployAgentResult{Success: true, DeploymentID: dep.ID.String(), Channel: dep.ChannelType}
+	if !withRow {
+		out.Message = a.Name + " is deployed to " + dep.ChannelType + "."
+		return out
+	}
+	out.ChannelName, out.Inbound = &dep.ChannelName, &dep.Inbound
+	var note *string
+	switch {
+	case dep.Replaced != nil:
+		replaced := dep.Replaced.String()
+		out.ReplacedAgentID = &replaced
+		out.Message = a.Name + " now answers inbound traffic on " + dep.ChannelName + "; the previous agent stays deployed for outbound."
+	case dep.Inbound:
+		out.Message = a.Name + " answers inbound traffic on " + dep.ChannelName + "."
+	default:
+		out.Message = a.Name + " is deployed to " + dep.ChannelName + " for outbound only."
+		n := "Another agent holds the inbound seat of this channel; pass take_over_inbound: true to move it."
+		note = &n
+	}
+	out.Note = note
+	return out
+}
+
+// TestLinkInput is generate_test_link's input.
+type TestLinkInput struct {
+	AgentID string `json:"agent_id"`
+}
+
+// TestLinkResult is generate_test_link's result.
+type TestLinkResult struct {
+	Success   bool    `json:"success"`
+	TestURL   string  `json:"testUrl"`
+	EmbedURL  *string `json:"embedUrl"`
+	AgentName string  `json:"agentName"`
+	Note      string  `json:"note"`
+}
+
+// GenerateTestLink returns the agent's test page and, once it is deployed to webchat, the
+// embed script of that deployment. Both are served by this server.
+func (s *Service) GenerateTestLink(ctx context.Context, ws uuid.UUID, in TestLinkInput) (TestLinkResult, error) {
+	a, err := s.agent(ctx, ws, "agent_id", in.AgentID)
+	if err != nil {
+		return TestLinkResult{}, err
+	}
+	deployed, err := s.store.AgentDeployments(ctx, ws, a.ID)
+	if err != nil {
+		return TestLinkResult{}, err
+	}
+	out := TestLinkResult{Success: true, TestURL: s.testURL(a.ID), AgentName: a.Name,
+		Note: "No webchat deployment yet: deploy the agent to webchat to get an embed script."}
+	if id, ok := deployed["webchat"]; ok {
+		embed := s.embedURL(id)
+		out.EmbedURL = &embed
+		out.Note = "Add <script src=\"" + embed + "\" async></script> to a page to show the chat widget."
+	}
+	if a.Status != "enabled" {
+		out.Note = "The agent is disabled: the test page shows it but it does not reply. " + out.Note
+	}
+	return out, nil
+}
+
+// ConversationsInput is get_conversations' input.
+type ConversationsInput struct {
+	AgentID string `json:"agent_id"`
+	Limit   *int   `json:"limit,omitempty"`
+}
+
+// ConversationItem is a conversation as get_conversations lists it.
+type ConversationItem struct {
+	ID        string   `json:"id"`
+	Status    string   `json:"status"`
+	Channel   string   `json:"channel"`
+	Labels    []string `json:"labels"`
+	CreatedAt string   `json:"createdAt"`
+}
+
+// ConversationsResult is get_conversations' result.
+type ConversationsResult struct {
+	Success       bool               `json:"success"`
+	Conversations []ConversationItem `json:"conversations"`
+	Total         int                `json:"total"`
+}
+
+// GetConversations lists an agent's most recent conversations; total counts all of them.
+func (s *Service) GetConversations(ctx context.Context, ws uuid.UUID, in ConversationsInput) (ConversationsResult, error) {
+	limit := 20
+	if in.Limit != nil {
+		limit = *in.Limit
+	}
+	if limit < 1 || limit > 100 {
+		return ConversationsResult{}, apierr.Invalid("limit", "invalid_value", "limit must be between 1 and 100.")
+	}
+	a, err := s.agent(ctx, ws, "agent_id", in.AgentID)
+	if err != nil {
+		return ConversationsResult{}, err
+	}
+	list, total, err := s.store.AgentConversations(ctx, ws, a.ID, limit)
+	if err != nil {
+		return ConversationsResult{}, err
+	}
+	out := ConversationsResult{Success: true, Conversations: []ConversationItem{}, Total: total}
+	for _, c := range list {
+		out.Conversations = append(out.Conversations, ConversationItem{ID: c.ID, Status: c.Status, Channel: c.Channel, Labels: nonNil(c.Labels), CreatedAt: rfc3339(c.CreatedAt)})
+	}
+	return out, nil
+}
+
+// AnalyticsInput is get_analytics' input.
+type AnalyticsInput struct {
+	AgentID string `json:"agent_id"`
+}
+
+// AnalyticsResult is get_analytics' result.
+type AnalyticsResult struct {
+	Success            bool           `json:"success"`
+	AgentID            string         `json:"agentId"`
+	AgentName          string         `json:"agentName"`
+	TotalConversations int            `json:"totalConversations"`
+	LabelCounts        map[string]int `json:"labelCounts"`
+}
+
+// GetAnalytics counts an agent's conversations and their labels.
+func (s *Service) GetAnalytics(ctx context.Context, ws uuid.UUID, in AnalyticsInput) (AnalyticsResult, error) {
+	a, err := s.agent(ctx, ws, "agent_id", in.AgentID)
+	if err != nil {
+		return AnalyticsResult{}, err
+	}
+	total, counts, err := s.store.AgentLabelCounts(ctx, ws, a.ID)
+	if err != nil {
+		return AnalyticsResult{}, err
+	}
+	return AnalyticsResult{Success: true, AgentID: a.ID.String(), AgentName: a.Name, TotalConversations: total, LabelCounts: counts}, nil
+}
+
+// ChannelView is a channel row.
+type ChannelView struct {
+	ID             string          `json:"id"`
+	Provider       string          `json:"provider"`
+	Name           string          `json:"name"`
+	Config         json.RawMessage `json:"config"`
+	InboundAgentID *string         `json:"inboundAgentId"`
+	CreatedAt      string          `json:"createdAt"`
+}
+
+// CreateChannelInput creates a channel row.
+type CreateChannelInput struct {
+	Provider string          `json:"provider"`
+	Name     string          `json:"name"`
+	Config   json.RawMessage `json:"config,omitempty"`
+}
+
+// CreateChannel stores a channel of the workspace.
+func (s *Service) CreateChannel(ctx context.Context, ws uuid.UUID, in CreateChannelInput) (ChannelView, error) {
+	if !channelTypes[in.Provider] {
+		return ChannelView{}, apierr.Invalid("provider", "invalid_value", "provider must be one of webchat, telco_voice, sms, msgapp_1, msgapp_2, msgapp_3, msgapp_4.")
+	}
+	if n := len([]rune(in.Name)); n < 1 || n > 100 {
+		return ChannelView{}, apierr.Invalid("name", "invalid_value", "name must be 1 to 100 characters.")
+	}
+	cfg := in.Config
+	if len(cfg) == 0 {
+		cfg = json.RawMessage(`{}`)
+	}
+	c, err := s.store.CreateChannel(ctx, ws, in.Provider, in.Name, cfg)
+	if err != nil {
+		return ChannelView{}, err
+	}
+	return channelView(c), nil
+}
+
+// ListChannels lists the workspace's channels.
+func (s *Service) ListChannels(ctx context.Context, ws uuid.UUID) ([]ChannelView, error) {
+	list, err := s.store.ListChannels(ctx, ws)
+	if err != nil {
+		return nil, err
+	}
+	out := []ChannelView{}
+	for _, c := range list {
+		out = append(out, channelView(c))
+	}
+	return out, nil
+}
+
+func channelView(c store.Channel) ChannelView {
+	v := ChannelView{ID: c.ID.String(), Provider: c.Provider, Name: c.Name, Config: c.Config, CreatedAt: rfc3339(c.CreatedAt)}
+	if c.InboundAgent != nil {
+		id := c.InboundAgent.String()
+		v.InboundAgentID = &id
+	}
+	return v
+}

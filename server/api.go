@@ -1,0 +1,179 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"sync"
+
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	echomw "github.com/oapi-codegen/echo-middleware"
+
+	"switchboard/apierr"
+	"switchboard/gen/apiapi"
+	"switchboard/manage"
+)
+
+// apiHandlers implements the generated strict /api interface over the same operations as
+// the MCP tools.
+type apiHandlers struct {
+	s *Server
+}
+
+var _ apiapi.StrictServerInterface = (*apiHandlers)(nil)
+
+var yamlAsText sync.Once
+
+func (s *Server) routeAPI(e *echo.Echo) error {
+	// A blueprint is validated by the blueprint parser, which reports paths and lines; the
+	// contract only says the body is YAML text, so kin-openapi must not parse it itself.
+	yamlAsText.Do(func() { openapi3filter.RegisterBodyDecoder("application/yaml", openapi3filter.PlainBodyDecoder) })
+	spec, err := apiapi.GetSwagger()
+	if err != nil {
+		return err
+	}
+	spec.Servers = nil
+	validator := echomw.OapiRequestValidatorWithOptions(spec, &echomw.Options{
+		ErrorHandler:          validationError,
+		Options:               openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc},
+		SilenceServersWarning: true,
+	})
+	g := e.Group("/api", s.authenticator(true), middleware.BodyLimit(s.cfg.BodyLimit), keepRawBody, validator)
+	apiapi.RegisterHandlers(basePath{g: g, prefix: "/api"}, apiapi.NewStrictHandler(&apiHandlers{s: s}, nil))
+	return nil
+}
+
+type rawBodyKey struct{}
+
+// keepRawBody keeps the request body for handlers that need more than the decoded struct
+// (PATCH must tell a null from an absent field).
+func keepRawBody(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		if req.Body == nil || req.Method == http.MethodGet {
+			return next(c)
+		}
+		raw, err := io.ReadAll(req.Body)
+		if err != nil {
+			return err
+		}
+		req.Body = io.NopCloser(bytes.NewReader(raw))
+		c.SetRequest(req.WithContext(context.WithValue(req.Context(), rawBodyKey{}, raw)))
+		return next(c)
+	}
+}
+
+func workspaceOf(ctx context.Context) uuid.UUID {
+	p, _ := principalFrom(ctx)
+	return p.WorkspaceID
+}
+
+func (h *apiHandlers) ListAgents(ctx context.Context, req apiapi.ListAgentsRequestObject) (apiapi.ListAgentsResponseObject, error) {
+	in := manage.ListAgentsInput{}
+	if req.Params.Status != nil {
+		in.Status = string(*req.Params.Status)
+	}
+	out, err := h.s.ops.ListAgents(ctx, workspaceOf(ctx), in)
+	if err != nil {
+		return nil, err
+	}
+	return apiJSON{status: http.StatusOK, body: out}, nil
+}
+
+func (h *apiHandlers) CreateAgent(ctx context.Context, req apiapi.CreateAgentRequestObject) (apiapi.CreateAgentResponseObject, error) {
+	var in manage.CreateAgentInput
+	switch {
+	case req.JSONBody != nil:
+		in.YAML = req.JSONBody.Yaml
+	case req.Body != nil:
+		raw, err := io.ReadAll(req.Body)
+		if err != nil {
+			return nil, err
+		}
+		in.YAML = string(raw)
+	}
+	out, err := h.s.ops.CreateAgent(ctx, workspaceOf(ctx), in)
+	if err != nil {
+		return nil, err
+	}
+	return apiJSON{status: http.StatusCreated, body: out}, nil
+}
+
+func (h *apiHandlers) GetAgent(ctx context.Context, req apiapi.GetAgentRequestObject) (apiapi.GetAgentResponseObject, error) {
+	out, err := h.s.ops.GetAgent(ctx, workspaceOf(ctx), manage.GetAgentInput{AgentID: req.Id.String()})
+	if err != nil {
+		return nil, restParam(err)
+	}
+	return apiJSON{status: http.StatusOK, body: out}, nil
+}
+
+func (h *apiHandlers) UpdateAgent(ctx context.Context, req apiapi.UpdateAgentRequestObject) (apiapi.UpdateAgentResponseObject, error) {
+	raw, _ := ctx.Value(rawBodyKey{}).([]byte)
+	var updates map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &updates); err != nil {
+		return nil, apierr.Invalid("", "invalid_json", "The request body must be a JSON object of fields to change.")
+	}
+	ws := workspaceOf(ctx)
+	if _, err := h.s.ops.UpdateAgent(ctx, ws, manage.UpdateAgentInput{AgentID: req.Id.String(), Updates: updates}); err != nil {
+		return nil, restParam(err)
+	}
+	out, err := h.s.ops.GetAgent(ctx, ws, manage.GetAgentInput{AgentID: req.Id.String()})
+	if err != nil {
+		return nil, err
+	}
+	return apiJSON{status: http.StatusOK, body: out}, nil
+}
+
+func (h *apiHandlers) ListChannels(ctx context.Context, _ apiapi.ListChannelsRequestObject) (apiapi.ListChannelsResponseObject, error) {
+	list, err := h.s.ops.ListChannels(ctx, workspaceOf(ctx))
+	if err != nil {
+		return nil, err
+	}
+	return apiJSON{status: http.StatusOK, body: map[string]any{"object": "list", "data": list}}, nil
+}
+
+func (h *apiHandlers) CreateChannel(ctx context.Context, req apiapi.CreateChannelRequestObject) (apiapi.CreateChannelResponseObject, error) {
+	in := manage.CreateChannelInput{Provider: string(req.Body.Provider), Name: req.Body.Name}
+	if req.Body.Config != nil {
+		raw, err := json.Marshal(*req.Body.Config)
+		if err != nil {
+			return nil, err
+		}
+		in.Config = raw
+	}
+	out, err := h.s.ops.CreateChannel(ctx, workspaceOf(ctx), in)
+	if err != nil {
+		return nil, err
+	}
+	return apiJSON{status: http.StatusCreated, body: out}, nil
+}
+
+// restParam names the path parameter `id` where an operation names its tool argument.
+func restParam(err error) error {
+	if e := apierr.As(err); e != nil && e.Param == "agent_id" {
+		copied := *e
+		copied.Param = "id"
+		return &copied
+	}
+	return err
+}
+
+// apiJSON is a JSON response of any /api operation.
+type apiJSON struct {
+	status int
+	body   any
+}
+
+func (j apiJSON) write(w http.ResponseWriter) error { return jsonBody(j).write(w) }
+
+func (j apiJSON) VisitListAgentsResponse(w http.ResponseWriter) error    { return j.write(w) }
+func (j apiJSON) VisitCreateAgentResponse(w http.ResponseWriter) error   { return j.write(w) }
+func (j apiJSON) VisitGetAgentResponse(w http.ResponseWriter) error      { return j.write(w) }
+func (j apiJSON) VisitUpdateAgentResponse(w http.ResponseWriter) error   { return j.write(w) }
+func (j apiJSON) VisitListChannelsResponse(w http.ResponseWriter) error  { return j.write(w) }
+func (j apiJSON) VisitCreateChannelResponse(w http.ResponseWriter) error { return j.write(w) }
