@@ -64,6 +64,7 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	if cfg.VendorTimeout == 0 {
 		cfg.VendorTimeout = 5 * time.Minute
 	}
+	cfg.Server.Development = cfg.Development
 	if cfg.ResponseTTL == 0 {
 		cfg.ResponseTTL = 15 * time.Minute
 	}

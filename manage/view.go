@@ -2,6 +2,7 @@ package manage
 
 import (
 	"context"
+	"sort"
 	"strings"
 
 	"github.com/google/uuid"
@@ -46,12 +47,24 @@ type AgentView struct {
 	ToolsConfig           []blueprint.Tool         `json:"toolsConfig"`
 	Channels              []blueprint.Channel      `json:"channels"`
 	Deployments           []string                 `json:"deployments"`
+	KnowledgeSources      []SourceView             `json:"knowledgeSources"`
 	DisclosureEnabled     bool                     `json:"disclosureEnabled"`
 	DisclosureText        *string                  `json:"disclosureText"`
 	DisclosureRecordingID *string                  `json:"disclosureRecordingId"`
 	CreatedAt             string                   `json:"createdAt"`
 	UpdatedAt             string                   `json:"updatedAt"`
 	Disclosure            *Disclosure              `json:"disclosure,omitempty"`
+}
+
+// SourceView is a knowledge source with its ingestion status.
+type SourceView struct {
+	ID     string  `json:"id"`
+	Type   string  `json:"type"`
+	URL    *string `json:"url"`
+	Depth  *int    `json:"depth"`
+	Status string  `json:"status"` // queued, crawling, ready, failed
+	Pages  int     `json:"pages"`
+	Error  *string `json:"error"`
 }
 
 // GetAgentInput is get_agent's input: an id, or a name to search for.
@@ -123,6 +136,16 @@ func (s *Service) view(ctx context.Context, a store.Agent) (AgentView, error) {
 		CreatedAt: rfc3339(a.CreatedAt), UpdatedAt: rfc3339(a.UpdatedAt)}
 	for typ := range deployed {
 		v.Deployments = append(v.Deployments, typ)
+	}
+	sort.Strings(v.Deployments)
+	sources, err := s.store.AgentSources(ctx, a.WorkspaceID, a.ID)
+	if err != nil {
+		return AgentView{}, err
+	}
+	v.KnowledgeSources = []SourceView{}
+	for _, src := range sources {
+		v.KnowledgeSources = append(v.KnowledgeSources, SourceView{ID: src.ID.String(), Type: src.Type, URL: src.URL,
+			Depth: src.Depth, Status: src.Status, Pages: src.Pages, Error: src.Error})
 	}
 	if a.DisclosureRecordingID != nil {
 		id := a.DisclosureRecordingID.String()

@@ -31,19 +31,28 @@ func New(ops *manage.Service, workspace Workspace, log *slog.Logger) *server.MCP
 	s := server.NewMCPServer("switchboard", "1.0.0",
 		server.WithToolCapabilities(false),
 		server.WithInstructions("Create, configure, deploy and inspect Switchboard agents. Agents are defined by a YAML blueprint; its JSON Schema is served at /schemas/blueprint.json."))
-	t := toolkit{workspace: workspace, log: log}
-	add(s, t, "create_agent", "Create an agent from a full YAML blueprint. Every blueprint error is reported with its path and line.", createAgentSchema, ops.CreateAgent)
-	add(s, t, "update_agent", "Change some fields of an agent; fields not given stay as they are.", updateAgentSchema, ops.UpdateAgent)
-	add(s, t, "get_agent", "Get an agent by agent_id (preferred), or search agents by name (case-insensitive).", getAgentSchema, ops.GetAgent)
-	add(s, t, "list_agents", "List the workspace's agents, optionally by status.", listAgentsSchema, ops.ListAgents)
-	add(s, t, "crawl_website", "Crawl a website (same host, breadth-first) into the agent's knowledge base. The crawl runs in the background.", crawlSchema, ops.CrawlWebsite)
-	add(s, t, "generate_test_link", "Get a link to try the agent, and its webchat embed script once deployed to webchat.", agentOnlySchema, ops.GenerateTestLink)
-	add(s, t, "deploy_agent", "Deploy an agent to a channel type, or to a channel (channel_id) with its inbound seat rules.", deploySchema, ops.DeployAgent)
-	add(s, t, "get_conversations", "List an agent's most recent conversations.", conversationsSchema, ops.GetConversations)
-	add(s, t, "get_analytics", "Count an agent's conversations and their labels.", agentOnlySchema, ops.GetAnalytics)
-	add(s, t, "delete_agent", "Permanently delete an agent, its knowledge base and its deployments.", agentOnlySchema, ops.DeleteAgent)
+	s.AddTools(Tools(ops, workspace, log)...)
 	return s
 }
+
+// Tools are the ten agent tools, for an MCP server (or mcptest).
+func Tools(ops *manage.Service, workspace Workspace, log *slog.Logger) []server.ServerTool {
+	t := toolkit{workspace: workspace, log: log}
+	var s tools
+	add(&s, t, "create_agent", "Create an agent from a full YAML blueprint. Every blueprint error is reported with its path and line.", createAgentSchema, ops.CreateAgent)
+	add(&s, t, "update_agent", "Change some fields of an agent; fields not given stay as they are.", updateAgentSchema, ops.UpdateAgent)
+	add(&s, t, "get_agent", "Get an agent by agent_id (preferred), or search agents by name (case-insensitive).", getAgentSchema, ops.GetAgent)
+	add(&s, t, "list_agents", "List the workspace's agents, optionally by status.", listAgentsSchema, ops.ListAgents)
+	add(&s, t, "crawl_website", "Crawl a website (same host, breadth-first) into the agent's knowledge base. The crawl runs in the background.", crawlSchema, ops.CrawlWebsite)
+	add(&s, t, "generate_test_link", "Get a link to try the agent, and its webchat embed script once deployed to webchat.", agentOnlySchema, ops.GenerateTestLink)
+	add(&s, t, "deploy_agent", "Deploy an agent to a channel type, or to a channel (channel_id) with its inbound seat rules.", deploySchema, ops.DeployAgent)
+	add(&s, t, "get_conversations", "List an agent's most recent conversations.", conversationsSchema, ops.GetConversations)
+	add(&s, t, "get_analytics", "Count an agent's conversations and their labels.", agentOnlySchema, ops.GetAnalytics)
+	add(&s, t, "delete_agent", "Permanently delete an agent, its knowledge base and its deployments.", agentOnlySchema, ops.DeleteAgent)
+	return s
+}
+
+type tools = []server.ServerTool
 
 // Handler serves the tools over streamable HTTP. It is stateless, so any replica can answer
 // any request.
@@ -57,9 +66,9 @@ type toolkit struct {
 }
 
 // add registers one operation as a tool.
-func add[In, Out any](s *server.MCPServer, t toolkit, name, description, schema string, op func(context.Context, uuid.UUID, In) (Out, error)) {
+func add[In, Out any](s *tools, t toolkit, name, description, schema string, op func(context.Context, uuid.UUID, In) (Out, error)) {
 	tool := mcpgo.NewToolWithRawSchema(name, description, json.RawMessage(schema))
-	s.AddTool(tool, func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+	*s = append(*s, server.ServerTool{Tool: tool, Handler: func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 		ws, ok := t.workspace(ctx)
 		if !ok {
 			return failure(apierr.Unauthenticated("missing_api_key", "Send a workspace API key as `Authorization: Bearer sk-svc_...`.")), nil
@@ -74,7 +83,7 @@ func add[In, Out any](s *server.MCPServer, t toolkit, name, description, schema 
 		}
 		text, _ := json.Marshal(out)
 		return mcpgo.NewToolResultStructured(out, string(text)), nil
-	})
+	}})
 }
 
 func decodeArgs(raw any, into any) error {

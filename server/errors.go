@@ -105,7 +105,14 @@ func fromHTTPError(he *echo.HTTPError) *apierr.Error {
 		return apierr.Invalid("", "unsupported_media_type", "Send the body as application/json.")
 	}
 	if he.Code >= 400 && he.Code < 500 {
-		return apierr.Invalid("", "", "%v", he.Message)
+		// The generated wrappers bind path and query parameters after validation and say
+		// "Invalid format for parameter id: ..." when a value cannot be parsed (a UUID).
+		msg := fmt.Sprint(he.Message)
+		if rest, ok := strings.CutPrefix(msg, "Invalid format for parameter "); ok {
+			name, _, _ := strings.Cut(rest, ":")
+			return apierr.Invalid(name, "invalid_parameter", "%s has an invalid format.", name)
+		}
+		return apierr.Invalid("", "", "%s", msg)
 	}
 	return apierr.Internal(he)
 }

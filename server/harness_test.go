@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -50,6 +51,7 @@ type setupOpts struct {
 	ping                 time.Duration
 	responseTTL          time.Duration
 	idempotencyRetention time.Duration
+	development          bool // APP_ENV=development
 }
 
 func setup(t *testing.T, opts ...func(*setupOpts)) *testBundle {
@@ -71,7 +73,7 @@ func setup(t *testing.T, opts ...func(*setupOpts)) *testBundle {
 	}
 	a, url := startApp(t, st, o, families)
 
-	b := &testBundle{url: url, store: st, client: contract.Load(t, openapi.V1YAML).Client(t), vendors: vendors,
+	b := &testBundle{url: url, store: st, client: contract.Client(t, contract.Load(t, openapi.V1YAML), contract.Load(t, openapi.APIYAML)), vendors: vendors,
 		app: a, opts: o, families: families}
 	var err error
 	b.workspace, err = st.CreateWorkspace(context.Background(), "acme", 5_000_000_000)
@@ -181,10 +183,13 @@ func startApp(t *testing.T, st *store.Store, o setupOpts, families map[string]ll
 			SSEPingInterval:      o.ping,
 			IdempotencyRetention: o.idempotencyRetention,
 		},
-		ResponseTTL:         o.responseTTL,
-		Families:            families,
-		WebhookAllowPrivate: o.allowPrivate,
-		Delivery:            events.DeliveryConfig{RetryBase: 50 * time.Millisecond, Timeout: 2 * time.Second, DisableAfter: o.disableAfter},
+		ResponseTTL: o.responseTTL,
+		Families:    families,
+		Development: o.development,
+
+		DevelopmentCreditNanoUSD: 5_000_000_000,
+		WebhookAllowPrivate:      o.allowPrivate,
+		Delivery:                 events.DeliveryConfig{RetryBase: 50 * time.Millisecond, Timeout: 2 * time.Second, DisableAfter: o.disableAfter},
 	}, st, catalog.Default(), log)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -218,4 +223,11 @@ func readAll(t *testing.T, resp *http.Response) []byte {
 	raw, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	return raw
+}
+
+func mustUUID(t *testing.T, s string) uuid.UUID {
+	t.Helper()
+	id, err := uuid.Parse(s)
+	require.NoError(t, err)
+	return id
 }

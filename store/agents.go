@@ -250,6 +250,9 @@ func (s *Store) AgentLabelCounts(ctx context.Context, workspaceID, agentID uuid.
 // CreateAgentConversation opens a conversation of an agent on a channel (for channel bridges
 // and tests; the /v1 surfaces open conversations of the builder assistant).
 func (s *Store) CreateAgentConversation(ctx context.Context, workspaceID, agentID uuid.UUID, channel string, labels []string) (string, error) {
+	if labels == nil {
+		labels = []string{}
+	}
 	var short string
 	err := s.InTx(ctx, func(tx *Tx) error {
 		c, err := tx.CreateConversation(ctx, workspaceID, channel)

@@ -64,3 +64,19 @@ func (s *Store) SearchKnowledge(ctx context.Context, workspaceID, agentID uuid.U
 		return c, err
 	})
 }
+
+// AgentSources lists the sources of an agent's knowledge base, oldest first.
+func (s *Store) AgentSources(ctx context.Context, workspaceID, agentID uuid.UUID) ([]Source, error) {
+	rows, err := s.pool.Query(ctx,
+		`SELECT s.id, s.workspace_id, s.knowledge_base_id, s.type, s.url, s.depth, s.status, s.error, s.pages
+		 FROM knowledge_sources s JOIN knowledge_bases b ON b.id = s.knowledge_base_id
+		 WHERE s.workspace_id = $1 AND b.agent_id = $2 ORDER BY s.created_at, s.id`, workspaceID, agentID)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Source, error) {
+		var src Source
+		err := r.Scan(&src.ID, &src.WorkspaceID, &src.KnowledgeBaseID, &src.Type, &src.URL, &src.Depth, &src.Status, &src.Error, &src.Pages)
+		return src, err
+	})
+}

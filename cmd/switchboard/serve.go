@@ -67,7 +67,6 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 
 	a, err := app.New(app.Config{
 		Server: server.Config{
-			Development:          cfg.development(),
 			PublicBaseURL:        cfg.PublicBaseURL,
 			KeyRPM:               cfg.KeyRPM,
 			WorkspaceRPM:         cfg.WorkspaceRPM,

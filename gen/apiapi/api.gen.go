@@ -23,6 +23,30 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for AgentKnowledgeSourcesStatus.
+const (
+	Crawling AgentKnowledgeSourcesStatus = "crawling"
+	Failed   AgentKnowledgeSourcesStatus = "failed"
+	Queued   AgentKnowledgeSourcesStatus = "queued"
+	Ready    AgentKnowledgeSourcesStatus = "ready"
+)
+
+// Valid indicates whether the value is a known member of the AgentKnowledgeSourcesStatus enum.
+func (e AgentKnowledgeSourcesStatus) Valid() bool {
+	switch e {
+	case Crawling:
+		return true
+	case Failed:
+		return true
+	case Queued:
+		return true
+	case Ready:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for AgentLlmProvider.
 const (
 	AgentLlmProviderAlpha AgentLlmProvider = "alpha"
@@ -264,19 +288,31 @@ type Agent struct {
 	DisplayName           string                   `json:"displayName"`
 	Greeting              string                   `json:"greeting"`
 	Id                    openapi_types.UUID       `json:"id"`
-	Labels                []string                 `json:"labels"`
-	Language              string                   `json:"language"`
-	LlmModel              string                   `json:"llmModel"`
-	LlmProvider           AgentLlmProvider         `json:"llmProvider"`
-	MaxTokens             int                      `json:"maxTokens"`
-	Name                  string                   `json:"name"`
-	Status                AgentStatus              `json:"status"`
-	SystemPrompt          string                   `json:"systemPrompt"`
-	Temperature           float32                  `json:"temperature"`
-	Tone                  AgentTone                `json:"tone"`
-	ToolsConfig           []map[string]interface{} `json:"toolsConfig"`
-	UpdatedAt             time.Time                `json:"updatedAt"`
+	KnowledgeSources      []struct {
+		Depth  *int                        `json:"depth"`
+		Error  *string                     `json:"error"`
+		Id     openapi_types.UUID          `json:"id"`
+		Pages  int                         `json:"pages"`
+		Status AgentKnowledgeSourcesStatus `json:"status"`
+		Type   string                      `json:"type"`
+		Url    *string                     `json:"url"`
+	} `json:"knowledgeSources"`
+	Labels       []string                 `json:"labels"`
+	Language     string                   `json:"language"`
+	LlmModel     string                   `json:"llmModel"`
+	LlmProvider  AgentLlmProvider         `json:"llmProvider"`
+	MaxTokens    int                      `json:"maxTokens"`
+	Name         string                   `json:"name"`
+	Status       AgentStatus              `json:"status"`
+	SystemPrompt string                   `json:"systemPrompt"`
+	Temperature  float32                  `json:"temperature"`
+	Tone         AgentTone                `json:"tone"`
+	ToolsConfig  []map[string]interface{} `json:"toolsConfig"`
+	UpdatedAt    time.Time                `json:"updatedAt"`
 }
+
+// AgentKnowledgeSourcesStatus defines model for Agent.KnowledgeSources.Status.
+type AgentKnowledgeSourcesStatus string
 
 // AgentLlmProvider defines model for Agent.LlmProvider.
 type AgentLlmProvider string
@@ -1677,41 +1713,43 @@ func (sh *strictHandler) CreateChannel(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7Fptb+O4Ef4rBNsPu4DOL/sC7PnQD2kuuG6xuxdsci2KdRCPpbHFC0XqSCqOEfi/F6TeKJl+22avQXuf",
-	"IlMUZ/jw4TzDYR5pLLNcChRG08kjVahzKTS6HxdKSWUfYikMCmMfIc85i8EwKYa/ailsm45TzMC9TRJm",
-	"XwG/VDJHZZgdaQFcY0Rzr+mRYj14tzmWCdq/ouAc5hzpxKgCI2rWOdIJ1UYxsaSbiCYy1reF4rbz1suU",
-	"ld5uvchQa1hi8F0OCrKjbJcNW0NsIqrwt4IpTOjkS2Or6n/TDCTnv2JstvqXiAS62dmijhXLLbZ0Qs8E",
-	"cZ0JE8SkSFDcI5c5Ep2CwoSsmEnJ8H7sTJSr48A9W1ar2MV8XmgmUOvPBS8bdgBQOxTROAUhkLvOzGCm",
-	"PTTaXlUDKAVr95VCMJicORcWUmVg6IQmYPA7w7IGqM4qY87lOqvp2dj6s8IFndA/DVv6DquJDs9L567t",
-	"WAEvOlAGaJAwHXOpC4UXwoKQeL3mUnIE0e32GWOpEiaW75PjmNt8eY0P5thPcg7rT5CFqbtUiMY+h16y",
-	"pIN3UbAkBDWH+Y4V7RO/xZKDWBa79hPn2UeZIN/18lLJe5agCwIoiszuAeB5CjSiczT2zxKyDLwt4W1k",
-	"eLiWdyh8P5kwuERlX4tdSGkDptC+SaxW2aFcPoYM6rU2aH3O8nBoMZjlqMAUyrcsimxeumSkQN/uQjEU",
-	"CV9TFxkXqLULnDSiMejCPbg140F3jJRcn0uxYMvTNmGRJ6dtwl6UcuRx8DZgejzoUrWatMfP7sJ7HOni",
-	"569vD/qGqF0MvJjUjRqhDe2HIh+Rm0CoczHzA9OBuAnLk+KSG+mqyDJQ69DK6CKOUetwuDHSAA9xvbc8",
-	"9SBR7V396c651R5tS/Hp4frIUPPUu/MYiraz2YnEL44I+mAikzHht46jQ3q6Za6nQRk8fECxNCmdvB2N",
-	"oqfXpP6KfIVGeT6OR9bJjImmITpZwjpT7g+2V9/6YB34NCBrp9nO4OF9+eXb0bNVwAweWGYHeDf+/pWb",
-	"UvmznVBAHLtLehCIJ5POHpV6lkP872lrM1t/qu13z0xzN7vizT+ZSX9sNtoOfTlKVbpb9tAnns39srNf",
-	"WzrSGoyqVSYeOuXVIG4fLb6Z6jAxl4VIHGBfGRZ3Clfu7eSjzyYh2crb3KhSsLhOcHr+H5K0ylQ4dUnA",
-	"wKkHqlDOUpnzthi39g5KdPVdVDqyx/3r6qhdD7/CeZyCcfkij+XtvWSx0/nM8jLTS8jz23H7+Kp9fN0+",
-	"vgnu7/MKz/ApGXbzZmsk1/fT4Sxn+9XeHBC1+aWseLQeKBZyYAVKMLE86Ti3f7c7xrXz8jKr2i3PamhB",
-	"90a6POc1MzuVDpdxkYVUBIjBB/OdFHxNnBvENbr1rxpc2cOkSDQscFmASohcLFp4PChxXxqVVTWomnM6",
-	"tzp7a+1Ti1GVWgU5JKQJL3rz2S07rkzgWw0NaJPM5W2CCyi4abp14QNizRBtpMLEAUgyBKEdSjkHY3lE",
-	"qjEiIvAeFdGMo4gxgFu/YNXIf71+1fwrCKMecgGPe7gEa2Qa40Ixs76y4ajKsBEUqrPCJgxV/dE56ppb",
-	"x1Nj8rJ+xsRCbsNzWSPw+eLqmihZGNQl2dzZiYBISH2sHJDrFNdlhc3CxxRhWc7RnjJdObSh31R8PL8k",
-	"LlkgL6RAIl3uwqSIiFlJogu1gBj1y8gZAKFXqMqCnq4rehoyr6wHmsyG9+PZZCpmj9OyUDilE/I4rYuM",
-	"UxqRqZt2+eRqmeVjLBOc0s1mNpiKqfgRY2aTHk1WKZYzIbmSSREbonOMCdMlAcyEzC5/vromQ8jZsARk",
-	"RgzcYcmeOS8wV0wYAnoq/nX28QN5MfOrw2vI+Oxl5LapJn+/+vkTsc7bZuv7lA4GgyndzH6Yitnl2fX5",
-	"33xLw0eWbHxzC4Y80UQuyKw8r9+6jjMHoUJTqIrV1Wm+XEI7thu1XsWZnR8Igg8GhcWBaEkqYSUawWgS",
-	"gyBzJPiAKmYaE4IiIUbaP4OpeC/I7Ozy8vbi0z/+kqBbn6z0g8TAuSOBLAwBcodrArFlUemY15sUGhV5",
-	"sZLqTucQ41TMql0xe/lDtQuZqNeFSTGYCstqZmy8oFcrZuJ0Lm2As7OjEb1HpUtOjwejwchJc47CvpzQ",
-	"14PRwIpfDiZ128cD2v5cogsdDU2tyFGbN5zVJQRHJzSoNJ18eaTMGvqtQLWu05RJKwftbcBpZ/ibqHv7",
-	"8Go0Ounu4WCS7DKhQDX9Oq0ERFvY3pRmQ6M17g3LmxHXe3xS79en9H71/Qm9357gt0s0qqqPW+hq/lYB",
-	"VqgNWTClnWjnUge4USZKZ9UhwEoCavNXmay/1WWRDRqHL1xcr6CE9ONS15H+qJ1hrTpvtqg5fjJqdpLO",
-	"fewkK9CkSvmfGVHHz5DWJa421pfoLZTMCLSy5br3FWdnNPwJTUv3bxmkejWBfYR4ZiQYvXl+JPgJTcsA",
-	"l58xo0lbtSBzLuO75vK3p3BWL1uBcye9blzwxe7AmdDKWw4mTre5VZad/9NoepBZdXX7qPj2X2F1J3X7",
-	"g92HQ1wKYolEy8zPj2u+twHOv63fmeudt9dn34wLfklqBwcaX/83kquL+pwxIdzmWfX02lpFGZtSye0Z",
-	"mCDEaec8cigJq2tzv0satqds+5V3Ck9RN+2XTMP/QfM7ZnR1uXQvw/8vzxredoir/KzGgyi5KiGr6z1O",
-	"iP1Kz5cbq6Ia1X0t0+7/v1yZZzIcchkDT6U2k3ejdyO6udn8OwAA//8=",
+	"7Fprbxu51f4rBN/3QwLM6pILkNWiH1yvsU2RZI3Y26KIDIuaOdJwzSEZkmNZMPTfC5Jz4YyoW+psjbaf",
+	"POaQPIcPH57n8IwecSoKKThwo/HkESvQUnAN7p8LpYSyD6ngBrixj0RKRlNiqODD37Xgtk2nORTEvc0y",
+	"al8RdqmEBGWonWlBmIYEy6DpEUM9ebc5FRnYv7xkjMwZ4IlRJSTYrCXgCdZGUb7EmwRnItW3pWK289bL",
+	"nHpvt14UoDVZQvSdJIoUR9n2DVtTbBKs4GtJFWR48qWxVfW/aSYS898hNVv9PSKRbna1oFNFpcUWT/AZ",
+	"R64zohyZHBDwe2BCAtI5UZChFTU5Gt6PnQm/Ow7cs2W1i13M56WmHLT+XDLfsAOA2qEEpznhHJjrTA0U",
+	"OkCj7VU1EKXI2o1SQAxkZ86FhVAFMXiCM2LgB0OLBqjOLoNkYl3U9Gxs/b+CBZ7g/xu29B1WCx2ee+eu",
+	"7VwRLzpQRmiQUZ0yoUsFF9yCkAW95kIwILzb7TOkQmWUL99nxzG3GXkND+bYIZKR9SdSxKm7VADGPsde",
+	"0qyDd1nSLAb1HRcrBtkSrkSpUuji3SVMBtLkexyn3MASlJ21OeYH13ikm5IsIaRbYEsbYkofXHhZ2CP1",
+	"tYQS7DSpIitmZ7BHjmRrnOAFoXZzb44/3wmu4s2BtfTOdbsOP0FS4dc4XC8q2RkCtlnMyHzH+esvIxzD",
+	"l+Wu6MdY8VFkwHa9vFTinmagQngJkznBCZ6DsX+WpChIFNCCPFyLO+A7No7v4vX2jkJ1Jt2Z8I8xg3qt",
+	"DVifCxkXAgOFBEVMqULLvCzm3iUjOIR2F4oCz5gljlRiAVo7mbPUIrp0D466LE4oIZg+F3xBl6eFzFJm",
+	"p4XMGPccvAHbGh50A0u16CCadDc+4EgXv3B/e9A3RO1iEChIN8ZHwlAsIodaEoIUOzlO9D5QHRE+sjxJ",
+	"WNxMV2VRELWObZYu0xS0juuFEYawGP17O1ZPktTe1UN3rq32aDuXOl1vjwzCT31gj2Ftu5qdSPzmiKAP",
+	"ZqIF5WHrODmUEG2Z6yURBXn4AHxpRfHtaJQ8fVLR35FvSDICH8cj62RBedOQnJyDdJbcn2xvgtIH68DQ",
+	"iNKdZrsgD+/9yLejZyuKBXmghZ3g3fjHV25J/t9xskcvu1t6EIgnU9MelXqWY/zvyW2z2nCp7bhnJsOb",
+	"XfHm79TkPzcHbYe+HKUq3SN7aEhgc7/s7NeWjrRGo2p1lYpd02sQt++G3011KJ+LkmcOsG8MizuFSwYn",
+	"+ejLZUy2ZJsuVQqW1jlPz/9DklaZiqcuGTHk1BtxLGepzAVHjFl7ByW6Gpd4R/a4f13dperpVzBPc2Jc",
+	"CslScXsvaOp0vrC8LPSSSHk7bh9ftY+v28c30fN9XuEZL3OQ3bzZmsn1/XQ4y9l+tTcHBG1+81fI1gNF",
+	"Yw6siOKUL0+64e0/7Y5x7bqCzKp2K7Aa29C9kU5K1hQHwlKVy7jQQihEkIEH84PgbI2cG8g1uv2vGlzd",
+	"yuSANFnAsiQqQ2KxaOEJoIR9aVRRFRFrzmlpdfbW2ncFgCq1inKICxPf9GbYLT2uzhNajRYTtJ0sgwUp",
+	"mWm6deEjyJpB2ggFmQMQFUC4dihJRozlEarmSBCHe1BIUwY8hQhu/YpjI//1/lXrryBMeshFPO7hEi1y",
+	"akhLRc36yoajKsMGokCdlb6M5OKUc9Q1t47nxkhfAKV8IbbhuawR+HxxdY2UKA1oTzZ3d0KEZ6i+aQ7Q",
+	"dQ5rXyK18FGFaCEZ2Iunq2c39Jvyj+eXyCUL6IXggITLXajgCTIrgXSpFiQF/TJxBgjXK1C+Iqvrkqwm",
+	"RVCXJRrNhvfj2WTKZ49TX+aZ4gl6nNZV4ilO0NQt2z+5YrR/TEUGU7zZzAZTPuU/Q0pt0qPRKge/EiSV",
+	"yMrUIC0hRVR7ApgJml3+enWNhkTSoQdkhgy5A8+eOStBKsoNInrK/3H28QN6MQvL+2tSsNnLxB1Tjf56",
+	"9esnZJ23zdb3KR4MBlO8mf005bPLs+vzv4SWho8024TmFhRYppFYoJm/r9+6jjMHoQJTqorV1W3eb6Gd",
+	"281a7+LMro9wBA8GuMUBaYEqYUUaiNEoJRzNAcEDqJRqyBDwDBlh/wym/D1Hs7PLy9uLT3/7UwZufwrv",
+	"B0oJY44EojSIoDtYI5JaFnnHgt6o1KDQi5VQd1qSFKZ8Vp2K2cufqlNIeb0vVPDBlFtWU2PjBb5aUZPm",
+	"c2EDnF0dTvA9KO05PR6MBiMnzRK4fTnBrwejwWtXJjS5Oz4B0PbfJbjQ0dDUihy2ecNZXUJwdAIDSuPJ",
+	"l0dMraGvJah1naZMWjloP+ecdoe/Sbqfj16NRid9PDqYJLtMKPI55DqvBERb2N54s7HZGveG/tOW6z0+",
+	"qffrU3q/+vGE3m9P8NslGlXVx210tX6rACvQBi2o0k60pdARbvhE6ay6BFhJAG3+LLL19/raZ4PG4S9m",
+	"rldUQvpxqetIf9bOtFadN1vUHD8ZNTtJ5z52ohXRqEr5nxlRx8+Q1h5XG+s9egslCkRa2XLd+4qzMxr+",
+	"Aqal+/cMUr2awD5CPDMSjN48PxL8AqZlgMvPqNGorVqgORPpXfP1vqdwVi9bgXM3vW5cCMXuwJ3Qypsk",
+	"Js23ueXLzv9qND3IrLq6fVR8+7ewupO6/Y/dh0NcTvgSkBZFmB/XfG8DXPhzi5253nn7Re27cSEsSe3g",
+	"QOPrf0ZydVHfMyaI2TyrXl5bq/CxKRfM3oERkDTv3EcOJWF1be4PScP2lG2/8ZvCU9RN+yXT+E+g/sCM",
+	"ri6X7mX4f+VdIzgOaZWf1XggJVYesrre44Q4rPR8ubEqqkHd1zLtflDjyjyT4ZCJlLBcaDN5N3o3wpub",
+	"zT8DAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

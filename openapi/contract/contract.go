@@ -69,6 +69,16 @@ func (v *Validator) Client(t testing.TB) *http.Client {
 	return &http.Client{Transport: v.Transport(t, nil)}
 }
 
+// Client returns an *http.Client that checks every response against each of the documents
+// whose operations it belongs to.
+func Client(t testing.TB, validators ...*Validator) *http.Client {
+	var rt http.RoundTripper = http.DefaultTransport
+	for _, v := range validators {
+		rt = v.Transport(t, rt)
+	}
+	return &http.Client{Transport: rt}
+}
+
 type roundTripper struct {
 	t    testing.TB
 	v    *Validator
