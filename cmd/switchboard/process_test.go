@@ -53,10 +53,25 @@ func switchboardBinary(t *testing.T) string {
 type process struct {
 	cmd  *exec.Cmd
 	base string
-	logs *bytes.Buffer
+	logs *syncBuffer
 }
 
 func startServe(t *testing.T, env map[string]string) *process {
+	t.Helper()
+	// The free port is found by closing a listener, so another program may take it before
+	// the server binds it; then the server exits and we try another port.
+	for attempt := 0; ; attempt++ {
+		p, err := tryServe(t, env)
+		if err == nil {
+			return p
+		}
+		if attempt == 4 || !strings.Contains(p.logs.String(), "address already in use") {
+			t.Fatalf("serve did not start: %v\n%s", err, p.logs.String())
+		}
+	}
+}
+
+func tryServe(t *testing.T, env map[string]string) (*process, error) {
 	t.Helper()
 	addr := freeAddr(t)
 	cmd := exec.Command(switchboardBinary(t), "serve")
@@ -64,18 +79,55 @@ func startServe(t *testing.T, env map[string]string) *process {
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	p := &process{cmd: cmd, base: "http://" + addr, logs: &bytes.Buffer{}}
+	p := &process{cmd: cmd, base: "http://" + addr, logs: &syncBuffer{}}
 	cmd.Stdout, cmd.Stderr = p.logs, p.logs
 	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		<-exited
 		if t.Failed() {
 			t.Logf("logs of %s:\n%s", p.base, p.logs.String())
 		}
 	})
-	waitHealthy(t, p.base)
-	return p
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case err := <-exited:
+			exited <- err
+			return p, fmt.Errorf("exited: %v", err)
+		case <-deadline:
+			return p, fmt.Errorf("%s/health never answered 200", p.base)
+		case <-time.After(50 * time.Millisecond):
+		}
+		resp, err := http.Get(p.base + "/health")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return p, nil
+			}
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe to write from the process's output copier while the
+// test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func (p *process) post(t *testing.T, key, body string, header ...string) map[string]any {
@@ -144,7 +196,6 @@ func TestKilledServerLosesNoBackgroundResponse(t *testing.T) {
 	id := first.post(t, key, `{"input":"long job","background":true}`)["id"].(string)
 	require.Eventually(t, func() bool { return len(fake.Requests()) == 1 }, 30*time.Second, 20*time.Millisecond, "the turn is in flight")
 	require.NoError(t, first.cmd.Process.Signal(syscall.SIGKILL))
-	_ = first.cmd.Wait()
 
 	second := startServe(t, env)
 	var status string
