@@ -28,12 +28,23 @@ type Hub struct {
 	subs map[uuid.UUID]map[*Subscription]struct{}
 	// wake is signalled on every notice, for the webhook relay.
 	wake chan struct{}
+	// closing is closed when the process starts shutting down: feeds end so the drain is
+	// not held by connections that never finish; their clients resume elsewhere.
+	closing   chan struct{}
+	closeOnce sync.Once
 }
 
 // NewHub returns a hub; Run starts listening.
 func NewHub(pool *pgxpool.Pool, log *slog.Logger) *Hub {
-	return &Hub{pool: pool, log: log, subs: map[uuid.UUID]map[*Subscription]struct{}{}, wake: make(chan struct{}, 1)}
+	return &Hub{pool: pool, log: log, subs: map[uuid.UUID]map[*Subscription]struct{}{}, wake: make(chan struct{}, 1),
+		closing: make(chan struct{})}
 }
+
+// Closing is closed when the process begins to shut down.
+func (h *Hub) Closing() <-chan struct{} { return h.closing }
+
+// BeginShutdown tells every feed to end.
+func (h *Hub) BeginShutdown() { h.closeOnce.Do(func() { close(h.closing) }) }
 
 // Subscription receives the notices of one workspace. When it falls behind (its buffer is
 // full) or the hub's connection was lost, Lagged is signalled and the subscriber must read

@@ -83,6 +83,8 @@ func (f *eventFeed) VisitStreamEventsResponse(w http.ResponseWriter) error {
 		select {
 		case <-f.ctx.Done():
 			return nil
+		case <-f.hub.Closing():
+			return nil // the server is shutting down; the client resumes with Last-Event-ID
 		case n := <-sub.C:
 			if err := f.notice(n); err != nil {
 				return err

@@ -235,3 +235,24 @@ func TestTwoProcessesRunEachBackgroundTurnOnce(t *testing.T) {
 	require.Len(t, fake.Requests(), 11, "the retry on the other process replayed")
 	require.Equal(t, 11, countRows(t, env["DATABASE_URL"], `SELECT count(*) FROM ledger`))
 }
+
+// TestSIGTERMDrainsPromptlyWithAnOpenFeed: an open event stream does not hold the drain.
+func TestSIGTERMDrainsPromptlyWithAnOpenFeed(t *testing.T) {
+	t.Parallel()
+	fake := llmtest.NewAnthropic(t)
+	key, _, _ := apikey.New()
+	p := startServe(t, processEnv(t, fake, key))
+	req, err := http.NewRequest(http.MethodGet, p.base+"/v1/events", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	_, err = io.Copy(io.Discard, resp.Body)
+	require.NoError(t, err, "the feed ends cleanly")
+	require.Eventually(t, func() bool { return strings.Contains(p.logs.String(), `"msg":"stopped"`) }, 20*time.Second, 50*time.Millisecond,
+		"serve drained and stopped")
+}

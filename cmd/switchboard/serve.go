@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"time"
 
@@ -85,12 +86,18 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	// Bind before starting background work: a port in use is a clean failure at start.
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return err
+	}
 	if err := a.Start(ctx); err != nil {
+		ln.Close()
 		return err
 	}
 	httpServer := &http.Server{Addr: cfg.Addr, Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 2)
-	go func() { errc <- httpServer.ListenAndServe() }()
+	go func() { errc <- httpServer.Serve(ln) }()
 	log.Info("serving", slog.String("addr", cfg.Addr), slog.String("app_env", cfg.AppEnv))
 	if cfg.MCPAddr != "" {
 		mcpServer := &http.Server{Addr: cfg.MCPAddr, Handler: a.Server.MCPHandler(), ReadHeaderTimeout: 10 * time.Second}
@@ -105,6 +112,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	case <-ctx.Done():
 	}
 	log.Info("draining", slog.Duration("timeout", drainTimeout))
+	a.Hub.BeginShutdown()
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), drainTimeout)
 	defer cancel()
 	if err := httpServer.Shutdown(shutdownCtx); err != nil {
