@@ -77,12 +77,14 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	}
 	guard := netguard.Guard{AllowPrivate: cfg.WebhookAllowPrivate}
 
-	turns := agent.New(st, cat, models, nil, log)
 	workers := river.NewWorkers()
-	if err := river.AddWorkerSafely(workers, events.NewDeliverer(st, guard.Client(cfg.Delivery.Timeout), cfg.Delivery, log)); err != nil {
+	// The background worker needs the turn pipeline, whose tools need the job queue, whose
+	// client needs its workers registered first: the pipeline is handed to it once built.
+	background := server.NewBackgroundWorker(st, nil, cfg.ResponseTTL, log)
+	if err := river.AddWorkerSafely(workers, background); err != nil {
 		return nil, err
 	}
-	if err := river.AddWorkerSafely(workers, server.NewBackgroundWorker(st, turns, cfg.ResponseTTL, log)); err != nil {
+	if err := river.AddWorkerSafely(workers, events.NewDeliverer(st, guard.Client(cfg.Delivery.Timeout), cfg.Delivery, log)); err != nil {
 		return nil, err
 	}
 	if err := river.AddWorkerSafely(workers, manage.NewCrawler(st, guard, log)); err != nil {
@@ -104,12 +106,19 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 		return nil, fmt.Errorf("job queue: %w", err)
 	}
 	hub := events.NewHub(st.Pool(), log)
+	// The management operations are also the builder assistant's tools.
 	ops := manage.New(st, cat, guard, jobs, cfg.Server.PublicBaseURL)
-	tools := mcp.New(ops, server.WorkspaceFrom, log)
+	tools, err := agent.NewTools(ops.AgentTools()...)
+	if err != nil {
+		return nil, err
+	}
+	turns := agent.New(st, cat, models, tools, log)
+	background.SetTurns(turns)
+	toolServer := mcp.New(ops, server.WorkspaceFrom, log)
 	srv, err := server.New(cfg.Server, server.Deps{
 		Store: st, Catalog: cat, Limiter: ratelimit.NewMemory(nil),
 		Turns: turns,
-		Hub:   hub, Jobs: jobs, Guard: guard, Ops: ops, MCP: mcp.Handler(tools), Log: log,
+		Hub:   hub, Jobs: jobs, Guard: guard, Ops: ops, MCP: mcp.Handler(toolServer), Log: log,
 	})
 	if err != nil {
 		return nil, err

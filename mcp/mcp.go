@@ -6,7 +6,6 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -35,29 +34,23 @@ func New(ops *manage.Service, workspace Workspace, log *slog.Logger) *server.MCP
 	return s
 }
 
-// Tools are the ten agent tools, for an MCP server (or mcptest).
-func Tools(ops *manage.Service, workspace Workspace, log *slog.Logger) []server.ServerTool {
-	t := toolkit{workspace: workspace, log: log}
-	var s tools
-	add(&s, t, "create_agent", "Create an agent from a full YAML blueprint. Every blueprint error is reported with its path and line.", createAgentSchema, ops.CreateAgent)
-	add(&s, t, "update_agent", "Change some fields of an agent; fields not given stay as they are.", updateAgentSchema, ops.UpdateAgent)
-	add(&s, t, "get_agent", "Get an agent by agent_id (preferred), or search agents by name (case-insensitive).", getAgentSchema, ops.GetAgent)
-	add(&s, t, "list_agents", "List the workspace's agents, optionally by status.", listAgentsSchema, ops.ListAgents)
-	add(&s, t, "crawl_website", "Crawl a website (same host, breadth-first) into the agent's knowledge base. The crawl runs in the background.", crawlSchema, ops.CrawlWebsite)
-	add(&s, t, "generate_test_link", "Get a link to try the agent, and its webchat embed script once deployed to webchat.", agentOnlySchema, ops.GenerateTestLink)
-	add(&s, t, "deploy_agent", "Deploy an agent to a channel type, or to a channel (channel_id) with its inbound seat rules.", deploySchema, ops.DeployAgent)
-	add(&s, t, "get_conversations", "List an agent's most recent conversations.", conversationsSchema, ops.GetConversations)
-	add(&s, t, "get_analytics", "Count an agent's conversations and their labels.", agentOnlySchema, ops.GetAnalytics)
-	add(&s, t, "delete_agent", "Permanently delete an agent, its knowledge base and its deployments.", agentOnlySchema, ops.DeleteAgent)
-	return s
-}
-
-type tools = []server.ServerTool
-
 // Handler serves the tools over streamable HTTP. It is stateless, so any replica can answer
 // any request.
 func Handler(s *server.MCPServer) http.Handler {
 	return server.NewStreamableHTTPServer(s, server.WithStateLess(true))
+}
+
+// Tools are the ten agent tools, for an MCP server (or mcptest).
+func Tools(ops *manage.Service, workspace Workspace, log *slog.Logger) []server.ServerTool {
+	t := toolkit{workspace: workspace, log: log}
+	var tools []server.ServerTool
+	for _, o := range ops.Operations() {
+		tools = append(tools, server.ServerTool{
+			Tool:    mcpgo.NewToolWithRawSchema(o.Name, o.Description, json.RawMessage(o.Schema)),
+			Handler: t.handler(o),
+		})
+	}
+	return tools
 }
 
 type toolkit struct {
@@ -65,38 +58,24 @@ type toolkit struct {
 	log       *slog.Logger
 }
 
-// add registers one operation as a tool.
-func add[In, Out any](s *tools, t toolkit, name, description, schema string, op func(context.Context, uuid.UUID, In) (Out, error)) {
-	tool := mcpgo.NewToolWithRawSchema(name, description, json.RawMessage(schema))
-	*s = append(*s, server.ServerTool{Tool: tool, Handler: func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+// handler runs one operation for a tool call, in the caller's workspace.
+func (t toolkit) handler(o manage.Operation) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 		ws, ok := t.workspace(ctx)
 		if !ok {
 			return failure(apierr.Unauthenticated("missing_api_key", "Send a workspace API key as `Authorization: Bearer sk-svc_...`.")), nil
 		}
-		var in In
-		if err := decodeArgs(req.GetRawArguments(), &in); err != nil {
-			return failure(apierr.Invalid("", "invalid_arguments", "The arguments do not fit the tool's input schema: %v", err)), nil
-		}
-		out, err := op(ctx, ws, in)
+		args, err := json.Marshal(req.GetRawArguments())
 		if err != nil {
-			return t.failed(ctx, name, err), nil
+			return failure(apierr.Invalid("", "invalid_arguments", "The arguments are not JSON.")), nil
+		}
+		out, err := o.Run(ctx, ws, args)
+		if err != nil {
+			return t.failed(ctx, o.Name, err), nil
 		}
 		text, _ := json.Marshal(out)
 		return mcpgo.NewToolResultStructured(out, string(text)), nil
-	}})
-}
-
-func decodeArgs(raw any, into any) error {
-	b, err := json.Marshal(raw)
-	if err != nil {
-		return err
 	}
-	if string(b) == "null" {
-		b = []byte("{}")
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	return dec.Decode(into)
 }
 
 // toolError is the error object of a failed tool result.

@@ -91,6 +91,9 @@ func NewBackgroundWorker(st *store.Store, turns *agent.Pipeline, ttl time.Durati
 	return &BackgroundWorker{store: st, turns: turns, ttl: ttl, log: log}
 }
 
+// SetTurns gives the worker its pipeline; call it before the job queue starts.
+func (w *BackgroundWorker) SetTurns(turns *agent.Pipeline) { w.turns = turns }
+
 // Timeout bounds a run by the response's time-to-live.
 func (w *BackgroundWorker) Timeout(*river.Job[BackgroundArgs]) time.Duration { return w.ttl }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -483,4 +484,30 @@ func TestStreamCutMidwayEndsWithAnErrorFrameAndIsMetered(t *testing.T) {
 	frames = sseFrames(t, string(body))
 	require.Equal(t, "error", frames[len(frames)-1][0])
 	require.Zero(t, b.count(t, "responses"), "a failed turn stores no response")
+}
+
+// The builder assistant's turns use the same management operations as the MCP tools.
+func TestBuilderAssistantTurnsUseTheManagementTools(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	fake := b.vendors[catalog.Alpha]
+	fake.Push(
+		llmtest.Reply{ToolCalls: []llm.ToolCall{{ID: "c1", Name: "create_agent", Arguments: json.RawMessage(`{"yaml":` + strconv.Quote(agentYAML("Made in chat")) + `}`)}}},
+		llmtest.Reply{Text: "Your agent is ready."},
+	)
+	resp, raw := b.do(t, http.MethodPost, "/v1/responses", "Bearer "+b.key, `{"input":"Make me an order desk agent"}`)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(raw))
+	require.Contains(t, string(raw), "Your agent is ready.")
+	result := fake.Requests()[1].Messages[2].ToolResults[0]
+	require.Contains(t, result.Content, `"success":true`)
+	require.Contains(t, result.Content, `"agentName":"Made in chat"`)
+	require.Equal(t, 1, b.count(t, "agents"), "the tool really ran, in the caller's workspace")
+	require.Contains(t, fake.Requests()[0].Tools, "delete_agent", "a stored turn is offered every tool")
+
+	resp, raw = b.do(t, http.MethodPost, "/v1/chat/completions", "Bearer "+b.key, `{"messages":[{"role":"user","content":"hi"}]}`)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(raw))
+	offered := fake.Requests()[2].Tools
+	require.Contains(t, offered, "list_agents")
+	require.NotContains(t, offered, "delete_agent", "ephemeral turns are offered safe tools only")
+	require.NotContains(t, offered, "update_agent")
 }

@@ -1,6 +1,6 @@
-package mcp
+package manage
 
-// The tools' input schemas, with the constraints of the contract, so clients can validate
+// The operations' input schemas, with the constraints of the contract, so clients can validate
 // arguments before calling.
 
 const uuidProp = `{"type":"string","format":"uuid","description":"The agent's id."}`
