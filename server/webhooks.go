@@ -51,6 +51,16 @@ func endpointNotFound(id string) error {
 	return apierr.NotFound("id", "webhook_endpoint_not_found", "No webhook endpoint %q in this workspace.", id)
 }
 
+// endpoint finds an endpoint of the caller's workspace by `whe-` id or UUID.
+func (h *v1Handlers) endpoint(ctx context.Context, ref string) (store.WebhookEndpoint, error) {
+	p, _ := principalFrom(ctx)
+	e, err := h.s.store.WebhookEndpointByRef(ctx, p.WorkspaceID, ref)
+	if errors.Is(err, store.ErrNotFound) {
+		return e, endpointNotFound(ref)
+	}
+	return e, err
+}
+
 func (h *v1Handlers) CreateWebhook(ctx context.Context, req v1api.CreateWebhookRequestObject) (v1api.CreateWebhookResponseObject, error) {
 	p, _ := principalFrom(ctx)
 	if err := h.checkURL(ctx, req.Body.Url); err != nil {
@@ -86,11 +96,7 @@ func (h *v1Handlers) ListWebhooks(ctx context.Context, req v1api.ListWebhooksReq
 }
 
 func (h *v1Handlers) GetWebhook(ctx context.Context, req v1api.GetWebhookRequestObject) (v1api.GetWebhookResponseObject, error) {
-	p, _ := principalFrom(ctx)
-	e, err := h.s.store.WebhookEndpointByRef(ctx, p.WorkspaceID, req.Id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, endpointNotFound(req.Id)
-	}
+	e, err := h.endpoint(ctx, req.Id)
 	if err != nil {
 		return nil, err
 	}
@@ -133,10 +139,7 @@ func (h *v1Handlers) DeleteWebhook(ctx context.Context, req v1api.DeleteWebhookR
 
 func (h *v1Handlers) ListWebhookAttempts(ctx context.Context, req v1api.ListWebhookAttemptsRequestObject) (v1api.ListWebhookAttemptsResponseObject, error) {
 	p, _ := principalFrom(ctx)
-	e, err := h.s.store.WebhookEndpointByRef(ctx, p.WorkspaceID, req.Id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, endpointNotFound(req.Id)
-	}
+	e, err := h.endpoint(ctx, req.Id)
 	if err != nil {
 		return nil, err
 	}
@@ -159,10 +162,7 @@ func (h *v1Handlers) ListWebhookAttempts(ctx context.Context, req v1api.ListWebh
 
 func (h *v1Handlers) RedeliverWebhookEvent(ctx context.Context, req v1api.RedeliverWebhookEventRequestObject) (v1api.RedeliverWebhookEventResponseObject, error) {
 	p, _ := principalFrom(ctx)
-	e, err := h.s.store.WebhookEndpointByRef(ctx, p.WorkspaceID, req.Id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, endpointNotFound(req.Id)
-	}
+	e, err := h.endpoint(ctx, req.Id)
 	if err != nil {
 		return nil, err
 	}

@@ -135,11 +135,20 @@ func (s *Store) EventsAfter(ctx context.Context, workspaceID uuid.UUID, after in
 
 // EventBySeq returns one event of the workspace.
 func (s *Store) EventBySeq(ctx context.Context, workspaceID uuid.UUID, seq int64) (Event, error) {
+	return s.event(ctx, `seq = $2`, workspaceID, seq)
+}
+
+// EventByShortID returns one event of the workspace by its `evt_` id.
+func (s *Store) EventByShortID(ctx context.Context, workspaceID uuid.UUID, id string) (Event, error) {
+	return s.event(ctx, `short_id = $2`, workspaceID, id)
+}
+
+func (s *Store) event(ctx context.Context, cond string, workspaceID uuid.UUID, key any) (Event, error) {
 	var e Event
 	var body string
 	err := s.pool.QueryRow(ctx,
-		`SELECT workspace_id, seq, short_id, type, envelope, created_at FROM events WHERE workspace_id = $1 AND seq = $2`,
-		workspaceID, seq).Scan(&e.WorkspaceID, &e.Seq, &e.ShortID, &e.Type, &body, &e.CreatedAt)
+		`SELECT workspace_id, seq, short_id, type, envelope, created_at FROM events WHERE workspace_id = $1 AND `+cond,
+		workspaceID, key).Scan(&e.WorkspaceID, &e.Seq, &e.ShortID, &e.Type, &body, &e.CreatedAt)
 	e.Envelope = json.RawMessage(body)
 	return e, notFound(err)
 }
@@ -176,15 +185,4 @@ func (t *Tx) ClaimUndispatched(ctx context.Context, limit int) ([]Dispatch, erro
 		err := r.Scan(&d.WorkspaceID, &d.Seq, &d.EndpointIDs)
 		return d, err
 	})
-}
-
-// EventByShortID returns one event of the workspace by its `evt_` id.
-func (s *Store) EventByShortID(ctx context.Context, workspaceID uuid.UUID, id string) (Event, error) {
-	var e Event
-	var body string
-	err := s.pool.QueryRow(ctx,
-		`SELECT workspace_id, seq, short_id, type, envelope, created_at FROM events WHERE workspace_id = $1 AND short_id = $2`,
-		workspaceID, id).Scan(&e.WorkspaceID, &e.Seq, &e.ShortID, &e.Type, &body, &e.CreatedAt)
-	e.Envelope = json.RawMessage(body)
-	return e, notFound(err)
 }
