@@ -160,35 +160,23 @@ func (p *Pipeline) loop(ctx context.Context, t Turn, client llm.Client, model ca
 	}
 }
 
-// commit writes the turn: conversation and messages (persisted turns), the charge, the
-// surface's record and the events, in one transaction.
+// commit writes the turn: conversation and messages (persisted turns), the surface's record,
+// then the charge and the events, in one transaction. The charge and events go last: they
+// lock the workspace row until commit (store.Tx.Settle).
 func (p *Pipeline) commit(ctx context.Context, t Turn, out *Outcome, produced []llm.Message) error {
 	out.CostNanoUSD = out.Model.CostNanoUSD(out.Usage.InputTokens, out.Usage.OutputTokens)
 	return p.store.InTx(ctx, func(tx *store.Tx) error {
 		var events []store.NewEvent
 		if t.Persist {
-			if out.Conversation == nil {
-				conv, err := tx.CreateConversation(ctx, t.WorkspaceID, "api")
-				if err != nil {
-					return err
-				}
-				out.Conversation, out.NewConversation = &conv, true
-				events = append(events, store.NewEvent{Type: "conversation.created", Data: map[string]any{"conversation_id": conv.ShortID, "channel": conv.Channel}})
-			}
-			msgs, err := toStored(append(append(append([]llm.Message(nil), t.Seed...), llm.Message{Role: llm.RoleUser, Text: t.Text}), produced...))
+			created, err := p.persist(ctx, tx, t, out, produced)
 			if err != nil {
 				return err
 			}
-			if err := tx.AppendMessages(ctx, t.WorkspaceID, out.Conversation.ID, msgs); err != nil {
-				return err
-			}
-		}
-		spend, err := p.charge(ctx, tx, t.WorkspaceID, out)
-		if err != nil {
-			return err
+			events = append(events, created...)
 		}
 		var recorded []store.NewEvent
 		if t.Record != nil {
+			var err error
 			if recorded, err = t.Record(ctx, tx, out); err != nil {
 				return err
 			}
@@ -197,35 +185,60 @@ func (p *Pipeline) commit(ctx context.Context, t Turn, out *Outcome, produced []
 			"conversation_id": conversationRef(out), "surface": t.Surface, "reply_preview": preview(out.Text),
 			"finish_reason": string(out.Finish), "model": out.Model.ID,
 		}})
-		events = append(append(events, spend...), recorded...)
-		_, err = tx.AppendEvents(ctx, t.WorkspaceID, events)
-		return err
+		return p.settle(ctx, tx, t.WorkspaceID, out, events, recorded)
 	})
 }
 
-// charge deducts the turn's cost and returns the spend.recorded event, if anything was spent.
-func (p *Pipeline) charge(ctx context.Context, tx *store.Tx, workspaceID uuid.UUID, out *Outcome) ([]store.NewEvent, error) {
-	if out.Usage.InputTokens == 0 && out.Usage.OutputTokens == 0 {
-		return nil, nil
+// persist opens the conversation if needed and appends the turn's messages; it returns the
+// conversation.created event of a new conversation.
+func (p *Pipeline) persist(ctx context.Context, tx *store.Tx, t Turn, out *Outcome, produced []llm.Message) ([]store.NewEvent, error) {
+	var events []store.NewEvent
+	if out.Conversation == nil {
+		conv, err := tx.CreateConversation(ctx, t.WorkspaceID, "api")
+		if err != nil {
+			return nil, err
+		}
+		out.Conversation, out.NewConversation = &conv, true
+		events = append(events, store.NewEvent{Type: "conversation.created", Data: map[string]any{"conversation_id": conv.ShortID, "channel": conv.Channel}})
 	}
-	var convID *uuid.UUID
-	if out.Conversation != nil {
-		convID = &out.Conversation.ID
-	}
-	balance, err := tx.Charge(ctx, workspaceID, store.Charge{
-		AmountNanoUSD: out.CostNanoUSD, Category: "model_usage", Model: out.Model.ID,
-		InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens, ConversationID: convID,
-	})
+	turn := make([]llm.Message, 0, len(t.Seed)+1+len(produced))
+	turn = append(append(append(turn, t.Seed...), llm.Message{Role: llm.RoleUser, Text: t.Text}), produced...)
+	msgs, err := toStored(turn)
 	if err != nil {
 		return nil, err
 	}
+	return events, tx.AppendMessages(ctx, t.WorkspaceID, out.Conversation.ID, msgs)
+}
+
+// settle charges the turn's cost (if it used anything) and appends its events, with
+// spend.recorded carrying the balance after the charge, before the recorded events.
+func (p *Pipeline) settle(ctx context.Context, tx *store.Tx, workspaceID uuid.UUID, out *Outcome, events, after []store.NewEvent) error {
+	var charge *store.Charge
+	if out.Usage.InputTokens > 0 || out.Usage.OutputTokens > 0 {
+		charge = &store.Charge{AmountNanoUSD: out.CostNanoUSD, Category: "model_usage", Model: out.Model.ID,
+			InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens}
+		if out.Conversation != nil {
+			charge.ConversationID = &out.Conversation.ID
+		}
+	}
+	balance, _, err := tx.Settle(ctx, workspaceID, charge, func(balance int64) []store.NewEvent {
+		all := append([]store.NewEvent(nil), events...)
+		if charge != nil {
+			all = append(all, spendEvent(out, balance))
+		}
+		return append(all, after...)
+	})
 	out.BalanceNanoUSD = balance
+	return err
+}
+
+func spendEvent(out *Outcome, balance int64) store.NewEvent {
 	data := map[string]any{"amount_usd": json.Number(money.FormatUSD(out.CostNanoUSD)), "category": "model_usage",
 		"balance_usd": json.Number(money.FormatUSD(balance))}
 	if ref := conversationRef(out); ref != nil {
 		data["conversation_id"] = ref
 	}
-	return []store.NewEvent{{Type: "spend.recorded", Data: data}}, nil
+	return store.NewEvent{Type: "spend.recorded", Data: data}
 }
 
 // failed meters what a failed turn already consumed and turns the failure into the error
@@ -235,14 +248,7 @@ func (p *Pipeline) failed(ctx context.Context, t Turn, out *Outcome, cause error
 		out.CostNanoUSD = out.Model.CostNanoUSD(out.Usage.InputTokens, out.Usage.OutputTokens)
 		// The request may have been cancelled; the charge must be written all the same.
 		mctx := context.WithoutCancel(ctx)
-		err := p.store.InTx(mctx, func(tx *store.Tx) error {
-			spend, err := p.charge(mctx, tx, t.WorkspaceID, out)
-			if err != nil {
-				return err
-			}
-			_, err = tx.AppendEvents(mctx, t.WorkspaceID, spend)
-			return err
-		})
+		err := p.store.InTx(mctx, func(tx *store.Tx) error { return p.settle(mctx, tx, t.WorkspaceID, out, nil, nil) })
 		if err != nil {
 			p.log.ErrorContext(ctx, "metering a failed turn", slog.String("error", err.Error()))
 		}

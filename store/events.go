@@ -37,45 +37,87 @@ type envelope struct {
 }
 
 // AppendEvents writes events to the outbox in the caller's transaction and gives them the
-// workspace's next cursors. Taking the cursors locks the workspace row until commit, so one
-// workspace's events become visible in cursor order (see migration 0002). Call it last in a
-// transaction to hold that lock briefly.
+// workspace's next cursors. See Settle.
 func (t *Tx) AppendEvents(ctx context.Context, workspaceID uuid.UUID, events []NewEvent) ([]Event, error) {
 	if len(events) == 0 {
 		return nil, nil
 	}
-	var last int64
-	if err := t.tx.QueryRow(ctx,
-		`UPDATE workspaces SET event_seq = event_seq + $2 WHERE id = $1 RETURNING event_seq`,
-		workspaceID, len(events)).Scan(&last); err != nil {
-		return nil, notFound(err)
+	_, out, err := t.Settle(ctx, workspaceID, nil, func(int64) []NewEvent { return events })
+	return out, err
+}
+
+// Settle ends a transaction's work on a workspace: it charges the workspace (when charge is
+// not nil), then appends the events that build returns, given the balance after the charge.
+//
+// The workspace row is locked from here until commit: that lock is what makes one
+// workspace's event cursors become visible in the order they were assigned (see migration
+// 0002), and it serializes that workspace's commits. So Settle comes last, and it holds the
+// lock for two round trips only: one UPDATE that takes the lock and reads the balance and
+// cursor, then one pipelined batch with the cursor update, the ledger row, the events,
+// their dispatch rows and their announcements.
+func (t *Tx) Settle(ctx context.Context, workspaceID uuid.UUID, charge *Charge, build func(balanceAfter int64) []NewEvent) (int64, []Event, error) {
+	var cost int64
+	if charge != nil {
+		cost = charge.AmountNanoUSD
 	}
+	var balance, seq int64
+	if err := t.tx.QueryRow(ctx,
+		`UPDATE workspaces SET balance_nano_usd = balance_nano_usd - $2, updated_at = now()
+		 WHERE id = $1 RETURNING balance_nano_usd, event_seq`, workspaceID, cost).Scan(&balance, &seq); err != nil {
+		return 0, nil, notFound(err)
+	}
+	events, err := envelopes(workspaceID, seq, build(balance))
+	if err != nil {
+		return 0, nil, err
+	}
+	batch := &pgx.Batch{}
+	if charge != nil {
+		batch.Queue(`INSERT INTO ledger (workspace_id, amount_nano_usd, balance_after, category, model, input_tokens, output_tokens, conversation_id)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+			workspaceID, -charge.AmountNanoUSD, balance, charge.Category, charge.Model, charge.InputTokens, charge.OutputTokens, charge.ConversationID)
+	}
+	if len(events) > 0 {
+		queueEvents(batch, workspaceID, seq+int64(len(events)), events)
+	}
+	if err := t.tx.SendBatch(ctx, batch).Close(); err != nil {
+		return 0, nil, err
+	}
+	return balance, events, nil
+}
+
+// envelopes gives the events their cursors (after seq), ids and envelopes.
+func envelopes(workspaceID uuid.UUID, seq int64, events []NewEvent) ([]Event, error) {
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	out := make([]Event, len(events))
-	rows := make([][]any, len(events))
 	for i, e := range events {
-		ev := Event{WorkspaceID: workspaceID, Seq: last - int64(len(events)) + int64(i) + 1,
-			ShortID: shortid.New(shortid.Event), Type: e.Type, CreatedAt: now}
+		ev := Event{WorkspaceID: workspaceID, Seq: seq + int64(i) + 1, ShortID: shortid.New(shortid.Event), Type: e.Type, CreatedAt: now}
 		body, err := json.Marshal(envelope{ID: ev.ShortID, Type: e.Type, WorkspaceID: workspaceID.String(), CreatedAt: now, Data: e.Data})
 		if err != nil {
 			return nil, err
 		}
 		ev.Envelope = body
 		out[i] = ev
-		rows[i] = []any{workspaceID, ev.Seq, ev.ShortID, ev.Type, string(body), now}
 	}
-	if _, err := t.tx.CopyFrom(ctx, pgx.Identifier{"events"},
-		[]string{"workspace_id", "seq", "short_id", "type", "envelope", "created_at"}, pgx.CopyFromRows(rows)); err != nil {
-		return nil, err
+	return out, nil
+}
+
+// queueEvents queues the statements that store and announce events. NOTIFY is
+// transactional: the announcements are delivered at commit, never for a rollback.
+func queueEvents(batch *pgx.Batch, workspaceID uuid.UUID, lastSeq int64, events []Event) {
+	n := len(events)
+	seqs, ids, types, bodies, notices := make([]int64, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	for i, e := range events {
+		seqs[i], ids[i], types[i], bodies[i] = e.Seq, e.ShortID, e.Type, string(e.Envelope)
+		notices[i] = notice(e)
 	}
-	pending := make([][]any, len(out))
-	for i, e := range out {
-		pending[i] = []any{e.WorkspaceID, e.Seq, e.Type}
-	}
-	if _, err := t.tx.CopyFrom(ctx, pgx.Identifier{"event_dispatch"}, []string{"workspace_id", "seq", "type"}, pgx.CopyFromRows(pending)); err != nil {
-		return nil, err
-	}
-	return out, t.notify(ctx, out)
+	created := events[0].CreatedAt
+	batch.Queue(`UPDATE workspaces SET event_seq = $2 WHERE id = $1`, workspaceID, lastSeq)
+	batch.Queue(`INSERT INTO events (workspace_id, seq, short_id, type, envelope, created_at)
+		SELECT $1, s, i, t, b, $6 FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[]) AS u(s, i, t, b)`,
+		workspaceID, seqs, ids, types, bodies, created)
+	batch.Queue(`INSERT INTO event_dispatch (workspace_id, seq, type) SELECT $1, s, t FROM unnest($2::bigint[], $3::text[]) AS u(s, t)`,
+		workspaceID, seqs, types)
+	batch.Queue(`SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p`, EventChannel, notices)
 }
 
 // EventChannel is the PostgreSQL NOTIFY channel on which committed events are announced.
@@ -93,23 +135,14 @@ type Notice struct {
 	Envelope    json.RawMessage `json:"e,omitempty"`
 }
 
-// notify announces the events to every replica's listener. NOTIFY is transactional: the
-// announcement is delivered at commit, and never for a rolled-back transaction.
-func (t *Tx) notify(ctx context.Context, events []Event) error {
-	for _, e := range events {
-		n := Notice{WorkspaceID: e.WorkspaceID, Seq: e.Seq, Type: e.Type}
-		if len(e.Envelope) <= notifyLimit {
-			n.Envelope = e.Envelope
-		}
-		payload, err := json.Marshal(n)
-		if err != nil {
-			return err
-		}
-		if _, err := t.tx.Exec(ctx, `SELECT pg_notify($1, $2)`, EventChannel, string(payload)); err != nil {
-			return err
-		}
+// notice is the announcement payload of an event.
+func notice(e Event) string {
+	n := Notice{WorkspaceID: e.WorkspaceID, Seq: e.Seq, Type: e.Type}
+	if len(e.Envelope) <= notifyLimit {
+		n.Envelope = e.Envelope
 	}
-	return nil
+	payload, _ := json.Marshal(n) // plain types and valid JSON: cannot fail
+	return string(payload)
 }
 
 // Pgx exposes the transaction to the job queue, whose inserts must commit together with the

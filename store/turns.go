@@ -113,24 +113,6 @@ type Charge struct {
 	ConversationID *uuid.UUID
 }
 
-// Charge deducts the amount from the workspace balance and records it in the ledger. It
-// returns the balance after the charge, which may fall below zero: the turn already ran, and
-// the next request is refused until credit is added.
-func (t *Tx) Charge(ctx context.Context, workspaceID uuid.UUID, c Charge) (int64, error) {
-	var balance int64
-	err := t.tx.QueryRow(ctx,
-		`UPDATE workspaces SET balance_nano_usd = balance_nano_usd - $2, updated_at = now()
-		 WHERE id = $1 RETURNING balance_nano_usd`, workspaceID, c.AmountNanoUSD).Scan(&balance)
-	if err != nil {
-		return 0, notFound(err)
-	}
-	_, err = t.tx.Exec(ctx,
-		`INSERT INTO ledger (workspace_id, amount_nano_usd, balance_after, category, model, input_tokens, output_tokens, conversation_id)
-		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		workspaceID, -c.AmountNanoUSD, balance, c.Category, c.Model, c.InputTokens, c.OutputTokens, c.ConversationID)
-	return balance, err
-}
-
 // StoredResponse is a response record of /v1/responses.
 type StoredResponse struct {
 	ID             uuid.UUID
