@@ -105,7 +105,7 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	if err != nil {
 		return nil, fmt.Errorf("job queue: %w", err)
 	}
-	hub := events.NewHub(st.Pool(), log)
+	hub := events.NewHub(st, log)
 	// The management operations are also the builder assistant's tools.
 	ops := manage.New(st, cat, guard, jobs, cfg.Server.PublicBaseURL)
 	tools, err := agent.NewTools(ops.AgentTools()...)

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"switchboard/store"
 )
@@ -21,11 +20,16 @@ import (
 // each workspace, so a thousand SSE clients cost one database connection, not a thousand
 // polls.
 type Hub struct {
-	pool *pgxpool.Pool
-	log  *slog.Logger
+	store *store.Store
+	log   *slog.Logger
+	// CatchUp is how often the hub compares the cursors of watched workspaces with the
+	// notices it saw, to recover announcements lost when a replica died between a commit and
+	// its announcement.
+	CatchUp time.Duration
 
 	mu   sync.Mutex
 	subs map[uuid.UUID]map[*Subscription]struct{}
+	seen map[uuid.UUID]int64 // highest cursor announced per watched workspace
 	// wake is signalled on every notice, for the webhook relay.
 	wake chan struct{}
 	// closing is closed when the process starts shutting down: feeds end so the drain is
@@ -35,9 +39,9 @@ type Hub struct {
 }
 
 // NewHub returns a hub; Run starts listening.
-func NewHub(pool *pgxpool.Pool, log *slog.Logger) *Hub {
-	return &Hub{pool: pool, log: log, subs: map[uuid.UUID]map[*Subscription]struct{}{}, wake: make(chan struct{}, 1),
-		closing: make(chan struct{})}
+func NewHub(st *store.Store, log *slog.Logger) *Hub {
+	return &Hub{store: st, log: log, CatchUp: 2 * time.Second, subs: map[uuid.UUID]map[*Subscription]struct{}{},
+		seen: map[uuid.UUID]int64{}, wake: make(chan struct{}, 1), closing: make(chan struct{})}
 }
 
 // Closing is closed when the process begins to shut down.
@@ -76,6 +80,7 @@ func (s *Subscription) Close() {
 	delete(h.subs[s.ws], s)
 	if len(h.subs[s.ws]) == 0 {
 		delete(h.subs, s.ws)
+		delete(h.seen, s.ws)
 	}
 }
 
@@ -99,6 +104,9 @@ func (s *Subscription) lag() {
 
 func (h *Hub) dispatch(n store.Notice) {
 	h.mu.Lock()
+	if _, watched := h.subs[n.WorkspaceID]; watched && n.Seq > h.seen[n.WorkspaceID] {
+		h.seen[n.WorkspaceID] = n.Seq
+	}
 	for s := range h.subs[n.WorkspaceID] {
 		select {
 		case s.C <- n:
@@ -125,8 +133,49 @@ func (h *Hub) lagAll() {
 	}
 }
 
-// Run listens until ctx ends, reconnecting after failures.
+// catchUp tells the subscribers of any watched workspace whose cursor moved past the last
+// notice seen to read from the table.
+func (h *Hub) catchUp(ctx context.Context) {
+	h.mu.Lock()
+	watched := make([]uuid.UUID, 0, len(h.subs))
+	for ws := range h.subs {
+		watched = append(watched, ws)
+	}
+	h.mu.Unlock()
+	if len(watched) == 0 {
+		return
+	}
+	cursors, err := h.store.EventCursors(ctx, watched)
+	if err != nil {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for ws, cursor := range cursors {
+		if _, still := h.subs[ws]; !still || cursor <= h.seen[ws] {
+			continue
+		}
+		h.seen[ws] = cursor
+		for s := range h.subs[ws] {
+			s.lag()
+		}
+	}
+}
+
+// Run listens until ctx ends, reconnecting after failures, and catches up periodically.
 func (h *Hub) Run(ctx context.Context) {
+	go func() {
+		tick := time.NewTicker(h.CatchUp)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				h.catchUp(ctx)
+			}
+		}
+	}()
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
 		err := h.listen(ctx)
@@ -145,7 +194,7 @@ func (h *Hub) Run(ctx context.Context) {
 }
 
 func (h *Hub) listen(ctx context.Context) error {
-	pooled, err := h.pool.Acquire(ctx)
+	pooled, err := h.store.Pool().Acquire(ctx)
 	if err != nil {
 		return err
 	}

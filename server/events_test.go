@@ -204,3 +204,19 @@ func TestFeedOnOneReplicaSeesEventsWrittenThroughAnother(t *testing.T) {
 	require.NoError(t, b.store.Pool().QueryRow(context.Background(), `SELECT envelope FROM events WHERE short_id = $1`, env.ID).Scan(&stored))
 	require.Equal(t, stored, fr.data, "the SSE data is the stored envelope, byte for byte")
 }
+
+// An event committed without its announcement (its replica died between the commit and the
+// NOTIFY) still reaches open feeds: the hub catches up from the workspace's cursor.
+func TestFeedCatchesUpWhenAnAnnouncementIsLost(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	f := b.openFeed(t, b.url, "", "")
+	ctx := context.Background()
+	_, err := b.store.Pool().Exec(ctx, `WITH w AS (UPDATE workspaces SET event_seq = event_seq + 1 WHERE id = $1 RETURNING event_seq)
+		INSERT INTO events (workspace_id, seq, short_id, type, envelope)
+		SELECT $1, event_seq, 'evt_lostnotice000000000000', 'turn.completed', '{"id":"evt_lostnotice000000000000"}' FROM w`, b.workspace.ID)
+	require.NoError(t, err)
+	fr := f.next(t)
+	require.Equal(t, "1", fr.id)
+	require.Contains(t, fr.data, "evt_lostnotice")
+}

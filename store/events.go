@@ -48,13 +48,14 @@ func (t *Tx) AppendEvents(ctx context.Context, workspaceID uuid.UUID, events []N
 
 // Settle ends a transaction's work on a workspace: it charges the workspace (when charge is
 // not nil), then appends the events that build returns, given the balance after the charge.
+// The events are announced after the commit (Store.InTx).
 //
 // The workspace row is locked from here until commit: that lock is what makes one
 // workspace's event cursors become visible in the order they were assigned (see migration
 // 0002), and it serializes that workspace's commits. So Settle comes last, and it holds the
 // lock for two round trips only: one UPDATE that takes the lock and reads the balance and
-// cursor, then one pipelined batch with the cursor update, the ledger row, the events,
-// their dispatch rows and their announcements.
+// cursor, then one pipelined batch with the cursor update, the ledger row, the events and
+// their dispatch rows.
 func (t *Tx) Settle(ctx context.Context, workspaceID uuid.UUID, charge *Charge, build func(balanceAfter int64) []NewEvent) (int64, []Event, error) {
 	var cost int64
 	if charge != nil {
@@ -78,6 +79,9 @@ func (t *Tx) Settle(ctx context.Context, workspaceID uuid.UUID, charge *Charge, 
 	}
 	if len(events) > 0 {
 		queueEvents(batch, workspaceID, seq+int64(len(events)), events)
+		for _, e := range events {
+			t.notices = append(t.notices, notice(e))
+		}
 	}
 	if err := t.tx.SendBatch(ctx, batch).Close(); err != nil {
 		return 0, nil, err
@@ -101,14 +105,12 @@ func envelopes(workspaceID uuid.UUID, seq int64, events []NewEvent) ([]Event, er
 	return out, nil
 }
 
-// queueEvents queues the statements that store and announce events. NOTIFY is
-// transactional: the announcements are delivered at commit, never for a rollback.
+// queueEvents queues the statements that store events and their dispatch rows.
 func queueEvents(batch *pgx.Batch, workspaceID uuid.UUID, lastSeq int64, events []Event) {
 	n := len(events)
-	seqs, ids, types, bodies, notices := make([]int64, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	seqs, ids, types, bodies := make([]int64, n), make([]string, n), make([]string, n), make([]string, n)
 	for i, e := range events {
 		seqs[i], ids[i], types[i], bodies[i] = e.Seq, e.ShortID, e.Type, string(e.Envelope)
-		notices[i] = notice(e)
 	}
 	created := events[0].CreatedAt
 	batch.Queue(`UPDATE workspaces SET event_seq = $2 WHERE id = $1`, workspaceID, lastSeq)
@@ -117,7 +119,25 @@ func queueEvents(batch *pgx.Batch, workspaceID uuid.UUID, lastSeq int64, events 
 		workspaceID, seqs, ids, types, bodies, created)
 	batch.Queue(`INSERT INTO event_dispatch (workspace_id, seq, type) SELECT $1, s, t FROM unnest($2::bigint[], $3::text[]) AS u(s, t)`,
 		workspaceID, seqs, types)
-	batch.Queue(`SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p`, EventChannel, notices)
+}
+
+// EventCursors returns the current cursor of each given workspace.
+func (s *Store) EventCursors(ctx context.Context, workspaceIDs []uuid.UUID) (map[uuid.UUID]int64, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, event_seq FROM workspaces WHERE id = ANY($1)`, workspaceIDs)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[uuid.UUID]int64{}
+	for rows.Next() {
+		var id uuid.UUID
+		var seq int64
+		if err := rows.Scan(&id, &seq); err != nil {
+			return nil, err
+		}
+		out[id] = seq
+	}
+	return out, rows.Err()
 }
 
 // EventChannel is the PostgreSQL NOTIFY channel on which committed events are announced.

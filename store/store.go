@@ -37,9 +37,21 @@ type Store struct {
 // New wraps a pool.
 func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 
+// defaultMaxConns replaces pgxpool's default of max(4, CPUs): four connections cap a
+// server at four commits in flight, so PostgreSQL cannot group commits. pool_max_conns in
+// DATABASE_URL overrides it.
+const defaultMaxConns = 32
+
 // Open connects to databaseURL.
 func Open(ctx context.Context, databaseURL string) (*Store, error) {
-	pool, err := pgxpool.New(ctx, databaseURL)
+	cfg, err := pgxpool.ParseConfig(databaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	if !strings.Contains(databaseURL, "pool_max_conns") {
+		cfg.MaxConns = defaultMaxConns
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to database: %w", err)
 	}

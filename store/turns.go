@@ -14,12 +14,30 @@ import (
 // Tx is a transaction: the writes of one turn (messages, response, ledger, events) commit
 // together or not at all.
 type Tx struct {
-	tx pgx.Tx
+	tx      pgx.Tx
+	notices []string // announcements of the events appended, sent after commit
 }
 
-// InTx runs fn in a transaction, committed when fn returns nil.
+// InTx runs fn in a transaction, committed when fn returns nil. The events it appended are
+// announced after the commit (Announce).
 func (s *Store) InTx(ctx context.Context, fn func(*Tx) error) error {
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return fn(&Tx{tx: tx}) })
+	var t *Tx
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		t = &Tx{tx: tx}
+		return fn(t)
+	})
+	if err == nil && len(t.notices) > 0 {
+		s.announce(context.WithoutCancel(ctx), t.notices)
+	}
+	return err
+}
+
+// announce sends committed events' notices to every replica's listener. It runs after the
+// commit, outside the transaction: a NOTIFY inside it would take PostgreSQL's cluster-wide
+// notification lock at commit and serialize all committing turns. A notice lost to a crash
+// here only delays a live tail: the outbox is the record, and the hub catches up from it.
+func (s *Store) announce(ctx context.Context, notices []string) {
+	_, _ = s.pool.Exec(ctx, `SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p`, EventChannel, notices)
 }
 
 // Conversation is a thread of messages in a workspace.
