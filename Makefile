@@ -46,7 +46,7 @@ vet:
 lint: vet check-generate
 
 bench:
-	@echo "benchmarks arrive with the benchmarks issue"
+	@bench/run.sh short
 
 tidy:
 	$(GO) mod tidy

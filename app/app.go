@@ -71,7 +71,11 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	if cfg.Delivery == (events.DeliveryConfig{}) {
 		cfg.Delivery = events.DefaultDeliveryConfig
 	}
-	models, err := llm.NewRegistry(cfg.Families, cfg.Development, &http.Client{Timeout: cfg.VendorTimeout})
+	// The default transport keeps 2 idle connections per host: under load every other vendor
+	// call opened a new connection (found with bench/).
+	vendorTransport := http.DefaultTransport.(*http.Transport).Clone()
+	vendorTransport.MaxIdleConnsPerHost = 256
+	models, err := llm.NewRegistry(cfg.Families, cfg.Development, &http.Client{Timeout: cfg.VendorTimeout, Transport: vendorTransport})
 	if err != nil {
 		return nil, err
 	}

@@ -37,19 +37,13 @@ type Store struct {
 // New wraps a pool.
 func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 
-// defaultMaxConns replaces pgxpool's default of max(4, CPUs): four connections cap a
-// server at four commits in flight, so PostgreSQL cannot group commits. pool_max_conns in
-// DATABASE_URL overrides it.
-const defaultMaxConns = 32
-
-// Open connects to databaseURL.
+// Open connects to databaseURL. The pool keeps pgxpool's default size, max(4, CPUs), unless
+// pool_max_conns says otherwise: measured with bench/, 32 connections let about 30 turns of
+// one workspace queue behind its row lock, and stored turns fell from 351/s to 93/s.
 func Open(ctx context.Context, databaseURL string) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(databaseURL)
 	if err != nil {
 		return nil, fmt.Errorf("DATABASE_URL: %w", err)
-	}
-	if !strings.Contains(databaseURL, "pool_max_conns") {
-		cfg.MaxConns = defaultMaxConns
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"switchboard/llm"
+)
+
+// The mock must be read correctly by the real adapters (the vendors' SDKs), in both modes and
+// for the three protocols, or the benchmarks would measure error paths.
+func TestAdaptersReadTheMock(t *testing.T) {
+	dir := t.TempDir()
+	m := &mock{cfg: config{mode: "instant", pacedPrefix: "paced-", ttft: 300 * time.Millisecond, interval: 20 * time.Millisecond,
+		chunks: 4, chunkText: "ab ", inputTokens: 11, outputTokens: 4, captureDir: dir}}
+	srv := httptest.NewServer(m)
+	defer srv.Close()
+	for _, protocol := range []string{llm.ProtocolAnthropic, llm.ProtocolOpenAI, llm.ProtocolGemini} {
+		for _, model := range []string{"fast-model", "paced-model"} {
+			t.Run(protocol+"/"+model, func(t *testing.T) {
+				base := srv.URL
+				if protocol == llm.ProtocolOpenAI {
+					base += "/v1"
+				}
+				client, err := llm.New(llm.Config{Protocol: protocol, BaseURL: base, APIKey: "k"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				start := time.Now()
+				var deltas []time.Duration
+				res, err := client.Generate(context.Background(), llm.Request{Model: model, System: "be brief",
+					Messages: []llm.Message{{Role: llm.RoleUser, Text: "hello"}}}, func(string) error {
+					deltas = append(deltas, time.Since(start))
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Text != strings.Repeat("ab ", 4) || res.Finish != llm.FinishStop {
+					t.Fatalf("text %q finish %q", res.Text, res.Finish)
+				}
+				if res.Usage != (llm.Usage{InputTokens: 11, OutputTokens: 4}) {
+					t.Fatalf("usage %+v", res.Usage)
+				}
+				if len(deltas) != 4 {
+					t.Fatalf("%d deltas, want 4", len(deltas))
+				}
+				// The pacing is a floor the mock enforces by sleeping, so this holds on any machine;
+				// no upper bound is checked (the machine may be slow).
+				if strings.HasPrefix(model, "paced-") && (deltas[0] < 300*time.Millisecond || deltas[3]-deltas[0] < 55*time.Millisecond) {
+					t.Fatalf("paced deltas came too early: %v", deltas)
+				}
+			})
+		}
+	}
+	for _, name := range []string{"anthropic-fast-model.json", "openai-paced-model.json", "gemini-fast-model.json"} {
+		raw, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rec struct {
+			Method, Path, Body string
+			Header             map[string]string
+		}
+		if err := json.Unmarshal(raw, &rec); err != nil || rec.Method != "POST" || rec.Body == "" || len(rec.Header) == 0 {
+			t.Fatalf("capture %s: %v %+v", name, err, rec)
+		}
+	}
+}
+
+func TestNonStreamingJSON(t *testing.T) {
+	m := &mock{cfg: config{mode: "instant", chunks: 2, chunkText: "x", inputTokens: 1, outputTokens: 2}}
+	srv := httptest.NewServer(m)
+	defer srv.Close()
+	for path, want := range map[string]string{
+		"/v1/messages":                           `"stop_reason":"end_turn"`,
+		"/v1/chat/completions":                   `"finish_reason":"stop"`,
+		"/v1beta/models/g-model:generateContent": `"finishReason":"STOP"`,
+	} {
+		resp, err := srv.Client().Post(srv.URL+path, "application/json", strings.NewReader(`{"model":"m","messages":[]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(b), want) || !strings.Contains(string(b), `"xx"`) {
+			t.Fatalf("%s: %d %s", path, resp.StatusCode, b)
+		}
+	}
+}
+
+func TestModelOptions(t *testing.T) {
+	m := &mock{cfg: config{mode: "instant", pacedPrefix: "paced-", ttft: time.Second, interval: time.Second, chunks: 5, chunkText: "x"}}
+	c, paced, err := m.modelConfig("paced-x@ttft=5ms,interval=2ms,chunks=3")
+	if err != nil || !paced || c.ttft != 5*time.Millisecond || c.interval != 2*time.Millisecond || c.chunks != 3 {
+		t.Fatalf("%+v %v %v", c, paced, err)
+	}
+	if _, paced, _ := m.modelConfig("alpha-sonnet-4-6"); paced {
+		t.Fatal("an ordinary model is paced")
+	}
+	if _, _, err := m.modelConfig("paced-x@speed=3"); err == nil {
+		t.Fatal("unknown option accepted")
+	}
+	a := m.answer("anthropic", "paced-x@chunks=2", false)
+	if a.err != nil || len(a.chunks) != 2 || !a.paced || !strings.Contains(string(a.json), `"output_tokens":2`) {
+		t.Fatalf("answer %+v", a)
+	}
+}

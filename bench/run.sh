@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# Switchboard benchmarks (docs/benchmarks.md).
+#
+#   bench/run.sh [short]   the quick run of `make bench` (under 3 minutes): every scenario, one table
+#   bench/run.sh full      the figures of docs/benchmarks.md (about 15 minutes), then the profiles
+#   bench/run.sh profile   only the CPU and allocation profiles of scenarios 2 and 3
+#
+# Builds the server, the mock vendor and the load generator, starts a throwaway PostgreSQL
+# (synchronous_commit on, fsync on: the production settings), the mock and the server, all on
+# 127.0.0.1, runs the scenarios and stops everything on exit. full and profile keep their
+# results, the server log and the profiles in bench/out/<date>/ (BENCH_OUT overrides).
+# BENCH_ONLY=2,3 runs only those scenarios (and, with full, skips the profiles).
+# BENCH_DB_PARAMS=pool_max_conns=4 appends parameters to the server's DATABASE_URL (experiments).
+#
+# Nothing is installed: it needs Go and the PostgreSQL server binaries, like `make test`.
+set -euo pipefail
+mode=${1:-short}
+case "$mode" in short | full | profile) ;; *)
+	echo "usage: bench/run.sh [short|full|profile]" >&2
+	exit 2
+	;;
+esac
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+scripts=$root/scripts
+cd "$root"
+
+load_at_start=$(cut -d' ' -f1-3 /proc/loadavg)
+tmp=$(mktemp -d /tmp/switchboard-bench.XXXXXX)
+chmod 755 "$tmp"
+out=""
+if [ "$mode" != short ]; then
+	out=${BENCH_OUT:-$here/out/$(date -u +%Y%m%dT%H%M%SZ)-$mode}
+	mkdir -p "$out"
+fi
+pids=()
+cleanup() {
+	local status=$?
+	for pid in "${pids[@]}"; do
+		kill "$pid" 2>/dev/null || true
+	done
+	for pid in "${pids[@]}"; do
+		wait "$pid" 2>/dev/null || true
+	done
+	"$scripts/pgcluster.sh" stop "$tmp/data" >/dev/null 2>&1 || true
+	if [ -n "$out" ] && [ -f "$tmp/server.log" ]; then
+		gzip -c "$tmp/server.log" >"$out/server.log.gz" 2>/dev/null || true
+	fi
+	rm -rf "$tmp"
+	exit $status
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+say() { echo "bench: $*" >&2; }
+
+# port prints a port nothing listens on, below the kernel's ephemeral range, so no outgoing
+# connection can hold it either (scripts/freeport.sh may return a port of that range).
+port() {
+	local lo hi p
+	read -r lo hi </proc/sys/net/ipv4/ip_local_port_range
+	for _ in $(seq 1 200); do
+		p=$((20000 + RANDOM % (lo > 21000 ? lo - 20000 : 1000)))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+			echo "$p"
+			return
+		fi
+	done
+	"$scripts/freeport.sh"
+}
+
+say "building (go build) ..."
+mkdir -p "$tmp/bin"
+go build -o "$tmp/bin/switchboard" ./cmd/switchboard
+go build -o "$tmp/bin/mockllm" ./bench/mockllm
+go build -o "$tmp/bin/loadtest" ./bench/cmd/loadtest
+if [ "$mode" != short ]; then
+	go test -c -o "$tmp/bin/bench.test" ./bench
+fi
+
+for attempt in 1 2 3; do
+	pgport=$(port)
+	say "starting PostgreSQL on 127.0.0.1:$pgport (synchronous_commit on) ..."
+	if "$scripts/pgcluster.sh" start "$tmp/data" "$pgport"; then break; fi
+	[ "$attempt" -lt 3 ] || exit 1
+done
+admin_url="postgres://postgres@127.0.0.1:$pgport/postgres?sslmode=disable"
+
+"$tmp/bin/mockllm" -addr 127.0.0.1:0 -addr-file "$tmp/mock.addr" -capture "$tmp/capture" 2>"$tmp/mock.log" &
+pids+=($!)
+for _ in $(seq 1 100); do
+	[ -s "$tmp/mock.addr" ] && break
+	sleep 0.1
+done
+[ -s "$tmp/mock.addr" ] || { cat "$tmp/mock.log" >&2; say "the mock did not start"; exit 1; }
+mock="http://$(cat "$tmp/mock.addr")"
+
+machine() {
+	local cpu mem
+	cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
+	mem=$(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)
+	echo "machine: $(nproc) CPUs ($cpu), $mem; $(go version | cut -d' ' -f3-); PostgreSQL $("$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1)/postgres" --version 2>/dev/null | awk '{print $3}' || echo '?'); load average $load_at_start at the start, $(cut -d' ' -f1-3 /proc/loadavg) now; $(date -u '+%Y-%m-%d %H:%M UTC')"
+}
+
+# profile: the in-process Go benchmarks of scenarios 2 and 3 under pprof.
+profile() {
+	say "profiles: in-process benchmarks of scenarios 2 and 3 (go test -bench, pprof) ..."
+	local dir=$1 benchtime=${2:-10s}
+	export BENCH_DATABASE_URL=$admin_url BENCH_MOCK_URL=$mock
+	cp "$tmp/bin/bench.test" "$dir/bench.test"
+	(
+		cd "$dir"
+		./bench.test -test.run '^$' -test.bench '^Benchmark(AuthOnly|VendorCall|CommitEphemeral|EphemeralChatParallel|StoredResponseParallel)$' \
+			-test.benchtime 3s | tee decomposition.txt
+		for b in EphemeralChat StoredResponse; do
+			./bench.test -test.run '^$' -test.bench "^Benchmark$b\$" -test.benchtime "$benchtime" \
+				-test.cpuprofile "cpu-$b.pprof" -test.memprofile "mem-$b.pprof" | tee "bench-$b.txt"
+			go tool pprof -top -nodecount=40 bench.test "cpu-$b.pprof" >"cpu-$b-top.txt" 2>/dev/null
+			go tool pprof -top -cum -nodecount=80 bench.test "cpu-$b.pprof" >"cpu-$b-cum.txt" 2>/dev/null
+			go tool pprof -sample_index=alloc_space -top -nodecount=40 bench.test "mem-$b.pprof" >"alloc-$b-top.txt" 2>/dev/null
+			go tool pprof -sample_index=alloc_space -top -cum -nodecount=80 bench.test "mem-$b.pprof" >"alloc-$b-cum.txt" 2>/dev/null
+		done
+	)
+	say "profiles in $dir (go tool pprof -http=: $dir/bench.test $dir/cpu-EphemeralChat.pprof)"
+}
+
+if [ "$mode" = profile ]; then
+	machine | tee "$out/machine.txt"
+	profile "$out" 10s
+	exit 0
+fi
+
+"$tmp/bin/loadtest" models-file >"$tmp/models.yaml"
+start_server() {
+	srvport=$(port)
+	say "starting the server on 127.0.0.1:$srvport, vendors at $mock ..."
+	env DATABASE_URL="$admin_url${BENCH_DB_PARAMS:+&$BENCH_DB_PARAMS}" ADDR="127.0.0.1:$srvport" APP_ENV=production \
+		BOOTSTRAP_API_KEY=sk-svc_benchmark-bootstrap-key-000000000000000 \
+		RATE_LIMIT_KEY_RPM=100000000 RATE_LIMIT_WORKSPACE_RPM=100000000 WEBHOOK_ALLOW_PRIVATE=1 \
+		WORKSPACE_STARTING_CREDIT_USD=1000000 MODELS_FILE="$tmp/models.yaml" \
+		ALPHA_API_KEY=mock ALPHA_BASE_URL="$mock" ALPHA_PROTOCOL=anthropic \
+		BETA_API_KEY=mock BETA_BASE_URL="$mock/v1" BETA_PROTOCOL=openai \
+		GAMMA_API_KEY=mock GAMMA_BASE_URL="$mock" GAMMA_PROTOCOL=gemini \
+		"$tmp/bin/switchboard" serve 2>"$tmp/server.log" &
+	srvpid=$!
+	pids+=($srvpid)
+	for _ in $(seq 1 300); do
+		if ! kill -0 "$srvpid" 2>/dev/null; then return 1; fi
+		if (exec 3<>"/dev/tcp/127.0.0.1/$srvport") 2>/dev/null; then return 0; fi
+		sleep 0.1
+	done
+	return 1
+}
+for attempt in 1 2 3; do
+	if start_server; then break; fi
+	tail -n 5 "$tmp/server.log" >&2
+	kill "$srvpid" 2>/dev/null || true
+	[ "$attempt" -lt 3 ] || { say "the server did not start"; exit 1; }
+done
+
+say "running the $mode plan (progress below, the table at the end) ..."
+args=(run -plan "$mode" -server "http://127.0.0.1:$srvport" -mock "$mock" -capture "$tmp/capture" -database-url "$admin_url")
+if [ -n "$out" ]; then
+	args+=(-json "$out/results.json" -markdown "$out/results.md")
+fi
+if [ -n "${BENCH_ONLY:-}" ]; then
+	args+=(-only "$BENCH_ONLY")
+fi
+"$tmp/bin/loadtest" "${args[@]}" >"$tmp/table.txt"
+echo
+machine | tee ${out:+"$out/machine.txt"}
+echo "plan: $mode; added = through Switchboard minus the mock called directly with the same vendor request, same load"
+cat "$tmp/table.txt"
+[ -z "$out" ] || cp "$tmp/table.txt" "$out/table.txt"
+
+if [ "$mode" = full ] && [ -z "${BENCH_ONLY:-}" ]; then
+	profile "$out" 10s
+	say "results in $out"
+fi
