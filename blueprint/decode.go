@@ -338,6 +338,19 @@ func (d *decoder) decodeStruct(n *yaml.Node, path string, depth int, v reflect.V
 		names = append(names, name)
 		index[name] = i
 	}
+	d.entries(n, path, func(name, kp string, line int, value *yaml.Node) {
+		field, known := index[name]
+		if !known {
+			d.add(kp, line, "unknown field; expected one of "+strings.Join(names, ", "))
+			return
+		}
+		d.decode(value, kp, depth+1, v.Field(field))
+	})
+}
+
+// entries walks the keys of a mapping node in order, reporting duplicate keys and keeping
+// each key's line, and calls fn for every first occurrence.
+func (d *decoder) entries(n *yaml.Node, path string, fn func(name, keyPath string, line int, value *yaml.Node)) {
 	seen := map[string]int{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		name, line, ok := d.key(n.Content[i], path)
@@ -351,12 +364,7 @@ func (d *decoder) decodeStruct(n *yaml.Node, path string, depth int, v reflect.V
 		}
 		seen[name] = line
 		d.lines[kp] = line
-		field, known := index[name]
-		if !known {
-			d.add(kp, line, "unknown field; expected one of "+strings.Join(names, ", "))
-			continue
-		}
-		d.decode(n.Content[i+1], kp, depth+1, v.Field(field))
+		fn(name, kp, line, n.Content[i+1])
 	}
 }
 
@@ -383,21 +391,9 @@ func (d *decoder) value(n *yaml.Node, path string, depth int) any {
 
 func (d *decoder) mapping(n *yaml.Node, path string, depth int) map[string]any {
 	out := make(map[string]any, len(n.Content)/2)
-	seen := map[string]int{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		name, line, ok := d.key(n.Content[i], path)
-		if !ok {
-			continue
-		}
-		kp := join(path, name)
-		if first, dup := seen[name]; dup {
-			d.add(kp, line, fmt.Sprintf("duplicate key; first given on line %d", first))
-			continue
-		}
-		seen[name] = line
-		d.lines[kp] = line
-		out[name] = d.value(n.Content[i+1], kp, depth+1)
-	}
+	d.entries(n, path, func(name, kp string, _ int, value *yaml.Node) {
+		out[name] = d.value(value, kp, depth+1)
+	})
 	return out
 }
 
