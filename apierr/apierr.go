@@ -12,6 +12,7 @@ import (
 // Kind classifies an error; each kind has one HTTP status and one envelope type.
 type Kind int
 
+// The kinds, each mapped to its status and envelope type by Status and Type.
 const (
 	KindInternal Kind = iota
 	KindInvalid

@@ -20,6 +20,7 @@ const DefaultModel = "alpha-sonnet-4-6"
 // base URL and wire protocol.
 type Family string
 
+// The vendor families; a model id starts with its family's name.
 const (
 	Alpha Family = "alpha"
 	Beta  Family = "beta"

@@ -13,6 +13,7 @@ import (
 // Role of a message in the history.
 type Role string
 
+// The roles of a history.
 const (
 	RoleUser      Role = "user"
 	RoleAssistant Role = "assistant"
@@ -62,6 +63,7 @@ type Request struct {
 // FinishReason says why the model stopped.
 type FinishReason string
 
+// The finish reasons, as the OpenAI wire format names them.
 const (
 	FinishStop          FinishReason = "stop"
 	FinishLength        FinishReason = "length"
@@ -98,6 +100,7 @@ type Client interface {
 // ErrorKind classifies an upstream failure.
 type ErrorKind string
 
+// The kinds of upstream failure; each becomes the error code a client sees.
 const (
 	ErrTimeout       ErrorKind = "timeout"
 	ErrRateLimited   ErrorKind = "rate_limited"

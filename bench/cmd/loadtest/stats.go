@@ -37,16 +37,6 @@ func (s *sample) add(d time.Duration) {
 	s.lat = append(s.lat, d)
 }
 
-func (s *sample) merge(o *sample) {
-	s.lat = append(s.lat, o.lat...)
-	s.ok += o.ok
-	for k, v := range o.errKinds {
-		for range v {
-			s.fail(k)
-		}
-	}
-}
-
 func (s *sample) finish() *sample {
 	sort.Slice(s.lat, func(i, j int) bool { return s.lat[i] < s.lat[j] })
 	return s
@@ -133,5 +123,3 @@ func (r *row) added(base row) {
 func (r *row) verdict(target string, met bool) {
 	r.Target, r.Met = target, &met
 }
-
-func f64(v float64) *float64 { return &v }
