@@ -47,8 +47,9 @@ vet:
 lint: vet
 	$(GO) tool -modfile=tools/go.mod golangci-lint run $(PKGS)
 
+# BASELINE=<git ref> also measures that commit's server in the same run, side by side.
 bench:
-	@bench/run.sh short
+	@BENCH_BASELINE=$(BASELINE) bench/run.sh short
 
 tidy:
 	$(GO) mod tidy

@@ -11,6 +11,9 @@
 # results, the server log and the profiles in bench/out/<date>/ (BENCH_OUT overrides).
 # BENCH_ONLY=2,3 runs only those scenarios (and, with full, skips the profiles).
 # BENCH_DB_PARAMS=pool_max_conns=4 appends parameters to the server's DATABASE_URL (experiments).
+# BENCH_BASELINE=<git ref> also builds the server of that commit and runs the same plan against
+# it first, each server on a database of its own in the same cluster, so that a change is
+# judged against a baseline measured in the same run: two tables, baseline first.
 #
 # Nothing is installed: it needs Go and the PostgreSQL server binaries, like `make test`.
 set -euo pipefail
@@ -72,6 +75,12 @@ port() {
 say "building (go build) ..."
 mkdir -p "$tmp/bin"
 go build -o "$tmp/bin/switchboard" ./cmd/switchboard
+if [ -n "${BENCH_BASELINE:-}" ]; then
+	say "building the baseline server of $BENCH_BASELINE ..."
+	git worktree add -q --detach "$tmp/baseline-src" "$BENCH_BASELINE"
+	(cd "$tmp/baseline-src" && go build -o "$tmp/bin/switchboard-baseline" ./cmd/switchboard)
+	git worktree remove --force "$tmp/baseline-src"
+fi
 go build -o "$tmp/bin/mockllm" ./bench/mockllm
 go build -o "$tmp/bin/loadtest" ./bench/cmd/loadtest
 if [ "$mode" != short ]; then
@@ -131,17 +140,19 @@ if [ "$mode" = profile ]; then
 fi
 
 "$tmp/bin/loadtest" models-file >"$tmp/models.yaml"
+# start_server BINARY DATABASE_URL
 start_server() {
+	local bin=$1 db=$2
 	srvport=$(port)
-	say "starting the server on 127.0.0.1:$srvport, vendors at $mock ..."
-	env DATABASE_URL="$admin_url${BENCH_DB_PARAMS:+&$BENCH_DB_PARAMS}" ADDR="127.0.0.1:$srvport" APP_ENV=production \
+	say "starting $(basename "$bin") on 127.0.0.1:$srvport, vendors at $mock ..."
+	env DATABASE_URL="$db${BENCH_DB_PARAMS:+&$BENCH_DB_PARAMS}" ADDR="127.0.0.1:$srvport" APP_ENV=production \
 		BOOTSTRAP_API_KEY=sk-svc_benchmark-bootstrap-key-000000000000000 \
 		RATE_LIMIT_KEY_RPM=100000000 RATE_LIMIT_WORKSPACE_RPM=100000000 WEBHOOK_ALLOW_PRIVATE=1 \
 		WORKSPACE_STARTING_CREDIT_USD=1000000 MODELS_FILE="$tmp/models.yaml" \
 		ALPHA_API_KEY=mock ALPHA_BASE_URL="$mock" ALPHA_PROTOCOL=anthropic \
 		BETA_API_KEY=mock BETA_BASE_URL="$mock/v1" BETA_PROTOCOL=openai \
 		GAMMA_API_KEY=mock GAMMA_BASE_URL="$mock" GAMMA_PROTOCOL=gemini \
-		"$tmp/bin/switchboard" serve 2>"$tmp/server.log" &
+		"$bin" serve 2>>"$tmp/server.log" &
 	srvpid=$!
 	pids+=($srvpid)
 	for _ in $(seq 1 300); do
@@ -151,27 +162,61 @@ start_server() {
 	done
 	return 1
 }
-for attempt in 1 2 3; do
-	if start_server; then break; fi
-	tail -n 5 "$tmp/server.log" >&2
+# run_plan NAME BINARY: the plan against one server, on a database of its own; the table goes
+# to $tmp/table-NAME.txt.
+run_plan() {
+	local name=$1 bin=$2 db_url
+	psql_admin -c "CREATE DATABASE bench_$name" >/dev/null
+	db_url="postgres://postgres@127.0.0.1:$pgport/bench_$name?sslmode=disable"
+	for attempt in 1 2 3; do
+		if start_server "$bin" "$db_url"; then break; fi
+		tail -n 5 "$tmp/server.log" >&2
+		kill "$srvpid" 2>/dev/null || true
+		[ "$attempt" -lt 3 ] || { say "the server did not start"; exit 1; }
+	done
+	say "running the $mode plan against $name (progress below, the table at the end) ..."
+	local args=(run -plan "$mode" -server "http://127.0.0.1:$srvport" -mock "$mock" -capture "$tmp/capture" -database-url "$db_url")
+	args+=(-json "$tmp/results-$name.json")
+	if [ -n "$out" ]; then
+		args+=(-markdown "$out/results-$name.md")
+	fi
+	if [ -n "${BENCH_ONLY:-}" ]; then
+		args+=(-only "$BENCH_ONLY")
+	fi
+	"$tmp/bin/loadtest" "${args[@]}" >"$tmp/table-$name.txt"
 	kill "$srvpid" 2>/dev/null || true
-	[ "$attempt" -lt 3 ] || { say "the server did not start"; exit 1; }
-done
+	wait "$srvpid" 2>/dev/null || true
+}
+psql_admin() {
+	local bin
+	bin=$(command -v psql || ls /usr/lib/postgresql/*/bin/psql 2>/dev/null | sort -V | tail -n1)
+	"$bin" "$admin_url" -v ON_ERROR_STOP=1 "$@"
+}
 
-say "running the $mode plan (progress below, the table at the end) ..."
-args=(run -plan "$mode" -server "http://127.0.0.1:$srvport" -mock "$mock" -capture "$tmp/capture" -database-url "$admin_url")
-if [ -n "$out" ]; then
-	args+=(-json "$out/results.json" -markdown "$out/results.md")
+if [ -n "${BENCH_BASELINE:-}" ]; then
+	run_plan baseline "$tmp/bin/switchboard-baseline"
 fi
-if [ -n "${BENCH_ONLY:-}" ]; then
-	args+=(-only "$BENCH_ONLY")
-fi
-"$tmp/bin/loadtest" "${args[@]}" >"$tmp/table.txt"
+run_plan head "$tmp/bin/switchboard"
 echo
 machine | tee ${out:+"$out/machine.txt"}
 echo "plan: $mode; added = through Switchboard minus the mock called directly with the same vendor request, same load"
-cat "$tmp/table.txt"
-[ -z "$out" ] || cp "$tmp/table.txt" "$out/table.txt"
+if [ -n "${BENCH_BASELINE:-}" ]; then
+	echo
+	echo "baseline: $BENCH_BASELINE ($(git rev-parse --short "$BENCH_BASELINE"))"
+	cat "$tmp/table-baseline.txt"
+	echo
+	echo "this tree: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . 2>/dev/null || echo ' with uncommitted changes')"
+fi
+cat "$tmp/table-head.txt"
+if [ -n "${BENCH_BASELINE:-}" ]; then
+	echo
+	"$tmp/bin/loadtest" compare "$tmp/results-baseline.json" "$tmp/results-head.json" | tee "$tmp/compare.txt"
+fi
+if [ -n "$out" ]; then
+	cat "$tmp"/table-*.txt >"$out/table.txt"
+	cp "$tmp"/results-*.json "$out/"
+	[ ! -f "$tmp/compare.txt" ] || cp "$tmp/compare.txt" "$out/compare.txt"
+fi
 
 if [ "$mode" = full ] && [ -z "${BENCH_ONLY:-}" ]; then
 	profile "$out" 10s

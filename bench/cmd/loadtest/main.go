@@ -4,6 +4,7 @@
 //
 //	loadtest models-file                 print the MODELS_FILE the server must be started with
 //	loadtest run -server URL -mock URL -capture DIR -database-url URL [-plan short|full]
+//	loadtest compare BASELINE.json HEAD.json   two runs side by side, with ratios
 //
 // Load comes from vegeta (github.com/tsenart/vegeta/v12) in two modes:
 //
@@ -97,7 +98,7 @@ var plans = map[string]plan{
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: loadtest models-file | loadtest run [flags]")
+		fmt.Fprintln(os.Stderr, "usage: loadtest models-file | loadtest run [flags] | loadtest compare BASELINE.json HEAD.json")
 		os.Exit(2)
 	}
 	switch os.Args[1] {
@@ -105,6 +106,9 @@ func main() {
 		for _, p := range []pacedModel{streamModel, heldModel} {
 			fmt.Printf("%s:\n  upstream: %q\n", p.id, p.upstreamName())
 		}
+		return
+	case "compare":
+		compareCommand(os.Args[2:])
 		return
 	case "run":
 	default:
