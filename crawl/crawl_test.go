@@ -440,6 +440,42 @@ func TestRobotsRules(t *testing.T) {
 	require.False(t, allowed(parseRobots("User-agent: *\nDisallow: /a*c$\n", "switchboardbot"), "/abbbc"))
 }
 
+// TestRobotsRulesRFC9309 pins the RFC 9309 readings that robots.go keeps and that
+// github.com/temoto/robotstxt (v1.1.2, the common Go library, released before the RFC)
+// reads otherwise; see the comment on robots.
+func TestRobotsRulesRFC9309(t *testing.T) {
+	t.Parallel()
+	allowed := func(body, path string) bool {
+		u, err := url.Parse("https://example.com" + path)
+		require.NoError(t, err)
+		return parseRobots(body, "switchboardbot").allowed(u)
+	}
+	for _, tc := range []struct {
+		name, body, path string
+		want             bool
+	}{
+		// §2.2.2: on equivalent rules, Allow SHOULD be used (the library keeps the first).
+		{"tie goes to allow", "User-agent: *\nDisallow: /tie\nAllow: /tie\n", "/tie", true},
+		// A stray rule before any group is ignored (the library refuses the whole file).
+		{"stray rule ignored, groups kept", "Disallow: /\nUser-agent: *\nDisallow: /x\n", "/x", false},
+		{"stray rule ignored", "Disallow: /\nUser-agent: *\nDisallow: /x\n", "/", true},
+		// §2.2.1: the product token is matched; a version after it does not hide the group
+		// from the bot (the library compares the whole value).
+		{"versioned token names the bot", "User-agent: *\nAllow: /\n\nUser-agent: SwitchboardBot/2.0\nDisallow: /private\n", "/private", false},
+		// A shorter token is another bot (the library matches it as a prefix of ours).
+		{"prefix token is another bot", "User-agent: switch\nDisallow: /\n\nUser-agent: *\nAllow: /\n", "/", true},
+		// §2.2.2: the longest pattern wins, wildcards counted as written (the library
+		// compares the lengths of the regular expressions it builds).
+		{"longer disallow beats shorter wildcard allow", "User-agent: *\nAllow: /*.html\nDisallow: /private/\n", "/private/a.html", false},
+		{"longer wildcard allow beats shorter disallow", "User-agent: *\nDisallow: /private/\nAllow: /private/*.html\n", "/private/a.html", true},
+		// §2.2.2: octets are compared percent-encoded (the library compares raw bytes).
+		{"UTF-8 rule matches the encoded path", "User-agent: *\nDisallow: /ü\n", "/%C3%BC", false},
+		{"encoded rule matches the encoded path in any case", "User-agent: *\nDisallow: /%c3%bc\n", "/%C3%BC/x", false},
+	} {
+		require.Equal(t, tc.want, allowed(tc.body, tc.path), tc.name)
+	}
+}
+
 func TestRedirects(t *testing.T) {
 	t.Parallel()
 	routes := map[string]http.HandlerFunc{

@@ -11,6 +11,19 @@ import (
 
 // robots holds the robots.txt rules that apply to the bot on the crawled host (RFC 9309 as
 // Google reads it). The zero value, and a nil *robots, allow everything.
+//
+// Why our own parser and matcher rather than a library: the common Go library,
+// github.com/temoto/robotstxt (v1.1.2 of March 2021, before RFC 9309), reads 7 of the 9 cases
+// of TestRobotsRulesRFC9309 otherwise (checked by running that test against it): it keeps the
+// first of two equal rules where the RFC prefers Allow; one rule before the first
+// User-agent line makes it reject the whole file; it compares a group's whole user-agent value
+// as a prefix of ours (so "SwitchboardBot/2.0" does not name us and "switch" does); it ranks
+// wildcard rules by the length of the regular expression it builds; and it compares raw
+// bytes, not percent-encoded octets. Each of those makes the crawler fetch what a site asked
+// it not to, or skip what it allowed. Google's own matcher has no Go port in the module proxy
+// (github.com/jimsmart/grobotstxt is not served). What is here is the RFC's grammar (groups,
+// longest match, Allow on ties, "*" and "$") and nothing else: Crawl-delay is not part of
+// RFC 9309 and is not read (Config.Delay is the politeness delay), nor are Sitemap lines.
 type robots struct {
 	disallowAll bool // robots.txt answered 5xx or 429: the whole site is off limits
 	status      int  // the HTTP status behind disallowAll
@@ -26,6 +39,13 @@ type robotsRule struct {
 // missing or unreadable robots.txt (4xx, redirect elsewhere, refused by CheckURL) allows
 // everything; 5xx and 429 disallow everything. Only a transport failure is an error: the host
 // is then unreachable.
+//
+// Why these status rules: RFC 9309 §2.3.1.3 says a robots.txt that is "unavailable" (4xx)
+// means the crawler may access any resource, and §2.3.1.4 that an "unreachable" one (5xx)
+// means it must assume a complete disallow, since the site may be failing under load. 429 is
+// a request to back off, so it is read as unreachable, as Google does. §2.3.1.2 asks to follow
+// at least five redirects; we follow maxRedirects on the same host only, since an off-host
+// robots.txt does not speak for this host.
 func (c *crawler) loadRobots(ctx context.Context, start *url.URL) error {
 	c.robots = &robots{}
 	cur := &url.URL{Scheme: start.Scheme, Host: start.Host, Path: "/robots.txt"}

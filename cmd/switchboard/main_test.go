@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -143,18 +142,16 @@ func freeAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
+// waitHealthy waits until the server answers /health with 200: it polls the condition until a
+// deadline, so a server that never comes up fails the test instead of hanging it.
 func waitHealthy(t *testing.T, base string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	require.Eventually(t, func() bool {
 		resp, err := http.Get(base + "/health")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
+		if err != nil {
+			return false
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatal(fmt.Sprintf("%s/health never answered 200", base))
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, 30*time.Second, 20*time.Millisecond, "%s/health never answered 200", base)
 }
