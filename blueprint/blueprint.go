@@ -79,7 +79,7 @@ type Agent struct {
 // Persona is how the agent presents itself.
 type Persona struct {
 	DisplayName string `yaml:"display_name" json:"display_name" validate:"required,max=50"`
-	Tone        Tone   `yaml:"tone" json:"tone" validate:"required,oneof=friendly professional casual formal"`
+	Tone        Tone   `yaml:"tone" json:"tone" validate:"required,enum"`
 	Greeting    string `yaml:"greeting" json:"greeting" validate:"required,max=500"`
 }
 
@@ -96,7 +96,7 @@ const (
 // LLM selects and tunes the language model. Temperature and MaxTokens are pointers so that a
 // missing value is told apart from zero; they are never nil in a blueprint Parse returns.
 type LLM struct {
-	Provider     catalog.Family `yaml:"provider" json:"provider" validate:"required,oneof=alpha beta gamma"`
+	Provider     catalog.Family `yaml:"provider" json:"provider" validate:"required,enum"`
 	Model        string         `yaml:"model" json:"model" validate:"required"` // an id of Provider's family in the catalog
 	Temperature  *float64       `yaml:"temperature" json:"temperature" validate:"required,min=0,max=2"`
 	MaxTokens    *int           `yaml:"max_tokens" json:"max_tokens" validate:"required,min=1,max=8192"`
@@ -111,7 +111,7 @@ type KnowledgeBase struct {
 // Source is one knowledge base source. Depth is set (default 2) exactly when Type is
 // SourceWebsiteCrawl.
 type Source struct {
-	Type  SourceType `yaml:"type" json:"type" validate:"required,oneof=website_crawl file_upload markdown_file api manual_text"`
+	Type  SourceType `yaml:"type" json:"type" validate:"required,enum"`
 	URL   string     `yaml:"url,omitempty" json:"url,omitempty" validate:"required_if=Type website_crawl,omitempty,max=2048,http_url"`
 	Depth *int       `yaml:"depth,omitempty" json:"depth,omitempty" validate:"omitempty,min=1,max=5"`
 	Path  string     `yaml:"path,omitempty" json:"path,omitempty" validate:"required_if=Type markdown_file,omitempty,max=1024"`
@@ -133,7 +133,7 @@ const DefaultCrawlDepth = 2
 
 // Channel is a channel the agent is meant for. Config is channel-specific and free-form.
 type Channel struct {
-	Type   ChannelType    `yaml:"type" json:"type" validate:"required,oneof=webchat telco_voice sms msgapp_1 msgapp_2 msgapp_3 msgapp_4"`
+	Type   ChannelType    `yaml:"type" json:"type" validate:"required,enum"`
 	Config map[string]any `yaml:"config,omitempty" json:"config,omitempty"`
 }
 
@@ -185,8 +185,8 @@ type Hours struct {
 // blueprint Parse returns; Trigger and Action are set when it is true.
 type Escalation struct {
 	Enabled           *bool   `yaml:"enabled" json:"enabled" validate:"required"`
-	Trigger           Trigger `yaml:"trigger,omitempty" json:"trigger,omitempty" validate:"omitempty,oneof=after_2_failed_attempts user_request keyword_match sentiment"`
-	Action            Action  `yaml:"action,omitempty" json:"action,omitempty" validate:"omitempty,oneof=collect_contact transfer_to_human email_notification"`
+	Trigger           Trigger `yaml:"trigger,omitempty" json:"trigger,omitempty" validate:"omitempty,enum"`
+	Action            Action  `yaml:"action,omitempty" json:"action,omitempty" validate:"omitempty,enum"`
 	NotificationEmail string  `yaml:"notification_email,omitempty" json:"notification_email,omitempty" validate:"omitempty,max=254,email"`
 }
 
@@ -211,7 +211,7 @@ const (
 
 // Tool is a tool the agent may call. Enabled defaults to true.
 type Tool struct {
-	Type    ToolType       `yaml:"type" json:"type" validate:"required,oneof=search_knowledge_base apply_label http_webhook http_request"`
+	Type    ToolType       `yaml:"type" json:"type" validate:"required,enum"`
 	Enabled bool           `yaml:"enabled" json:"enabled"`
 	Config  map[string]any `yaml:"config,omitempty" json:"config,omitempty"`
 }
