@@ -46,7 +46,7 @@ func Tools(ops *manage.Service, workspace Workspace, log *slog.Logger) []server.
 	var tools []server.ServerTool
 	for _, o := range ops.Operations() {
 		tools = append(tools, server.ServerTool{
-			Tool:    mcpgo.NewToolWithRawSchema(o.Name, o.Description, json.RawMessage(o.Schema)),
+			Tool:    mcpgo.NewToolWithRawSchema(o.Name, o.Description, o.Schema),
 			Handler: t.handler(o),
 		})
 	}

@@ -15,6 +15,7 @@ import (
 	echomw "github.com/oapi-codegen/echo-middleware"
 
 	"switchboard/apierr"
+	"switchboard/blueprint"
 	"switchboard/gen/apiapi"
 	"switchboard/manage"
 )
@@ -76,7 +77,7 @@ func workspaceOf(ctx context.Context) uuid.UUID {
 func (h *apiHandlers) ListAgents(ctx context.Context, req apiapi.ListAgentsRequestObject) (apiapi.ListAgentsResponseObject, error) {
 	in := manage.ListAgentsInput{}
 	if req.Params.Status != nil {
-		in.Status = string(*req.Params.Status)
+		in.Status = manage.AgentStatus(*req.Params.Status)
 	}
 	out, err := h.s.ops.ListAgents(ctx, workspaceOf(ctx), in)
 	if err != nil {
@@ -138,7 +139,7 @@ func (h *apiHandlers) ListChannels(ctx context.Context, _ apiapi.ListChannelsReq
 }
 
 func (h *apiHandlers) CreateChannel(ctx context.Context, req apiapi.CreateChannelRequestObject) (apiapi.CreateChannelResponseObject, error) {
-	in := manage.CreateChannelInput{Provider: string(req.Body.Provider), Name: req.Body.Name}
+	in := manage.CreateChannelInput{Provider: blueprint.ChannelType(req.Body.Provider), Name: req.Body.Name}
 	if req.Body.Config != nil {
 		raw, err := json.Marshal(*req.Body.Config)
 		if err != nil {
