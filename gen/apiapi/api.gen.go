@@ -15,181 +15,16 @@ import (
 	"net/url"
 	"path"
 	"strings"
-	"time"
+
+	"switchboard/blueprint"
+	"switchboard/catalog"
+	"switchboard/manage"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/labstack/echo/v4"
 	"github.com/oapi-codegen/runtime"
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
-
-// Defines values for AgentKnowledgeSourcesStatus.
-const (
-	Crawling AgentKnowledgeSourcesStatus = "crawling"
-	Failed   AgentKnowledgeSourcesStatus = "failed"
-	Queued   AgentKnowledgeSourcesStatus = "queued"
-	Ready    AgentKnowledgeSourcesStatus = "ready"
-)
-
-// Valid indicates whether the value is a known member of the AgentKnowledgeSourcesStatus enum.
-func (e AgentKnowledgeSourcesStatus) Valid() bool {
-	switch e {
-	case Crawling:
-		return true
-	case Failed:
-		return true
-	case Queued:
-		return true
-	case Ready:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for AgentLlmProvider.
-const (
-	AgentLlmProviderAlpha AgentLlmProvider = "alpha"
-	AgentLlmProviderBeta  AgentLlmProvider = "beta"
-	AgentLlmProviderGamma AgentLlmProvider = "gamma"
-)
-
-// Valid indicates whether the value is a known member of the AgentLlmProvider enum.
-func (e AgentLlmProvider) Valid() bool {
-	switch e {
-	case AgentLlmProviderAlpha:
-		return true
-	case AgentLlmProviderBeta:
-		return true
-	case AgentLlmProviderGamma:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for AgentStatus.
-const (
-	AgentStatusDisabled AgentStatus = "disabled"
-	AgentStatusEnabled  AgentStatus = "enabled"
-)
-
-// Valid indicates whether the value is a known member of the AgentStatus enum.
-func (e AgentStatus) Valid() bool {
-	switch e {
-	case AgentStatusDisabled:
-		return true
-	case AgentStatusEnabled:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for AgentTone.
-const (
-	AgentToneCasual       AgentTone = "casual"
-	AgentToneFormal       AgentTone = "formal"
-	AgentToneFriendly     AgentTone = "friendly"
-	AgentToneProfessional AgentTone = "professional"
-)
-
-// Valid indicates whether the value is a known member of the AgentTone enum.
-func (e AgentTone) Valid() bool {
-	switch e {
-	case AgentToneCasual:
-		return true
-	case AgentToneFormal:
-		return true
-	case AgentToneFriendly:
-		return true
-	case AgentToneProfessional:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for AgentSummaryStatus.
-const (
-	AgentSummaryStatusDisabled AgentSummaryStatus = "disabled"
-	AgentSummaryStatusEnabled  AgentSummaryStatus = "enabled"
-)
-
-// Valid indicates whether the value is a known member of the AgentSummaryStatus enum.
-func (e AgentSummaryStatus) Valid() bool {
-	switch e {
-	case AgentSummaryStatusDisabled:
-		return true
-	case AgentSummaryStatusEnabled:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for AgentUpdatesLlmProvider.
-const (
-	AgentUpdatesLlmProviderAlpha AgentUpdatesLlmProvider = "alpha"
-	AgentUpdatesLlmProviderBeta  AgentUpdatesLlmProvider = "beta"
-	AgentUpdatesLlmProviderGamma AgentUpdatesLlmProvider = "gamma"
-)
-
-// Valid indicates whether the value is a known member of the AgentUpdatesLlmProvider enum.
-func (e AgentUpdatesLlmProvider) Valid() bool {
-	switch e {
-	case AgentUpdatesLlmProviderAlpha:
-		return true
-	case AgentUpdatesLlmProviderBeta:
-		return true
-	case AgentUpdatesLlmProviderGamma:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for AgentUpdatesStatus.
-const (
-	AgentUpdatesStatusDisabled AgentUpdatesStatus = "disabled"
-	AgentUpdatesStatusEnabled  AgentUpdatesStatus = "enabled"
-)
-
-// Valid indicates whether the value is a known member of the AgentUpdatesStatus enum.
-func (e AgentUpdatesStatus) Valid() bool {
-	switch e {
-	case AgentUpdatesStatusDisabled:
-		return true
-	case AgentUpdatesStatusEnabled:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for AgentUpdatesTone.
-const (
-	AgentUpdatesToneCasual       AgentUpdatesTone = "casual"
-	AgentUpdatesToneFormal       AgentUpdatesTone = "formal"
-	AgentUpdatesToneFriendly     AgentUpdatesTone = "friendly"
-	AgentUpdatesToneProfessional AgentUpdatesTone = "professional"
-)
-
-// Valid indicates whether the value is a known member of the AgentUpdatesTone enum.
-func (e AgentUpdatesTone) Valid() bool {
-	switch e {
-	case AgentUpdatesToneCasual:
-		return true
-	case AgentUpdatesToneFormal:
-		return true
-	case AgentUpdatesToneFriendly:
-		return true
-	case AgentUpdatesToneProfessional:
-		return true
-	default:
-		return false
-	}
-}
 
 // Defines values for ChannelListObject.
 const (
@@ -206,140 +41,14 @@ func (e ChannelListObject) Valid() bool {
 	}
 }
 
-// Defines values for ChannelType.
-const (
-	Msgapp1    ChannelType = "msgapp_1"
-	Msgapp2    ChannelType = "msgapp_2"
-	Msgapp3    ChannelType = "msgapp_3"
-	Msgapp4    ChannelType = "msgapp_4"
-	Sms        ChannelType = "sms"
-	TelcoVoice ChannelType = "telco_voice"
-	Webchat    ChannelType = "webchat"
-)
-
-// Valid indicates whether the value is a known member of the ChannelType enum.
-func (e ChannelType) Valid() bool {
-	switch e {
-	case Msgapp1:
-		return true
-	case Msgapp2:
-		return true
-	case Msgapp3:
-		return true
-	case Msgapp4:
-		return true
-	case Sms:
-		return true
-	case TelcoVoice:
-		return true
-	case Webchat:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for DisclosureMode.
-const (
-	Recording  DisclosureMode = "recording"
-	SpokenText DisclosureMode = "spoken_text"
-)
-
-// Valid indicates whether the value is a known member of the DisclosureMode enum.
-func (e DisclosureMode) Valid() bool {
-	switch e {
-	case Recording:
-		return true
-	case SpokenText:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ListAgentsParamsStatus.
-const (
-	ListAgentsParamsStatusDisabled ListAgentsParamsStatus = "disabled"
-	ListAgentsParamsStatusEnabled  ListAgentsParamsStatus = "enabled"
-)
-
-// Valid indicates whether the value is a known member of the ListAgentsParamsStatus enum.
-func (e ListAgentsParamsStatus) Valid() bool {
-	switch e {
-	case ListAgentsParamsStatusDisabled:
-		return true
-	case ListAgentsParamsStatusEnabled:
-		return true
-	default:
-		return false
-	}
-}
-
 // Agent defines model for Agent.
-type Agent struct {
-	BusinessRules         *map[string]interface{}  `json:"businessRules,omitempty"`
-	Channels              []map[string]interface{} `json:"channels"`
-	CreatedAt             time.Time                `json:"createdAt"`
-	Deployments           []ChannelType            `json:"deployments"`
-	Description           *string                  `json:"description,omitempty"`
-	DisclosureEnabled     bool                     `json:"disclosureEnabled"`
-	DisclosureRecordingId *string                  `json:"disclosureRecordingId,omitempty"`
-	DisclosureText        *string                  `json:"disclosureText,omitempty"`
-	DisplayName           string                   `json:"displayName"`
-	Greeting              string                   `json:"greeting"`
-	Id                    openapi_types.UUID       `json:"id"`
-	KnowledgeSources      []struct {
-		Depth  *int                        `json:"depth"`
-		Error  *string                     `json:"error"`
-		Id     openapi_types.UUID          `json:"id"`
-		Pages  int                         `json:"pages"`
-		Status AgentKnowledgeSourcesStatus `json:"status"`
-		Type   string                      `json:"type"`
-		Url    *string                     `json:"url"`
-	} `json:"knowledgeSources"`
-	Labels       []string                 `json:"labels"`
-	Language     string                   `json:"language"`
-	LlmModel     string                   `json:"llmModel"`
-	LlmProvider  AgentLlmProvider         `json:"llmProvider"`
-	MaxTokens    int                      `json:"maxTokens"`
-	Name         string                   `json:"name"`
-	Status       AgentStatus              `json:"status"`
-	SystemPrompt string                   `json:"systemPrompt"`
-	Temperature  float32                  `json:"temperature"`
-	Tone         AgentTone                `json:"tone"`
-	ToolsConfig  []map[string]interface{} `json:"toolsConfig"`
-	UpdatedAt    time.Time                `json:"updatedAt"`
-}
-
-// AgentKnowledgeSourcesStatus defines model for Agent.KnowledgeSources.Status.
-type AgentKnowledgeSourcesStatus string
-
-// AgentLlmProvider defines model for Agent.LlmProvider.
-type AgentLlmProvider string
-
-// AgentStatus defines model for Agent.Status.
-type AgentStatus string
-
-// AgentTone defines model for Agent.Tone.
-type AgentTone string
+type Agent = manage.AgentView
 
 // AgentList defines model for AgentList.
-type AgentList struct {
-	Agents  []AgentSummary `json:"agents"`
-	Success bool           `json:"success"`
-	Total   int            `json:"total"`
-}
+type AgentList = manage.ListAgentsResult
 
 // AgentSummary defines model for AgentSummary.
-type AgentSummary struct {
-	CreatedAt time.Time          `json:"createdAt"`
-	Id        openapi_types.UUID `json:"id"`
-	Name      string             `json:"name"`
-	Status    AgentSummaryStatus `json:"status"`
-}
-
-// AgentSummaryStatus defines model for AgentSummary.Status.
-type AgentSummaryStatus string
+type AgentSummary = manage.AgentSummary
 
 // AgentUpdates defines model for AgentUpdates.
 type AgentUpdates struct {
@@ -353,41 +62,21 @@ type AgentUpdates struct {
 	Labels                *[]string                 `json:"labels,omitempty"`
 	Language              *string                   `json:"language,omitempty"`
 	LlmModel              *string                   `json:"llmModel,omitempty"`
-	LlmProvider           *AgentUpdatesLlmProvider  `json:"llmProvider,omitempty"`
+	LlmProvider           *catalog.Family           `json:"llmProvider,omitempty"`
 	MaxTokens             *int                      `json:"maxTokens,omitempty"`
 	Name                  *string                   `json:"name,omitempty"`
-	Status                *AgentUpdatesStatus       `json:"status,omitempty"`
+	Status                *manage.AgentStatus       `json:"status,omitempty"`
 	SystemPrompt          *string                   `json:"systemPrompt,omitempty"`
 	Temperature           *float32                  `json:"temperature,omitempty"`
-	Tone                  *AgentUpdatesTone         `json:"tone,omitempty"`
+	Tone                  *blueprint.Tone           `json:"tone,omitempty"`
 	ToolsConfig           *[]map[string]interface{} `json:"toolsConfig,omitempty"`
 }
 
-// AgentUpdatesLlmProvider defines model for AgentUpdates.LlmProvider.
-type AgentUpdatesLlmProvider string
-
-// AgentUpdatesStatus defines model for AgentUpdates.Status.
-type AgentUpdatesStatus string
-
-// AgentUpdatesTone defines model for AgentUpdates.Tone.
-type AgentUpdatesTone string
-
 // AgentWithDisclosure defines model for AgentWithDisclosure.
-type AgentWithDisclosure struct {
-	Agent      Agent      `json:"agent"`
-	Disclosure Disclosure `json:"disclosure"`
-	Success    bool       `json:"success"`
-}
+type AgentWithDisclosure = manage.GetAgentResult
 
 // Channel defines model for Channel.
-type Channel struct {
-	Config         map[string]interface{} `json:"config"`
-	CreatedAt      time.Time              `json:"createdAt"`
-	Id             openapi_types.UUID     `json:"id"`
-	InboundAgentId *openapi_types.UUID    `json:"inboundAgentId"`
-	Name           string                 `json:"name"`
-	Provider       ChannelType            `json:"provider"`
-}
+type Channel = manage.ChannelView
 
 // ChannelList defines model for ChannelList.
 type ChannelList struct {
@@ -399,34 +88,13 @@ type ChannelList struct {
 type ChannelListObject string
 
 // ChannelType defines model for ChannelType.
-type ChannelType string
+type ChannelType = blueprint.ChannelType
 
 // CreatedAgent defines model for CreatedAgent.
-type CreatedAgent struct {
-	AgentId   openapi_types.UUID `json:"agentId"`
-	AgentName string             `json:"agentName"`
-	Status    string             `json:"status"`
-	Success   bool               `json:"success"`
-	TestUrl   string             `json:"testUrl"`
-	Warnings  []string           `json:"warnings"`
-}
+type CreatedAgent = manage.CreateAgentResult
 
 // Disclosure defines model for Disclosure.
-type Disclosure struct {
-	// Applies false for a text-only agent or a voice agent with the safeguard off
-	Applies     bool           `json:"applies"`
-	Enabled     bool           `json:"enabled"`
-	Mode        DisclosureMode `json:"mode"`
-	Note        string         `json:"note"`
-	RecordingId *string        `json:"recording_id"`
-	SpokenText  string         `json:"spoken_text"`
-
-	// UsingDefaultText a null stored text means the platform default, never silence
-	UsingDefaultText bool `json:"using_default_text"`
-}
-
-// DisclosureMode defines model for Disclosure.Mode.
-type DisclosureMode string
+type Disclosure = manage.Disclosure
 
 // Error defines model for Error.
 type Error struct {
@@ -442,11 +110,8 @@ type Error struct {
 
 // ListAgentsParams defines parameters for ListAgents.
 type ListAgentsParams struct {
-	Status *ListAgentsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+	Status *manage.AgentStatus `form:"status,omitempty" json:"status,omitempty"`
 }
-
-// ListAgentsParamsStatus defines parameters for ListAgents.
-type ListAgentsParamsStatus string
 
 // CreateAgentJSONBody defines parameters for CreateAgent.
 type CreateAgentJSONBody struct {
@@ -1713,43 +1378,45 @@ func (sh *strictHandler) CreateChannel(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7Fprbxu51f4rBN/3QwLM6pILkNWiH1yvsU2RZI3Y26KIDIuaOdJwzSEZkmNZMPTfC5Jz4YyoW+psjbaf",
-	"POaQPIcPH57n8IwecSoKKThwo/HkESvQUnAN7p8LpYSyD6ngBrixj0RKRlNiqODD37Xgtk2nORTEvc0y",
-	"al8RdqmEBGWonWlBmIYEy6DpEUM9ebc5FRnYv7xkjMwZ4IlRJSTYrCXgCdZGUb7EmwRnItW3pWK289bL",
-	"nHpvt14UoDVZQvSdJIoUR9n2DVtTbBKs4GtJFWR48qWxVfW/aSYS898hNVv9PSKRbna1oFNFpcUWT/AZ",
-	"R64zohyZHBDwe2BCAtI5UZChFTU5Gt6PnQm/Ow7cs2W1i13M56WmHLT+XDLfsAOA2qEEpznhHJjrTA0U",
-	"OkCj7VU1EKXI2o1SQAxkZ86FhVAFMXiCM2LgB0OLBqjOLoNkYl3U9Gxs/b+CBZ7g/xu29B1WCx2ee+eu",
-	"7VwRLzpQRmiQUZ0yoUsFF9yCkAW95kIwILzb7TOkQmWUL99nxzG3GXkND+bYIZKR9SdSxKm7VADGPsde",
-	"0qyDd1nSLAb1HRcrBtkSrkSpUuji3SVMBtLkexyn3MASlJ21OeYH13ikm5IsIaRbYEsbYkofXHhZ2CP1",
-	"tYQS7DSpIitmZ7BHjmRrnOAFoXZzb44/3wmu4s2BtfTOdbsOP0FS4dc4XC8q2RkCtlnMyHzH+esvIxzD",
-	"l+Wu6MdY8VFkwHa9vFTinmagQngJkznBCZ6DsX+WpChIFNCCPFyLO+A7No7v4vX2jkJ1Jt2Z8I8xg3qt",
-	"DVifCxkXAgOFBEVMqULLvCzm3iUjOIR2F4oCz5gljlRiAVo7mbPUIrp0D466LE4oIZg+F3xBl6eFzFJm",
-	"p4XMGPccvAHbGh50A0u16CCadDc+4EgXv3B/e9A3RO1iEChIN8ZHwlAsIodaEoIUOzlO9D5QHRE+sjxJ",
-	"WNxMV2VRELWObZYu0xS0juuFEYawGP17O1ZPktTe1UN3rq32aDuXOl1vjwzCT31gj2Ftu5qdSPzmiKAP",
-	"ZqIF5WHrODmUEG2Z6yURBXn4AHxpRfHtaJQ8fVLR35FvSDICH8cj62RBedOQnJyDdJbcn2xvgtIH68DQ",
-	"iNKdZrsgD+/9yLejZyuKBXmghZ3g3fjHV25J/t9xskcvu1t6EIgnU9MelXqWY/zvyW2z2nCp7bhnJsOb",
-	"XfHm79TkPzcHbYe+HKUq3SN7aEhgc7/s7NeWjrRGo2p1lYpd02sQt++G3011KJ+LkmcOsG8MizuFSwYn",
-	"+ejLZUy2ZJsuVQqW1jlPz/9DklaZiqcuGTHk1BtxLGepzAVHjFl7ByW6Gpd4R/a4f13dperpVzBPc2Jc",
-	"CslScXsvaOp0vrC8LPSSSHk7bh9ftY+v28c30fN9XuEZL3OQ3bzZmsn1/XQ4y9l+tTcHBG1+81fI1gNF",
-	"Yw6siOKUL0+64e0/7Y5x7bqCzKp2K7Aa29C9kU5K1hQHwlKVy7jQQihEkIEH84PgbI2cG8g1uv2vGlzd",
-	"yuSANFnAsiQqQ2KxaOEJoIR9aVRRFRFrzmlpdfbW2ncFgCq1inKICxPf9GbYLT2uzhNajRYTtJ0sgwUp",
-	"mWm6deEjyJpB2ggFmQMQFUC4dihJRozlEarmSBCHe1BIUwY8hQhu/YpjI//1/lXrryBMeshFPO7hEi1y",
-	"akhLRc36yoajKsMGokCdlb6M5OKUc9Q1t47nxkhfAKV8IbbhuawR+HxxdY2UKA1oTzZ3d0KEZ6i+aQ7Q",
-	"dQ5rXyK18FGFaCEZ2Iunq2c39Jvyj+eXyCUL6IXggITLXajgCTIrgXSpFiQF/TJxBgjXK1C+Iqvrkqwm",
-	"RVCXJRrNhvfj2WTKZ49TX+aZ4gl6nNZV4ilO0NQt2z+5YrR/TEUGU7zZzAZTPuU/Q0pt0qPRKge/EiSV",
-	"yMrUIC0hRVR7ApgJml3+enWNhkTSoQdkhgy5A8+eOStBKsoNInrK/3H28QN6MQvL+2tSsNnLxB1Tjf56",
-	"9esnZJ23zdb3KR4MBlO8mf005bPLs+vzv4SWho8024TmFhRYppFYoJm/r9+6jjMHoQJTqorV1W3eb6Gd",
-	"281a7+LMro9wBA8GuMUBaYEqYUUaiNEoJRzNAcEDqJRqyBDwDBlh/wym/D1Hs7PLy9uLT3/7UwZufwrv",
-	"B0oJY44EojSIoDtYI5JaFnnHgt6o1KDQi5VQd1qSFKZ8Vp2K2cufqlNIeb0vVPDBlFtWU2PjBb5aUZPm",
-	"c2EDnF0dTvA9KO05PR6MBiMnzRK4fTnBrwejwWtXJjS5Oz4B0PbfJbjQ0dDUihy2ecNZXUJwdAIDSuPJ",
-	"l0dMraGvJah1naZMWjloP+ecdoe/Sbqfj16NRid9PDqYJLtMKPI55DqvBERb2N54s7HZGveG/tOW6z0+",
-	"qffrU3q/+vGE3m9P8NslGlXVx210tX6rACvQBi2o0k60pdARbvhE6ay6BFhJAG3+LLL19/raZ4PG4S9m",
-	"rldUQvpxqetIf9bOtFadN1vUHD8ZNTtJ5z52ohXRqEr5nxlRx8+Q1h5XG+s9egslCkRa2XLd+4qzMxr+",
-	"Aqal+/cMUr2awD5CPDMSjN48PxL8AqZlgMvPqNGorVqgORPpXfP1vqdwVi9bgXM3vW5cCMXuwJ3Qypsk",
-	"Js23ueXLzv9qND3IrLq6fVR8+7ewupO6/Y/dh0NcTvgSkBZFmB/XfG8DXPhzi5253nn7Re27cSEsSe3g",
-	"QOPrf0ZydVHfMyaI2TyrXl5bq/CxKRfM3oERkDTv3EcOJWF1be4PScP2lG2/8ZvCU9RN+yXT+E+g/sCM",
-	"ri6X7mX4f+VdIzgOaZWf1XggJVYesrre44Q4rPR8ubEqqkHd1zLtflDjyjyT4ZCJlLBcaDN5N3o3wpub",
-	"zT8DAAD//w==",
+	"7Fprb9s41v4rBN/3QwuovvQCdDzYD9lMd7aLthM0mVks6iI+lo4tTihSJak4RuD/viCpCyXLt7SdCXb3",
+	"UxSJl8OHzznn4aHvaSyzXAoURtPJPVWocyk0un/eKCWVfYilMCiMfYQ85ywGw6QY/q6lsO90nGIG7muS",
+	"MPsJ+IWSOSrD7EgL4Bojmgev7ilWg7dfxzJB+1cUnMOcI50YVWBEzTpHOqHaKCaWdBPRRMb6ulDcNt76",
+	"mDJv7daHDLWGJfZ+y0FBdtTc/sXWEJuIKvxSMIUJnXyq5yrbf64HkvPfMTZb7T0iPc3salHHiuUWWzqh",
+	"Z4K4xoQJYlIkKG6RyxyJTkFhQlbMpGR4O3ZT+N1x4J4ty11sYz4vNBOo9ceC+xc7AKgMimicghDIXWNm",
+	"MNMBGk2r8gUoBWvXSyEYTM6cCQupMjB0QhMw+MywrAaqtcuYc7nOKnrWc/2/wgWd0P8bNvQdlgsdnnvj",
+	"ruxYPVa0oOyhQcJ0zKUuFL4RFoQkaDWXkiOIdrOPGEuVMLF8mxzH3LrnFd6ZY7vkHNYfIOun7lIhGvvc",
+	"95ElLbyLgiV9UN8IueKYLPFSFirGNt5twiSYm3SP4UwYXKKyo9ZufnCNR5qZwxJDugVzaQOm8MFFFJl1",
+	"qS8FFmiHiRWsuB3BuhwkaxrRBTC7uZ+P9++IlvHmwFo6ft2sww8QlfjVBleLinaGgG0Wc5jv8L/uMsI+",
+	"Ylnsin6cZ+9lgnzXxwslb1mCKoQXeJ4Cjegcjf2zhCyDXkAzuLuSNyh2bJzYxevtHcXSJ51P+Me+CfVa",
+	"G7Q2Z3l/IjCY5ajAFCqcWRTZ3JtkpMBw3oViKBJuiZMruUCtXZqz1AJduAdHXd5PKCm5PpdiwZanhcwi",
+	"T04LmX3cc/AGbKt50A4s5aKDaNLe+IAjbfzC/e1AXxO1jUGQQdoxvicM9UXkMJeEIG15TkTvni3ls/Jl",
+	"BgKWOHBp8DeGq/DzM5blUvnsCDa6Ub1iJk7nElQy9D0dvK73O6Z7EiksT0pUbqTLIstArfs2XxdxjFr3",
+	"5x8jDfA+d+owoBokqqyruh6HlV2os1N/RF1w83DIqoVuS77TZcGRueJbx5VjnKtZzQlkrLB5MLi/OhfQ",
+	"BzV4xkT4dhwdkoJbEaojnzK4e4diaQ18NRpF315OdTf5AfIqsHE8skZmTNQvopPVV2vJ3cH2SrMuWAe6",
+	"9uT40+bO4O6t7/lq9GjkQNsLYjDA5XLwN8gYP8EByn7OA1rqIoM7lll7Xo9/eO4Q8v+Ooz3Co82Qg7g+",
+	"LHzscf8qeJzu/V2h0+F6Zy19DtpRQjV+IXhNv++ikNrIzHmBuWLCDK68HjkSlbqfA+aBkmvTo73dHv2T",
+	"mfSnOrTsyP1HZfx2kDrUJZhzvyTYn/dbMurI1PQz+tT/FZm/PIv31XmqndkuLnw3PcDEXBYicYt6YHbZ",
+	"KSnyICAeXZ3oExR5o7dLbRFXorlj/+lio5z8wdq37N+vfhMwcGqRpk/2lgsIQgu38x2UY/XCnSF9h+gQ",
+	"+2D4Fc7jFIw71fBYXt9KFjtNl1n3yfQS8vx63Dw+bx5fNI8vj49roR0PDG/n5c73V/RgN8O3iOvafjis",
+	"lLc/7T2eoDa/+mpJY4FifQasQAkmlicVM/YHO+cbzboCdV6ZFcx6pOc4vL82HO5NIHnO6/paWO110p0s",
+	"pCJADN6ZZ1LwNXHLI+6l42v5wpV+TYpEwwKXBaiEyMWigT3YItynx7OyDl/5iM6twrq287saWqnRe6sd",
+	"Qpp+MtXdrtlxpdJw1t56nLaDJbiAgpu6WRs+IHYaoo1UmDgASYYgtEMp52AsP0k5RkQE3qIimnEUMfbg",
+	"1i3a18Kv2r9y/SWEUQe5Hos7uBzHx4BJpxPRIotxoZhZX9p4XJ79EBSqs8KXdl2gdit3rxskUmNyPwYT",
+	"C7mN90UF6cc3l1dEycKg9ux1ZQQCIiFV9WdArlJc+2sLux9MEZblHDMUxt0x1XyeivfnF8SJOvJECiTS",
+	"iVYmRUTMShJdqAXEqJ9GbgIQeoXK35Lo6ppEQxbclYAms+HteDaZitn91Jdep3RC7qfVzc2URmTqlu2f",
+	"3AWRf4xlglO62cwGUzEVP2HMrNrVZJWiXwnJlUyK2BCdY0yY9owyEzK7+OXyigwhZ0MPyIwYuEFPxzrG",
+	"E9BT8a+z9+/Ik1l45baGjM+eRs7vNfnH5S8fiDXevra2T+lgMJjSzezHqZhdnF2d/z2caXjPkk043YIh",
+	"TzSRCzLzNbRr13DmIFRoClW6SVlh81tox3ajVrs4s+sDQfDOoLA4EC1JqVWIRjCaxCDIHAneoYqZxoSg",
+	"SIiR9s9gKt4KMju7uLh+8+G3vyTo9ifzdpAYOHckkIUhQG5wTSC2LPKGBa1JoVGRJyupbnQOMU7FrHSz",
+	"2dMfS7dmotoXJsVgKiyrmbEBiF42juIwoxG9RaU9p8eD0WDktEmOwn6c0BeD0eCFK92b1LlPALT9d4nO",
+	"DWua2mxMm2oaLe8b0aDSdPLpnjI70ZcCXRnIy8wmbzVXrH/yiXPzOWpfEj8fjU66Ij54PHLisufS8yot",
+	"c5y2G/HST9s3Wm3e0F9gu9bjk1q/OKX18x9OaP3qBLudxiqLpo465fptklqhNmTBlHbCNpe6h22BZqE+",
+	"a6E2f5XJ+nvd6dswdPhe3LXqvQ3vRrq2Id1RW8NaAbHZoub4m1Gzpbf3sZOsQJPyXPbIiDp+hLT2uNrs",
+	"4dFbKJkRIO3DTjeH7YyvVcWCfu8g1akG7SPEIyPB6OXjI8HPaBoGOMXHjCZNvYrMuYxv6t/odHKmS1d1",
+	"ynSH3HZcCNPngeOwTW85mDjd5pa/YvnaaHqQWdVNzlHx7U9hdUsM/o/dh0NcCmKJRMssVNwV35sAF/6o",
+	"aqd6PG/uzb8bF8Iq3w4O1Lb+Z4irN9XJZUK41VnV8ppyio9NqeT2mE4Q4rR1wjkkwqpy5x8iw/bU1h94",
+	"4fUtitvdunb/Dx3/QEVXVaD3Mvy/8qwRuENc6rMKD6Lkql1Bcok4rB19+myzqEZ1W6Vp97M5VziaDIdc",
+	"xsBTqc3k9ej1iG4+b/4dAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
