@@ -138,13 +138,18 @@ func TestAPIContractEnumsEqualTheGoLists(t *testing.T) {
 		{"ChannelType", schemas["ChannelType"].Value, blueprint.Strings(blueprint.ChannelTypes())},
 		{"listAgents status", doc.Paths.Value("/api/agents").Get.Parameters.GetByInAndName("query", "status").Schema.Value, statuses},
 		{"AgentSummary.status", prop("AgentSummary", "status"), statuses},
+		{"CreatedAgent.status", prop("CreatedAgent", "status"), statuses},
 		{"Agent.status", prop("Agent", "status"), statuses},
 		{"Agent.tone", prop("Agent", "tone"), blueprint.Strings(blueprint.Tones())},
 		{"Agent.llmProvider", prop("Agent", "llmProvider"), blueprint.Strings(blueprint.Providers())},
 		{"Agent.deployments[]", prop("Agent", "deployments", "[]"), blueprint.Strings(blueprint.ChannelTypes())},
+		{"Agent.knowledgeSources[].type", prop("Agent", "knowledgeSources", "[]", "type"), blueprint.Strings(blueprint.SourceTypes())},
 		{"Agent.knowledgeSources[].status", prop("Agent", "knowledgeSources", "[]", "status"), manage.SourceStatuses()},
 		{"Disclosure.mode", prop("Disclosure", "mode"), manage.DisclosureModes()},
 		{"Channel.provider", prop("Channel", "provider"), blueprint.Strings(blueprint.ChannelTypes())},
+		{"AgentUpdates.status", prop("AgentUpdates", "status"), statuses},
+		{"AgentUpdates.tone", prop("AgentUpdates", "tone"), blueprint.Strings(blueprint.Tones())},
+		{"AgentUpdates.llmProvider", prop("AgentUpdates", "llmProvider"), blueprint.Strings(blueprint.Providers())},
 	}
 	for _, c := range cases {
 		var got []string
