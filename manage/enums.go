@@ -51,3 +51,13 @@ func enums() []blueprint.Enum {
 		Type: reflect.TypeFor[AgentStatus](), Def: "agent_status", Values: blueprint.Strings(AgentStatuses()),
 	})
 }
+
+// A recording is a disclosure clip or a voicemail drop.
+const (
+	RecordingDisclosure    = "disclosure"
+	RecordingVoicemailDrop = "voicemail_drop"
+)
+
+// RecordingKinds lists the kinds of recording; only a disclosure clip can be an agent's
+// disclosure.
+func RecordingKinds() []string { return []string{RecordingDisclosure, RecordingVoicemailDrop} }

@@ -24,6 +24,7 @@ func TestDatabaseChecksEqualTheGoLists(t *testing.T) {
 		{"agents", "status", blueprint.Strings(manage.AgentStatuses())},
 		{"knowledge_sources", "status", manage.SourceStatuses()},
 		{"channels", "provider", blueprint.Strings(blueprint.ChannelTypes())},
+		{"recordings", "kind", manage.RecordingKinds()},
 	}
 	quoted := regexp.MustCompile(`'([^']*)'::text`)
 	for _, c := range cases {

@@ -239,7 +239,7 @@ func (s *Service) disclosureRecording(ctx context.Context, ws uuid.UUID, raw jso
 	if err != nil {
 		return nil, err
 	}
-	if kind != "disclosure" {
+	if kind != RecordingDisclosure {
 		return nil, apierr.Invalid(param, "wrong_recording_kind", "Recording %s is a %s clip; the disclosure needs a recording of kind disclosure.", *ref, kind)
 	}
 	return &id, nil
