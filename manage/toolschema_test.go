@@ -1,6 +1,7 @@
 package manage
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"reflect"
@@ -8,9 +9,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"switchboard/apierr"
 	"switchboard/blueprint"
+	"switchboard/store"
 )
 
 // testdata/tool-schemas.json holds the tool input schemas as they were written by hand before
@@ -98,4 +102,14 @@ func blueprintStructField(t *testing.T, path string) reflect.StructField {
 		typ = field.Type
 	}
 	return field
+}
+
+// Every field of AgentUpdates that is not in the blueprint is a column update_agent applies.
+func TestEveryColumnFieldIsApplied(t *testing.T) {
+	t.Parallel()
+	s := &Service{}
+	for _, name := range columnFields() {
+		err := s.applyColumn(context.Background(), uuid.Nil, &store.AgentUpdate{}, name, json.RawMessage("null"))
+		require.True(t, err == nil || apierr.As(err) != nil, "%s: %v", name, err)
+	}
 }

@@ -88,6 +88,19 @@ func updateFields() map[string]string {
 	return fields
 }
 
+// columnFields lists, in AgentUpdates' order, the fields that are columns of the agent.
+func columnFields() []string {
+	var names []string
+	t := reflect.TypeFor[AgentUpdates]()
+	for i := range t.NumField() {
+		if t.Field(i).Tag.Get("blueprint") == "" {
+			name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
 // UpdateAgent changes the listed fields only. The changed blueprint is validated by the same
 // rules as create_agent, and errors are reported under the caller's field names.
 func (s *Service) UpdateAgent(ctx context.Context, ws uuid.UUID, in UpdateAgentInput) (AgentRef, error) {
@@ -187,33 +200,46 @@ func fieldFor(fields map[string]string, path string) string {
 	return best
 }
 
+// applyOtherFields applies the fields that are columns of the agent, in AgentUpdates' order.
 func (s *Service) applyOtherFields(ctx context.Context, ws uuid.UUID, u *store.AgentUpdate, updates map[string]json.RawMessage) error {
-	if raw, ok := updates["status"]; ok {
+	for _, name := range columnFields() {
+		if raw, ok := updates[name]; ok {
+			if err := s.applyColumn(ctx, ws, u, name, raw); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (s *Service) applyColumn(ctx context.Context, ws uuid.UUID, u *store.AgentUpdate, name string, raw json.RawMessage) error {
+	switch name {
+	case "status":
 		var status AgentStatus
 		if err := json.Unmarshal(raw, &status); err != nil || !slices.Contains(AgentStatuses(), status) {
 			return apierr.Invalid("updates.status", "invalid_value", "status must be %s.", statusList())
 		}
 		u.Status = string(status)
-	}
-	if raw, ok := updates["disclosureEnabled"]; ok {
+	case "disclosureEnabled":
 		if err := json.Unmarshal(raw, &u.DisclosureEnabled); err != nil {
 			return apierr.Invalid("updates.disclosureEnabled", "invalid_value", "disclosureEnabled must be true or false.")
 		}
-	}
-	if raw, ok := updates["disclosureText"]; ok {
+	case "disclosureText":
 		var text *string
 		if err := json.Unmarshal(raw, &text); err != nil || (text != nil && (strings.TrimSpace(*text) == "" || len([]rune(*text)) > maxDisclosureText)) {
 			return apierr.Invalid("updates.disclosureText", "invalid_value",
 				"disclosureText must be 1 to %d characters, or null for the platform's default text.", maxDisclosureText)
 		}
 		u.DisclosureText = text
-	}
-	if raw, ok := updates["disclosureRecordingId"]; ok {
+	case "disclosureRecordingId":
 		id, err := s.disclosureRecording(ctx, ws, raw)
 		if err != nil {
 			return err
 		}
 		u.DisclosureRecordingID = id
+	default:
+		// A field added to AgentUpdates without a blueprint tag needs its case here.
+		return fmt.Errorf("update_agent: field %s has no column", name)
 	}
 	return nil
 }
