@@ -86,6 +86,7 @@ type Persona struct {
 // Tone is the persona's tone of voice.
 type Tone string
 
+// The tones, listed by Tones.
 const (
 	ToneFriendly     Tone = "friendly"
 	ToneProfessional Tone = "professional"
@@ -120,6 +121,7 @@ type Source struct {
 // SourceType is the kind of a knowledge base source.
 type SourceType string
 
+// The source types, listed by SourceTypes.
 const (
 	SourceWebsiteCrawl SourceType = "website_crawl"
 	SourceFileUpload   SourceType = "file_upload"
@@ -140,6 +142,7 @@ type Channel struct {
 // ChannelType is the kind of a channel.
 type ChannelType string
 
+// The channel types, listed by ChannelTypes.
 const (
 	ChannelWebchat    ChannelType = "webchat"
 	ChannelTelcoVoice ChannelType = "telco_voice"
@@ -193,6 +196,7 @@ type Escalation struct {
 // Trigger is what starts an escalation.
 type Trigger string
 
+// The triggers, listed by Triggers.
 const (
 	TriggerAfter2FailedAttempts Trigger = "after_2_failed_attempts"
 	TriggerUserRequest          Trigger = "user_request"
@@ -203,6 +207,7 @@ const (
 // Action is what an escalation does.
 type Action string
 
+// The actions, listed by Actions.
 const (
 	ActionCollectContact    Action = "collect_contact"
 	ActionTransferToHuman   Action = "transfer_to_human"
@@ -222,6 +227,7 @@ func (t *Tool) setDefaults() { t.Enabled = true }
 // ToolType is the kind of a tool.
 type ToolType string
 
+// The tool types, listed by ToolTypes.
 const (
 	ToolSearchKnowledgeBase ToolType = "search_knowledge_base"
 	ToolApplyLabel          ToolType = "apply_label"

@@ -83,7 +83,7 @@ type CrawlArgs struct {
 // Kind names the job type in the queue.
 func (CrawlArgs) Kind() string { return "crawl_website" }
 
-// InsertOpts: a crawl that failed as a whole is retried a couple of times.
+// InsertOpts retries a crawl that failed as a whole a couple of times.
 func (CrawlArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 3} }
 
 // Crawler is the crawl job's worker.

@@ -59,21 +59,21 @@ func TestUpdateFieldLimitsEqualTheBlueprints(t *testing.T) {
 		tag := field.Tag.Get("validate")
 		limits, items, _ := strings.Cut(tag, ",dive,")
 		prop := tool.Properties.Updates.Properties[name]
-		min, max := "minimum", "maximum"
+		lower, upper := "minimum", "maximum"
 		switch field.Type.Kind() {
 		case reflect.String:
-			min, max = "minLength", "maxLength"
+			lower, upper = "minLength", "maxLength"
 		case reflect.Slice:
-			min, max = "minItems", "maxItems"
+			lower, upper = "minItems", "maxItems"
 			if items != "" {
 				require.Equal(t, bound(items, "max"), prop["items"].(map[string]any)["maxLength"], "%s items", name)
 			}
 		}
 		if name != "toolsConfig" {
-			require.Equal(t, bound(limits, "max"), prop[max], "%s: validate %q", name, tag)
+			require.Equal(t, bound(limits, "max"), prop[upper], "%s: validate %q", name, tag)
 		}
 		if m := bound(limits, "min"); m != nil || field.Type.Kind() != reflect.String {
-			require.Equal(t, m, prop[min], "%s: validate %q", name, tag)
+			require.Equal(t, m, prop[lower], "%s: validate %q", name, tag)
 		}
 	}
 }

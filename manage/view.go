@@ -74,7 +74,7 @@ type GetAgentInput struct {
 	Name    string `json:"name,omitempty" jsonschema:"minLength=1" jsonschema_description:"Case-insensitive name search"`
 }
 
-// JSONSchemaExtend: get_agent needs one of its two arguments.
+// JSONSchemaExtend says that get_agent needs one of its two arguments.
 func (GetAgentInput) JSONSchemaExtend(s *jsonschema.Schema) {
 	s.AnyOf = []*jsonschema.Schema{{Required: []string{"agent_id"}}, {Required: []string{"name"}}}
 }
