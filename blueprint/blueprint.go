@@ -9,6 +9,10 @@
 // questionable settings. JSONSchema returns a JSON Schema (draft 2020-12) of the same format;
 // the tests hold it equal to Parse on every file under testdata/blueprints.
 //
+// Each enumeration (tones, providers, source, channel, trigger, action and tool types) is
+// listed once, in Enums: the validator, JSONSchema and manage's tool schemas read the lists,
+// and tests hold the /api contract and the database's CHECK constraints equal to them.
+//
 // Limits from the specification: name 1 to 100 characters, description up to 500, persona
 // display_name 1 to 50, greeting 1 to 500, system_prompt 10 to 10000, max_tokens 1 to 8192,
 // temperature 0.0 to 2.0, up to 20 knowledge base sources, up to 10 channels, up to 50 labels,
