@@ -9,6 +9,10 @@
 // questionable settings. JSONSchema returns a JSON Schema (draft 2020-12) of the same format;
 // the tests hold it equal to Parse on every file under testdata/blueprints.
 //
+// Each enumeration (tones, providers, source, channel, trigger, action and tool types) is
+// listed once, in Enums: the validator, JSONSchema and manage's tool schemas read the lists,
+// and tests hold the /api contract and the database's CHECK constraints equal to them.
+//
 // Limits from the specification: name 1 to 100 characters, description up to 500, persona
 // display_name 1 to 50, greeting 1 to 500, system_prompt 10 to 10000, max_tokens 1 to 8192,
 // temperature 0.0 to 2.0, up to 20 knowledge base sources, up to 10 channels, up to 50 labels,
@@ -79,13 +83,14 @@ type Agent struct {
 // Persona is how the agent presents itself.
 type Persona struct {
 	DisplayName string `yaml:"display_name" json:"display_name" validate:"required,max=50"`
-	Tone        Tone   `yaml:"tone" json:"tone" validate:"required,oneof=friendly professional casual formal"`
+	Tone        Tone   `yaml:"tone" json:"tone" validate:"required,enum"`
 	Greeting    string `yaml:"greeting" json:"greeting" validate:"required,max=500"`
 }
 
 // Tone is the persona's tone of voice.
 type Tone string
 
+// The tones, listed by Tones.
 const (
 	ToneFriendly     Tone = "friendly"
 	ToneProfessional Tone = "professional"
@@ -96,7 +101,7 @@ const (
 // LLM selects and tunes the language model. Temperature and MaxTokens are pointers so that a
 // missing value is told apart from zero; they are never nil in a blueprint Parse returns.
 type LLM struct {
-	Provider     catalog.Family `yaml:"provider" json:"provider" validate:"required,oneof=alpha beta gamma"`
+	Provider     catalog.Family `yaml:"provider" json:"provider" validate:"required,enum"`
 	Model        string         `yaml:"model" json:"model" validate:"required"` // an id of Provider's family in the catalog
 	Temperature  *float64       `yaml:"temperature" json:"temperature" validate:"required,min=0,max=2"`
 	MaxTokens    *int           `yaml:"max_tokens" json:"max_tokens" validate:"required,min=1,max=8192"`
@@ -111,7 +116,7 @@ type KnowledgeBase struct {
 // Source is one knowledge base source. Depth is set (default 2) exactly when Type is
 // SourceWebsiteCrawl.
 type Source struct {
-	Type  SourceType `yaml:"type" json:"type" validate:"required,oneof=website_crawl file_upload markdown_file api manual_text"`
+	Type  SourceType `yaml:"type" json:"type" validate:"required,enum"`
 	URL   string     `yaml:"url,omitempty" json:"url,omitempty" validate:"required_if=Type website_crawl,omitempty,max=2048,http_url"`
 	Depth *int       `yaml:"depth,omitempty" json:"depth,omitempty" validate:"omitempty,min=1,max=5"`
 	Path  string     `yaml:"path,omitempty" json:"path,omitempty" validate:"required_if=Type markdown_file,omitempty,max=1024"`
@@ -120,6 +125,7 @@ type Source struct {
 // SourceType is the kind of a knowledge base source.
 type SourceType string
 
+// The source types, listed by SourceTypes.
 const (
 	SourceWebsiteCrawl SourceType = "website_crawl"
 	SourceFileUpload   SourceType = "file_upload"
@@ -133,13 +139,14 @@ const DefaultCrawlDepth = 2
 
 // Channel is a channel the agent is meant for. Config is channel-specific and free-form.
 type Channel struct {
-	Type   ChannelType    `yaml:"type" json:"type" validate:"required,oneof=webchat telco_voice sms msgapp_1 msgapp_2 msgapp_3 msgapp_4"`
+	Type   ChannelType    `yaml:"type" json:"type" validate:"required,enum"`
 	Config map[string]any `yaml:"config,omitempty" json:"config,omitempty"`
 }
 
 // ChannelType is the kind of a channel.
 type ChannelType string
 
+// The channel types, listed by ChannelTypes.
 const (
 	ChannelWebchat    ChannelType = "webchat"
 	ChannelTelcoVoice ChannelType = "telco_voice"
@@ -185,14 +192,15 @@ type Hours struct {
 // blueprint Parse returns; Trigger and Action are set when it is true.
 type Escalation struct {
 	Enabled           *bool   `yaml:"enabled" json:"enabled" validate:"required"`
-	Trigger           Trigger `yaml:"trigger,omitempty" json:"trigger,omitempty" validate:"omitempty,oneof=after_2_failed_attempts user_request keyword_match sentiment"`
-	Action            Action  `yaml:"action,omitempty" json:"action,omitempty" validate:"omitempty,oneof=collect_contact transfer_to_human email_notification"`
+	Trigger           Trigger `yaml:"trigger,omitempty" json:"trigger,omitempty" validate:"omitempty,enum"`
+	Action            Action  `yaml:"action,omitempty" json:"action,omitempty" validate:"omitempty,enum"`
 	NotificationEmail string  `yaml:"notification_email,omitempty" json:"notification_email,omitempty" validate:"omitempty,max=254,email"`
 }
 
 // Trigger is what starts an escalation.
 type Trigger string
 
+// The triggers, listed by Triggers.
 const (
 	TriggerAfter2FailedAttempts Trigger = "after_2_failed_attempts"
 	TriggerUserRequest          Trigger = "user_request"
@@ -203,6 +211,7 @@ const (
 // Action is what an escalation does.
 type Action string
 
+// The actions, listed by Actions.
 const (
 	ActionCollectContact    Action = "collect_contact"
 	ActionTransferToHuman   Action = "transfer_to_human"
@@ -211,7 +220,7 @@ const (
 
 // Tool is a tool the agent may call. Enabled defaults to true.
 type Tool struct {
-	Type    ToolType       `yaml:"type" json:"type" validate:"required,oneof=search_knowledge_base apply_label http_webhook http_request"`
+	Type    ToolType       `yaml:"type" json:"type" validate:"required,enum"`
 	Enabled bool           `yaml:"enabled" json:"enabled"`
 	Config  map[string]any `yaml:"config,omitempty" json:"config,omitempty"`
 }
@@ -222,6 +231,7 @@ func (t *Tool) setDefaults() { t.Enabled = true }
 // ToolType is the kind of a tool.
 type ToolType string
 
+// The tool types, listed by ToolTypes.
 const (
 	ToolSearchKnowledgeBase ToolType = "search_knowledge_base"
 	ToolApplyLabel          ToolType = "apply_label"

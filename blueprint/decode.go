@@ -419,7 +419,6 @@ func (d *decoder) scalar(n *yaml.Node, path string) any {
 			case float64:
 				return x
 			}
-			err = fmt.Errorf("unexpected %T", x)
 		}
 	case "!!float":
 		var f float64

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	_ "time/tzdata" // time zones must not depend on the host's zoneinfo
@@ -36,6 +37,17 @@ func newValidator() *validator.Validate {
 		if err := v.RegisterValidation(tag, func(fl validator.FieldLevel) bool { return fn(fl.Field().String()) }); err != nil {
 			panic(err)
 		}
+	}
+	// enum checks a field of an enumerated type against that type's list in Enums, so the
+	// values are written once and not again in each struct tag.
+	enums := map[reflect.Type][]string{}
+	for _, e := range Enums() {
+		enums[e.Type] = e.Values
+	}
+	if err := v.RegisterValidation("enum", func(fl validator.FieldLevel) bool {
+		return slices.Contains(enums[fl.Field().Type()], fl.Field().String())
+	}); err != nil {
+		panic(err)
 	}
 	return v
 }
@@ -143,14 +155,7 @@ func checkModel(llm *LLM, cat *catalog.Catalog, d *decoder) {
 	}
 }
 
-func validFamily(f catalog.Family) bool {
-	for _, known := range catalog.Families {
-		if f == known {
-			return true
-		}
-	}
-	return false
-}
+func validFamily(f catalog.Family) bool { return slices.Contains(Providers(), f) }
 
 func familyModels(cat *catalog.Catalog, f catalog.Family) []string {
 	var ids []string
@@ -192,8 +197,8 @@ func message(fe validator.FieldError) string {
 	case "required_if":
 		_, value, _ := strings.Cut(p, " ")
 		return "is required when type is " + value
-	case "oneof":
-		return "must be one of " + strings.ReplaceAll(p, " ", ", ")
+	case "enum":
+		return "must be one of " + strings.Join(EnumValues(reflect.TypeOf(fe.Value())), ", ")
 	case "min", "max":
 		bound := "at least"
 		if fe.Tag() == "max" {

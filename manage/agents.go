@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -16,7 +17,7 @@ import (
 
 // CreateAgentInput is create_agent's input: a full blueprint in YAML.
 type CreateAgentInput struct {
-	YAML string `json:"yaml"`
+	YAML string `json:"yaml" jsonschema:"minLength=1" jsonschema_description:"The full agent blueprint in YAML (top-level key agent). Schema: /schemas/blueprint.json"`
 }
 
 // CreateAgentResult is create_agent's result.
@@ -47,13 +48,13 @@ func (s *Service) CreateAgent(ctx context.Context, ws uuid.UUID, in CreateAgentI
 	var sources []store.NewSource
 	if bp.Agent.KnowledgeBase != nil {
 		for _, src := range bp.Agent.KnowledgeBase.Sources {
-			ns := store.NewSource{Type: string(src.Type), URL: src.URL, Path: src.Path, Status: "queued"}
+			ns := store.NewSource{Type: string(src.Type), URL: src.URL, Path: src.Path, Status: SourceQueued}
 			if src.Depth != nil {
 				ns.Depth = *src.Depth
 			}
-			if src.Type != blueprint.SourceType("website_crawl") {
+			if src.Type != blueprint.SourceWebsiteCrawl {
 				msg := "ingesting " + string(src.Type) + " sources is not available yet; the source is recorded"
-				ns.Status, ns.Error = "failed", &msg
+				ns.Status, ns.Error = SourceFailed, &msg
 				warnings = append(warnings, "knowledge_base source of type "+string(src.Type)+" is recorded but not ingested yet")
 			}
 			sources = append(sources, ns)
@@ -67,7 +68,7 @@ func (s *Service) CreateAgent(ctx context.Context, ws uuid.UUID, in CreateAgentI
 		}
 		var jobs []river.InsertManyParams
 		for _, src := range created {
-			if src.Status == "queued" {
+			if src.Status == SourceQueued {
 				jobs = append(jobs, river.InsertManyParams{Args: CrawlArgs{WorkspaceID: ws, SourceID: src.ID}})
 			}
 		}
@@ -94,7 +95,7 @@ type AgentSummary struct {
 
 // ListAgentsInput is list_agents' input.
 type ListAgentsInput struct {
-	Status string `json:"status,omitempty"`
+	Status AgentStatus `json:"status,omitempty"`
 }
 
 // ListAgentsResult is list_agents' result.
@@ -106,10 +107,10 @@ type ListAgentsResult struct {
 
 // ListAgents lists the workspace's agents, newest first.
 func (s *Service) ListAgents(ctx context.Context, ws uuid.UUID, in ListAgentsInput) (ListAgentsResult, error) {
-	if in.Status != "" && in.Status != "enabled" && in.Status != "disabled" {
-		return ListAgentsResult{}, apierr.Invalid("status", "invalid_value", "status must be enabled or disabled.")
+	if in.Status != "" && !slices.Contains(AgentStatuses(), in.Status) {
+		return ListAgentsResult{}, apierr.Invalid("status", "invalid_value", "status must be %s.", statusList())
 	}
-	list, err := s.store.ListAgents(ctx, ws, in.Status)
+	list, err := s.store.ListAgents(ctx, ws, string(in.Status))
 	if err != nil {
 		return ListAgentsResult{}, err
 	}
@@ -122,7 +123,7 @@ func (s *Service) ListAgents(ctx context.Context, ws uuid.UUID, in ListAgentsInp
 
 // DeleteAgentInput is delete_agent's input.
 type DeleteAgentInput struct {
-	AgentID string `json:"agent_id"`
+	AgentID string `json:"agent_id" jsonschema:"format=uuid" jsonschema_description:"The agent's id."`
 }
 
 // AgentRef is the result of operations on one agent.
@@ -145,3 +146,6 @@ func (s *Service) DeleteAgent(ctx context.Context, ws uuid.UUID, in DeleteAgentI
 	}
 	return AgentRef{Success: true, AgentID: a.ID.String(), AgentName: a.Name}, nil
 }
+
+// statusList is the agent states as an error message lists them ("enabled or disabled").
+func statusList() string { return strings.Join(blueprint.Strings(AgentStatuses()), " or ") }

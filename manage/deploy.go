@@ -4,23 +4,23 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
+	"strings"
 
 	"github.com/google/uuid"
 
 	"switchboard/apierr"
+	"switchboard/blueprint"
 	"switchboard/store"
 )
 
-// Channel types an agent can be deployed to.
-var channelTypes = map[string]bool{"webchat": true, "telco_voice": true, "sms": true, "msgapp_1": true, "msgapp_2": true, "msgapp_3": true, "msgapp_4": true}
-
 // DeployAgentInput is deploy_agent's input.
 type DeployAgentInput struct {
-	AgentID         string          `json:"agent_id"`
-	Channel         string          `json:"channel,omitempty"`
-	Config          json.RawMessage `json:"config,omitempty"`
-	ChannelID       string          `json:"channel_id,omitempty"`
-	TakeOverInbound bool            `json:"take_over_inbound,omitempty"`
+	AgentID         string                `json:"agent_id" jsonschema:"format=uuid" jsonschema_description:"The agent's id."`
+	Channel         blueprint.ChannelType `json:"channel,omitempty"`
+	Config          json.RawMessage       `json:"config,omitempty" jsonschema_description:"Opaque per-deployment settings; stored, never used for routing"`
+	ChannelID       string                `json:"channel_id,omitempty" jsonschema:"format=uuid" jsonschema_description:"A channel of the workspace"`
+	TakeOverInbound bool                  `json:"take_over_inbound,omitempty" jsonschema:"default=false" jsonschema_description:"Move the channel's inbound seat to this agent; needs channel_id"`
 }
 
 // DeployAgentResult is deploy_agent's result.
@@ -45,8 +45,8 @@ func (s *Service) DeployAgent(ctx context.Context, ws uuid.UUID, in DeployAgentI
 	if in.ChannelID == "" && in.Channel == "" {
 		return DeployAgentResult{}, apierr.Invalid("channel", "missing_parameter", "Give channel_id (a channel of the workspace) or channel (a channel type).")
 	}
-	if in.Channel != "" && !channelTypes[in.Channel] {
-		return DeployAgentResult{}, apierr.Invalid("channel", "invalid_value", "channel must be one of webchat, telco_voice, sms, msgapp_1, msgapp_2, msgapp_3, msgapp_4.")
+	if in.Channel != "" && !slices.Contains(blueprint.ChannelTypes(), in.Channel) {
+		return DeployAgentResult{}, apierr.Invalid("channel", "invalid_value", "channel must be one of %s.", channelList())
 	}
 	config := in.Config
 	if len(config) == 0 || string(config) == "null" {
@@ -58,16 +58,16 @@ func (s *Service) DeployAgent(ctx context.Context, ws uuid.UUID, in DeployAgentI
 	if err != nil {
 		return DeployAgentResult{}, err
 	}
-	if a.Status != "enabled" {
+	if a.Status != string(AgentEnabled) {
 		return DeployAgentResult{}, apierr.Conflict("agent_disabled", "The agent is disabled: enable it with update_agent before deploying it.")
 	}
-	d := store.Deploy{AgentID: a.ID, ChannelType: in.Channel, TakeOver: in.TakeOverInbound, Config: config}
+	d := store.Deploy{AgentID: a.ID, ChannelType: string(in.Channel), TakeOver: in.TakeOverInbound, Config: config}
 	if in.ChannelID != "" {
 		ch, err := s.channel(ctx, ws, in.ChannelID)
 		if err != nil {
 			return DeployAgentResult{}, err
 		}
-		if in.Channel != "" && in.Channel != ch.Provider {
+		if in.Channel != "" && string(in.Channel) != ch.Provider {
 			return DeployAgentResult{}, apierr.Invalid("channel", "channel_mismatch", "channel says %s but channel %s is a %s channel.", in.Channel, in.ChannelID, ch.Provider)
 		}
 		d.ChannelID = &ch.ID
@@ -120,7 +120,7 @@ func (s *Service) deployResult(a store.Agent, dep store.Deployment, withRow bool
 
 // TestLinkInput is generate_test_link's input.
 type TestLinkInput struct {
-	AgentID string `json:"agent_id"`
+	AgentID string `json:"agent_id" jsonschema:"format=uuid" jsonschema_description:"The agent's id."`
 }
 
 // TestLinkResult is generate_test_link's result.
@@ -145,12 +145,12 @@ func (s *Service) GenerateTestLink(ctx context.Context, ws uuid.UUID, in TestLin
 	}
 	out := TestLinkResult{Success: true, TestURL: s.testURL(a.ID), AgentName: a.Name,
 		Note: "No webchat deployment yet: deploy the agent to webchat to get an embed script."}
-	if id, ok := deployed["webchat"]; ok {
+	if id, ok := deployed[string(blueprint.ChannelWebchat)]; ok {
 		embed := s.embedURL(id)
 		out.EmbedURL = &embed
 		out.Note = "Add <script src=\"" + embed + "\" async></script> to a page to show the chat widget."
 	}
-	if a.Status != "enabled" {
+	if a.Status != string(AgentEnabled) {
 		out.Note = "The agent is disabled: the test page shows it but it does not reply. " + out.Note
 	}
 	return out, nil
@@ -158,8 +158,8 @@ func (s *Service) GenerateTestLink(ctx context.Context, ws uuid.UUID, in TestLin
 
 // ConversationsInput is get_conversations' input.
 type ConversationsInput struct {
-	AgentID string `json:"agent_id"`
-	Limit   *int   `json:"limit,omitempty"`
+	AgentID string `json:"agent_id" jsonschema:"format=uuid" jsonschema_description:"The agent's id."`
+	Limit   *int   `json:"limit,omitempty" jsonschema:"minimum=1,maximum=100,default=20"`
 }
 
 // ConversationItem is a conversation as get_conversations lists it.
@@ -204,7 +204,7 @@ func (s *Service) GetConversations(ctx context.Context, ws uuid.UUID, in Convers
 
 // AnalyticsInput is get_analytics' input.
 type AnalyticsInput struct {
-	AgentID string `json:"agent_id"`
+	AgentID string `json:"agent_id" jsonschema:"format=uuid" jsonschema_description:"The agent's id."`
 }
 
 // AnalyticsResult is get_analytics' result.
@@ -241,15 +241,15 @@ type ChannelView struct {
 
 // CreateChannelInput creates a channel row.
 type CreateChannelInput struct {
-	Provider string          `json:"provider"`
-	Name     string          `json:"name"`
-	Config   json.RawMessage `json:"config,omitempty"`
+	Provider blueprint.ChannelType `json:"provider"`
+	Name     string                `json:"name"`
+	Config   json.RawMessage       `json:"config,omitempty"`
 }
 
 // CreateChannel stores a channel of the workspace.
 func (s *Service) CreateChannel(ctx context.Context, ws uuid.UUID, in CreateChannelInput) (ChannelView, error) {
-	if !channelTypes[in.Provider] {
-		return ChannelView{}, apierr.Invalid("provider", "invalid_value", "provider must be one of webchat, telco_voice, sms, msgapp_1, msgapp_2, msgapp_3, msgapp_4.")
+	if !slices.Contains(blueprint.ChannelTypes(), in.Provider) {
+		return ChannelView{}, apierr.Invalid("provider", "invalid_value", "provider must be one of %s.", channelList())
 	}
 	if n := len([]rune(in.Name)); n < 1 || n > 100 {
 		return ChannelView{}, apierr.Invalid("name", "invalid_value", "name must be 1 to 100 characters.")
@@ -258,7 +258,7 @@ func (s *Service) CreateChannel(ctx context.Context, ws uuid.UUID, in CreateChan
 	if len(cfg) == 0 {
 		cfg = json.RawMessage(`{}`)
 	}
-	c, err := s.store.CreateChannel(ctx, ws, in.Provider, in.Name, cfg)
+	c, err := s.store.CreateChannel(ctx, ws, string(in.Provider), in.Name, cfg)
 	if err != nil {
 		return ChannelView{}, err
 	}
@@ -286,3 +286,6 @@ func channelView(c store.Channel) ChannelView {
 	}
 	return v
 }
+
+// channelList is the channel types as an error message lists them.
+func channelList() string { return strings.Join(blueprint.Strings(blueprint.ChannelTypes()), ", ") }

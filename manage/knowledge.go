@@ -13,6 +13,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"switchboard/apierr"
+	"switchboard/blueprint"
 	"switchboard/crawl"
 	"switchboard/netguard"
 	"switchboard/store"
@@ -20,9 +21,9 @@ import (
 
 // CrawlWebsiteInput is crawl_website's input.
 type CrawlWebsiteInput struct {
-	AgentID string `json:"agent_id"`
-	URL     string `json:"url"`
-	Depth   *int   `json:"depth,omitempty"`
+	AgentID string `json:"agent_id" jsonschema:"format=uuid" jsonschema_description:"The agent's id."`
+	URL     string `json:"url" jsonschema:"format=uri" jsonschema_description:"A public https address"`
+	Depth   *int   `json:"depth,omitempty" jsonschema:"minimum=1,maximum=5,default=2"`
 }
 
 // CrawlWebsiteResult is crawl_website's result.
@@ -57,7 +58,7 @@ func (s *Service) CrawlWebsite(ctx context.Context, ws uuid.UUID, in CrawlWebsit
 	}
 	var src store.Source
 	err = s.store.InTx(ctx, func(tx *store.Tx) error {
-		if src, err = tx.AddSource(ctx, ws, kb, store.NewSource{Type: "website_crawl", URL: in.URL, Depth: depth, Status: "queued"}); err != nil {
+		if src, err = tx.AddSource(ctx, ws, kb, store.NewSource{Type: string(blueprint.SourceWebsiteCrawl), URL: in.URL, Depth: depth, Status: SourceQueued}); err != nil {
 			return err
 		}
 		_, err := s.jobs.InsertTx(ctx, tx.Pgx(), CrawlArgs{WorkspaceID: ws, SourceID: src.ID}, nil)
@@ -66,7 +67,7 @@ func (s *Service) CrawlWebsite(ctx context.Context, ws uuid.UUID, in CrawlWebsit
 	if err != nil {
 		return CrawlWebsiteResult{}, err
 	}
-	return CrawlWebsiteResult{Success: true, KnowledgeBaseID: kb.String(), SourceID: src.ID.String(), URL: in.URL, Status: "queued",
+	return CrawlWebsiteResult{Success: true, KnowledgeBaseID: kb.String(), SourceID: src.ID.String(), URL: in.URL, Status: SourceQueued,
 		Message: "The crawl is queued: it fetches pages of the same site breadth-first to depth " + itoa(depth) +
 			" and stores their text in the agent's knowledge base; get_agent shows the source's status."}, nil
 }
@@ -82,7 +83,7 @@ type CrawlArgs struct {
 // Kind names the job type in the queue.
 func (CrawlArgs) Kind() string { return "crawl_website" }
 
-// InsertOpts: a crawl that failed as a whole is retried a couple of times.
+// InsertOpts retries a crawl that failed as a whole a couple of times.
 func (CrawlArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 3} }
 
 // Crawler is the crawl job's worker.
@@ -120,7 +121,7 @@ func (c *Crawler) Work(ctx context.Context, job *river.Job[CrawlArgs]) error {
 	if src.Depth != nil {
 		depth = *src.Depth
 	}
-	if err := c.store.SetSourceStatus(ctx, a.WorkspaceID, a.SourceID, "crawling", nil, 0); err != nil {
+	if err := c.store.SetSourceStatus(ctx, a.WorkspaceID, a.SourceID, SourceCrawling, nil, 0); err != nil {
 		return err
 	}
 	if err := c.store.ReplaceChunks(ctx, a.WorkspaceID, a.SourceID); err != nil {
@@ -141,7 +142,7 @@ func (c *Crawler) Work(ctx context.Context, job *river.Job[CrawlArgs]) error {
 		})
 	if crawlErr != nil {
 		msg := crawlErr.Error()
-		return c.store.SetSourceStatus(context.WithoutCancel(ctx), a.WorkspaceID, a.SourceID, "failed", &msg, pages)
+		return c.store.SetSourceStatus(context.WithoutCancel(ctx), a.WorkspaceID, a.SourceID, SourceFailed, &msg, pages)
 	}
-	return c.store.SetSourceStatus(ctx, a.WorkspaceID, a.SourceID, "ready", nil, pages)
+	return c.store.SetSourceStatus(ctx, a.WorkspaceID, a.SourceID, SourceReady, nil, pages)
 }

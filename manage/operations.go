@@ -16,8 +16,8 @@ import (
 type Operation struct {
 	Name        string
 	Description string
-	Schema      string      // JSON Schema of the arguments
-	Class       agent.Class // what the builder assistant may do without the user's say-so
+	Schema      json.RawMessage // JSON Schema of the arguments, derived from the input type
+	Class       agent.Class     // what the builder assistant may do without the user's say-so
 	// Run decodes the arguments (unknown fields are refused) and runs the operation in the
 	// workspace. The result is the operation's typed result.
 	Run func(ctx context.Context, ws uuid.UUID, args json.RawMessage) (any, error)
@@ -28,21 +28,22 @@ type Operation struct {
 // user's confirmation in a turn.
 func (s *Service) Operations() []Operation {
 	return []Operation{
-		op("create_agent", "Create an agent from a full YAML blueprint. Every blueprint error is reported with its path and line.", createAgentSchema, agent.Safe, s.CreateAgent),
-		op("update_agent", "Change some fields of an agent; fields not given stay as they are.", updateAgentSchema, agent.Risky, s.UpdateAgent),
-		op("get_agent", "Get an agent by agent_id (preferred), or search agents by name (case-insensitive).", getAgentSchema, agent.Safe, s.GetAgent),
-		op("list_agents", "List the workspace's agents, optionally by status.", listAgentsSchema, agent.Safe, s.ListAgents),
-		op("crawl_website", "Crawl a website (same host, breadth-first) into the agent's knowledge base. The crawl runs in the background.", crawlSchema, agent.Safe, s.CrawlWebsite),
-		op("generate_test_link", "Get a link to try the agent, and its webchat embed script once deployed to webchat.", agentOnlySchema, agent.Safe, s.GenerateTestLink),
-		op("deploy_agent", "Deploy an agent to a channel type, or to a channel (channel_id) with its inbound seat rules.", deploySchema, agent.Risky, s.DeployAgent),
-		op("get_conversations", "List an agent's most recent conversations.", conversationsSchema, agent.Safe, s.GetConversations),
-		op("get_analytics", "Count an agent's conversations and their labels.", agentOnlySchema, agent.Safe, s.GetAnalytics),
-		op("delete_agent", "Permanently delete an agent, its knowledge base and its deployments.", agentOnlySchema, agent.Risky, s.DeleteAgent),
+		op("create_agent", "Create an agent from a full YAML blueprint. Every blueprint error is reported with its path and line.", agent.Safe, s.CreateAgent),
+		op("update_agent", "Change some fields of an agent; fields not given stay as they are.", agent.Risky, s.UpdateAgent),
+		op("get_agent", "Get an agent by agent_id (preferred), or search agents by name (case-insensitive).", agent.Safe, s.GetAgent),
+		op("list_agents", "List the workspace's agents, optionally by status.", agent.Safe, s.ListAgents),
+		op("crawl_website", "Crawl a website (same host, breadth-first) into the agent's knowledge base. The crawl runs in the background.", agent.Safe, s.CrawlWebsite),
+		op("generate_test_link", "Get a link to try the agent, and its webchat embed script once deployed to webchat.", agent.Safe, s.GenerateTestLink),
+		op("deploy_agent", "Deploy an agent to a channel type, or to a channel (channel_id) with its inbound seat rules.", agent.Risky, s.DeployAgent),
+		op("get_conversations", "List an agent's most recent conversations.", agent.Safe, s.GetConversations),
+		op("get_analytics", "Count an agent's conversations and their labels.", agent.Safe, s.GetAnalytics),
+		op("delete_agent", "Permanently delete an agent, its knowledge base and its deployments.", agent.Risky, s.DeleteAgent),
 	}
 }
 
-func op[In, Out any](name, description, schema string, class agent.Class, run func(context.Context, uuid.UUID, In) (Out, error)) Operation {
-	return Operation{Name: name, Description: description, Schema: schema, Class: class,
+// op registers an operation; its input schema is derived from In.
+func op[In, Out any](name, description string, class agent.Class, run func(context.Context, uuid.UUID, In) (Out, error)) Operation {
+	return Operation{Name: name, Description: description, Schema: inputSchema[In](), Class: class,
 		Run: func(ctx context.Context, ws uuid.UUID, args json.RawMessage) (any, error) {
 			var in In
 			if err := decodeArgs(args, &in); err != nil {
@@ -65,7 +66,7 @@ func decodeArgs(raw json.RawMessage, into any) error {
 func (s *Service) AgentTools() []agent.Tool {
 	var tools []agent.Tool
 	for _, o := range s.Operations() {
-		tools = append(tools, agent.Tool{Name: o.Name, Description: o.Description, Parameters: json.RawMessage(o.Schema), Class: o.Class,
+		tools = append(tools, agent.Tool{Name: o.Name, Description: o.Description, Parameters: o.Schema, Class: o.Class,
 			Run: func(ctx context.Context, c agent.Call) (any, error) { return o.Run(ctx, c.WorkspaceID, c.Arguments) }})
 	}
 	return tools

@@ -1,54 +1,68 @@
 package manage
 
-// The operations' input schemas, with the constraints of the contract, so clients can validate
-// arguments before calling.
+import (
+	"encoding/json"
+	"reflect"
 
-const uuidProp = `{"type":"string","format":"uuid","description":"The agent's id."}`
+	"github.com/invopop/jsonschema"
+)
 
-const createAgentSchema = `{"type":"object","additionalProperties":false,"required":["yaml"],
- "properties":{"yaml":{"type":"string","minLength":1,"description":"The full agent blueprint in YAML (top-level key agent). Schema: /schemas/blueprint.json"}}}`
+// An operation's input schema is derived from its Go input type, so the MCP tools, the
+// builder assistant's tools and the decoder read one definition: json tags name the
+// properties (without omitempty a property is required), jsonschema tags carry the
+// constraints, an enumerated type brings its list (enums), and a type's JSONSchemaExtend
+// adds what a tag cannot say. invopop/jsonschema does the reflection because its tags carry
+// every constraint of the contract (lengths, bounds, formats, defaults); the schema helpers
+// of mcp-go (google/jsonschema-go) take only descriptions and enums.
 
-const updateAgentSchema = `{"type":"object","additionalProperties":false,"required":["agent_id","updates"],
- "properties":{"agent_id":` + uuidProp + `,
-  "updates":{"type":"object","additionalProperties":false,"minProperties":1,"properties":{
-   "name":{"type":"string","minLength":1,"maxLength":100},
-   "description":{"type":"string","maxLength":500},
-   "status":{"type":"string","enum":["enabled","disabled"]},
-   "language":{"type":"string","description":"BCP 47 language tag"},
-   "displayName":{"type":"string","minLength":1,"maxLength":50},
-   "tone":{"type":"string","enum":["friendly","professional","casual","formal"]},
-   "greeting":{"type":"string","minLength":1,"maxLength":500},
-   "llmProvider":{"type":"string","enum":["alpha","beta","gamma"]},
-   "llmModel":{"type":"string","description":"A model id of the provider's family"},
-   "temperature":{"type":"number","minimum":0,"maximum":2},
-   "maxTokens":{"type":"integer","minimum":1,"maximum":8192},
-   "systemPrompt":{"type":"string","minLength":10,"maxLength":10000},
-   "businessRules":{"type":"object","description":"business_rules of the blueprint"},
-   "labels":{"type":"array","maxItems":50,"items":{"type":"string","minLength":1,"maxLength":50}},
-   "toolsConfig":{"type":"array","items":{"type":"object"},"description":"tools of the blueprint"},
-   "disclosureEnabled":{"type":"boolean"},
-   "disclosureText":{"type":["string","null"],"minLength":1,"maxLength":1000,"description":"null uses the platform's default text"},
-   "disclosureRecordingId":{"type":["string","null"],"format":"uuid","description":"A recording of kind disclosure"}}}}}`
+// inputSchema is the JSON Schema of an operation's input type In.
+func inputSchema[In any]() json.RawMessage {
+	s := reflector().Reflect(new(In))
+	s.Version = "" // a tool's input schema is embedded in a tool definition, not a document
+	raw, err := json.Marshal(s)
+	if err != nil {
+		panic(err) // a schema of plain values always marshals
+	}
+	return raw
+}
 
-const getAgentSchema = `{"type":"object","additionalProperties":false,
- "properties":{"agent_id":` + uuidProp + `,"name":{"type":"string","minLength":1,"description":"Case-insensitive name search"}},
- "anyOf":[{"required":["agent_id"]},{"required":["name"]}]}`
+// reflector inlines every type (a tool schema has no $defs) and forbids unknown properties,
+// as the decoder does.
+func reflector() *jsonschema.Reflector {
+	values := map[reflect.Type][]string{}
+	for _, e := range enums() {
+		values[e.Type] = e.Values
+	}
+	return &jsonschema.Reflector{
+		Anonymous:      true,
+		DoNotReference: true,
+		Mapper: func(t reflect.Type) *jsonschema.Schema {
+			switch {
+			case values[t] != nil:
+				s := &jsonschema.Schema{Type: "string"}
+				for _, v := range values[t] {
+					s.Enum = append(s.Enum, v)
+				}
+				return s
+			case t == reflect.TypeFor[json.RawMessage]():
+				return &jsonschema.Schema{Type: "object"} // config objects, passed through as given
+			}
+			return nil
+		},
+	}
+}
 
-const listAgentsSchema = `{"type":"object","additionalProperties":false,
- "properties":{"status":{"type":"string","enum":["enabled","disabled"]}}}`
+// property returns the schema of one property of an object schema.
+func property(s *jsonschema.Schema, name string) *jsonschema.Schema {
+	p, ok := s.Properties.Get(name)
+	if !ok {
+		panic("schema has no property " + name) // a renamed field; the schema tests catch it
+	}
+	return p
+}
 
-const crawlSchema = `{"type":"object","additionalProperties":false,"required":["agent_id","url"],
- "properties":{"agent_id":` + uuidProp + `,"url":{"type":"string","format":"uri","description":"A public https address"},
-  "depth":{"type":"integer","minimum":1,"maximum":5,"default":2}}}`
-
-const agentOnlySchema = `{"type":"object","additionalProperties":false,"required":["agent_id"],"properties":{"agent_id":` + uuidProp + `}}`
-
-const deploySchema = `{"type":"object","additionalProperties":false,"required":["agent_id"],
- "properties":{"agent_id":` + uuidProp + `,
-  "channel":{"type":"string","enum":["webchat","telco_voice","sms","msgapp_1","msgapp_2","msgapp_3","msgapp_4"]},
-  "config":{"type":"object","description":"Opaque per-deployment settings; stored, never used for routing"},
-  "channel_id":{"type":"string","format":"uuid","description":"A channel of the workspace"},
-  "take_over_inbound":{"type":"boolean","default":false,"description":"Move the channel's inbound seat to this agent; needs channel_id"}}}`
-
-const conversationsSchema = `{"type":"object","additionalProperties":false,"required":["agent_id"],
- "properties":{"agent_id":` + uuidProp + `,"limit":{"type":"integer","minimum":1,"maximum":100,"default":20}}}`
+// nullable lets a string property be null too.
+func nullable(p *jsonschema.Schema) {
+	p.Extras = map[string]any{"type": []string{p.Type, "null"}}
+	p.Type = ""
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+	"github.com/invopop/jsonschema"
 
 	"switchboard/apierr"
 	"switchboard/blueprint"
@@ -21,7 +22,7 @@ type Disclosure struct {
 	Enabled          bool    `json:"enabled"`
 	Applies          bool    `json:"applies"`
 	Note             string  `json:"note"`
-	Mode             string  `json:"mode"` // "recording" or "spoken_text"
+	Mode             string  `json:"mode"` // one of DisclosureModes
 	SpokenText       string  `json:"spoken_text"`
 	UsingDefaultText bool    `json:"using_default_text"`
 	RecordingID      *string `json:"recording_id"`
@@ -62,15 +63,20 @@ type SourceView struct {
 	Type   string  `json:"type"`
 	URL    *string `json:"url"`
 	Depth  *int    `json:"depth"`
-	Status string  `json:"status"` // queued, crawling, ready, failed
+	Status string  `json:"status"` // one of SourceStatuses
 	Pages  int     `json:"pages"`
 	Error  *string `json:"error"`
 }
 
 // GetAgentInput is get_agent's input: an id, or a name to search for.
 type GetAgentInput struct {
-	AgentID string `json:"agent_id,omitempty"`
-	Name    string `json:"name,omitempty"`
+	AgentID string `json:"agent_id,omitempty" jsonschema:"format=uuid" jsonschema_description:"The agent's id."`
+	Name    string `json:"name,omitempty" jsonschema:"minLength=1" jsonschema_description:"Case-insensitive name search"`
+}
+
+// JSONSchemaExtend says that get_agent needs one of its two arguments.
+func (GetAgentInput) JSONSchemaExtend(s *jsonschema.Schema) {
+	s.AnyOf = []*jsonschema.Schema{{Required: []string{"agent_id"}}, {Required: []string{"name"}}}
 }
 
 // GetAgentResult is get_agent's result: agent and disclosure by id; agents and total by name.
@@ -159,11 +165,11 @@ func (s *Service) view(ctx context.Context, a store.Agent) (AgentView, error) {
 // hasVoice: the disclosure safeguard is about calls, so it applies to agents that have a
 // voice channel in their blueprint or a voice deployment.
 func hasVoice(bp *blueprint.Blueprint, deployed map[string]uuid.UUID) bool {
-	if _, ok := deployed["telco_voice"]; ok {
+	if _, ok := deployed[string(blueprint.ChannelTelcoVoice)]; ok {
 		return true
 	}
 	for _, c := range bp.Agent.Channels {
-		if c.Type == "telco_voice" {
+		if c.Type == blueprint.ChannelTelcoVoice {
 			return true
 		}
 	}
@@ -171,21 +177,21 @@ func hasVoice(bp *blueprint.Blueprint, deployed map[string]uuid.UUID) bool {
 }
 
 func disclosure(a store.Agent, voice bool) Disclosure {
-	d := Disclosure{Enabled: a.DisclosureEnabled, Applies: voice && a.DisclosureEnabled, Mode: "spoken_text",
+	d := Disclosure{Enabled: a.DisclosureEnabled, Applies: voice && a.DisclosureEnabled, Mode: DisclosureSpokenText,
 		SpokenText: DefaultDisclosureText, UsingDefaultText: a.DisclosureText == nil}
 	if a.DisclosureText != nil {
 		d.SpokenText = *a.DisclosureText
 	}
 	if a.DisclosureRecordingID != nil {
 		id := a.DisclosureRecordingID.String()
-		d.Mode, d.RecordingID = "recording", &id
+		d.Mode, d.RecordingID = DisclosureRecording, &id
 	}
 	switch {
 	case !voice:
 		d.Note = "Text-only agent: the spoken AI disclosure does not apply."
 	case !a.DisclosureEnabled:
 		d.Note = "Voice agent with the disclosure safeguard switched off: callers are not told they speak with an AI."
-	case d.Mode == "recording":
+	case d.Mode == DisclosureRecording:
 		d.Note = "Calls start by playing the disclosure recording."
 	case d.UsingDefaultText:
 		d.Note = "Calls start with the platform's default disclosure text."

@@ -40,13 +40,16 @@ func Handler(s *server.MCPServer) http.Handler {
 	return server.NewStreamableHTTPServer(s, server.WithStateLess(true))
 }
 
-// Tools are the ten agent tools, for an MCP server (or mcptest).
+// Tools are the ten agent tools, for an MCP server (or mcptest). Each tool's input schema is
+// the operation's, derived in manage from its Go input type; mcp-go's WithInputSchema[T] is
+// not used because its schema generator keeps only descriptions and enums, and the tools
+// publish lengths, bounds, formats and defaults too.
 func Tools(ops *manage.Service, workspace Workspace, log *slog.Logger) []server.ServerTool {
 	t := toolkit{workspace: workspace, log: log}
 	var tools []server.ServerTool
 	for _, o := range ops.Operations() {
 		tools = append(tools, server.ServerTool{
-			Tool:    mcpgo.NewToolWithRawSchema(o.Name, o.Description, json.RawMessage(o.Schema)),
+			Tool:    mcpgo.NewToolWithRawSchema(o.Name, o.Description, o.Schema),
 			Handler: t.handler(o),
 		})
 	}

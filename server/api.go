@@ -20,7 +20,9 @@ import (
 )
 
 // apiHandlers implements the generated strict /api interface over the same operations as
-// the MCP tools.
+// the MCP tools. Each handler answers with a generated response object; the contract names
+// the manage result types as the bodies (x-go-type), so an operation's result is the body
+// as it is, with no copy that could drift from what the MCP tools return.
 type apiHandlers struct {
 	s *Server
 }
@@ -76,13 +78,13 @@ func workspaceOf(ctx context.Context) uuid.UUID {
 func (h *apiHandlers) ListAgents(ctx context.Context, req apiapi.ListAgentsRequestObject) (apiapi.ListAgentsResponseObject, error) {
 	in := manage.ListAgentsInput{}
 	if req.Params.Status != nil {
-		in.Status = string(*req.Params.Status)
+		in.Status = *req.Params.Status
 	}
 	out, err := h.s.ops.ListAgents(ctx, workspaceOf(ctx), in)
 	if err != nil {
 		return nil, err
 	}
-	return apiJSON{status: http.StatusOK, body: out}, nil
+	return apiapi.ListAgents200JSONResponse(out), nil
 }
 
 func (h *apiHandlers) CreateAgent(ctx context.Context, req apiapi.CreateAgentRequestObject) (apiapi.CreateAgentResponseObject, error) {
@@ -101,7 +103,7 @@ func (h *apiHandlers) CreateAgent(ctx context.Context, req apiapi.CreateAgentReq
 	if err != nil {
 		return nil, err
 	}
-	return apiJSON{status: http.StatusCreated, body: out}, nil
+	return apiapi.CreateAgent201JSONResponse(out), nil
 }
 
 func (h *apiHandlers) GetAgent(ctx context.Context, req apiapi.GetAgentRequestObject) (apiapi.GetAgentResponseObject, error) {
@@ -109,7 +111,7 @@ func (h *apiHandlers) GetAgent(ctx context.Context, req apiapi.GetAgentRequestOb
 	if err != nil {
 		return nil, restParam(err)
 	}
-	return apiJSON{status: http.StatusOK, body: out}, nil
+	return apiapi.GetAgent200JSONResponse(out), nil
 }
 
 func (h *apiHandlers) UpdateAgent(ctx context.Context, req apiapi.UpdateAgentRequestObject) (apiapi.UpdateAgentResponseObject, error) {
@@ -126,7 +128,7 @@ func (h *apiHandlers) UpdateAgent(ctx context.Context, req apiapi.UpdateAgentReq
 	if err != nil {
 		return nil, err
 	}
-	return apiJSON{status: http.StatusOK, body: out}, nil
+	return apiapi.UpdateAgent200JSONResponse(out), nil
 }
 
 func (h *apiHandlers) ListChannels(ctx context.Context, _ apiapi.ListChannelsRequestObject) (apiapi.ListChannelsResponseObject, error) {
@@ -134,11 +136,11 @@ func (h *apiHandlers) ListChannels(ctx context.Context, _ apiapi.ListChannelsReq
 	if err != nil {
 		return nil, err
 	}
-	return apiJSON{status: http.StatusOK, body: map[string]any{"object": "list", "data": list}}, nil
+	return apiapi.ListChannels200JSONResponse{Object: apiapi.List, Data: list}, nil
 }
 
 func (h *apiHandlers) CreateChannel(ctx context.Context, req apiapi.CreateChannelRequestObject) (apiapi.CreateChannelResponseObject, error) {
-	in := manage.CreateChannelInput{Provider: string(req.Body.Provider), Name: req.Body.Name}
+	in := manage.CreateChannelInput{Provider: req.Body.Provider, Name: req.Body.Name}
 	if req.Body.Config != nil {
 		raw, err := json.Marshal(*req.Body.Config)
 		if err != nil {
@@ -150,7 +152,7 @@ func (h *apiHandlers) CreateChannel(ctx context.Context, req apiapi.CreateChanne
 	if err != nil {
 		return nil, err
 	}
-	return apiJSON{status: http.StatusCreated, body: out}, nil
+	return apiapi.CreateChannel201JSONResponse(out), nil
 }
 
 // restParam names the path parameter `id` where an operation names its tool argument.
@@ -162,18 +164,3 @@ func restParam(err error) error {
 	}
 	return err
 }
-
-// apiJSON is a JSON response of any /api operation.
-type apiJSON struct {
-	status int
-	body   any
-}
-
-func (j apiJSON) write(w http.ResponseWriter) error { return jsonBody(j).write(w) }
-
-func (j apiJSON) VisitListAgentsResponse(w http.ResponseWriter) error    { return j.write(w) }
-func (j apiJSON) VisitCreateAgentResponse(w http.ResponseWriter) error   { return j.write(w) }
-func (j apiJSON) VisitGetAgentResponse(w http.ResponseWriter) error      { return j.write(w) }
-func (j apiJSON) VisitUpdateAgentResponse(w http.ResponseWriter) error   { return j.write(w) }
-func (j apiJSON) VisitListChannelsResponse(w http.ResponseWriter) error  { return j.write(w) }
-func (j apiJSON) VisitCreateChannelResponse(w http.ResponseWriter) error { return j.write(w) }

@@ -7,7 +7,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/stretchr/testify/require"
+
+	"switchboard/blueprint"
+	"switchboard/manage"
+	"switchboard/openapi"
 )
 
 func (b *testBundle) postYAML(t *testing.T, path, body string) (*http.Response, []byte) {
@@ -103,4 +108,136 @@ func TestBlueprintSchemaIsServed(t *testing.T) {
 	require.Contains(t, schema, "$schema")
 	resp, _ = b.do(t, http.MethodGet, "/openapi/api.yaml", "", "")
 	require.Equal(t, http.StatusOK, resp.StatusCode)
+}
+
+// The /api contract is written by hand and cannot import Go, so this test holds each of its
+// enumerations equal to the Go list it publishes (blueprint.Enums, manage's lists).
+func TestAPIContractEnumsEqualTheGoLists(t *testing.T) {
+	t.Parallel()
+	doc, err := openapi3.NewLoader().LoadFromData(openapi.APIYAML)
+	require.NoError(t, err)
+	schemas := doc.Components.Schemas
+	prop := func(schema string, path ...string) *openapi3.Schema {
+		s := schemas[schema].Value
+		for _, p := range path {
+			if p == "[]" {
+				s = s.Items.Value
+				continue
+			}
+			require.Contains(t, s.Properties, p, "%s %v", schema, path)
+			s = s.Properties[p].Value
+		}
+		return s
+	}
+	statuses := blueprint.Strings(manage.AgentStatuses())
+	cases := []struct {
+		name string
+		got  *openapi3.Schema
+		want []string
+	}{
+		{"ChannelType", schemas["ChannelType"].Value, blueprint.Strings(blueprint.ChannelTypes())},
+		{"listAgents status", doc.Paths.Value("/api/agents").Get.Parameters.GetByInAndName("query", "status").Schema.Value, statuses},
+		{"AgentSummary.status", prop("AgentSummary", "status"), statuses},
+		{"CreatedAgent.status", prop("CreatedAgent", "status"), statuses},
+		{"Agent.status", prop("Agent", "status"), statuses},
+		{"Agent.tone", prop("Agent", "tone"), blueprint.Strings(blueprint.Tones())},
+		{"Agent.llmProvider", prop("Agent", "llmProvider"), blueprint.Strings(blueprint.Providers())},
+		{"Agent.deployments[]", prop("Agent", "deployments", "[]"), blueprint.Strings(blueprint.ChannelTypes())},
+		{"Agent.knowledgeSources[].type", prop("Agent", "knowledgeSources", "[]", "type"), blueprint.Strings(blueprint.SourceTypes())},
+		{"Agent.knowledgeSources[].status", prop("Agent", "knowledgeSources", "[]", "status"), manage.SourceStatuses()},
+		{"Disclosure.mode", prop("Disclosure", "mode"), manage.DisclosureModes()},
+		{"Channel.provider", prop("Channel", "provider"), blueprint.Strings(blueprint.ChannelTypes())},
+		{"AgentUpdates.status", prop("AgentUpdates", "status"), statuses},
+		{"AgentUpdates.tone", prop("AgentUpdates", "tone"), blueprint.Strings(blueprint.Tones())},
+		{"AgentUpdates.llmProvider", prop("AgentUpdates", "llmProvider"), blueprint.Strings(blueprint.Providers())},
+	}
+	for _, c := range cases {
+		var got []string
+		for _, v := range c.got.Enum {
+			got = append(got, v.(string))
+		}
+		require.Equal(t, c.want, got, c.name)
+	}
+}
+
+// The contract's AgentUpdates (PATCH /api/agents/{id}) must offer exactly update_agent's
+// fields, with the constraints of the tool schema derived from manage.AgentUpdates.
+func TestAPIContractAgentUpdatesEqualTheTool(t *testing.T) {
+	t.Parallel()
+	doc, err := openapi3.NewLoader().LoadFromData(openapi.APIYAML)
+	require.NoError(t, err)
+	contract := doc.Components.Schemas["AgentUpdates"].Value
+	tool := updateAgentToolSchema(t)
+	require.Equal(t, tool.MinProperties, contract.MinProps)
+	require.Equal(t, false, *tool.AdditionalProperties)
+	require.Equal(t, false, *contract.AdditionalProperties.Has)
+	require.Len(t, contract.Properties, len(tool.Properties))
+	for name, want := range tool.Properties {
+		require.Contains(t, contract.Properties, name)
+		got := contract.Properties[name].Value
+		require.Equal(t, want, keywordsOf(got), name)
+	}
+}
+
+// toolKeywords are the keywords both dialects share (a null is `nullable` in OpenAPI 3.0 and
+// a "null" type in JSON Schema).
+type toolKeywords struct {
+	Type      any      `json:"type"`
+	Enum      []string `json:"enum"`
+	Format    string   `json:"format"`
+	MinLength *uint64  `json:"minLength"`
+	MaxLength *uint64  `json:"maxLength"`
+	Minimum   *float64 `json:"minimum"`
+	Maximum   *float64 `json:"maximum"`
+	MaxItems  *uint64  `json:"maxItems"`
+	Items     *toolKeywords
+}
+
+type toolSchema struct {
+	MinProperties        uint64                  `json:"minProperties"`
+	AdditionalProperties *bool                   `json:"additionalProperties"`
+	Properties           map[string]toolKeywords `json:"properties"`
+}
+
+func updateAgentToolSchema(t *testing.T) toolSchema {
+	t.Helper()
+	for _, o := range (&manage.Service{}).Operations() {
+		if o.Name == "update_agent" {
+			var s struct {
+				Properties struct {
+					Updates toolSchema `json:"updates"`
+				} `json:"properties"`
+			}
+			require.NoError(t, json.Unmarshal(o.Schema, &s))
+			return s.Properties.Updates
+		}
+	}
+	t.Fatal("no update_agent operation")
+	return toolSchema{}
+}
+
+// keywordsOf reads an OpenAPI 3.0 schema as the JSON Schema the tool publishes.
+func keywordsOf(s *openapi3.Schema) toolKeywords {
+	k := toolKeywords{Format: s.Format, MinLength: nonZero(s.MinLength), MaxLength: s.MaxLength,
+		Minimum: s.Min, Maximum: s.Max, MaxItems: s.MaxItems}
+	typ := s.Type.Slice()[0]
+	k.Type = typ
+	if s.Nullable {
+		k.Type = []any{typ, "null"}
+	}
+	for _, v := range s.Enum {
+		k.Enum = append(k.Enum, v.(string))
+	}
+	if s.Items != nil {
+		items := keywordsOf(s.Items.Value)
+		k.Items = &items
+	}
+	return k
+}
+
+func nonZero(n uint64) *uint64 {
+	if n == 0 {
+		return nil
+	}
+	return &n
 }

@@ -340,7 +340,7 @@ func TestMCPIsScopedToTheCallersWorkspace(t *testing.T) {
 	c, err := mcpclient.NewStreamableHttpClient(b.url+"/mcp", transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer sk-svc_" + strings.Repeat("z", 43)}))
 	require.NoError(t, err)
 	require.NoError(t, c.Start(context.Background()))
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	_, err = c.Initialize(context.Background(), mcp.InitializeRequest{})
 	require.Error(t, err, "an unknown key is refused at the door")
 }
@@ -453,7 +453,7 @@ func TestDevelopmentServesUnauthenticatedCallsAsTheDevelopmentUser(t *testing.T)
 	c, err := mcpclient.NewStreamableHttpClient(prod.url + "/mcp")
 	require.NoError(t, err)
 	require.NoError(t, c.Start(context.Background()))
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	_, err = c.Initialize(context.Background(), mcp.InitializeRequest{})
 	require.Error(t, err, "never in production")
 }

@@ -15,181 +15,16 @@ import (
 	"net/url"
 	"path"
 	"strings"
-	"time"
+
+	"switchboard/blueprint"
+	"switchboard/catalog"
+	"switchboard/manage"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/labstack/echo/v4"
 	"github.com/oapi-codegen/runtime"
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
-
-// Defines values for AgentKnowledgeSourcesStatus.
-const (
-	Crawling AgentKnowledgeSourcesStatus = "crawling"
-	Failed   AgentKnowledgeSourcesStatus = "failed"
-	Queued   AgentKnowledgeSourcesStatus = "queued"
-	Ready    AgentKnowledgeSourcesStatus = "ready"
-)
-
-// Valid indicates whether the value is a known member of the AgentKnowledgeSourcesStatus enum.
-func (e AgentKnowledgeSourcesStatus) Valid() bool {
-	switch e {
-	case Crawling:
-		return true
-	case Failed:
-		return true
-	case Queued:
-		return true
-	case Ready:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for AgentLlmProvider.
-const (
-	AgentLlmProviderAlpha AgentLlmProvider = "alpha"
-	AgentLlmProviderBeta  AgentLlmProvider = "beta"
-	AgentLlmProviderGamma AgentLlmProvider = "gamma"
-)
-
-// Valid indicates whether the value is a known member of the AgentLlmProvider enum.
-func (e AgentLlmProvider) Valid() bool {
-	switch e {
-	case AgentLlmProviderAlpha:
-		return true
-	case AgentLlmProviderBeta:
-		return true
-	case AgentLlmProviderGamma:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for AgentStatus.
-const (
-	AgentStatusDisabled AgentStatus = "disabled"
-	AgentStatusEnabled  AgentStatus = "enabled"
-)
-
-// Valid indicates whether the value is a known member of the AgentStatus enum.
-func (e AgentStatus) Valid() bool {
-	switch e {
-	case AgentStatusDisabled:
-		return true
-	case AgentStatusEnabled:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for AgentTone.
-const (
-	AgentToneCasual       AgentTone = "casual"
-	AgentToneFormal       AgentTone = "formal"
-	AgentToneFriendly     AgentTone = "friendly"
-	AgentToneProfessional AgentTone = "professional"
-)
-
-// Valid indicates whether the value is a known member of the AgentTone enum.
-func (e AgentTone) Valid() bool {
-	switch e {
-	case AgentToneCasual:
-		return true
-	case AgentToneFormal:
-		return true
-	case AgentToneFriendly:
-		return true
-	case AgentToneProfessional:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for AgentSummaryStatus.
-const (
-	AgentSummaryStatusDisabled AgentSummaryStatus = "disabled"
-	AgentSummaryStatusEnabled  AgentSummaryStatus = "enabled"
-)
-
-// Valid indicates whether the value is a known member of the AgentSummaryStatus enum.
-func (e AgentSummaryStatus) Valid() bool {
-	switch e {
-	case AgentSummaryStatusDisabled:
-		return true
-	case AgentSummaryStatusEnabled:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for AgentUpdatesLlmProvider.
-const (
-	AgentUpdatesLlmProviderAlpha AgentUpdatesLlmProvider = "alpha"
-	AgentUpdatesLlmProviderBeta  AgentUpdatesLlmProvider = "beta"
-	AgentUpdatesLlmProviderGamma AgentUpdatesLlmProvider = "gamma"
-)
-
-// Valid indicates whether the value is a known member of the AgentUpdatesLlmProvider enum.
-func (e AgentUpdatesLlmProvider) Valid() bool {
-	switch e {
-	case AgentUpdatesLlmProviderAlpha:
-		return true
-	case AgentUpdatesLlmProviderBeta:
-		return true
-	case AgentUpdatesLlmProviderGamma:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for AgentUpdatesStatus.
-const (
-	AgentUpdatesStatusDisabled AgentUpdatesStatus = "disabled"
-	AgentUpdatesStatusEnabled  AgentUpdatesStatus = "enabled"
-)
-
-// Valid indicates whether the value is a known member of the AgentUpdatesStatus enum.
-func (e AgentUpdatesStatus) Valid() bool {
-	switch e {
-	case AgentUpdatesStatusDisabled:
-		return true
-	case AgentUpdatesStatusEnabled:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for AgentUpdatesTone.
-const (
-	AgentUpdatesToneCasual       AgentUpdatesTone = "casual"
-	AgentUpdatesToneFormal       AgentUpdatesTone = "formal"
-	AgentUpdatesToneFriendly     AgentUpdatesTone = "friendly"
-	AgentUpdatesToneProfessional AgentUpdatesTone = "professional"
-)
-
-// Valid indicates whether the value is a known member of the AgentUpdatesTone enum.
-func (e AgentUpdatesTone) Valid() bool {
-	switch e {
-	case AgentUpdatesToneCasual:
-		return true
-	case AgentUpdatesToneFormal:
-		return true
-	case AgentUpdatesToneFriendly:
-		return true
-	case AgentUpdatesToneProfessional:
-		return true
-	default:
-		return false
-	}
-}
 
 // Defines values for ChannelListObject.
 const (
@@ -206,140 +41,14 @@ func (e ChannelListObject) Valid() bool {
 	}
 }
 
-// Defines values for ChannelType.
-const (
-	Msgapp1    ChannelType = "msgapp_1"
-	Msgapp2    ChannelType = "msgapp_2"
-	Msgapp3    ChannelType = "msgapp_3"
-	Msgapp4    ChannelType = "msgapp_4"
-	Sms        ChannelType = "sms"
-	TelcoVoice ChannelType = "telco_voice"
-	Webchat    ChannelType = "webchat"
-)
-
-// Valid indicates whether the value is a known member of the ChannelType enum.
-func (e ChannelType) Valid() bool {
-	switch e {
-	case Msgapp1:
-		return true
-	case Msgapp2:
-		return true
-	case Msgapp3:
-		return true
-	case Msgapp4:
-		return true
-	case Sms:
-		return true
-	case TelcoVoice:
-		return true
-	case Webchat:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for DisclosureMode.
-const (
-	Recording  DisclosureMode = "recording"
-	SpokenText DisclosureMode = "spoken_text"
-)
-
-// Valid indicates whether the value is a known member of the DisclosureMode enum.
-func (e DisclosureMode) Valid() bool {
-	switch e {
-	case Recording:
-		return true
-	case SpokenText:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ListAgentsParamsStatus.
-const (
-	ListAgentsParamsStatusDisabled ListAgentsParamsStatus = "disabled"
-	ListAgentsParamsStatusEnabled  ListAgentsParamsStatus = "enabled"
-)
-
-// Valid indicates whether the value is a known member of the ListAgentsParamsStatus enum.
-func (e ListAgentsParamsStatus) Valid() bool {
-	switch e {
-	case ListAgentsParamsStatusDisabled:
-		return true
-	case ListAgentsParamsStatusEnabled:
-		return true
-	default:
-		return false
-	}
-}
-
 // Agent defines model for Agent.
-type Agent struct {
-	BusinessRules         *map[string]interface{}  `json:"businessRules,omitempty"`
-	Channels              []map[string]interface{} `json:"channels"`
-	CreatedAt             time.Time                `json:"createdAt"`
-	Deployments           []ChannelType            `json:"deployments"`
-	Description           *string                  `json:"description,omitempty"`
-	DisclosureEnabled     bool                     `json:"disclosureEnabled"`
-	DisclosureRecordingId *string                  `json:"disclosureRecordingId,omitempty"`
-	DisclosureText        *string                  `json:"disclosureText,omitempty"`
-	DisplayName           string                   `json:"displayName"`
-	Greeting              string                   `json:"greeting"`
-	Id                    openapi_types.UUID       `json:"id"`
-	KnowledgeSources      []struct {
-		Depth  *int                        `json:"depth"`
-		Error  *string                     `json:"error"`
-		Id     openapi_types.UUID          `json:"id"`
-		Pages  int                         `json:"pages"`
-		Status AgentKnowledgeSourcesStatus `json:"status"`
-		Type   string                      `json:"type"`
-		Url    *string                     `json:"url"`
-	} `json:"knowledgeSources"`
-	Labels       []string                 `json:"labels"`
-	Language     string                   `json:"language"`
-	LlmModel     string                   `json:"llmModel"`
-	LlmProvider  AgentLlmProvider         `json:"llmProvider"`
-	MaxTokens    int                      `json:"maxTokens"`
-	Name         string                   `json:"name"`
-	Status       AgentStatus              `json:"status"`
-	SystemPrompt string                   `json:"systemPrompt"`
-	Temperature  float32                  `json:"temperature"`
-	Tone         AgentTone                `json:"tone"`
-	ToolsConfig  []map[string]interface{} `json:"toolsConfig"`
-	UpdatedAt    time.Time                `json:"updatedAt"`
-}
-
-// AgentKnowledgeSourcesStatus defines model for Agent.KnowledgeSources.Status.
-type AgentKnowledgeSourcesStatus string
-
-// AgentLlmProvider defines model for Agent.LlmProvider.
-type AgentLlmProvider string
-
-// AgentStatus defines model for Agent.Status.
-type AgentStatus string
-
-// AgentTone defines model for Agent.Tone.
-type AgentTone string
+type Agent = manage.AgentView
 
 // AgentList defines model for AgentList.
-type AgentList struct {
-	Agents  []AgentSummary `json:"agents"`
-	Success bool           `json:"success"`
-	Total   int            `json:"total"`
-}
+type AgentList = manage.ListAgentsResult
 
 // AgentSummary defines model for AgentSummary.
-type AgentSummary struct {
-	CreatedAt time.Time          `json:"createdAt"`
-	Id        openapi_types.UUID `json:"id"`
-	Name      string             `json:"name"`
-	Status    AgentSummaryStatus `json:"status"`
-}
-
-// AgentSummaryStatus defines model for AgentSummary.Status.
-type AgentSummaryStatus string
+type AgentSummary = manage.AgentSummary
 
 // AgentUpdates defines model for AgentUpdates.
 type AgentUpdates struct {
@@ -353,41 +62,21 @@ type AgentUpdates struct {
 	Labels                *[]string                 `json:"labels,omitempty"`
 	Language              *string                   `json:"language,omitempty"`
 	LlmModel              *string                   `json:"llmModel,omitempty"`
-	LlmProvider           *AgentUpdatesLlmProvider  `json:"llmProvider,omitempty"`
+	LlmProvider           *catalog.Family           `json:"llmProvider,omitempty"`
 	MaxTokens             *int                      `json:"maxTokens,omitempty"`
 	Name                  *string                   `json:"name,omitempty"`
-	Status                *AgentUpdatesStatus       `json:"status,omitempty"`
+	Status                *manage.AgentStatus       `json:"status,omitempty"`
 	SystemPrompt          *string                   `json:"systemPrompt,omitempty"`
 	Temperature           *float32                  `json:"temperature,omitempty"`
-	Tone                  *AgentUpdatesTone         `json:"tone,omitempty"`
+	Tone                  *blueprint.Tone           `json:"tone,omitempty"`
 	ToolsConfig           *[]map[string]interface{} `json:"toolsConfig,omitempty"`
 }
 
-// AgentUpdatesLlmProvider defines model for AgentUpdates.LlmProvider.
-type AgentUpdatesLlmProvider string
-
-// AgentUpdatesStatus defines model for AgentUpdates.Status.
-type AgentUpdatesStatus string
-
-// AgentUpdatesTone defines model for AgentUpdates.Tone.
-type AgentUpdatesTone string
-
 // AgentWithDisclosure defines model for AgentWithDisclosure.
-type AgentWithDisclosure struct {
-	Agent      Agent      `json:"agent"`
-	Disclosure Disclosure `json:"disclosure"`
-	Success    bool       `json:"success"`
-}
+type AgentWithDisclosure = manage.GetAgentResult
 
 // Channel defines model for Channel.
-type Channel struct {
-	Config         map[string]interface{} `json:"config"`
-	CreatedAt      time.Time              `json:"createdAt"`
-	Id             openapi_types.UUID     `json:"id"`
-	InboundAgentId *openapi_types.UUID    `json:"inboundAgentId"`
-	Name           string                 `json:"name"`
-	Provider       ChannelType            `json:"provider"`
-}
+type Channel = manage.ChannelView
 
 // ChannelList defines model for ChannelList.
 type ChannelList struct {
@@ -399,34 +88,13 @@ type ChannelList struct {
 type ChannelListObject string
 
 // ChannelType defines model for ChannelType.
-type ChannelType string
+type ChannelType = blueprint.ChannelType
 
 // CreatedAgent defines model for CreatedAgent.
-type CreatedAgent struct {
-	AgentId   openapi_types.UUID `json:"agentId"`
-	AgentName string             `json:"agentName"`
-	Status    string             `json:"status"`
-	Success   bool               `json:"success"`
-	TestUrl   string             `json:"testUrl"`
-	Warnings  []string           `json:"warnings"`
-}
+type CreatedAgent = manage.CreateAgentResult
 
 // Disclosure defines model for Disclosure.
-type Disclosure struct {
-	// Applies false for a text-only agent or a voice agent with the safeguard off
-	Applies     bool           `json:"applies"`
-	Enabled     bool           `json:"enabled"`
-	Mode        DisclosureMode `json:"mode"`
-	Note        string         `json:"note"`
-	RecordingId *string        `json:"recording_id"`
-	SpokenText  string         `json:"spoken_text"`
-
-	// UsingDefaultText a null stored text means the platform default, never silence
-	UsingDefaultText bool `json:"using_default_text"`
-}
-
-// DisclosureMode defines model for Disclosure.Mode.
-type DisclosureMode string
+type Disclosure = manage.Disclosure
 
 // Error defines model for Error.
 type Error struct {
@@ -442,11 +110,8 @@ type Error struct {
 
 // ListAgentsParams defines parameters for ListAgents.
 type ListAgentsParams struct {
-	Status *ListAgentsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+	Status *manage.AgentStatus `form:"status,omitempty" json:"status,omitempty"`
 }
-
-// ListAgentsParamsStatus defines parameters for ListAgents.
-type ListAgentsParamsStatus string
 
 // CreateAgentJSONBody defines parameters for CreateAgent.
 type CreateAgentJSONBody struct {
@@ -1713,43 +1378,45 @@ func (sh *strictHandler) CreateChannel(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7Fprbxu51f4rBN/3QwLM6pILkNWiH1yvsU2RZI3Y26KIDIuaOdJwzSEZkmNZMPTfC5Jz4YyoW+psjbaf",
-	"POaQPIcPH57n8IwecSoKKThwo/HkESvQUnAN7p8LpYSyD6ngBrixj0RKRlNiqODD37Xgtk2nORTEvc0y",
-	"al8RdqmEBGWonWlBmIYEy6DpEUM9ebc5FRnYv7xkjMwZ4IlRJSTYrCXgCdZGUb7EmwRnItW3pWK289bL",
-	"nHpvt14UoDVZQvSdJIoUR9n2DVtTbBKs4GtJFWR48qWxVfW/aSYS898hNVv9PSKRbna1oFNFpcUWT/AZ",
-	"R64zohyZHBDwe2BCAtI5UZChFTU5Gt6PnQm/Ow7cs2W1i13M56WmHLT+XDLfsAOA2qEEpznhHJjrTA0U",
-	"OkCj7VU1EKXI2o1SQAxkZ86FhVAFMXiCM2LgB0OLBqjOLoNkYl3U9Gxs/b+CBZ7g/xu29B1WCx2ee+eu",
-	"7VwRLzpQRmiQUZ0yoUsFF9yCkAW95kIwILzb7TOkQmWUL99nxzG3GXkND+bYIZKR9SdSxKm7VADGPsde",
-	"0qyDd1nSLAb1HRcrBtkSrkSpUuji3SVMBtLkexyn3MASlJ21OeYH13ikm5IsIaRbYEsbYkofXHhZ2CP1",
-	"tYQS7DSpIitmZ7BHjmRrnOAFoXZzb44/3wmu4s2BtfTOdbsOP0FS4dc4XC8q2RkCtlnMyHzH+esvIxzD",
-	"l+Wu6MdY8VFkwHa9vFTinmagQngJkznBCZ6DsX+WpChIFNCCPFyLO+A7No7v4vX2jkJ1Jt2Z8I8xg3qt",
-	"DVifCxkXAgOFBEVMqULLvCzm3iUjOIR2F4oCz5gljlRiAVo7mbPUIrp0D466LE4oIZg+F3xBl6eFzFJm",
-	"p4XMGPccvAHbGh50A0u16CCadDc+4EgXv3B/e9A3RO1iEChIN8ZHwlAsIodaEoIUOzlO9D5QHRE+sjxJ",
-	"WNxMV2VRELWObZYu0xS0juuFEYawGP17O1ZPktTe1UN3rq32aDuXOl1vjwzCT31gj2Ftu5qdSPzmiKAP",
-	"ZqIF5WHrODmUEG2Z6yURBXn4AHxpRfHtaJQ8fVLR35FvSDICH8cj62RBedOQnJyDdJbcn2xvgtIH68DQ",
-	"iNKdZrsgD+/9yLejZyuKBXmghZ3g3fjHV25J/t9xskcvu1t6EIgnU9MelXqWY/zvyW2z2nCp7bhnJsOb",
-	"XfHm79TkPzcHbYe+HKUq3SN7aEhgc7/s7NeWjrRGo2p1lYpd02sQt++G3011KJ+LkmcOsG8MizuFSwYn",
-	"+ejLZUy2ZJsuVQqW1jlPz/9DklaZiqcuGTHk1BtxLGepzAVHjFl7ByW6Gpd4R/a4f13dperpVzBPc2Jc",
-	"CslScXsvaOp0vrC8LPSSSHk7bh9ftY+v28c30fN9XuEZL3OQ3bzZmsn1/XQ4y9l+tTcHBG1+81fI1gNF",
-	"Yw6siOKUL0+64e0/7Y5x7bqCzKp2K7Aa29C9kU5K1hQHwlKVy7jQQihEkIEH84PgbI2cG8g1uv2vGlzd",
-	"yuSANFnAsiQqQ2KxaOEJoIR9aVRRFRFrzmlpdfbW2ncFgCq1inKICxPf9GbYLT2uzhNajRYTtJ0sgwUp",
-	"mWm6deEjyJpB2ggFmQMQFUC4dihJRozlEarmSBCHe1BIUwY8hQhu/YpjI//1/lXrryBMeshFPO7hEi1y",
-	"akhLRc36yoajKsMGokCdlb6M5OKUc9Q1t47nxkhfAKV8IbbhuawR+HxxdY2UKA1oTzZ3d0KEZ6i+aQ7Q",
-	"dQ5rXyK18FGFaCEZ2Iunq2c39Jvyj+eXyCUL6IXggITLXajgCTIrgXSpFiQF/TJxBgjXK1C+Iqvrkqwm",
-	"RVCXJRrNhvfj2WTKZ49TX+aZ4gl6nNZV4ilO0NQt2z+5YrR/TEUGU7zZzAZTPuU/Q0pt0qPRKge/EiSV",
-	"yMrUIC0hRVR7ApgJml3+enWNhkTSoQdkhgy5A8+eOStBKsoNInrK/3H28QN6MQvL+2tSsNnLxB1Tjf56",
-	"9esnZJ23zdb3KR4MBlO8mf005bPLs+vzv4SWho8024TmFhRYppFYoJm/r9+6jjMHoQJTqorV1W3eb6Gd",
-	"281a7+LMro9wBA8GuMUBaYEqYUUaiNEoJRzNAcEDqJRqyBDwDBlh/wym/D1Hs7PLy9uLT3/7UwZufwrv",
-	"B0oJY44EojSIoDtYI5JaFnnHgt6o1KDQi5VQd1qSFKZ8Vp2K2cufqlNIeb0vVPDBlFtWU2PjBb5aUZPm",
-	"c2EDnF0dTvA9KO05PR6MBiMnzRK4fTnBrwejwWtXJjS5Oz4B0PbfJbjQ0dDUihy2ecNZXUJwdAIDSuPJ",
-	"l0dMraGvJah1naZMWjloP+ecdoe/Sbqfj16NRid9PDqYJLtMKPI55DqvBERb2N54s7HZGveG/tOW6z0+",
-	"qffrU3q/+vGE3m9P8NslGlXVx210tX6rACvQBi2o0k60pdARbvhE6ay6BFhJAG3+LLL19/raZ4PG4S9m",
-	"rldUQvpxqetIf9bOtFadN1vUHD8ZNTtJ5z52ohXRqEr5nxlRx8+Q1h5XG+s9egslCkRa2XLd+4qzMxr+",
-	"Aqal+/cMUr2awD5CPDMSjN48PxL8AqZlgMvPqNGorVqgORPpXfP1vqdwVi9bgXM3vW5cCMXuwJ3Qypsk",
-	"Js23ueXLzv9qND3IrLq6fVR8+7ewupO6/Y/dh0NcTvgSkBZFmB/XfG8DXPhzi5253nn7Re27cSEsSe3g",
-	"QOPrf0ZydVHfMyaI2TyrXl5bq/CxKRfM3oERkDTv3EcOJWF1be4PScP2lG2/8ZvCU9RN+yXT+E+g/sCM",
-	"ri6X7mX4f+VdIzgOaZWf1XggJVYesrre44Q4rPR8ubEqqkHd1zLtflDjyjyT4ZCJlLBcaDN5N3o3wpub",
-	"zT8DAAD//w==",
+	"7Fprb9s41v4rBN/3wwyg2k4vQMeD/ZDNdGe7aDtBk5nFoi7iY+lY4oQiVZKKYwT+7wuSulCyfEvbmWJ3",
+	"P0WReDl8+JxzHh76gcYyL6RAYTSdPlCFupBCo/vnlVJS2YdYCoPC2EcoCs5iMEyK8e9aCvtOxxnm4L4m",
+	"CbOfgF8qWaAyzI60BK4xokXw6oFiPXj3dSwTtH9FyTksONKpUSVG1KwLpFOqjWIipZuIJjLWN6XitvHW",
+	"x4x5a7c+5Kg1pDj4rQAF+VFz+xdbQ2wiqvBTyRQmdPqhmatq/7EZSC5+x9hstfeIDDSzq0UdK1ZYbOmU",
+	"ngviGhMmiMmQoLhDLgskOgOFCVkxk5Hx3Zmbwu+OA/c8rXaxi/mi1Eyg1u9L7l/sAKA2KKJxBkIgd42Z",
+	"wVwHaLStqhegFKxdL4VgMDl3JiylysHQKU3A4BPD8gaozi5jweU6r+nZzPX/Cpd0Sv9v3NJ3XC10fOGN",
+	"u7ZjDVjRgXKABgnTMZe6VPhKWBCSoNVCSo4gus3eYyxVwkT6OjmOuU3Pa7w3x3YpOKzfQT5M3VQhGvs8",
+	"9JElHbzLkiVDUN8KueKYpHglSxVjF+8uYRIsTLbHcCYMpqjsqI2bH1zjkWYWkGJIt2AubcCUPriIMrcu",
+	"9anEEu0wsYIVtyNYl4NkTSO6BGY39+Me/66HWeFCM4M3bhTblXG8KQsuwY6dg7pN5Erc2Nc0olAw91aU",
+	"wG+M3eKhOarQdQCWXohoIfEDRNVWNGuv8Yl2RpNth+Cw2OHKfUTCPiItdwVSzvO3MkG+6+OlkncsQRVC",
+	"DLzIgEZ0gcb+SSHPYRC3HO6v5S2KHRwQu1xkmxxYubdzL/84NKFea4PW5rwYzikG8wIVmFKFM4syX3iT",
+	"jBQdNi0VQ5Fwy8FCySVq7TKmZSno0j04L+DD3JSS6wspliw9LfqWRXJa9B3inoM3YFvDg26MqhYdBKbu",
+	"xgcc6eIX7m8P+oaoXQyCZNRNFwMRbSi4h2kpBGnLcyJ6/ySVT6qXOQhIceQy6m8MV+HnJywvpPKJFmyg",
+	"pHrFTJwtJKhk7Hs6eF3vN0wP5GRIT8p5bqSrMs9BrYc2X5dxjFoPpzIjDfAhd+oxoB4kqq2rux6HlV2o",
+	"s1O/R11y83jI6oVuq8fTFcaRaedLx5VjnKtdzQlkrLF5NLi/OhfQB+V8zkT49iw6pCq3IlRPieVw/wZF",
+	"ag18MZlEX16Z9Tf5EUotsPFsYo3MmWheRCcLuc6S+4PtVXl9sA50Hcjxp82dw/1r3/PF5JuRA10viMEA",
+	"l+nob5AzfoIDVP2cB3TURQ73LLf2vDz74alDyP97Fu0RHl2GHMT1ceFjj/vXweN07+8LnR7Xe2sZctCe",
+	"EmrwC8Fr+30VhdRFZsFLLBQTZnTt9ciRqDT9HDCPlFybAe3t9uifzGQ/NaFlR+4/KuN3g9ShLsGc+yXB",
+	"/rzfkVFHpqaf0af+z8j81bF+qGRU78x2neKr6QEmFrIUiVvUI7PLTklRBAHx6ELHkKAoWr1daYu4Fs09",
+	"+08XG9Xkj9a+Vf9h9ZuAgVPrPUOyt1pAEFq4ne+gHGsW7gwZOkSH2HcrBXEGxp1qeCxv7iSLnabLrfvk",
+	"OoWiuDlrH5+2j8/ax+fHx7XQjkeGt4tq54eLg7Cb4VvEdW3fffkT+N7DC2rzq6+ltPYpNmTeCpRgIj2p",
+	"1LE/FDrPaVcdaPfarGDWI/3K7cbnBsu96aUoeFPIC8vKTtiTpVQEiMF780QKviZuecS9dGyuXrgas8mQ",
+	"aFhiWoJKiFwuW9iDLcJ9aj2vCv41J3Rh9Zevm1nsKwU/SAwhzTDVmm437LiabDjr0ID2LJPeJLiEkpum",
+	"WRc+IHYaoo1UmDgASY4gtEOp4GAsP0k1RkQE3qEimnEUMQ7g1r8daHyl3r9q/RWEUQ+5AYt7uBzHx4BJ",
+	"pxPRIotxqZhZX9loXZ0MERSq89LXkF0Ydyt3r1skMmMKPwYTS7mN92UN6ftXV9dEydKg9ux1RQYCIiF1",
+	"bWhErjNc+/sRux9MEZYXHHMUxl1mNXyeibcXl8RJPvKdFEikk7RMioiYlSS6VEuIUX8fuQlA6BUqfx2j",
+	"6/sYDXlwKQOazMd3Z/PpTMwfZr4wO6NT8jCrr4hmNCIzt2z/5G6i/GMsE5zRzWY+momZ+AljZrWwJqsM",
+	"/UpIoWRSxoboAmPCtGeUmZL55S9X12QMBRt7QObEwC16OjYZgICeiX+dv31DvpuHd3tryPn8+8j5vSb/",
+	"uPrlHbHG29fW9hkdjUYzupn/OBPzy/Pri7+HM40fWLIJp1sy5IkmcknmvsJ24xrOHYQKTakqN6nqb34L",
+	"7dhu1HoX53Z9IAjeGxQWB6IlqZQM0QhGkxgEWSDBe1Qx05gQFAkx0v4ZzcRrQebnl5c3r9799pcE3f7k",
+	"3g4SA+eOBLI0BMgtrgnElkXesKA1KTUq8t1KqltdQIwzMa/cbP79j5VbM1HvC5NiNBOW1czYAESvWkdx",
+	"mNGI3qHSntNno8lo4pRLgcJ+nNJno8nomSvsm8y5TwC0/TdF54YNTW2upm2tjVYXm2hQaTr98ECZnehT",
+	"ia5I5EVom7fau9w/+Ty6+Rh1b6OfTiYn3UUfPDw56Tlwu3qdVTlO24147qcdGq0xb+xvyl3rs5NaPzul",
+	"9dMfTmj94gS7ncaqSqqOOtX6bZJaoTZkyZR2sreQeoBtgWahPmuhNn+Vyfpr/XjAhqHDF/Cu1eC1ez/S",
+	"dQ3pj9oZ1gqIzRY1z74YNTtqfB87yQo0qU5t3xhRz75BWntcbfbw6C2VzAmQ7lGon8N2xte6nkG/dpDq",
+	"1Yr2EeIbI8Hk+bdHgp/RtAxwio8ZTdpqFllwGd82Pwbq5UyXrpqU6Y7A3bgQps8Dh2Wb3gowcbbNLX8B",
+	"87nR9CCz6nueo+Lbn8Lqjhj8H7sPh7gMRIpEyzxU3DXf2wAX/nprp3q8aG/VvxoXwhrgDg40tv5niKtX",
+	"9cllSrjVWfXy2nKKj02Z5PaYThDirHPCOSTC6mLoHyLD9lTeH3kd9iVK3/2q9/AvKv9ARVfXp/cy/L/y",
+	"rBG4Q1zpsxoPouSqW0FyiTisHX34aLOoRnVXp2n3ozpXOJqOx1zGwDOpzfTl5OWEbj5u/h0AAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
