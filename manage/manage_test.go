@@ -459,9 +459,10 @@ func TestDeployAgent(t *testing.T) {
 	t.Run("to each channel type", func(t *testing.T) {
 		t.Parallel()
 		svc, b := setup(t)
-		for _, typ := range []string{"webchat", "telco_voice", "sms", "msgapp_1", "msgapp_2", "msgapp_3", "msgapp_4"} {
+		for _, channel := range blueprint.ChannelTypes() {
+			typ := string(channel)
 			id := createAgent(t, svc, b.ws, "Agent "+typ)
-			res, err := svc.DeployAgent(ctx, b.ws, manage.DeployAgentInput{AgentID: id, Channel: typ})
+			res, err := svc.DeployAgent(ctx, b.ws, manage.DeployAgentInput{AgentID: id, Channel: channel})
 			require.NoError(t, err, typ)
 			require.Equal(t, typ, res.Channel)
 			require.Nil(t, res.Inbound, "a deployment by type has no seat")
