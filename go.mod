@@ -15,6 +15,7 @@ require (
 	github.com/oapi-codegen/echo-middleware v1.1.0
 	github.com/oapi-codegen/runtime v1.8.0
 	github.com/openai/openai-go/v3 v3.95.0
+	github.com/peterldowns/pgtestdb v0.1.1
 	github.com/riverqueue/river v0.51.0
 	github.com/riverqueue/river/riverdriver/riverpgxv5 v0.51.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
