@@ -36,7 +36,9 @@ const (
 // the job queue's. It returns the versions of the embedded migrations it applied.
 //
 // goose runs them: it keeps the applied versions and holds a PostgreSQL advisory lock
-// while it works, so replicas starting at once do not race.
+// while it works, so replicas starting at once do not race. Each file is NNNN_name.sql and
+// starts with `-- +goose Up`, which goose requires; there are no Down sections, the schema
+// only moves forward.
 func Migrate(ctx context.Context, pool *pgxpool.Pool) ([]int, error) {
 	db := stdlib.OpenDBFromPool(pool) // closing it leaves the pool open
 	defer db.Close()

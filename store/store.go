@@ -1,5 +1,9 @@
-// Package store is the only package that speaks SQL. It owns the schema (embedded migrations)
-// and every query; each query on workspace data filters by workspace_id.
+// Package store is the only package that speaks SQL. It owns the schema (embedded migrations,
+// run by goose) and every query; each query on workspace data filters by workspace_id.
+//
+// The queries live in queries/*.sql; sqlc checks them against the schema and generates
+// gen/dbsqlc (`make generate`). The methods here only convert between the generated rows and
+// the store's types; they exist on Store (the pool) and on Tx (a transaction) alike.
 package store
 
 import (
