@@ -86,15 +86,14 @@ func (q *queries) CreateAgent(ctx context.Context, workspaceID uuid.UUID, name s
 // AddSource records a knowledge source.
 func (q *queries) AddSource(ctx context.Context, workspaceID, knowledgeBaseID uuid.UUID, s NewSource) (Source, error) {
 	src := Source{WorkspaceID: workspaceID, KnowledgeBaseID: knowledgeBaseID, Type: s.Type, Status: s.Status, Error: s.Error}
-	var depth *int32
 	if s.URL != "" {
 		src.URL = &s.URL
 	}
 	if s.Depth > 0 {
-		src.Depth, depth = &s.Depth, ptr(int32(s.Depth))
+		src.Depth = &s.Depth
 	}
 	id, err := q.sql.AddSource(ctx, q.db, dbsqlc.AddSourceParams{WorkspaceID: workspaceID, KnowledgeBaseID: knowledgeBaseID,
-		Type: s.Type, URL: src.URL, Depth: depth, Path: s.Path, Status: s.Status, Error: s.Error})
+		Type: s.Type, URL: src.URL, Depth: src.Depth, Path: s.Path, Status: s.Status, Error: s.Error})
 	src.ID = id
 	return src, err
 }
@@ -183,7 +182,7 @@ func (q *queries) AgentConversations(ctx context.Context, workspaceID, agentID u
 	if err != nil {
 		return nil, 0, err
 	}
-	rows, err := q.sql.AgentConversations(ctx, q.db, dbsqlc.AgentConversationsParams{WorkspaceID: workspaceID, AgentID: agentID, Max: int32(limit)})
+	rows, err := q.sql.AgentConversations(ctx, q.db, dbsqlc.AgentConversationsParams{WorkspaceID: workspaceID, AgentID: agentID, Max: limit})
 	return mapRows(rows, func(r dbsqlc.AgentConversationsRow) ConversationSummary {
 		return ConversationSummary{ID: r.ShortID, Status: r.Status, Channel: r.Channel, Labels: r.Labels, CreatedAt: r.CreatedAt}
 	}), int(total), err
@@ -229,5 +228,3 @@ func (q *queries) CreateAgentConversation(ctx context.Context, workspaceID, agen
 func (q *queries) AgentByIDAnyWorkspace(ctx context.Context, id uuid.UUID) (Agent, error) {
 	return agent(q.sql.AgentByIDAnyWorkspace(ctx, q.db, id))
 }
-
-func ptr[T any](v T) *T { return &v }

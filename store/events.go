@@ -205,7 +205,7 @@ func (t *Tx) Pgx() pgx.Tx { return t.tx }
 
 // EventsAfter lists the workspace's events with a cursor above after, oldest first.
 func (q *queries) EventsAfter(ctx context.Context, workspaceID uuid.UUID, after int64, limit int) ([]Event, error) {
-	rows, err := q.sql.EventsAfter(ctx, q.db, dbsqlc.EventsAfterParams{WorkspaceID: workspaceID, After: after, Max: int32(limit)})
+	rows, err := q.sql.EventsAfter(ctx, q.db, dbsqlc.EventsAfterParams{WorkspaceID: workspaceID, After: after, Max: limit})
 	return mapRows(rows, event), err
 }
 
@@ -239,7 +239,7 @@ type Dispatch struct {
 // events outside the public type list. Run it in the transaction that inserts the delivery
 // jobs: the claim is a delete, so on the pool a crash before the jobs exist loses events.
 func (q *queries) ClaimUndispatched(ctx context.Context, limit int) ([]Dispatch, error) {
-	rows, err := q.sql.ClaimUndispatched(ctx, q.db, int32(limit))
+	rows, err := q.sql.ClaimUndispatched(ctx, q.db, limit)
 	return mapRows(rows, func(r dbsqlc.ClaimUndispatchedRow) Dispatch {
 		return Dispatch{WorkspaceID: r.WorkspaceID, Seq: r.Seq, EndpointIDs: r.EndpointIds}
 	}), err

@@ -9,12 +9,8 @@ import (
 )
 
 func toSource(s dbsqlc.AgentSourcesRow) Source {
-	src := Source{ID: s.ID, WorkspaceID: s.WorkspaceID, KnowledgeBaseID: s.KnowledgeBaseID, Type: s.Type, URL: s.URL,
-		Status: s.Status, Error: s.Error, Pages: int(s.Pages)}
-	if s.Depth != nil {
-		src.Depth = ptr(int(*s.Depth))
-	}
-	return src
+	return Source{ID: s.ID, WorkspaceID: s.WorkspaceID, KnowledgeBaseID: s.KnowledgeBaseID, Type: s.Type, URL: s.URL,
+		Depth: s.Depth, Status: s.Status, Error: s.Error, Pages: s.Pages}
 }
 
 // SourceByID returns a knowledge source of the workspace.
@@ -26,7 +22,7 @@ func (q *queries) SourceByID(ctx context.Context, workspaceID, id uuid.UUID) (So
 // SetSourceStatus moves a source through queued, crawling, ready or failed.
 func (q *queries) SetSourceStatus(ctx context.Context, workspaceID, id uuid.UUID, status string, errMsg *string, pages int) error {
 	return q.sql.SetSourceStatus(ctx, q.db, dbsqlc.SetSourceStatusParams{WorkspaceID: workspaceID, ID: id, Status: status,
-		Error: errMsg, Pages: int32(pages)})
+		Error: errMsg, Pages: pages})
 }
 
 // Chunk is a piece of extracted text.
@@ -53,7 +49,7 @@ func (q *queries) AddChunks(ctx context.Context, workspaceID, sourceID uuid.UUID
 // (PostgreSQL full-text search), best first.
 func (q *queries) SearchKnowledge(ctx context.Context, workspaceID, agentID uuid.UUID, query string, limit int) ([]Chunk, error) {
 	rows, err := q.sql.SearchKnowledge(ctx, q.db, dbsqlc.SearchKnowledgeParams{WorkspaceID: workspaceID, AgentID: agentID,
-		Query: query, Max: int32(limit)})
+		Query: query, Max: limit})
 	return mapRows(rows, func(r dbsqlc.SearchKnowledgeRow) Chunk { return Chunk(r) }), err
 }
 

@@ -82,13 +82,13 @@ func (q *queries) CreateConversation(ctx context.Context, workspaceID uuid.UUID,
 // so that concurrent turns on one conversation append in turn, never interleaved.
 func (q *queries) AppendMessages(ctx context.Context, workspaceID, conversationID uuid.UUID, msgs []Message) error {
 	last, err := q.sql.ReserveMessageSeqs(ctx, q.db, dbsqlc.ReserveMessageSeqsParams{
-		Count: int32(len(msgs)), WorkspaceID: workspaceID, ID: conversationID})
+		Count: len(msgs), WorkspaceID: workspaceID, ID: conversationID})
 	if err != nil {
 		return notFound("conversation", err)
 	}
 	rows := make([]dbsqlc.InsertMessagesParams, len(msgs))
 	for i, m := range msgs {
-		rows[i] = dbsqlc.InsertMessagesParams{WorkspaceID: workspaceID, ConversationID: conversationID, Seq: last + int32(i) + 1,
+		rows[i] = dbsqlc.InsertMessagesParams{WorkspaceID: workspaceID, ConversationID: conversationID, Seq: last + i + 1,
 			Role: m.Role, Content: m.Content, ToolCalls: nullJSON(m.ToolCalls), ToolResults: nullJSON(m.ToolResults)}
 	}
 	_, err = q.sql.InsertMessages(ctx, q.db, rows)

@@ -33,7 +33,7 @@ func endpoint(e dbsqlc.WebhookEndpoint, err error) (WebhookEndpoint, error) {
 
 func toEndpoint(e dbsqlc.WebhookEndpoint) WebhookEndpoint {
 	return WebhookEndpoint{ID: e.ID, WorkspaceID: e.WorkspaceID, ShortID: e.ShortID, URL: e.URL, EventTypes: e.EventTypes,
-		Description: e.Description, Enabled: e.Enabled, Secret: e.Secret, ConsecutiveFailures: int(e.ConsecutiveFailures),
+		Description: e.Description, Enabled: e.Enabled, Secret: e.Secret, ConsecutiveFailures: e.ConsecutiveFailures,
 		CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt}
 }
 
@@ -60,7 +60,7 @@ func (q *queries) WebhookEndpointByRef(ctx context.Context, workspaceID uuid.UUI
 
 // ListWebhookEndpoints lists the workspace's endpoints, newest first.
 func (q *queries) ListWebhookEndpoints(ctx context.Context, workspaceID uuid.UUID, limit int) ([]WebhookEndpoint, error) {
-	rows, err := q.sql.ListWebhookEndpoints(ctx, q.db, dbsqlc.ListWebhookEndpointsParams{WorkspaceID: workspaceID, Max: int32(limit)})
+	rows, err := q.sql.ListWebhookEndpoints(ctx, q.db, dbsqlc.ListWebhookEndpointsParams{WorkspaceID: workspaceID, Max: limit})
 	return mapRows(rows, toEndpoint), err
 }
 
@@ -105,20 +105,16 @@ type WebhookAttempt struct {
 // disableAfter consecutive failures the endpoint is disabled. It reports whether the endpoint
 // is (now) disabled.
 func (q *queries) RecordWebhookAttempt(ctx context.Context, a WebhookAttempt, disableAfter int) (bool, error) {
-	var code *int32
-	if a.ResponseCode != nil {
-		code = ptr(int32(*a.ResponseCode))
-	}
 	var enabled bool
 	err := q.inTx(ctx, func(q *queries) error {
 		if err := q.sql.InsertWebhookAttempt(ctx, q.db, dbsqlc.InsertWebhookAttemptParams{WorkspaceID: a.WorkspaceID,
-			EndpointID: a.EndpointID, EventID: a.EventID, EventType: a.EventType, Attempt: int32(a.Attempt), Succeeded: a.Succeeded,
-			ResponseCode: code, DurationMs: int32(a.Duration.Milliseconds()), Error: a.Error}); err != nil {
+			EndpointID: a.EndpointID, EventID: a.EventID, EventType: a.EventType, Attempt: a.Attempt, Succeeded: a.Succeeded,
+			ResponseCode: a.ResponseCode, DurationMs: int(a.Duration.Milliseconds()), Error: a.Error}); err != nil {
 			return err
 		}
 		var err error
 		enabled, err = q.sql.CountWebhookOutcome(ctx, q.db, dbsqlc.CountWebhookOutcomeParams{WorkspaceID: a.WorkspaceID,
-			ID: a.EndpointID, Succeeded: a.Succeeded, DisableAfter: int32(disableAfter)})
+			ID: a.EndpointID, Succeeded: a.Succeeded, DisableAfter: disableAfter})
 		return notFound("webhook endpoint", err)
 	})
 	return !enabled, err
@@ -127,16 +123,12 @@ func (q *queries) RecordWebhookAttempt(ctx context.Context, a WebhookAttempt, di
 // ListWebhookAttempts lists an endpoint's recent attempts, newest first.
 func (q *queries) ListWebhookAttempts(ctx context.Context, workspaceID, endpointID uuid.UUID, limit int) ([]WebhookAttempt, error) {
 	rows, err := q.sql.ListWebhookAttempts(ctx, q.db, dbsqlc.ListWebhookAttemptsParams{WorkspaceID: workspaceID,
-		EndpointID: endpointID, Max: int32(limit)})
+		EndpointID: endpointID, Max: limit})
 	return mapRows(rows, toAttempt), err
 }
 
 func toAttempt(r dbsqlc.ListWebhookAttemptsRow) WebhookAttempt {
-	a := WebhookAttempt{EndpointID: r.EndpointID, WorkspaceID: r.WorkspaceID, EventID: r.EventID, EventType: r.EventType,
-		Attempt: int(r.Attempt), Succeeded: r.Succeeded, Duration: time.Duration(r.DurationMs) * time.Millisecond,
-		Error: r.Error, CreatedAt: r.CreatedAt}
-	if r.ResponseCode != nil {
-		a.ResponseCode = ptr(int(*r.ResponseCode))
-	}
-	return a
+	return WebhookAttempt{EndpointID: r.EndpointID, WorkspaceID: r.WorkspaceID, EventID: r.EventID, EventType: r.EventType,
+		Attempt: r.Attempt, Succeeded: r.Succeeded, ResponseCode: r.ResponseCode,
+		Duration: time.Duration(r.DurationMs) * time.Millisecond, Error: r.Error, CreatedAt: r.CreatedAt}
 }

@@ -23,7 +23,7 @@ type AddSourceParams struct {
 	KnowledgeBaseID uuid.UUID
 	Type            string
 	URL             *string
-	Depth           *int32
+	Depth           *int
 	Path            string
 	Status          string
 	Error           *string
@@ -99,13 +99,13 @@ func (q *Queries) AgentByIDAnyWorkspace(ctx context.Context, db DBTX, id uuid.UU
 const agentConversations = `-- name: AgentConversations :many
 SELECT short_id, status, channel, labels, created_at FROM conversations
 WHERE workspace_id = $1 AND agent_id = $2::uuid
-ORDER BY created_at DESC, id LIMIT $3
+ORDER BY created_at DESC, id LIMIT $3::int
 `
 
 type AgentConversationsParams struct {
 	WorkspaceID uuid.UUID
 	AgentID     uuid.UUID
-	Max         int32
+	Max         int
 }
 
 type AgentConversationsRow struct {

@@ -30,7 +30,7 @@ func (q *Queries) Announce(ctx context.Context, db DBTX, arg AnnounceParams) err
 const claimUndispatched = `-- name: ClaimUndispatched :many
 WITH claimed AS (
     DELETE FROM event_dispatch WHERE (event_dispatch.workspace_id, event_dispatch.seq) IN (
-        SELECT d.workspace_id, d.seq FROM event_dispatch d ORDER BY d.created_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+        SELECT d.workspace_id, d.seq FROM event_dispatch d ORDER BY d.created_at LIMIT $1::int FOR UPDATE SKIP LOCKED)
     RETURNING event_dispatch.workspace_id, event_dispatch.seq, event_dispatch.type
 )
 SELECT c.workspace_id, c.seq,
@@ -50,7 +50,7 @@ type ClaimUndispatchedRow struct {
 
 // ClaimUndispatched takes events off the dispatch queue, skipping those another replica
 // holds, with the enabled endpoints subscribed to each (`*` subscribes to everything).
-func (q *Queries) ClaimUndispatched(ctx context.Context, db DBTX, max int32) ([]ClaimUndispatchedRow, error) {
+func (q *Queries) ClaimUndispatched(ctx context.Context, db DBTX, max int) ([]ClaimUndispatchedRow, error) {
 	rows, err := db.Query(ctx, claimUndispatched, max)
 	if err != nil {
 		return nil, err
@@ -148,13 +148,13 @@ func (q *Queries) EventCursors(ctx context.Context, db DBTX, ids []uuid.UUID) ([
 const eventsAfter = `-- name: EventsAfter :many
 SELECT workspace_id, seq, short_id, type, envelope, created_at FROM events
 WHERE workspace_id = $1 AND seq > $2
-ORDER BY seq LIMIT $3
+ORDER BY seq LIMIT $3::int
 `
 
 type EventsAfterParams struct {
 	WorkspaceID uuid.UUID
 	After       int64
-	Max         int32
+	Max         int
 }
 
 func (q *Queries) EventsAfter(ctx context.Context, db DBTX, arg EventsAfterParams) ([]Event, error) {

@@ -29,10 +29,10 @@ type AgentSourcesRow struct {
 	KnowledgeBaseID uuid.UUID
 	Type            string
 	URL             *string
-	Depth           *int32
+	Depth           *int
 	Status          string
 	Error           *string
-	Pages           int32
+	Pages           int
 }
 
 func (q *Queries) AgentSources(ctx context.Context, db DBTX, arg AgentSourcesParams) ([]AgentSourcesRow, error) {
@@ -94,14 +94,14 @@ JOIN knowledge_bases b ON b.id = s.knowledge_base_id
 WHERE k.workspace_id = $1 AND b.agent_id = $2
   AND k.tsv @@ websearch_to_tsquery('simple', $3::text)
 ORDER BY ts_rank(k.tsv, websearch_to_tsquery('simple', $3::text)) DESC
-LIMIT $4
+LIMIT $4::int
 `
 
 type SearchKnowledgeParams struct {
 	WorkspaceID uuid.UUID
 	AgentID     uuid.UUID
 	Query       string
-	Max         int32
+	Max         int
 }
 
 type SearchKnowledgeRow struct {
@@ -144,7 +144,7 @@ WHERE workspace_id = $4 AND id = $5
 type SetSourceStatusParams struct {
 	Status      string
 	Error       *string
-	Pages       int32
+	Pages       int
 	WorkspaceID uuid.UUID
 	ID          uuid.UUID
 }
@@ -176,10 +176,10 @@ type SourceByIDRow struct {
 	KnowledgeBaseID uuid.UUID
 	Type            string
 	URL             *string
-	Depth           *int32
+	Depth           *int
 	Status          string
 	Error           *string
-	Pages           int32
+	Pages           int
 }
 
 func (q *Queries) SourceByID(ctx context.Context, db DBTX, arg SourceByIDParams) (SourceByIDRow, error) {

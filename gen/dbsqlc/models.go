@@ -49,7 +49,7 @@ type Conversation struct {
 	Channel     string
 	Status      string
 	Labels      []string
-	MessageSeq  int32
+	MessageSeq  int
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
 	AgentID     *uuid.UUID
@@ -116,11 +116,11 @@ type KnowledgeSource struct {
 	KnowledgeBaseID uuid.UUID
 	Type            string
 	URL             *string
-	Depth           *int32
+	Depth           *int
 	Path            *string
 	Status          string
 	Error           *string
-	Pages           int32
+	Pages           int
 	CreatedAt       time.Time
 	UpdatedAt       time.Time
 }
@@ -141,7 +141,7 @@ type Ledger struct {
 type Message struct {
 	WorkspaceID    uuid.UUID
 	ConversationID uuid.UUID
-	Seq            int32
+	Seq            int
 	Role           string
 	Content        string
 	ToolCalls      []byte
@@ -176,10 +176,10 @@ type WebhookAttempt struct {
 	EndpointID   uuid.UUID
 	EventID      string
 	EventType    string
-	Attempt      int32
+	Attempt      int
 	Succeeded    bool
-	ResponseCode *int32
-	DurationMs   int32
+	ResponseCode *int
+	DurationMs   int
 	Error        *string
 	CreatedAt    time.Time
 }
@@ -193,7 +193,7 @@ type WebhookEndpoint struct {
 	Description         *string
 	Enabled             bool
 	Secret              string
-	ConsecutiveFailures int32
+	ConsecutiveFailures int
 	DisabledAt          *time.Time
 	DisabledReason      *string
 	CreatedAt           time.Time

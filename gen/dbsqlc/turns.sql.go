@@ -209,7 +209,7 @@ func (q *Queries) History(ctx context.Context, db DBTX, arg HistoryParams) ([]Hi
 type InsertMessagesParams struct {
 	WorkspaceID    uuid.UUID
 	ConversationID uuid.UUID
-	Seq            int32
+	Seq            int
 	Role           string
 	Content        string
 	ToolCalls      []byte
@@ -251,16 +251,16 @@ RETURNING (message_seq - $1::int)::int AS last_seq
 `
 
 type ReserveMessageSeqsParams struct {
-	Count       int32
+	Count       int
 	WorkspaceID uuid.UUID
 	ID          uuid.UUID
 }
 
 // ReserveMessageSeqs locks the conversation row (concurrent turns append in turn) and
 // returns the last seq before the reserved ones.
-func (q *Queries) ReserveMessageSeqs(ctx context.Context, db DBTX, arg ReserveMessageSeqsParams) (int32, error) {
+func (q *Queries) ReserveMessageSeqs(ctx context.Context, db DBTX, arg ReserveMessageSeqsParams) (int, error) {
 	row := db.QueryRow(ctx, reserveMessageSeqs, arg.Count, arg.WorkspaceID, arg.ID)
-	var last_seq int32
+	var last_seq int
 	err := row.Scan(&last_seq)
 	return last_seq, err
 }

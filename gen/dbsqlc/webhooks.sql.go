@@ -26,7 +26,7 @@ RETURNING enabled
 
 type CountWebhookOutcomeParams struct {
 	Succeeded    bool
-	DisableAfter int32
+	DisableAfter int
 	WorkspaceID  uuid.UUID
 	ID           uuid.UUID
 }
@@ -120,10 +120,10 @@ type InsertWebhookAttemptParams struct {
 	EndpointID   uuid.UUID
 	EventID      string
 	EventType    string
-	Attempt      int32
+	Attempt      int
 	Succeeded    bool
-	ResponseCode *int32
-	DurationMs   int32
+	ResponseCode *int
+	DurationMs   int
 	Error        *string
 }
 
@@ -145,13 +145,13 @@ func (q *Queries) InsertWebhookAttempt(ctx context.Context, db DBTX, arg InsertW
 const listWebhookAttempts = `-- name: ListWebhookAttempts :many
 SELECT endpoint_id, workspace_id, event_id, event_type, attempt, succeeded, response_code, duration_ms, error, created_at
 FROM webhook_attempts WHERE workspace_id = $1 AND endpoint_id = $2
-ORDER BY created_at DESC, id LIMIT $3
+ORDER BY created_at DESC, id LIMIT $3::int
 `
 
 type ListWebhookAttemptsParams struct {
 	WorkspaceID uuid.UUID
 	EndpointID  uuid.UUID
-	Max         int32
+	Max         int
 }
 
 type ListWebhookAttemptsRow struct {
@@ -159,10 +159,10 @@ type ListWebhookAttemptsRow struct {
 	WorkspaceID  uuid.UUID
 	EventID      string
 	EventType    string
-	Attempt      int32
+	Attempt      int
 	Succeeded    bool
-	ResponseCode *int32
-	DurationMs   int32
+	ResponseCode *int
+	DurationMs   int
 	Error        *string
 	CreatedAt    time.Time
 }
@@ -200,12 +200,12 @@ func (q *Queries) ListWebhookAttempts(ctx context.Context, db DBTX, arg ListWebh
 
 const listWebhookEndpoints = `-- name: ListWebhookEndpoints :many
 SELECT id, workspace_id, short_id, url, event_types, description, enabled, secret, consecutive_failures, disabled_at, disabled_reason, created_at, updated_at FROM webhook_endpoints WHERE workspace_id = $1
-ORDER BY created_at DESC, id LIMIT $2
+ORDER BY created_at DESC, id LIMIT $2::int
 `
 
 type ListWebhookEndpointsParams struct {
 	WorkspaceID uuid.UUID
-	Max         int32
+	Max         int
 }
 
 func (q *Queries) ListWebhookEndpoints(ctx context.Context, db DBTX, arg ListWebhookEndpointsParams) ([]WebhookEndpoint, error) {

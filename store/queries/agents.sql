@@ -52,7 +52,7 @@ SELECT count(*) FROM conversations WHERE workspace_id = @workspace_id AND agent_
 -- name: AgentConversations :many
 SELECT short_id, status, channel, labels, created_at FROM conversations
 WHERE workspace_id = @workspace_id AND agent_id = @agent_id::uuid
-ORDER BY created_at DESC, id LIMIT @max;
+ORDER BY created_at DESC, id LIMIT @max::int;
 
 -- name: AgentLabelCounts :many
 SELECT label::text, count(*) FROM conversations, unnest(labels) AS label

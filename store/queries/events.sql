@@ -29,7 +29,7 @@ SELECT id, event_seq FROM workspaces WHERE id = ANY(@ids::uuid[]);
 -- name: EventsAfter :many
 SELECT * FROM events
 WHERE workspace_id = @workspace_id AND seq > @after
-ORDER BY seq LIMIT @max;
+ORDER BY seq LIMIT @max::int;
 
 -- name: EventBySeq :one
 SELECT * FROM events WHERE workspace_id = @workspace_id AND seq = @seq;
@@ -42,7 +42,7 @@ SELECT * FROM events WHERE workspace_id = @workspace_id AND short_id = @short_id
 -- holds, with the enabled endpoints subscribed to each (`*` subscribes to everything).
 WITH claimed AS (
     DELETE FROM event_dispatch WHERE (event_dispatch.workspace_id, event_dispatch.seq) IN (
-        SELECT d.workspace_id, d.seq FROM event_dispatch d ORDER BY d.created_at LIMIT @max FOR UPDATE SKIP LOCKED)
+        SELECT d.workspace_id, d.seq FROM event_dispatch d ORDER BY d.created_at LIMIT @max::int FOR UPDATE SKIP LOCKED)
     RETURNING event_dispatch.workspace_id, event_dispatch.seq, event_dispatch.type
 )
 SELECT c.workspace_id, c.seq,

@@ -21,7 +21,7 @@ JOIN knowledge_bases b ON b.id = s.knowledge_base_id
 WHERE k.workspace_id = @workspace_id AND b.agent_id = @agent_id
   AND k.tsv @@ websearch_to_tsquery('simple', @query::text)
 ORDER BY ts_rank(k.tsv, websearch_to_tsquery('simple', @query::text)) DESC
-LIMIT @max;
+LIMIT @max::int;
 
 -- name: AgentSources :many
 SELECT s.id, s.workspace_id, s.knowledge_base_id, s.type, s.url, s.depth, s.status, s.error, s.pages

@@ -12,7 +12,7 @@ WHERE workspace_id = @workspace_id AND (id = sqlc.narg(id) OR short_id = sqlc.na
 
 -- name: ListWebhookEndpoints :many
 SELECT * FROM webhook_endpoints WHERE workspace_id = @workspace_id
-ORDER BY created_at DESC, id LIMIT @max;
+ORDER BY created_at DESC, id LIMIT @max::int;
 
 -- name: UpdateWebhookEndpoint :one
 -- UpdateWebhookEndpoint leaves NULL fields as they are; enabling clears the failure state.
@@ -52,4 +52,4 @@ RETURNING enabled;
 -- name: ListWebhookAttempts :many
 SELECT endpoint_id, workspace_id, event_id, event_type, attempt, succeeded, response_code, duration_ms, error, created_at
 FROM webhook_attempts WHERE workspace_id = @workspace_id AND endpoint_id = @endpoint_id
-ORDER BY created_at DESC, id LIMIT @max;
+ORDER BY created_at DESC, id LIMIT @max::int;
