@@ -80,6 +80,10 @@ func migrationProvider(db *sql.DB) (*goose.Provider, error) {
 		goose.WithDisableGlobalRegistry(true))
 }
 
+// The few statements below are written by hand, not in queries/: they run through
+// database/sql (goose's interface) or before the schema exists, on tables that are not part
+// of the schema sqlc reads (the old runner's, goose's) or on no table at all (advisory locks).
+
 // adoptLegacyVersions records in goose's table the versions that the runner before goose
 // applied (its schema_migrations table), once: a database it migrated has that table and no
 // goose table. Without this, goose would run every migration again on such a database. The
@@ -112,27 +116,15 @@ func adoptLegacyVersions(ctx context.Context, db *sql.DB) error {
 // recordLegacyVersions creates goose's table the way goose does (with its version 0 row)
 // and inserts each version of the legacy table.
 func recordLegacyVersions(ctx context.Context, tx *sql.Tx) error {
+	versions, err := legacyVersions(ctx, tx)
+	if err != nil {
+		return err
+	}
 	store, err := database.NewStore(database.DialectPostgres, versionTable)
 	if err != nil {
 		return err
 	}
 	if err := store.CreateVersionTable(ctx, tx); err != nil {
-		return err
-	}
-	var versions []int64
-	rows, err := tx.QueryContext(ctx, `SELECT version FROM `+legacyTable+` ORDER BY version`)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var v int64
-		if err := rows.Scan(&v); err != nil {
-			return err
-		}
-		versions = append(versions, v)
-	}
-	if err := rows.Err(); err != nil {
 		return err
 	}
 	for _, v := range append([]int64{0}, versions...) {
@@ -141,6 +133,23 @@ func recordLegacyVersions(ctx context.Context, tx *sql.Tx) error {
 		}
 	}
 	return nil
+}
+
+func legacyVersions(ctx context.Context, tx *sql.Tx) ([]int64, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT version FROM `+legacyTable+` ORDER BY version`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var versions []int64
+	for rows.Next() {
+		var v int64
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		versions = append(versions, v)
+	}
+	return versions, rows.Err()
 }
 
 // migrateJobQueue applies the job queue's own schema (River's tables), which the durable
