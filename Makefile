@@ -4,7 +4,7 @@ SHELL := /bin/bash
 GO ?= go
 PKGS := ./...
 
-.PHONY: run build test unit generate check-generate lint vet bench tidy
+.PHONY: run build test unit generate check-generate check-generate-openapi check-generate-sqlc lint vet bench tidy
 
 build:
 	$(GO) build -o bin/switchboard ./cmd/switchboard
@@ -21,12 +21,18 @@ test: check-generate vet
 unit:
 	@scripts/with-test-db.sh $(GO) test -count=1 $(PKGS)
 
+SQLC := $(GO) tool -modfile=tools/go.mod sqlc
+
 generate:
 	$(GO) tool oapi-codegen -config gen/v1api/oapi-codegen.yaml openapi/v1.yaml
 	$(GO) tool oapi-codegen -config gen/apiapi/oapi-codegen.yaml openapi/api.yaml
+	$(SQLC) generate -f store/sqlc.yaml
 
-# Regenerates each contract into a temporary copy and fails on any difference with gen/.
-check-generate:
+# Regenerates each contract, and the SQL queries, into a temporary copy and fails on any
+# difference with gen/ (including a generated file left behind by a removed query file).
+check-generate: check-generate-openapi check-generate-sqlc
+
+check-generate-openapi:
 	@tmp=$$(mktemp -d) && trap 'rm -rf $$tmp' EXIT && status=0 && \
 	for pair in v1api:v1 apiapi:api; do \
 		pkg=$${pair%%:*}; doc=$${pair##*:}; out=$$(ls gen/$$pkg/*.gen.go); \
@@ -37,6 +43,15 @@ check-generate:
 			diff -u $$out $$tmp/$$pkg.gen.go | head -40; status=1; \
 		fi; \
 	done; exit $$status
+
+check-generate-sqlc:
+	@tmp=$$(mktemp -d) && trap 'rm -rf $$tmp' EXIT && mkdir -p $$tmp/store $$tmp/gen && \
+	cp -r store/sqlc.yaml store/migrations store/queries $$tmp/store/ && \
+	$(SQLC) generate -f $$tmp/store/sqlc.yaml && \
+	if ! diff -r -q $$tmp/gen/dbsqlc gen/dbsqlc >/dev/null; then \
+		echo "gen/dbsqlc is out of date with store/queries or store/migrations: run make generate"; \
+		diff -r -u gen/dbsqlc $$tmp/gen/dbsqlc | head -40; exit 1; \
+	fi
 
 vet:
 	$(GO) vet $(PKGS)

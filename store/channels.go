@@ -3,10 +3,13 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"switchboard/gen/dbsqlc"
 )
 
 // Channel is a connected channel (a phone number, a messaging account, a webchat site).
@@ -20,39 +23,30 @@ type Channel struct {
 	CreatedAt    time.Time
 }
 
-const channelColumns = `c.id, c.workspace_id, c.provider, c.name, c.config, d.agent_id, c.created_at`
-const channelFrom = ` FROM channels c LEFT JOIN deployments d ON d.channel_id = c.id AND d.inbound `
-
-func scanChannel(row interface{ Scan(...any) error }) (Channel, error) {
-	var c Channel
-	var cfg []byte
-	err := row.Scan(&c.ID, &c.WorkspaceID, &c.Provider, &c.Name, &cfg, &c.InboundAgent, &c.CreatedAt)
-	c.Config = cfg
-	return c, notFound(err)
+func toChannel(c dbsqlc.ListChannelsRow) Channel {
+	return Channel{ID: c.ID, WorkspaceID: c.WorkspaceID, Provider: c.Provider, Name: c.Name, Config: c.Config,
+		InboundAgent: c.InboundAgent, CreatedAt: c.CreatedAt}
 }
 
 // CreateChannel stores a channel.
-func (s *Store) CreateChannel(ctx context.Context, workspaceID uuid.UUID, provider, name string, config json.RawMessage) (Channel, error) {
-	var id uuid.UUID
-	if err := s.pool.QueryRow(ctx, `INSERT INTO channels (workspace_id, provider, name, config) VALUES ($1, $2, $3, $4) RETURNING id`,
-		workspaceID, provider, name, string(config)).Scan(&id); err != nil {
+func (q *queries) CreateChannel(ctx context.Context, workspaceID uuid.UUID, provider, name string, config json.RawMessage) (Channel, error) {
+	id, err := q.sql.CreateChannel(ctx, q.db, dbsqlc.CreateChannelParams{WorkspaceID: workspaceID, Provider: provider, Name: name, Config: config})
+	if err != nil {
 		return Channel{}, err
 	}
-	return s.ChannelByID(ctx, workspaceID, id)
+	return q.ChannelByID(ctx, workspaceID, id)
 }
 
 // ChannelByID returns a channel of the workspace.
-func (s *Store) ChannelByID(ctx context.Context, workspaceID, id uuid.UUID) (Channel, error) {
-	return scanChannel(s.pool.QueryRow(ctx, `SELECT `+channelColumns+channelFrom+`WHERE c.workspace_id = $1 AND c.id = $2`, workspaceID, id))
+func (q *queries) ChannelByID(ctx context.Context, workspaceID, id uuid.UUID) (Channel, error) {
+	c, err := q.sql.ChannelByID(ctx, q.db, dbsqlc.ChannelByIDParams{WorkspaceID: workspaceID, ID: id})
+	return toChannel(dbsqlc.ListChannelsRow(c)), notFound("channel", err)
 }
 
 // ListChannels lists the workspace's channels, newest first.
-func (s *Store) ListChannels(ctx context.Context, workspaceID uuid.UUID) ([]Channel, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+channelColumns+channelFrom+`WHERE c.workspace_id = $1 ORDER BY c.created_at DESC, c.id`, workspaceID)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Channel, error) { return scanChannel(r) })
+func (q *queries) ListChannels(ctx context.Context, workspaceID uuid.UUID) ([]Channel, error) {
+	rows, err := q.sql.ListChannels(ctx, q.db, workspaceID)
+	return mapRows(rows, toChannel), err
 }
 
 // Deploy is a request to deploy an agent.
@@ -77,68 +71,66 @@ type Deployment struct {
 // held one moves only with TakeOver (the previous holder stays deployed, outbound only);
 // otherwise the agent is deployed for outbound. The channel row is locked so that two
 // deploys to one channel decide in turn; the unique index on inbound seats backs it up.
-func (s *Store) DeployAgent(ctx context.Context, workspaceID uuid.UUID, d Deploy) (Deployment, error) {
+func (q *queries) DeployAgent(ctx context.Context, workspaceID uuid.UUID, d Deploy) (Deployment, error) {
 	var out Deployment
-	err := s.InTx(ctx, func(t *Tx) error {
-		out = Deployment{ChannelType: d.ChannelType}
-		if d.ChannelID == nil {
-			return t.tx.QueryRow(ctx,
-				`INSERT INTO deployments (workspace_id, agent_id, channel_type, config) VALUES ($1, $2, $3, $4) RETURNING id`,
-				workspaceID, d.AgentID, d.ChannelType, string(d.Config)).Scan(&out.ID)
-		}
-		if err := t.tx.QueryRow(ctx, `SELECT provider, name FROM channels WHERE workspace_id = $1 AND id = $2 FOR UPDATE`,
-			workspaceID, *d.ChannelID).Scan(&out.ChannelType, &out.ChannelName); err != nil {
-			return notFound(err)
-		}
-		var holder *uuid.UUID
-		err := t.tx.QueryRow(ctx, `SELECT agent_id FROM deployments WHERE channel_id = $1 AND inbound`, *d.ChannelID).Scan(&holder)
-		if err != nil && err != pgx.ErrNoRows {
-			return err
-		}
-		switch {
-		case holder == nil, *holder == d.AgentID:
-			out.Inbound = true
-		case d.TakeOver:
-			if _, err := t.tx.Exec(ctx, `UPDATE deployments SET inbound = false, updated_at = now() WHERE channel_id = $1 AND inbound`, *d.ChannelID); err != nil {
-				return err
-			}
-			out.Inbound, out.Replaced = true, holder
-		}
-		return t.tx.QueryRow(ctx,
-			`INSERT INTO deployments (workspace_id, agent_id, channel_type, channel_id, inbound, config) VALUES ($1, $2, $3, $4, $5, $6)
-			 ON CONFLICT (agent_id, channel_id) WHERE channel_id IS NOT NULL
-			 DO UPDATE SET inbound = excluded.inbound OR deployments.inbound, config = excluded.config, updated_at = now()
-			 RETURNING id, inbound`,
-			workspaceID, d.AgentID, out.ChannelType, *d.ChannelID, out.Inbound, string(d.Config)).Scan(&out.ID, &out.Inbound)
+	err := q.inTx(ctx, func(q *queries) error {
+		var err error
+		out, err = q.deploy(ctx, workspaceID, d)
+		return err
 	})
 	return out, err
 }
 
-// AgentDeployments lists the channel types an agent is deployed to, with each deployment id.
-func (s *Store) AgentDeployments(ctx context.Context, workspaceID, agentID uuid.UUID) (map[string]uuid.UUID, error) {
-	rows, err := s.pool.Query(ctx, `SELECT channel_type, id FROM deployments WHERE workspace_id = $1 AND agent_id = $2 ORDER BY created_at`,
-		workspaceID, agentID)
+func (q *queries) deploy(ctx context.Context, workspaceID uuid.UUID, d Deploy) (Deployment, error) {
+	out := Deployment{ChannelType: d.ChannelType}
+	if d.ChannelID == nil {
+		id, err := q.sql.DeployByType(ctx, q.db, dbsqlc.DeployByTypeParams{WorkspaceID: workspaceID, AgentID: d.AgentID,
+			ChannelType: d.ChannelType, Config: d.Config})
+		out.ID = id
+		return out, err
+	}
+	ch, err := q.sql.LockChannel(ctx, q.db, dbsqlc.LockChannelParams{WorkspaceID: workspaceID, ID: *d.ChannelID})
+	if err != nil {
+		return out, notFound("channel", err)
+	}
+	out.ChannelType, out.ChannelName = ch.Provider, ch.Name
+	holder, err := q.sql.InboundHolder(ctx, q.db, d.ChannelID)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return out, err
+	}
+	switch {
+	case err != nil, holder == d.AgentID:
+		out.Inbound = true
+	case d.TakeOver:
+		if err := q.sql.VacateInboundSeat(ctx, q.db, d.ChannelID); err != nil {
+			return out, err
+		}
+		out.Inbound, out.Replaced = true, &holder
+	}
+	r, err := q.sql.DeployToChannel(ctx, q.db, dbsqlc.DeployToChannelParams{WorkspaceID: workspaceID, AgentID: d.AgentID,
+		ChannelType: out.ChannelType, ChannelID: d.ChannelID, Inbound: out.Inbound, Config: d.Config})
+	out.ID, out.Inbound = r.ID, r.Inbound
+	return out, err
+}
+
+// AgentDeployments lists the channel types an agent is deployed to, with each deployment id
+// (the oldest, when an agent is deployed twice on one type).
+func (q *queries) AgentDeployments(ctx context.Context, workspaceID, agentID uuid.UUID) (map[string]uuid.UUID, error) {
+	rows, err := q.sql.AgentDeployments(ctx, q.db, dbsqlc.AgentDeploymentsParams{WorkspaceID: workspaceID, AgentID: agentID})
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
 	out := map[string]uuid.UUID{}
-	for rows.Next() {
-		var typ string
-		var id uuid.UUID
-		if err := rows.Scan(&typ, &id); err != nil {
-			return nil, err
-		}
-		if _, seen := out[typ]; !seen {
-			out[typ] = id
+	for _, r := range rows {
+		if _, seen := out[r.ChannelType]; !seen {
+			out[r.ChannelType] = r.ID
 		}
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // DeploymentAgent returns the agent of a deployment, for the embed route.
-func (s *Store) DeploymentAgent(ctx context.Context, deploymentID uuid.UUID) (uuid.UUID, uuid.UUID, error) {
-	var ws, agent uuid.UUID
-	err := s.pool.QueryRow(ctx, `SELECT workspace_id, agent_id FROM deployments WHERE id = $1`, deploymentID).Scan(&ws, &agent)
-	return ws, agent, notFound(err)
+func (q *queries) DeploymentAgent(ctx context.Context, deploymentID uuid.UUID) (uuid.UUID, uuid.UUID, error) {
+	r, err := q.sql.DeploymentAgent(ctx, q.db, deploymentID)
+	return r.WorkspaceID, r.AgentID, notFound("deployment", err)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"switchboard/gen/dbsqlc"
 	"switchboard/shortid"
 )
 
@@ -46,6 +47,25 @@ func (t *Tx) AppendEvents(ctx context.Context, workspaceID uuid.UUID, events []N
 	return out, err
 }
 
+// AppendEvents on the pool appends the events in a transaction of their own.
+func (s *Store) AppendEvents(ctx context.Context, workspaceID uuid.UUID, events []NewEvent) (out []Event, err error) {
+	err = s.InTx(ctx, func(t *Tx) error {
+		out, err = t.AppendEvents(ctx, workspaceID, events)
+		return err
+	})
+	return out, err
+}
+
+// Settle on the pool settles in a transaction of its own; the events are announced after
+// its commit.
+func (s *Store) Settle(ctx context.Context, workspaceID uuid.UUID, charge *Charge, build func(balanceAfter int64) []NewEvent) (balance int64, out []Event, err error) {
+	err = s.InTx(ctx, func(t *Tx) error {
+		balance, out, err = t.Settle(ctx, workspaceID, charge, build)
+		return err
+	})
+	return balance, out, err
+}
+
 // Settle ends a transaction's work on a workspace: it charges the workspace (when charge is
 // not nil), then appends the events that build returns, given the balance after the charge.
 // The events are announced after the commit (Store.InTx).
@@ -61,32 +81,42 @@ func (t *Tx) Settle(ctx context.Context, workspaceID uuid.UUID, charge *Charge, 
 	if charge != nil {
 		cost = charge.AmountNanoUSD
 	}
-	var balance, seq int64
-	if err := t.tx.QueryRow(ctx,
-		`UPDATE workspaces SET balance_nano_usd = balance_nano_usd - $2, updated_at = now()
-		 WHERE id = $1 RETURNING balance_nano_usd, event_seq`, workspaceID, cost).Scan(&balance, &seq); err != nil {
-		return 0, nil, notFound(err)
+	locked, err := t.sql.LockWorkspaceForSettle(ctx, t.db, dbsqlc.LockWorkspaceForSettleParams{ID: workspaceID, Cost: cost})
+	if err != nil {
+		return 0, nil, notFound("workspace", err)
 	}
+	balance, seq := locked.BalanceNanoUSD, locked.EventSeq
 	events, err := envelopes(workspaceID, seq, build(balance))
 	if err != nil {
 		return 0, nil, err
 	}
 	batch := &pgx.Batch{}
-	if charge != nil {
-		batch.Queue(`INSERT INTO ledger (workspace_id, amount_nano_usd, balance_after, category, model, input_tokens, output_tokens, conversation_id)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-			workspaceID, -charge.AmountNanoUSD, balance, charge.Category, charge.Model, charge.InputTokens, charge.OutputTokens, charge.ConversationID)
+	if err := t.queueSettle(ctx, batchQueue{batch}, workspaceID, balance, charge, events); err != nil {
+		return 0, nil, err
 	}
-	if len(events) > 0 {
-		queueEvents(batch, workspaceID, seq+int64(len(events)), events)
-		for _, e := range events {
-			t.notices = append(t.notices, notice(e))
-		}
+	for _, e := range events {
+		t.notices = append(t.notices, notice(e))
 	}
 	if err := t.tx.SendBatch(ctx, batch).Close(); err != nil {
 		return 0, nil, err
 	}
 	return balance, events, nil
+}
+
+// queueSettle queues Settle's writes: the ledger row, then the events and their dispatch
+// rows with the workspace's new cursor.
+func (t *Tx) queueSettle(ctx context.Context, b batchQueue, workspaceID uuid.UUID, balance int64, charge *Charge, events []Event) error {
+	if charge != nil {
+		if err := t.sql.InsertLedger(ctx, b, dbsqlc.InsertLedgerParams{WorkspaceID: workspaceID, AmountNanoUSD: -charge.AmountNanoUSD,
+			BalanceAfter: balance, Category: charge.Category, Model: &charge.Model, InputTokens: charge.InputTokens,
+			OutputTokens: charge.OutputTokens, ConversationID: charge.ConversationID}); err != nil {
+			return err
+		}
+	}
+	if len(events) == 0 {
+		return nil
+	}
+	return t.queueEvents(ctx, b, workspaceID, events)
 }
 
 // envelopes gives the events their cursors (after seq), ids and envelopes.
@@ -105,39 +135,43 @@ func envelopes(workspaceID uuid.UUID, seq int64, events []NewEvent) ([]Event, er
 	return out, nil
 }
 
-// queueEvents queues the statements that store events and their dispatch rows.
-func queueEvents(batch *pgx.Batch, workspaceID uuid.UUID, lastSeq int64, events []Event) {
+// queueEvents queues the statements that store events and their dispatch rows and move the
+// workspace's cursor past them.
+func (t *Tx) queueEvents(ctx context.Context, b batchQueue, workspaceID uuid.UUID, events []Event) error {
 	n := len(events)
 	seqs, ids, types, bodies := make([]int64, n), make([]string, n), make([]string, n), make([]string, n)
 	for i, e := range events {
 		seqs[i], ids[i], types[i], bodies[i] = e.Seq, e.ShortID, e.Type, string(e.Envelope)
 	}
-	created := events[0].CreatedAt
-	batch.Queue(`UPDATE workspaces SET event_seq = $2 WHERE id = $1`, workspaceID, lastSeq)
-	batch.Queue(`INSERT INTO events (workspace_id, seq, short_id, type, envelope, created_at)
-		SELECT $1, s, i, t, b, $6 FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[]) AS u(s, i, t, b)`,
-		workspaceID, seqs, ids, types, bodies, created)
-	batch.Queue(`INSERT INTO event_dispatch (workspace_id, seq, type) SELECT $1, s, t FROM unnest($2::bigint[], $3::text[]) AS u(s, t)`,
-		workspaceID, seqs, types)
+	if err := t.sql.SetEventSeq(ctx, b, dbsqlc.SetEventSeqParams{ID: workspaceID, EventSeq: seqs[n-1]}); err != nil {
+		return err
+	}
+	if err := t.sql.InsertEvents(ctx, b, dbsqlc.InsertEventsParams{WorkspaceID: workspaceID, Seqs: seqs, ShortIds: ids,
+		Types: types, Envelopes: bodies, CreatedAt: events[0].CreatedAt}); err != nil {
+		return err
+	}
+	return t.sql.InsertEventDispatch(ctx, b, dbsqlc.InsertEventDispatchParams{WorkspaceID: workspaceID, Seqs: seqs, Types: types})
 }
 
 // EventCursors returns the current cursor of each given workspace.
-func (s *Store) EventCursors(ctx context.Context, workspaceIDs []uuid.UUID) (map[uuid.UUID]int64, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, event_seq FROM workspaces WHERE id = ANY($1)`, workspaceIDs)
+func (q *queries) EventCursors(ctx context.Context, workspaceIDs []uuid.UUID) (map[uuid.UUID]int64, error) {
+	rows, err := q.sql.EventCursors(ctx, q.db, workspaceIDs)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	out := map[uuid.UUID]int64{}
-	for rows.Next() {
-		var id uuid.UUID
-		var seq int64
-		if err := rows.Scan(&id, &seq); err != nil {
-			return nil, err
-		}
-		out[id] = seq
+	out := make(map[uuid.UUID]int64, len(rows))
+	for _, r := range rows {
+		out[r.ID] = r.EventSeq
 	}
-	return out, rows.Err()
+	return out, nil
+}
+
+// announce sends committed events' notices to every replica's listener. It runs after the
+// commit, outside the transaction: a NOTIFY inside it would take PostgreSQL's cluster-wide
+// notification lock at commit and serialize all committing turns. A notice lost to a crash
+// here only delays a live tail: the outbox is the record, and the hub catches up from it.
+func (s *Store) announce(ctx context.Context, notices []string) {
+	_ = s.sql.Announce(ctx, s.pool, dbsqlc.AnnounceParams{Channel: EventChannel, Payloads: notices})
 }
 
 // EventChannel is the PostgreSQL NOTIFY channel on which committed events are announced.
@@ -170,40 +204,25 @@ func notice(e Event) string {
 func (t *Tx) Pgx() pgx.Tx { return t.tx }
 
 // EventsAfter lists the workspace's events with a cursor above after, oldest first.
-func (s *Store) EventsAfter(ctx context.Context, workspaceID uuid.UUID, after int64, limit int) ([]Event, error) {
-	rows, err := s.pool.Query(ctx,
-		`SELECT workspace_id, seq, short_id, type, envelope, created_at FROM events
-		 WHERE workspace_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`, workspaceID, after, limit)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Event, error) {
-		var e Event
-		var body string
-		err := r.Scan(&e.WorkspaceID, &e.Seq, &e.ShortID, &e.Type, &body, &e.CreatedAt)
-		e.Envelope = json.RawMessage(body)
-		return e, err
-	})
+func (q *queries) EventsAfter(ctx context.Context, workspaceID uuid.UUID, after int64, limit int) ([]Event, error) {
+	rows, err := q.sql.EventsAfter(ctx, q.db, dbsqlc.EventsAfterParams{WorkspaceID: workspaceID, After: after, Max: limit})
+	return mapRows(rows, event), err
 }
 
 // EventBySeq returns one event of the workspace.
-func (s *Store) EventBySeq(ctx context.Context, workspaceID uuid.UUID, seq int64) (Event, error) {
-	return s.event(ctx, `seq = $2`, workspaceID, seq)
+func (q *queries) EventBySeq(ctx context.Context, workspaceID uuid.UUID, seq int64) (Event, error) {
+	e, err := q.sql.EventBySeq(ctx, q.db, dbsqlc.EventBySeqParams{WorkspaceID: workspaceID, Seq: seq})
+	return event(e), notFound("event", err)
 }
 
 // EventByShortID returns one event of the workspace by its `evt_` id.
-func (s *Store) EventByShortID(ctx context.Context, workspaceID uuid.UUID, id string) (Event, error) {
-	return s.event(ctx, `short_id = $2`, workspaceID, id)
+func (q *queries) EventByShortID(ctx context.Context, workspaceID uuid.UUID, id string) (Event, error) {
+	e, err := q.sql.EventByShortID(ctx, q.db, dbsqlc.EventByShortIDParams{WorkspaceID: workspaceID, ShortID: id})
+	return event(e), notFound("event", err)
 }
 
-func (s *Store) event(ctx context.Context, cond string, workspaceID uuid.UUID, key any) (Event, error) {
-	var e Event
-	var body string
-	err := s.pool.QueryRow(ctx,
-		`SELECT workspace_id, seq, short_id, type, envelope, created_at FROM events WHERE workspace_id = $1 AND `+cond,
-		workspaceID, key).Scan(&e.WorkspaceID, &e.Seq, &e.ShortID, &e.Type, &body, &e.CreatedAt)
-	e.Envelope = json.RawMessage(body)
-	return e, notFound(err)
+func event(e dbsqlc.Event) Event {
+	return Event{WorkspaceID: e.WorkspaceID, Seq: e.Seq, ShortID: e.ShortID, Type: e.Type, Envelope: json.RawMessage(e.Envelope), CreatedAt: e.CreatedAt}
 }
 
 // Dispatch is an event to fan out, with the enabled endpoints of its workspace that
@@ -215,27 +234,13 @@ type Dispatch struct {
 }
 
 // ClaimUndispatched takes up to limit events not yet fanned out off the dispatch queue
-// (skipping those another replica holds), in this transaction. With each it returns the
-// endpoints that must receive it. `*` subscribers receive every event, including the
-// `meta_response.completed` events outside the public type list.
-func (t *Tx) ClaimUndispatched(ctx context.Context, limit int) ([]Dispatch, error) {
-	rows, err := t.tx.Query(ctx,
-		`WITH claimed AS (
-			DELETE FROM event_dispatch WHERE (workspace_id, seq) IN (
-				SELECT workspace_id, seq FROM event_dispatch ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED)
-			RETURNING workspace_id, seq, type
-		)
-		SELECT c.workspace_id, c.seq, coalesce(array_agg(w.id) FILTER (WHERE w.id IS NOT NULL), '{}')
-		FROM claimed c
-		LEFT JOIN webhook_endpoints w ON w.workspace_id = c.workspace_id AND w.enabled
-			AND (c.type = ANY (w.event_types) OR '*' = ANY (w.event_types))
-		GROUP BY c.workspace_id, c.seq ORDER BY c.workspace_id, c.seq`, limit)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Dispatch, error) {
-		var d Dispatch
-		err := r.Scan(&d.WorkspaceID, &d.Seq, &d.EndpointIDs)
-		return d, err
-	})
+// (skipping those another replica holds). With each it returns the endpoints that must
+// receive it. `*` subscribers receive every event, including the `meta_response.completed`
+// events outside the public type list. Run it in the transaction that inserts the delivery
+// jobs: the claim is a delete, so on the pool a crash before the jobs exist loses events.
+func (q *queries) ClaimUndispatched(ctx context.Context, limit int) ([]Dispatch, error) {
+	rows, err := q.sql.ClaimUndispatched(ctx, q.db, limit)
+	return mapRows(rows, func(r dbsqlc.ClaimUndispatchedRow) Dispatch {
+		return Dispatch{WorkspaceID: r.WorkspaceID, Seq: r.Seq, EndpointIDs: r.EndpointIds}
+	}), err
 }

@@ -6,7 +6,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
+
+	"switchboard/gen/dbsqlc"
 )
 
 // APIKey is a stored key: its hash, never its secret.
@@ -29,71 +30,62 @@ type Principal struct {
 	BalanceNanoUSD int64
 }
 
-const keyColumns = `id, workspace_id, role, display_prefix, created_at, revoked_at`
-
-func scanKey(row interface{ Scan(...any) error }) (APIKey, error) {
-	var k APIKey
-	err := row.Scan(&k.ID, &k.WorkspaceID, &k.Role, &k.DisplayPrefix, &k.CreatedAt, &k.RevokedAt)
-	return k, notFound(err)
+func apiKey(k dbsqlc.APIKey) APIKey {
+	return APIKey{ID: k.ID, WorkspaceID: k.WorkspaceID, Role: k.Role, DisplayPrefix: k.DisplayPrefix, CreatedAt: k.CreatedAt, RevokedAt: k.RevokedAt}
 }
 
 // CreateKey stores the hash of a new key of the workspace.
-func (s *Store) CreateKey(ctx context.Context, workspaceID uuid.UUID, role string, sha256 []byte, displayPrefix string) (APIKey, error) {
-	return scanKey(s.pool.QueryRow(ctx,
-		`INSERT INTO api_keys (workspace_id, role, secret_sha256, display_prefix) VALUES ($1, $2, $3, $4)
-		 RETURNING `+keyColumns, workspaceID, role, sha256, displayPrefix))
+func (q *queries) CreateKey(ctx context.Context, workspaceID uuid.UUID, role string, sha256 []byte, displayPrefix string) (APIKey, error) {
+	k, err := q.sql.CreateKey(ctx, q.db, dbsqlc.CreateKeyParams{WorkspaceID: workspaceID, Role: role, SecretSHA256: sha256, DisplayPrefix: displayPrefix})
+	return apiKey(k), err
 }
 
 // ListKeys lists the workspace's keys, oldest first, revoked ones included.
-func (s *Store) ListKeys(ctx context.Context, workspaceID uuid.UUID) ([]APIKey, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE workspace_id = $1 ORDER BY created_at, id`, workspaceID)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (APIKey, error) { return scanKey(r) })
+func (q *queries) ListKeys(ctx context.Context, workspaceID uuid.UUID) ([]APIKey, error) {
+	rows, err := q.sql.ListKeys(ctx, q.db, workspaceID)
+	return mapRows(rows, apiKey), err
 }
 
 // RevokeKey revokes a key by id. It is an operator action (the `keys revoke` command), so it
 // is not scoped to a workspace; revoking twice keeps the first revocation time.
-func (s *Store) RevokeKey(ctx context.Context, id uuid.UUID) (APIKey, error) {
-	return scanKey(s.pool.QueryRow(ctx,
-		`UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING `+keyColumns, id))
+func (q *queries) RevokeKey(ctx context.Context, id uuid.UUID) (APIKey, error) {
+	k, err := q.sql.RevokeKey(ctx, q.db, id)
+	return apiKey(k), notFound("key", err)
 }
 
 // Authenticate finds the live key whose secret hashes to sha256. ErrNotFound for an unknown
 // or revoked key. The lookup goes through the unique index on the hash; the final comparison
 // is constant-time so that nothing about a stored hash leaks through timing.
-func (s *Store) Authenticate(ctx context.Context, sha256 []byte) (Principal, error) {
-	var p Principal
-	var stored []byte
-	err := s.pool.QueryRow(ctx,
-		`SELECT k.id, k.role, k.secret_sha256, w.id, w.name, w.status, w.balance_nano_usd
-		 FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
-		 WHERE k.secret_sha256 = $1 AND k.revoked_at IS NULL`, sha256).
-		Scan(&p.KeyID, &p.Role, &stored, &p.WorkspaceID, &p.WorkspaceName, &p.WorkspaceState, &p.BalanceNanoUSD)
+func (q *queries) Authenticate(ctx context.Context, sha256 []byte) (Principal, error) {
+	r, err := q.sql.Authenticate(ctx, q.db, sha256)
 	if err != nil {
-		return Principal{}, notFound(err)
+		return Principal{}, notFound("key", err)
 	}
-	if subtle.ConstantTimeCompare(stored, sha256) != 1 {
-		return Principal{}, ErrNotFound
+	if subtle.ConstantTimeCompare(r.SecretSHA256, sha256) != 1 {
+		return Principal{}, &NotFoundError{What: "key"}
 	}
-	return p, nil
+	return Principal{KeyID: r.KeyID, Role: r.Role, WorkspaceID: r.WorkspaceID, WorkspaceName: r.WorkspaceName,
+		WorkspaceState: r.WorkspaceStatus, BalanceNanoUSD: r.BalanceNanoUSD}, nil
 }
 
 // EnsureBootstrapKey makes sure a workspace named name exists and holds the key with the given
 // hash, as owner. It is idempotent: run at every start with BOOTSTRAP_API_KEY set.
-func (s *Store) EnsureBootstrapKey(ctx context.Context, name string, creditNanoUSD int64, sha256 []byte, displayPrefix string) error {
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var wsID uuid.UUID
-		err := tx.QueryRow(ctx,
-			`INSERT INTO workspaces (name, balance_nano_usd) VALUES ($1, $2)
-			 ON CONFLICT (name) DO UPDATE SET name = excluded.name RETURNING id`, name, creditNanoUSD).Scan(&wsID)
+func (q *queries) EnsureBootstrapKey(ctx context.Context, name string, creditNanoUSD int64, sha256 []byte, displayPrefix string) error {
+	return q.inTx(ctx, func(q *queries) error {
+		wsID, err := q.sql.EnsureWorkspace(ctx, q.db, dbsqlc.EnsureWorkspaceParams{Name: name, BalanceNanoUSD: creditNanoUSD})
 		if err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx,
-			`INSERT INTO api_keys (workspace_id, role, secret_sha256, display_prefix) VALUES ($1, 'owner', $2, $3)
-			 ON CONFLICT (secret_sha256) DO NOTHING`, wsID, sha256, displayPrefix)
-		return err
+		return q.sql.EnsureOwnerKey(ctx, q.db, dbsqlc.EnsureOwnerKeyParams{WorkspaceID: wsID, SecretSHA256: sha256, DisplayPrefix: displayPrefix})
 	})
+}
+
+// mapRows converts generated rows to the store's types. An empty result is an empty slice,
+// never nil, as pgx.CollectRows gave before: lists encode as [] rather than null.
+func mapRows[R, T any](rows []R, f func(R) T) []T {
+	out := make([]T, len(rows))
+	for i, r := range rows {
+		out[i] = f(r)
+	}
+	return out
 }

@@ -1,41 +1,94 @@
-// Package store is the only package that speaks SQL. It owns the schema (embedded migrations)
-// and every query; each query on workspace data filters by workspace_id.
+// Package store is the only package that speaks SQL. It owns the schema (embedded migrations,
+// run by goose) and every query; each query on workspace data filters by workspace_id.
+//
+// The queries live in queries/*.sql; sqlc checks them against the schema and generates
+// gen/dbsqlc (`make generate`). The methods here only convert between the generated rows and
+// the store's types; they exist on Store (the pool) and on Tx (a transaction) alike.
 package store
 
 import (
 	"context"
-	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
-	"sort"
-	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
-	"github.com/riverqueue/river/rivermigrate"
+
+	"switchboard/gen/dbsqlc"
 )
 
-//go:embed migrations/*.sql
-var migrationFiles embed.FS
-
 var (
-	// ErrNotFound is returned when a row does not exist (in the caller's workspace).
+	// ErrNotFound is returned when a row does not exist (in the caller's workspace). The
+	// store returns it as a *NotFoundError naming what was missing; errors.Is matches both.
 	ErrNotFound = errors.New("not found")
 	// ErrExists is returned when a unique row already exists.
 	ErrExists = errors.New("already exists")
 )
 
+// NotFoundError names the kind of row that was not found ("agent", "response"), so one
+// error table can say what is missing without every caller wrapping the error.
+type NotFoundError struct {
+	What string
+}
+
+func (e *NotFoundError) Error() string { return e.What + " not found" }
+
+// Is makes errors.Is(err, ErrNotFound) hold for every not-found error of the store.
+func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
+
+// notFound is the one place where pgx's "no rows" becomes the domain's not-found: every
+// single-row query passes its error through it, naming what it looked for.
+func notFound(what string, err error) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return &NotFoundError{What: what}
+	}
+	return err
+}
+
+// affected reports a statement that changed no row as not found, like a query that found
+// none.
+func affected(what string, n int64, err error) error {
+	if err == nil && n == 0 {
+		return &NotFoundError{What: what}
+	}
+	return err
+}
+
+// conn is what queries run on: the pool or a transaction. Both can also begin a (nested)
+// transaction and send a pipelined batch, which a few methods need.
+type conn interface {
+	dbsqlc.DBTX
+	Begin(ctx context.Context) (pgx.Tx, error)
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
+
+// queries carries every query method of the store over one conn. Store embeds it over the
+// pool and Tx over a transaction, so each method runs on either: a caller holding a Tx
+// reads its own uncommitted writes, and one without runs the same method on the pool.
+type queries struct {
+	db  conn
+	sql *dbsqlc.Queries
+}
+
+// inTx runs fn in a transaction: a real one on the pool, a savepoint inside a Tx, so a
+// method that needs several statements to commit together works on both.
+func (q *queries) inTx(ctx context.Context, fn func(q *queries) error) error {
+	return pgx.BeginFunc(ctx, q.db, func(tx pgx.Tx) error {
+		return fn(&queries{db: tx, sql: q.sql})
+	})
+}
+
 // Store runs queries on a pgx pool.
 type Store struct {
+	queries
 	pool *pgxpool.Pool
 }
 
 // New wraps a pool.
-func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+func New(pool *pgxpool.Pool) *Store {
+	return &Store{queries: queries{db: pool, sql: dbsqlc.New()}, pool: pool}
+}
 
 // Open connects to databaseURL. The pool keeps pgxpool's default size, max(4, CPUs), unless
 // pool_max_conns says otherwise: measured with bench/, 32 connections let about 30 turns of
@@ -61,118 +114,7 @@ func (s *Store) Close() { s.pool.Close() }
 // Ping checks that the database answers.
 func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
 
-// migrationLock serializes migrations of replicas starting together.
-const migrationLock = 7_301_946_520_113
-
-// Migrate applies the embedded migrations not yet applied, each in its own transaction, under
-// an advisory lock so that replicas starting at once do not race. It returns the versions it
-// applied.
-func Migrate(ctx context.Context, pool *pgxpool.Pool) ([]int, error) {
-	conn, err := pool.Acquire(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Release()
-	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, migrationLock); err != nil {
-		return nil, fmt.Errorf("lock migrations: %w", err)
-	}
-	defer func() { _, _ = conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, migrationLock) }()
-
-	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-		version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
-		return nil, fmt.Errorf("create schema_migrations: %w", err)
-	}
-	migrations, err := readMigrations()
-	if err != nil {
-		return nil, err
-	}
-	var applied []int
-	for _, m := range migrations {
-		done, err := applyOne(ctx, conn.Conn(), m)
-		if err != nil {
-			return applied, fmt.Errorf("migration %s: %w", m.name, err)
-		}
-		if done {
-			applied = append(applied, m.version)
-		}
-	}
-	return applied, migrateJobQueue(ctx, pool)
-}
-
-// migrateJobQueue applies the job queue's own schema (River's tables), which the durable
-// work (background turns, webhook deliveries, crawls) runs on.
-func migrateJobQueue(ctx context.Context, pool *pgxpool.Pool) error {
-	migrator, err := rivermigrate.New(riverpgxv5.New(pool), nil)
-	if err != nil {
-		return err
-	}
-	if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
-		return fmt.Errorf("job queue migrations: %w", err)
-	}
-	return nil
-}
-
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-func readMigrations() ([]migration, error) {
-	entries, err := fs.ReadDir(migrationFiles, "migrations")
-	if err != nil {
-		return nil, err
-	}
-	var out []migration
-	for _, e := range entries {
-		prefix, _, ok := strings.Cut(e.Name(), "_")
-		v, err := strconv.Atoi(prefix)
-		if !ok || err != nil {
-			return nil, fmt.Errorf("migration file %q must start with a number and an underscore", e.Name())
-		}
-		body, err := migrationFiles.ReadFile("migrations/" + e.Name())
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, migration{version: v, name: e.Name(), sql: string(body)})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
-	return out, nil
-}
-
-func applyOne(ctx context.Context, conn *pgx.Conn, m migration) (bool, error) {
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		return false, err
-	}
-	defer func() { _ = tx.Rollback(ctx) }()
-	var exists bool
-	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = $1)`, m.version).Scan(&exists); err != nil {
-		return false, err
-	}
-	if exists {
-		return false, nil
-	}
-	if _, err := tx.Exec(ctx, m.sql); err != nil {
-		return false, err
-	}
-	if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.version, m.name); err != nil {
-		return false, err
-	}
-	return true, tx.Commit(ctx)
-}
-
 func isUniqueViolation(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == "23505"
 }
-
-func notFound(err error) error {
-	if errors.Is(err, pgx.ErrNoRows) {
-		return ErrNotFound
-	}
-	return err
-}
-
-// Migrations is the embedded migration files, for tools that fingerprint the schema.
-func Migrations() fs.FS { return migrationFiles }

@@ -11,14 +11,6 @@ import (
 	"switchboard/store/storetest"
 )
 
-func TestMigrateIsIdempotent(t *testing.T) {
-	t.Parallel()
-	s := storetest.New(t)
-	applied, err := store.Migrate(context.Background(), s.Pool())
-	require.NoError(t, err)
-	require.Empty(t, applied, "the template is already migrated")
-}
-
 func TestWorkspacesAndKeys(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

@@ -8,12 +8,15 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"switchboard/gen/dbsqlc"
 	"switchboard/shortid"
 )
 
 // Tx is a transaction: the writes of one turn (messages, response, ledger, events) commit
-// together or not at all.
+// together or not at all. Every query method of Store exists on Tx too (the embedded
+// queries), running inside the transaction.
 type Tx struct {
+	queries
 	tx      pgx.Tx
 	notices []string // announcements of the events appended, sent after commit
 }
@@ -23,21 +26,13 @@ type Tx struct {
 func (s *Store) InTx(ctx context.Context, fn func(*Tx) error) error {
 	var t *Tx
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		t = &Tx{tx: tx}
+		t = &Tx{queries: queries{db: tx, sql: s.sql}, tx: tx}
 		return fn(t)
 	})
 	if err == nil && len(t.notices) > 0 {
 		s.announce(context.WithoutCancel(ctx), t.notices)
 	}
 	return err
-}
-
-// announce sends committed events' notices to every replica's listener. It runs after the
-// commit, outside the transaction: a NOTIFY inside it would take PostgreSQL's cluster-wide
-// notification lock at commit and serialize all committing turns. A notice lost to a crash
-// here only delays a live tail: the outbox is the record, and the hub catches up from it.
-func (s *Store) announce(ctx context.Context, notices []string) {
-	_, _ = s.pool.Exec(ctx, `SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p`, EventChannel, notices)
 }
 
 // Conversation is a thread of messages in a workspace.
@@ -49,16 +44,13 @@ type Conversation struct {
 }
 
 // ConversationByRef finds a conversation of the workspace by its `mc-` short id or its UUID.
-func (s *Store) ConversationByRef(ctx context.Context, workspaceID uuid.UUID, ref string) (Conversation, error) {
-	var c Conversation
-	query := `SELECT id, short_id, channel, created_at FROM conversations WHERE workspace_id = $1 AND short_id = $2`
-	var arg any = ref
+func (q *queries) ConversationByRef(ctx context.Context, workspaceID uuid.UUID, ref string) (Conversation, error) {
 	if id, err := uuid.Parse(ref); err == nil {
-		query = `SELECT id, short_id, channel, created_at FROM conversations WHERE workspace_id = $1 AND id = $2`
-		arg = id
+		r, err := q.sql.ConversationByID(ctx, q.db, dbsqlc.ConversationByIDParams{WorkspaceID: workspaceID, ID: id})
+		return Conversation(r), notFound("conversation", err)
 	}
-	err := s.pool.QueryRow(ctx, query, workspaceID, arg).Scan(&c.ID, &c.ShortID, &c.Channel, &c.CreatedAt)
-	return c, notFound(err)
+	r, err := q.sql.ConversationByShortID(ctx, q.db, dbsqlc.ConversationByShortIDParams{WorkspaceID: workspaceID, ShortID: ref})
+	return Conversation(r), notFound("conversation", err)
 }
 
 // Message is a stored message. ToolCalls and ToolResults are the JSON the turn pipeline
@@ -71,54 +63,44 @@ type Message struct {
 }
 
 // History returns the conversation's messages in order.
-func (s *Store) History(ctx context.Context, workspaceID, conversationID uuid.UUID) ([]Message, error) {
-	rows, err := s.pool.Query(ctx,
-		`SELECT role, content, tool_calls, tool_results FROM messages
-		 WHERE workspace_id = $1 AND conversation_id = $2 ORDER BY seq`, workspaceID, conversationID)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Message, error) {
-		var m Message
-		err := r.Scan(&m.Role, &m.Content, &m.ToolCalls, &m.ToolResults)
-		return m, err
-	})
+func (q *queries) History(ctx context.Context, workspaceID, conversationID uuid.UUID) ([]Message, error) {
+	rows, err := q.sql.History(ctx, q.db, dbsqlc.HistoryParams{WorkspaceID: workspaceID, ConversationID: conversationID})
+	return mapRows(rows, func(r dbsqlc.HistoryRow) Message {
+		return Message{Role: r.Role, Content: r.Content, ToolCalls: r.ToolCalls, ToolResults: r.ToolResults}
+	}), err
 }
 
 // CreateConversation opens a conversation with a new `mc-` id.
-func (t *Tx) CreateConversation(ctx context.Context, workspaceID uuid.UUID, channel string) (Conversation, error) {
+func (q *queries) CreateConversation(ctx context.Context, workspaceID uuid.UUID, channel string) (Conversation, error) {
 	c := Conversation{ShortID: shortid.New(shortid.Conversation), Channel: channel}
-	err := t.tx.QueryRow(ctx,
-		`INSERT INTO conversations (workspace_id, short_id, channel) VALUES ($1, $2, $3) RETURNING id, created_at`,
-		workspaceID, c.ShortID, channel).Scan(&c.ID, &c.CreatedAt)
+	r, err := q.sql.CreateConversation(ctx, q.db, dbsqlc.CreateConversationParams{WorkspaceID: workspaceID, ShortID: c.ShortID, Channel: channel})
+	c.ID, c.CreatedAt = r.ID, r.CreatedAt
 	return c, err
 }
 
 // AppendMessages adds messages at the end of a conversation. The conversation row is locked
 // so that concurrent turns on one conversation append in turn, never interleaved.
-func (t *Tx) AppendMessages(ctx context.Context, workspaceID, conversationID uuid.UUID, msgs []Message) error {
-	var last int
-	err := t.tx.QueryRow(ctx,
-		`UPDATE conversations SET message_seq = message_seq + $3, updated_at = now()
-		 WHERE workspace_id = $1 AND id = $2 RETURNING message_seq - $3`,
-		workspaceID, conversationID, len(msgs)).Scan(&last)
+func (q *queries) AppendMessages(ctx context.Context, workspaceID, conversationID uuid.UUID, msgs []Message) error {
+	last, err := q.sql.ReserveMessageSeqs(ctx, q.db, dbsqlc.ReserveMessageSeqsParams{
+		Count: len(msgs), WorkspaceID: workspaceID, ID: conversationID})
 	if err != nil {
-		return notFound(err)
+		return notFound("conversation", err)
 	}
-	rows := make([][]any, len(msgs))
+	rows := make([]dbsqlc.InsertMessagesParams, len(msgs))
 	for i, m := range msgs {
-		rows[i] = []any{workspaceID, conversationID, last + i + 1, m.Role, m.Content, nullJSON(m.ToolCalls), nullJSON(m.ToolResults)}
+		rows[i] = dbsqlc.InsertMessagesParams{WorkspaceID: workspaceID, ConversationID: conversationID, Seq: last + i + 1,
+			Role: m.Role, Content: m.Content, ToolCalls: nullJSON(m.ToolCalls), ToolResults: nullJSON(m.ToolResults)}
 	}
-	_, err = t.tx.CopyFrom(ctx, pgx.Identifier{"messages"},
-		[]string{"workspace_id", "conversation_id", "seq", "role", "content", "tool_calls", "tool_results"}, pgx.CopyFromRows(rows))
+	_, err = q.sql.InsertMessages(ctx, q.db, rows)
 	return err
 }
 
-func nullJSON(b json.RawMessage) any {
+// nullJSON stores absent JSON as NULL rather than as an (invalid) empty document.
+func nullJSON(b json.RawMessage) []byte {
 	if len(b) == 0 {
 		return nil
 	}
-	return string(b)
+	return b
 }
 
 // Charge is one ledger entry.
@@ -144,36 +126,24 @@ type StoredResponse struct {
 }
 
 // InsertResponse stores a response record.
-func (t *Tx) InsertResponse(ctx context.Context, workspaceID uuid.UUID, r StoredResponse) error {
-	_, err := t.tx.Exec(ctx,
-		`INSERT INTO responses (workspace_id, short_id, conversation_id, status, model, background, body) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		workspaceID, r.ShortID, r.ConversationID, r.Status, r.Model, r.Background, string(r.Body))
-	return err
+func (q *queries) InsertResponse(ctx context.Context, workspaceID uuid.UUID, r StoredResponse) error {
+	return q.sql.InsertResponse(ctx, q.db, dbsqlc.InsertResponseParams{WorkspaceID: workspaceID, ShortID: r.ShortID,
+		ConversationID: r.ConversationID, Status: r.Status, Model: r.Model, Background: r.Background, Body: string(r.Body)})
 }
 
 // FinishResponse gives an unfinished response its final status and body. It fails with
 // ErrNotFound when the response already finished (a sweep or another run got there first),
 // which rolls back the caller's transaction: a turn is committed at most once.
-func (t *Tx) FinishResponse(ctx context.Context, workspaceID uuid.UUID, r StoredResponse) error {
-	tag, err := t.tx.Exec(ctx,
-		`UPDATE responses SET status = $3, conversation_id = coalesce($4, conversation_id), body = $5, updated_at = now()
-		 WHERE workspace_id = $1 AND short_id = $2 AND status IN ('queued', 'in_progress')`,
-		workspaceID, r.ShortID, r.Status, r.ConversationID, string(r.Body))
-	if err != nil {
-		return err
-	}
-	if tag.RowsAffected() == 0 {
-		return ErrNotFound
-	}
-	return nil
+func (q *queries) FinishResponse(ctx context.Context, workspaceID uuid.UUID, r StoredResponse) error {
+	n, err := q.sql.FinishResponse(ctx, q.db, dbsqlc.FinishResponseParams{Status: r.Status, ConversationID: r.ConversationID,
+		Body: string(r.Body), WorkspaceID: workspaceID, ShortID: r.ShortID})
+	return affected("unfinished response", n, err)
 }
 
 // StartResponse moves a queued response to in_progress; false when it is not queued.
-func (s *Store) StartResponse(ctx context.Context, workspaceID uuid.UUID, shortID string) (bool, error) {
-	tag, err := s.pool.Exec(ctx,
-		`UPDATE responses SET status = 'in_progress', body = jsonb_set(body::jsonb, '{status}', '"in_progress"')::text, updated_at = now()
-		 WHERE workspace_id = $1 AND short_id = $2 AND status = 'queued'`, workspaceID, shortID)
-	return tag.RowsAffected() == 1, err
+func (q *queries) StartResponse(ctx context.Context, workspaceID uuid.UUID, shortID string) (bool, error) {
+	n, err := q.sql.StartResponse(ctx, q.db, dbsqlc.StartResponseParams{WorkspaceID: workspaceID, ShortID: shortID})
+	return n == 1, err
 }
 
 // Stuck is a background response failed by the sweep.
@@ -186,33 +156,16 @@ type Stuck struct {
 // FailStuckResponses fails the background responses still unfinished after olderThan,
 // storing errBody as their `error`, and returns them so the caller can announce them in
 // the same transaction.
-func (t *Tx) FailStuckResponses(ctx context.Context, olderThan time.Duration, errBody json.RawMessage) ([]Stuck, error) {
-	rows, err := t.tx.Query(ctx,
-		`WITH failed AS (
-			UPDATE responses SET status = 'failed', updated_at = now(),
-				body = (body::jsonb || jsonb_build_object('status', 'failed', 'error', $2::jsonb))::text
-			WHERE status IN ('queued', 'in_progress') AND created_at < now() - $1::interval
-			RETURNING workspace_id, short_id, conversation_id)
-		 SELECT f.workspace_id, f.short_id, c.short_id FROM failed f LEFT JOIN conversations c ON c.id = f.conversation_id`,
-		olderThan.String(), string(errBody))
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Stuck, error) {
-		var s Stuck
-		err := r.Scan(&s.WorkspaceID, &s.ShortID, &s.Conversation)
-		return s, err
-	})
+func (q *queries) FailStuckResponses(ctx context.Context, olderThan time.Duration, errBody json.RawMessage) ([]Stuck, error) {
+	rows, err := q.sql.FailStuckResponses(ctx, q.db, dbsqlc.FailStuckResponsesParams{ErrorBody: string(errBody), OlderThan: olderThan.String()})
+	return mapRows(rows, func(r dbsqlc.FailStuckResponsesRow) Stuck {
+		return Stuck{WorkspaceID: r.WorkspaceID, ShortID: r.ShortID, Conversation: r.ConversationShortID}
+	}), err
 }
 
 // ResponseByShortID finds a stored response of the workspace.
-func (s *Store) ResponseByShortID(ctx context.Context, workspaceID uuid.UUID, id string) (StoredResponse, error) {
-	var r StoredResponse
-	var body string
-	err := s.pool.QueryRow(ctx,
-		`SELECT id, workspace_id, short_id, conversation_id, status, model, background, body
-		 FROM responses WHERE workspace_id = $1 AND short_id = $2`,
-		workspaceID, id).Scan(&r.ID, &r.WorkspaceID, &r.ShortID, &r.ConversationID, &r.Status, &r.Model, &r.Background, &body)
-	r.Body = json.RawMessage(body)
-	return r, notFound(err)
+func (q *queries) ResponseByShortID(ctx context.Context, workspaceID uuid.UUID, id string) (StoredResponse, error) {
+	r, err := q.sql.ResponseByShortID(ctx, q.db, dbsqlc.ResponseByShortIDParams{WorkspaceID: workspaceID, ShortID: id})
+	return StoredResponse{ID: r.ID, WorkspaceID: r.WorkspaceID, ShortID: r.ShortID, ConversationID: r.ConversationID, Status: r.Status,
+		Model: r.Model, Background: r.Background, Body: json.RawMessage(r.Body)}, notFound("response", err)
 }

@@ -5,7 +5,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
+
+	"switchboard/gen/dbsqlc"
 )
 
 // WebhookEndpoint is a registered receiver of a workspace's events.
@@ -23,47 +24,44 @@ type WebhookEndpoint struct {
 	UpdatedAt           time.Time
 }
 
-const endpointColumns = `id, workspace_id, short_id, url, event_types, description, enabled, secret, consecutive_failures, created_at, updated_at`
+func endpoint(e dbsqlc.WebhookEndpoint, err error) (WebhookEndpoint, error) {
+	if err != nil {
+		return WebhookEndpoint{}, notFound("webhook endpoint", err)
+	}
+	return toEndpoint(e), nil
+}
 
-func scanEndpoint(row interface{ Scan(...any) error }) (WebhookEndpoint, error) {
-	var e WebhookEndpoint
-	err := row.Scan(&e.ID, &e.WorkspaceID, &e.ShortID, &e.URL, &e.EventTypes, &e.Description, &e.Enabled, &e.Secret,
-		&e.ConsecutiveFailures, &e.CreatedAt, &e.UpdatedAt)
-	return e, notFound(err)
+func toEndpoint(e dbsqlc.WebhookEndpoint) WebhookEndpoint {
+	return WebhookEndpoint{ID: e.ID, WorkspaceID: e.WorkspaceID, ShortID: e.ShortID, URL: e.URL, EventTypes: e.EventTypes,
+		Description: e.Description, Enabled: e.Enabled, Secret: e.Secret, ConsecutiveFailures: e.ConsecutiveFailures,
+		CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt}
 }
 
 // CreateWebhookEndpoint stores a new endpoint.
-func (s *Store) CreateWebhookEndpoint(ctx context.Context, e WebhookEndpoint) (WebhookEndpoint, error) {
-	return scanEndpoint(s.pool.QueryRow(ctx,
-		`INSERT INTO webhook_endpoints (workspace_id, short_id, url, event_types, description, secret)
-		 VALUES ($1, $2, $3, $4, $5, $6) RETURNING `+endpointColumns,
-		e.WorkspaceID, e.ShortID, e.URL, e.EventTypes, e.Description, e.Secret))
+func (q *queries) CreateWebhookEndpoint(ctx context.Context, e WebhookEndpoint) (WebhookEndpoint, error) {
+	return endpoint(q.sql.CreateWebhookEndpoint(ctx, q.db, dbsqlc.CreateWebhookEndpointParams{WorkspaceID: e.WorkspaceID,
+		ShortID: e.ShortID, URL: e.URL, EventTypes: e.EventTypes, Description: e.Description, Secret: e.Secret}))
 }
 
-// endpointRef matches an endpoint by its `whe-` id or its UUID.
-func endpointRef(ref string) (string, any) {
+// endpointRef splits a reference into the UUID or the `whe-` id it names; the queries match
+// whichever is set.
+func endpointRef(ref string) (*uuid.UUID, *string) {
 	if id, err := uuid.Parse(ref); err == nil {
-		return "id = $2", id
+		return &id, nil
 	}
-	return "short_id = $2", ref
+	return nil, &ref
 }
 
 // WebhookEndpointByRef finds an endpoint of the workspace by `whe-` id or UUID.
-func (s *Store) WebhookEndpointByRef(ctx context.Context, workspaceID uuid.UUID, ref string) (WebhookEndpoint, error) {
-	cond, arg := endpointRef(ref)
-	return scanEndpoint(s.pool.QueryRow(ctx,
-		`SELECT `+endpointColumns+` FROM webhook_endpoints WHERE workspace_id = $1 AND `+cond, workspaceID, arg))
+func (q *queries) WebhookEndpointByRef(ctx context.Context, workspaceID uuid.UUID, ref string) (WebhookEndpoint, error) {
+	id, short := endpointRef(ref)
+	return endpoint(q.sql.WebhookEndpointByRef(ctx, q.db, dbsqlc.WebhookEndpointByRefParams{WorkspaceID: workspaceID, ID: id, ShortID: short}))
 }
 
 // ListWebhookEndpoints lists the workspace's endpoints, newest first.
-func (s *Store) ListWebhookEndpoints(ctx context.Context, workspaceID uuid.UUID, limit int) ([]WebhookEndpoint, error) {
-	rows, err := s.pool.Query(ctx,
-		`SELECT `+endpointColumns+` FROM webhook_endpoints WHERE workspace_id = $1 ORDER BY created_at DESC, id LIMIT $2`,
-		workspaceID, limit)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (WebhookEndpoint, error) { return scanEndpoint(r) })
+func (q *queries) ListWebhookEndpoints(ctx context.Context, workspaceID uuid.UUID, limit int) ([]WebhookEndpoint, error) {
+	rows, err := q.sql.ListWebhookEndpoints(ctx, q.db, dbsqlc.ListWebhookEndpointsParams{WorkspaceID: workspaceID, Max: limit})
+	return mapRows(rows, toEndpoint), err
 }
 
 // WebhookUpdate lists the fields to change; nil leaves a field as it is.
@@ -75,33 +73,18 @@ type WebhookUpdate struct {
 }
 
 // UpdateWebhookEndpoint applies an update. Enabling an endpoint clears its failure state.
-func (s *Store) UpdateWebhookEndpoint(ctx context.Context, workspaceID uuid.UUID, ref string, u WebhookUpdate) (WebhookEndpoint, error) {
-	cond, arg := endpointRef(ref)
-	return scanEndpoint(s.pool.QueryRow(ctx,
-		`UPDATE webhook_endpoints SET
-			url = coalesce($3, url),
-			event_types = coalesce($4, event_types),
-			description = CASE WHEN $5::boolean THEN $6 ELSE description END,
-			enabled = coalesce($7, enabled),
-			consecutive_failures = CASE WHEN $7 THEN 0 ELSE consecutive_failures END,
-			disabled_at = CASE WHEN $7 THEN NULL ELSE disabled_at END,
-			disabled_reason = CASE WHEN $7 THEN NULL ELSE disabled_reason END,
-			updated_at = now()
-		 WHERE workspace_id = $1 AND `+cond+` RETURNING `+endpointColumns,
-		workspaceID, arg, u.URL, u.EventTypes, u.Description != nil, u.Description, u.Enabled))
+func (q *queries) UpdateWebhookEndpoint(ctx context.Context, workspaceID uuid.UUID, ref string, u WebhookUpdate) (WebhookEndpoint, error) {
+	id, short := endpointRef(ref)
+	return endpoint(q.sql.UpdateWebhookEndpoint(ctx, q.db, dbsqlc.UpdateWebhookEndpointParams{WorkspaceID: workspaceID, ID: id,
+		ShortID: short, URL: u.URL, EventTypes: u.EventTypes, SetDescription: u.Description != nil, Description: u.Description,
+		Enabled: u.Enabled}))
 }
 
 // DeleteWebhookEndpoint removes an endpoint and its attempt history.
-func (s *Store) DeleteWebhookEndpoint(ctx context.Context, workspaceID uuid.UUID, ref string) error {
-	cond, arg := endpointRef(ref)
-	tag, err := s.pool.Exec(ctx, `DELETE FROM webhook_endpoints WHERE workspace_id = $1 AND `+cond, workspaceID, arg)
-	if err != nil {
-		return err
-	}
-	if tag.RowsAffected() == 0 {
-		return ErrNotFound
-	}
-	return nil
+func (q *queries) DeleteWebhookEndpoint(ctx context.Context, workspaceID uuid.UUID, ref string) error {
+	id, short := endpointRef(ref)
+	n, err := q.sql.DeleteWebhookEndpoint(ctx, q.db, dbsqlc.DeleteWebhookEndpointParams{WorkspaceID: workspaceID, ID: id, ShortID: short})
+	return affected("webhook endpoint", n, err)
 }
 
 // WebhookAttempt is one delivery attempt, kept for operators.
@@ -121,45 +104,31 @@ type WebhookAttempt struct {
 // RecordWebhookAttempt stores an attempt and updates the endpoint's failure count; after
 // disableAfter consecutive failures the endpoint is disabled. It reports whether the endpoint
 // is (now) disabled.
-func (s *Store) RecordWebhookAttempt(ctx context.Context, a WebhookAttempt, disableAfter int) (bool, error) {
-	var disabled bool
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx,
-			`INSERT INTO webhook_attempts (workspace_id, endpoint_id, event_id, event_type, attempt, succeeded, response_code, duration_ms, error)
-			 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-			a.WorkspaceID, a.EndpointID, a.EventID, a.EventType, a.Attempt, a.Succeeded, a.ResponseCode, a.Duration.Milliseconds(), a.Error); err != nil {
+func (q *queries) RecordWebhookAttempt(ctx context.Context, a WebhookAttempt, disableAfter int) (bool, error) {
+	var enabled bool
+	err := q.inTx(ctx, func(q *queries) error {
+		if err := q.sql.InsertWebhookAttempt(ctx, q.db, dbsqlc.InsertWebhookAttemptParams{WorkspaceID: a.WorkspaceID,
+			EndpointID: a.EndpointID, EventID: a.EventID, EventType: a.EventType, Attempt: a.Attempt, Succeeded: a.Succeeded,
+			ResponseCode: a.ResponseCode, DurationMs: int(a.Duration.Milliseconds()), Error: a.Error}); err != nil {
 			return err
 		}
-		var enabled bool
-		err := tx.QueryRow(ctx,
-			`UPDATE webhook_endpoints SET
-				consecutive_failures = CASE WHEN $3 THEN 0 ELSE consecutive_failures + 1 END,
-				enabled = enabled AND ($3 OR consecutive_failures + 1 < $4),
-				disabled_at = CASE WHEN enabled AND NOT $3 AND consecutive_failures + 1 >= $4 THEN now() ELSE disabled_at END,
-				disabled_reason = CASE WHEN enabled AND NOT $3 AND consecutive_failures + 1 >= $4
-					THEN 'disabled after ' || $4 || ' consecutive failed deliveries' ELSE disabled_reason END
-			 WHERE workspace_id = $1 AND id = $2 RETURNING enabled`,
-			a.WorkspaceID, a.EndpointID, a.Succeeded, disableAfter).Scan(&enabled)
-		disabled = !enabled
-		return notFound(err)
+		var err error
+		enabled, err = q.sql.CountWebhookOutcome(ctx, q.db, dbsqlc.CountWebhookOutcomeParams{WorkspaceID: a.WorkspaceID,
+			ID: a.EndpointID, Succeeded: a.Succeeded, DisableAfter: disableAfter})
+		return notFound("webhook endpoint", err)
 	})
-	return disabled, err
+	return !enabled, err
 }
 
 // ListWebhookAttempts lists an endpoint's recent attempts, newest first.
-func (s *Store) ListWebhookAttempts(ctx context.Context, workspaceID, endpointID uuid.UUID, limit int) ([]WebhookAttempt, error) {
-	rows, err := s.pool.Query(ctx,
-		`SELECT endpoint_id, workspace_id, event_id, event_type, attempt, succeeded, response_code, duration_ms, error, created_at
-		 FROM webhook_attempts WHERE workspace_id = $1 AND endpoint_id = $2 ORDER BY created_at DESC, id LIMIT $3`,
-		workspaceID, endpointID, limit)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (WebhookAttempt, error) {
-		var a WebhookAttempt
-		var ms int64
-		err := r.Scan(&a.EndpointID, &a.WorkspaceID, &a.EventID, &a.EventType, &a.Attempt, &a.Succeeded, &a.ResponseCode, &ms, &a.Error, &a.CreatedAt)
-		a.Duration = time.Duration(ms) * time.Millisecond
-		return a, err
-	})
+func (q *queries) ListWebhookAttempts(ctx context.Context, workspaceID, endpointID uuid.UUID, limit int) ([]WebhookAttempt, error) {
+	rows, err := q.sql.ListWebhookAttempts(ctx, q.db, dbsqlc.ListWebhookAttemptsParams{WorkspaceID: workspaceID,
+		EndpointID: endpointID, Max: limit})
+	return mapRows(rows, toAttempt), err
+}
+
+func toAttempt(r dbsqlc.ListWebhookAttemptsRow) WebhookAttempt {
+	return WebhookAttempt{EndpointID: r.EndpointID, WorkspaceID: r.WorkspaceID, EventID: r.EventID, EventType: r.EventType,
+		Attempt: r.Attempt, Succeeded: r.Succeeded, ResponseCode: r.ResponseCode,
+		Duration: time.Duration(r.DurationMs) * time.Millisecond, Error: r.Error, CreatedAt: r.CreatedAt}
 }

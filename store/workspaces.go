@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"switchboard/gen/dbsqlc"
 )
 
 // Workspace statuses.
@@ -22,19 +24,16 @@ type Workspace struct {
 	CreatedAt      time.Time
 }
 
-const workspaceColumns = `id, name, status, balance_nano_usd, created_at`
-
-func scanWorkspace(row interface{ Scan(...any) error }) (Workspace, error) {
-	var w Workspace
-	err := row.Scan(&w.ID, &w.Name, &w.Status, &w.BalanceNanoUSD, &w.CreatedAt)
-	return w, notFound(err)
+func workspace(w dbsqlc.Workspace, err error) (Workspace, error) {
+	if err != nil {
+		return Workspace{}, notFound("workspace", err)
+	}
+	return Workspace{ID: w.ID, Name: w.Name, Status: w.Status, BalanceNanoUSD: w.BalanceNanoUSD, CreatedAt: w.CreatedAt}, nil
 }
 
 // CreateWorkspace creates a workspace with a starting credit. ErrExists if the name is taken.
-func (s *Store) CreateWorkspace(ctx context.Context, name string, creditNanoUSD int64) (Workspace, error) {
-	w, err := scanWorkspace(s.pool.QueryRow(ctx,
-		`INSERT INTO workspaces (name, balance_nano_usd) VALUES ($1, $2) RETURNING `+workspaceColumns,
-		name, creditNanoUSD))
+func (q *queries) CreateWorkspace(ctx context.Context, name string, creditNanoUSD int64) (Workspace, error) {
+	w, err := workspace(q.sql.CreateWorkspace(ctx, q.db, dbsqlc.CreateWorkspaceParams{Name: name, BalanceNanoUSD: creditNanoUSD}))
 	if isUniqueViolation(err) {
 		return Workspace{}, ErrExists
 	}
@@ -42,20 +41,16 @@ func (s *Store) CreateWorkspace(ctx context.Context, name string, creditNanoUSD 
 }
 
 // WorkspaceByName finds a workspace by its unique name.
-func (s *Store) WorkspaceByName(ctx context.Context, name string) (Workspace, error) {
-	return scanWorkspace(s.pool.QueryRow(ctx, `SELECT `+workspaceColumns+` FROM workspaces WHERE name = $1`, name))
+func (q *queries) WorkspaceByName(ctx context.Context, name string) (Workspace, error) {
+	return workspace(q.sql.WorkspaceByName(ctx, q.db, name))
 }
 
 // AddCredit adds (or, when negative, removes) credit and returns the workspace.
-func (s *Store) AddCredit(ctx context.Context, name string, nanoUSD int64) (Workspace, error) {
-	return scanWorkspace(s.pool.QueryRow(ctx,
-		`UPDATE workspaces SET balance_nano_usd = balance_nano_usd + $2, updated_at = now()
-		 WHERE name = $1 RETURNING `+workspaceColumns, name, nanoUSD))
+func (q *queries) AddCredit(ctx context.Context, name string, nanoUSD int64) (Workspace, error) {
+	return workspace(q.sql.AddCredit(ctx, q.db, dbsqlc.AddCreditParams{Name: name, NanoUSD: nanoUSD}))
 }
 
 // SetWorkspaceStatus suspends or resumes a workspace.
-func (s *Store) SetWorkspaceStatus(ctx context.Context, name, status string) (Workspace, error) {
-	return scanWorkspace(s.pool.QueryRow(ctx,
-		`UPDATE workspaces SET status = $2, updated_at = now() WHERE name = $1 RETURNING `+workspaceColumns,
-		name, status))
+func (q *queries) SetWorkspaceStatus(ctx context.Context, name, status string) (Workspace, error) {
+	return workspace(q.sql.SetWorkspaceStatus(ctx, q.db, dbsqlc.SetWorkspaceStatusParams{Name: name, Status: status}))
 }

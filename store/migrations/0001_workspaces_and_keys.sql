@@ -1,3 +1,4 @@
+-- +goose Up
 -- Workspaces own everything; every other table carries workspace_id.
 CREATE TABLE workspaces (
     id               uuid PRIMARY KEY DEFAULT gen_random_uuid(),

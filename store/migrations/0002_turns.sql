@@ -1,3 +1,4 @@
+-- +goose Up
 -- Conversations, their messages, stored responses, the spend ledger and the event outbox.
 
 -- The next event cursor of each workspace. Events take their cursor from this counter in the

@@ -1,3 +1,4 @@
+-- +goose Up
 -- Webhook endpoints, their delivery attempts, and the dispatch queue of the outbox.
 
 CREATE TABLE webhook_endpoints (

@@ -1,3 +1,4 @@
+-- +goose Up
 -- Background responses exist before their turn has a conversation.
 ALTER TABLE responses ALTER COLUMN conversation_id DROP NOT NULL;
 ALTER TABLE responses ADD COLUMN background boolean NOT NULL DEFAULT false;

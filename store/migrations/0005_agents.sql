@@ -1,3 +1,4 @@
+-- +goose Up
 -- Agents, their knowledge, channels, deployments and recordings.
 
 CREATE TABLE agents (

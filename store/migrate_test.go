@@ -1,0 +1,126 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"slices"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"switchboard/store"
+	"switchboard/store/storetest"
+)
+
+func TestMigrateIsIdempotent(t *testing.T) {
+	t.Parallel()
+	s := storetest.New(t)
+	applied, err := store.Migrate(context.Background(), s.Pool())
+	require.NoError(t, err)
+	require.Empty(t, applied, "the template is already migrated")
+}
+
+func TestMigrateFreshDatabase(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := emptyPool(t)
+
+	applied, err := store.Migrate(ctx, pool)
+	require.NoError(t, err)
+	require.Equal(t, allVersions(t), applied)
+	_, err = store.New(pool).CreateWorkspace(ctx, "acme", 0)
+	require.NoError(t, err)
+}
+
+// TestMigrateConcurrently: replicas starting together on an empty database migrate it once
+// between them (goose's lock, and the same lock around River's migrations).
+func TestMigrateConcurrently(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := emptyPool(t)
+
+	const replicas = 3
+	results := make(chan []int, replicas)
+	errs := make(chan error, replicas)
+	for range replicas {
+		go func() {
+			applied, err := store.Migrate(ctx, pool)
+			results <- applied
+			errs <- err
+		}()
+	}
+	var all []int
+	for range replicas {
+		require.NoError(t, <-errs)
+		all = append(all, <-results...)
+	}
+	slices.Sort(all)
+	require.Equal(t, allVersions(t), all, "each migration applied exactly once")
+}
+
+// TestMigrateAdoptsLegacyRunner: a database migrated by the runner before goose records its
+// versions in schema_migrations only. Migrate must not run those again (their CREATE TABLEs
+// would fail), only the ones after them.
+func TestMigrateAdoptsLegacyRunner(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := emptyPool(t)
+	versions := allVersions(t)
+	legacyMigrate(t, pool, versions[:3])
+
+	applied, err := store.Migrate(ctx, pool)
+	require.NoError(t, err)
+	require.Equal(t, versions[3:], applied)
+
+	applied, err = store.Migrate(ctx, pool)
+	require.NoError(t, err)
+	require.Empty(t, applied)
+	var legacyRows int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&legacyRows))
+	require.Equal(t, 3, legacyRows, "the old record stays as it was")
+}
+
+func emptyPool(t *testing.T) *pgxpool.Pool {
+	t.Helper()
+	pool, err := pgxpool.New(context.Background(), storetest.NewEmptyURL(t))
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// allVersions lists the embedded migrations' versions, from their file names.
+func allVersions(t *testing.T) []int {
+	names, err := fs.Glob(store.Migrations(), "migrations/*.sql")
+	require.NoError(t, err)
+	out := make([]int, len(names))
+	for i, n := range names {
+		_, err := fmt.Sscanf(n, "migrations/%d_", &out[i])
+		require.NoError(t, err)
+	}
+	return out
+}
+
+// legacyMigrate does what the runner before goose did: each migration file in a transaction,
+// recorded in schema_migrations(version, name, applied_at).
+func legacyMigrate(t *testing.T, pool *pgxpool.Pool, versions []int) {
+	ctx := context.Background()
+	_, err := pool.Exec(ctx, `CREATE TABLE schema_migrations (
+		version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`)
+	require.NoError(t, err)
+	for _, v := range versions {
+		names, err := fs.Glob(store.Migrations(), fmt.Sprintf("migrations/%04d_*.sql", v))
+		require.NoError(t, err)
+		require.Len(t, names, 1)
+		body, err := fs.ReadFile(store.Migrations(), names[0])
+		require.NoError(t, err)
+		tx, err := pool.Begin(ctx)
+		require.NoError(t, err)
+		_, err = tx.Exec(ctx, string(body))
+		require.NoError(t, err)
+		_, err = tx.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, v, names[0])
+		require.NoError(t, err)
+		require.NoError(t, tx.Commit(ctx))
+	}
+}

@@ -1,0 +1,65 @@
+-- name: CreateAgent :one
+INSERT INTO agents (workspace_id, name, blueprint) VALUES (@workspace_id, @name, @blueprint)
+RETURNING *;
+
+-- name: CreateKnowledgeBase :one
+INSERT INTO knowledge_bases (workspace_id, agent_id) VALUES (@workspace_id, @agent_id)
+RETURNING id;
+
+-- name: AddSource :one
+INSERT INTO knowledge_sources (workspace_id, knowledge_base_id, type, url, depth, path, status, error)
+VALUES (@workspace_id, @knowledge_base_id, @type, sqlc.narg(url), sqlc.narg(depth), nullif(@path::text, ''), @status, sqlc.narg(error))
+RETURNING id;
+
+-- name: KnowledgeBaseOf :one
+SELECT id FROM knowledge_bases WHERE workspace_id = @workspace_id AND agent_id = @agent_id;
+
+-- name: AgentByID :one
+SELECT * FROM agents WHERE workspace_id = @workspace_id AND id = @id;
+
+-- name: AgentsNamed :many
+-- AgentsNamed matches names containing pattern, which the caller escapes for LIKE.
+SELECT * FROM agents
+WHERE workspace_id = @workspace_id AND name ILIKE '%' || @pattern::text || '%' ESCAPE '\'
+ORDER BY created_at DESC, id;
+
+-- name: ListAgents :many
+-- ListAgents filters by status unless status is empty.
+SELECT * FROM agents
+WHERE workspace_id = @workspace_id AND (@status::text = '' OR status = @status::text)
+ORDER BY created_at DESC, id;
+
+-- name: UpdateAgent :one
+UPDATE agents SET name = @name, status = @status, blueprint = @blueprint,
+    disclosure_enabled = @disclosure_enabled, disclosure_text = sqlc.narg(disclosure_text),
+    disclosure_recording_id = sqlc.narg(disclosure_recording_id), updated_at = now()
+WHERE workspace_id = @workspace_id AND id = @id
+RETURNING *;
+
+-- name: DeleteAgent :execrows
+DELETE FROM agents WHERE workspace_id = @workspace_id AND id = @id;
+
+-- name: RecordingKind :one
+SELECT kind FROM recordings WHERE workspace_id = @workspace_id AND id = @id;
+
+-- name: CreateRecording :one
+INSERT INTO recordings (workspace_id, kind, name) VALUES (@workspace_id, @kind, @name)
+RETURNING id;
+
+-- name: CountAgentConversations :one
+SELECT count(*) FROM conversations WHERE workspace_id = @workspace_id AND agent_id = @agent_id::uuid;
+
+-- name: AgentConversations :many
+SELECT short_id, status, channel, labels, created_at FROM conversations
+WHERE workspace_id = @workspace_id AND agent_id = @agent_id::uuid
+ORDER BY created_at DESC, id LIMIT @max::int;
+
+-- name: AgentLabelCounts :many
+SELECT label::text, count(*) FROM conversations, unnest(labels) AS label
+WHERE workspace_id = @workspace_id AND agent_id = @agent_id::uuid
+GROUP BY label;
+
+-- name: AgentByIDAnyWorkspace :one
+-- AgentByIDAnyWorkspace is for the public test page only: there the unguessable id is the
+-- capability.
+SELECT * FROM agents WHERE id = @id;

@@ -1,0 +1,22 @@
+-- name: CreateKey :one
+INSERT INTO api_keys (workspace_id, role, secret_sha256, display_prefix)
+VALUES (@workspace_id, @role, @secret_sha256, @display_prefix)
+RETURNING *;
+
+-- name: ListKeys :many
+SELECT * FROM api_keys WHERE workspace_id = @workspace_id ORDER BY created_at, id;
+
+-- name: RevokeKey :one
+UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = @id
+RETURNING *;
+
+-- name: Authenticate :one
+SELECT k.id AS key_id, k.role, k.secret_sha256, w.id AS workspace_id, w.name AS workspace_name,
+       w.status AS workspace_status, w.balance_nano_usd
+FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
+WHERE k.secret_sha256 = @secret_sha256 AND k.revoked_at IS NULL;
+
+-- name: EnsureOwnerKey :exec
+INSERT INTO api_keys (workspace_id, role, secret_sha256, display_prefix)
+VALUES (@workspace_id, 'owner', @secret_sha256, @display_prefix)
+ON CONFLICT (secret_sha256) DO NOTHING;

@@ -1,0 +1,30 @@
+-- name: SourceByID :one
+SELECT id, workspace_id, knowledge_base_id, type, url, depth, status, error, pages FROM knowledge_sources
+WHERE workspace_id = @workspace_id AND id = @id;
+
+-- name: SetSourceStatus :exec
+UPDATE knowledge_sources SET status = @status, error = sqlc.narg(error), pages = @pages, updated_at = now()
+WHERE workspace_id = @workspace_id AND id = @id;
+
+-- name: DeleteChunks :exec
+DELETE FROM knowledge_chunks WHERE workspace_id = @workspace_id AND source_id = @source_id;
+
+-- name: InsertChunks :copyfrom
+INSERT INTO knowledge_chunks (workspace_id, source_id, url, title, content)
+VALUES (@workspace_id, @source_id, @url, @title, @content);
+
+-- name: SearchKnowledge :many
+-- SearchKnowledge ranks an agent's chunks by PostgreSQL full-text search, best first.
+SELECT k.url, k.title, k.content FROM knowledge_chunks k
+JOIN knowledge_sources s ON s.id = k.source_id
+JOIN knowledge_bases b ON b.id = s.knowledge_base_id
+WHERE k.workspace_id = @workspace_id AND b.agent_id = @agent_id
+  AND k.tsv @@ websearch_to_tsquery('simple', @query::text)
+ORDER BY ts_rank(k.tsv, websearch_to_tsquery('simple', @query::text)) DESC
+LIMIT @max::int;
+
+-- name: AgentSources :many
+SELECT s.id, s.workspace_id, s.knowledge_base_id, s.type, s.url, s.depth, s.status, s.error, s.pages
+FROM knowledge_sources s JOIN knowledge_bases b ON b.id = s.knowledge_base_id
+WHERE s.workspace_id = @workspace_id AND b.agent_id = @agent_id
+ORDER BY s.created_at, s.id;

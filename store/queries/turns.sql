@@ -1,0 +1,58 @@
+-- name: ConversationByShortID :one
+SELECT id, short_id, channel, created_at FROM conversations
+WHERE workspace_id = @workspace_id AND short_id = @short_id;
+
+-- name: ConversationByID :one
+SELECT id, short_id, channel, created_at FROM conversations
+WHERE workspace_id = @workspace_id AND id = @id;
+
+-- name: History :many
+SELECT role, content, tool_calls, tool_results FROM messages
+WHERE workspace_id = @workspace_id AND conversation_id = @conversation_id
+ORDER BY seq;
+
+-- name: CreateConversation :one
+INSERT INTO conversations (workspace_id, short_id, channel) VALUES (@workspace_id, @short_id, @channel)
+RETURNING id, created_at;
+
+-- name: SetConversationAgent :exec
+UPDATE conversations SET agent_id = @agent_id, labels = @labels WHERE id = @id;
+
+-- name: ReserveMessageSeqs :one
+-- ReserveMessageSeqs locks the conversation row (concurrent turns append in turn) and
+-- returns the last seq before the reserved ones.
+UPDATE conversations SET message_seq = message_seq + sqlc.arg(count)::int, updated_at = now()
+WHERE workspace_id = @workspace_id AND id = @id
+RETURNING (message_seq - sqlc.arg(count)::int)::int AS last_seq;
+
+-- name: InsertMessages :copyfrom
+INSERT INTO messages (workspace_id, conversation_id, seq, role, content, tool_calls, tool_results)
+VALUES (@workspace_id, @conversation_id, @seq, @role, @content, @tool_calls, @tool_results);
+
+-- name: InsertResponse :exec
+INSERT INTO responses (workspace_id, short_id, conversation_id, status, model, background, body)
+VALUES (@workspace_id, @short_id, @conversation_id, @status, @model, @background, @body);
+
+-- name: FinishResponse :execrows
+UPDATE responses
+SET status = @status, conversation_id = coalesce(sqlc.narg(conversation_id), conversation_id),
+    body = @body, updated_at = now()
+WHERE workspace_id = @workspace_id AND short_id = @short_id AND status IN ('queued', 'in_progress');
+
+-- name: StartResponse :execrows
+UPDATE responses
+SET status = 'in_progress', body = jsonb_set(body::jsonb, '{status}', '"in_progress"')::text, updated_at = now()
+WHERE workspace_id = @workspace_id AND short_id = @short_id AND status = 'queued';
+
+-- name: FailStuckResponses :many
+WITH failed AS (
+    UPDATE responses SET status = 'failed', updated_at = now(),
+        body = (body::jsonb || jsonb_build_object('status', 'failed', 'error', sqlc.arg(error_body)::text::jsonb))::text
+    WHERE status IN ('queued', 'in_progress') AND created_at < now() - sqlc.arg(older_than)::text::interval
+    RETURNING workspace_id, short_id, conversation_id)
+SELECT f.workspace_id, f.short_id, c.short_id AS conversation_short_id
+FROM failed f LEFT JOIN conversations c ON c.id = f.conversation_id;
+
+-- name: ResponseByShortID :one
+SELECT id, workspace_id, short_id, conversation_id, status, model, background, body
+FROM responses WHERE workspace_id = @workspace_id AND short_id = @short_id;

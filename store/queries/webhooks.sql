@@ -1,0 +1,55 @@
+-- Endpoints are addressed by their `whe-` id or their UUID: the caller sets exactly one of
+-- id and short_id (both columns are indexed, so the OR costs two index probes).
+
+-- name: CreateWebhookEndpoint :one
+INSERT INTO webhook_endpoints (workspace_id, short_id, url, event_types, description, secret)
+VALUES (@workspace_id, @short_id, @url, @event_types, sqlc.narg(description), @secret)
+RETURNING *;
+
+-- name: WebhookEndpointByRef :one
+SELECT * FROM webhook_endpoints
+WHERE workspace_id = @workspace_id AND (id = sqlc.narg(id) OR short_id = sqlc.narg(short_id));
+
+-- name: ListWebhookEndpoints :many
+SELECT * FROM webhook_endpoints WHERE workspace_id = @workspace_id
+ORDER BY created_at DESC, id LIMIT @max::int;
+
+-- name: UpdateWebhookEndpoint :one
+-- UpdateWebhookEndpoint leaves NULL fields as they are; enabling clears the failure state.
+UPDATE webhook_endpoints SET
+    url = coalesce(sqlc.narg(url), url),
+    event_types = coalesce(sqlc.narg(event_types)::text[], event_types),
+    description = CASE WHEN @set_description::boolean THEN sqlc.narg(description) ELSE description END,
+    enabled = coalesce(sqlc.narg(enabled)::boolean, enabled),
+    consecutive_failures = CASE WHEN sqlc.narg(enabled)::boolean THEN 0 ELSE consecutive_failures END,
+    disabled_at = CASE WHEN sqlc.narg(enabled)::boolean THEN NULL ELSE disabled_at END,
+    disabled_reason = CASE WHEN sqlc.narg(enabled)::boolean THEN NULL ELSE disabled_reason END,
+    updated_at = now()
+WHERE workspace_id = @workspace_id AND (id = sqlc.narg(id) OR short_id = sqlc.narg(short_id))
+RETURNING *;
+
+-- name: DeleteWebhookEndpoint :execrows
+DELETE FROM webhook_endpoints
+WHERE workspace_id = @workspace_id AND (id = sqlc.narg(id) OR short_id = sqlc.narg(short_id));
+
+-- name: InsertWebhookAttempt :exec
+INSERT INTO webhook_attempts (workspace_id, endpoint_id, event_id, event_type, attempt, succeeded, response_code, duration_ms, error)
+VALUES (@workspace_id, @endpoint_id, @event_id, @event_type, @attempt, @succeeded, sqlc.narg(response_code), @duration_ms, sqlc.narg(error));
+
+-- name: CountWebhookOutcome :one
+-- CountWebhookOutcome resets the failure count on success, or counts a failure and disables
+-- the endpoint once disable_after failures are consecutive.
+UPDATE webhook_endpoints SET
+    consecutive_failures = CASE WHEN @succeeded::boolean THEN 0 ELSE consecutive_failures + 1 END,
+    enabled = enabled AND (@succeeded::boolean OR consecutive_failures + 1 < @disable_after::int),
+    disabled_at = CASE WHEN enabled AND NOT @succeeded::boolean AND consecutive_failures + 1 >= @disable_after::int
+        THEN now() ELSE disabled_at END,
+    disabled_reason = CASE WHEN enabled AND NOT @succeeded::boolean AND consecutive_failures + 1 >= @disable_after::int
+        THEN 'disabled after ' || @disable_after::int || ' consecutive failed deliveries' ELSE disabled_reason END
+WHERE workspace_id = @workspace_id AND id = @id
+RETURNING enabled;
+
+-- name: ListWebhookAttempts :many
+SELECT endpoint_id, workspace_id, event_id, event_type, attempt, succeeded, response_code, duration_ms, error, created_at
+FROM webhook_attempts WHERE workspace_id = @workspace_id AND endpoint_id = @endpoint_id
+ORDER BY created_at DESC, id LIMIT @max::int;
