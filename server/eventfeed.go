@@ -74,9 +74,6 @@ func (f *eventFeed) VisitStreamEventsResponse(w http.ResponseWriter) error {
 	if err := f.replay(); err != nil {
 		return err
 	}
-	if f.ping <= 0 {
-		f.ping = 15 * time.Second
-	}
 	ping := time.NewTicker(f.ping)
 	defer ping.Stop()
 	for {
