@@ -51,7 +51,8 @@ type setupOpts struct {
 	ping                 time.Duration
 	responseTTL          time.Duration
 	idempotencyRetention time.Duration
-	development          bool // APP_ENV=development
+	development          bool  // APP_ENV=development
+	bodyLimit            int64 // 0: the default
 }
 
 func setup(t *testing.T, opts ...func(*setupOpts)) *testBundle {
@@ -180,6 +181,9 @@ func startApp(t *testing.T, st *store.Store, o setupOpts, families map[string]ll
 	cfg.Server.KeyRPM, cfg.Server.WorkspaceRPM = o.keyRPM, o.workspaceRPM
 	cfg.Server.SSEPingInterval = o.ping
 	cfg.Server.Development = o.development
+	if o.bodyLimit > 0 {
+		cfg.Server.BodyLimitBytes = o.bodyLimit
+	}
 	cfg.Responses = responses.Config{TTL: o.responseTTL, IdempotencyRetention: o.idempotencyRetention}
 	cfg.Families = families
 	cfg.WebhookAllowPrivate = o.allowPrivate
