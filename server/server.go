@@ -46,7 +46,7 @@ type Deps struct {
 	Limiter   ratelimit.Limiter
 	Responses *responses.Service    // the /v1 turn domain
 	Hub       *events.Hub           // live event fan-out for GET /v1/events
-	Jobs      *river.Client[pgx.Tx] // the durable job queue
+	Jobs      *river.Client[pgx.Tx] // inserts jobs (webhook redeliveries); it need not work them
 	Guard     netguard.Guard        // which webhook URLs may be registered
 	Ops       *manage.Service       // agent-management operations (/api, /mcp)
 	MCP       http.Handler          // the MCP tool server
