@@ -62,6 +62,19 @@ type CreateRequest struct {
 	Body           any
 }
 
+// CheckOptions refuses the combinations of store, background and stream that cannot work.
+// Create and Stream check them too; a handler may call it first, so that a bad combination
+// is reported before anything else about the request.
+func (req CreateRequest) CheckOptions() error {
+	switch {
+	case req.Background && !req.Store:
+		return apierr.Invalid("background", "background_requires_store", "`background: true` cannot be combined with `store: false`: a background response must be stored to be fetched.")
+	case req.Background && req.Stream:
+		return apierr.Invalid("stream", "unsupported_combination", "`background: true` cannot be combined with `stream: true`: poll GET /v1/responses/{id} or follow GET /v1/events instead.")
+	}
+	return nil
+}
+
 // Created is the answer to a create that is not streamed: a fresh object, or the stored
 // body of an idempotent replay, verbatim.
 type Created struct {
@@ -108,11 +121,8 @@ func (s *Service) Get(ctx context.Context, workspaceID uuid.UUID, id string) (js
 // prepare checks the combination of options, resolves previous_response_id and fixes the
 // response's identity.
 func (s *Service) prepare(ctx context.Context, req CreateRequest) (*Run, error) {
-	switch {
-	case req.Background && !req.Store:
-		return nil, apierr.Invalid("background", "background_requires_store", "`background: true` cannot be combined with `store: false`: a background response must be stored to be fetched.")
-	case req.Background && req.Stream:
-		return nil, apierr.Invalid("stream", "unsupported_combination", "`background: true` cannot be combined with `stream: true`: poll GET /v1/responses/{id} or follow GET /v1/events instead.")
+	if err := req.CheckOptions(); err != nil {
+		return nil, err
 	}
 	model := req.Model
 	if model == "" {

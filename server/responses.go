@@ -38,15 +38,19 @@ func (h *v1Handlers) CreateResponse(ctx context.Context, req v1api.CreateRespons
 func (h *v1Handlers) createRequest(ctx context.Context, req v1api.CreateResponseRequestObject) (responses.CreateRequest, error) {
 	p, _ := principalFrom(ctx)
 	body := req.Body
+	in := responses.CreateRequest{WorkspaceID: p.WorkspaceID, Model: modelID(body.Model),
+		Store: body.Store == nil || *body.Store, Background: isTrue(body.Background), Stream: isTrue(body.Stream), Body: body}
+	if err := in.CheckOptions(); err != nil {
+		return in, err
+	}
 	input, err := responsesInput(body.Input)
 	if err != nil {
-		return responses.CreateRequest{}, err
+		return in, err
 	}
 	if body.Instructions != nil {
 		input.Instructions = append(input.Instructions, *body.Instructions)
 	}
-	in := responses.CreateRequest{WorkspaceID: p.WorkspaceID, Model: modelID(body.Model), Input: input,
-		Store: body.Store == nil || *body.Store, Background: isTrue(body.Background), Stream: isTrue(body.Stream), Body: body}
+	in.Input = input
 	if body.PreviousResponseId != nil {
 		in.PreviousResponseID = *body.PreviousResponseId
 	}

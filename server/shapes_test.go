@@ -100,19 +100,22 @@ func TestBodyShapes(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal([]byte(completed), &first))
 	_, got := b.get(t, "/v1/responses/"+first.ID)
+	background := post("/v1/responses", `{"input":"later","background":true}`)
+	var queued struct{ ID string }
+	require.NoError(t, json.Unmarshal([]byte(background), &queued))
+	b.waitFinished(t, queued.ID) // before the failure below is queued at the fake vendor
 	requireShape(t, "response", map[string]string{
 		"completed":       completed,
 		"get":             string(got),
 		"store false":     post("/v1/responses", `{"input":"hi","store":false}`),
 		"continued":       post("/v1/responses", `{"input":"more","previous_response_id":"`+first.ID+`"}`),
-		"background":      post("/v1/responses", `{"input":"later","background":true}`),
+		"background":      background,
 		"chat":            post("/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}]}`),
 		"chat stateful":   post("/v1/chat/completions", `{"conversation":"`+first.Conversation+`","messages":[{"role":"user","content":"hi"}]}`),
 		"not found error": func() string { _, raw := b.get(t, "/v1/responses/resp_nope"); return string(raw) }(),
 	})
 
 	b.vendors[catalog.Alpha].Push(llmtest.Reply{Status: http.StatusServiceUnavailable})
-	var queued struct{ ID string }
 	require.NoError(t, json.Unmarshal([]byte(post("/v1/responses", `{"input":"x","background":true}`)), &queued))
 	b.waitFinished(t, queued.ID)
 	_, failed := b.get(t, "/v1/responses/"+queued.ID)
