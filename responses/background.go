@@ -112,6 +112,8 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[BackgroundArgs]) error
 	switch {
 	case err == nil, errors.Is(err, store.ErrNotFound):
 		return nil
+	case ctx.Err() != nil:
+		return err // stopped (a drain ran out of time): not the turn's failure; the queue retries
 	case apierr.As(err) != nil:
 		return w.svc.fail(ctx, run, apierr.As(err))
 	default:
