@@ -60,10 +60,11 @@ type Turn struct {
 	Persist bool
 	// OnDelta receives the reply text as the model produces it.
 	OnDelta func(string) error
-	// Record runs inside the transaction that commits the turn, to store a record of the
-	// surface (a response object) atomically with the turn; the events it returns are
-	// appended after the turn's own.
-	Record func(ctx context.Context, tx *store.Tx, out *Outcome) ([]store.NewEvent, error)
+	// Record, when set, describes what the surface keeps of the finished turn (a stored
+	// response object). The pipeline writes it in the transaction that commits the turn
+	// (store.Tx.WriteTurnRecord), so the surface never holds the transaction; its events
+	// are appended after the turn's own.
+	Record func(out *Outcome) (store.TurnRecord, error)
 }
 
 // Outcome is what a turn produced and cost.
@@ -176,10 +177,14 @@ func (p *Pipeline) commit(ctx context.Context, t Turn, out *Outcome, produced []
 		}
 		var recorded []store.NewEvent
 		if t.Record != nil {
-			var err error
-			if recorded, err = t.Record(ctx, tx, out); err != nil {
+			rec, err := t.Record(out)
+			if err != nil {
 				return err
 			}
+			if err := tx.WriteTurnRecord(ctx, t.WorkspaceID, rec); err != nil {
+				return err
+			}
+			recorded = rec.Events
 		}
 		events = append(events, store.NewEvent{Type: "turn.completed", Data: map[string]any{
 			"conversation_id": conversationRef(out), "surface": t.Surface, "reply_preview": preview(out.Text),

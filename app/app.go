@@ -1,6 +1,7 @@
 // Package app assembles one Switchboard process: the store, the model clients, the turn
-// pipeline, the durable job queue and its workers, the event hub and relay, and the HTTP
-// server. `switchboard serve` and the end-to-end tests build it the same way.
+// pipeline, the responses domain, the durable job queue and its workers, the event hub and
+// relay, and the HTTP server. `switchboard serve` and the end-to-end tests build it the same
+// way.
 package app
 
 import (
@@ -24,74 +25,125 @@ import (
 	"switchboard/mcp"
 	"switchboard/netguard"
 	"switchboard/ratelimit"
+	"switchboard/responses"
 	"switchboard/server"
 	"switchboard/store"
 )
 
-// Config is everything a process is told.
+// Config is everything a process is told. It comes complete: start from DefaultConfig
+// (cmd/switchboard's loadConfig does, then reads the environment); New applies no defaults.
 type Config struct {
 	Server              server.Config
+	Responses           responses.Config
 	Families            map[string]llm.FamilyConfig
-	Development         bool
 	WebhookAllowPrivate bool
 	Delivery            events.DeliveryConfig
-	VendorTimeout       time.Duration
-	// ResponseTTL is how long a background response may stay unfinished (RESPONSE_TTL).
-	ResponseTTL time.Duration
+	VendorTimeout       time.Duration // bounds one model call, streaming included
 	// DevelopmentCreditNanoUSD is the starting credit of the development workspace.
 	DevelopmentCreditNanoUSD int64
 }
 
+// DefaultConfig is the configuration of an unconfigured process: the one place where
+// defaults live (the README's environment table documents them).
+func DefaultConfig() Config {
+	return Config{
+		Server: server.Config{
+			PublicBaseURL:    "http://localhost:8080",
+			KeyRPM:           600,
+			WorkspaceRPM:     3000,
+			BodyLimitBytes:   1 << 20,
+			HealthCheckLimit: 2 * time.Second,
+			SSEPingInterval:  15 * time.Second,
+		},
+		Responses:                responses.Config{TTL: 15 * time.Minute, IdempotencyRetention: 24 * time.Hour},
+		Families:                 map[string]llm.FamilyConfig{},
+		Delivery:                 events.DefaultDeliveryConfig,
+		VendorTimeout:            5 * time.Minute,
+		DevelopmentCreditNanoUSD: 5_000_000_000,
+	}
+}
+
 // App is a wired process.
 type App struct {
-	Server *server.Server
-	Hub    *events.Hub
-	Jobs   *river.Client[pgx.Tx]
-	relay  *events.Relay
-	store  *store.Store
-	ttl    time.Duration
-
-	development bool
-	devCredit   int64
-	log         *slog.Logger
+	Server    *server.Server
+	Hub       *events.Hub
+	Responses *responses.Service
+	jobs      *river.Client[pgx.Tx] // works the jobs; started by Start
+	relay     *events.Relay
+	store     *store.Store
+	cfg       Config
+	log       *slog.Logger
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
 
-// New wires a process over an open store.
+// New wires a process over an open store, in dependency order.
 func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*App, error) {
-	if cfg.VendorTimeout == 0 {
-		cfg.VendorTimeout = 5 * time.Minute
-	}
-	cfg.Server.Development = cfg.Development
-	if cfg.ResponseTTL == 0 {
-		cfg.ResponseTTL = 15 * time.Minute
-	}
-	if cfg.Delivery == (events.DeliveryConfig{}) {
-		cfg.Delivery = events.DefaultDeliveryConfig
-	}
-	// The default transport keeps 2 idle connections per host: under load every other vendor
-	// call opened a new connection (found with bench/).
-	vendorTransport := http.DefaultTransport.(*http.Transport).Clone()
-	vendorTransport.MaxIdleConnsPerHost = 256
-	models, err := llm.NewRegistry(cfg.Families, cfg.Development, &http.Client{Timeout: cfg.VendorTimeout, Transport: vendorTransport})
+	models, err := llm.NewRegistry(cfg.Families, cfg.Server.Development, vendorClient(cfg.VendorTimeout))
 	if err != nil {
 		return nil, err
 	}
 	guard := netguard.Guard{AllowPrivate: cfg.WebhookAllowPrivate}
+	// Enqueueing and working are two River clients over one pool. The background worker
+	// needs the turn pipeline, whose tools (the management operations) enqueue crawls: with
+	// one client, its workers would have to exist before the pipeline. An insert-only client
+	// (River's documented shape: no queues, never started) serves everything that enqueues,
+	// and the client that works the jobs is built last, once every worker exists.
+	inserter, err := river.NewClient(riverpgxv5.New(st.Pool()), &river.Config{
+		Logger:        log.With(slog.String("component", "jobs")),
+		FetchCooldown: jobFetchCooldown, // also how often inserts may notify the workers
+	})
+	if err != nil {
+		return nil, fmt.Errorf("job queue: %w", err)
+	}
+	ops := manage.New(st, cat, guard, inserter, cfg.Server.PublicBaseURL)
+	// The management operations are also the builder assistant's tools.
+	tools, err := agent.NewTools(ops.AgentTools()...)
+	if err != nil {
+		return nil, err
+	}
+	resp := responses.New(cfg.Responses, st, agent.New(st, cat, models, tools, log), inserter, log)
+	jobs, err := newWorkingClient(st, cfg, log, resp.Worker(),
+		events.NewDeliverer(st, guard.Client(cfg.Delivery.Timeout), cfg.Delivery, log), manage.NewCrawler(st, guard, log))
+	if err != nil {
+		return nil, err
+	}
+	hub := events.NewHub(st, log)
+	srv, err := server.New(cfg.Server, server.Deps{
+		Store: st, Catalog: cat, Limiter: ratelimit.NewMemory(nil), Responses: resp,
+		Hub: hub, Jobs: inserter, Guard: guard, Ops: ops, MCP: mcp.Handler(mcp.New(ops, server.WorkspaceFrom, log)), Log: log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &App{Server: srv, Hub: hub, Responses: resp, jobs: jobs, relay: events.NewRelay(st, inserter, hub, log),
+		store: st, cfg: cfg, log: log}, nil
+}
 
+// jobFetchCooldown is the shortest pause between two fetches of a queue: short, so that a
+// background response starts soon after it is queued.
+const jobFetchCooldown = 20 * time.Millisecond
+
+// vendorClient is the HTTP client of the model vendors. The default transport keeps 2 idle
+// connections per host: under load every other vendor call opened a new connection (found
+// with bench/).
+func vendorClient(timeout time.Duration) *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = 256
+	return &http.Client{Timeout: timeout, Transport: t}
+}
+
+// newWorkingClient is the River client that works jobs, with every worker registered.
+func newWorkingClient(st *store.Store, cfg Config, log *slog.Logger, background *responses.Worker, deliverer *events.Deliverer, crawler *manage.Crawler) (*river.Client[pgx.Tx], error) {
 	workers := river.NewWorkers()
-	// The background worker needs the turn pipeline, whose tools need the job queue, whose
-	// client needs its workers registered first: the pipeline is handed to it once built.
-	background := server.NewBackgroundWorker(st, nil, cfg.ResponseTTL, log)
 	if err := river.AddWorkerSafely(workers, background); err != nil {
 		return nil, err
 	}
-	if err := river.AddWorkerSafely(workers, events.NewDeliverer(st, guard.Client(cfg.Delivery.Timeout), cfg.Delivery, log)); err != nil {
+	if err := river.AddWorkerSafely(workers, deliverer); err != nil {
 		return nil, err
 	}
-	if err := river.AddWorkerSafely(workers, manage.NewCrawler(st, guard, log)); err != nil {
+	if err := river.AddWorkerSafely(workers, crawler); err != nil {
 		return nil, err
 	}
 	jobs, err := river.NewClient(riverpgxv5.New(st.Pool()), &river.Config{
@@ -101,82 +153,43 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 			river.QueueDefault:   {MaxWorkers: 20},
 			events.DeliveryQueue: {MaxWorkers: 50},
 		},
-		FetchCooldown: 20 * time.Millisecond,
+		FetchCooldown: jobFetchCooldown,
 		// A job whose replica died is retried once this has passed; the background worker
 		// is bounded by the response TTL, so the rescue comes soon after.
-		RescueStuckJobsAfter: cfg.ResponseTTL + time.Minute,
+		RescueStuckJobsAfter: cfg.Responses.TTL + time.Minute,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("job queue: %w", err)
 	}
-	hub := events.NewHub(st, log)
-	// The management operations are also the builder assistant's tools.
-	ops := manage.New(st, cat, guard, jobs, cfg.Server.PublicBaseURL)
-	tools, err := agent.NewTools(ops.AgentTools()...)
-	if err != nil {
-		return nil, err
-	}
-	turns := agent.New(st, cat, models, tools, log)
-	background.SetTurns(turns)
-	toolServer := mcp.New(ops, server.WorkspaceFrom, log)
-	srv, err := server.New(cfg.Server, server.Deps{
-		Store: st, Catalog: cat, Limiter: ratelimit.NewMemory(nil),
-		Turns: turns,
-		Hub:   hub, Jobs: jobs, Guard: guard, Ops: ops, MCP: mcp.Handler(toolServer), Log: log,
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &App{Server: srv, Hub: hub, Jobs: jobs, relay: events.NewRelay(st, jobs, hub, log), store: st, ttl: cfg.ResponseTTL, log: log,
-		development: cfg.Development, devCredit: cfg.DevelopmentCreditNanoUSD}, nil
+	return jobs, nil
 }
 
-// Start runs the background machinery: the job queue, the event hub and the relay.
+// Start runs the background machinery: the job queue, the event hub, the relay and the
+// sweeper of stuck responses and expired idempotency keys.
 func (a *App) Start(ctx context.Context) error {
-	if a.development {
+	if a.cfg.Server.Development {
 		// The development user acts in workspace `default`; make sure it exists.
-		if _, err := a.store.CreateWorkspace(ctx, server.DevelopmentWorkspace, a.devCredit); err != nil && !errors.Is(err, store.ErrExists) {
+		if _, err := a.store.CreateWorkspace(ctx, server.DevelopmentWorkspace, a.cfg.DevelopmentCreditNanoUSD); err != nil && !errors.Is(err, store.ErrExists) {
 			return err
 		}
 	}
 	ctx, a.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	if err := a.Jobs.Start(ctx); err != nil {
+	if err := a.jobs.Start(ctx); err != nil {
 		return fmt.Errorf("start job queue: %w", err)
 	}
 	a.wg.Add(3)
 	go func() { defer a.wg.Done(); a.Hub.Run(ctx) }()
 	go func() { defer a.wg.Done(); a.relay.Run(ctx) }()
-	go func() { defer a.wg.Done(); a.sweep(ctx) }()
+	go func() { defer a.wg.Done(); a.Responses.RunSweeper(ctx) }()
 	return nil
 }
 
-// sweep fails background responses stuck past their TTL and forgets expired idempotency
-// keys: at start (a crash may have left some behind) and then periodically.
-func (a *App) sweep(ctx context.Context) {
-	interval := min(max(a.ttl/4, 100*time.Millisecond), time.Minute)
-	for {
-		if n, err := server.SweepStuckResponses(ctx, a.store, a.ttl); err != nil && ctx.Err() == nil {
-			a.log.Error("sweeping stuck responses", slog.String("error", err.Error()))
-		} else if n > 0 {
-			a.log.Warn("failed stuck background responses", slog.Int("count", n))
-		}
-		if _, err := a.store.DeleteExpiredIdempotencyKeys(ctx); err != nil && ctx.Err() == nil {
-			a.log.Error("sweeping idempotency keys", slog.String("error", err.Error()))
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(interval):
-		}
-	}
-}
-
-// Stop lets running jobs finish (until ctx ends, then cancels them) and stops the hub and
-// relay. Call it after the HTTP server has drained.
+// Stop lets running jobs finish (until ctx ends, then cancels them) and stops the hub,
+// relay and sweeper. Call it after the HTTP server has drained.
 func (a *App) Stop(ctx context.Context) error {
-	err := a.Jobs.Stop(ctx)
+	err := a.jobs.Stop(ctx)
 	if ctx.Err() != nil {
-		err = a.Jobs.StopAndCancel(context.Background())
+		err = a.jobs.StopAndCancel(context.Background())
 	}
 	if a.cancel != nil {
 		a.cancel()

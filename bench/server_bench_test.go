@@ -36,7 +36,6 @@ import (
 	"switchboard/app"
 	"switchboard/catalog"
 	"switchboard/llm"
-	"switchboard/server"
 	"switchboard/store"
 )
 
@@ -88,13 +87,12 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil)) // formatted like serve's, then dropped
-	a, err := app.New(app.Config{
-		Server: server.Config{PublicBaseURL: "http://127.0.0.1", KeyRPM: 100_000_000, WorkspaceRPM: 100_000_000,
-			SSEPingInterval: 15 * time.Second},
-		Families:            families(mock),
-		WebhookAllowPrivate: true,
-		VendorTimeout:       5 * time.Minute,
-	}, st, catalog.Default(), log)
+	cfg := app.DefaultConfig()
+	cfg.Server.PublicBaseURL = "http://127.0.0.1"
+	cfg.Server.KeyRPM, cfg.Server.WorkspaceRPM = 100_000_000, 100_000_000
+	cfg.Families = families(mock)
+	cfg.WebhookAllowPrivate = true
+	a, err := app.New(cfg, st, catalog.Default(), log)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench: app:", err)
 		return 1

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -33,7 +32,7 @@ type Service struct {
 
 // New returns the service. publicURL is PUBLIC_BASE_URL, the base of the links it hands out.
 func New(st *store.Store, cat *catalog.Catalog, guard netguard.Guard, jobs *river.Client[pgx.Tx], publicURL string) *Service {
-	return &Service{store: st, catalog: cat, guard: guard, jobs: jobs, publicURL: strings.TrimRight(publicURL, "/")}
+	return &Service{store: st, catalog: cat, guard: guard, jobs: jobs, publicURL: publicURL}
 }
 
 // parseID reads an agent (or other) UUID parameter.

@@ -11,7 +11,6 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
-	"github.com/labstack/echo/v4/middleware"
 	echomw "github.com/oapi-codegen/echo-middleware"
 
 	"switchboard/apierr"
@@ -45,7 +44,7 @@ func (s *Server) routeAPI(e *echo.Echo) error {
 		Options:               openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc},
 		SilenceServersWarning: true,
 	})
-	g := e.Group("/api", s.authenticator(true), middleware.BodyLimit(s.cfg.BodyLimit), keepRawBody, validator)
+	g := e.Group("/api", s.authenticator(true), s.bodyLimit(), keepRawBody, validator)
 	apiapi.RegisterHandlers(basePath{g: g, prefix: "/api"}, apiapi.NewStrictHandler(&apiHandlers{s: s}, nil))
 	return nil
 }

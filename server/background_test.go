@@ -121,22 +121,6 @@ func TestBackgroundFailureIsStoredAndAnnounced(t *testing.T) {
 	require.Equal(t, "stream", str(errorOf(t, resp, raw, http.StatusBadRequest).Param))
 }
 
-func TestStuckBackgroundResponsesAreFailedBySweep(t *testing.T) {
-	t.Parallel()
-	b := setup(t, func(o *setupOpts) { o.responseTTL = 200 * time.Millisecond })
-	// A queued response whose job is gone, as after a lost replica.
-	_, err := b.store.Pool().Exec(context.Background(),
-		`INSERT INTO responses (workspace_id, short_id, status, model, background, body)
-		 VALUES ($1, 'resp_stuck0000000000000000', 'queued', 'beta-5.4', true,
-		   '{"id":"resp_stuck0000000000000000","object":"response","created_at":1,"status":"queued","model":"beta-5.4","output":[]}')`,
-		b.workspace.ID)
-	require.NoError(t, err)
-	done := b.waitFinished(t, "resp_stuck0000000000000000")
-	require.Equal(t, "failed", done.Status)
-	require.Equal(t, "response_timed_out", str(done.Error.Code))
-	require.Equal(t, []map[string]any{{"responseId": "resp_stuck0000000000000000", "conversationId": nil, "status": "failed"}}, b.metaEvents(t))
-}
-
 func TestIdempotencyKeyReplaysWithoutRunningAgain(t *testing.T) {
 	t.Parallel()
 	b := setup(t)

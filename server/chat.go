@@ -2,89 +2,16 @@ package server
 
 import (
 	"context"
-	"errors"
 	"net/http"
-	"time"
 
 	"switchboard/agent"
 	"switchboard/apierr"
 	"switchboard/gen/v1api"
 	"switchboard/llm"
-	"switchboard/shortid"
-	"switchboard/store"
+	"switchboard/responses"
 )
 
-type chatCompletion struct {
-	ID           string       `json:"id"`
-	Object       string       `json:"object"`
-	Created      int64        `json:"created"`
-	Model        string       `json:"model"`
-	Choices      []chatChoice `json:"choices"`
-	Usage        *chatUsage   `json:"usage,omitempty"`
-	Conversation string       `json:"x_svc_conversation,omitempty"`
-}
-
-type chatChoice struct {
-	Index        int          `json:"index"`
-	Message      *chatMessage `json:"message,omitempty"`
-	Delta        *chatDelta   `json:"delta,omitempty"`
-	Logprobs     any          `json:"logprobs"`
-	FinishReason *string      `json:"finish_reason"`
-}
-
-type chatMessage struct {
-	Role    string  `json:"role"`
-	Content *string `json:"content"`
-	Refusal *string `json:"refusal"`
-}
-
-type chatDelta struct {
-	Role    string  `json:"role,omitempty"`
-	Content *string `json:"content,omitempty"`
-}
-
-type chatUsage struct {
-	PromptTokens     int64 `json:"prompt_tokens"`
-	CompletionTokens int64 `json:"completion_tokens"`
-	TotalTokens      int64 `json:"total_tokens"`
-}
-
-// chatCall is one chat completion in progress: its identity is fixed before the turn runs.
-type chatCall struct {
-	id           string
-	created      time.Time
-	model        string
-	conversation string // the `mc-` id on stateful turns
-}
-
-func finishReason(f llm.FinishReason) *string {
-	s := string(f)
-	if s == "" {
-		s = string(llm.FinishStop)
-	}
-	return &s
-}
-
-func usageOf(out *agent.Outcome) *chatUsage {
-	return &chatUsage{PromptTokens: out.Usage.InputTokens, CompletionTokens: out.Usage.OutputTokens,
-		TotalTokens: out.Usage.InputTokens + out.Usage.OutputTokens}
-}
-
-func (c chatCall) completion(out *agent.Outcome) chatCompletion {
-	text := out.Text
-	return chatCompletion{ID: c.id, Object: "chat.completion", Created: c.created.Unix(), Model: c.model,
-		Choices: []chatChoice{{Index: 0, Message: &chatMessage{Role: "assistant", Content: &text}, FinishReason: finishReason(out.Finish)}},
-		Usage:   usageOf(out), Conversation: c.conversation}
-}
-
-func (c chatCall) chunk(choices []chatChoice) chatCompletion {
-	return chatCompletion{ID: c.id, Object: "chat.completion.chunk", Created: c.created.Unix(), Model: c.model,
-		Choices: choices, Conversation: c.conversation}
-}
-
-// CreateChatCompletion runs one turn in the chat-completion shape. With `conversation` the
-// server owns the history and only the last user message is read; without it, the whole
-// `messages` array seeds an ephemeral turn that stores nothing but its spend.
+// CreateChatCompletion runs one turn in the chat-completion shape (POST /v1/chat/completions).
 func (h *v1Handlers) CreateChatCompletion(ctx context.Context, req v1api.CreateChatCompletionRequestObject) (v1api.CreateChatCompletionResponseObject, error) {
 	p, _ := principalFrom(ctx)
 	body := req.Body
@@ -92,83 +19,124 @@ func (h *v1Handlers) CreateChatCompletion(ctx context.Context, req v1api.CreateC
 	if err != nil {
 		return nil, err
 	}
-	call := chatCall{id: shortid.New(shortid.ChatCompl), created: time.Now(), model: modelOrDefault(body.Model)}
-	turn := agent.Turn{WorkspaceID: p.WorkspaceID, Model: call.model, Surface: "chat.completions",
-		Instructions: in.instructions, Text: in.text}
-	if ref := body.Conversation; ref != nil {
-		conv, err := h.s.store.ConversationByRef(ctx, p.WorkspaceID, *ref)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, apierr.NotFound("conversation", "conversation_not_found", "No conversation %q in this workspace.", *ref)
-		}
-		if err != nil {
-			return nil, err
-		}
-		turn.Conversation, turn.Persist, call.conversation = &conv, true, conv.ShortID
-	} else {
-		turn.Seed = in.seed
-	}
-	if isTrue(body.Stream) {
-		includeUsage := body.StreamOptions != nil && isTrue(body.StreamOptions.IncludeUsage)
-		return &chatStream{ctx: ctx, turns: h.s.turns, turn: turn, call: call, includeUsage: includeUsage}, nil
-	}
-	out, err := h.s.turns.Run(ctx, turn)
+	run, err := h.s.responses.Chat(ctx, responses.ChatRequest{WorkspaceID: p.WorkspaceID, Model: modelID(body.Model),
+		Input: in, Conversation: body.Conversation})
 	if err != nil {
 		return nil, err
 	}
-	return jsonBody{status: http.StatusOK, body: call.completion(out)}, nil
+	if isTrue(body.Stream) {
+		includeUsage := body.StreamOptions != nil && isTrue(body.StreamOptions.IncludeUsage)
+		return &chatStream{ctx: ctx, run: run, includeUsage: includeUsage}, nil
+	}
+	out, err := run.Execute(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	return v1api.CreateChatCompletion200JSONResponse{Body: chatCompletion(run, out)}, nil
+}
+
+func chatCompletion(run *responses.ChatRun, out *agent.Outcome) v1api.ChatCompletion {
+	text := out.Text
+	finish := v1api.ChatCompletionChoiceFinishReason(finishReason(out.Finish))
+	return v1api.ChatCompletion{Id: run.ID, Object: "chat.completion", Created: run.Created.Unix(), Model: run.Model,
+		Choices: []v1api.ChatCompletionChoice{{Index: 0, FinishReason: &finish,
+			Message: v1api.ChatCompletionMessage{Role: "assistant", Content: &text}}},
+		Usage: chatUsage(out), XSvcConversation: run.Conversation}
+}
+
+func chatUsage(out *agent.Outcome) *v1api.ChatCompletionUsage {
+	return &v1api.ChatCompletionUsage{PromptTokens: out.Usage.InputTokens, CompletionTokens: out.Usage.OutputTokens,
+		TotalTokens: out.Usage.InputTokens + out.Usage.OutputTokens}
+}
+
+func finishReason(f llm.FinishReason) string {
+	if f == "" {
+		return string(llm.FinishStop)
+	}
+	return string(f)
+}
+
+// chatChunk is a `chat.completion.chunk` frame of a stream. The contract describes the
+// stream as text (frames of this JSON), so no generated type exists for it; its usage is
+// the generated one.
+type chatChunk struct {
+	ID           string                     `json:"id"`
+	Object       string                     `json:"object"`
+	Created      int64                      `json:"created"`
+	Model        string                     `json:"model"`
+	Choices      []chunkChoice              `json:"choices"`
+	Usage        *v1api.ChatCompletionUsage `json:"usage,omitempty"`
+	Conversation string                     `json:"x_svc_conversation,omitempty"`
+}
+
+type chunkChoice struct {
+	Index        int        `json:"index"`
+	Delta        chunkDelta `json:"delta"`
+	Logprobs     any        `json:"logprobs"`
+	FinishReason *string    `json:"finish_reason"`
+}
+
+type chunkDelta struct {
+	Role    string  `json:"role,omitempty"`
+	Content *string `json:"content,omitempty"`
 }
 
 // chatStream runs the turn while writing `chat.completion.chunk` frames: the role in the
 // first delta, the content deltas as they arrive, then a chunk with an empty delta and the
-// finish_reason (as the reference API does), the usage chunk when asked, and `[DONE]`.
+// finish_reason (as the reference API does), the usage chunk when asked, and `[DONE]`. Like
+// every stream it has its own Visit: the frames are flushed as the model produces them.
 type chatStream struct {
 	ctx          context.Context
-	turns        *agent.Pipeline
-	turn         agent.Turn
-	call         chatCall
+	run          *responses.ChatRun
 	includeUsage bool
+	out          *sseWriter
+}
+
+func (s *chatStream) chunk(choices ...chunkChoice) chatChunk {
+	return chatChunk{ID: s.run.ID, Object: "chat.completion.chunk", Created: s.run.Created.Unix(), Model: s.run.Model,
+		Choices: append([]chunkChoice{}, choices...), Conversation: s.run.Conversation}
+}
+
+// open sends the role, once, before the first content.
+func (s *chatStream) open() error {
+	if s.out.started {
+		return nil
+	}
+	empty := ""
+	return s.out.event("", s.chunk(chunkChoice{Delta: chunkDelta{Role: "assistant", Content: &empty}}))
 }
 
 func (s *chatStream) VisitCreateChatCompletionResponse(w http.ResponseWriter) error {
-	out := &sseWriter{w: w}
-	empty := ""
-	opened := false
-	open := func() error {
-		if opened {
-			return nil
-		}
-		opened = true
-		return out.event("", s.call.chunk([]chatChoice{{Delta: &chatDelta{Role: "assistant", Content: &empty}}}))
-	}
-	s.turn.OnDelta = func(delta string) error {
-		if err := open(); err != nil {
+	s.out = &sseWriter{w: w}
+	res, err := s.run.Execute(s.ctx, func(delta string) error {
+		if err := s.open(); err != nil {
 			return err
 		}
-		return out.event("", s.call.chunk([]chatChoice{{Delta: &chatDelta{Content: &delta}}}))
-	}
-	res, err := s.turns.Run(s.ctx, s.turn)
+		return s.out.event("", s.chunk(chunkChoice{Delta: chunkDelta{Content: &delta}}))
+	})
 	if err != nil {
-		if !out.started {
+		if !s.out.started {
 			return err
 		}
 		e := apierr.As(err)
 		if e == nil {
 			e = apierr.Internal(err)
 		}
-		return out.event("", map[string]any{"error": map[string]any{"message": e.Message, "type": e.Type(), "param": nil, "code": e.Code}})
+		return s.out.event("", map[string]any{"error": map[string]any{"message": e.Message, "type": e.Type(), "param": nil, "code": e.Code}})
 	}
-	if err := open(); err != nil {
+	if err := s.open(); err != nil {
 		return err
 	}
-	if err := out.event("", s.call.chunk([]chatChoice{{Delta: &chatDelta{}, FinishReason: finishReason(res.Finish)}})); err != nil {
+	finish := finishReason(res.Finish)
+	if err := s.out.event("", s.chunk(chunkChoice{FinishReason: &finish})); err != nil {
 		return err
 	}
 	if s.includeUsage {
-		last := s.call.chunk([]chatChoice{})
-		last.Usage = usageOf(res)
-		if err := out.event("", last); err != nil {
+		last := s.chunk()
+		last.Usage = chatUsage(res)
+		if err := s.out.event("", last); err != nil {
 			return err
 		}
 	}
-	return out.raw("", []byte("[DONE]"))
+	return s.out.raw("", []byte("[DONE]"))
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -87,9 +88,29 @@ func (s *Server) classify(err error) *apierr.Error {
 	}
 	var he *echo.HTTPError
 	if errors.As(err, &he) {
+		if he.Code == http.StatusRequestEntityTooLarge {
+			return s.tooLarge()
+		}
 		return fromHTTPError(he)
 	}
 	return apierr.Internal(err)
+}
+
+// tooLarge is the 413 of a body above the configured limit, which it names.
+func (s *Server) tooLarge() *apierr.Error {
+	return &apierr.Error{Kind: apierr.KindTooLarge, Code: "request_too_large",
+		Message: "The request body is larger than the " + byteSize(s.cfg.BodyLimitBytes) + " limit."}
+}
+
+// byteSize writes a size as people read it: "1 MiB", "512 KiB", "1000 bytes".
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return strconv.FormatInt(n>>20, 10) + " MiB"
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return strconv.FormatInt(n>>10, 10) + " KiB"
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
 }
 
 // fromHTTPError maps echo's own errors (routing, body limit, binding) into the envelope.
@@ -99,8 +120,6 @@ func fromHTTPError(he *echo.HTTPError) *apierr.Error {
 		return &apierr.Error{Kind: apierr.KindNotFound, Code: "unknown_route", Message: "Unknown route. See /llms.txt for the surfaces this server offers."}
 	case http.StatusMethodNotAllowed:
 		return &apierr.Error{Kind: apierr.KindMethodNotAllowed, Code: "method_not_allowed", Message: "This route does not accept that method."}
-	case http.StatusRequestEntityTooLarge:
-		return &apierr.Error{Kind: apierr.KindTooLarge, Code: "request_too_large", Message: "The request body is larger than the 1 MiB limit."}
 	case http.StatusUnsupportedMediaType:
 		return apierr.Invalid("", "unsupported_media_type", "Send the body as application/json.")
 	}

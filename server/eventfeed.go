@@ -52,7 +52,9 @@ func (h *v1Handlers) StreamEvents(ctx context.Context, req v1api.StreamEventsReq
 }
 
 // eventFeed writes the stream. It subscribes before it replays, so nothing committed at the
-// seam is missed, and it drops notices at or below its cursor, so nothing is sent twice.
+// seam is missed, and it drops notices at or below its cursor, so nothing is sent twice. Like
+// every stream it implements the generated Visit itself: the generated text/event-stream
+// response copies a finished io.Reader, while a feed writes and flushes as events happen.
 type eventFeed struct {
 	ctx       context.Context
 	store     *store.Store
@@ -73,9 +75,6 @@ func (f *eventFeed) VisitStreamEventsResponse(w http.ResponseWriter) error {
 	f.out.start()
 	if err := f.replay(); err != nil {
 		return err
-	}
-	if f.ping <= 0 {
-		f.ping = 15 * time.Second
 	}
 	ping := time.NewTicker(f.ping)
 	defer ping.Stop()

@@ -190,9 +190,10 @@ func TestFeedSendsPingsAndFreesItsSubscriptionOnDisconnect(t *testing.T) {
 func TestFeedOnOneReplicaSeesEventsWrittenThroughAnother(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	_, other := b.replica(t)
+	replica, other := b.replica(t)
 	f := b.openFeed(t, other, "", "")
-	time.Sleep(100 * time.Millisecond) // let the replay finish so the event arrives live
+	// Subscribed: from now on the event reaches the feed live.
+	require.Eventually(t, func() bool { return replica.Hub.Subscribers() == 1 }, 5*time.Second, 5*time.Millisecond)
 	start := time.Now()
 	b.chatTurn(t) // through the first replica
 	fr := f.next(t)

@@ -25,7 +25,7 @@ import (
 	"switchboard/llm/llmtest"
 	"switchboard/openapi"
 	"switchboard/openapi/contract"
-	"switchboard/server"
+	"switchboard/responses"
 	"switchboard/store"
 	"switchboard/store/storetest"
 )
@@ -51,7 +51,8 @@ type setupOpts struct {
 	ping                 time.Duration
 	responseTTL          time.Duration
 	idempotencyRetention time.Duration
-	development          bool // APP_ENV=development
+	development          bool  // APP_ENV=development
+	bodyLimit            int64 // 0: the default
 }
 
 func setup(t *testing.T, opts ...func(*setupOpts)) *testBundle {
@@ -175,22 +176,19 @@ func (b *testBundle) balance(t *testing.T) int64 {
 func startApp(t *testing.T, st *store.Store, o setupOpts, families map[string]llm.FamilyConfig) (*app.App, string) {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	a, err := app.New(app.Config{
-		Server: server.Config{
-			PublicBaseURL:        "http://switchboard.test",
-			KeyRPM:               o.keyRPM,
-			WorkspaceRPM:         o.workspaceRPM,
-			SSEPingInterval:      o.ping,
-			IdempotencyRetention: o.idempotencyRetention,
-		},
-		ResponseTTL: o.responseTTL,
-		Families:    families,
-		Development: o.development,
-
-		DevelopmentCreditNanoUSD: 5_000_000_000,
-		WebhookAllowPrivate:      o.allowPrivate,
-		Delivery:                 events.DeliveryConfig{RetryBase: 50 * time.Millisecond, Timeout: 2 * time.Second, DisableAfter: o.disableAfter},
-	}, st, catalog.Default(), log)
+	cfg := app.DefaultConfig()
+	cfg.Server.PublicBaseURL = "http://switchboard.test"
+	cfg.Server.KeyRPM, cfg.Server.WorkspaceRPM = o.keyRPM, o.workspaceRPM
+	cfg.Server.SSEPingInterval = o.ping
+	cfg.Server.Development = o.development
+	if o.bodyLimit > 0 {
+		cfg.Server.BodyLimitBytes = o.bodyLimit
+	}
+	cfg.Responses = responses.Config{TTL: o.responseTTL, IdempotencyRetention: o.idempotencyRetention}
+	cfg.Families = families
+	cfg.WebhookAllowPrivate = o.allowPrivate
+	cfg.Delivery = events.DeliveryConfig{RetryBase: 50 * time.Millisecond, Timeout: 2 * time.Second, DisableAfter: o.disableAfter}
+	a, err := app.New(cfg, st, catalog.Default(), log)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, a.Start(ctx))

@@ -25,7 +25,6 @@ type ctxKey int
 
 const (
 	principalKey ctxKey = iota
-	rateKey
 )
 
 func newRequestID() string {
@@ -101,7 +100,6 @@ func (s *Server) authenticateRequest(c echo.Context, next echo.HandlerFunc, devF
 		return err
 	}
 	setRateHeaders(c, res)
-	ctx = context.WithValue(ctx, rateKey, res)
 	if !res.Allowed {
 		return &apierr.Error{Kind: apierr.KindRateLimited, Code: "rate_limit_exceeded",
 			Message: "Rate limit exceeded: " + strconv.Itoa(res.Limit) + " requests per minute."}
@@ -202,21 +200,6 @@ func workspaceMayWork(p store.Principal) error {
 func principalFrom(ctx context.Context) (store.Principal, bool) {
 	p, ok := ctx.Value(principalKey).(store.Principal)
 	return p, ok
-}
-
-// rateHeaders are the X-RateLimit-* values of this request, in the shape of the generated
-// per-response header structs (which convert from it), so that a strict handler's typed
-// response repeats exactly what the middleware already set.
-type rateHeaders struct {
-	XRateLimitLimit     int
-	XRateLimitRemaining int
-	XRateLimitReset     int
-	XRequestId          *string
-}
-
-func rateHeadersFrom(ctx context.Context) rateHeaders {
-	r, _ := ctx.Value(rateKey).(ratelimit.Result)
-	return rateHeaders{XRateLimitLimit: r.Limit, XRateLimitRemaining: r.Remaining, XRateLimitReset: ceilSeconds(r.Reset)}
 }
 
 // WorkspaceFrom is the workspace of the authenticated caller of a request.

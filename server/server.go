@@ -6,6 +6,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,72 +17,61 @@ import (
 	echomw "github.com/oapi-codegen/echo-middleware"
 	"github.com/riverqueue/river"
 
-	"switchboard/agent"
 	"switchboard/catalog"
 	"switchboard/events"
 	"switchboard/gen/v1api"
 	"switchboard/manage"
 	"switchboard/netguard"
 	"switchboard/ratelimit"
+	"switchboard/responses"
 	"switchboard/store"
 )
 
-// Config is what the server needs from the environment.
+// Config is what the server needs from the environment. It comes complete (see
+// app.DefaultConfig and cmd/switchboard's loadConfig): New applies no defaults.
 type Config struct {
-	Development      bool   // APP_ENV=development
-	PublicBaseURL    string // PUBLIC_BASE_URL, without a trailing slash
-	KeyRPM           int    // RATE_LIMIT_KEY_RPM
-	WorkspaceRPM     int    // RATE_LIMIT_WORKSPACE_RPM
-	BodyLimit        string // request body limit, echo syntax ("1M")
-	HealthCheckLimit time.Duration
+	Development      bool          // APP_ENV=development
+	PublicBaseURL    string        // PUBLIC_BASE_URL, without a trailing slash
+	KeyRPM           int           // RATE_LIMIT_KEY_RPM
+	WorkspaceRPM     int           // RATE_LIMIT_WORKSPACE_RPM
+	BodyLimitBytes   int64         // larger request bodies are refused with 413
+	HealthCheckLimit time.Duration // how long GET /health waits for the database
 	SSEPingInterval  time.Duration // SSE_PING_INTERVAL
-	// IdempotencyRetention is how long an Idempotency-Key replays its response.
-	IdempotencyRetention time.Duration
 }
 
 // Deps are the server's collaborators, passed explicitly.
 type Deps struct {
-	Store   *store.Store
-	Catalog *catalog.Catalog
-	Limiter ratelimit.Limiter
-	Turns   *agent.Pipeline
-	Hub     *events.Hub           // live event fan-out for GET /v1/events
-	Jobs    *river.Client[pgx.Tx] // the durable job queue
-	Guard   netguard.Guard        // which webhook URLs may be registered
-	Ops     *manage.Service       // agent-management operations (/api, /mcp)
-	MCP     http.Handler          // the MCP tool server
-	Log     *slog.Logger
+	Store     *store.Store
+	Catalog   *catalog.Catalog
+	Limiter   ratelimit.Limiter
+	Responses *responses.Service    // the /v1 turn domain
+	Hub       *events.Hub           // live event fan-out for GET /v1/events
+	Jobs      *river.Client[pgx.Tx] // inserts jobs (webhook redeliveries); it need not work them
+	Guard     netguard.Guard        // which webhook URLs may be registered
+	Ops       *manage.Service       // agent-management operations (/api, /mcp)
+	MCP       http.Handler          // the MCP tool server
+	Log       *slog.Logger
 }
 
 // Server holds the wired HTTP surfaces.
 type Server struct {
-	cfg     Config
-	store   *store.Store
-	catalog *catalog.Catalog
-	limiter ratelimit.Limiter
-	turns   *agent.Pipeline
-	hub     *events.Hub
-	jobs    *river.Client[pgx.Tx]
-	guard   netguard.Guard
-	ops     *manage.Service
-	mcp     http.Handler
-	log     *slog.Logger
-	echo    *echo.Echo
+	cfg       Config
+	store     *store.Store
+	catalog   *catalog.Catalog
+	limiter   ratelimit.Limiter
+	responses *responses.Service
+	hub       *events.Hub
+	jobs      *river.Client[pgx.Tx]
+	guard     netguard.Guard
+	ops       *manage.Service
+	mcp       http.Handler
+	log       *slog.Logger
+	echo      *echo.Echo
 }
 
 // New builds the server and its routes.
 func New(cfg Config, deps Deps) (*Server, error) {
-	cfg.PublicBaseURL = strings.TrimRight(cfg.PublicBaseURL, "/")
-	if cfg.BodyLimit == "" {
-		cfg.BodyLimit = "1M"
-	}
-	if cfg.IdempotencyRetention == 0 {
-		cfg.IdempotencyRetention = 24 * time.Hour
-	}
-	if cfg.HealthCheckLimit == 0 {
-		cfg.HealthCheckLimit = 2 * time.Second
-	}
-	s := &Server{cfg: cfg, store: deps.Store, catalog: deps.Catalog, limiter: deps.Limiter, turns: deps.Turns,
+	s := &Server{cfg: cfg, store: deps.Store, catalog: deps.Catalog, limiter: deps.Limiter, responses: deps.Responses,
 		hub: deps.Hub, jobs: deps.Jobs, guard: deps.Guard, ops: deps.Ops, mcp: deps.MCP, log: deps.Log, echo: echo.New()}
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
@@ -111,7 +101,7 @@ func (s *Server) routeMCP(e *echo.Echo) {
 	if s.mcp == nil {
 		return
 	}
-	e.Any("/mcp", echo.WrapHandler(s.mcp), s.authenticator(true), middleware.BodyLimit(s.cfg.BodyLimit))
+	e.Any("/mcp", echo.WrapHandler(s.mcp), s.authenticator(true), s.bodyLimit())
 }
 
 // MCPHandler serves only the MCP tool server, for MCP_ADDR: the same middleware, no other
@@ -127,6 +117,11 @@ func (s *Server) MCPHandler() http.Handler {
 	s.routeMCP(e)
 	e.GET("/health", s.health)
 	return e
+}
+
+// bodyLimit refuses request bodies above the configured limit (413, see tooLarge).
+func (s *Server) bodyLimit() echo.MiddlewareFunc {
+	return middleware.BodyLimit(strconv.FormatInt(s.cfg.BodyLimitBytes, 10))
 }
 
 // Handler is the root HTTP handler.
@@ -146,7 +141,7 @@ func (s *Server) routeV1(e *echo.Echo) error {
 		SilenceServersWarning: true,
 	})
 	// The body limit comes after authentication so that a 413 carries the rate-limit headers.
-	g := e.Group("/v1", s.authenticate, middleware.BodyLimit(s.cfg.BodyLimit), validator)
+	g := e.Group("/v1", s.authenticate, s.bodyLimit(), validator)
 	v1api.RegisterHandlers(basePath{g: g, prefix: "/v1"}, v1api.NewStrictHandler(&v1Handlers{s: s}, nil))
 	return nil
 }

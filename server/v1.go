@@ -25,7 +25,7 @@ func (h *v1Handlers) ListModels(ctx context.Context, _ v1api.ListModelsRequestOb
 	for _, m := range all {
 		list.Data = append(list.Data, modelObject(m))
 	}
-	return v1api.ListModels200JSONResponse{Body: list, Headers: v1api.ListModels200ResponseHeaders(rateHeadersFrom(ctx))}, nil
+	return v1api.ListModels200JSONResponse{Body: list}, nil
 }
 
 func (h *v1Handlers) RetrieveModel(ctx context.Context, req v1api.RetrieveModelRequestObject) (v1api.RetrieveModelResponseObject, error) {
@@ -33,7 +33,7 @@ func (h *v1Handlers) RetrieveModel(ctx context.Context, req v1api.RetrieveModelR
 	if !ok {
 		return nil, apierr.NotFound("id", "model_not_found", "The model %q does not exist or is not offered here. GET /v1/models lists the models you can use.", req.Id)
 	}
-	return v1api.RetrieveModel200JSONResponse{Body: modelObject(m), Headers: v1api.RetrieveModel200ResponseHeaders(rateHeadersFrom(ctx))}, nil
+	return v1api.RetrieveModel200JSONResponse{Body: modelObject(m)}, nil
 }
 
 // notYet answers the operations of the contract whose implementation has not landed yet.

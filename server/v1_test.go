@@ -233,6 +233,7 @@ func TestPublicRoutes(t *testing.T) {
 	var doc map[string]any
 	require.NoError(t, json.Unmarshal(body, &doc))
 	require.Contains(t, doc["paths"], "/v1/chat/completions")
+	require.Contains(t, string(body), "X-RateLimit-Remaining", "the published contract, not the generation-only view")
 
 	resp, body = b.do(t, http.MethodGet, "/docs/errors", "", "")
 	require.Equal(t, http.StatusOK, resp.StatusCode)

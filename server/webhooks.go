@@ -73,9 +73,8 @@ func (h *v1Handlers) CreateWebhook(ctx context.Context, req v1api.CreateWebhookR
 		return nil, err
 	}
 	o := endpointObject(e)
-	return v1api.CreateWebhook201JSONResponse{Headers: v1api.CreateWebhook201ResponseHeaders(rateHeadersFrom(ctx)),
-		Body: v1api.WebhookEndpointWithSecret{Id: o.Id, Object: "webhook_endpoint", Url: o.Url, EventTypes: o.EventTypes,
-			Description: o.Description, Enabled: o.Enabled, CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt, Secret: secret}}, nil
+	return v1api.CreateWebhook201JSONResponse{Body: v1api.WebhookEndpointWithSecret{Id: o.Id, Object: "webhook_endpoint", Url: o.Url, EventTypes: o.EventTypes,
+		Description: o.Description, Enabled: o.Enabled, CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt, Secret: secret}}, nil
 }
 
 func (h *v1Handlers) ListWebhooks(ctx context.Context, req v1api.ListWebhooksRequestObject) (v1api.ListWebhooksResponseObject, error) {
@@ -92,7 +91,7 @@ func (h *v1Handlers) ListWebhooks(ctx context.Context, req v1api.ListWebhooksReq
 	for _, e := range list {
 		body.Data = append(body.Data, endpointObject(e))
 	}
-	return v1api.ListWebhooks200JSONResponse{Body: body, Headers: v1api.ListWebhooks200ResponseHeaders(rateHeadersFrom(ctx))}, nil
+	return v1api.ListWebhooks200JSONResponse{Body: body}, nil
 }
 
 func (h *v1Handlers) GetWebhook(ctx context.Context, req v1api.GetWebhookRequestObject) (v1api.GetWebhookResponseObject, error) {
@@ -100,7 +99,7 @@ func (h *v1Handlers) GetWebhook(ctx context.Context, req v1api.GetWebhookRequest
 	if err != nil {
 		return nil, err
 	}
-	return v1api.GetWebhook200JSONResponse{Body: endpointObject(e), Headers: v1api.GetWebhook200ResponseHeaders(rateHeadersFrom(ctx))}, nil
+	return v1api.GetWebhook200JSONResponse{Body: endpointObject(e)}, nil
 }
 
 func (h *v1Handlers) UpdateWebhook(ctx context.Context, req v1api.UpdateWebhookRequestObject) (v1api.UpdateWebhookResponseObject, error) {
@@ -122,7 +121,7 @@ func (h *v1Handlers) UpdateWebhook(ctx context.Context, req v1api.UpdateWebhookR
 	if err != nil {
 		return nil, err
 	}
-	return v1api.UpdateWebhook200JSONResponse{Body: endpointObject(e), Headers: v1api.UpdateWebhook200ResponseHeaders(rateHeadersFrom(ctx))}, nil
+	return v1api.UpdateWebhook200JSONResponse{Body: endpointObject(e)}, nil
 }
 
 func (h *v1Handlers) DeleteWebhook(ctx context.Context, req v1api.DeleteWebhookRequestObject) (v1api.DeleteWebhookResponseObject, error) {
@@ -134,7 +133,7 @@ func (h *v1Handlers) DeleteWebhook(ctx context.Context, req v1api.DeleteWebhookR
 	if err != nil {
 		return nil, err
 	}
-	return v1api.DeleteWebhook204Response{Headers: v1api.DeleteWebhook204ResponseHeaders(rateHeadersFrom(ctx))}, nil
+	return v1api.DeleteWebhook204Response{}, nil
 }
 
 func (h *v1Handlers) ListWebhookAttempts(ctx context.Context, req v1api.ListWebhookAttemptsRequestObject) (v1api.ListWebhookAttemptsResponseObject, error) {
@@ -157,7 +156,7 @@ func (h *v1Handlers) ListWebhookAttempts(ctx context.Context, req v1api.ListWebh
 			Attempt: a.Attempt, Succeeded: a.Succeeded, ResponseCode: a.ResponseCode, DurationMs: int(a.Duration.Milliseconds()),
 			Error: a.Error, CreatedAt: a.CreatedAt.Unix()})
 	}
-	return v1api.ListWebhookAttempts200JSONResponse{Body: body, Headers: v1api.ListWebhookAttempts200ResponseHeaders(rateHeadersFrom(ctx))}, nil
+	return v1api.ListWebhookAttempts200JSONResponse{Body: body}, nil
 }
 
 func (h *v1Handlers) RedeliverWebhookEvent(ctx context.Context, req v1api.RedeliverWebhookEventRequestObject) (v1api.RedeliverWebhookEventResponseObject, error) {
@@ -179,6 +178,5 @@ func (h *v1Handlers) RedeliverWebhookEvent(ctx context.Context, req v1api.Redeli
 	if _, err := h.s.jobs.Insert(ctx, events.DeliveryArgs{WorkspaceID: p.WorkspaceID, EndpointID: e.ID, EventSeq: ev.Seq}, nil); err != nil {
 		return nil, err
 	}
-	return v1api.RedeliverWebhookEvent202JSONResponse{Headers: v1api.RedeliverWebhookEvent202ResponseHeaders(rateHeadersFrom(ctx)),
-		Body: v1api.RedeliverResult{Object: "webhook_redelivery", EndpointId: e.ShortID, EventId: ev.ShortID}}, nil
+	return v1api.RedeliverWebhookEvent202JSONResponse{Body: v1api.RedeliverResult{Object: "webhook_redelivery", EndpointId: e.ShortID, EventId: ev.ShortID}}, nil
 }

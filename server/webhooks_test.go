@@ -228,7 +228,7 @@ func TestFailedDeliveriesAreRetriedWithTheSameID(t *testing.T) {
 	require.Equal(t, 3, attempts.Data[0].Attempt)
 	require.Equal(t, 502, *attempts.Data[1].ResponseCode)
 	require.Equal(t, 500, *attempts.Data[2].ResponseCode)
-	time.Sleep(200 * time.Millisecond)
+	require.Eventually(t, func() bool { return b.deliveriesSettled(t) }, 30*time.Second, 20*time.Millisecond)
 	require.Len(t, r.got(), 3, "a delivered event is not sent again")
 }
 
@@ -242,7 +242,7 @@ func TestFailingEndpointIsDisabledThenReenabled(t *testing.T) {
 		_, raw := b.get(t, "/v1/webhooks/"+e.ID)
 		return !strings.Contains(string(raw), `"enabled":true`)
 	}, 60*time.Second, 50*time.Millisecond)
-	time.Sleep(300 * time.Millisecond)
+	require.Eventually(t, func() bool { return b.deliveriesSettled(t) }, 30*time.Second, 20*time.Millisecond)
 	require.Len(t, r.got(), 2, "no delivery after the endpoint is disabled")
 
 	resp, raw := b.do(t, http.MethodPatch, "/v1/webhooks/"+e.ID, "Bearer "+b.key, `{"enabled":true}`)
@@ -261,4 +261,14 @@ func TestFailingEndpointIsDisabledThenReenabled(t *testing.T) {
 	require.Equal(t, http.StatusAccepted, resp.StatusCode, string(raw))
 	require.Eventually(t, func() bool { return len(r.got()) == 3 }, 30*time.Second, 20*time.Millisecond)
 	require.Equal(t, eventID, r.got()[2].header.Get("webhook-id"))
+}
+
+// deliveriesSettled reports that no webhook delivery job is left to run: from then on,
+// nothing more can reach a receiver, so its count of deliveries is final.
+func (b *testBundle) deliveriesSettled(t *testing.T) bool {
+	t.Helper()
+	var n int
+	require.NoError(t, b.store.Pool().QueryRow(context.Background(),
+		`SELECT count(*) FROM river_job WHERE kind = 'webhook_delivery' AND state NOT IN ('completed', 'discarded', 'cancelled')`).Scan(&n))
+	return n == 0
 }

@@ -2,34 +2,28 @@ package main
 
 import (
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
+	"switchboard/app"
 	"switchboard/catalog"
-	"switchboard/events"
 	"switchboard/llm"
 	"switchboard/money"
 )
 
 // config is the process configuration, read from the environment (see the README's table).
+// loadConfig returns it complete and validated; nothing downstream applies defaults.
 type config struct {
-	DatabaseURL         string
-	Addr                string
-	AppEnv              string
-	BootstrapAPIKey     string
-	ModelsFile          string
-	KeyRPM              int
-	WorkspaceRPM        int
-	PublicBaseURL       string
-	StartingCreditNano  int64
-	Families            map[string]llm.FamilyConfig
-	WebhookAllowPrivate bool
-	SSEPingInterval     time.Duration
-	Delivery            events.DeliveryConfig
-	ResponseTTL         time.Duration
-	IdempotencyTTL      time.Duration
-	MCPAddr             string
+	DatabaseURL        string
+	Addr               string
+	AppEnv             string
+	BootstrapAPIKey    string
+	ModelsFile         string
+	MCPAddr            string
+	StartingCreditNano int64
+	App                app.Config // what the process is wired with (app.New)
 }
 
 // defaultProtocols is the wire protocol of each vendor family unless *_PROTOCOL says otherwise.
@@ -47,6 +41,8 @@ func (e env) or(name, def string) string {
 	return def
 }
 
+// loadConfig reads the environment over app.DefaultConfig; a bad value is an error naming
+// its variable.
 func loadConfig(getenv env) (config, error) {
 	c := config{
 		DatabaseURL:     getenv("DATABASE_URL"),
@@ -55,45 +51,57 @@ func loadConfig(getenv env) (config, error) {
 		BootstrapAPIKey: getenv("BOOTSTRAP_API_KEY"),
 		ModelsFile:      getenv("MODELS_FILE"),
 		MCPAddr:         getenv("MCP_ADDR"),
-		PublicBaseURL:   strings.TrimRight(getenv.or("PUBLIC_BASE_URL", "http://localhost:8080"), "/"),
-	}
-	c.Families = map[string]llm.FamilyConfig{}
-	for _, f := range catalog.Families {
-		prefix := strings.ToUpper(string(f)) + "_"
-		c.Families[string(f)] = llm.FamilyConfig{
-			Protocol: getenv.or(prefix+"PROTOCOL", defaultProtocols[f]),
-			BaseURL:  getenv(prefix + "BASE_URL"),
-			APIKey:   getenv(prefix + "API_KEY"),
-		}
-	}
-	c.WebhookAllowPrivate = getenv("WEBHOOK_ALLOW_PRIVATE") == "1"
-	var err error
-	if c.SSEPingInterval, err = duration(getenv, "SSE_PING_INTERVAL", 15*time.Second); err != nil {
-		return c, err
-	}
-	if c.ResponseTTL, err = duration(getenv, "RESPONSE_TTL", 15*time.Minute); err != nil {
-		return c, err
-	}
-	if c.IdempotencyTTL, err = duration(getenv, "IDEMPOTENCY_TTL", 24*time.Hour); err != nil {
-		return c, err
-	}
-	c.Delivery = events.DefaultDeliveryConfig
-	if c.Delivery.RetryBase, err = duration(getenv, "WEBHOOK_RETRY_BASE", c.Delivery.RetryBase); err != nil {
-		return c, err
+		App:             app.DefaultConfig(),
 	}
 	if c.AppEnv != "production" && c.AppEnv != "development" {
 		return c, fmt.Errorf("APP_ENV must be production or development, not %q", c.AppEnv)
 	}
-	if c.KeyRPM, err = positiveInt(getenv, "RATE_LIMIT_KEY_RPM", 600); err != nil {
+	a := &c.App
+	a.Server.Development = c.development()
+	a.Families = families(getenv)
+	a.WebhookAllowPrivate = getenv("WEBHOOK_ALLOW_PRIVATE") == "1"
+	var err error
+	if a.Server.PublicBaseURL, err = baseURL(getenv, "PUBLIC_BASE_URL", a.Server.PublicBaseURL); err != nil {
 		return c, err
 	}
-	if c.WorkspaceRPM, err = positiveInt(getenv, "RATE_LIMIT_WORKSPACE_RPM", 3000); err != nil {
+	for _, d := range []struct {
+		name string
+		to   *time.Duration
+	}{
+		{"SSE_PING_INTERVAL", &a.Server.SSEPingInterval},
+		{"RESPONSE_TTL", &a.Responses.TTL},
+		{"IDEMPOTENCY_TTL", &a.Responses.IdempotencyRetention},
+		{"WEBHOOK_RETRY_BASE", &a.Delivery.RetryBase},
+	} {
+		if *d.to, err = duration(getenv, d.name, *d.to); err != nil {
+			return c, err
+		}
+	}
+	if a.Server.KeyRPM, err = positiveInt(getenv, "RATE_LIMIT_KEY_RPM", a.Server.KeyRPM); err != nil {
+		return c, err
+	}
+	if a.Server.WorkspaceRPM, err = positiveInt(getenv, "RATE_LIMIT_WORKSPACE_RPM", a.Server.WorkspaceRPM); err != nil {
 		return c, err
 	}
 	if c.StartingCreditNano, err = money.ParseUSD(getenv.or("WORKSPACE_STARTING_CREDIT_USD", "5.00")); err != nil || c.StartingCreditNano < 0 {
 		return c, fmt.Errorf("WORKSPACE_STARTING_CREDIT_USD: must be a non-negative dollar amount: %v", err)
 	}
+	a.DevelopmentCreditNanoUSD = c.StartingCreditNano
 	return c, nil
+}
+
+// families is the vendor configuration of each model family (*_PROTOCOL, *_BASE_URL, *_API_KEY).
+func families(getenv env) map[string]llm.FamilyConfig {
+	out := map[string]llm.FamilyConfig{}
+	for _, f := range catalog.Families {
+		prefix := strings.ToUpper(string(f)) + "_"
+		out[string(f)] = llm.FamilyConfig{
+			Protocol: getenv.or(prefix+"PROTOCOL", defaultProtocols[f]),
+			BaseURL:  getenv(prefix + "BASE_URL"),
+			APIKey:   getenv(prefix + "API_KEY"),
+		}
+	}
+	return out
 }
 
 func (c config) requireDatabase() error {
@@ -101,6 +109,17 @@ func (c config) requireDatabase() error {
 		return fmt.Errorf("DATABASE_URL is not set (`make run` starts a local PostgreSQL and sets it for you)")
 	}
 	return nil
+}
+
+// baseURL reads an absolute http(s) address and drops its trailing slash, once for every
+// link built from it.
+func baseURL(getenv env, name, def string) (string, error) {
+	v := getenv.or(name, def)
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("%s must be an absolute http or https address such as https://switchboard.example.com, not %q", name, v)
+	}
+	return strings.TrimRight(v, "/"), nil
 }
 
 func positiveInt(getenv env, name string, def int) (int, error) {

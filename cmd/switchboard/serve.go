@@ -13,15 +13,11 @@ import (
 	"switchboard/apikey"
 	"switchboard/app"
 	"switchboard/catalog"
-	"switchboard/server"
 	"switchboard/store"
 )
 
 // drainTimeout bounds how long a SIGTERM waits for requests in flight.
 const drainTimeout = 30 * time.Second
-
-// vendorTimeout bounds one model call, streaming included.
-const vendorTimeout = 5 * time.Minute
 
 func openStore(ctx context.Context, cfg config) (*store.Store, error) {
 	if err := cfg.requireDatabase(); err != nil {
@@ -66,23 +62,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 		return err
 	}
 
-	a, err := app.New(app.Config{
-		Server: server.Config{
-			PublicBaseURL:        cfg.PublicBaseURL,
-			KeyRPM:               cfg.KeyRPM,
-			WorkspaceRPM:         cfg.WorkspaceRPM,
-			SSEPingInterval:      cfg.SSEPingInterval,
-			IdempotencyRetention: cfg.IdempotencyTTL,
-		},
-		Families:            cfg.Families,
-		Development:         cfg.development(),
-		WebhookAllowPrivate: cfg.WebhookAllowPrivate,
-		Delivery:            cfg.Delivery,
-		VendorTimeout:       vendorTimeout,
-		ResponseTTL:         cfg.ResponseTTL,
-
-		DevelopmentCreditNanoUSD: cfg.StartingCreditNano,
-	}, st, cat, log)
+	a, err := app.New(cfg.App, st, cat, log)
 	if err != nil {
 		return err
 	}

@@ -343,7 +343,7 @@ type ChatCompletion struct {
 	Usage   *ChatCompletionUsage   `json:"usage,omitempty"`
 
 	// XSvcConversation Present only on stateful (persisted) turns.
-	XSvcConversation *string `json:"x_svc_conversation,omitempty"`
+	XSvcConversation string `json:"x_svc_conversation,omitempty"`
 }
 
 // ChatCompletionObject defines model for ChatCompletion.Object.
@@ -362,7 +362,10 @@ type ChatCompletionChoiceFinishReason string
 
 // ChatCompletionMessage defines model for ChatCompletionMessage.
 type ChatCompletionMessage struct {
-	Content *string                   `json:"content"`
+	Content *string `json:"content"`
+
+	// Refusal Always null; the agent answers in `content`.
+	Refusal *string                   `json:"refusal"`
 	Role    ChatCompletionMessageRole `json:"role"`
 }
 
@@ -371,9 +374,9 @@ type ChatCompletionMessageRole string
 
 // ChatCompletionUsage defines model for ChatCompletionUsage.
 type ChatCompletionUsage struct {
-	CompletionTokens int `json:"completion_tokens"`
-	PromptTokens     int `json:"prompt_tokens"`
-	TotalTokens      int `json:"total_tokens"`
+	CompletionTokens int64 `json:"completion_tokens"`
+	PromptTokens     int64 `json:"prompt_tokens"`
+	TotalTokens      int64 `json:"total_tokens"`
 }
 
 // ChatMessage defines model for ChatMessage.
@@ -429,15 +432,15 @@ type CreateWebhookRequest struct {
 
 // Error defines model for Error.
 type Error struct {
-	Code *string `json:"code,omitempty"`
+	Code *string `json:"code"`
 
 	// DocsUrl On 401, 429 and 500, where that is explained.
-	DocsUrl *string `json:"docs_url,omitempty"`
+	DocsUrl string `json:"docs_url,omitempty"`
 
 	// Hint On 401, 429 and 500, what the caller can do next.
-	Hint    *string `json:"hint,omitempty"`
+	Hint    string  `json:"hint,omitempty"`
 	Message string  `json:"message"`
-	Param   *string `json:"param,omitempty"`
+	Param   *string `json:"param"`
 
 	// Type `invalid_request_error`, `authentication_error`, `permission_error`, `insufficient_quota`, `not_found_error`, `conflict_error`, `rate_limit_error`, `server_error`.
 	Type string `json:"type"`
@@ -456,6 +459,11 @@ type InputItem struct {
 	// Role `system`, `developer`, `user`, `assistant`.
 	Role                 string                 `json:"role"`
 	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
+// InputTokensDetails defines model for InputTokensDetails.
+type InputTokensDetails struct {
+	CachedTokens int64 `json:"cached_tokens"`
 }
 
 // MessageContent String, null, or an array of content parts (objects).
@@ -492,14 +500,25 @@ type ModelList struct {
 // ModelListObject defines model for ModelList.Object.
 type ModelListObject string
 
-// OutputItem defines model for OutputItem.
+// OutputContent A content part of an output message (`output_text`). Other properties may appear.
+type OutputContent struct {
+	Annotations []map[string]interface{} `json:"annotations"`
+	Text        string                   `json:"text"`
+	Type        string                   `json:"type"`
+}
+
+// OutputItem An item of `output`; this server writes assistant messages. Other properties may appear.
 type OutputItem struct {
-	Content              *[]map[string]interface{} `json:"content,omitempty"`
-	Id                   *string                   `json:"id,omitempty"`
-	Role                 *string                   `json:"role,omitempty"`
-	Status               *string                   `json:"status,omitempty"`
-	Type                 string                    `json:"type"`
-	AdditionalProperties map[string]interface{}    `json:"-"`
+	Content []OutputContent `json:"content"`
+	Id      string          `json:"id,omitempty"`
+	Role    string          `json:"role,omitempty"`
+	Status  string          `json:"status,omitempty"`
+	Type    string          `json:"type"`
+}
+
+// OutputTokensDetails defines model for OutputTokensDetails.
+type OutputTokensDetails struct {
+	ReasoningTokens int64 `json:"reasoning_tokens"`
 }
 
 // RedeliverRequest defines model for RedeliverRequest.
@@ -518,25 +537,30 @@ type RedeliverResult struct {
 // RedeliverResultObject defines model for RedeliverResult.Object.
 type RedeliverResultObject string
 
-// Response defines model for Response.
+// Response The response object. This server always writes `output_text`, `error`,
+// `previous_response_id`, `metadata` and `background`; they are not listed as required
+// so that clients accept other servers' objects too. Other properties may appear.
 type Response struct {
-	CreatedAt int64 `json:"created_at"`
+	// Background Whether the response was created with `background true`.
+	Background bool  `json:"background"`
+	CreatedAt  int64 `json:"created_at"`
 
-	// Error Set when status is `failed`.
-	Error              *Error                  `json:"error,omitempty"`
-	Id                 string                  `json:"id"`
-	Metadata           *map[string]interface{} `json:"metadata,omitempty"`
-	Model              string                  `json:"model"`
-	Object             ResponseObject          `json:"object"`
-	Output             []OutputItem            `json:"output"`
-	OutputText         *string                 `json:"output_text,omitempty"`
-	PreviousResponseId *string                 `json:"previous_response_id,omitempty"`
-	Status             ResponseStatus          `json:"status"`
-	Usage              *ResponseUsage          `json:"usage,omitempty"`
+	// Error Set when status is `failed`, null otherwise.
+	Error              *Error                 `json:"error"`
+	Id                 string                 `json:"id"`
+	Metadata           map[string]interface{} `json:"metadata"`
+	Model              string                 `json:"model"`
+	Object             ResponseObject         `json:"object"`
+	Output             []OutputItem           `json:"output"`
+	OutputText         string                 `json:"output_text"`
+	PreviousResponseId *string                `json:"previous_response_id"`
+	Status             ResponseStatus         `json:"status"`
+
+	// Usage Token counts of the turn. Other properties may appear.
+	Usage *ResponseUsage `json:"usage,omitempty"`
 
 	// XSvcConversation The `mc-` id of the conversation of a stored response, usable as `conversation` on chat completions.
-	XSvcConversation     *string                `json:"x_svc_conversation,omitempty"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	XSvcConversation string `json:"x_svc_conversation,omitempty"`
 }
 
 // ResponseObject defines model for Response.Object.
@@ -556,12 +580,13 @@ type ResponseInput0 = string
 // ResponseInput1 defines model for ResponseInput.1.
 type ResponseInput1 = []InputItem
 
-// ResponseUsage defines model for ResponseUsage.
+// ResponseUsage Token counts of the turn. Other properties may appear.
 type ResponseUsage struct {
-	InputTokens          int                    `json:"input_tokens"`
-	OutputTokens         int                    `json:"output_tokens"`
-	TotalTokens          int                    `json:"total_tokens"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	InputTokens         int64               `json:"input_tokens"`
+	InputTokensDetails  InputTokensDetails  `json:"input_tokens_details"`
+	OutputTokens        int64               `json:"output_tokens"`
+	OutputTokensDetails OutputTokensDetails `json:"output_tokens_details"`
+	TotalTokens         int64               `json:"total_tokens"`
 }
 
 // StreamOptions defines model for StreamOptions.
@@ -1166,447 +1191,6 @@ func (a InputItem) MarshalJSON() ([]byte, error) {
 	return json.Marshal(object)
 }
 
-// Getter for additional properties for OutputItem. Returns the specified
-// element and whether it was found
-func (a OutputItem) Get(fieldName string) (value interface{}, found bool) {
-	if a.AdditionalProperties != nil {
-		value, found = a.AdditionalProperties[fieldName]
-	}
-	return
-}
-
-// Setter for additional properties for OutputItem
-func (a *OutputItem) Set(fieldName string, value interface{}) {
-	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
-	}
-	a.AdditionalProperties[fieldName] = value
-}
-
-// Override default JSON handling for OutputItem to handle AdditionalProperties
-func (a *OutputItem) UnmarshalJSON(b []byte) error {
-	object := make(map[string]json.RawMessage)
-	err := json.Unmarshal(b, &object)
-	if err != nil {
-		return err
-	}
-
-	if raw, found := object["content"]; found {
-		err = json.Unmarshal(raw, &a.Content)
-		if err != nil {
-			return fmt.Errorf("error reading 'content': %w", err)
-		}
-		delete(object, "content")
-	}
-
-	if raw, found := object["id"]; found {
-		err = json.Unmarshal(raw, &a.Id)
-		if err != nil {
-			return fmt.Errorf("error reading 'id': %w", err)
-		}
-		delete(object, "id")
-	}
-
-	if raw, found := object["role"]; found {
-		err = json.Unmarshal(raw, &a.Role)
-		if err != nil {
-			return fmt.Errorf("error reading 'role': %w", err)
-		}
-		delete(object, "role")
-	}
-
-	if raw, found := object["status"]; found {
-		err = json.Unmarshal(raw, &a.Status)
-		if err != nil {
-			return fmt.Errorf("error reading 'status': %w", err)
-		}
-		delete(object, "status")
-	}
-
-	if raw, found := object["type"]; found {
-		err = json.Unmarshal(raw, &a.Type)
-		if err != nil {
-			return fmt.Errorf("error reading 'type': %w", err)
-		}
-		delete(object, "type")
-	}
-
-	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
-		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
-			err := json.Unmarshal(fieldBuf, &fieldVal)
-			if err != nil {
-				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
-			}
-			a.AdditionalProperties[fieldName] = fieldVal
-		}
-	}
-	return nil
-}
-
-// Override default JSON handling for OutputItem to handle AdditionalProperties
-func (a OutputItem) MarshalJSON() ([]byte, error) {
-	var err error
-	object := make(map[string]json.RawMessage)
-
-	if a.Content != nil {
-		object["content"], err = json.Marshal(a.Content)
-		if err != nil {
-			return nil, fmt.Errorf("error marshaling 'content': %w", err)
-		}
-	}
-
-	if a.Id != nil {
-		object["id"], err = json.Marshal(a.Id)
-		if err != nil {
-			return nil, fmt.Errorf("error marshaling 'id': %w", err)
-		}
-	}
-
-	if a.Role != nil {
-		object["role"], err = json.Marshal(a.Role)
-		if err != nil {
-			return nil, fmt.Errorf("error marshaling 'role': %w", err)
-		}
-	}
-
-	if a.Status != nil {
-		object["status"], err = json.Marshal(a.Status)
-		if err != nil {
-			return nil, fmt.Errorf("error marshaling 'status': %w", err)
-		}
-	}
-
-	object["type"], err = json.Marshal(a.Type)
-	if err != nil {
-		return nil, fmt.Errorf("error marshaling 'type': %w", err)
-	}
-
-	for fieldName, field := range a.AdditionalProperties {
-		object[fieldName], err = json.Marshal(field)
-		if err != nil {
-			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
-		}
-	}
-	return json.Marshal(object)
-}
-
-// Getter for additional properties for Response. Returns the specified
-// element and whether it was found
-func (a Response) Get(fieldName string) (value interface{}, found bool) {
-	if a.AdditionalProperties != nil {
-		value, found = a.AdditionalProperties[fieldName]
-	}
-	return
-}
-
-// Setter for additional properties for Response
-func (a *Response) Set(fieldName string, value interface{}) {
-	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
-	}
-	a.AdditionalProperties[fieldName] = value
-}
-
-// Override default JSON handling for Response to handle AdditionalProperties
-func (a *Response) UnmarshalJSON(b []byte) error {
-	object := make(map[string]json.RawMessage)
-	err := json.Unmarshal(b, &object)
-	if err != nil {
-		return err
-	}
-
-	if raw, found := object["created_at"]; found {
-		err = json.Unmarshal(raw, &a.CreatedAt)
-		if err != nil {
-			return fmt.Errorf("error reading 'created_at': %w", err)
-		}
-		delete(object, "created_at")
-	}
-
-	if raw, found := object["error"]; found {
-		err = json.Unmarshal(raw, &a.Error)
-		if err != nil {
-			return fmt.Errorf("error reading 'error': %w", err)
-		}
-		delete(object, "error")
-	}
-
-	if raw, found := object["id"]; found {
-		err = json.Unmarshal(raw, &a.Id)
-		if err != nil {
-			return fmt.Errorf("error reading 'id': %w", err)
-		}
-		delete(object, "id")
-	}
-
-	if raw, found := object["metadata"]; found {
-		err = json.Unmarshal(raw, &a.Metadata)
-		if err != nil {
-			return fmt.Errorf("error reading 'metadata': %w", err)
-		}
-		delete(object, "metadata")
-	}
-
-	if raw, found := object["model"]; found {
-		err = json.Unmarshal(raw, &a.Model)
-		if err != nil {
-			return fmt.Errorf("error reading 'model': %w", err)
-		}
-		delete(object, "model")
-	}
-
-	if raw, found := object["object"]; found {
-		err = json.Unmarshal(raw, &a.Object)
-		if err != nil {
-			return fmt.Errorf("error reading 'object': %w", err)
-		}
-		delete(object, "object")
-	}
-
-	if raw, found := object["output"]; found {
-		err = json.Unmarshal(raw, &a.Output)
-		if err != nil {
-			return fmt.Errorf("error reading 'output': %w", err)
-		}
-		delete(object, "output")
-	}
-
-	if raw, found := object["output_text"]; found {
-		err = json.Unmarshal(raw, &a.OutputText)
-		if err != nil {
-			return fmt.Errorf("error reading 'output_text': %w", err)
-		}
-		delete(object, "output_text")
-	}
-
-	if raw, found := object["previous_response_id"]; found {
-		err = json.Unmarshal(raw, &a.PreviousResponseId)
-		if err != nil {
-			return fmt.Errorf("error reading 'previous_response_id': %w", err)
-		}
-		delete(object, "previous_response_id")
-	}
-
-	if raw, found := object["status"]; found {
-		err = json.Unmarshal(raw, &a.Status)
-		if err != nil {
-			return fmt.Errorf("error reading 'status': %w", err)
-		}
-		delete(object, "status")
-	}
-
-	if raw, found := object["usage"]; found {
-		err = json.Unmarshal(raw, &a.Usage)
-		if err != nil {
-			return fmt.Errorf("error reading 'usage': %w", err)
-		}
-		delete(object, "usage")
-	}
-
-	if raw, found := object["x_svc_conversation"]; found {
-		err = json.Unmarshal(raw, &a.XSvcConversation)
-		if err != nil {
-			return fmt.Errorf("error reading 'x_svc_conversation': %w", err)
-		}
-		delete(object, "x_svc_conversation")
-	}
-
-	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
-		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
-			err := json.Unmarshal(fieldBuf, &fieldVal)
-			if err != nil {
-				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
-			}
-			a.AdditionalProperties[fieldName] = fieldVal
-		}
-	}
-	return nil
-}
-
-// Override default JSON handling for Response to handle AdditionalProperties
-func (a Response) MarshalJSON() ([]byte, error) {
-	var err error
-	object := make(map[string]json.RawMessage)
-
-	object["created_at"], err = json.Marshal(a.CreatedAt)
-	if err != nil {
-		return nil, fmt.Errorf("error marshaling 'created_at': %w", err)
-	}
-
-	if a.Error != nil {
-		object["error"], err = json.Marshal(a.Error)
-		if err != nil {
-			return nil, fmt.Errorf("error marshaling 'error': %w", err)
-		}
-	}
-
-	object["id"], err = json.Marshal(a.Id)
-	if err != nil {
-		return nil, fmt.Errorf("error marshaling 'id': %w", err)
-	}
-
-	if a.Metadata != nil {
-		object["metadata"], err = json.Marshal(a.Metadata)
-		if err != nil {
-			return nil, fmt.Errorf("error marshaling 'metadata': %w", err)
-		}
-	}
-
-	object["model"], err = json.Marshal(a.Model)
-	if err != nil {
-		return nil, fmt.Errorf("error marshaling 'model': %w", err)
-	}
-
-	object["object"], err = json.Marshal(a.Object)
-	if err != nil {
-		return nil, fmt.Errorf("error marshaling 'object': %w", err)
-	}
-
-	if a.Output != nil {
-		object["output"], err = json.Marshal(a.Output)
-		if err != nil {
-			return nil, fmt.Errorf("error marshaling 'output': %w", err)
-		}
-	}
-
-	if a.OutputText != nil {
-		object["output_text"], err = json.Marshal(a.OutputText)
-		if err != nil {
-			return nil, fmt.Errorf("error marshaling 'output_text': %w", err)
-		}
-	}
-
-	if a.PreviousResponseId != nil {
-		object["previous_response_id"], err = json.Marshal(a.PreviousResponseId)
-		if err != nil {
-			return nil, fmt.Errorf("error marshaling 'previous_response_id': %w", err)
-		}
-	}
-
-	object["status"], err = json.Marshal(a.Status)
-	if err != nil {
-		return nil, fmt.Errorf("error marshaling 'status': %w", err)
-	}
-
-	if a.Usage != nil {
-		object["usage"], err = json.Marshal(a.Usage)
-		if err != nil {
-			return nil, fmt.Errorf("error marshaling 'usage': %w", err)
-		}
-	}
-
-	if a.XSvcConversation != nil {
-		object["x_svc_conversation"], err = json.Marshal(a.XSvcConversation)
-		if err != nil {
-			return nil, fmt.Errorf("error marshaling 'x_svc_conversation': %w", err)
-		}
-	}
-
-	for fieldName, field := range a.AdditionalProperties {
-		object[fieldName], err = json.Marshal(field)
-		if err != nil {
-			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
-		}
-	}
-	return json.Marshal(object)
-}
-
-// Getter for additional properties for ResponseUsage. Returns the specified
-// element and whether it was found
-func (a ResponseUsage) Get(fieldName string) (value interface{}, found bool) {
-	if a.AdditionalProperties != nil {
-		value, found = a.AdditionalProperties[fieldName]
-	}
-	return
-}
-
-// Setter for additional properties for ResponseUsage
-func (a *ResponseUsage) Set(fieldName string, value interface{}) {
-	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
-	}
-	a.AdditionalProperties[fieldName] = value
-}
-
-// Override default JSON handling for ResponseUsage to handle AdditionalProperties
-func (a *ResponseUsage) UnmarshalJSON(b []byte) error {
-	object := make(map[string]json.RawMessage)
-	err := json.Unmarshal(b, &object)
-	if err != nil {
-		return err
-	}
-
-	if raw, found := object["input_tokens"]; found {
-		err = json.Unmarshal(raw, &a.InputTokens)
-		if err != nil {
-			return fmt.Errorf("error reading 'input_tokens': %w", err)
-		}
-		delete(object, "input_tokens")
-	}
-
-	if raw, found := object["output_tokens"]; found {
-		err = json.Unmarshal(raw, &a.OutputTokens)
-		if err != nil {
-			return fmt.Errorf("error reading 'output_tokens': %w", err)
-		}
-		delete(object, "output_tokens")
-	}
-
-	if raw, found := object["total_tokens"]; found {
-		err = json.Unmarshal(raw, &a.TotalTokens)
-		if err != nil {
-			return fmt.Errorf("error reading 'total_tokens': %w", err)
-		}
-		delete(object, "total_tokens")
-	}
-
-	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
-		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
-			err := json.Unmarshal(fieldBuf, &fieldVal)
-			if err != nil {
-				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
-			}
-			a.AdditionalProperties[fieldName] = fieldVal
-		}
-	}
-	return nil
-}
-
-// Override default JSON handling for ResponseUsage to handle AdditionalProperties
-func (a ResponseUsage) MarshalJSON() ([]byte, error) {
-	var err error
-	object := make(map[string]json.RawMessage)
-
-	object["input_tokens"], err = json.Marshal(a.InputTokens)
-	if err != nil {
-		return nil, fmt.Errorf("error marshaling 'input_tokens': %w", err)
-	}
-
-	object["output_tokens"], err = json.Marshal(a.OutputTokens)
-	if err != nil {
-		return nil, fmt.Errorf("error marshaling 'output_tokens': %w", err)
-	}
-
-	object["total_tokens"], err = json.Marshal(a.TotalTokens)
-	if err != nil {
-		return nil, fmt.Errorf("error marshaling 'total_tokens': %w", err)
-	}
-
-	for fieldName, field := range a.AdditionalProperties {
-		object[fieldName], err = json.Marshal(field)
-		if err != nil {
-			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
-		}
-	}
-	return json.Marshal(object)
-}
-
 // Getter for additional properties for StreamOptions. Returns the specified
 // element and whether it was found
 func (a StreamOptions) Get(fieldName string) (value interface{}, found bool) {
@@ -2131,11 +1715,12 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 		Handler: si,
 	}
 
-	router.POST(options.BaseURL+"/v1/responses", wrapper.CreateResponse, options.OperationMiddlewares["createResponse"]...)
-	router.GET(options.BaseURL+"/v1/responses/:id", wrapper.GetResponse, options.OperationMiddlewares["getResponse"]...)
 	router.POST(options.BaseURL+"/v1/chat/completions", wrapper.CreateChatCompletion, options.OperationMiddlewares["createChatCompletion"]...)
+	router.GET(options.BaseURL+"/v1/events", wrapper.StreamEvents, options.OperationMiddlewares["streamEvents"]...)
 	router.GET(options.BaseURL+"/v1/models", wrapper.ListModels, options.OperationMiddlewares["listModels"]...)
 	router.GET(options.BaseURL+"/v1/models/:id", wrapper.RetrieveModel, options.OperationMiddlewares["retrieveModel"]...)
+	router.POST(options.BaseURL+"/v1/responses", wrapper.CreateResponse, options.OperationMiddlewares["createResponse"]...)
+	router.GET(options.BaseURL+"/v1/responses/:id", wrapper.GetResponse, options.OperationMiddlewares["getResponse"]...)
 	router.GET(options.BaseURL+"/v1/webhooks", wrapper.ListWebhooks, options.OperationMiddlewares["listWebhooks"]...)
 	router.POST(options.BaseURL+"/v1/webhooks", wrapper.CreateWebhook, options.OperationMiddlewares["createWebhook"]...)
 	router.DELETE(options.BaseURL+"/v1/webhooks/:id", wrapper.DeleteWebhook, options.OperationMiddlewares["deleteWebhook"]...)
@@ -2143,15 +1728,11 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.PATCH(options.BaseURL+"/v1/webhooks/:id", wrapper.UpdateWebhook, options.OperationMiddlewares["updateWebhook"]...)
 	router.GET(options.BaseURL+"/v1/webhooks/:id/attempts", wrapper.ListWebhookAttempts, options.OperationMiddlewares["listWebhookAttempts"]...)
 	router.POST(options.BaseURL+"/v1/webhooks/:id/redeliver", wrapper.RedeliverWebhookEvent, options.OperationMiddlewares["redeliverWebhookEvent"]...)
-	router.GET(options.BaseURL+"/v1/events", wrapper.StreamEvents, options.OperationMiddlewares["streamEvents"]...)
 
 }
 
 type BadRequestResponseHeaders struct {
-	XRateLimitLimit     int
-	XRateLimitRemaining int
-	XRateLimitReset     int
-	XRequestId          *string
+	XRequestId *string
 }
 type BadRequestJSONResponse struct {
 	Body ErrorResponse
@@ -2160,10 +1741,7 @@ type BadRequestJSONResponse struct {
 }
 
 type ConflictResponseHeaders struct {
-	XRateLimitLimit     int
-	XRateLimitRemaining int
-	XRateLimitReset     int
-	XRequestId          *string
+	XRequestId *string
 }
 type ConflictJSONResponse struct {
 	Body ErrorResponse
@@ -2172,10 +1750,7 @@ type ConflictJSONResponse struct {
 }
 
 type ForbiddenResponseHeaders struct {
-	XRateLimitLimit     int
-	XRateLimitRemaining int
-	XRateLimitReset     int
-	XRequestId          *string
+	XRequestId *string
 }
 type ForbiddenJSONResponse struct {
 	Body ErrorResponse
@@ -2184,10 +1759,7 @@ type ForbiddenJSONResponse struct {
 }
 
 type InternalErrorResponseHeaders struct {
-	XRateLimitLimit     int
-	XRateLimitRemaining int
-	XRateLimitReset     int
-	XRequestId          *string
+	XRequestId *string
 }
 type InternalErrorJSONResponse struct {
 	Body ErrorResponse
@@ -2196,10 +1768,7 @@ type InternalErrorJSONResponse struct {
 }
 
 type NotFoundResponseHeaders struct {
-	XRateLimitLimit     int
-	XRateLimitRemaining int
-	XRateLimitReset     int
-	XRequestId          *string
+	XRequestId *string
 }
 type NotFoundJSONResponse struct {
 	Body ErrorResponse
@@ -2208,10 +1777,7 @@ type NotFoundJSONResponse struct {
 }
 
 type PayloadTooLargeResponseHeaders struct {
-	XRateLimitLimit     int
-	XRateLimitRemaining int
-	XRateLimitReset     int
-	XRequestId          *string
+	XRequestId *string
 }
 type PayloadTooLargeJSONResponse struct {
 	Body ErrorResponse
@@ -2220,11 +1786,8 @@ type PayloadTooLargeJSONResponse struct {
 }
 
 type TooManyRequestsResponseHeaders struct {
-	RetryAfter          int
-	XRateLimitLimit     int
-	XRateLimitRemaining int
-	XRateLimitReset     int
-	XRequestId          *string
+	RetryAfter int
+	XRequestId *string
 }
 type TooManyRequestsJSONResponse struct {
 	Body ErrorResponse
@@ -2233,10 +1796,7 @@ type TooManyRequestsJSONResponse struct {
 }
 
 type UnauthorizedResponseHeaders struct {
-	XRateLimitLimit     int
-	XRateLimitRemaining int
-	XRateLimitReset     int
-	XRequestId          *string
+	XRequestId *string
 }
 type UnauthorizedJSONResponse struct {
 	Body ErrorResponse
@@ -2245,10 +1805,7 @@ type UnauthorizedJSONResponse struct {
 }
 
 type UnprocessableEntityResponseHeaders struct {
-	XRateLimitLimit     int
-	XRateLimitRemaining int
-	XRateLimitReset     int
-	XRequestId          *string
+	XRequestId *string
 }
 type UnprocessableEntityJSONResponse struct {
 	Body ErrorResponse
@@ -2265,10 +1822,7 @@ type CreateChatCompletionResponseObject interface {
 }
 
 type CreateChatCompletion200ResponseHeaders struct {
-	XRateLimitLimit     int
-	XRateLimitRemaining int
-	XRateLimitReset     int
-	XRequestId          *string
+	XRequestId *string
 }
 
 type CreateChatCompletion200JSONResponse struct {
@@ -2283,9 +1837,6 @@ func (response CreateChatCompletion200JSONResponse) VisitCreateChatCompletionRes
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -2306,9 +1857,6 @@ func (response CreateChatCompletion200TexteventStreamResponse) VisitCreateChatCo
 	if response.ContentLength != 0 {
 		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
 	}
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -2353,9 +1901,6 @@ func (response CreateChatCompletion400JSONResponse) VisitCreateChatCompletionRes
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -2373,9 +1918,6 @@ func (response CreateChatCompletion401JSONResponse) VisitCreateChatCompletionRes
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -2393,9 +1935,6 @@ func (response CreateChatCompletion403JSONResponse) VisitCreateChatCompletionRes
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -2413,9 +1952,6 @@ func (response CreateChatCompletion404JSONResponse) VisitCreateChatCompletionRes
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -2433,9 +1969,6 @@ func (response CreateChatCompletion413JSONResponse) VisitCreateChatCompletionRes
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -2454,9 +1987,6 @@ func (response CreateChatCompletion429JSONResponse) VisitCreateChatCompletionRes
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -2474,9 +2004,6 @@ func (response CreateChatCompletion500JSONResponse) VisitCreateChatCompletionRes
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -2494,10 +2021,7 @@ type StreamEventsResponseObject interface {
 }
 
 type StreamEvents200ResponseHeaders struct {
-	XRateLimitLimit     int
-	XRateLimitRemaining int
-	XRateLimitReset     int
-	XRequestId          *string
+	XRequestId *string
 }
 
 type StreamEvents200TexteventStreamResponse struct {
@@ -2512,9 +2036,6 @@ func (response StreamEvents200TexteventStreamResponse) VisitStreamEventsResponse
 	if response.ContentLength != 0 {
 		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
 	}
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -2559,9 +2080,6 @@ func (response StreamEvents400JSONResponse) VisitStreamEventsResponse(w http.Res
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -2579,9 +2097,6 @@ func (response StreamEvents401JSONResponse) VisitStreamEventsResponse(w http.Res
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -2599,9 +2114,6 @@ func (response StreamEvents403JSONResponse) VisitStreamEventsResponse(w http.Res
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -2619,9 +2131,6 @@ func (response StreamEvents404JSONResponse) VisitStreamEventsResponse(w http.Res
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -2640,9 +2149,6 @@ func (response StreamEvents429JSONResponse) VisitStreamEventsResponse(w http.Res
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -2660,9 +2166,6 @@ func (response StreamEvents500JSONResponse) VisitStreamEventsResponse(w http.Res
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -2679,10 +2182,7 @@ type ListModelsResponseObject interface {
 }
 
 type ListModels200ResponseHeaders struct {
-	XRateLimitLimit     int
-	XRateLimitRemaining int
-	XRateLimitReset     int
-	XRequestId          *string
+	XRequestId *string
 }
 
 type ListModels200JSONResponse struct {
@@ -2697,9 +2197,6 @@ func (response ListModels200JSONResponse) VisitListModelsResponse(w http.Respons
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -2717,9 +2214,6 @@ func (response ListModels400JSONResponse) VisitListModelsResponse(w http.Respons
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -2737,9 +2231,6 @@ func (response ListModels401JSONResponse) VisitListModelsResponse(w http.Respons
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -2757,9 +2248,6 @@ func (response ListModels403JSONResponse) VisitListModelsResponse(w http.Respons
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -2777,9 +2265,6 @@ func (response ListModels404JSONResponse) VisitListModelsResponse(w http.Respons
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -2798,9 +2283,6 @@ func (response ListModels429JSONResponse) VisitListModelsResponse(w http.Respons
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -2818,9 +2300,6 @@ func (response ListModels500JSONResponse) VisitListModelsResponse(w http.Respons
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -2838,10 +2317,7 @@ type RetrieveModelResponseObject interface {
 }
 
 type RetrieveModel200ResponseHeaders struct {
-	XRateLimitLimit     int
-	XRateLimitRemaining int
-	XRateLimitReset     int
-	XRequestId          *string
+	XRequestId *string
 }
 
 type RetrieveModel200JSONResponse struct {
@@ -2856,9 +2332,6 @@ func (response RetrieveModel200JSONResponse) VisitRetrieveModelResponse(w http.R
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -2876,9 +2349,6 @@ func (response RetrieveModel400JSONResponse) VisitRetrieveModelResponse(w http.R
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -2896,9 +2366,6 @@ func (response RetrieveModel401JSONResponse) VisitRetrieveModelResponse(w http.R
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -2916,9 +2383,6 @@ func (response RetrieveModel403JSONResponse) VisitRetrieveModelResponse(w http.R
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -2936,9 +2400,6 @@ func (response RetrieveModel404JSONResponse) VisitRetrieveModelResponse(w http.R
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -2957,9 +2418,6 @@ func (response RetrieveModel429JSONResponse) VisitRetrieveModelResponse(w http.R
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -2977,9 +2435,6 @@ func (response RetrieveModel500JSONResponse) VisitRetrieveModelResponse(w http.R
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -2998,10 +2453,7 @@ type CreateResponseResponseObject interface {
 }
 
 type CreateResponse200ResponseHeaders struct {
-	XRateLimitLimit     int
-	XRateLimitRemaining int
-	XRateLimitReset     int
-	XRequestId          *string
+	XRequestId *string
 }
 
 type CreateResponse200JSONResponse struct {
@@ -3016,9 +2468,6 @@ func (response CreateResponse200JSONResponse) VisitCreateResponseResponse(w http
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -3039,9 +2488,6 @@ func (response CreateResponse200TexteventStreamResponse) VisitCreateResponseResp
 	if response.ContentLength != 0 {
 		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
 	}
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -3086,9 +2532,6 @@ func (response CreateResponse400JSONResponse) VisitCreateResponseResponse(w http
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -3106,9 +2549,6 @@ func (response CreateResponse401JSONResponse) VisitCreateResponseResponse(w http
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -3126,9 +2566,6 @@ func (response CreateResponse403JSONResponse) VisitCreateResponseResponse(w http
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -3146,9 +2583,6 @@ func (response CreateResponse404JSONResponse) VisitCreateResponseResponse(w http
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -3166,9 +2600,6 @@ func (response CreateResponse409JSONResponse) VisitCreateResponseResponse(w http
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -3186,9 +2617,6 @@ func (response CreateResponse413JSONResponse) VisitCreateResponseResponse(w http
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -3208,9 +2636,6 @@ func (response CreateResponse422JSONResponse) VisitCreateResponseResponse(w http
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -3229,9 +2654,6 @@ func (response CreateResponse429JSONResponse) VisitCreateResponseResponse(w http
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -3249,9 +2671,6 @@ func (response CreateResponse500JSONResponse) VisitCreateResponseResponse(w http
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -3269,10 +2688,7 @@ type GetResponseResponseObject interface {
 }
 
 type GetResponse200ResponseHeaders struct {
-	XRateLimitLimit     int
-	XRateLimitRemaining int
-	XRateLimitReset     int
-	XRequestId          *string
+	XRequestId *string
 }
 
 type GetResponse200JSONResponse struct {
@@ -3287,9 +2703,6 @@ func (response GetResponse200JSONResponse) VisitGetResponseResponse(w http.Respo
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -3307,9 +2720,6 @@ func (response GetResponse400JSONResponse) VisitGetResponseResponse(w http.Respo
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -3327,9 +2737,6 @@ func (response GetResponse401JSONResponse) VisitGetResponseResponse(w http.Respo
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -3347,9 +2754,6 @@ func (response GetResponse403JSONResponse) VisitGetResponseResponse(w http.Respo
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -3367,9 +2771,6 @@ func (response GetResponse404JSONResponse) VisitGetResponseResponse(w http.Respo
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -3388,9 +2789,6 @@ func (response GetResponse429JSONResponse) VisitGetResponseResponse(w http.Respo
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -3408,9 +2806,6 @@ func (response GetResponse500JSONResponse) VisitGetResponseResponse(w http.Respo
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -3428,10 +2823,7 @@ type ListWebhooksResponseObject interface {
 }
 
 type ListWebhooks200ResponseHeaders struct {
-	XRateLimitLimit     int
-	XRateLimitRemaining int
-	XRateLimitReset     int
-	XRequestId          *string
+	XRequestId *string
 }
 
 type ListWebhooks200JSONResponse struct {
@@ -3446,9 +2838,6 @@ func (response ListWebhooks200JSONResponse) VisitListWebhooksResponse(w http.Res
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -3466,9 +2855,6 @@ func (response ListWebhooks400JSONResponse) VisitListWebhooksResponse(w http.Res
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -3486,9 +2872,6 @@ func (response ListWebhooks401JSONResponse) VisitListWebhooksResponse(w http.Res
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -3506,9 +2889,6 @@ func (response ListWebhooks403JSONResponse) VisitListWebhooksResponse(w http.Res
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -3526,9 +2906,6 @@ func (response ListWebhooks404JSONResponse) VisitListWebhooksResponse(w http.Res
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -3547,9 +2924,6 @@ func (response ListWebhooks429JSONResponse) VisitListWebhooksResponse(w http.Res
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -3567,9 +2941,6 @@ func (response ListWebhooks500JSONResponse) VisitListWebhooksResponse(w http.Res
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -3587,10 +2958,7 @@ type CreateWebhookResponseObject interface {
 }
 
 type CreateWebhook201ResponseHeaders struct {
-	XRateLimitLimit     int
-	XRateLimitRemaining int
-	XRateLimitReset     int
-	XRequestId          *string
+	XRequestId *string
 }
 
 type CreateWebhook201JSONResponse struct {
@@ -3605,9 +2973,6 @@ func (response CreateWebhook201JSONResponse) VisitCreateWebhookResponse(w http.R
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -3625,9 +2990,6 @@ func (response CreateWebhook400JSONResponse) VisitCreateWebhookResponse(w http.R
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -3645,9 +3007,6 @@ func (response CreateWebhook401JSONResponse) VisitCreateWebhookResponse(w http.R
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -3665,9 +3024,6 @@ func (response CreateWebhook403JSONResponse) VisitCreateWebhookResponse(w http.R
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -3685,9 +3041,6 @@ func (response CreateWebhook404JSONResponse) VisitCreateWebhookResponse(w http.R
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -3705,9 +3058,6 @@ func (response CreateWebhook413JSONResponse) VisitCreateWebhookResponse(w http.R
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -3726,9 +3076,6 @@ func (response CreateWebhook429JSONResponse) VisitCreateWebhookResponse(w http.R
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -3746,9 +3093,6 @@ func (response CreateWebhook500JSONResponse) VisitCreateWebhookResponse(w http.R
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -3766,10 +3110,7 @@ type DeleteWebhookResponseObject interface {
 }
 
 type DeleteWebhook204ResponseHeaders struct {
-	XRateLimitLimit     int
-	XRateLimitRemaining int
-	XRateLimitReset     int
-	XRequestId          *string
+	XRequestId *string
 }
 
 type DeleteWebhook204Response struct {
@@ -3777,9 +3118,6 @@ type DeleteWebhook204Response struct {
 }
 
 func (response DeleteWebhook204Response) VisitDeleteWebhookResponse(w http.ResponseWriter) error {
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -3796,9 +3134,6 @@ func (response DeleteWebhook400JSONResponse) VisitDeleteWebhookResponse(w http.R
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -3816,9 +3151,6 @@ func (response DeleteWebhook401JSONResponse) VisitDeleteWebhookResponse(w http.R
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -3836,9 +3168,6 @@ func (response DeleteWebhook403JSONResponse) VisitDeleteWebhookResponse(w http.R
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -3856,9 +3185,6 @@ func (response DeleteWebhook404JSONResponse) VisitDeleteWebhookResponse(w http.R
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -3877,9 +3203,6 @@ func (response DeleteWebhook429JSONResponse) VisitDeleteWebhookResponse(w http.R
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -3897,9 +3220,6 @@ func (response DeleteWebhook500JSONResponse) VisitDeleteWebhookResponse(w http.R
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -3917,10 +3237,7 @@ type GetWebhookResponseObject interface {
 }
 
 type GetWebhook200ResponseHeaders struct {
-	XRateLimitLimit     int
-	XRateLimitRemaining int
-	XRateLimitReset     int
-	XRequestId          *string
+	XRequestId *string
 }
 
 type GetWebhook200JSONResponse struct {
@@ -3935,9 +3252,6 @@ func (response GetWebhook200JSONResponse) VisitGetWebhookResponse(w http.Respons
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -3955,9 +3269,6 @@ func (response GetWebhook400JSONResponse) VisitGetWebhookResponse(w http.Respons
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -3975,9 +3286,6 @@ func (response GetWebhook401JSONResponse) VisitGetWebhookResponse(w http.Respons
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -3995,9 +3303,6 @@ func (response GetWebhook403JSONResponse) VisitGetWebhookResponse(w http.Respons
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -4015,9 +3320,6 @@ func (response GetWebhook404JSONResponse) VisitGetWebhookResponse(w http.Respons
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -4036,9 +3338,6 @@ func (response GetWebhook429JSONResponse) VisitGetWebhookResponse(w http.Respons
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -4056,9 +3355,6 @@ func (response GetWebhook500JSONResponse) VisitGetWebhookResponse(w http.Respons
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -4077,10 +3373,7 @@ type UpdateWebhookResponseObject interface {
 }
 
 type UpdateWebhook200ResponseHeaders struct {
-	XRateLimitLimit     int
-	XRateLimitRemaining int
-	XRateLimitReset     int
-	XRequestId          *string
+	XRequestId *string
 }
 
 type UpdateWebhook200JSONResponse struct {
@@ -4095,9 +3388,6 @@ func (response UpdateWebhook200JSONResponse) VisitUpdateWebhookResponse(w http.R
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -4115,9 +3405,6 @@ func (response UpdateWebhook400JSONResponse) VisitUpdateWebhookResponse(w http.R
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -4135,9 +3422,6 @@ func (response UpdateWebhook401JSONResponse) VisitUpdateWebhookResponse(w http.R
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -4155,9 +3439,6 @@ func (response UpdateWebhook403JSONResponse) VisitUpdateWebhookResponse(w http.R
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -4175,9 +3456,6 @@ func (response UpdateWebhook404JSONResponse) VisitUpdateWebhookResponse(w http.R
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -4195,9 +3473,6 @@ func (response UpdateWebhook413JSONResponse) VisitUpdateWebhookResponse(w http.R
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -4216,9 +3491,6 @@ func (response UpdateWebhook429JSONResponse) VisitUpdateWebhookResponse(w http.R
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -4236,9 +3508,6 @@ func (response UpdateWebhook500JSONResponse) VisitUpdateWebhookResponse(w http.R
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -4257,10 +3526,7 @@ type ListWebhookAttemptsResponseObject interface {
 }
 
 type ListWebhookAttempts200ResponseHeaders struct {
-	XRateLimitLimit     int
-	XRateLimitRemaining int
-	XRateLimitReset     int
-	XRequestId          *string
+	XRequestId *string
 }
 
 type ListWebhookAttempts200JSONResponse struct {
@@ -4275,9 +3541,6 @@ func (response ListWebhookAttempts200JSONResponse) VisitListWebhookAttemptsRespo
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -4295,9 +3558,6 @@ func (response ListWebhookAttempts400JSONResponse) VisitListWebhookAttemptsRespo
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -4315,9 +3575,6 @@ func (response ListWebhookAttempts401JSONResponse) VisitListWebhookAttemptsRespo
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -4335,9 +3592,6 @@ func (response ListWebhookAttempts403JSONResponse) VisitListWebhookAttemptsRespo
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -4355,9 +3609,6 @@ func (response ListWebhookAttempts404JSONResponse) VisitListWebhookAttemptsRespo
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -4376,9 +3627,6 @@ func (response ListWebhookAttempts429JSONResponse) VisitListWebhookAttemptsRespo
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -4396,9 +3644,6 @@ func (response ListWebhookAttempts500JSONResponse) VisitListWebhookAttemptsRespo
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -4417,10 +3662,7 @@ type RedeliverWebhookEventResponseObject interface {
 }
 
 type RedeliverWebhookEvent202ResponseHeaders struct {
-	XRateLimitLimit     int
-	XRateLimitRemaining int
-	XRateLimitReset     int
-	XRequestId          *string
+	XRequestId *string
 }
 
 type RedeliverWebhookEvent202JSONResponse struct {
@@ -4435,9 +3677,6 @@ func (response RedeliverWebhookEvent202JSONResponse) VisitRedeliverWebhookEventR
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -4455,9 +3694,6 @@ func (response RedeliverWebhookEvent400JSONResponse) VisitRedeliverWebhookEventR
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -4475,9 +3711,6 @@ func (response RedeliverWebhookEvent401JSONResponse) VisitRedeliverWebhookEventR
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -4495,9 +3728,6 @@ func (response RedeliverWebhookEvent403JSONResponse) VisitRedeliverWebhookEventR
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -4515,9 +3745,6 @@ func (response RedeliverWebhookEvent404JSONResponse) VisitRedeliverWebhookEventR
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -4535,9 +3762,6 @@ func (response RedeliverWebhookEvent409JSONResponse) VisitRedeliverWebhookEventR
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -4556,9 +3780,6 @@ func (response RedeliverWebhookEvent429JSONResponse) VisitRedeliverWebhookEventR
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -4576,9 +3797,6 @@ func (response RedeliverWebhookEvent500JSONResponse) VisitRedeliverWebhookEventR
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	if response.Headers.XRequestId != nil {
 		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
 	}
@@ -5082,99 +4300,103 @@ func (sh *strictHandler) RedeliverWebhookEvent(ctx echo.Context, id string) erro
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7D1rc9s4kn+li3dVa7so2c44c7v2p0ySnfVdMknFyc5WxT4RIlsW1iTAAUDb2pT/+1U3wIck6uGZxJeq",
-	"1ZckIgmg0e9udCNfolQXpVaonI1Ov0RTFBka/ucHdGb2YuLQ0K8MbWpk6aRW0Wl0galWmQWn4U5IB2Oc",
-	"aIPgpggK7x0Y/K1C60BaEHmu7zAbRnFET6XBLDp1psI4sukUC0Gzu1mJ0WkklcNrNNHDQxz944Nw+EYW",
-	"0vEfyzB88GtYKNFAIVXlsF4MxjOGxcnrqUMDesI/b3AGQmVwp82NLUWKMK6ya3T2DwD3AQshlVTXywD+",
-	"OtU51qiwkOPEgVTgpsKFhcEQgKD03R+CwKJbTaI9pR0IcLJA60RR7kOlnMznwJAWJlWeg7gWUv0OUPwW",
-	"z7NlKM4zj3xpa0TEIHKr4c5I51B5hCBYNLdo/mQh19eQS4Uw0QakI2CWFrfOEMIfaPFSGFGgCzx7nmFR",
-	"aocqnf0Pzvp4pszFDEqjHab0jJdRWg3GIr25NrpSWcy/rTMoCqmuY7BOG8zAVUbZIbwAQ4IBd9JNPeii",
-	"wEtV81b9BP774t0vMNbZDPZIxARNkQqllUxFns/2aRqa0Y/wSxi0pVYWeXJduUtlKkXM5bm5MsqT6Kxd",
-	"htZlUITSborGLyktnDx7Bols8TG6wdnIYGUxS4aXKoojSRjxAh/FkRIFMsGaEQNCYRf9hbh/g+raTaPT",
-	"Z8+fx1EhVf37OO4jTr0fps1PIguMQr9SrRwq/qcoy1ymgshx+E9LdPrSWfQ/DU6i0+g/DltFdejf2sPX",
-	"xmjzISzil1xgP3Urcpl5pGgDDbecQaVulL5TUOgMc9hL+O+R0m40IS5I9on1OurwH4NG4gaNRuoDLow5",
-	"XFRgJCmdOeYUx3bztEOW5goqYNt56HM/h6fIwMvu+uGNlDOiX2o1yWX6hMR80ZiVOdmDZIFnE2J/62Se",
-	"QxCfsyCzdqqNy2c7yq6l7F+1GcssQ/V0pP21sciVErdC5mKcI+zZypaoMsxIdnXlyJakBjPp7H4MpHBY",
-	"56Y6Q0ikstVkIlOJyo1+q7QTyRmNC5b/TxYM2eNMowW2ieQr8FtdouFt7RhjLWOcK4dGiZzJ+ZRK3C8L",
-	"SF+egdIgwyMLwiCJ9Z0awkthjEQLyVQqlzBnJJlO7agyeXIGxBIISRcByY7gawn+i3Z/JWP4dLT+FKyy",
-	"QasrkyLs1T5EDKlWt2gsrxvDHY6nWt8AqqzUUrk4WHK2DV4j7Ez648j9XsxyLbKPWr8R5hqfjuoBDu+m",
-	"ibG+RTiGt/KnOBAy2P2R03qUE2g7wV1PyY9avxVqVofIT0hJ4RBy2gfgfYqYYRZzgE5xCjngaNrwu6Oy",
-	"Odkw4GxDEvdr8AWSd0Zswk4nk7FAmx2vxNEnJSo31Ub+C59Q0b+V1nJ0XYh8ok1BfFKHZNqAwVt9gxm8",
-	"eH9OrLPBuO+0wQYKl0anaC151a+Vk272dIRejs58EiJkLSCTkwkaVF771xp/VeJiR+jVhH6oczWMm5dT",
-	"4V7qoszRE+JLVBoKdJz06Zh0qmXq/ykdFnYToefne8mjCd6Q9hHGiBn9Tg0K5zUJybVwPlv440kULyUP",
-	"40jyh6Vw5M9Hp9H/plPh0qLMB9FSRimO2KHrSQTGkR7/E30uAlVVRKefI5pomLYIuOqZr7LCuznbb/wT",
-	"D3mIo/uRvU1HXZ90Od343qAlztYqn4FWYJ1wOKly2CvRWGkdZvshrxjFXSwUac/+H7p52c+EumbfLdpr",
-	"JMUNgduNh48f4qiXmEssMpFK2unIoAgqocatdbqM4ij3yb84clrno1TkuaV1vVoZTWTuOLM4qRTnWvkL",
-	"AkdVOQf4dXZ5iS5SZXjfl22Oo1xfl0aPGb4V87TbLEjnPZbCb8OgJXwzUO2kHVjiBVRtRvnbFrIFsWyV",
-	"8kY0GZ1jlyzCEk8J5XqYfWEzPLSh1RYAf1oFbv3ByOkbVLafaqXRRenWfuK0E/maLxY2MD9j3APIwpSr",
-	"ttihhMgySTOI/H1nkx75K6m0jrHC3C/D1z0kszPrsIjIaN5iTktEpJb4r5acXsK+DlVZT8zTtpOWX4eC",
-	"/kidPLGJNiiv1SCXYyPMDCYS88zCnsOCU2uVwRhoC5b+KkdlDMPhcJ+TNyJNsXSY8UTyWmnjDwuXEL5G",
-	"z76+d6is1GoISZEOEp/oBcl5w0+fzl+BnoCoT1m6c4HT9NtJVeGw1+R4Ej7OTjYqhM9Izv2w42Vb2diz",
-	"tUxEH5GFjyN/KLVGN4y1zlGo9tuRZhxthPqCv34XPl7kqwYJqzmqdgGflJcKdCITTjyandrTvu2QKVVZ",
-	"bZT2GgXn/DGPss5UaUOAjQr9sfxQGryVurKjOkk2ktlWC7EkPIaPtvl2yV4SGlZzzK8+gbeRYSYit0sK",
-	"eI5/5k4mnx8d9WwYb8klocfLw6NXOBFV7ricIfl8GR1cRlccamwl8GEfr2mFj7TuJqmvTL4Mwwsoq3Eu",
-	"U5g6V1oQWWbQ2jMojbwVDmPItS6JbWPIpboZ5DoVeQwvf/7lxUeKnOVvFfqHzPm1ZNQToc+UG5xQHEV7",
-	"a5zzysiNviaB3EfJ5iRgUVtnuBUf1hH8Mj7eKTg5Oo7h5NlfeENEVribIleZCC5ZwPsyF1L57SxNPZXK",
-	"bT2tcHwQRA4qGkiFgkxzJcs6m9AbiPAJ81Z79w8WAUykP7Ie1TlPPvRIYkhE5aaoXAjT2+clmkJaO/es",
-	"5ywshqTJhLcfpuEUt31ihMMRZ/DaZ746I/webuSW1kPm71YyTpM2eJzsY810G/MSS5D5oX0AsdImmX1i",
-	"R3CB+t4fJJw3DiH9II+QeaB2CbegwhbO4AJYyzVEPHMMxMsx+VJCAasxPoj1o6AUxlnY87NaPmNZ5H2t",
-	"8N0kOv28LC8dp2od0pcgn9epV7SX2nYuEOh3pCO2yC54S92XU9B3CrPReNZXr7RdAN/M0EuyYP17DIg/",
-	"/wq1bny6nUvLGqwJEPNyKgZWK4VucDL4kYIMfjQV8qYanAyeN090WdnByeC/ojgaoxOD58OTzj8HhVRk",
-	"Na5FUYjB7clgkgs77T4ojV5GTxzdD1gEB95CRAsndM0G30jvESwYfeHE1n6454eeBNUyMQlNm4OrhlIM",
-	"Rh9t3lXujyqRryENK9m41jk97qBwle19VVup9bhZqec/YIa5vEXz+9w877bJHnb/OEVI8NaNEg7zJqSa",
-	"+Oum3rA9ZtqoKptlNmzBVnkPW9Yn0KMVaO9uYgvVEg62R6Zed/YI3uzCEm/a1ybr28urXk2NhNtSpTbW",
-	"WuR5MAJb2O2reKmc1ZH753OolSX/L5kImYdDgXmL05dYphDp82hw1e/QeW/50YL3mIR0HaP1Ww1WHVsr",
-	"t46m6dNw/Hbk8N71+6i/P2ys9USTZfdJJLZbUtW/+MeoNPqaYg8KNphSURz9VmGF2e9PxtdM+6g0POsK",
-	"zgvJrLaPc0mgbnaorTep+LwMhGU3ufk6Aa0gpZChzTna4e9L15MYNWhtU/eBG9ZJ7XmdkVj0AshVhOCB",
-	"E+y0Me/FLfhvzGgE91be2TqitL5zr2c2T7NHaRvOIaxNG9e8/vUyy3NrLi6wRVJ5PpX2yO2meZXhqFoI",
-	"L7splqX1PpXZk2dTFElG1gfhUqrlm+ZQNiYxlrAVVnrhHBblY/Ek2lHzYnfMfQSkVybSWAfOzLxSqU14",
-	"DFUJTsOPw14j+WirmlW+YnVUrGD6xuxuVOpr3ZOWmI/0XmpU9Wn6xuzUeaJldW0wRek7Qv728eP7YPXP",
-	"OBL1foAk/VvlGdfyjmmESKc+F7Riyx3s2Cr1xUkrhKzft6oRNYeWuOGK7rSLm5ynWE2eOcJfbeTWrxAV",
-	"LbD/k4ZHtZAHF3VlrP4IKZjXW5tZ/Sn0Vn8w1vFE76bYW92wWphqr77fb2L9/wisbas7V3svNMM8wlrc",
-	"Lvg2Hei24IlfpZteYGp85cx2EcMiW5HbMs9XtplxjgoW09HGjYexy7BfdaBvyL/sj9VRKY1mFyw5SNhY",
-	"iLzO1RTdFE3X0xy2OSFXGTXsOtupVhNJBKTvQq6474XV+S0/506KocFUm6CgqvkZD3q5K2zx66meDp2e",
-	"TPeQxse0MtLNLgiacAiIwqB5UZGfs+xHt02ioQYxhsTeDCjaIAK2jabCQY7COjj5AcbC4o8nlckpQDAi",
-	"dWhs08LI+obXbLlu6lzpq+akmuie84oS1YvzAXcQOknhCEETYpiLO+nS6VgLk4G45lxsLhzJ9RDeE45B",
-	"qBn4KSDNJX1RH6sKd6mSLwTvqDL5w+HtcVJX5LU7v8EZ7NW7Hg6Hyf7wUl2qV5hKS95tcyCDUBqdVakD",
-	"W2LK/Vcyp+X23BRnfPRUCtPmZlKtHKFn/5TmG8DBQVs4bIcHB/CanKa2HzKtqz+XKv4S2DM9jcAeQ5cK",
-	"tu4B3o/nZ28K+xLYu+vt5OXZ2y7afV+UulQDmMDewYH13bgHBzEs9OPGTT8utu24NHXbkbs/hBf+xCq3",
-	"usVFt2Ya9sIKYTatEAptsKcTm2gI8LFZzoLBiczzug5CVzafwR5HODCu0ht0+zE0dCTwJ/KeCzhVpu/s",
-	"MBAwLGTlv5Ao+JPOCMpONX/3BNLz2snxD73F/X7Gv4tcZj5AZ3fJHhzwFCdHR7DimOwMEj6AS0CJAn1v",
-	"rZ5MUGVSXftSAto8h8WZdg4zKIWbwl5Slzh8ProaGp1jsl/3jv1WoZmFksu2gZQXCIB+6raSHhyAVkTg",
-	"yijuwz06WteT4pkmAO3fJgsYldkmkWgbmuo2JxmyZQZLbRxtXsDzo6Mwc1DFPO0rH6HQVMST3GYniKfg",
-	"+DnYMxDcDv3s/h6EsnckSCaw74A+5cZuZyR6xPLA52BjOD6iP5/xn8PhEPZSUZaYkbo8hul+DD9CcJwt",
-	"SEXMyUymQIyFyrTCDPaQtszz+i9ptZzLJusO/6SeIwGsi4BIXFTTF0RjMsmpnKzZGM2ZEhrTyslbBJ+f",
-	"agA6g+T9i48v/xZUYhJ8m1MgvzIBgwP/xBKeuQMxR2FsrXJSXSk3hNrSWbDVmJT6GDMuMThIvCSHIAeS",
-	"Ap1oknGtUU5YUpviJgtjnOm6x7zE9BSSn19/hMPb48PgKdrDLzJ7OGyRIhTTJXn/7qLvwybHXPPcxcVr",
-	"SCtjtSHe+JXoMdaEAuHVDHPrG2HdgJ2ewfmrxLfgsY+jW4DY67FJzKsvDLiTyp6CoP1rpTBl/uTXF77p",
-	"y2CJwgXxNfJaKpHDpw9vYI/pIZ0F7SU5wOV1b1mFMQqJUf0+6hsGvAD7zncnHUUJUdeAHt4ek22N4oj8",
-	"rxDWD4+GR+yYlKhEKaPT6Ifh0fAHX6w7ZS+CNptOhTvsZAPZU9LeY2qaS8+z6LS3/C7ct4DW/aSzr1eZ",
-	"v67S72Hegwo587l2/WdHR18PlPn9cmIG751nkkFbYdTOtnAsTn7dKVxWR0c/pAuF3cN0Wqkbvm6B32MC",
-	"E9LRNqiTMPbzq3e/vL5KSJ+RsFcGoZBZWJvYN7P1p18ufXh+GZ1+GQ6HDw+9h+097ekLSWGfcYWwhJ5A",
-	"0gt6DS8EK+VVzhzUu66Hde0tJ55T+4Y0HH3YuX2ChxxvHjLXGMWDftg8qG2e5xEnm0c0TbY04HiLJRbb",
-	"NGncs79sHrfYFPgQR8+3Qd182zcHU1VRCDOLTqMPlWJf04cf3ufx+jbNhbUyZaEYtDwPdio4a+bEta37",
-	"NKIrmrU1GwTTNfaoT59bf+0/mr/85XNP8QrJnZ8R7qaanKZgEixcs3YkD08ojkmG9Y0o7O+1F6KwgZm7",
-	"BmUpxVJIJQuKV4/insOFRbhe6qIQA4sEPHkybX6ACxBvEMszEKrphuNrDsh9J1dyFZR1Fmb1XTnx8l04",
-	"tioalLABH89W22QfP9oztt6gb9HUxne46i6ZObO/FrirjcZng73YQjvnWl0PyNnJgkoegr8OyEJWGT7q",
-	"C7zivURmYkZOsCROyJz8z1sklqe457VIp15783m0zBobxeOCPYoh4YnrlwRr+6pr2hhXXVNG5io5LSkK",
-	"vVSpLgr0Di1Ti71jSC4uXo/en//y8+j8l4+vP/z9xZsE9sh1J2pmvrJ137s9Oxvyb2FD/r9swQVXiQ4u",
-	"iDe9ioYJIp+4t9kWL2JxnWsyXSXUsQrBDjR2gQPj1XbhjbTurf/kG7qxbWlaj4L52C26wwyKGpyd1O2k",
-	"7htKHfEj2yrPcD6/atHcSgqkK1+zEKQq8OSCVHEqYKVofeDszi2+DbUpCz4XG34KhluzL7NtbhB8hO3/",
-	"gxK7SlrrapudgO4E9FuGSEGAQk7e89wqiZyThHUppKZ6c0ki+yBtPzlcuCLTi9+3yj4tdgU+cd6pcy/F",
-	"IzNOf/UpmZWOOxzOe+4EV3h1CkmbyvUHuEl8qdqHoaJMOiyGIsvodXdIaJ8vhXH1657RtJthhrkTyXA4",
-	"7E4w94FWOD98bnr/GvpB6xtbJ6bPQjFh4o9dQgzEh2GcSfN3mnKQ5ROum8Kzj1w6paSdhptWYxDgi0Wh",
-	"bdbsFGf69X3sHMi50+T/Jpr8aAtN3lxP+oeyas+2QcDy5TrfWUZOsOT4f7YHiE3RRG2LWjW8bI7W+4g/",
-	"o1ttj/qK+wIIsobLH+h5bQl7rHFCvUGdW/puXcx1dx91N3sGok+T8Xn6DF2r/TjVZ6eYh7sMQ8ND4rVh",
-	"wjVEnep6fyZHurAo3QwSr8J3NyXtHNsnc2yXeifWK5X6CHptNqcuUVgRcS6kv7lwaC7DHDKf0enx0VEc",
-	"FeLeZ+if8a86X3/ck6//lrqiW0y3Ql3UZQu7zNFOfp8ic7R4ja6FPYV3aJ3vZIjr/4oAfCGs3e/IdiPI",
-	"Vw/x2mA18P03LXRYaIDZKtI8/tqS3VPHvEHOQyZcOgtWXvP/9eAxDXt8rbXP52mVIt8it79TC7tSgO+0",
-	"FACvpXVoQCwplX6dseAONCFGhtxDuqRLXvHzri6ZE+aTvot96uL2nczsTOk35H3PaFtzfrwyjF7J3Uff",
-	"ylRtMlA74dkJz5PFkYvi4wt+uc6cHCR2jFZ7oOvyTsndFBcuhnQdLudbIr9asqkULp0uy/dcp/Y3coZ7",
-	"u8Gf+NhlSw0TWgN3mmbn2n7nrq0Xqh79dNb0hoTWEN+h5btBSGXVteZ88/f2bnDTwbFNjuxF/e13owLj",
-	"R2fpnn93Sbpuz/2qcq8W8TvFtXORvqECanrATrlpTLnmYpG2iS7cgdbklbppvEdonqYlbHUFSnMjWrf/",
-	"PfqeHLBv4VktXWW3lVf17Fusz/fQrVBKDWNIGwooduppVxixojDiO9BngV/bah6nfc670QzcAw97gjRa",
-	"y97/1ONO7tz/n4EUR646oeheAsHqqXv9w+cr0hr+muM+5SXAX62dFOKGq2qTcAuKv8Hh9PCQ30+1dad/",
-	"PvrzEZfVBSC+1Gqs1QzkIIWH3P7U+R0KAjtPmj10noXy+Ierh/8LAAD//w==",
+	"7F17c9s4kv8qXbyrWttFyXbGmdu1//Ik2VnfZSap2NnZqtgnQmRLwpoCOABoW5vyd7/qBviQRL0mji+1",
+	"lX8mFkm8Gv349QOYz1Gqp4VWqJyNTj9HExQZGv7zAzozOx85NPQrQ5saWTipVXQaXWKqVWbBabgX0sEQ",
+	"R9oguAmCwgcHBn8v0TqQFkSe63vM+lEc0VNpMItOnSkxjmw6wamg3t2swOg0ksrhGE30+BhH//jg+7jI",
+	"loe/yECPwE2krUaKQeRWw72RzqECqXguFs0dmj9ZyPUYcqkQRtqAdDSZpcGtM1KNo0cavBBGTNEFSlxk",
+	"OC20Q5XO/gdny9P5gEUuZlAY7TClZzyM0qo3FOnt2OhSZTH/ts6gmEo1jsE6bTADVxpl+3AOhsgN99JN",
+	"/NTFFK/VLc5AqKx+Av99+e5XGOpsBnu0cYK6SIXSSqYiz2f71A316Fv4IQzaQiuL3Lku3bUypVJSjfkj",
+	"+hzEWEh11gxD4/JUhNJugsYPKS2cvHgBiWzoMbjF2cBgaTFL+tcqiiNJFPFsFMWRElPkDatb9IiEbfJP",
+	"xcNbVGM3iU5fvHwZR1Opqt/HcdfmVOvhvflJZIFR6FeqlUPFf4qiyGUqaDsO/2lpnz63Bv1Pg6PoNPqP",
+	"w4b9D/1be/jGGG0+hEH8kAvsp+5ELjNPFG2g5pYzKNWt0vcKpjrDHPYS/negtBuMiAuSfWK9lpD9oxdm",
+	"3/N83jWv8PlhSyJ4Uq+0GuUyfcaFn9eCPcenkCzsb0KsYp3Mcwisdhb42060cfnsCanwV22GMstQPR8Z",
+	"ftPm1hYiRSiVuBMyF8McYc+WtkCVYUY8oUtHOio1mEln92MgRmZZTnWGkEhly9FIphKVG/xeaieSM2pH",
+	"NL3F2Z8sGJ0jZBotKO28GuW3ukDDy3pCIl4oh0aJnJf+nILkhwWkL89AaZDhkQVhkNjlXvXhlTBGooVk",
+	"IpVLmIpJplM7KE2enAGRDyFpEyB5QuL8qt1fSXifjy4fgxYxaHVpUoS9SufFkGp1h8byuDHc43Ci9S2g",
+	"ygotlYuD5mH59Jz2NVXQezHLtciutH4rzBifj0JhHl4Fi6G+QziGX+RPcVh00FMDp/Ugp6k9JUNcaf2L",
+	"ULPw1D7jqoVDyOVUOsCHFDHDLIYCDdtrMkRo4L5STi2xYSjXYyyXxN1StECeVotN1GnhRIJtX0DXj0qU",
+	"bqKN/Bc+o7D9Iq1lRDYV+UibKdG0MuPagME7fYsZnL+/IDJvUEZPyGUfVWF0itaSdXmjnHSz5yPKskX3",
+	"IC+gQsjkaIQGlZfASupWAcOnIspjhRu5n1cT4V7paZGjn/TnqDBkHJ300DCdaJn6P6XDqd1ElPn+XnFr",
+	"YukAQYUxYka/U4PCeQ4lfhHOey4/nkTxkiMTR5I/LIQjuxadRv+bToRLp0Xei5bQbRyxsu5wSuJID/+J",
+	"HuuhKqfR6aeIOuqnDQFuOvorrfBqefuFf+Qmj3H0MLB36aBtb5Zdn/cGLXGBVvkMtALrhMNRmcNegcZK",
+	"6zDbDz5OFLepME2X1x9HD72x7tHDnr2VRU/zMCLvsW0jVUSOo/cBKlfyE1G4Jk+zOxUt45oPGvqEjwlD",
+	"d+35EieNpJJ2MjAogpRVW2CdLqI4yr2/EkdO63xAnpilcb2kDkYyd+wMjUrF7iF/QdNRZc7YsXKIl7ZP",
+	"qgwfuhzkOMr1uDB6yPNb0U+zzCmpkV0Z4ZfQaInePKmm09Zc4gVSbSb5L83MFqS30XMbyWRwVFqRL7Pn",
+	"eX4vZhaoA+/dijFxq1D2Ho0FqSAJ47CSWj8QsaeekiopSBWPRG6RBtc5tnlCWOJ7oVyHQC5QkpvWjLIF",
+	"tT6uolX1wcDpW1R2S91UGD0t3G5tnHYi36XJwprnx4w75r4wxiqqtDhHZJn0muJ9iy5+D1dy1TpBCH2/",
+	"Cl937LKdWYfTiOzmHeY0RETalv9pOMBrhKdhBNZr8+zQinysI0G3c0HAZaQNyrHq5XJohJnBSGKeWdgj",
+	"HicvszQYAy3B0j/FoIih3+/vs28m0hQLhxl3JMdKGx/lWyL4GvPx5sGhsuTLQjJNe4mPD4BkF/rjx4vX",
+	"5EOLKpDV7gucpt9OqhL7nZbUb+Fu5r9WeRyGuvDNjpchQG2m1zIRfUTAJY583G+NLhtqnaNQzbcDb/s2",
+	"zvqSv34XPl7kq5oIqzmqQoHPyktTdCITTuzMTk1AdTtiSlWUG6W9IsEFf8ytrDNlWm/ARgO0Kz8UBu+k",
+	"Lu2g8usHMttqIJaEXfhom2+X7DuRYTXH/OZjDhsZhg3k4gbO8c9c8Pfl0VHHgvGOIBQ9Xm4evcaRKHPH",
+	"eYjk03V0cB3dsCHfSuDDOt7QCFc07iapL00XxICiHOYyhYlzhQWRZQatPYPCyDvhMIZc64LYNoZcqtte",
+	"rlORx/Dq51/Pr8jRlL+X6B8y51eSUXWEPhDGCMcLRG1wSyOjTYaFpty1k3Wgb1FbZ7iZD1cAocoJXqbR",
+	"OwUnR8cxnLz4Cy+SthruJ8gpI8FpInwociGVX+IfcwviiDzyrUcXjhEhYXE0kAoFmebs1ZfMoAW0l1iZ",
+	"0wR/mLr+o8W1JdLnIgZVwIsjqUkMiSjdBJUL8YHmeYFmKq2de9YRjI4hqUOGzYdpSDk0T4xwOOCQVPPM",
+	"p93C7/5GHm38CP5uJbvW8YrdNA5WrL4xILI0M9+0a0JsKkhTPDP8XNh9j0KJ5jUMpR+EQ5kHKiC6xS5s",
+	"AUF50VeMyl+jEzK3HRpEpBPMvsA/mO+gaxoL1FlOTvMCY/b6YgKSQgHrcE7I+FZQCOMs7Ple7X6X96cV",
+	"vhtFp5+WRbmFKNft/dLM5w3KDa2lAg4LVPwDIaYtIkYepnTFifS9wmwwnHXlw7eLttQ9dG5ZgD4d1tPn",
+	"Kzidjz7LlUvLOrh2qPNiInpWK4Wud9L7kTwsfjQR8rbsnfRe1k90UdreSe+/ojgaohO9l/2T1p+9qVRk",
+	"MsdiOhW9u5PeKBd20n5QGL1MHlLIrAl63jxGCxmVeoFvpYdDC4hHOLG1E+L5oSPouLyZRKbNnmW9UzyN",
+	"rr15V7qidCul6XxOZNgfU6C5DQTNDXuJfzBw+OCS/T6846KBhg4wFTMQRYHCLGN6oZR2ogbbNZ3Wi8+W",
+	"NnmVNcUHt8zrX9hnsNDrN2SljfP7UNmUhU1QQMMR9QOpkzNf/+JtLRe+EFSsFH61NXbHvWgZqK34dZ55",
+	"nnaPutTa9kissph/tL11wpX2S3p4En7YYG59nFWq8RdY3KU+umbzATPM5R2aP+b2eTdOdliAqwlCgndu",
+	"kHDYh9ULf12XeDUZzY0gph5mwxJsmXdo6iqJPlhhUNuL2MLahtz8wFTjznZQ1+25xJvW1eDiZdrW1V++",
+	"QR+uWmpD+Ph40B5zWjyGJAD6a5V0xSvoi8pbDWnQJjrD6gln7Lsq7SDnVBAIX7BHq71WVnvvL83J77Ah",
+	"AgS+4MxP0P4pTJtcfL1el3H12bpo0UIRzwS5M9em0b2wECCNz3S2lgQk1m0gXcVPvkzLheEGwm2J9mp/",
+	"RuR5wKdbeDY38VIJpyMX3KfsSks+eDISMkfaWILCfiPupcUucLxGY7eyfETYT4PeTXeA1vPObij6y4i9",
+	"S3q1YopuvMySsqOZZNvehe0asXtqTPLHAo0rOmtMYp2C9qkIdgCkqn7xj0Fh9Nig5aQg81UUR7+XWGL2",
+	"xzPVlarbKUfNFoazCzKrHI25VEI7x9AUWpVceEEqK2l/nYBWkLLeqvMwtv9Vc9mkG2rqN3ntwIPrTMJF",
+	"Ff5exPSlRVPDd2F5/d5rXvCXmb1peVt5w+v2rgmZdHrC81u7vIkETSDVJVmKsImuNGpHfMux7d0Snu0m",
+	"g6wBYhvXOg/dWnK+y+hzbbYdvgs6PkHqdo54i8tZ6H4F3VYtqIuJ51NbO8XZpErzMsNBuRCMbac8lsb7",
+	"WGTPnt1QpGOyrhkupT6+ak5jY1JhiVphpHPHVmJHOomm1byYH/PRCRLukTTWgTMzr54rCB1DWYDT8GO/",
+	"U1x2RlNZ6YupB3Mxhy64tTE3t9Y9aDZzR++hItVNZ91LMOpV3qYL/qco/SGYv11dvQ9o78wjPMZ/kixZ",
+	"mWeM04fUgiOwa+phWtSxZerrUFcIWbdvUxFqjixxzRXtbhcXOb9j1fbMbfzNRm59gkDdAvs/a8SuEvLg",
+	"Iq4MH+8gBfN6azOrP4feWiTokndxP8HOIsrVwlR51d0IlPX/DlTbVneuBnjUwzzBGtouwL/W7Lbgid+k",
+	"m1xiatBt7ykushUhu3m+snWPc7tgMR1sXHhouzz3m9bs6+3vioD6qBC1ZpSaHCRsLERepQ+m7axBG7P3",
+	"mzQFY8a225JqNZK0gfRdyKJ2vbA6v+PnfMinbzDVJiiocr7Hg07uCkt8OtXT2qdn0z2k8TEtjXSzS5pN",
+	"CLOgMGjOS8I5y65GHb6rSuhjSOxtj/w22kB/PBSGMxAOchTWwckPMBQWfzwpTU6ulhGpQ2PrU5usb3jM",
+	"husmzhW+kF2qke4oAihQnV/0+NCkk+TY0WyCI3F5L106GWphslAhWuTCkVz34T3RGISage8ihKugKnMS",
+	"7loln2m+g9Lkj4d3x0lVJN+s/BZnsFetut/vJ/v9a3WtXmMqLaHbuhgCyZHJytSBLTDlY3Qyp+H26nBa",
+	"lYbh2GiqlSPy7J9Sfz04OGjOiNj+wQG8IdDUBLjS6vDCP3r04Vv6rsf/TWAvcL/lcyRTqUqHgULXCsDJ",
+	"8cShqWhWHU1tFjksszHyWbe53j/gVEgl1TiBvfuJzhHqcXIcOZCKeyeP2vew74OJ831YpBkeHFh/8vjg",
+	"IPbH4sDJKVonpkUMpXIy58n5jkBa6npEUIdPuO734dyXgeRWN7RoH4+BvTBC6E0rhKk22HGkmfYQ4Koe",
+	"zoLBkczzqi5RlzafwR57OjAs01t0+/F8WHQkHzjSqDJ9b/thA8NAVv4LaQd/0hnNsnXIqV0R5Hnt5PiH",
+	"zjNPvse/i1xmPtTBcMkeHHAXJ0dHsKKA5AwSLldJQIkp+uPEejRClUk19qV9tHiOHGTaOcygEG4Ce0mV",
+	"ePp0dNM3OsdkvzrW+HuJZhZOdjRnZnmAMNGP7dOzBwegFW1waRQfPT46WneszTNNmLR/myxQVGabRKI5",
+	"P1idKpQhSmqw0MbR4gW8PDoKPQdVzN2+9h4KdUU8ySdABfEUHL8EewaCT4C/eHgI5eccaeFPe/Qpn2V3",
+	"RqInLDd8CTaG4yP67wv+b7/fh71UFAVmpC6PYbIfw48QgDMXtIs8ZyZTIIZCZVphBntIS+Z+/Zc0WgjJ",
+	"D2e8OUnVRwJYFeWSuKj6aCG1ySQHxbJ6YdRnSmRMSyfvEHykr57QGSTvz69e/S2oxCRgm1MfSweDPf/E",
+	"Ep35cGyOwthK5XC4pw+VpbNgyyEp9SFmXPJ3kHhJDk6Oz0fUoc7GKCcsqXWxsYUhznR1rL7A9BSSn99c",
+	"weHd8WFAivbws8weDxuiCMX7krx/d9n1YZ3jqXju8vINpKWx2hBv/Eb7MdREAuHVDHPrW2Fdj0FP7+J1",
+	"4k+8MsbRzYQY9dgk5tEXGtxLZU9B0Pq1Upgyf/LrS39u1GCBwgXxNXIslcjh44e3sMf7IZ0F7SU5zMvr",
+	"3qIMbRQSo/p1VJcqeAH26RYnHXkJUduAHt4dk22N4ojwV3Dr+0f9IwYmBSpRyOg0+qF/1P/BnwmaMIqg",
+	"xaYT4Q5bcVVGStojpvrc80UWnXaWw4crJtC6n3T2dIfl1lXeP84jqCr33L6h4MXR0dNNZX69j6GSwTNJ",
+	"r6n4bXpbKBgjXHcK1+XR0Q/pwvmxfjop1S3fMMHvMYER6Wgb1Elo++n1u1/f3CSkz0jYS4MwlVkYm9g3",
+	"s9Wnn6+9e34dnX7u9/uPj51laB23DCyE131QGsIQegRJ59Sr+UKwUl7lzM366U5nnvhd7WpS7/5h63IK",
+	"bnK8ucncGVhu9MPmRs0dCNziZHOL+kw7NTjeYojFk97U7sVfNrdbPCv9GEcvtyHd/I0E7HiU06kws+g0",
+	"+lAqxmUeqnt84HVTmgtrZcoM1Gv4A+xEcITJibGtjk5GN9Rro2JpTmPsUDU+Dv3GfzR/N8ynjtpD4lHf",
+	"I9xPNAGMoD4tjFmTEBoSivF7v7owhbFRc18KK+O5W1KWwhFTqeSUfLujrrj94rxe6elU9CzS5MnqN740",
+	"F8/fIhZnIFR98JlvqyCoS7Br1SyriMXqq3Ti5atybDmtScLGbjhbbb9CacAZWzrQd2gqQ9VfddXMnIlc",
+	"O7mbjYp6g27dQpPlWo17BAyyoL764G8LspCVhhOMgVc8omImZuIErcvpEaAeiOXJR3gj0onXdJyzl1mt",
+	"z7ld0N0xJNxx9ZLm2rxqmwGmVVvtk2pPTgvy2K5VqqdT9OCPd4uRJCSXl28G7y9+/Xlw8evVmw9/P3+b",
+	"wB7BXNrNzJ/K2PcQ4bu+XdK3/19685JranqXtI9encEIkXPijRfv2TGuYhimLbAtDRp0Zq1D2eFarUPf",
+	"Sut+8Z98RXjUVOF2CONVu74YM5hW0/nOod8Mh9LesQ70m9OUuEpyZkqfZg4cGPZvgQPZHVvJhh/Yw77D",
+	"X0IJxYItZ4NCDkljTmS2zcV1O9iUL+TuVZxdFYV8Z+ZvhpkrZgsxRL8/q7h3jmvWubx1tecS93bNtPnk",
+	"cOEWQ8+qX8tbXjxV/Mx+cutqmx095L96F3IleILDefRE8wqvTiFpQk8+4cTFs/XDUPoiHU77Isu40rLV",
+	"JFwXUgjjqtcdrWk1/QxzJ5J+v9/uYO4DrXC++Vz3/jV0T62rbRVIOwv1YaE2OOBQDt6z5++vnWSg6wNE",
+	"myDyFZd6KGkn4TLMGAT4MkFo1d42ZXl+fO+/hO38rvU6tN7RFlqvvkHyi6IAL7YhwPJdVt9YBEEwl/k/",
+	"F4vmW3q7UVnLqns99vgZ3WrdvaZuX1bz8sF6r1lgj6Uz5BIrX/ibhS7rrhprL5Zczw6p51zZDF2jKTg0",
+	"YSeYh6sOQxF74jVHwvUBrRpkH28nvTEt3Kw+Q9X/rjq+ScC0VI29XgCrVMxa77NK1a1A/QuhLU6gz0WP",
+	"QlQjOj0+OoqjqXjw0bcX/KuKxR13xOK+ply1i0pWiFaVvvvu6X57nu7i7a0W9hTeo3W++jWubuwGXzxl",
+	"91tyUDP9zWO81mEIPPJVk2MLRdNbof3jp5aCjtq3DTIRolzSWbByzFeie0rDHt887OMPWqXIFxzufxeh",
+	"f4v0EY6ldWhALAlgt3wtmJka5mXIp52W5O41P2/L3Rzjn3RdZFQVD37nr29GRftN2ZpL4pWwfyUnHH0t",
+	"FbhJ8X1ntG8U9y6ymi/U4fowMlJsnFajgHU+ZXI/wYULFl2LI/i2xSdzJAvh0smyLMydsPpKgKTzFNcz",
+	"hx+3lMZQ0v9dKv+t4IVnwA5ZPqvrH0P5o69C9hWPJN5VPRVfor09FKmrFLfxf8+rb78ZdRHv7IG//OYc",
+	"8Pa5slWp54bw34X8mzG9dU3wKRcRK1cfNG2KqsOdNLXP2HbRd5DSukR4dYavvqGmfR4q+pYM+9ew2EtX",
+	"C21lrV98jfH5XqAVAlwzhrQhQfVdlJ8k8fQNyH7Y2yaz6LSP/dRSxOeHYE+Q9Des8E89bMWQ/P+yibD8",
+	"qkhd+wAdi3L76NynG5KwcPFRh6AL8NcEJ1Nxy9UwSThB6k+/nR4e8vuJtu70z0d/PuIUf5jE50rkGyki",
+	"wxsecjls63coTmg9qdfQehZKwB5vHv8vAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
