@@ -14,7 +14,7 @@ build:
 run: build
 	@scripts/run.sh
 
-test: check-generate vet
+test: check-generate lint
 	@scripts/with-test-db.sh $(GO) test -race -count=1 $(PKGS)
 
 # Tests only, without the generation and vet checks.

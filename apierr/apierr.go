@@ -78,13 +78,37 @@ func (e *Error) Status() int { return kinds[e.Kind].status }
 // Type is the envelope `type` of the error's kind.
 func (e *Error) Type() string { return kinds[e.Kind].typ }
 
-// As returns the *Error in err's chain, or nil.
+// Public is an error of another layer that knows its public form, such as the store's
+// not-found: As turns it into an *Error, so the one status table maps it and no caller has
+// to translate it.
+type Public interface {
+	error
+	Public() *Error
+}
+
+// As returns the *Error in err's chain (or the public form of a Public error), or nil.
 func As(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
 		return e
 	}
+	var p Public
+	if errors.As(err, &p) {
+		return p.Public()
+	}
 	return nil
+}
+
+// WithParam names the request field an error is about (a 404 of a row looked up by the
+// field `conversation`, say). Errors without a public form, and nil, pass unchanged.
+func WithParam(err error, param string) error {
+	e := As(err)
+	if e == nil {
+		return err
+	}
+	copied := *e
+	copied.Param = param
+	return &copied
 }
 
 // IsKind reports whether err carries an *Error of kind k.

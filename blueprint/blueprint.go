@@ -235,7 +235,7 @@ type ToolType string
 const (
 	ToolSearchKnowledgeBase ToolType = "search_knowledge_base"
 	ToolApplyLabel          ToolType = "apply_label"
-	ToolHTTPWebhook         ToolType = "http_webhook"
+	ToolHTTPWebhook         ToolType = "http_webhook" //nolint:gosec // a tool type name, not a credential
 	ToolHTTPRequest         ToolType = "http_request"
 )
 

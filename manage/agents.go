@@ -3,7 +3,6 @@ package manage
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"slices"
 	"strings"
 
@@ -139,10 +138,8 @@ func (s *Service) DeleteAgent(ctx context.Context, ws uuid.UUID, in DeleteAgentI
 	if err != nil {
 		return AgentRef{}, err
 	}
-	if err := s.store.DeleteAgent(ctx, ws, a.ID); errors.Is(err, store.ErrNotFound) {
-		return AgentRef{}, agentNotFound(in.AgentID)
-	} else if err != nil {
-		return AgentRef{}, err
+	if err := s.store.DeleteAgent(ctx, ws, a.ID); err != nil {
+		return AgentRef{}, apierr.WithParam(err, "agent_id")
 	}
 	return AgentRef{Success: true, AgentID: a.ID.String(), AgentName: a.Name}, nil
 }

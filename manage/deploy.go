@@ -3,7 +3,6 @@ package manage
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"slices"
 	"strings"
 
@@ -73,11 +72,8 @@ func (s *Service) DeployAgent(ctx context.Context, ws uuid.UUID, in DeployAgentI
 		d.ChannelID = &ch.ID
 	}
 	dep, err := s.store.DeployAgent(ctx, ws, d)
-	if errors.Is(err, store.ErrNotFound) {
-		return DeployAgentResult{}, apierr.NotFound("channel_id", "channel_not_found", "No channel %s in this workspace.", in.ChannelID)
-	}
 	if err != nil {
-		return DeployAgentResult{}, err
+		return DeployAgentResult{}, apierr.WithParam(err, "channel_id")
 	}
 	return s.deployResult(a, dep, d.ChannelID != nil), nil
 }
@@ -88,10 +84,7 @@ func (s *Service) channel(ctx context.Context, ws uuid.UUID, ref string) (store.
 		return store.Channel{}, err
 	}
 	ch, err := s.store.ChannelByID(ctx, ws, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return ch, apierr.NotFound("channel_id", "channel_not_found", "No channel %s in this workspace.", ref)
-	}
-	return ch, err
+	return ch, apierr.WithParam(err, "channel_id")
 }
 
 func (s *Service) deployResult(a store.Agent, dep store.Deployment, withRow bool) DeployAgentResult {

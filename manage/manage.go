@@ -30,7 +30,8 @@ type Service struct {
 	publicURL string
 }
 
-// New returns the service. publicURL is PUBLIC_BASE_URL, the base of the links it hands out.
+// New returns the service. publicURL is PUBLIC_BASE_URL without a trailing slash (the
+// configuration trims it once), the base of the links it hands out.
 func New(st *store.Store, cat *catalog.Catalog, guard netguard.Guard, jobs *river.Client[pgx.Tx], publicURL string) *Service {
 	return &Service{store: st, catalog: cat, guard: guard, jobs: jobs, publicURL: publicURL}
 }
@@ -44,10 +45,6 @@ func parseID(param, value string) (uuid.UUID, error) {
 	return id, nil
 }
 
-func agentNotFound(id string) error {
-	return apierr.NotFound("agent_id", "agent_not_found", "No agent %s in this workspace.", id)
-}
-
 // agent loads an agent of the workspace by its id parameter.
 func (s *Service) agent(ctx context.Context, ws uuid.UUID, param, value string) (store.Agent, error) {
 	id, err := parseID(param, value)
@@ -55,10 +52,7 @@ func (s *Service) agent(ctx context.Context, ws uuid.UUID, param, value string) 
 		return store.Agent{}, err
 	}
 	a, err := s.store.AgentByID(ctx, ws, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return a, agentNotFound(value)
-	}
-	return a, err
+	return a, apierr.WithParam(err, param)
 }
 
 func decodeBlueprint(a store.Agent) (*blueprint.Blueprint, error) {

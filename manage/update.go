@@ -137,11 +137,8 @@ func (s *Service) UpdateAgent(ctx context.Context, ws uuid.UUID, in UpdateAgentI
 		return AgentRef{}, err
 	}
 	updated, err := s.store.UpdateAgent(ctx, ws, a.ID, u)
-	if errors.Is(err, store.ErrNotFound) {
-		return AgentRef{}, agentNotFound(in.AgentID)
-	}
 	if err != nil {
-		return AgentRef{}, err
+		return AgentRef{}, apierr.WithParam(err, "agent_id")
 	}
 	return AgentRef{Success: true, AgentID: updated.ID.String(), AgentName: updated.Name}, nil
 }

@@ -70,7 +70,8 @@ func (t toolkit) handler(o manage.Operation) server.ToolHandlerFunc {
 		}
 		args, err := json.Marshal(req.GetRawArguments())
 		if err != nil {
-			return failure(apierr.Invalid("", "invalid_arguments", "The arguments are not JSON.")), nil
+			// A tool's failure is a result the client reads (isError), not a protocol error.
+			return failure(apierr.Invalid("", "invalid_arguments", "The arguments are not JSON.")), nil //nolint:nilerr
 		}
 		out, err := o.Run(ctx, ws, args)
 		if err != nil {

@@ -40,7 +40,7 @@ type seedMessage struct {
 // Kind names the job type in the queue.
 func (BackgroundArgs) Kind() string { return "background_response" }
 
-// InsertOpts: a failed turn is final (the worker records it); attempts beyond the first are
+// InsertOpts allows 5 attempts: a failed turn is final (the worker records it); attempts beyond the first are
 // for infrastructure failures, and for a replica that died mid-turn.
 func (BackgroundArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 5} }
 

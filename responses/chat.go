@@ -2,7 +2,6 @@ package responses
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/google/uuid"
@@ -11,7 +10,6 @@ import (
 	"switchboard/apierr"
 	"switchboard/catalog"
 	"switchboard/shortid"
-	"switchboard/store"
 )
 
 // ChatRequest is POST /v1/chat/completions, decoded. With Conversation the server owns the
@@ -45,11 +43,8 @@ func (s *Service) Chat(ctx context.Context, req ChatRequest) (*ChatRun, error) {
 		Instructions: req.Input.Instructions, Text: req.Input.Text}
 	if ref := req.Conversation; ref != nil {
 		conv, err := s.store.ConversationByRef(ctx, req.WorkspaceID, *ref)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, apierr.NotFound("conversation", "conversation_not_found", "No conversation %q in this workspace.", *ref)
-		}
 		if err != nil {
-			return nil, err
+			return nil, apierr.WithParam(err, "conversation")
 		}
 		run.turn.Conversation, run.turn.Persist, run.Conversation = &conv, true, conv.ShortID
 	} else {

@@ -112,10 +112,7 @@ func (s *Service) Stream(ctx context.Context, req CreateRequest) (*Run, error) {
 // exact bytes the create stored.
 func (s *Service) Get(ctx context.Context, workspaceID uuid.UUID, id string) (json.RawMessage, error) {
 	r, err := s.store.ResponseByShortID(ctx, workspaceID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, apierr.NotFound("id", "response_not_found", "No stored response %q in this workspace.", id)
-	}
-	return r.Body, err
+	return r.Body, apierr.WithParam(err, "id")
 }
 
 // prepare checks the combination of options, resolves previous_response_id and fixes the

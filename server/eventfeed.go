@@ -117,7 +117,7 @@ func (f *eventFeed) replay() error {
 		page, err := f.store.EventsAfter(f.ctx, f.workspace, f.cursor, replayPage)
 		if err != nil {
 			if f.ctx.Err() != nil {
-				return nil
+				return nil //nolint:nilerr // the client left or the server drains: the feed simply ends
 			}
 			return err
 		}

@@ -35,9 +35,3 @@ func (h *v1Handlers) RetrieveModel(ctx context.Context, req v1api.RetrieveModelR
 	}
 	return v1api.RetrieveModel200JSONResponse{Body: modelObject(m)}, nil
 }
-
-// notYet answers the operations of the contract whose implementation has not landed yet.
-func notYet(operation string) error {
-	return &apierr.Error{Kind: apierr.KindNotImplemented, Code: "not_implemented",
-		Message: operation + " is part of the contract but not implemented by this server yet."}
-}

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"strings"
 
 	"switchboard/apierr"
@@ -47,18 +46,11 @@ func (h *v1Handlers) checkURL(ctx context.Context, url string) error {
 	return nil
 }
 
-func endpointNotFound(id string) error {
-	return apierr.NotFound("id", "webhook_endpoint_not_found", "No webhook endpoint %q in this workspace.", id)
-}
-
 // endpoint finds an endpoint of the caller's workspace by `whe-` id or UUID.
 func (h *v1Handlers) endpoint(ctx context.Context, ref string) (store.WebhookEndpoint, error) {
 	p, _ := principalFrom(ctx)
 	e, err := h.s.store.WebhookEndpointByRef(ctx, p.WorkspaceID, ref)
-	if errors.Is(err, store.ErrNotFound) {
-		return e, endpointNotFound(ref)
-	}
-	return e, err
+	return e, apierr.WithParam(err, "id")
 }
 
 func (h *v1Handlers) CreateWebhook(ctx context.Context, req v1api.CreateWebhookRequestObject) (v1api.CreateWebhookResponseObject, error) {
@@ -115,11 +107,8 @@ func (h *v1Handlers) UpdateWebhook(ctx context.Context, req v1api.UpdateWebhookR
 		u.EventTypes = eventTypes(b.EventTypes)
 	}
 	e, err := h.s.store.UpdateWebhookEndpoint(ctx, p.WorkspaceID, req.Id, u)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, endpointNotFound(req.Id)
-	}
 	if err != nil {
-		return nil, err
+		return nil, apierr.WithParam(err, "id")
 	}
 	return v1api.UpdateWebhook200JSONResponse{Body: endpointObject(e)}, nil
 }
@@ -127,11 +116,8 @@ func (h *v1Handlers) UpdateWebhook(ctx context.Context, req v1api.UpdateWebhookR
 func (h *v1Handlers) DeleteWebhook(ctx context.Context, req v1api.DeleteWebhookRequestObject) (v1api.DeleteWebhookResponseObject, error) {
 	p, _ := principalFrom(ctx)
 	err := h.s.store.DeleteWebhookEndpoint(ctx, p.WorkspaceID, req.Id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, endpointNotFound(req.Id)
-	}
 	if err != nil {
-		return nil, err
+		return nil, apierr.WithParam(err, "id")
 	}
 	return v1api.DeleteWebhook204Response{}, nil
 }
@@ -169,11 +155,8 @@ func (h *v1Handlers) RedeliverWebhookEvent(ctx context.Context, req v1api.Redeli
 		return nil, apierr.Conflict("webhook_endpoint_disabled", "The endpoint is disabled; re-enable it with PATCH {\"enabled\": true} first.")
 	}
 	ev, err := h.s.store.EventByShortID(ctx, p.WorkspaceID, req.Body.EventId)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, apierr.NotFound("event_id", "event_not_found", "No event %q in this workspace.", req.Body.EventId)
-	}
 	if err != nil {
-		return nil, err
+		return nil, apierr.WithParam(err, "event_id")
 	}
 	if _, err := h.s.jobs.Insert(ctx, events.DeliveryArgs{WorkspaceID: p.WorkspaceID, EndpointID: e.ID, EventSeq: ev.Seq}, nil); err != nil {
 		return nil, err

@@ -10,11 +10,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"switchboard/apierr"
 	"switchboard/gen/dbsqlc"
 )
 
@@ -36,6 +38,13 @@ func (e *NotFoundError) Error() string { return e.What + " not found" }
 
 // Is makes errors.Is(err, ErrNotFound) hold for every not-found error of the store.
 func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
+
+// Public is the 404 a caller sees (apierr.Public): the error table maps every not-found of
+// the store, so handlers and operations return it as it is, naming the request field with
+// apierr.WithParam where one applies. The code is the contract's `<what>_not_found`.
+func (e *NotFoundError) Public() *apierr.Error {
+	return apierr.NotFound("", strings.ReplaceAll(e.What, " ", "_")+"_not_found", "No %s with that id in this workspace.", e.What)
+}
 
 // notFound is the one place where pgx's "no rows" becomes the domain's not-found: every
 // single-row query passes its error through it, naming what it looked for.

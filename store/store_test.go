@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"switchboard/apierr"
 	"switchboard/apikey"
 	"switchboard/store"
 	"switchboard/store/storetest"
@@ -69,3 +70,37 @@ func TestBootstrapKeyIsIdempotent(t *testing.T) {
 	require.Len(t, keys, 1)
 	require.Equal(t, "owner", keys[0].Role)
 }
+
+// A missing row is the store's not-found, which the error table maps to a 404 naming what
+// was missing, and which a row of another workspace is too.
+func TestNotFoundIsA404OfWhatWasMissing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := storetest.New(t)
+	mine, err := s.CreateWorkspace(ctx, "mine", 0)
+	require.NoError(t, err)
+	theirs, err := s.CreateWorkspace(ctx, "theirs", 0)
+	require.NoError(t, err)
+	conv, err := s.CreateConversation(ctx, theirs.ID, "api")
+	require.NoError(t, err)
+
+	for _, tc := range []struct {
+		name string
+		err  error
+		code string
+	}{
+		{"response", second(s.ResponseByShortID(ctx, mine.ID, "resp_missing")), "response_not_found"},
+		{"conversation of another workspace", second(s.ConversationByRef(ctx, mine.ID, conv.ShortID)), "conversation_not_found"},
+		{"webhook endpoint", s.DeleteWebhookEndpoint(ctx, mine.ID, "whe-missing"), "webhook_endpoint_not_found"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.ErrorIs(t, tc.err, store.ErrNotFound)
+			e := apierr.As(tc.err)
+			require.NotNil(t, e)
+			require.Equal(t, 404, e.Status())
+			require.Equal(t, tc.code, e.Code)
+		})
+	}
+}
+
+func second[T any](_ T, err error) error { return err }
