@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/labstack/echo/v4"
@@ -63,6 +64,36 @@ func (e ChatCompletionChoiceFinishReason) Valid() bool {
 	}
 }
 
+// Defines values for ChatCompletionChunkObject.
+const (
+	ChatCompletionChunkObjectChatCompletionChunk ChatCompletionChunkObject = "chat.completion.chunk"
+)
+
+// Valid indicates whether the value is a known member of the ChatCompletionChunkObject enum.
+func (e ChatCompletionChunkObject) Valid() bool {
+	switch e {
+	case ChatCompletionChunkObjectChatCompletionChunk:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ChatCompletionChunkDeltaRole.
+const (
+	ChatCompletionChunkDeltaRoleAssistant ChatCompletionChunkDeltaRole = "assistant"
+)
+
+// Valid indicates whether the value is a known member of the ChatCompletionChunkDeltaRole enum.
+func (e ChatCompletionChunkDeltaRole) Valid() bool {
+	switch e {
+	case ChatCompletionChunkDeltaRoleAssistant:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ChatCompletionMessageRole.
 const (
 	ChatCompletionMessageRoleAssistant ChatCompletionMessageRole = "assistant"
@@ -99,6 +130,36 @@ func (e ChatMessageRole) Valid() bool {
 	case ChatMessageRoleTool:
 		return true
 	case ChatMessageRoleUser:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EventType.
+const (
+	EventConfirmationRequested EventType = "confirmation.requested"
+	EventConfirmationResolved  EventType = "confirmation.resolved"
+	EventConversationCreated   EventType = "conversation.created"
+	EventRunCompleted          EventType = "run.completed"
+	EventSpendRecorded         EventType = "spend.recorded"
+	EventTurnCompleted         EventType = "turn.completed"
+)
+
+// Valid indicates whether the value is a known member of the EventType enum.
+func (e EventType) Valid() bool {
+	switch e {
+	case EventConfirmationRequested:
+		return true
+	case EventConfirmationResolved:
+		return true
+	case EventConversationCreated:
+		return true
+	case EventRunCompleted:
+		return true
+	case EventSpendRecorded:
+		return true
+	case EventTurnCompleted:
 		return true
 	default:
 		return false
@@ -219,6 +280,141 @@ func (e ResponseStatus) Valid() bool {
 	case Incomplete:
 		return true
 	case Queued:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResponseCompletedEventType.
+const (
+	ResponseCompleted ResponseCompletedEventType = "response.completed"
+)
+
+// Valid indicates whether the value is a known member of the ResponseCompletedEventType enum.
+func (e ResponseCompletedEventType) Valid() bool {
+	switch e {
+	case ResponseCompleted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResponseContentPartAddedEventType.
+const (
+	ResponseContentPartAdded ResponseContentPartAddedEventType = "response.content_part.added"
+)
+
+// Valid indicates whether the value is a known member of the ResponseContentPartAddedEventType enum.
+func (e ResponseContentPartAddedEventType) Valid() bool {
+	switch e {
+	case ResponseContentPartAdded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResponseContentPartDoneEventType.
+const (
+	ResponseContentPartDone ResponseContentPartDoneEventType = "response.content_part.done"
+)
+
+// Valid indicates whether the value is a known member of the ResponseContentPartDoneEventType enum.
+func (e ResponseContentPartDoneEventType) Valid() bool {
+	switch e {
+	case ResponseContentPartDone:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResponseCreatedEventType.
+const (
+	ResponseCreated ResponseCreatedEventType = "response.created"
+)
+
+// Valid indicates whether the value is a known member of the ResponseCreatedEventType enum.
+func (e ResponseCreatedEventType) Valid() bool {
+	switch e {
+	case ResponseCreated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResponseErrorEventType.
+const (
+	ResponseErrorEventTypeError ResponseErrorEventType = "error"
+)
+
+// Valid indicates whether the value is a known member of the ResponseErrorEventType enum.
+func (e ResponseErrorEventType) Valid() bool {
+	switch e {
+	case ResponseErrorEventTypeError:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResponseOutputItemAddedEventType.
+const (
+	ResponseOutputItemAdded ResponseOutputItemAddedEventType = "response.output_item.added"
+)
+
+// Valid indicates whether the value is a known member of the ResponseOutputItemAddedEventType enum.
+func (e ResponseOutputItemAddedEventType) Valid() bool {
+	switch e {
+	case ResponseOutputItemAdded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResponseOutputItemDoneEventType.
+const (
+	ResponseOutputItemDone ResponseOutputItemDoneEventType = "response.output_item.done"
+)
+
+// Valid indicates whether the value is a known member of the ResponseOutputItemDoneEventType enum.
+func (e ResponseOutputItemDoneEventType) Valid() bool {
+	switch e {
+	case ResponseOutputItemDone:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResponseTextDeltaEventType.
+const (
+	ResponseOutputTextDelta ResponseTextDeltaEventType = "response.output_text.delta"
+)
+
+// Valid indicates whether the value is a known member of the ResponseTextDeltaEventType enum.
+func (e ResponseTextDeltaEventType) Valid() bool {
+	switch e {
+	case ResponseOutputTextDelta:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResponseTextDoneEventType.
+const (
+	ResponseOutputTextDone ResponseTextDoneEventType = "response.output_text.done"
+)
+
+// Valid indicates whether the value is a known member of the ResponseTextDoneEventType enum.
+func (e ResponseTextDoneEventType) Valid() bool {
+	switch e {
+	case ResponseOutputTextDone:
 		return true
 	default:
 		return false
@@ -360,6 +556,51 @@ type ChatCompletionChoice struct {
 // ChatCompletionChoiceFinishReason defines model for ChatCompletionChoice.FinishReason.
 type ChatCompletionChoiceFinishReason string
 
+// ChatCompletionChunk A `chat.completion.chunk` frame of a chat completion stream.
+type ChatCompletionChunk struct {
+	// Choices One choice; empty on the usage chunk.
+	Choices []ChatCompletionChunkChoice `json:"choices"`
+	Created int64                       `json:"created"`
+
+	// Id The same for every chunk of a stream.
+	Id     string                    `json:"id"`
+	Model  string                    `json:"model"`
+	Object ChatCompletionChunkObject `json:"object"`
+
+	// Usage Only on the last chunk, when `stream_options.include_usage` is true.
+	Usage *ChatCompletionUsage `json:"usage,omitempty"`
+
+	// XSvcConversation Present only on stateful (persisted) turns.
+	XSvcConversation string `json:"x_svc_conversation,omitempty"`
+}
+
+// ChatCompletionChunkObject defines model for ChatCompletionChunk.Object.
+type ChatCompletionChunkObject string
+
+// ChatCompletionChunkChoice defines model for ChatCompletionChunkChoice.
+type ChatCompletionChunkChoice struct {
+	// Delta What the chunk adds to the message; empty on the chunk with the `finish_reason`.
+	Delta ChatCompletionChunkDelta `json:"delta"`
+
+	// FinishReason Null until the last chunk with a choice.
+	FinishReason *ChatCompletionChoiceFinishReason `json:"finish_reason"`
+	Index        int                               `json:"index"`
+
+	// Logprobs Always null.
+	Logprobs *map[string]interface{} `json:"logprobs"`
+}
+
+// ChatCompletionChunkDelta What the chunk adds to the message; empty on the chunk with the `finish_reason`.
+type ChatCompletionChunkDelta struct {
+	Content *string `json:"content,omitempty"`
+
+	// Role On the first chunk only.
+	Role ChatCompletionChunkDeltaRole `json:"role,omitempty"`
+}
+
+// ChatCompletionChunkDeltaRole On the first chunk only.
+type ChatCompletionChunkDeltaRole string
+
 // ChatCompletionMessage defines model for ChatCompletionMessage.
 type ChatCompletionMessage struct {
 	Content *string `json:"content"`
@@ -450,6 +691,20 @@ type Error struct {
 type ErrorResponse struct {
 	Error Error `json:"error"`
 }
+
+// Event defines model for Event.
+type Event struct {
+	CreatedAt time.Time              `json:"created_at"`
+	Data      map[string]interface{} `json:"data"`
+	Id        string                 `json:"id"`
+
+	// Type One of `EventType`, or `meta_response.completed` for background responses.
+	Type        string `json:"type"`
+	WorkspaceId string `json:"workspace_id"`
+}
+
+// EventType defines model for EventType.
+type EventType string
 
 // InputItem defines model for InputItem.
 type InputItem struct {
@@ -569,6 +824,77 @@ type ResponseObject string
 // ResponseStatus defines model for Response.Status.
 type ResponseStatus string
 
+// ResponseCompletedEvent `response.completed`: the final response object, as a GET of a stored response returns it.
+type ResponseCompletedEvent struct {
+	// Response The response object. This server always writes `output_text`, `error`,
+	// `previous_response_id`, `metadata` and `background`; they are not listed as required
+	// so that clients accept other servers' objects too. Other properties may appear.
+	Response       Response                   `json:"response"`
+	SequenceNumber int                        `json:"sequence_number"`
+	Type           ResponseCompletedEventType `json:"type"`
+}
+
+// ResponseCompletedEventType defines model for ResponseCompletedEvent.Type.
+type ResponseCompletedEventType string
+
+// ResponseContentPartAddedEvent `response.content_part.added`: an empty `output_text` part of the message.
+type ResponseContentPartAddedEvent struct {
+	ContentIndex int    `json:"content_index"`
+	ItemId       string `json:"item_id"`
+	OutputIndex  int    `json:"output_index"`
+
+	// Part A content part of an output message (`output_text`). Other properties may appear.
+	Part           OutputContent                     `json:"part"`
+	SequenceNumber int                               `json:"sequence_number"`
+	Type           ResponseContentPartAddedEventType `json:"type"`
+}
+
+// ResponseContentPartAddedEventType defines model for ResponseContentPartAddedEvent.Type.
+type ResponseContentPartAddedEventType string
+
+// ResponseContentPartDoneEvent `response.content_part.done`: the finished `output_text` part.
+type ResponseContentPartDoneEvent struct {
+	ContentIndex int    `json:"content_index"`
+	ItemId       string `json:"item_id"`
+	OutputIndex  int    `json:"output_index"`
+
+	// Part A content part of an output message (`output_text`). Other properties may appear.
+	Part           OutputContent                    `json:"part"`
+	SequenceNumber int                              `json:"sequence_number"`
+	Type           ResponseContentPartDoneEventType `json:"type"`
+}
+
+// ResponseContentPartDoneEventType defines model for ResponseContentPartDoneEvent.Type.
+type ResponseContentPartDoneEventType string
+
+// ResponseCreatedEvent `response.created`: the response, `in_progress` with an empty `output`.
+type ResponseCreatedEvent struct {
+	// Response The response object. This server always writes `output_text`, `error`,
+	// `previous_response_id`, `metadata` and `background`; they are not listed as required
+	// so that clients accept other servers' objects too. Other properties may appear.
+	Response       Response                 `json:"response"`
+	SequenceNumber int                      `json:"sequence_number"`
+	Type           ResponseCreatedEventType `json:"type"`
+}
+
+// ResponseCreatedEventType defines model for ResponseCreatedEvent.Type.
+type ResponseCreatedEventType string
+
+// ResponseErrorEvent `error`: the turn failed after the stream began; the last frame of the stream.
+type ResponseErrorEvent struct {
+	// Code The error code, as in the error envelope (an empty string when the error has none).
+	Code    *string `json:"code"`
+	Message string  `json:"message"`
+
+	// Param Always null.
+	Param          *string                `json:"param"`
+	SequenceNumber int                    `json:"sequence_number"`
+	Type           ResponseErrorEventType `json:"type"`
+}
+
+// ResponseErrorEventType defines model for ResponseErrorEvent.Type.
+type ResponseErrorEventType string
+
 // ResponseInput A user message as a string, or an array of items.
 type ResponseInput struct {
 	union json.RawMessage
@@ -579,6 +905,62 @@ type ResponseInput0 = string
 
 // ResponseInput1 defines model for ResponseInput.1.
 type ResponseInput1 = []InputItem
+
+// ResponseOutputItemAddedEvent `response.output_item.added`: the assistant message, `in_progress` with no content yet.
+type ResponseOutputItemAddedEvent struct {
+	// Item An item of `output`; this server writes assistant messages. Other properties may appear.
+	Item           OutputItem                       `json:"item"`
+	OutputIndex    int                              `json:"output_index"`
+	SequenceNumber int                              `json:"sequence_number"`
+	Type           ResponseOutputItemAddedEventType `json:"type"`
+}
+
+// ResponseOutputItemAddedEventType defines model for ResponseOutputItemAddedEvent.Type.
+type ResponseOutputItemAddedEventType string
+
+// ResponseOutputItemDoneEvent `response.output_item.done`: the finished assistant message.
+type ResponseOutputItemDoneEvent struct {
+	// Item An item of `output`; this server writes assistant messages. Other properties may appear.
+	Item           OutputItem                      `json:"item"`
+	OutputIndex    int                             `json:"output_index"`
+	SequenceNumber int                             `json:"sequence_number"`
+	Type           ResponseOutputItemDoneEventType `json:"type"`
+}
+
+// ResponseOutputItemDoneEventType defines model for ResponseOutputItemDoneEvent.Type.
+type ResponseOutputItemDoneEventType string
+
+// ResponseTextDeltaEvent `response.output_text.delta`: text the model produced, in order.
+type ResponseTextDeltaEvent struct {
+	ContentIndex int    `json:"content_index"`
+	Delta        string `json:"delta"`
+	ItemId       string `json:"item_id"`
+
+	// Logprobs Always empty.
+	Logprobs       []map[string]interface{}   `json:"logprobs"`
+	OutputIndex    int                        `json:"output_index"`
+	SequenceNumber int                        `json:"sequence_number"`
+	Type           ResponseTextDeltaEventType `json:"type"`
+}
+
+// ResponseTextDeltaEventType defines model for ResponseTextDeltaEvent.Type.
+type ResponseTextDeltaEventType string
+
+// ResponseTextDoneEvent `response.output_text.done`: the whole text of the part.
+type ResponseTextDoneEvent struct {
+	ContentIndex int    `json:"content_index"`
+	ItemId       string `json:"item_id"`
+
+	// Logprobs Always empty.
+	Logprobs       []map[string]interface{}  `json:"logprobs"`
+	OutputIndex    int                       `json:"output_index"`
+	SequenceNumber int                       `json:"sequence_number"`
+	Text           string                    `json:"text"`
+	Type           ResponseTextDoneEventType `json:"type"`
+}
+
+// ResponseTextDoneEventType defines model for ResponseTextDoneEvent.Type.
+type ResponseTextDoneEventType string
 
 // ResponseUsage Token counts of the turn. Other properties may appear.
 type ResponseUsage struct {
@@ -4300,103 +4682,127 @@ func (sh *strictHandler) RedeliverWebhookEvent(ctx echo.Context, id string) erro
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7F17c9s4kv8qXbyrWttFyXbGmdu1//Ik2VnfZSap2NnZqtgnQmRLwpoCOABoW5vyd7/qBviQRL0mji+1",
-	"lX8mFkm8Gv349QOYz1Gqp4VWqJyNTj9HExQZGv7zAzozOx85NPQrQ5saWTipVXQaXWKqVWbBabgX0sEQ",
-	"R9oguAmCwgcHBn8v0TqQFkSe63vM+lEc0VNpMItOnSkxjmw6wamg3t2swOg0ksrhGE30+BhH//jg+7jI",
-	"loe/yECPwE2krUaKQeRWw72RzqECqXguFs0dmj9ZyPUYcqkQRtqAdDSZpcGtM1KNo0cavBBGTNEFSlxk",
-	"OC20Q5XO/gdny9P5gEUuZlAY7TClZzyM0qo3FOnt2OhSZTH/ts6gmEo1jsE6bTADVxpl+3AOhsgN99JN",
-	"/NTFFK/VLc5AqKx+Av99+e5XGOpsBnu0cYK6SIXSSqYiz2f71A316Fv4IQzaQiuL3Lku3bUypVJSjfkj",
-	"+hzEWEh11gxD4/JUhNJugsYPKS2cvHgBiWzoMbjF2cBgaTFL+tcqiiNJFPFsFMWRElPkDatb9IiEbfJP",
-	"xcNbVGM3iU5fvHwZR1Opqt/HcdfmVOvhvflJZIFR6FeqlUPFf4qiyGUqaDsO/2lpnz63Bv1Pg6PoNPqP",
-	"w4b9D/1be/jGGG0+hEH8kAvsp+5ELjNPFG2g5pYzKNWt0vcKpjrDHPYS/negtBuMiAuSfWK9lpD9oxdm",
-	"3/N83jWv8PlhSyJ4Uq+0GuUyfcaFn9eCPcenkCzsb0KsYp3Mcwisdhb42060cfnsCanwV22GMstQPR8Z",
-	"ftPm1hYiRSiVuBMyF8McYc+WtkCVYUY8oUtHOio1mEln92MgRmZZTnWGkEhly9FIphKVG/xeaieSM2pH",
-	"NL3F2Z8sGJ0jZBotKO28GuW3ukDDy3pCIl4oh0aJnJf+nILkhwWkL89AaZDhkQVhkNjlXvXhlTBGooVk",
-	"IpVLmIpJplM7KE2enAGRDyFpEyB5QuL8qt1fSXifjy4fgxYxaHVpUoS9SufFkGp1h8byuDHc43Ci9S2g",
-	"ygotlYuD5mH59Jz2NVXQezHLtciutH4rzBifj0JhHl4Fi6G+QziGX+RPcVh00FMDp/Ugp6k9JUNcaf2L",
-	"ULPw1D7jqoVDyOVUOsCHFDHDLIYCDdtrMkRo4L5STi2xYSjXYyyXxN1StECeVotN1GnhRIJtX0DXj0qU",
-	"bqKN/Bc+o7D9Iq1lRDYV+UibKdG0MuPagME7fYsZnL+/IDJvUEZPyGUfVWF0itaSdXmjnHSz5yPKskX3",
-	"IC+gQsjkaIQGlZfASupWAcOnIspjhRu5n1cT4V7paZGjn/TnqDBkHJ300DCdaJn6P6XDqd1ElPn+XnFr",
-	"YukAQYUxYka/U4PCeQ4lfhHOey4/nkTxkiMTR5I/LIQjuxadRv+bToRLp0Xei5bQbRyxsu5wSuJID/+J",
-	"HuuhKqfR6aeIOuqnDQFuOvorrfBqefuFf+Qmj3H0MLB36aBtb5Zdn/cGLXGBVvkMtALrhMNRmcNegcZK",
-	"6zDbDz5OFLepME2X1x9HD72x7tHDnr2VRU/zMCLvsW0jVUSOo/cBKlfyE1G4Jk+zOxUt45oPGvqEjwlD",
-	"d+35EieNpJJ2MjAogpRVW2CdLqI4yr2/EkdO63xAnpilcb2kDkYyd+wMjUrF7iF/QdNRZc7YsXKIl7ZP",
-	"qgwfuhzkOMr1uDB6yPNb0U+zzCmpkV0Z4ZfQaInePKmm09Zc4gVSbSb5L83MFqS30XMbyWRwVFqRL7Pn",
-	"eX4vZhaoA+/dijFxq1D2Ho0FqSAJ47CSWj8QsaeekiopSBWPRG6RBtc5tnlCWOJ7oVyHQC5QkpvWjLIF",
-	"tT6uolX1wcDpW1R2S91UGD0t3G5tnHYi36XJwprnx4w75r4wxiqqtDhHZJn0muJ9iy5+D1dy1TpBCH2/",
-	"Cl937LKdWYfTiOzmHeY0RETalv9pOMBrhKdhBNZr8+zQinysI0G3c0HAZaQNyrHq5XJohJnBSGKeWdgj",
-	"HicvszQYAy3B0j/FoIih3+/vs28m0hQLhxl3JMdKGx/lWyL4GvPx5sGhsuTLQjJNe4mPD4BkF/rjx4vX",
-	"5EOLKpDV7gucpt9OqhL7nZbUb+Fu5r9WeRyGuvDNjpchQG2m1zIRfUTAJY583G+NLhtqnaNQzbcDb/s2",
-	"zvqSv34XPl7kq5oIqzmqQoHPyktTdCITTuzMTk1AdTtiSlWUG6W9IsEFf8ytrDNlWm/ARgO0Kz8UBu+k",
-	"Lu2g8usHMttqIJaEXfhom2+X7DuRYTXH/OZjDhsZhg3k4gbO8c9c8Pfl0VHHgvGOIBQ9Xm4evcaRKHPH",
-	"eYjk03V0cB3dsCHfSuDDOt7QCFc07iapL00XxICiHOYyhYlzhQWRZQatPYPCyDvhMIZc64LYNoZcqtte",
-	"rlORx/Dq51/Pr8jRlL+X6B8y51eSUXWEPhDGCMcLRG1wSyOjTYaFpty1k3Wgb1FbZ7iZD1cAocoJXqbR",
-	"OwUnR8cxnLz4Cy+SthruJ8gpI8FpInwociGVX+IfcwviiDzyrUcXjhEhYXE0kAoFmebs1ZfMoAW0l1iZ",
-	"0wR/mLr+o8W1JdLnIgZVwIsjqUkMiSjdBJUL8YHmeYFmKq2de9YRjI4hqUOGzYdpSDk0T4xwOOCQVPPM",
-	"p93C7/5GHm38CP5uJbvW8YrdNA5WrL4xILI0M9+0a0JsKkhTPDP8XNh9j0KJ5jUMpR+EQ5kHKiC6xS5s",
-	"AUF50VeMyl+jEzK3HRpEpBPMvsA/mO+gaxoL1FlOTvMCY/b6YgKSQgHrcE7I+FZQCOMs7Ple7X6X96cV",
-	"vhtFp5+WRbmFKNft/dLM5w3KDa2lAg4LVPwDIaYtIkYepnTFifS9wmwwnHXlw7eLttQ9dG5ZgD4d1tPn",
-	"Kzidjz7LlUvLOrh2qPNiInpWK4Wud9L7kTwsfjQR8rbsnfRe1k90UdreSe+/ojgaohO9l/2T1p+9qVRk",
-	"MsdiOhW9u5PeKBd20n5QGL1MHlLIrAl63jxGCxmVeoFvpYdDC4hHOLG1E+L5oSPouLyZRKbNnmW9UzyN",
-	"rr15V7qidCul6XxOZNgfU6C5DQTNDXuJfzBw+OCS/T6846KBhg4wFTMQRYHCLGN6oZR2ogbbNZ3Wi8+W",
-	"NnmVNcUHt8zrX9hnsNDrN2SljfP7UNmUhU1QQMMR9QOpkzNf/+JtLRe+EFSsFH61NXbHvWgZqK34dZ55",
-	"nnaPutTa9kissph/tL11wpX2S3p4En7YYG59nFWq8RdY3KU+umbzATPM5R2aP+b2eTdOdliAqwlCgndu",
-	"kHDYh9ULf12XeDUZzY0gph5mwxJsmXdo6iqJPlhhUNuL2MLahtz8wFTjznZQ1+25xJvW1eDiZdrW1V++",
-	"QR+uWmpD+Ph40B5zWjyGJAD6a5V0xSvoi8pbDWnQJjrD6gln7Lsq7SDnVBAIX7BHq71WVnvvL83J77Ah",
-	"AgS+4MxP0P4pTJtcfL1el3H12bpo0UIRzwS5M9em0b2wECCNz3S2lgQk1m0gXcVPvkzLheEGwm2J9mp/",
-	"RuR5wKdbeDY38VIJpyMX3KfsSks+eDISMkfaWILCfiPupcUucLxGY7eyfETYT4PeTXeA1vPObij6y4i9",
-	"S3q1YopuvMySsqOZZNvehe0asXtqTPLHAo0rOmtMYp2C9qkIdgCkqn7xj0Fh9Nig5aQg81UUR7+XWGL2",
-	"xzPVlarbKUfNFoazCzKrHI25VEI7x9AUWpVceEEqK2l/nYBWkLLeqvMwtv9Vc9mkG2rqN3ntwIPrTMJF",
-	"Ff5exPSlRVPDd2F5/d5rXvCXmb1peVt5w+v2rgmZdHrC81u7vIkETSDVJVmKsImuNGpHfMux7d0Snu0m",
-	"g6wBYhvXOg/dWnK+y+hzbbYdvgs6PkHqdo54i8tZ6H4F3VYtqIuJ51NbO8XZpErzMsNBuRCMbac8lsb7",
-	"WGTPnt1QpGOyrhkupT6+ak5jY1JhiVphpHPHVmJHOomm1byYH/PRCRLukTTWgTMzr54rCB1DWYDT8GO/",
-	"U1x2RlNZ6YupB3Mxhy64tTE3t9Y9aDZzR++hItVNZ91LMOpV3qYL/qco/SGYv11dvQ9o78wjPMZ/kixZ",
-	"mWeM04fUgiOwa+phWtSxZerrUFcIWbdvUxFqjixxzRXtbhcXOb9j1fbMbfzNRm59gkDdAvs/a8SuEvLg",
-	"Iq4MH+8gBfN6azOrP4feWiTokndxP8HOIsrVwlR51d0IlPX/DlTbVneuBnjUwzzBGtouwL/W7Lbgid+k",
-	"m1xiatBt7ykushUhu3m+snWPc7tgMR1sXHhouzz3m9bs6+3vioD6qBC1ZpSaHCRsLERepQ+m7axBG7P3",
-	"mzQFY8a225JqNZK0gfRdyKJ2vbA6v+PnfMinbzDVJiiocr7Hg07uCkt8OtXT2qdn0z2k8TEtjXSzS5pN",
-	"CLOgMGjOS8I5y65GHb6rSuhjSOxtj/w22kB/PBSGMxAOchTWwckPMBQWfzwpTU6ulhGpQ2PrU5usb3jM",
-	"husmzhW+kF2qke4oAihQnV/0+NCkk+TY0WyCI3F5L106GWphslAhWuTCkVz34T3RGISage8ihKugKnMS",
-	"7loln2m+g9Lkj4d3x0lVJN+s/BZnsFetut/vJ/v9a3WtXmMqLaHbuhgCyZHJytSBLTDlY3Qyp+H26nBa",
-	"lYbh2GiqlSPy7J9Sfz04OGjOiNj+wQG8IdDUBLjS6vDCP3r04Vv6rsf/TWAvcL/lcyRTqUqHgULXCsDJ",
-	"8cShqWhWHU1tFjksszHyWbe53j/gVEgl1TiBvfuJzhHqcXIcOZCKeyeP2vew74OJ831YpBkeHFh/8vjg",
-	"IPbH4sDJKVonpkUMpXIy58n5jkBa6npEUIdPuO734dyXgeRWN7RoH4+BvTBC6E0rhKk22HGkmfYQ4Koe",
-	"zoLBkczzqi5RlzafwR57OjAs01t0+/F8WHQkHzjSqDJ9b/thA8NAVv4LaQd/0hnNsnXIqV0R5Hnt5PiH",
-	"zjNPvse/i1xmPtTBcMkeHHAXJ0dHsKKA5AwSLldJQIkp+uPEejRClUk19qV9tHiOHGTaOcygEG4Ce0mV",
-	"ePp0dNM3OsdkvzrW+HuJZhZOdjRnZnmAMNGP7dOzBwegFW1waRQfPT46WneszTNNmLR/myxQVGabRKI5",
-	"P1idKpQhSmqw0MbR4gW8PDoKPQdVzN2+9h4KdUU8ySdABfEUHL8EewaCT4C/eHgI5eccaeFPe/Qpn2V3",
-	"RqInLDd8CTaG4yP67wv+b7/fh71UFAVmpC6PYbIfw48QgDMXtIs8ZyZTIIZCZVphBntIS+Z+/Zc0WgjJ",
-	"D2e8OUnVRwJYFeWSuKj6aCG1ySQHxbJ6YdRnSmRMSyfvEHykr57QGSTvz69e/S2oxCRgm1MfSweDPf/E",
-	"Ep35cGyOwthK5XC4pw+VpbNgyyEp9SFmXPJ3kHhJDk6Oz0fUoc7GKCcsqXWxsYUhznR1rL7A9BSSn99c",
-	"weHd8WFAivbws8weDxuiCMX7krx/d9n1YZ3jqXju8vINpKWx2hBv/Eb7MdREAuHVDHPrW2Fdj0FP7+J1",
-	"4k+8MsbRzYQY9dgk5tEXGtxLZU9B0Pq1Upgyf/LrS39u1GCBwgXxNXIslcjh44e3sMf7IZ0F7SU5zMvr",
-	"3qIMbRQSo/p1VJcqeAH26RYnHXkJUduAHt4dk22N4ojwV3Dr+0f9IwYmBSpRyOg0+qF/1P/BnwmaMIqg",
-	"xaYT4Q5bcVVGStojpvrc80UWnXaWw4crJtC6n3T2dIfl1lXeP84jqCr33L6h4MXR0dNNZX69j6GSwTNJ",
-	"r6n4bXpbKBgjXHcK1+XR0Q/pwvmxfjop1S3fMMHvMYER6Wgb1Elo++n1u1/f3CSkz0jYS4MwlVkYm9g3",
-	"s9Wnn6+9e34dnX7u9/uPj51laB23DCyE131QGsIQegRJ59Sr+UKwUl7lzM366U5nnvhd7WpS7/5h63IK",
-	"bnK8ucncGVhu9MPmRs0dCNziZHOL+kw7NTjeYojFk97U7sVfNrdbPCv9GEcvtyHd/I0E7HiU06kws+g0",
-	"+lAqxmUeqnt84HVTmgtrZcoM1Gv4A+xEcITJibGtjk5GN9Rro2JpTmPsUDU+Dv3GfzR/N8ynjtpD4lHf",
-	"I9xPNAGMoD4tjFmTEBoSivF7v7owhbFRc18KK+O5W1KWwhFTqeSUfLujrrj94rxe6elU9CzS5MnqN740",
-	"F8/fIhZnIFR98JlvqyCoS7Br1SyriMXqq3Ti5atybDmtScLGbjhbbb9CacAZWzrQd2gqQ9VfddXMnIlc",
-	"O7mbjYp6g27dQpPlWo17BAyyoL764G8LspCVhhOMgVc8omImZuIErcvpEaAeiOXJR3gj0onXdJyzl1mt",
-	"z7ld0N0xJNxx9ZLm2rxqmwGmVVvtk2pPTgvy2K5VqqdT9OCPd4uRJCSXl28G7y9+/Xlw8evVmw9/P3+b",
-	"wB7BXNrNzJ/K2PcQ4bu+XdK3/19685JranqXtI9encEIkXPijRfv2TGuYhimLbAtDRp0Zq1D2eFarUPf",
-	"Sut+8Z98RXjUVOF2CONVu74YM5hW0/nOod8Mh9LesQ70m9OUuEpyZkqfZg4cGPZvgQPZHVvJhh/Yw77D",
-	"X0IJxYItZ4NCDkljTmS2zcV1O9iUL+TuVZxdFYV8Z+ZvhpkrZgsxRL8/q7h3jmvWubx1tecS93bNtPnk",
-	"cOEWQ8+qX8tbXjxV/Mx+cutqmx095L96F3IleILDefRE8wqvTiFpQk8+4cTFs/XDUPoiHU77Isu40rLV",
-	"JFwXUgjjqtcdrWk1/QxzJ5J+v9/uYO4DrXC++Vz3/jV0T62rbRVIOwv1YaE2OOBQDt6z5++vnWSg6wNE",
-	"myDyFZd6KGkn4TLMGAT4MkFo1d42ZXl+fO+/hO38rvU6tN7RFlqvvkHyi6IAL7YhwPJdVt9YBEEwl/k/",
-	"F4vmW3q7UVnLqns99vgZ3WrdvaZuX1bz8sF6r1lgj6Uz5BIrX/ibhS7rrhprL5Zczw6p51zZDF2jKTg0",
-	"YSeYh6sOQxF74jVHwvUBrRpkH28nvTEt3Kw+Q9X/rjq+ScC0VI29XgCrVMxa77NK1a1A/QuhLU6gz0WP",
-	"QlQjOj0+OoqjqXjw0bcX/KuKxR13xOK+ply1i0pWiFaVvvvu6X57nu7i7a0W9hTeo3W++jWubuwGXzxl",
-	"91tyUDP9zWO81mEIPPJVk2MLRdNbof3jp5aCjtq3DTIRolzSWbByzFeie0rDHt887OMPWqXIFxzufxeh",
-	"f4v0EY6ldWhALAlgt3wtmJka5mXIp52W5O41P2/L3Rzjn3RdZFQVD37nr29GRftN2ZpL4pWwfyUnHH0t",
-	"FbhJ8X1ntG8U9y6ymi/U4fowMlJsnFajgHU+ZXI/wYULFl2LI/i2xSdzJAvh0smyLMydsPpKgKTzFNcz",
-	"hx+3lMZQ0v9dKv+t4IVnwA5ZPqvrH0P5o69C9hWPJN5VPRVfor09FKmrFLfxf8+rb78ZdRHv7IG//OYc",
-	"8Pa5slWp54bw34X8mzG9dU3wKRcRK1cfNG2KqsOdNLXP2HbRd5DSukR4dYavvqGmfR4q+pYM+9ew2EtX",
-	"C21lrV98jfH5XqAVAlwzhrQhQfVdlJ8k8fQNyH7Y2yaz6LSP/dRSxOeHYE+Q9Des8E89bMWQ/P+yibD8",
-	"qkhd+wAdi3L76NynG5KwcPFRh6AL8NcEJ1Nxy9UwSThB6k+/nR4e8vuJtu70z0d/PuIUf5jE50rkGyki",
-	"wxsecjls63coTmg9qdfQehZKwB5vHv8vAAD//w==",
+	"7H37c9s2GuC/guHdTGUPJdup09uVf3KTtOu7pMkkznZnYp8IkZ8srCmABUDb2o7/9xt8APimRMWO17eb",
+	"X9qIJl7f+4WPfwaxWGWCA9cqmP4ZLIEmIPGfH0HL9elCgzS/ElCxZJlmggfT4BPEgieKaEFuKdNkDgsh",
+	"geglEA53mkj4IwelCVOEpqm4hWQShIF5yiQkwVTLHMJAxUtYUTO7XmcQTAPGNVyBDO7vw+AfH6mGt2zF",
+	"NP6nvYePdg1FMpBkxXiuwS9G5mvci2ZXSw2SiAX+vIY1oTwht0Jeq4zGQOZ5cgVaPWBzH2FFGWf8qr3B",
+	"35ciBQ8KRVJYaMI40Uuq3cJEmg0SLm4ftAMFuh9FIy40oUSzFShNV9keyblmaW0bTJFFnqaEXlHGv2Ir",
+	"9ohnSXsXZ4kFPlMeECGhqRLkVjKtgVuAAFEgb0D+oEgqrkjKOJCFkIRps5nW4kpLA/B7s3hGJV2BdjR7",
+	"lsAqExp4vP4/sO6imSyla5JJoSE2z3AZLvh4TuPrKylynoT4W2kJdMX4VUiUFhISonPJ1YScEmkYg9wy",
+	"vbRbpyu44J62/BPyvz+9/43MRbImI8Ni1EwRUy44i2marvfMNGZGO8IuIUFlgivAyUWuL7jMuSEuS825",
+	"5BZFJ+UyZl3cCuVCL0HaJZkixy9ekIiV8Jhdw3omIVeQRJMLHoQBMxCxDB+EAacrQIQVI8YGhFXwr+jd",
+	"W+BXehlMX7x8GQYrxv3vo7ALOf48iJufaeIIxfyKBdfA8Z80y1IWU4OOg38qg6c/K4v+TwmLYBr8j4NS",
+	"UB3Yv6qDN1IK+dEtYpdskB+/oSlLLFCEJAW1nJCcX3Nxy8lKJJCSUYT/n3GhZwtDBdGeIb2KOPzH2O1+",
+	"bOm8a1/u9YMKR+CmXgm+SFn8hAc/LURwjU5J1MBvZEhFaZamxJHaiaNvtRRSp+tHhMIvQs5ZkgB/OjD8",
+	"Xkj6nNMbylI6T4GMVK4y4AkkhiZEro2MiiUkTKu9kBhCRl6ORQIkYlzliwWLGXA9+yMXmkYnZpzTKD8o",
+	"Io2cTwQogrLW6CD8q8hA4rEeEYhnXIPkNMWjPyUj2WUJmDdPCBeEuUeKUAmGXG75hLyiUjJQJFoyriOE",
+	"YpSIWM1ymUYnxIAPSFQFQPSIwPlN6F8M8z4dXD47KSJBiVzGQEZe5oUkFvwGpMJ1Q3IL86UQ1wR4kgnG",
+	"degkD/KnpbRvKYI+0HUqaHIuxFsqr+DpIOT2YUUwnYsbIEfkHfs5dId2cmqmhZilZmuPSRDnQryjfO1N",
+	"xSc8NdVAUmOeEbiLARJIQjRUjb42ighkaYZW2AaN7jFa3VHYzUUN8FRGbINOxaI3ZtsD4PqZ01wvhWT/",
+	"gidktndMKbTIVjRdCLkyMPVqXEgi4UZcQ0JOP5wZMG8RRo9IZZ95JkUMShnt8oZrptdPB5S2RrdGnrMK",
+	"ScIWC5DALQd6ruszDB8LKPfebsR5Xi2pfiVWWQp2038GmTTKUTNrGsZLwWL7T6ZhpbYBpT7fKxxtSNqZ",
+	"oFRKuja/YwlUWwo19EK19Vx+Og7CliMTBgxfzKg2ei2YBv83XlIdr7J0HLSs2zBAYd3hlISBmP8TrK0H",
+	"PF8F0y+BmWgSlwC47JgvV9SK5eEH/4xD7sPgbqZu4llV37Rdnw8SlKECwdM1EZwoTTUs8pSMMpCKKQ3J",
+	"nvNxgrAKhVXcPn8Y3I2vxNg8HKtrlo0FLkPTMeo2I4qM42h9AO9KfjEQLsBTYsfDMizooISPe9nY0F04",
+	"b1HSgnGmljMJ1HGZR4HSIgvCILX+ShhoIdKZ8cSUWddy6mzBUo3O0CLn6B7iG2Y7PE/RdvQOcQt9jCdw",
+	"1+Ugh0EqrjIp5ri/nnnKY66MGNmVEN65QS1446bKSSt7CRugGgLynF+36eqURA3ynsTmzYgsjK9lTGtK",
+	"zBukfINY7xoJrU8Q1Fd5z4HYP54QWGUaSdjY2Mg2BFc0032V+Mj59ePKkPrez73ztRCSwA3Itd2vBU0F",
+	"FN9e8ljUbJY/NE3fL4Lpl6+QRJdhC21pgamUKm0PHpLbJXAS2aPPrOxQE8bjNE9ghjtBx9TwyOS/VcCV",
+	"VNmScgmkmn4Flb/GcfdhW0zWQflbnqZFmLCKOW9U2HMYOD6JfK1gI5h2aoJf8EAf7XmGi+OGKEtv6VoR",
+	"sxdztC2yukfWWtw8XNK+9jhuBpWpRqRYfNDERuHNEyflGwKygjfzM6ptJuoQwaXV2pIRUqTQJZtx5gWT",
+	"BZkYHqxSB1WGASnXbdGzA6dtAdu7UnX2HmmrHpewyBVNNxKHDb/SKyNtKFe3IBVhnERunWgD8VQOLVZG",
+	"WWXGV1jQVEEFvgPA1iQ/HFpw2gAi+9wHK//CTItr4Gqg4sukWGV6tzFaaJruMqRx5vqaYcfeG2v0QaVC",
+	"OTRJmKW/DxW4WBz2UtUmMezmfuXe7sCyWisNKxQdN5CaJQKjjvF/JQVYkfo4hIB6qU4OldD8JhB0R7+M",
+	"Z70QEtgVH6dsLqlckwWDNFFkZGgcJNW5hJCYIyjzv2yWhWQymexh8JDGMWQaEpyIXXEhbcKwBfAN6v/N",
+	"nQaujI1DolU8jmwAmzCM8X7+fPbam1uYaanOZeSnARfjOaq0tsFlUbibf1rY5JgnObPDjtr2ZWHNbSQi",
+	"85LxrMPAGk0bZNlciBQoL9/1Bta2RT7h2+/dy026KoDQT1E+TPGktLQCTROq6c7kVGb8hgGT8Szfyu0e",
+	"BGf4Mo5SWuZxgYCtCmhXesgk3DCRq5kPPM9YMmgh5IRd6GjIuy2jyIChn2J+t0HxrQSDCjJsWcEV+qll",
+	"J18eHnYcGG6MDWoed9h+r2FB81SjMRV9uQj2L4LLaLBH6c7xxqxwbtbdxvW57DIxSJbPUxaTpdaZMrad",
+	"BKVOSCbZDdUQklSIzJBtSFLGr8epiGkakle//nZ6HpKcsz9ysA+R8j1n+InAZmrQwrEMUSjcXLJgm2Ix",
+	"W+7CZJGJakrrBLbTYY8h5KO0ncbm8eFRSI5f/BUPaVBt3EmsPqFYygB3WUoZt0f8OmMzDJaM68Gre5Oc",
+	"pilIElNOEoGFMA/ZQSUS1CJlzGN/NXTtS82zRcwmy2c+I4OpvigkEc31Erh2AezyeQZyxZSqPevIloYk",
+	"KnJa5Yuxy4mXTyTVMMOcSfnM1oW435OtNFoGuvC9XnItAuq7SRzwpL41Yt/amR3auaEbnyQYvhEXWZhR",
+	"XbObE6phrNkKuqwYIwq2qeTW5loxcbjRs67Zu2nqPccAYFQIxig05lhkRFOhsHx8CpIIQ2SlYi4KYlSn",
+	"XVYk0JzK20wbGJvBVxojwyo4HZx6EXXuzlkE2CqG5KQM+Ohc8vJc1h5fMIMm857jsK4/KJHe4HOsUJhI",
+	"iIVM8IHMqzN2+tFmU+MbKjldGZx+sVt+Vdniq2KH9jS55K8qu/TvFzv6WNlpxx+L3eLfPpktfyx3jA8/",
+	"5pUVLrGCIcu10YxP7G41pJ31uoyMKdwu88P4XSjzvOM1QOoMcLnw0Ofohb4GTVmqOjQmjZeQPMAfrk/Q",
+	"tY0GdNpFg3jAEKMcyKmUE7RZsELGjiIZlVqRkZ1V7XVFOwQHF0NuMm3Fg9pJENUNKENH77yh3Ckad4rX",
+	"DwikW7O8K3Aubjkks/l6oATqiA4XM3SizJn6HdaiLSBxxa1YdpQypWtxtzRb0rESnIMeH49/CkL3aEnZ",
+	"dT4+Hr8snogsV+Pj8f8KwmAOmo5fTo4r/xyvGDcm4hVdrej45ni8SKlaVh9kUvQIJaP5xtYcDBolLsUB",
+	"3zJr/jcsfKeyBtnglh46MjhtZBowbY+kFJjq1Qjvc53lupebTmssg/EHTgSO8cFaMorsg5mGOx3tTch7",
+	"rOIs4UBWdE1olgGVbR+Wci40LZzLAk6b2WegDdpnPcJdR3T4gXM6rboZIb02ncWD1ykNJHBilkMzxII6",
+	"OrEFyda2xEpk4xp5ge9Ro3bERUVBDaLXOvE8Lo66xNpwz8NrzK8drzTVuXrIDI9CD1vUrc2AMH71AI3b",
+	"mqNrNx8hgZTdgPy6MIcNW/QlliNjkEcY5kTxgm8XNfdlidlWI6ZYZssRVJ52SGpf1TjrUajVQwzQtq5Y",
+	"cib9uusdxHV1L+G2c5V+YBu2RTm+HTAh5xWxQW0+yEmPmhQPSeQc2AsedcXnzBs+OuPq0kqnB8UTrDFW",
+	"w4UmKaauCbU3KMxpL7gSNtoRp8bPVi7iSewNALtB9YPbtiJaiM2yDK8DbIqONnOQgJPpKoxuqSLOpLHZ",
+	"xsqRMJFfNaR9vPBhUq7HC+639gr/fViNg/PkW1UNn0DbCgYr6AhTJFpQloJBrDGFLSJumYIu43iDxK44",
+	"2gawX2bjy+6EhKWd3azohwF7l6oTTxTd9jJyyo5qEnV7l21Xst1j2yRfF1jvmaxUiWXgoHS7Gfe/8Mcs",
+	"k+JKgsLaAaSrIAz+yCHv8vuHlg56UbdT0SBqGMymscQ7GrXUWTWnVla+51gJa0RWVH07IoI3S8HU5JvW",
+	"3tiQjoN+WYfjaHCTSiiCFkV8rhFA6AhfTV0hBKdpU3mEBhqU/PrmvBNmxW0we+WtaamUWmoIijFlY2wN",
+	"HsOM56u5LQ3vSMA3glntI21Xuy6i1lwv7BICXVBG8/cDlfo0SQYB25YSGY9qQs2QaIp2D9a81NRw4XVV",
+	"imN6zfbZhoohw829totdcMNos4udfYGHoq8JpAfg0Z++cdawATl30IHIfi047IbrRHAoGYypJSQd6P4v",
+	"xK8BzPNArxW529Fq33PILLVGVNF8kb/UWmfs6FkIRxe4+8aiEa3PPmBa/2Ja3gu2dgKhC+0Mc5uzJ3O4",
+	"ou6+MJZxFkXZ5TtdPJP0uES4Lt4hQYXmbm/bp8BtHJ2MCrRZwFhjuXxxSRXhgsPeVxfKDcqNfk1x5xYr",
+	"7mvoppn525VYEBnVGn57wE2kc+ZLVZrxyFyBLEKPaJAoF/FvxPrRNDdwGhTJ38R3ZbqnM4rvt1ya+cPs",
+	"AC+sNKwKMwDD4M0wXqdc4aIIza6hQ2kwF0oc7phs1xMPEzqt8z6AohqCHg+7iZzKkw5S29WtdmntFor+",
+	"f4P/AzXuruA/hzuN1eBDIW/MoQnWoRvQw52tTrHZokyKJI8hCY3sFjIB+VUmU3EDoX0RaoMxtbX0HuVt",
+	"repqSyLwyRBfwvQpbK3WJYKt9LEDY9qjlIx5i31qkE6cXfBNLOnnjPzO8NFgqngiAxx3OZAmiur+hgkn",
+	"roGTWORcK49sLFXZLdWFZZ271fpXh8ySMiez1XSoZ3EqIb9dVq+NGbp8VxbpEW4t1IDXPE5j+h649R2o",
+	"iyLqVd07ldzULuRV+KNa7dta73OWPHlhLzeWfNK1w1bV7zct591aT9uCllvpVKOrsSOcaDmqzuZHWEdX",
+	"XsrScm2jjj6bFpI8I1qQnyad7LJzYiXJbaObWU1ud2Vetpalb8wUlsjcMZHoQXXZeeXLxff73V4JMTDb",
+	"oOxv5+cfXOLnxCZ70Ltl2ojVNMGU3dyMwGKsDa5mVUnlse0R0sNk3WlOD6gaWMKCKqrTNg9Zx5hHTw3x",
+	"l1up9RFqdhrk/6TFO57JXba4t5JsBy6oy63tpP4UcqsJ0Fai8XYJndfM+5nJJ9i7k1Eo/3eA2lDZ2Z/r",
+	"MTPUAVbCtpEJquxuAE38zvTyE8TS9lccljRuktV92KQrVcxYw4KCeLb14G5se++Xld1X65RbxVC2QMSM",
+	"tqXY+7bomqa+knBVLSD8d5U3h8F+J3W5Iz6e6Kng6clkD7olcS6ZXn8yu3EVF0AlyNPc2DntyF3Zs9S1",
+	"NwpJpK7H6iaeGQSWfU+pJilQpcnxj2ROFfx0nMuUxEsqaaxBqqKjJsobXLOkuqXWmW0yxPhCdNTzZ8BP",
+	"z8bY0FKzeWp34xyJT7dMx8u5oDJxl6OzlGrD1xPywcCYUL4mdgpXuUL8DT+qL3j0p9nvLJfp/cHNkc8A",
+	"VE5+DWsy8qeeTCbR3uSCX/DXEDNlrNviHhC4MIcmKoMYWxyy1Cw3KiprytwgUxgLNODZm5r5xmR/v+zf",
+	"pSb7++QNdu0okrWxbyz1j3HRhnWM/43ISHb0pbUQuuBkcEvavbA+e9FnNiKj287Gsjh72dR1z9YV1edQ",
+	"YHa4v69sc9j9/ZA02sOGlb4PRXdYM3XZIHZvQk7tDahUiRIW1dZlZORWcLMJDmQlJHQ0BjY4JOS8WE4R",
+	"CQuWpv5KrshVuiYj9HTIPI+vQe+F9QqpBbvDoiOeiFs1cQh0Cyn2LzAY/FkkZpeVBnTVy3CW1o6Pfuzs",
+	"R2dn/DtNWWKrHtBcUvv7OMXx4SHpuTt1QiIM1kcEb2TYppCLBfCE8St7q9UcHgPxidAaEpJRvSSjyNeg",
+	"fjm8nEiRQrTnW07+kYNcu65bZT9TXMBt9HO1s+n+PhHcIDiXHNvCHh5uajloicZt2v41akCUJdtYouzt",
+	"6Ds+MlcwJSETUpvDU/Ly8NDN7EQxTvvaeihmKkOT2J3TJrWOXhJ1Qih2531xd+c6L2DiAl8dm1exz7CW",
+	"DCxgceBLokJydGj++wL/O5lMyCimWQaJEZdHZLkXkp+IM5wxq0XTFImMEzqnPBEcEjLC3j04r33TrOaq",
+	"81zD6cjPERHw99ENu/Ci7aMZkzCsj0mKg5k5YwPGONfsBopknpvshEQfTs9f/c2JxMjZNlNbVkckjO0T",
+	"ZeCMjUtToFJ5kYPhngnxmk4Rlc+NUJ9Dgrdd9yPLyc7J6b+dhZxa3LNXZA5r4VseZxBPSfTrm3NycHN0",
+	"4CxFdfAnS+4PSqBQjniJPrz/1PViUe7pac4GL2zSEskDtceHM/Lj5JDEWP1u27Wir4tvWUc30nCnD9DW",
+	"ca2cI9f/TgkrKAF//6CINQiMS7dWJDKzTV1WLCo6Oq8gYdSu5AmdchLdjZWCsV03MtMaaiCMKw00mRLj",
+	"AhLgxvsu+T/CTU0j2+UaN2tzsiM6V+Yv5VlcohQhVh0Vktsli5dF9acEivWhXmpEKPsxwh9hiWlIgGF8",
+	"j5LCEjKzuqOPok4LCTWsVSlmS9jQGlODyk7rz2CtDxU6CWXhoEHStBJUNmaJeXkUfXn9/rc3l9HexIkQ",
+	"e9SyCbgvqWUK1UapOg0kmUWw2UPRXffEl6WhDicaleKNldZgkWDXQO1lEKQ91j2ZfXpD4lwqIQ2N/W7Y",
+	"fi4Mp1GrzVAovqVKj9G2Hp+9jmzTWzSlRUn3iCUVhYiyxoBbxtWUUMNmgnOIUQzae3O2dayEDKh2WkKy",
+	"Kywj+/zxLRkh2+OZrcJw+7IqPsvdGA5GHtpz+My81RO2wFczbZzRoGqnHdwcGRMuCANj5rvo0eRwcoj2",
+	"bwacZiyYBj9ODic/2q5ZSzRWzWHjJdUHlUo+NMiFNcwL5JwlwbSz4YjrMg9K/yySx+uXuam3yX3dUPe3",
+	"HapNyl8cHj7eVurnvXeJhppUqs/WSNwgk5GL/PDwx7ijQxRyJP4VIi/8XOP4urxQ0zIWeMExt1SIMSzB",
+	"ESk4bec5yRA2vqi8Gqw1AHP1HX4yLyYbzaXcUEu+m7u97RF6wSsrcOF6jKlycvvmiZ3UAccJE2ORGqWZ",
+	"S7BK9YKX0U/L/IDfqygLY+ymqiCu3QyvAddJ9AsuFsTLL8dTTQe1qhIwVmCd0sEt2jBe4MbYlapPhrSI",
+	"vezqBt+ourX1Hh4U5lSbejgq4izWKswcGB6vi+6xZb2uIQWLHlQ+IoBDjrYPqfUqxkE/bh9U9qrHEcfb",
+	"RxS9x82AowFLNDtym3Ev/rp9XLOn9X0YvBwCunrneAxC5KsVletgGnzMOSpb67ZbX8EJg5QqxWIkoHG1",
+	"g+eSYrRZ0yvlG00GSHqlHjR7uoIOfWDNujf2pfo3PL50XEk2NGpnJLdLYZwNp+MUuUJxb+wOytGXn/gP",
+	"W6CfVH7XAqVC7WsWrdDkinG2ylfB9LArh9fc1yuxWtGxArN54wGUcTXsIXMNkJ0YQekbVKPxaNxe44L1",
+	"7dJHL/s/eRK2P2mi8lUBErRI5ut+I8PZjCdojhBh7C1nTUz6PglSs2M2bu5yqzbdogA7viHSlGSp4Fdj",
+	"4yQkvnyR2K+6KJLkEu8dOFopayEtcLyKoyw1ftsNGJJXkwv+pjQRmSIRS7xGsOOcFgi9UnV/NHst/1RT",
+	"JEgKFQVi3NZomhmX4oLHYrUC6wgitmxH2OjTpzezD2e//To7++38zce/n76NyMi4vAabiW1OtGd1znd5",
+	"25K3/y65+Qk9lvEng0crzsgCAK/KlBE9S46hj2fKKsNWJKiTmYUMxeBLvwx9y5R+Z1/5hjZseTm/gxnP",
+	"q20HICErv53vFPpsKNTgriz/U+XNd2Y8ztyWnDgKdPhrUCCGZnrJ8CNG227gnbtZ1dDlqFCM11iqE5YM",
+	"+cDYDjrlgdTdR9n+rth3Yn42xOyJzeUTLH76qLdGNZviEoXr1KLerp2Wrxw0vjZnSfVbhTSazTWfOJhR",
+	"+QTJjmGMX6wL2Ws8kYO69WT2VdhVvkh5Str3h8ILvuk+QEg23hrsGl0pnJ5MJtUJWqWzteHti2odY8t6",
+	"+MbYIrzeDGKQITGMC0657zfgjVgbrphgVs2HbStxUB/7YVo5t4XbYRcc49824Gn+mgmFxWjFZxrtuqOF",
+	"FCtyuIcR5kZFa3RyweuBcRf8rkVdHxw66bx05opAgmn7sta2IMrGeygd87bvYwxdofvKa9fW27c4h67R",
+	"uDLQv/9KWftOcxfl5tumFhy+BjIbF2hff9wdu0NOUF72GH6C2qXxzr37Epehc1buAZbzgWtN0W26FFdt",
+	"dC55SCixzQO6Oiv6m19WDjhp/t3o6TB6DgcYPcWHPh8UBHwxBADtT449swAiRSqz/2x2Q6iYbaXF0rbc",
+	"Nrsev4LuN902dPNhfl82b281BBmhSnZlRT4U9mw9l01fhKse9oTQLq7Hspk16FJSYGRSLSF1X6R0rW0i",
+	"KzkiLBWs3aM06O28nv1ddDw/f6nVb2QzA/qqjI3BJ1+10+P0NyLbWEtXCx67oGYwPTo8DIMVvbPB9xf4",
+	"y4fijzpC8d+Sr6r1pT2s5St5vge6nl+gq/mRXUVGHG7BOFDGjQqL/Lito1Z7FT4oiP7yPtwYL3A08k0L",
+	"GBr3pwY5+0ePzQUdZfBbeMIFudHVY1f45XoLaTLCD0Tb8KPgMeAnova+s9B/RPYYrpjSWF7WZMBu/mqo",
+	"mcLMSwB7oLX47jU+r/JdjfCPuz7n4e8RfKevZyOiLVIGU0nYa/b3UsLhtxKB2wTfd0J7pnZvk9RsNRqW",
+	"ihslhcqp3wrY5FNGt0tofGZMVygCvzn2aI5kRnW8bPNC7bL1NzJIOi90P3H2YSA3utt937nyP8q8sATY",
+	"wcsnxVUIdxPCXkiylx8Me/tsCn4KeLgpUlxYGOL/nvp3n424CHf2wF8+Owe8esW8r/KkBPx3Jn82qre4",
+	"HjTF+0S2jBx7TpT3q1yn+sJnrLroO3BpcVuoP8Ff9K2vXo0OnpNi/xYau/XBgUHa+sW3WB+/FtDDwAVh",
+	"MOUSVN9Z+VEST8+A9x1uy8wifqOcqZKL8DIWGVHD/SUp/FPMKzEkccvddc6+SF31Lj2ycvUW/ZdLw2Hu",
+	"cwgdjE6J/VhmtKLXWAwXuWYS9iL89OAA/74USk//cviXQ6zwcZv407N8yUVG8bqHWA1f+e1qkypPijNU",
+	"nrkK0PvL+/8XAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
