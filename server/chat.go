@@ -114,9 +114,10 @@ func (s *chatStream) VisitCreateChatCompletionResponse(w http.ResponseWriter) er
 	return s.out.raw("", []byte("[DONE]"))
 }
 
-// streamError is the error frame that ends a chat stream which already began: the error
-// envelope without hint and docs_url, its param null and its code a string (empty when the
-// error has none), as the frame always was.
+// streamError is the error that ends a stream which already began: the error envelope
+// without hint and docs_url, its param null and its code a string (empty when the error has
+// none), as the stream frames always had it. A chat stream sends it as is; a Responses
+// stream sends its fields in an `error` event.
 func streamError(err error) v1api.ErrorResponse {
 	e := apierr.As(err)
 	if e == nil {

@@ -108,11 +108,6 @@ func (s *responseStream) next() int {
 	return n
 }
 
-// emit writes one event: `event: <typ>`, the event's own `type`, then its JSON.
-func emit[T ~string](s *responseStream, typ T, event any) error {
-	return s.out.event(string(typ), event)
-}
-
 // open announces the response, its message and its content part, once, before the first
 // delta (or the final text).
 func (s *responseStream) open() error {
@@ -121,18 +116,18 @@ func (s *responseStream) open() error {
 	}
 	created := v1api.ResponseCreatedEvent{Type: v1api.ResponseCreated, SequenceNumber: s.next(),
 		Response: s.run.Shell(v1api.InProgress)}
-	if err := emit(s, created.Type, created); err != nil {
+	if err := s.out.event(string(created.Type), created); err != nil {
 		return err
 	}
 	msg := s.run.Message("in_progress", "")
 	msg.Content = []v1api.OutputContent{}
 	added := v1api.ResponseOutputItemAddedEvent{Type: v1api.ResponseOutputItemAdded, SequenceNumber: s.next(), Item: msg}
-	if err := emit(s, added.Type, added); err != nil {
+	if err := s.out.event(string(added.Type), added); err != nil {
 		return err
 	}
 	part := v1api.ResponseContentPartAddedEvent{Type: v1api.ResponseContentPartAdded, SequenceNumber: s.next(),
 		ItemId: s.run.MessageID, Part: responses.OutputText("")}
-	return emit(s, part.Type, part)
+	return s.out.event(string(part.Type), part)
 }
 
 func (s *responseStream) VisitCreateResponseResponse(w http.ResponseWriter) error {
@@ -144,7 +139,7 @@ func (s *responseStream) VisitCreateResponseResponse(w http.ResponseWriter) erro
 		}
 		ev := v1api.ResponseTextDeltaEvent{Type: v1api.ResponseOutputTextDelta, SequenceNumber: s.next(),
 			ItemId: id, Delta: delta, Logprobs: []map[string]any{}}
-		return emit(s, ev.Type, ev)
+		return s.out.event(string(ev.Type), ev)
 	})
 	if err != nil {
 		if !s.out.started {
@@ -153,7 +148,7 @@ func (s *responseStream) VisitCreateResponseResponse(w http.ResponseWriter) erro
 		env := streamError(err).Error
 		ev := v1api.ResponseErrorEvent{Type: v1api.ResponseErrorEventTypeError, SequenceNumber: s.next(),
 			Code: env.Code, Message: env.Message}
-		return emit(s, ev.Type, ev)
+		return s.out.event(string(ev.Type), ev)
 	}
 	if err := s.open(); err != nil {
 		return err
@@ -161,20 +156,20 @@ func (s *responseStream) VisitCreateResponseResponse(w http.ResponseWriter) erro
 	final := s.run.Completed(res)
 	text := v1api.ResponseTextDoneEvent{Type: v1api.ResponseOutputTextDone, SequenceNumber: s.next(),
 		ItemId: id, Text: res.Text, Logprobs: []map[string]any{}}
-	if err := emit(s, text.Type, text); err != nil {
+	if err := s.out.event(string(text.Type), text); err != nil {
 		return err
 	}
 	part := v1api.ResponseContentPartDoneEvent{Type: v1api.ResponseContentPartDone, SequenceNumber: s.next(),
 		ItemId: id, Part: responses.OutputText(res.Text)}
-	if err := emit(s, part.Type, part); err != nil {
+	if err := s.out.event(string(part.Type), part); err != nil {
 		return err
 	}
 	item := v1api.ResponseOutputItemDoneEvent{Type: v1api.ResponseOutputItemDone, SequenceNumber: s.next(), Item: final.Output[0]}
-	if err := emit(s, item.Type, item); err != nil {
+	if err := s.out.event(string(item.Type), item); err != nil {
 		return err
 	}
 	completed := v1api.ResponseCompletedEvent{Type: v1api.ResponseCompleted, SequenceNumber: s.next(), Response: final}
-	return emit(s, completed.Type, completed)
+	return s.out.event(string(completed.Type), completed)
 }
 
 // modelID is the requested model; empty lets the domain pick the default.
