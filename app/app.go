@@ -103,13 +103,13 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	if err != nil {
 		return nil, err
 	}
-	resp := responses.New(cfg.Responses, st, agent.New(st, cat, models, tools, log), inserter, log)
+	hub := events.NewHub(st, log)
+	resp := responses.New(cfg.Responses, st, agent.New(st, cat, models, tools, log), inserter, hub, log)
 	jobs, err := newWorkingClient(st, cfg, log, resp.Worker(),
 		events.NewDeliverer(st, guard.Client(cfg.Delivery.Timeout), cfg.Delivery, log), manage.NewCrawler(st, guard, log))
 	if err != nil {
 		return nil, err
 	}
-	hub := events.NewHub(st, log)
 	srv, err := server.New(cfg.Server, server.Deps{
 		Store: st, Catalog: cat, Limiter: ratelimit.NewMemory(nil), Responses: resp,
 		Hub: hub, Jobs: inserter, Guard: guard, Ops: ops, MCP: mcp.Handler(mcp.New(ops, server.WorkspaceFrom, log)), Log: log,

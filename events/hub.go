@@ -41,6 +41,7 @@ type Hub struct {
 	closeOnce sync.Once
 
 	streams streams
+	keys    keyWaits
 }
 
 // NewHub returns a hub; Run starts listening.
@@ -211,18 +212,25 @@ func (h *Hub) listen(ctx context.Context) error {
 	// Taken out of the pool and closed at the end, never returned: it carries a LISTEN.
 	conn := pooled.Hijack()
 	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, "LISTEN "+store.EventChannel+"; LISTEN "+store.RevocationChannel); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN "+store.EventChannel+"; LISTEN "+store.RevocationChannel+"; LISTEN "+store.IdempotencyChannel); err != nil {
 		return err
 	}
-	h.lagAll()       // whatever was committed before the LISTEN took effect is read from the table
-	h.checkLive(ctx) // and so is any revocation announced while the listener was away
+	// Whatever was announced before the LISTEN took effect is read from the database: the
+	// events, the revocations, the idempotency keys.
+	h.lagAll()
+	h.checkLive(ctx)
+	h.keyChanged("")
 	for {
 		msg, err := conn.WaitForNotification(ctx)
 		if err != nil {
 			return err
 		}
-		if msg.Channel == store.RevocationChannel {
+		switch msg.Channel {
+		case store.RevocationChannel:
 			h.revoked(msg.Payload)
+			continue
+		case store.IdempotencyChannel:
+			h.keyChanged(msg.Payload)
 			continue
 		}
 		var n store.Notice

@@ -17,8 +17,9 @@ import (
 // queries), running inside the transaction.
 type Tx struct {
 	queries
-	tx      pgx.Tx
-	notices []string // announcements of the events appended, sent after commit
+	tx         pgx.Tx
+	notices    []string // announcements of the events appended, sent after commit
+	keyNotices []string // announcements of the idempotency keys completed, sent after commit
 }
 
 // InTx runs fn in a transaction, committed when fn returns nil. The events it appended are
@@ -31,6 +32,10 @@ func (s *Store) InTx(ctx context.Context, fn func(*Tx) error) error {
 	})
 	if err == nil && len(t.notices) > 0 {
 		s.announce(context.WithoutCancel(ctx), t.notices)
+	}
+	if err == nil && len(t.keyNotices) > 0 {
+		// A lost announcement only delays the waiters until their next re-check.
+		_ = s.sql.Announce(context.WithoutCancel(ctx), s.pool, dbsqlc.AnnounceParams{Channel: IdempotencyChannel, Payloads: t.keyNotices})
 	}
 	return err
 }
