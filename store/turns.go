@@ -27,7 +27,7 @@ type Tx struct {
 func (s *Store) InTx(ctx context.Context, fn func(*Tx) error) error {
 	var t *Tx
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		t = &Tx{queries: queries{db: tx, sql: s.sql}, tx: tx}
+		t = &Tx{queries: queries{db: tx, sql: s.sql, secrets: s.secrets}, tx: tx}
 		return fn(t)
 	})
 	if err == nil && len(t.notices) > 0 {
