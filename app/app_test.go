@@ -167,11 +167,11 @@ func TestHandlerServesTheWiredSurfaces(t *testing.T) {
 func TestStartSealsPlaintextWebhookSecrets(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
-	_, err := b.store.Pool().Exec(context.Background(), `INSERT INTO webhook_endpoints (workspace_id, short_id, url, event_types, secret_plaintext)
+	_, err := b.store.Pool().Exec(context.Background(), `INSERT INTO webhook_endpoints (workspace_id, short_id, url, event_types, secret)
 		VALUES ($1, 'whe-old0000000000000000', 'https://hooks.example.com/old', '{*}', 'whsec_b2xkIHNlY3JldCBvZiBhbiBvbGQgZW5kcG9pbnQ=')`, b.workspace.ID)
 	require.NoError(t, err)
 	b.start(t)
-	require.Zero(t, b.count(t, `SELECT count(*) FROM webhook_endpoints WHERE secret_plaintext IS NOT NULL OR secret_ciphertext IS NULL`))
+	require.Zero(t, b.count(t, `SELECT count(*) FROM webhook_endpoints WHERE secret IS NOT NULL OR secret_ciphertext IS NULL`))
 	e, err := b.store.WebhookEndpointByRef(context.Background(), b.workspace.ID, "whe-old0000000000000000")
 	require.NoError(t, err)
 	require.Equal(t, "whsec_b2xkIHNlY3JldCBvZiBhbiBvbGQgZW5kcG9pbnQ=", e.Secret)

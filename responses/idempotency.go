@@ -60,8 +60,12 @@ func (s *Service) idempotent(ctx context.Context, req CreateRequest, run *Run) (
 		return Created{}, err
 	}
 	// Listen before the first look, so that a completion right after it is heard.
-	changed, stop := s.keys.WaitKey(req.WorkspaceID, req.IdempotencyKey)
-	defer stop()
+	var changed <-chan struct{} // without a KeyWaiter, only the re-checks
+	if s.keys != nil {
+		var stop func()
+		changed, stop = s.keys.WaitKey(req.WorkspaceID, req.IdempotencyKey)
+		defer stop()
+	}
 	deadline := time.NewTimer(idempotencyWait)
 	defer deadline.Stop()
 	recheck := time.NewTicker(s.idempotencyRecheck)

@@ -90,7 +90,7 @@ func (s *Store) SealSecrets(ctx context.Context, rotate bool) (SealReport, error
 			}
 			n = len(rows)
 			for _, r := range rows {
-				plain, err := t.openWebhookSecret(r.ShortID, r.SecretPlaintext, r.SecretCiphertext, r.SecretKeyID)
+				plain, err := t.openWebhookSecret(r.ShortID, r.Secret, r.SecretCiphertext, r.SecretKeyID)
 				if err != nil {
 					return err
 				}
@@ -102,7 +102,7 @@ func (s *Store) SealSecrets(ctx context.Context, rotate bool) (SealReport, error
 					SecretCiphertext: sealed.Ciphertext, SecretKeyID: &sealed.KeyID}); err != nil {
 					return err
 				}
-				if r.SecretPlaintext != nil {
+				if r.Secret != nil {
 					report.Sealed++
 				} else {
 					report.Rotated++

@@ -57,7 +57,7 @@ func (b *secretsBundle) raw(t *testing.T, id uuid.UUID) raw {
 	t.Helper()
 	var r raw
 	require.NoError(t, b.store.Pool().QueryRow(context.Background(),
-		`SELECT secret_plaintext, secret_ciphertext, secret_key_id FROM webhook_endpoints WHERE id = $1`, id).
+		`SELECT secret, secret_ciphertext, secret_key_id FROM webhook_endpoints WHERE id = $1`, id).
 		Scan(&r.plaintext, &r.ciphertext, &r.keyID))
 	return r
 }
@@ -121,7 +121,7 @@ func TestPlaintextSecretsOfOldEndpointsAreSealed(t *testing.T) {
 	b := setupSecrets(t)
 	secret := newSecret(t)
 	var id uuid.UUID
-	require.NoError(t, b.store.Pool().QueryRow(ctx, `INSERT INTO webhook_endpoints (workspace_id, short_id, url, event_types, secret_plaintext)
+	require.NoError(t, b.store.Pool().QueryRow(ctx, `INSERT INTO webhook_endpoints (workspace_id, short_id, url, event_types, secret)
 		VALUES ($1, $2, 'https://hooks.example.com/old', '{*}', $3) RETURNING id`, b.ws, shortid.New(shortid.Webhook), secret).Scan(&id))
 	old, err := b.store.WebhookEndpointByRef(ctx, b.ws, id.String())
 	require.NoError(t, err)

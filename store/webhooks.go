@@ -32,7 +32,7 @@ func (q *queries) endpoint(e dbsqlc.WebhookEndpoint, err error) (WebhookEndpoint
 }
 
 func (q *queries) toEndpoint(e dbsqlc.WebhookEndpoint) (WebhookEndpoint, error) {
-	secret, err := q.openWebhookSecret(e.ShortID, e.SecretPlaintext, e.SecretCiphertext, e.SecretKeyID)
+	secret, err := q.openWebhookSecret(e.ShortID, e.Secret, e.SecretCiphertext, e.SecretKeyID)
 	return WebhookEndpoint{ID: e.ID, WorkspaceID: e.WorkspaceID, ShortID: e.ShortID, URL: e.URL, EventTypes: e.EventTypes,
 		Description: e.Description, Enabled: e.Enabled, Secret: secret, ConsecutiveFailures: e.ConsecutiveFailures,
 		CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt}, err

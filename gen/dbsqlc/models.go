@@ -192,7 +192,7 @@ type WebhookEndpoint struct {
 	EventTypes          []string
 	Description         *string
 	Enabled             bool
-	SecretPlaintext     *string
+	Secret              *string
 	ConsecutiveFailures int
 	DisabledAt          *time.Time
 	DisabledReason      *string

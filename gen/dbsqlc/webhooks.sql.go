@@ -49,7 +49,7 @@ const createWebhookEndpoint = `-- name: CreateWebhookEndpoint :one
 
 INSERT INTO webhook_endpoints (workspace_id, short_id, url, event_types, description, secret_ciphertext, secret_key_id)
 VALUES ($1, $2, $3, $4, $5, $6, $7)
-RETURNING id, workspace_id, short_id, url, event_types, description, enabled, secret_plaintext, consecutive_failures, disabled_at, disabled_reason, created_at, updated_at, secret_ciphertext, secret_key_id
+RETURNING id, workspace_id, short_id, url, event_types, description, enabled, secret, consecutive_failures, disabled_at, disabled_reason, created_at, updated_at, secret_ciphertext, secret_key_id
 `
 
 type CreateWebhookEndpointParams struct {
@@ -83,7 +83,7 @@ func (q *Queries) CreateWebhookEndpoint(ctx context.Context, db DBTX, arg Create
 		&i.EventTypes,
 		&i.Description,
 		&i.Enabled,
-		&i.SecretPlaintext,
+		&i.Secret,
 		&i.ConsecutiveFailures,
 		&i.DisabledAt,
 		&i.DisabledReason,
@@ -203,7 +203,7 @@ func (q *Queries) ListWebhookAttempts(ctx context.Context, db DBTX, arg ListWebh
 }
 
 const listWebhookEndpoints = `-- name: ListWebhookEndpoints :many
-SELECT id, workspace_id, short_id, url, event_types, description, enabled, secret_plaintext, consecutive_failures, disabled_at, disabled_reason, created_at, updated_at, secret_ciphertext, secret_key_id FROM webhook_endpoints WHERE workspace_id = $1
+SELECT id, workspace_id, short_id, url, event_types, description, enabled, secret, consecutive_failures, disabled_at, disabled_reason, created_at, updated_at, secret_ciphertext, secret_key_id FROM webhook_endpoints WHERE workspace_id = $1
 ORDER BY created_at DESC, id LIMIT $2::int
 `
 
@@ -229,7 +229,7 @@ func (q *Queries) ListWebhookEndpoints(ctx context.Context, db DBTX, arg ListWeb
 			&i.EventTypes,
 			&i.Description,
 			&i.Enabled,
-			&i.SecretPlaintext,
+			&i.Secret,
 			&i.ConsecutiveFailures,
 			&i.DisabledAt,
 			&i.DisabledReason,
@@ -249,7 +249,7 @@ func (q *Queries) ListWebhookEndpoints(ctx context.Context, db DBTX, arg ListWeb
 }
 
 const sealWebhookSecret = `-- name: SealWebhookSecret :exec
-UPDATE webhook_endpoints SET secret_plaintext = NULL, secret_ciphertext = $1, secret_key_id = $2
+UPDATE webhook_endpoints SET secret = NULL, secret_ciphertext = $1, secret_key_id = $2
 WHERE id = $3
 `
 
@@ -275,7 +275,7 @@ UPDATE webhook_endpoints SET
     disabled_reason = CASE WHEN $5::boolean THEN NULL ELSE disabled_reason END,
     updated_at = now()
 WHERE workspace_id = $6 AND (id = $7 OR short_id = $8)
-RETURNING id, workspace_id, short_id, url, event_types, description, enabled, secret_plaintext, consecutive_failures, disabled_at, disabled_reason, created_at, updated_at, secret_ciphertext, secret_key_id
+RETURNING id, workspace_id, short_id, url, event_types, description, enabled, secret, consecutive_failures, disabled_at, disabled_reason, created_at, updated_at, secret_ciphertext, secret_key_id
 `
 
 type UpdateWebhookEndpointParams struct {
@@ -310,7 +310,7 @@ func (q *Queries) UpdateWebhookEndpoint(ctx context.Context, db DBTX, arg Update
 		&i.EventTypes,
 		&i.Description,
 		&i.Enabled,
-		&i.SecretPlaintext,
+		&i.Secret,
 		&i.ConsecutiveFailures,
 		&i.DisabledAt,
 		&i.DisabledReason,
@@ -323,7 +323,7 @@ func (q *Queries) UpdateWebhookEndpoint(ctx context.Context, db DBTX, arg Update
 }
 
 const webhookEndpointByRef = `-- name: WebhookEndpointByRef :one
-SELECT id, workspace_id, short_id, url, event_types, description, enabled, secret_plaintext, consecutive_failures, disabled_at, disabled_reason, created_at, updated_at, secret_ciphertext, secret_key_id FROM webhook_endpoints
+SELECT id, workspace_id, short_id, url, event_types, description, enabled, secret, consecutive_failures, disabled_at, disabled_reason, created_at, updated_at, secret_ciphertext, secret_key_id FROM webhook_endpoints
 WHERE workspace_id = $1 AND (id = $2 OR short_id = $3)
 `
 
@@ -344,7 +344,7 @@ func (q *Queries) WebhookEndpointByRef(ctx context.Context, db DBTX, arg Webhook
 		&i.EventTypes,
 		&i.Description,
 		&i.Enabled,
-		&i.SecretPlaintext,
+		&i.Secret,
 		&i.ConsecutiveFailures,
 		&i.DisabledAt,
 		&i.DisabledReason,
@@ -393,8 +393,8 @@ func (q *Queries) WebhookSecretKeys(ctx context.Context, db DBTX) ([]WebhookSecr
 }
 
 const webhookSecretsToSeal = `-- name: WebhookSecretsToSeal :many
-SELECT id, short_id, secret_plaintext, secret_ciphertext, secret_key_id FROM webhook_endpoints
-WHERE secret_plaintext IS NOT NULL OR secret_key_id = ANY($1::text[])
+SELECT id, short_id, secret, secret_ciphertext, secret_key_id FROM webhook_endpoints
+WHERE secret IS NOT NULL OR secret_key_id = ANY($1::text[])
 ORDER BY id LIMIT $2::int
 FOR UPDATE
 `
@@ -407,7 +407,7 @@ type WebhookSecretsToSealParams struct {
 type WebhookSecretsToSealRow struct {
 	ID               uuid.UUID
 	ShortID          string
-	SecretPlaintext  *string
+	Secret           *string
 	SecretCiphertext []byte
 	SecretKeyID      *string
 }
@@ -426,7 +426,7 @@ func (q *Queries) WebhookSecretsToSeal(ctx context.Context, db DBTX, arg Webhook
 		if err := rows.Scan(
 			&i.ID,
 			&i.ShortID,
-			&i.SecretPlaintext,
+			&i.Secret,
 			&i.SecretCiphertext,
 			&i.SecretKeyID,
 		); err != nil {

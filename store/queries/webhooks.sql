@@ -67,11 +67,11 @@ FROM webhook_endpoints GROUP BY 1 ORDER BY 1;
 -- name: WebhookSecretsToSeal :many
 -- WebhookSecretsToSeal locks a batch of endpoints whose secret is in plaintext or sealed
 -- with one of the given keys.
-SELECT id, short_id, secret_plaintext, secret_ciphertext, secret_key_id FROM webhook_endpoints
-WHERE secret_plaintext IS NOT NULL OR secret_key_id = ANY(@key_ids::text[])
+SELECT id, short_id, secret, secret_ciphertext, secret_key_id FROM webhook_endpoints
+WHERE secret IS NOT NULL OR secret_key_id = ANY(@key_ids::text[])
 ORDER BY id LIMIT @max::int
 FOR UPDATE;
 
 -- name: SealWebhookSecret :exec
-UPDATE webhook_endpoints SET secret_plaintext = NULL, secret_ciphertext = @secret_ciphertext, secret_key_id = @secret_key_id
+UPDATE webhook_endpoints SET secret = NULL, secret_ciphertext = @secret_ciphertext, secret_key_id = @secret_key_id
 WHERE id = @id;
