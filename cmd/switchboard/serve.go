@@ -23,7 +23,11 @@ func openStore(ctx context.Context, cfg config) (*store.Store, error) {
 	if err := cfg.requireDatabase(); err != nil {
 		return nil, err
 	}
-	return store.Open(ctx, cfg.DatabaseURL)
+	st, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	return st.WithSecrets(cfg.Secrets), nil
 }
 
 func migrate(ctx context.Context, cfg config, stdout io.Writer) error {
