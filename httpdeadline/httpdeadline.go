@@ -25,6 +25,7 @@
 package httpdeadline
 
 import (
+	"errors"
 	"io"
 	"mime"
 	"net/http"
@@ -89,7 +90,7 @@ func Handler(h http.Handler, cfg Config) http.Handler {
 		_ = rc.SetWriteDeadline(time.Time{})
 		if r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody {
 			_ = rc.SetReadDeadline(time.Now().Add(cfg.Body))
-			r.Body = &body{ReadCloser: r.Body, rc: rc}
+			r.Body = &body{ReadCloser: r.Body, rc: rc, header: w.Header()}
 		}
 		h.ServeHTTP(&writer{ResponseWriter: w, rc: rc, cfg: cfg}, r)
 	})
@@ -97,18 +98,26 @@ func Handler(h http.Handler, cfg Config) http.Handler {
 
 // body lifts the read deadline once the body has been read: net/http then reads the
 // connection in the background to notice a client leaving, and a deadline passing there
-// would cancel the request's context.
+// would cancel the request's context. A body that fails to arrive closes the connection
+// after the answer: otherwise net/http would keep it for another request, and the client
+// could go on trickling.
 type body struct {
 	io.ReadCloser
-	rc   *http.ResponseController
-	done bool
+	rc     *http.ResponseController
+	header http.Header
+	done   bool
 }
 
 func (b *body) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	if err == io.EOF && !b.done {
+	switch {
+	case b.done || err == nil:
+	case errors.Is(err, io.EOF):
 		b.done = true
 		_ = b.rc.SetReadDeadline(time.Time{})
+	default:
+		b.done = true
+		b.header.Set("Connection", "close")
 	}
 	return n, err
 }

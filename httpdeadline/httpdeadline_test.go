@@ -48,7 +48,7 @@ func TestTrickledBodyIsCutOff(t *testing.T) {
 	addr := serve(t, http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 		_, err := io.ReadAll(r.Body)
 		readErr <- err
-	}), short)
+	}), Config{Body: 50 * time.Millisecond, ReadHeader: time.Minute, Idle: time.Minute}) // longer than the test waits
 	for _, head := range []string{
 		"POST /v1/responses HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{",
 		"POST /v1/responses HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n{\r\n",
