@@ -8,6 +8,7 @@ import (
 
 	"switchboard/catalog"
 	"switchboard/events"
+	"switchboard/httpdeadline"
 	"switchboard/llm"
 	"switchboard/money"
 )
@@ -30,6 +31,9 @@ type config struct {
 	ResponseTTL         time.Duration
 	IdempotencyTTL      time.Duration
 	MCPAddr             string
+	// HTTP holds the servers' time-outs: httpdeadline.Default, not read from the environment
+	// (no operator has needed other values; tests set short ones).
+	HTTP httpdeadline.Config
 }
 
 // defaultProtocols is the wire protocol of each vendor family unless *_PROTOCOL says otherwise.
@@ -67,6 +71,7 @@ func loadConfig(getenv env) (config, error) {
 		}
 	}
 	c.WebhookAllowPrivate = getenv("WEBHOOK_ALLOW_PRIVATE") == "1"
+	c.HTTP = httpdeadline.Default
 	var err error
 	if c.SSEPingInterval, err = duration(getenv, "SSE_PING_INTERVAL", 15*time.Second); err != nil {
 		return c, err
