@@ -150,9 +150,12 @@ func (w *writer) Write(p []byte) (int, error) {
 }
 
 // Flush sends what is buffered (SSE writers flush every frame).
-func (w *writer) Flush() {
+func (w *writer) Flush() { _ = w.FlushError() }
+
+// FlushError is Flush reporting a failed write; http.ResponseController.Flush prefers it.
+func (w *writer) FlushError() error {
 	w.beforeWrite()
-	_ = w.rc.Flush()
+	return w.rc.Flush()
 }
 
 func (w *writer) beforeWrite() {

@@ -169,3 +169,38 @@ func TestConfigDefaults(t *testing.T) {
 	require.Zero(t, srv.ReadTimeout, "per request, by Handler")
 	require.Zero(t, srv.WriteTimeout, "per request, by Handler")
 }
+
+// TestStreamToAClientThatStopsReadingEnds: a stream whose client takes nothing (the
+// connection open, the data unread) fails its write after StreamWrite instead of holding
+// the handler forever.
+func TestStreamToAClientThatStopsReadingEnds(t *testing.T) {
+	t.Parallel()
+	writeErr := make(chan error, 1)
+	addr := serve(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		frame := []byte("data: " + strings.Repeat("x", 64<<10) + "\n\n")
+		for {
+			_, err := w.Write(frame)
+			if err == nil {
+				err = http.NewResponseController(w).Flush()
+			}
+			if err != nil {
+				writeErr <- err
+				return
+			}
+		}
+	}), Config{StreamWrite: 50 * time.Millisecond})
+	conn, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = io.WriteString(conn, "GET /v1/events HTTP/1.1\r\nHost: x\r\n\r\n")
+	require.NoError(t, err)
+	select {
+	case err := <-writeErr:
+		var ne net.Error
+		require.ErrorAs(t, err, &ne)
+		require.True(t, ne.Timeout(), "%v", err)
+	case <-time.After(10 * time.Second): // a safety net only
+		t.Fatal("the stream is still writing to a client that reads nothing")
+	}
+}
