@@ -9,6 +9,7 @@ import (
 
 	"switchboard/app"
 	"switchboard/catalog"
+	"switchboard/httpdeadline"
 	"switchboard/llm"
 	"switchboard/money"
 	"switchboard/secrets"
@@ -31,6 +32,9 @@ type config struct {
 	// ThrowawaySecretsKey is the base64 key generated for this run in development when
 	// SECRETS_KEY is not set; serve prints it.
 	ThrowawaySecretsKey string
+	// HTTP holds the servers' time-outs: httpdeadline.Default, not read from the environment
+	// (no operator has needed other values; tests set short ones).
+	HTTP httpdeadline.Config
 }
 
 // defaultProtocols is the wire protocol of each vendor family unless *_PROTOCOL says otherwise.
@@ -59,6 +63,7 @@ func loadConfig(getenv env) (config, error) {
 		ModelsFile:      getenv("MODELS_FILE"),
 		MCPAddr:         getenv("MCP_ADDR"),
 		App:             app.DefaultConfig(),
+		HTTP:            httpdeadline.Default,
 	}
 	if c.AppEnv != "production" && c.AppEnv != "development" {
 		return c, fmt.Errorf("APP_ENV must be production or development, not %q", c.AppEnv)
