@@ -1,12 +1,15 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"log/slog"
+	"io"
 	"math"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -17,6 +20,7 @@ import (
 
 	"switchboard/apierr"
 	"switchboard/apikey"
+	"switchboard/inputguard"
 	"switchboard/ratelimit"
 	"switchboard/store"
 )
@@ -206,4 +210,59 @@ func principalFrom(ctx context.Context) (store.Principal, bool) {
 func WorkspaceFrom(ctx context.Context) (uuid.UUID, bool) {
 	p, ok := principalFrom(ctx)
 	return p.WorkspaceID, ok
+}
+
+// guardInput refuses, before the request validator parses anything, what no operation
+// accepts (inputguard): a JSON body nested deeper than inputguard.MaxDepth, and NUL
+// characters, which PostgreSQL refuses in text. A NUL in a path parameter is a 404 (no id
+// holds one); in a query parameter or a JSON body, a 400 naming it.
+func (s *Server) guardInput(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		for i, name := range c.ParamNames() {
+			if i < len(c.ParamValues()) && inputguard.HasNUL(c.ParamValues()[i]) {
+				return noSuchID(c.Path(), name)
+			}
+		}
+		for name, values := range c.QueryParams() {
+			for _, v := range values {
+				if inputguard.HasNUL(name) || inputguard.HasNUL(v) {
+					return inputguard.NUL(name)
+				}
+			}
+		}
+		req := c.Request()
+		if req.Body == nil || req.Body == http.NoBody || !isJSON(req.Header.Get(echo.HeaderContentType)) {
+			return next(c)
+		}
+		raw, err := io.ReadAll(req.Body)
+		if err != nil {
+			return err // over the body limit: the 413
+		}
+		if err := inputguard.CheckJSON(raw); err != nil {
+			return err
+		}
+		req.Body = io.NopCloser(bytes.NewReader(raw))
+		return next(c)
+	}
+}
+
+// isJSON reports whether a Content-Type is JSON, or absent (the validator then decides).
+func isJSON(contentType string) bool {
+	mediaType, _, _ := strings.Cut(contentType, ";")
+	mediaType = strings.ToLower(strings.TrimSpace(mediaType))
+	return mediaType == "" || strings.HasSuffix(mediaType, "json")
+}
+
+// noSuchID is the 404 of a path id that cannot exist, coded as the route's resource is when
+// its id is unknown: `/v1/webhooks/:id/attempts` gives webhook_not_found.
+func noSuchID(route, param string) *apierr.Error {
+	what := "resource"
+	segments := strings.Split(route, "/")
+	for i, seg := range segments {
+		if seg == ":"+param && i > 0 {
+			what = strings.TrimSuffix(segments[i-1], "s")
+			break
+		}
+	}
+	return apierr.NotFound(param, what+"_not_found", "No %s with that id in this workspace.", what)
 }
