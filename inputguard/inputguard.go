@@ -166,3 +166,22 @@ func render(stack []frame) string {
 	}
 	return b.String()
 }
+
+// Scrub replaces NUL characters with U+FFFD, for text the server did not receive from a
+// client but must store all the same (a model's reply).
+func Scrub(s string) string {
+	if !HasNUL(s) {
+		return s
+	}
+	return strings.ReplaceAll(s, "\x00", "\uFFFD")
+}
+
+// ScrubJSON is Scrub for a JSON document, where U+0000 is written as an escape (PostgreSQL
+// refuses it in jsonb too). The result is as valid JSON as raw was.
+func ScrubJSON(raw []byte) []byte {
+	if !bytes.Contains(raw, nulEscape) && bytes.IndexByte(raw, 0) < 0 {
+		return raw
+	}
+	out := bytes.ReplaceAll(raw, nulEscape, []byte(`\ufffd`))
+	return bytes.ReplaceAll(out, []byte{0}, []byte("\uFFFD"))
+}

@@ -46,3 +46,10 @@ func TestJSONNULNamesThePath(t *testing.T) {
 		require.False(t, ok, body)
 	}
 }
+
+func TestScrub(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, "a\uFFFDb", inputguard.Scrub("a\x00b"))
+	require.Equal(t, "ab", inputguard.Scrub("ab"))
+	require.JSONEq(t, `{"a":"x\ufffd","b":"\\ufffd"}`, string(inputguard.ScrubJSON([]byte(`{"a":"x\u0000","b":"\\u0000"}`))))
+}
