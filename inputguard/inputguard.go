@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"switchboard/apierr"
 )
@@ -26,6 +27,19 @@ func TooDeep(param string) *apierr.Error {
 
 // HasNUL reports whether s holds a NUL character (U+0000).
 func HasNUL(s string) bool { return strings.IndexByte(s, 0) >= 0 }
+
+// CheckText refuses a string PostgreSQL would refuse as text: one holding a NUL character
+// or bytes that are not UTF-8 (decoded JSON never has those; a path or a query may). param
+// names the value.
+func CheckText(param, s string) error {
+	switch {
+	case HasNUL(s):
+		return NUL(param)
+	case !utf8.ValidString(s):
+		return apierr.Invalid(param, "invalid_utf8", "`%s` is not valid UTF-8.", param)
+	}
+	return nil
+}
 
 // NUL is the 400 of a value holding a NUL character; param is the value's path.
 func NUL(param string) *apierr.Error {

@@ -53,3 +53,11 @@ func TestScrub(t *testing.T) {
 	require.Equal(t, "ab", inputguard.Scrub("ab"))
 	require.JSONEq(t, `{"a":"x\ufffd","b":"\\ufffd"}`, string(inputguard.ScrubJSON([]byte(`{"a":"x\u0000","b":"\\u0000"}`))))
 }
+
+func TestCheckText(t *testing.T) {
+	t.Parallel()
+	require.NoError(t, inputguard.CheckText("id", "whe-abc é"))
+	require.Equal(t, "nul_character", apierr.As(inputguard.CheckText("id", "a\x00")).Code)
+	require.Equal(t, "invalid_utf8", apierr.As(inputguard.CheckText("id", "\xa3")).Code)
+	require.Equal(t, "id", apierr.As(inputguard.CheckText("id", "\xa3")).Param)
+}

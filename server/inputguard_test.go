@@ -100,3 +100,20 @@ func TestNULCharactersAreRefusedNamingTheField(t *testing.T) {
 	_, raw = b.get(t, "/api/agents/"+agent.AgentID)
 	require.Contains(t, string(raw), `"Front Desk"`)
 }
+
+// Paths and queries are not decoded as JSON bodies are (which turns bad bytes into U+FFFD):
+// bytes that are not UTF-8, which PostgreSQL refuses as text, are a 404 in a path id and a
+// 400 in a query. (Found by FuzzHTTP: GET /v1/webhooks/%A3 answered 500.)
+func TestInvalidUTF8InPathsAndQueries(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for _, path := range []string{"/v1/webhooks/%A3", "/v1/responses/resp_%FF", "/v1/webhooks/%C3%28/attempts"} {
+		resp, raw := b.get(t, path)
+		e := errorOf(t, resp, raw, http.StatusNotFound)
+		require.Equal(t, "id", str(e.Param), path)
+	}
+	resp, raw := b.get(t, "/v1/events?types=%A3")
+	e := errorOf(t, resp, raw, http.StatusBadRequest)
+	require.Equal(t, "invalid_utf8", str(e.Code))
+	require.Equal(t, "types", str(e.Param))
+}

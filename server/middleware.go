@@ -213,20 +213,25 @@ func WorkspaceFrom(ctx context.Context) (uuid.UUID, bool) {
 }
 
 // guardInput refuses, before the request validator parses anything, what no operation
-// accepts (inputguard): a JSON body nested deeper than inputguard.MaxDepth, and NUL
-// characters, which PostgreSQL refuses in text. A NUL in a path parameter is a 404 (no id
-// holds one); in a query parameter or a JSON body, a 400 naming it.
+// accepts (inputguard): a JSON body nested deeper than inputguard.MaxDepth, and text
+// PostgreSQL refuses: NUL characters, and (in paths and queries, which are not decoded as
+// JSON is) bytes that are not UTF-8. Such a path parameter is a 404 (no id holds one); a
+// query parameter or a JSON value, a 400 naming it.
 func (s *Server) guardInput(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		for i, name := range c.ParamNames() {
-			if i < len(c.ParamValues()) && inputguard.HasNUL(c.ParamValues()[i]) {
+			// `*` is the catch-all of an unknown route, which answers its own 404.
+			if name != "*" && i < len(c.ParamValues()) && inputguard.CheckText(name, c.ParamValues()[i]) != nil {
 				return noSuchID(c.Path(), name)
 			}
 		}
 		for name, values := range c.QueryParams() {
+			if err := inputguard.CheckText(name, name); err != nil {
+				return err
+			}
 			for _, v := range values {
-				if inputguard.HasNUL(name) || inputguard.HasNUL(v) {
-					return inputguard.NUL(name)
+				if err := inputguard.CheckText(name, v); err != nil {
+					return err
 				}
 			}
 		}
