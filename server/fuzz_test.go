@@ -150,7 +150,11 @@ func FuzzHTTP(f *testing.F) {
 		}
 		require.Less(t, status, 500, "%s %s %q %q %q: %s", op.method, op.path, id, query, body, answer)
 		if timed && elapsed > time.Second {
-			t.Fatalf("%s %s %q %q %q took %s", op.method, op.path, id, query, body, elapsed)
+			// The machine may have stalled (other processes share it): the input is slow
+			// when it is slow twice.
+			if _, again, _, _ := send(t, op, id, query, body); again > time.Second {
+				t.Fatalf("%s %s %q %q %q took %s, then %s", op.method, op.path, id, query, body, elapsed, again)
+			}
 		}
 	})
 }
