@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -91,6 +92,9 @@ func TestNULCharactersAreRefusedNamingTheField(t *testing.T) {
 		require.Equal(t, tc.code, str(e.Code), tc.path)
 		require.Equal(t, "id", str(e.Param), tc.path)
 	}
+	// A query parameter no operation declares is ignored, as any unknown parameter is.
+	resp, raw = b.get(t, "/api/channels?junk=%00")
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(raw))
 	got := len(b.vendors[catalog.Beta].Requests()) + len(b.vendors[catalog.Alpha].Requests()) + len(b.vendors[catalog.Gamma].Requests())
 	require.Equal(t, requests, got, "no refused request reached a model")
 	require.Equal(t, ledger, b.count(t, "ledger"))
@@ -116,4 +120,28 @@ func TestInvalidUTF8InPathsAndQueries(t *testing.T) {
 	e := errorOf(t, resp, raw, http.StatusBadRequest)
 	require.Equal(t, "invalid_utf8", str(e.Code))
 	require.Equal(t, "types", str(e.Param))
+}
+
+// Over HTTP, the MCP tools refuse what the /v1 and /api guard refuses, naming the argument;
+// nothing is written.
+func TestMCPToolsRefuseNULAndNestingBombs(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	s := b.mcp(t, b.url, b.key)
+	created := s.ok("create_agent", map[string]any{"yaml": agentYAML("Desk")})
+	id := created["agentId"].(string)
+	e := s.fails("create_agent", map[string]any{"yaml": agentYAML("Desk\x00Two")}, "nul_character")
+	require.Equal(t, "yaml", e["param"])
+	e = s.fails("get_agent", map[string]any{"name": "De\x00sk"}, "nul_character")
+	require.Equal(t, "name", e["param"])
+	e = s.fails("update_agent", map[string]any{"agent_id": id, "updates": map[string]any{"greeting": "Hi\x00"}}, "nul_character")
+	require.Equal(t, "updates.greeting", e["param"])
+	var bomb any = "x"
+	for range 6000 {
+		bomb = []any{bomb}
+	}
+	s.fails("create_agent", map[string]any{"yaml": bomb}, "nesting_too_deep")
+	require.Equal(t, 1, b.count(t, "agents"))
+	got := s.ok("get_agent", map[string]any{"agent_id": id})
+	require.NotContains(t, fmt.Sprint(got), "\x00")
 }
