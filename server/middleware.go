@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -225,7 +226,7 @@ func (s *Server) guardInput(spec *openapi3.T) echo.MiddlewareFunc {
 		return func(c echo.Context) error {
 			for i, name := range c.ParamNames() {
 				// `*` is the catch-all of an unknown route, which answers its own 404.
-				if name != "*" && i < len(c.ParamValues()) && inputguard.CheckText(name, c.ParamValues()[i]) != nil {
+				if name != "*" && i < len(c.ParamValues()) && !pathValueStorable(c.ParamValues()[i]) {
 					return noSuchID(c.Path(), name)
 				}
 			}
@@ -239,6 +240,17 @@ func (s *Server) guardInput(spec *openapi3.T) echo.MiddlewareFunc {
 			return guardBody(c, next)
 		}
 	}
+}
+
+// pathValueStorable reports whether a path parameter is text PostgreSQL accepts. When the
+// path came escaped (RawPath: `%2C` in an id), echo hands over the escaped value and the
+// generated binder unescapes it, so both forms are checked.
+func pathValueStorable(v string) bool {
+	if inputguard.CheckText("", v) != nil {
+		return false
+	}
+	unescaped, err := url.PathUnescape(v)
+	return err != nil || inputguard.CheckText("", unescaped) == nil
 }
 
 // declaredQuery lists the query parameters of each operation of spec, by echo route
