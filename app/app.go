@@ -9,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -103,13 +105,13 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	if err != nil {
 		return nil, err
 	}
-	resp := responses.New(cfg.Responses, st, agent.New(st, cat, models, tools, log), inserter, log)
+	hub := events.NewHub(st, log)
+	resp := responses.New(cfg.Responses, st, agent.New(st, cat, models, tools, log), inserter, hub, log)
 	jobs, err := newWorkingClient(st, cfg, log, resp.Worker(),
 		events.NewDeliverer(st, guard.Client(cfg.Delivery.Timeout), cfg.Delivery, log), manage.NewCrawler(st, guard, log))
 	if err != nil {
 		return nil, err
 	}
-	hub := events.NewHub(st, log)
 	srv, err := server.New(cfg.Server, server.Deps{
 		Store: st, Catalog: cat, Limiter: ratelimit.NewMemory(nil), Responses: resp,
 		Hub: hub, Jobs: inserter, Guard: guard, Ops: ops, MCP: mcp.Handler(mcp.New(ops, server.WorkspaceFrom, log)), Log: log,
@@ -173,6 +175,9 @@ func (a *App) Start(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := a.prepareSecrets(ctx); err != nil {
+		return err
+	}
 	ctx, a.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	if err := a.jobs.Start(ctx); err != nil {
 		return fmt.Errorf("start job queue: %w", err)
@@ -182,6 +187,52 @@ func (a *App) Start(ctx context.Context) error {
 	go func() { defer a.wg.Done(); a.relay.Run(ctx) }()
 	go func() { defer a.wg.Done(); a.Responses.RunSweeper(ctx) }()
 	return nil
+}
+
+// prepareSecrets makes sure the webhook secrets can be opened: without SECRETS_KEY, the
+// process starts only when no endpoint exists; with it, the secrets of endpoints created
+// before secrets were sealed are sealed now, and secrets sealed with a key that is not
+// configured stop a production start (development only warns: its throwaway keys come and
+// go).
+func (a *App) prepareSecrets(ctx context.Context) error {
+	counts, err := a.store.SecretKeyCounts(ctx)
+	if err != nil {
+		return err
+	}
+	keys := a.store.Secrets()
+	if keys == nil {
+		if total := sum(counts); total > 0 {
+			return fmt.Errorf("SECRETS_KEY is not set, and %d webhook endpoint(s) exist whose signing secrets it protects: "+
+				"set SECRETS_KEY to the key they were sealed with (for secrets never sealed, any new key: base64 of 32 random bytes, `openssl rand -base64 32`)", total)
+		}
+		a.log.Warn("SECRETS_KEY is not set: webhook endpoints cannot be created until it is")
+		return nil
+	}
+	report, err := a.store.SealSecrets(ctx, false)
+	if err != nil {
+		return fmt.Errorf("seal webhook secrets: %w", err)
+	}
+	if report.Sealed > 0 {
+		a.log.Info("sealed the plaintext webhook secrets with SECRETS_KEY", slog.Int("endpoints", report.Sealed), slog.String("key_id", keys.CurrentID()))
+	}
+	if len(report.Remaining) == 0 {
+		return nil
+	}
+	err = fmt.Errorf("webhook secrets of %d endpoint(s) are sealed with key id(s) %v, which neither SECRETS_KEY (key id %s) nor SECRETS_KEY_PREVIOUS is: "+
+		"their deliveries cannot be signed; set SECRETS_KEY (or SECRETS_KEY_PREVIOUS) to that key", sum(report.Remaining), slices.Sorted(maps.Keys(report.Remaining)), keys.CurrentID())
+	if a.cfg.Server.Development {
+		a.log.Warn(err.Error())
+		return nil
+	}
+	return err
+}
+
+func sum(counts map[string]int) int {
+	n := 0
+	for _, c := range counts {
+		n += c
+	}
+	return n
 }
 
 // Stop lets running jobs finish (until ctx ends, then cancels them) and stops the hub,

@@ -161,3 +161,18 @@ func TestHandlerServesTheWiredSurfaces(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusUnauthorized, resp.StatusCode, "/v1 is behind keys")
 }
+
+// TestStartSealsPlaintextWebhookSecrets: the secret of an endpoint stored before secrets
+// were sealed is sealed with SECRETS_KEY when the process starts.
+func TestStartSealsPlaintextWebhookSecrets(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	_, err := b.store.Pool().Exec(context.Background(), `INSERT INTO webhook_endpoints (workspace_id, short_id, url, event_types, secret)
+		VALUES ($1, 'whe-old0000000000000000', 'https://hooks.example.com/old', '{*}', 'whsec_b2xkIHNlY3JldCBvZiBhbiBvbGQgZW5kcG9pbnQ=')`, b.workspace.ID)
+	require.NoError(t, err)
+	b.start(t)
+	require.Zero(t, b.count(t, `SELECT count(*) FROM webhook_endpoints WHERE secret IS NOT NULL OR secret_ciphertext IS NULL`))
+	e, err := b.store.WebhookEndpointByRef(context.Background(), b.workspace.ID, "whe-old0000000000000000")
+	require.NoError(t, err)
+	require.Equal(t, "whsec_b2xkIHNlY3JldCBvZiBhbiBvbGQgZW5kcG9pbnQ=", e.Secret)
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -554,6 +555,99 @@ func TestNetguardRefusesLoopback(t *testing.T) {
 	_, _, err := run(t, cfg, strings.Replace(s.url("/"), "http://", "https://", 1), 1)
 	require.ErrorIs(t, err, netguard.ErrBlocked)
 	require.Zero(t, s.total())
+}
+
+// newSite6 is newSite listening on [::1], the loopback that IPv6 zones and mapped forms
+// disguise. It skips the test where the machine has no IPv6 loopback.
+func newSite6(t *testing.T, routes map[string]http.HandlerFunc) (s *site, port string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "[::1]:0")
+	if err != nil {
+		t.Skipf("no IPv6 loopback: %v", err)
+	}
+	s = newSite(t, routes)
+	s.srv.Close()
+	s.srv = httptest.NewUnstartedServer(s.srv.Config.Handler)
+	s.srv.Listener.Close()
+	s.srv.Listener = ln
+	s.srv.Start()
+	t.Cleanup(s.srv.Close)
+	_, port, err = net.SplitHostPort(ln.Addr().String())
+	require.NoError(t, err)
+	return s, port
+}
+
+// disguisedLoopback are spellings of [::1]:port (and of other internal addresses) that the
+// guard must refuse: zones, mapped and compatible forms, metadata.
+func disguisedLoopback(port string) []string {
+	var out []string
+	for _, host := range []string{
+		"[::1%25lo]", "[::1%251]", "[0:0:0:0:0:0:0:1%25lo]", "[fe80::1%25lo]", "[fe80::1%25eth0]",
+		"[fd00:ec2::254%25eth0]", "[::ffff:127.0.0.1]", "[::ffff:7f00:1]", "[::127.0.0.1]", "[::1]",
+		"[64:ff9b::7f00:1]", "[2002:7f00:1::1]",
+	} {
+		out = append(out, "http://"+host+":"+port+"/latest/meta-data/", "https://"+host+":"+port+"/")
+	}
+	return out
+}
+
+// TestNetguardRefusesZonesAndMappedForms: a crawl of an internal address in any spelling is
+// refused when the URL is checked, and, should a URL get past the check (a resolver answering
+// differently later), again when the address is dialled.
+func TestNetguardRefusesZonesAndMappedForms(t *testing.T) {
+	t.Parallel()
+	s, port := newSite6(t, map[string]http.HandlerFunc{"/": links("Index"), "/latest/meta-data/": links("Metadata")})
+	g := netguard.Guard{} // production: private addresses refused
+	checked := Config{Client: g.Client(10 * time.Second), CheckURL: g.CheckURL}
+	dialOnly := Config{Client: g.Client(10 * time.Second)}
+	for _, start := range disguisedLoopback(port) {
+		_, _, err := run(t, checked, start, 2)
+		require.ErrorIs(t, err, netguard.ErrBlocked, "check time: %s", start)
+		if strings.HasPrefix(start, "http://") {
+			_, _, err = run(t, dialOnly, start, 2)
+			require.ErrorIs(t, err, netguard.ErrBlocked, "dial time: %s", start)
+		}
+	}
+	require.Zero(t, s.total(), "nothing reached the listener")
+}
+
+// TestRedirectsToDisguisedLoopback: a page that passed the check cannot lead the crawler to
+// an internal address through redirects or links, in any spelling.
+func TestRedirectsToDisguisedLoopback(t *testing.T) {
+	t.Parallel()
+	routes := map[string]http.HandlerFunc{}
+	s, port := newSite6(t, routes)
+	var hrefs []string
+	for i, target := range disguisedLoopback(port) {
+		if strings.Contains(target, "//[::1]:") { // the site itself
+			continue
+		}
+		routes[fmt.Sprintf("/r%d", i)] = redirect(http.StatusFound, target+fmt.Sprintf("inside%d", i))
+		hrefs = append(hrefs, fmt.Sprintf("/r%d", i), target+fmt.Sprintf("linked%d", i))
+	}
+	routes["/"] = links("Index", hrefs...)
+	// The site itself stands for a public one: its own host is allowed, the rest is judged by
+	// the production guard.
+	g := netguard.Guard{}
+	cfg := Config{
+		Client: netguard.Guard{AllowPrivate: true}.Client(10 * time.Second),
+		CheckURL: func(ctx context.Context, raw string) error {
+			if u, err := url.Parse(raw); err == nil && u.Host == "[::1]:"+port {
+				return nil
+			}
+			return g.CheckURL(ctx, raw)
+		},
+	}
+	pages, _, err := run(t, cfg, "http://[::1]:"+port+"/", 3)
+	require.NoError(t, err)
+	require.Equal(t, []string{"/"}, paths(t, pages))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for path, n := range s.hits {
+		if strings.Contains(path, "inside") || strings.Contains(path, "linked") || strings.Contains(path, "meta-data") {
+			require.Zero(t, n, path)
+		}
+	}
 }
 
 func TestClientRedirectsAreNotFollowedByTheClient(t *testing.T) {

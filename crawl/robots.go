@@ -65,7 +65,7 @@ func (c *crawler) loadRobots(ctx context.Context, start *url.URL) error {
 			}
 			next, err := redirectTarget(cur, resp)
 			if err != nil || !c.inScope(next) {
-				return nil //nolint:nilerr // a broken or off-host redirect: no robots.txt speaks for this host
+				return nil //nolint:nilerr // a broken or off-site redirect is an unreadable robots.txt: it allows everything
 			}
 			cur = next
 		case code >= 200 && code <= 299:

@@ -26,6 +26,9 @@ type Hub struct {
 	// notices it saw, to recover announcements lost when a replica died between a commit and
 	// its announcement.
 	CatchUp time.Duration
+	// LiveCheck is how often the keys of open streams are checked against the database, in
+	// case a revocation's announcement was lost (see Track).
+	LiveCheck time.Duration
 
 	mu   sync.Mutex
 	subs map[uuid.UUID]map[*Subscription]struct{}
@@ -36,12 +39,16 @@ type Hub struct {
 	// not held by connections that never finish; their clients resume elsewhere.
 	closing   chan struct{}
 	closeOnce sync.Once
+
+	streams streams
+	keys    keyWaits
 }
 
 // NewHub returns a hub; Run starts listening.
 func NewHub(st *store.Store, log *slog.Logger) *Hub {
-	return &Hub{store: st, log: log, CatchUp: 2 * time.Second, subs: map[uuid.UUID]map[*Subscription]struct{}{},
-		seen: map[uuid.UUID]int64{}, wake: make(chan struct{}, 1), closing: make(chan struct{})}
+	return &Hub{store: st, log: log, CatchUp: 2 * time.Second, LiveCheck: 5 * time.Second,
+		subs: map[uuid.UUID]map[*Subscription]struct{}{}, seen: map[uuid.UUID]int64{},
+		wake: make(chan struct{}, 1), closing: make(chan struct{}), streams: newStreams()}
 }
 
 // Closing is closed when the process begins to shut down.
@@ -167,12 +174,16 @@ func (h *Hub) Run(ctx context.Context) {
 	go func() {
 		tick := time.NewTicker(h.CatchUp)
 		defer tick.Stop()
+		check := time.NewTicker(h.LiveCheck)
+		defer check.Stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-tick.C:
 				h.catchUp(ctx)
+			case <-check.C:
+				h.checkLive(ctx)
 			}
 		}
 	}()
@@ -201,14 +212,26 @@ func (h *Hub) listen(ctx context.Context) error {
 	// Taken out of the pool and closed at the end, never returned: it carries a LISTEN.
 	conn := pooled.Hijack()
 	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, "LISTEN "+store.EventChannel); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN "+store.EventChannel+"; LISTEN "+store.RevocationChannel+"; LISTEN "+store.IdempotencyChannel); err != nil {
 		return err
 	}
-	h.lagAll() // whatever was committed before the LISTEN took effect is read from the table
+	// Whatever was announced before the LISTEN took effect is read from the database: the
+	// events, the revocations, the idempotency keys.
+	h.lagAll()
+	h.checkLive(ctx)
+	h.keyChanged("")
 	for {
 		msg, err := conn.WaitForNotification(ctx)
 		if err != nil {
 			return err
+		}
+		switch msg.Channel {
+		case store.RevocationChannel:
+			h.revoked(msg.Payload)
+			continue
+		case store.IdempotencyChannel:
+			h.keyChanged(msg.Payload)
+			continue
 		}
 		var n store.Notice
 		if err := json.Unmarshal([]byte(msg.Payload), &n); err != nil {

@@ -196,7 +196,7 @@ func TestHubReconnects(t *testing.T) {
 	sub := listening(t, h, b.ws)
 	listener := func() []int {
 		rows, err := b.store.Pool().Query(ctx, `SELECT pid FROM pg_stat_activity
-			WHERE datname = current_database() AND query = 'LISTEN `+store.EventChannel+`' AND pid <> pg_backend_pid()`)
+			WHERE datname = current_database() AND query LIKE 'LISTEN `+store.EventChannel+`%' AND pid <> pg_backend_pid()`)
 		require.NoError(t, err)
 		var pids []int
 		for rows.Next() {

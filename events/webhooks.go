@@ -6,19 +6,24 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
+	"switchboard/netguard"
 	"switchboard/store"
 )
 
@@ -138,8 +143,13 @@ func (d *Deliverer) Work(ctx context.Context, job *river.Job[DeliveryArgs]) erro
 		attempt.ResponseCode = &code
 	}
 	if deliveryErr != nil {
-		msg := deliveryErr.Error()
-		attempt.Error = &msg
+		// The attempt log is read through the API: it gets the class only. The detail names
+		// addresses and ports (the receiver's, ours), which would turn the log into a port
+		// scanner; it goes to the server log.
+		class := FailureClass(deliveryErr)
+		attempt.Error = &class
+		d.log.Warn("webhook delivery failed", slog.String("endpoint_id", ep.ID.String()), slog.String("workspace_id", ep.WorkspaceID.String()),
+			slog.String("event_id", ev.ShortID), slog.Int("attempt", job.Attempt), slog.String("class", class), slog.String("error", deliveryErr.Error()))
 	}
 	disabled, err := d.store.RecordWebhookAttempt(context.WithoutCancel(ctx), attempt, d.cfg.DisableAfter)
 	if err != nil {
@@ -179,9 +189,54 @@ func (d *Deliverer) post(ctx context.Context, ep store.WebhookEndpoint, ev store
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return resp.StatusCode, fmt.Errorf("the receiver answered %d", resp.StatusCode)
+		return resp.StatusCode, fmt.Errorf("%w: the receiver answered %d", errStatus, resp.StatusCode)
 	}
 	return resp.StatusCode, nil
+}
+
+// The failure classes an attempt records, as GET /v1/webhooks/{id}/attempts shows them.
+const (
+	FailureHTTPStatus        = "http_status"        // the receiver answered, not 2xx (response_code says what)
+	FailureBlockedAddress    = "blocked_address"    // the URL or an address it resolves to is not allowed (netguard)
+	FailureDNS               = "dns_error"          // the host does not resolve
+	FailureConnectionRefused = "connection_refused" // nothing listens on the port
+	FailureTimeout           = "timeout"            // no connection or no answer within the time-out
+	FailureTLS               = "tls_error"          // handshake failed: untrusted or invalid certificate, protocol error
+	FailureConnection        = "connection_error"   // anything else: reset, closed, unreachable network
+)
+
+var errStatus = errors.New("non-2xx answer")
+
+// FailureClass names what went wrong in a delivery, without any address, port or other
+// detail of the network.
+func FailureClass(err error) string {
+	var (
+		dnsErr     *net.DNSError
+		verifyErr  *tls.CertificateVerificationError
+		unknownCA  x509.UnknownAuthorityError
+		hostErr    x509.HostnameError
+		invalidErr x509.CertificateInvalidError
+		recordErr  tls.RecordHeaderError
+		alertErr   tls.AlertError
+		netErr     net.Error
+	)
+	switch {
+	case errors.Is(err, errStatus):
+		return FailureHTTPStatus
+	case errors.Is(err, netguard.ErrBlocked):
+		return FailureBlockedAddress
+	case errors.As(err, &dnsErr):
+		return FailureDNS
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return FailureConnectionRefused
+	case errors.As(err, &verifyErr), errors.As(err, &unknownCA), errors.As(err, &hostErr), errors.As(err, &invalidErr),
+		errors.As(err, &recordErr), errors.As(err, &alertErr):
+		return FailureTLS
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
+		return FailureTimeout
+	default:
+		return FailureConnection
+	}
 }
 
 // Relay turns outbox events into delivery jobs. Every replica runs one; they share the work

@@ -1,12 +1,17 @@
 package events
 
 import (
+	"bytes"
 	"context"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,6 +24,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"github.com/stretchr/testify/require"
 
+	"switchboard/netguard"
 	"switchboard/shortid"
 	"switchboard/store"
 	"switchboard/store/storetest"
@@ -76,11 +82,17 @@ type deliveryBundle struct {
 // retry, cancellation and discarding from what Work returns.
 func setupDelivery(t *testing.T, cfg DeliveryConfig) *deliveryBundle {
 	t.Helper()
+	return setupDeliveryWith(t, cfg, &http.Client{}, discardLog())
+}
+
+// setupDeliveryWith is setupDelivery with the deliverer's HTTP client and server log.
+func setupDeliveryWith(t *testing.T, cfg DeliveryConfig, client *http.Client, log *slog.Logger) *deliveryBundle {
+	t.Helper()
 	ctx := context.Background()
 	st := storetest.New(t)
 	ws, err := st.CreateWorkspace(ctx, "acme", 0)
 	require.NoError(t, err)
-	d := NewDeliverer(st, &http.Client{}, cfg, discardLog())
+	d := NewDeliverer(st, client, cfg, log)
 	worker := rivertest.NewWorker(t, riverpgxv5.New(st.Pool()), &river.Config{Logger: discardLog()}, river.Worker[DeliveryArgs](d))
 	tx, err := st.Pool().Begin(ctx)
 	require.NoError(t, err)
@@ -231,7 +243,7 @@ func TestDeliveryStatusClasses(t *testing.T) {
 			require.Equal(t, tc.delivered, a.Succeeded)
 			if tc.status == 0 {
 				require.Nil(t, a.ResponseCode)
-				require.Contains(t, *a.Error, "could not reach the receiver")
+				require.Equal(t, FailureConnectionRefused, *a.Error)
 			} else {
 				require.Equal(t, tc.status, *a.ResponseCode)
 				require.Len(t, recv.requests(), 1)
@@ -244,7 +256,7 @@ func TestDeliveryStatusClasses(t *testing.T) {
 				return
 			}
 			require.Error(t, workErr)
-			require.Equal(t, *a.Error, workErr.Error())
+			require.Equal(t, FailureClass(workErr), *a.Error, "the class of what Work returned")
 			require.Equal(t, river.EventKindJobFailed, res.EventKind)
 			require.Equal(t, rivertype.JobStateRetryable, res.Job.State)
 			requireScheduled(t, res.Job, before, after, b.cfg.RetryBase)
@@ -385,4 +397,122 @@ func TestBackoff(t *testing.T) {
 	} {
 		require.Equal(t, want, Backoff(base, attempt), "attempt %d", attempt)
 	}
+}
+
+// syncBuffer is a server log the test can read while the deliverer writes it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// failingResolver answers no lookup, as for a host that does not exist.
+func failingResolver() *net.Resolver {
+	return &net.Resolver{PreferGo: true, Dial: func(context.Context, string, string) (net.Conn, error) {
+		return nil, &net.DNSError{Err: "no such host", IsNotFound: true}
+	}}
+}
+
+// TestDeliveryFailureClasses: each way a delivery fails, produced by a real failing receiver,
+// is recorded as a short class (and the status code when there is one) that never names an
+// address or a port; the detail is in the server log.
+func TestDeliveryFailureClasses(t *testing.T) {
+	t.Parallel()
+	serve := func(h http.HandlerFunc) *httptest.Server {
+		srv := httptest.NewServer(h)
+		t.Cleanup(srv.Close)
+		return srv
+	}
+	closedPort := func() string {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		addr := ln.Addr().String()
+		require.NoError(t, ln.Close())
+		return "http://" + addr + "/hook"
+	}
+	var hits atomic.Int32
+	counting := serve(func(http.ResponseWriter, *http.Request) { hits.Add(1) })
+	_, countingPort, err := net.SplitHostPort(counting.Listener.Addr().String())
+	require.NoError(t, err)
+	untrusted := httptest.NewTLSServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
+	t.Cleanup(untrusted.Close)
+
+	allowPrivate := netguard.Guard{AllowPrivate: true, Resolver: failingResolver()}
+	for _, tc := range []struct {
+		name  string
+		url   string
+		guard netguard.Guard
+		class string
+		code  int
+	}{
+		{"closed port", closedPort(), allowPrivate, FailureConnectionRefused, 0},
+		{"hangs past the time-out", serve(func(_ http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, r.Body) // then net/http notices the client leaving
+			<-r.Context().Done()
+		}).URL, allowPrivate, FailureTimeout, 0},
+		{"untrusted certificate", untrusted.URL, allowPrivate, FailureTLS, 0},
+		{"unresolvable host", "http://nowhere.invalid:8080/hook", allowPrivate, FailureDNS, 0},
+		{"500", serve(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusInternalServerError) }).URL, allowPrivate, FailureHTTPStatus, 500},
+		{"connection closed without an answer", serve(func(w http.ResponseWriter, _ *http.Request) {
+			conn, _, err := http.NewResponseController(w).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+		}).URL, allowPrivate, FailureConnection, 0},
+		// The production guard refuses at dial time (the URL check is passed by a receiver
+		// whose DNS later answers an internal address), zones and mapped forms included.
+		{"loopback", counting.URL, netguard.Guard{}, FailureBlockedAddress, 0},
+		{"mapped loopback", "http://[::ffff:127.0.0.1]:" + countingPort + "/hook", netguard.Guard{}, FailureBlockedAddress, 0},
+		{"zoned loopback", "http://[::1%25lo]:" + countingPort + "/hook", netguard.Guard{}, FailureBlockedAddress, 0},
+		{"zoned link-local", "http://[fe80::1%25lo]:" + countingPort + "/hook", netguard.Guard{}, FailureBlockedAddress, 0},
+		{"zoned metadata", "http://[fd00:ec2::254%25eth0]/latest/meta-data/", netguard.Guard{}, FailureBlockedAddress, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := testDelivery
+			cfg.Timeout = 200 * time.Millisecond
+			log := &syncBuffer{}
+			b := setupDeliveryWith(t, cfg, tc.guard.Client(cfg.Timeout), slog.New(slog.NewTextHandler(log, nil)))
+			ep := b.endpoint(t, tc.url)
+			ev := appendEvents(t, b.store, b.ws, turn(1))[0]
+			_, workErr := b.work(t, ep, ev)
+			require.Error(t, workErr)
+
+			attempts := b.attempts(t, ep)
+			require.Len(t, attempts, 1)
+			a := attempts[0]
+			require.False(t, a.Succeeded)
+			require.NotNil(t, a.Error)
+			require.Equal(t, tc.class, *a.Error, "detail: %v", workErr)
+			if tc.code != 0 {
+				require.Equal(t, tc.code, *a.ResponseCode)
+			} else {
+				require.Nil(t, a.ResponseCode)
+			}
+			u, err := url.Parse(tc.url)
+			require.NoError(t, err)
+			for _, leak := range []string{u.Hostname(), u.Port(), "127.0.0.1", "::1", "tcp", ":"} {
+				if leak != "" {
+					require.NotContains(t, *a.Error, leak)
+				}
+			}
+			require.Contains(t, log.String(), "class="+tc.class, "the server log has the class")
+			require.Contains(t, log.String(), ep.ID.String(), "and the endpoint")
+			if tc.class != FailureHTTPStatus {
+				require.Contains(t, log.String(), "could not reach the receiver", "and the detail")
+			}
+		})
+	}
+	t.Cleanup(func() { require.Zero(t, hits.Load(), "no refused or untrusted receiver got a delivery") })
 }

@@ -46,7 +46,12 @@ func (s *Service) CreateAgent(ctx context.Context, ws uuid.UUID, in CreateAgentI
 	}
 	var sources []store.NewSource
 	if bp.Agent.KnowledgeBase != nil {
-		for _, src := range bp.Agent.KnowledgeBase.Sources {
+		for i, src := range bp.Agent.KnowledgeBase.Sources {
+			if src.Type == blueprint.SourceWebsiteCrawl {
+				if err := s.guard.CheckURL(ctx, src.URL); err != nil { // as crawl_website does
+					return CreateAgentResult{}, apierr.Invalid("yaml", "url_not_allowed", "agent.knowledge_base.sources[%d].url: %s", i, strings.TrimPrefix(err.Error(), "address not allowed: "))
+				}
+			}
 			ns := store.NewSource{Type: string(src.Type), URL: src.URL, Path: src.Path, Status: SourceQueued}
 			if src.Depth != nil {
 				ns.Depth = *src.Depth

@@ -213,6 +213,25 @@ func TestCreateAgent(t *testing.T) {
 		b.crawlJobs(t, 0)
 	})
 
+	t.Run("website_crawl sources are checked by the guard up front, as crawl_website does", func(t *testing.T) {
+		t.Parallel()
+		_, b := setup(t)
+		strict := manage.New(b.store, catalog.Default(), netguard.Guard{}, nil, publicURL) // production's guard
+		for _, u := range []string{
+			"https://[::1%25lo]:8443/", "https://[fe80::1%25eth0]/", "https://[fd00:ec2::254%25eth0]/latest/meta-data/",
+			"https://[::ffff:127.0.0.1]/", "https://[::127.0.0.1]/", "https://169.254.169.254/latest/meta-data/",
+			"https://127.0.0.1/", "https://2130706433/", "http://93.184.216.34/",
+		} {
+			yaml := agentYAML("Crawler") + "  knowledge_base:\n    sources:\n      - type: website_crawl\n        url: https://93.184.216.34/docs\n      - type: website_crawl\n        url: \"" + u + "\"\n"
+			_, err := strict.CreateAgent(ctx, b.ws, manage.CreateAgentInput{YAML: yaml})
+			e := requireAPIError(t, err, apierr.KindInvalid, "url_not_allowed", "yaml")
+			require.Contains(t, e.Message, "agent.knowledge_base.sources[1].url", u)
+		}
+		require.Zero(t, b.count(t, "agents"))
+		require.Zero(t, b.count(t, "knowledge_sources"))
+		b.crawlJobs(t, 0)
+	})
+
 	t.Run("an empty blueprint is refused", func(t *testing.T) {
 		t.Parallel()
 		svc, b := setup(t)

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/google/uuid"
+
 	"switchboard/apierr"
 	"switchboard/store"
 )
@@ -19,8 +21,17 @@ const idempotencyLock = 10 * time.Minute
 // it answers 409 and the client retries later.
 const idempotencyWait = 60 * time.Second
 
-// idempotencyPoll is how often a waiting retry looks at the key again.
-const idempotencyPoll = 100 * time.Millisecond
+// idempotencyRecheck is how often a waiting retry looks at the key again without being told
+// to: announcements (KeyWaiter) can be lost, and a holder that died tells nobody (its lock
+// runs out).
+const idempotencyRecheck = 3 * time.Second
+
+// KeyWaiter tells a request waiting for an Idempotency-Key when the key was completed or
+// released (events.Hub, over the process's one LISTEN connection). changed may also fire
+// for no reason; the waiter then looks again. Call stop when done.
+type KeyWaiter interface {
+	WaitKey(workspaceID uuid.UUID, key string) (changed <-chan struct{}, stop func())
+}
 
 // canonicalHash hashes the body in a canonical JSON form: decoded and re-encoded with sorted
 // keys, so key order and spacing do not make two equal requests differ.
@@ -48,8 +59,21 @@ func (s *Service) idempotent(ctx context.Context, req CreateRequest, run *Run) (
 	if err != nil {
 		return Created{}, err
 	}
-	deadline := time.Now().Add(idempotencyWait)
+	// Listen before the first look, so that a completion right after it is heard.
+	var changed <-chan struct{} // without a KeyWaiter, only the re-checks
+	if s.keys != nil {
+		var stop func()
+		changed, stop = s.keys.WaitKey(req.WorkspaceID, req.IdempotencyKey)
+		defer stop()
+	}
+	deadline := time.NewTimer(idempotencyWait)
+	defer deadline.Stop()
+	recheck := time.NewTicker(s.idempotencyRecheck)
+	defer recheck.Stop()
 	for {
+		if s.onClaim != nil {
+			s.onClaim()
+		}
 		claim, err := s.store.ClaimIdempotencyKey(ctx, req.WorkspaceID, req.IdempotencyKey, sum, idempotencyLock, s.cfg.IdempotencyRetention)
 		if err != nil {
 			return Created{}, err
@@ -62,13 +86,13 @@ func (s *Service) idempotent(ctx context.Context, req CreateRequest, run *Run) (
 		case claim.Owned:
 			return s.runClaimed(ctx, req, run)
 		}
-		if time.Now().After(deadline) {
-			return Created{}, apierr.Conflict("idempotency_key_in_use", "A request with this Idempotency-Key is still running; retry in a few seconds.")
-		}
 		select {
 		case <-ctx.Done():
 			return Created{}, ctx.Err()
-		case <-time.After(idempotencyPoll):
+		case <-deadline.C:
+			return Created{}, apierr.Conflict("idempotency_key_in_use", "A request with this Idempotency-Key is still running; retry in a few seconds.")
+		case <-changed:
+		case <-recheck.C:
 		}
 	}
 }

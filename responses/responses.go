@@ -39,12 +39,16 @@ type Service struct {
 	store *store.Store
 	turns *agent.Pipeline
 	jobs  *river.Client[pgx.Tx] // inserts background jobs; whichever client works them
+	keys  KeyWaiter             // tells requests waiting for an Idempotency-Key when to look again
 	log   *slog.Logger
+
+	idempotencyRecheck time.Duration
+	onClaim            func() // a test's hook, called before each claim of an Idempotency-Key
 }
 
 // New returns the service. jobs only inserts: an insert-only River client is enough.
-func New(cfg Config, st *store.Store, turns *agent.Pipeline, jobs *river.Client[pgx.Tx], log *slog.Logger) *Service {
-	return &Service{cfg: cfg, store: st, turns: turns, jobs: jobs, log: log}
+func New(cfg Config, st *store.Store, turns *agent.Pipeline, jobs *river.Client[pgx.Tx], keys KeyWaiter, log *slog.Logger) *Service {
+	return &Service{cfg: cfg, store: st, turns: turns, jobs: jobs, keys: keys, log: log, idempotencyRecheck: idempotencyRecheck}
 }
 
 // CreateRequest is POST /v1/responses, decoded.

@@ -2,6 +2,7 @@ package responses_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -17,6 +18,7 @@ import (
 	"switchboard/agent"
 	"switchboard/apierr"
 	"switchboard/catalog"
+	"switchboard/events"
 	"switchboard/llm"
 	"switchboard/llm/llmtest"
 	"switchboard/responses"
@@ -31,6 +33,7 @@ type testBundle struct {
 	store     *store.Store
 	vendor    *llmtest.Fake
 	workspace store.Workspace
+	hub       *events.Hub
 }
 
 func setup(t *testing.T, cfg responses.Config) *testBundle {
@@ -45,8 +48,13 @@ func setup(t *testing.T, cfg responses.Config) *testBundle {
 	require.NoError(t, err)
 	ws, err := st.CreateWorkspace(context.Background(), "acme", 5_000_000_000)
 	require.NoError(t, err)
-	svc := responses.New(cfg, st, agent.New(st, catalog.Default(), models, nil, log), jobs, log)
-	return &testBundle{svc: svc, store: st, vendor: fake, workspace: ws}
+	hub := events.NewHub(st, log)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); hub.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	svc := responses.New(cfg, st, agent.New(st, catalog.Default(), models, nil, log), jobs, hub, log)
+	return &testBundle{svc: svc, store: st, vendor: fake, workspace: ws, hub: hub}
 }
 
 var defaults = responses.Config{TTL: time.Minute, IdempotencyRetention: time.Hour}
@@ -136,6 +144,126 @@ func TestFailedIdempotentTurnFreesItsKey(t *testing.T) {
 	require.NoError(t, err, "the retry runs the turn")
 	require.Nil(t, created.Replay)
 	require.Len(t, b.vendor.Requests(), 2)
+}
+
+// claims counts the claims of an Idempotency-Key and signals each on a channel. Unasked
+// re-checks are made rare, so that every claim after the first is one the waiter was told
+// to make.
+func (b *testBundle) claims(t *testing.T) (count func() int, each <-chan struct{}) {
+	t.Helper()
+	// The hub listens before the test starts: its first LISTEN tells every waiter to look.
+	require.Eventually(t, func() bool {
+		return b.count(t, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'`) == 1
+	}, 30*time.Second, 10*time.Millisecond)
+	var mu sync.Mutex
+	n := 0
+	c := make(chan struct{}, 100)
+	b.svc.OnClaim(func() {
+		mu.Lock()
+		n++
+		mu.Unlock()
+		c <- struct{}{}
+	}, time.Hour)
+	return func() int { mu.Lock(); defer mu.Unlock(); return n }, c
+}
+
+// waitingRequest starts a request whose key another request holds; it returns once the
+// request has looked at the key once and found it held.
+func (b *testBundle) waitingRequest(t *testing.T, req responses.CreateRequest, each <-chan struct{}) <-chan createResult {
+	t.Helper()
+	out := make(chan createResult, 1)
+	go func() {
+		created, err := b.svc.Create(context.Background(), req)
+		out <- createResult{created, err}
+	}()
+	receiveWithin(t, each, "the waiting request's first claim")
+	// Give a polling waiter the time to show itself; a waiter that is told needs none.
+	time.Sleep(300 * time.Millisecond)
+	return out
+}
+
+type createResult struct {
+	created responses.Created
+	err     error
+}
+
+func receiveWithin[T any](t *testing.T, c <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-c:
+		return v
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no %s", what)
+		panic("unreachable")
+	}
+}
+
+// TestIdempotencyWaiterIsToldOfTheCompletion: a retry waiting for the first request with
+// its key looks again when that request's turn commits, and replays it: two looks in all,
+// not one every 100 ms.
+func TestIdempotencyWaiterIsToldOfTheCompletion(t *testing.T) {
+	t.Parallel()
+	b := setup(t, defaults)
+	count, each := b.claims(t)
+	req := b.request("wait for me")
+	req.IdempotencyKey = "order-7"
+	sum := canonical(t, req.Body)
+	ctx := context.Background()
+	held, err := b.store.ClaimIdempotencyKey(ctx, b.workspace.ID, req.IdempotencyKey, sum, time.Hour, time.Hour)
+	require.NoError(t, err)
+	require.True(t, held.Owned, "the first request holds the key")
+
+	result := b.waitingRequest(t, req, each)
+	body := `{"id":"resp_first0000000000000000","object":"response","status":"completed"}`
+	require.NoError(t, b.store.InTx(ctx, func(tx *store.Tx) error {
+		return tx.WriteTurnRecord(ctx, b.workspace.ID, store.TurnRecord{IdempotencyKey: req.IdempotencyKey,
+			Response: store.StoredResponse{ShortID: "resp_first0000000000000000", Status: "completed", Model: "beta-5.4", Body: []byte(body)}})
+	}))
+	r := receiveWithin(t, result, "answer to the waiting request")
+	require.NoError(t, r.err)
+	require.JSONEq(t, body, string(r.created.Replay), "the waiter replays the first request's response")
+	require.Equal(t, 2, count(), "one look before waiting, one when told")
+	require.Empty(t, b.vendor.Requests())
+}
+
+// TestIdempotencyWaiterIsToldOfTheRelease: when the first request fails and frees its key,
+// the waiting retry is told, takes the key and runs the turn.
+func TestIdempotencyWaiterIsToldOfTheRelease(t *testing.T) {
+	t.Parallel()
+	b := setup(t, defaults)
+	count, each := b.claims(t)
+	b.vendor.Push(llmtest.Reply{Delay: time.Hour})
+	req := b.request("run me once")
+	req.IdempotencyKey = "order-8"
+	firstCtx, fail := context.WithCancel(context.Background())
+	first := make(chan error, 1)
+	go func() {
+		_, err := b.svc.Create(firstCtx, req)
+		first <- err
+	}()
+	receiveWithin(t, each, "the first request's claim")
+	require.Eventually(t, func() bool { return len(b.vendor.Requests()) == 1 }, 30*time.Second, 10*time.Millisecond, "the first turn is in flight")
+
+	result := b.waitingRequest(t, req, each)
+	fail() // the first request ends without a turn: its key is released
+	require.Error(t, <-first)
+	r := receiveWithin(t, result, "answer to the waiting request")
+	require.NoError(t, r.err)
+	require.Nil(t, r.created.Replay, "the retry ran the turn itself")
+	require.Equal(t, 3, count(), "the first request's claim, then the waiter's: one before waiting, one when told")
+	require.Len(t, b.vendor.Requests(), 2)
+}
+
+func canonical(t *testing.T, body any) []byte {
+	t.Helper()
+	raw, err := json.Marshal(body)
+	require.NoError(t, err)
+	var v any
+	require.NoError(t, json.Unmarshal(raw, &v))
+	raw, err = json.Marshal(v)
+	require.NoError(t, err)
+	sum := sha256.Sum256(raw)
+	return sum[:]
 }
 
 func (b *testBundle) queue(t *testing.T, text string) string {

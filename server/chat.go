@@ -56,31 +56,6 @@ func finishReason(f llm.FinishReason) string {
 	return string(f)
 }
 
-// chatChunk is a `chat.completion.chunk` frame of a stream. The contract describes the
-// stream as text (frames of this JSON), so no generated type exists for it; its usage is
-// the generated one.
-type chatChunk struct {
-	ID           string                     `json:"id"`
-	Object       string                     `json:"object"`
-	Created      int64                      `json:"created"`
-	Model        string                     `json:"model"`
-	Choices      []chunkChoice              `json:"choices"`
-	Usage        *v1api.ChatCompletionUsage `json:"usage,omitempty"`
-	Conversation string                     `json:"x_svc_conversation,omitempty"`
-}
-
-type chunkChoice struct {
-	Index        int        `json:"index"`
-	Delta        chunkDelta `json:"delta"`
-	Logprobs     any        `json:"logprobs"`
-	FinishReason *string    `json:"finish_reason"`
-}
-
-type chunkDelta struct {
-	Role    string  `json:"role,omitempty"`
-	Content *string `json:"content,omitempty"`
-}
-
 // chatStream runs the turn while writing `chat.completion.chunk` frames: the role in the
 // first delta, the content deltas as they arrive, then a chunk with an empty delta and the
 // finish_reason (as the reference API does), the usage chunk when asked, and `[DONE]`. Like
@@ -92,9 +67,10 @@ type chatStream struct {
 	out          *sseWriter
 }
 
-func (s *chatStream) chunk(choices ...chunkChoice) chatChunk {
-	return chatChunk{ID: s.run.ID, Object: "chat.completion.chunk", Created: s.run.Created.Unix(), Model: s.run.Model,
-		Choices: append([]chunkChoice{}, choices...), Conversation: s.run.Conversation}
+func (s *chatStream) chunk(choices ...v1api.ChatCompletionChunkChoice) v1api.ChatCompletionChunk {
+	return v1api.ChatCompletionChunk{Id: s.run.ID, Object: v1api.ChatCompletionChunkObjectChatCompletionChunk,
+		Created: s.run.Created.Unix(), Model: s.run.Model, Choices: append([]v1api.ChatCompletionChunkChoice{}, choices...),
+		XSvcConversation: s.run.Conversation}
 }
 
 // open sends the role, once, before the first content.
@@ -103,7 +79,8 @@ func (s *chatStream) open() error {
 		return nil
 	}
 	empty := ""
-	return s.out.event("", s.chunk(chunkChoice{Delta: chunkDelta{Role: "assistant", Content: &empty}}))
+	return s.out.event("", s.chunk(v1api.ChatCompletionChunkChoice{
+		Delta: v1api.ChatCompletionChunkDelta{Role: v1api.ChatCompletionChunkDeltaRoleAssistant, Content: &empty}}))
 }
 
 func (s *chatStream) VisitCreateChatCompletionResponse(w http.ResponseWriter) error {
@@ -112,23 +89,19 @@ func (s *chatStream) VisitCreateChatCompletionResponse(w http.ResponseWriter) er
 		if err := s.open(); err != nil {
 			return err
 		}
-		return s.out.event("", s.chunk(chunkChoice{Delta: chunkDelta{Content: &delta}}))
+		return s.out.event("", s.chunk(v1api.ChatCompletionChunkChoice{Delta: v1api.ChatCompletionChunkDelta{Content: &delta}}))
 	})
 	if err != nil {
 		if !s.out.started {
 			return err
 		}
-		e := apierr.As(err)
-		if e == nil {
-			e = apierr.Internal(err)
-		}
-		return s.out.event("", map[string]any{"error": map[string]any{"message": e.Message, "type": e.Type(), "param": nil, "code": e.Code}})
+		return s.out.event("", streamError(err))
 	}
 	if err := s.open(); err != nil {
 		return err
 	}
-	finish := finishReason(res.Finish)
-	if err := s.out.event("", s.chunk(chunkChoice{FinishReason: &finish})); err != nil {
+	finish := v1api.ChatCompletionChoiceFinishReason(finishReason(res.Finish))
+	if err := s.out.event("", s.chunk(v1api.ChatCompletionChunkChoice{FinishReason: &finish})); err != nil {
 		return err
 	}
 	if s.includeUsage {
@@ -139,4 +112,16 @@ func (s *chatStream) VisitCreateChatCompletionResponse(w http.ResponseWriter) er
 		}
 	}
 	return s.out.raw("", []byte("[DONE]"))
+}
+
+// streamError is the error that ends a stream which already began: the error envelope
+// without hint and docs_url, its param null and its code a string (empty when the error has
+// none), as the stream frames always had it. A chat stream sends it as is; a Responses
+// stream sends its fields in an `error` event.
+func streamError(err error) v1api.ErrorResponse {
+	e := apierr.As(err)
+	if e == nil {
+		e = apierr.Internal(err)
+	}
+	return v1api.ErrorResponse{Error: v1api.Error{Message: e.Message, Type: e.Type(), Code: &e.Code}}
 }

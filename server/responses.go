@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"switchboard/apierr"
 	"switchboard/gen/v1api"
 	"switchboard/responses"
 )
@@ -102,14 +101,11 @@ type responseStream struct {
 	seq int
 }
 
-func (s *responseStream) send(typ string, fields map[string]any) error {
-	fields["type"], fields["sequence_number"] = typ, s.seq
+// next is the sequence_number of the next event: its position in the stream, from 0.
+func (s *responseStream) next() int {
+	n := s.seq
 	s.seq++
-	return s.out.event(typ, fields)
-}
-
-func (s *responseStream) part(text string) map[string]any {
-	return map[string]any{"item_id": s.run.MessageID, "output_index": 0, "content_index": 0, "part": responses.OutputText(text)}
+	return n
 }
 
 // open announces the response, its message and its content part, once, before the first
@@ -118,15 +114,20 @@ func (s *responseStream) open() error {
 	if s.out.started {
 		return nil
 	}
-	if err := s.send("response.created", map[string]any{"response": s.run.Shell(v1api.InProgress)}); err != nil {
+	created := v1api.ResponseCreatedEvent{Type: v1api.ResponseCreated, SequenceNumber: s.next(),
+		Response: s.run.Shell(v1api.InProgress)}
+	if err := s.out.event(string(created.Type), created); err != nil {
 		return err
 	}
 	msg := s.run.Message("in_progress", "")
 	msg.Content = []v1api.OutputContent{}
-	if err := s.send("response.output_item.added", map[string]any{"output_index": 0, "item": msg}); err != nil {
+	added := v1api.ResponseOutputItemAddedEvent{Type: v1api.ResponseOutputItemAdded, SequenceNumber: s.next(), Item: msg}
+	if err := s.out.event(string(added.Type), added); err != nil {
 		return err
 	}
-	return s.send("response.content_part.added", s.part(""))
+	part := v1api.ResponseContentPartAddedEvent{Type: v1api.ResponseContentPartAdded, SequenceNumber: s.next(),
+		ItemId: s.run.MessageID, Part: responses.OutputText("")}
+	return s.out.event(string(part.Type), part)
 }
 
 func (s *responseStream) VisitCreateResponseResponse(w http.ResponseWriter) error {
@@ -136,37 +137,39 @@ func (s *responseStream) VisitCreateResponseResponse(w http.ResponseWriter) erro
 		if err := s.open(); err != nil {
 			return err
 		}
-		return s.send("response.output_text.delta", map[string]any{"item_id": id, "output_index": 0, "content_index": 0, "delta": delta, "logprobs": []any{}})
+		ev := v1api.ResponseTextDeltaEvent{Type: v1api.ResponseOutputTextDelta, SequenceNumber: s.next(),
+			ItemId: id, Delta: delta, Logprobs: []map[string]any{}}
+		return s.out.event(string(ev.Type), ev)
 	})
 	if err != nil {
 		if !s.out.started {
 			return err // nothing sent yet: an ordinary error response
 		}
-		e := apierr.As(err)
-		if e == nil {
-			e = apierr.Internal(err)
-		}
-		return s.send("error", map[string]any{"code": e.Code, "message": e.Message, "param": nil})
+		env := streamError(err).Error
+		ev := v1api.ResponseErrorEvent{Type: v1api.ResponseErrorEventTypeError, SequenceNumber: s.next(),
+			Code: env.Code, Message: env.Message}
+		return s.out.event(string(ev.Type), ev)
 	}
 	if err := s.open(); err != nil {
 		return err
 	}
 	final := s.run.Completed(res)
-	steps := []struct {
-		typ    string
-		fields map[string]any
-	}{
-		{"response.output_text.done", map[string]any{"item_id": id, "output_index": 0, "content_index": 0, "text": res.Text, "logprobs": []any{}}},
-		{"response.content_part.done", s.part(res.Text)},
-		{"response.output_item.done", map[string]any{"output_index": 0, "item": final.Output[0]}},
-		{"response.completed", map[string]any{"response": final}},
+	text := v1api.ResponseTextDoneEvent{Type: v1api.ResponseOutputTextDone, SequenceNumber: s.next(),
+		ItemId: id, Text: res.Text, Logprobs: []map[string]any{}}
+	if err := s.out.event(string(text.Type), text); err != nil {
+		return err
 	}
-	for _, st := range steps {
-		if err := s.send(st.typ, st.fields); err != nil {
-			return err
-		}
+	part := v1api.ResponseContentPartDoneEvent{Type: v1api.ResponseContentPartDone, SequenceNumber: s.next(),
+		ItemId: id, Part: responses.OutputText(res.Text)}
+	if err := s.out.event(string(part.Type), part); err != nil {
+		return err
 	}
-	return nil
+	item := v1api.ResponseOutputItemDoneEvent{Type: v1api.ResponseOutputItemDone, SequenceNumber: s.next(), Item: final.Output[0]}
+	if err := s.out.event(string(item.Type), item); err != nil {
+		return err
+	}
+	completed := v1api.ResponseCompletedEvent{Type: v1api.ResponseCompleted, SequenceNumber: s.next(), Response: final}
+	return s.out.event(string(completed.Type), completed)
 }
 
 // modelID is the requested model; empty lets the domain pick the default.

@@ -121,9 +121,20 @@ func TestBodyShapes(t *testing.T) {
 	_, failed := b.get(t, "/v1/responses/"+queued.ID)
 	requireShape(t, "response_failed", map[string]string{"failed": string(failed)})
 
-	requireShape(t, "response_stream", frameBodies(t, []byte(post("/v1/responses", `{"input":"hi","stream":true}`))))
-	requireShape(t, "chat_stream", frameBodies(t, []byte(post("/v1/chat/completions",
-		`{"stream":true,"stream_options":{"include_usage":true},"conversation":"`+first.Conversation+`","messages":[{"role":"user","content":"hi"}]}`))))
+	streamed := frameBodies(t, []byte(post("/v1/responses", `{"input":"hi","stream":true}`)))
+	for k, v := range frameBodies(t, []byte(post("/v1/responses", `{"input":"hi","stream":true,"store":false}`))) {
+		streamed["store false "+k] = v
+	}
+	for k, v := range frameBodies(t, []byte(post("/v1/responses", `{"input":"more","stream":true,"previous_response_id":"`+first.ID+`"}`))) {
+		streamed["continued "+k] = v
+	}
+	requireShape(t, "response_stream", streamed)
+	chat := frameBodies(t, []byte(post("/v1/chat/completions",
+		`{"stream":true,"stream_options":{"include_usage":true},"conversation":"`+first.Conversation+`","messages":[{"role":"user","content":"hi"}]}`)))
+	for k, v := range frameBodies(t, []byte(post("/v1/chat/completions", `{"stream":true,"messages":[{"role":"user","content":"hi"}]}`))) {
+		chat["ephemeral "+k] = v
+	}
+	requireShape(t, "chat_stream", chat)
 	b.vendors[catalog.Alpha].Push(llmtest.Reply{Text: "a b c d e f", Chunks: 6, CutAfter: 2})
 	cut := frameBodies(t, []byte(post("/v1/chat/completions", `{"stream":true,"messages":[{"role":"user","content":"hi"}]}`)))
 	b.vendors[catalog.Alpha].Push(llmtest.Reply{Text: "a b c d e f", Chunks: 6, CutAfter: 2})

@@ -18,6 +18,8 @@ import (
 	"switchboard/catalog"
 	"switchboard/llm"
 	"switchboard/llm/llmtest"
+	"switchboard/openapi"
+	"switchboard/openapi/contract"
 )
 
 var allModels = []string{"alpha-sonnet-4-6", "alpha-haiku-4-5", "alpha-opus-4-7", "beta-5.4", "beta-5.4-mini", "gamma-v4-flash", "gamma-v4-pro"}
@@ -336,6 +338,20 @@ func TestUpstreamFailureBeforeOutputIsA500WithHint(t *testing.T) {
 	}
 }
 
+// responseEventSchemas names the schema of each event of a Responses stream, as the
+// document's x-sse-frames does (the contract Transport checks every frame by that list too).
+var responseEventSchemas = map[string]string{
+	"response.created":            "ResponseCreatedEvent",
+	"response.output_item.added":  "ResponseOutputItemAddedEvent",
+	"response.content_part.added": "ResponseContentPartAddedEvent",
+	"response.output_text.delta":  "ResponseTextDeltaEvent",
+	"response.output_text.done":   "ResponseTextDoneEvent",
+	"response.content_part.done":  "ResponseContentPartDoneEvent",
+	"response.output_item.done":   "ResponseOutputItemDoneEvent",
+	"response.completed":          "ResponseCompletedEvent",
+	"error":                       "ResponseErrorEvent",
+}
+
 // sseFrames reads a whole event stream into (event, data) pairs.
 func sseFrames(t *testing.T, body string) [][2]string {
 	t.Helper()
@@ -370,6 +386,7 @@ func TestChatStreamFrames(t *testing.T) {
 
 	var chunks []map[string]any
 	for _, f := range frames[:len(frames)-1] {
+		contract.CheckFrame(t, openapi.V1YAML, "ChatCompletionChunk", []byte(f[1]))
 		var c map[string]any
 		require.NoError(t, json.Unmarshal([]byte(f[1]), &c))
 		chunks = append(chunks, c)
@@ -415,6 +432,7 @@ func TestResponsesStreamFramesAndFinalObject(t *testing.T) {
 	var types []string
 	var final map[string]any
 	for i, f := range frames {
+		contract.CheckFrame(t, openapi.V1YAML, responseEventSchemas[f[0]], []byte(f[1]))
 		var data map[string]any
 		require.NoError(t, json.Unmarshal([]byte(f[1]), &data))
 		require.Equal(t, f[0], data["type"])
@@ -473,6 +491,7 @@ func TestStreamCutMidwayEndsWithAnErrorFrameAndIsMetered(t *testing.T) {
 	frames := sseFrames(t, string(body))
 	last := frames[len(frames)-1][1]
 	require.NotEqual(t, "[DONE]", last)
+	contract.CheckFrame(t, openapi.V1YAML, "ErrorResponse", []byte(last))
 	var e struct{ Error apiError }
 	require.NoError(t, json.Unmarshal([]byte(last), &e))
 	require.Equal(t, "malformed_stream", str(e.Error.Code))
@@ -483,6 +502,10 @@ func TestStreamCutMidwayEndsWithAnErrorFrameAndIsMetered(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	frames = sseFrames(t, string(body))
 	require.Equal(t, "error", frames[len(frames)-1][0])
+	contract.CheckFrame(t, openapi.V1YAML, "ResponseErrorEvent", []byte(frames[len(frames)-1][1]))
+	var ev map[string]any
+	require.NoError(t, json.Unmarshal([]byte(frames[len(frames)-1][1]), &ev))
+	require.Equal(t, "malformed_stream", ev["code"])
 	require.Zero(t, b.count(t, "responses"), "a failed turn stores no response")
 }
 

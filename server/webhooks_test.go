@@ -138,6 +138,7 @@ func TestWebhookURLsMustBePublicHTTPS(t *testing.T) {
 		"http://hooks.example.com/in", "https://127.0.0.1/in", "https://localhost/in", "https://10.1.2.3/in",
 		"https://172.20.0.1/in", "https://192.168.0.10/in", "https://169.254.169.254/latest", "https://[::1]/in",
 		"https://[fe80::1]/in", "https://100.64.1.1/in", "https://[fc00::5]/in", "https://0.0.0.0/in", "https://[::ffff:10.0.0.1]/in",
+		"https://[::1%25lo]:8443/in", "https://[fe80::1%25eth0]/in", "https://[fd00:ec2::254%25eth0]/latest/meta-data/", // issue 10
 	} {
 		resp, raw := b.do(t, http.MethodPost, "/v1/webhooks", "Bearer "+b.key, `{"url":"`+url+`"}`)
 		e := errorOf(t, resp, raw, http.StatusBadRequest)
@@ -164,7 +165,7 @@ func TestDeliveryRefusesPrivateAddressesAtDialTime(t *testing.T) {
 	require.Eventually(t, func() bool { return b.count(t, "webhook_attempts") >= 2 }, 30*time.Second, 50*time.Millisecond)
 	var msg string
 	require.NoError(t, b.store.Pool().QueryRow(context.Background(), `SELECT error FROM webhook_attempts LIMIT 1`).Scan(&msg))
-	require.Contains(t, msg, "address not allowed")
+	require.Equal(t, "blocked_address", msg, "a class, no address or port")
 	require.Empty(t, r.got(), "the receiver on loopback is never reached")
 }
 

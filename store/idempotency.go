@@ -3,6 +3,8 @@ package store
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"time"
 
 	"github.com/google/uuid"
@@ -43,15 +45,39 @@ func (q *queries) ClaimIdempotencyKey(ctx context.Context, workspaceID uuid.UUID
 	return c, err
 }
 
-// CompleteIdempotencyKey records the response of the key's request; run it in the turn's
-// transaction, so the replay record and the turn commit together.
-func (q *queries) CompleteIdempotencyKey(ctx context.Context, workspaceID uuid.UUID, key, responseID string) error {
-	return q.sql.CompleteIdempotencyKey(ctx, q.db, dbsqlc.CompleteIdempotencyKeyParams{WorkspaceID: workspaceID, Key: key, ResponseShortID: &responseID})
+// CompleteIdempotencyKey records the response of the key's request in the turn's
+// transaction, so the replay record and the turn commit together. Requests waiting for the
+// key hear of it after the commit (IdempotencyChannel).
+func (t *Tx) CompleteIdempotencyKey(ctx context.Context, workspaceID uuid.UUID, key, responseID string) error {
+	if err := t.sql.CompleteIdempotencyKey(ctx, t.db, dbsqlc.CompleteIdempotencyKeyParams{WorkspaceID: workspaceID, Key: key, ResponseShortID: &responseID}); err != nil {
+		return err
+	}
+	t.keyNotices = append(t.keyNotices, IdempotencyToken(workspaceID, key))
+	return nil
 }
 
-// ReleaseIdempotencyKey forgets a claim whose request failed, so a retry runs again.
+// ReleaseIdempotencyKey forgets a claim whose request failed, so a retry runs again; requests
+// waiting for the key hear of it (IdempotencyChannel) and one of them takes it.
 func (q *queries) ReleaseIdempotencyKey(ctx context.Context, workspaceID uuid.UUID, key string) error {
-	return q.sql.ReleaseIdempotencyKey(ctx, q.db, dbsqlc.ReleaseIdempotencyKeyParams{WorkspaceID: workspaceID, Key: key})
+	if err := q.sql.ReleaseIdempotencyKey(ctx, q.db, dbsqlc.ReleaseIdempotencyKeyParams{WorkspaceID: workspaceID, Key: key}); err != nil {
+		return err
+	}
+	return q.sql.Announce(ctx, q.db, dbsqlc.AnnounceParams{Channel: IdempotencyChannel, Payloads: []string{IdempotencyToken(workspaceID, key)}})
+}
+
+// IdempotencyChannel is the PostgreSQL NOTIFY channel on which an Idempotency-Key's
+// completion or release is announced, so that the requests waiting for it look again at
+// once rather than poll. The payload is IdempotencyToken: the key itself, chosen by the
+// client, is never sent.
+const IdempotencyChannel = "sb_idempotency"
+
+// IdempotencyToken names a workspace's key in announcements: a hash, short and of fixed
+// length whatever the key.
+func IdempotencyToken(workspaceID uuid.UUID, key string) string {
+	h := sha256.New()
+	h.Write(workspaceID[:])
+	h.Write([]byte(key))
+	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
 // DeleteExpiredIdempotencyKeys removes keys past their retention.

@@ -47,10 +47,15 @@ func (q *queries) ListKeys(ctx context.Context, workspaceID uuid.UUID) ([]APIKey
 }
 
 // RevokeKey revokes a key by id. It is an operator action (the `keys revoke` command), so it
-// is not scoped to a workspace; revoking twice keeps the first revocation time.
+// is not scoped to a workspace; revoking twice keeps the first revocation time. The
+// revocation is announced (RevocationChannel), so that every replica ends the key's open
+// feeds and streams.
 func (q *queries) RevokeKey(ctx context.Context, id uuid.UUID) (APIKey, error) {
 	k, err := q.sql.RevokeKey(ctx, q.db, id)
-	return apiKey(k), notFound("key", err)
+	if err != nil {
+		return APIKey{}, notFound("key", err)
+	}
+	return apiKey(k), q.announceRevocation(ctx, Revocation{KeyID: &k.ID})
 }
 
 // Authenticate finds the live key whose secret hashes to sha256. ErrNotFound for an unknown

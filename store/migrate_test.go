@@ -124,3 +124,49 @@ func legacyMigrate(t *testing.T, pool *pgxpool.Pool, versions []int) {
 		require.NoError(t, tx.Commit(ctx))
 	}
 }
+
+// Migration 0007 reduces the raw dial errors of attempts recorded before failures were
+// classified to their class, so the attempt log shows no address or port.
+func TestMigrationClassifiesOldAttemptErrors(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := storetest.New(t)
+	ws, err := s.CreateWorkspace(ctx, "acme", 0)
+	require.NoError(t, err)
+	ep, err := s.CreateWebhookEndpoint(ctx, store.WebhookEndpoint{WorkspaceID: ws.ID, ShortID: "whe-old",
+		URL: "https://example.com/hook", EventTypes: []string{"*"}, Enabled: true, Secret: "whsec_c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0"})
+	require.NoError(t, err)
+	old := map[string]string{
+		"the receiver answered 500":                                                        "http_status",
+		"dial tcp [::1]:34433: connect: connection refused":                                "connection_refused",
+		"read tcp [::1]:51786->[::1]:34433: read: connection reset by peer":                "connection_error",
+		"Post \"https://h.invalid/\": dial tcp: lookup h.invalid: no such host":            "dns_error",
+		"tls: failed to verify certificate: x509: certificate signed by unknown authority": "tls_error",
+		"context deadline exceeded (Client.Timeout exceeded while awaiting headers)":       "timeout",
+		"address not allowed: 127.0.0.1 is a loopback address":                             "blocked_address",
+		"timeout": "timeout", // already a class: unchanged
+	}
+	for text := range old {
+		_, err := s.Pool().Exec(ctx, `INSERT INTO webhook_attempts (workspace_id, endpoint_id, event_id, event_type, attempt, succeeded, duration_ms, error)
+			VALUES ($1, $2, 'evt_x', 'turn.completed', 1, false, 5, $3)`, ws.ID, ep.ID, text)
+		require.NoError(t, err)
+	}
+	migration, err := fs.ReadFile(store.Migrations(), "migrations/0007_webhook_attempt_classes.sql")
+	require.NoError(t, err)
+	_, err = s.Pool().Exec(ctx, string(migration)) // rerun on the rows written "before" it
+	require.NoError(t, err)
+	rows, err := s.Pool().Query(ctx, `SELECT error FROM webhook_attempts WHERE endpoint_id = $1`, ep.ID)
+	require.NoError(t, err)
+	classes := map[string]int{}
+	for rows.Next() {
+		var class string
+		require.NoError(t, rows.Scan(&class))
+		classes[class]++
+	}
+	require.NoError(t, rows.Err())
+	want := map[string]int{}
+	for _, class := range old {
+		want[class]++
+	}
+	require.Equal(t, want, classes)
+}

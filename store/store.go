@@ -18,6 +18,7 @@ import (
 
 	"switchboard/apierr"
 	"switchboard/gen/dbsqlc"
+	"switchboard/secrets"
 )
 
 var (
@@ -78,13 +79,16 @@ type conn interface {
 type queries struct {
 	db  conn
 	sql *dbsqlc.Queries
+	// secrets seals the secrets the store keeps encrypted (webhook signing secrets); nil
+	// when SECRETS_KEY is not configured.
+	secrets *secrets.Keyring
 }
 
 // inTx runs fn in a transaction: a real one on the pool, a savepoint inside a Tx, so a
 // method that needs several statements to commit together works on both.
 func (q *queries) inTx(ctx context.Context, fn func(q *queries) error) error {
 	return pgx.BeginFunc(ctx, q.db, func(tx pgx.Tx) error {
-		return fn(&queries{db: tx, sql: q.sql})
+		return fn(&queries{db: tx, sql: q.sql, secrets: q.secrets})
 	})
 }
 
@@ -113,6 +117,14 @@ func Open(ctx context.Context, databaseURL string) (*Store, error) {
 	}
 	return New(pool), nil
 }
+
+// WithSecrets returns the store over the same pool, sealing and opening secrets with keys.
+func (s *Store) WithSecrets(keys *secrets.Keyring) *Store {
+	return &Store{queries: queries{db: s.pool, sql: s.sql, secrets: keys}, pool: s.pool}
+}
+
+// Secrets is the keyring of the store; nil without SECRETS_KEY.
+func (s *Store) Secrets() *secrets.Keyring { return s.secrets }
 
 // Pool is the underlying pool, for packages that run their own machinery on it (job queue).
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }

@@ -17,8 +17,9 @@ import (
 // queries), running inside the transaction.
 type Tx struct {
 	queries
-	tx      pgx.Tx
-	notices []string // announcements of the events appended, sent after commit
+	tx         pgx.Tx
+	notices    []string // announcements of the events appended, sent after commit
+	keyNotices []string // announcements of the idempotency keys completed, sent after commit
 }
 
 // InTx runs fn in a transaction, committed when fn returns nil. The events it appended are
@@ -26,11 +27,15 @@ type Tx struct {
 func (s *Store) InTx(ctx context.Context, fn func(*Tx) error) error {
 	var t *Tx
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		t = &Tx{queries: queries{db: tx, sql: s.sql}, tx: tx}
+		t = &Tx{queries: queries{db: tx, sql: s.sql, secrets: s.secrets}, tx: tx}
 		return fn(t)
 	})
 	if err == nil && len(t.notices) > 0 {
 		s.announce(context.WithoutCancel(ctx), t.notices)
+	}
+	if err == nil && len(t.keyNotices) > 0 {
+		// A lost announcement only delays the waiters until their next re-check.
+		_ = s.sql.Announce(context.WithoutCancel(ctx), s.pool, dbsqlc.AnnounceParams{Channel: IdempotencyChannel, Payloads: t.keyNotices})
 	}
 	return err
 }

@@ -18,29 +18,36 @@ type WebhookEndpoint struct {
 	EventTypes          []string
 	Description         *string
 	Enabled             bool
-	Secret              string
+	Secret              string // the signing secret, in plaintext: sealed when stored, opened when read
 	ConsecutiveFailures int
 	CreatedAt           time.Time
 	UpdatedAt           time.Time
 }
 
-func endpoint(e dbsqlc.WebhookEndpoint, err error) (WebhookEndpoint, error) {
+func (q *queries) endpoint(e dbsqlc.WebhookEndpoint, err error) (WebhookEndpoint, error) {
 	if err != nil {
 		return WebhookEndpoint{}, notFound("webhook endpoint", err)
 	}
-	return toEndpoint(e), nil
+	return q.toEndpoint(e)
 }
 
-func toEndpoint(e dbsqlc.WebhookEndpoint) WebhookEndpoint {
+func (q *queries) toEndpoint(e dbsqlc.WebhookEndpoint) (WebhookEndpoint, error) {
+	secret, err := q.openWebhookSecret(e.ShortID, e.Secret, e.SecretCiphertext, e.SecretKeyID)
 	return WebhookEndpoint{ID: e.ID, WorkspaceID: e.WorkspaceID, ShortID: e.ShortID, URL: e.URL, EventTypes: e.EventTypes,
-		Description: e.Description, Enabled: e.Enabled, Secret: e.Secret, ConsecutiveFailures: e.ConsecutiveFailures,
-		CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt}
+		Description: e.Description, Enabled: e.Enabled, Secret: secret, ConsecutiveFailures: e.ConsecutiveFailures,
+		CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt}, err
 }
 
-// CreateWebhookEndpoint stores a new endpoint.
+// CreateWebhookEndpoint stores a new endpoint, its secret sealed (ErrNoSecretsKey without a
+// keyring).
 func (q *queries) CreateWebhookEndpoint(ctx context.Context, e WebhookEndpoint) (WebhookEndpoint, error) {
-	return endpoint(q.sql.CreateWebhookEndpoint(ctx, q.db, dbsqlc.CreateWebhookEndpointParams{WorkspaceID: e.WorkspaceID,
-		ShortID: e.ShortID, URL: e.URL, EventTypes: e.EventTypes, Description: e.Description, Secret: e.Secret}))
+	sealed, err := q.sealWebhookSecret(e.ShortID, e.Secret)
+	if err != nil {
+		return WebhookEndpoint{}, err
+	}
+	return q.endpoint(q.sql.CreateWebhookEndpoint(ctx, q.db, dbsqlc.CreateWebhookEndpointParams{WorkspaceID: e.WorkspaceID,
+		ShortID: e.ShortID, URL: e.URL, EventTypes: e.EventTypes, Description: e.Description,
+		SecretCiphertext: sealed.Ciphertext, SecretKeyID: &sealed.KeyID}))
 }
 
 // endpointRef splits a reference into the UUID or the `whe-` id it names; the queries match
@@ -55,13 +62,22 @@ func endpointRef(ref string) (*uuid.UUID, *string) {
 // WebhookEndpointByRef finds an endpoint of the workspace by `whe-` id or UUID.
 func (q *queries) WebhookEndpointByRef(ctx context.Context, workspaceID uuid.UUID, ref string) (WebhookEndpoint, error) {
 	id, short := endpointRef(ref)
-	return endpoint(q.sql.WebhookEndpointByRef(ctx, q.db, dbsqlc.WebhookEndpointByRefParams{WorkspaceID: workspaceID, ID: id, ShortID: short}))
+	return q.endpoint(q.sql.WebhookEndpointByRef(ctx, q.db, dbsqlc.WebhookEndpointByRefParams{WorkspaceID: workspaceID, ID: id, ShortID: short}))
 }
 
 // ListWebhookEndpoints lists the workspace's endpoints, newest first.
 func (q *queries) ListWebhookEndpoints(ctx context.Context, workspaceID uuid.UUID, limit int) ([]WebhookEndpoint, error) {
 	rows, err := q.sql.ListWebhookEndpoints(ctx, q.db, dbsqlc.ListWebhookEndpointsParams{WorkspaceID: workspaceID, Max: limit})
-	return mapRows(rows, toEndpoint), err
+	if err != nil {
+		return nil, err
+	}
+	out := make([]WebhookEndpoint, len(rows))
+	for i, r := range rows {
+		if out[i], err = q.toEndpoint(r); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // WebhookUpdate lists the fields to change; nil leaves a field as it is.
@@ -75,7 +91,7 @@ type WebhookUpdate struct {
 // UpdateWebhookEndpoint applies an update. Enabling an endpoint clears its failure state.
 func (q *queries) UpdateWebhookEndpoint(ctx context.Context, workspaceID uuid.UUID, ref string, u WebhookUpdate) (WebhookEndpoint, error) {
 	id, short := endpointRef(ref)
-	return endpoint(q.sql.UpdateWebhookEndpoint(ctx, q.db, dbsqlc.UpdateWebhookEndpointParams{WorkspaceID: workspaceID, ID: id,
+	return q.endpoint(q.sql.UpdateWebhookEndpoint(ctx, q.db, dbsqlc.UpdateWebhookEndpointParams{WorkspaceID: workspaceID, ID: id,
 		ShortID: short, URL: u.URL, EventTypes: u.EventTypes, SetDescription: u.Description != nil, Description: u.Description,
 		Enabled: u.Enabled}))
 }

@@ -50,7 +50,13 @@ func (q *queries) AddCredit(ctx context.Context, name string, nanoUSD int64) (Wo
 	return workspace(q.sql.AddCredit(ctx, q.db, dbsqlc.AddCreditParams{Name: name, NanoUSD: nanoUSD}))
 }
 
-// SetWorkspaceStatus suspends or resumes a workspace.
+// SetWorkspaceStatus suspends or resumes a workspace. The change is announced
+// (RevocationChannel): a suspension ends the workspace's open feeds and streams on every
+// replica.
 func (q *queries) SetWorkspaceStatus(ctx context.Context, name, status string) (Workspace, error) {
-	return workspace(q.sql.SetWorkspaceStatus(ctx, q.db, dbsqlc.SetWorkspaceStatusParams{Name: name, Status: status}))
+	w, err := workspace(q.sql.SetWorkspaceStatus(ctx, q.db, dbsqlc.SetWorkspaceStatusParams{Name: name, Status: status}))
+	if err != nil {
+		return w, err
+	}
+	return w, q.announceRevocation(ctx, Revocation{WorkspaceID: &w.ID, WorkspaceStatus: w.Status})
 }

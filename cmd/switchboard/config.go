@@ -9,8 +9,10 @@ import (
 
 	"switchboard/app"
 	"switchboard/catalog"
+	"switchboard/httpdeadline"
 	"switchboard/llm"
 	"switchboard/money"
+	"switchboard/secrets"
 )
 
 // config is the process configuration, read from the environment (see the README's table).
@@ -24,6 +26,15 @@ type config struct {
 	MCPAddr            string
 	StartingCreditNano int64
 	App                app.Config // what the process is wired with (app.New)
+	// Secrets seals webhook secrets (SECRETS_KEY, and SECRETS_KEY_PREVIOUS to open during a
+	// rotation); nil when SECRETS_KEY is not set in production.
+	Secrets *secrets.Keyring
+	// ThrowawaySecretsKey is the base64 key generated for this run in development when
+	// SECRETS_KEY is not set; serve prints it.
+	ThrowawaySecretsKey string
+	// HTTP holds the servers' time-outs: httpdeadline.Default, not read from the environment
+	// (no operator has needed other values; tests set short ones).
+	HTTP httpdeadline.Config
 }
 
 // defaultProtocols is the wire protocol of each vendor family unless *_PROTOCOL says otherwise.
@@ -52,6 +63,7 @@ func loadConfig(getenv env) (config, error) {
 		ModelsFile:      getenv("MODELS_FILE"),
 		MCPAddr:         getenv("MCP_ADDR"),
 		App:             app.DefaultConfig(),
+		HTTP:            httpdeadline.Default,
 	}
 	if c.AppEnv != "production" && c.AppEnv != "development" {
 		return c, fmt.Errorf("APP_ENV must be production or development, not %q", c.AppEnv)
@@ -87,7 +99,46 @@ func loadConfig(getenv env) (config, error) {
 		return c, fmt.Errorf("WORKSPACE_STARTING_CREDIT_USD: must be a non-negative dollar amount: %v", err)
 	}
 	a.DevelopmentCreditNanoUSD = c.StartingCreditNano
+	if c.Secrets, c.ThrowawaySecretsKey, err = secretsKeyring(getenv, c.development()); err != nil {
+		return c, err
+	}
 	return c, nil
+}
+
+// secretsKeyring reads SECRETS_KEY and SECRETS_KEY_PREVIOUS (comma-separated keys that
+// only open, during a rotation). In development without SECRETS_KEY it makes a throwaway
+// key, returned in base64 so serve can print it; in production it returns no keyring, and
+// serve refuses to start if any webhook endpoint exists.
+func secretsKeyring(getenv env, development bool) (*secrets.Keyring, string, error) {
+	var previous []secrets.Key
+	for _, v := range strings.Split(getenv("SECRETS_KEY_PREVIOUS"), ",") {
+		if strings.TrimSpace(v) == "" {
+			continue
+		}
+		k, err := secrets.ParseKey("SECRETS_KEY_PREVIOUS", v)
+		if err != nil {
+			return nil, "", err
+		}
+		previous = append(previous, k)
+	}
+	if v := getenv("SECRETS_KEY"); v != "" {
+		k, err := secrets.ParseKey("SECRETS_KEY", v)
+		if err != nil {
+			return nil, "", err
+		}
+		return secrets.NewKeyring(k, previous...), "", nil
+	}
+	if len(previous) > 0 {
+		return nil, "", fmt.Errorf("SECRETS_KEY_PREVIOUS is set but SECRETS_KEY is not: set SECRETS_KEY to the new key")
+	}
+	if !development {
+		return nil, "", nil
+	}
+	k, encoded, err := secrets.GenerateKey()
+	if err != nil {
+		return nil, "", err
+	}
+	return secrets.NewKeyring(k), encoded, nil
 }
 
 // families is the vendor configuration of each model family (*_PROTOCOL, *_BASE_URL, *_API_KEY).

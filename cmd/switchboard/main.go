@@ -24,6 +24,7 @@ const usage = `usage: switchboard COMMAND
   keys create --workspace NAME [--role R]   create a key (owner, admin, member, viewer; default member) and print it
   keys list --workspace NAME                list a workspace's keys
   keys revoke ID                            revoke a key
+  secrets rotate                            seal every webhook secret with SECRETS_KEY (the old key in SECRETS_KEY_PREVIOUS)
 
 Configuration comes from the environment; see README.md.
 `
@@ -57,6 +58,11 @@ func run(ctx context.Context, args []string, getenv env, stdout, stderr io.Write
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
 	switch args[0] {
 	case "serve":
+		if cfg.ThrowawaySecretsKey != "" {
+			log.Warn("SECRETS_KEY is not set: webhook secrets of this development run are sealed with a throwaway key; "+
+				"set SECRETS_KEY to it to keep them readable after a restart",
+				slog.String("SECRETS_KEY", cfg.ThrowawaySecretsKey))
+		}
 		return serve(ctx, cfg, log)
 	case "migrate":
 		return migrate(ctx, cfg, stdout)
@@ -64,6 +70,8 @@ func run(ctx context.Context, args []string, getenv env, stdout, stderr io.Write
 		return workspacesCommand(ctx, cfg, args[1:], stdout)
 	case "keys":
 		return keysCommand(ctx, cfg, args[1:], stdout, stderr)
+	case "secrets":
+		return secretsCommand(ctx, cfg, args[1:], stdout)
 	case "help", "-h", "--help":
 		_, err := io.WriteString(stdout, usage)
 		return err

@@ -13,6 +13,7 @@ import (
 	"switchboard/apikey"
 	"switchboard/app"
 	"switchboard/catalog"
+	"switchboard/httpdeadline"
 	"switchboard/store"
 )
 
@@ -23,7 +24,11 @@ func openStore(ctx context.Context, cfg config) (*store.Store, error) {
 	if err := cfg.requireDatabase(); err != nil {
 		return nil, err
 	}
-	return store.Open(ctx, cfg.DatabaseURL)
+	st, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	return st.WithSecrets(cfg.Secrets), nil
 }
 
 func migrate(ctx context.Context, cfg config, stdout io.Writer) error {
@@ -75,12 +80,14 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 		ln.Close()
 		return err
 	}
-	httpServer := &http.Server{Addr: cfg.Addr, Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	// Header, body, write and idle time-outs; event streams keep their own rules
+	// (httpdeadline's package comment has the values and why).
+	httpServer := httpdeadline.NewServer(cfg.Addr, a.Handler(), cfg.HTTP)
 	errc := make(chan error, 2)
 	go func() { errc <- httpServer.Serve(ln) }()
 	log.Info("serving", slog.String("addr", cfg.Addr), slog.String("app_env", cfg.AppEnv))
 	if cfg.MCPAddr != "" {
-		mcpServer := &http.Server{Addr: cfg.MCPAddr, Handler: a.Server.MCPHandler(), ReadHeaderTimeout: 10 * time.Second}
+		mcpServer := httpdeadline.NewServer(cfg.MCPAddr, a.Server.MCPHandler(), cfg.HTTP)
 		go func() { errc <- mcpServer.ListenAndServe() }()
 		defer mcpServer.Close()
 		log.Info("serving MCP", slog.String("addr", cfg.MCPAddr))

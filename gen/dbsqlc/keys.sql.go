@@ -125,6 +125,33 @@ func (q *Queries) ListKeys(ctx context.Context, db DBTX, workspaceID uuid.UUID) 
 	return items, nil
 }
 
+const liveKeys = `-- name: LiveKeys :many
+SELECT k.id FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
+WHERE k.id = ANY($1::uuid[]) AND k.revoked_at IS NULL AND w.status = 'active'
+`
+
+// LiveKeys returns those of the given keys that may still work: not revoked, and of an
+// active workspace. Open streams re-check their keys with it.
+func (q *Queries) LiveKeys(ctx context.Context, db DBTX, ids []uuid.UUID) ([]uuid.UUID, error) {
+	rows, err := db.Query(ctx, liveKeys, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const revokeKey = `-- name: RevokeKey :one
 UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1
 RETURNING id, workspace_id, role, secret_sha256, display_prefix, created_at, revoked_at

@@ -192,12 +192,14 @@ type WebhookEndpoint struct {
 	EventTypes          []string
 	Description         *string
 	Enabled             bool
-	Secret              string
+	Secret              *string
 	ConsecutiveFailures int
 	DisabledAt          *time.Time
 	DisabledReason      *string
 	CreatedAt           time.Time
 	UpdatedAt           time.Time
+	SecretCiphertext    []byte
+	SecretKeyID         *string
 }
 
 type Workspace struct {

@@ -47,18 +47,19 @@ func (q *Queries) CountWebhookOutcome(ctx context.Context, db DBTX, arg CountWeb
 
 const createWebhookEndpoint = `-- name: CreateWebhookEndpoint :one
 
-INSERT INTO webhook_endpoints (workspace_id, short_id, url, event_types, description, secret)
-VALUES ($1, $2, $3, $4, $5, $6)
-RETURNING id, workspace_id, short_id, url, event_types, description, enabled, secret, consecutive_failures, disabled_at, disabled_reason, created_at, updated_at
+INSERT INTO webhook_endpoints (workspace_id, short_id, url, event_types, description, secret_ciphertext, secret_key_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
+RETURNING id, workspace_id, short_id, url, event_types, description, enabled, secret, consecutive_failures, disabled_at, disabled_reason, created_at, updated_at, secret_ciphertext, secret_key_id
 `
 
 type CreateWebhookEndpointParams struct {
-	WorkspaceID uuid.UUID
-	ShortID     string
-	URL         string
-	EventTypes  []string
-	Description *string
-	Secret      string
+	WorkspaceID      uuid.UUID
+	ShortID          string
+	URL              string
+	EventTypes       []string
+	Description      *string
+	SecretCiphertext []byte
+	SecretKeyID      *string
 }
 
 // Endpoints are addressed by their `whe-` id or their UUID: the caller sets exactly one of
@@ -70,7 +71,8 @@ func (q *Queries) CreateWebhookEndpoint(ctx context.Context, db DBTX, arg Create
 		arg.URL,
 		arg.EventTypes,
 		arg.Description,
-		arg.Secret,
+		arg.SecretCiphertext,
+		arg.SecretKeyID,
 	)
 	var i WebhookEndpoint
 	err := row.Scan(
@@ -87,6 +89,8 @@ func (q *Queries) CreateWebhookEndpoint(ctx context.Context, db DBTX, arg Create
 		&i.DisabledReason,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.SecretCiphertext,
+		&i.SecretKeyID,
 	)
 	return i, err
 }
@@ -199,7 +203,7 @@ func (q *Queries) ListWebhookAttempts(ctx context.Context, db DBTX, arg ListWebh
 }
 
 const listWebhookEndpoints = `-- name: ListWebhookEndpoints :many
-SELECT id, workspace_id, short_id, url, event_types, description, enabled, secret, consecutive_failures, disabled_at, disabled_reason, created_at, updated_at FROM webhook_endpoints WHERE workspace_id = $1
+SELECT id, workspace_id, short_id, url, event_types, description, enabled, secret, consecutive_failures, disabled_at, disabled_reason, created_at, updated_at, secret_ciphertext, secret_key_id FROM webhook_endpoints WHERE workspace_id = $1
 ORDER BY created_at DESC, id LIMIT $2::int
 `
 
@@ -231,6 +235,8 @@ func (q *Queries) ListWebhookEndpoints(ctx context.Context, db DBTX, arg ListWeb
 			&i.DisabledReason,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.SecretCiphertext,
+			&i.SecretKeyID,
 		); err != nil {
 			return nil, err
 		}
@@ -240,6 +246,22 @@ func (q *Queries) ListWebhookEndpoints(ctx context.Context, db DBTX, arg ListWeb
 		return nil, err
 	}
 	return items, nil
+}
+
+const sealWebhookSecret = `-- name: SealWebhookSecret :exec
+UPDATE webhook_endpoints SET secret = NULL, secret_ciphertext = $1, secret_key_id = $2
+WHERE id = $3
+`
+
+type SealWebhookSecretParams struct {
+	SecretCiphertext []byte
+	SecretKeyID      *string
+	ID               uuid.UUID
+}
+
+func (q *Queries) SealWebhookSecret(ctx context.Context, db DBTX, arg SealWebhookSecretParams) error {
+	_, err := db.Exec(ctx, sealWebhookSecret, arg.SecretCiphertext, arg.SecretKeyID, arg.ID)
+	return err
 }
 
 const updateWebhookEndpoint = `-- name: UpdateWebhookEndpoint :one
@@ -253,7 +275,7 @@ UPDATE webhook_endpoints SET
     disabled_reason = CASE WHEN $5::boolean THEN NULL ELSE disabled_reason END,
     updated_at = now()
 WHERE workspace_id = $6 AND (id = $7 OR short_id = $8)
-RETURNING id, workspace_id, short_id, url, event_types, description, enabled, secret, consecutive_failures, disabled_at, disabled_reason, created_at, updated_at
+RETURNING id, workspace_id, short_id, url, event_types, description, enabled, secret, consecutive_failures, disabled_at, disabled_reason, created_at, updated_at, secret_ciphertext, secret_key_id
 `
 
 type UpdateWebhookEndpointParams struct {
@@ -294,12 +316,14 @@ func (q *Queries) UpdateWebhookEndpoint(ctx context.Context, db DBTX, arg Update
 		&i.DisabledReason,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.SecretCiphertext,
+		&i.SecretKeyID,
 	)
 	return i, err
 }
 
 const webhookEndpointByRef = `-- name: WebhookEndpointByRef :one
-SELECT id, workspace_id, short_id, url, event_types, description, enabled, secret, consecutive_failures, disabled_at, disabled_reason, created_at, updated_at FROM webhook_endpoints
+SELECT id, workspace_id, short_id, url, event_types, description, enabled, secret, consecutive_failures, disabled_at, disabled_reason, created_at, updated_at, secret_ciphertext, secret_key_id FROM webhook_endpoints
 WHERE workspace_id = $1 AND (id = $2 OR short_id = $3)
 `
 
@@ -326,6 +350,92 @@ func (q *Queries) WebhookEndpointByRef(ctx context.Context, db DBTX, arg Webhook
 		&i.DisabledReason,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.SecretCiphertext,
+		&i.SecretKeyID,
 	)
 	return i, err
+}
+
+const webhookSecretKeys = `-- name: WebhookSecretKeys :many
+
+SELECT coalesce(secret_key_id, '')::text AS key_id, count(*)::int AS endpoints
+FROM webhook_endpoints GROUP BY 1 ORDER BY 1
+`
+
+type WebhookSecretKeysRow struct {
+	KeyID     string
+	Endpoints int
+}
+
+// The secrets queries below are an operator's maintenance across workspaces (sealing the
+// secrets of old endpoints, rotating the key), like revoking a key: they filter by key,
+// not by workspace.
+// WebhookSecretKeys counts the endpoints per key id of their secret; ” counts the secrets
+// still in plaintext.
+func (q *Queries) WebhookSecretKeys(ctx context.Context, db DBTX) ([]WebhookSecretKeysRow, error) {
+	rows, err := db.Query(ctx, webhookSecretKeys)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []WebhookSecretKeysRow{}
+	for rows.Next() {
+		var i WebhookSecretKeysRow
+		if err := rows.Scan(&i.KeyID, &i.Endpoints); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const webhookSecretsToSeal = `-- name: WebhookSecretsToSeal :many
+SELECT id, short_id, secret, secret_ciphertext, secret_key_id FROM webhook_endpoints
+WHERE secret IS NOT NULL OR secret_key_id = ANY($1::text[])
+ORDER BY id LIMIT $2::int
+FOR UPDATE
+`
+
+type WebhookSecretsToSealParams struct {
+	KeyIds []string
+	Max    int
+}
+
+type WebhookSecretsToSealRow struct {
+	ID               uuid.UUID
+	ShortID          string
+	Secret           *string
+	SecretCiphertext []byte
+	SecretKeyID      *string
+}
+
+// WebhookSecretsToSeal locks a batch of endpoints whose secret is in plaintext or sealed
+// with one of the given keys.
+func (q *Queries) WebhookSecretsToSeal(ctx context.Context, db DBTX, arg WebhookSecretsToSealParams) ([]WebhookSecretsToSealRow, error) {
+	rows, err := db.Query(ctx, webhookSecretsToSeal, arg.KeyIds, arg.Max)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []WebhookSecretsToSealRow{}
+	for rows.Next() {
+		var i WebhookSecretsToSealRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.ShortID,
+			&i.Secret,
+			&i.SecretCiphertext,
+			&i.SecretKeyID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/labstack/echo/v4"
@@ -63,6 +64,36 @@ func (e ChatCompletionChoiceFinishReason) Valid() bool {
 	}
 }
 
+// Defines values for ChatCompletionChunkObject.
+const (
+	ChatCompletionChunkObjectChatCompletionChunk ChatCompletionChunkObject = "chat.completion.chunk"
+)
+
+// Valid indicates whether the value is a known member of the ChatCompletionChunkObject enum.
+func (e ChatCompletionChunkObject) Valid() bool {
+	switch e {
+	case ChatCompletionChunkObjectChatCompletionChunk:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ChatCompletionChunkDeltaRole.
+const (
+	ChatCompletionChunkDeltaRoleAssistant ChatCompletionChunkDeltaRole = "assistant"
+)
+
+// Valid indicates whether the value is a known member of the ChatCompletionChunkDeltaRole enum.
+func (e ChatCompletionChunkDeltaRole) Valid() bool {
+	switch e {
+	case ChatCompletionChunkDeltaRoleAssistant:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ChatCompletionMessageRole.
 const (
 	ChatCompletionMessageRoleAssistant ChatCompletionMessageRole = "assistant"
@@ -99,6 +130,36 @@ func (e ChatMessageRole) Valid() bool {
 	case ChatMessageRoleTool:
 		return true
 	case ChatMessageRoleUser:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EventType.
+const (
+	EventConfirmationRequested EventType = "confirmation.requested"
+	EventConfirmationResolved  EventType = "confirmation.resolved"
+	EventConversationCreated   EventType = "conversation.created"
+	EventRunCompleted          EventType = "run.completed"
+	EventSpendRecorded         EventType = "spend.recorded"
+	EventTurnCompleted         EventType = "turn.completed"
+)
+
+// Valid indicates whether the value is a known member of the EventType enum.
+func (e EventType) Valid() bool {
+	switch e {
+	case EventConfirmationRequested:
+		return true
+	case EventConfirmationResolved:
+		return true
+	case EventConversationCreated:
+		return true
+	case EventRunCompleted:
+		return true
+	case EventSpendRecorded:
+		return true
+	case EventTurnCompleted:
 		return true
 	default:
 		return false
@@ -219,6 +280,141 @@ func (e ResponseStatus) Valid() bool {
 	case Incomplete:
 		return true
 	case Queued:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResponseCompletedEventType.
+const (
+	ResponseCompleted ResponseCompletedEventType = "response.completed"
+)
+
+// Valid indicates whether the value is a known member of the ResponseCompletedEventType enum.
+func (e ResponseCompletedEventType) Valid() bool {
+	switch e {
+	case ResponseCompleted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResponseContentPartAddedEventType.
+const (
+	ResponseContentPartAdded ResponseContentPartAddedEventType = "response.content_part.added"
+)
+
+// Valid indicates whether the value is a known member of the ResponseContentPartAddedEventType enum.
+func (e ResponseContentPartAddedEventType) Valid() bool {
+	switch e {
+	case ResponseContentPartAdded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResponseContentPartDoneEventType.
+const (
+	ResponseContentPartDone ResponseContentPartDoneEventType = "response.content_part.done"
+)
+
+// Valid indicates whether the value is a known member of the ResponseContentPartDoneEventType enum.
+func (e ResponseContentPartDoneEventType) Valid() bool {
+	switch e {
+	case ResponseContentPartDone:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResponseCreatedEventType.
+const (
+	ResponseCreated ResponseCreatedEventType = "response.created"
+)
+
+// Valid indicates whether the value is a known member of the ResponseCreatedEventType enum.
+func (e ResponseCreatedEventType) Valid() bool {
+	switch e {
+	case ResponseCreated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResponseErrorEventType.
+const (
+	ResponseErrorEventTypeError ResponseErrorEventType = "error"
+)
+
+// Valid indicates whether the value is a known member of the ResponseErrorEventType enum.
+func (e ResponseErrorEventType) Valid() bool {
+	switch e {
+	case ResponseErrorEventTypeError:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResponseOutputItemAddedEventType.
+const (
+	ResponseOutputItemAdded ResponseOutputItemAddedEventType = "response.output_item.added"
+)
+
+// Valid indicates whether the value is a known member of the ResponseOutputItemAddedEventType enum.
+func (e ResponseOutputItemAddedEventType) Valid() bool {
+	switch e {
+	case ResponseOutputItemAdded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResponseOutputItemDoneEventType.
+const (
+	ResponseOutputItemDone ResponseOutputItemDoneEventType = "response.output_item.done"
+)
+
+// Valid indicates whether the value is a known member of the ResponseOutputItemDoneEventType enum.
+func (e ResponseOutputItemDoneEventType) Valid() bool {
+	switch e {
+	case ResponseOutputItemDone:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResponseTextDeltaEventType.
+const (
+	ResponseOutputTextDelta ResponseTextDeltaEventType = "response.output_text.delta"
+)
+
+// Valid indicates whether the value is a known member of the ResponseTextDeltaEventType enum.
+func (e ResponseTextDeltaEventType) Valid() bool {
+	switch e {
+	case ResponseOutputTextDelta:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResponseTextDoneEventType.
+const (
+	ResponseOutputTextDone ResponseTextDoneEventType = "response.output_text.done"
+)
+
+// Valid indicates whether the value is a known member of the ResponseTextDoneEventType enum.
+func (e ResponseTextDoneEventType) Valid() bool {
+	switch e {
+	case ResponseOutputTextDone:
 		return true
 	default:
 		return false
@@ -360,6 +556,51 @@ type ChatCompletionChoice struct {
 // ChatCompletionChoiceFinishReason defines model for ChatCompletionChoice.FinishReason.
 type ChatCompletionChoiceFinishReason string
 
+// ChatCompletionChunk A `chat.completion.chunk` frame of a chat completion stream.
+type ChatCompletionChunk struct {
+	// Choices One choice; empty on the usage chunk.
+	Choices []ChatCompletionChunkChoice `json:"choices"`
+	Created int64                       `json:"created"`
+
+	// Id The same for every chunk of a stream.
+	Id     string                    `json:"id"`
+	Model  string                    `json:"model"`
+	Object ChatCompletionChunkObject `json:"object"`
+
+	// Usage Only on the last chunk, when `stream_options.include_usage` is true.
+	Usage *ChatCompletionUsage `json:"usage,omitempty"`
+
+	// XSvcConversation Present only on stateful (persisted) turns.
+	XSvcConversation string `json:"x_svc_conversation,omitempty"`
+}
+
+// ChatCompletionChunkObject defines model for ChatCompletionChunk.Object.
+type ChatCompletionChunkObject string
+
+// ChatCompletionChunkChoice defines model for ChatCompletionChunkChoice.
+type ChatCompletionChunkChoice struct {
+	// Delta What the chunk adds to the message; empty on the chunk with the `finish_reason`.
+	Delta ChatCompletionChunkDelta `json:"delta"`
+
+	// FinishReason Null until the last chunk with a choice.
+	FinishReason *ChatCompletionChoiceFinishReason `json:"finish_reason"`
+	Index        int                               `json:"index"`
+
+	// Logprobs Always null.
+	Logprobs *map[string]interface{} `json:"logprobs"`
+}
+
+// ChatCompletionChunkDelta What the chunk adds to the message; empty on the chunk with the `finish_reason`.
+type ChatCompletionChunkDelta struct {
+	Content *string `json:"content,omitempty"`
+
+	// Role On the first chunk only.
+	Role ChatCompletionChunkDeltaRole `json:"role,omitempty"`
+}
+
+// ChatCompletionChunkDeltaRole On the first chunk only.
+type ChatCompletionChunkDeltaRole string
+
 // ChatCompletionMessage defines model for ChatCompletionMessage.
 type ChatCompletionMessage struct {
 	Content *string `json:"content"`
@@ -450,6 +691,20 @@ type Error struct {
 type ErrorResponse struct {
 	Error Error `json:"error"`
 }
+
+// Event defines model for Event.
+type Event struct {
+	CreatedAt time.Time              `json:"created_at"`
+	Data      map[string]interface{} `json:"data"`
+	Id        string                 `json:"id"`
+
+	// Type One of `EventType`, or `meta_response.completed` for background responses.
+	Type        string `json:"type"`
+	WorkspaceId string `json:"workspace_id"`
+}
+
+// EventType defines model for EventType.
+type EventType string
 
 // InputItem defines model for InputItem.
 type InputItem struct {
@@ -569,6 +824,77 @@ type ResponseObject string
 // ResponseStatus defines model for Response.Status.
 type ResponseStatus string
 
+// ResponseCompletedEvent `response.completed`: the final response object, as a GET of a stored response returns it.
+type ResponseCompletedEvent struct {
+	// Response The response object. This server always writes `output_text`, `error`,
+	// `previous_response_id`, `metadata` and `background`; they are not listed as required
+	// so that clients accept other servers' objects too. Other properties may appear.
+	Response       Response                   `json:"response"`
+	SequenceNumber int                        `json:"sequence_number"`
+	Type           ResponseCompletedEventType `json:"type"`
+}
+
+// ResponseCompletedEventType defines model for ResponseCompletedEvent.Type.
+type ResponseCompletedEventType string
+
+// ResponseContentPartAddedEvent `response.content_part.added`: an empty `output_text` part of the message.
+type ResponseContentPartAddedEvent struct {
+	ContentIndex int    `json:"content_index"`
+	ItemId       string `json:"item_id"`
+	OutputIndex  int    `json:"output_index"`
+
+	// Part A content part of an output message (`output_text`). Other properties may appear.
+	Part           OutputContent                     `json:"part"`
+	SequenceNumber int                               `json:"sequence_number"`
+	Type           ResponseContentPartAddedEventType `json:"type"`
+}
+
+// ResponseContentPartAddedEventType defines model for ResponseContentPartAddedEvent.Type.
+type ResponseContentPartAddedEventType string
+
+// ResponseContentPartDoneEvent `response.content_part.done`: the finished `output_text` part.
+type ResponseContentPartDoneEvent struct {
+	ContentIndex int    `json:"content_index"`
+	ItemId       string `json:"item_id"`
+	OutputIndex  int    `json:"output_index"`
+
+	// Part A content part of an output message (`output_text`). Other properties may appear.
+	Part           OutputContent                    `json:"part"`
+	SequenceNumber int                              `json:"sequence_number"`
+	Type           ResponseContentPartDoneEventType `json:"type"`
+}
+
+// ResponseContentPartDoneEventType defines model for ResponseContentPartDoneEvent.Type.
+type ResponseContentPartDoneEventType string
+
+// ResponseCreatedEvent `response.created`: the response, `in_progress` with an empty `output`.
+type ResponseCreatedEvent struct {
+	// Response The response object. This server always writes `output_text`, `error`,
+	// `previous_response_id`, `metadata` and `background`; they are not listed as required
+	// so that clients accept other servers' objects too. Other properties may appear.
+	Response       Response                 `json:"response"`
+	SequenceNumber int                      `json:"sequence_number"`
+	Type           ResponseCreatedEventType `json:"type"`
+}
+
+// ResponseCreatedEventType defines model for ResponseCreatedEvent.Type.
+type ResponseCreatedEventType string
+
+// ResponseErrorEvent `error`: the turn failed after the stream began; the last frame of the stream.
+type ResponseErrorEvent struct {
+	// Code The error code, as in the error envelope (an empty string when the error has none).
+	Code    *string `json:"code"`
+	Message string  `json:"message"`
+
+	// Param Always null.
+	Param          *string                `json:"param"`
+	SequenceNumber int                    `json:"sequence_number"`
+	Type           ResponseErrorEventType `json:"type"`
+}
+
+// ResponseErrorEventType defines model for ResponseErrorEvent.Type.
+type ResponseErrorEventType string
+
 // ResponseInput A user message as a string, or an array of items.
 type ResponseInput struct {
 	union json.RawMessage
@@ -579,6 +905,62 @@ type ResponseInput0 = string
 
 // ResponseInput1 defines model for ResponseInput.1.
 type ResponseInput1 = []InputItem
+
+// ResponseOutputItemAddedEvent `response.output_item.added`: the assistant message, `in_progress` with no content yet.
+type ResponseOutputItemAddedEvent struct {
+	// Item An item of `output`; this server writes assistant messages. Other properties may appear.
+	Item           OutputItem                       `json:"item"`
+	OutputIndex    int                              `json:"output_index"`
+	SequenceNumber int                              `json:"sequence_number"`
+	Type           ResponseOutputItemAddedEventType `json:"type"`
+}
+
+// ResponseOutputItemAddedEventType defines model for ResponseOutputItemAddedEvent.Type.
+type ResponseOutputItemAddedEventType string
+
+// ResponseOutputItemDoneEvent `response.output_item.done`: the finished assistant message.
+type ResponseOutputItemDoneEvent struct {
+	// Item An item of `output`; this server writes assistant messages. Other properties may appear.
+	Item           OutputItem                      `json:"item"`
+	OutputIndex    int                             `json:"output_index"`
+	SequenceNumber int                             `json:"sequence_number"`
+	Type           ResponseOutputItemDoneEventType `json:"type"`
+}
+
+// ResponseOutputItemDoneEventType defines model for ResponseOutputItemDoneEvent.Type.
+type ResponseOutputItemDoneEventType string
+
+// ResponseTextDeltaEvent `response.output_text.delta`: text the model produced, in order.
+type ResponseTextDeltaEvent struct {
+	ContentIndex int    `json:"content_index"`
+	Delta        string `json:"delta"`
+	ItemId       string `json:"item_id"`
+
+	// Logprobs Always empty.
+	Logprobs       []map[string]interface{}   `json:"logprobs"`
+	OutputIndex    int                        `json:"output_index"`
+	SequenceNumber int                        `json:"sequence_number"`
+	Type           ResponseTextDeltaEventType `json:"type"`
+}
+
+// ResponseTextDeltaEventType defines model for ResponseTextDeltaEvent.Type.
+type ResponseTextDeltaEventType string
+
+// ResponseTextDoneEvent `response.output_text.done`: the whole text of the part.
+type ResponseTextDoneEvent struct {
+	ContentIndex int    `json:"content_index"`
+	ItemId       string `json:"item_id"`
+
+	// Logprobs Always empty.
+	Logprobs       []map[string]interface{}  `json:"logprobs"`
+	OutputIndex    int                       `json:"output_index"`
+	SequenceNumber int                       `json:"sequence_number"`
+	Text           string                    `json:"text"`
+	Type           ResponseTextDoneEventType `json:"type"`
+}
+
+// ResponseTextDoneEventType defines model for ResponseTextDoneEvent.Type.
+type ResponseTextDoneEventType string
 
 // ResponseUsage Token counts of the turn. Other properties may appear.
 type ResponseUsage struct {
@@ -606,13 +988,21 @@ type UpdateWebhookRequest struct {
 // WebhookAttempt defines model for WebhookAttempt.
 type WebhookAttempt struct {
 	// Attempt 1 for the first try of a delivery, up to 6.
-	Attempt    int                  `json:"attempt"`
-	CreatedAt  int64                `json:"created_at"`
-	DurationMs int                  `json:"duration_ms"`
-	Error      *string              `json:"error"`
-	EventId    string               `json:"event_id"`
-	EventType  string               `json:"event_type"`
-	Object     WebhookAttemptObject `json:"object"`
+	Attempt    int   `json:"attempt"`
+	CreatedAt  int64 `json:"created_at"`
+	DurationMs int   `json:"duration_ms"`
+
+	// Error Null when the attempt succeeded; otherwise why it failed, as a short class:
+	// `http_status` (the receiver answered outside 2xx; `response_code` says what),
+	// `connection_refused`, `timeout` (no connection or answer within the delivery
+	// time-out), `tls_error`, `dns_error`, `blocked_address` (the URL, or an address it
+	// resolves to, is private, loopback, link-local, metadata or reserved), or
+	// `connection_error` (anything else). Addresses and ports are never shown: the detail
+	// is in the server log only, so the attempt log cannot serve as a port scanner.
+	Error     *string              `json:"error"`
+	EventId   string               `json:"event_id"`
+	EventType string               `json:"event_type"`
+	Object    WebhookAttemptObject `json:"object"`
 
 	// ResponseCode The receiver's HTTP status; null when it could not be reached.
 	ResponseCode *int `json:"response_code"`
@@ -4300,103 +4690,131 @@ func (sh *strictHandler) RedeliverWebhookEvent(ctx echo.Context, id string) erro
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7F17c9s4kv8qXbyrWttFyXbGmdu1//Ik2VnfZSap2NnZqtgnQmRLwpoCOABoW5vyd7/qBviQRL0mji+1",
-	"lX8mFkm8Gv349QOYz1Gqp4VWqJyNTj9HExQZGv7zAzozOx85NPQrQ5saWTipVXQaXWKqVWbBabgX0sEQ",
-	"R9oguAmCwgcHBn8v0TqQFkSe63vM+lEc0VNpMItOnSkxjmw6wamg3t2swOg0ksrhGE30+BhH//jg+7jI",
-	"loe/yECPwE2krUaKQeRWw72RzqECqXguFs0dmj9ZyPUYcqkQRtqAdDSZpcGtM1KNo0cavBBGTNEFSlxk",
-	"OC20Q5XO/gdny9P5gEUuZlAY7TClZzyM0qo3FOnt2OhSZTH/ts6gmEo1jsE6bTADVxpl+3AOhsgN99JN",
-	"/NTFFK/VLc5AqKx+Av99+e5XGOpsBnu0cYK6SIXSSqYiz2f71A316Fv4IQzaQiuL3Lku3bUypVJSjfkj",
-	"+hzEWEh11gxD4/JUhNJugsYPKS2cvHgBiWzoMbjF2cBgaTFL+tcqiiNJFPFsFMWRElPkDatb9IiEbfJP",
-	"xcNbVGM3iU5fvHwZR1Opqt/HcdfmVOvhvflJZIFR6FeqlUPFf4qiyGUqaDsO/2lpnz63Bv1Pg6PoNPqP",
-	"w4b9D/1be/jGGG0+hEH8kAvsp+5ELjNPFG2g5pYzKNWt0vcKpjrDHPYS/negtBuMiAuSfWK9lpD9oxdm",
-	"3/N83jWv8PlhSyJ4Uq+0GuUyfcaFn9eCPcenkCzsb0KsYp3Mcwisdhb42060cfnsCanwV22GMstQPR8Z",
-	"ftPm1hYiRSiVuBMyF8McYc+WtkCVYUY8oUtHOio1mEln92MgRmZZTnWGkEhly9FIphKVG/xeaieSM2pH",
-	"NL3F2Z8sGJ0jZBotKO28GuW3ukDDy3pCIl4oh0aJnJf+nILkhwWkL89AaZDhkQVhkNjlXvXhlTBGooVk",
-	"IpVLmIpJplM7KE2enAGRDyFpEyB5QuL8qt1fSXifjy4fgxYxaHVpUoS9SufFkGp1h8byuDHc43Ci9S2g",
-	"ygotlYuD5mH59Jz2NVXQezHLtciutH4rzBifj0JhHl4Fi6G+QziGX+RPcVh00FMDp/Ugp6k9JUNcaf2L",
-	"ULPw1D7jqoVDyOVUOsCHFDHDLIYCDdtrMkRo4L5STi2xYSjXYyyXxN1StECeVotN1GnhRIJtX0DXj0qU",
-	"bqKN/Bc+o7D9Iq1lRDYV+UibKdG0MuPagME7fYsZnL+/IDJvUEZPyGUfVWF0itaSdXmjnHSz5yPKskX3",
-	"IC+gQsjkaIQGlZfASupWAcOnIspjhRu5n1cT4V7paZGjn/TnqDBkHJ300DCdaJn6P6XDqd1ElPn+XnFr",
-	"YukAQYUxYka/U4PCeQ4lfhHOey4/nkTxkiMTR5I/LIQjuxadRv+bToRLp0Xei5bQbRyxsu5wSuJID/+J",
-	"HuuhKqfR6aeIOuqnDQFuOvorrfBqefuFf+Qmj3H0MLB36aBtb5Zdn/cGLXGBVvkMtALrhMNRmcNegcZK",
-	"6zDbDz5OFLepME2X1x9HD72x7tHDnr2VRU/zMCLvsW0jVUSOo/cBKlfyE1G4Jk+zOxUt45oPGvqEjwlD",
-	"d+35EieNpJJ2MjAogpRVW2CdLqI4yr2/EkdO63xAnpilcb2kDkYyd+wMjUrF7iF/QdNRZc7YsXKIl7ZP",
-	"qgwfuhzkOMr1uDB6yPNb0U+zzCmpkV0Z4ZfQaInePKmm09Zc4gVSbSb5L83MFqS30XMbyWRwVFqRL7Pn",
-	"eX4vZhaoA+/dijFxq1D2Ho0FqSAJ47CSWj8QsaeekiopSBWPRG6RBtc5tnlCWOJ7oVyHQC5QkpvWjLIF",
-	"tT6uolX1wcDpW1R2S91UGD0t3G5tnHYi36XJwprnx4w75r4wxiqqtDhHZJn0muJ9iy5+D1dy1TpBCH2/",
-	"Cl937LKdWYfTiOzmHeY0RETalv9pOMBrhKdhBNZr8+zQinysI0G3c0HAZaQNyrHq5XJohJnBSGKeWdgj",
-	"HicvszQYAy3B0j/FoIih3+/vs28m0hQLhxl3JMdKGx/lWyL4GvPx5sGhsuTLQjJNe4mPD4BkF/rjx4vX",
-	"5EOLKpDV7gucpt9OqhL7nZbUb+Fu5r9WeRyGuvDNjpchQG2m1zIRfUTAJY583G+NLhtqnaNQzbcDb/s2",
-	"zvqSv34XPl7kq5oIqzmqQoHPyktTdCITTuzMTk1AdTtiSlWUG6W9IsEFf8ytrDNlWm/ARgO0Kz8UBu+k",
-	"Lu2g8usHMttqIJaEXfhom2+X7DuRYTXH/OZjDhsZhg3k4gbO8c9c8Pfl0VHHgvGOIBQ9Xm4evcaRKHPH",
-	"eYjk03V0cB3dsCHfSuDDOt7QCFc07iapL00XxICiHOYyhYlzhQWRZQatPYPCyDvhMIZc64LYNoZcqtte",
-	"rlORx/Dq51/Pr8jRlL+X6B8y51eSUXWEPhDGCMcLRG1wSyOjTYaFpty1k3Wgb1FbZ7iZD1cAocoJXqbR",
-	"OwUnR8cxnLz4Cy+SthruJ8gpI8FpInwociGVX+IfcwviiDzyrUcXjhEhYXE0kAoFmebs1ZfMoAW0l1iZ",
-	"0wR/mLr+o8W1JdLnIgZVwIsjqUkMiSjdBJUL8YHmeYFmKq2de9YRjI4hqUOGzYdpSDk0T4xwOOCQVPPM",
-	"p93C7/5GHm38CP5uJbvW8YrdNA5WrL4xILI0M9+0a0JsKkhTPDP8XNh9j0KJ5jUMpR+EQ5kHKiC6xS5s",
-	"AUF50VeMyl+jEzK3HRpEpBPMvsA/mO+gaxoL1FlOTvMCY/b6YgKSQgHrcE7I+FZQCOMs7Ple7X6X96cV",
-	"vhtFp5+WRbmFKNft/dLM5w3KDa2lAg4LVPwDIaYtIkYepnTFifS9wmwwnHXlw7eLttQ9dG5ZgD4d1tPn",
-	"Kzidjz7LlUvLOrh2qPNiInpWK4Wud9L7kTwsfjQR8rbsnfRe1k90UdreSe+/ojgaohO9l/2T1p+9qVRk",
-	"MsdiOhW9u5PeKBd20n5QGL1MHlLIrAl63jxGCxmVeoFvpYdDC4hHOLG1E+L5oSPouLyZRKbNnmW9UzyN",
-	"rr15V7qidCul6XxOZNgfU6C5DQTNDXuJfzBw+OCS/T6846KBhg4wFTMQRYHCLGN6oZR2ogbbNZ3Wi8+W",
-	"NnmVNcUHt8zrX9hnsNDrN2SljfP7UNmUhU1QQMMR9QOpkzNf/+JtLRe+EFSsFH61NXbHvWgZqK34dZ55",
-	"nnaPutTa9kissph/tL11wpX2S3p4En7YYG59nFWq8RdY3KU+umbzATPM5R2aP+b2eTdOdliAqwlCgndu",
-	"kHDYh9ULf12XeDUZzY0gph5mwxJsmXdo6iqJPlhhUNuL2MLahtz8wFTjznZQ1+25xJvW1eDiZdrW1V++",
-	"QR+uWmpD+Ph40B5zWjyGJAD6a5V0xSvoi8pbDWnQJjrD6gln7Lsq7SDnVBAIX7BHq71WVnvvL83J77Ah",
-	"AgS+4MxP0P4pTJtcfL1el3H12bpo0UIRzwS5M9em0b2wECCNz3S2lgQk1m0gXcVPvkzLheEGwm2J9mp/",
-	"RuR5wKdbeDY38VIJpyMX3KfsSks+eDISMkfaWILCfiPupcUucLxGY7eyfETYT4PeTXeA1vPObij6y4i9",
-	"S3q1YopuvMySsqOZZNvehe0asXtqTPLHAo0rOmtMYp2C9qkIdgCkqn7xj0Fh9Nig5aQg81UUR7+XWGL2",
-	"xzPVlarbKUfNFoazCzKrHI25VEI7x9AUWpVceEEqK2l/nYBWkLLeqvMwtv9Vc9mkG2rqN3ntwIPrTMJF",
-	"Ff5exPSlRVPDd2F5/d5rXvCXmb1peVt5w+v2rgmZdHrC81u7vIkETSDVJVmKsImuNGpHfMux7d0Snu0m",
-	"g6wBYhvXOg/dWnK+y+hzbbYdvgs6PkHqdo54i8tZ6H4F3VYtqIuJ51NbO8XZpErzMsNBuRCMbac8lsb7",
-	"WGTPnt1QpGOyrhkupT6+ak5jY1JhiVphpHPHVmJHOomm1byYH/PRCRLukTTWgTMzr54rCB1DWYDT8GO/",
-	"U1x2RlNZ6YupB3Mxhy64tTE3t9Y9aDZzR++hItVNZ91LMOpV3qYL/qco/SGYv11dvQ9o78wjPMZ/kixZ",
-	"mWeM04fUgiOwa+phWtSxZerrUFcIWbdvUxFqjixxzRXtbhcXOb9j1fbMbfzNRm59gkDdAvs/a8SuEvLg",
-	"Iq4MH+8gBfN6azOrP4feWiTokndxP8HOIsrVwlR51d0IlPX/DlTbVneuBnjUwzzBGtouwL/W7Lbgid+k",
-	"m1xiatBt7ykushUhu3m+snWPc7tgMR1sXHhouzz3m9bs6+3vioD6qBC1ZpSaHCRsLERepQ+m7axBG7P3",
-	"mzQFY8a225JqNZK0gfRdyKJ2vbA6v+PnfMinbzDVJiiocr7Hg07uCkt8OtXT2qdn0z2k8TEtjXSzS5pN",
-	"CLOgMGjOS8I5y65GHb6rSuhjSOxtj/w22kB/PBSGMxAOchTWwckPMBQWfzwpTU6ulhGpQ2PrU5usb3jM",
-	"husmzhW+kF2qke4oAihQnV/0+NCkk+TY0WyCI3F5L106GWphslAhWuTCkVz34T3RGISage8ihKugKnMS",
-	"7loln2m+g9Lkj4d3x0lVJN+s/BZnsFetut/vJ/v9a3WtXmMqLaHbuhgCyZHJytSBLTDlY3Qyp+H26nBa",
-	"lYbh2GiqlSPy7J9Sfz04OGjOiNj+wQG8IdDUBLjS6vDCP3r04Vv6rsf/TWAvcL/lcyRTqUqHgULXCsDJ",
-	"8cShqWhWHU1tFjksszHyWbe53j/gVEgl1TiBvfuJzhHqcXIcOZCKeyeP2vew74OJ831YpBkeHFh/8vjg",
-	"IPbH4sDJKVonpkUMpXIy58n5jkBa6npEUIdPuO734dyXgeRWN7RoH4+BvTBC6E0rhKk22HGkmfYQ4Koe",
-	"zoLBkczzqi5RlzafwR57OjAs01t0+/F8WHQkHzjSqDJ9b/thA8NAVv4LaQd/0hnNsnXIqV0R5Hnt5PiH",
-	"zjNPvse/i1xmPtTBcMkeHHAXJ0dHsKKA5AwSLldJQIkp+uPEejRClUk19qV9tHiOHGTaOcygEG4Ce0mV",
-	"ePp0dNM3OsdkvzrW+HuJZhZOdjRnZnmAMNGP7dOzBwegFW1waRQfPT46WneszTNNmLR/myxQVGabRKI5",
-	"P1idKpQhSmqw0MbR4gW8PDoKPQdVzN2+9h4KdUU8ySdABfEUHL8EewaCT4C/eHgI5eccaeFPe/Qpn2V3",
-	"RqInLDd8CTaG4yP67wv+b7/fh71UFAVmpC6PYbIfw48QgDMXtIs8ZyZTIIZCZVphBntIS+Z+/Zc0WgjJ",
-	"D2e8OUnVRwJYFeWSuKj6aCG1ySQHxbJ6YdRnSmRMSyfvEHykr57QGSTvz69e/S2oxCRgm1MfSweDPf/E",
-	"Ep35cGyOwthK5XC4pw+VpbNgyyEp9SFmXPJ3kHhJDk6Oz0fUoc7GKCcsqXWxsYUhznR1rL7A9BSSn99c",
-	"weHd8WFAivbws8weDxuiCMX7krx/d9n1YZ3jqXju8vINpKWx2hBv/Eb7MdREAuHVDHPrW2Fdj0FP7+J1",
-	"4k+8MsbRzYQY9dgk5tEXGtxLZU9B0Pq1Upgyf/LrS39u1GCBwgXxNXIslcjh44e3sMf7IZ0F7SU5zMvr",
-	"3qIMbRQSo/p1VJcqeAH26RYnHXkJUduAHt4dk22N4ojwV3Dr+0f9IwYmBSpRyOg0+qF/1P/BnwmaMIqg",
-	"xaYT4Q5bcVVGStojpvrc80UWnXaWw4crJtC6n3T2dIfl1lXeP84jqCr33L6h4MXR0dNNZX69j6GSwTNJ",
-	"r6n4bXpbKBgjXHcK1+XR0Q/pwvmxfjop1S3fMMHvMYER6Wgb1Elo++n1u1/f3CSkz0jYS4MwlVkYm9g3",
-	"s9Wnn6+9e34dnX7u9/uPj51laB23DCyE131QGsIQegRJ59Sr+UKwUl7lzM366U5nnvhd7WpS7/5h63IK",
-	"bnK8ucncGVhu9MPmRs0dCNziZHOL+kw7NTjeYojFk97U7sVfNrdbPCv9GEcvtyHd/I0E7HiU06kws+g0",
-	"+lAqxmUeqnt84HVTmgtrZcoM1Gv4A+xEcITJibGtjk5GN9Rro2JpTmPsUDU+Dv3GfzR/N8ynjtpD4lHf",
-	"I9xPNAGMoD4tjFmTEBoSivF7v7owhbFRc18KK+O5W1KWwhFTqeSUfLujrrj94rxe6elU9CzS5MnqN740",
-	"F8/fIhZnIFR98JlvqyCoS7Br1SyriMXqq3Ti5atybDmtScLGbjhbbb9CacAZWzrQd2gqQ9VfddXMnIlc",
-	"O7mbjYp6g27dQpPlWo17BAyyoL764G8LspCVhhOMgVc8omImZuIErcvpEaAeiOXJR3gj0onXdJyzl1mt",
-	"z7ld0N0xJNxx9ZLm2rxqmwGmVVvtk2pPTgvy2K5VqqdT9OCPd4uRJCSXl28G7y9+/Xlw8evVmw9/P3+b",
-	"wB7BXNrNzJ/K2PcQ4bu+XdK3/19685JranqXtI9encEIkXPijRfv2TGuYhimLbAtDRp0Zq1D2eFarUPf",
-	"Sut+8Z98RXjUVOF2CONVu74YM5hW0/nOod8Mh9LesQ70m9OUuEpyZkqfZg4cGPZvgQPZHVvJhh/Yw77D",
-	"X0IJxYItZ4NCDkljTmS2zcV1O9iUL+TuVZxdFYV8Z+ZvhpkrZgsxRL8/q7h3jmvWubx1tecS93bNtPnk",
-	"cOEWQ8+qX8tbXjxV/Mx+cutqmx095L96F3IleILDefRE8wqvTiFpQk8+4cTFs/XDUPoiHU77Isu40rLV",
-	"JFwXUgjjqtcdrWk1/QxzJ5J+v9/uYO4DrXC++Vz3/jV0T62rbRVIOwv1YaE2OOBQDt6z5++vnWSg6wNE",
-	"myDyFZd6KGkn4TLMGAT4MkFo1d42ZXl+fO+/hO38rvU6tN7RFlqvvkHyi6IAL7YhwPJdVt9YBEEwl/k/",
-	"F4vmW3q7UVnLqns99vgZ3WrdvaZuX1bz8sF6r1lgj6Uz5BIrX/ibhS7rrhprL5Zczw6p51zZDF2jKTg0",
-	"YSeYh6sOQxF74jVHwvUBrRpkH28nvTEt3Kw+Q9X/rjq+ScC0VI29XgCrVMxa77NK1a1A/QuhLU6gz0WP",
-	"QlQjOj0+OoqjqXjw0bcX/KuKxR13xOK+ply1i0pWiFaVvvvu6X57nu7i7a0W9hTeo3W++jWubuwGXzxl",
-	"91tyUDP9zWO81mEIPPJVk2MLRdNbof3jp5aCjtq3DTIRolzSWbByzFeie0rDHt887OMPWqXIFxzufxeh",
-	"f4v0EY6ldWhALAlgt3wtmJka5mXIp52W5O41P2/L3Rzjn3RdZFQVD37nr29GRftN2ZpL4pWwfyUnHH0t",
-	"FbhJ8X1ntG8U9y6ymi/U4fowMlJsnFajgHU+ZXI/wYULFl2LI/i2xSdzJAvh0smyLMydsPpKgKTzFNcz",
-	"hx+3lMZQ0v9dKv+t4IVnwA5ZPqvrH0P5o69C9hWPJN5VPRVfor09FKmrFLfxf8+rb78ZdRHv7IG//OYc",
-	"8Pa5slWp54bw34X8mzG9dU3wKRcRK1cfNG2KqsOdNLXP2HbRd5DSukR4dYavvqGmfR4q+pYM+9ew2EtX",
-	"C21lrV98jfH5XqAVAlwzhrQhQfVdlJ8k8fQNyH7Y2yaz6LSP/dRSxOeHYE+Q9Des8E89bMWQ/P+yibD8",
-	"qkhd+wAdi3L76NynG5KwcPFRh6AL8NcEJ1Nxy9UwSThB6k+/nR4e8vuJtu70z0d/PuIUf5jE50rkGyki",
-	"wxsecjls63coTmg9qdfQehZKwB5vHv8vAAD//w==",
+	"7H1rc9u4suBfQXG3amQXJduJM3uv/CmTZOZmN5mkEufOqYqzIkS2LBxTAAcAbetM5b9vdQPgS9Qrdny8",
+	"5+TLTEwRQKPR7240/4pStSiUBGlNNP4rmgPPQNM/P4DVy+czCxr/ysCkWhRWKBmNo4+QKpkZZhW74cKy",
+	"KcyUBmbnwCTcWqbhzxKMZcIwnufqBrJRFEf4VGjIorHVJcSRSeew4Di7XRYQjSMhLVyCjr5+jaO/feAW",
+	"3oiFsPSfVRg+uDUMK0CzhZClhbAYmy4JFisu5xY0UzP68wqWjMuM3Sh9ZQqeApuW2SVYcwfgPsCCCynk",
+	"5SqAf8xVDgEVhuUws0xIZufc+oWZRgCZVDd3gsCAXX9EA6ks48yKBRjLF8UBK6UVeQsMYdiszHPGL7mQ",
+	"3wCK2+LrbBWK15lDvjABETHjuVHsRgtrQTqEADOgr0H/ZFiuLlkuJLCZ0kxYBGZlcWM1IvwrLl5wzRdg",
+	"Pc2+zmBRKAsyXf4fWPbRTJHzJSu0spDiM1pGKjmc8vTqUqtSZjH9bawGvhDyMmbGKg0Zs6WWZsSeM42M",
+	"wW6EnTvQ+QIuZKCt8IT974/vfmdTlS3ZAFmM4xQpl0qKlOf58gCnwRndCLeEBlMoaYAmV6W9kLqUSFyO",
+	"mkst3RGd1cvgugQKl8rOQbslhWGnT56wRNT4mFzBcqKhNJAlowsZxZFAjDiGj+JI8gXQgVUjhojCJvoX",
+	"/PYNyEs7j8ZPnj2Lo4WQ4e+TuO9wwn7obH7hmScU/CtV0oKkf/KiyEXK8TiO/m7wnP5qLPo/NcyicfQ/",
+	"jmpBdeR+NUevtFb6g1/ELdkhP3nNc5E5pCjNKmo5Y6W8kupGsoXKIGeDhP4/kcpOZkgFyQGSXkMc/m3o",
+	"oR86Ou+Dy79+1OAIAuqFkrNcpA+48eeVCG7RKUs655sgqRgr8px5Ujvz9G3mStt8eY9Y+FXpqcgykA+H",
+	"hj8qSV9Kfs1Fzqc5sIEpTQEygwxpQpUWZVSqIRPWHMQMCZl4OVUZsERIU85mIhUg7eTPUlmenOE4r1F+",
+	"MkyjnM8UGEayFnUQ/aoK0LSte0Tia2lBS57T1h+SkdyyDPDNMyYVE/6RYVwDksuNHLEXXGsBhiVzIW1C",
+	"WEwylZpJqfPkjCH6gCVNBCT3iJzflf0Vmffh8PLJSxENRpU6BTYIMi9mqZLXoA2tG7MbmM6VumIgs0IJ",
+	"aWMveYg/HaV9TxH0ni9zxbNzpd5wfQkPhyEPhxPBfKqugZ2wt+KX2G/ay6mJVWqSI2j3SRDnSr3lchlM",
+	"xQfcNbfAcjTPGNymABlkMRmqqK9REYGuzdAG25DRPSSrO4n7uaiDnsaIbdhpWPRott0Br58kL+1cafEP",
+	"eEBmeyuMIYtswfOZ0gvEaVDjSjMN1+oKMvb8/WtE8xZhdI9U9kkWWqVgDGqXV9IKu3w4pKxqdGfkeauQ",
+	"ZWI2Aw3ScWDgunWG4X0h5WuwG2meF3NuX6hFkYMD+q+o0KgcrXCmYTpXInX/FBYWZhtS2vO9oNFI0t4E",
+	"5VrzJf6dauDWUSjSC7fOc/n5NIpXHJk4EvRiwS3qtWgc/d90zm26KPJhtGLdxhEJ6x6nJI7U9O/gbD2Q",
+	"5SIaf45wolFaI+BLz3yl4U4s777xTzTkaxzdTsx1Omnqm1XX570Gg1SgZL5kSjJjuYVZmbNBAdoIYyE7",
+	"8D5OFDexsEhX9x9Ht8NLNcSHQ3MliqGiZXg+JN2GoggdR+cDBFfyM2K4Qk99OgGXcUUHNX78y2hD9535",
+	"CiXNhBRmPtHAPZeFIzBWFVEc5c5fiSOrVD5BT8zguo5TJzORW3KGZqUk95DeQHBkmZPtGBzileMTMoPb",
+	"Pgc5jnJ1WWg1JfjWzFNvc4FiZF9CeOsHreCbgKonbcASd1C1C8pLebVKV89Z0iHvUYpvJmyGvhaa1pzh",
+	"G6x+gznvmghtnSBor/JOAnM/njFYFJZIGG1sYhtGK+J03yQ+Snl1vzKkDft5cL5mSjO4Br108DrUNFDx",
+	"/SWPO5rN8ofn+btZNP78DZLoS7xybHl1Ujk31m08ZjdzkCxxW5842WFGQqZ5mcGEICHHFHlk9O8q4Gqq",
+	"XJFyGeSWfwOVv6RxX+NVMdlG5e9lnldhwubJBaPC7QPx+CDytXEa0bhXE/xKG/rg9rO7OO6IsvyGLw1D",
+	"WHBrW2T1GlnrzubukvZlOONuUJlbOhR3HjxzUXh84qV8R0A2zg3/TFrAJD0iuLZaV2SEVjn0yWaaeSZ0",
+	"RSbIg03q4AYZkEu7Knr24LQtaHtbq861W9qqxzXMSsPzjcThwq/8EqUNl+YGtGFCssSvk2wgnsam1QKV",
+	"VYG+woznBhr43QFtXfKjoRWn7UBkn9bhKrwwseoKpNlR8RVaLQq73xirLM/3GdLZc3vNuAf2zhrrsNKg",
+	"HJ5lwtHf+wZe3BmupapNYtjP/cK/3XPKZmksLEh0XEOOS0Sojul/NQU4kXo/hEB6qU0OjdD8JhT0R7/Q",
+	"s54pDeJSDnMx1Vwv2UxAnhk2QBoHzW2pIWa4BYP/KyZFzEaj0QEFD3maQmEho4nEpVTaJQxXEL5B/b+6",
+	"tSAN2jgsWaTDxAWwmaAY76dPr18Gc4syLc25UH4iuoQsSaWtGlzuCPfzTyubnPIkr92wk1X7srLmNhIR",
+	"voSedRw5o2mDLJsqlQOX9bvBwNq2yEd6+51/uUtXFRLWU1QIUzwoLS3A8oxbvjc51Rm/3ZApZFFu5faA",
+	"gtf0Mo0yVpdpdQBbFdC+9FBouBaqNJMQeJ6IbKeFiBP2oaNd3l0xihAN6ynmDxcU30owpCDjFSu4QT+t",
+	"7OSz4+OeDcM12qD4uMf2ewkzXuaWjKnk80V0eBF9SXb2KP0+XuEK57juNq4vdZ+JwYpymouUza0tDNp2",
+	"Gow5Y4UW19xCzHKlCiTbmOVCXg1zlfI8Zi9++/35ecxKKf4swT0kyg+cESYCl6khC8cxRKVwSy2ibYoF",
+	"Qe47ySoT1ZXWGWynwzWGUIjS9hqbp8cnMTt98p+0STxqdCep+oRTKQPcFjkX0m3x24zNOJoLaXdePZjk",
+	"PM9Bs5RLlikqhLkLBI1I0AopUx77m7HrXuruLREuWT4JGRlK9SUxS3hp5yCtD2DXzwvQC2FM61lPtjRm",
+	"SZXTql9MfU68fqK5hQnlTOpnri7E/z3aSqN1oIveW0uuVUB9P4kDgdS3RuxXIHNDewG6DkmC3QHxkYUJ",
+	"ty27OeMWhlYsoM+KQVGwTSWvALcSE4drO+mbvZ+m3kkKACaVYExiNMcSFE2VwgrxKcgSCpHVirkqiDG9",
+	"dlmVQPMqbzNtUGyGXumMjJvo9Hhae1Dnfp9VgK1hSI7qgI8ttaz35ezxmcBjwvc8h/X9YFR+Tc+pQmGk",
+	"IVU6owe6bM7Y60cjUMNrriVf4Jl+diC/aID4ooLQ7abU8kUDyvB+BdGHBqQ9P1bQ0m8fEeQPNcT08EPZ",
+	"WOELVTAUpUXN+MDuVkfaOa8LZUzlduEf6HeRzAuO1w5SZweXizZ9Tl7oS7Bc5KZHY/J0Dtkd/OH2BH1g",
+	"dLCzWjRIG4wpykGcyiUjm4UqZNwoVnBtDRu4Wc1BX7RDSfAx5C7TNjyovQRR24BCOnobDOVe0bhXvH6H",
+	"QLozy/sC5+pGQjaZLneUQD3R4WqG3iPzpn6PtegKSHxxK5Ud5cLYVtwtL+Z8aJSUYIenw5+j2D+ac3FV",
+	"Dk+Hz6onqijN8HT4v6I4moLlw2ej08Y/hwsh0US85IsFH16fDmc5N/Pmg0KrNUIJNd/QmYNRp8Sl2uAb",
+	"4cz/joXvVdZONrijh54MzuphIpq2R1Kqk1qrEd6VtijtWm563mIZij9IpmhMCNayQeIeTCzc2uRgxN5R",
+	"FWeNB7bgS8aLArhe9WG5lMryyrms8LSZfXa0QddZj3DbEx2+45xeq24+kLU2nTuHoFM6hyAZLkdmiEN1",
+	"cuYKkp1tSZXI6BoFgR+Oxux5Fg0FtRO9tonnfs+oT6zt7nkEjfmt443ltjR3meFe6GGLunUZECEv76Bx",
+	"V+bog+YDZJCLa9DfFuZwYYt1ieUEDfKEwpwkXujtqua+LjHbasRUy2zZginzHkkdqhonaxRqcxM7aFtf",
+	"LDnRYd3lHuK6CUu8bV+1H7iK26oc3w0YsfOG2OAuH+SlR0uKxyzxDuyFTPric/hGiM74urTa6SHxBEuK",
+	"1UhlWU6pa8bdDQrc7YU0ykU70hz9bOMjnszdAHAAmp882IZZpTbLMroOsCk62s1BAk1mmzi64YZ5k8Zl",
+	"GxtbokR+05AO8cK7Sbk1XvB6a6/y33ercfCe/EpVw0ewroLBCTomDEtmXOSAB4umsDuIG2GgzzjeILEb",
+	"jjYi9vNk+KU/IeFoZz8r+m7I3qfqJBBFv71MnLKnmiTd3mfb1Wx33zbJtwXW10xWq8Q6cFC73UKGv+iP",
+	"SaHVpQZDtQNEV1Ec/VlC2ef371o6GETdXkWDpGEomyay4Gi0UmfNnFpd+V5SJSyKrKT5dsKU7JaCmdF3",
+	"rb1xIR2P/boOx9PgJpVQBS2q+FwngNATvhr7QgjJ867yiBEbnP326rwXZ9VtMHflrWup1FpqlyOmlA3a",
+	"GjKFiSwXU1ca3pOA7wSzVre0Xe36iFp3vbhPCPRhmczf91zb51m2E7JdKRF6VCOOQ5Ix2T1U89JSw5XX",
+	"1SiOWWu2TzZUDCE3r7Vd3IIbRiMUe/sCdz2+LpLucI5h9529xh3M+Y3ueNgvlYT9zjpTEmoGE2YOWc9x",
+	"/xueLyLmcRyvE7nbj9W95w+z1hpJQ/Ml4VJrm7GTRyEcfeDuO4tGsj7XIdP5F+P6XrCzExifWW+Yu5w9",
+	"m8Il9/eFqYyzKsqu3+njmWyNS0Tr0h0SUmj+9rZ7CtLF0dmgOjaHGGcs1y/OuWFSSTj45kK5nXKj31Lc",
+	"ucWK+xa66Wb+9iUWOoxmDb/b4CbSeR1KVbrxyNKArkKPZJAYH/HvxPrJNEc87RTJ38R3dbqnN4ofQK7N",
+	"/N3sgCCsLCwqM4DC4N0wXq9ckaoKzS6hR2kIH0rc3THZrifuJnRW9nsHiuoIetrsJnKqd7qT2m6C2qe1",
+	"V47o/zf831Hj7ov+c7i1VA2+K+bRHBpRHTqiHm5ddYrLFhVaZWUKWYyyW+kM9DeZTNUNhNWLUBuMqa2l",
+	"9yRvW1VXWxKBD3bwNU4fwtZauUSwlT72YEy3lZoxb6hPDdGJtwu+iyX9mA+/N3y0M1U8kAFOUO5IE1V1",
+	"f8eEU1cgWapKaU04bCpV2S/VRWWd+9X6N4dMsjons9V0aGdxGiG/fVZvjdl1+b4s0j3cWmghr7udzvRr",
+	"8LZuQ30U0a7q3qvkpnUhr8EfzWrflfU+FdmDF/ZKtOSzPghXqn6/aznv1nraFWz5lZ5bcjX2xBOvR7XZ",
+	"/ITq6OpLWVYvXdQxZNNiVhbMKvbzqJdd9k6sZKVrdDNpye2+zEvPRcPKO/T7YaZMXcuMszqRwm7mSyas",
+	"93N9NNVd8Uhzbsz4QiZza4uJi/UmbOCCCykIytbRNS3ImCqtERmwJ7e3Z6xSjRN0shJmKKM35/YgvpBJ",
+	"qqR0XcImvmY6iVlixQJUaRM2cE6Ef8U5ULgIeRjeMQ74vpA4bKhKe4BT5KaucM1k449prtIrRLyr2Pa7",
+	"+PThTeWguR+YsBfSFwsaZlXMhNlWJl6Vg1OrDEoSZgc4b3urDhb04Ze4jUsGuYGDEXteF5HLjBVKW1dO",
+	"LgHxS+1/xn7PKIwupDDt5m7U2k3JfBkzo1rnjT+kVMriXnWHi0swg8/BZyi3XmnYmGWuBcGeSejAZl96",
+	"rws2CGhdFtnR4E+G/df5+XufNDxziUKifWFRJecZpXunOIIK+TaEKZoGTmCWNQK6P0UeENVCS1xJlOa0",
+	"3U22uT2wdktofNkq6e6h3qsjOh+08CsoCF9psLYKcQ8J2tZ520n9IXReF6ErSeqbOfS2KFjPTKE4oz+R",
+	"SbbDHljbVe+uzxPiDG2E1bjtZBEb0O1AE38IO/8IqXa9OXcrOOiS1de4S1emmrF1CgbSydaN+7GrsH9p",
+	"QN+scV8ppHPFRTjalfEfuoJ9nocq1EWz+PSfVRofR4e91OW3eH+ip3FODyZ7yKVNSy3s8iNC46t1gGvQ",
+	"z0u0kVejvnW/W98aK2aJuRqa63SCB1j3zOWW5cCNZadP2ZQb+Pm01DlL51zz1II2VTdWkje0Zk11aH25",
+	"BlVCzlTPXZAC5PPXQ2qGasU0d9B4J/TjjbDpfKq4zvzF+iLnFvl6xN4jjhmXS+am8FVPLNwO5fZCJn8h",
+	"vJNS51+Prk9C9qix8ytYskHY9Wg0Sg5GF/JCvoRUGPSMqjtk4ENklpkCUmqPKXJcblBVZdV5ZWEojozo",
+	"ORjjfEN2eFj3fjOjw0P2ijq+VIn+NDQl+9uwauE7pP8mbKB7eho7DF1ItnM7Y7Qxm7NXPYoTNrjpbUpM",
+	"s9cNgQ9cTVp7DgMI4eGhcY2FDw9j1mktHDd6hlSdhXHqurkwGpLu9lxuVI2LZts7NvAr+NmUBLZQGnqa",
+	"SuMZMnZeLWeYhpnI83CdW5UmX7IBeclsWqZXgPZ3q7puJm6pYE1m6saM/AH6hYz4B+AJ/qIyhLLRvLB5",
+	"kdLR2unJ095ehm7G/+a5yFzFDJlL5vCQpjg9PmZr7t2dsYQSPQmj2zyuoehsBjJDo5xuROPmyVTOlLWQ",
+	"sYLbORskoX758/GXkVY5JAehXemfJeil79hW98KlBTygn5pdcQ8PmZJ4wKWW1FL4+HhTu0pHNB5o92vS",
+	"wajItrFE3Rc0dAsVvthOA3oEuHnOnh0f+5m9KKZpXzpvC6dCmqTOri4hevKMmTPGqbPzk9vb4Kmh7mLB",
+	"M2PUo9pqAQ6xNPAZMzE7Ocb/PqH/jkYjNkh5UUCG4vKEzQ9i9nNwZcjl4XlORCYZn3KZKQkZG4BzA1nl",
+	"9AgTKjt9s/IkzJEwCL0MkF1k1TIUx2SCaquyamM4Z4poTEsrrqFKBPvJzljy/vn5i//yIjHxts3YlWQy",
+	"DUP3BF1K1/Q2B65NEDkUKhyxoOkMM+UUhfoUMropfZg4TvZOzvqbfcSpVY8Gw6awVKFddgHpmCW/vTpn",
+	"R9cnR95SNEd/iezrUY0ULulckvfvPva9WJUKB5pzgS+X8CbyIO3x/jV7OjoO7ia1+qU4Cb3lgiSJhVt7",
+	"RLaObwOeUO9EXH3wdPTkJ8MSNBNI//IE53IJdupI4LRCptJygVqDHFokLJ7hwgeV84sz/mSYMylwamP5",
+	"0rAEQRr7tGxStRRfQCa4AzdwC5csuR0aA0MHfEL0xIQ0Fng2ZuhEMpBWLxsSJKFtjRPXY5226yoCBnxq",
+	"8JcaGz5NTzhvjorZzVyk86r2mLbGDQtyJyHtQfmlhAqcYwaCosucVbYUbZi2zgZJr41FOtopJQSJ2qlT",
+	"Ytq4acMenP1iYi/jcOJcWNA8b6Q00LDBlwfJ55fvfn/1JTkYeSHkttqIUviCbmFI8dTKFzEpHIkgDFVv",
+	"57NQFElWALOkVq+dvAd3CG4N0n94QDaceiDUj69YWmqjNFLpHyg4pgp5lTt9SGL1DTd2SNb58PXLxLVc",
+	"JmNc1ZxDp2SSmI6sM+BGSDNmHBnVx3rkJXO3Nl3jYg0FcOv1jBaXVMT46cMbNiDBQXt2KsfD5YyEovRj",
+	"JKBEdfsIgR+naVzwxgqL7mzUtPSOrk/QCIziCB0FH7scHY+OyYIuQPJCROPo6eh49NT1bJuTuYubTefc",
+	"HjXqSMmkV860rw7ndRaNe9vd+G8cgLG/qOz+urVu6qzztW3qh7s2zRb5T46P7w+U9n6/+jRXS661Z+uk",
+	"DYnJ2EV5fPw07elPRhxJv0ISxKf/bEFbXphxHYm+kJTZrGQYxWhVDl5fBk5CwqYXTVCkrfZzvrooTBZk",
+	"ZKe1mR/qyHdzr8EDxi9kYwWpfIc7U0/u3jxzk3rkeGGCNi2q3VKDU8sXso69O+YH+lpKXZblgGqiuNWX",
+	"oIVcL9EvpJqxIL88T3Vd3KY+oGiDc2t3bhBIEQc/xq3UfLJLg+Ivfd8i6NR8u2B2QAXualMHUcO8zdvE",
+	"mUfD/fVwPnWs1zekYtGjxicsaMjJ9iGtTtk06On2QfWXEmjE6fYRVed7HHCywxLdfvA47sl/bh/X7aj+",
+	"NY6e7YK69ncLKIxRLhZcL6Nx9KGUpGyd4++8DS8Mcm6MSImAhs3+sXNO8WrLL01ocxoR6dV6EGG6hB59",
+	"4AzDV+6l9hdkPvdciEcadTOym7lCd8XrOMMuSdyj3cEl2X2j8FkV8rTqr6qQVGh9S2UluLkQUizKRTQ+",
+	"7ssgd+F6oRYLPjSAwKMPUUfmqIPRFUBxhoIytEcnyxEdZ3Ti1kEZ4p/rP7gTr35Qx5SLCiVkkUyX640M",
+	"bzOekTnCFNpb3poYrfsgTcuO2Qjcl63adIsC7PmCTVeS5UpeDtHNyELxLHPfFDIsKzXdevG0UlfiOuQE",
+	"FcdFjp7fNSDJm9GFfFWbiAI9iyxoBDfOa4E4KFX/I8Ja/9RSJEQKDQWCjm8yLtCfuJCpWpBfQhcZpfX9",
+	"iJOPH19N3r/+/bfJ69/PX3347+dvEjZApxlPM3OtsQ6czvkhb1fk7T9Lbn4kj2X4Ec/RiTM2A6CLWnVM",
+	"0JFjHCKiusmwDQnqZWYlQyl8s16GvhHGvnWvfEcbtm4N0cOM582mF5CxRQDnB4U+GgrFs6uLT03dd0Gg",
+	"x1m6gidPgf78OhRIwZ21ZPiB4nXX8Nbf6+voclIo6DXW6kRku3zebg+dckfqXkfZ4abiD2J+NMQciM1n",
+	"JNz5rKPeFtVsiktUrtMK9fZBWr9y1PnWoSPV7xXS6LZ2feBgRuMDOHuGMX51LuRa44kdta0nhKuyq0KJ",
+	"/Jit3l6LL+Sm2ygx23hntW90o2x/NBo1J1gp3G4NX70m2TO2vo3RGVsF6LtBDLZLDONCchm6XQQj1oUr",
+	"RpSXC2HbRhw0xH6ENd5tkW7YhaTgtwt44q+FMlQKWdWRuXUHM60W7PiAIsydeurk7EJ2ouIu+N2Kut45",
+	"dNJ75dGXkUTj1auC24IoG29B9cy7ehto1xX6L1z3gb56h3jXNToXVtbD37hUsdfc1WWHbVMrCd+CmY0L",
+	"rF6+3f90d9lBfdVo9x20Whb0wh6KZHads3ELtZ4PfGOUftOluuhlSy1jxplrXdHX1zOUtTo54KX5D6On",
+	"x+g53sHoqT4ze6cg4JNdELD6wbtHFkDkRGXun91eHA2zrbZYVi23za7Hb2DXm24bekmJAJfL/DsNwQak",
+	"kn1hUgiFPVrPZdP3CJubPWO8j+up8GYJtpYUwlXzQ+6/h+obKyVOciRUbNi6xYvH29sc4IfoeHz+0kq3",
+	"m80MGOo6NgafQt3PGqe/E9mmarxW8NgHNaPxyfFxHC34rQu+P6G/Qij+pCcU/z35qlmhuoa1Qi3Qj0DX",
+	"4wt0dT/xbNhAwg2gA4VuVFzlx10ltjlo8EFF9F++xhvjBZ5GvmsBQ+f23k7O/sl9c0FPIf0WnvBBbnL1",
+	"xKUU8tJjmg3ofpILPyqZAt1DOvjBQv8S2WO4FMZSeVmXAfv5q6NmKjMvA+rAt8J3L+l5k+9ahH/a9zGZ",
+	"cBPhB309GhHtDmVnKonXmv1rKeH4e4nAbYLvB6E9Uru3S2quGo2KzVFJkXJabwVs8imTmzl0PnJnGxRB",
+	"X7y7N0ey4Dadr/JC66r/dzJIetsJPHD2YUdu9PcDf3Dlv5R54Qiwh5fPqssU/i6Fu9Lkrk8ge4dsCn2I",
+	"endTpLrysIv/+zy8+2jERby3B/7s0TngzUvq6ypPasT/YPJHo3qrC0ZjupHkysipA0d9Q8t/J6HyGZsu",
+	"+h5cWt03Wp/gr76a0LxcHT0mxf49NPbK5y520tZPvsf69K2KNQxcEYYwPkH1g5XvJfH0CHjfn22dWaQv",
+	"5AtTcxFdxmIDjtxfk8Lf1bQRQ1I30l8IXRepa97GJ1Zu3sP//AU5zH+Mo4fROXOfak0W/IqK4RLfjsJd",
+	"pR8fHdHvc2Xs+D+O/+OYKnw8EH8Flq+5CBWvf0jV8I2/fW1S40m1h8YzXwH69cvX/xcAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

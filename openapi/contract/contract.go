@@ -2,6 +2,8 @@
 // wraps a client's RoundTripper and validates every response of a documented operation
 // (status, headers, JSON body) with kin-openapi, so that code and contract cannot drift:
 // any client driving the server in a test, official SDKs included, is checked for free.
+// Event streams are checked frame by frame, as the client reads them, against the schemas
+// that their operation's `x-sse-frames` extension names (see frames.go).
 package contract
 
 import (
@@ -22,6 +24,7 @@ import (
 
 // Validator holds a loaded document and its router.
 type Validator struct {
+	spec   *openapi3.T
 	router routers.Router
 }
 
@@ -45,12 +48,15 @@ func Load(t testing.TB, doc []byte) *Validator {
 	if err := spec.Validate(context.Background()); err != nil {
 		t.Fatalf("OpenAPI document is invalid: %v", err)
 	}
+	if err := checkFrameLists(spec); err != nil {
+		t.Fatalf("OpenAPI document is invalid: %v", err)
+	}
 	spec.Servers = nil
 	router, err := gorillamux.NewRouter(spec)
 	if err != nil {
 		t.Fatalf("route OpenAPI document: %v", err)
 	}
-	v := &Validator{router: router}
+	v := &Validator{spec: spec, router: router}
 	cache[string(doc)] = v
 	return v
 }
@@ -93,11 +99,18 @@ func (rt roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if verr := rt.v.Check(req, resp); verr != nil {
 		rt.t.Errorf("contract violation: %s %s -> %d: %v", req.Method, req.URL.Path, resp.StatusCode, verr)
 	}
+	if frames := rt.v.frameList(req, resp); frames != nil {
+		resp.Body = &frameChecker{body: resp.Body, check: func(n int, f frame) {
+			if err := rt.v.checkListed(frames, f); err != nil {
+				rt.t.Errorf("contract violation: %s %s, frame %d (event %q): %v", req.Method, req.URL.Path, n, f.event, err)
+			}
+		}}
+	}
 	return resp, nil
 }
 
 // Check validates one response. A JSON body is read and put back; an event stream's body is
-// left alone (its frames are checked by the tests that read them).
+// left alone: the Transport checks its frames as the client reads them.
 func (v *Validator) Check(req *http.Request, resp *http.Response) error {
 	route, params, err := v.router.FindRoute(req)
 	if err != nil {

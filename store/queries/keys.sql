@@ -20,3 +20,9 @@ WHERE k.secret_sha256 = @secret_sha256 AND k.revoked_at IS NULL;
 INSERT INTO api_keys (workspace_id, role, secret_sha256, display_prefix)
 VALUES (@workspace_id, 'owner', @secret_sha256, @display_prefix)
 ON CONFLICT (secret_sha256) DO NOTHING;
+
+-- name: LiveKeys :many
+-- LiveKeys returns those of the given keys that may still work: not revoked, and of an
+-- active workspace. Open streams re-check their keys with it.
+SELECT k.id FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
+WHERE k.id = ANY(@ids::uuid[]) AND k.revoked_at IS NULL AND w.status = 'active';

@@ -2,8 +2,8 @@
 -- id and short_id (both columns are indexed, so the OR costs two index probes).
 
 -- name: CreateWebhookEndpoint :one
-INSERT INTO webhook_endpoints (workspace_id, short_id, url, event_types, description, secret)
-VALUES (@workspace_id, @short_id, @url, @event_types, sqlc.narg(description), @secret)
+INSERT INTO webhook_endpoints (workspace_id, short_id, url, event_types, description, secret_ciphertext, secret_key_id)
+VALUES (@workspace_id, @short_id, @url, @event_types, sqlc.narg(description), @secret_ciphertext, @secret_key_id)
 RETURNING *;
 
 -- name: WebhookEndpointByRef :one
@@ -53,3 +53,25 @@ RETURNING enabled;
 SELECT endpoint_id, workspace_id, event_id, event_type, attempt, succeeded, response_code, duration_ms, error, created_at
 FROM webhook_attempts WHERE workspace_id = @workspace_id AND endpoint_id = @endpoint_id
 ORDER BY created_at DESC, id LIMIT @max::int;
+
+-- The secrets queries below are an operator's maintenance across workspaces (sealing the
+-- secrets of old endpoints, rotating the key), like revoking a key: they filter by key,
+-- not by workspace.
+
+-- name: WebhookSecretKeys :many
+-- WebhookSecretKeys counts the endpoints per key id of their secret; '' counts the secrets
+-- still in plaintext.
+SELECT coalesce(secret_key_id, '')::text AS key_id, count(*)::int AS endpoints
+FROM webhook_endpoints GROUP BY 1 ORDER BY 1;
+
+-- name: WebhookSecretsToSeal :many
+-- WebhookSecretsToSeal locks a batch of endpoints whose secret is in plaintext or sealed
+-- with one of the given keys.
+SELECT id, short_id, secret, secret_ciphertext, secret_key_id FROM webhook_endpoints
+WHERE secret IS NOT NULL OR secret_key_id = ANY(@key_ids::text[])
+ORDER BY id LIMIT @max::int
+FOR UPDATE;
+
+-- name: SealWebhookSecret :exec
+UPDATE webhook_endpoints SET secret = NULL, secret_ciphertext = @secret_ciphertext, secret_key_id = @secret_key_id
+WHERE id = @id;

@@ -21,6 +21,7 @@ import (
 	"github.com/peterldowns/pgtestdb"
 	"github.com/peterldowns/pgtestdb/migrators/common"
 
+	"switchboard/secrets"
 	"switchboard/store"
 )
 
@@ -41,7 +42,8 @@ func NewURL(t testing.TB) string {
 	return pgtestdb.Custom(t, config(t), migrator{}).URL()
 }
 
-// New returns a Store on a fresh migrated database, closed when the test ends.
+// New returns a Store on a fresh migrated database, closed when the test ends. It seals
+// secrets with a key of its own (Keyring).
 func New(t testing.TB) *store.Store {
 	t.Helper()
 	pool, err := pgxpool.New(context.Background(), NewURL(t))
@@ -49,7 +51,17 @@ func New(t testing.TB) *store.Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	return store.New(pool)
+	return store.New(pool).WithSecrets(Keyring(t))
+}
+
+// Keyring returns a keyring with a new random key, as SECRETS_KEY would configure.
+func Keyring(t testing.TB) *secrets.Keyring {
+	t.Helper()
+	k, _, err := secrets.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return secrets.NewKeyring(k)
 }
 
 // config reads TEST_DATABASE_URL into pgtestdb's terms. Tests and the template connect as

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"switchboard/apikey"
+	"switchboard/httpdeadline"
+)
+
+// TestServeTimeouts runs the real serve with short time-outs: a client trickling its body is
+// cut off, and the event feed, streaming for many times the write time-out, is not.
+func TestServeTimeouts(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	key, _, _ := apikey.New()
+	addr := freeAddr(t)
+	c.env["BOOTSTRAP_API_KEY"] = key
+	c.env["ADDR"] = addr
+	c.env["SSE_PING_INTERVAL"] = "20ms"
+	cfg, err := loadConfig(c.getenv)
+	require.NoError(t, err)
+	cfg.HTTP = httpdeadline.Config{Body: 100 * time.Millisecond, Write: 50 * time.Millisecond}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil))) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+	})
+	waitHealthy(t, "http://"+addr)
+
+	t.Run("a trickled body is cut off", func(t *testing.T) {
+		conn, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		defer conn.Close()
+		_, err = io.WriteString(conn, "POST /v1/responses HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "+key+
+			"\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"model\":")
+		require.NoError(t, err)
+		require.NoError(t, conn.SetReadDeadline(time.Now().Add(10*time.Second))) // a safety net only
+		_, err = io.Copy(io.Discard, conn)
+		var ne net.Error
+		require.False(t, errors.As(err, &ne) && ne.Timeout(), "the server kept the connection open: %v", err)
+	})
+
+	t.Run("the event feed outlives the write time-out", func(t *testing.T) {
+		req, err := http.NewRequest(http.MethodGet, "http://"+addr+"/v1/events", nil)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		lines := bufio.NewScanner(resp.Body)
+		pings := 0
+		for pings < 20 && lines.Scan() { // 20 pings 20 ms apart: 8 write time-outs
+			if strings.HasPrefix(lines.Text(), ":ping") {
+				pings++
+			}
+		}
+		require.NoError(t, lines.Err())
+		require.Equal(t, 20, pings)
+	})
+}
