@@ -106,8 +106,12 @@ func (p *Pipeline) Run(ctx context.Context, t Turn) (*Outcome, error) {
 	}
 	if err := p.commit(ctx, t, out, produced); err != nil {
 		// The vendor answered, so the turn costs what it used even though nothing else of it
-		// is kept.
-		p.meter(ctx, t, out)
+		// is kept; unless another run of the same background response finished it first:
+		// then the caller never sees this run's answer, and is not billed for the duplicate.
+		var dup supersededError
+		if !errors.As(err, &dup) {
+			p.meter(ctx, t, out)
+		}
 		return nil, err
 	}
 	return out, nil
@@ -226,6 +230,9 @@ func (p *Pipeline) commit(ctx context.Context, t Turn, out *Outcome, produced []
 				return err
 			}
 			if err := tx.WriteTurnRecord(ctx, t.WorkspaceID, rec); err != nil {
+				if rec.Finish && errors.Is(err, store.ErrNotFound) {
+					return supersededError{err}
+				}
 				return err
 			}
 			recorded = rec.Events
@@ -237,6 +244,13 @@ func (p *Pipeline) commit(ctx context.Context, t Turn, out *Outcome, produced []
 		return p.settle(ctx, tx, t.WorkspaceID, out, events, recorded)
 	})
 }
+
+// supersededError is a commit refused because the background response the turn finishes
+// was finished first, by another run of its job or by the sweep (store.Tx.FinishResponse).
+type supersededError struct{ err error }
+
+func (e supersededError) Error() string { return e.err.Error() }
+func (e supersededError) Unwrap() error { return e.err }
 
 // persist opens the conversation if needed and appends the turn's messages; it returns the
 // conversation.created event of a new conversation.
