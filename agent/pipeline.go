@@ -13,6 +13,7 @@ import (
 
 	"switchboard/apierr"
 	"switchboard/catalog"
+	"switchboard/inputguard"
 	"switchboard/llm"
 	"switchboard/money"
 	"switchboard/store"
@@ -87,6 +88,9 @@ func (p *Pipeline) Run(ctx context.Context, t Turn) (*Outcome, error) {
 	if !ok {
 		return nil, apierr.Invalid("model", "model_not_found", "The model %q does not exist or is not offered here.", t.Model)
 	}
+	if err := refuseNUL(t); err != nil {
+		return nil, err
+	}
 	client, err := p.models.For(string(model.Family))
 	if err != nil {
 		return nil, apierr.Internal(err)
@@ -101,6 +105,13 @@ func (p *Pipeline) Run(ctx context.Context, t Turn) (*Outcome, error) {
 		return nil, p.failed(ctx, t, out, err)
 	}
 	if err := p.commit(ctx, t, out, produced); err != nil {
+		// The vendor answered, so the turn costs what it used even though nothing else of it
+		// is kept; unless another run of the same background response finished it first:
+		// then the caller never sees this run's answer, and is not billed for the duplicate.
+		var dup supersededError
+		if !errors.As(err, &dup) {
+			p.meter(ctx, t, out)
+		}
 		return nil, err
 	}
 	return out, nil
@@ -137,6 +148,7 @@ func (p *Pipeline) loop(ctx context.Context, t Turn, client llm.Client, model ca
 			req.Tools = p.tools.offered(!t.Persist)
 		}
 		res, err := client.Generate(ctx, req, t.OnDelta)
+		scrub(&res)
 		out.Usage = out.Usage.Add(res.Usage)
 		out.Steps = step
 		if err != nil {
@@ -154,10 +166,46 @@ func (p *Pipeline) loop(ctx context.Context, t Turn, client llm.Client, model ca
 		call := llm.Message{Role: llm.RoleAssistant, Text: res.Text, ToolCalls: res.ToolCalls}
 		results := llm.Message{Role: llm.RoleTool}
 		for _, tc := range res.ToolCalls {
-			results.ToolResults = append(results.ToolResults, p.tools.run(ctx, t.WorkspaceID, !t.Persist, tc))
+			result := p.tools.run(ctx, t.WorkspaceID, !t.Persist, tc)
+			result.Content = inputguard.Scrub(result.Content)
+			results.ToolResults = append(results.ToolResults, result)
 		}
 		produced = append(produced, call, results)
 		req.Messages = append(req.Messages, call, results)
+	}
+}
+
+// refuseNUL refuses a turn whose input holds a NUL character, which PostgreSQL would refuse
+// at commit, after the model call. The HTTP and MCP guards refuse it with the field's path
+// first; this covers every other way into a turn.
+func refuseNUL(t Turn) error {
+	texts := append([]string{t.Text}, t.Instructions...)
+	for _, m := range t.Seed {
+		texts = append(texts, m.Text)
+		for _, c := range m.ToolCalls {
+			if _, found := inputguard.JSONNUL(c.Arguments); found {
+				return inputguard.NUL("input")
+			}
+			texts = append(texts, c.ID, c.Name)
+		}
+		for _, r := range m.ToolResults {
+			texts = append(texts, r.CallID, r.Name, r.Content)
+		}
+	}
+	for _, s := range texts {
+		if inputguard.HasNUL(s) {
+			return inputguard.NUL("input")
+		}
+	}
+	return nil
+}
+
+// scrub replaces NUL characters in what the vendor answered: the model's words are stored
+// whatever they are, and PostgreSQL refuses U+0000 in text and jsonb.
+func scrub(res *llm.Result) {
+	res.Text = inputguard.Scrub(res.Text)
+	for i, c := range res.ToolCalls {
+		res.ToolCalls[i] = llm.ToolCall{ID: inputguard.Scrub(c.ID), Name: inputguard.Scrub(c.Name), Arguments: inputguard.ScrubJSON(c.Arguments)}
 	}
 }
 
@@ -182,6 +230,9 @@ func (p *Pipeline) commit(ctx context.Context, t Turn, out *Outcome, produced []
 				return err
 			}
 			if err := tx.WriteTurnRecord(ctx, t.WorkspaceID, rec); err != nil {
+				if rec.Finish && errors.Is(err, store.ErrNotFound) {
+					return supersededError{err}
+				}
 				return err
 			}
 			recorded = rec.Events
@@ -193,6 +244,13 @@ func (p *Pipeline) commit(ctx context.Context, t Turn, out *Outcome, produced []
 		return p.settle(ctx, tx, t.WorkspaceID, out, events, recorded)
 	})
 }
+
+// supersededError is a commit refused because the background response the turn finishes
+// was finished first, by another run of its job or by the sweep (store.Tx.FinishResponse).
+type supersededError struct{ err error }
+
+func (e supersededError) Error() string { return e.err.Error() }
+func (e supersededError) Unwrap() error { return e.err }
 
 // persist opens the conversation if needed and appends the turn's messages; it returns the
 // conversation.created event of a new conversation.
@@ -249,15 +307,7 @@ func spendEvent(out *Outcome, balance int64) store.NewEvent {
 // failed meters what a failed turn already consumed and turns the failure into the error
 // the caller sees.
 func (p *Pipeline) failed(ctx context.Context, t Turn, out *Outcome, cause error) error {
-	if out.Usage.InputTokens > 0 || out.Usage.OutputTokens > 0 {
-		out.CostNanoUSD = out.Model.CostNanoUSD(out.Usage.InputTokens, out.Usage.OutputTokens)
-		// The request may have been cancelled; the charge must be written all the same.
-		mctx := context.WithoutCancel(ctx)
-		err := p.store.InTx(mctx, func(tx *store.Tx) error { return p.settle(mctx, tx, t.WorkspaceID, out, nil, nil) })
-		if err != nil {
-			p.log.ErrorContext(ctx, "metering a failed turn", slog.String("error", err.Error()))
-		}
-	}
+	p.meter(ctx, t, out)
 	var le *llm.Error
 	if errors.As(cause, &le) {
 		return &apierr.Error{Kind: apierr.KindUpstream, Code: string(le.Kind), Err: le,
@@ -271,6 +321,34 @@ func (p *Pipeline) failed(ctx context.Context, t Turn, out *Outcome, cause error
 		return cause
 	}
 	return apierr.Internal(cause)
+}
+
+// meter charges what a turn used, in a transaction of its own, when the turn itself is not
+// committed: the vendor failed midway, or the commit after its answer failed. The charge
+// names the conversation the turn continued, if it still exists (a conversation the turn
+// opened was rolled back with it).
+func (p *Pipeline) meter(ctx context.Context, t Turn, out *Outcome) {
+	if out.Usage.InputTokens == 0 && out.Usage.OutputTokens == 0 {
+		return
+	}
+	out.CostNanoUSD = out.Model.CostNanoUSD(out.Usage.InputTokens, out.Usage.OutputTokens)
+	out.Conversation, out.NewConversation = t.Conversation, false
+	// The request may have been cancelled; the charge must be written all the same.
+	mctx := context.WithoutCancel(ctx)
+	settle := func() error {
+		return p.store.InTx(mctx, func(tx *store.Tx) error { return p.settle(mctx, tx, t.WorkspaceID, out, nil, nil) })
+	}
+	err := settle()
+	if err != nil && out.Conversation != nil {
+		// The conversation may be what failed the commit (deleted meanwhile): charge
+		// without it rather than not at all.
+		out.Conversation = nil
+		err = settle()
+	}
+	if err != nil {
+		p.log.ErrorContext(ctx, "metering a turn that was not committed", slog.String("error", err.Error()),
+			slog.String("workspace_id", t.WorkspaceID.String()), slog.Int64("cost_nano_usd", out.CostNanoUSD))
+	}
 }
 
 func conversationRef(out *Outcome) any {

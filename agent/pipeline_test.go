@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"switchboard/agent"
+	"switchboard/apierr"
 	"switchboard/catalog"
 	"switchboard/llm"
 	"switchboard/llm/llmtest"
@@ -117,4 +119,113 @@ func TestToolLoopIsBounded(t *testing.T) {
 	require.Empty(t, b.vendor.Requests()[2].Tools, "the last step offers no tools")
 	require.Equal(t, llm.FinishStop, out.Finish)
 	require.Len(t, *b.ran, 2)
+}
+
+// ledger is the workspace's ledger rows, oldest first, and its balance now.
+func (b *testBundle) ledger(t *testing.T) (rows []ledgerRow, balance int64) {
+	t.Helper()
+	ctx := context.Background()
+	r, err := b.store.Pool().Query(ctx, `SELECT amount_nano_usd, input_tokens, output_tokens, conversation_id IS NOT NULL FROM ledger WHERE workspace_id = $1 ORDER BY created_at`, b.workspace.ID)
+	require.NoError(t, err)
+	for r.Next() {
+		var row ledgerRow
+		require.NoError(t, r.Scan(&row.amount, &row.in, &row.out, &row.linked))
+		rows = append(rows, row)
+	}
+	require.NoError(t, r.Err())
+	require.NoError(t, b.store.Pool().QueryRow(ctx, `SELECT balance_nano_usd FROM workspaces WHERE id = $1`, b.workspace.ID).Scan(&balance))
+	return rows, balance
+}
+
+type ledgerRow struct {
+	amount, in, out int64
+	linked          bool
+}
+
+// A turn whose vendor call completed is charged even when the commit that follows fails:
+// the charge is written in a transaction of its own, and nothing else of the turn is.
+func TestFailedCommitIsStillMetered(t *testing.T) {
+	t.Parallel()
+	t.Run("the surface's record fails", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.vendor.Push(llmtest.Reply{Text: "Hello.", InputTokens: 1000, OutputTokens: 500})
+		_, err := b.pipeline.Run(context.Background(), agent.Turn{WorkspaceID: b.workspace.ID, Model: "beta-5.4", Surface: "test", Text: "hi", Persist: true,
+			Record: func(*agent.Outcome) (store.TurnRecord, error) { return store.TurnRecord{}, errors.New("record failed") }})
+		require.Error(t, err)
+		require.Len(t, b.vendor.Requests(), 1)
+		rows, balance := b.ledger(t)
+		require.Len(t, rows, 1, "the vendor answered: the turn is charged")
+		require.Equal(t, int64(1000), rows[0].in)
+		require.Equal(t, int64(500), rows[0].out)
+		require.Negative(t, rows[0].amount)
+		require.False(t, rows[0].linked, "the conversation the turn opened was rolled back")
+		require.Equal(t, b.workspace.BalanceNanoUSD+rows[0].amount, balance)
+		var conversations int
+		require.NoError(t, b.store.Pool().QueryRow(context.Background(), `SELECT count(*) FROM conversations`).Scan(&conversations))
+		require.Zero(t, conversations)
+	})
+	t.Run("the conversation is deleted while the model answers", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		ctx := context.Background()
+		first, err := b.pipeline.Run(ctx, agent.Turn{WorkspaceID: b.workspace.ID, Model: "beta-5.4", Surface: "test", Text: "hi", Persist: true})
+		require.NoError(t, err)
+		_, before := b.ledger(t)
+		b.vendor.Push(llmtest.Reply{Text: "Still here.", InputTokens: 2000, OutputTokens: 100})
+		deleted := false
+		_, err = b.pipeline.Run(ctx, agent.Turn{WorkspaceID: b.workspace.ID, Model: "beta-5.4", Surface: "test", Text: "again", Persist: true,
+			Conversation: first.Conversation,
+			OnDelta: func(string) error {
+				if !deleted {
+					_, err := b.store.Pool().Exec(ctx, `DELETE FROM conversations WHERE id = $1`, first.Conversation.ID)
+					require.NoError(t, err)
+					deleted = true
+				}
+				return nil
+			}})
+		require.Error(t, err)
+		rows, balance := b.ledger(t)
+		require.Len(t, rows, 2)
+		require.Equal(t, int64(2000), rows[1].in)
+		require.Equal(t, before+rows[1].amount, balance)
+	})
+}
+
+// Input PostgreSQL would refuse never reaches the vendor: the turn is refused before the
+// model call, so there is nothing to charge and nothing to lose.
+func TestNULInputIsRefusedBeforeTheModelCall(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for _, turn := range []agent.Turn{
+		{Text: "hi\x00"},
+		{Text: "hi", Instructions: []string{"be \x00 brief"}},
+		{Text: "hi", Seed: []llm.Message{{Role: llm.RoleUser, Text: "\x00"}}},
+	} {
+		turn.WorkspaceID, turn.Model, turn.Persist = b.workspace.ID, "beta-5.4", true
+		_, err := b.pipeline.Run(context.Background(), turn)
+		e := apierr.As(err)
+		require.NotNil(t, e)
+		require.Equal(t, "nul_character", e.Code)
+		require.Equal(t, "input", e.Param)
+	}
+	require.Empty(t, b.vendor.Requests())
+}
+
+// A vendor's reply holding NUL characters is kept with U+FFFD in their place: the commit
+// must not fail on what the model said.
+func TestNULInTheReplyIsReplaced(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.vendor.Push(
+		llmtest.Reply{ToolCalls: []llm.ToolCall{toolCall("call_\x00", "weather", `{"city":"Par\u0000is"}`)}},
+		llmtest.Reply{Text: "Sun\x00ny."},
+	)
+	out, err := b.pipeline.Run(context.Background(), agent.Turn{WorkspaceID: b.workspace.ID, Model: "beta-5.4", Surface: "test", Text: "weather?", Persist: true})
+	require.NoError(t, err)
+	require.Equal(t, "Sun\uFFFDny.", out.Text)
+	history, err := b.store.History(context.Background(), b.workspace.ID, out.Conversation.ID)
+	require.NoError(t, err)
+	require.Len(t, history, 4)
+	require.Equal(t, "Sun\uFFFDny.", history[3].Content)
 }

@@ -241,6 +241,11 @@ func TestHostileInput(t *testing.T) {
 		"not UTF-8":       {"agent: {name: \xff\xfe}", "invalid YAML"},
 		"complex key":     {strings.Replace(minimal, "  name: Helper", "  ? [name]\n  : Helper", 1), "agent (line 2): keys must be strings"},
 		"flow scalar tab": {"agent: \"\\t\"", "agent (line 1): must be a mapping, got a string"},
+		"6000 levels":     {strings.Replace(minimal, "agent:", "agent:\n  tools: [{type: http_request, config: {a: "+strings.Repeat("[", 6000)+strings.Repeat("]", 6000)+"}}]", 1), "nested more than 64 levels deep"},
+		// PostgreSQL refuses U+0000 in text: a double-quoted "\0" must not reach it.
+		"NUL in a value": {strings.Replace(minimal, "  name: Helper", `  name: "Hel\0per"`, 1), "agent.name (line 2): contains a NUL character"},
+		"NUL in config":  {strings.Replace(minimal, "agent:", "agent:\n  channels: [{type: webchat, config: {x: [\"\\0\"]}}]", 1), "agent.channels[0].config.x[0] (line 2): contains a NUL character"},
+		"NUL in a key":   {strings.Replace(minimal, "agent:", "agent:\n  channels: [{type: webchat, config: {\"\\0\": 1}}]", 1), "contains a NUL character"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

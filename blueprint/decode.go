@@ -12,13 +12,15 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"switchboard/inputguard"
 )
 
 // Bounds on the work one document can cause. A blueprint is a few hundred nodes; aliases can
 // make a small document expand exponentially ("billion laughs") or refer to themselves.
 const (
-	maxNodes = 100_000 // nodes visited, counting each alias expansion again
-	maxDepth = 64      // nesting of mappings and lists
+	maxNodes = 100_000             // nodes visited, counting each alias expansion again
+	maxDepth = inputguard.MaxDepth // nesting of mappings and lists, as for JSON requests
 )
 
 // parseYAML reads the single YAML document in data. A nil root means an empty document.
@@ -187,8 +189,15 @@ func (d *decoder) enter(n *yaml.Node, path string, depth int) *yaml.Node {
 		d.add(path, d.lineOf(path), "unsupported YAML tag "+tag)
 		return nil
 	}
+	if n.Kind == yaml.ScalarNode && inputguard.HasNUL(n.Value) {
+		d.add(path, d.lineOf(path), nulMessage)
+		return nil
+	}
 	return n
 }
+
+// nulMessage refuses U+0000 (a double-quoted "\0"), which PostgreSQL refuses in text.
+const nulMessage = "contains a NUL character (\\0), which is not accepted in text"
 
 // key reads the key node of a mapping entry.
 func (d *decoder) key(n *yaml.Node, path string) (name string, line int, ok bool) {
@@ -205,6 +214,10 @@ func (d *decoder) key(n *yaml.Node, path string) (name string, line int, ok bool
 	}
 	if n.Kind != yaml.ScalarNode {
 		d.add(path, line, "keys must be strings")
+		return "", line, false
+	}
+	if inputguard.HasNUL(n.Value) {
+		d.add(path, line, "a key "+nulMessage)
 		return "", line, false
 	}
 	if n.ShortTag() == "!!merge" {

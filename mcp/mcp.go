@@ -18,6 +18,7 @@ import (
 
 	"switchboard/apierr"
 	"switchboard/blueprint"
+	"switchboard/inputguard"
 	"switchboard/manage"
 )
 
@@ -72,6 +73,11 @@ func (t toolkit) handler(o manage.Operation) server.ToolHandlerFunc {
 		if err != nil {
 			// A tool's failure is a result the client reads (isError), not a protocol error.
 			return failure(apierr.Invalid("", "invalid_arguments", "The arguments are not JSON.")), nil //nolint:nilerr
+		}
+		// The same guard as HTTP bodies: no NUL reaches PostgreSQL, no deep nesting an
+		// operation's decoder.
+		if err := inputguard.CheckJSON(args); err != nil {
+			return t.failed(ctx, o.Name, err), nil
 		}
 		out, err := o.Run(ctx, ws, args)
 		if err != nil {

@@ -15,7 +15,7 @@ import (
 	"switchboard/openapi"
 )
 
-func (b *testBundle) postYAML(t *testing.T, path, body string) (*http.Response, []byte) {
+func (b *testBundle) postYAML(t testing.TB, path, body string) (*http.Response, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, b.url+path, strings.NewReader(body))
 	require.NoError(t, err)

@@ -55,7 +55,7 @@ type setupOpts struct {
 	bodyLimit            int64 // 0: the default
 }
 
-func setup(t *testing.T, opts ...func(*setupOpts)) *testBundle {
+func setup(t testing.TB, opts ...func(*setupOpts)) *testBundle {
 	t.Helper()
 	o := setupOpts{keyRPM: 1000, workspaceRPM: 1000, allowPrivate: true, disableAfter: 15, ping: 15 * time.Second,
 		responseTTL: time.Minute, idempotencyRetention: time.Hour}
@@ -83,7 +83,7 @@ func setup(t *testing.T, opts ...func(*setupOpts)) *testBundle {
 	return b
 }
 
-func (b *testBundle) newKey(t *testing.T, w store.Workspace, role string) string {
+func (b *testBundle) newKey(t testing.TB, w store.Workspace, role string) string {
 	t.Helper()
 	key, sum, display := apikey.New()
 	_, err := b.store.CreateKey(context.Background(), w.ID, role, sum, display)
@@ -93,7 +93,7 @@ func (b *testBundle) newKey(t *testing.T, w store.Workspace, role string) string
 
 // do sends a request with the given Authorization value ("" sends none) and returns the
 // response with its body read.
-func (b *testBundle) do(t *testing.T, method, path, auth, body string) (*http.Response, []byte) {
+func (b *testBundle) do(t testing.TB, method, path, auth, body string) (*http.Response, []byte) {
 	t.Helper()
 	var r io.Reader
 	if body != "" {
@@ -173,7 +173,7 @@ func (b *testBundle) balance(t *testing.T) int64 {
 }
 
 // startApp runs one process (job queue, hub, relay, HTTP) over the store, until the test ends.
-func startApp(t *testing.T, st *store.Store, o setupOpts, families map[string]llm.FamilyConfig) (*app.App, string) {
+func startApp(t testing.TB, st *store.Store, o setupOpts, families map[string]llm.FamilyConfig) (*app.App, string) {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	cfg := app.DefaultConfig()
@@ -215,7 +215,7 @@ func (b *testBundle) replica(t *testing.T) (*app.App, string) {
 
 func stringsReader(s string) io.Reader { return strings.NewReader(s) }
 
-func readAll(t *testing.T, resp *http.Response) []byte {
+func readAll(t testing.TB, resp *http.Response) []byte {
 	t.Helper()
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)

@@ -1,22 +1,28 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"io"
 	"log/slog"
 	"math"
+	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
 	"switchboard/apierr"
 	"switchboard/apikey"
+	"switchboard/inputguard"
 	"switchboard/ratelimit"
 	"switchboard/store"
 )
@@ -206,4 +212,102 @@ func principalFrom(ctx context.Context) (store.Principal, bool) {
 func WorkspaceFrom(ctx context.Context) (uuid.UUID, bool) {
 	p, ok := principalFrom(ctx)
 	return p.WorkspaceID, ok
+}
+
+// guardInput refuses, before the request validator parses anything, what no operation
+// accepts (inputguard): a JSON body nested deeper than inputguard.MaxDepth, and text
+// PostgreSQL refuses: NUL characters, and (in paths and queries, which are not decoded as
+// JSON is) bytes that are not UTF-8. Such a path parameter is a 404 (no id holds one); a
+// query parameter the operation declares, or a JSON value, a 400 naming it. Query
+// parameters no operation declares are ignored here as everywhere else.
+func (s *Server) guardInput(spec *openapi3.T) echo.MiddlewareFunc {
+	declared := declaredQuery(spec)
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			for i, name := range c.ParamNames() {
+				// `*` is the catch-all of an unknown route, which answers its own 404.
+				if name != "*" && i < len(c.ParamValues()) && !pathValueStorable(c.ParamValues()[i]) {
+					return noSuchID(c.Path(), name)
+				}
+			}
+			for name := range declared[c.Request().Method+" "+c.Path()] {
+				for _, v := range c.QueryParams()[name] {
+					if err := inputguard.CheckText(name, v); err != nil {
+						return err
+					}
+				}
+			}
+			return guardBody(c, next)
+		}
+	}
+}
+
+// pathValueStorable reports whether a path parameter is text PostgreSQL accepts. When the
+// path came escaped (RawPath: `%2C` in an id), echo hands over the escaped value and the
+// generated binder unescapes it, so both forms are checked.
+func pathValueStorable(v string) bool {
+	if inputguard.CheckText("", v) != nil {
+		return false
+	}
+	unescaped, err := url.PathUnescape(v)
+	return err != nil || inputguard.CheckText("", unescaped) == nil
+}
+
+// declaredQuery lists the query parameters of each operation of spec, by echo route
+// ("GET /v1/webhooks/:id/attempts").
+func declaredQuery(spec *openapi3.T) map[string]map[string]bool {
+	out := map[string]map[string]bool{}
+	for path, item := range spec.Paths.Map() {
+		route := strings.NewReplacer("{", ":", "}", "").Replace(path)
+		for method, op := range item.Operations() {
+			names := map[string]bool{}
+			for _, params := range []openapi3.Parameters{item.Parameters, op.Parameters} {
+				for _, p := range params {
+					if p.Value != nil && p.Value.In == openapi3.ParameterInQuery {
+						names[p.Value.Name] = true
+					}
+				}
+			}
+			out[method+" "+route] = names
+		}
+	}
+	return out
+}
+
+// guardBody checks a JSON body (or one without a Content-Type; the validator judges it).
+func guardBody(c echo.Context, next echo.HandlerFunc) error {
+	req := c.Request()
+	if req.Body == nil || req.Body == http.NoBody || !isJSON(req.Header.Get(echo.HeaderContentType)) {
+		return next(c)
+	}
+	raw, err := io.ReadAll(req.Body)
+	if err != nil {
+		return err // over the body limit: the 413
+	}
+	if err := inputguard.CheckJSON(raw); err != nil {
+		return err
+	}
+	req.Body = io.NopCloser(bytes.NewReader(raw))
+	return next(c)
+}
+
+// isJSON reports whether a Content-Type is JSON, or absent (the validator then decides).
+func isJSON(contentType string) bool {
+	mediaType, _, _ := strings.Cut(contentType, ";")
+	mediaType = strings.ToLower(strings.TrimSpace(mediaType))
+	return mediaType == "" || strings.HasSuffix(mediaType, "json")
+}
+
+// noSuchID is the 404 of a path id that cannot exist, coded as the route's resource is when
+// its id is unknown: `/v1/webhooks/:id/attempts` gives webhook_not_found.
+func noSuchID(route, param string) *apierr.Error {
+	what := "resource"
+	segments := strings.Split(route, "/")
+	for i, seg := range segments {
+		if seg == ":"+param && i > 0 {
+			what = strings.TrimSuffix(segments[i-1], "s")
+			break
+		}
+	}
+	return apierr.NotFound(param, what+"_not_found", "No %s with that id in this workspace.", what)
 }

@@ -1,0 +1,236 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/stretchr/testify/require"
+
+	"switchboard/gen/apiapi"
+	"switchboard/gen/v1api"
+	"switchboard/openapi"
+	"switchboard/openapi/contract"
+)
+
+// fuzzOp is a request of one operation: the fuzzer picks one by index and mutates its path
+// id, its query string and its body. `$response`, `$conversation`, `$webhook`, `$agent` and
+// `$event` in the id or the body stand for resources the fuzzed server holds.
+type fuzzOp struct {
+	operationID string
+	method      string
+	path        string // `{id}` is replaced by the (escaped) id
+	contentType string
+	id, query   string
+	body        string
+}
+
+// fuzzOps are valid requests of every /v1 and /api operation (TestFuzzOpsCoverEveryOperation
+// keeps the list complete): the seed corpus of FuzzHTTP.
+var fuzzOps = []fuzzOp{
+	{"createResponse", http.MethodPost, "/v1/responses", "application/json", "", "", `{"model":"beta-5.4","input":"Hello"}`},
+	{"createResponse", http.MethodPost, "/v1/responses", "application/json", "", "", `{"input":[{"role":"user","content":[{"type":"input_text","text":"Hi"}]}],"previous_response_id":"$response","stream":true}`},
+	{"createResponse", http.MethodPost, "/v1/responses", "application/json", "", "", `{"input":"Later","background":true,"instructions":"Be brief."}`},
+	{"getResponse", http.MethodGet, "/v1/responses/{id}", "", "$response", "", ""},
+	{"createChatCompletion", http.MethodPost, "/v1/chat/completions", "application/json", "", "", `{"model":"alpha-sonnet-4-6","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"hi"}]}`},
+	{"createChatCompletion", http.MethodPost, "/v1/chat/completions", "application/json", "", "", `{"messages":[{"role":"user","content":"again"}],"conversation":"$conversation","stream":true}`},
+	{"listModels", http.MethodGet, "/v1/models", "", "", "", ""},
+	{"retrieveModel", http.MethodGet, "/v1/models/{id}", "", "gamma-v4-flash", "", ""},
+	{"createWebhook", http.MethodPost, "/v1/webhooks", "application/json", "", "", `{"url":"https://hooks.example.com/in","event_types":["turn.completed"],"description":"night shift"}`},
+	{"listWebhooks", http.MethodGet, "/v1/webhooks", "", "", "limit=10", ""},
+	{"getWebhook", http.MethodGet, "/v1/webhooks/{id}", "", "$webhook", "", ""},
+	{"updateWebhook", http.MethodPatch, "/v1/webhooks/{id}", "application/json", "$webhook", "", `{"description":"day shift","enabled":true,"event_types":["*"]}`},
+	{"deleteWebhook", http.MethodDelete, "/v1/webhooks/{id}", "", "$webhook2", "", ""},
+	{"listWebhookAttempts", http.MethodGet, "/v1/webhooks/{id}/attempts", "", "$webhook", "limit=5", ""},
+	{"redeliverWebhookEvent", http.MethodPost, "/v1/webhooks/{id}/redeliver", "application/json", "$webhook", "", `{"event_id":"$event"}`},
+	{"streamEvents", http.MethodGet, "/v1/events", "", "", "after=0&types=turn.completed", ""},
+	{"listAgents", http.MethodGet, "/api/agents", "", "", "status=enabled", ""},
+	{"createAgent", http.MethodPost, "/api/agents", "application/yaml", "", "", fuzzAgentYAML},
+	{"createAgent", http.MethodPost, "/api/agents", "application/json", "", "", `{"yaml":"agent:\n  name: Desk\n  language: en\n  persona:\n    display_name: Helper\n    tone: professional\n    greeting: Hi there.\n  llm:\n    provider: beta\n    model: beta-5.4-mini\n    temperature: 0.5\n    max_tokens: 256\n    system_prompt: You help customers.\n"}`},
+	{"getAgent", http.MethodGet, "/api/agents/{id}", "", "$agent", "", ""},
+	{"updateAgent", http.MethodPatch, "/api/agents/{id}", "application/json", "$agent", "", `{"greeting":"Good morning!","status":"disabled","disclosureText":null}`},
+	{"listChannels", http.MethodGet, "/api/channels", "", "", "", ""},
+	{"createChannel", http.MethodPost, "/api/channels", "application/json", "", "", `{"provider":"sms","name":"Main line","config":{"number":"+15550100"}}`},
+}
+
+// fuzzAgentYAML is a valid blueprint (voiceAgent of the MCP tests, with a webchat channel).
+const fuzzAgentYAML = `agent:
+  name: Front Desk
+  language: en-US
+  persona:
+    display_name: Ava
+    tone: friendly
+    greeting: Hello! How can I help?
+  llm:
+    provider: alpha
+    model: alpha-haiku-4-5
+    temperature: 0.3
+    max_tokens: 512
+    system_prompt: You answer the phone for a dental clinic.
+  channels:
+    - type: webchat
+`
+
+// FuzzHTTP drives the real server in process (real PostgreSQL, vendors faked at the wire)
+// with mutated requests of every /v1 and /api operation: no request may end in a 5xx or
+// break the contract (every response is checked against the OpenAPI documents) and, while
+// fuzzing, none may take over a second. `go test` runs the seeds and testdata/fuzz/FuzzHTTP;
+// to fuzz:
+//
+//	scripts/with-test-db.sh go test -run '^$' -fuzz FuzzHTTP -fuzztime 5m ./server/
+func FuzzHTTP(f *testing.F) {
+	for i, op := range fuzzOps {
+		f.Add(uint8(i), op.id, op.query, []byte(op.body))
+	}
+	b := setup(f, func(o *setupOpts) { o.keyRPM, o.workspaceRPM = 1<<30, 1<<30 })
+	ctx := context.Background()
+	_, err := b.store.Pool().Exec(ctx, `UPDATE workspaces SET balance_nano_usd = 1000000000000000 WHERE id = $1`, b.workspace.ID)
+	require.NoError(f, err)
+	auth := "Bearer " + b.newKey(f, b.workspace, "owner")
+	refs := fuzzRefs(f, b, auth)
+	// The 1 s bound is an oracle for the fuzzer; the seed run `go test` makes on a busy
+	// machine asserts no timing.
+	timed := flag.Lookup("test.fuzz").Value.String() != ""
+	v1, api := contract.Load(f, openapi.V1YAML), contract.Load(f, openapi.APIYAML)
+
+	send := func(t testing.TB, op fuzzOp, id, query string, body []byte) (status int, elapsed time.Duration, answer string, ok bool) {
+		target := b.url + strings.ReplaceAll(op.path, "{id}", url.PathEscape(refs.Replace(id)))
+		if query != "" {
+			target += "?" + sendable(query)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		var r io.Reader
+		if op.method != http.MethodGet && op.method != http.MethodDelete {
+			r = bytes.NewReader([]byte(refs.Replace(string(body))))
+		}
+		req, err := http.NewRequestWithContext(ctx, op.method, target, r)
+		if err != nil {
+			return 0, 0, "", false // not a URL a client could send
+		}
+		req.Header.Set("Authorization", auth)
+		if op.contentType != "" {
+			req.Header.Set("Content-Type", op.contentType)
+		}
+		start := time.Now()
+		resp, err := contract.Client(t, v1, api).Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		// The whole answer, streamed turns included; the event feed stays open, so there the
+		// headers are the answer.
+		var raw []byte
+		if mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mediaType != "text/event-stream" || op.operationID != "streamEvents" {
+			raw, err = io.ReadAll(resp.Body)
+			require.NoError(t, err)
+		}
+		return resp.StatusCode, time.Since(start), string(raw), true
+	}
+	// The seeds are valid requests: each succeeds, so the fuzzer starts from every
+	// operation's success path.
+	for _, op := range fuzzOps {
+		status, _, answer, _ := send(f, op, op.id, op.query, []byte(op.body))
+		require.Less(f, status, 300, "%s %s: %s", op.method, op.path, answer)
+	}
+
+	f.Fuzz(func(t *testing.T, opIndex uint8, id, query string, body []byte) {
+		op := fuzzOps[int(opIndex)%len(fuzzOps)]
+		status, elapsed, answer, ok := send(t, op, id, query, body)
+		if !ok {
+			return
+		}
+		require.Less(t, status, 500, "%s %s %q %q %q: %s", op.method, op.path, id, query, body, answer)
+		if timed && elapsed > time.Second {
+			// The machine may have stalled (other processes share it): the input is slow
+			// when it is slow twice.
+			if _, again, _, _ := send(t, op, id, query, body); again > time.Second {
+				t.Fatalf("%s %s %q %q %q took %s, then %s", op.method, op.path, id, query, body, elapsed, again)
+			}
+		}
+	})
+}
+
+// sendable escapes what a request line cannot carry raw: spaces, control characters,
+// non-ASCII bytes and `#` (clients escape those; sent raw, net/http's server refuses the
+// request line before any handler, with a plain-text 400).
+func sendable(query string) string {
+	var b strings.Builder
+	for _, c := range []byte(query) {
+		if c <= ' ' || c >= 0x7f || c == '#' {
+			b.WriteString("%" + strings.ToUpper(strconv.FormatUint(uint64(c)|0x100, 16)[1:]))
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// fuzzRefs creates one resource of each kind and returns the replacer of their `$` names.
+func fuzzRefs(t testing.TB, b *testBundle, auth string) *strings.Replacer {
+	t.Helper()
+	decode := func(method, path, contentType, body string, into any) {
+		req, err := http.NewRequest(method, b.url+path, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", auth)
+		req.Header.Set("Content-Type", contentType)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		raw := readAll(t, resp)
+		require.Less(t, resp.StatusCode, 300, string(raw))
+		require.NoError(t, json.Unmarshal(raw, into))
+	}
+	var response struct {
+		ID           string `json:"id"`
+		Conversation string `json:"x_svc_conversation"`
+	}
+	decode(http.MethodPost, "/v1/responses", "application/json", `{"input":"Hello"}`, &response)
+	var webhook struct{ ID string }
+	decode(http.MethodPost, "/v1/webhooks", "application/json", `{"url":"https://hooks.example.com/in"}`, &webhook)
+	var doomed struct{ ID string }
+	decode(http.MethodPost, "/v1/webhooks", "application/json", `{"url":"https://hooks.example.com/doomed"}`, &doomed)
+	var agent struct{ AgentID string }
+	decode(http.MethodPost, "/api/agents", "application/yaml", fuzzAgentYAML, &agent)
+	var event string
+	require.NoError(t, b.store.Pool().QueryRow(context.Background(), `SELECT short_id FROM events WHERE workspace_id = $1 ORDER BY seq LIMIT 1`, b.workspace.ID).Scan(&event))
+	return strings.NewReplacer("$response", response.ID, "$conversation", response.Conversation, "$webhook2", doomed.ID, "$webhook", webhook.ID, "$agent", agent.AgentID, "$event", event)
+}
+
+// The seed corpus of FuzzHTTP has a valid request of every operation of both contracts.
+func TestFuzzOpsCoverEveryOperation(t *testing.T) {
+	t.Parallel()
+	var want []string
+	for _, load := range []func() (*openapi3.T, error){v1Spec, apiSpec} {
+		spec, err := load()
+		require.NoError(t, err)
+		for _, item := range spec.Paths.Map() {
+			for _, op := range item.Operations() {
+				// The generated copy of the document capitalizes operation ids.
+				want = append(want, strings.ToLower(op.OperationID[:1])+op.OperationID[1:])
+			}
+		}
+	}
+	seen := map[string]bool{}
+	var have []string
+	for _, op := range fuzzOps {
+		if !seen[op.operationID] {
+			seen[op.operationID] = true
+			have = append(have, op.operationID)
+		}
+	}
+	sort.Strings(want)
+	sort.Strings(have)
+	require.Equal(t, want, have)
+}
+
+func v1Spec() (*openapi3.T, error)  { return v1api.GetSwagger() }
+func apiSpec() (*openapi3.T, error) { return apiapi.GetSwagger() }
