@@ -59,7 +59,7 @@ func keepRawBody(next echo.HandlerFunc) echo.HandlerFunc {
 		if req.Body == nil || req.Method == http.MethodGet {
 			return next(c)
 		}
-		raw, err := io.ReadAll(req.Body)
+		raw, err := readBody(req.Body)
 		if err != nil {
 			return err
 		}

@@ -3,7 +3,9 @@ package server
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -143,6 +145,9 @@ func validationError(c echo.Context, he *echo.HTTPError) error {
 	if he.Code != http.StatusBadRequest {
 		return fromHTTPError(he)
 	}
+	if e := unreadBody(he.Internal); e != nil {
+		return e
+	}
 	cause := he.Internal
 	var reqErr *openapi3filter.RequestError
 	if errors.As(he.Internal, &reqErr) {
@@ -173,6 +178,30 @@ func validationError(c echo.Context, he *echo.HTTPError) error {
 		return apierr.Invalid("", "invalid_request", "%s", describe(reqErr.Err, reqErr.Reason))
 	}
 	return apierr.Invalid("", "invalid_request", "%v", he.Message)
+}
+
+// unreadBody is the 400 of a body that could not be read (the client stopped sending it, or
+// did not send it in time), or nil when err is something else. Its message never carries
+// the read error: that names this server's and the client's addresses and ports.
+func unreadBody(err error) *apierr.Error {
+	var netErr net.Error
+	if !errors.As(err, &netErr) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil
+	}
+	return &apierr.Error{Kind: apierr.KindInvalid, Code: "body_not_received", Err: err,
+		Message: "The request body was not received completely; send the whole body without pausing."}
+}
+
+// readBody reads a request body for a middleware that needs it whole: the body limit's
+// error passes through (the 413), a failed read is unreadBody's 400.
+func readBody(body io.Reader) ([]byte, error) {
+	raw, err := io.ReadAll(body)
+	if err != nil {
+		if e := unreadBody(err); e != nil {
+			return nil, e
+		}
+	}
+	return raw, err
 }
 
 // firstSchemaError finds the schema error in err and a one-line reason for it. A value that

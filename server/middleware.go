@@ -280,9 +280,9 @@ func guardBody(c echo.Context, next echo.HandlerFunc) error {
 	if req.Body == nil || req.Body == http.NoBody || !isJSON(req.Header.Get(echo.HeaderContentType)) {
 		return next(c)
 	}
-	raw, err := io.ReadAll(req.Body)
+	raw, err := readBody(req.Body)
 	if err != nil {
-		return err // over the body limit: the 413
+		return err // over the body limit (the 413), or not received
 	}
 	if err := inputguard.CheckJSON(raw); err != nil {
 		return err

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"testing"
 
 	"github.com/labstack/echo/v4"
@@ -39,4 +41,39 @@ func TestPanicIsA500WithoutInternals(t *testing.T) {
 	require.NotEmpty(t, id)
 	require.Contains(t, logs.String(), id)
 	require.Contains(t, logs.String(), "secret database password", "the internals go to the log")
+}
+
+// failingBody fails mid-read the way a client that stops sending does.
+type failingBody struct{ sent bool }
+
+func (f *failingBody) Read(p []byte) (int, error) {
+	if !f.sent {
+		f.sent = true
+		return copy(p, `{"input":"hel`), nil
+	}
+	return 0, &net.OpError{Op: "read", Net: "tcp", Source: &net.TCPAddr{IP: net.IPv6loopback, Port: 51786},
+		Addr: &net.TCPAddr{IP: net.IPv6loopback, Port: 34433}, Err: os.ErrDeadlineExceeded}
+}
+
+func (*failingBody) Close() error { return nil }
+
+// A body whose read fails is a 400 that names neither address nor port, whichever
+// middleware reads it first (the input guard of /v1, the raw-body keeper of /api).
+func TestUnreadBodyIsA400WithoutNetworkDetail(t *testing.T) {
+	t.Parallel()
+	s, err := New(Config{PublicBaseURL: "http://sb.test", BodyLimitBytes: 1 << 20}, Deps{Catalog: catalog.Default(), Limiter: ratelimit.NewMemory(nil), Log: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	s.echo.POST("/read", func(c echo.Context) error { return guardBody(c, func(echo.Context) error { return nil }) })
+	s.echo.POST("/keep", keepRawBody(func(echo.Context) error { return nil }))
+	for _, path := range []string{"/read", "/keep"} {
+		req := httptest.NewRequest(http.MethodPost, path, nil)
+		req.Header.Set("Content-Type", "application/json")
+		req.Body = &failingBody{}
+		rec := httptest.NewRecorder()
+		s.Handler().ServeHTTP(rec, req)
+		require.Equal(t, http.StatusBadRequest, rec.Code, path)
+		require.Contains(t, rec.Body.String(), "body_not_received", path)
+		require.NotContains(t, rec.Body.String(), "51786", path)
+		require.NotContains(t, rec.Body.String(), "::1", path)
+	}
 }
