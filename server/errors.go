@@ -145,8 +145,11 @@ func validationError(c echo.Context, he *echo.HTTPError) error {
 	if he.Code != http.StatusBadRequest {
 		return fromHTTPError(he)
 	}
-	if e := unreadBody(he.Internal); e != nil {
-		return e
+	// Only a network failure here: an unexpected EOF in the validator is JSON cut short,
+	// which is invalid_json below.
+	var netErr net.Error
+	if errors.As(he.Internal, &netErr) {
+		return unreadBody(he.Internal)
 	}
 	cause := he.Internal
 	var reqErr *openapi3filter.RequestError
@@ -180,26 +183,22 @@ func validationError(c echo.Context, he *echo.HTTPError) error {
 	return apierr.Invalid("", "invalid_request", "%v", he.Message)
 }
 
-// unreadBody is the 400 of a body that could not be read (the client stopped sending it, or
-// did not send it in time), or nil when err is something else. Its message never carries
-// the read error: that names this server's and the client's addresses and ports.
+// unreadBody is the 400 of a body that could not be read: the client stopped sending it, or
+// did not send it in time. Its message never carries the read error, which names this
+// server's and the client's addresses and ports.
 func unreadBody(err error) *apierr.Error {
-	var netErr net.Error
-	if !errors.As(err, &netErr) && !errors.Is(err, io.ErrUnexpectedEOF) {
-		return nil
-	}
 	return &apierr.Error{Kind: apierr.KindInvalid, Code: "body_not_received", Err: err,
 		Message: "The request body was not received completely; send the whole body without pausing."}
 }
 
 // readBody reads a request body for a middleware that needs it whole: the body limit's
-// error passes through (the 413), a failed read is unreadBody's 400.
+// error passes through (the 413); a connection that failed or a body shorter than its
+// Content-Length is unreadBody's 400.
 func readBody(body io.Reader) ([]byte, error) {
 	raw, err := io.ReadAll(body)
-	if err != nil {
-		if e := unreadBody(err); e != nil {
-			return nil, e
-		}
+	var netErr net.Error
+	if errors.As(err, &netErr) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil, unreadBody(err)
 	}
 	return raw, err
 }
