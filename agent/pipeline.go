@@ -8,14 +8,17 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"time"
 
 	"github.com/google/uuid"
 
+	"switchboard/access"
 	"switchboard/apierr"
 	"switchboard/catalog"
 	"switchboard/inputguard"
 	"switchboard/llm"
 	"switchboard/money"
+	"switchboard/shortid"
 	"switchboard/store"
 )
 
@@ -36,6 +39,8 @@ type Pipeline struct {
 	tools    *Tools
 	log      *slog.Logger
 	MaxSteps int
+	// ConfirmationTTL is how long a parked action waits for `YES <code>`.
+	ConfirmationTTL time.Duration
 }
 
 // New returns a pipeline over its dependencies.
@@ -43,21 +48,31 @@ func New(st *store.Store, cat *catalog.Catalog, models Models, tools *Tools, log
 	if tools == nil {
 		tools, _ = NewTools()
 	}
-	return &Pipeline{store: st, catalog: cat, models: models, tools: tools, log: log, MaxSteps: DefaultMaxSteps}
+	return &Pipeline{store: st, catalog: cat, models: models, tools: tools, log: log, MaxSteps: DefaultMaxSteps,
+		ConfirmationTTL: DefaultConfirmationTTL}
 }
 
 // Turn is one request to run the agent.
 type Turn struct {
-	WorkspaceID  uuid.UUID
+	WorkspaceID uuid.UUID
+	// Role is the asking key's role: the assistant is offered only the tools it may use, and
+	// the zero role none that need a permission. KeyID is the key (uuid.Nil for the
+	// development user), kept on the actions the turn parks.
+	Role         access.Role
+	KeyID        uuid.UUID
 	Model        string   // a catalog model id
 	Surface      string   // which surface asked: "responses", "chat.completions"
 	Instructions []string // client system/developer messages and `instructions`, in order
-	// Conversation to continue; nil starts a new one when Persist is set.
-	Conversation *store.Conversation
-	Seed         []llm.Message // earlier messages given by the client, before Text
-	Text         string        // the user's turn text
+	// Conversation to continue; nil starts a new one when Persist is set, under
+	// NewConversationID when that is set (an id the surface announced before the turn ran).
+	Conversation      *store.Conversation
+	NewConversationID string
+	Seed              []llm.Message // earlier messages given by the client, before Text
+	Text              string        // the user's turn text
 	// Persist stores the conversation and its messages. An ephemeral turn (false) stores
-	// nothing but its spend and events, and may only use safe tools.
+	// nothing but its spend and events, and may only use safe tools. A stored turn parks its
+	// risky and spend tool calls for the user's confirmation, and resolves the actions its
+	// conversation had pending (see confirmations).
 	Persist bool
 	// OnDelta receives the reply text as the model produces it.
 	OnDelta func(string) error
@@ -79,6 +94,8 @@ type Outcome struct {
 	CostNanoUSD     int64
 	BalanceNanoUSD  int64
 	Steps           int
+	// Parked are the actions the turn parked for confirmation, written when it commits.
+	Parked []store.PendingAction
 }
 
 // Run runs the turn. On an upstream failure the usage already consumed is still charged, and
@@ -95,11 +112,24 @@ func (p *Pipeline) Run(ctx context.Context, t Turn) (*Outcome, error) {
 	if err != nil {
 		return nil, apierr.Internal(err)
 	}
+	out := &Outcome{Conversation: t.Conversation, Model: model}
+	if t.Persist && t.Conversation != nil {
+		answered, err := p.confirmations(ctx, &t, out)
+		if err != nil {
+			return nil, err
+		}
+		if answered {
+			reply := []llm.Message{{Role: llm.RoleAssistant, Text: out.Text}}
+			if err := p.commit(ctx, t, out, reply); err != nil {
+				return nil, err
+			}
+			return out, nil
+		}
+	}
 	history, err := p.history(ctx, t)
 	if err != nil {
 		return nil, err
 	}
-	out := &Outcome{Conversation: t.Conversation, Model: model}
 	produced, err := p.loop(ctx, t, client, model, history, out)
 	if err != nil {
 		return nil, p.failed(ctx, t, out, err)
@@ -142,10 +172,11 @@ func (p *Pipeline) history(ctx context.Context, t Turn) ([]llm.Message, error) {
 func (p *Pipeline) loop(ctx context.Context, t Turn, client llm.Client, model catalog.Model, history []llm.Message, out *Outcome) ([]llm.Message, error) {
 	req := llm.Request{Model: model.Upstream, System: systemPrompt(t.Instructions), Messages: history}
 	var produced []llm.Message
+	sc := scope{workspaceID: t.WorkspaceID, role: t.Role, ephemeral: !t.Persist, park: p.parker(t, out)}
 	for step := 1; ; step++ {
 		req.Tools = nil
 		if step < p.MaxSteps {
-			req.Tools = p.tools.offered(!t.Persist)
+			req.Tools = p.tools.Offered(t.Role, !t.Persist)
 		}
 		res, err := client.Generate(ctx, req, t.OnDelta)
 		scrub(&res)
@@ -160,13 +191,24 @@ func (p *Pipeline) loop(ctx context.Context, t Turn, client llm.Client, model ca
 			if out.Finish == llm.FinishToolCalls { // tools were withheld on the last step
 				out.Finish = llm.FinishStop
 			}
-			produced = append(produced, llm.Message{Role: llm.RoleAssistant, Text: res.Text})
+			text := res.Text
+			if notice := p.confirmationNotice(out); notice != "" {
+				// The user must learn the code even when the model forgot to say it.
+				if t.OnDelta != nil {
+					if err := t.OnDelta(notice); err != nil {
+						return nil, err
+					}
+				}
+				out.Text += notice
+				text += notice
+			}
+			produced = append(produced, llm.Message{Role: llm.RoleAssistant, Text: text})
 			return produced, nil
 		}
 		call := llm.Message{Role: llm.RoleAssistant, Text: res.Text, ToolCalls: res.ToolCalls}
 		results := llm.Message{Role: llm.RoleTool}
 		for _, tc := range res.ToolCalls {
-			result := p.tools.run(ctx, t.WorkspaceID, !t.Persist, tc)
+			result := p.tools.run(ctx, sc, tc)
 			result.Content = inputguard.Scrub(result.Content)
 			results.ToolResults = append(results.ToolResults, result)
 		}
@@ -257,12 +299,23 @@ func (e supersededError) Unwrap() error { return e.err }
 func (p *Pipeline) persist(ctx context.Context, tx *store.Tx, t Turn, out *Outcome, produced []llm.Message) ([]store.NewEvent, error) {
 	var events []store.NewEvent
 	if out.Conversation == nil {
-		conv, err := tx.CreateConversation(ctx, t.WorkspaceID, "api")
+		id := t.NewConversationID
+		if id == "" {
+			id = shortid.New(shortid.Conversation)
+		}
+		conv, err := tx.CreateConversationAs(ctx, t.WorkspaceID, id, "api")
 		if err != nil {
 			return nil, err
 		}
 		out.Conversation, out.NewConversation = &conv, true
 		events = append(events, store.NewEvent{Type: "conversation.created", Data: map[string]any{"conversation_id": conv.ShortID, "channel": conv.Channel}})
+	}
+	for _, a := range out.Parked {
+		a.ConversationID = out.Conversation.ID
+		if err := tx.ParkAction(ctx, t.WorkspaceID, a); err != nil {
+			return nil, err
+		}
+		events = append(events, requestedEvent(a, out.Conversation.ShortID))
 	}
 	turn := make([]llm.Message, 0, len(t.Seed)+1+len(produced))
 	turn = append(append(append(turn, t.Seed...), llm.Message{Role: llm.RoleUser, Text: t.Text}), produced...)

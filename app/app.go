@@ -41,6 +41,7 @@ type Config struct {
 	WebhookAllowPrivate bool
 	Delivery            events.DeliveryConfig
 	VendorTimeout       time.Duration // bounds one model call, streaming included
+	ConfirmationTTL     time.Duration // how long a parked action waits for `YES <code>`
 	// DevelopmentCreditNanoUSD is the starting credit of the development workspace.
 	DevelopmentCreditNanoUSD int64
 }
@@ -61,6 +62,7 @@ func DefaultConfig() Config {
 		Families:                 map[string]llm.FamilyConfig{},
 		Delivery:                 events.DefaultDeliveryConfig,
 		VendorTimeout:            5 * time.Minute,
+		ConfirmationTTL:          agent.DefaultConfirmationTTL,
 		DevelopmentCreditNanoUSD: 5_000_000_000,
 	}
 }
@@ -70,6 +72,7 @@ type App struct {
 	Server    *server.Server
 	Hub       *events.Hub
 	Responses *responses.Service
+	pipeline  *agent.Pipeline
 	jobs      *river.Client[pgx.Tx] // works the jobs; started by Start
 	relay     *events.Relay
 	store     *store.Store
@@ -106,7 +109,9 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 		return nil, err
 	}
 	hub := events.NewHub(st, log)
-	resp := responses.New(cfg.Responses, st, agent.New(st, cat, models, tools, log), inserter, hub, log)
+	pipeline := agent.New(st, cat, models, tools, log)
+	pipeline.ConfirmationTTL = cfg.ConfirmationTTL
+	resp := responses.New(cfg.Responses, st, pipeline, inserter, hub, log)
 	jobs, err := newWorkingClient(st, cfg, log, resp.Worker(),
 		events.NewDeliverer(st, guard.Client(cfg.Delivery.Timeout), cfg.Delivery, log), manage.NewCrawler(st, guard, log))
 	if err != nil {
@@ -114,12 +119,12 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	}
 	srv, err := server.New(cfg.Server, server.Deps{
 		Store: st, Catalog: cat, Limiter: ratelimit.NewMemory(nil), Responses: resp,
-		Hub: hub, Jobs: inserter, Guard: guard, Ops: ops, MCP: mcp.Handler(mcp.New(ops, server.WorkspaceFrom, log)), Log: log,
+		Hub: hub, Jobs: inserter, Guard: guard, Ops: ops, MCP: mcp.Handler(mcp.New(ops, server.MCPCaller, log)), Log: log,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &App{Server: srv, Hub: hub, Responses: resp, jobs: jobs, relay: events.NewRelay(st, inserter, hub, log),
+	return &App{Server: srv, Hub: hub, Responses: resp, pipeline: pipeline, jobs: jobs, relay: events.NewRelay(st, inserter, hub, log),
 		store: st, cfg: cfg, log: log}, nil
 }
 
@@ -182,10 +187,11 @@ func (a *App) Start(ctx context.Context) error {
 	if err := a.jobs.Start(ctx); err != nil {
 		return fmt.Errorf("start job queue: %w", err)
 	}
-	a.wg.Add(3)
+	a.wg.Add(4)
 	go func() { defer a.wg.Done(); a.Hub.Run(ctx) }()
 	go func() { defer a.wg.Done(); a.relay.Run(ctx) }()
 	go func() { defer a.wg.Done(); a.Responses.RunSweeper(ctx) }()
+	go func() { defer a.wg.Done(); a.pipeline.RunExpirer(ctx, expiryInterval(a.cfg.ConfirmationTTL)) }()
 	return nil
 }
 
@@ -251,3 +257,10 @@ func (a *App) Stop(ctx context.Context) error {
 
 // Handler is the HTTP handler of every surface.
 func (a *App) Handler() http.Handler { return a.Server.Handler() }
+
+// expiryInterval is how often pending actions are looked at for expiry: often enough that
+// confirmation.resolved `expired` follows the expiry closely, at most every 30 s. A `YES`
+// for an expired code never runs whatever the sweep's timing: the turn checks the expiry.
+func expiryInterval(ttl time.Duration) time.Duration {
+	return min(max(ttl/4, 100*time.Millisecond), 30*time.Second)
+}

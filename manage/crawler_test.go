@@ -223,7 +223,7 @@ func TestAgentTools(t *testing.T) {
 		require.True(t, json.Valid(tool.Parameters), tool.Name)
 	}
 	require.Len(t, tools, len(svc.Operations()))
-	require.Equal(t, agent.Safe, tools["create_agent"].Class)
+	require.Equal(t, agent.Change, tools["create_agent"].Class)
 	require.Equal(t, agent.Risky, tools["delete_agent"].Class)
 	require.Equal(t, agent.Risky, tools["deploy_agent"].Class)
 

@@ -37,40 +37,11 @@ type DeployAgentResult struct {
 // DeployAgent deploys an agent to a channel type, or to a channel row with the inbound-seat
 // rules. `config` is stored as given and never decides routing.
 func (s *Service) DeployAgent(ctx context.Context, ws uuid.UUID, in DeployAgentInput) (DeployAgentResult, error) {
-	if in.TakeOverInbound && in.ChannelID == "" {
-		return DeployAgentResult{}, apierr.Invalid("take_over_inbound", "channel_id_required",
-			"take_over_inbound needs channel_id: the channel parameter names a kind of channel, not a channel whose inbound seat can be taken.")
-	}
-	if in.ChannelID == "" && in.Channel == "" {
-		return DeployAgentResult{}, apierr.Invalid("channel", "missing_parameter", "Give channel_id (a channel of the workspace) or channel (a channel type).")
-	}
-	if in.Channel != "" && !slices.Contains(blueprint.ChannelTypes(), in.Channel) {
-		return DeployAgentResult{}, apierr.Invalid("channel", "invalid_value", "channel must be one of %s.", channelList())
-	}
-	config := in.Config
-	if len(config) == 0 || string(config) == "null" {
-		config = json.RawMessage(`{}`)
-	} else if config[0] != '{' {
-		return DeployAgentResult{}, apierr.Invalid("config", "invalid_value", "config must be a JSON object.")
-	}
-	a, err := s.agent(ctx, ws, "agent_id", in.AgentID)
+	plan, err := s.planDeploy(ctx, ws, in)
 	if err != nil {
 		return DeployAgentResult{}, err
 	}
-	if a.Status != string(AgentEnabled) {
-		return DeployAgentResult{}, apierr.Conflict("agent_disabled", "The agent is disabled: enable it with update_agent before deploying it.")
-	}
-	d := store.Deploy{AgentID: a.ID, ChannelType: string(in.Channel), TakeOver: in.TakeOverInbound, Config: config}
-	if in.ChannelID != "" {
-		ch, err := s.channel(ctx, ws, in.ChannelID)
-		if err != nil {
-			return DeployAgentResult{}, err
-		}
-		if in.Channel != "" && string(in.Channel) != ch.Provider {
-			return DeployAgentResult{}, apierr.Invalid("channel", "channel_mismatch", "channel says %s but channel %s is a %s channel.", in.Channel, in.ChannelID, ch.Provider)
-		}
-		d.ChannelID = &ch.ID
-	}
+	a, d := plan.agent, plan.deploy
 	dep, err := s.store.DeployAgent(ctx, ws, d)
 	if err != nil {
 		return DeployAgentResult{}, apierr.WithParam(err, "channel_id")
@@ -282,3 +253,50 @@ func channelView(c store.Channel) ChannelView {
 
 // channelList is the channel types as an error message lists them.
 func channelList() string { return strings.Join(blueprint.Strings(blueprint.ChannelTypes()), ", ") }
+
+// deployPlan is a checked deploy_agent call: the agent and the deployment to write.
+type deployPlan struct {
+	agent   store.Agent
+	channel *store.Channel
+	deploy  store.Deploy
+}
+
+// planDeploy checks a deploy_agent call without writing anything: DeployAgent runs it, and
+// the builder assistant describes it before parking it for confirmation.
+func (s *Service) planDeploy(ctx context.Context, ws uuid.UUID, in DeployAgentInput) (deployPlan, error) {
+	if in.TakeOverInbound && in.ChannelID == "" {
+		return deployPlan{}, apierr.Invalid("take_over_inbound", "channel_id_required",
+			"take_over_inbound needs channel_id: the channel parameter names a kind of channel, not a channel whose inbound seat can be taken.")
+	}
+	if in.ChannelID == "" && in.Channel == "" {
+		return deployPlan{}, apierr.Invalid("channel", "missing_parameter", "Give channel_id (a channel of the workspace) or channel (a channel type).")
+	}
+	if in.Channel != "" && !slices.Contains(blueprint.ChannelTypes(), in.Channel) {
+		return deployPlan{}, apierr.Invalid("channel", "invalid_value", "channel must be one of %s.", channelList())
+	}
+	config := in.Config
+	if len(config) == 0 || string(config) == "null" {
+		config = json.RawMessage(`{}`)
+	} else if config[0] != '{' {
+		return deployPlan{}, apierr.Invalid("config", "invalid_value", "config must be a JSON object.")
+	}
+	a, err := s.agent(ctx, ws, "agent_id", in.AgentID)
+	if err != nil {
+		return deployPlan{}, err
+	}
+	if a.Status != string(AgentEnabled) {
+		return deployPlan{}, apierr.Conflict("agent_disabled", "The agent is disabled: enable it with update_agent before deploying it.")
+	}
+	plan := deployPlan{agent: a, deploy: store.Deploy{AgentID: a.ID, ChannelType: string(in.Channel), TakeOver: in.TakeOverInbound, Config: config}}
+	if in.ChannelID != "" {
+		ch, err := s.channel(ctx, ws, in.ChannelID)
+		if err != nil {
+			return deployPlan{}, err
+		}
+		if in.Channel != "" && string(in.Channel) != ch.Provider {
+			return deployPlan{}, apierr.Invalid("channel", "channel_mismatch", "channel says %s but channel %s is a %s channel.", in.Channel, in.ChannelID, ch.Provider)
+		}
+		plan.channel, plan.deploy.ChannelID = &ch, &ch.ID
+	}
+	return plan, nil
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"switchboard/access"
 	"switchboard/agent"
 	"switchboard/apierr"
 )
@@ -18,39 +19,72 @@ type Operation struct {
 	Description string
 	Schema      json.RawMessage // JSON Schema of the arguments, derived from the input type
 	Class       agent.Class     // what the builder assistant may do without the user's say-so
+	// Permission is what the caller's role must hold (access table), on every surface.
+	Permission access.Permission
 	// Run decodes the arguments (unknown fields are refused) and runs the operation in the
 	// workspace. The result is the operation's typed result.
 	Run func(ctx context.Context, ws uuid.UUID, args json.RawMessage) (any, error)
+	// Describe, for operations a turn parks, checks the arguments and says in one sentence
+	// what the call will do, for the user to confirm.
+	Describe func(ctx context.Context, ws uuid.UUID, args json.RawMessage) (string, error)
 }
 
-// Operations lists the agent-management operations. Creating an agent and crawling a site
-// add things and are safe; changing, deploying and deleting agents are risky and need the
-// user's confirmation in a turn.
+func (o Operation) describedBy(d func(context.Context, uuid.UUID, json.RawMessage) (string, error)) Operation {
+	o.Describe = d
+	return o
+}
+
+// Operations lists the agent-management operations with the permission each needs. Creating
+// an agent and crawling a site add things (a stored turn runs them at once); changing,
+// deploying and deleting agents are risky (a stored turn parks them for the user's `YES
+// <code>`); ephemeral turns are offered only the read-only ones.
 func (s *Service) Operations() []Operation {
 	return []Operation{
-		op("create_agent", "Create an agent from a full YAML blueprint. Every blueprint error is reported with its path and line.", agent.Safe, s.CreateAgent),
-		op("update_agent", "Change some fields of an agent; fields not given stay as they are.", agent.Risky, s.UpdateAgent),
-		op("get_agent", "Get an agent by agent_id (preferred), or search agents by name (case-insensitive).", agent.Safe, s.GetAgent),
-		op("list_agents", "List the workspace's agents, optionally by status.", agent.Safe, s.ListAgents),
-		op("crawl_website", "Crawl a website (same host, breadth-first) into the agent's knowledge base. The crawl runs in the background.", agent.Safe, s.CrawlWebsite),
-		op("generate_test_link", "Get a link to try the agent, and its webchat embed script once deployed to webchat.", agent.Safe, s.GenerateTestLink),
-		op("deploy_agent", "Deploy an agent to a channel type, or to a channel (channel_id) with its inbound seat rules.", agent.Risky, s.DeployAgent),
-		op("get_conversations", "List an agent's most recent conversations.", agent.Safe, s.GetConversations),
-		op("get_analytics", "Count an agent's conversations and their labels.", agent.Safe, s.GetAnalytics),
-		op("delete_agent", "Permanently delete an agent, its knowledge base and its deployments.", agent.Risky, s.DeleteAgent),
+		op("create_agent", "Create an agent from a full YAML blueprint. Every blueprint error is reported with its path and line.", agent.Change, access.AgentsWrite, s.CreateAgent),
+		op("update_agent", "Change some fields of an agent; fields not given stay as they are.", agent.Risky, access.AgentsWrite, s.UpdateAgent).
+			describedBy(describe(s.describeUpdate)),
+		op("get_agent", "Get an agent by agent_id (preferred), or search agents by name (case-insensitive).", agent.Safe, access.Read, s.GetAgent),
+		op("list_agents", "List the workspace's agents, optionally by status.", agent.Safe, access.Read, s.ListAgents),
+		op("crawl_website", "Crawl a website (same host, breadth-first) into the agent's knowledge base. The crawl runs in the background.", agent.Change, access.Crawl, s.CrawlWebsite),
+		op("generate_test_link", "Get a link to try the agent, and its webchat embed script once deployed to webchat.", agent.Safe, access.TestLinks, s.GenerateTestLink),
+		op("deploy_agent", "Deploy an agent to a channel type, or to a channel (channel_id) with its inbound seat rules.", agent.Risky, access.Deploy, s.DeployAgent).
+			describedBy(describe(s.describeDeploy)),
+		op("get_conversations", "List an agent's most recent conversations.", agent.Safe, access.Read, s.GetConversations),
+		op("get_analytics", "Count an agent's conversations and their labels.", agent.Safe, access.Read, s.GetAnalytics),
+		op("delete_agent", "Permanently delete an agent, its knowledge base and its deployments.", agent.Risky, access.AgentsDelete, s.DeleteAgent).
+			describedBy(describe(s.describeDelete)),
 	}
 }
 
 // op registers an operation; its input schema is derived from In.
-func op[In, Out any](name, description string, class agent.Class, run func(context.Context, uuid.UUID, In) (Out, error)) Operation {
-	return Operation{Name: name, Description: description, Schema: inputSchema[In](), Class: class,
+func op[In, Out any](name, description string, class agent.Class, perm access.Permission, run func(context.Context, uuid.UUID, In) (Out, error)) Operation {
+	return Operation{Name: name, Description: description, Schema: inputSchema[In](), Class: class, Permission: perm,
 		Run: func(ctx context.Context, ws uuid.UUID, args json.RawMessage) (any, error) {
-			var in In
-			if err := decodeArgs(args, &in); err != nil {
-				return nil, apierr.Invalid("", "invalid_arguments", "The arguments do not fit the input schema of %s: %v", name, err)
+			in, err := decodeInput[In](name, args)
+			if err != nil {
+				return nil, err
 			}
 			return run(ctx, ws, in)
 		}}
+}
+
+// describe adapts a typed summary function to Operation.Describe.
+func describe[In any](d func(context.Context, uuid.UUID, In) (string, error)) func(context.Context, uuid.UUID, json.RawMessage) (string, error) {
+	return func(ctx context.Context, ws uuid.UUID, args json.RawMessage) (string, error) {
+		in, err := decodeInput[In]("the tool", args)
+		if err != nil {
+			return "", err
+		}
+		return d(ctx, ws, in)
+	}
+}
+
+func decodeInput[In any](name string, args json.RawMessage) (In, error) {
+	var in In
+	if err := decodeArgs(args, &in); err != nil {
+		return in, apierr.Invalid("", "invalid_arguments", "The arguments do not fit the input schema of %s: %v", name, err)
+	}
+	return in, nil
 }
 
 func decodeArgs(raw json.RawMessage, into any) error {
@@ -66,8 +100,14 @@ func decodeArgs(raw json.RawMessage, into any) error {
 func (s *Service) AgentTools() []agent.Tool {
 	var tools []agent.Tool
 	for _, o := range s.Operations() {
-		tools = append(tools, agent.Tool{Name: o.Name, Description: o.Description, Parameters: o.Schema, Class: o.Class,
-			Run: func(ctx context.Context, c agent.Call) (any, error) { return o.Run(ctx, c.WorkspaceID, c.Arguments) }})
+		t := agent.Tool{Name: o.Name, Description: o.Description, Parameters: o.Schema, Class: o.Class, Permission: o.Permission,
+			Run: func(ctx context.Context, c agent.Call) (any, error) { return o.Run(ctx, c.WorkspaceID, c.Arguments) }}
+		if o.Describe != nil {
+			t.Describe = func(ctx context.Context, c agent.Call) (string, error) {
+				return o.Describe(ctx, c.WorkspaceID, c.Arguments)
+			}
+		}
+		tools = append(tools, t)
 	}
 	return tools
 }

@@ -104,36 +104,8 @@ func columnFields() []string {
 // UpdateAgent changes the listed fields only. The changed blueprint is validated by the same
 // rules as create_agent, and errors are reported under the caller's field names.
 func (s *Service) UpdateAgent(ctx context.Context, ws uuid.UUID, in UpdateAgentInput) (AgentRef, error) {
-	if len(in.Updates) == 0 {
-		return AgentRef{}, apierr.Invalid("updates", "missing_parameter", "updates must name at least one field to change.")
-	}
-	fields := updateFields()
-	for _, k := range sortedKeys(in.Updates) {
-		if _, ok := fields[k]; !ok {
-			return AgentRef{}, apierr.Invalid("updates."+k, "unknown_field", "%q cannot be updated; the fields are %s.", k, updatableList())
-		}
-	}
-	a, err := s.agent(ctx, ws, "agent_id", in.AgentID)
+	a, u, err := s.planUpdate(ctx, ws, in)
 	if err != nil {
-		return AgentRef{}, err
-	}
-	bp, err := decodeBlueprint(a)
-	if err != nil {
-		return AgentRef{}, err
-	}
-	if err := applyBlueprintFields(bp, fields, in.Updates); err != nil {
-		return AgentRef{}, err
-	}
-	bp, err = revalidate(bp, fields, s.catalog)
-	if err != nil {
-		return AgentRef{}, err
-	}
-	u := store.AgentUpdate{Name: bp.Agent.Name, Status: a.Status, DisclosureEnabled: a.DisclosureEnabled,
-		DisclosureText: a.DisclosureText, DisclosureRecordingID: a.DisclosureRecordingID}
-	if err := s.applyOtherFields(ctx, ws, &u, in.Updates); err != nil {
-		return AgentRef{}, err
-	}
-	if u.Blueprint, err = json.Marshal(bp); err != nil {
 		return AgentRef{}, err
 	}
 	updated, err := s.store.UpdateAgent(ctx, ws, a.ID, u)
@@ -141,6 +113,44 @@ func (s *Service) UpdateAgent(ctx context.Context, ws uuid.UUID, in UpdateAgentI
 		return AgentRef{}, apierr.WithParam(err, "agent_id")
 	}
 	return AgentRef{Success: true, AgentID: updated.ID.String(), AgentName: updated.Name}, nil
+}
+
+// planUpdate checks an update_agent call and computes the agent's new row without writing
+// it: UpdateAgent writes it, and the builder assistant describes it before parking it.
+func (s *Service) planUpdate(ctx context.Context, ws uuid.UUID, in UpdateAgentInput) (store.Agent, store.AgentUpdate, error) {
+	if len(in.Updates) == 0 {
+		return store.Agent{}, store.AgentUpdate{}, apierr.Invalid("updates", "missing_parameter", "updates must name at least one field to change.")
+	}
+	fields := updateFields()
+	for _, k := range sortedKeys(in.Updates) {
+		if _, ok := fields[k]; !ok {
+			return store.Agent{}, store.AgentUpdate{}, apierr.Invalid("updates."+k, "unknown_field", "%q cannot be updated; the fields are %s.", k, updatableList())
+		}
+	}
+	a, err := s.agent(ctx, ws, "agent_id", in.AgentID)
+	if err != nil {
+		return store.Agent{}, store.AgentUpdate{}, err
+	}
+	bp, err := decodeBlueprint(a)
+	if err != nil {
+		return store.Agent{}, store.AgentUpdate{}, err
+	}
+	if err := applyBlueprintFields(bp, fields, in.Updates); err != nil {
+		return store.Agent{}, store.AgentUpdate{}, err
+	}
+	bp, err = revalidate(bp, fields, s.catalog)
+	if err != nil {
+		return store.Agent{}, store.AgentUpdate{}, err
+	}
+	u := store.AgentUpdate{Name: bp.Agent.Name, Status: a.Status, DisclosureEnabled: a.DisclosureEnabled,
+		DisclosureText: a.DisclosureText, DisclosureRecordingID: a.DisclosureRecordingID}
+	if err := s.applyOtherFields(ctx, ws, &u, in.Updates); err != nil {
+		return store.Agent{}, store.AgentUpdate{}, err
+	}
+	if u.Blueprint, err = json.Marshal(bp); err != nil {
+		return store.Agent{}, store.AgentUpdate{}, err
+	}
+	return a, u, nil
 }
 
 // applyBlueprintFields decodes each given blueprint field into its place in bp.

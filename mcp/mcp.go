@@ -16,20 +16,42 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"switchboard/access"
 	"switchboard/apierr"
 	"switchboard/blueprint"
 	"switchboard/inputguard"
 	"switchboard/manage"
 )
 
-// Workspace tells the tools whose data they act on; the HTTP layer authenticates the caller
-// and puts it in the request context.
-type Workspace func(ctx context.Context) (uuid.UUID, bool)
+// Caller is who calls a tool: the workspace whose data it acts on and the key's role.
+type Caller struct {
+	WorkspaceID uuid.UUID
+	Role        access.Role
+}
 
-// New returns the MCP server with the ten agent tools.
+// Workspace tells the tools who calls them; the HTTP layer authenticates the caller and puts
+// it in the request context.
+type Workspace func(ctx context.Context) (Caller, bool)
+
+// New returns the MCP server with the ten agent tools. tools/list shows a caller only the
+// tools its role may call; a call of another is refused with role_not_allowed all the same.
 func New(ops *manage.Service, workspace Workspace, log *slog.Logger) *server.MCPServer {
+	perms := map[string]access.Permission{}
+	for _, o := range ops.Operations() {
+		perms[o.Name] = o.Permission
+	}
 	s := server.NewMCPServer("switchboard", "1.0.0",
 		server.WithToolCapabilities(false),
+		server.WithToolFilter(func(ctx context.Context, tools []mcpgo.Tool) []mcpgo.Tool {
+			c, _ := workspace(ctx)
+			var out []mcpgo.Tool
+			for _, t := range tools {
+				if c.Role.Allows(perms[t.Name]) {
+					out = append(out, t)
+				}
+			}
+			return out
+		}),
 		server.WithInstructions("Create, configure, deploy and inspect Switchboard agents. Agents are defined by a YAML blueprint; its JSON Schema is served at /schemas/blueprint.json."))
 	s.AddTools(Tools(ops, workspace, log)...)
 	return s
@@ -65,9 +87,13 @@ type toolkit struct {
 // handler runs one operation for a tool call, in the caller's workspace.
 func (t toolkit) handler(o manage.Operation) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
-		ws, ok := t.workspace(ctx)
+		caller, ok := t.workspace(ctx)
 		if !ok {
 			return failure(apierr.Unauthenticated("missing_api_key", "Send a workspace API key as `Authorization: Bearer sk-svc_...`.")), nil
+		}
+		// Single-agent tools run at once: an MCP client asks its user before it calls a tool.
+		if err := access.Check(caller.Role, o.Permission, "The tool "+o.Name); err != nil {
+			return t.failed(ctx, o.Name, err), nil
 		}
 		args, err := json.Marshal(req.GetRawArguments())
 		if err != nil {
@@ -79,7 +105,7 @@ func (t toolkit) handler(o manage.Operation) server.ToolHandlerFunc {
 		if err := inputguard.CheckJSON(args); err != nil {
 			return t.failed(ctx, o.Name, err), nil
 		}
-		out, err := o.Run(ctx, ws, args)
+		out, err := o.Run(ctx, caller.WorkspaceID, args)
 		if err != nil {
 			return t.failed(ctx, o.Name, err), nil
 		}

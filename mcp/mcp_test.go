@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcptest"
 	"github.com/stretchr/testify/require"
 
+	"switchboard/access"
 	"switchboard/catalog"
 	"switchboard/manage"
 	"switchboard/mcp"
@@ -28,7 +29,7 @@ func TestToolsInProcess(t *testing.T) {
 	ws, err := st.CreateWorkspace(ctx, "acme", 1)
 	require.NoError(t, err)
 	ops := manage.New(st, catalog.Default(), netguard.Guard{}, nil, "http://sb.test")
-	workspace := func(context.Context) (uuid.UUID, bool) { return ws.ID, true }
+	workspace := func(context.Context) (mcp.Caller, bool) { return mcp.Caller{WorkspaceID: ws.ID, Role: access.Owner}, true }
 	srv, err := mcptest.NewServer(t, mcp.Tools(ops, workspace, slog.New(slog.NewTextHandler(io.Discard, nil)))...)
 	require.NoError(t, err)
 	defer srv.Close()
@@ -62,7 +63,7 @@ func TestToolArgumentsAreGuarded(t *testing.T) {
 	ws, err := st.CreateWorkspace(ctx, "acme", 1)
 	require.NoError(t, err)
 	ops := manage.New(st, catalog.Default(), netguard.Guard{}, nil, "http://sb.test")
-	workspace := func(context.Context) (uuid.UUID, bool) { return ws.ID, true }
+	workspace := func(context.Context) (mcp.Caller, bool) { return mcp.Caller{WorkspaceID: ws.ID, Role: access.Owner}, true }
 	srv, err := mcptest.NewServer(t, mcp.Tools(ops, workspace, slog.New(slog.NewTextHandler(io.Discard, nil)))...)
 	require.NoError(t, err)
 	defer srv.Close()

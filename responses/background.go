@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
 
+	"switchboard/access"
 	"switchboard/agent"
 	"switchboard/apierr"
 	"switchboard/gen/v1api"
@@ -21,6 +22,8 @@ import (
 // compatible.
 type BackgroundArgs struct {
 	WorkspaceID    uuid.UUID     `json:"workspace_id"`
+	Role           string        `json:"role,omitempty"` // the asking key's role (a job queued before roles has none: no tools that need one)
+	KeyID          uuid.UUID     `json:"key_id,omitempty"`
 	ResponseID     string        `json:"response_id"`
 	MessageID      string        `json:"message_id"`
 	Created        time.Time     `json:"created"`
@@ -53,7 +56,7 @@ func (s *Service) enqueue(ctx context.Context, run *Run) (v1api.Response, error)
 		return shell, err
 	}
 	t := run.turn
-	args := BackgroundArgs{WorkspaceID: run.WorkspaceID, ResponseID: run.ID, MessageID: run.MessageID, Created: run.Created,
+	args := BackgroundArgs{WorkspaceID: run.WorkspaceID, Role: t.Role.String(), KeyID: t.KeyID, ResponseID: run.ID, MessageID: run.MessageID, Created: run.Created,
 		Model: run.Model, Instructions: t.Instructions, Text: t.Text, Previous: run.Previous}
 	for _, m := range t.Seed {
 		args.Seed = append(args.Seed, seedMessage{Role: string(m.Role), Text: m.Text})
@@ -125,7 +128,8 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[BackgroundArgs]) error
 func (s *Service) resume(ctx context.Context, a BackgroundArgs) (*Run, error) {
 	run := &Run{ID: a.ResponseID, MessageID: a.MessageID, WorkspaceID: a.WorkspaceID, Created: a.Created, Model: a.Model,
 		Previous: a.Previous, Background: true, stored: true, turns: s.turns}
-	run.turn = agent.Turn{WorkspaceID: a.WorkspaceID, Model: a.Model, Surface: "responses", Instructions: a.Instructions,
+	role, _ := access.ParseRole(a.Role)
+	run.turn = agent.Turn{WorkspaceID: a.WorkspaceID, Role: role, KeyID: a.KeyID, Model: a.Model, Surface: "responses", Instructions: a.Instructions,
 		Text: a.Text, Persist: true}
 	for _, m := range a.Seed {
 		run.turn.Seed = append(run.turn.Seed, llm.Message{Role: llm.Role(m.Role), Text: m.Text})

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"switchboard/access"
 	"switchboard/agent"
 	"switchboard/apierr"
 	"switchboard/catalog"
@@ -17,7 +18,9 @@ import (
 // ephemeral turn that stores nothing but its spend.
 type ChatRequest struct {
 	WorkspaceID  uuid.UUID
-	Model        string // empty: the catalog's default
+	Role         access.Role // the key's role: what the assistant may do
+	KeyID        uuid.UUID   // the key; uuid.Nil for the development user
+	Model        string      // empty: the catalog's default
 	Input        TurnInput
 	Conversation *string // `mc-` id or UUID
 }
@@ -39,7 +42,7 @@ func (s *Service) Chat(ctx context.Context, req ChatRequest) (*ChatRun, error) {
 		model = catalog.DefaultModel
 	}
 	run := &ChatRun{ID: shortid.New(shortid.ChatCompl), Created: time.Now(), Model: model, turns: s.turns}
-	run.turn = agent.Turn{WorkspaceID: req.WorkspaceID, Model: model, Surface: "chat.completions",
+	run.turn = agent.Turn{WorkspaceID: req.WorkspaceID, Role: req.Role, KeyID: req.KeyID, Model: model, Surface: "chat.completions",
 		Instructions: req.Input.Instructions, Text: req.Input.Text}
 	if ref := req.Conversation; ref != nil {
 		conv, err := s.store.ConversationByRef(ctx, req.WorkspaceID, *ref)

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
+	"switchboard/access"
 	"switchboard/agent"
 	"switchboard/apierr"
 	"switchboard/catalog"
@@ -54,7 +55,9 @@ func New(cfg Config, st *store.Store, turns *agent.Pipeline, jobs *river.Client[
 // CreateRequest is POST /v1/responses, decoded.
 type CreateRequest struct {
 	WorkspaceID        uuid.UUID
-	Model              string // empty: the catalog's default
+	Role               access.Role // the key's role: what the assistant may do
+	KeyID              uuid.UUID   // the key; uuid.Nil for the development user
+	Model              string      // empty: the catalog's default
 	Input              TurnInput
 	PreviousResponseID string // empty: a new conversation
 	Store              bool
@@ -131,7 +134,7 @@ func (s *Service) prepare(ctx context.Context, req CreateRequest) (*Run, error) 
 	}
 	run := &Run{ID: shortid.New(shortid.Response), MessageID: shortid.New(shortid.Message), WorkspaceID: req.WorkspaceID,
 		Created: time.Now(), Model: model, Background: req.Background, stored: req.Store, turns: s.turns}
-	run.turn = agent.Turn{WorkspaceID: req.WorkspaceID, Model: model, Surface: "responses",
+	run.turn = agent.Turn{WorkspaceID: req.WorkspaceID, Role: req.Role, KeyID: req.KeyID, Model: model, Surface: "responses",
 		Instructions: req.Input.Instructions, Seed: req.Input.Seed, Text: req.Input.Text, Persist: req.Store}
 	if prev := req.PreviousResponseID; prev != "" {
 		conv, err := s.previousConversation(ctx, req.WorkspaceID, prev)

@@ -44,7 +44,11 @@ func (s *Server) routeAPI(e *echo.Echo) error {
 		Options:               openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc},
 		SilenceServersWarning: true,
 	})
-	g := e.Group("/api", s.authenticator(true), s.bodyLimit(), s.guardInput(spec), keepRawBody, validator)
+	perms, err := routePermissions(spec)
+	if err != nil {
+		return err
+	}
+	g := e.Group("/api", s.authenticator(true), authorize(perms), s.bodyLimit(), s.guardInput(spec), keepRawBody, rememberAccept, validator)
 	apiapi.RegisterHandlers(basePath{g: g, prefix: "/api"}, apiapi.NewStrictHandler(&apiHandlers{s: s}, nil))
 	return nil
 }

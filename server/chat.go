@@ -19,7 +19,7 @@ func (h *v1Handlers) CreateChatCompletion(ctx context.Context, req v1api.CreateC
 	if err != nil {
 		return nil, err
 	}
-	run, err := h.s.responses.Chat(ctx, responses.ChatRequest{WorkspaceID: p.WorkspaceID, Model: modelID(body.Model),
+	run, err := h.s.responses.Chat(ctx, responses.ChatRequest{WorkspaceID: p.WorkspaceID, Role: p.Access(), KeyID: p.KeyID, Model: modelID(body.Model),
 		Input: in, Conversation: body.Conversation})
 	if err != nil {
 		return nil, err

@@ -79,7 +79,7 @@ func setup(t testing.TB, opts ...func(*setupOpts)) *testBundle {
 	var err error
 	b.workspace, err = st.CreateWorkspace(context.Background(), "acme", 5_000_000_000)
 	require.NoError(t, err)
-	b.key = b.newKey(t, b.workspace, "member")
+	b.key = b.newKey(t, b.workspace, "admin")
 	return b
 }
 

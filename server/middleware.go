@@ -16,13 +16,13 @@ import (
 	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
-	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
 	"switchboard/apierr"
 	"switchboard/apikey"
 	"switchboard/inputguard"
+	"switchboard/mcp"
 	"switchboard/ratelimit"
 	"switchboard/store"
 )
@@ -208,10 +208,10 @@ func principalFrom(ctx context.Context) (store.Principal, bool) {
 	return p, ok
 }
 
-// WorkspaceFrom is the workspace of the authenticated caller of a request.
-func WorkspaceFrom(ctx context.Context) (uuid.UUID, bool) {
+// MCPCaller is the workspace and role of the authenticated caller of a request.
+func MCPCaller(ctx context.Context) (mcp.Caller, bool) {
 	p, ok := principalFrom(ctx)
-	return p.WorkspaceID, ok
+	return mcp.Caller{WorkspaceID: p.WorkspaceID, Role: p.Access()}, ok
 }
 
 // guardInput refuses, before the request validator parses anything, what no operation

@@ -37,7 +37,7 @@ func (h *v1Handlers) CreateResponse(ctx context.Context, req v1api.CreateRespons
 func (h *v1Handlers) createRequest(ctx context.Context, req v1api.CreateResponseRequestObject) (responses.CreateRequest, error) {
 	p, _ := principalFrom(ctx)
 	body := req.Body
-	in := responses.CreateRequest{WorkspaceID: p.WorkspaceID, Model: modelID(body.Model),
+	in := responses.CreateRequest{WorkspaceID: p.WorkspaceID, Role: p.Access(), KeyID: p.KeyID, Model: modelID(body.Model),
 		Store: body.Store == nil || *body.Store, Background: isTrue(body.Background), Stream: isTrue(body.Stream), Body: body}
 	if err := in.CheckOptions(); err != nil {
 		return in, err

@@ -142,7 +142,11 @@ func (s *Server) routeV1(e *echo.Echo) error {
 	})
 	// The body limit comes after authentication so that a 413 carries the rate-limit headers;
 	// guardInput before the validator, which must never parse a nesting bomb.
-	g := e.Group("/v1", s.authenticate, s.endWithKey, s.bodyLimit(), s.guardInput(spec), validator)
+	perms, err := routePermissions(spec)
+	if err != nil {
+		return err
+	}
+	g := e.Group("/v1", s.authenticate, s.endWithKey, authorize(perms), s.bodyLimit(), s.guardInput(spec), validator)
 	v1api.RegisterHandlers(basePath{g: g, prefix: "/v1"}, v1api.NewStrictHandler(&v1Handlers{s: s}, nil))
 	return nil
 }

@@ -21,6 +21,7 @@ const (
 	Webhook      = "whe-"
 	Event        = "evt_"
 	Message      = "msg_"
+	Action       = "act_"
 )
 
 // New returns prefix followed by random base62 characters.

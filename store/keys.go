@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"switchboard/access"
 	"switchboard/gen/dbsqlc"
 )
 
@@ -93,4 +94,19 @@ func mapRows[R, T any](rows []R, f func(R) T) []T {
 		out[i] = f(r)
 	}
 	return out
+}
+
+// Access is the principal's role in the permission table (access.None when unknown).
+func (p Principal) Access() access.Role {
+	r, _ := access.ParseRole(p.Role)
+	return r
+}
+
+// KeyByID returns a key of the workspace, revoked or not.
+func (q *queries) KeyByID(ctx context.Context, workspaceID, id uuid.UUID) (APIKey, error) {
+	k, err := q.sql.KeyByID(ctx, q.db, dbsqlc.KeyByIDParams{WorkspaceID: workspaceID, ID: id})
+	if err != nil {
+		return APIKey{}, notFound("key", err)
+	}
+	return apiKey(k), nil
 }

@@ -77,7 +77,13 @@ func (q *queries) History(ctx context.Context, workspaceID, conversationID uuid.
 
 // CreateConversation opens a conversation with a new `mc-` id.
 func (q *queries) CreateConversation(ctx context.Context, workspaceID uuid.UUID, channel string) (Conversation, error) {
-	c := Conversation{ShortID: shortid.New(shortid.Conversation), Channel: channel}
+	return q.CreateConversationAs(ctx, workspaceID, shortid.New(shortid.Conversation), channel)
+}
+
+// CreateConversationAs opens a conversation under an `mc-` id chosen before (one a stream
+// announced before the turn committed).
+func (q *queries) CreateConversationAs(ctx context.Context, workspaceID uuid.UUID, shortID, channel string) (Conversation, error) {
+	c := Conversation{ShortID: shortID, Channel: channel}
 	r, err := q.sql.CreateConversation(ctx, q.db, dbsqlc.CreateConversationParams{WorkspaceID: workspaceID, ShortID: c.ShortID, Channel: channel})
 	c.ID, c.CreatedAt = r.ID, r.CreatedAt
 	return c, err

@@ -82,6 +82,7 @@ func loadConfig(getenv env) (config, error) {
 	}{
 		{"SSE_PING_INTERVAL", &a.Server.SSEPingInterval},
 		{"RESPONSE_TTL", &a.Responses.TTL},
+		{"CONFIRMATION_TTL", &a.ConfirmationTTL},
 		{"IDEMPOTENCY_TTL", &a.Responses.IdempotencyRetention},
 		{"WEBHOOK_RETRY_BASE", &a.Delivery.RetryBase},
 	} {

@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"time"
 
 	"switchboard/blueprint"
 	"switchboard/catalog"
@@ -35,6 +36,30 @@ const (
 func (e ChannelListObject) Valid() bool {
 	switch e {
 	case List:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for Role.
+const (
+	Admin  Role = "admin"
+	Member Role = "member"
+	Owner  Role = "owner"
+	Viewer Role = "viewer"
+)
+
+// Valid indicates whether the value is a known member of the Role enum.
+func (e Role) Valid() bool {
+	switch e {
+	case Admin:
+		return true
+	case Member:
+		return true
+	case Owner:
+		return true
+	case Viewer:
 		return true
 	default:
 		return false
@@ -90,11 +115,100 @@ type ChannelListObject string
 // ChannelType defines model for ChannelType.
 type ChannelType = blueprint.ChannelType
 
+// ChatConversationEvent defines model for ChatConversationEvent.
+type ChatConversationEvent struct {
+	ConversationId string `json:"conversation_id"`
+}
+
+// ChatDeltaEvent defines model for ChatDeltaEvent.
+type ChatDeltaEvent struct {
+	Text string `json:"text"`
+}
+
+// ChatReply defines model for ChatReply.
+type ChatReply struct {
+	// ConversationId The `mc-` id of the conversation
+	ConversationId string `json:"conversation_id"`
+	Model          string `json:"model"`
+
+	// PendingActions The actions this turn parked; each runs only after `YES <code>`.
+	PendingActions []PendingAction `json:"pending_actions"`
+	Reply          string          `json:"reply"`
+	Usage          struct {
+		InputTokens  int64 `json:"input_tokens"`
+		OutputTokens int64 `json:"output_tokens"`
+		TotalTokens  int64 `json:"total_tokens"`
+	} `json:"usage"`
+}
+
+// ChatRequest defines model for ChatRequest.
+type ChatRequest struct {
+	// ConversationId An `mc-` id (or UUID) of a conversation of the workspace to continue.
+	ConversationId *string `json:"conversation_id,omitempty"`
+
+	// Message The user's message; `YES <code>` confirms a parked action of the conversation.
+	Message string `json:"message"`
+
+	// Model A model id of `GET /v1/models`; the default model when absent.
+	Model  *string `json:"model,omitempty"`
+	Stream *bool   `json:"stream,omitempty"`
+}
+
 // CreatedAgent defines model for CreatedAgent.
 type CreatedAgent = manage.CreateAgentResult
 
+// CreatedKey defines model for CreatedKey.
+type CreatedKey struct {
+	CreatedAt time.Time          `json:"created_at"`
+	Id        openapi_types.UUID `json:"id"`
+
+	// Key The secret, `sk-svc_...`; shown this once only
+	Key       string     `json:"key"`
+	Prefix    string     `json:"prefix"`
+	RevokedAt *time.Time `json:"revoked_at"`
+	Role      Role       `json:"role"`
+}
+
 // Disclosure defines model for Disclosure.
 type Disclosure = manage.Disclosure
+
+// ErrorEnvelope defines model for ErrorEnvelope.
+type ErrorEnvelope struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+// Key defines model for Key.
+type Key struct {
+	CreatedAt time.Time          `json:"created_at"`
+	Id        openapi_types.UUID `json:"id"`
+
+	// Prefix The first characters of the key, to recognize it
+	Prefix    string     `json:"prefix"`
+	RevokedAt *time.Time `json:"revoked_at"`
+	Role      Role       `json:"role"`
+}
+
+// KeyList defines model for KeyList.
+type KeyList struct {
+	Keys []Key `json:"keys"`
+}
+
+// PendingAction defines model for PendingAction.
+type PendingAction struct {
+	// ActionId act_ id, as in confirmation.requested
+	ActionId  string    `json:"action_id"`
+	Code      string    `json:"code"`
+	ExpiresAt time.Time `json:"expires_at"`
+	Summary   string    `json:"summary"`
+}
+
+// Role defines model for Role.
+type Role string
 
 // Error defines model for Error.
 type Error struct {
@@ -125,6 +239,11 @@ type CreateChannelJSONBody struct {
 	Provider ChannelType             `json:"provider"`
 }
 
+// CreateKeyJSONBody defines parameters for CreateKey.
+type CreateKeyJSONBody struct {
+	Role Role `json:"role"`
+}
+
 // CreateAgentJSONRequestBody defines body for CreateAgent for application/json ContentType.
 type CreateAgentJSONRequestBody CreateAgentJSONBody
 
@@ -133,6 +252,12 @@ type UpdateAgentJSONRequestBody = AgentUpdates
 
 // CreateChannelJSONRequestBody defines body for CreateChannel for application/json ContentType.
 type CreateChannelJSONRequestBody CreateChannelJSONBody
+
+// ChatJSONRequestBody defines body for Chat for application/json ContentType.
+type ChatJSONRequestBody = ChatRequest
+
+// CreateKeyJSONRequestBody defines body for CreateKey for application/json ContentType.
+type CreateKeyJSONRequestBody CreateKeyJSONBody
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
@@ -154,6 +279,18 @@ type ServerInterface interface {
 	// CreateChannel Extension: create a channel row
 	// (POST /api/channels)
 	CreateChannel(ctx echo.Context) error
+	// Chat Chat with the builder assistant
+	// (POST /api/chat)
+	Chat(ctx echo.Context) error
+	// ListKeys List the workspace's API keys (never their secrets)
+	// (GET /api/keys)
+	ListKeys(ctx echo.Context) error
+	// CreateKey Create an API key
+	// (POST /api/keys)
+	CreateKey(ctx echo.Context) error
+	// RevokeKey Revoke an API key
+	// (DELETE /api/keys/{id})
+	RevokeKey(ctx echo.Context, id openapi_types.UUID) error
 }
 
 // ServerInterfaceWrapper converts echo contexts to parameters.
@@ -238,6 +375,49 @@ func (w *ServerInterfaceWrapper) CreateChannel(ctx echo.Context) error {
 	return err
 }
 
+// Chat converts echo context to params.
+func (w *ServerInterfaceWrapper) Chat(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.Chat(ctx)
+	return err
+}
+
+// ListKeys converts echo context to params.
+func (w *ServerInterfaceWrapper) ListKeys(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListKeys(ctx)
+	return err
+}
+
+// CreateKey converts echo context to params.
+func (w *ServerInterfaceWrapper) CreateKey(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CreateKey(ctx)
+	return err
+}
+
+// RevokeKey converts echo context to params.
+func (w *ServerInterfaceWrapper) RevokeKey(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.RevokeKey(ctx, id)
+	return err
+}
+
 // This is a simple interface which specifies echo.Route addition functions which
 // are present on both echo.Echo and echo.Group, since we want to allow using
 // either of them for path registration
@@ -291,6 +471,10 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.PATCH(options.BaseURL+"/api/agents/:id", wrapper.UpdateAgent, options.OperationMiddlewares["updateAgent"]...)
 	router.GET(options.BaseURL+"/api/channels", wrapper.ListChannels, options.OperationMiddlewares["listChannels"]...)
 	router.POST(options.BaseURL+"/api/channels", wrapper.CreateChannel, options.OperationMiddlewares["createChannel"]...)
+	router.POST(options.BaseURL+"/api/chat", wrapper.Chat, options.OperationMiddlewares["chat"]...)
+	router.GET(options.BaseURL+"/api/keys", wrapper.ListKeys, options.OperationMiddlewares["listKeys"]...)
+	router.POST(options.BaseURL+"/api/keys", wrapper.CreateKey, options.OperationMiddlewares["createKey"]...)
+	router.DELETE(options.BaseURL+"/api/keys/:id", wrapper.RevokeKey, options.OperationMiddlewares["revokeKey"]...)
 
 }
 
@@ -1120,6 +1304,583 @@ func (response CreateChannel500JSONResponse) VisitCreateChannelResponse(w http.R
 	return err
 }
 
+type ChatRequestObject struct {
+	Body *ChatJSONRequestBody
+}
+
+type ChatResponseObject interface {
+	VisitChatResponse(w http.ResponseWriter) error
+}
+
+type Chat200JSONResponse ChatReply
+
+func (response Chat200JSONResponse) VisitChatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type Chat200TexteventStreamResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response Chat200TexteventStreamResponse) VisitChatResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/event-stream")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		// If w doesn't support flushing, fall back to io.Copy.
+		_, err := io.Copy(w, response.Body)
+		return err
+	}
+	// text/event-stream messages are typically small; use a
+	// modest buffer and flush after each chunk so clients see
+	// events immediately instead of waiting on OS buffering.
+	buf := make([]byte, 4096)
+	for {
+		n, err := response.Body.Read(buf)
+		if n > 0 {
+			if _, writeErr := w.Write(buf[:n]); writeErr != nil {
+				return writeErr
+			}
+			flusher.Flush()
+		}
+		if err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+type Chat400JSONResponse struct{ ErrorJSONResponse }
+
+func (response Chat400JSONResponse) VisitChatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type Chat401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response Chat401JSONResponse) VisitChatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type Chat403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response Chat403JSONResponse) VisitChatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type Chat404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response Chat404JSONResponse) VisitChatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type Chat413JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response Chat413JSONResponse) VisitChatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type Chat429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response Chat429JSONResponse) VisitChatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type Chat500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response Chat500JSONResponse) VisitChatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListKeysRequestObject struct {
+}
+
+type ListKeysResponseObject interface {
+	VisitListKeysResponse(w http.ResponseWriter) error
+}
+
+type ListKeys200JSONResponse KeyList
+
+func (response ListKeys200JSONResponse) VisitListKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListKeys401JSONResponse struct{ ErrorJSONResponse }
+
+func (response ListKeys401JSONResponse) VisitListKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListKeys403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListKeys403JSONResponse) VisitListKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListKeys429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListKeys429JSONResponse) VisitListKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListKeys500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListKeys500JSONResponse) VisitListKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateKeyRequestObject struct {
+	Body *CreateKeyJSONRequestBody
+}
+
+type CreateKeyResponseObject interface {
+	VisitCreateKeyResponse(w http.ResponseWriter) error
+}
+
+type CreateKey201JSONResponse CreatedKey
+
+func (response CreateKey201JSONResponse) VisitCreateKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateKey400JSONResponse struct{ ErrorJSONResponse }
+
+func (response CreateKey400JSONResponse) VisitCreateKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateKey401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateKey401JSONResponse) VisitCreateKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateKey403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateKey403JSONResponse) VisitCreateKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateKey429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateKey429JSONResponse) VisitCreateKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateKey500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateKey500JSONResponse) VisitCreateKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeKeyRequestObject struct {
+	Id openapi_types.UUID `json:"id"`
+}
+
+type RevokeKeyResponseObject interface {
+	VisitRevokeKeyResponse(w http.ResponseWriter) error
+}
+
+type RevokeKey200JSONResponse Key
+
+func (response RevokeKey200JSONResponse) VisitRevokeKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeKey401JSONResponse struct{ ErrorJSONResponse }
+
+func (response RevokeKey401JSONResponse) VisitRevokeKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeKey403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response RevokeKey403JSONResponse) VisitRevokeKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeKey404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response RevokeKey404JSONResponse) VisitRevokeKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeKey429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response RevokeKey429JSONResponse) VisitRevokeKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeKey500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response RevokeKey500JSONResponse) VisitRevokeKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
 	// ListAgents List agents, newest first
@@ -1140,6 +1901,18 @@ type StrictServerInterface interface {
 	// CreateChannel Extension: create a channel row
 	// (POST /api/channels)
 	CreateChannel(ctx context.Context, request CreateChannelRequestObject) (CreateChannelResponseObject, error)
+	// Chat Chat with the builder assistant
+	// (POST /api/chat)
+	Chat(ctx context.Context, request ChatRequestObject) (ChatResponseObject, error)
+	// ListKeys List the workspace's API keys (never their secrets)
+	// (GET /api/keys)
+	ListKeys(ctx context.Context, request ListKeysRequestObject) (ListKeysResponseObject, error)
+	// CreateKey Create an API key
+	// (POST /api/keys)
+	CreateKey(ctx context.Context, request CreateKeyRequestObject) (CreateKeyResponseObject, error)
+	// RevokeKey Revoke an API key
+	// (DELETE /api/keys/{id})
+	RevokeKey(ctx context.Context, request RevokeKeyRequestObject) (RevokeKeyResponseObject, error)
 }
 
 type StrictHandlerFunc func(ctx echo.Context, request any) (any, error)
@@ -1373,50 +2146,215 @@ func (sh *strictHandler) CreateChannel(ctx echo.Context) error {
 	return nil
 }
 
+// Chat operation middleware
+func (sh *strictHandler) Chat(ctx echo.Context) error {
+	var request ChatRequestObject
+
+	var body ChatJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.Chat(ctx.Request().Context(), request.(ChatRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "Chat")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ChatResponseObject); ok {
+		return validResponse.VisitChatResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListKeys operation middleware
+func (sh *strictHandler) ListKeys(ctx echo.Context) error {
+	var request ListKeysRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListKeys(ctx.Request().Context(), request.(ListKeysRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListKeys")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListKeysResponseObject); ok {
+		return validResponse.VisitListKeysResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CreateKey operation middleware
+func (sh *strictHandler) CreateKey(ctx echo.Context) error {
+	var request CreateKeyRequestObject
+
+	var body CreateKeyJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateKey(ctx.Request().Context(), request.(CreateKeyRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateKey")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CreateKeyResponseObject); ok {
+		return validResponse.VisitCreateKeyResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// RevokeKey operation middleware
+func (sh *strictHandler) RevokeKey(ctx echo.Context, id openapi_types.UUID) error {
+	var request RevokeKeyRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.RevokeKey(ctx.Request().Context(), request.(RevokeKeyRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RevokeKey")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(RevokeKeyResponseObject); ok {
+		return validResponse.VisitRevokeKeyResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // Base64 encoded, compressed with deflate, json marshaled OpenAPI spec.
 // Stored as a slice of fixed-width chunks rather than one concatenated
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7Fprb9s41v4rBN/3wwyg2k4vQMeD/ZDNdGe7aDtBk5nFoi7iY+lY4oQiVZKKYwT+7wuSulCyfEvbmWJ3",
-	"P0WReDl8+JxzHh76gcYyL6RAYTSdPlCFupBCo/vnlVJS2YdYCoPC2EcoCs5iMEyK8e9aCvtOxxnm4L4m",
-	"CbOfgF8qWaAyzI60BK4xokXw6oFiPXj3dSwTtH9FyTksONKpUSVG1KwLpFOqjWIipZuIJjLWN6XitvHW",
-	"x4x5a7c+5Kg1pDj4rQAF+VFz+xdbQ2wiqvBTyRQmdPqhmatq/7EZSC5+x9hstfeIDDSzq0UdK1ZYbOmU",
-	"ngviGhMmiMmQoLhDLgskOgOFCVkxk5Hx3Zmbwu+OA/c8rXaxi/mi1Eyg1u9L7l/sAKA2KKJxBkIgd42Z",
-	"wVwHaLStqhegFKxdL4VgMDl3JiylysHQKU3A4BPD8gaozi5jweU6r+nZzPX/Cpd0Sv9v3NJ3XC10fOGN",
-	"u7ZjDVjRgXKABgnTMZe6VPhKWBCSoNVCSo4gus3eYyxVwkT6OjmOuU3Pa7w3x3YpOKzfQT5M3VQhGvs8",
-	"9JElHbzLkiVDUN8KueKYpHglSxVjF+8uYRIsTLbHcCYMpqjsqI2bH1zjkWYWkGJIt2AubcCUPriIMrcu",
-	"9anEEu0wsYIVtyNYl4NkTSO6BGY39+Me/66HWeFCM4M3bhTblXG8KQsuwY6dg7pN5Erc2Nc0olAw91aU",
-	"wG+M3eKhOarQdQCWXohoIfEDRNVWNGuv8Yl2RpNth+Cw2OHKfUTCPiItdwVSzvO3MkG+6+OlkncsQRVC",
-	"DLzIgEZ0gcb+SSHPYRC3HO6v5S2KHRwQu1xkmxxYubdzL/84NKFea4PW5rwYzikG8wIVmFKFM4syX3iT",
-	"jBQdNi0VQ5Fwy8FCySVq7TKmZSno0j04L+DD3JSS6wspliw9LfqWRXJa9B3inoM3YFvDg26MqhYdBKbu",
-	"xgcc6eIX7m8P+oaoXQyCZNRNFwMRbSi4h2kpBGnLcyJ6/ySVT6qXOQhIceQy6m8MV+HnJywvpPKJFmyg",
-	"pHrFTJwtJKhk7Hs6eF3vN0wP5GRIT8p5bqSrMs9BrYc2X5dxjFoPpzIjDfAhd+oxoB4kqq2rux6HlV2o",
-	"s1O/R11y83jI6oVuq8fTFcaRaedLx5VjnKtdzQlkrLF5NLi/OhfQB+V8zkT49iw6pCq3IlRPieVw/wZF",
-	"ag18MZlEX16Z9Tf5EUotsPFsYo3MmWheRCcLuc6S+4PtVXl9sA50Hcjxp82dw/1r3/PF5JuRA10viMEA",
-	"l+nob5AzfoIDVP2cB3TURQ73LLf2vDz74alDyP97Fu0RHl2GHMT1ceFjj/vXweN07+8LnR7Xe2sZctCe",
-	"EmrwC8Fr+30VhdRFZsFLLBQTZnTt9ciRqDT9HDCPlFybAe3t9uifzGQ/NaFlR+4/KuN3g9ShLsGc+yXB",
-	"/rzfkVFHpqaf0af+z8j81bF+qGRU78x2neKr6QEmFrIUiVvUI7PLTklRBAHx6ELHkKAoWr1daYu4Fs09",
-	"+08XG9Xkj9a+Vf9h9ZuAgVPrPUOyt1pAEFq4ne+gHGsW7gwZOkSH2HcrBXEGxp1qeCxv7iSLnabLrfvk",
-	"OoWiuDlrH5+2j8/ax+fHx7XQjkeGt4tq54eLg7Cb4VvEdW3fffkT+N7DC2rzq6+ltPYpNmTeCpRgIj2p",
-	"1LE/FDrPaVcdaPfarGDWI/3K7cbnBsu96aUoeFPIC8vKTtiTpVQEiMF780QKviZuecS9dGyuXrgas8mQ",
-	"aFhiWoJKiFwuW9iDLcJ9aj2vCv41J3Rh9Zevm1nsKwU/SAwhzTDVmm437LiabDjr0ID2LJPeJLiEkpum",
-	"WRc+IHYaoo1UmDgASY4gtEOp4GAsP0k1RkQE3qEimnEUMQ7g1r8daHyl3r9q/RWEUQ+5AYt7uBzHx4BJ",
-	"pxPRIotxqZhZX9loXZ0MERSq89LXkF0Ydyt3r1skMmMKPwYTS7mN92UN6ftXV9dEydKg9ux1RQYCIiF1",
-	"bWhErjNc+/sRux9MEZYXHHMUxl1mNXyeibcXl8RJPvKdFEikk7RMioiYlSS6VEuIUX8fuQlA6BUqfx2j",
-	"6/sYDXlwKQOazMd3Z/PpTMwfZr4wO6NT8jCrr4hmNCIzt2z/5G6i/GMsE5zRzWY+momZ+AljZrWwJqsM",
-	"/UpIoWRSxoboAmPCtGeUmZL55S9X12QMBRt7QObEwC16OjYZgICeiX+dv31DvpuHd3tryPn8+8j5vSb/",
-	"uPrlHbHG29fW9hkdjUYzupn/OBPzy/Pri7+HM40fWLIJp1sy5IkmcknmvsJ24xrOHYQKTakqN6nqb34L",
-	"7dhu1HoX53Z9IAjeGxQWB6IlqZQM0QhGkxgEWSDBe1Qx05gQFAkx0v4ZzcRrQebnl5c3r9799pcE3f7k",
-	"3g4SA+eOBLI0BMgtrgnElkXesKA1KTUq8t1KqltdQIwzMa/cbP79j5VbM1HvC5NiNBOW1czYAESvWkdx",
-	"mNGI3qHSntNno8lo4pRLgcJ+nNJno8nomSvsm8y5TwC0/TdF54YNTW2upm2tjVYXm2hQaTr98ECZnehT",
-	"ia5I5EVom7fau9w/+Ty6+Rh1b6OfTiYn3UUfPDw56Tlwu3qdVTlO24147qcdGq0xb+xvyl3rs5NaPzul",
-	"9dMfTmj94gS7ncaqSqqOOtX6bZJaoTZkyZR2sreQeoBtgWahPmuhNn+Vyfpr/XjAhqHDF/Cu1eC1ez/S",
-	"dQ3pj9oZ1gqIzRY1z74YNTtqfB87yQo0qU5t3xhRz75BWntcbfbw6C2VzAmQ7lGon8N2xte6nkG/dpDq",
-	"1Yr2EeIbI8Hk+bdHgp/RtAxwio8ZTdpqFllwGd82Pwbq5UyXrpqU6Y7A3bgQps8Dh2Wb3gowcbbNLX8B",
-	"87nR9CCz6nueo+Lbn8Lqjhj8H7sPh7gMRIpEyzxU3DXf2wAX/nprp3q8aG/VvxoXwhrgDg40tv5niKtX",
-	"9cllSrjVWfXy2nKKj02Z5PaYThDirHPCOSTC6mLoHyLD9lTeH3kd9iVK3/2q9/AvKv9ARVfXp/cy/L/y",
-	"rBG4Q1zpsxoPouSqW0FyiTisHX34aLOoRnVXp2n3ozpXOJqOx1zGwDOpzfTl5OWEbj5u/h0AAP//",
+	"7Fx7c9s4kv8qKN5WjV1Fy3KSuZqR6/7wZXxzuXm5bM9ubY1yIkS2RKxBgAFAyTqXvvsVGuBT1MuJM5md",
+	"/Ss0iQYajX780N3KUxDLLJcChNHB6ClQoHMpNOAf10pJZR9iKQwIYx9pnnMWU8OkOP+HlsK+03EKGcWv",
+	"ScLsJ8pvlMxBGWZnmlGuIQzyxqunAMrJ269jmYD9VxSc0ymHYGRUAWFgVjkEo0AbxcQ8WIdBImM9KRS3",
+	"gzc+psxxu/EhA63pHHq/5VTR7KC13YuNKdZhoOBDwRQkwei3ai0//n01kZz+A2KzMd5JpGeY3S3oWLHc",
+	"yjYYBVeC4GDCBDEpEBAL4DIHolOqICFLZlJyvrjAJdzpoHCv5v4U2zKfFpoJ0Pq24O7FFgGUDIVBnFIh",
+	"gONgZiDTDWnUo/wLqhRdIZUCaiC5QhZmUmXUBKMgoQbODMsqQbVOGXIuV1mpntVaf1EwC0bBv53X6nvu",
+	"N3r+1jF3b+fq4aIlyh41SJiOudSFgmthhZA0Rk2l5EBFe9gtxFIlTMzfJYdpbkV5D4/mUJKc09XPNOtX",
+	"3bkCMPa57yNLWvIuCpb0ifpByCWHZA53slAxtOXdVpgEcpPuYJwJA3NQdtbKzPfu8UA2czqHpro11tKG",
+	"msI5F1Fk1qQ+FFCAnSZWdMntDNbkaLIKwmBGmT3c9zvsu5xmCVPNDExwFkvKOEyKnEtq586oekjkUkzs",
+	"6yAMaM7wrSgonxh7xH1reNe1RywdF1GLxE0Q+qOo9l7KJ9zqTTYNgtPpFlPuSqRJI+bFNkfKefaTTIBv",
+	"+3ij5IIloJoipjxPaRAGUzD2nznNMtort4w+3ssHEFt0QGwzkU3lAG/eaF7usW9BvdIGLM9Z3h9TDGQ5",
+	"KGoK1VxZFNnUsWSkaGnTTDEQCbc6mCs5A60xYlotpbrAB7QC3q+bUnL9VooZmx/nfYs8Oc779ukeireh",
+	"bZUetH2U33TDMbUPvqEjbfk1z7cj+kpR2zJoBKN2uOjxaH3OvRmWmkLasJwweDybyzP/MqOCzmGAEfWv",
+	"DJbNz2csy6VygZZaRxnoJTNxOpVUJeeOEsWL1D8y3ROT6fyomIcz3RVZRtWq7/B1EcegdX8oM9JQ3mdO",
+	"HQ0oJwlL7krSw2RlN4p86lvQBTfPF1m50U30eDzCODDsfGq/cohx1bs5QhlL2TxbuL+iCei9cD5jovn2",
+	"ItyHKjc8VAeJZfTxRxBzy+DXw2H46ZFZ95CfgdQaPF4MLZMZE9WL8Ggg19pyd7KdKK8rrD2kPTH+uLUz",
+	"+vjOUX49/GLgQNsKYmool/PBf9GM8SMMwNOhBbTQRUYfWWb5+ebi21coIffnRbgDeLQ1ZK9cn+c+dph/",
+	"6TyOt/4u0OnoemcvfQbaQUKV/JrCq+leBCG1JTPlBeSKCTO4d3jkQKlUdCiYZ0KudQ/2xjP6GzPpd5Vr",
+	"2RL7D4r4bSe1j6Sx5m5IsDvut2DUgaHpe3Ch/yMiv7/W96WMypPZzFO8GB5gYioLkeCmnhldtkKKvOEQ",
+	"D0509AGKvMbbHlvEJWju8H882PCLPxv7evp+9JtQQ4/N9/TBXr+Bhmvhdr29cKzaODLSd4luyr6dKYhT",
+	"avBWw2M5WUgWI6bLrPlkek7zfHJRP76qH1/Xj28O92tNPp7p3t6m1LyVYgFKY173elHmeg/P5sYN+glL",
+	"9idHuwRbZGy+A27oczgyHrHtZqOTnmmvfQs5X328INq52/sUSJTFZxFhCZEzzN82ifqcTbYVPuUgLL6d",
+	"0NjS6v7l/EdiUqaJKZQgOVUPkFwSoHFKVCE0kYKvCJ0ZUCT6+/UdGRfD4es4lgngE0QD6zQOMccbx9IV",
+	"LtpnlKoU62ZOrMzNHyFwJvLCTEwF2io3zIT59zdBH1SThTmaBi+6x5B0/XGTzS4Lnen3Vgq6SlbKtNSU",
+	"UpKb+rFd1T8UoM2nVvYrUev6iVTk11/ffXdqtZ62dL60g6VUDzqnMRAj7QDDRAGDXouo6zib+l5oUF9p",
+	"4sdcblFogrFQZZpQbw/eUPqscuAyUyX6ff1qeAC2r8y2IxSCH7z9R99f35PzxcU5vtTRJa6dwIwW3PiR",
+	"yxQEoVMNwvRKQxsFrnTl6arz2oPsSjH2qoUHBP01I7od+Gywh2N//vSJ2Z05LdDmV5dir/lTrI+9JVWC",
+	"iflRGfDdCBkBVb3rRkqnZKux6oFwC0/jozG0O9Mf4Oiw5ggn9NMj6QfHzKYZa4gVmJBE+uFML+LJYDCI",
+	"LolO5VK4UCZFDBi4eutECmbssfcoFSzkw+7N7AXvSvK9961bO6YXmCN1xWPYFG+LPSedPuvceX/Mc15V",
+	"6ppSxaMlM6kIJRb5nLmob5WK4EuEq/4FFpGtL9J0BvOCKuuuZkHYY2ywKx2X+Yp+ad06t1HOFcbsZn2K",
+	"rtfEhTSw5Qg9mQ87e8+ruWo/9LCTefdZDWuLjxK7DNFGKkhQgCQDisAKSM6psapUuu6QCFiAIppxEDEE",
+	"e31x7fXK8/P79yIMO5Lr4bgjl8M8S0OTnuNSsEnk2jcgbOrix7Z5/BEbNsLgi3KwtSfc9LEzprQhcUoV",
+	"jQ0oXWKfB1iFFoRZfZoL9n9AmOmb+4/jSrccU5l/OOKoHmB1eGHOasI+9IAT9vHXvkodx6XDsr2onMZm",
+	"QlgSEqoJEyUOdjhXuYsA9GpSabU5NQaUnep/fxueffv+6U24/ksfATzmTIE+Sqt1Xdzbba71Dj1nNW1r",
+	"5T7J3nqdK4OSXApMk9EkY/YKngHmpsNgwWAJqj9jpCEuFDOrO3vWvugFVIG6Klx7DCoB+nx8Xe82NSZ3",
+	"jV1MzOTmCd2UweT2+u6eKFkY0C5uY/2UUJGQsuw9IPcprFzrl7VdpgjLcg4ZCONuV2UkH4uf3t4QzGaT",
+	"EymASMzWMylCYpaS6ELNaAz6NMQFqNBLUK7TTJetZppmjX4zqkl0vriIRmMRPY2dQxwHI/I0Lp3pOAjJ",
+	"GLftntBnu0e8iwXrdTQYi7H4DmKmMU2xTMHthORKJkVsiM4hJky7WGpGJLr55e6enNOcnTuBRMTQB3CB",
+	"uEpuEarH4u9XP/1ITqJm2+KKZjw6DRHxaPI/d7/8TCzz9rXlfRwMBoNxsI4uxyK6ubp/+9/Nlc6fWLJu",
+	"LjdjwBP0m5FrHpjgwAhFqMAUygME31rgjtDOjbOWpxjZ/VFB4NGAsHIgWhKfpCUaqNEkpoJMgcAjqJhp",
+	"SAiIxPpoEMlgLN4JEl3d3Eyuf/7rfySA55M5PkhMOUclkIUh1Pp2e9PVdvfurlmNxqszOanu4WMReYAR",
+	"nV56QMNEeS7WX4wxYcWMNafgroYIKDNrP6C00+mLwXAwxPRLDsJ+HAWvB8PBa+xZMimaT0PQ9s85oN+o",
+	"1NTeN4O6jSDwEABs5ApGvz0FzC70oQB0AS6/Xt+96jbV37nUtn4fthttXw2HR7XZ7q0LYVTraRzFbKCT",
+	"3ToM3rhl+2ar2Dt3TcA4+uKo0a+PGf3q2yNGf30E382Agqrj92/h+RK0cQgIDzEHlTHttVUBTRA8Sd2j",
+	"g43beOCCEmjznzJZvVS3tHVO+yMijuqFrV3/12akO2trWova1hsKe/HJFLaVZ9qls2RJNfHw7gtT34sv",
+	"UNmdXG1McdKbKZkRWofHTZ13ljFYKmYc2O7Gva0+uSzvBi/t2Dql813q8oWpyPDNl6ci34Op9QNRIjOa",
+	"1MV9MuUyftjhHHuiLwa+Kvj64kTTlzQD8Z67qw2UOTVxuqlxrkvtYz3wXn0rm+EO8om/i663YOW/dH6/",
+	"W0ypmAPRMmti99IKDnWKzR/AbEWpb+vG5BfTlGYbxRYNqXj95wBx1+UNaUQ4c8kr3F6dsHb+LJU8YWLu",
+	"atzNm9TzwF7ZZfJZ4N6OlqZn9hl+ip6ibjtR/0/VPiNyLBt/dur9n/Km0zCS2OPAUh5EyeWmCdROouHi",
+	"3E3WG0VbwL8IcK0kPmE8LRhPQBGqNdOGChMSkypZzNM6bZSzHDgTddqInKRMG6kw1yy5HosZ4wYUJGS6",
+	"KvPQX2miJIewlafUIUHgwcQ8JLCwEjkdkL+5HMdYRJ3OhIhQe98rSzet3gNtqDL6EqFP1azAtEuYbU7k",
+	"9+uTY5iIc3mZsl8hIZi/kopI4bY5FifR40Qv4klztuh0QK6IYvphhbt3aRqmy2aEEw1Aok4DR3R6SbDX",
+	"Yyy2dDU083StfRpJVCEIM5huu8OWASbmIxK59oERsfYaYV4suopjyM0Ii1znKN8zNyoK/dY10aAWoM60",
+	"dbbuCEYdgUXkJHrqSHAdhe7OfRqSKAFuKI6yC62j0zInhXskTI+FyzVBYvUJBIkSKSAiJ3YQpu4cN6fI",
+	"NeYf/Uf3A9kyU3l6SYCZFOybRI8Figg3NCDVr2mnMJM+8+jqIjMLb31iDstqVK3cqo6gtEGXBetEjZS+",
+	"FDJtNux8ZmBat8Vhe3NXO3amFazP0RrOUKruxuD6PLcvtdmWGAbgmgFbzUfBOtw/WaOVsJ4FNfAg8lvf",
+	"YlVRSgF7CdvV0ZrYlQ7X77fcX0snan2fXTasMtUuaU298v6h8f4XmTRJaaPzYSOobcZNzO/XQbOsDW69",
+	"E/xgB7yggZYlzS2YyPIXEsmTKvUZEl8kJVKAJkzEvEjKBNs/R8a31Vr4lSZXN+9QEOTEVTRc0cy1G+nT",
+	"zTPGQ21cDzZ6HLFq6IGWBRFYPHQVoMgVECNc8NKNsbcSKkiEZBFGLqw/4iAiAMoIVb62+IecRHaKQa7Y",
+	"gnGYQ2IBRN0nZcOUj/0em7R7pAZjcd9sU8GaGtUPvq5IEqp95Ua739sgjLkkhTCMuzpRNQIemTY6JHQs",
+	"XGUTGce2TmSVci6XgMUpjz5R3NaEEuTSLolAZDNs4vgfYPV5LlrP7j1Awt/9AlS3822397DO7HlNOenr",
+	"oTv9U96T6iS5dwrbrL/p4KtceAIcTE8T8q31qAdYOekauTNo+10bmWv0WjiPGQt/UhZqqxXCAhZTV6m3",
+	"ZytzEB4VaCwJk5qLysVj6dfDd2bGohAxpsOSPlNE+soUXy5ebdPdBtN/ykylk/8Buvk5EvHNfhdco9np",
+	"8tv79Xv72d4HHQf4v5tgm8vo/JzLmPJUajP6ZvjN0KLe/w8AAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

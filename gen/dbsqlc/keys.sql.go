@@ -93,6 +93,30 @@ func (q *Queries) EnsureOwnerKey(ctx context.Context, db DBTX, arg EnsureOwnerKe
 	return err
 }
 
+const keyByID = `-- name: KeyByID :one
+SELECT id, workspace_id, role, secret_sha256, display_prefix, created_at, revoked_at FROM api_keys WHERE workspace_id = $1 AND id = $2
+`
+
+type KeyByIDParams struct {
+	WorkspaceID uuid.UUID
+	ID          uuid.UUID
+}
+
+func (q *Queries) KeyByID(ctx context.Context, db DBTX, arg KeyByIDParams) (APIKey, error) {
+	row := db.QueryRow(ctx, keyByID, arg.WorkspaceID, arg.ID)
+	var i APIKey
+	err := row.Scan(
+		&i.ID,
+		&i.WorkspaceID,
+		&i.Role,
+		&i.SecretSHA256,
+		&i.DisplayPrefix,
+		&i.CreatedAt,
+		&i.RevokedAt,
+	)
+	return i, err
+}
+
 const listKeys = `-- name: ListKeys :many
 SELECT id, workspace_id, role, secret_sha256, display_prefix, created_at, revoked_at FROM api_keys WHERE workspace_id = $1 ORDER BY created_at, id
 `

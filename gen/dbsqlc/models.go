@@ -149,6 +149,24 @@ type Message struct {
 	CreatedAt      time.Time
 }
 
+type PendingAction struct {
+	ID             uuid.UUID
+	WorkspaceID    uuid.UUID
+	ShortID        string
+	ConversationID uuid.UUID
+	Code           string
+	Tool           string
+	Arguments      []byte
+	Summary        string
+	KeyID          *uuid.UUID
+	Role           string
+	Status         string
+	Result         []byte
+	CreatedAt      time.Time
+	ExpiresAt      time.Time
+	ResolvedAt     *time.Time
+}
+
 type Recording struct {
 	ID          uuid.UUID
 	WorkspaceID uuid.UUID

@@ -26,3 +26,6 @@ ON CONFLICT (secret_sha256) DO NOTHING;
 -- active workspace. Open streams re-check their keys with it.
 SELECT k.id FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
 WHERE k.id = ANY(@ids::uuid[]) AND k.revoked_at IS NULL AND w.status = 'active';
+
+-- name: KeyByID :one
+SELECT * FROM api_keys WHERE workspace_id = @workspace_id AND id = @id;
