@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"switchboard/access"
+	"switchboard/agent"
 	"switchboard/apierr"
 	"switchboard/blueprint"
 	"switchboard/inputguard"
@@ -33,25 +34,12 @@ type Caller struct {
 // it in the request context.
 type Workspace func(ctx context.Context) (Caller, bool)
 
-// New returns the MCP server with the ten agent tools. tools/list shows a caller only the
-// tools its role may call; a call of another is refused with role_not_allowed all the same.
+// New returns the MCP server with the ten agent tools. Every caller sees all ten (a tool
+// hidden from tools/list could not answer role_not_allowed: mcp-go's tool filter hides a
+// tool from calls too); each description names the least role that may call it.
 func New(ops *manage.Service, workspace Workspace, log *slog.Logger) *server.MCPServer {
-	perms := map[string]access.Permission{}
-	for _, o := range ops.Operations() {
-		perms[o.Name] = o.Permission
-	}
 	s := server.NewMCPServer("switchboard", "1.0.0",
 		server.WithToolCapabilities(false),
-		server.WithToolFilter(func(ctx context.Context, tools []mcpgo.Tool) []mcpgo.Tool {
-			c, _ := workspace(ctx)
-			var out []mcpgo.Tool
-			for _, t := range tools {
-				if c.Role.Allows(perms[t.Name]) {
-					out = append(out, t)
-				}
-			}
-			return out
-		}),
 		server.WithInstructions("Create, configure, deploy and inspect Switchboard agents. Agents are defined by a YAML blueprint; its JSON Schema is served at /schemas/blueprint.json."))
 	s.AddTools(Tools(ops, workspace, log)...)
 	return s
@@ -71,10 +59,9 @@ func Tools(ops *manage.Service, workspace Workspace, log *slog.Logger) []server.
 	t := toolkit{workspace: workspace, log: log}
 	var tools []server.ServerTool
 	for _, o := range ops.Operations() {
-		tools = append(tools, server.ServerTool{
-			Tool:    mcpgo.NewToolWithRawSchema(o.Name, o.Description, o.Schema),
-			Handler: t.handler(o),
-		})
+		tool := mcpgo.NewToolWithRawSchema(o.Name, o.Description+" Role needed: "+access.Needs(o.Permission).String()+" or above.", o.Schema)
+		tool.Annotations = annotations(o)
+		tools = append(tools, server.ServerTool{Tool: tool, Handler: t.handler(o)})
 	}
 	return tools
 }
@@ -152,4 +139,12 @@ func failure(e *apierr.Error) *mcpgo.CallToolResult {
 	res := mcpgo.NewToolResultStructured(f, string(text))
 	res.IsError = true
 	return res
+}
+
+// annotations tell an MCP client what a tool does to the workspace, so it can ask its user
+// before a destructive call.
+func annotations(o manage.Operation) mcpgo.ToolAnnotation {
+	readOnly := o.Class == agent.Safe
+	destructive := o.Class == agent.Risky || o.Class == agent.Spend
+	return mcpgo.ToolAnnotation{ReadOnlyHint: &readOnly, DestructiveHint: &destructive}
 }
