@@ -10,6 +10,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/stretchr/testify/require"
 
+	"switchboard/access"
 	"switchboard/blueprint"
 	"switchboard/manage"
 	"switchboard/openapi"
@@ -136,6 +137,7 @@ func TestAPIContractEnumsEqualTheGoLists(t *testing.T) {
 		want []string
 	}{
 		{"ChannelType", schemas["ChannelType"].Value, blueprint.Strings(blueprint.ChannelTypes())},
+		{"Role", schemas["Role"].Value, access.Names()},
 		{"listAgents status", doc.Paths.Value("/api/agents").Get.Parameters.GetByInAndName("query", "status").Schema.Value, statuses},
 		{"AgentSummary.status", prop("AgentSummary", "status"), statuses},
 		{"CreatedAgent.status", prop("CreatedAgent", "status"), statuses},

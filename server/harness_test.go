@@ -51,8 +51,9 @@ type setupOpts struct {
 	ping                 time.Duration
 	responseTTL          time.Duration
 	idempotencyRetention time.Duration
-	development          bool  // APP_ENV=development
-	bodyLimit            int64 // 0: the default
+	development          bool          // APP_ENV=development
+	bodyLimit            int64         // 0: the default
+	confirmationTTL      time.Duration // 0: the default
 }
 
 func setup(t testing.TB, opts ...func(*setupOpts)) *testBundle {
@@ -183,6 +184,9 @@ func startApp(t testing.TB, st *store.Store, o setupOpts, families map[string]ll
 	cfg.Server.Development = o.development
 	if o.bodyLimit > 0 {
 		cfg.Server.BodyLimitBytes = o.bodyLimit
+	}
+	if o.confirmationTTL > 0 {
+		cfg.ConfirmationTTL = o.confirmationTTL
 	}
 	cfg.Responses = responses.Config{TTL: o.responseTTL, IdempotencyRetention: o.idempotencyRetention}
 	cfg.Families = families
