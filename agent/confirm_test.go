@@ -46,7 +46,9 @@ func consentSetup(t *testing.T) *consentBundle {
 		agent.Tool{Name: "make", Class: agent.Change, Permission: access.AgentsWrite, Parameters: object,
 			Run: func(context.Context, agent.Call) (any, error) { return map[string]bool{"made": true}, nil }},
 		agent.Tool{Name: "wipe", Class: agent.Risky, Permission: access.AgentsDelete, Parameters: object,
-			Describe: func(_ context.Context, c agent.Call) (string, error) { return "Wipe the widget " + string(c.Arguments), nil },
+			Describe: func(_ context.Context, c agent.Call) (string, error) {
+				return "Wipe the widget " + string(c.Arguments), nil
+			},
 			Run: func(context.Context, agent.Call) (any, error) {
 				wipes.Add(1)
 				return map[string]bool{"wiped": true}, nil

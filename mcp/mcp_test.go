@@ -29,7 +29,9 @@ func TestToolsInProcess(t *testing.T) {
 	ws, err := st.CreateWorkspace(ctx, "acme", 1)
 	require.NoError(t, err)
 	ops := manage.New(st, catalog.Default(), netguard.Guard{}, nil, "http://sb.test")
-	workspace := func(context.Context) (mcp.Caller, bool) { return mcp.Caller{WorkspaceID: ws.ID, Role: access.Owner}, true }
+	workspace := func(context.Context) (mcp.Caller, bool) {
+		return mcp.Caller{WorkspaceID: ws.ID, Role: access.Owner}, true
+	}
 	srv, err := mcptest.NewServer(t, mcp.Tools(ops, workspace, slog.New(slog.NewTextHandler(io.Discard, nil)))...)
 	require.NoError(t, err)
 	defer srv.Close()
@@ -63,7 +65,9 @@ func TestToolArgumentsAreGuarded(t *testing.T) {
 	ws, err := st.CreateWorkspace(ctx, "acme", 1)
 	require.NoError(t, err)
 	ops := manage.New(st, catalog.Default(), netguard.Guard{}, nil, "http://sb.test")
-	workspace := func(context.Context) (mcp.Caller, bool) { return mcp.Caller{WorkspaceID: ws.ID, Role: access.Owner}, true }
+	workspace := func(context.Context) (mcp.Caller, bool) {
+		return mcp.Caller{WorkspaceID: ws.ID, Role: access.Owner}, true
+	}
 	srv, err := mcptest.NewServer(t, mcp.Tools(ops, workspace, slog.New(slog.NewTextHandler(io.Discard, nil)))...)
 	require.NoError(t, err)
 	defer srv.Close()
