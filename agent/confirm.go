@@ -224,7 +224,7 @@ func (p *Pipeline) judge(t Turn, a store.PendingAction, code string, isYes bool,
 func (p *Pipeline) execute(ctx context.Context, t Turn, a store.PendingAction) string {
 	tool, _ := p.tools.Lookup(a.Tool)
 	result, err := tool.Run(ctx, Call{WorkspaceID: t.WorkspaceID, Arguments: a.Arguments})
-	var record any = result
+	record := any(result)
 	var answer string
 	if err != nil {
 		msg := "an internal error occurred"

@@ -62,6 +62,11 @@ var fuzzOps = []fuzzOp{
 	{"updateAgent", http.MethodPatch, "/api/agents/{id}", "application/json", "$agent", "", `{"greeting":"Good morning!","status":"disabled","disclosureText":null}`},
 	{"listChannels", http.MethodGet, "/api/channels", "", "", "", ""},
 	{"createChannel", http.MethodPost, "/api/channels", "application/json", "", "", `{"provider":"sms","name":"Main line","config":{"number":"+15550100"}}`},
+	{"chat", http.MethodPost, "/api/chat", "application/json", "", "", `{"message":"List my agents","model":"beta-5.4"}`},
+	{"chat", http.MethodPost, "/api/chat", "application/json", "", "", `{"message":"YES 123456","conversation_id":"$conversation","stream":true}`},
+	{"listKeys", http.MethodGet, "/api/keys", "", "", "", ""},
+	{"createKey", http.MethodPost, "/api/keys", "application/json", "", "", `{"role":"viewer"}`},
+	{"revokeKey", http.MethodDelete, "/api/keys/{id}", "", "$revocable", "", ""},
 }
 
 // fuzzAgentYAML is a valid blueprint (voiceAgent of the MCP tests, with a webchat channel).
@@ -200,9 +205,11 @@ func fuzzRefs(t testing.TB, b *testBundle, auth string) *strings.Replacer {
 	decode(http.MethodPost, "/v1/webhooks", "application/json", `{"url":"https://hooks.example.com/doomed"}`, &doomed)
 	var agent struct{ AgentID string }
 	decode(http.MethodPost, "/api/agents", "application/yaml", fuzzAgentYAML, &agent)
+	var revocable struct{ ID string }
+	decode(http.MethodPost, "/api/keys", "application/json", `{"role":"member"}`, &revocable)
 	var event string
 	require.NoError(t, b.store.Pool().QueryRow(context.Background(), `SELECT short_id FROM events WHERE workspace_id = $1 ORDER BY seq LIMIT 1`, b.workspace.ID).Scan(&event))
-	return strings.NewReplacer("$response", response.ID, "$conversation", response.Conversation, "$webhook2", doomed.ID, "$webhook", webhook.ID, "$agent", agent.AgentID, "$event", event)
+	return strings.NewReplacer("$response", response.ID, "$conversation", response.Conversation, "$webhook2", doomed.ID, "$webhook", webhook.ID, "$agent", agent.AgentID, "$event", event, "$revocable", revocable.ID)
 }
 
 // The seed corpus of FuzzHTTP has a valid request of every operation of both contracts.

@@ -76,9 +76,9 @@ func (q *queries) ActionByShortID(ctx context.Context, workspaceID uuid.UUID, sh
 	return pendingAction(r), notFound("action", err)
 }
 
-// ExpireActions marks up to max pending actions past their expiry as expired and returns
+// ExpireActions marks up to limit pending actions past their expiry as expired and returns
 // them (call it on a Tx that also appends their events).
-func (q *queries) ExpireActions(ctx context.Context, max int) ([]PendingAction, error) {
-	rows, err := q.sql.ExpireActions(ctx, q.db, int32(max))
+func (q *queries) ExpireActions(ctx context.Context, limit int) ([]PendingAction, error) {
+	rows, err := q.sql.ExpireActions(ctx, q.db, int32(limit))
 	return mapRows(rows, pendingAction), err
 }
