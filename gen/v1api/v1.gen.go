@@ -39,25 +39,25 @@ func (e ChatCompletionObject) Valid() bool {
 
 // Defines values for ChatCompletionChoiceFinishReason.
 const (
-	ContentFilter ChatCompletionChoiceFinishReason = "content_filter"
-	FunctionCall  ChatCompletionChoiceFinishReason = "function_call"
-	Length        ChatCompletionChoiceFinishReason = "length"
-	Stop          ChatCompletionChoiceFinishReason = "stop"
-	ToolCalls     ChatCompletionChoiceFinishReason = "tool_calls"
+	ChatCompletionChoiceFinishReasonContentFilter ChatCompletionChoiceFinishReason = "content_filter"
+	ChatCompletionChoiceFinishReasonFunctionCall  ChatCompletionChoiceFinishReason = "function_call"
+	ChatCompletionChoiceFinishReasonLength        ChatCompletionChoiceFinishReason = "length"
+	ChatCompletionChoiceFinishReasonStop          ChatCompletionChoiceFinishReason = "stop"
+	ChatCompletionChoiceFinishReasonToolCalls     ChatCompletionChoiceFinishReason = "tool_calls"
 )
 
 // Valid indicates whether the value is a known member of the ChatCompletionChoiceFinishReason enum.
 func (e ChatCompletionChoiceFinishReason) Valid() bool {
 	switch e {
-	case ContentFilter:
+	case ChatCompletionChoiceFinishReasonContentFilter:
 		return true
-	case FunctionCall:
+	case ChatCompletionChoiceFinishReasonFunctionCall:
 		return true
-	case Length:
+	case ChatCompletionChoiceFinishReasonLength:
 		return true
-	case Stop:
+	case ChatCompletionChoiceFinishReasonStop:
 		return true
-	case ToolCalls:
+	case ChatCompletionChoiceFinishReasonToolCalls:
 		return true
 	default:
 		return false
@@ -238,6 +238,24 @@ const (
 func (e RedeliverResultObject) Valid() bool {
 	switch e {
 	case WebhookRedelivery:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResponseIncompleteDetailsReason.
+const (
+	ResponseIncompleteDetailsReasonContentFilter   ResponseIncompleteDetailsReason = "content_filter"
+	ResponseIncompleteDetailsReasonMaxOutputTokens ResponseIncompleteDetailsReason = "max_output_tokens"
+)
+
+// Valid indicates whether the value is a known member of the ResponseIncompleteDetailsReason enum.
+func (e ResponseIncompleteDetailsReason) Valid() bool {
+	switch e {
+	case ResponseIncompleteDetailsReasonContentFilter:
+		return true
+	case ResponseIncompleteDetailsReasonMaxOutputTokens:
 		return true
 	default:
 		return false
@@ -718,7 +736,9 @@ type InputItem struct {
 
 // InputTokensDetails defines model for InputTokensDetails.
 type InputTokensDetails struct {
-	CachedTokens int64 `json:"cached_tokens"`
+	// CacheWriteTokens Input tokens written to a prompt cache; always 0.
+	CacheWriteTokens int64 `json:"cache_write_tokens"`
+	CachedTokens     int64 `json:"cached_tokens"`
 }
 
 // MessageContent String, null, or an array of content parts (objects).
@@ -758,8 +778,11 @@ type ModelListObject string
 // OutputContent A content part of an output message (`output_text`). Other properties may appear.
 type OutputContent struct {
 	Annotations []map[string]interface{} `json:"annotations"`
-	Text        string                   `json:"text"`
-	Type        string                   `json:"type"`
+
+	// Logprobs Always empty (`[]`) on `output_text` parts; this server returns no log probabilities.
+	Logprobs []map[string]interface{} `json:"logprobs"`
+	Text     string                   `json:"text"`
+	Type     string                   `json:"type"`
 }
 
 // OutputItem An item of `output`; this server writes assistant messages. Other properties may appear.
@@ -793,23 +816,58 @@ type RedeliverResult struct {
 type RedeliverResultObject string
 
 // Response The response object. This server always writes `output_text`, `error`,
-// `previous_response_id`, `metadata` and `background`; they are not listed as required
-// so that clients accept other servers' objects too. Other properties may appear.
+// `previous_response_id`, `metadata`, `background`, `instructions`,
+// `incomplete_details`, `tools`, `tool_choice`, `parallel_tool_calls`, `temperature`
+// and `top_p` (the fields the reference API always returns); they are not listed as
+// required so that clients accept other servers' objects, and responses stored before
+// these fields existed, too. Other properties may appear.
+//
+// A failed response's `error.code` is one of the reference API's codes:
+// `rate_limit_exceeded` when the model vendor refused for its own rate limit,
+// `invalid_prompt` when the input was refused, `server_error` otherwise; the
+// internal reason (`upstream_error`, `timeout`, `malformed_stream`,
+// `vendor_not_configured`, `response_timed_out`, ...) is named in `message`.
 type Response struct {
 	// Background Whether the response was created with `background true`.
 	Background bool  `json:"background"`
 	CreatedAt  int64 `json:"created_at"`
 
 	// Error Set when status is `failed`, null otherwise.
-	Error              *Error                 `json:"error"`
-	Id                 string                 `json:"id"`
-	Metadata           map[string]interface{} `json:"metadata"`
-	Model              string                 `json:"model"`
-	Object             ResponseObject         `json:"object"`
-	Output             []OutputItem           `json:"output"`
-	OutputText         string                 `json:"output_text"`
-	PreviousResponseId *string                `json:"previous_response_id"`
-	Status             ResponseStatus         `json:"status"`
+	Error *Error `json:"error"`
+	Id    string `json:"id"`
+
+	// IncompleteDetails Always null; this server does not end a response `incomplete`.
+	IncompleteDetails *struct {
+		Reason *ResponseIncompleteDetailsReason `json:"reason,omitempty"`
+	} `json:"incomplete_details"`
+
+	// Instructions The request's `instructions`, echoed as sent (null when none were sent).
+	Instructions *string                `json:"instructions"`
+	Metadata     map[string]interface{} `json:"metadata"`
+	Model        string                 `json:"model"`
+	Object       ResponseObject         `json:"object"`
+	Output       []OutputItem           `json:"output"`
+	OutputText   string                 `json:"output_text"`
+
+	// ParallelToolCalls Always true; the model may ask for several tool calls in one step (they run in order).
+	ParallelToolCalls  bool           `json:"parallel_tool_calls"`
+	PreviousResponseId *string        `json:"previous_response_id"`
+	Status             ResponseStatus `json:"status"`
+
+	// Temperature The sampling temperature used: the service sends none, so the vendor's default
+	// applies, reported as 1 (the default of the reference API and of the `openai` and
+	// `anthropic` protocols).
+	Temperature *float32 `json:"temperature"`
+
+	// ToolChoice Always `auto`: the model decides when to call the service's own tools.
+	ToolChoice string `json:"tool_choice,omitempty"`
+
+	// Tools Always `[]`: tools sent by the client are accepted and ignored (the service's own
+	// tools are not client tools and are not listed).
+	Tools []map[string]interface{} `json:"tools"`
+
+	// TopP The nucleus sampling value used; as for `temperature`, the vendor's default, reported as 1.
+	TopP *float32 `json:"top_p"`
 
 	// Usage Token counts of the turn. Other properties may appear.
 	Usage *ResponseUsage `json:"usage,omitempty"`
@@ -817,6 +875,9 @@ type Response struct {
 	// XSvcConversation The `mc-` id of the conversation of a stored response, usable as `conversation` on chat completions.
 	XSvcConversation string `json:"x_svc_conversation,omitempty"`
 }
+
+// ResponseIncompleteDetailsReason defines model for Response.IncompleteDetails.Reason.
+type ResponseIncompleteDetailsReason string
 
 // ResponseObject defines model for Response.Object.
 type ResponseObject string
@@ -827,8 +888,17 @@ type ResponseStatus string
 // ResponseCompletedEvent `response.completed`: the final response object, as a GET of a stored response returns it.
 type ResponseCompletedEvent struct {
 	// Response The response object. This server always writes `output_text`, `error`,
-	// `previous_response_id`, `metadata` and `background`; they are not listed as required
-	// so that clients accept other servers' objects too. Other properties may appear.
+	// `previous_response_id`, `metadata`, `background`, `instructions`,
+	// `incomplete_details`, `tools`, `tool_choice`, `parallel_tool_calls`, `temperature`
+	// and `top_p` (the fields the reference API always returns); they are not listed as
+	// required so that clients accept other servers' objects, and responses stored before
+	// these fields existed, too. Other properties may appear.
+	//
+	// A failed response's `error.code` is one of the reference API's codes:
+	// `rate_limit_exceeded` when the model vendor refused for its own rate limit,
+	// `invalid_prompt` when the input was refused, `server_error` otherwise; the
+	// internal reason (`upstream_error`, `timeout`, `malformed_stream`,
+	// `vendor_not_configured`, `response_timed_out`, ...) is named in `message`.
 	Response       Response                   `json:"response"`
 	SequenceNumber int                        `json:"sequence_number"`
 	Type           ResponseCompletedEventType `json:"type"`
@@ -870,8 +940,17 @@ type ResponseContentPartDoneEventType string
 // ResponseCreatedEvent `response.created`: the response, `in_progress` with an empty `output`.
 type ResponseCreatedEvent struct {
 	// Response The response object. This server always writes `output_text`, `error`,
-	// `previous_response_id`, `metadata` and `background`; they are not listed as required
-	// so that clients accept other servers' objects too. Other properties may appear.
+	// `previous_response_id`, `metadata`, `background`, `instructions`,
+	// `incomplete_details`, `tools`, `tool_choice`, `parallel_tool_calls`, `temperature`
+	// and `top_p` (the fields the reference API always returns); they are not listed as
+	// required so that clients accept other servers' objects, and responses stored before
+	// these fields existed, too. Other properties may appear.
+	//
+	// A failed response's `error.code` is one of the reference API's codes:
+	// `rate_limit_exceeded` when the model vendor refused for its own rate limit,
+	// `invalid_prompt` when the input was refused, `server_error` otherwise; the
+	// internal reason (`upstream_error`, `timeout`, `malformed_stream`,
+	// `vendor_not_configured`, `response_timed_out`, ...) is named in `message`.
 	Response       Response                 `json:"response"`
 	SequenceNumber int                      `json:"sequence_number"`
 	Type           ResponseCreatedEventType `json:"type"`
@@ -4690,131 +4769,142 @@ func (sh *strictHandler) RedeliverWebhookEvent(ctx echo.Context, id string) erro
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H1rc9u4suBfQXG3amQXJduJM3uv/CmTZOZmN5mkEufOqYqzIkS2LBxTAAcAbetM5b9vdQPgS9Qrdny8",
-	"5+TLTEwRQKPR7240/4pStSiUBGlNNP4rmgPPQNM/P4DVy+czCxr/ysCkWhRWKBmNo4+QKpkZZhW74cKy",
-	"KcyUBmbnwCTcWqbhzxKMZcIwnufqBrJRFEf4VGjIorHVJcSRSeew4Di7XRYQjSMhLVyCjr5+jaO/feAW",
-	"3oiFsPSfVRg+uDUMK0CzhZClhbAYmy4JFisu5xY0UzP68wqWjMuM3Sh9ZQqeApuW2SVYcwfgPsCCCynk",
-	"5SqAf8xVDgEVhuUws0xIZufc+oWZRgCZVDd3gsCAXX9EA6ks48yKBRjLF8UBK6UVeQsMYdiszHPGL7mQ",
-	"3wCK2+LrbBWK15lDvjABETHjuVHsRgtrQTqEADOgr0H/ZFiuLlkuJLCZ0kxYBGZlcWM1IvwrLl5wzRdg",
-	"Pc2+zmBRKAsyXf4fWPbRTJHzJSu0spDiM1pGKjmc8vTqUqtSZjH9bawGvhDyMmbGKg0Zs6WWZsSeM42M",
-	"wW6EnTvQ+QIuZKCt8IT974/vfmdTlS3ZAFmM4xQpl0qKlOf58gCnwRndCLeEBlMoaYAmV6W9kLqUSFyO",
-	"mkst3RGd1cvgugQKl8rOQbslhWGnT56wRNT4mFzBcqKhNJAlowsZxZFAjDiGj+JI8gXQgVUjhojCJvoX",
-	"/PYNyEs7j8ZPnj2Lo4WQ4e+TuO9wwn7obH7hmScU/CtV0oKkf/KiyEXK8TiO/m7wnP5qLPo/NcyicfQ/",
-	"jmpBdeR+NUevtFb6g1/ELdkhP3nNc5E5pCjNKmo5Y6W8kupGsoXKIGeDhP4/kcpOZkgFyQGSXkMc/m3o",
-	"oR86Ou+Dy79+1OAIAuqFkrNcpA+48eeVCG7RKUs655sgqRgr8px5Ujvz9G3mStt8eY9Y+FXpqcgykA+H",
-	"hj8qSV9Kfs1Fzqc5sIEpTQEygwxpQpUWZVSqIRPWHMQMCZl4OVUZsERIU85mIhUg7eTPUlmenOE4r1F+",
-	"MkyjnM8UGEayFnUQ/aoK0LSte0Tia2lBS57T1h+SkdyyDPDNMyYVE/6RYVwDksuNHLEXXGsBhiVzIW1C",
-	"WEwylZpJqfPkjCH6gCVNBCT3iJzflf0Vmffh8PLJSxENRpU6BTYIMi9mqZLXoA2tG7MbmM6VumIgs0IJ",
-	"aWMveYg/HaV9TxH0ni9zxbNzpd5wfQkPhyEPhxPBfKqugZ2wt+KX2G/ay6mJVWqSI2j3SRDnSr3lchlM",
-	"xQfcNbfAcjTPGNymABlkMRmqqK9REYGuzdAG25DRPSSrO4n7uaiDnsaIbdhpWPRott0Br58kL+1cafEP",
-	"eEBmeyuMIYtswfOZ0gvEaVDjSjMN1+oKMvb8/WtE8xZhdI9U9kkWWqVgDGqXV9IKu3w4pKxqdGfkeauQ",
-	"ZWI2Aw3ScWDgunWG4X0h5WuwG2meF3NuX6hFkYMD+q+o0KgcrXCmYTpXInX/FBYWZhtS2vO9oNFI0t4E",
-	"5VrzJf6dauDWUSjSC7fOc/n5NIpXHJk4EvRiwS3qtWgc/d90zm26KPJhtGLdxhEJ6x6nJI7U9O/gbD2Q",
-	"5SIaf45wolFaI+BLz3yl4U4s777xTzTkaxzdTsx1Omnqm1XX570Gg1SgZL5kSjJjuYVZmbNBAdoIYyE7",
-	"8D5OFDexsEhX9x9Ht8NLNcSHQ3MliqGiZXg+JN2GoggdR+cDBFfyM2K4Qk99OgGXcUUHNX78y2hD9535",
-	"CiXNhBRmPtHAPZeFIzBWFVEc5c5fiSOrVD5BT8zguo5TJzORW3KGZqUk95DeQHBkmZPtGBzileMTMoPb",
-	"Pgc5jnJ1WWg1JfjWzFNvc4FiZF9CeOsHreCbgKonbcASd1C1C8pLebVKV89Z0iHvUYpvJmyGvhaa1pzh",
-	"G6x+gznvmghtnSBor/JOAnM/njFYFJZIGG1sYhtGK+J03yQ+Snl1vzKkDft5cL5mSjO4Br108DrUNFDx",
-	"/SWPO5rN8ofn+btZNP78DZLoS7xybHl1Ujk31m08ZjdzkCxxW5842WFGQqZ5mcGEICHHFHlk9O8q4Gqq",
-	"XJFyGeSWfwOVv6RxX+NVMdlG5e9lnldhwubJBaPC7QPx+CDytXEa0bhXE/xKG/rg9rO7OO6IsvyGLw1D",
-	"WHBrW2T1GlnrzubukvZlOONuUJlbOhR3HjxzUXh84qV8R0A2zg3/TFrAJD0iuLZaV2SEVjn0yWaaeSZ0",
-	"RSbIg03q4AYZkEu7Knr24LQtaHtbq861W9qqxzXMSsPzjcThwq/8EqUNl+YGtGFCssSvk2wgnsam1QKV",
-	"VYG+woznBhr43QFtXfKjoRWn7UBkn9bhKrwwseoKpNlR8RVaLQq73xirLM/3GdLZc3vNuAf2zhrrsNKg",
-	"HJ5lwtHf+wZe3BmupapNYtjP/cK/3XPKZmksLEh0XEOOS0Sojul/NQU4kXo/hEB6qU0OjdD8JhT0R7/Q",
-	"s54pDeJSDnMx1Vwv2UxAnhk2QBoHzW2pIWa4BYP/KyZFzEaj0QEFD3maQmEho4nEpVTaJQxXEL5B/b+6",
-	"tSAN2jgsWaTDxAWwmaAY76dPr18Gc4syLc25UH4iuoQsSaWtGlzuCPfzTyubnPIkr92wk1X7srLmNhIR",
-	"voSedRw5o2mDLJsqlQOX9bvBwNq2yEd6+51/uUtXFRLWU1QIUzwoLS3A8oxbvjc51Rm/3ZApZFFu5faA",
-	"gtf0Mo0yVpdpdQBbFdC+9FBouBaqNJMQeJ6IbKeFiBP2oaNd3l0xihAN6ynmDxcU30owpCDjFSu4QT+t",
-	"7OSz4+OeDcM12qD4uMf2ewkzXuaWjKnk80V0eBF9SXb2KP0+XuEK57juNq4vdZ+JwYpymouUza0tDNp2",
-	"Gow5Y4UW19xCzHKlCiTbmOVCXg1zlfI8Zi9++/35ecxKKf4swT0kyg+cESYCl6khC8cxRKVwSy2ibYoF",
-	"Qe47ySoT1ZXWGWynwzWGUIjS9hqbp8cnMTt98p+0STxqdCep+oRTKQPcFjkX0m3x24zNOJoLaXdePZjk",
-	"PM9Bs5RLlikqhLkLBI1I0AopUx77m7HrXuruLREuWT4JGRlK9SUxS3hp5yCtD2DXzwvQC2FM61lPtjRm",
-	"SZXTql9MfU68fqK5hQnlTOpnri7E/z3aSqN1oIveW0uuVUB9P4kDgdS3RuxXIHNDewG6DkmC3QHxkYUJ",
-	"ty27OeMWhlYsoM+KQVGwTSWvALcSE4drO+mbvZ+m3kkKACaVYExiNMcSFE2VwgrxKcgSCpHVirkqiDG9",
-	"dlmVQPMqbzNtUGyGXumMjJvo9Hhae1Dnfp9VgK1hSI7qgI8ttaz35ezxmcBjwvc8h/X9YFR+Tc+pQmGk",
-	"IVU6owe6bM7Y60cjUMNrriVf4Jl+diC/aID4ooLQ7abU8kUDyvB+BdGHBqQ9P1bQ0m8fEeQPNcT08EPZ",
-	"WOELVTAUpUXN+MDuVkfaOa8LZUzlduEf6HeRzAuO1w5SZweXizZ9Tl7oS7Bc5KZHY/J0Dtkd/OH2BH1g",
-	"dLCzWjRIG4wpykGcyiUjm4UqZNwoVnBtDRu4Wc1BX7RDSfAx5C7TNjyovQRR24BCOnobDOVe0bhXvH6H",
-	"QLozy/sC5+pGQjaZLneUQD3R4WqG3iPzpn6PtegKSHxxK5Ud5cLYVtwtL+Z8aJSUYIenw5+j2D+ac3FV",
-	"Dk+Hz6onqijN8HT4v6I4moLlw2ej08Y/hwsh0US85IsFH16fDmc5N/Pmg0KrNUIJNd/QmYNRp8Sl2uAb",
-	"4cz/joXvVdZONrijh54MzuphIpq2R1Kqk1qrEd6VtijtWm563mIZij9IpmhMCNayQeIeTCzc2uRgxN5R",
-	"FWeNB7bgS8aLArhe9WG5lMryyrms8LSZfXa0QddZj3DbEx2+45xeq24+kLU2nTuHoFM6hyAZLkdmiEN1",
-	"cuYKkp1tSZXI6BoFgR+Oxux5Fg0FtRO9tonnfs+oT6zt7nkEjfmt443ltjR3meFe6GGLunUZECEv76Bx",
-	"V+bog+YDZJCLa9DfFuZwYYt1ieUEDfKEwpwkXujtqua+LjHbasRUy2zZginzHkkdqhonaxRqcxM7aFtf",
-	"LDnRYd3lHuK6CUu8bV+1H7iK26oc3w0YsfOG2OAuH+SlR0uKxyzxDuyFTPric/hGiM74urTa6SHxBEuK",
-	"1UhlWU6pa8bdDQrc7YU0ykU70hz9bOMjnszdAHAAmp882IZZpTbLMroOsCk62s1BAk1mmzi64YZ5k8Zl",
-	"GxtbokR+05AO8cK7Sbk1XvB6a6/y33ercfCe/EpVw0ewroLBCTomDEtmXOSAB4umsDuIG2GgzzjeILEb",
-	"jjYi9vNk+KU/IeFoZz8r+m7I3qfqJBBFv71MnLKnmiTd3mfb1Wx33zbJtwXW10xWq8Q6cFC73UKGv+iP",
-	"SaHVpQZDtQNEV1Ec/VlC2ef371o6GETdXkWDpGEomyay4Gi0UmfNnFpd+V5SJSyKrKT5dsKU7JaCmdF3",
-	"rb1xIR2P/boOx9PgJpVQBS2q+FwngNATvhr7QgjJ867yiBEbnP326rwXZ9VtMHflrWup1FpqlyOmlA3a",
-	"GjKFiSwXU1ca3pOA7wSzVre0Xe36iFp3vbhPCPRhmczf91zb51m2E7JdKRF6VCOOQ5Ix2T1U89JSw5XX",
-	"1SiOWWu2TzZUDCE3r7Vd3IIbRiMUe/sCdz2+LpLucI5h9529xh3M+Y3ueNgvlYT9zjpTEmoGE2YOWc9x",
-	"/xueLyLmcRyvE7nbj9W95w+z1hpJQ/Ml4VJrm7GTRyEcfeDuO4tGsj7XIdP5F+P6XrCzExifWW+Yu5w9",
-	"m8Il9/eFqYyzKsqu3+njmWyNS0Tr0h0SUmj+9rZ7CtLF0dmgOjaHGGcs1y/OuWFSSTj45kK5nXKj31Lc",
-	"ucWK+xa66Wb+9iUWOoxmDb/b4CbSeR1KVbrxyNKArkKPZJAYH/HvxPrJNEc87RTJ38R3dbqnN4ofQK7N",
-	"/N3sgCCsLCwqM4DC4N0wXq9ckaoKzS6hR2kIH0rc3THZrifuJnRW9nsHiuoIetrsJnKqd7qT2m6C2qe1",
-	"V47o/zf831Hj7ov+c7i1VA2+K+bRHBpRHTqiHm5ddYrLFhVaZWUKWYyyW+kM9DeZTNUNhNWLUBuMqa2l",
-	"9yRvW1VXWxKBD3bwNU4fwtZauUSwlT72YEy3lZoxb6hPDdGJtwu+iyX9mA+/N3y0M1U8kAFOUO5IE1V1",
-	"f8eEU1cgWapKaU04bCpV2S/VRWWd+9X6N4dMsjons9V0aGdxGiG/fVZvjdl1+b4s0j3cWmghr7udzvRr",
-	"8LZuQ30U0a7q3qvkpnUhr8EfzWrflfU+FdmDF/ZKtOSzPghXqn6/aznv1nraFWz5lZ5bcjX2xBOvR7XZ",
-	"/ITq6OpLWVYvXdQxZNNiVhbMKvbzqJdd9k6sZKVrdDNpye2+zEvPRcPKO/T7YaZMXcuMszqRwm7mSyas",
-	"93N9NNVd8Uhzbsz4QiZza4uJi/UmbOCCCykIytbRNS3ImCqtERmwJ7e3Z6xSjRN0shJmKKM35/YgvpBJ",
-	"qqR0XcImvmY6iVlixQJUaRM2cE6Ef8U5ULgIeRjeMQ74vpA4bKhKe4BT5KaucM1k449prtIrRLyr2Pa7",
-	"+PThTeWguR+YsBfSFwsaZlXMhNlWJl6Vg1OrDEoSZgc4b3urDhb04Ze4jUsGuYGDEXteF5HLjBVKW1dO",
-	"LgHxS+1/xn7PKIwupDDt5m7U2k3JfBkzo1rnjT+kVMriXnWHi0swg8/BZyi3XmnYmGWuBcGeSejAZl96",
-	"rws2CGhdFtnR4E+G/df5+XufNDxziUKifWFRJecZpXunOIIK+TaEKZoGTmCWNQK6P0UeENVCS1xJlOa0",
-	"3U22uT2wdktofNkq6e6h3qsjOh+08CsoCF9psLYKcQ8J2tZ520n9IXReF6ErSeqbOfS2KFjPTKE4oz+R",
-	"SbbDHljbVe+uzxPiDG2E1bjtZBEb0O1AE38IO/8IqXa9OXcrOOiS1de4S1emmrF1CgbSydaN+7GrsH9p",
-	"QN+scV8ppHPFRTjalfEfuoJ9nocq1EWz+PSfVRofR4e91OW3eH+ip3FODyZ7yKVNSy3s8iNC46t1gGvQ",
-	"z0u0kVejvnW/W98aK2aJuRqa63SCB1j3zOWW5cCNZadP2ZQb+Pm01DlL51zz1II2VTdWkje0Zk11aH25",
-	"BlVCzlTPXZAC5PPXQ2qGasU0d9B4J/TjjbDpfKq4zvzF+iLnFvl6xN4jjhmXS+am8FVPLNwO5fZCJn8h",
-	"vJNS51+Prk9C9qix8ytYskHY9Wg0Sg5GF/JCvoRUGPSMqjtk4ENklpkCUmqPKXJcblBVZdV5ZWEojozo",
-	"ORjjfEN2eFj3fjOjw0P2ijq+VIn+NDQl+9uwauE7pP8mbKB7eho7DF1ItnM7Y7Qxm7NXPYoTNrjpbUpM",
-	"s9cNgQ9cTVp7DgMI4eGhcY2FDw9j1mktHDd6hlSdhXHqurkwGpLu9lxuVI2LZts7NvAr+NmUBLZQGnqa",
-	"SuMZMnZeLWeYhpnI83CdW5UmX7IBeclsWqZXgPZ3q7puJm6pYE1m6saM/AH6hYz4B+AJ/qIyhLLRvLB5",
-	"kdLR2unJ095ehm7G/+a5yFzFDJlL5vCQpjg9PmZr7t2dsYQSPQmj2zyuoehsBjJDo5xuROPmyVTOlLWQ",
-	"sYLbORskoX758/GXkVY5JAehXemfJeil79hW98KlBTygn5pdcQ8PmZJ4wKWW1FL4+HhTu0pHNB5o92vS",
-	"wajItrFE3Rc0dAsVvthOA3oEuHnOnh0f+5m9KKZpXzpvC6dCmqTOri4hevKMmTPGqbPzk9vb4Kmh7mLB",
-	"M2PUo9pqAQ6xNPAZMzE7Ocb/PqH/jkYjNkh5UUCG4vKEzQ9i9nNwZcjl4XlORCYZn3KZKQkZG4BzA1nl",
-	"9AgTKjt9s/IkzJEwCL0MkF1k1TIUx2SCaquyamM4Z4poTEsrrqFKBPvJzljy/vn5i//yIjHxts3YlWQy",
-	"DUP3BF1K1/Q2B65NEDkUKhyxoOkMM+UUhfoUMropfZg4TvZOzvqbfcSpVY8Gw6awVKFddgHpmCW/vTpn",
-	"R9cnR95SNEd/iezrUY0ULulckvfvPva9WJUKB5pzgS+X8CbyIO3x/jV7OjoO7ia1+qU4Cb3lgiSJhVt7",
-	"RLaObwOeUO9EXH3wdPTkJ8MSNBNI//IE53IJdupI4LRCptJygVqDHFokLJ7hwgeV84sz/mSYMylwamP5",
-	"0rAEQRr7tGxStRRfQCa4AzdwC5csuR0aA0MHfEL0xIQ0Fng2ZuhEMpBWLxsSJKFtjRPXY5226yoCBnxq",
-	"8JcaGz5NTzhvjorZzVyk86r2mLbGDQtyJyHtQfmlhAqcYwaCosucVbYUbZi2zgZJr41FOtopJQSJ2qlT",
-	"Ytq4acMenP1iYi/jcOJcWNA8b6Q00LDBlwfJ55fvfn/1JTkYeSHkttqIUviCbmFI8dTKFzEpHIkgDFVv",
-	"57NQFElWALOkVq+dvAd3CG4N0n94QDaceiDUj69YWmqjNFLpHyg4pgp5lTt9SGL1DTd2SNb58PXLxLVc",
-	"JmNc1ZxDp2SSmI6sM+BGSDNmHBnVx3rkJXO3Nl3jYg0FcOv1jBaXVMT46cMbNiDBQXt2KsfD5YyEovRj",
-	"JKBEdfsIgR+naVzwxgqL7mzUtPSOrk/QCIziCB0FH7scHY+OyYIuQPJCROPo6eh49NT1bJuTuYubTefc",
-	"HjXqSMmkV860rw7ndRaNe9vd+G8cgLG/qOz+urVu6qzztW3qh7s2zRb5T46P7w+U9n6/+jRXS661Z+uk",
-	"DYnJ2EV5fPw07elPRhxJv0ISxKf/bEFbXphxHYm+kJTZrGQYxWhVDl5fBk5CwqYXTVCkrfZzvrooTBZk",
-	"ZKe1mR/qyHdzr8EDxi9kYwWpfIc7U0/u3jxzk3rkeGGCNi2q3VKDU8sXso69O+YH+lpKXZblgGqiuNWX",
-	"oIVcL9EvpJqxIL88T3Vd3KY+oGiDc2t3bhBIEQc/xq3UfLJLg+Ivfd8i6NR8u2B2QAXualMHUcO8zdvE",
-	"mUfD/fVwPnWs1zekYtGjxicsaMjJ9iGtTtk06On2QfWXEmjE6fYRVed7HHCywxLdfvA47sl/bh/X7aj+",
-	"NY6e7YK69ncLKIxRLhZcL6Nx9KGUpGyd4++8DS8Mcm6MSImAhs3+sXNO8WrLL01ocxoR6dV6EGG6hB59",
-	"4AzDV+6l9hdkPvdciEcadTOym7lCd8XrOMMuSdyj3cEl2X2j8FkV8rTqr6qQVGh9S2UluLkQUizKRTQ+",
-	"7ssgd+F6oRYLPjSAwKMPUUfmqIPRFUBxhoIytEcnyxEdZ3Ti1kEZ4p/rP7gTr35Qx5SLCiVkkUyX640M",
-	"bzOekTnCFNpb3poYrfsgTcuO2Qjcl63adIsC7PmCTVeS5UpeDtHNyELxLHPfFDIsKzXdevG0UlfiOuQE",
-	"FcdFjp7fNSDJm9GFfFWbiAI9iyxoBDfOa4E4KFX/I8Ja/9RSJEQKDQWCjm8yLtCfuJCpWpBfQhcZpfX9",
-	"iJOPH19N3r/+/bfJ69/PX3347+dvEjZApxlPM3OtsQ6czvkhb1fk7T9Lbn4kj2X4Ec/RiTM2A6CLWnVM",
-	"0JFjHCKiusmwDQnqZWYlQyl8s16GvhHGvnWvfEcbtm4N0cOM582mF5CxRQDnB4U+GgrFs6uLT03dd0Gg",
-	"x1m6gidPgf78OhRIwZ21ZPiB4nXX8Nbf6+voclIo6DXW6kRku3zebg+dckfqXkfZ4abiD2J+NMQciM1n",
-	"JNz5rKPeFtVsiktUrtMK9fZBWr9y1PnWoSPV7xXS6LZ2feBgRuMDOHuGMX51LuRa44kdta0nhKuyq0KJ",
-	"/Jit3l6LL+Sm2ygx23hntW90o2x/NBo1J1gp3G4NX70m2TO2vo3RGVsF6LtBDLZLDONCchm6XQQj1oUr",
-	"RpSXC2HbRhw0xH6ENd5tkW7YhaTgtwt44q+FMlQKWdWRuXUHM60W7PiAIsydeurk7EJ2ouIu+N2Kut45",
-	"dNJ75dGXkUTj1auC24IoG29B9cy7ehto1xX6L1z3gb56h3jXNToXVtbD37hUsdfc1WWHbVMrCd+CmY0L",
-	"rF6+3f90d9lBfdVo9x20Whb0wh6KZHads3ELtZ4PfGOUftOluuhlSy1jxplrXdHX1zOUtTo54KX5D6On",
-	"x+g53sHoqT4ze6cg4JNdELD6wbtHFkDkRGXun91eHA2zrbZYVi23za7Hb2DXm24bekmJAJfL/DsNwQak",
-	"kn1hUgiFPVrPZdP3CJubPWO8j+up8GYJtpYUwlXzQ+6/h+obKyVOciRUbNi6xYvH29sc4IfoeHz+0kq3",
-	"m80MGOo6NgafQt3PGqe/E9mmarxW8NgHNaPxyfFxHC34rQu+P6G/Qij+pCcU/z35qlmhuoa1Qi3Qj0DX",
-	"4wt0dT/xbNhAwg2gA4VuVFzlx10ltjlo8EFF9F++xhvjBZ5GvmsBQ+f23k7O/sl9c0FPIf0WnvBBbnL1",
-	"xKUU8tJjmg3ofpILPyqZAt1DOvjBQv8S2WO4FMZSeVmXAfv5q6NmKjMvA+rAt8J3L+l5k+9ahH/a9zGZ",
-	"cBPhB309GhHtDmVnKonXmv1rKeH4e4nAbYLvB6E9Uru3S2quGo2KzVFJkXJabwVs8imTmzl0PnJnGxRB",
-	"X7y7N0ey4Dadr/JC66r/dzJIetsJPHD2YUdu9PcDf3Dlv5R54Qiwh5fPqssU/i6Fu9Lkrk8ge4dsCn2I",
-	"endTpLrysIv/+zy8+2jERby3B/7s0TngzUvq6ypPasT/YPJHo3qrC0ZjupHkysipA0d9Q8t/J6HyGZsu",
-	"+h5cWt03Wp/gr76a0LxcHT0mxf49NPbK5y520tZPvsf69K2KNQxcEYYwPkH1g5XvJfH0CHjfn22dWaQv",
-	"5AtTcxFdxmIDjtxfk8Lf1bQRQ1I30l8IXRepa97GJ1Zu3sP//AU5zH+Mo4fROXOfak0W/IqK4RLfjsJd",
-	"pR8fHdHvc2Xs+D+O/+OYKnw8EH8Flq+5CBWvf0jV8I2/fW1S40m1h8YzXwH69cvX/xcAAP//",
+	"7H1rcxS5luBfUeRuBGUiq2zT0DtT/sQFbg+70BBgpm8E9lbKmadcus6SsiWl7ZoO/vvGOZLyXS9sPN4Z",
+	"vnTjLD2Pzvsh/RWlalkoCdKaaPpXtACegaZ/fgKrVy/nFjT+lYFJtSisUDKaRp8hVTIzzCp2w4VlFzBX",
+	"GphdAJNwa5mGP0swlgnDeJ6rG8gmURzhV6Ehi6ZWlxBHJl3AkuPodlVANI2EtHAJOvr2LY7+8YlbeCeW",
+	"wtJ/+mv45OYwrADNlkKWFsJk7GJFa7HicmFBMzWnP69gxbjM2I3SV6bgKbCLMrsEa+6wuE+w5EIKedlf",
+	"4B8LlUMAhWE5zC0TktkFt35ipnGBTKqbO63AgF1/RCOpLOPMiiUYy5fFASulFXlrGcKweZnnjF9yIb9j",
+	"KW6Lb7P+Kt5mDvjCBEDEjOdGsRstrAXpAALMgL4G/cSwXF2yXEhgc6WZsLiY3uTGagT4N5y84JovwXqc",
+	"fZvBslAWZLr6P7Aawpki5ytWaGUhxW80jVRyfMHTq0utSpnF9LexGvhSyMuYGas0ZMyWWpoJe8k0Ega7",
+	"EXbhls6XcCYDboUv7H9//vA7u1DZio2QxDgOkXKppEh5nq8OcBgc0fVwU2gwhZIGaHBV2jOpS4nI5bC5",
+	"1NId0Uk9Dc5LS+FS2QVoN6Uw7PmzZywRNTxmV7CaaSgNZMnkTEZxJBAijuCjOJJ8CXRgVY8xgrAJ/iW/",
+	"fQfy0i6i6bMXL+JoKWT4+zgeOpywHzqbv/HMIwr+lSppQdI/eVHkIuV4HIf/NHhOfzUm/Z8a5tE0+h+H",
+	"NaM6dL+awzdaK/3JT+Km7KCfvOa5yBxQlGYVtpywUl5JdSPZUmWQs1FC/59JZWdzxILkAFGvwQ7/Mfar",
+	"Hzs8H1qXb37YoAha1Csl57lIH3DjLysW3MJTlnTON0FUMVbkOfOoduLx2yyUtvnqHqHwd6UvRJaBfDgw",
+	"/FFx+lLyay5yfpEDG5nSFCAzyBAnVGmRR6UaMmHNQcwQkYmWU5UBS4Q05XwuUgHSzv4sleXJCfbzEuWJ",
+	"YRr5fKbAMOK1KIPoV1WApm3dIxDfSgta8py2/pCE5KZlgC1PmFRM+E+GcQ2ILjdywl5xrQUYliyEtAlB",
+	"MclUamalzpMThuADljQBkNwjcH5X9u9IvA8Hly+ei2gwqtQpsFHgeTFLlbwGbWjemN3AxUKpKwYyK5SQ",
+	"Nvach+jTYdqPZEEf+SpXPDtV6h3Xl/BwEPLrcCyYX6hrYMfsvfhb7Dft+dTMKjXLcWn3iRCnSr3nchVU",
+	"xQfcNbfAclTPGNymABlkMSmqKK9REIGu1dAG2ZDSPSatO4mHqagDnkaPbdBpaPSott0Brl8kL+1CafEf",
+	"8IDE9l4YQxrZkudzpZcI0yDGlWYartUVZOzlx7cI5i3M6B6x7IsstErBGJQub6QVdvVwQOlLdKfkea2Q",
+	"ZWI+Bw3SUWCgunWK4X0B5VvQG2mcVwtuX6llkYNb9F9RoVE4WuFUw3ShROr+KSwszTagtMd7Rb0Rpb0K",
+	"yrXmK/w71cCtw1DEF26d5fLr8yjuGTJxJKhhwS3KtWga/d90wW26LPJx1NNu44iY9YBREkfq4p/gdD2Q",
+	"5TKafo1woElaA+B8YLzScMeWd9/4F+ryLY5uZ+Y6nTXlTd/0+ajBIBYoma+YksxYbmFe5mxUgDbCWMgO",
+	"vI0TxU0oLNP+/uPodnypxvhxbK5EMVY0Dc/HJNuQFaHh6GyAYEp+RQhX4KlPJ8AyrvCgho9vjDr00Jn3",
+	"MGkupDCLmQbuqSwcgbGqiOIod/ZKHFml8hlaYgbndZQ6m4vckjE0LyWZh9QClyPLnHTHYBD3jk/IDG6H",
+	"DOQ4ytVlodUFrW/NOPU2l8hG9kWE975TD960qHrQxlriDqh2AXkpr/p49ZIlHfSepNgyYXO0tVC15gxb",
+	"sLoFc9Y1Ido6RtCe5YME5n48YbAsLKEw6thENoxmxOG+i32U8up+eUh77afB+JorzeAa9Mqt14GmAYof",
+	"z3nc0WzmPzzPP8yj6dfv4ETnce/Y8uqkcm6s23jMbhYgWeK2PnO8w0yETPMygxmthAxTpJHJf1cGV2Nl",
+	"j8tlkFv+HVj+mvp9i/tssg3K38s8r9yEzZMLSoXbB8LxQfhr4zSi6aAk+Dtt6JPbz+7suMPK8hu+MgzX",
+	"glvbwqvX8Fp3NnfntK/DGXedytzSobjz4JnzwuMXz+U7DLJxbvhn0lpMMsCCa621xyO0ymGIN9PIc6Er",
+	"NEEabGIHN0iAXNo+69mD0raA7X0tOtduaasc1zAvDc83Iodzv/JL5DZcmhvQhgnJEj9PsgF5GptWSxRW",
+	"BdoKc54baMB3B7B10Y+6VpS2A5J9WQer0GBm1RVIs6PgK7RaFna/PlZZnu/TpbPn9pzxwNo7c6yDSgNz",
+	"eJYJh38fG3BxZ7gWqzaxYT/2K9964JTNylhYEuu4hhyniFAc0/9qDHAs9X4QgeRSGx0arvlNIBj2fqFl",
+	"PVcaxKUc5+JCc71icwF5ZtgIcRw0t6WGmOEWDP6vmBUxm0wmB+Q85GkKhYWMBhKXUmkXMOwBfIP4f3Nr",
+	"QRrUcViyTMeJc2AzQT7eL1/evg7qFkVammMh/0RwCVmSSOsrXO4I97NPK52c4iRvXbfjvn5ZaXMbkQgb",
+	"oWUdR05p2sDLLpTKgcu6bVCwtk3ymVp/8I27eFUBYT1GBTfFg+LSEizPuOV7o1Md8dsNmEIW5VZqDyB4",
+	"S42pl7G6TKsD2CqA9sWHQsO1UKWZBcfzTGQ7TUSUsA8e7dK2pxQhGNZjzB/OKb4VYUhAxj0tuIE/rejk",
+	"i6OjgQ3DNeqg+HlA93sNc17mlpSp5OtZ9PQsOk92tij9Pt7gDKc47zaqL/WQisGK8iIXKVtYWxjU7TQY",
+	"c8IKLa65hZjlShWItjHLhbwa5yrlecxe/fb7y9OYlVL8WYL7SJgfKCMMBC5SQxqOI4hK4JZaRNsECy55",
+	"6CSrSFSXW2ewHQ/XKELBSzuobD4/Oo7Z82f/SpvEo0ZzkrJPOKUywG2RcyHdFr9P2YyjhZB259mDSs7z",
+	"HDRLuWSZokSYu6yg4QnqoTLFsb8buq5Rd2+JcMHyWYjIUKgviVnCS7sAab0Du/5egF4KY1rfBqKlMUuq",
+	"mFbdMPUx8fqL5hZmFDOpv7m8EP/3ZCuO1o4uarcWXSuH+n4cBwKqb/XY91bmug4u6DoECXZfiPcszLht",
+	"6c0ZtzC2YglDWgyygm0iube4nk8cru1saPRhnPogyQGYVIwxiVEdS5A1VQIr+KcgS8hFVgvmKiHGDOpl",
+	"VQDNi7zNuEG+GWrS6Rk3wenhtPagTv0+KwdbQ5Gc1A4fW2pZ78vp43OBx4TtPIUN/WBUfk3fKUNhoiFV",
+	"OqMPumyOOGhH46LG11xLvsQz/eqW/KqxxFfVCt1uSi1fNVYZ2lcr+tRY6cCP1Wrpt8+45E/1iunjp7Ix",
+	"wzllMBSlRcn4wOZWh9s5qwt5TGV24R9odxHPC4bXDlxnB5OLNn1KVuhrsFzkZkBi8nQBsxstLDSM4m4e",
+	"RlFa5n6tcuisYpw5Y5jRICeMO2/FUUvKr7fEqVd2B1O8PUA8tJchsHROq5/ESACPyetCnINLRjoUZey4",
+	"Xqzg2ho2cqOagyHvi5LgfdpdJtKw6PZijG2FDvH6fVDcB1n1XvGDHRz7zkwYcuSrGwnZ7GK1I0cc8FZX",
+	"IwwemTc9BrRXl9Dik20pDSoXxrb8gHmx4GOjpAQ7fj7+NYr9pwUXV+X4+fhF9UUVpRk/H/+vKI4uwPLx",
+	"i8nzxj/HSyFRZb3kyyUfXz8fz3NuFs0PhVZrmCRK4rFTT6NOyk21wXfCmSMdi8OL0J1sAocPAxGl/mEi",
+	"mLZ7dqqTWiuhPpS2KO1aanrZIhnyh0imqE9wHrNR4j7MLNza5GDCPlBWaQ0HtuQrxosCuO7b1FxKZXll",
+	"7FZw2kw+O+rEa7TZrf585w4fJV/PkwOmJGvt0HGPE5ei7LTNKjNXKkpHxtH5hcgF7rJlEv7IbeHq+iR8",
+	"xzG98rIZz9aqzg69gujuwFoynI60PQffpA1UkgWGVXI1YJzZE8UaesBOZNimifs9oyFuvbuBFxST7+1v",
+	"LLelucsI94IPW7QaF2gS8vIO2kVvjKHVfIIMcnEN+vu8Sc47tC5+n6Ddk5A3mbgmta5KG+pMvq26YjXN",
+	"li2YMh8QQCF5dLZGT2huYgclwuekznSYd7WHFGquJd62r9rc7sO2qnpwHSbstME2vCLruUeLdccs8X6C",
+	"M5kMuUGxRXCC4b9rw9J7KirPLA0hZDCvZpnDZmxGbubwj5kLfJPzg2ue55DP6kg3tapd1MmZpJRDinYk",
+	"bOSCpOTJtrRtystLgRIW/T696DmgEOOK/HVSWZZT+gLj5kyGs2BGOY9XmgtkeN7rzVwViIOeeeJhamJy",
+	"V1XmdAiDuLqtM2kXYKrFwS3NRh72zcz5TJ7Jl2zORd4oXnli/LlMUMeiPA7l3AC9XT8xlI5opmey5f3x",
+	"GbOJyxOh2DapltcgM0r0JA+mLxEyjBKwq4Rbd5TOleWMosY45JBmN9yEQbo+Jge/G2GAjuBMhjR35pgQ",
+	"GyVl4eMqlZfKiiWokjCySk2duUaEWW7dpGaSuX9ZaiAcrJAVR8hmbgyKYwjD0IrPKLDsRaWv29kUxugm",
+	"CwCdnm1SGW7e6/ouLaBBF5Rx07R4g2P/bnJyjbtqvRlUOdp2S0byLrde+tFnsO7onahEoCYOWxNnU9an",
+	"PWQ1bpD5DY8YAvbrbHweDWYFdlnK1sSCmvVVFSUgM8brA2wwqsFUgyH52zId+e0s8NE6dN7K0BmUAm22",
+	"vg48nXjXELsn8Yxsos2CGaQLRVyOUSLXiE6Izk8iB7kBDfTLwXcnWARpsJ+5fzfk3yddL5zxsGFPZ7an",
+	"4kva+pARWgvS+7YyBiTjWqzHYU4aHJ6Ei7ki1m7gGjTPKdBLsRXKskFMMBYKkqcrpkuqIVU6A31w74zr",
+	"+4Krawar9fXaeVy7Xmuipj9QdF1qMJQ/RiwriqM/SyiHfL9kLlZ6x9oM1CKnUtK6JUMJOK0KcEVK9JUZ",
+	"orfYaRjgpe4TwzIXIz2TVM4AJmYaCqWdZsKOnYbjGw3Ke1JC/A+JKkByQWUZZzLh0i60KkSaUHWuSlVu",
+	"Dpy8WwNsWS4vKEdm2NSttbW1yJfw0qpk2kC/DFKRgfH6giKsa4LniVM2SCe8S2yPBli/rq/nuCps4zih",
+	"L2d3mt7aFAcH/9ZKz6QbJeiRfgT/EcVKS8H0AH8Y/wZqxcOoKss0h9LUKHvN89Ih6wliGjKHlqIdD+Jp",
+	"Bz0n34tKO1VmBBNnr5oMsiwpWUlUdNHKTGqmLNWFhSUVGuGmkmbrhCnZzbS/A5bu4ix2ETPP2Oo0Zy+p",
+	"NpmCVUyoCn924jMD0cGpzzN12njLaIwRGpz99uZ0EGaVS8/dKNDVkGrrdJcjpowYVGJkCjOPOoOZxrYT",
+	"K+xvabu57QOW3fniIVVhCMqk1n3k2r7Msp2A7fTAgms74dglmZK/g3yofc9pwFpvoax11802JGQjwa31",
+	"WbgJN/TGVeztA7zr8XWBdIdzDLvv7DXuQM5vdMfDfq0k7HfWmZJQE5gwC8gGjvu/4fkiYB7H8TqWu/1Y",
+	"XTt/mLXUSBpKZRLuDGkTdvIomKOPQ/5g1kg+g3XAdJ6daX3tivdx8bn17hTn3WEXcMn9dSxUJVPVvNVt",
+	"hmgmW6Ok07zkEyOB5i/HcV9BujQFNqqOzQGm9m65hgvuFPi7mMk7pJ59T+3MFgPpe/Cmm1i1L7LQYTRL",
+	"JN0GN6HO25AJ3A2vlgZ0FUklhcT4BIZO6gJp2AinnRITNtFdnU0zmJQQllw7A3bTAwKzsrCs1ACK6nfD",
+	"d4N8Raoq0ryCAaEhfAhxd/fFdjlxN6bT2+8dMKrD6Gmzm9Cp3ulOYru51CGp3Tui/9/gf0eJuy/4T+HW",
+	"UrHdrpBHdWhCZX4Ieri1DQdCoVVWppDFlVPqu1SmqsCz71HeoEztlgmxRwbDwx18DdOH0LV6NZpb8WMP",
+	"wnRbqQnzhq4BJDzxesEP0aQf8+EPOpl3xooHUsBplTviRFU82VHh1BVIlqpSWhMOmzKB90txoSDlfqWU",
+	"zS7NUNNW1aGdvdEIDOwze6vPrtMPZY/cQ1FoC3jd7XSGXwO3dRsawoh20dxeGc2t+w4a9NEspurN96XI",
+	"HrxuSqImnw2tsFdU9UOrpbaWK/Wg5Wd6acnU2BNOvO7VJvNj8kDXNe9Wr5zXMWTRxKwsmFXs18lwtvW+",
+	"4fCsdPcIzlp8eyhePnCPQ2Ud+v0wU6Yuv+KkDn+zm8WKCevtXO9NdRW0ac4NZWgsrC1mztfrs1k0pCAo",
+	"S4eq4CFjqrRGZMCe3d6eNNIbXCaIoUyeBbcH8ZlMUiWlu4R15nMxmqkUbOSMCN/EGVA4CVkY3jAO8D6T",
+	"2G2sSnuAQ+SmTs3IZOOPi1ylVwh4VxDnd/Hl07vKQHM/MGHPpK/FMMyqmAmzrQqvqrajBBUK4WcHOG57",
+	"qz7LZMTlCrdxySA3cDBhL+saPZmxQmnrozaA8KXbFad+z8iMzqQw7btzKVVVyXxVxe3CeeMPKWXmuqbu",
+	"cHEKZvA76I1xth2zy2pGsGfyWSCz88HbGBoItC6dwOHgE8P+7fT0o0/1OGF18oCwKJLzjAJdF9iDihU2",
+	"uCmaCk4gljUMejg1LgCqBZa44ijNYbubbFN7IO0W0zjfyunuIX29wzofNI89CAifYbi2qGIPDtqWedtR",
+	"/SFkXhegvdSimwUM3gC1nphCUubwFU+kO+wBtV3l7vo4IY7QBlgN204UsbG6HXDiD2EXnyHV7urz3dLE",
+	"umj1Le7ilalGbJ2CgXS2deO+b3/t543VN0sIewn0LqkYe7sqyaeuHpLnoahm2ayl+c+qPIyjp4PY5bd4",
+	"f6yncU4PxnvIpE1LLezqM67G51gC16Bflqgj972+9XMC/ubRmCXmamyu0xkeYP0kAbcsB24se/4Lu+AG",
+	"fn1e6pylC655akGb6rJ74jc0Z411qH25+z+FnKuBUtsC5Mu3Y7pr3oqL3K3GG6Gfb4RNFxeK68zfW1Tk",
+	"3CJdT9hHhDHjcsXcECFJJFy+we2ZTP7C9c5KnX87vD4O0aPGzq9gxUZh15PJJDmg5ODXkAqDllFVog/e",
+	"RWaZKSCl28dFTtl+VcJzHVcWhvzICJ6DKY43Zk+f1lfrmsnTp+wNXahXBfrTcOfrP8bVCwlj+m/CRnrg",
+	"yQgHoTPJdn4tAnXM5ujVExAJG90MvvlAo9fvLRy4q2jbYxjAFT59aty7DU+fxqzzckPcuJKtergBh67f",
+	"bkBF0l1OkBtVw6J5qzAb+Rn8aEoCWyoNA2924BkydlpNR0nTIs/DbTmqNPmKjchKZhdlegWof7cS1+fi",
+	"ltKMZaZuzMQfoJ/IiP8APMG/qQxX2bgbunlPhcO158e/DF4V7Ub8d56LzGXMkLpknj6lIZ4fHbE11xqc",
+	"uAz+ZUJp1i4jX83nIDNUyikTHjdPqnKmrIWMFdwu2CgkY5uvR+cTrXJIDsJt8H+WoFf+Qtz6qQGawC/0",
+	"S/PRgadPmZJ4wKWW9GLD0dGm28Ad0vhFu1+TDkRFto0k6mvXw2XswqdIu1wp3DxnL46O/MieFdOwr521",
+	"hUMhTtLF+S4gevyCmRPG6eGMZ7e3wVJD2cWCZcboCRCrBTjAUscXzMTs+Aj/+4z+O5lM2CjlRQEZsstj",
+	"tjiI2a/BlCGTh+c5IZlk/ILLTEnI2AicGcgqo0eYUDThk+eSMEbCIFwVheQiqxvZsU8mKLcqqzaGY6YI",
+	"xrS04hqqQLAf7IQlH1+evvo3zxITr9tMXSI90zB2X9CkdG8K5MC1CSyHXIUTFiSdYaa8QKZ+ARldRPM0",
+	"cZTsjZz1FycQpVZXYBl2ASsVXiMpIJ2y5Lc3p+zw+vjQa4rm8C+RfTusgUJpmIwlHz98HmpYlQgFnHOO",
+	"LxfwJvQg6fHxLftlchTMTXpJgfwk1Mo5SRILt/aQdB3/ykpCV1Pj7KNfJs8oMdzCkuQvT3AsF2B3WYsk",
+	"FTKVlkuUGmTQImLxDCc+qIxfHPGJYU6lwKGNpdRKXNLUh2WT6sWWJWSCu+UGauGSJbdjY2DsFp8QPjEh",
+	"jQWeTRkakQyk1asGB0loW9PEPWFD23UZASN+YfCXGho+TE8wb/aK2c1CpIuqrIe2xk1dBELSg+JLiS9s",
+	"AkHeZc4qXYo2TFtno2RQxyIZ7YQSLoleq6HAtHHDhj04/cXEnsfhwLmwLi+7CmmgYoONR8nX1x9+f3Oe",
+	"HEw8E3JbbXgpfCFXqygIB0VICociVNITns44CUmRpAUwS2L12vF7cIfg5iD5hwdkw6kHRP38hqWlNkoj",
+	"lv6BjONCIa1yJw+Jrb7jxo5JOx+/fZ24Fy1cpmxNOXRKVCrGeh1uhDRTKtIIvh55ydylGO5dCA0FcOvl",
+	"jBaXlMT45dM7NiLGQXt2IsevyykJRen7SECO6vYRHD9O0jjnjRUWzdmoqekdXh+jEhjFERoK3nc5OZoc",
+	"kQZdgOSFiKbRL5OjyS/uStwFqbu42XTB7WEjj5RUeuVU++pw3mbRdPA2Qf+EFBj7N5Xd32X4my4u/NZW",
+	"9UONbfMFomdHR/e3lPZ+v/kwV4uvtUfrhA2JyNhZeXT0Szpw/StRJP0KSWCf/lWoNr8w09oTfSYpslnx",
+	"MPLRqhy8vAyUhIhNDU0QpK3bfX12URgs8MjOzbG+q0PfzVc5HzB+JhszSOUvEDb14K7liRvUA8czE9Rp",
+	"UeyWGpxYpnpF73t3xE9FC420LLeoJohb1z61gOs5+plUcxb4l6epronblAfkbXBm7c73L5PHwfdxMzW/",
+	"7PL+w/nQU0+dnG/nzA6gwF1tuqDdMK/zNmHmwXB/T2Q8d6Q31KUi0cPGC2HU5Xh7l9ZDJNTpl+2d6oeo",
+	"qMfz7T2qh4Www/EOU3Sf28F+z/51e7/ugzXf4ujFLqBrPwtFboxyueR6FU2jT6WrmnKGv7M2PDPIuTEi",
+	"JQQaN6/nX3DyV1t+acIt8hGhXi0HcU2XMCAPnGL4xjVqP9D3deB+H8RRNyK7WSg0V7yMM+yS2D3qHVyS",
+	"3jcJr9aRpVU/WkdcofVUXc+5uRRSLMtlND0aiiB31/VKLZd8bAAXjzZE7ZmjCyKvAIoTZJTh9RnSHNFw",
+	"RiNu3SqD/3P9e4Zx/71CUy4rkIRaoLVKhtcZT0gdYQr1La9NTNa999fSYzYu7nyrNN0iAAceCOxyslzJ",
+	"yzGaGVlInmXuyUbDslJT1YvHlToT1wEniDgucrT8rgFR3kzO5JtaRRRoWWRBIrh+XgrEQaj6H3Gt9U8t",
+	"QUKo0BAgaPgm0wLtiTOZqiXZJcJXbrnnHpLPn9/MPr79/bfZ299P33z695fvEjZCoxlP01cr+dqrn/y2",
+	"x2//s/jmZ7JYxp/xHB07Y3MAKtSqfYIOHePgEdVNgm1wUM8zKx5K7pv1PPSdMPa9a/IDddj6pqsBYjxt",
+	"3uEFGVuG5fzE0EeDoXh2dfKpqW8PEGhxli7hyWOgP78OBpJzZy0afiJ/3TW893V9HVlOAgWtxlqciGyX",
+	"14P3kCl3xO51mB0qFX8i86NB5oBsPiLhzmcd9rawZpNfojKdetg7tNK6yWHnKWmHqj/KpdG9Of+BnRmN",
+	"9wX3dGP83ZmQa5UndtjWnnBdlV4VUuSnrF+9Fp/JTdUoMdtYszrUu5G2P5lMmgP0Erdb3ftlkgN962qM",
+	"Tt/KQd91YrBdfBhnkstwy1VQYp27YkJxueC2bfhBg+9HWOPNFum6nUlyfjuHJ/5aKEOpkFUemZt3NNdq",
+	"yY4OyMPcyadOTs5kxyvunN8tr+udXSeDJY8+jSSa9ksFtzlRNlZBDYzbrwbadYbhguuhpfdriHedo1Ow",
+	"sn79jaKKvcauih22Da0kfA9kNk7QL77d/3R32UFdarT7DlpXFgyuPSTJ7Dpmowq1Hg/8dVbDqktV6GVL",
+	"LWPGmbsVZuja9JDW6viA5+Y/lZ4BpedoB6WnesX/Tk7AZ7sAoP+e8CNzILrbBN0/u3dxNNS2WmPpa26b",
+	"TY/fwK5X3TbcISnCulzk30kINiKR7BOTgivs0Voum557bm72hPEhqqfEmxXYmlMIl80PuX9u3l+HlzjO",
+	"kVCyYauKl64GGroc4CfreHz2Uu+2m80EGPI6NjqfQt7PGqO/49mmbLyW89g7NaPp8dFRHC35rXO+P6O/",
+	"giv+eMAV/yPpqpmhuoa0Qi7QT0fX43N0ecStz4iNJNwAGlBoRsVVfNxlYpuDBh1USH/+Ld7oL/A48kMT",
+	"GDrVezsZ+8f3TQUDifRbaMI7ucnUE5dSyEsPaTai+iTnflQyBapDOvhJQv8losdwKYyl9LIuAQ7TV0fM",
+	"VGpeBnS5ZY/uXtP3Jt21EP/50Ft9oRLhJ349GhbtDmVnLInXqv1rMeHoR7HAbYzvJ6I9Ur23i2ouG42S",
+	"zVFIkXBarwVssimTmwV03hC2DYygB4XvzZAsuE0XfVpolfr/IIVk8DqBB44+7EiNvj7wJ1X+l1IvHAIO",
+	"0PJJVUzhaylcSZMrn0DyDtEUY7mF3VWRquRhF/v3ZWj7aNhFvLcF/uLRGeDNIvV1mSc14H8S+aMRvVWB",
+	"0ZQqklwaOd3AUVdo+feRKpuxaaLvQaVVvdH6AH/1WlKzuDp6TIL9R0js3jNXO0nrZz9ifnqjag0BV4gh",
+	"jA9Q/STlewk8PQLa92dbRxatcr6fioqoGIuNOFJ/jQr/VBcNHxK92kS6/DpPXbMan0i5WYf/9RwpzL9z",
+	"NUDonLmX8JMlv6JkuMRfR+FK6aeHh/T7Qhk7/ZejfzmiDB+/iL8CyddUhILXf6Rs+MbfPjep8aXaQ+Ob",
+	"zwD9dv7t/wUAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
