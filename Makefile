@@ -27,6 +27,7 @@ generate:
 	$(GO) tool oapi-codegen -config gen/v1api/oapi-codegen.yaml openapi/v1.yaml
 	$(GO) tool oapi-codegen -config gen/apiapi/oapi-codegen.yaml openapi/api.yaml
 	$(SQLC) generate -f store/sqlc.yaml
+	GO=$(GO) scripts/readme-config-table.sh
 
 # Regenerates each contract, and the SQL queries, into a temporary copy and fails on any
 # difference with gen/ (including a generated file left behind by a removed query file).
