@@ -25,7 +25,7 @@ run: build
 # The suite's output goes through scripts/testsummary: a line per package, the output of
 # each failed test, and a last line of totals; pipefail keeps the exit status of go test.
 test: check-go check-generate lint
-	@echo "==> Tests: go test -race on a throwaway PostgreSQL; a line per package as it finishes"
+	@echo "==> Tests: go test -race on a throwaway PostgreSQL (compiling with -race comes first: minutes on a fresh clone); a line per package as it finishes"
 	@$(GO) build -o bin/testsummary ./scripts/testsummary
 	@set -o pipefail; scripts/with-test-db.sh $(GO) test -race -count=1 -json $(PKGS) | bin/testsummary
 
