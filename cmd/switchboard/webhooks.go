@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -81,6 +82,7 @@ func (l *listener) run(ctx context.Context, addr string, types []string) error {
 	}
 	target := "http://" + net.JoinHostPort(host, port) + "/webhooks"
 
+	l.removeLeftovers(ctx)
 	ep, err := l.register(ctx, target, types)
 	if err != nil {
 		return err
@@ -140,6 +142,51 @@ func (l *listener) register(ctx context.Context, target string, types []string) 
 		return ep, fmt.Errorf("register a webhook endpoint: unreadable answer: %w", err)
 	}
 	return ep, nil
+}
+
+// removeLeftovers deletes the endpoints of earlier listeners that were killed before they
+// could remove theirs (their local port no longer answers), so that the server stops
+// retrying deliveries nobody receives. Failing to list is not fatal: register reports the
+// real problem.
+func (l *listener) removeLeftovers(ctx context.Context) {
+	status, raw, err := l.call(ctx, http.MethodGet, "/v1/webhooks?limit=200", nil)
+	if err != nil || status != http.StatusOK {
+		return
+	}
+	var list struct {
+		Data []struct {
+			ID          string  `json:"id"`
+			URL         string  `json:"url"`
+			Description *string `json:"description"`
+		} `json:"data"`
+	}
+	if json.Unmarshal(raw, &list) != nil {
+		return
+	}
+	for _, ep := range list.Data {
+		if ep.Description == nil || *ep.Description != listenDescription || answers(ctx, ep.URL) {
+			continue
+		}
+		if l.remove(ctx, ep.ID) == nil {
+			l.printf(l.log, "Removed endpoint %s of an earlier listener that is gone (%s).\n", ep.ID, ep.URL)
+		}
+	}
+}
+
+// answers reports whether something listens at the host and port of a URL.
+func answers(ctx context.Context, rawURL string) bool {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", u.Host)
+	if err != nil {
+		return false
+	}
+	conn.Close()
+	return true
 }
 
 func (l *listener) remove(ctx context.Context, id string) error {

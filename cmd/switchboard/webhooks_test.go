@@ -63,6 +63,25 @@ func TestWebhooksListenPrintsSignedEvents(t *testing.T) {
 	}
 	require.Contains(t, stderr.String(), "Removed endpoint whe-")
 	require.Empty(t, p.webhooks(t, key), "the endpoint is removed on exit")
+
+	// A listener killed outright cannot remove its endpoint; the next one does.
+	killed := exec.Command(switchboardBinary(t), "webhooks", "listen", "--server", p.base, "--key", key)
+	var killedErr syncBuffer
+	killed.Stderr = &killedErr
+	require.NoError(t, killed.Start())
+	require.Eventually(t, func() bool { return strings.Contains(killedErr.String(), "Ready.") }, 30*time.Second, 20*time.Millisecond)
+	require.NoError(t, killed.Process.Kill())
+	_ = killed.Wait()
+	left := p.webhooks(t, key)
+	require.Len(t, left, 1)
+	next := exec.Command(switchboardBinary(t), "webhooks", "listen", "--server", p.base, "--key", key)
+	var nextErr syncBuffer
+	next.Stderr = &nextErr
+	require.NoError(t, next.Start())
+	t.Cleanup(func() { _ = next.Process.Kill(); _ = next.Wait() })
+	require.Eventually(t, func() bool { return strings.Contains(nextErr.String(), "Ready.") }, 30*time.Second, 20*time.Millisecond)
+	require.Contains(t, nextErr.String(), "Removed endpoint "+left[0].(map[string]any)["id"].(string)+" of an earlier listener")
+	require.Len(t, p.webhooks(t, key), 1, "only the live listener's endpoint")
 }
 
 // TestWebhooksListenExplainsARefusedTarget: a server that keeps the private-address guard
