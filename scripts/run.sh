@@ -79,6 +79,8 @@ for _ in $(seq 1 600); do
              $base/docs/errors   $base/changelog
   Key        $BOOTSTRAP_API_KEY   (workspace "default", owner)
              $auth
+  Database   $DATABASE_URL
+             operator commands need it: DATABASE_URL='$DATABASE_URL' bin/switchboard keys list --workspace default
   Webhooks   $private_note
              watch them: bin/switchboard webhooks listen
   Models     $models
