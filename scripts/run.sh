@@ -38,8 +38,10 @@ if [ -z "${DATABASE_URL:-}" ]; then
 	step "Starting a throwaway PostgreSQL on 127.0.0.1:$pgport (initdb into $tmp; removed on exit; set DATABASE_URL to use your own)"
 	"$here/pgcluster.sh" start "$tmp/data" "$pgport"
 	export DATABASE_URL="postgres://postgres@127.0.0.1:$pgport/postgres?sslmode=disable"
+	db_note="$DATABASE_URL (throwaway)"$'\n'"             operator commands need it: DATABASE_URL='$DATABASE_URL' bin/switchboard keys list --workspace default"
 else
 	step "Using DATABASE_URL"
+	db_note="your DATABASE_URL"
 fi
 
 step "Migrating the database"
@@ -79,8 +81,7 @@ for _ in $(seq 1 600); do
              $base/docs/errors   $base/changelog
   Key        $BOOTSTRAP_API_KEY   (workspace "default", owner)
              $auth
-  Database   $DATABASE_URL
-             operator commands need it: DATABASE_URL='$DATABASE_URL' bin/switchboard keys list --workspace default
+  Database   $db_note
   Webhooks   $private_note
              watch them: bin/switchboard webhooks listen
   Models     $models
