@@ -4,22 +4,35 @@ SHELL := /bin/bash
 GO ?= go
 PKGS := ./...
 
-.PHONY: run build test unit generate check-generate check-generate-openapi check-generate-sqlc lint vet bench tidy
+.PHONY: run build test unit generate check-generate check-generate-openapi check-generate-sqlc lint vet bench tidy check-go
 
-build:
-	$(GO) build -o bin/switchboard ./cmd/switchboard
+# Every target says what it does (==> lines): a first run on a fresh clone spends minutes
+# downloading and compiling, and should not look stuck.
+
+# go.mod's `go` line is the oldest Go that builds this; an older one fails here, clearly.
+check-go:
+	@GO=$(GO) scripts/check-go.sh
+
+build: check-go
+	@GO=$(GO) scripts/build.sh
 
 # Development server. Without DATABASE_URL a PostgreSQL cluster is started in a temporary
-# directory and removed on exit. BOOTSTRAP_API_KEY defaults to a well-known development key.
+# directory and removed on exit. BOOTSTRAP_API_KEY defaults to a well-known development key;
+# WEBHOOK_ALLOW_PRIVATE=1 in development only. Ends with a banner of addresses and the key.
 run: build
 	@scripts/run.sh
 
-test: check-generate lint
-	@scripts/with-test-db.sh $(GO) test -race -count=1 $(PKGS)
+# The suite's output goes through scripts/testsummary: a line per package, the output of
+# each failed test, and a last line of totals; pipefail keeps the exit status of go test.
+test: check-go check-generate lint
+	@echo "==> Tests: go test -race on a throwaway PostgreSQL (compiling with -race comes first: minutes on a fresh clone); a line per package as it finishes"
+	@$(GO) build -o bin/testsummary ./scripts/testsummary
+	@set -o pipefail; scripts/with-test-db.sh $(GO) test -race -count=1 -json $(PKGS) | bin/testsummary
 
 # Tests only, without the generation and vet checks.
-unit:
-	@scripts/with-test-db.sh $(GO) test -count=1 $(PKGS)
+unit: check-go
+	@$(GO) build -o bin/testsummary ./scripts/testsummary
+	@set -o pipefail; scripts/with-test-db.sh $(GO) test -count=1 -json $(PKGS) | bin/testsummary
 
 SQLC := $(GO) tool -modfile=tools/go.mod sqlc
 
@@ -27,12 +40,14 @@ generate:
 	$(GO) tool oapi-codegen -config gen/v1api/oapi-codegen.yaml openapi/v1.yaml
 	$(GO) tool oapi-codegen -config gen/apiapi/oapi-codegen.yaml openapi/api.yaml
 	$(SQLC) generate -f store/sqlc.yaml
+	GO=$(GO) scripts/readme-config-table.sh
 
 # Regenerates each contract, and the SQL queries, into a temporary copy and fails on any
 # difference with gen/ (including a generated file left behind by a removed query file).
 check-generate: check-generate-openapi check-generate-sqlc
 
 check-generate-openapi:
+	@echo "==> check-generate: gen/v1api and gen/apiapi against openapi/ (the first run compiles oapi-codegen)"
 	@tmp=$$(mktemp -d) && trap 'rm -rf $$tmp' EXIT && status=0 && \
 	for pair in v1api:v1 apiapi:api; do \
 		pkg=$${pair%%:*}; doc=$${pair##*:}; out=$$(ls gen/$$pkg/*.gen.go); \
@@ -45,6 +60,7 @@ check-generate-openapi:
 	done; exit $$status
 
 check-generate-sqlc:
+	@echo "==> check-generate: gen/dbsqlc against store/ (the first run compiles sqlc: a few minutes)"
 	@tmp=$$(mktemp -d) && trap 'rm -rf $$tmp' EXIT && mkdir -p $$tmp/store $$tmp/gen && \
 	cp -r store/sqlc.yaml store/migrations store/queries $$tmp/store/ && \
 	$(SQLC) generate -f $$tmp/store/sqlc.yaml && \
@@ -54,13 +70,15 @@ check-generate-sqlc:
 	fi
 
 vet:
-	$(GO) vet $(PKGS)
+	@echo "==> go vet, gofmt"
+	@$(GO) vet $(PKGS)
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 # golangci-lint (pinned in tools/go.mod, configured in .golangci.yaml) after vet and gofmt.
 lint: vet
-	$(GO) tool -modfile=tools/go.mod golangci-lint run $(PKGS)
+	@echo "==> golangci-lint (the first run compiles it: a few minutes)"
+	@$(GO) tool -modfile=tools/go.mod golangci-lint run $(PKGS)
 
 # BASELINE=<git ref> also measures that commit's server in the same run, side by side.
 bench:

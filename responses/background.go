@@ -33,6 +33,8 @@ type BackgroundArgs struct {
 	Text           string        `json:"text"`
 	ConversationID *uuid.UUID    `json:"conversation_id,omitempty"`
 	Previous       *string       `json:"previous_response_id,omitempty"`
+	// InstructionsSent is the request's `instructions` as sent, echoed on the response.
+	InstructionsSent *string `json:"instructions_sent,omitempty"`
 }
 
 type seedMessage struct {
@@ -57,7 +59,7 @@ func (s *Service) enqueue(ctx context.Context, run *Run) (v1api.Response, error)
 	}
 	t := run.turn
 	args := BackgroundArgs{WorkspaceID: run.WorkspaceID, Role: t.Role.String(), KeyID: t.KeyID, ResponseID: run.ID, MessageID: run.MessageID, Created: run.Created,
-		Model: run.Model, Instructions: t.Instructions, Text: t.Text, Previous: run.Previous}
+		Model: run.Model, Instructions: t.Instructions, Text: t.Text, Previous: run.Previous, InstructionsSent: run.Instructions}
 	for _, m := range t.Seed {
 		args.Seed = append(args.Seed, seedMessage{Role: string(m.Role), Text: m.Text})
 	}
@@ -127,7 +129,7 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[BackgroundArgs]) error
 // resume rebuilds the run of a queued response from its job.
 func (s *Service) resume(ctx context.Context, a BackgroundArgs) (*Run, error) {
 	run := &Run{ID: a.ResponseID, MessageID: a.MessageID, WorkspaceID: a.WorkspaceID, Created: a.Created, Model: a.Model,
-		Previous: a.Previous, Background: true, stored: true, turns: s.turns}
+		Previous: a.Previous, Background: true, Instructions: a.InstructionsSent, stored: true, turns: s.turns}
 	role, _ := access.ParseRole(a.Role)
 	run.turn = agent.Turn{WorkspaceID: a.WorkspaceID, Role: role, KeyID: a.KeyID, Model: a.Model, Surface: "responses", Instructions: a.Instructions,
 		Text: a.Text, Persist: true}
@@ -148,10 +150,7 @@ func (s *Service) resume(ctx context.Context, a BackgroundArgs) (*Run, error) {
 // fail stores the error on the response and announces it.
 func (s *Service) fail(ctx context.Context, run *Run, e *apierr.Error) error {
 	body := run.Shell(v1api.Failed)
-	body.Error = &v1api.Error{Message: e.Message, Type: e.Type(), Hint: e.Hint}
-	if e.Code != "" {
-		body.Error.Code = &e.Code
-	}
+	body.Error = FailedError(e)
 	raw, err := json.Marshal(body)
 	if err != nil {
 		return err
@@ -174,4 +173,26 @@ func (s *Service) fail(ctx context.Context, run *Run, e *apierr.Error) error {
 func responseEvent(responseID string, conversation *string, status string) store.NewEvent {
 	return store.NewEvent{Type: "meta_response.completed", Data: map[string]any{
 		"responseId": responseID, "conversationId": conversation, "status": status}}
+}
+
+// FailedError is the `error` of a failed response. Its code is one of the reference API's
+// closed list (ResponseErrorCode), so that strictly typed clients can read it; the
+// service's own reason is kept in the message.
+func FailedError(e *apierr.Error) *v1api.Error {
+	msg := e.Message
+	if e.Code != "" {
+		msg += " (" + e.Code + ")"
+	}
+	code := failedCode(e)
+	return &v1api.Error{Message: msg, Type: e.Type(), Code: &code, Hint: e.Hint}
+}
+
+func failedCode(e *apierr.Error) string {
+	switch {
+	case e.Kind == apierr.KindRateLimited || e.Code == string(llm.ErrRateLimited) || e.Code == "rate_limit_exceeded":
+		return "rate_limit_exceeded"
+	case e.Kind == apierr.KindInvalid:
+		return "invalid_prompt"
+	}
+	return "server_error"
 }

@@ -63,6 +63,9 @@ type CreateRequest struct {
 	Store              bool
 	Background         bool
 	Stream             bool
+	// Instructions is the request's `instructions` field as sent (nil when absent), echoed
+	// on the response; Input.Instructions holds it too, with the lifted system messages.
+	Instructions *string
 	// IdempotencyKey, with Body (the request as sent, compared canonically), makes a stored,
 	// inline create happen at most once.
 	IdempotencyKey string
@@ -133,7 +136,7 @@ func (s *Service) prepare(ctx context.Context, req CreateRequest) (*Run, error) 
 		model = catalog.DefaultModel
 	}
 	run := &Run{ID: shortid.New(shortid.Response), MessageID: shortid.New(shortid.Message), WorkspaceID: req.WorkspaceID,
-		Created: time.Now(), Model: model, Background: req.Background, stored: req.Store, turns: s.turns}
+		Created: time.Now(), Model: model, Background: req.Background, Instructions: req.Instructions, stored: req.Store, turns: s.turns}
 	run.turn = agent.Turn{WorkspaceID: req.WorkspaceID, Role: req.Role, KeyID: req.KeyID, Model: model, Surface: "responses",
 		Instructions: req.Input.Instructions, Seed: req.Input.Seed, Text: req.Input.Text, Persist: req.Store}
 	if prev := req.PreviousResponseID; prev != "" {

@@ -312,7 +312,8 @@ func TestBackgroundFailureIsStoredAndAnnouncedOnce(t *testing.T) {
 	require.NoError(t, b.svc.Worker().Work(context.Background(), b.job(t, id)), "a failed turn is final, not retried")
 	r := b.stored(t, id)
 	require.Equal(t, "failed", r["status"])
-	require.Equal(t, "upstream_error", r["error"].(map[string]any)["code"])
+	require.Equal(t, "server_error", r["error"].(map[string]any)["code"])
+	require.Contains(t, r["error"].(map[string]any)["message"], "(upstream_error)")
 	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM events WHERE type = 'meta_response.completed'`))
 }
 
@@ -348,7 +349,8 @@ func TestConcurrentSweepsFailEachStuckResponseOnce(t *testing.T) {
 	for _, id := range ids {
 		r := b.stored(t, id)
 		require.Equal(t, "failed", r["status"])
-		require.Equal(t, "response_timed_out", r["error"].(map[string]any)["code"])
+		require.Equal(t, "server_error", r["error"].(map[string]any)["code"])
+		require.Contains(t, r["error"].(map[string]any)["message"], "(response_timed_out)")
 		require.NoError(t, b.svc.Worker().Work(context.Background(), b.job(t, id)))
 	}
 	require.Empty(t, b.vendor.Requests(), "a swept response never runs")

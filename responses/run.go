@@ -21,6 +21,8 @@ type Run struct {
 	Model         string
 	Previous      *string
 	Background    bool
+	// Instructions is the request's `instructions` as sent, echoed on the response object.
+	Instructions *string
 
 	stored bool
 	turn   agent.Turn
@@ -35,11 +37,15 @@ func (r *Run) Execute(ctx context.Context, onDelta func(string) error) (*agent.O
 	return r.turns.Run(ctx, t)
 }
 
-// Shell is the response object before its output exists.
+// Shell is the response object before its output exists. It carries every field the
+// reference API always returns, with the values this service actually uses (see the
+// Response schema in openapi/v1.yaml).
 func (r *Run) Shell(status v1api.ResponseStatus) v1api.Response {
+	one := float32(1)
 	return v1api.Response{Id: r.ID, Object: v1api.ResponseObjectResponse, CreatedAt: r.Created.Unix(), Status: status,
 		Model: r.Model, Output: []v1api.OutputItem{}, PreviousResponseId: r.Previous, Metadata: map[string]any{},
-		Background: r.Background}
+		Background: r.Background, Instructions: r.Instructions, Tools: []map[string]any{}, ToolChoice: "auto",
+		ParallelToolCalls: true, Temperature: &one, TopP: &one}
 }
 
 // Message is the assistant message of the output, with its text so far.
@@ -50,7 +56,7 @@ func (r *Run) Message(status, text string) v1api.OutputItem {
 
 // OutputText is an `output_text` content part.
 func OutputText(text string) v1api.OutputContent {
-	return v1api.OutputContent{Type: "output_text", Text: text, Annotations: []map[string]any{}}
+	return v1api.OutputContent{Type: "output_text", Text: text, Annotations: []map[string]any{}, Logprobs: []map[string]any{}}
 }
 
 // Completed is the final response object of a finished turn.

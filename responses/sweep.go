@@ -48,9 +48,10 @@ func (s *Service) sweepOnce(ctx context.Context) {
 // and announcing each, in one transaction. Replicas may sweep at once: each response is
 // failed (and announced) by exactly one of them.
 func (s *Service) SweepStuck(ctx context.Context) (int, error) {
-	code := "response_timed_out"
+	// server_error: the reference API's closed list of codes has none for a time-out.
+	code := "server_error"
 	errBody, err := json.Marshal(v1api.Error{Type: "server_error", Code: &code,
-		Message: "The background response did not finish within its time-to-live (" + s.cfg.TTL.String() + ")."})
+		Message: "The background response did not finish within its time-to-live (" + s.cfg.TTL.String() + ") (response_timed_out)."})
 	if err != nil {
 		return 0, err
 	}

@@ -14,6 +14,7 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
+echo "==> Starting a throwaway PostgreSQL for the tests on 127.0.0.1:$port (removed afterwards; TEST_DATABASE_URL uses yours)" >&2
 "$here/pgcluster.sh" start "$tmp/data" "$port" fast
 export TEST_DATABASE_URL="postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable"
 "$@"

@@ -114,7 +114,8 @@ func TestBackgroundFailureIsStoredAndAnnounced(t *testing.T) {
 	done := b.waitFinished(t, r.ID)
 	require.Equal(t, "failed", done.Status)
 	require.NotNil(t, done.Error)
-	require.Equal(t, "upstream_error", str(done.Error.Code))
+	require.Equal(t, "server_error", str(done.Error.Code), "the reference API's closed list of codes")
+	require.Contains(t, done.Error.Message, "(upstream_error)", "the internal reason stays in the message")
 	require.Equal(t, "failed", b.metaEvents(t)[0]["status"])
 
 	resp, raw := b.do(t, http.MethodPost, "/v1/responses", "Bearer "+b.key, `{"input":"x","background":true,"stream":true}`)

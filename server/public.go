@@ -8,6 +8,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/labstack/echo/v4"
 
+	"switchboard"
 	"switchboard/blueprint"
 	"switchboard/openapi"
 )
@@ -20,11 +21,12 @@ var (
 )
 
 // routePublic registers the routes that need no key: health, the machine-readable
-// description, the contracts and the error documentation.
+// description, the contracts, their changelog and the error documentation.
 func (s *Server) routePublic(e *echo.Echo) {
 	e.GET("/health", s.health)
 	e.GET("/llms.txt", staticBlob("text/plain; charset=utf-8", llmsTxt))
 	e.GET("/docs/errors", staticBlob("text/markdown; charset=utf-8", errorsDoc))
+	e.GET("/changelog", staticBlob("text/markdown; charset=utf-8", switchboard.Changelog))
 	e.GET("/openapi/v1.yaml", staticBlob("application/yaml", openapi.V1YAML))
 	e.GET("/openapi/v1.json", s.v1JSON)
 	e.GET("/openapi/api.yaml", staticBlob("application/yaml", openapi.APIYAML))

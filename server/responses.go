@@ -48,6 +48,7 @@ func (h *v1Handlers) createRequest(ctx context.Context, req v1api.CreateResponse
 	}
 	if body.Instructions != nil {
 		input.Instructions = append(input.Instructions, *body.Instructions)
+		in.Instructions = body.Instructions
 	}
 	in.Input = input
 	if body.PreviousResponseId != nil {

@@ -101,7 +101,7 @@ func (s *Server) routeMCP(e *echo.Echo) {
 	if s.mcp == nil {
 		return
 	}
-	e.Any("/mcp", echo.WrapHandler(s.mcp), s.authenticator(true), s.bodyLimit())
+	e.Any("/mcp", echo.WrapHandler(s.mcp), bearerChallenge, s.authenticator(true), s.bodyLimit())
 }
 
 // MCPHandler serves only the MCP tool server, for MCP_ADDR: the same middleware, no other

@@ -37,6 +37,13 @@ type config struct {
 	HTTP httpdeadline.Config
 }
 
+// Defaults of the variables that are not part of app.Config (the README's table shows
+// them, from here: see configtable.go).
+const (
+	defaultAddr   = ":8080"
+	defaultAppEnv = "production"
+)
+
 // defaultProtocols is the wire protocol of each vendor family unless *_PROTOCOL says otherwise.
 var defaultProtocols = map[catalog.Family]string{catalog.Alpha: "anthropic", catalog.Beta: "openai", catalog.Gamma: "gemini"}
 
@@ -57,8 +64,8 @@ func (e env) or(name, def string) string {
 func loadConfig(getenv env) (config, error) {
 	c := config{
 		DatabaseURL:     getenv("DATABASE_URL"),
-		Addr:            getenv.or("ADDR", ":8080"),
-		AppEnv:          getenv.or("APP_ENV", "production"),
+		Addr:            getenv.or("ADDR", defaultAddr),
+		AppEnv:          getenv.or("APP_ENV", defaultAppEnv),
 		BootstrapAPIKey: getenv("BOOTSTRAP_API_KEY"),
 		ModelsFile:      getenv("MODELS_FILE"),
 		MCPAddr:         getenv("MCP_ADDR"),
@@ -96,7 +103,7 @@ func loadConfig(getenv env) (config, error) {
 	if a.Server.WorkspaceRPM, err = positiveInt(getenv, "RATE_LIMIT_WORKSPACE_RPM", a.Server.WorkspaceRPM); err != nil {
 		return c, err
 	}
-	if c.StartingCreditNano, err = money.ParseUSD(getenv.or("WORKSPACE_STARTING_CREDIT_USD", "5.00")); err != nil || c.StartingCreditNano < 0 {
+	if c.StartingCreditNano, err = money.ParseUSD(getenv.or("WORKSPACE_STARTING_CREDIT_USD", money.FormatUSD(a.DevelopmentCreditNanoUSD))); err != nil || c.StartingCreditNano < 0 {
 		return c, fmt.Errorf("WORKSPACE_STARTING_CREDIT_USD: must be a non-negative dollar amount: %v", err)
 	}
 	a.DevelopmentCreditNanoUSD = c.StartingCreditNano

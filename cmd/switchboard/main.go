@@ -25,6 +25,10 @@ const usage = `usage: switchboard COMMAND
   keys list --workspace NAME                list a workspace's keys
   keys revoke ID                            revoke a key
   secrets rotate                            seal every webhook secret with SECRETS_KEY (the old key in SECRETS_KEY_PREVIOUS)
+  webhooks listen [--server URL] [--key K] [--listen ADDR] [--events T,T]
+                                            print the workspace's events as signed webhooks to a local port
+                                            (a temporary endpoint, removed on exit)
+  config table                              print the README's configuration table
 
 Configuration comes from the environment; see README.md.
 `
@@ -51,6 +55,9 @@ func run(ctx context.Context, args []string, getenv env, stdout, stderr io.Write
 	if len(args) == 0 {
 		return usageError{"no command given"}
 	}
+	if args[0] == "config" { // documents the defaults; reads no environment
+		return configCommand(args[1:], stdout)
+	}
 	cfg, err := loadConfig(getenv)
 	if err != nil {
 		return err
@@ -72,6 +79,8 @@ func run(ctx context.Context, args []string, getenv env, stdout, stderr io.Write
 		return keysCommand(ctx, cfg, args[1:], stdout, stderr)
 	case "secrets":
 		return secretsCommand(ctx, cfg, args[1:], stdout)
+	case "webhooks":
+		return webhooksCommand(ctx, cfg, args[1:], getenv, stdout, stderr)
 	case "help", "-h", "--help":
 		_, err := io.WriteString(stdout, usage)
 		return err

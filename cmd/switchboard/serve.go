@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"syscall"
 	"time"
 
 	"switchboard/apikey"
@@ -74,7 +75,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	// Bind before starting background work: a port in use is a clean failure at start.
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
-		return err
+		return listenError("ADDR", cfg.Addr, err)
 	}
 	if err := a.Start(ctx); err != nil {
 		ln.Close()
@@ -88,7 +89,13 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	log.Info("serving", slog.String("addr", cfg.Addr), slog.String("app_env", cfg.AppEnv))
 	if cfg.MCPAddr != "" {
 		mcpServer := httpdeadline.NewServer(cfg.MCPAddr, a.Server.MCPHandler(), cfg.HTTP)
-		go func() { errc <- mcpServer.ListenAndServe() }()
+		go func() {
+			err := mcpServer.ListenAndServe()
+			if !errors.Is(err, http.ErrServerClosed) {
+				err = listenError("MCP_ADDR", cfg.MCPAddr, err)
+			}
+			errc <- err
+		}()
 		defer mcpServer.Close()
 		log.Info("serving MCP", slog.String("addr", cfg.MCPAddr))
 	}
@@ -125,4 +132,13 @@ func bootstrapKey(ctx context.Context, cfg config, st *store.Store) error {
 		return fmt.Errorf("BOOTSTRAP_API_KEY must start with %s and have at least 32 more characters of [A-Za-z0-9_-]", apikey.Prefix)
 	}
 	return st.EnsureBootstrapKey(ctx, "default", cfg.StartingCreditNano, sum, apikey.Display(cfg.BootstrapAPIKey))
+}
+
+// listenError names the variable that chose a listen address that cannot be used, and the
+// way out: the bare `bind: address already in use` does not say where the port came from.
+func listenError(variable, addr string, err error) error {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("listen on %s: %w: another process uses that port; stop it, or set %s to a free address (e.g. %s=:8081)", addr, err, variable, variable)
+	}
+	return fmt.Errorf("listen on %s (%s): %w", addr, variable, err)
 }

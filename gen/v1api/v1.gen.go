@@ -39,25 +39,25 @@ func (e ChatCompletionObject) Valid() bool {
 
 // Defines values for ChatCompletionChoiceFinishReason.
 const (
-	ContentFilter ChatCompletionChoiceFinishReason = "content_filter"
-	FunctionCall  ChatCompletionChoiceFinishReason = "function_call"
-	Length        ChatCompletionChoiceFinishReason = "length"
-	Stop          ChatCompletionChoiceFinishReason = "stop"
-	ToolCalls     ChatCompletionChoiceFinishReason = "tool_calls"
+	ChatCompletionChoiceFinishReasonContentFilter ChatCompletionChoiceFinishReason = "content_filter"
+	ChatCompletionChoiceFinishReasonFunctionCall  ChatCompletionChoiceFinishReason = "function_call"
+	ChatCompletionChoiceFinishReasonLength        ChatCompletionChoiceFinishReason = "length"
+	ChatCompletionChoiceFinishReasonStop          ChatCompletionChoiceFinishReason = "stop"
+	ChatCompletionChoiceFinishReasonToolCalls     ChatCompletionChoiceFinishReason = "tool_calls"
 )
 
 // Valid indicates whether the value is a known member of the ChatCompletionChoiceFinishReason enum.
 func (e ChatCompletionChoiceFinishReason) Valid() bool {
 	switch e {
-	case ContentFilter:
+	case ChatCompletionChoiceFinishReasonContentFilter:
 		return true
-	case FunctionCall:
+	case ChatCompletionChoiceFinishReasonFunctionCall:
 		return true
-	case Length:
+	case ChatCompletionChoiceFinishReasonLength:
 		return true
-	case Stop:
+	case ChatCompletionChoiceFinishReasonStop:
 		return true
-	case ToolCalls:
+	case ChatCompletionChoiceFinishReasonToolCalls:
 		return true
 	default:
 		return false
@@ -238,6 +238,24 @@ const (
 func (e RedeliverResultObject) Valid() bool {
 	switch e {
 	case WebhookRedelivery:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResponseIncompleteDetailsReason.
+const (
+	ResponseIncompleteDetailsReasonContentFilter   ResponseIncompleteDetailsReason = "content_filter"
+	ResponseIncompleteDetailsReasonMaxOutputTokens ResponseIncompleteDetailsReason = "max_output_tokens"
+)
+
+// Valid indicates whether the value is a known member of the ResponseIncompleteDetailsReason enum.
+func (e ResponseIncompleteDetailsReason) Valid() bool {
+	switch e {
+	case ResponseIncompleteDetailsReasonContentFilter:
+		return true
+	case ResponseIncompleteDetailsReasonMaxOutputTokens:
 		return true
 	default:
 		return false
@@ -718,7 +736,9 @@ type InputItem struct {
 
 // InputTokensDetails defines model for InputTokensDetails.
 type InputTokensDetails struct {
-	CachedTokens int64 `json:"cached_tokens"`
+	// CacheWriteTokens Input tokens written to a prompt cache; always 0.
+	CacheWriteTokens int64 `json:"cache_write_tokens"`
+	CachedTokens     int64 `json:"cached_tokens"`
 }
 
 // MessageContent String, null, or an array of content parts (objects).
@@ -758,8 +778,11 @@ type ModelListObject string
 // OutputContent A content part of an output message (`output_text`). Other properties may appear.
 type OutputContent struct {
 	Annotations []map[string]interface{} `json:"annotations"`
-	Text        string                   `json:"text"`
-	Type        string                   `json:"type"`
+
+	// Logprobs Always empty (`[]`) on `output_text` parts; this server returns no log probabilities.
+	Logprobs []map[string]interface{} `json:"logprobs"`
+	Text     string                   `json:"text"`
+	Type     string                   `json:"type"`
 }
 
 // OutputItem An item of `output`; this server writes assistant messages. Other properties may appear.
@@ -793,23 +816,58 @@ type RedeliverResult struct {
 type RedeliverResultObject string
 
 // Response The response object. This server always writes `output_text`, `error`,
-// `previous_response_id`, `metadata` and `background`; they are not listed as required
-// so that clients accept other servers' objects too. Other properties may appear.
+// `previous_response_id`, `metadata`, `background`, `instructions`,
+// `incomplete_details`, `tools`, `tool_choice`, `parallel_tool_calls`, `temperature`
+// and `top_p` (the fields the reference API always returns); they are not listed as
+// required so that clients accept other servers' objects, and responses stored before
+// these fields existed, too. Other properties may appear.
+//
+// A failed response's `error.code` is one of the reference API's codes:
+// `rate_limit_exceeded` when the model vendor refused for its own rate limit,
+// `invalid_prompt` when the input was refused, `server_error` otherwise; the
+// internal reason (`upstream_error`, `timeout`, `malformed_stream`,
+// `vendor_not_configured`, `response_timed_out`, ...) is named in `message`.
 type Response struct {
 	// Background Whether the response was created with `background true`.
 	Background bool  `json:"background"`
 	CreatedAt  int64 `json:"created_at"`
 
 	// Error Set when status is `failed`, null otherwise.
-	Error              *Error                 `json:"error"`
-	Id                 string                 `json:"id"`
-	Metadata           map[string]interface{} `json:"metadata"`
-	Model              string                 `json:"model"`
-	Object             ResponseObject         `json:"object"`
-	Output             []OutputItem           `json:"output"`
-	OutputText         string                 `json:"output_text"`
-	PreviousResponseId *string                `json:"previous_response_id"`
-	Status             ResponseStatus         `json:"status"`
+	Error *Error `json:"error"`
+	Id    string `json:"id"`
+
+	// IncompleteDetails Always null; this server does not end a response `incomplete`.
+	IncompleteDetails *struct {
+		Reason *ResponseIncompleteDetailsReason `json:"reason,omitempty"`
+	} `json:"incomplete_details"`
+
+	// Instructions The request's `instructions`, echoed as sent (null when none were sent).
+	Instructions *string                `json:"instructions"`
+	Metadata     map[string]interface{} `json:"metadata"`
+	Model        string                 `json:"model"`
+	Object       ResponseObject         `json:"object"`
+	Output       []OutputItem           `json:"output"`
+	OutputText   string                 `json:"output_text"`
+
+	// ParallelToolCalls Always true; the model may ask for several tool calls in one step (they run in order).
+	ParallelToolCalls  bool           `json:"parallel_tool_calls"`
+	PreviousResponseId *string        `json:"previous_response_id"`
+	Status             ResponseStatus `json:"status"`
+
+	// Temperature The sampling temperature used: the service sends none, so the vendor's default
+	// applies, reported as 1 (the default of the reference API and of the `openai` and
+	// `anthropic` protocols).
+	Temperature *float32 `json:"temperature"`
+
+	// ToolChoice Always `auto`: the model decides when to call the service's own tools.
+	ToolChoice string `json:"tool_choice,omitempty"`
+
+	// Tools Always `[]`: tools sent by the client are accepted and ignored (the service's own
+	// tools are not client tools and are not listed).
+	Tools []map[string]interface{} `json:"tools"`
+
+	// TopP The nucleus sampling value used; as for `temperature`, the vendor's default, reported as 1.
+	TopP *float32 `json:"top_p"`
 
 	// Usage Token counts of the turn. Other properties may appear.
 	Usage *ResponseUsage `json:"usage,omitempty"`
@@ -817,6 +875,9 @@ type Response struct {
 	// XSvcConversation The `mc-` id of the conversation of a stored response, usable as `conversation` on chat completions.
 	XSvcConversation string `json:"x_svc_conversation,omitempty"`
 }
+
+// ResponseIncompleteDetailsReason defines model for Response.IncompleteDetails.Reason.
+type ResponseIncompleteDetailsReason string
 
 // ResponseObject defines model for Response.Object.
 type ResponseObject string
@@ -827,8 +888,17 @@ type ResponseStatus string
 // ResponseCompletedEvent `response.completed`: the final response object, as a GET of a stored response returns it.
 type ResponseCompletedEvent struct {
 	// Response The response object. This server always writes `output_text`, `error`,
-	// `previous_response_id`, `metadata` and `background`; they are not listed as required
-	// so that clients accept other servers' objects too. Other properties may appear.
+	// `previous_response_id`, `metadata`, `background`, `instructions`,
+	// `incomplete_details`, `tools`, `tool_choice`, `parallel_tool_calls`, `temperature`
+	// and `top_p` (the fields the reference API always returns); they are not listed as
+	// required so that clients accept other servers' objects, and responses stored before
+	// these fields existed, too. Other properties may appear.
+	//
+	// A failed response's `error.code` is one of the reference API's codes:
+	// `rate_limit_exceeded` when the model vendor refused for its own rate limit,
+	// `invalid_prompt` when the input was refused, `server_error` otherwise; the
+	// internal reason (`upstream_error`, `timeout`, `malformed_stream`,
+	// `vendor_not_configured`, `response_timed_out`, ...) is named in `message`.
 	Response       Response                   `json:"response"`
 	SequenceNumber int                        `json:"sequence_number"`
 	Type           ResponseCompletedEventType `json:"type"`
@@ -870,8 +940,17 @@ type ResponseContentPartDoneEventType string
 // ResponseCreatedEvent `response.created`: the response, `in_progress` with an empty `output`.
 type ResponseCreatedEvent struct {
 	// Response The response object. This server always writes `output_text`, `error`,
-	// `previous_response_id`, `metadata` and `background`; they are not listed as required
-	// so that clients accept other servers' objects too. Other properties may appear.
+	// `previous_response_id`, `metadata`, `background`, `instructions`,
+	// `incomplete_details`, `tools`, `tool_choice`, `parallel_tool_calls`, `temperature`
+	// and `top_p` (the fields the reference API always returns); they are not listed as
+	// required so that clients accept other servers' objects, and responses stored before
+	// these fields existed, too. Other properties may appear.
+	//
+	// A failed response's `error.code` is one of the reference API's codes:
+	// `rate_limit_exceeded` when the model vendor refused for its own rate limit,
+	// `invalid_prompt` when the input was refused, `server_error` otherwise; the
+	// internal reason (`upstream_error`, `timeout`, `malformed_stream`,
+	// `vendor_not_configured`, `response_timed_out`, ...) is named in `message`.
 	Response       Response                 `json:"response"`
 	SequenceNumber int                      `json:"sequence_number"`
 	Type           ResponseCreatedEventType `json:"type"`
@@ -4690,144 +4769,156 @@ func (sh *strictHandler) RedeliverWebhookEvent(ctx echo.Context, id string) erro
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H39c9u4kuC/guJd1cgpSrYTZ25X/skvycz6Ll/lODvvKs6JENmS8EwBHAC0rZ3K/37VDYCkKOordrze",
-	"ffklsSQCaDT6uxvNv6JUzQslQVoTDf+KZsAz0PTnBVi9OJtY0PgpA5NqUVihZDSMPkGqZGaYVeyWC8vG",
-	"MFEamJ0Bk3BnmYY/SzCWCcN4nqtbyAZRHOG3QkMWDa0uIY5MOoM5x9ntooBoGAlpYQo6+vYtjv5+wS28",
-	"FXNh6Z9VGC7cGoYVoNlcyNJCWIyNFwSLFdOZBc3UhD5ew4JxmbFbpa9NwVNg4zKbgjX3AO4C5lxIIaer",
-	"AP4xUzkEVBiWw8QyIZmdcesXZhoBZFLd3gsCA3b9EfWksowzK+ZgLJ8XB6yUVuRLYAjDJmWeMz7lQn4H",
-	"KG6L59kqFOeZQ74wAREx47lR7FYLa0E6hAAzoG9A/2JYrqYsFxLYRGkmLAKzsrixGhH+DRcvuOZzsJ5m",
-	"zzOYF8qCTBf/BxZdNFPkfMEKrSyk+B0tI5Xsj3l6PdWqlFlMn43VwOdCTmNmrNKQMVtqaQbsjGlkDHYr",
-	"7MyBzudwJQNthW/Y//704T0bq2zBeshiHKdIuVRSpDzPFwc4Dc7oRrglNJhCSQM0uSrtldSlROJy1Fxq",
-	"6Y7otF4G1yVQuFR2BtotKQw7ef6cJaLGx+gaFiMNpYEsGVzJKI4EYsQxfBRHks+BDqwa0UcUNtE/53dv",
-	"QU7tLBo+f/kyjuZChs/HcdfhhP3Q2fyNZ55Q8FOqpAVJf/KiyEXK8TgO/2HwnP5qLPo/NUyiYfQ/DmtB",
-	"deh+NYdvtFb6wi/ilmyRn7zhucgcUpRmFbWcslJeS3Ur2VxlkLNeQv+PpLKjCVJBcoCk1xCHf+976PuO",
-	"zrvg8o8fNjiCgHql5CQX6SNu/KwSwUt0ypLW+SZIKsaKPGee1E49fZuZ0jZfPCAWflN6LLIM5OOh4Y9K",
-	"0peS33CR83EOrGdKU4DMIEOaUKVFGZVqyIQ1BzFDQiZeTlUGLBHSlJOJSAVIO/qzVJYnpzjOa5RfDNMo",
-	"5zMFhpGsRR1Ev6oCNG3Lz5kUoOfCGKHkCBD0JPZr4AxEe16BJbFnapbMhLQJ6+F8czCGT4Ehqzq5QStL",
-	"gAyyh6TXc2lBS54Tfh+TW92yjJBzyqRiwn9lGNeANHkrB+wV11qACbjBo0oylZpRqfPklOEZAUuaCEge",
-	"EDnvlf0NJcTj4eWzF1UajCp1CqwXBCvSj7wBbTyZ3cJ4ptQ1A5kVSkgbe/FGxORI7UfKuY98kSueXSr1",
-	"luspPB6GPBxOzvOxugF2zN6Jv1X85X4fWaVGOYL2kARxqdQ7LhfBHn3EXXMLLEcbkMFdSlIgJmsYjQLU",
-	"dqBrW7fBNmTZ98m0T+JuLmqhpzFiG3YabgPahvfA62fJSztTWvwHPCKzvUMBjWbfnOcTpeeI02ArKM00",
-	"3KhryNjZx3NE8xZh9IBU9lkWWqWoAcY5vJFW2MXjIWXVbHCWZNBSmZhMQIN0HBi4bp31+VBI+RaMU5rn",
-	"1YzbV2pe5OCA/isqNGpgK5z9mc6USN2fwsLcbEPK8nyvaDSStLdzudZ8gZ9TDdw6CkV64da5R7+eRPGK",
-	"txRHgh4suEW9Fg2j/5fOuE3nRd6PVkzoOCJh3eH5xJEa/wOcQQmynEfDLxFONEhrBHztmK9E+2G/jX+m",
-	"Id/i6G5kbtJRU9+s+lcfNRikAiXzBVOSGcstTMqc9QrQRhgL2YF3pKK4iYV5urr/OLrrT1Ufv+yba1H0",
-	"FS3D8z7pNhRF6J06RyP4q18QwxV66tMJuIwrOqjx4x9GQ73rzFcoaSKkMLORBu65LByBsaqI4ih3TlEc",
-	"WaXyEbp7Btd1nDqaiNySxzUpJfmg9ASCI8ucDNTgda8cn5AZ3HV54XGUq2mh1ZjgWzNPvU1vSO5HCO/8",
-	"oBV8E1D1pA1Y4haqdkF5Ka9X6eqMJS3yHqT4ZMIm6NCh/c4ZPsHqJ5hz4YnQ1gmC5VU+SGDux1MG88IS",
-	"CaOZTWzDaEWc7rvERymvH1aGLMN+GTy8idIMbkAvHLwONQ1U/HjJ445ms/zhef5hEg2/fIck+hqvHFte",
-	"nVTOjXUbj9ntDCRL3NZHTnaYgZBpXmYwIkjI+0UeGfyzCriaKlekXAa55d9B5a9p3Ld4VUwuo/J9medV",
-	"LLJ5csGocPtAPD6KfG2cRjTs1AS/0YYu3H52F8ctUZbf8oVhCAtubYusXiNr3dncX9K+DmfcjlxzS4fi",
-	"zoNnLtTfiEG0BGTj3PBjsgRM0iGCa6t1RUZolUOXbKaZJ0JXZII82KQObpABubSromcPTtuCtne16ly7",
-	"pa16XMOkNDzfSBwuxsunKG24NLegDROSJX6dZAPxNDat5qisCvQVJjw30MDvDmhrkx8NrThtByL7vA5X",
-	"4YGRVdcgzY6Kr9BqXtj9xlhleb7PkNael9eMO2BvrbEOKw3K4VkmHP19bODFneFaqtokhv3cr/zTHads",
-	"FsbCnETHDeS4RITqmP6rKcCJ1IchBNJLy+TQiP9vQkF39As964nSIKayn4ux5nrBJgLyzLAe0jhobksN",
-	"McMtGPyvGBUxGwwGBxQ85GkKhYWMJhJTqbTLSq4gfIP6f3NnQRq0cVgyT/uJi5IzQYHkz5/PXwdzi9I5",
-	"zblQfiK6hCxJpa0aXO4I9/NPK5uckjHnbtjxqn1ZWXMbiQgfQs86jpzRtEGWjZXKgcv62WBgbVvkEz39",
-	"wT/cpqsKCespKoQpHpWW5mB5xi3fm5zqtOJuyBSyKLdye0DBOT1Mo4zVZVodwFYFtC89FBpuhCrNKASe",
-	"RyLbaSHihH3oaJdnV4wiRMN6ivnDBcW3EgwpyHjFCm7Qz1IK9OXRUceG4QZtUPy6w/Z7DRNe5paMqeTL",
-	"VfTsKvqa7OxR+n28wRUucd1tXF/qLhODFeU4FymbWVsYtO00GHPKCi1uuIWY5UoVSLYxy4W87ucq5XnM",
-	"Xv3+/uwyZqUUf5bgviTKD5wRJgKXqSELxzFEpXBLLaJtigVB7jrJKhPVltYZbKfDNYZQiNJ2GpsnR8cx",
-	"O3n+r7RJPGp0J6nEhVO9BNwVORfSbfH7jM04mglpd149mOQ8z0GzlEuWKaq2uQ8EjUjQCilTsvy7sese",
-	"au8tES4jPwoZmZAHTXhpZyCtD2DX33fkTLtSsjFLqpxW/WDqE+/1N5pbGFHOpP7OFZ/4z4OtNFoHuui5",
-	"teRaBdT3kzgQSH1rxH4FMje0E6CbkCTYHRAfWRhxu2Q3Z9xC34o5dFkxKAq2qeQV4FZi4nBjR12zd9PU",
-	"B0kBwKQSjEmM5liCoqlSWCE+BVlCIbJaMVdVN6bTLqsSaF7lbaYNis3QI62RcROdHk9rD+rS77MKsDUM",
-	"yUEd8LGllvW+nD0+EXhM+JznsK4fjMpv6HsqgxhoSJXO6AtdNmfs9KMRqP4N11SFgNARyK8aIL6qIHS7",
-	"KbV81YAyPF9BdNGAtOPHClr67ROCfFFDTF9elI0VvlIFQ1Fa1IyP7G61pJ3zulDGVG4XfkC/i2RecLx2",
-	"kDo7uFy06UvyQl+D5SI3HRqTpzPI7uEPL0/QBUYLO6uVibTBmKIcxKlcMrJZqAzHjWIF19awnpvVHHRF",
-	"O5QEH0NuM23Dg9pLEC0bUEhH74Kh3Cka94rX7xBId2Z5V+Bc3UrIRuPFjhKoIzpczdB5ZN7U77AWXQGJ",
-	"r6Cl8qRcGLsUd8uLGe8bJSXY/kn/1yj2X824uC77J/2X1TeqKE3/pP+/ojgag+X9l4OTxp/9uZBoIk75",
-	"fM77Nyf9Sc7NrPlFodUaoYSar+/MwahV4lJt8K1w5n/Lwvcqaycb3NFDRwZn9TARTdsjKdVJrdUIH0pb",
-	"lHYtN50tsQzFHyRTNKYqGOsl7ouRhTubHAzYByoVrfHA5nzBeFEA16s+LJdSWV45lxWeNrPPjjboOusR",
-	"7jqiw/ec02vVzQey1qZz5xB0SusQJMPlyAxxqE5OXdWzsy2p3BldoyDww9GYPc+ioaB2otdl4nnYM+oS",
-	"a7t7HkFjfu94Y7ktzX1meBB62KJuXQZEyOk9NO7KHF3QXEAGubgB/X1hDhe2WJdYTtAgTyjMSeKFnq4K",
-	"++sSs61GTLXMli2YMu+Q1KGqcbRGoTY3sYO29cWSIx3WXewhrpuwxNv2VfuBq7itav7dgAG7bIgN7vJB",
-	"XnosSfGYJd6BvZJJV3wOnwjRGV+XVjs9JJ5gQbEaqSzLKXXNuLumgbu9kka5aEeao59tfMSTuWsGDkDz",
-	"iwfbMKvUZllGdw42RUfbOUigyWwTR7fcMG/SuGxjY0uUyG8a0iFeeD8pt8YLXm/tVf77bjUO3pNfqWr4",
-	"BNZVMDhBx4RhyYSLnIrD0RR2B3ErDHQZxxskdsPRRsR+GfW/dickHO3sZ0XfD9n7VJ0Eoui2l4lT9lST",
-	"pNu7bLua7R7aJvm+wPqayWqVWAcOardbyPCJPowKraYaDNUOEF1FcfRnCWWX379r6WAQdXsVDZKGoWya",
-	"yIKjsZQ6a+bU6sr3kiphUWQlzacTpmS7FMwMfmjtjQvpeOzXdTieBjephCpoUcXnWgGEjvDV0BdCSJ63",
-	"lUeM2ODs9zeXnTirrpy5e3VtS6XWUrscMaVs0NaQKYxkOR+70vCOBHwrmLW6pe1q10fU2uvFXUKgC8tk",
-	"/n7k2p5l2U7IdqVE6FENOA5JhmT3UM3LkhquvK5Gccxas320oWIIuXmt7eIW3DAaodjbF7jv8bWRdI9z",
-	"DLtv7TVuYc5vdMfDfq0k7HfWmZJQM5gwM8g6jvuf8HwRMU/jeJ3I3X6s7jl/mLXWSBqaLwk3Z5cZO3kS",
-	"wtEH7n6waCTrcx0ynX8xrC8fOzuB8Yn1hrnL2bMxTLm/lExlnFVRdv1MF89ka1wiWpfukJBC81fE3bcg",
-	"XRyd9apjc4hxxnL94IwbJpWEg+8ulNspN/o9xZ1brLjvoZt25m9fYqHDaNbwuw1uIp3zUKrSjkeWBnQV",
-	"eiSDxPiIfyvWT6Y54mmnSP4mvqvTPZ1R/ABybebvZgcEYWVhXpkBFAZvh/E65YpUVWh2AR1KQ/hQ4u6O",
-	"yXY9cT+hs7Lfe1BUS9DTZjeRU73TndR2E9Qurb1yRP/V8H9Pjbsv+i/hzlI1+K6YR3NoQHXoiHq4c9Up",
-	"LltUaJWVKWQxym6lM9DfZTJVNxBWL0JtMKa2lt6TvF2qutqSCHy0g69x+hi21solgq30sQdjuq3UjHlL",
-	"zXCITrxd8EMs6ad8+J3ho52p4pEMcIJyR5qoqvtbJpy6BslSVUprwmFTqcp+qS4q69yv1r85ZJTVOZmt",
-	"psNyFqcR8ttn9aUxuy7flUV6gFsLS8hrb6c1/Rq8rdtQF0UsV3XvVXKzdCGvwR/Nat+V9T4X2aMX9kq0",
-	"5LMuCFeqfn9oOe/WetoVbPmVziy5Gnviidejltn8mOro6ktZVi9c1DFk02JWFswq9uugk132Tqxkpeum",
-	"M1qS212Zl46LhpV36PfDTJm6lhmndSKF3c4WTFjv5/poqrvikebcmOGVTGbWFiMX6/VteTSkIChbR9e0",
-	"IGOqtEZkwJ7f3Z2ySjWO0MlKmKGM3ozbg/hKJqmS0rUiG/ma6SRmiRVzUKVNWM85Ef4R50DhIuRheMc4",
-	"4PtK4rC+Ku0BTpGbusI1k40P41yl14h4V7Htd/H54m3loLkfmLBX0hcLGmZVzITZViZelYNTqwxKEmYH",
-	"OO/yVh0s6MMvcBtTBrmBgwE7q4vIZcYKpa0rJ5eA+KX2P0O/ZxRGV1KY5Q5y1D9OyXwRM6OWzht/SKmU",
-	"xT3qDheXYAa/B5+h3HqlYWOWuRYEeyahA5t97bwu2CCgdVlkR4O/GPZvl5cffdLw1CUKifaFRZWcZ5Tu",
-	"HeMIKuTbEKZoGjiBWdYI6O4UeUDUElriSqI0p21vcpnbA2svCY2vWyXdA9R7tUTnoxZ+BQXhKw3WViHu",
-	"IUGXdd52Un8MnddG6EqS+nYGnS0K1jNTKM7oTmSS7bAH1nbVu+vzhDjDMsJq3LayiA3odqCJP4SdfYJU",
-	"uwaguxUctMnqW9ymK1PNuHQKBtLR1o37sauwf21A36xxXymkc8VFONqV8T9zBfs8D1Wo82bx6X9WaXwc",
-	"PeukLr/FhxM9jXN6NNlDLm1aamEXnxAaX60DXIM+K9FGXo361k11fWusmCXmum9u0hEeYN2Yl1uWAzeW",
-	"nbxgY27g15NS5yydcc1TC9pULV9J3tCaNdWh9eUaVAk5UR13QQqQZ+d96rhqxTh30Hgn9NOtsOlsrLjO",
-	"/MX6IucW+XrAPiKOGZcL5qbwVU8s3A7l9komfyG8o1Ln3w5vjkP2qLHza1iwXtj1YDBIDgZX8kq+hlQY",
-	"9IyqO2TgQ2SWmQJS6sEpclyuV1Vl1XllYSiOjOg5GOJ8ffbsWd37zQyePWNvqONLlehPQ1Oyv/erPsF9",
-	"+jdhPd3RONlh6EqynXsmo43ZnL1qhJyw3m1n52Oave46fOBq0pbnMIAQPntmXPfiZ89i1upfHDd6hlTt",
-	"i3HquoMxGpLu9lxuVI2LZts71vMr+NmUBDZXGjo6V+MZMnZZLWeYhonI83CdW5UmX7AeeclsXKbXgPb3",
-	"UnXdRNxRwZrM1K0Z+AP0CxnxH4An+DeVIZSN5oXNi5SO1k6OX3T2MnQz/jvPReYqZshcMs+e0RQnR0ds",
-	"zb27U5ZQoidp9BRVkwnIDI1yuhGNmydTOVPWQsYKbmesl4T65S9HXwda5ZAchJ6of5agF75jW91wlxbw",
-	"gH5utt599owpiQdcakl9i4+ONrWrdETjgXa/Ji2MimwbS9R9QUO3UOGL7TSgR4Cb5+zl0ZGf2Ytimva1",
-	"87ZwKqRJah/rEqLHL5k5ZZzaRz+/uwueGuouFjwzRo2wrRbgEEsDXzITs+Mj/Pc5/TsYDFgv5UUBGYrL",
-	"YzY7iNmvwZUhl4fnORGZZHzMZaYkZKwHzg1kldMjTKjs9B3RkzBHwiD0MkB2kVXLUByTCaqtyqqN4Zwp",
-	"ojEtrbiBKhHsJztlycezy1f/5kVi4m2boSvJZBr67ht0KV1n3Ry4NkHkUKhwwIKmM8yUYxTqY8jopvSz",
-	"xHGyd3LW3+wjTq16NBg2hoUKPbkLSIcs+f3NJTu8OT70lqI5/Etk3w5rpHBJ55J8/PCp68GqVDjQnAt8",
-	"uYQ3kQdpj4/n7MXgKLib1PuX4iT0lAuSJBbu7CHZOr7XeEK9E3H13ovB818MS9BMIP3LE5zLJdipI4HT",
-	"CplKyzlqDXJokbB4hgsfVM4vzviLYc6kwKmN5QvDEgRp6NOySdW3fA6Z4A7cwC1csuSubwz0HfAJ0RMT",
-	"0ljg2ZChE8lAWr1oSJCEtjVMXCN32q6rCOjxscFfamz4ND3hvDkqZrczkc6q2mPaGjcsyJ2EtAfllxIq",
-	"cI4ZCIouc1bZUrRh2jrrJZ02Fulop5QQJOrZTolp46YNe3D2i4m9jMOJc2FB87yR0kDDBh/uJV9ef3j/",
-	"5mtyMPBCyG21EaXwBd3CkOKplS9iUjgSQRiqBtKnoSiSrABmSa3eOHkP7hDcGqT/8IBsOPUgHFXuCPSM",
-	"VHp1vtRCesiSGwG3qBevyqOjFynieT5ufubZXMj6o7qVdIWRlp6pHPUFbQD360I63oDA+ZETc3XLBHI5",
-	"jqg21qCa+qI3SgkJkJGgE5a0e3LXrx9oCC9fdUIGJXXD9sA4yJpzmiHqTu7ia6WWJhnixG7jpywhi9AM",
-	"6Gjo7rjmtzk9jPoyF/La+CvllqfW/c3nBRdTaQaZ5hObDJlD2ylBnEGRqwXd83RTZ4BiigbOuJSQ0yRB",
-	"wlBorsyvlyc2lmsq9r+GhUlimriYKRlyO8ZdYLeos0wyZHROp+7xQaHFjchhClnCenRkxOv0DJKBORgy",
-	"+nrAznDmYGyk6GyRLn6xX9Ny/x4QpD7/HgJCsSfUDO0yRP0vzZtQyATUPTZzXfVqIYfTNDqsz/mClQZO",
-	"GSdTEgr0EZAF240fe1K1aoIP6qmRBPq+fR8EY6x54Zi45FzW5bMIcYw6XKncocZdi5hxOUVe1cwdrGFG",
-	"zYGIn6R44nz5EZ2+uwOMBNH8jMP8Z7KfyOk0bK4k0EscCq6vIXM2sC5d7NOzmbSuvcGqU5vUtg534VZ3",
-	"GcR/cFHonhF3LBNT1/I+MeV8zvUiIeMBLawm+tz4oCU0FHlT2uN8A7KP6dUvZMcFedicBae+nSkDjNJN",
-	"dKHh/7755EUKzkJ/gQsLs5QbiJkpNV3uQI4m98OEXjsHiBAHAffBcZlCXFtV6QzS6/DuDI8p/NigqOpl",
-	"GtwGunS7E14keffwF+O4g6LFauKacWgufVt+qnkQrvs/tefIyKRa+Ksybrt1IJ1knQwS0wOPuk0Dut+A",
-	"Vil3PEYzOtC9D4AK79WH97+dX7w7uzz/8H50efk2Yb3jl96TM2xMNkTmWs0c1OviCnBXCA3einZBdcSi",
-	"l8pEe86C64yKEHUkf1VEFbMGScVupRK/+EadNqqPSdByCS8KrW5cjqParRNqAbRgWH16w9JSG6WRHf9A",
-	"Q3esEDLu/Dci0rfc2D5Fk/rnrxP3igAKHqna0iNWCZKzNeBWSDNEHQghNyGnzHUZcI32NRTArfeLtJhS",
-	"0f3ni7esR2giHe1cJA+Xc2qL0o+RqFv8PkKiwnlGLtlghc0hGkbNyMThzTE7+3gexRGyjs+1DY4GRxTx",
-	"KUDyQkTD6MXgaPDC9RidUXgGN4uS8LBx74FCUMqFoiqde55Fw872bP7FP2Ds31T2cN3FN3WC+7Ycmgp3",
-	"Q5vvjXl+dPRwoCzv95svy1iyw5dna5W5kFHoRVZHP02yIIMY8+a+f5fPsn1rhnXm9EpSJU4ltYPV5P27",
-	"YPkhYdODJjh+S+1SfTVsmCxI61YrTj/Uke/m3rgHjF/JxgpS+Y6spp7cPXnqJvXI8cYv6np0E0sNTiBf",
-	"yTpX7IxVkjeNMmIHVBPFS310lpDrPZAriWIlLOl4qh2SbfovFB13YdidG9pShNyPcSs1v9mlof7Xrhf0",
-	"tKwWl3wNqMBdbep4bZiP0TRx5tHwcO8cOHGs1zWkYtHDxnudaMjx9iFLb3agQS+2D6pfH0QjTraPqN7U",
-	"ggOOd1ii/f4SHPf8X7ePa78B5FscvdwFdcvv2aGwu7PDomF0UUpSmy5Q7aJjXhjkaDynRED9Zr/zGaf8",
-	"quVTE9pyR1+R/msTPhpSasR1XqzVI4I6hQ414eIbb9xDy29b+9LR1wVJ183oTb2g+gybkhZA95lLCl8M",
-	"wivIKGBYv4GMhMXSe8dWcnRzIcW8nEfDo65CqDZcr9R8zvsGEHgLWSPBRI34rgEK9Cmqt3xQAESgb3xy",
-	"dLQOypDGW/9yunj15XOmnFcoIUNlvFhve/jQxylZKUyhreaNjMG6l7ctmTcbgfu6Vclu0Ysdb3trC7hc",
-	"yWk/FzeQhTsgzL1/z7Cs1HR509NKfaHEISdoPi5yw3CG4Ku9qSMd6D6ILCgKN84rhzjoWv8jwlr/tKRf",
-	"iBQaegUt72RYCDlNrmSq5hReo/v40vq2+smnT29GH8/f/z46f3/55uLfz7z9jZZ3ZXY7VfRTDK+I4f8s",
-	"cfqJAm/9T3iOTpyxCQDdN65TW44cq3ev6SbDNgSrl5mrolUDzyrJSm7hesn6Vhj7zj3yAw3euu9RB4te",
-	"Njs6QcbmAZyfdPtk6BbPrr5ZYeqmQgLd09JV83q69Oe3E11SPmMtcV5QiuoG3vmr7C29T8oHHc9a9Yhs",
-	"l9fG7qF/7knz6+g9XM7/SeJPhsQDsfkkvDuf/Wh6iZY2BTwqn2yFprvgrx85bL1Z2BHwj4qVtHucP3KU",
-	"pPEmuD3jI78533St+cUOl+0vhKuyzMJdsSFbvcYdX8lN1zJjtrF5Q9foxv21wWDQnGDlBtPS8NV+AR1j",
-	"62uJrbFVprodHWG7BEeuJJeh7VMwg10cxAXgQ/6ykRAMQSVhjXd8pBt2JSkL7CKp+GuhDN0JqAqq3bq9",
-	"iVZzdnRAqdbWxaLk9Eq20sMuL7CUfrx3TKbz7r+vpyRJ0Lozvy06s/E6cMe8q9did12hu/NIF+irzTR2",
-	"XaN1c3M9/I3bhXvNXd362za1kvA9mNm4wGoXiv1Pd5cd1Hdud9/BUu+eTthDteiuczbaMdTzge8Q1m3Q",
-	"VDeeQ5rS9XDqanAd7nc4OeCl+U9TqMMUOtrBFKpe6n6v6OLzXRCw+ubXJxaZ5ERl7s92U6qGMVdbLNvC",
-	"kjUkG/2U38Gut+g29FoUAVxXGecUB+uRpvaFuyHG9mTdnE3v621u9pTxLmFAueUF2FqACHfbDXL/vnDf",
-	"eDBxAiWhYvylLhdUS9LVPOenRHl6ztVKN7gd+XLJzwq1ShujWqFadk3coBVIpxr2pVi1j6FGw+Ojozia",
-	"8zsX639On0Lk/7gj8v8jua15r2MNw4UK2p8RtKcXQfOEW58R60m4BfS20OeKqyy9u79kDhrcURH9OuaI",
-	"N4YcPOX80OKK1k34neIFxw/NGx2X0rZwio+0k7coppKKvGgg69FdXxftVDIFqt87+MlY/y0y2zAVxlKp",
-	"dpstd+O66qe2WqqMRVdZucqRr+n7JkcuscRJ1yvbwn2/n5T3ZES6O5QHoJ94rVuxlkaOfpTY3CYsf5Lg",
-	"E7Wr20ToquvoshcqNlJo+9oTmzzZ5HYGrVfP2gad0HtoH8x9LbhNZ6scstSA5weZNp1Nfh45FbIjj/pb",
-	"+z959b+VoeIIsIPDT6srjv6Go7to7C41ItOH1I6x3MJDGDXVFcVdPO+z8OyTESTx3r7/yyfn+jebyqwr",
-	"pqkR/5P9n4yqri4ED+kGsSujp45Z9Y1q/16jyi9tBgf2Ud2dvFvdGl5fnVC9+6jZIiV6SobAj9DwKy+t",
-	"2km7P/8R69Mbp9awdUUuwvjs2k8Gf5Cs2ROQCP5s67SoVS7qVHERXRJkPY4yoSaFf6hxI3qlbqVv67Br",
-	"5LCh7hvddojJm312vnxF3vMv2+oQAZy5V7Enc35N9YCJbzflWuUMDw/p95kydvgvR/9yRIVLHry/gjCo",
-	"+QsVtf+Sbg80PvtCrMY3DTe6+s6Xxn77+u3/BwAA//8=",
+	"7H39c9PKluC/0uXdKhxKNoELb2ecn/KAd192uEBBmPu2CGt1pOO4X+Ru3e5WEs8t/vetc063JMtybJOQ",
+	"YWf4BWJb6o/T5/ur/xxkZlEaDdq7weTPwRxkDpb+/ADeLo9nHix+ysFlVpVeGT2YDD5CZnTuhDfiWiov",
+	"zmFmLAg/B6HhxgsLf1TgvFBOyKIw15CPB8kAv1UW8sHE2wqSgcvmsJA4ul+WMJgMlPZwAXbw9Wsy+McH",
+	"6eGNWihP/6yv4QPP4UQJViyUrjzEycT5ktbi1cXcgxVmRh8vYSmkzsW1sZeulBmI8yq/AO/usLgPsJBK",
+	"K32xvsDf56aACAonCph5obTwc+nDxMLiAoU213dagQO/+YiG2nghhVcLcF4uygNRaa+KlWUoJ2ZVUQh5",
+	"IZX+hqXwFk/y9VWc5Ax85SIgEiELZ8S1Vd6DZoCAcGCvwD5yojAXolAaxMxYoTwuZm1y5y0C/CtOXkor",
+	"F+ADzp7ksCiNB50t/w2WfThTFnIpSms8ZPgdTaONHp3L7PLCmkrnCX123oJcKH2RCOeNhVz4ymo3FsfC",
+	"ImGIa+XnvHS5gDMdcSt+I/73x3dvxbnJl2KIJCZxiExqo1Umi2J5gMPgiPwGT2HBlUY7oMFN5c+0rTQi",
+	"F2NzZTUf0VEzDc5LS5Ha+DlYnlI58fzZM5GqBh7TS1hOLVQO8nR8pgfJQCFEmOAHyUDLBdCB1W+MEIRt",
+	"8C/kzRvQF34+mDx78SIZLJSOn58mfYcT90Nn81eZB0TBT5nRHjT9KcuyUJnE43jyT4fn9Gdr0v9pYTaY",
+	"DP7Hk4ZRPeFf3ZPX1hr7IUzCU3bQT1/JQuUMFGNFjS1HotKX2lxrsTA5FGKY0v9Tbfx0hliQHiDqtdjh",
+	"P0Zh9SPG8751hceftCiCFvXS6Fmhsgfc+HHNglfwVKSd800RVZxXRSECqh0F/HZzY32xvEco/M3Yc5Xn",
+	"oB8ODL/XnL7S8kqqQp4XIIauciXoHHLECVN55FGZhVx5d5AIRGSi5czkIFKlXTWbqUyB9tM/KuNleoTv",
+	"BYnyyAmLfD434ATxWpRB9KspwdK2wphpCXahnFNGTwGXniZhDhyBcC8IsDQJRC3SudI+FUMcbwHOyQsQ",
+	"SKrMN2hmDZBDfp/4eqI9WC0Lgu9DUitPKwg4R0IbocJXTkgLiJPXeixeSmsVuAgbPKo0N5mbVrZIjwSe",
+	"EYi0DYD0HoHz1vi/IYd4OLh8CqzKgjOVzUAMI2NF/NFXYF1As2s4nxtzKUDnpVHaJ4G9ETIxqn1PPvde",
+	"Lgsj81Nj3kh7AQ8HobAO5vPy3FyBeCp+U3+t6Yt/n3pjpgUu7T4R4tSY36ReRn30AXctPYgCdUABNxlx",
+	"gYS0YVQKUNqBbXTdFtmQZj8i1T5N+qmoA57WG9ug0zIbUDe8A1w/aVn5ubHqP+ABie03ZNCo9i1kMTN2",
+	"gTCNuoKxwsKVuYRcHL8/QTBvYUb3iGWfdGlNhhLgvIDX2iu/fDigrKsNrElGKZWr2QwsaKbASHWbtM/7",
+	"AsrXqJzSOC/n0r80i7IAXvSfg9KiBPaK9c9sblTGfyoPC7cNKKvjvaS3EaWDniutlUv8nFmQnjEU8UV6",
+	"No/+8nyQrFlLyUDRg6X0KNcGk8H/zebSZ4uyGA3WVOhkQMy6x/JJBub8n8AKJehqMZh8HuBA46wBwJee",
+	"8SrUH/bb+Cd65WsyuJm6q2zaljfr9tV7Cw6xwOhiKYwWzksPs6oQwxKsU85DfhAMqUHShsIiW99/MrgZ",
+	"XZgRfjlyl6ocGZpGFiOSbciK0DplQyPaq58RwjV4mtOJsExqPGjgEx5GRb3vzNcwaaa0cvOpBRmoLB6B",
+	"86YcJIOCjaJk4I0ppmjuOZyXKXU6U4Uni2tWabJB6Qlcjq4KUlCj1b12fErncNNnhSeDwlyU1pzT+jaM",
+	"02wzKJL7IcJv4aU1eNOimkFba0k6oNoF5JW+XMerY5F20Huc4ZOpmKFBh/q7FPiEaJ4QbMITom1iBKuz",
+	"vNMg+McjAYvSEwqjmk1kI2hGHO6b2EelL++Xh6yu/TRaeDNjBVyBXfJ6GTQtUHx/zsNHczv/kUXxbjaY",
+	"fP4GTvQlWTu2oj6pQjrPG0/E9Ry0SHnrU+Ydbqx0VlQ5TGklZP0ijYz/uzK4BivXuFwOhZffgOWv6L2v",
+	"yTqbXAXl26ooal9k++SiUsH7QDg+CH9tncZg0isJ/kYb+sD72Z0dd1hZcS2XTuBacGtbePUGXstnc3dO",
+	"+yqecddzLT0dCp+HzNnV3/JBdBhk69zwY7qymLSHBTda6xqPsKaAPt5MI8+UrdEEabCNHdIhAUrt11nP",
+	"HpS2BWy/NaJz45a2ynELs8rJ4lbkYB+vvEBuI7W7BuuE0iIN86S3IE9r02aBwqpEW2EmCwct+O4Ati76",
+	"0as1pe2AZJ82wSo+MPXmErTbUfCV1ixKv9873nhZ7PNKZ8+rcyY9a+/MsQkqLcyRea4Y/9634MJnuBGr",
+	"bmPDYeyX4emeU3ZL52FBrOMKCpxigOKY/mswgFnq/SACyaVVdGj5/28DQb/3Cy3rmbGgLvSoUOdW2qWY",
+	"KShyJ4aI42ClrywkArfg8L9yWiZiPB4fkPNQZhmUHnIaSF1oYzkquQbwW8T/6xsP2qGOI9JFNkrZSy4U",
+	"OZI/fTp5FdUtCue0x0L+ieBSuiKRtq5w8RHuZ5/WOjkFY074tafr+mWtzd2KRPgQWtbJgJWmW3jZuTEF",
+	"SN08GxWsbZN8pKffhYe7eFUDYTNGRTfFg+LSArzMpZd7o1MTVtwNmEqX1VZqjyA4oYfpLedtldUHsFUA",
+	"7YsPpYUrZSo3jY7nqcp3mogoYR882uXZNaUIwbAZY35np/hWhCEBmaxpwS38WQmBvjg87NkwXKEOil/3",
+	"6H6vYCarwpMylX4+Gzw+G3xJd7Yowz5e4wynOO82qq9sn4ohyuq8UJmYe1861O0sOHckSquupIdEFMaU",
+	"iLaJKJS+HBUmk0UiXv769vg0EZVWf1TAXxLmR8qIAwFHakjDYYKoBW5l1WCbYMEl951kHYnqcusctuPh",
+	"BkUoeml7lc3nh08T8fzZv9Im8ajRnKQUF0n5EnBTFlJp3uK3KZvJYK6033n2qJLLogArMqlFbijb5i4r",
+	"aHmC1lCZguXfDF1+qLu3VHFEfhojMjEOmsrKz0H74MBuvu+JmfaFZBOR1jGt5sEsBN6bb6z0MKWYSfMd",
+	"J5+Ez+OtONo4uui5jehaO9T34zgQUX2rx35tZfxq74KuYpBg94UEz8JU+hW9OZceRl4toE+LQVawTSSv",
+	"LW7NJw5Xfto3ej9OvdPkAExrxpgmqI6lyJpqgRX9U5Cn5CJrBHOddeN69bI6gBZE3u24Qb4ZeqTzZtIG",
+	"Z4DTxoM6DfusHWwtRXLcOHx8ZXWzL9bHZwqPCZ8LFNb3gzPFFX1PaRBjC5mxOX1hq/aIvXY0Lmp0JS1l",
+	"IeDqaMkvW0t8Wa+Qd1NZ/bK1yvh8vaIPrZX2/Fivln77iEv+0KyYvvxQtWb4QhkMZeVRMj6wudXhdmx1",
+	"IY+pzS78gHYX8bxoeO3AdXYwuWjTp2SFvgIvVeF6JKbM5jC9tspDyyju5mGUlRf8a52o542Qgo1hQYMc",
+	"CcneisMVKb/ZEqe38juY4qsDJH176QNL57TWMyUJ4Al5XYhzSC1Ih6K0IH5LlNJ6J4Y8qjvo874YDcGn",
+	"3WUiLYtuL8a4qtAhXv8WFfdeVr1X/GAHxz6bCX2OfHOtIZ+eL3fkiD3e6nqE3iMLpkeP9soJLSGjl9Kl",
+	"CuX8ih+wKOdy5IzW4EfPR38ZJOGruVSX1ej56EX9jSkrN3o++l+DZHAOXo5ejJ+3/hwtlEaV9UIuFnJ0",
+	"9Xw0K6Sbt78ordnAJFESj1g9HXRSbuoNvlFsjnQsjiBCd7IJGB96Ikrrh4lg2u7ZqU9qo4R6V/my8hup",
+	"6XiFZMgfooWhd+oEtmHKX0w93Pj0YCzeUepqAwexkEshyxKkXbeppdbGy9rYreF0O/nsqBNv0Ga3+vPZ",
+	"HT5MP39JD4TRYmWHzD2OOA+atc06/VcbynnG0eW5KhTucsUk/J7bwtWtk/AdxwzKy+14tlF1ZvSKorsD",
+	"ay1wOtL2GL7pKlBJFjhRy9WIcW5PFGvpATuR4SpN3O8Z9XHr3Q28qJh86/vOS1+5u4xwL/iwRavhQJPS",
+	"F3fQLtbG6FvNB8ihUFdgv82bxN6hTfH7FO2elLzJxDXp6bp+osnk26or1tNs2YKrih4BFJNHpxv0hPYm",
+	"dlAiQk7q1MZ5l3tIofZakm37asztddjWpRX8wlictthGUGQD91hh3YlIg5/gTKd9blB8IjrB8O/GsAye",
+	"itozS0MoHc2rac7YjI+Rmzn+MeXANzk/pJVFAcW0iXTTU42LOj3TlHJI0Y6QJx482ZQgDpSXlwElLIZ9",
+	"BtFzQCHGJfnrtPGioPQFId2ZjmchnGGPV1YoZHjB6y241ISh5x4FmLqE3FW1OR3DIFwcdqb9HFy9OLih",
+	"2cjDfjtzPtNn+ljMpCpaFTKPXDiXMepYlMdh2A2wtutHjtIR3eRMr3h/QsZsynkiFNsm1fIKdE6JnuTB",
+	"DHVITlACdp1wy0fJriw2ilrjkENaXEsXB+n6mBh+18oBHcGZjmnugpmQGKZVGeIqtZfKqwWYijCyTk2d",
+	"8kOEWbxuUjPJ3L+oLBUSpDWy4gj5lMegOIZyVEuQU2A5iMpQHHRbGKObLAB0er5NZbj5oOtzWkCLLijj",
+	"pm3xRsf+3eTkBnfVZjOodrTtlowUXG5r6UcfwfPRs6hEoKaMrSnblM1p91mNt8j8lkcMAft5Ovoy6M0K",
+	"7LKUrYkFDeury1ZA50I2B9hiVL2pBn3yd8V0lDfTyEeb0PlKhk6vFFhl65vA04l39bF7Es/IJlZZsIBs",
+	"bojLCUrkGtIJ0flp5CDXYIF+OfjmBIsoDfYz9++G/Puk68Uz7jfs6cz2VHxJW+8zQhtBet9WRo9k3Ij1",
+	"OMxRi8OTcHGXxNodXIGVBQV6KbZCWTaICc5DSfJ0KWxFharG5mAP7p1xfVtwdcNgjb7eOI8b12tD1PQB",
+	"RdeFBUf5Y8SyBsngjwqqPt8vmYu13rExA7UsqF61eVKgBJzUVb4qI/rKHdFbwhoGBKn7yImcY6RnmsoZ",
+	"wCXCQmksaybiKWs44aFeeU9KSPghNSVoqags40ynUvu5NaXKUioBNpkp3AHLuw3A1tXinHJk+k3dRlvb",
+	"iHyprLxJJy30yyFTObigLxjCujZ4HrGyQTrhXWJ7NMDmdX3+gqvCZ5gThpp51vQ2pjgw/FdWeqZ5lKhH",
+	"hhHClyhWVhTMAPCH8W+gVtyPqrrKCqhcg7JXsqgYWY8Q05A5rCjaSS+edtBz/K2otFNlRjRx9qrJIMuS",
+	"kpVUTRcrmUntlKWmsLCiQiPcVNp+OhVGdzPt74CluziLOWIWGFuT5hwk1W2mYB0TqsOfnfhMT3RwEvJM",
+	"WRtfMRoThIYUv74+7YVZ7dLjtgVdDamxTnc5YsqIQSVGZzANqNObaew7scL1LW03t0PAsjtf0qcq9EGZ",
+	"1Lr30vrjPN8J2KwHltL6scRX0gn5O8iHuu45jVgbLJSN7rrpLQnZSHAbfRY84S1v4yr29gHe9fi6QLrD",
+	"Ocbdd/aadCAXNrrjYb8yGvY769xoaAhMuTnkPcf93/B8ETA/xvEyy91+rPxcOMxGaqQtpTKNjUlWCTv9",
+	"IZhjiEN+Z9ZIPoNNwGTPzqTp7RJ8XHLmgzuFvTviHC5k6PlCVTJ1zVvzTB/N5BuUdJqXfGIk0EIHHv4W",
+	"NKcpiGF9bAyYxrvFD84lK/B3MZN3SD37ltqZLQbSt+BNN7FqX2Shw2iXSPIGb0Odk5gJ3A2vVg5sHUkl",
+	"hcSFBIZO6gJp2AinnRITbqO7JpumNykhLrlxBuymB0Rm5WFRqwEU1e+G73r5ijZ1pHkJPUJDhRDi7u6L",
+	"7XLibkxnbb93wKgOo6fN3oZOzU53EtvtpfZJ7bUj+v8N/neUuPuC/xRuPBXb7Qp5VIfGVOaHoIcb33Ig",
+	"lNbkVQZ5Ujulvkllqgs81z3KtyhTu2VC7JHB8HAH38D0IXSttRrNrfixB2HyVhrCvKZeg4QnQS/4Lpr0",
+	"j3z4vU7mnbHigRRwWuWOOFEXT3ZUOHMJWmSm0t7Fw6ZM4P1SXChIuV8pZfuVdqhpq+qwmr3RCgzsM/vK",
+	"O7tO35c9cg9FoSvA626nM/wGuG3aUB9GrBbN7ZXRvNLvoEUf7WKqtfk+lfmD101p1OTzvhWuFVV912qp",
+	"reVKa9AKMx17MjX2hJNs3lol86fkgW5q3r1dstcxZtEkoiqFN+Iv4/5s633D4XnFzQqnK3y7L17e08eh",
+	"tg7DfoSrMs6vOGrC3+J6vhTKBzs3eFO5gjYrpKMMjbn35ZR9vSGbxUIGirJ0qAoecmEq71QO4tnNzVEr",
+	"vYEzQRxl8sylP0jOdJoZrbnT6zTkYrRTKcSQjYjwCBtQOAlZGMEwjvA+0/jayFT+AIcoXJOakevWh/PC",
+	"ZJcIeC6IC7v49OFNbaDxD0L5Mx1qMZzwJhHKbavCq6vtKEGFQvj5AY67utWQZTKUeonbuBBQODgYi+Om",
+	"Rk/nojTWh6gNIHypu+Ik7BmZ0ZlWbrVBL6WqGl0s67hdPG/8IaPMXH6UDxenEA6/B3trnG3H7LKGEeyZ",
+	"fBbJ7EtvN4YWAm1KJ2AcfOTE309P34dUjyPRJA8ojyK5yCnQdY5vULHCLW6KtoITiWUDg+5PjYuAWgFL",
+	"UnOU9rDdTa5SeyTtFabxZSunu4f09Q7rfNA89iggQobhxqKKPTjoqszbjuoPIfO6AF1LLbqeQ28HqM3E",
+	"FJMy+1s8ke6wB9R2lbub44Q4wirAGth2ooit1e2AE78rP/8ImeX+6ruliXXR6mvSxStXj7hyCg6y6daN",
+	"h3fX1/6ltfp2CeFaAj0nFePbXCX5mOshZRGLahbtWpr/rMrDZPC4F7vCFu+P9bTO6cF4D5m0WWWVX37E",
+	"1YQcS5AW7HGFOvK617e5syB0Hk1E6i5H7iqb4gE29x5ILwqQzovnv4hz6eAvzytbiGwurcw8WFd31Cd+",
+	"Q3M2WIfaF/f/VHpmekptS9DHJyNqaO/VecGrCUbox2vls/m5kTYPfYvKQnqk67F4jzAWUi8FDxGTRGLz",
+	"DenPdPonrnda2eLrk6unMXrU2vklLMUw7no8HqcHlBz8CjLl0DKqS/QhuMi8cCVk1OJcFZTtVyc8N3Fl",
+	"5ciPjOA5mOB4I/H4cdNa140fPxavqaFeHejPYs/Xf4zqaxhG9G8qhrbnXgqG0JkWO19JgTpme/T6nolU",
+	"DK97L5ag0ZtLHQ64Fe3qGA5whY8fO74c4vHjRHSuh0haLdnq2yFw6OaCCFQkuTlB4UwDi3ZXYTEMM4TR",
+	"jAaxMBZ6LgbBMxTitJ6OkqZVUcRuOaZyxVIMyUoW51V2Cah/rySuz9QNpRnr3Fy7cTjAMJFT/wF4gn81",
+	"Oa6y1Ru63aeCce350196W0XziP8uC5VzxgypS+7xYxri+eGh2NDW4Igz+Bdpq2W7mc1A56iUUyY8bp5U",
+	"5dx4D7kopZ+LYUzGdp8Pv4ytKSA9iC3n/6jALkND3OY+A5ogLPRT+2aDx4+F0XjAldV0LcTh4W3dwBlp",
+	"wqL517QDUZVvI4mm7Xpsxq5CijTnSuHmpXhxeBghCxbpV+kLHDhF1jO+4u+4QyMFPj1ObgGZWx38zOZS",
+	"XwDaHsP05d+P3/76+s27X8eLPE0QrmwfIUdMn9RPNq31SRMQoNGybnfNxAfXWUNYaxAbBIJXbBnitpF+",
+	"6CYBDt4+fSHckZB0k8izm5toVaKcFdGKFHQnircKGAnoxRfCJeLpIf77jP4dj8dimMmy5I08FfODRPwl",
+	"ml1knsmiIILQQp5LnRsNuRgCm6yiNtCUiwUeIdEvjWOkAmJbKyRtXXePx3dyRXlgeb0xHDPDI88qr66g",
+	"DlqHwY5E+v749OXfA/tOgx424aR/YWHE36D5y5csFCCti+yR3JpjEaWyE646RwF0Djk1zXmcMtcJBtnm",
+	"Jg/EVep2XU6cw9LE61lKyCYi/fX1qXhy9fRJ0Grdkz9V/vVJAxRKGRUiff/uY9+DdTlTpA920nFwntCD",
+	"JN37E/HL+DCaxnQNBPl06Cl26KQebvwT0svCtTMptdHG2Ye/jJ9REruHBekKMsWxOBmAMywJTXOTVQuU",
+	"cITziFgyx4kPakMdR3zkBKs/RB2e0kBxSZMQQk7rK2wWkCvJy42ULbVIb0bOwYgXnxI+CaWdB5lPBBq8",
+	"gZoabpfStiYp3+lD2+XshaE8d/hLA42QUkAwb7+ViOu5yuZ1CRJtTbqmYIUkHcXC0lCEBYo84VLUeh9t",
+	"mLYuhmmvPkj6BAtQXBJd30NBdMfDxj2wruWSwI9x4EJ5ziGvwy+ohOHDw/Tzq3dvX39JD8aBYfJWWx6V",
+	"UHS2UsCEgyIkFaMIlR/Fu0SOYgInsSXhSQW4YtkEfAg8B8lqPCAfTz0yclMwgh6T+lGfL90mMhHplYJr",
+	"lOFn1eHhLxnCeXHe/izzhdLNR3OtqZsFTT03Bco22gDul91PMU0bJxbnUJhroZDK8Y16Yy2saXr+IJfQ",
+	"ADkxOuVJE0lvRs0DLeYVMmRI+aWLUcJieGXtMd0E5bxkX2BltUsnODBv/EikpL26MR0NtRGy8rrgwjvn",
+	"p4XSly50F/Iy8/y3XJRSXWg3zq2c+XQiGGxHtOIcysIsqeUHD50DVdYk1Ndaa+C6vshhyI1YFZerAzsv",
+	"LZV/XcLSsYRLy7nRMQ7luJeRR/nq0omgczrix8elVVeqgAvIUzGkI+PUbHwG0cAdTAR9PRbHOHJUjCg5",
+	"nfSGX/a7vyZcCYfYF66kIhAHRM1Rh0TQP2pXayMR0EUCOTdYbpgcDtO6bGchl6JycCQkqb1Qoj2DJNjt",
+	"AT7UppO/fNAMjSgwCp2cISqO7d4zRCUnukn1xRUnKMNjtUiojiSdwSFL4IN1wpkFEPITF0/Z7zCl0+d2",
+	"MIgQ7c9Uv8WfSdcjA9mJhdFA93mV0l5Czvq6rdhPG8hMe+50tW6Ap41eJtk1zAWr4QN7zIdO3YhcXfDt",
+	"R6mrFgtplykpD6gNtsHH70cpYaEs2twexxuTLk+3AJLOGflhexQc+npuXCyVVE6k/+f1x8BScBT6C9iF",
+	"LTLpIBGuslQ+iBRNppKLNQkHCBBegQyOfJ1B0mhV2Ryyy3iNWoAUfmxhVH2vmvQRL3l3Qf+Mpuwjx9RB",
+	"nm0z475sVupwQxPlZyiuqKNObTmpVMtQMcvbbZz+xOt05Jhh8SjbLPwTMjzAI5Jieais4KUHewUF3st3",
+	"b/928uG349OTd2+np6dvUjF8+iJYnU6ckw4RKhUOmnlxBrgplYWg8XMAAKEYuDLhHmtwvR4cwo70zxqp",
+	"EtFCqYRnqvCLr6ECNXxMo5RLZVlacxUrVMNumanFpUXF6uNrkVXWGYvk+DsquucGVybZ1iQkfSOdH5Hn",
+	"a3TyKuXborgKpdH0iFQi5+y8cK20m1ABZIyj6AvBDaf4ziULJUgfbDirLqhA4NOHN2JIYCIZzeZcWBcb",
+	"4GUV3tEoW8I+YlCFrTgOjHjlCxhMBm0vypOrp+L4/ckgGQRzaDAZPBsfjg/JO1WClqUaTAa/jA/Hv3C7",
+	"+Tm5knCzyAmftGo0yF1m2G1Wy9yTfDDp7dQb7oAE5/9q8vu7aOa2psBfV91osX9F+wrBZ4eH97eU1f1+",
+	"DSkkK3r46midlBxSCgPL6mmtThpkZGNB3Q/XOq7qt27SRHnPNGUN1Vw7ak3BvouaHyI2Peii4bfSOT9k",
+	"7sbBIrfudGUPrzL63n5NwoGQZ7o1gzahOb9rBucnj3jQAJyg/KKsRzOxssAMmXoBhLg2K6vEb1opz7yo",
+	"NohXWiquADdYIGca2Uqckmmq6z5u2y/kyWeX8c53G5A3P7zDM7W/2eVupS99dzV2tBYOFEdQ4K5uu/zE",
+	"ieBPasMsgOH+rp96zqTX90pNok9aV3zSK0+3v7JyyRe99Mv2l5qbJOmN59vfqC/twxee7jBF9yo7fO/Z",
+	"v25/r3sZ3Ndk8GIX0K1euUghAtbDBpPBh4orktmpzp68wAwKVJ4zQqBR++qbuaRYsJcXLt7QMviC+N+o",
+	"8IMJhXG4CXcjHnGpF9AjJti/8ZofWr1493NPSz1EXR4xqHpR9DlxQVIAzWepyX0xjrfRknOzuYyWmMXK",
+	"FbRr8cSF0mpRLQaTw76kre66XprFQo4c4OLJ+VcHw6gn8yVAiTZFfeEbOUAU2sbPDw83rTKGHDffU5ys",
+	"30PsqkUNklh+u1H3CK6PI9JShEFdLSgZ4033+K6oN7cu7stWIbtFLvZc/NtlcIXRF6NCXUEe61UEX8Xs",
+	"RF5ZKjQNuNIUvzBwouSTqnACR4i22uvG04Hmg8qjoOD3gnBIoqwNP+Jam59W5AuhQkuuoOadTkqlL9Iz",
+	"nZkFuddUKJZmX3H68ePr6fuTt79OT96evv7w78dB/0bNu1a7WRT9ZMNrbPg/i51+JMfb6COeI7MzMQOg",
+	"2ugmDMfoWMcKbJtgW4w18Mx11mpB5jVnJbNwM2d9o5z/jR/5jgpv03Kyh0RP2800IReLuJyfePvD4C2e",
+	"XVMF4po2PgrN04ozjwNehvPbCS8pnrEROT9QiOoKfgtl9x25T8IHDc9G9Kh80DXk7iZ/7ojzm/A9NhL4",
+	"ieI/DIpHZAsJA3w+++H0Ci7d5vCobbI1nO5bf/PIk9ZduP8GywEj8PfylXSvu3lgL0nrUuA9/SN/Y9t0",
+	"o/olnqzqX7iuWjOLdW0TsV5ynpzp20pIE3Fro4m+t1u1duPxuD3AWrXVyuvrvQ163m1KKDvv1pHqrndE",
+	"7OIcOdNSx9aUUQ1mPwg74GP8shUQjE4l5V0wfDS/dqYpCsyeVPy1NI7qF+rkb553OLNmIQ4PKNTaKYJK",
+	"j850JzzMcYGV8OOdfTK9fQpC7idxgk59/zbvzK2lyz3jrpfw7jpDf5eUvqWvN/7YdY5Olenm9bcqIfca",
+	"u65Q3Da00fAtkLl1gvWOGfuf7i47aOqDd9/BSp+h3rXHzNZdx2y1jmjGg9CDsl+hqauzY5iSW7n13XUS",
+	"a1GYDwRu/lMV6lGFDndQhV6Ga4bu5l18tgsASmsycJST9Vp75Zc/mmeSWwDzn90GWi1lrtFYtrklm5Xc",
+	"aqf8Cn6zRndLP2gVl8uZcSw4xJAkdUgyjj62H9bMaWlpvYwhTnwkZB8zoNjyEnzDQBRX5kFRsAMktLZN",
+	"maGkVDiw0pGDckn6Gv385Cg/nnG11rluR7pcsbNirtKtXq2YLbvBb9BxpFO+/YqvOvhQB5Onh4fJYCFv",
+	"2Nf/jD5Fz//THs//96S2dg3KBoKLGbQ/PWg/ngctIG5zRmKo4RrQ2kKbK6mj9Fxr5Q5a1FEj/SbiSG51",
+	"OQTM+a7JFZ2q/Z38BU/vmzZ6Cui2UErwtJO1qC40JXnRi2JIdcns7TQ6A8rfO/hJWP8lIttwoZynVO0u",
+	"We5GdfVPXbFUK4ucWblOka/o+zZFrpDE877be2Nt4k/M+2FYOh/KPeBPstGs2Igjh9+LbW5jlj9R8AfV",
+	"q7tIyNl1VOyFgo0E2r76xG2WbHo9h1EaeqioPNYI1tN/+nTy6t7M11L6bL5OISvNgr6TatPbkOiBQyE7",
+	"0mjoMPCTVv9LKSqMgD0UflSXOIYKRy6K5qJGJPoY2nFeergPpaYuUdzF8j6Oz/4wjCTZ2/Z/8cOZ/u0G",
+	"OJuSaRrA/yT/H0ZU1wXBE6og5jR66u7VVFSHuxdru7TtHNhHdPfSbl01vDk7ob6fsd3OZfAjKQLfQ8Kv",
+	"Xay5k3R/9j3mp1sxN5B1jS7KhejaTwK/l6jZD8ARwtk2YVFv2OtUUxEVCYqhRJ7QoMI/zXnLe0X3RJJF",
+	"sKvnsCXuW52BiMjbPYE+f0HaC3du9rAAKahJoEgX8pLyAdPQGovb+kyePKHf58b5yb8c/sshJS6F5f0Z",
+	"mUFDXyiow5dUPdD6HBKxWt+0zOj6u5Aa+/XL1/8XAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

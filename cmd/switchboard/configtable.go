@@ -1,0 +1,94 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"switchboard/app"
+	"switchboard/catalog"
+	"switchboard/money"
+)
+
+// configVar is one row of the README's configuration table. The defaults come from the
+// code that applies them (app.DefaultConfig, the constants of config.go), so the table
+// cannot drift from them; TestREADMEConfigurationTable holds the README to this output,
+// and TestConfigTableNamesEveryVariable holds this table to what loadConfig reads.
+type configVar struct {
+	names   []string // a row may document a family of variables
+	def     string   // markdown; empty when there is no default
+	meaning string   // markdown
+}
+
+func configRows() []configVar {
+	d := app.DefaultConfig()
+	rows := []configVar{
+		{[]string{"DATABASE_URL"}, "(required; `make run` starts one)",
+			"PostgreSQL connection string; `pool_max_conns` sets the pool size (default max(4, CPUs); see docs/benchmarks.md)"},
+		{[]string{"ADDR"}, code(defaultAddr), "listen address"},
+		{[]string{"APP_ENV"}, code(defaultAppEnv), "`production` or `development` (`make run` sets it)"},
+		{[]string{"BOOTSTRAP_API_KEY"}, "", "a key (`sk-svc_` + at least 32 of `[A-Za-z0-9_-]`) seeded into workspace `default`"},
+		{[]string{"MODELS_FILE"}, "", "YAML overriding upstream names and prices of allowlisted model ids (see `catalog/catalog.go`)"},
+		{[]string{"RATE_LIMIT_KEY_RPM"}, code(strconv.Itoa(d.Server.KeyRPM)), "requests per minute per key (and per address without a valid key)"},
+		{[]string{"RATE_LIMIT_WORKSPACE_RPM"}, code(strconv.Itoa(d.Server.WorkspaceRPM)), "requests per minute per workspace"},
+		{[]string{"PUBLIC_BASE_URL"}, code(d.Server.PublicBaseURL), "the address clients use, for links the server hands out"},
+		{[]string{"WORKSPACE_STARTING_CREDIT_USD"}, code(money.FormatUSD(d.DevelopmentCreditNanoUSD)), "credit of a new workspace"},
+	}
+	for _, f := range catalog.Families {
+		prefix := strings.ToUpper(string(f)) + "_"
+		rows = append(rows, configVar{[]string{prefix + "API_KEY", prefix + "BASE_URL", prefix + "PROTOCOL"},
+			"protocol " + code(defaultProtocols[f]), "the `" + string(f) + "-*` vendor"})
+	}
+	return append(rows,
+		configVar{[]string{"WEBHOOK_ALLOW_PRIVATE"}, "", "`1` lets webhooks and crawls reach http and private addresses (local testing only; `make run` sets it in development)"},
+		configVar{[]string{"WEBHOOK_RETRY_BASE"}, code(shortDuration(d.Delivery.RetryBase)), "first retry delay of a failed delivery; doubles per attempt"},
+		configVar{[]string{"SSE_PING_INTERVAL"}, code(shortDuration(d.Server.SSEPingInterval)), "keep-alive comment interval of `GET /v1/events`"},
+		configVar{[]string{"RESPONSE_TTL"}, code(shortDuration(d.Responses.TTL)), "how long a background response may stay unfinished before it is failed"},
+		configVar{[]string{"IDEMPOTENCY_TTL"}, code(shortDuration(d.Responses.IdempotencyRetention)), "how long an `Idempotency-Key` replays its response"},
+		configVar{[]string{"CONFIRMATION_TTL"}, code(shortDuration(d.ConfirmationTTL)), "how long a parked risky or spend action waits for `YES <code>` before it expires"},
+		configVar{[]string{"MCP_ADDR"}, "", "optional second listen address serving only the MCP tool server"},
+		configVar{[]string{"SECRETS_KEY"}, "(production: required once a webhook endpoint exists; development: a throwaway key, printed at start)",
+			"base64 of 32 random bytes (`openssl rand -base64 32`); seals webhook signing secrets at rest (AES-256-GCM)"},
+		configVar{[]string{"SECRETS_KEY_PREVIOUS"}, "", "during a key rotation, the old key(s), comma-separated: they only open secrets, never seal (see Security)"},
+		configVar{[]string{"SWITCHBOARD_URL"}, "`http://localhost` and the port of `ADDR`", "`switchboard webhooks listen` only: the server to register with"},
+		configVar{[]string{"SWITCHBOARD_API_KEY"}, "`BOOTSTRAP_API_KEY`, else the development key", "`switchboard webhooks listen` only: the key it registers with"},
+	)
+}
+
+func code(s string) string { return "`" + s + "`" }
+
+// shortDuration writes a duration as people write it: 15m, 24h, 5s (not 15m0s).
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// configTable is the markdown table of configRows.
+func configTable() string {
+	var b strings.Builder
+	b.WriteString("| variable | default | meaning |\n|---|---|---|\n")
+	for _, r := range configRows() {
+		names := make([]string, len(r.names))
+		for i, n := range r.names {
+			names[i] = code(n)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", strings.Join(names, ", "), r.def, r.meaning)
+	}
+	return b.String()
+}
+
+func configCommand(args []string, stdout io.Writer) error {
+	if len(args) != 1 || args[0] != "table" {
+		return usageError{"config needs a subcommand: table"}
+	}
+	_, err := io.WriteString(stdout, configTable())
+	return err
+}
