@@ -78,7 +78,7 @@ vet:
 # golangci-lint (pinned in tools/go.mod, configured in .golangci.yaml) after vet and gofmt.
 lint: vet
 	@echo "==> golangci-lint (the first run compiles it: a few minutes)"
-	@$(GO) tool -modfile=tools/go.mod golangci-lint run $(PKGS)
+	@$(GO) tool -modfile=tools/go.mod golangci-lint run --allow-parallel-runners $(PKGS)
 
 # BASELINE=<git ref> also measures that commit's server in the same run, side by side.
 bench:
