@@ -85,6 +85,9 @@ func geminiConfig(req Request) *genai.GenerateContentConfig {
 		// Resuming a broken stream is a retry; the turn pipeline decides about those.
 		AutomaticContinuation: genai.Ptr(false),
 	}
+	if req.Temperature != nil {
+		cfg.Temperature = genai.Ptr(float32(*req.Temperature))
+	}
 	if req.System != "" {
 		cfg.SystemInstruction = &genai.Content{Parts: []*genai.Part{{Text: req.System}}}
 	}
