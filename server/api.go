@@ -45,7 +45,7 @@ func (s *Server) routeAPI(e *echo.Echo) error {
 		SilenceServersWarning: true,
 	})
 	g := e.Group("/api", s.authenticator(true), s.bodyLimit(), s.guardInput(spec), keepRawBody, validator)
-	apiapi.RegisterHandlers(basePath{g: g, prefix: "/api"}, apiapi.NewStrictHandler(&apiHandlers{s: s}, nil))
+	apiapi.RegisterHandlers(basePath{g: g, prefix: "/api"}, apiapi.NewStrictHandler(&apiHandlers{s: s}, apiStrictMiddlewares))
 	return nil
 }
 

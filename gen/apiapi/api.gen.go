@@ -18,6 +18,7 @@ import (
 
 	"switchboard/blueprint"
 	"switchboard/catalog"
+	"switchboard/converse"
 	"switchboard/manage"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -43,6 +44,22 @@ func (e ChannelListObject) Valid() bool {
 
 // Agent defines model for Agent.
 type Agent = manage.AgentView
+
+// AgentChatAnswer defines model for AgentChatAnswer.
+type AgentChatAnswer = converse.Answer
+
+// AgentChatRequest defines model for AgentChatRequest.
+type AgentChatRequest struct {
+	// Contact What the caller knows of the visitor; stored on the conversation's contact (merged into it when continuing).
+	Contact *converse.Contact `json:"contact,omitempty"`
+
+	// ConversationId A conversation of this agent to continue (its `mc-` id).
+	ConversationId *string `json:"conversation_id,omitempty"`
+	Message        string  `json:"message"`
+
+	// Stream Answer as an event stream (as `Accept: text/event-stream` does).
+	Stream *bool `json:"stream,omitempty"`
+}
 
 // AgentList defines model for AgentList.
 type AgentList = manage.ListAgentsResult
@@ -131,6 +148,9 @@ type CreateAgentJSONRequestBody CreateAgentJSONBody
 // UpdateAgentJSONRequestBody defines body for UpdateAgent for application/json ContentType.
 type UpdateAgentJSONRequestBody = AgentUpdates
 
+// AgentChatJSONRequestBody defines body for AgentChat for application/json ContentType.
+type AgentChatJSONRequestBody = AgentChatRequest
+
 // CreateChannelJSONRequestBody defines body for CreateChannel for application/json ContentType.
 type CreateChannelJSONRequestBody CreateChannelJSONBody
 
@@ -148,6 +168,9 @@ type ServerInterface interface {
 	// UpdateAgent Change some fields of an agent
 	// (PATCH /api/agents/{id})
 	UpdateAgent(ctx echo.Context, id openapi_types.UUID) error
+	// AgentChat Send a message to a deployed agent and get its reply (JSON or a stream)
+	// (POST /api/agents/{id}/chat)
+	AgentChat(ctx echo.Context, id openapi_types.UUID) error
 	// ListChannels Extension: list channels with the agent holding each inbound seat
 	// (GET /api/channels)
 	ListChannels(ctx echo.Context) error
@@ -220,6 +243,22 @@ func (w *ServerInterfaceWrapper) UpdateAgent(ctx echo.Context) error {
 	return err
 }
 
+// AgentChat converts echo context to params.
+func (w *ServerInterfaceWrapper) AgentChat(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.AgentChat(ctx, id)
+	return err
+}
+
 // ListChannels converts echo context to params.
 func (w *ServerInterfaceWrapper) ListChannels(ctx echo.Context) error {
 	var err error
@@ -289,6 +328,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/api/agents", wrapper.CreateAgent, options.OperationMiddlewares["createAgent"]...)
 	router.GET(options.BaseURL+"/api/agents/:id", wrapper.GetAgent, options.OperationMiddlewares["getAgent"]...)
 	router.PATCH(options.BaseURL+"/api/agents/:id", wrapper.UpdateAgent, options.OperationMiddlewares["updateAgent"]...)
+	router.POST(options.BaseURL+"/api/agents/:id/chat", wrapper.AgentChat, options.OperationMiddlewares["agentChat"]...)
 	router.GET(options.BaseURL+"/api/channels", wrapper.ListChannels, options.OperationMiddlewares["listChannels"]...)
 	router.POST(options.BaseURL+"/api/channels", wrapper.CreateChannel, options.OperationMiddlewares["createChannel"]...)
 
@@ -888,6 +928,339 @@ func (response UpdateAgent500JSONResponse) VisitUpdateAgentResponse(w http.Respo
 	return err
 }
 
+type AgentChatRequestObject struct {
+	Id   openapi_types.UUID `json:"id"`
+	Body *AgentChatJSONRequestBody
+}
+
+type AgentChatResponseObject interface {
+	VisitAgentChatResponse(w http.ResponseWriter) error
+}
+
+type AgentChat200JSONResponse AgentChatAnswer
+
+func (response AgentChat200JSONResponse) VisitAgentChatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AgentChat200TexteventStreamResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response AgentChat200TexteventStreamResponse) VisitAgentChatResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/event-stream")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		// If w doesn't support flushing, fall back to io.Copy.
+		_, err := io.Copy(w, response.Body)
+		return err
+	}
+	// text/event-stream messages are typically small; use a
+	// modest buffer and flush after each chunk so clients see
+	// events immediately instead of waiting on OS buffering.
+	buf := make([]byte, 4096)
+	for {
+		n, err := response.Body.Read(buf)
+		if n > 0 {
+			if _, writeErr := w.Write(buf[:n]); writeErr != nil {
+				return writeErr
+			}
+			flusher.Flush()
+		}
+		if err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+type AgentChat400JSONResponse struct{ ErrorJSONResponse }
+
+func (response AgentChat400JSONResponse) VisitAgentChatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AgentChat401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response AgentChat401JSONResponse) VisitAgentChatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AgentChat402JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response AgentChat402JSONResponse) VisitAgentChatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(402)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AgentChat403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response AgentChat403JSONResponse) VisitAgentChatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AgentChat404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response AgentChat404JSONResponse) VisitAgentChatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AgentChat409JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response AgentChat409JSONResponse) VisitAgentChatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AgentChat413JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response AgentChat413JSONResponse) VisitAgentChatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AgentChat429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response AgentChat429JSONResponse) VisitAgentChatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AgentChat500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response AgentChat500JSONResponse) VisitAgentChatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AgentChat502JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response AgentChat502JSONResponse) VisitAgentChatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(502)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AgentChat503JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response AgentChat503JSONResponse) VisitAgentChatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AgentChat504JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response AgentChat504JSONResponse) VisitAgentChatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(504)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListChannelsRequestObject struct {
 }
 
@@ -1134,6 +1507,9 @@ type StrictServerInterface interface {
 	// UpdateAgent Change some fields of an agent
 	// (PATCH /api/agents/{id})
 	UpdateAgent(ctx context.Context, request UpdateAgentRequestObject) (UpdateAgentResponseObject, error)
+	// AgentChat Send a message to a deployed agent and get its reply (JSON or a stream)
+	// (POST /api/agents/{id}/chat)
+	AgentChat(ctx context.Context, request AgentChatRequestObject) (AgentChatResponseObject, error)
 	// ListChannels Extension: list channels with the agent holding each inbound seat
 	// (GET /api/channels)
 	ListChannels(ctx context.Context, request ListChannelsRequestObject) (ListChannelsResponseObject, error)
@@ -1304,6 +1680,54 @@ func (sh *strictHandler) UpdateAgent(ctx echo.Context, id openapi_types.UUID) er
 	return nil
 }
 
+// AgentChat operation middleware
+func (sh *strictHandler) AgentChat(ctx echo.Context, id openapi_types.UUID) error {
+	var request AgentChatRequestObject
+
+	request.Id = id
+
+	var body AgentChatJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.AgentChat(ctx.Request().Context(), request.(AgentChatRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "AgentChat")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(AgentChatResponseObject); ok {
+		return validResponse.VisitAgentChatResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // ListChannels operation middleware
 func (sh *strictHandler) ListChannels(ctx echo.Context) error {
 	var request ListChannelsRequestObject
@@ -1378,45 +1802,69 @@ func (sh *strictHandler) CreateChannel(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7Fprb9s41v4rBN/3wwyg2k4vQMeD/ZDNdGe7aDtBk5nFoi7iY+lY4oQiVZKKYwT+7wuSulCyfEvbmWJ3",
-	"P0WReDl8+JxzHh76gcYyL6RAYTSdPlCFupBCo/vnlVJS2YdYCoPC2EcoCs5iMEyK8e9aCvtOxxnm4L4m",
-	"CbOfgF8qWaAyzI60BK4xokXw6oFiPXj3dSwTtH9FyTksONKpUSVG1KwLpFOqjWIipZuIJjLWN6XitvHW",
-	"x4x5a7c+5Kg1pDj4rQAF+VFz+xdbQ2wiqvBTyRQmdPqhmatq/7EZSC5+x9hstfeIDDSzq0UdK1ZYbOmU",
-	"ngviGhMmiMmQoLhDLgskOgOFCVkxk5Hx3Zmbwu+OA/c8rXaxi/mi1Eyg1u9L7l/sAKA2KKJxBkIgd42Z",
-	"wVwHaLStqhegFKxdL4VgMDl3JiylysHQKU3A4BPD8gaozi5jweU6r+nZzPX/Cpd0Sv9v3NJ3XC10fOGN",
-	"u7ZjDVjRgXKABgnTMZe6VPhKWBCSoNVCSo4gus3eYyxVwkT6OjmOuU3Pa7w3x3YpOKzfQT5M3VQhGvs8",
-	"9JElHbzLkiVDUN8KueKYpHglSxVjF+8uYRIsTLbHcCYMpqjsqI2bH1zjkWYWkGJIt2AubcCUPriIMrcu",
-	"9anEEu0wsYIVtyNYl4NkTSO6BGY39+Me/66HWeFCM4M3bhTblXG8KQsuwY6dg7pN5Erc2Nc0olAw91aU",
-	"wG+M3eKhOarQdQCWXohoIfEDRNVWNGuv8Yl2RpNth+Cw2OHKfUTCPiItdwVSzvO3MkG+6+OlkncsQRVC",
-	"DLzIgEZ0gcb+SSHPYRC3HO6v5S2KHRwQu1xkmxxYubdzL/84NKFea4PW5rwYzikG8wIVmFKFM4syX3iT",
-	"jBQdNi0VQ5Fwy8FCySVq7TKmZSno0j04L+DD3JSS6wspliw9LfqWRXJa9B3inoM3YFvDg26MqhYdBKbu",
-	"xgcc6eIX7m8P+oaoXQyCZNRNFwMRbSi4h2kpBGnLcyJ6/ySVT6qXOQhIceQy6m8MV+HnJywvpPKJFmyg",
-	"pHrFTJwtJKhk7Hs6eF3vN0wP5GRIT8p5bqSrMs9BrYc2X5dxjFoPpzIjDfAhd+oxoB4kqq2rux6HlV2o",
-	"s1O/R11y83jI6oVuq8fTFcaRaedLx5VjnKtdzQlkrLF5NLi/OhfQB+V8zkT49iw6pCq3IlRPieVw/wZF",
-	"ag18MZlEX16Z9Tf5EUotsPFsYo3MmWheRCcLuc6S+4PtVXl9sA50Hcjxp82dw/1r3/PF5JuRA10viMEA",
-	"l+nob5AzfoIDVP2cB3TURQ73LLf2vDz74alDyP97Fu0RHl2GHMT1ceFjj/vXweN07+8LnR7Xe2sZctCe",
-	"EmrwC8Fr+30VhdRFZsFLLBQTZnTt9ciRqDT9HDCPlFybAe3t9uifzGQ/NaFlR+4/KuN3g9ShLsGc+yXB",
-	"/rzfkVFHpqaf0af+z8j81bF+qGRU78x2neKr6QEmFrIUiVvUI7PLTklRBAHx6ELHkKAoWr1daYu4Fs09",
-	"+08XG9Xkj9a+Vf9h9ZuAgVPrPUOyt1pAEFq4ne+gHGsW7gwZOkSH2HcrBXEGxp1qeCxv7iSLnabLrfvk",
-	"OoWiuDlrH5+2j8/ax+fHx7XQjkeGt4tq54eLg7Cb4VvEdW3fffkT+N7DC2rzq6+ltPYpNmTeCpRgIj2p",
-	"1LE/FDrPaVcdaPfarGDWI/3K7cbnBsu96aUoeFPIC8vKTtiTpVQEiMF780QKviZuecS9dGyuXrgas8mQ",
-	"aFhiWoJKiFwuW9iDLcJ9aj2vCv41J3Rh9Zevm1nsKwU/SAwhzTDVmm437LiabDjr0ID2LJPeJLiEkpum",
-	"WRc+IHYaoo1UmDgASY4gtEOp4GAsP0k1RkQE3qEimnEUMQ7g1r8daHyl3r9q/RWEUQ+5AYt7uBzHx4BJ",
-	"pxPRIotxqZhZX9loXZ0MERSq89LXkF0Ydyt3r1skMmMKPwYTS7mN92UN6ftXV9dEydKg9ux1RQYCIiF1",
-	"bWhErjNc+/sRux9MEZYXHHMUxl1mNXyeibcXl8RJPvKdFEikk7RMioiYlSS6VEuIUX8fuQlA6BUqfx2j",
-	"6/sYDXlwKQOazMd3Z/PpTMwfZr4wO6NT8jCrr4hmNCIzt2z/5G6i/GMsE5zRzWY+momZ+AljZrWwJqsM",
-	"/UpIoWRSxoboAmPCtGeUmZL55S9X12QMBRt7QObEwC16OjYZgICeiX+dv31DvpuHd3tryPn8+8j5vSb/",
-	"uPrlHbHG29fW9hkdjUYzupn/OBPzy/Pri7+HM40fWLIJp1sy5IkmcknmvsJ24xrOHYQKTakqN6nqb34L",
-	"7dhu1HoX53Z9IAjeGxQWB6IlqZQM0QhGkxgEWSDBe1Qx05gQFAkx0v4ZzcRrQebnl5c3r9799pcE3f7k",
-	"3g4SA+eOBLI0BMgtrgnElkXesKA1KTUq8t1KqltdQIwzMa/cbP79j5VbM1HvC5NiNBOW1czYAESvWkdx",
-	"mNGI3qHSntNno8lo4pRLgcJ+nNJno8nomSvsm8y5TwC0/TdF54YNTW2upm2tjVYXm2hQaTr98ECZnehT",
-	"ia5I5EVom7fau9w/+Ty6+Rh1b6OfTiYn3UUfPDw56Tlwu3qdVTlO24147qcdGq0xb+xvyl3rs5NaPzul",
-	"9dMfTmj94gS7ncaqSqqOOtX6bZJaoTZkyZR2sreQeoBtgWahPmuhNn+Vyfpr/XjAhqHDF/Cu1eC1ez/S",
-	"dQ3pj9oZ1gqIzRY1z74YNTtqfB87yQo0qU5t3xhRz75BWntcbfbw6C2VzAmQ7lGon8N2xte6nkG/dpDq",
-	"1Yr2EeIbI8Hk+bdHgp/RtAxwio8ZTdpqFllwGd82Pwbq5UyXrpqU6Y7A3bgQps8Dh2Wb3gowcbbNLX8B",
-	"87nR9CCz6nueo+Lbn8Lqjhj8H7sPh7gMRIpEyzxU3DXf2wAX/nprp3q8aG/VvxoXwhrgDg40tv5niKtX",
-	"9cllSrjVWfXy2nKKj02Z5PaYThDirHPCOSTC6mLoHyLD9lTeH3kd9iVK3/2q9/AvKv9ARVfXp/cy/L/y",
-	"rBG4Q1zpsxoPouSqW0FyiTisHX34aLOoRnVXp2n3ozpXOJqOx1zGwDOpzfTl5OWEbj5u/h0AAP//",
+	"7Fttc+Q2cv4rXUyqVqqiRtKunNijygdFu3dxyvZtrXR3lfJsDTFkzxAWCdAAqNFkS/89hQbIATmcN3nX",
+	"3iT3SRSJ18bTT7+g51OUyrKSAoXR0fhTpFBXUmikf94pJZV9SKUwKIx9ZFVV8JQZLsX5L1oK+06nOZaM",
+	"vmYZt59Y8V7JCpXhdqQ5KzTGURW8+hRhM3j3dSoztH9FXRRsVmA0NqrGODKrCqNxpI3iYhE9x1EmUz2t",
+	"VWEbb3zMuVvtxocStWYLHPxWMcXKg+Z2LzaGeI4jhb/WXGEWjX9u5/LtP7YDydkvmJqN9k4iA83sblGn",
+	"ildWttE4uhFAjYELMDkCikcsZIWgc6YwgyU3OZw/XtIU7nRIuDcLf4pdmc9qzQVq/aEu3IstAmgWFEdp",
+	"zoTAghpzg6UOpLFu5V8wpdiKeilkBrMbWsJcqpKZaBxlzOCZ4WUrqM4pY1XIVdnAs53rnxXOo3H0T+dr",
+	"+J77jZ7fusXd27EGVtER5QAMMq7TQupa4TthhZAFrWZSFshEt9kHTKXKuFh8nx2G3LbnPT6ZQ7tUBVv9",
+	"xMph6C4UorHPQx951pF3XfNsSNQPQi4LzBZ4J2uVYlfeXcBkWJl8x8K5MLhAZUdt1XzvHg9cZsUWGMIt",
+	"mEsbZmpHLqIurUr9WmONdphUsWVhR7Aqx7JVFEdzxu3hftyh380wS5xpbnBKo9iuvMBpXRWS2bFLph4y",
+	"uRRT+zqKI1ZxeitqVkyNPeKhOTx17RFLjyLWInEDxP4o2r038om3ssmmQhRstkWV+xIJ+4hFvY1Ii6L8",
+	"UWZYbPv4XslHnqEKRcyKKmdRHM3Q2D8LVpZsUG4le7qXDyi2YEBsU5FNcKBXb1Iv9zg0oV5pg3bNZTVs",
+	"UwyWFSpmahXOLOpy5pZkpOigaa44iqywGKyUnKPWZDEtSpmu6YG0oBjGppSFvpVizhfHsW9dZcex7xD2",
+	"SLwB2locdDnKbzogpu7BBxjpyi88357oW6B2ZRAYo665GGC0IXIPzVIopA3NiaOns4U88y9LJtgCR2RR",
+	"/8ZxGX4+42UllTO0zBJlpJfcpPlMMpWdu54kXup9mzNzI/TS6cMRHlQqxSMqTb7YlGeD2ESdsoI1tm7n",
+	"4F0X4z5HCCd4pWE9VgxSpAhSIMwtPODE0hjMcC4Vno4sTnq01l05S5sVNTqRyqLA1Eytp8lI2EYxoeeo",
+	"pkZO87pkwnJayXgxFdLwufdBh1VE8cWiRy9zg2r6eupIf8qMBR2BpNaophbnqO20D7haSpVNS2ZS4lUU",
+	"VjvEEIn3FKSZNm72N0S+a7LdK2/XFE6sy72a0n8k28NZWmFVrIbnYhZ6rzRQk2uw0ljBMucFAgOSN+RM",
+	"k3cZLms0ZJI3qVVWSOflEOO0rJB6C8PWjUt+DD6JI0DOaYmmVlZipWUUSFlR6Gv4b1QSljkKYKBquy9S",
+	"MsxGUR+PXFS1mZrWrLTsyIX5l6toyK+RtTm6j5HGegSHd+kzcLjM/hJ6w++NNvrs0aAloNmAPALKd6e1",
+	"hx796DjyzHYwOzYdu/z4wevn0QRJZHIcsv6eM+Nwz4oCFVgr0gLtkWtupLoGbaQlPik2VOSVBj8xnJSo",
+	"FpgBF0YCNw6N9iMXNReL000kEsPZh5I9/YBiYeXz+purOCq5aP5/M6BCjdsTdLu8uOh0uxxypnPvmwT9",
+	"3rzudPvXIdo76OhvWy5/ydkPWLdeENyRujsgrh2xgZGNnBFOuNGQlOlZAjwjme+RSpAkCORydXGAQLVR",
+	"6JII/YjdqgEwDUwAPtoluqZwwjQkN2mKlRmDjRbO6fOZ+5xAJlGfBrTbhqBbsg1DRof06AeuB2J/Etfh",
+	"sTWNdFeXJVOrIYuj6zRFrYdDZiKoIbe9t5VmkLhZXdP1MJ/MbpTWqT+grgvzctes2ehmlur4TMaB4e3n",
+	"jl8OceLXuznC6W1k82Lh/pVcbb2XnUsuwreX8b7s1Qb8exmfQKe/sSr92TNA/UN+QUaoy+MbvHNswqiz",
+	"5b0kFmaT+sLa03Ugl3Dc3CV7+t71/Obiq0k79AwcM6yQi9GfWMmLIxTA9yMN6GQxSvbES7ueby+/c8bX",
+	"/XsZ70hwHGnpX0YfO9S/IY/jtb+fUOlhvbeXIQXtZVxa+YXCW/f7IpmYrmRmRY2V4sKM7l3e40CptP2c",
+	"V/Wy1M7zNov/d27yty21bLH9B1n8Lknt6xLMudsl2G33O+maA03Tn9GZ/t9g+f31wdDVVHMym/chX8wf",
+	"4GIma5HRpl5oXba6FFVAiAdfqAw5FNU6r+d9i7RJzvXWf7yz4Sd/cY7N9x/2fjNm2LH3SkNur99AQC2F",
+	"nW+vO9ZunBYy5LqHsu/eSKQ5ozwZFqmcPkqekk9XWvUp9YJV1fRy/fh6/fhm/Xh1OK+F63ghvd36kx++",
+	"hGTbEb4BXGr70+fP9O8MXlCbv7o7m/X6FB9a3pIpwcXiqCuV3VRImrPedeC7N8sKZj1Qr+g0fitZ7jQv",
+	"VVW0F4ZhMEyOPcylAkYR75kUxcoH7vSS0Oxf0F22yRE0m+OiZioDOZ8PxMNxe8yD51f6woIGE7qy/pe7",
+	"n7Oy9x78IDCENMNQa7v5DMVeLg5nHRrQxjKLaYZzVhembdYVHwPKtvsMlG0DJTLhkrVVwYzFJ/gxYhD4",
+	"iAo0L1CkuD+PsNaV5vz8/r0I457kBlbck8theAyQdDwQrWQxrRU3qzvL1j4yRKZQ3dTurpponHZOr9eS",
+	"yI2p3BhczOWmvN83Iv3w7u4elKwNaodeSjIAExk0d1AjuM9x5eow7HlwBbysCixRGJenavA8ET/evgdy",
+	"+eBECgRJLi3drpilBF2rOUtRn8Y0gUteu7IP3dR9aFYGxR9MQ3L+eJmMJyL5NHEXwJNoDJ8mTXJoEsUw",
+	"oW27J6p4cY+pzHASPT8no4mYiLeYcusLa1jm6HYClZJZnRrQFabAtUOUGUPy/i9393DOKn7uBJKAYQ/o",
+	"4NhaAGB6Iv7r5scf4CQJa4hWrCyS05j0XsN/3v3lJ7CLt6/t2ifRaDSaRM/J9UQk72/ub/8jnOn8E8+e",
+	"w+nmHIuMkrWJu8mbUsOERKjQ1Mqrib/nc0dox6ZRm1NM7P6YAHwyKKwcQEvwngxoZEZDygTMEPAJVco1",
+	"ZoAiAyPtn9FEfC8guXn/fvrup7/9W4Z0PqVbB2WVCQSyNsDgAVfAUosit7CgNdQaFZwspXrQFUtxIhKv",
+	"ZsnptVdrLppz4VKMJsKimhtLQNHdWlFIZlEcPaLSDtOXo4vRBXkuFQr7cRy9GV2M3lABgclJfQJB238X",
+	"SGrYwtTa6mida4t8ARUaVDoa//wp4naiX2ukJJFzQtd2a10z9gfHo88f427V2+uLi6Nq3vYGT+R6DlRx",
+	"tddw2h7ElZt2aLR2eeeuIo9aXx7V+s0xrV9/d0Trb45YN/lYPqVK0PH7t0ZqidrAnCtNbm8l9QDaAp8l",
+	"clYLtfl3ma2+VJGipaH9hX7UavDCrc903YX0R+0Max2I5w1oXn42aHa88V3ohCXT4KO2rwyol18hrJ1c",
+	"rfVw0psrWQKDbijUt2Fb+bXJZ0RfmqR6uaJdgPjKQHBx9fWB4M9o1gggj48bDetsFswKmT60Rcc9m0nm",
+	"qjWZ/m4+5IXQfO4Jlq15q6iWZQNb7gLmt7LpXmQ19zwH8dsfguqOM/gPdO+nuJyJBYKWZehxN3gfJLhz",
+	"ylaRK/Y74N07D92T/lALTSVrNgpo6jloiWPSzgqVloLFrooohrZ6MIbmipHqiHTsK7PiiVhXyFCEQdHc",
+	"CG7ECpQsEEq2spGhGcEPyB4Rkl5RQwI2CDDSxn4C2ER0KhqoboE8IvDxmw1LTFC81VzUxfatCwlvvg9p",
+	"ZpmjmAhuwMfyp9ew4I8IvFshQeFnWD/haljapWg4YUKaHFXzeSK4hquLq96WhDTTuY2SktMR3EDjyHsi",
+	"dDGs7fcdJPRq2rSgCG0ihPQ1XFy78pvs2oZMVDrWLffojNVZg2vt4liyWS5ydvUU2tXgJE11hRWoshJQ",
+	"JD1PgqBRZHoidtRljGFugay7kydwQgfmCyT7pUETgU9cGxvTJxkWhiVwQlVXLovDtD0Yrn1Ih9mpP9gk",
+	"kwITOGljftaWk1AmgcLmmcxWp3YjCUX+vrn7nUiTIzi9bsYK2rFiyVbaRq4OXW6Ho4lof2biCjuDjzDD",
+	"BRM+SqZMD1MrF727Hg2B0CnQzTyYnDUQaONfe8ZcLGhkd/AnVF5GxXunY3v24aHnTGRIYTabCFekuEDj",
+	"QnUqYHTCpI27zx4mpzHUwvDCJTJ4+lBXYHiJdg0501AxrTG7JgWkyq0MDeNFoG3A9ANmMJfq2r2cG1Rn",
+	"uayVbrVT1kbzDNd0QZ+vJ4LBnD9hBgrntWaFT32SD0DbqXh6TZtY04kvJh3BHTrBf3h38/bHd6AxdUia",
+	"RG+p2LnRLu33OoloeGRpTnT1SjebcemBrg/QVth9SQ8grOD7I7yAoMKaLkv7ytwdrms1/uS1nNqPYVJf",
+	"XLxJraWiJ0zgHJKMGdZ8ssvzn8Y9bmiVfjQaOcWeiA1tHEHydKY1njl6SUDQ/KR6tERL1HS4Tr3bDBXX",
+	"ll2qgnFBFYcuF2hPX6Z1icKc+vRQP+UcTkc22V2K7ZHnbbAzklEURySjdQWgqxx9jg8c8a2VTX8oEtjh",
+	"Y7TVpm1/KXBvd/Jx3nmKDDq7n9A8f9wRC71q1M5lMHu1fXIO/HdwKF9/Le7nxXf/C6N32/r1Ua3fHNX6",
+	"6mVO9h2KDFhrW6zNg6zD+ORyLtCQ9+otH5lgsi4OgqeUEa1QlVz71K9Clq199PCXnFszvLfrX9h8MaYO",
+	"7+m3xGntWv9vJEDfNdw9hoJr025vfeXpjjmXRWadJGL98BZiX6K0KVj4XVKlO6pjXlqc/hnKU/qVKcO/",
+	"rv4ds65NDclOhP+/vA8I1CH1OdRGHqDksnvLS45KeL/780cb+WtUj01qgX5gS5e74/PzQqasyKU2428v",
+	"vr2wNv1/AgAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
