@@ -83,7 +83,7 @@ func anthropicParams(req Request) anthropic.MessageNewParams {
 	p := anthropic.MessageNewParams{
 		Model:     anthropic.Model(req.Model),
 		MaxTokens: maxTokens(req),
-		Messages:  anthropicMessages(req.Messages),
+		Messages:  anthropicMessages(userFirst(req.Messages)),
 	}
 	if req.System != "" {
 		p.System = []anthropic.TextBlockParam{{Text: req.System}}

@@ -55,7 +55,7 @@ func (c *geminiClient) Generate(ctx context.Context, req Request, onDelta func(s
 
 	var acc geminiAccumulator
 	started := false
-	for chunk, err := range c.client.Models.GenerateContentStream(ctx, req.Model, geminiContents(req.Messages), geminiConfig(req)) {
+	for chunk, err := range c.client.Models.GenerateContentStream(ctx, req.Model, geminiContents(userFirst(req.Messages)), geminiConfig(req)) {
 		if err != nil {
 			status, refused := geminiStatus(err)
 			return acc.res, failure{err: err, status: status, refused: refused, started: started}.toError(ctx)

@@ -56,7 +56,7 @@ func New(raw, defaultFrom string) (*Sender, error) {
 	}
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("SMTP_URL must be smtp://[user:pass@]host[:port] or smtps://...")
+		return nil, errors.New("SMTP_URL must be smtp://[user:pass@]host[:port] or smtps://[user:pass@]host[:port]")
 	}
 	s := &Sender{from: defaultFrom, timeout: 30 * time.Second}
 	port := "587"
