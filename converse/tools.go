@@ -20,6 +20,7 @@ import (
 
 	"switchboard/agent"
 	"switchboard/blueprint"
+	"switchboard/netguard"
 	"switchboard/store"
 )
 
@@ -289,7 +290,7 @@ func orEmptyObject(b json.RawMessage) json.RawMessage {
 // connection is checked again where it is dialled; redirects are not followed.
 func (s *Service) call(ctx context.Context, cfg httpToolConfig, target string, body []byte) (any, error) {
 	if err := s.guard.CheckURL(ctx, target); err != nil {
-		return nil, fmt.Errorf("the address is not allowed: %v", err)
+		return nil, fmt.Errorf("the address is not allowed: %s", strings.TrimPrefix(err.Error(), netguard.ErrBlocked.Error()+": "))
 	}
 	ctx, cancel := context.WithTimeout(ctx, HTTPTimeout)
 	defer cancel()

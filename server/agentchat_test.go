@@ -615,9 +615,13 @@ type toolReceiver struct {
 	body []string
 }
 
-func newToolReceiver(t *testing.T) (*toolReceiver, *httptest.Server) {
+func newToolReceiver(t *testing.T, tls bool) (*toolReceiver, *httptest.Server) {
 	r := &toolReceiver{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	start := httptest.NewServer
+	if tls {
+		start = httptest.NewTLSServer
+	}
+	srv := start(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		raw, _ := io.ReadAll(req.Body)
 		r.mu.Lock()
 		r.reqs = append(r.reqs, req)
@@ -637,7 +641,7 @@ func newToolReceiver(t *testing.T) (*toolReceiver, *httptest.Server) {
 func TestAgentChatTools(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	recv, srv := newToolReceiver(t)
+	recv, srv := newToolReceiver(t, false)
 	id := b.createAgent(t, strings.ReplaceAll(toolsAgentYAML, "RECEIVER", srv.URL))
 	agentID := mustUUID(t, id)
 	ctx := context.Background()
@@ -716,7 +720,7 @@ func TestAgentChatTools(t *testing.T) {
 func TestAgentChatHTTPToolsRefusePrivateAddresses(t *testing.T) {
 	t.Parallel()
 	b := setup(t, func(o *setupOpts) { o.allowPrivate = false })
-	recv, srv := newToolReceiver(t)
+	recv, srv := newToolReceiver(t, true) // https, so that the address is what is refused
 	id := b.createAgent(t, strings.ReplaceAll(toolsAgentYAML, "RECEIVER", srv.URL))
 	vendor := b.vendors[catalog.Beta]
 	vendor.Push(llmtest.Reply{ToolCalls: []llm.ToolCall{{ID: "c1", Name: "http_request", Arguments: json.RawMessage(`{}`)},
@@ -726,7 +730,7 @@ func TestAgentChatHTTPToolsRefusePrivateAddresses(t *testing.T) {
 	results := reqs[1].Messages[len(reqs[1].Messages)-1].ToolResults
 	require.Len(t, results, 2)
 	for _, r := range results {
-		require.Contains(t, r.Content, `{"error":"the address is not allowed`)
+		require.Contains(t, r.Content, `{"error":"the address is not allowed: 127.0.0.1 is a private, loopback`)
 	}
 	recv.mu.Lock()
 	require.Empty(t, recv.reqs)

@@ -1031,29 +1031,6 @@ func (response AgentChat401JSONResponse) VisitAgentChatResponse(w http.ResponseW
 	return err
 }
 
-type AgentChat402JSONResponse struct {
-	Error struct {
-		Code    *string `json:"code,omitempty"`
-		DocsUrl *string `json:"docs_url,omitempty"`
-		Hint    *string `json:"hint,omitempty"`
-		Message string  `json:"message"`
-		Param   *string `json:"param,omitempty"`
-		Type    string  `json:"type"`
-	} `json:"error"`
-}
-
-func (response AgentChat402JSONResponse) VisitAgentChatResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(402)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
 type AgentChat403JSONResponse struct {
 	Error struct {
 		Code    *string `json:"code,omitempty"`
@@ -1146,6 +1123,29 @@ func (response AgentChat413JSONResponse) VisitAgentChatResponse(w http.ResponseW
 	return err
 }
 
+type AgentChat415JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response AgentChat415JSONResponse) VisitAgentChatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type AgentChat429JSONResponse struct {
 	Error struct {
 		Code    *string `json:"code,omitempty"`
@@ -1188,75 +1188,6 @@ func (response AgentChat500JSONResponse) VisitAgentChatResponse(w http.ResponseW
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type AgentChat502JSONResponse struct {
-	Error struct {
-		Code    *string `json:"code,omitempty"`
-		DocsUrl *string `json:"docs_url,omitempty"`
-		Hint    *string `json:"hint,omitempty"`
-		Message string  `json:"message"`
-		Param   *string `json:"param,omitempty"`
-		Type    string  `json:"type"`
-	} `json:"error"`
-}
-
-func (response AgentChat502JSONResponse) VisitAgentChatResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(502)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type AgentChat503JSONResponse struct {
-	Error struct {
-		Code    *string `json:"code,omitempty"`
-		DocsUrl *string `json:"docs_url,omitempty"`
-		Hint    *string `json:"hint,omitempty"`
-		Message string  `json:"message"`
-		Param   *string `json:"param,omitempty"`
-		Type    string  `json:"type"`
-	} `json:"error"`
-}
-
-func (response AgentChat503JSONResponse) VisitAgentChatResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(503)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type AgentChat504JSONResponse struct {
-	Error struct {
-		Code    *string `json:"code,omitempty"`
-		DocsUrl *string `json:"docs_url,omitempty"`
-		Hint    *string `json:"hint,omitempty"`
-		Message string  `json:"message"`
-		Param   *string `json:"param,omitempty"`
-		Type    string  `json:"type"`
-	} `json:"error"`
-}
-
-func (response AgentChat504JSONResponse) VisitAgentChatResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(504)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -1802,69 +1733,68 @@ func (sh *strictHandler) CreateChannel(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7Fttc+Q2cv4rXUyqVqqiRtKunNijygdFu3dxyvZtrXR3lfJsDTFkzxAWCdAAqNFkS/89hQbIATmcN3nX",
-	"3iT3SRSJ18bTT7+g51OUyrKSAoXR0fhTpFBXUmikf94pJZV9SKUwKIx9ZFVV8JQZLsX5L1oK+06nOZaM",
-	"vmYZt59Y8V7JCpXhdqQ5KzTGURW8+hRhM3j3dSoztH9FXRRsVmA0NqrGODKrCqNxpI3iYhE9x1EmUz2t",
-	"VWEbb3zMuVvtxocStWYLHPxWMcXKg+Z2LzaGeI4jhb/WXGEWjX9u5/LtP7YDydkvmJqN9k4iA83sblGn",
-	"ildWttE4uhFAjYELMDkCikcsZIWgc6YwgyU3OZw/XtIU7nRIuDcLf4pdmc9qzQVq/aEu3IstAmgWFEdp",
-	"zoTAghpzg6UOpLFu5V8wpdiKeilkBrMbWsJcqpKZaBxlzOCZ4WUrqM4pY1XIVdnAs53rnxXOo3H0T+dr",
-	"+J77jZ7fusXd27EGVtER5QAMMq7TQupa4TthhZAFrWZSFshEt9kHTKXKuFh8nx2G3LbnPT6ZQ7tUBVv9",
-	"xMph6C4UorHPQx951pF3XfNsSNQPQi4LzBZ4J2uVYlfeXcBkWJl8x8K5MLhAZUdt1XzvHg9cZsUWGMIt",
-	"mEsbZmpHLqIurUr9WmONdphUsWVhR7Aqx7JVFEdzxu3hftyh380wS5xpbnBKo9iuvMBpXRWS2bFLph4y",
-	"uRRT+zqKI1ZxeitqVkyNPeKhOTx17RFLjyLWInEDxP4o2r038om3ssmmQhRstkWV+xIJ+4hFvY1Ii6L8",
-	"UWZYbPv4XslHnqEKRcyKKmdRHM3Q2D8LVpZsUG4le7qXDyi2YEBsU5FNcKBXb1Iv9zg0oV5pg3bNZTVs",
-	"UwyWFSpmahXOLOpy5pZkpOigaa44iqywGKyUnKPWZDEtSpmu6YG0oBjGppSFvpVizhfHsW9dZcex7xD2",
-	"SLwB2locdDnKbzogpu7BBxjpyi88357oW6B2ZRAYo665GGC0IXIPzVIopA3NiaOns4U88y9LJtgCR2RR",
-	"/8ZxGX4+42UllTO0zBJlpJfcpPlMMpWdu54kXup9mzNzI/TS6cMRHlQqxSMqTb7YlGeD2ESdsoI1tm7n",
-	"4F0X4z5HCCd4pWE9VgxSpAhSIMwtPODE0hjMcC4Vno4sTnq01l05S5sVNTqRyqLA1Eytp8lI2EYxoeeo",
-	"pkZO87pkwnJayXgxFdLwufdBh1VE8cWiRy9zg2r6eupIf8qMBR2BpNaophbnqO20D7haSpVNS2ZS4lUU",
-	"VjvEEIn3FKSZNm72N0S+a7LdK2/XFE6sy72a0n8k28NZWmFVrIbnYhZ6rzRQk2uw0ljBMucFAgOSN+RM",
-	"k3cZLms0ZJI3qVVWSOflEOO0rJB6C8PWjUt+DD6JI0DOaYmmVlZipWUUSFlR6Gv4b1QSljkKYKBquy9S",
-	"MsxGUR+PXFS1mZrWrLTsyIX5l6toyK+RtTm6j5HGegSHd+kzcLjM/hJ6w++NNvrs0aAloNmAPALKd6e1",
-	"hx796DjyzHYwOzYdu/z4wevn0QRJZHIcsv6eM+Nwz4oCFVgr0gLtkWtupLoGbaQlPik2VOSVBj8xnJSo",
-	"FpgBF0YCNw6N9iMXNReL000kEsPZh5I9/YBiYeXz+purOCq5aP5/M6BCjdsTdLu8uOh0uxxypnPvmwT9",
-	"3rzudPvXIdo76OhvWy5/ydkPWLdeENyRujsgrh2xgZGNnBFOuNGQlOlZAjwjme+RSpAkCORydXGAQLVR",
-	"6JII/YjdqgEwDUwAPtoluqZwwjQkN2mKlRmDjRbO6fOZ+5xAJlGfBrTbhqBbsg1DRof06AeuB2J/Etfh",
-	"sTWNdFeXJVOrIYuj6zRFrYdDZiKoIbe9t5VmkLhZXdP1MJ/MbpTWqT+grgvzctes2ehmlur4TMaB4e3n",
-	"jl8OceLXuznC6W1k82Lh/pVcbb2XnUsuwreX8b7s1Qb8exmfQKe/sSr92TNA/UN+QUaoy+MbvHNswqiz",
-	"5b0kFmaT+sLa03Ugl3Dc3CV7+t71/Obiq0k79AwcM6yQi9GfWMmLIxTA9yMN6GQxSvbES7ueby+/c8bX",
-	"/XsZ70hwHGnpX0YfO9S/IY/jtb+fUOlhvbeXIQXtZVxa+YXCW/f7IpmYrmRmRY2V4sKM7l3e40CptP2c",
-	"V/Wy1M7zNov/d27yty21bLH9B1n8Lknt6xLMudsl2G33O+maA03Tn9GZ/t9g+f31wdDVVHMym/chX8wf",
-	"4GIma5HRpl5oXba6FFVAiAdfqAw5FNU6r+d9i7RJzvXWf7yz4Sd/cY7N9x/2fjNm2LH3SkNur99AQC2F",
-	"nW+vO9ZunBYy5LqHsu/eSKQ5ozwZFqmcPkqekk9XWvUp9YJV1fRy/fh6/fhm/Xh1OK+F63ghvd36kx++",
-	"hGTbEb4BXGr70+fP9O8MXlCbv7o7m/X6FB9a3pIpwcXiqCuV3VRImrPedeC7N8sKZj1Qr+g0fitZ7jQv",
-	"VVW0F4ZhMEyOPcylAkYR75kUxcoH7vSS0Oxf0F22yRE0m+OiZioDOZ8PxMNxe8yD51f6woIGE7qy/pe7",
-	"n7Oy9x78IDCENMNQa7v5DMVeLg5nHRrQxjKLaYZzVhembdYVHwPKtvsMlG0DJTLhkrVVwYzFJ/gxYhD4",
-	"iAo0L1CkuD+PsNaV5vz8/r0I457kBlbck8theAyQdDwQrWQxrRU3qzvL1j4yRKZQ3dTurpponHZOr9eS",
-	"yI2p3BhczOWmvN83Iv3w7u4elKwNaodeSjIAExk0d1AjuM9x5eow7HlwBbysCixRGJenavA8ET/evgdy",
-	"+eBECgRJLi3drpilBF2rOUtRn8Y0gUteu7IP3dR9aFYGxR9MQ3L+eJmMJyL5NHEXwJNoDJ8mTXJoEsUw",
-	"oW27J6p4cY+pzHASPT8no4mYiLeYcusLa1jm6HYClZJZnRrQFabAtUOUGUPy/i9393DOKn7uBJKAYQ/o",
-	"4NhaAGB6Iv7r5scf4CQJa4hWrCyS05j0XsN/3v3lJ7CLt6/t2ifRaDSaRM/J9UQk72/ub/8jnOn8E8+e",
-	"w+nmHIuMkrWJu8mbUsOERKjQ1Mqrib/nc0dox6ZRm1NM7P6YAHwyKKwcQEvwngxoZEZDygTMEPAJVco1",
-	"ZoAiAyPtn9FEfC8guXn/fvrup7/9W4Z0PqVbB2WVCQSyNsDgAVfAUosit7CgNdQaFZwspXrQFUtxIhKv",
-	"ZsnptVdrLppz4VKMJsKimhtLQNHdWlFIZlEcPaLSDtOXo4vRBXkuFQr7cRy9GV2M3lABgclJfQJB238X",
-	"SGrYwtTa6mida4t8ARUaVDoa//wp4naiX2ukJJFzQtd2a10z9gfHo88f427V2+uLi6Nq3vYGT+R6DlRx",
-	"tddw2h7ElZt2aLR2eeeuIo9aXx7V+s0xrV9/d0Trb45YN/lYPqVK0PH7t0ZqidrAnCtNbm8l9QDaAp8l",
-	"clYLtfl3ma2+VJGipaH9hX7UavDCrc903YX0R+0Max2I5w1oXn42aHa88V3ohCXT4KO2rwyol18hrJ1c",
-	"rfVw0psrWQKDbijUt2Fb+bXJZ0RfmqR6uaJdgPjKQHBx9fWB4M9o1gggj48bDetsFswKmT60Rcc9m0nm",
-	"qjWZ/m4+5IXQfO4Jlq15q6iWZQNb7gLmt7LpXmQ19zwH8dsfguqOM/gPdO+nuJyJBYKWZehxN3gfJLhz",
-	"ylaRK/Y74N07D92T/lALTSVrNgpo6jloiWPSzgqVloLFrooohrZ6MIbmipHqiHTsK7PiiVhXyFCEQdHc",
-	"CG7ECpQsEEq2spGhGcEPyB4Rkl5RQwI2CDDSxn4C2ER0KhqoboE8IvDxmw1LTFC81VzUxfatCwlvvg9p",
-	"ZpmjmAhuwMfyp9ew4I8IvFshQeFnWD/haljapWg4YUKaHFXzeSK4hquLq96WhDTTuY2SktMR3EDjyHsi",
-	"dDGs7fcdJPRq2rSgCG0ihPQ1XFy78pvs2oZMVDrWLffojNVZg2vt4liyWS5ydvUU2tXgJE11hRWoshJQ",
-	"JD1PgqBRZHoidtRljGFugay7kydwQgfmCyT7pUETgU9cGxvTJxkWhiVwQlVXLovDtD0Yrn1Ih9mpP9gk",
-	"kwITOGljftaWk1AmgcLmmcxWp3YjCUX+vrn7nUiTIzi9bsYK2rFiyVbaRq4OXW6Ho4lof2biCjuDjzDD",
-	"BRM+SqZMD1MrF727Hg2B0CnQzTyYnDUQaONfe8ZcLGhkd/AnVF5GxXunY3v24aHnTGRIYTabCFekuEDj",
-	"QnUqYHTCpI27zx4mpzHUwvDCJTJ4+lBXYHiJdg0501AxrTG7JgWkyq0MDeNFoG3A9ANmMJfq2r2cG1Rn",
-	"uayVbrVT1kbzDNd0QZ+vJ4LBnD9hBgrntWaFT32SD0DbqXh6TZtY04kvJh3BHTrBf3h38/bHd6AxdUia",
-	"RG+p2LnRLu33OoloeGRpTnT1SjebcemBrg/QVth9SQ8grOD7I7yAoMKaLkv7ytwdrms1/uS1nNqPYVJf",
-	"XLxJraWiJ0zgHJKMGdZ8ssvzn8Y9bmiVfjQaOcWeiA1tHEHydKY1njl6SUDQ/KR6tERL1HS4Tr3bDBXX",
-	"ll2qgnFBFYcuF2hPX6Z1icKc+vRQP+UcTkc22V2K7ZHnbbAzklEURySjdQWgqxx9jg8c8a2VTX8oEtjh",
-	"Y7TVpm1/KXBvd/Jx3nmKDDq7n9A8f9wRC71q1M5lMHu1fXIO/HdwKF9/Le7nxXf/C6N32/r1Ua3fHNX6",
-	"6mVO9h2KDFhrW6zNg6zD+ORyLtCQ9+otH5lgsi4OgqeUEa1QlVz71K9Clq199PCXnFszvLfrX9h8MaYO",
-	"7+m3xGntWv9vJEDfNdw9hoJr025vfeXpjjmXRWadJGL98BZiX6K0KVj4XVKlO6pjXlqc/hnKU/qVKcO/",
-	"rv4ds65NDclOhP+/vA8I1CH1OdRGHqDksnvLS45KeL/780cb+WtUj01qgX5gS5e74/PzQqasyKU2428v",
-	"vr2wNv1/AgAA//8=",
+	"7Ft7c+M4cv8qXUyqxq6iZXseya5c+cPxzF02tTs3NfbdVWo1JUJkS8SaBLgAaFmZ8ndPoQFSIEW9vDO7",
+	"k+T+Mk3i0ejHrx9ofY5SWVZSoDA6Gn+OFOpKCo30zzulpLIPqRQGhbGPrKoKnjLDpTj/RUth3+k0x5LR",
+	"1yzj9hMrPihZoTLcrjRnhcY4qoJXnyNsFu++TmWG9q+oi4LNCozGRtUYR2ZVYTSOtFFcLKKnOMpkqqe1",
+	"KuzgjY85d9RufChRa7bAwW8VU6w8aG/3YmOJpzhS+GvNFWbR+Od2Lz/+U7uQnP2CqdkY7zgyMMyeFnWq",
+	"eGV5G42jawE0GLgAkyOgeMBCVgg6ZwozWHKTw/nDJW3hpEPMvV54KXZ5Pqs1F6j1x7pwL7YwoCEojtKc",
+	"CYEFDeYGSx1wYz3Kv2BKsRXNUsgMZtdEwlyqkploHGXM4JnhZcuojpSxKuSqbNSz3eufFc6jcfRP52v1",
+	"PfcHPb9xxN3ZtQao6LByQA0yrtNC6lrhO2GZkAWjZlIWyER32EdMpcq4WPyQHaa57cw7fDSHTqkKtnrP",
+	"ymHVXShEY5+HPvKsw++65tkQq++FXBaYLfBW1irFLr+7CpNhZfIdhHNhcIHKrtqa+d4zHkhmxRYYqluw",
+	"lzbM1A5cRF1ak/q1xhrtMqliy8KuYE2OZasojuaMW+F+2mHfzTJLnGlucEqr2Km8wGldFZLZtUum7jO5",
+	"FFP7OoojVnF6K2pWTI0V8dAeHrr2sKUHEWuWuAViL4r27A1/4q1osmkQBZttMeU+R8I5YlFvA9KiKH+S",
+	"GRbbPn5Q8oFnqEIWs6LKWRRHMzT2z4KVJRvkW8ke7+Q9ii06ILaZyKZyoDdvMi/3OLShXmmDluayGvYp",
+	"BssKFTO1CncWdTlzJBkpOto0VxxFVlgdrJSco9bkMa2WMl3TA1lBMaybUhb6Roo5XxyHvnWVHYe+Q7pH",
+	"7A20rdWDLkb5QwfA1BV8oCNd/oXy7bG+VdQuDwJn1HUXA4g2BO6hWwqZtGE5cfR4tpBn/mXJBFvgiDzq",
+	"3zguw89nvKykco6WWaCM9JKbNJ9JprJzN5PYS7NvcmauhV46ezgigkqleEClKRab8mxQN1GnrGCNr9u5",
+	"eDfEuMsRwg1eaFivFYMUKYIUCHOrHnBiYQxmOJcKT0dWT3qw1qWcpQ1FjU2ksigwNVMbaTJitlFM6Dmq",
+	"qZHTvC6ZsJhWMl5MhTR87mPQYRNRfLHowcvcoJq+nDrQnzJjlY6UpNaoplbPUdtt73G1lCqblsykhKso",
+	"rHWIIRDvGUizbdycbwh812C7l99uKJzYkHs1pf+It4ejtMKqWA3vxazqvdBAQ67AcmMFy5wXCAyI35Az",
+	"TdFlSNZoyCVvQquskOTlNMZZWSH1FoStm5D8GP0kjAA5JxJNrSzHSosokLKi0Ffw36gkLHMUwEDV9lxk",
+	"ZJiNor4+clHVZmpat9KiIxfmX15HQ3GNrM3Rc4w0NiI4fEofgUMy+yT0lt+bbfTRo9GWAGYD8Agg30lr",
+	"Dzz61XHkke1gdGwmdvHxo7fPowGSwOQ4zfp7zozTe1YUqMB6kVbRHrjmRqor0EZa4JNiw0ReaPAbw0mJ",
+	"aoEZcGEkcOO00X7kouZicbqpiYRw9qFkjz+iWFj+vHzzOo5KLpr/Xw2YUBP2BNMuLy460y6HguncxybB",
+	"vFcvO9P+dQj2DhL9TYvlz5H9gHfrJcEdrjsBce2ADYxs+Ixwwo2GpEzPEuAZ8XwPV4IiQcCX1xcHMFQb",
+	"ha6I0M/YrRkA08AE4IMl0Q2FE6YhuU5TrMwYbLZwTp/P3OcEMon6NIDdNgXdUm0YcjpkRz9yPZD7E7sO",
+	"z61ppdu6LJlaDXkcXacpaj2cMhNADYXtvaM0i8QNdc3Uw2Iye1CiU39EXRfm+aFZc9DNKtXxlYwD09sv",
+	"nb8cEsSvT3NE0Nvw5tnM/SuF2novOpdchG8v433Vqw3171V8Apt+Y036i1eA+kJ+RkWoi+MbuHNswahz",
+	"5L0gFlaT+szaM3WglnDc3iV7/MHNfHPxzZQdeg6OGVbIxehPrOTFEQbg55EFdKoYJXvkpaXnu8vvnfN1",
+	"/17GOwocR3r658HHDvNvwON46+8XVHq63jvLkIH2Ki4t/0Lmred9lUpMlzOzosZKcWFGd67ucSBX2nku",
+	"qnpeaedpm8f/Ozf52xZatvj+gzx+F6T2TQn23B0S7Pb7nXLNga7pz+hc/2/w/P76YOhqqpHM5n3IV4sH",
+	"uJjJWmR0qGd6l60hRRUA4sEXKkMBRbWu6/nYIm2Kcz36jw82/ObPrrH5+cPRb8YMO/ZeaSjs9QcIoKWw",
+	"++0Nx9qDEyFDoXvI++6NRJozqpNhkcrpg+QpxXSlNZ9SL1hVTS/Xjy/Xj6/Wj68Px7WQjmfC242X/PAl",
+	"JNuu4RuKS2Pff/lK/87kBbX5q7uzWdOn+BB5S6YEF4ujrlR2QyFZzvrUQezekBXseqBdkTR+K1judC9V",
+	"VbQXhmEyTIE9zKUCRhnvmRTFyifu9JK02b+gu2yTI2g2x0XNVAZyPh/Ih+NWzIPyK31jQaMTurLxl7uf",
+	"s7z3EfygYghphlWtneYrFHuxONx1aEGbyyymGc5ZXZh2WJd9DKja7itQdgyUyIQr1lYFM1Y/wa8Rg8AH",
+	"VKB5gSLF/XWEta008vPn9yyMe5wboLjHl8P0MdCk4xXRchbTWnGzurVo7TNDZArVde3uqgnG6eT0es2J",
+	"3JjKrcHFXG7y+0PD0o/vbu9AydqgdtpLRQZgIoPmDmoEdzmuXB+GlQdXwMuqwBKFcXWqRp8n4qebD0Ah",
+	"H5xIgSAppKXbFbOUoGs1Zynq05g2cMVr1/ahm74Pzcqg+YNpSM4fLpPxRCSfJ+4CeBKN4fOkKQ5Nohgm",
+	"dGz3RB0v7jGVGU6ip6dkNBET8RZTbmNhDcsc3UmgUjKrUwO6whS4dhplxpB8+MvtHZyzip87hiRg2D06",
+	"dWw9ADA9Ef91/dOPcJKEPUQrVhbJaUx2r+E/b//yHizx9rWlfRKNRqNJ9JRcTUTy4fru5j/Cnc4/8+wp",
+	"3G7OscioWJu4m7wpDUyIhQpNrbyZ+Hs+J0K7Nq3aSDGx52MC8NGgsHwALcFHMqCRGQ0pEzBDwEdUKdeY",
+	"AYoMjLR/RhPxg4Dk+sOH6bv3f/u3DEk+paODqsqkBLI2wOAeV8BSq0WOsGA01BoVnCylutcVS3EiEm9m",
+	"yemVN2suGrlwKUYTYbWaGwtA0e3aUIhnURw9oNJOpy9HF6MLilwqFPbjOHo1uhi9ogYCk5P5BIy2/y6Q",
+	"zLBVU+uro3WtLfINVGhQ6Wj88+eI241+rZGKRC4IXfutdc/YH5yPPn2Ku11vLy8ujup525s8Ueg50MXV",
+	"XsNpK4jXbtuh1Vryzl1HHo2+PGr0q2NGv/z+iNFvjqCbYixfUiXV8ee3TmqJ2sCcK01hbyX1gLYFMUvk",
+	"vBZq8+8yW32tJkULQ/sb/WjU4IVbH+m6hPRX7SxrA4inDdW8/GKq2YnGd2knLJkGn7V9Y4p6+Q2qteOr",
+	"9R6Oe3MlS2DQTYX6Pmwrvjb1jOhrg1SvVrRLIb4xJbh4/e0pwZ/RrDWAIj5uNKyrWTArZHrfNh33fCa5",
+	"q9Zl+rv5EBdC97knWbburaJelg3dchcwvxVN92pWc89zEL79IVrdCQb/od37IS5nYoGgZRlG3I2+DwLc",
+	"OVWrKBT7HfTdBw9dSX+shaaWNZsFNP0cROKYrLNCpaVgsesiiqHtHoyhuWKkPiId+86seCLWHTKUYVA2",
+	"N4JrsQIlC4SSrWxmaEbwI7IHhKTX1JCATQKMtLmfADYRnY4G6lugiAh8/mbTEhM0bzUXdbF961LC6x9C",
+	"mFnmKCaCG/C5/OkVLPgDAu92SFD6GfZPuB6WlhQNJ0xIk6NqPk8E1/D64nXvSEKa6dxmScnpCK6hCeQ9",
+	"ELoc1s77HhJ6NW1GUIY2EUL6Hi6uXftNdmVTJmod67Z7dNbq0OBGuzyWfJbLnF0/hXY9OEnTXWEZqiwH",
+	"FHHPgyBoFJmeiB19GWOYW0XW3c0TOCGB+QbJfmvQROAj18bm9EmGhWEJnFDXlaviMG0Fw7VP6TA79YJN",
+	"MikwgZM252dtOwlVEihtnslsdWoPklDm74e734k0NYLTq2atYBwrlmylbebqtMudcDQR7c9MXGNn8BFm",
+	"uGDCZ8lU6WFq5bJ3N6MBEJIC3cyDyVmjAm3+a2XMxYJWdoI/ofYyat47HVvZh0LPmciQ0mw2Ea5JcYHG",
+	"perUwOiYSQd3n72anMZQC8MLV8jg6X1dgeElWhpypqFiWmN2RQZInVsZGsaLwNqA6XvMYC7VlXs5N6jO",
+	"clkr3VqnrI3mGa7hgj5fTQSDOX/EDBTOa80KX/qkGICOU/H0ig6xhhPfTDqCW3SM//ju+u1P70Bj6jRp",
+	"Er2lZufGurQ/6ySi5ZGlOcHVC90cxpUHujFA22H3NSOAsIPvj4gCgg5ruiztG3N3ua7X+JO3cho/hkl9",
+	"cfEqtZ6KnjCBc0gyZljzyZLnP4172NAa/Wg0coY9ERvWOILk8UxrPHPwkoCg/cn0iEQL1CRcZ95thYpr",
+	"iy5VwbigjkNXC7TSl2ldojCnvjzULzmH25FPdpdie/h5E5yMeBTFEfFo3QHoOkef4gNXfGt501+KGHb4",
+	"Gm23aTtfCtw7nWKcdx4ig8nuJzRPn3bkQi8as3MVzF5vn5wD/98dUF58//Xy8cs3315oe4siA9YiuvU0",
+	"kHVwlgK9BRqKGb2/IcdHmO4Ef0p1yApVybUvuCpk2ToyDn8/ubWuerP+XctXw8fwdnxLdtTS+n+j7Piu",
+	"QcwxFFyb9njri0Yn5lwWmQ1NCGvD2v++8mTTJvC7FCh39KQ8tyX8CzSF9PtBhn/T/DvWOpvOjZ0a/v+y",
+	"Ch+YQ+orlw0/QMll926VwoPwVvXnTzbf1qgemoSeftZKV6rj8/NCpqzIpTbj7y6+u7Ce9H8CAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
