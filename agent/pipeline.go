@@ -81,6 +81,14 @@ type Turn struct {
 	// (store.Tx.WriteTurnRecord), so the surface never holds the transaction; its events
 	// are appended after the turn's own.
 	Record func(out *Outcome) (store.TurnRecord, error)
+
+	// Optional settings of a deployed agent's turn (package converse); the zero values keep
+	// the builder assistant's behaviour.
+	System      string     // replaces the service prompt and Instructions when not empty
+	Tools       *Tools     // the tools offered instead of the pipeline's catalog
+	Temperature *float64   // sampling temperature sent to the vendor
+	MaxTokens   int        // output token bound sent to the vendor; 0: the adapter's default
+	AgentID     *uuid.UUID // the deployed agent answering; named in turn.completed
 }
 
 // Outcome is what a turn produced and cost.
@@ -170,13 +178,21 @@ func (p *Pipeline) history(ctx context.Context, t Turn) ([]llm.Message, error) {
 // loop calls the model until it answers without tool calls, running the tools it asks for in
 // between. It returns the assistant and tool messages the turn produced.
 func (p *Pipeline) loop(ctx context.Context, t Turn, client llm.Client, model catalog.Model, history []llm.Message, out *Outcome) ([]llm.Message, error) {
-	req := llm.Request{Model: model.Upstream, System: systemPrompt(t.Instructions), Messages: history}
+	req := llm.Request{Model: model.Upstream, System: systemPrompt(t.Instructions), Messages: history,
+		Temperature: t.Temperature, MaxTokens: t.MaxTokens}
+	if t.System != "" {
+		req.System = t.System
+	}
+	tools := p.tools
+	if t.Tools != nil {
+		tools = t.Tools
+	}
 	var produced []llm.Message
 	sc := scope{workspaceID: t.WorkspaceID, role: t.Role, ephemeral: !t.Persist, park: p.parker(t, out)}
 	for step := 1; ; step++ {
 		req.Tools = nil
 		if step < p.MaxSteps {
-			req.Tools = p.tools.Offered(t.Role, !t.Persist)
+			req.Tools = tools.Offered(t.Role, !t.Persist)
 		}
 		res, err := client.Generate(ctx, req, t.OnDelta)
 		scrub(&res)
@@ -208,7 +224,7 @@ func (p *Pipeline) loop(ctx context.Context, t Turn, client llm.Client, model ca
 		call := llm.Message{Role: llm.RoleAssistant, Text: res.Text, ToolCalls: res.ToolCalls}
 		results := llm.Message{Role: llm.RoleTool}
 		for _, tc := range res.ToolCalls {
-			result := p.tools.run(ctx, sc, tc)
+			result := tools.run(ctx, sc, tc)
 			result.Content = inputguard.Scrub(result.Content)
 			results.ToolResults = append(results.ToolResults, result)
 		}
@@ -279,10 +295,14 @@ func (p *Pipeline) commit(ctx context.Context, t Turn, out *Outcome, produced []
 			}
 			recorded = rec.Events
 		}
-		events = append(events, store.NewEvent{Type: "turn.completed", Data: map[string]any{
+		completed := map[string]any{
 			"conversation_id": conversationRef(out), "surface": t.Surface, "reply_preview": preview(out.Text),
 			"finish_reason": string(out.Finish), "model": out.Model.ID,
-		}})
+		}
+		if t.AgentID != nil {
+			completed["agent_id"] = t.AgentID.String()
+		}
+		events = append(events, store.NewEvent{Type: "turn.completed", Data: completed})
 		return p.settle(ctx, tx, t.WorkspaceID, out, events, recorded)
 	})
 }

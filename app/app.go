@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"sync"
 	"time"
@@ -21,8 +22,10 @@ import (
 
 	"switchboard/agent"
 	"switchboard/catalog"
+	"switchboard/converse"
 	"switchboard/events"
 	"switchboard/llm"
+	"switchboard/mailer"
 	"switchboard/manage"
 	"switchboard/mcp"
 	"switchboard/netguard"
@@ -44,6 +47,11 @@ type Config struct {
 	ConfirmationTTL     time.Duration // how long a parked action waits for `YES <code>`
 	// DevelopmentCreditNanoUSD is the starting credit of the development workspace.
 	DevelopmentCreditNanoUSD int64
+	// SMTPURL is SMTP_URL: where notification emails go (none are sent when empty).
+	SMTPURL string
+	// Clock is the time deployed agents read business hours and pickup timeouts by;
+	// time.Now when nil. Tests pin it.
+	Clock func() time.Time
 }
 
 // DefaultConfig is the configuration of an unconfigured process: the one place where
@@ -112,20 +120,37 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	pipeline := agent.New(st, cat, models, tools, log)
 	pipeline.ConfirmationTTL = cfg.ConfirmationTTL
 	resp := responses.New(cfg.Responses, st, pipeline, inserter, hub, log)
+	mail, err := mailer.New(cfg.SMTPURL, defaultSender(cfg.Server.PublicBaseURL))
+	if err != nil {
+		return nil, err
+	}
+	// Deployed agents run on the same pipeline, with their own prompt and tools per turn.
+	agents := converse.New(st, cat, pipeline, guard, inserter, cfg.Clock, log)
 	jobs, err := newWorkingClient(st, cfg, log, resp.Worker(),
-		events.NewDeliverer(st, guard.Client(cfg.Delivery.Timeout), cfg.Delivery, log), manage.NewCrawler(st, guard, log))
+		events.NewDeliverer(st, guard.Client(cfg.Delivery.Timeout), cfg.Delivery, log), manage.NewCrawler(st, guard, log),
+		converse.NewNotifier(mail))
 	if err != nil {
 		return nil, err
 	}
 	srv, err := server.New(cfg.Server, server.Deps{
 		Store: st, Catalog: cat, Limiter: ratelimit.NewMemory(nil), Responses: resp,
-		Hub: hub, Jobs: inserter, Guard: guard, Ops: ops, MCP: mcp.Handler(mcp.New(ops, server.MCPCaller, log)), Log: log,
+		Hub: hub, Jobs: inserter, Guard: guard, Ops: ops, Agents: agents, MCP: mcp.Handler(mcp.New(ops, server.MCPCaller, log)), Log: log,
 	})
 	if err != nil {
 		return nil, err
 	}
 	return &App{Server: srv, Hub: hub, Responses: resp, pipeline: pipeline, jobs: jobs, relay: events.NewRelay(st, inserter, hub, log),
 		store: st, cfg: cfg, log: log}, nil
+}
+
+// defaultSender is the sender address of notification emails when SMTP_URL names none:
+// noreply@ the host of PUBLIC_BASE_URL.
+func defaultSender(publicURL string) string {
+	host := "localhost"
+	if u, err := url.Parse(publicURL); err == nil && u.Hostname() != "" {
+		host = u.Hostname()
+	}
+	return "noreply@" + host
 }
 
 // jobFetchCooldown is the shortest pause between two fetches of a queue: short, so that a
@@ -142,7 +167,7 @@ func vendorClient(timeout time.Duration) *http.Client {
 }
 
 // newWorkingClient is the River client that works jobs, with every worker registered.
-func newWorkingClient(st *store.Store, cfg Config, log *slog.Logger, background *responses.Worker, deliverer *events.Deliverer, crawler *manage.Crawler) (*river.Client[pgx.Tx], error) {
+func newWorkingClient(st *store.Store, cfg Config, log *slog.Logger, background *responses.Worker, deliverer *events.Deliverer, crawler *manage.Crawler, notifier *converse.Notifier) (*river.Client[pgx.Tx], error) {
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, background); err != nil {
 		return nil, err
@@ -151,6 +176,9 @@ func newWorkingClient(st *store.Store, cfg Config, log *slog.Logger, background 
 		return nil, err
 	}
 	if err := river.AddWorkerSafely(workers, crawler); err != nil {
+		return nil, err
+	}
+	if err := river.AddWorkerSafely(workers, notifier); err != nil {
 		return nil, err
 	}
 	jobs, err := river.NewClient(riverpgxv5.New(st.Pool()), &river.Config{

@@ -33,9 +33,13 @@
 //   - timezone is an IANA zone name that time.LoadLocation knows ("UTC" included, "Local"
 //     excluded); zone data is embedded, so it does not depend on the host.
 //   - business_hours needs timezone and schedule. A day left out of the schedule is closed,
-//     like a day set to null. start is 00:00 to 23:59, end 00:01 to 24:00 (24:00 is
-//     midnight at the end of the day), and start must be before end: a day cannot span
-//     midnight.
+//     like a day set to null. start is 00:00 to 23:59, end 00:00 to 24:00 (24:00 is
+//     midnight at the end of the day). An end earlier than start is an overnight shift
+//     (open from start on that day until end on the next); start equal to end is refused.
+//     holidays (an addition to the spec) lists up to 366 distinct dates, YYYY-MM-DD,
+//     closed all day in the schedule's time zone.
+//   - escalation may list keywords (up to 50, 1 to 100 characters each) for keyword_match and
+//     pickup_timeout_minutes (1 to 1440) for transfer_to_human; both are additions.
 //   - escalation needs enabled; when enabled is true it also needs trigger and action.
 //     notification_email is an email address of at most 254 characters.
 //   - A source url is an http:// or https:// URL with a host, at most 2048 characters; url is
@@ -169,6 +173,8 @@ type BusinessHours struct {
 	Timezone          string    `yaml:"timezone" json:"timezone" validate:"required,iana_tz"`
 	Schedule          *Schedule `yaml:"schedule" json:"schedule" validate:"required"`
 	AfterHoursMessage string    `yaml:"after_hours_message,omitempty" json:"after_hours_message,omitempty" validate:"max=500"`
+	// Holidays are dates (YYYY-MM-DD, in Timezone) closed all day, whatever the schedule says.
+	Holidays []string `yaml:"holidays,omitempty" json:"holidays,omitempty" validate:"max=366,unique,dive,date"`
 }
 
 // Schedule has the opening hours of each day; nil means closed.
@@ -182,7 +188,8 @@ type Schedule struct {
 	Sunday    *Hours `yaml:"sunday,omitempty" json:"sunday,omitempty"`
 }
 
-// Hours are the opening hours of one day, as HH:MM local times with Start before End.
+// Hours are the opening hours of one day, as HH:MM local times. An End earlier than Start is
+// an overnight shift: open from Start until End on the next day.
 type Hours struct {
 	Start string `yaml:"start" json:"start" validate:"required,hhmm"`
 	End   string `yaml:"end" json:"end" validate:"required,hhmm_end"`
@@ -195,6 +202,12 @@ type Escalation struct {
 	Trigger           Trigger `yaml:"trigger,omitempty" json:"trigger,omitempty" validate:"omitempty,enum"`
 	Action            Action  `yaml:"action,omitempty" json:"action,omitempty" validate:"omitempty,enum"`
 	NotificationEmail string  `yaml:"notification_email,omitempty" json:"notification_email,omitempty" validate:"omitempty,max=254,email"`
+	// Keywords start a keyword_match escalation (whole words or phrases, any case); without
+	// them the runtime's default list applies (package converse).
+	Keywords []string `yaml:"keywords,omitempty" json:"keywords,omitempty" validate:"max=50,dive,max=100"`
+	// PickupTimeoutMinutes is how long a transfer_to_human waits for a human before the
+	// visitor is told and asked for contact details; default 5.
+	PickupTimeoutMinutes *int `yaml:"pickup_timeout_minutes,omitempty" json:"pickup_timeout_minutes,omitempty" validate:"omitempty,min=1,max=1440"`
 }
 
 // Trigger is what starts an escalation.

@@ -117,7 +117,7 @@ func TestMessages(t *testing.T) {
 		"unknown-key.yaml":                       "agent.persona.avatar (line 8): unknown field; expected one of display_name, tone, greeting",
 		"crawl-without-url.yaml":                 "agent.knowledge_base.sources[1].url (line 19): is required when type is website_crawl",
 		"model-of-other-family.yaml":             "agent.llm.model (line 11): gamma-v4-pro is a gamma model, not alpha; alpha models: alpha-sonnet-4-6, alpha-haiku-4-5, alpha-opus-4-7",
-		"start-after-end.yaml":                   "agent.business_rules.business_hours.schedule.wednesday (line 21): start (18:00) must be before end (09:00)",
+		"start-equals-end.yaml":                  "agent.business_rules.business_hours.schedule.wednesday (line 21): start and end are both 09:00: give different times (an end before the start is an overnight shift)",
 		"too-many-labels.yaml":                   "agent.labels (line 15): must have at most 50 items (got 51)",
 		"temperature-out-of-range.yaml":          "agent.llm.temperature (line 12): must be at most 2 (got 2.5)",
 		"temperature-missing.yaml":               "agent.llm.temperature (line 9): is required",
@@ -327,7 +327,7 @@ func TestLineNumbersOfAliases(t *testing.T) {
           start: "08:00"
           end: "5pm"
         tuesday: *weekday
-        wednesday: {start: "10:00", end: "09:00"}`
+        wednesday: {start: "10:00", end: "10:00"}`
 	_, err := Parse([]byte(doc), nil)
 	var errs Errors
 	require.ErrorAs(t, err, &errs)

@@ -33,6 +33,7 @@ func newValidator() *validator.Validate {
 		"iana_tz":  validTimeZone,
 		"hhmm":     hhmmStart.MatchString,
 		"hhmm_end": hhmmEnd.MatchString,
+		"date":     validDate,
 	} {
 		if err := v.RegisterValidation(tag, func(fl validator.FieldLevel) bool { return fn(fl.Field().String()) }); err != nil {
 			panic(err)
@@ -59,6 +60,7 @@ var (
 	timeZoneSyntax = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9_+-]+)*$`)
 	hhmmStart      = regexp.MustCompile(`^([01][0-9]|2[0-3]):[0-5][0-9]$`)
 	hhmmEnd        = regexp.MustCompile(`^(([01][0-9]|2[0-3]):[0-5][0-9]|24:00)$`)
+	dateSyntax     = regexp.MustCompile(`^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$`)
 )
 
 const maxLanguageLen = 64
@@ -74,6 +76,15 @@ func validLanguage(s string) bool {
 	}
 	base, _ := tag.Base()
 	return base.String() != "und"
+}
+
+// validDate accepts a calendar date written YYYY-MM-DD.
+func validDate(s string) bool {
+	if !dateSyntax.MatchString(s) {
+		return false
+	}
+	_, err := time.Parse(time.DateOnly, s)
+	return err == nil
 }
 
 // validTimeZone accepts an IANA time zone name.
@@ -116,8 +127,8 @@ func validateBlueprint(bp *Blueprint, cat *catalog.Catalog, d *decoder) {
 		if h := r.BusinessHours; h != nil && h.Schedule != nil {
 			for _, day := range days(h.Schedule) {
 				path := "agent.business_rules.business_hours.schedule." + day.name
-				if hrs := day.hours; hrs != nil && hhmmStart.MatchString(hrs.Start) && hhmmEnd.MatchString(hrs.End) && hrs.Start >= hrs.End {
-					d.add(path, d.lineOf(path), fmt.Sprintf("start (%s) must be before end (%s)", hrs.Start, hrs.End))
+				if hrs := day.hours; hrs != nil && hhmmStart.MatchString(hrs.Start) && hhmmEnd.MatchString(hrs.End) && hrs.Start == hrs.End {
+					d.add(path, d.lineOf(path), fmt.Sprintf("start and end are both %s: give different times (an end before the start is an overnight shift)", hrs.Start))
 				}
 			}
 		}
@@ -226,6 +237,8 @@ func message(fe validator.FieldError) string {
 		return "must be a time as HH:MM, 00:00 to 23:59"
 	case "hhmm_end":
 		return "must be a time as HH:MM, 00:00 to 24:00"
+	case "date":
+		return "must be a date as YYYY-MM-DD"
 	}
 	return "fails the " + fe.Tag() + " check"
 }

@@ -331,3 +331,34 @@ func TestBrokenJSONInStream(t *testing.T) {
 		})
 	}
 }
+
+// A deployed agent's history starts with its greeting (and its disclosure); the anthropic
+// and gemini wires get a user turn first and the two assistant messages as one.
+func TestHistoryStartingWithTheAssistant(t *testing.T) {
+	t.Parallel()
+	for _, protocol := range []string{llm.ProtocolAnthropic, llm.ProtocolGemini, llm.ProtocolOpenAI} {
+		t.Run(protocol, func(t *testing.T) {
+			t.Parallel()
+			fake := llmtest.New(t, protocol)
+			client, err := llm.New(llm.Config{Protocol: protocol, BaseURL: fake.URL, APIKey: testKey})
+			require.NoError(t, err)
+			req := llm.Request{Model: "test-model-1", Messages: []llm.Message{
+				{Role: llm.RoleAssistant, Text: "Hi, I'm Tia."},
+				{Role: llm.RoleAssistant, Text: "I am an AI assistant."},
+				{Role: llm.RoleUser, Text: "Hello"},
+			}}
+			_, err = client.Generate(context.Background(), req, nil)
+			require.NoError(t, err)
+			got := fake.Requests()[0].Messages
+			if protocol == llm.ProtocolOpenAI {
+				require.Equal(t, req.Messages, got, "chat completions take the history as it is")
+				return
+			}
+			require.Equal(t, []llm.Message{
+				{Role: llm.RoleUser, Text: llm.OpeningUserText},
+				{Role: llm.RoleAssistant, Text: "Hi, I'm Tia.\n\nI am an AI assistant."},
+				{Role: llm.RoleUser, Text: "Hello"},
+			}, got)
+		})
+	}
+}

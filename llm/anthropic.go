@@ -83,10 +83,14 @@ func anthropicParams(req Request) anthropic.MessageNewParams {
 	p := anthropic.MessageNewParams{
 		Model:     anthropic.Model(req.Model),
 		MaxTokens: maxTokens(req),
-		Messages:  anthropicMessages(req.Messages),
+		Messages:  anthropicMessages(userFirst(req.Messages)),
 	}
 	if req.System != "" {
 		p.System = []anthropic.TextBlockParam{{Text: req.System}}
+	}
+	if req.Temperature != nil {
+		// Anthropic's scale stops at 1; a blueprint's 0 to 2 is clamped to it.
+		p.Temperature = anthropic.Float(min(*req.Temperature, 1))
 	}
 	for _, t := range req.Tools {
 		p.Tools = append(p.Tools, anthropicTool(t))

@@ -135,3 +135,26 @@ func settle(res *Result) *Error {
 	}
 	return nil
 }
+
+// OpeningUserText stands before a history that starts with the assistant (a deployed agent's
+// greeting) on the wires whose APIs want the user to speak first (anthropic, gemini).
+const OpeningUserText = "(The conversation begins.)"
+
+// userFirst puts OpeningUserText in front of a history whose first message is the
+// assistant's, and joins consecutive assistant messages of plain text (a greeting, then a
+// disclosure) into one, so the turns alternate as those APIs expect.
+func userFirst(msgs []Message) []Message {
+	if len(msgs) == 0 || msgs[0].Role != RoleAssistant {
+		return msgs
+	}
+	out := []Message{{Role: RoleUser, Text: OpeningUserText}}
+	for _, m := range msgs {
+		last := &out[len(out)-1]
+		if m.Role == RoleAssistant && last.Role == RoleAssistant && len(m.ToolCalls) == 0 && len(last.ToolCalls) == 0 {
+			last.Text += "\n\n" + m.Text
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}

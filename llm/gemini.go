@@ -55,7 +55,7 @@ func (c *geminiClient) Generate(ctx context.Context, req Request, onDelta func(s
 
 	var acc geminiAccumulator
 	started := false
-	for chunk, err := range c.client.Models.GenerateContentStream(ctx, req.Model, geminiContents(req.Messages), geminiConfig(req)) {
+	for chunk, err := range c.client.Models.GenerateContentStream(ctx, req.Model, geminiContents(userFirst(req.Messages)), geminiConfig(req)) {
 		if err != nil {
 			status, refused := geminiStatus(err)
 			return acc.res, failure{err: err, status: status, refused: refused, started: started}.toError(ctx)
@@ -84,6 +84,9 @@ func geminiConfig(req Request) *genai.GenerateContentConfig {
 		MaxOutputTokens: int32(maxTokens(req)),
 		// Resuming a broken stream is a retry; the turn pipeline decides about those.
 		AutomaticContinuation: genai.Ptr(false),
+	}
+	if req.Temperature != nil {
+		cfg.Temperature = genai.Ptr(float32(*req.Temperature))
 	}
 	if req.System != "" {
 		cfg.SystemInstruction = &genai.Content{Parts: []*genai.Part{{Text: req.System}}}

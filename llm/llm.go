@@ -58,6 +58,8 @@ type Request struct {
 	Messages  []Message
 	Tools     []Tool
 	MaxTokens int // 0 means the adapter's default
+	// Temperature is the sampling temperature (0 to 2); nil leaves the vendor's default.
+	Temperature *float64
 }
 
 // FinishReason says why the model stopped.

@@ -81,6 +81,9 @@ func openaiParams(req Request) openai.ChatCompletionNewParams {
 		// Without include_usage a streamed completion reports no token counts at all.
 		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
 	}
+	if req.Temperature != nil {
+		p.Temperature = openai.Float(*req.Temperature)
+	}
 	for _, t := range req.Tools {
 		p.Tools = append(p.Tools, openaiTool(t))
 	}

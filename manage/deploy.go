@@ -3,6 +3,7 @@ package manage
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 
@@ -122,8 +123,9 @@ func (s *Service) GenerateTestLink(ctx context.Context, ws uuid.UUID, in TestLin
 
 // ConversationsInput is get_conversations' input.
 type ConversationsInput struct {
-	AgentID string `json:"agent_id" jsonschema:"format=uuid" jsonschema_description:"The agent's id."`
-	Limit   *int   `json:"limit,omitempty" jsonschema:"minimum=1,maximum=100,default=20"`
+	AgentID        string `json:"agent_id" jsonschema:"format=uuid" jsonschema_description:"The agent's id."`
+	ConversationID string `json:"conversation_id,omitempty" jsonschema:"minLength=1" jsonschema_description:"One conversation of the agent (its mc- id) to return in detail, with its contact, escalation and messages."`
+	Limit          *int   `json:"limit,omitempty" jsonschema:"minimum=1,maximum=100,default=20"`
 }
 
 // ConversationItem is a conversation as get_conversations lists it.
@@ -133,6 +135,35 @@ type ConversationItem struct {
 	Channel   string   `json:"channel"`
 	Labels    []string `json:"labels"`
 	CreatedAt string   `json:"createdAt"`
+	// The detail, given when conversation_id asks for one conversation.
+	Contact     *ContactView      `json:"contact,omitempty"`
+	Escalation  *EscalationView   `json:"escalation,omitempty"`
+	DisclosedAt *string           `json:"disclosedAt,omitempty"`
+	Messages    []TranscriptEntry `json:"messages,omitempty"`
+}
+
+// ContactView is what is known of the person in a conversation.
+type ContactView struct {
+	ID    string  `json:"id"`
+	Name  *string `json:"name"`
+	Email *string `json:"email"`
+	Phone *string `json:"phone"`
+}
+
+// EscalationView is the escalation a conversation went through.
+type EscalationView struct {
+	Trigger          string  `json:"trigger"`
+	Action           string  `json:"action"`
+	EscalatedAt      string  `json:"escalatedAt"`
+	PickupTimedOutAt *string `json:"pickupTimedOutAt"`
+}
+
+// TranscriptEntry is one message of a conversation as a person reads it (the greeting first;
+// tool traffic left out).
+type TranscriptEntry struct {
+	Role      string `json:"role"`
+	Content   string `json:"content"`
+	CreatedAt string `json:"createdAt"`
 }
 
 // ConversationsResult is get_conversations' result.
@@ -155,6 +186,13 @@ func (s *Service) GetConversations(ctx context.Context, ws uuid.UUID, in Convers
 	if err != nil {
 		return ConversationsResult{}, err
 	}
+	if in.ConversationID != "" {
+		item, err := s.conversationDetail(ctx, a, in.ConversationID)
+		if err != nil {
+			return ConversationsResult{}, err
+		}
+		return ConversationsResult{Success: true, Conversations: []ConversationItem{item}, Total: 1}, nil
+	}
 	list, total, err := s.store.AgentConversations(ctx, ws, a.ID, limit)
 	if err != nil {
 		return ConversationsResult{}, err
@@ -164,6 +202,53 @@ func (s *Service) GetConversations(ctx context.Context, ws uuid.UUID, in Convers
 		out.Conversations = append(out.Conversations, ConversationItem{ID: c.ID, Status: c.Status, Channel: c.Channel, Labels: nonNil(c.Labels), CreatedAt: rfc3339(c.CreatedAt)})
 	}
 	return out, nil
+}
+
+// conversationDetail is one conversation of the agent with its contact, escalation and
+// transcript; a conversation of another agent is not found.
+func (s *Service) conversationDetail(ctx context.Context, a store.Agent, ref string) (ConversationItem, error) {
+	notFound := apierr.NotFound("conversation_id", "conversation_not_found", "The agent has no conversation %q.", ref)
+	c, err := s.store.ConversationByRef(ctx, a.WorkspaceID, ref)
+	if errors.Is(err, store.ErrNotFound) {
+		return ConversationItem{}, notFound
+	}
+	if err != nil {
+		return ConversationItem{}, err
+	}
+	conv, err := s.store.AgentConversationState(ctx, a.WorkspaceID, c.ID)
+	if err != nil {
+		return ConversationItem{}, err
+	}
+	if conv.AgentID == nil || *conv.AgentID != a.ID {
+		return ConversationItem{}, notFound
+	}
+	lines, err := s.store.Transcript(ctx, a.WorkspaceID, c.ID)
+	if err != nil {
+		return ConversationItem{}, err
+	}
+	item := ConversationItem{ID: conv.ShortID, Status: conv.Status, Channel: conv.Channel, Labels: nonNil(conv.Labels),
+		CreatedAt: rfc3339(conv.CreatedAt), Messages: []TranscriptEntry{}}
+	if conv.ContactID != nil {
+		item.Contact = &ContactView{ID: conv.ContactID.String(), Name: conv.Contact.Name, Email: conv.Contact.Email, Phone: conv.Contact.Phone}
+	}
+	if conv.EscalationTrigger != nil && conv.EscalatedAt != nil {
+		item.Escalation = &EscalationView{Trigger: *conv.EscalationTrigger, EscalatedAt: rfc3339(*conv.EscalatedAt)}
+		if conv.EscalationAction != nil {
+			item.Escalation.Action = *conv.EscalationAction
+		}
+		if conv.PickupTimedOutAt != nil {
+			at := rfc3339(*conv.PickupTimedOutAt)
+			item.Escalation.PickupTimedOutAt = &at
+		}
+	}
+	if conv.DisclosedAt != nil {
+		at := rfc3339(*conv.DisclosedAt)
+		item.DisclosedAt = &at
+	}
+	for _, l := range lines {
+		item.Messages = append(item.Messages, TranscriptEntry{Role: l.Role, Content: l.Content, CreatedAt: rfc3339(l.CreatedAt)})
+	}
+	return item, nil
 }
 
 // AnalyticsInput is get_analytics' input.

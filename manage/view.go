@@ -176,6 +176,13 @@ func hasVoice(bp *blueprint.Blueprint, deployed map[string]uuid.UUID) bool {
 	return false
 }
 
+// DisclosureOf is an agent's disclosure block, as get_agent reports it, from its blueprint
+// and its deployments (channel type to deployment id): the agent runtime gives the
+// disclosure exactly when it applies here.
+func DisclosureOf(a store.Agent, bp *blueprint.Blueprint, deployed map[string]uuid.UUID) Disclosure {
+	return disclosure(a, hasVoice(bp, deployed))
+}
+
 func disclosure(a store.Agent, voice bool) Disclosure {
 	d := Disclosure{Enabled: a.DisclosureEnabled, Applies: voice && a.DisclosureEnabled, Mode: DisclosureSpokenText,
 		SpokenText: DefaultDisclosureText, UsingDefaultText: a.DisclosureText == nil}

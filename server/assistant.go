@@ -3,10 +3,7 @@ package server
 import (
 	"context"
 	"net/http"
-	"strings"
 	"time"
-
-	"github.com/labstack/echo/v4"
 
 	"switchboard/agent"
 	"switchboard/gen/apiapi"
@@ -23,7 +20,7 @@ func (h *apiHandlers) Chat(ctx context.Context, req apiapi.ChatRequestObject) (a
 	if err != nil {
 		return nil, err
 	}
-	if isTrue(body.Stream) || wantsEventStream(ctx) {
+	if isTrue(body.Stream) || wantsStream(ctx) {
 		return &assistantStream{ctx: ctx, run: run}, nil
 	}
 	out, err := run.Execute(ctx, nil)
@@ -77,25 +74,6 @@ func (s *assistantStream) VisitChatResponse(w http.ResponseWriter) error {
 		return err
 	}
 	return out.event("done", chatReply(s.run, res))
-}
-
-type acceptKey struct{}
-
-// rememberAccept keeps whether the client asked for an event stream (`Accept:
-// text/event-stream`), which the generated request objects do not carry.
-func rememberAccept(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		if strings.Contains(c.Request().Header.Get("Accept"), "text/event-stream") {
-			req := c.Request()
-			c.SetRequest(req.WithContext(context.WithValue(req.Context(), acceptKey{}, true)))
-		}
-		return next(c)
-	}
-}
-
-func wantsEventStream(ctx context.Context) bool {
-	v, _ := ctx.Value(acceptKey{}).(bool)
-	return v
 }
 
 func deref(s *string) string {

@@ -174,7 +174,7 @@ func TestAPIChatIsTheSamePipeline(t *testing.T) {
 	require.True(t, b.agentExists(t, id))
 
 	// The confirmation, streamed: conversation first, the reply in deltas, then done.
-	frames := b.chatStream(t, `{"message":"YES `+code+`","conversation_id":"`+first.ConversationID+`","stream":true}`)
+	frames := b.assistantStream(t, `{"message":"YES `+code+`","conversation_id":"`+first.ConversationID+`","stream":true}`)
 	require.Equal(t, "conversation", frames[0].event)
 	require.JSONEq(t, `{"conversation_id":"`+first.ConversationID+`"}`, frames[0].data)
 	require.Equal(t, "delta", frames[1].event)
@@ -203,7 +203,7 @@ func TestAPIChatIsTheSamePipeline(t *testing.T) {
 	require.Contains(t, texts, "YES "+code)
 
 	// Accept: text/event-stream streams without `stream: true`.
-	accept := b.chatStream(t, `{"message":"hello again","conversation_id":"`+conv+`"}`)
+	accept := b.assistantStream(t, `{"message":"hello again","conversation_id":"`+conv+`"}`)
 	require.Equal(t, "done", accept[len(accept)-1].event)
 
 	// Unknown conversation: 404 naming the field, before anything runs.
@@ -212,8 +212,8 @@ func TestAPIChatIsTheSamePipeline(t *testing.T) {
 	require.Equal(t, "conversation_id", str(e.Param))
 }
 
-// chatStream posts to /api/chat asking for an event stream and returns its frames.
-func (b *testBundle) chatStream(t *testing.T, body string) []sseFrame {
+// assistantStream posts to /api/chat asking for an event stream and returns its frames.
+func (b *testBundle) assistantStream(t *testing.T, body string) []sseFrame {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, b.url+"/api/chat", strings.NewReader(body))
 	require.NoError(t, err)

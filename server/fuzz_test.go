@@ -59,6 +59,8 @@ var fuzzOps = []fuzzOp{
 	{"createAgent", http.MethodPost, "/api/agents", "application/yaml", "", "", fuzzAgentYAML},
 	{"createAgent", http.MethodPost, "/api/agents", "application/json", "", "", `{"yaml":"agent:\n  name: Desk\n  language: en\n  persona:\n    display_name: Helper\n    tone: professional\n    greeting: Hi there.\n  llm:\n    provider: beta\n    model: beta-5.4-mini\n    temperature: 0.5\n    max_tokens: 256\n    system_prompt: You help customers.\n"}`},
 	{"getAgent", http.MethodGet, "/api/agents/{id}", "", "$agent", "", ""},
+	{"agentChat", http.MethodPost, "/api/agents/{id}/chat", "application/json", "$agent", "", `{"message":"When do you open?","contact":{"name":"Ada","email":"ada@example.com"}}`},
+	{"agentChat", http.MethodPost, "/api/agents/{id}/chat", "application/json", "$agent", "", `{"message":"And tomorrow?","stream":true}`},
 	{"updateAgent", http.MethodPatch, "/api/agents/{id}", "application/json", "$agent", "", `{"greeting":"Good morning!","status":"disabled","disclosureText":null}`},
 	{"listChannels", http.MethodGet, "/api/channels", "", "", "", ""},
 	{"createChannel", http.MethodPost, "/api/channels", "application/json", "", "", `{"provider":"sms","name":"Main line","config":{"number":"+15550100"}}`},

@@ -51,9 +51,11 @@ type setupOpts struct {
 	ping                 time.Duration
 	responseTTL          time.Duration
 	idempotencyRetention time.Duration
-	development          bool          // APP_ENV=development
-	bodyLimit            int64         // 0: the default
-	confirmationTTL      time.Duration // 0: the default
+	development          bool             // APP_ENV=development
+	bodyLimit            int64            // 0: the default
+	clock                func() time.Time // the deployed agents' clock; nil: time.Now
+	smtpURL              string           // SMTP_URL
+	confirmationTTL      time.Duration    // 0: the default
 }
 
 func setup(t testing.TB, opts ...func(*setupOpts)) *testBundle {
@@ -191,6 +193,7 @@ func startApp(t testing.TB, st *store.Store, o setupOpts, families map[string]ll
 	cfg.Responses = responses.Config{TTL: o.responseTTL, IdempotencyRetention: o.idempotencyRetention}
 	cfg.Families = families
 	cfg.WebhookAllowPrivate = o.allowPrivate
+	cfg.Clock, cfg.SMTPURL = o.clock, o.smtpURL
 	cfg.Delivery = events.DeliveryConfig{RetryBase: 50 * time.Millisecond, Timeout: 2 * time.Second, DisableAfter: o.disableAfter}
 	a, err := app.New(cfg, st, catalog.Default(), log)
 	require.NoError(t, err)

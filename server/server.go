@@ -18,6 +18,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"switchboard/catalog"
+	"switchboard/converse"
 	"switchboard/events"
 	"switchboard/gen/v1api"
 	"switchboard/manage"
@@ -49,6 +50,7 @@ type Deps struct {
 	Jobs      *river.Client[pgx.Tx] // inserts jobs (webhook redeliveries); it need not work them
 	Guard     netguard.Guard        // which webhook URLs may be registered
 	Ops       *manage.Service       // agent-management operations (/api, /mcp)
+	Agents    *converse.Service     // the deployed-agent runtime (POST /api/agents/{id}/chat)
 	MCP       http.Handler          // the MCP tool server
 	Log       *slog.Logger
 }
@@ -64,6 +66,7 @@ type Server struct {
 	jobs      *river.Client[pgx.Tx]
 	guard     netguard.Guard
 	ops       *manage.Service
+	agents    *converse.Service
 	mcp       http.Handler
 	log       *slog.Logger
 	echo      *echo.Echo
@@ -72,7 +75,7 @@ type Server struct {
 // New builds the server and its routes.
 func New(cfg Config, deps Deps) (*Server, error) {
 	s := &Server{cfg: cfg, store: deps.Store, catalog: deps.Catalog, limiter: deps.Limiter, responses: deps.Responses,
-		hub: deps.Hub, jobs: deps.Jobs, guard: deps.Guard, ops: deps.Ops, mcp: deps.MCP, log: deps.Log, echo: echo.New()}
+		hub: deps.Hub, jobs: deps.Jobs, guard: deps.Guard, ops: deps.Ops, agents: deps.Agents, mcp: deps.MCP, log: deps.Log, echo: echo.New()}
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError

@@ -79,6 +79,7 @@ func loadConfig(getenv env) (config, error) {
 	a.Server.Development = c.development()
 	a.Families = families(getenv)
 	a.WebhookAllowPrivate = getenv("WEBHOOK_ALLOW_PRIVATE") == "1"
+	a.SMTPURL = getenv("SMTP_URL")
 	var err error
 	if a.Server.PublicBaseURL, err = baseURL(getenv, "PUBLIC_BASE_URL", a.Server.PublicBaseURL); err != nil {
 		return c, err

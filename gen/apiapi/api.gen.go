@@ -19,6 +19,7 @@ import (
 
 	"switchboard/blueprint"
 	"switchboard/catalog"
+	"switchboard/converse"
 	"switchboard/manage"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -68,6 +69,32 @@ func (e Role) Valid() bool {
 
 // Agent defines model for Agent.
 type Agent = manage.AgentView
+
+// AgentChatAnswer defines model for AgentChatAnswer.
+type AgentChatAnswer = converse.Answer
+
+// AgentChatConversationFrame defines model for AgentChatConversationFrame.
+type AgentChatConversationFrame struct {
+	ConversationId string `json:"conversation_id"`
+}
+
+// AgentChatDeltaFrame defines model for AgentChatDeltaFrame.
+type AgentChatDeltaFrame struct {
+	Text string `json:"text"`
+}
+
+// AgentChatRequest defines model for AgentChatRequest.
+type AgentChatRequest struct {
+	// Contact What the caller knows of the visitor; stored on the conversation's contact (merged into it when continuing).
+	Contact *converse.Contact `json:"contact,omitempty"`
+
+	// ConversationId A conversation of this agent to continue (its `mc-` id).
+	ConversationId *string `json:"conversation_id,omitempty"`
+	Message        string  `json:"message"`
+
+	// Stream Answer as an event stream (as `Accept: text/event-stream` does).
+	Stream *bool `json:"stream,omitempty"`
+}
 
 // AgentList defines model for AgentList.
 type AgentList = manage.ListAgentsResult
@@ -172,7 +199,7 @@ type CreatedKey struct {
 // Disclosure defines model for Disclosure.
 type Disclosure = manage.Disclosure
 
-// ErrorEnvelope defines model for ErrorEnvelope.
+// ErrorEnvelope The error envelope, as the `error` frame of a stream carries it.
 type ErrorEnvelope struct {
 	Error struct {
 		Code    *string `json:"code,omitempty"`
@@ -250,6 +277,9 @@ type CreateAgentJSONRequestBody CreateAgentJSONBody
 // UpdateAgentJSONRequestBody defines body for UpdateAgent for application/json ContentType.
 type UpdateAgentJSONRequestBody = AgentUpdates
 
+// AgentChatJSONRequestBody defines body for AgentChat for application/json ContentType.
+type AgentChatJSONRequestBody = AgentChatRequest
+
 // CreateChannelJSONRequestBody defines body for CreateChannel for application/json ContentType.
 type CreateChannelJSONRequestBody CreateChannelJSONBody
 
@@ -273,6 +303,9 @@ type ServerInterface interface {
 	// UpdateAgent Change some fields of an agent
 	// (PATCH /api/agents/{id})
 	UpdateAgent(ctx echo.Context, id openapi_types.UUID) error
+	// AgentChat Send a message to a deployed agent and get its reply (JSON or a stream)
+	// (POST /api/agents/{id}/chat)
+	AgentChat(ctx echo.Context, id openapi_types.UUID) error
 	// ListChannels Extension: list channels with the agent holding each inbound seat
 	// (GET /api/channels)
 	ListChannels(ctx echo.Context) error
@@ -354,6 +387,22 @@ func (w *ServerInterfaceWrapper) UpdateAgent(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.UpdateAgent(ctx, id)
+	return err
+}
+
+// AgentChat converts echo context to params.
+func (w *ServerInterfaceWrapper) AgentChat(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.AgentChat(ctx, id)
 	return err
 }
 
@@ -469,6 +518,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/api/agents", wrapper.CreateAgent, options.OperationMiddlewares["createAgent"]...)
 	router.GET(options.BaseURL+"/api/agents/:id", wrapper.GetAgent, options.OperationMiddlewares["getAgent"]...)
 	router.PATCH(options.BaseURL+"/api/agents/:id", wrapper.UpdateAgent, options.OperationMiddlewares["updateAgent"]...)
+	router.POST(options.BaseURL+"/api/agents/:id/chat", wrapper.AgentChat, options.OperationMiddlewares["agentChat"]...)
 	router.GET(options.BaseURL+"/api/channels", wrapper.ListChannels, options.OperationMiddlewares["listChannels"]...)
 	router.POST(options.BaseURL+"/api/channels", wrapper.CreateChannel, options.OperationMiddlewares["createChannel"]...)
 	router.POST(options.BaseURL+"/api/chat", wrapper.Chat, options.OperationMiddlewares["chat"]...)
@@ -1061,6 +1111,270 @@ type UpdateAgent500JSONResponse struct {
 }
 
 func (response UpdateAgent500JSONResponse) VisitUpdateAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AgentChatRequestObject struct {
+	Id   openapi_types.UUID `json:"id"`
+	Body *AgentChatJSONRequestBody
+}
+
+type AgentChatResponseObject interface {
+	VisitAgentChatResponse(w http.ResponseWriter) error
+}
+
+type AgentChat200JSONResponse AgentChatAnswer
+
+func (response AgentChat200JSONResponse) VisitAgentChatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AgentChat200TexteventStreamResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response AgentChat200TexteventStreamResponse) VisitAgentChatResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/event-stream")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		// If w doesn't support flushing, fall back to io.Copy.
+		_, err := io.Copy(w, response.Body)
+		return err
+	}
+	// text/event-stream messages are typically small; use a
+	// modest buffer and flush after each chunk so clients see
+	// events immediately instead of waiting on OS buffering.
+	buf := make([]byte, 4096)
+	for {
+		n, err := response.Body.Read(buf)
+		if n > 0 {
+			if _, writeErr := w.Write(buf[:n]); writeErr != nil {
+				return writeErr
+			}
+			flusher.Flush()
+		}
+		if err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+type AgentChat400JSONResponse struct{ ErrorJSONResponse }
+
+func (response AgentChat400JSONResponse) VisitAgentChatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AgentChat401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response AgentChat401JSONResponse) VisitAgentChatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AgentChat403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response AgentChat403JSONResponse) VisitAgentChatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AgentChat404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response AgentChat404JSONResponse) VisitAgentChatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AgentChat409JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response AgentChat409JSONResponse) VisitAgentChatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AgentChat413JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response AgentChat413JSONResponse) VisitAgentChatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AgentChat415JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response AgentChat415JSONResponse) VisitAgentChatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AgentChat429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response AgentChat429JSONResponse) VisitAgentChatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AgentChat500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response AgentChat500JSONResponse) VisitAgentChatResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -1895,6 +2209,9 @@ type StrictServerInterface interface {
 	// UpdateAgent Change some fields of an agent
 	// (PATCH /api/agents/{id})
 	UpdateAgent(ctx context.Context, request UpdateAgentRequestObject) (UpdateAgentResponseObject, error)
+	// AgentChat Send a message to a deployed agent and get its reply (JSON or a stream)
+	// (POST /api/agents/{id}/chat)
+	AgentChat(ctx context.Context, request AgentChatRequestObject) (AgentChatResponseObject, error)
 	// ListChannels Extension: list channels with the agent holding each inbound seat
 	// (GET /api/channels)
 	ListChannels(ctx context.Context, request ListChannelsRequestObject) (ListChannelsResponseObject, error)
@@ -2071,6 +2388,54 @@ func (sh *strictHandler) UpdateAgent(ctx echo.Context, id openapi_types.UUID) er
 		return err
 	} else if validResponse, ok := response.(UpdateAgentResponseObject); ok {
 		return validResponse.VisitUpdateAgentResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// AgentChat operation middleware
+func (sh *strictHandler) AgentChat(ctx echo.Context, id openapi_types.UUID) error {
+	var request AgentChatRequestObject
+
+	request.Id = id
+
+	var body AgentChatJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.AgentChat(ctx.Request().Context(), request.(AgentChatRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "AgentChat")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(AgentChatResponseObject); ok {
+		return validResponse.VisitAgentChatResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -2291,70 +2656,90 @@ func (sh *strictHandler) RevokeKey(ctx echo.Context, id openapi_types.UUID) erro
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7Fx7c9s4kv8qKN5WjV1Fy3KSuZqR6/7wZXxzuXm5bM9ubY1yIkS2RKxBgAFAyTqXvvsVGuBT1MuJM5md",
-	"/Ss0iQYajX780N3KUxDLLJcChNHB6ClQoHMpNOAf10pJZR9iKQwIYx9pnnMWU8OkOP+HlsK+03EKGcWv",
-	"ScLsJ8pvlMxBGWZnmlGuIQzyxqunAMrJ269jmYD9VxSc0ymHYGRUAWFgVjkEo0AbxcQ8WIdBImM9KRS3",
-	"gzc+psxxu/EhA63pHHq/5VTR7KC13YuNKdZhoOBDwRQkwei3ai0//n01kZz+A2KzMd5JpGeY3S3oWLHc",
-	"yjYYBVeC4GDCBDEpEBAL4DIHolOqICFLZlJyvrjAJdzpoHCv5v4U2zKfFpoJ0Pq24O7FFgGUDIVBnFIh",
-	"gONgZiDTDWnUo/wLqhRdIZUCaiC5QhZmUmXUBKMgoQbODMsqQbVOGXIuV1mpntVaf1EwC0bBv53X6nvu",
-	"N3r+1jF3b+fq4aIlyh41SJiOudSFgmthhZA0Rk2l5EBFe9gtxFIlTMzfJYdpbkV5D4/mUJKc09XPNOtX",
-	"3bkCMPa57yNLWvIuCpb0ifpByCWHZA53slAxtOXdVpgEcpPuYJwJA3NQdtbKzPfu8UA2czqHpro11tKG",
-	"msI5F1Fk1qQ+FFCAnSZWdMntDNbkaLIKwmBGmT3c9zvsu5xmCVPNDExwFkvKOEyKnEtq586oekjkUkzs",
-	"6yAMaM7wrSgonxh7xH1reNe1RywdF1GLxE0Q+qOo9l7KJ9zqTTYNgtPpFlPuSqRJI+bFNkfKefaTTIBv",
-	"+3ij5IIloJoipjxPaRAGUzD2nznNMtort4w+3ssHEFt0QGwzkU3lAG/eaF7usW9BvdIGLM9Z3h9TDGQ5",
-	"KGoK1VxZFNnUsWSkaGnTTDEQCbc6mCs5A60xYlotpbrAB7QC3q+bUnL9VooZmx/nfYs8Oc779ukeireh",
-	"bZUetH2U33TDMbUPvqEjbfk1z7cj+kpR2zJoBKN2uOjxaH3OvRmWmkLasJwweDybyzP/MqOCzmGAEfWv",
-	"DJbNz2csy6VygZZaRxnoJTNxOpVUJeeOEsWL1D8y3ROT6fyomIcz3RVZRtWq7/B1EcegdX8oM9JQ3mdO",
-	"HQ0oJwlL7krSw2RlN4p86lvQBTfPF1m50U30eDzCODDsfGq/cohx1bs5QhlL2TxbuL+iCei9cD5jovn2",
-	"ItyHKjc8VAeJZfTxRxBzy+DXw2H46ZFZ95CfgdQaPF4MLZMZE9WL8Ggg19pyd7KdKK8rrD2kPTH+uLUz",
-	"+vjOUX49/GLgQNsKYmool/PBf9GM8SMMwNOhBbTQRUYfWWb5+ebi21coIffnRbgDeLQ1ZK9cn+c+dph/",
-	"6TyOt/4u0OnoemcvfQbaQUKV/JrCq+leBCG1JTPlBeSKCTO4d3jkQKlUdCiYZ0KudQ/2xjP6GzPpd5Vr",
-	"2RL7D4r4bSe1j6Sx5m5IsDvut2DUgaHpe3Ch/yMiv7/W96WMypPZzFO8GB5gYioLkeCmnhldtkKKvOEQ",
-	"D0509AGKvMbbHlvEJWju8H882PCLPxv7evp+9JtQQ4/N9/TBXr+Bhmvhdr29cKzaODLSd4luyr6dKYhT",
-	"avBWw2M5WUgWI6bLrPlkek7zfHJRP76qH1/Xj28O92tNPp7p3t6m1LyVYgFKY173elHmeg/P5sYN+glL",
-	"9idHuwRbZGy+A27oczgyHrHtZqOTnmmvfQs5X328INq52/sUSJTFZxFhCZEzzN82ifqcTbYVPuUgLL6d",
-	"0NjS6v7l/EdiUqaJKZQgOVUPkFwSoHFKVCE0kYKvCJ0ZUCT6+/UdGRfD4es4lgngE0QD6zQOMccbx9IV",
-	"LtpnlKoU62ZOrMzNHyFwJvLCTEwF2io3zIT59zdBH1SThTmaBi+6x5B0/XGTzS4Lnen3Vgq6SlbKtNSU",
-	"UpKb+rFd1T8UoM2nVvYrUev6iVTk11/ffXdqtZ62dL60g6VUDzqnMRAj7QDDRAGDXouo6zib+l5oUF9p",
-	"4sdcblFogrFQZZpQbw/eUPqscuAyUyX6ff1qeAC2r8y2IxSCH7z9R99f35PzxcU5vtTRJa6dwIwW3PiR",
-	"yxQEoVMNwvRKQxsFrnTl6arz2oPsSjH2qoUHBP01I7od+Gywh2N//vSJ2Z05LdDmV5dir/lTrI+9JVWC",
-	"iflRGfDdCBkBVb3rRkqnZKux6oFwC0/jozG0O9Mf4Oiw5ggn9NMj6QfHzKYZa4gVmJBE+uFML+LJYDCI",
-	"LolO5VK4UCZFDBi4eutECmbssfcoFSzkw+7N7AXvSvK9961bO6YXmCN1xWPYFG+LPSedPuvceX/Mc15V",
-	"6ppSxaMlM6kIJRb5nLmob5WK4EuEq/4FFpGtL9J0BvOCKuuuZkHYY2ywKx2X+Yp+ad06t1HOFcbsZn2K",
-	"rtfEhTSw5Qg9mQ87e8+ruWo/9LCTefdZDWuLjxK7DNFGKkhQgCQDisAKSM6psapUuu6QCFiAIppxEDEE",
-	"e31x7fXK8/P79yIMO5Lr4bgjl8M8S0OTnuNSsEnk2jcgbOrix7Z5/BEbNsLgi3KwtSfc9LEzprQhcUoV",
-	"jQ0oXWKfB1iFFoRZfZoL9n9AmOmb+4/jSrccU5l/OOKoHmB1eGHOasI+9IAT9vHXvkodx6XDsr2onMZm",
-	"QlgSEqoJEyUOdjhXuYsA9GpSabU5NQaUnep/fxueffv+6U24/ksfATzmTIE+Sqt1Xdzbba71Dj1nNW1r",
-	"5T7J3nqdK4OSXApMk9EkY/YKngHmpsNgwWAJqj9jpCEuFDOrO3vWvugFVIG6Klx7DCoB+nx8Xe82NSZ3",
-	"jV1MzOTmCd2UweT2+u6eKFkY0C5uY/2UUJGQsuw9IPcprFzrl7VdpgjLcg4ZCONuV2UkH4uf3t4QzGaT",
-	"EymASMzWMylCYpaS6ELNaAz6NMQFqNBLUK7TTJetZppmjX4zqkl0vriIRmMRPY2dQxwHI/I0Lp3pOAjJ",
-	"GLftntBnu0e8iwXrdTQYi7H4DmKmMU2xTMHthORKJkVsiM4hJky7WGpGJLr55e6enNOcnTuBRMTQB3CB",
-	"uEpuEarH4u9XP/1ITqJm2+KKZjw6DRHxaPI/d7/8TCzz9rXlfRwMBoNxsI4uxyK6ubp/+9/Nlc6fWLJu",
-	"LjdjwBP0m5FrHpjgwAhFqMAUygME31rgjtDOjbOWpxjZ/VFB4NGAsHIgWhKfpCUaqNEkpoJMgcAjqJhp",
-	"SAiIxPpoEMlgLN4JEl3d3Eyuf/7rfySA55M5PkhMOUclkIUh1Pp2e9PVdvfurlmNxqszOanu4WMReYAR",
-	"nV56QMNEeS7WX4wxYcWMNafgroYIKDNrP6C00+lXg+FgiOmXHIT9OApeD4aD19izZFI0n4ag7Z9zQL9R",
-	"qam9bwZ1G0HgIQDYyBWMfnsKmF3oQwHoAlx+vb571W2qv3Opbf0+bDfavhoOj2qz3VsXwqjW0ziK2UAn",
-	"u3UYvHHL9s1WsXfumoBx9MVRo18fM/rVt0eM/voIvpsBBVXH79/C8yVo4xAQHmIOKmPaa6sCmiB4krpH",
-	"Bxu38cAFJdDmP2Wyeqluaeuc9kdEHNULW7v+r81Id9bWtBa1rTcU9uKTKWwrz7RLZ8mSauLh3Remvhdf",
-	"oLI7udqY4qQ3UzIjtA6PmzrvLGOwVMw4sN2Ne1t9clneDV7asXVK57vU5QtTkeGbL09FvgdT6weiRGY0",
-	"qYv7ZMpl/LDDOfZEXwx8VfD1xYmmL2kG4j13Vxsoc2ridFPjXJfax3rgvfpWNsMd5BN/F11vwcp/6fx+",
-	"t5hSMQeiZdbE7qUVHOoUmz+A2YpS39aNyS+mKc02ii0aUvH6zwHirssb0ohw5pJXuL06Ye38WSp5wsTc",
-	"1bibN6nngb2yy+SzwL0dLU3P7DP8FD1F3Xai/p+qfUbkWDb+7NT7P+VNp2EksceBpTyIkstNE6idRMPF",
-	"uZusN4q2gH8R4FpJfMJ4WjCegCJUa6YNFSYkJlWymKd12ihnOXAm6rQROUmZNlJhrllyPRYzxg0oSMh0",
-	"Veahv9JESQ5hK0+pQ4LAg4l5SGBhJXI6IH9zOY6xiDqdCRGh9r5Xlm5avQfaUGX0JUKfqlmBaZcw25zI",
-	"79cnxzAR5/IyZb9CQjB/JRWRwm1zLE6ix4lexJPmbNHpgFwRxfTDCnfv0jRMl80IJxqARJ0Gjuj0kmCv",
-	"x1hs6Wpo5ula+zSSqEIQZjDddoctA0zMRyRy7QMjYu01wrxYdBXHkJsRFrnOUb5nblQU+q1rokEtQJ1p",
-	"62zdEYw6AovISfTUkeA6Ct2d+zQkUQLcUBxlF1pHp2VOCvdImB4Ll2uCxOoTCBIlUkBETuwgTN05bk6R",
-	"a8w/+o/uB7JlpvL0kgAzKdg3iR4LFBFuaECqX9NOYSZ95tHVRWYW3vrEHJbVqFq5VR1BaYMuC9aJGil9",
-	"KWTabNj5zMC0bovD9uauduxMK1ifozWcoVTdjcH1eW5farMtMQzANQO2mo+Cdbh/skYrYT0LauBB5Le+",
-	"xaqilAL2ErarozWxKx2u32+5v5ZO1Po+u2xYZapd0pp65f1D4/0vMmmS0kbnw0ZQ24ybmN+vg2ZZG9x6",
-	"J/jBDnhBAy1LmlswkeUvJJInVeozJL5ISqQATZiIeZGUCbZ/joxvq7XwK02ubt6hIMiJq2i4oplrN9Kn",
-	"m2eMh9q4Hmz0OGLV0AMtCyKweOgqQJErIEa44KUbY28lVJAIySKMXFh/xEFEAJQRqnxt8Q85iewUg1yx",
-	"BeMwh8QCiLpPyoYpH/s9Nmn3SA3G4r7ZpoI1NaoffF2RJFT7yo12v7dBGHNJCmEYd3WiagQ8Mm10SOhY",
-	"uMomMo5tncgq5VwuAYtTHn2iuK0JJcilXRKByGbYxPE/wOrzXLSe3XuAhL/7Bahu59tu72Gd2fOactLX",
-	"Q3f6p7wn1Uly7xS2WX/TwVe58AQ4mJ4m5FvrUQ+wctI1cmfQ9rs2MtfotXAeMxb+pCzUViuEBSymrlJv",
-	"z1bmIDwq0FgSJjUXlYvH0q+H78yMRSFiTIclfaaI9JUpvly82qa7Dab/lJlKJ/8DdPNzJOKb/S64RrPT",
-	"5bf36/f2s70POg7wfzfBNpfR+TmXMeWp1Gb0zfCboUW9/x8AAP//",
+	"7Fx7c9w2kv8qXbytslRFjSTbuUtGdX/obCfny8tlOZvayviGENkzgxUJMACo0axL330LDYCv4bzkZzb7",
+	"l8ckADYa3b9+Qu+iVBalFCiMjsbvIoW6lEIj/eeFUlLZH6kUBoWxP1lZ5jxlhktx+ncthX2m0wUWjN5m",
+	"GbevWP5KyRKV4XalGcs1xlHZevQuwrB493EqM7T/iirP2XWO0dioCuPIrEqMxpE2iot5dB9HmUz1tFK5",
+	"Hbz2csEdtWsvCtSazXHwXckUK/b6tnuwtsR9HCn8veIKs2j8W/0tP/5tvZC8/jumZm2848jAMLtb1Kni",
+	"peVtNI4uBdBg4ALMAgHFLeayRNALpjCDJTcLOL09p0+40yHmXs79KXZ5fl1pLlDr11XuHmxgQCAojtIF",
+	"EwJzGswNFrrFjWaUf8CUYiuapZAZzC6JhJlUBTPROMqYwRPDi5pRnVPGMperIohn/a2/KJxF4+g/Thvx",
+	"PfUbPX3miHtj1xqgosPKATHIuE5zqSuFL4RlQtYadS1ljkx0h73GVKqMi/nLbD/JrWe+wTuz75QyZ6uf",
+	"WDEsunOFaOzvoZc86/C7qng2xOobIZc5ZnO8kpVKscvvrsBkWJrFFsK5MDhHZVet1XznHvcks2RzbItb",
+	"61vaMFM5cBFVYVXq9wortMukii1zu4JVOZatojiaMW4P9+0W/Q7LLPFac4NTWsVO5TlOqzKXzK5dMHWT",
+	"yaWY2sdRHLGS01NRsXxq7BEPfcND1w629CCiYYlbIPZHUe898CfeiCbrCpGz6w2q3OdIe46YV5uANM+L",
+	"H2WG+aaXr5S85RmqNotZXi5YFEfXaOw/c1YUbJBvBbt7I29QbJABsUlF1oUDvXqTermfQx/UK23Q0lyU",
+	"wzbFYFGiYqZS7S+Lqrh2JBkpOtI0UxxFllsZLJWcodZkMa2UMl3RD9KCfFg2pcz1MylmfH4Y+lZldhj6",
+	"DskesbclbbUcdDHKb7oFTN2Db8lIl3/t8+2xvhbULg9axqhrLgYQbQjc22apzaQ1zYmju5O5PPEPCybY",
+	"HEdkUf/Kcdl+fcKLUipnaJkFykgvuUkX15Kp7NTNJPbS7GcLZi6FXjp9OMCDSqW4RaXJF5vybFA2Uacs",
+	"Z8HWbV2862K8WSC0P/BIQ7NWDFKkCFIgzKx4wJGFMbjGmVR4PLJy0oO1LuUsDRQFnUhlnmNqptbTZMRs",
+	"o5jQM1RTI6eLqmDCYlrBeD4V0vCZ90GHVUTx+bwHLzODavp46kB/yowVOhKSSqOaWjlHbT97g6ulVNm0",
+	"YCYlXEVhtUMMgXhPQcJn47C/IfBtwHYnv91QOLIu92pK/yPe7o/SCst8NfwtZkXvkQYacgGWGytYLniO",
+	"wID4DQumybtskzUaMsnr0CpLpPNyEuO0LJd6A8JWwSU/RD4JI0DOiERTKcuxwiIKpCzP9QX8A5WE5QIF",
+	"MFCV3RcpGWajqC+PXJSVmZrarNToyIX5z6fRkF8jK3PwHCON9Qj2n9JH4DaZfRJ6y++MNvroEaSlBbMt",
+	"8GhBvjutHfDoV8eRR7a90TFM7OLjsxax3ypv4j8oVO7gzpAq19Q9x9ywh5BlvP+/A1e6LuQAAa89fB3M",
+	"FMLawxTv1wUzDhZYnqMCa2RrPbzlmhupLkAbae2CFGsI8kiD/zAcFajmmAEXRgI3TlntSy4qLubH64pK",
+	"BsD+KNjdDyjmVnwef/U0jgouwv+fDCBM8Apb087PzjrTzodijYV33VrznjzuTPuvIauwl2Y8q03dQ1Rj",
+	"QKJ7OYIO190Bce1wH4wMfEY44kZDUqQnCfCMeL6DK60cSosvT8/2YKg2Cl2OpZ/QsCgBTAMTgLeWRDcU",
+	"jpiG5DJNsTRjsJpwSq9P3OsEMon6uGWV6gh9QzJmox79wPVAaoTYtX/qgVa6qoqCqdWQQdZVmqLWwxkF",
+	"wu+hqKa3lbBIHKgLU/dzWe1GiU79GnWVm4d7rmGj60m8wxM9e0b/Hzq82yfGaXZzQEwQePNg5v5CkYje",
+	"ic4FF+2n5/Gu5N6a+PcSYi2d/sqq9AdPkPUP+QEJsy6Or+HOofm0zpZ3glg72dZn1o6pA6mWw75dsLuX",
+	"buZXZ19MVqZn4JhhuZyPvmUFzw9QAD+PNKCT5CnYHS8sPV+ff+OMr/vvebwl/3OgpX8YfGxR/wAeh2t/",
+	"P9/Uk/XeXoYUtJeQqvnXZl4z76Mkqrqcuc4rLBUXZvTGpYX25Eo9z3lVD8t83W+y+L9ys3heQ8sG27+X",
+	"xe+C1K4prW9udwm22/1ONmtP0/QdOtP/HpbfV1eGKnfhZNbLRR/NH+DiWlYio0090LpsdCnKFiDuXW8a",
+	"cijKJu3pfYs05C579B/ubPiPPzgF6ecPe78ZM+zQstuQ2+s30IKW3H5vpztWb5wIGXLd27zvFmzSBaM0",
+	"IuapnN5KnpJPV1j1KfScleX0vPn5uPn5pPn5dH9ca9PxQHjr5zle3IaS+2fOc9QpjodQ9J4pDpfd8FnM",
+	"92PEeg40BL0he9GeNAQ2xUb3qURh/dupS/xuSO/6ly4ON5USUDJ1g9kFIEsXoCqhQYp8BZSshuRvL65g",
+	"Up2dPUlTmSH9wqSTAN6mjq8cSZcuFb0tOfzAfOy/U6ibU6iFL21VvgGkLx+bRf2BibwduSDRyPqRVPDL",
+	"Ly+fH1upZwNJIoSlVDe6ZCm280SDmf9WKmhd3iuN6pEGP+Zig0AD2UJVaGBeH7yiDGnlyBUIm1zcPkmn",
+	"Wm37CTJXLnD6n3z34g2c3p6f0kOdXNC3M5yxKjd+pCsmXGsUZkMdpMlu0bz6vN4jOfXMOwTDrTtss+Oz",
+	"Rh6N/enD18e35rRQm19cp0NDn+JD5C2ZElzMD2pE2O4hk0PV7LqV0glktb66p7tFp/HePrQ70+/xYLPm",
+	"Jk7Zh/ekb3BDpVBjqtDEkOibE32bTkejUXIBeiGXwpkyXwsm4BtwonHG7waPUuGtvNm+mZ3Ou5L5znjr",
+	"tR0z6JjT7JrGuM3eDnmOO0PauTV+LMu8bphqc5WOFmZSAaOU9omz+pSZp4fkrvoH1MtnsUizGc4rpixc",
+	"zQYS3nGtsIOaWPjGyqDdurRWzvUn2c36FN2gigtpcMMR+mne7Ow8r/ZXh10Pu5iHz3pYl30MqNvAl5js",
+	"GCiQCVesLnNmrCgF6I5B4C0q0DxHkeLuQkGDeuH8/P49C+Me5wYo7vFlP2RpSdJDIIV6dV/4PtAH9Hq4",
+	"ftLQSBqDr/0n9DyBmWIFOo/BF2ZSphRHDdwMlOnes7f3j9ilG0dfFJw3uLt+1jOutIF0wRRLDaq6enuD",
+	"q9i6fFZ654L/A4GbobX/OMC94ZhCtuOAo7rB1f5lQCsJu3wVWnCIvm7gdhiVznMejAFYaqbAM9JsLoLX",
+	"7bxq3/6Eg5IUtLZkxqCyS/3/b2cn37x99zS+/8vQBLwruUJ9kFTrppS4XV2bHXrKmrmdLw9x9rWXubpL",
+	"aSlcu1ZWcBvwF0iZ8Di65bhENZyf0phWipvVlT1rX2JDplBdVq4nmoSALAw9bna7MKZ03fxczOT6Cb0K",
+	"puv1i6s3oGRlUDsvgaq1wEQGoddxBG8WuHL9/lZ3uQJelDkWKIyL5YLfMBE/PnsFlDuHIykQJNUGqIvP",
+	"LCXoSs1Yivo4pg+4JilnDnS4X6At+NeXDJiG5PT2PBlPRPJu4gBxEo3h3SSA6SSKYULbdr8Is91Pivyi",
+	"+/tkNBET8RxTrikpslyg2wmUSmZVakCXmALXznKbMSSvfr56A6es5KeOIQkYdoPOTtWpNGB6Iv52+eMP",
+	"cJS076qsWJEnxzH5Vxr+7+rnn8ASbx9b2ifRaDSaRPfJxUQkry7fPPvf9pdO3/Hsvv25Gcc8I9xMXMfo",
+	"lAYmxEKFplLeHfH9pO4I7dq0ajjFxO6PCcA7g8LyAbQEnxIGjcxoSJmAawS8Q5VyjRmgyCxGo8hGE/FS",
+	"QHL56tX0xU9//e8M6XwKRwe155AQyMoAs9hu42odDHtrNAXqcFRH/ROReHcmOb7w7hMX4VwsXkwoPcaN",
+	"VafoqnFIiGdWf1BpJ9OPR2ejM0r2lCjsy3H0ZHQ2ekKN6mZB6tNitP3vHAk3ajG10W3UNC1E3gVAa7mi",
+	"8W/vIm4/9HuFBAEum99Ees3dpM9c2Lt/G3dvVz0+OzvobtXOKhRZtYHbQnW7p7YH8dR9dmi1mrxTd/OL",
+	"Rp8fNPrJIaMff3PA6K8OoLttUEh0/P5tMLBEbZwHRIdYoiq49tKqkGXkPEk9IIOt2D9yRgm1+R+ZrT7W",
+	"FTkLTrstIo0adFv7+NclpL9qZ1nrtd2vCez5BxPYTlZrm8zCkmnw7t0XJr7nX6CwO75am+K4N1OyANaY",
+	"x3WZd5oxWipunLPdt3sbMTkUk6OPDWy9Qv02cfnCROTs6ZcnIt+haeSDvERuNDStBHCdy/RmCzgOWF8y",
+	"fLXx9aWQNpa0DfGO2NUaypJuX6xJnOuJe18E3ilvofVuL0z8LLLecSv/LfO7YXHBxBxBy6LtuwcteAAo",
+	"nlJ7Abl8n0AbvDvSlYPXrl7sLr+EFA6ROCaNLlFpKVjsilcx1LfhYgg9oXQvRsf+plE8Ec2ND4pkKGoc",
+	"waVYgZI5QsFWNgI1I/gB2S1C0qs8JmCDDSNtjCmATUSnukiN5i735ONEG/6Y1mWk0FkZ26cu9Lx82Yam",
+	"5QLFRHADPjd7fAFzfovAuy3tFOa2G97dpYOaFA1HTEizQBVeTwTX8PTsaW9LQprpzEZjyfEILiEEDB48",
+	"Xaxs530DCT2ahhEUCU6EkKHIqN19iezChmZ0Fapbeu2s1aHBjXbxMtk5F6G7NKx2RckktMNbhirLAUXc",
+	"8xAJGkWmJ2JLI/3YpXh19+MJHNGB+Qt//XLsROAd10Yfx5BkmBuWwBGVwF1Wnml7MFz70BGzY3+wSSYF",
+	"JnBU5xZY3f9PGQsKz69ltjq2Gwk5aBrezVMfX4S1WuNYvmQrbSNkJ11uh6OJqP9sgruo2HoJ1zhnwkfj",
+	"lLlnauWyBG5GgBc6BWqlBrNgQQTqONueMRdzWtkd/BG1ANBltONxv96+YCJDCufZRLhLd3M0LiVAF/Ic",
+	"M2nj7rUXk+MYKmF47hImPL2pSjC8QEvDgmkomdaYXZAC0lWbDA3jeUvbgOkbzGAmlat0U8/JyUJWqq7Y",
+	"W2XWPMMGLuj1xUQwmPE7zEDhrNIs96Us8htoOyVPL2gTDZz4y5EjuELH+NcvLp//+AI0pk6SJtFzurwb",
+	"tEv7vU4iWt63yOT4SIfNuDRE10Oor0R9TP+g3anxOXyE1o1h6m7tK3N3ua7V+NZrOY0f+3YMa6lCO8Yp",
+	"JBkzLLyy5PlX4x421Eo/Go2cYk/EmjaOILk70RpPHLwkIOj7pHpEogVqOlyn3nUmjGuLLmXOuKArYi7n",
+	"aE9fplWBwhz7NFQ/ldz+HNlk18W4g5/rNwzjCF2/W6e/JrqP91yxdSuwWYoYtv8a9e3Jer4UuHN6txbY",
+	"THalq/u3W+KnR0HtXKa0dxlLzoD/sd3Ns28+XoR//tWX5/heociA1YhuLQ1kHZwlR2+OhnxGb2/I8BGm",
+	"u4M/XveQKcXduMbtPwi0MYH7rPlDDR8NINv9zBuCp5rWf4385osAmWPIuavr0vaazhF3zguZZ9Y3IbBt",
+	"FxkelgcN7d6fJBO65W7BQ6/2foDm/n5f//Cf7vqESdXQgb9V7v+URYCWkqQ+RRr4AUou11WgAYkWxLmI",
+	"fzAa/7kXiF9XPM8opNFcGyaM9ZCUrOaLpqJa8hJzLpqKKhwtuDZSURuGzPVEzHhuUGEG16vQovFIUzAe",
+	"d0r4OgbKQlDwTDZbH4/gVxeWTMR6oM5A4DL0UHWCEm2YMvoC2tfCfaA+tFBIPPgITmShZBmi8QyotCsV",
+	"SO/ETcRRcjfVt+m0409SiK24vlnR7l0F00aPriv4SCNC0uukTo4vnNGaiA3txe0SdmefRoKqBHBDMd0V",
+	"GTou5uMQTI8pkk7IEdoSOMd16K5R3aI60RZs3RGMewxL4Ch51+PgfRK7pEg7iE7e2Q/dJ8ehXOsMs/WJ",
+	"Qyw9EEqT2XbU7BE4I6cEiMsMtOJkGAqTXdrGdYHtFSWvRWYfMSj7jPFYcz9lj0js/UKV4ftBD4xSend6",
+	"Dg1Qmm1/mtAkgGj4g0Vx3cTh+jmCo/qHjk2+yHrigrVakNeM2s64ILTNbYwJvrcDPqKChm6/DT6RpS8G",
+	"mWd1V0AMvn8QpEANXKR5lYXa879GM0Tnjs8jDZevXhIj4Mg1+7h+Mtf3rwdiPzrU+011iUsB1FDnHS3r",
+	"RFBfnWuOSlxvXUIfvHBjbFTCBCQ0zSWPqDWPBoFADBYqPKZixFFilxiVit/yHOdIOfrmwoI1U972e9+k",
+	"e1lh5LLpdb84tZsxfeNb7iBj2jc1aXfxndyYi1betRnhsuAxsIlwTX9EOHVLE6ksz+XSJXq990nstiqU",
+	"EZX2k+SIrJtNGv89rj5NoPXgtlya+NkDoOZezWZ9j5uit5eUo6HLLMd/yjip6R/xoLBJ+9sAX7eJZJij",
+	"GbgN+Noi6h5aDn0ldwpt32sjS02oReuYifAnZV1t5SolPGWuidWeLZUgQ5EMRTaChooa4qkr0rvv3ExE",
+	"JVKqFGdDqkjza1X8ePZqk+y2iP5TFvEd//eQzU/Ro9JuBadvtJvAf3t7/9a+tvGgo4D+2jN1gI9PT3OZ",
+	"snwhtRl/ffb1mfV6/xkAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -42,17 +42,35 @@ type Channel struct {
 	CreatedAt   time.Time
 }
 
-type Conversation struct {
+type Contact struct {
 	ID          uuid.UUID
 	WorkspaceID uuid.UUID
-	ShortID     string
-	Channel     string
-	Status      string
-	Labels      []string
-	MessageSeq  int
+	Name        *string
+	Email       *string
+	Phone       *string
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
-	AgentID     *uuid.UUID
+}
+
+type Conversation struct {
+	ID                uuid.UUID
+	WorkspaceID       uuid.UUID
+	ShortID           string
+	Channel           string
+	Status            string
+	Labels            []string
+	MessageSeq        int
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+	AgentID           *uuid.UUID
+	ContactID         *uuid.UUID
+	DisclosedAt       *time.Time
+	EscalationTrigger *string
+	EscalationAction  *string
+	EscalatedAt       *time.Time
+	FailedAttempts    int
+	AwaitingContact   bool
+	PickupTimedOutAt  *time.Time
 }
 
 type Deployment struct {

@@ -17,10 +17,11 @@ func (anthropicWire) name() string     { return llm.ProtocolAnthropic }
 func (anthropicWire) basePath() string { return "" }
 
 type anthropicRequest struct {
-	Model     string          `json:"model"`
-	MaxTokens int             `json:"max_tokens"`
-	System    json.RawMessage `json:"system"`
-	Messages  []struct {
+	Model       string          `json:"model"`
+	MaxTokens   int             `json:"max_tokens"`
+	Temperature *float64        `json:"temperature"`
+	System      json.RawMessage `json:"system"`
+	Messages    []struct {
 		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"`
 	} `json:"messages"`
@@ -52,7 +53,8 @@ func (anthropicWire) decode(r *http.Request) (received, int, error) {
 	if req.Model == "" || req.MaxTokens <= 0 || len(req.Messages) == 0 {
 		return received{}, http.StatusBadRequest, errors.New("model, max_tokens and messages are required")
 	}
-	rec := Recorded{Path: r.URL.Path, Model: req.Model, System: textOf(req.System), Stream: req.Stream, APIKey: r.Header.Get("X-Api-Key")}
+	rec := Recorded{Path: r.URL.Path, Model: req.Model, System: textOf(req.System), Stream: req.Stream, APIKey: r.Header.Get("X-Api-Key"),
+		Temperature: req.Temperature, MaxTokens: req.MaxTokens}
 	if rec.APIKey == "" {
 		rec.APIKey = strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 	}

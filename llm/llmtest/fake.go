@@ -45,13 +45,16 @@ const (
 
 // Recorded is one request as the fake received it, decoded back from the vendor's wire shape.
 type Recorded struct {
-	Path     string
-	Model    string
-	System   string
-	Messages []llm.Message // text, tool calls and tool results
-	Tools    []string      // names of the tools offered
-	Stream   bool
-	APIKey   string // the key the adapter sent (x-api-key / Bearer / x-goog-api-key or ?key=)
+	Path   string
+	Model  string
+	System string
+	// Temperature and MaxTokens as sent (nil and 0 when absent).
+	Temperature *float64
+	MaxTokens   int
+	Messages    []llm.Message // text, tool calls and tool results
+	Tools       []string      // names of the tools offered
+	Stream      bool
+	APIKey      string // the key the adapter sent (x-api-key / Bearer / x-goog-api-key or ?key=)
 }
 
 // Fake is a fake vendor: an httptest.Server, closed when the test ends.

@@ -37,7 +37,11 @@ type geminiContent struct {
 type geminiRequest struct {
 	Contents          []geminiContent `json:"contents"`
 	SystemInstruction *geminiContent  `json:"systemInstruction"`
-	Tools             []struct {
+	GenerationConfig  struct {
+		Temperature     *float64 `json:"temperature"`
+		MaxOutputTokens int      `json:"maxOutputTokens"`
+	} `json:"generationConfig"`
+	Tools []struct {
 		FunctionDeclarations []struct {
 			Name string `json:"name"`
 		} `json:"functionDeclarations"`
@@ -56,7 +60,8 @@ func (geminiWire) decode(r *http.Request) (received, int, error) {
 	if len(req.Contents) == 0 {
 		return received{}, http.StatusBadRequest, errors.New("contents is required")
 	}
-	rec := Recorded{Path: r.URL.Path, Model: model, Stream: method == "streamGenerateContent", APIKey: r.Header.Get("X-Goog-Api-Key")}
+	rec := Recorded{Path: r.URL.Path, Model: model, Stream: method == "streamGenerateContent", APIKey: r.Header.Get("X-Goog-Api-Key"),
+		Temperature: req.GenerationConfig.Temperature, MaxTokens: req.GenerationConfig.MaxOutputTokens}
 	if rec.APIKey == "" {
 		rec.APIKey = r.URL.Query().Get("key")
 	}

@@ -17,8 +17,10 @@ func (openaiWire) name() string     { return llm.ProtocolOpenAI }
 func (openaiWire) basePath() string { return "/v1" }
 
 type openaiRequest struct {
-	Model    string `json:"model"`
-	Messages []struct {
+	Model               string   `json:"model"`
+	Temperature         *float64 `json:"temperature"`
+	MaxCompletionTokens int      `json:"max_completion_tokens"`
+	Messages            []struct {
 		Role       string          `json:"role"`
 		Content    json.RawMessage `json:"content"`
 		ToolCallID string          `json:"tool_call_id"`
@@ -52,7 +54,7 @@ func (openaiWire) decode(r *http.Request) (received, int, error) {
 	if req.Model == "" || len(req.Messages) == 0 {
 		return received{}, http.StatusBadRequest, errors.New("model and messages are required")
 	}
-	rec := Recorded{Path: r.URL.Path, Model: req.Model, Stream: req.Stream,
+	rec := Recorded{Path: r.URL.Path, Model: req.Model, Stream: req.Stream, Temperature: req.Temperature, MaxTokens: req.MaxCompletionTokens,
 		APIKey: strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")}
 	for _, t := range req.Tools {
 		rec.Tools = append(rec.Tools, t.Function.Name)

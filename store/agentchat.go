@@ -1,0 +1,116 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+
+	"switchboard/gen/dbsqlc"
+)
+
+// Contact is the person on the other side of an agent's conversation, as far as known.
+type Contact struct {
+	Name, Email, Phone *string
+}
+
+// Empty reports whether nothing is known of the contact.
+func (c Contact) Empty() bool { return c.Name == nil && c.Email == nil && c.Phone == nil }
+
+// Reachable reports whether the contact can be called back: an email or a phone number.
+func (c Contact) Reachable() bool { return c.Email != nil || c.Phone != nil }
+
+// AgentConversation is a conversation of a deployed agent with the runtime's state of it.
+type AgentConversation struct {
+	Conversation
+	AgentID           *uuid.UUID
+	Status            string // open, escalated or closed
+	Labels            []string
+	ContactID         *uuid.UUID
+	Contact           Contact
+	DisclosedAt       *time.Time
+	EscalationTrigger *string
+	EscalationAction  *string
+	EscalatedAt       *time.Time
+	FailedAttempts    int
+	AwaitingContact   bool
+	PickupTimedOutAt  *time.Time
+}
+
+// AgentConversationState loads a conversation with its agent, contact and escalation state.
+func (q *queries) AgentConversationState(ctx context.Context, workspaceID, id uuid.UUID) (AgentConversation, error) {
+	r, err := q.sql.AgentConversationState(ctx, q.db, dbsqlc.AgentConversationStateParams{WorkspaceID: workspaceID, ID: id})
+	if err != nil {
+		return AgentConversation{}, notFound("conversation", err)
+	}
+	return AgentConversation{
+		Conversation: Conversation{ID: r.ID, ShortID: r.ShortID, Channel: r.Channel, CreatedAt: r.CreatedAt},
+		AgentID:      r.AgentID, Status: r.Status, Labels: r.Labels, ContactID: r.ContactID,
+		Contact:     Contact{Name: r.ContactName, Email: r.ContactEmail, Phone: r.ContactPhone},
+		DisclosedAt: r.DisclosedAt, EscalationTrigger: r.EscalationTrigger, EscalationAction: r.EscalationAction,
+		EscalatedAt: r.EscalatedAt, FailedAttempts: r.FailedAttempts, AwaitingContact: r.AwaitingContact,
+		PickupTimedOutAt: r.PickupTimedOutAt,
+	}, nil
+}
+
+// CreateContact stores a contact of the workspace.
+func (q *queries) CreateContact(ctx context.Context, workspaceID uuid.UUID, c Contact) (uuid.UUID, error) {
+	return q.sql.CreateContact(ctx, q.db, dbsqlc.CreateContactParams{WorkspaceID: workspaceID, Name: c.Name, Email: c.Email, Phone: c.Phone})
+}
+
+// MergeContact fills in the fields of c that are set, keeping the others.
+func (q *queries) MergeContact(ctx context.Context, workspaceID, id uuid.UUID, c Contact) error {
+	return q.sql.MergeContact(ctx, q.db, dbsqlc.MergeContactParams{WorkspaceID: workspaceID, ID: id, Name: c.Name, Email: c.Email, Phone: c.Phone})
+}
+
+// OpenAgentConversation ties a new conversation to its agent, its contact (optional) and
+// the time the AI disclosure was given (nil when it was not).
+func (q *queries) OpenAgentConversation(ctx context.Context, workspaceID, id, agentID uuid.UUID, contactID *uuid.UUID, disclosedAt *time.Time) error {
+	return q.sql.OpenAgentConversation(ctx, q.db, dbsqlc.OpenAgentConversationParams{WorkspaceID: workspaceID, ID: id,
+		AgentID: &agentID, ContactID: contactID, DisclosedAt: disclosedAt})
+}
+
+// SetConversationContact points a conversation at its contact.
+func (q *queries) SetConversationContact(ctx context.Context, workspaceID, id, contactID uuid.UUID) error {
+	return q.sql.SetConversationContact(ctx, q.db, dbsqlc.SetConversationContactParams{WorkspaceID: workspaceID, ID: id, ContactID: &contactID})
+}
+
+// AddConversationLabel adds a label to a conversation (once) and returns its labels.
+func (q *queries) AddConversationLabel(ctx context.Context, workspaceID, id uuid.UUID, label string) ([]string, error) {
+	labels, err := q.sql.AddConversationLabel(ctx, q.db, dbsqlc.AddConversationLabelParams{WorkspaceID: workspaceID, ID: id, Label: label})
+	return labels, notFound("conversation", err)
+}
+
+// ConversationFlow is the part of a conversation's state that a turn of its agent changes.
+type ConversationFlow struct {
+	Status            string
+	EscalationTrigger *string
+	EscalationAction  *string
+	EscalatedAt       *time.Time
+	FailedAttempts    int
+	AwaitingContact   bool
+	PickupTimedOutAt  *time.Time
+}
+
+// SetConversationFlow writes a conversation's status and escalation state.
+func (q *queries) SetConversationFlow(ctx context.Context, workspaceID, id uuid.UUID, f ConversationFlow) error {
+	return q.sql.SetConversationFlow(ctx, q.db, dbsqlc.SetConversationFlowParams{WorkspaceID: workspaceID, ID: id, Status: f.Status,
+		EscalationTrigger: f.EscalationTrigger, EscalationAction: f.EscalationAction, EscalatedAt: f.EscalatedAt,
+		FailedAttempts: f.FailedAttempts, AwaitingContact: f.AwaitingContact, PickupTimedOutAt: f.PickupTimedOutAt})
+}
+
+// TranscriptLine is a message of a conversation as a person reads it: user and assistant
+// text, without tool traffic.
+type TranscriptLine struct {
+	Role      string
+	Content   string
+	CreatedAt time.Time
+}
+
+// Transcript returns the readable messages of a conversation, in order.
+func (q *queries) Transcript(ctx context.Context, workspaceID, conversationID uuid.UUID) ([]TranscriptLine, error) {
+	rows, err := q.sql.ConversationMessages(ctx, q.db, dbsqlc.ConversationMessagesParams{WorkspaceID: workspaceID, ConversationID: conversationID})
+	return mapRows(rows, func(r dbsqlc.ConversationMessagesRow) TranscriptLine {
+		return TranscriptLine{Role: r.Role, Content: r.Content, CreatedAt: r.CreatedAt}
+	}), err
+}
