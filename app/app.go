@@ -108,7 +108,8 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	hub := events.NewHub(st, log)
 	resp := responses.New(cfg.Responses, st, agent.New(st, cat, models, tools, log), inserter, hub, log)
 	jobs, err := newWorkingClient(st, cfg, log, resp.Worker(),
-		events.NewDeliverer(st, guard.Client(cfg.Delivery.Timeout), cfg.Delivery, log), manage.NewCrawler(st, guard, log))
+		events.NewDeliverer(st, guard.Client(cfg.Delivery.Timeout), cfg.Delivery, log), manage.NewCrawler(st, guard, log),
+		manage.NewIngester(st, guard, log))
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +138,8 @@ func vendorClient(timeout time.Duration) *http.Client {
 }
 
 // newWorkingClient is the River client that works jobs, with every worker registered.
-func newWorkingClient(st *store.Store, cfg Config, log *slog.Logger, background *responses.Worker, deliverer *events.Deliverer, crawler *manage.Crawler) (*river.Client[pgx.Tx], error) {
+func newWorkingClient(st *store.Store, cfg Config, log *slog.Logger, background *responses.Worker, deliverer *events.Deliverer, crawler *manage.Crawler,
+	ingester *manage.Ingester) (*river.Client[pgx.Tx], error) {
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, background); err != nil {
 		return nil, err
@@ -146,6 +148,9 @@ func newWorkingClient(st *store.Store, cfg Config, log *slog.Logger, background 
 		return nil, err
 	}
 	if err := river.AddWorkerSafely(workers, crawler); err != nil {
+		return nil, err
+	}
+	if err := river.AddWorkerSafely(workers, ingester); err != nil {
 		return nil, err
 	}
 	jobs, err := river.NewClient(riverpgxv5.New(st.Pool()), &river.Config{

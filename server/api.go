@@ -44,7 +44,8 @@ func (s *Server) routeAPI(e *echo.Echo) error {
 		Options:               openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc},
 		SilenceServersWarning: true,
 	})
-	g := e.Group("/api", s.authenticator(true), s.bodyLimit(), s.guardInput(spec), keepRawBody, validator)
+	g := e.Group("/api", s.authenticator(true), skipForUploads(s.bodyLimit()), skipForUploads(s.guardInput(spec)),
+		skipForUploads(keepRawBody), skipForUploads(validator))
 	apiapi.RegisterHandlers(basePath{g: g, prefix: "/api"}, apiapi.NewStrictHandler(&apiHandlers{s: s}, nil))
 	return nil
 }

@@ -96,6 +96,9 @@ type CreatedAgent = manage.CreateAgentResult
 // Disclosure defines model for Disclosure.
 type Disclosure = manage.Disclosure
 
+// Upload defines model for Upload.
+type Upload = manage.UploadView
+
 // Error defines model for Error.
 type Error struct {
 	Error struct {
@@ -123,6 +126,12 @@ type CreateChannelJSONBody struct {
 	Config   *map[string]interface{} `json:"config,omitempty"`
 	Name     string                  `json:"name"`
 	Provider ChannelType             `json:"provider"`
+}
+
+// CreateUploadParams defines parameters for CreateUpload.
+type CreateUploadParams struct {
+	// Filename The file's name, for a raw body (a multipart part names its own).
+	Filename *string `form:"filename,omitempty" json:"filename,omitempty"`
 }
 
 // CreateAgentJSONRequestBody defines body for CreateAgent for application/json ContentType.
@@ -154,6 +163,12 @@ type ServerInterface interface {
 	// CreateChannel Extension: create a channel row
 	// (POST /api/channels)
 	CreateChannel(ctx echo.Context) error
+	// CreateUpload Upload a document for the knowledge base (text, Markdown, HTML or PDF)
+	// (POST /api/uploads)
+	CreateUpload(ctx echo.Context, params CreateUploadParams) error
+	// GetUpload An upload's metadata (not its bytes)
+	// (GET /api/uploads/{id})
+	GetUpload(ctx echo.Context, id string) error
 }
 
 // ServerInterfaceWrapper converts echo contexts to parameters.
@@ -238,6 +253,40 @@ func (w *ServerInterfaceWrapper) CreateChannel(ctx echo.Context) error {
 	return err
 }
 
+// CreateUpload converts echo context to params.
+func (w *ServerInterfaceWrapper) CreateUpload(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateUploadParams
+	// ------------- Optional query parameter "filename" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "filename", ctx.QueryParams(), &params.Filename, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter filename: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CreateUpload(ctx, params)
+	return err
+}
+
+// GetUpload converts echo context to params.
+func (w *ServerInterfaceWrapper) GetUpload(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetUpload(ctx, id)
+	return err
+}
+
 // This is a simple interface which specifies echo.Route addition functions which
 // are present on both echo.Echo and echo.Group, since we want to allow using
 // either of them for path registration
@@ -291,6 +340,8 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.PATCH(options.BaseURL+"/api/agents/:id", wrapper.UpdateAgent, options.OperationMiddlewares["updateAgent"]...)
 	router.GET(options.BaseURL+"/api/channels", wrapper.ListChannels, options.OperationMiddlewares["listChannels"]...)
 	router.POST(options.BaseURL+"/api/channels", wrapper.CreateChannel, options.OperationMiddlewares["createChannel"]...)
+	router.POST(options.BaseURL+"/api/uploads", wrapper.CreateUpload, options.OperationMiddlewares["createUpload"]...)
+	router.GET(options.BaseURL+"/api/uploads/:id", wrapper.GetUpload, options.OperationMiddlewares["getUpload"]...)
 
 }
 
@@ -1120,6 +1171,310 @@ func (response CreateChannel500JSONResponse) VisitCreateChannelResponse(w http.R
 	return err
 }
 
+type CreateUploadRequestObject struct {
+	Params      CreateUploadParams
+	ContentType string
+	Body        io.Reader
+}
+
+type CreateUploadResponseObject interface {
+	VisitCreateUploadResponse(w http.ResponseWriter) error
+}
+
+type CreateUpload201JSONResponse Upload
+
+func (response CreateUpload201JSONResponse) VisitCreateUploadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateUpload400JSONResponse struct{ ErrorJSONResponse }
+
+func (response CreateUpload400JSONResponse) VisitCreateUploadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateUpload401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateUpload401JSONResponse) VisitCreateUploadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateUpload403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateUpload403JSONResponse) VisitCreateUploadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateUpload413JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateUpload413JSONResponse) VisitCreateUploadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateUpload415JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateUpload415JSONResponse) VisitCreateUploadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateUpload429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateUpload429JSONResponse) VisitCreateUploadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateUpload500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateUpload500JSONResponse) VisitCreateUploadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUploadRequestObject struct {
+	Id string `json:"id"`
+}
+
+type GetUploadResponseObject interface {
+	VisitGetUploadResponse(w http.ResponseWriter) error
+}
+
+type GetUpload200JSONResponse Upload
+
+func (response GetUpload200JSONResponse) VisitGetUploadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUpload401JSONResponse struct{ ErrorJSONResponse }
+
+func (response GetUpload401JSONResponse) VisitGetUploadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUpload403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetUpload403JSONResponse) VisitGetUploadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUpload404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetUpload404JSONResponse) VisitGetUploadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUpload429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetUpload429JSONResponse) VisitGetUploadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUpload500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetUpload500JSONResponse) VisitGetUploadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
 	// ListAgents List agents, newest first
@@ -1140,6 +1495,12 @@ type StrictServerInterface interface {
 	// CreateChannel Extension: create a channel row
 	// (POST /api/channels)
 	CreateChannel(ctx context.Context, request CreateChannelRequestObject) (CreateChannelResponseObject, error)
+	// CreateUpload Upload a document for the knowledge base (text, Markdown, HTML or PDF)
+	// (POST /api/uploads)
+	CreateUpload(ctx context.Context, request CreateUploadRequestObject) (CreateUploadResponseObject, error)
+	// GetUpload An upload's metadata (not its bytes)
+	// (GET /api/uploads/{id})
+	GetUpload(ctx context.Context, request GetUploadRequestObject) (GetUploadResponseObject, error)
 }
 
 type StrictHandlerFunc func(ctx echo.Context, request any) (any, error)
@@ -1373,50 +1734,124 @@ func (sh *strictHandler) CreateChannel(ctx echo.Context) error {
 	return nil
 }
 
+// CreateUpload operation middleware
+func (sh *strictHandler) CreateUpload(ctx echo.Context, params CreateUploadParams) error {
+	var request CreateUploadRequestObject
+
+	request.Params = params
+	request.ContentType = ctx.Request().Header.Get("Content-Type")
+
+	request.Body = ctx.Request().Body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateUpload(ctx.Request().Context(), request.(CreateUploadRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateUpload")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CreateUploadResponseObject); ok {
+		return validResponse.VisitCreateUploadResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetUpload operation middleware
+func (sh *strictHandler) GetUpload(ctx echo.Context, id string) error {
+	var request GetUploadRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetUpload(ctx.Request().Context(), request.(GetUploadRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetUpload")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetUploadResponseObject); ok {
+		return validResponse.VisitGetUploadResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // Base64 encoded, compressed with deflate, json marshaled OpenAPI spec.
 // Stored as a slice of fixed-width chunks rather than one concatenated
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7Fprb9s41v4rBN/3wwyg2k4vQMeD/ZDNdGe7aDtBk5nFoi7iY+lY4oQiVZKKYwT+7wuSulCyfEvbmWJ3",
-	"P0WReDl8+JxzHh76gcYyL6RAYTSdPlCFupBCo/vnlVJS2YdYCoPC2EcoCs5iMEyK8e9aCvtOxxnm4L4m",
-	"CbOfgF8qWaAyzI60BK4xokXw6oFiPXj3dSwTtH9FyTksONKpUSVG1KwLpFOqjWIipZuIJjLWN6XitvHW",
-	"x4x5a7c+5Kg1pDj4rQAF+VFz+xdbQ2wiqvBTyRQmdPqhmatq/7EZSC5+x9hstfeIDDSzq0UdK1ZYbOmU",
-	"ngviGhMmiMmQoLhDLgskOgOFCVkxk5Hx3Zmbwu+OA/c8rXaxi/mi1Eyg1u9L7l/sAKA2KKJxBkIgd42Z",
-	"wVwHaLStqhegFKxdL4VgMDl3JiylysHQKU3A4BPD8gaozi5jweU6r+nZzPX/Cpd0Sv9v3NJ3XC10fOGN",
-	"u7ZjDVjRgXKABgnTMZe6VPhKWBCSoNVCSo4gus3eYyxVwkT6OjmOuU3Pa7w3x3YpOKzfQT5M3VQhGvs8",
-	"9JElHbzLkiVDUN8KueKYpHglSxVjF+8uYRIsTLbHcCYMpqjsqI2bH1zjkWYWkGJIt2AubcCUPriIMrcu",
-	"9anEEu0wsYIVtyNYl4NkTSO6BGY39+Me/66HWeFCM4M3bhTblXG8KQsuwY6dg7pN5Erc2Nc0olAw91aU",
-	"wG+M3eKhOarQdQCWXohoIfEDRNVWNGuv8Yl2RpNth+Cw2OHKfUTCPiItdwVSzvO3MkG+6+OlkncsQRVC",
-	"DLzIgEZ0gcb+SSHPYRC3HO6v5S2KHRwQu1xkmxxYubdzL/84NKFea4PW5rwYzikG8wIVmFKFM4syX3iT",
-	"jBQdNi0VQ5Fwy8FCySVq7TKmZSno0j04L+DD3JSS6wspliw9LfqWRXJa9B3inoM3YFvDg26MqhYdBKbu",
-	"xgcc6eIX7m8P+oaoXQyCZNRNFwMRbSi4h2kpBGnLcyJ6/ySVT6qXOQhIceQy6m8MV+HnJywvpPKJFmyg",
-	"pHrFTJwtJKhk7Hs6eF3vN0wP5GRIT8p5bqSrMs9BrYc2X5dxjFoPpzIjDfAhd+oxoB4kqq2rux6HlV2o",
-	"s1O/R11y83jI6oVuq8fTFcaRaedLx5VjnKtdzQlkrLF5NLi/OhfQB+V8zkT49iw6pCq3IlRPieVw/wZF",
-	"ag18MZlEX16Z9Tf5EUotsPFsYo3MmWheRCcLuc6S+4PtVXl9sA50Hcjxp82dw/1r3/PF5JuRA10viMEA",
-	"l+nob5AzfoIDVP2cB3TURQ73LLf2vDz74alDyP97Fu0RHl2GHMT1ceFjj/vXweN07+8LnR7Xe2sZctCe",
-	"EmrwC8Fr+30VhdRFZsFLLBQTZnTt9ciRqDT9HDCPlFybAe3t9uifzGQ/NaFlR+4/KuN3g9ShLsGc+yXB",
-	"/rzfkVFHpqaf0af+z8j81bF+qGRU78x2neKr6QEmFrIUiVvUI7PLTklRBAHx6ELHkKAoWr1daYu4Fs09",
-	"+08XG9Xkj9a+Vf9h9ZuAgVPrPUOyt1pAEFq4ne+gHGsW7gwZOkSH2HcrBXEGxp1qeCxv7iSLnabLrfvk",
-	"OoWiuDlrH5+2j8/ax+fHx7XQjkeGt4tq54eLg7Cb4VvEdW3fffkT+N7DC2rzq6+ltPYpNmTeCpRgIj2p",
-	"1LE/FDrPaVcdaPfarGDWI/3K7cbnBsu96aUoeFPIC8vKTtiTpVQEiMF780QKviZuecS9dGyuXrgas8mQ",
-	"aFhiWoJKiFwuW9iDLcJ9aj2vCv41J3Rh9Zevm1nsKwU/SAwhzTDVmm437LiabDjr0ID2LJPeJLiEkpum",
-	"WRc+IHYaoo1UmDgASY4gtEOp4GAsP0k1RkQE3qEimnEUMQ7g1r8daHyl3r9q/RWEUQ+5AYt7uBzHx4BJ",
-	"pxPRIotxqZhZX9loXZ0MERSq89LXkF0Ydyt3r1skMmMKPwYTS7mN92UN6ftXV9dEydKg9ux1RQYCIiF1",
-	"bWhErjNc+/sRux9MEZYXHHMUxl1mNXyeibcXl8RJPvKdFEikk7RMioiYlSS6VEuIUX8fuQlA6BUqfx2j",
-	"6/sYDXlwKQOazMd3Z/PpTMwfZr4wO6NT8jCrr4hmNCIzt2z/5G6i/GMsE5zRzWY+momZ+AljZrWwJqsM",
-	"/UpIoWRSxoboAmPCtGeUmZL55S9X12QMBRt7QObEwC16OjYZgICeiX+dv31DvpuHd3tryPn8+8j5vSb/",
-	"uPrlHbHG29fW9hkdjUYzupn/OBPzy/Pri7+HM40fWLIJp1sy5IkmcknmvsJ24xrOHYQKTakqN6nqb34L",
-	"7dhu1HoX53Z9IAjeGxQWB6IlqZQM0QhGkxgEWSDBe1Qx05gQFAkx0v4ZzcRrQebnl5c3r9799pcE3f7k",
-	"3g4SA+eOBLI0BMgtrgnElkXesKA1KTUq8t1KqltdQIwzMa/cbP79j5VbM1HvC5NiNBOW1czYAESvWkdx",
-	"mNGI3qHSntNno8lo4pRLgcJ+nNJno8nomSvsm8y5TwC0/TdF54YNTW2upm2tjVYXm2hQaTr98ECZnehT",
-	"ia5I5EVom7fau9w/+Ty6+Rh1b6OfTiYn3UUfPDw56Tlwu3qdVTlO24147qcdGq0xb+xvyl3rs5NaPzul",
-	"9dMfTmj94gS7ncaqSqqOOtX6bZJaoTZkyZR2sreQeoBtgWahPmuhNn+Vyfpr/XjAhqHDF/Cu1eC1ez/S",
-	"dQ3pj9oZ1gqIzRY1z74YNTtqfB87yQo0qU5t3xhRz75BWntcbfbw6C2VzAmQ7lGon8N2xte6nkG/dpDq",
-	"1Yr2EeIbI8Hk+bdHgp/RtAxwio8ZTdpqFllwGd82Pwbq5UyXrpqU6Y7A3bgQps8Dh2Wb3gowcbbNLX8B",
-	"87nR9CCz6nueo+Lbn8Lqjhj8H7sPh7gMRIpEyzxU3DXf2wAX/nprp3q8aG/VvxoXwhrgDg40tv5niKtX",
-	"9cllSrjVWfXy2nKKj02Z5PaYThDirHPCOSTC6mLoHyLD9lTeH3kd9iVK3/2q9/AvKv9ARVfXp/cy/L/y",
-	"rBG4Q1zpsxoPouSqW0FyiTisHX34aLOoRnVXp2n3ozpXOJqOx1zGwDOpzfTl5OWEbj5u/h0AAP//",
+	"7Fvrchs5dn6VU52tsrTVIinZ3pqha6ui9dgzkxrPqkbyppJphw12H5JYdQNtAC2KUakqv/IAeYg82D5J",
+	"CgfoG9m8aexZJ5NfbDZxOfhwbvgO+BAkMi+kQGF0MH4IFOpCCo305Y1SUtmHRAqDwthHVhQZT5jhUgz/",
+	"qqWw73SywJzRr2nK7U8su1KyQGW4HWnGMo1hULRePQRYDd59ncgU7acos4xNMwzGRpUYBmZVYDAOtFFc",
+	"zIPHMEhloielymzjjR8X3Em78UOOWrM59v5WMMXyg+Z2LzaGeAwDhR9LrjANxj/Xc/n2H+qB5PSvmJiN",
+	"9g6RnmZ2tagTxQuLbTAOLgVQY+ACzAIBxR1mskDQC6YwhSU3CxjendMUbncI3Mu538Uu5tNSc4Fa/1Rm",
+	"7sUWACqBwiBZMCEwo8bcYK5baDSt/AumFFtRL4XMYHpJIsykypkJxkHKDJ4ZntdAdXYZi0yu8ko967l+",
+	"p3AWjIN/GDbqO/QLHb52wt3YsXqk6EDZowYp10kmdanwjbAgpK1WUykzZKLb7CdMpEq5mH+fHqa5dc8b",
+	"vDeHdikytvqR5f2qO1eIxj73/cjTDt5lydM+qG+FXGaYzvFalirBLt5dhUmxMIsdgnNhcI7Kjlqb+d41",
+	"HihmweaVEG2ToNeQKGbX8ArOYSYVMCHNAhXYQUCKBIEbDalMSqtRwDUoZK1ZWnIXzK2wO4s1trLIJEth",
+	"xjMULEdgkDN1m8qlmNh3IBX9NvHtNKEJtqkOwv0waMNM2bPAS1jiVHODE1pkNW4u71DDxxJLTOFv//lf",
+	"DgIu5vTFLm9FEjFOuOAdqhUQKpEgWAoU6ZbmcBLT9sWg2UrDcrE6HcAlra6afrmQGiG2aMWRoEWCkBVG",
+	"KzSgje1bzVIKwzNgbgw5A7NghrCxm+F6YTqIRBAGKMrcukXfNQgDt8rAOhK3xsA6UJaugjBwEre856a3",
+	"rgbs4Gi7NrsVhEFnM4MwYAWnt6Jk2cRYg+2bw3V3DmCryrAOdFZyDSdlkU3+9h//fRo6BbVWKA7REx/6",
+	"9rRbCzGNSbkBQm/KtdpV9hVujUabDjVj0y2hYH0P2n3EvNwWiLMsfydTzLb9eKXkHU9RtTeVZcWCBWEw",
+	"RWM/5izPWe9O5ez+Rt6iaMvZsnuxzcU2dllNiT48kHt2j30T6pU2aGXOi/6cxGBeoGKmVO2ZRZlPnUhG",
+	"io7+zhRHkWZW6wslZ6g1ZVzWLpgu6YG8aNZvDVJm+rUUMz4/LnqXRXpc9O7TPYK3pW21HnRjnF90K7B1",
+	"N76lI1382vu7Bn2tqF0MWslMN93oiYh9yUE7rWmDtGE5YXB/Npdn/mXOBJvjgDKyv3Bctn8+43khlUvU",
+	"KAwFeslNsphKptKh60nwUu8fuO7J6dj8qJyJRrou85ypVd/m6zJJUOv+VMhIw7I+c1rTgGqQsJKu6noY",
+	"VnahJKf+CXWZmadDVi108/RxfIZ6YNryqf3KIcbVrOYIZayweTK478kE9N7jYM5F++15uO9UsuGh1jL5",
+	"nN3/gGJuBXw5GoWfPrNf3+QnZPotGc9HVsici/pFePRBoLPk9cF2nhLWwdrTtSfGHzd3zu6/dz1fjr6Y",
+	"dKBrBQkzLJPzwVuW8+wIA/D9yAI62UXO7nlu5fnq/OsLQsh9PQ93JB5dDdmL69Pcxw7zr5zH8da/nuis",
+	"6fraWvoMdC0TqvFrg9f0+ywZUheZaVZiobgwgxuXjxyISt2PgHliyvXYk3vTHv0zN4tvateyJfYfFPG7",
+	"Tmpfl9acu1OC3XG/k0YdGJq+RRf6f0Hk97RQH+VY7cwmz/XZ8gEuprIUKS3qidFla0pRtBziwURZX0JR",
+	"NPm2zy2SKmlek//4ZMNP/uTc1/fvz35TZtixfGFf2usX0HItmZ1vbzpWL5wE6TtEt7HvchPJghk61WSJ",
+	"nNxJnlBOl1vzyfWcFcXkvHm8aB6fN48vDvdrbTme6N5e+53vJ5fZdg3fUFxq++OnP4HvPLygNu8dl9LI",
+	"p3ifeEumBBfzo6iO3a6QLKdZdSt3r8RqzXqgXdFu/FJnuTO8FEXG+zhYSuwd8QoG782ZFNkKaHlAL0mb",
+	"/QuqUZgFgmYznJdMpSBnswb21hbhrmw99wWjSid0YfMvx9RZ7H0G36sYQpp+Vau7TfhhnH571r4B7Vlm",
+	"PklxxsrM1M268DGw04A2UmFKAEKOTGhCqciYsfoJfowQBN6hAs0zFAn24LZeXaptpdo/v34PYbiGXI/E",
+	"a7gcpo8tTXqKIr53vOxmzWplcAuF56uV667VLmFYZIwLMq97M6yo3ur7wuRZhY8vcRbprFdznpAYVAWD",
+	"foqYOHDHDGuY8zsEpj2vvj3LKJgxqOwQ/1YW2eTn0dnXl2f/ys7+/cPDxcXj7/o6bkY0z3z3rdIR7q16",
+	"UFdunmqQM6hpslp+YvWXqBCWjNsTp3cKDevPtVsxEykwhSDksipizKiuOUdtZ4ETzAuzAing2zc3pzbx",
+	"qBzv3miywWEt2MXLP2wuY4H3cP3d5dnFyz844RCcdh1EutS6X+9vVwPDoBrMz98lDLsQH2ZSziaemDlZ",
+	"IDApFTera5sAeXNCplBdlq7oRZkRORN63QCxMKZwY3Axk5tQXlVe6qc31zegZGlQu70n3o62u6JbB3Cz",
+	"wJUrWVvQuQKeFxnmKAwZXx0iIvHu9RXQKQpOpECQdErkUoRglhJ0qWYsQX0aOn0SeonKVch1VSLXVtvq",
+	"Orm1reHdeTyORPwQuVpHFIzhIaqq9lEQQkTLdk90OcA9JjLFKHh8jAeRiMQ3mHB7vNSwXKBbCRRKpmVi",
+	"QBeYANfOSZsxxFd/vr6BISv40AESg2G36Dx8nVQB05H4l8t3P8BJ3PZFK5Zn8WlIoVTDP13/+UewwtvX",
+	"VvYoGAwGUfAYv4pEfHV58/q79kzDB54+tqebccyc/caOtJ5Qw5ggVGhK5SOPp7TdFtqxadRqF2O7PiYA",
+	"7w0KiwNoCf5wABqZ0ZAwAVMEvEeVcI0poEjBSPsxiMT3AuLLq6vJmx//8scUaX9yJwckLMtICWRpgMEt",
+	"roAlVoucYK3WUGpUcLKU6lYXLMFIxD5yxaevfKTkotoXLoUrMRpubEwPrhtDIcyCMLhDpZ1Onw9GgxG5",
+	"zgKF/XEcPB+MBs8DVyQm82kBbb/OkcywVlOb/gYNfR34uyZoUOlg/PNDwO1EH0sk3tUFiSYVbK7X/J0p",
+	"nscPYfeC0MVodNT1oL18BJ3mei683Cx82qjtRrxw0/aNVos3dJeXqPX5Ua2fH9P64usjWr88Qm46tvgq",
+	"BamOX7/N+5aoDcy40nSSLKTu0bbWMSBwUQu1+ZNMV5/rPpd1Q/vvRFGr3ptQ656uK8j6qJ1hbU7+uKGa",
+	"559MNTsH3F3aCUumwUf3L0xRz79AtXa42ujh0JspmQODLruwHsO2+teKIgw+t5Nao193KcQXpgSjF1+e",
+	"EnyLptEAyvjojlaNL0wzmdzW9zPXYiaFqzpkUkLe9Qvt8LnnxGDDW8FMstjULVfT/KXedK9mVaXTg/zb",
+	"30WrO8ng/2v3fhe3YIIOxnk74670vXFw7Qu1W7PH181Flc+mC21afYsO1LL+30iu3lQnlzFkNs+qltcw",
+	"lM43LWRGVxiRJYvOCWdfElbVF36VNGxHMeuJFeZPUU1aLyT1X3L/FTO6quSzU8N/k2eNljkkPj+r8AAl",
+	"l43Lcryhux3utb+L5LWRCnVF+3kepj6iEy0Ut+7eOuYh7ty/jRtyMRKeXRzANYoUuAHkdLubaYjzMjO8",
+	"YMoMbZA/S5lhcWPAlQAMbBNiHlM3dxyJE5tv1Le5eUV6WJGeOZZyDHFSqgzO3lK7P/7j7XQ4Yx8HedrQ",
+	"MbaTYkuYynQVic7MzzTIpYDXTnHPrIHQUmva10MTV0LEQFQA1AkPEU2XSYKFjb3WcvQY4obQjkP/rQIv",
+	"hhOWaenf3p/V70+rlguTZ3EkCPI1wjt+1X0lE4PmTBuFLI/hhJjcGm+HaE3SuEvlp9XVepiu6mU+0y2S",
+	"6CQemHtj5bYo0kclov1C0vmHOIxEPLBynQ7gUqzMgrxwpmmzXpy/hLgUuiwKqQymkxxTziZWiri+rC7v",
+	"UMH5CN7xP7k+zyMRuy2eGCknGVNzjF8Rj+XpZoQXoxHE9NWp4itXkiFum2sQ0sD7m7dnX9mGkYi5uGMZ",
+	"TycoEmnjhB2OtKHTg8HVN29BI7F8zTRVZ7tK2uybWjc03GJBrRkozJjhdwg27YWTuNHDVxBHUQxTTGSO",
+	"GuIhoReDxjndZoW5JBgHsduaWamr/wl1BKhV8HQMzPP5z6pChPsTQ9eMn+lIeEbC33Jv3+oPga3ZeDOk",
+	"x5+nMeHge+M9S0y2GkTCc+J2PLznmsoInkaux09dKYHgsKq8UXPgBk4ckRaJ2P+TID6lkkNvuUHI5SuI",
+	"O6R8TGkBLTt3tGFfkH9f/X9g7ZSyGVy8S3DwuLpI5TjgZMOyHOTWRcmlOB3QzYtNrrBVe2gCYCfOX7zo",
+	"Pe9sz0h+P/x9N57Wp6cpF+6CaA8p013uDrfs9SKmVZITrT3oyiBxvB0HF4k1D9dxZOGmE7NDbndjbiN/",
+	"vYTDq8eWfMOXfH0l7n8zcXT+8svLaN5X/76p//g18+rWVC6nTCOcWIUK4Z1XsRC+u3n3g9Wjq2/enm4k",
+	"PnvZqNolfLbD2m6taqvTb+zYfSmaDC5Hw6zjgRMbgK0nJQ9z+kkopQ2X2q6v0pjtyurPH6zP1ajuqhnp",
+	"X1xUVh0Ph5lMWLaQ2oy/Gn01Ch4/PP5PAAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
