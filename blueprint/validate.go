@@ -29,10 +29,10 @@ func newValidator() *validator.Validate {
 		return name
 	})
 	for tag, fn := range map[string]func(string) bool{
-		"bcp47":    validLanguage,
-		"iana_tz":  validTimeZone,
-		"hhmm":     hhmmStart.MatchString,
-		"hhmm_end": hhmmEnd.MatchString,
+		"bcp47":     validLanguage,
+		"iana_tz":   validTimeZone,
+		"hhmm":      hhmmStart.MatchString,
+		"hhmm_end":  hhmmEnd.MatchString,
 		"upload_id": uploadID.MatchString,
 	} {
 		if err := v.RegisterValidation(tag, func(fl validator.FieldLevel) bool { return fn(fl.Field().String()) }); err != nil {
