@@ -29,15 +29,18 @@ func newValidator() *validator.Validate {
 		return name
 	})
 	for tag, fn := range map[string]func(string) bool{
-		"bcp47":     validLanguage,
-		"iana_tz":   validTimeZone,
-		"hhmm":      hhmmStart.MatchString,
-		"hhmm_end":  hhmmEnd.MatchString,
-		"upload_id": uploadID.MatchString,
+		"bcp47":    validLanguage,
+		"iana_tz":  validTimeZone,
+		"hhmm":     hhmmStart.MatchString,
+		"hhmm_end": hhmmEnd.MatchString,
 	} {
 		if err := v.RegisterValidation(tag, func(fl validator.FieldLevel) bool { return fn(fl.Field().String()) }); err != nil {
 			panic(err)
 		}
+	}
+	// upload_id is a source's upload, as POST /api/uploads names it.
+	if err := v.RegisterValidation("upload_id", func(fl validator.FieldLevel) bool { return uploadID.MatchString(fl.Field().String()) }); err != nil {
+		panic(err)
 	}
 	// enum checks a field of an enumerated type against that type's list in Enums, so the
 	// values are written once and not again in each struct tag.
