@@ -12,9 +12,9 @@ import (
 )
 
 const addSource = `-- name: AddSource :one
-INSERT INTO knowledge_sources (workspace_id, knowledge_base_id, type, url, depth, path, status, error, upload_id, text)
+INSERT INTO knowledge_sources (workspace_id, knowledge_base_id, type, url, depth, path, status, error, upload_id, text, created_at)
 VALUES ($1, $2, $3, $4, $5, nullif($6::text, ''), $7,
-    $8, $9, $10)
+    $8, $9, $10, clock_timestamp())
 RETURNING id
 `
 
@@ -31,6 +31,8 @@ type AddSourceParams struct {
 	Text            *string
 }
 
+// AddSource stamps created_at with the clock, not the transaction's start, so the sources
+// of one blueprint list in their order (AgentSources sorts by it).
 func (q *Queries) AddSource(ctx context.Context, db DBTX, arg AddSourceParams) (uuid.UUID, error) {
 	row := db.QueryRow(ctx, addSource,
 		arg.WorkspaceID,

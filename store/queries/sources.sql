@@ -1,7 +1,9 @@
 -- name: AddSource :one
-INSERT INTO knowledge_sources (workspace_id, knowledge_base_id, type, url, depth, path, status, error, upload_id, text)
+-- AddSource stamps created_at with the clock, not the transaction's start, so the sources
+-- of one blueprint list in their order (AgentSources sorts by it).
+INSERT INTO knowledge_sources (workspace_id, knowledge_base_id, type, url, depth, path, status, error, upload_id, text, created_at)
 VALUES (@workspace_id, @knowledge_base_id, @type, sqlc.narg(url), sqlc.narg(depth), nullif(@path::text, ''), @status,
-    sqlc.narg(error), sqlc.narg(upload_id), sqlc.narg(text))
+    sqlc.narg(error), sqlc.narg(upload_id), sqlc.narg(text), clock_timestamp())
 RETURNING id;
 
 -- name: SourceText :one
