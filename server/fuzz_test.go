@@ -26,7 +26,7 @@ import (
 
 // fuzzOp is a request of one operation: the fuzzer picks one by index and mutates its path
 // id, its query string and its body. `$response`, `$conversation`, `$webhook`, `$agent` and
-// `$event` in the id or the body stand for resources the fuzzed server holds.
+// `$event` (and `$upload`) in the id or the body stand for resources the fuzzed server holds.
 type fuzzOp struct {
 	operationID string
 	method      string
@@ -62,6 +62,8 @@ var fuzzOps = []fuzzOp{
 	{"updateAgent", http.MethodPatch, "/api/agents/{id}", "application/json", "$agent", "", `{"greeting":"Good morning!","status":"disabled","disclosureText":null}`},
 	{"listChannels", http.MethodGet, "/api/channels", "", "", "", ""},
 	{"createChannel", http.MethodPost, "/api/channels", "application/json", "", "", `{"provider":"sms","name":"Main line","config":{"number":"+15550100"}}`},
+	{"createUpload", http.MethodPost, "/api/uploads", "text/markdown", "", "filename=kb/faq.md", "# FAQ\n\nWe open at **nine**."},
+	{"getUpload", http.MethodGet, "/api/uploads/{id}", "", "$upload", "", ""},
 }
 
 // fuzzAgentYAML is a valid blueprint (voiceAgent of the MCP tests, with a webchat channel).
@@ -200,9 +202,11 @@ func fuzzRefs(t testing.TB, b *testBundle, auth string) *strings.Replacer {
 	decode(http.MethodPost, "/v1/webhooks", "application/json", `{"url":"https://hooks.example.com/doomed"}`, &doomed)
 	var agent struct{ AgentID string }
 	decode(http.MethodPost, "/api/agents", "application/yaml", fuzzAgentYAML, &agent)
+	var upload struct{ ID string }
+	decode(http.MethodPost, "/api/uploads?filename=notes.txt", "text/plain", "Parking is free after six.", &upload)
 	var event string
 	require.NoError(t, b.store.Pool().QueryRow(context.Background(), `SELECT short_id FROM events WHERE workspace_id = $1 ORDER BY seq LIMIT 1`, b.workspace.ID).Scan(&event))
-	return strings.NewReplacer("$response", response.ID, "$conversation", response.Conversation, "$webhook2", doomed.ID, "$webhook", webhook.ID, "$agent", agent.AgentID, "$event", event)
+	return strings.NewReplacer("$response", response.ID, "$conversation", response.Conversation, "$webhook2", doomed.ID, "$webhook", webhook.ID, "$agent", agent.AgentID, "$event", event, "$upload", upload.ID)
 }
 
 // The seed corpus of FuzzHTTP has a valid request of every operation of both contracts.

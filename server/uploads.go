@@ -91,7 +91,7 @@ func readUpload(req apiapi.CreateUploadRequestObject) (manage.UploadInput, error
 			_, _ = io.Copy(io.Discard, io.LimitReader(part, maxMultipartOverhead))
 			continue
 		}
-		in := manage.UploadInput{Filename: part.FileName(), ContentType: part.Header.Get("Content-Type")}
+		in := manage.UploadInput{Filename: partFilename(part), ContentType: part.Header.Get("Content-Type")}
 		if in.Filename == "" {
 			return in, apierr.Invalid("file", "missing_filename", "The file part has no filename.")
 		}
@@ -124,4 +124,14 @@ func badMultipart(err error) error {
 		return e
 	}
 	return apierr.Invalid("file", "invalid_multipart", "The multipart/form-data body cannot be read: %v.", err)
+}
+
+// partFilename is the filename a part gives, as given: multipart.Part.FileName keeps only
+// its last element, and an upload's name may be a relative path (kb/faq.md).
+func partFilename(p *multipart.Part) string {
+	_, params, err := mime.ParseMediaType(p.Header.Get("Content-Disposition"))
+	if err != nil {
+		return p.FileName()
+	}
+	return params["filename"]
 }
