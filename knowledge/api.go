@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"switchboard/netguard"
 )
 
 // Fetcher reads the document of an api source.
@@ -26,6 +28,14 @@ type Fetcher struct {
 	Timeout time.Duration
 }
 
+// TransientError is a failure that may pass if tried again later: no answer in time, a
+// connection that failed, or an answer of 429 or 5xx.
+type TransientError struct{ Err error }
+
+func (e *TransientError) Error() string { return e.Err.Error() }
+
+func (e *TransientError) Unwrap() error { return e.Err }
+
 // UserAgent names the service in the requests of api sources.
 const UserAgent = "SwitchboardBot/1.0 (+https://switchboard.example/bot)"
 
@@ -33,7 +43,7 @@ const UserAgent = "SwitchboardBot/1.0 (+https://switchboard.example/bot)"
 // body that parses as JSON) is flattened by JSONText, HTML read as the crawler reads pages,
 // other text taken as it is. It fails, saying why, on a refused address, a redirect (give the
 // final URL), a status other than 2xx, an answer over MaxBytes, a binary answer, or a
-// timeout.
+// timeout; a *TransientError is one that may pass (timeout, failed connection, 429, 5xx).
 func (f Fetcher) Fetch(ctx context.Context, url string) (Document, error) {
 	maxBytes := f.MaxBytes
 	if maxBytes <= 0 {
@@ -59,13 +69,19 @@ func (f Fetcher) Fetch(ctx context.Context, url string) (Document, error) {
 	resp, err := f.Client.Do(req)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return Document{}, fmt.Errorf("no answer within %s", timeout)
+			return Document{}, &TransientError{fmt.Errorf("no answer within %s", timeout)}
 		}
-		return Document{}, fmt.Errorf("the request failed: %w", err)
+		if errors.Is(err, netguard.ErrBlocked) {
+			return Document{}, err
+		}
+		return Document{}, &TransientError{fmt.Errorf("the request failed: %w", err)}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
 		return Document{}, fmt.Errorf("the URL answered HTTP %d, a redirect to %q; give the final URL", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
+		return Document{}, &TransientError{fmt.Errorf("the URL answered HTTP %d", resp.StatusCode)}
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return Document{}, fmt.Errorf("the URL answered HTTP %d", resp.StatusCode)

@@ -175,6 +175,8 @@ func TestFetch(t *testing.T) {
 		case "/image":
 			w.Header().Set("Content-Type", "image/png")
 			_, _ = w.Write([]byte("\x89PNG"))
+		case "/busy":
+			http.Error(w, "busy", http.StatusServiceUnavailable)
 		case "/slow":
 			<-release
 		default:
@@ -206,6 +208,12 @@ func TestFetch(t *testing.T) {
 	short.Timeout = 50 * time.Millisecond // the server never answers: any timeout ends it
 	_, err = short.Fetch(ctx, srv.URL+"/slow")
 	require.ErrorContains(t, err, "no answer within")
+	var transient *knowledge.TransientError
+	require.ErrorAs(t, err, &transient, "a timeout may pass")
+	_, err = f.Fetch(ctx, srv.URL+"/busy")
+	require.ErrorAs(t, err, &transient, "a 503 may pass")
+	_, err = f.Fetch(ctx, srv.URL+"/missing")
+	require.False(t, errors.As(err, &transient), "a 404 will not")
 }
 
 func TestFetchRefusesPrivateAddressesUnlessAllowed(t *testing.T) {

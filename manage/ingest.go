@@ -100,8 +100,9 @@ type IngestArgs struct {
 // Kind names the job type in the queue.
 func (IngestArgs) Kind() string { return "ingest_knowledge_source" }
 
-// InsertOpts retries an ingestion that failed for a reason of the service's own (the
-// database), not of the document, a couple of times.
+// InsertOpts retries, a couple of times, an ingestion that failed for a reason that may pass:
+// the service's own (the database), or an api source's transient failure (no answer in
+// time, 429, 5xx).
 func (IngestArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 3} }
 
 // Ingester is the ingestion job's worker.
@@ -147,6 +148,15 @@ func (w *Ingester) Work(ctx context.Context, job *river.Job[IngestArgs]) error {
 	var fail *readError
 	if errors.As(err, &fail) {
 		msg := fail.Error()
+		var transient *knowledge.TransientError
+		if errors.As(err, &transient) && job.Attempt < job.MaxAttempts {
+			// The source stays pending, saying why, and River tries again after a backoff.
+			msg += " (trying again)"
+			if err := w.store.SetSourceStatus(context.WithoutCancel(ctx), a.WorkspaceID, a.SourceID, SourcePending, &msg, 0); err != nil {
+				return err
+			}
+			return fail
+		}
 		return w.store.SetSourceStatus(context.WithoutCancel(ctx), a.WorkspaceID, a.SourceID, SourceFailed, &msg, 0)
 	}
 	if err != nil {
@@ -167,10 +177,13 @@ func (w *Ingester) Work(ctx context.Context, job *river.Job[IngestArgs]) error {
 	})
 }
 
-// readError is a document that cannot be read: the source fails with it as its reason.
+// readError is a document that cannot be read: the source fails with it as its reason
+// (after the job's last attempt, when the cause may pass).
 type readError struct{ err error }
 
 func (e *readError) Error() string { return e.err.Error() }
+
+func (e *readError) Unwrap() error { return e.err }
 
 var errNoUpload = errors.New("the source has no upload yet")
 
@@ -196,7 +209,12 @@ func (w *Ingester) read(ctx context.Context, src store.Source) (knowledge.Docume
 			if ctx.Err() != nil {
 				return knowledge.Document{}, "", ctx.Err()
 			}
-			return knowledge.Document{}, "", &readError{fmt.Errorf("fetching %s: %s", *src.URL, strings.TrimPrefix(err.Error(), "address not allowed: "))}
+			reason := fmt.Errorf("fetching %s: %s", *src.URL, strings.TrimPrefix(err.Error(), "address not allowed: "))
+			var transient *knowledge.TransientError
+			if errors.As(err, &transient) {
+				reason = &knowledge.TransientError{Err: reason}
+			}
+			return knowledge.Document{}, "", &readError{reason}
 		}
 		if doc.Title == "" {
 			doc.Title = *src.URL

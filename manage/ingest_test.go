@@ -58,17 +58,25 @@ func (b *testBundle) ingestJobs(t *testing.T, want int) []manage.IngestArgs {
 // ingest works one ingestion job with River's test worker and returns the source after it.
 func ingest(t *testing.T, b *testBundle, guard netguard.Guard, ws, sourceID uuid.UUID) (*rivertest.WorkResult, store.Source) {
 	t.Helper()
+	result, src, err := ingestJob(t, b, guard, ws, sourceID, nil)
+	require.NoError(t, err)
+	return result, src
+}
+
+// ingestJob is ingest with the job's insert options (MaxAttempts: 1 makes it the last
+// attempt), returning the worker's error.
+func ingestJob(t *testing.T, b *testBundle, guard netguard.Guard, ws, sourceID uuid.UUID, opts *river.InsertOpts) (*rivertest.WorkResult, store.Source, error) {
+	t.Helper()
 	ctx := context.Background()
 	w := manage.NewIngester(b.store, guard, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	worker := rivertest.NewWorker(t, riverpgxv5.New(b.store.Pool()), &river.Config{}, river.Worker[manage.IngestArgs](w))
 	tx, err := b.store.Pool().Begin(ctx)
 	require.NoError(t, err)
 	defer func() { _ = tx.Rollback(context.Background()) }() // each job in a transaction of its own
-	result, err := worker.Work(ctx, t, tx, manage.IngestArgs{WorkspaceID: ws, SourceID: sourceID}, nil)
-	require.NoError(t, err)
+	result, workErr := worker.Work(ctx, t, tx, manage.IngestArgs{WorkspaceID: ws, SourceID: sourceID}, opts)
 	src, err := b.store.SourceByID(ctx, ws, sourceID)
 	require.NoError(t, err)
-	return result, src
+	return result, src, workErr
 }
 
 func withSources(name, sources string) string {
@@ -184,8 +192,21 @@ func TestIngestRecordsWhyASourceFailed(t *testing.T) {
         path: guide.pdf
 `)})
 	require.NoError(t, err)
-	want := []string{"HTTP 503", "image/png", "no extractable text", "guide.pdf (upl_GuideGuideGuideGuide12) is application/pdf, not Markdown"}
-	for i, src := range sourcesOf(t, b, res.AgentID) {
+	sources := sourcesOf(t, b, res.AgentID)
+	// A 503 may pass: the source stays pending, saying why, and River tries again; the last
+	// attempt fails it.
+	result, after, err := ingestJob(t, b, netguard.Guard{AllowPrivate: true}, b.ws, sources[0].ID, nil)
+	require.Error(t, err)
+	require.Equal(t, river.EventKindJobFailed, result.EventKind)
+	require.Equal(t, "pending", after.Status)
+	require.Equal(t, "fetching "+api.URL+"/faq: the URL answered HTTP 503 (trying again)", *after.Error)
+	_, after, err = ingestJob(t, b, netguard.Guard{AllowPrivate: true}, b.ws, sources[0].ID, &river.InsertOpts{MaxAttempts: 1})
+	require.NoError(t, err)
+	require.Equal(t, "failed", after.Status)
+	require.Equal(t, "fetching "+api.URL+"/faq: the URL answered HTTP 503", *after.Error)
+
+	want := []string{"image/png", "no extractable text", "guide.pdf (upl_GuideGuideGuideGuide12) is application/pdf, not Markdown"}
+	for i, src := range sources[1:] {
 		result, after := ingest(t, b, netguard.Guard{AllowPrivate: true}, b.ws, src.ID)
 		require.Equal(t, river.EventKindJobCompleted, result.EventKind, "the failure is the source's, recorded; the job is done")
 		require.Equal(t, "failed", after.Status)
