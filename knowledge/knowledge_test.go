@@ -228,3 +228,13 @@ func TestFetchRefusesPrivateAddressesUnlessAllowed(t *testing.T) {
 	}
 	require.Zero(t, requests)
 }
+
+// A small file whose page inflates to more than 16 MiB is refused before it is parsed.
+func TestPDFInflationBomb(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("(aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa) Tj\n", (17<<20)/52)
+	data := knowledgetest.PDF("Bomb", []string{big})
+	require.Less(t, len(data), 1<<20, "compressed, the file is small")
+	_, err := knowledge.Extract(knowledge.PDF, "bomb.pdf", data)
+	require.ErrorContains(t, err, "more than 16 MiB of drawing instructions")
+}

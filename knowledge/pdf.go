@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strings"
 
@@ -32,10 +33,14 @@ func PDFText(data []byte) (doc Document, err error) {
 		doc.Title = info.Key("Title").Text()
 	}
 	var pages []string
-	for i := 1; i <= r.NumPage(); i++ {
+	total := 0
+	for i := 1; i <= r.NumPage() && total < maxPDFText; i++ {
 		p := r.Page(i)
 		if p.V.IsNull() {
 			continue
+		}
+		if contentSize(p.V.Key("Contents")) > maxPageContent {
+			return Document{}, fmt.Errorf("page %d of the PDF holds more than %d MiB of drawing instructions; it is not read", i, maxPageContent>>20)
 		}
 		text := pageText(p)
 		if strings.TrimSpace(text) == "" {
@@ -43,6 +48,7 @@ func PDFText(data []byte) (doc Document, err error) {
 		}
 		if t := strings.TrimSpace(text); t != "" {
 			pages = append(pages, t)
+			total += len(t)
 		}
 	}
 	if len(pages) == 0 {
@@ -50,6 +56,39 @@ func PDFText(data []byte) (doc Document, err error) {
 	}
 	doc.Text = strings.Join(pages, "\n\n")
 	return doc, nil
+}
+
+// A PDF is small on the wire and may be huge once its streams are inflated: a page whose
+// content streams inflate to more than maxPageContent is refused before it is parsed (the
+// reader keeps a page's glyphs in memory), and pages are read until maxPDFText bytes of text.
+const (
+	maxPageContent = 16 << 20
+	maxPDFText     = 8 << 20
+)
+
+// contentSize is the inflated size of a page's content streams (one stream or an array of
+// them), counted up to just past maxPageContent without keeping the bytes.
+func contentSize(v pdf.Value) int64 {
+	streams := []pdf.Value{v}
+	if v.Kind() == pdf.Array {
+		streams = streams[:0]
+		for i := 0; i < v.Len(); i++ {
+			streams = append(streams, v.Index(i))
+		}
+	}
+	var n int64
+	for _, s := range streams {
+		if s.Kind() != pdf.Stream {
+			continue
+		}
+		rc := s.Reader()
+		m, _ := io.Copy(io.Discard, io.LimitReader(rc, maxPageContent+1-n))
+		_ = rc.Close()
+		if n += m; n > maxPageContent {
+			break
+		}
+	}
+	return n
 }
 
 // pageText joins a page's glyphs in content order: a new line where the baseline moves by
