@@ -27,6 +27,7 @@ const (
 	KindRateLimited
 	KindUpstream
 	KindNotImplemented
+	KindUnsupportedMediaType
 )
 
 var kinds = map[Kind]struct {
@@ -46,6 +47,9 @@ var kinds = map[Kind]struct {
 	KindRateLimited:      {http.StatusTooManyRequests, "rate_limit_error"},
 	KindUpstream:         {http.StatusInternalServerError, "server_error"},
 	KindNotImplemented:   {http.StatusNotImplemented, "server_error"},
+	// A body of a type the operation does not read (an upload that is not text, Markdown,
+	// HTML or PDF).
+	KindUnsupportedMediaType: {http.StatusUnsupportedMediaType, "invalid_request_error"},
 }
 
 // Error is a failure with a public message. Err, if set, is the internal cause: it is logged,

@@ -128,7 +128,7 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	agents := converse.New(st, cat, pipeline, guard, inserter, cfg.Clock, log)
 	jobs, err := newWorkingClient(st, cfg, log, resp.Worker(),
 		events.NewDeliverer(st, guard.Client(cfg.Delivery.Timeout), cfg.Delivery, log), manage.NewCrawler(st, guard, log),
-		converse.NewNotifier(mail))
+		converse.NewNotifier(mail), manage.NewIngester(st, guard, log))
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +167,8 @@ func vendorClient(timeout time.Duration) *http.Client {
 }
 
 // newWorkingClient is the River client that works jobs, with every worker registered.
-func newWorkingClient(st *store.Store, cfg Config, log *slog.Logger, background *responses.Worker, deliverer *events.Deliverer, crawler *manage.Crawler, notifier *converse.Notifier) (*river.Client[pgx.Tx], error) {
+func newWorkingClient(st *store.Store, cfg Config, log *slog.Logger, background *responses.Worker, deliverer *events.Deliverer, crawler *manage.Crawler,
+	notifier *converse.Notifier, ingester *manage.Ingester) (*river.Client[pgx.Tx], error) {
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, background); err != nil {
 		return nil, err
@@ -179,6 +180,9 @@ func newWorkingClient(st *store.Store, cfg Config, log *slog.Logger, background 
 		return nil, err
 	}
 	if err := river.AddWorkerSafely(workers, notifier); err != nil {
+		return nil, err
+	}
+	if err := river.AddWorkerSafely(workers, ingester); err != nil {
 		return nil, err
 	}
 	jobs, err := river.NewClient(riverpgxv5.New(st.Pool()), &river.Config{

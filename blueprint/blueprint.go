@@ -118,13 +118,23 @@ type KnowledgeBase struct {
 }
 
 // Source is one knowledge base source. Depth is set (default 2) exactly when Type is
-// SourceWebsiteCrawl.
+// SourceWebsiteCrawl. Which fields a type takes (checkSource):
+//   - website_crawl: url (required), depth;
+//   - api: url (required), fetched once and read as JSON or text;
+//   - markdown_file: path (required), the filename of an upload in the workspace;
+//   - file_upload: upload_id or path (exactly one), naming an upload by id or by filename;
+//   - manual_text: text (required), the knowledge itself.
 type Source struct {
-	Type  SourceType `yaml:"type" json:"type" validate:"required,enum"`
-	URL   string     `yaml:"url,omitempty" json:"url,omitempty" validate:"required_if=Type website_crawl,omitempty,max=2048,http_url"`
-	Depth *int       `yaml:"depth,omitempty" json:"depth,omitempty" validate:"omitempty,min=1,max=5"`
-	Path  string     `yaml:"path,omitempty" json:"path,omitempty" validate:"required_if=Type markdown_file,omitempty,max=1024"`
+	Type     SourceType `yaml:"type" json:"type" validate:"required,enum"`
+	URL      string     `yaml:"url,omitempty" json:"url,omitempty" validate:"required_if=Type website_crawl,omitempty,max=2048,http_url"`
+	Depth    *int       `yaml:"depth,omitempty" json:"depth,omitempty" validate:"omitempty,min=1,max=5"`
+	Path     string     `yaml:"path,omitempty" json:"path,omitempty" validate:"required_if=Type markdown_file,omitempty,max=1024"`
+	UploadID string     `yaml:"upload_id,omitempty" json:"upload_id,omitempty" validate:"omitempty,upload_id"`
+	Text     string     `yaml:"text,omitempty" json:"text,omitempty" validate:"required_if=Type manual_text,omitempty,max=100000"`
 }
+
+// MaxSourceText is the longest text of a manual_text source, in characters.
+const MaxSourceText = 100000
 
 // SourceType is the kind of a knowledge base source.
 type SourceType string

@@ -39,6 +39,10 @@ func newValidator() *validator.Validate {
 			panic(err)
 		}
 	}
+	// upload_id is a source's upload, as POST /api/uploads names it.
+	if err := v.RegisterValidation("upload_id", func(fl validator.FieldLevel) bool { return uploadID.MatchString(fl.Field().String()) }); err != nil {
+		panic(err)
+	}
 	// enum checks a field of an enumerated type against that type's list in Enums, so the
 	// values are written once and not again in each struct tag.
 	enums := map[reflect.Type][]string{}
@@ -61,6 +65,7 @@ var (
 	hhmmStart      = regexp.MustCompile(`^([01][0-9]|2[0-3]):[0-5][0-9]$`)
 	hhmmEnd        = regexp.MustCompile(`^(([01][0-9]|2[0-3]):[0-5][0-9]|24:00)$`)
 	dateSyntax     = regexp.MustCompile(`^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$`)
+	uploadID       = regexp.MustCompile(`^upl_[0-9A-Za-z]{22}$`)
 )
 
 const maxLanguageLen = 64
@@ -117,10 +122,7 @@ func validateBlueprint(bp *Blueprint, cat *catalog.Catalog, d *decoder) {
 	}
 	if a.KnowledgeBase != nil {
 		for i, s := range a.KnowledgeBase.Sources {
-			if s.Depth != nil && s.Type != SourceWebsiteCrawl {
-				path := fmt.Sprintf("agent.knowledge_base.sources[%d].depth", i)
-				d.add(path, d.lineOf(path), "is only allowed when type is website_crawl")
-			}
+			checkSource(fmt.Sprintf("agent.knowledge_base.sources[%d]", i), s, d)
 		}
 	}
 	if r := a.BusinessRules; r != nil {
@@ -141,6 +143,43 @@ func validateBlueprint(bp *Blueprint, cat *catalog.Catalog, d *decoder) {
 				const path = "agent.business_rules.escalation.action"
 				d.add(path, errLine(d, path, "required"), "is required when enabled is true")
 			}
+		}
+	}
+}
+
+// checkSource applies the rules between a source's type and its other fields: each field
+// is refused on a type that does not read it (rather than silently ignored), an api source
+// needs its url, and a file_upload source names its upload by upload_id or by path, not
+// both. A source without a valid type has that error only.
+func checkSource(at string, s Source, d *decoder) {
+	if !slices.Contains(SourceTypes(), s.Type) {
+		return
+	}
+	only := func(field string, present bool, types ...SourceType) {
+		if present && !slices.Contains(types, s.Type) {
+			path := at + "." + field
+			d.add(path, d.lineOf(path), "is only allowed when type is "+strings.Join(Strings(types), " or "))
+		}
+	}
+	only("url", s.URL != "", SourceWebsiteCrawl, SourceAPI)
+	only("depth", s.Depth != nil, SourceWebsiteCrawl)
+	only("path", s.Path != "", SourceMarkdownFile, SourceFileUpload)
+	only("upload_id", s.UploadID != "", SourceFileUpload)
+	only("text", s.Text != "", SourceManualText)
+	switch s.Type {
+	case SourceAPI:
+		if s.URL == "" {
+			path := at + ".url"
+			d.add(path, errLine(d, path, "required"), "is required when type is api")
+		}
+	case SourceFileUpload:
+		switch {
+		case s.UploadID == "" && s.Path == "":
+			path := at + ".upload_id"
+			d.add(path, errLine(d, path, "required"), "is required when type is file_upload (or give path, an uploaded file's name)")
+		case s.UploadID != "" && s.Path != "":
+			path := at + ".path"
+			d.add(path, d.lineOf(path), "must not be given with upload_id: name the upload one way")
 		}
 	}
 }
@@ -239,6 +278,8 @@ func message(fe validator.FieldError) string {
 		return "must be a time as HH:MM, 00:00 to 24:00"
 	case "date":
 		return "must be a date as YYYY-MM-DD"
+	case "upload_id":
+		return "must be an upload id: upl_ and 22 letters or digits, as POST /api/uploads returns"
 	}
 	return "fails the " + fe.Tag() + " check"
 }

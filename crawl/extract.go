@@ -1,6 +1,8 @@
 package crawl
 
 import (
+	"bytes"
+	"io"
 	"net/url"
 	"strings"
 	"unicode"
@@ -8,6 +10,7 @@ import (
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
+	"golang.org/x/net/html/charset"
 )
 
 // extracted is what a page yields: its title and visible text, its links, and its robots
@@ -297,4 +300,26 @@ func (b *textBuilder) breakPara() {
 	}
 	b.cur.Reset()
 	b.gap = false
+}
+
+// HTMLText extracts the title and visible text of an HTML document, as the crawler does for
+// each page (the same invisible elements, the same paragraphs), for HTML that was not
+// crawled: uploaded files and API answers. contentType may name a charset; the document is
+// decoded to UTF-8 from it, a BOM or a <meta charset>.
+func HTMLText(body []byte, contentType string) (title, text string, err error) {
+	if contentType == "" {
+		contentType = "text/html"
+	}
+	var r io.Reader = bytes.NewReader(body)
+	if cr, err := charset.NewReader(r, contentType); err == nil {
+		r = cr
+	} else {
+		r = bytes.NewReader(body)
+	}
+	doc, err := html.Parse(r)
+	if err != nil {
+		return "", "", err
+	}
+	ex := extract(doc, &url.URL{Scheme: "https", Host: "localhost", Path: "/"}, "")
+	return ex.title, ex.text, nil
 }

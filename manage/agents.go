@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
-	"github.com/riverqueue/river"
 
 	"switchboard/apierr"
 	"switchboard/blueprint"
@@ -30,7 +29,8 @@ type CreateAgentResult struct {
 }
 
 // CreateAgent validates the blueprint and stores the agent, its knowledge base and its
-// sources; website sources are queued for crawling in the same transaction.
+// sources; in the same transaction, website sources are queued for crawling and the others
+// for ingestion (newSources says when a file source waits for its upload instead).
 func (s *Service) CreateAgent(ctx context.Context, ws uuid.UUID, in CreateAgentInput) (CreateAgentResult, error) {
 	if strings.TrimSpace(in.YAML) == "" {
 		return CreateAgentResult{}, apierr.Invalid("yaml", "missing_blueprint", "yaml is required: the full agent blueprint.")
@@ -44,38 +44,18 @@ func (s *Service) CreateAgent(ctx context.Context, ws uuid.UUID, in CreateAgentI
 	if err != nil {
 		return CreateAgentResult{}, err
 	}
-	var sources []store.NewSource
-	if bp.Agent.KnowledgeBase != nil {
-		for i, src := range bp.Agent.KnowledgeBase.Sources {
-			if src.Type == blueprint.SourceWebsiteCrawl {
-				if err := s.guard.CheckURL(ctx, src.URL); err != nil { // as crawl_website does
-					return CreateAgentResult{}, apierr.Invalid("yaml", "url_not_allowed", "agent.knowledge_base.sources[%d].url: %s", i, strings.TrimPrefix(err.Error(), "address not allowed: "))
-				}
-			}
-			ns := store.NewSource{Type: string(src.Type), URL: src.URL, Path: src.Path, Status: SourceQueued}
-			if src.Depth != nil {
-				ns.Depth = *src.Depth
-			}
-			if src.Type != blueprint.SourceWebsiteCrawl {
-				msg := "ingesting " + string(src.Type) + " sources is not available yet; the source is recorded"
-				ns.Status, ns.Error = SourceFailed, &msg
-				warnings = append(warnings, "knowledge_base source of type "+string(src.Type)+" is recorded but not ingested yet")
-			}
-			sources = append(sources, ns)
-		}
+	sources, sourceWarnings, err := s.newSources(ctx, ws, bp)
+	if err != nil {
+		return CreateAgentResult{}, err
 	}
+	warnings = append(warnings, sourceWarnings...)
 	var a store.Agent
 	err = s.store.InTx(ctx, func(tx *store.Tx) error {
 		var created []store.Source
 		if a, created, err = tx.CreateAgent(ctx, ws, bp.Agent.Name, raw, sources); err != nil {
 			return err
 		}
-		var jobs []river.InsertManyParams
-		for _, src := range created {
-			if src.Status == SourceQueued {
-				jobs = append(jobs, river.InsertManyParams{Args: CrawlArgs{WorkspaceID: ws, SourceID: src.ID}})
-			}
-		}
+		jobs := sourceJobs(ws, created)
 		if len(jobs) == 0 {
 			return nil
 		}

@@ -23,8 +23,11 @@ const (
 // AgentStatuses lists the states of an agent.
 func AgentStatuses() []AgentStatus { return []AgentStatus{AgentEnabled, AgentDisabled} }
 
-// A knowledge source moves from queued to crawling, then to ready or failed.
+// A website_crawl source moves from queued to crawling, then to ready or failed; a source
+// of another type from pending (waiting for its upload, or queued for ingestion) to ready
+// or failed.
 const (
+	SourcePending  = "pending"
 	SourceQueued   = "queued"
 	SourceCrawling = "crawling"
 	SourceReady    = "ready"
@@ -33,7 +36,7 @@ const (
 
 // SourceStatuses lists the ingestion states of a knowledge source.
 func SourceStatuses() []string {
-	return []string{SourceQueued, SourceCrawling, SourceReady, SourceFailed}
+	return []string{SourcePending, SourceQueued, SourceCrawling, SourceReady, SourceFailed}
 }
 
 // A voice agent discloses that it is an AI by speaking a text or playing a recording.

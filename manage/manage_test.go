@@ -159,14 +159,15 @@ func TestCreateAgent(t *testing.T) {
 		b.crawlJobs(t, 0)
 	})
 
-	t.Run("knowledge sources: website crawls are queued, others recorded as failed", func(t *testing.T) {
+	t.Run("knowledge sources: website crawls are queued, others pending for ingestion", func(t *testing.T) {
 		t.Parallel()
 		svc, b := setup(t)
+		seedUpload(t, b, b.ws, fullBlueprintUpload, "uploads/catalogue.html", "text/html", "<p>Catalogue</p>")
 		res, err := svc.CreateAgent(ctx, b.ws, manage.CreateAgentInput{YAML: readFile(t, "../testdata/blueprints/valid/full.yaml")})
 		require.NoError(t, err)
-		for _, typ := range []string{"markdown_file", "file_upload", "api", "manual_text"} {
-			require.Contains(t, strings.Join(res.Warnings, "\n"), "source of type "+typ)
-		}
+		warnings := strings.Join(res.Warnings, "\n")
+		require.Contains(t, warnings, "no file named kb/returns-policy.md is uploaded yet")
+		require.Contains(t, warnings, "no file named uploads/size-guide.pdf is uploaded yet")
 
 		sources, err := b.store.AgentSources(ctx, b.ws, mustUUID(t, res.AgentID))
 		require.NoError(t, err)
@@ -175,11 +176,8 @@ func TestCreateAgent(t *testing.T) {
 			byStatus[s.Status] = append(byStatus[s.Status], s)
 		}
 		require.Len(t, byStatus["queued"], 2)
-		require.Len(t, byStatus["failed"], 4, "recorded, not ingested yet")
-		for _, s := range byStatus["failed"] {
-			require.NotEqual(t, "website_crawl", s.Type)
-			require.NotNil(t, s.Error)
-		}
+		require.Len(t, byStatus["pending"], 5, "markdown_file, two file_upload, api, manual_text")
+		require.Empty(t, byStatus["failed"])
 
 		queued := map[uuid.UUID]bool{}
 		for _, s := range byStatus["queued"] {
@@ -191,6 +189,13 @@ func TestCreateAgent(t *testing.T) {
 			require.True(t, queued[job.SourceID], "a job per queued source")
 			delete(queued, job.SourceID)
 		}
+		var ingested []string
+		for _, job := range b.ingestJobs(t, 3) {
+			src, err := b.store.SourceByID(ctx, b.ws, job.SourceID)
+			require.NoError(t, err)
+			ingested = append(ingested, src.Type)
+		}
+		require.Equal(t, []string{"file_upload", "api", "manual_text"}, ingested, "the files not uploaded yet wait")
 	})
 
 	t.Run("an invalid blueprint reports every error with its path and writes nothing", func(t *testing.T) {

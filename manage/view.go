@@ -66,6 +66,10 @@ type SourceView struct {
 	Status string  `json:"status"` // one of SourceStatuses
 	Pages  int     `json:"pages"`
 	Error  *string `json:"error"`
+	// Path is the upload filename a file source names; UploadID the upload it reads (upl_…),
+	// once known.
+	Path     *string `json:"path"`
+	UploadID *string `json:"uploadId"`
 }
 
 // GetAgentInput is get_agent's input: an id, or a name to search for.
@@ -151,7 +155,7 @@ func (s *Service) view(ctx context.Context, a store.Agent) (AgentView, error) {
 	v.KnowledgeSources = []SourceView{}
 	for _, src := range sources {
 		v.KnowledgeSources = append(v.KnowledgeSources, SourceView{ID: src.ID.String(), Type: src.Type, URL: src.URL,
-			Depth: src.Depth, Status: src.Status, Pages: src.Pages, Error: src.Error})
+			Depth: src.Depth, Status: src.Status, Pages: src.Pages, Error: src.Error, Path: src.Path, UploadID: src.UploadShortID})
 	}
 	if a.DisclosureRecordingID != nil {
 		id := a.DisclosureRecordingID.String()

@@ -26,7 +26,7 @@ import (
 
 // fuzzOp is a request of one operation: the fuzzer picks one by index and mutates its path
 // id, its query string and its body. `$response`, `$conversation`, `$webhook`, `$agent` and
-// `$event` in the id or the body stand for resources the fuzzed server holds.
+// `$event` (and `$upload`) in the id or the body stand for resources the fuzzed server holds.
 type fuzzOp struct {
 	operationID string
 	method      string
@@ -69,6 +69,8 @@ var fuzzOps = []fuzzOp{
 	{"listKeys", http.MethodGet, "/api/keys", "", "", "", ""},
 	{"createKey", http.MethodPost, "/api/keys", "application/json", "", "", `{"role":"viewer"}`},
 	{"revokeKey", http.MethodDelete, "/api/keys/{id}", "", "$revocable", "", ""},
+	{"createUpload", http.MethodPost, "/api/uploads", "text/markdown", "", "filename=kb/faq.md", "# FAQ\n\nWe open at **nine**."},
+	{"getUpload", http.MethodGet, "/api/uploads/{id}", "", "$upload", "", ""},
 }
 
 // fuzzAgentYAML is a valid blueprint (voiceAgent of the MCP tests, with a webchat channel).
@@ -209,9 +211,11 @@ func fuzzRefs(t testing.TB, b *testBundle, auth string) *strings.Replacer {
 	decode(http.MethodPost, "/api/agents", "application/yaml", fuzzAgentYAML, &agent)
 	var revocable struct{ ID string }
 	decode(http.MethodPost, "/api/keys", "application/json", `{"role":"member"}`, &revocable)
+	var upload struct{ ID string }
+	decode(http.MethodPost, "/api/uploads?filename=notes.txt", "text/plain", "Parking is free after six.", &upload)
 	var event string
 	require.NoError(t, b.store.Pool().QueryRow(context.Background(), `SELECT short_id FROM events WHERE workspace_id = $1 ORDER BY seq LIMIT 1`, b.workspace.ID).Scan(&event))
-	return strings.NewReplacer("$response", response.ID, "$conversation", response.Conversation, "$webhook2", doomed.ID, "$webhook", webhook.ID, "$agent", agent.AgentID, "$event", event, "$revocable", revocable.ID)
+	return strings.NewReplacer("$response", response.ID, "$conversation", response.Conversation, "$webhook2", doomed.ID, "$webhook", webhook.ID, "$agent", agent.AgentID, "$event", event, "$revocable", revocable.ID, "$upload", upload.ID)
 }
 
 // The seed corpus of FuzzHTTP has a valid request of every operation of both contracts.

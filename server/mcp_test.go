@@ -151,6 +151,7 @@ func TestMCPListsTheTenToolsWithTheirSchemas(t *testing.T) {
 func TestMCPCreatesEveryValidBlueprintAndServesItsTestPage(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
+	b.seedBlueprintUploads(t)
 	s := b.mcp(t, b.url, b.key)
 	files, err := filepath.Glob("../testdata/blueprints/valid/*.yaml")
 	require.NoError(t, err)

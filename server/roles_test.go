@@ -137,6 +137,7 @@ func operationIDs(t *testing.T) []string {
 // fixtures are the things the probes act on, made with the owner's rights.
 type fixtures struct {
 	agentID, responseID, webhookID string
+	uploadID                       string
 	receiver                       string
 }
 
@@ -148,6 +149,11 @@ func (b *testBundle) fixtures(t *testing.T) fixtures {
 	require.NoError(t, err)
 	f.responseID = r.ID
 	f.webhookID = b.newWebhook(t, f.receiver)
+	resp, raw := b.doRaw(t, http.MethodPost, "/api/uploads?filename=faq.txt", b.key, "text/plain", "We open at nine.")
+	require.Equal(t, http.StatusCreated, resp.StatusCode, string(raw))
+	var up struct{ ID string }
+	require.NoError(t, json.Unmarshal(raw, &up))
+	f.uploadID = up.ID
 	return f
 }
 
@@ -280,6 +286,11 @@ func (b *testBundle) httpProbes(f fixtures) []probe {
 		{"listKeys", "admin", api(http.MethodGet, "/api/keys", "")},
 		{"createKey", "admin", api(http.MethodPost, "/api/keys", `{"role":"viewer"}`)},
 		{"createKey (privileged)", "owner", api(http.MethodPost, "/api/keys", `{"role":"admin"}`)},
+		{"agentChat", "viewer", api(http.MethodPost, "/api/agents/"+f.agentID+"/chat", `{"message":"hello"}`)},
+		{"createUpload", "member", func(t *testing.T, key string) outcome {
+			return b.viaRaw(t, http.MethodPost, "/api/uploads?filename=notes.txt", key, "text/plain", "Parking is free after six.")
+		}},
+		{"getUpload", "viewer", api(http.MethodGet, "/api/uploads/"+f.uploadID, "")},
 		{"revokeKey", "admin", func(t *testing.T, key string) outcome {
 			return b.viaHTTP(t, http.MethodDelete, "/api/keys/"+b.keyIDOfNew(t, "member"), key, "")
 		}},
@@ -377,4 +388,27 @@ func TestAssistantToolsFollowTheRole(t *testing.T) {
 func (b *testBundle) oai(key string) *openai.Client {
 	c := b.openai(key)
 	return &c
+}
+
+// doRaw sends a body of any content type through the contract-checking client.
+func (b *testBundle) doRaw(t *testing.T, method, path, key, contentType, body string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, b.url+path, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", contentType)
+	resp, err := b.client.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	return resp, readAll(t, resp)
+}
+
+func (b *testBundle) viaRaw(t *testing.T, method, path, key, contentType, body string) outcome {
+	t.Helper()
+	resp, raw := b.doRaw(t, method, path, key, contentType, body)
+	got := outcome{status: resp.StatusCode}
+	if resp.StatusCode >= 400 {
+		got.code = errorOf(t, resp, raw, resp.StatusCode).codeOrEmpty()
+	}
+	return got
 }

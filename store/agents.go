@@ -40,12 +40,14 @@ func toAgent(a dbsqlc.Agent) Agent {
 
 // NewSource is a knowledge source to record with an agent.
 type NewSource struct {
-	Type   string
-	URL    string
-	Depth  int
-	Path   string
-	Status string
-	Error  *string
+	Type     string
+	URL      string
+	Depth    int
+	Path     string
+	Status   string
+	Error    *string
+	UploadID *uuid.UUID // the upload a file source reads, once known
+	Text     string     // a manual_text source's text
 }
 
 // Source is a stored knowledge source.
@@ -59,6 +61,9 @@ type Source struct {
 	Status          string
 	Error           *string
 	Pages           int
+	Path            *string    // the upload filename a file source names
+	UploadID        *uuid.UUID // the upload a file source reads, once known
+	UploadShortID   *string    // its public id (upl_…)
 }
 
 // CreateAgent stores an agent with its knowledge base and sources; it returns the agent and
@@ -85,15 +90,23 @@ func (q *queries) CreateAgent(ctx context.Context, workspaceID uuid.UUID, name s
 
 // AddSource records a knowledge source.
 func (q *queries) AddSource(ctx context.Context, workspaceID, knowledgeBaseID uuid.UUID, s NewSource) (Source, error) {
-	src := Source{WorkspaceID: workspaceID, KnowledgeBaseID: knowledgeBaseID, Type: s.Type, Status: s.Status, Error: s.Error}
+	src := Source{WorkspaceID: workspaceID, KnowledgeBaseID: knowledgeBaseID, Type: s.Type, Status: s.Status, Error: s.Error,
+		UploadID: s.UploadID}
 	if s.URL != "" {
 		src.URL = &s.URL
 	}
 	if s.Depth > 0 {
 		src.Depth = &s.Depth
 	}
+	if s.Path != "" {
+		src.Path = &s.Path
+	}
+	var text *string
+	if s.Text != "" {
+		text = &s.Text
+	}
 	id, err := q.sql.AddSource(ctx, q.db, dbsqlc.AddSourceParams{WorkspaceID: workspaceID, KnowledgeBaseID: knowledgeBaseID,
-		Type: s.Type, URL: src.URL, Depth: src.Depth, Path: s.Path, Status: s.Status, Error: s.Error})
+		Type: s.Type, URL: src.URL, Depth: src.Depth, Path: s.Path, Status: s.Status, Error: s.Error, UploadID: s.UploadID, Text: text})
 	src.ID = id
 	return src, err
 }

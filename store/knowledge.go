@@ -10,7 +10,7 @@ import (
 
 func toSource(s dbsqlc.AgentSourcesRow) Source {
 	return Source{ID: s.ID, WorkspaceID: s.WorkspaceID, KnowledgeBaseID: s.KnowledgeBaseID, Type: s.Type, URL: s.URL,
-		Depth: s.Depth, Status: s.Status, Error: s.Error, Pages: s.Pages}
+		Depth: s.Depth, Status: s.Status, Error: s.Error, Pages: s.Pages, Path: s.Path, UploadID: s.UploadID, UploadShortID: s.UploadShortID}
 }
 
 // SourceByID returns a knowledge source of the workspace.
@@ -19,7 +19,8 @@ func (q *queries) SourceByID(ctx context.Context, workspaceID, id uuid.UUID) (So
 	return toSource(dbsqlc.AgentSourcesRow(s)), notFound("knowledge source", err)
 }
 
-// SetSourceStatus moves a source through queued, crawling, ready or failed.
+// SetSourceStatus moves a source through its states: queued, crawling, ready or failed for a
+// website crawl; pending, ready or failed for the other types.
 func (q *queries) SetSourceStatus(ctx context.Context, workspaceID, id uuid.UUID, status string, errMsg *string, pages int) error {
 	return q.sql.SetSourceStatus(ctx, q.db, dbsqlc.SetSourceStatusParams{WorkspaceID: workspaceID, ID: id, Status: status,
 		Error: errMsg, Pages: pages})

@@ -237,6 +237,9 @@ type PendingAction struct {
 // Role defines model for Role.
 type Role string
 
+// Upload defines model for Upload.
+type Upload = manage.UploadView
+
 // Error defines model for Error.
 type Error struct {
 	Error struct {
@@ -269,6 +272,12 @@ type CreateChannelJSONBody struct {
 // CreateKeyJSONBody defines parameters for CreateKey.
 type CreateKeyJSONBody struct {
 	Role Role `json:"role"`
+}
+
+// CreateUploadParams defines parameters for CreateUpload.
+type CreateUploadParams struct {
+	// Filename The file's name, for a raw body (a multipart part names its own).
+	Filename *string `form:"filename,omitempty" json:"filename,omitempty"`
 }
 
 // CreateAgentJSONRequestBody defines body for CreateAgent for application/json ContentType.
@@ -324,6 +333,12 @@ type ServerInterface interface {
 	// RevokeKey Revoke an API key
 	// (DELETE /api/keys/{id})
 	RevokeKey(ctx echo.Context, id openapi_types.UUID) error
+	// CreateUpload Upload a document for the knowledge base (text, Markdown, HTML or PDF)
+	// (POST /api/uploads)
+	CreateUpload(ctx echo.Context, params CreateUploadParams) error
+	// GetUpload An upload's metadata (not its bytes)
+	// (GET /api/uploads/{id})
+	GetUpload(ctx echo.Context, id string) error
 }
 
 // ServerInterfaceWrapper converts echo contexts to parameters.
@@ -467,6 +482,40 @@ func (w *ServerInterfaceWrapper) RevokeKey(ctx echo.Context) error {
 	return err
 }
 
+// CreateUpload converts echo context to params.
+func (w *ServerInterfaceWrapper) CreateUpload(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateUploadParams
+	// ------------- Optional query parameter "filename" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "filename", ctx.QueryParams(), &params.Filename, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter filename: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CreateUpload(ctx, params)
+	return err
+}
+
+// GetUpload converts echo context to params.
+func (w *ServerInterfaceWrapper) GetUpload(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetUpload(ctx, id)
+	return err
+}
+
 // This is a simple interface which specifies echo.Route addition functions which
 // are present on both echo.Echo and echo.Group, since we want to allow using
 // either of them for path registration
@@ -525,6 +574,8 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/api/keys", wrapper.ListKeys, options.OperationMiddlewares["listKeys"]...)
 	router.POST(options.BaseURL+"/api/keys", wrapper.CreateKey, options.OperationMiddlewares["createKey"]...)
 	router.DELETE(options.BaseURL+"/api/keys/:id", wrapper.RevokeKey, options.OperationMiddlewares["revokeKey"]...)
+	router.POST(options.BaseURL+"/api/uploads", wrapper.CreateUpload, options.OperationMiddlewares["createUpload"]...)
+	router.GET(options.BaseURL+"/api/uploads/:id", wrapper.GetUpload, options.OperationMiddlewares["getUpload"]...)
 
 }
 
@@ -2195,6 +2246,310 @@ func (response RevokeKey500JSONResponse) VisitRevokeKeyResponse(w http.ResponseW
 	return err
 }
 
+type CreateUploadRequestObject struct {
+	Params      CreateUploadParams
+	ContentType string
+	Body        io.Reader
+}
+
+type CreateUploadResponseObject interface {
+	VisitCreateUploadResponse(w http.ResponseWriter) error
+}
+
+type CreateUpload201JSONResponse Upload
+
+func (response CreateUpload201JSONResponse) VisitCreateUploadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateUpload400JSONResponse struct{ ErrorJSONResponse }
+
+func (response CreateUpload400JSONResponse) VisitCreateUploadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateUpload401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateUpload401JSONResponse) VisitCreateUploadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateUpload403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateUpload403JSONResponse) VisitCreateUploadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateUpload413JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateUpload413JSONResponse) VisitCreateUploadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateUpload415JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateUpload415JSONResponse) VisitCreateUploadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateUpload429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateUpload429JSONResponse) VisitCreateUploadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateUpload500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateUpload500JSONResponse) VisitCreateUploadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUploadRequestObject struct {
+	Id string `json:"id"`
+}
+
+type GetUploadResponseObject interface {
+	VisitGetUploadResponse(w http.ResponseWriter) error
+}
+
+type GetUpload200JSONResponse Upload
+
+func (response GetUpload200JSONResponse) VisitGetUploadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUpload401JSONResponse struct{ ErrorJSONResponse }
+
+func (response GetUpload401JSONResponse) VisitGetUploadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUpload403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetUpload403JSONResponse) VisitGetUploadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUpload404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetUpload404JSONResponse) VisitGetUploadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUpload429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetUpload429JSONResponse) VisitGetUploadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUpload500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetUpload500JSONResponse) VisitGetUploadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
 	// ListAgents List agents, newest first
@@ -2230,6 +2585,12 @@ type StrictServerInterface interface {
 	// RevokeKey Revoke an API key
 	// (DELETE /api/keys/{id})
 	RevokeKey(ctx context.Context, request RevokeKeyRequestObject) (RevokeKeyResponseObject, error)
+	// CreateUpload Upload a document for the knowledge base (text, Markdown, HTML or PDF)
+	// (POST /api/uploads)
+	CreateUpload(ctx context.Context, request CreateUploadRequestObject) (CreateUploadResponseObject, error)
+	// GetUpload An upload's metadata (not its bytes)
+	// (GET /api/uploads/{id})
+	GetUpload(ctx context.Context, request GetUploadRequestObject) (GetUploadResponseObject, error)
 }
 
 type StrictHandlerFunc func(ctx echo.Context, request any) (any, error)
@@ -2651,95 +3012,168 @@ func (sh *strictHandler) RevokeKey(ctx echo.Context, id openapi_types.UUID) erro
 	return nil
 }
 
+// CreateUpload operation middleware
+func (sh *strictHandler) CreateUpload(ctx echo.Context, params CreateUploadParams) error {
+	var request CreateUploadRequestObject
+
+	request.Params = params
+	request.ContentType = ctx.Request().Header.Get("Content-Type")
+
+	request.Body = ctx.Request().Body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateUpload(ctx.Request().Context(), request.(CreateUploadRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateUpload")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CreateUploadResponseObject); ok {
+		return validResponse.VisitCreateUploadResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetUpload operation middleware
+func (sh *strictHandler) GetUpload(ctx echo.Context, id string) error {
+	var request GetUploadRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetUpload(ctx.Request().Context(), request.(GetUploadRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetUpload")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetUploadResponseObject); ok {
+		return validResponse.VisitGetUploadResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // Base64 encoded, compressed with deflate, json marshaled OpenAPI spec.
 // Stored as a slice of fixed-width chunks rather than one concatenated
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7Fx7c9w2kv8qXbytslRFjSTbuUtGdX/obCfny8tlOZvayviGENkzgxUJMACo0axL330LDYCv4bzkZzb7",
-	"l8ckADYa3b9+Qu+iVBalFCiMjsbvIoW6lEIj/eeFUlLZH6kUBoWxP1lZ5jxlhktx+ncthX2m0wUWjN5m",
-	"GbevWP5KyRKV4XalGcs1xlHZevQuwrB493EqM7T/iirP2XWO0dioCuPIrEqMxpE2iot5dB9HmUz1tFK5",
-	"Hbz2csEdtWsvCtSazXHwXckUK/b6tnuwtsR9HCn8veIKs2j8W/0tP/5tvZC8/jumZm2848jAMLtb1Kni",
-	"peVtNI4uBdBg4ALMAgHFLeayRNALpjCDJTcLOL09p0+40yHmXs79KXZ5fl1pLlDr11XuHmxgQCAojtIF",
-	"EwJzGswNFrrFjWaUf8CUYiuapZAZzC6JhJlUBTPROMqYwRPDi5pRnVPGMperIohn/a2/KJxF4+g/Thvx",
-	"PfUbPX3miHtj1xqgosPKATHIuE5zqSuFL4RlQtYadS1ljkx0h73GVKqMi/nLbD/JrWe+wTuz75QyZ6uf",
-	"WDEsunOFaOzvoZc86/C7qng2xOobIZc5ZnO8kpVKscvvrsBkWJrFFsK5MDhHZVet1XznHvcks2RzbItb",
-	"61vaMFM5cBFVYVXq9wortMukii1zu4JVOZatojiaMW4P9+0W/Q7LLPFac4NTWsVO5TlOqzKXzK5dMHWT",
-	"yaWY2sdRHLGS01NRsXxq7BEPfcND1w629CCiYYlbIPZHUe898CfeiCbrCpGz6w2q3OdIe46YV5uANM+L",
-	"H2WG+aaXr5S85RmqNotZXi5YFEfXaOw/c1YUbJBvBbt7I29QbJABsUlF1oUDvXqTermfQx/UK23Q0lyU",
-	"wzbFYFGiYqZS7S+Lqrh2JBkpOtI0UxxFllsZLJWcodZkMa2UMl3RD9KCfFg2pcz1MylmfH4Y+lZldhj6",
-	"DskesbclbbUcdDHKb7oFTN2Db8lIl3/t8+2xvhbULg9axqhrLgYQbQjc22apzaQ1zYmju5O5PPEPCybY",
-	"HEdkUf/Kcdl+fcKLUipnaJkFykgvuUkX15Kp7NTNJPbS7GcLZi6FXjp9OMCDSqW4RaXJF5vybFA2Uacs",
-	"Z8HWbV2862K8WSC0P/BIQ7NWDFKkCFIgzKx4wJGFMbjGmVR4PLJy0oO1LuUsDRQFnUhlnmNqptbTZMRs",
-	"o5jQM1RTI6eLqmDCYlrBeD4V0vCZ90GHVUTx+bwHLzODavp46kB/yowVOhKSSqOaWjlHbT97g6ulVNm0",
-	"YCYlXEVhtUMMgXhPQcJn47C/IfBtwHYnv91QOLIu92pK/yPe7o/SCst8NfwtZkXvkQYacgGWGytYLniO",
-	"wID4DQumybtskzUaMsnr0CpLpPNyEuO0LJd6A8JWwSU/RD4JI0DOiERTKcuxwiIKpCzP9QX8A5WE5QIF",
-	"MFCV3RcpGWajqC+PXJSVmZrarNToyIX5z6fRkF8jK3PwHCON9Qj2n9JH4DaZfRJ6y++MNvroEaSlBbMt",
-	"8GhBvjutHfDoV8eRR7a90TFM7OLjsxax3ypv4j8oVO7gzpAq19Q9x9ywh5BlvP+/A1e6LuQAAa89fB3M",
-	"FMLawxTv1wUzDhZYnqMCa2RrPbzlmhupLkAbae2CFGsI8kiD/zAcFajmmAEXRgI3TlntSy4qLubH64pK",
-	"BsD+KNjdDyjmVnwef/U0jgouwv+fDCBM8Apb087PzjrTzodijYV33VrznjzuTPuvIauwl2Y8q03dQ1Rj",
-	"QKJ7OYIO190Bce1wH4wMfEY44kZDUqQnCfCMeL6DK60cSosvT8/2YKg2Cl2OpZ/QsCgBTAMTgLeWRDcU",
-	"jpiG5DJNsTRjsJpwSq9P3OsEMon6uGWV6gh9QzJmox79wPVAaoTYtX/qgVa6qoqCqdWQQdZVmqLWwxkF",
-	"wu+hqKa3lbBIHKgLU/dzWe1GiU79GnWVm4d7rmGj60m8wxM9e0b/Hzq82yfGaXZzQEwQePNg5v5CkYje",
-	"ic4FF+2n5/Gu5N6a+PcSYi2d/sqq9AdPkPUP+QEJsy6Or+HOofm0zpZ3glg72dZn1o6pA6mWw75dsLuX",
-	"buZXZ19MVqZn4JhhuZyPvmUFzw9QAD+PNKCT5CnYHS8sPV+ff+OMr/vvebwl/3OgpX8YfGxR/wAeh2t/",
-	"P9/Uk/XeXoYUtJeQqvnXZl4z76Mkqrqcuc4rLBUXZvTGpYX25Eo9z3lVD8t83W+y+L9ys3heQ8sG27+X",
-	"xe+C1K4prW9udwm22/1ONmtP0/QdOtP/HpbfV1eGKnfhZNbLRR/NH+DiWlYio0090LpsdCnKFiDuXW8a",
-	"cijKJu3pfYs05C579B/ubPiPPzgF6ecPe78ZM+zQstuQ2+s30IKW3H5vpztWb5wIGXLd27zvFmzSBaM0",
-	"IuapnN5KnpJPV1j1KfScleX0vPn5uPn5pPn5dH9ca9PxQHjr5zle3IaS+2fOc9QpjodQ9J4pDpfd8FnM",
-	"92PEeg40BL0he9GeNAQ2xUb3qURh/dupS/xuSO/6ly4ON5USUDJ1g9kFIEsXoCqhQYp8BZSshuRvL65g",
-	"Up2dPUlTmSH9wqSTAN6mjq8cSZcuFb0tOfzAfOy/U6ibU6iFL21VvgGkLx+bRf2BibwduSDRyPqRVPDL",
-	"Ly+fH1upZwNJIoSlVDe6ZCm280SDmf9WKmhd3iuN6pEGP+Zig0AD2UJVaGBeH7yiDGnlyBUIm1zcPkmn",
-	"Wm37CTJXLnD6n3z34g2c3p6f0kOdXNC3M5yxKjd+pCsmXGsUZkMdpMlu0bz6vN4jOfXMOwTDrTtss+Oz",
-	"Rh6N/enD18e35rRQm19cp0NDn+JD5C2ZElzMD2pE2O4hk0PV7LqV0glktb66p7tFp/HePrQ70+/xYLPm",
-	"Jk7Zh/ekb3BDpVBjqtDEkOibE32bTkejUXIBeiGXwpkyXwsm4BtwonHG7waPUuGtvNm+mZ3Ou5L5znjr",
-	"tR0z6JjT7JrGuM3eDnmOO0PauTV+LMu8bphqc5WOFmZSAaOU9omz+pSZp4fkrvoH1MtnsUizGc4rpixc",
-	"zQYS3nGtsIOaWPjGyqDdurRWzvUn2c36FN2gigtpcMMR+mne7Ow8r/ZXh10Pu5iHz3pYl30MqNvAl5js",
-	"GCiQCVesLnNmrCgF6I5B4C0q0DxHkeLuQkGDeuH8/P49C+Me5wYo7vFlP2RpSdJDIIV6dV/4PtAH9Hq4",
-	"ftLQSBqDr/0n9DyBmWIFOo/BF2ZSphRHDdwMlOnes7f3j9ilG0dfFJw3uLt+1jOutIF0wRRLDaq6enuD",
-	"q9i6fFZ654L/A4GbobX/OMC94ZhCtuOAo7rB1f5lQCsJu3wVWnCIvm7gdhiVznMejAFYaqbAM9JsLoLX",
-	"7bxq3/6Eg5IUtLZkxqCyS/3/b2cn37x99zS+/8vQBLwruUJ9kFTrppS4XV2bHXrKmrmdLw9x9rWXubpL",
-	"aSlcu1ZWcBvwF0iZ8Di65bhENZyf0phWipvVlT1rX2JDplBdVq4nmoSALAw9bna7MKZ03fxczOT6Cb0K",
-	"puv1i6s3oGRlUDsvgaq1wEQGoddxBG8WuHL9/lZ3uQJelDkWKIyL5YLfMBE/PnsFlDuHIykQJNUGqIvP",
-	"LCXoSs1Yivo4pg+4JilnDnS4X6At+NeXDJiG5PT2PBlPRPJu4gBxEo3h3SSA6SSKYULbdr8Is91Pivyi",
-	"+/tkNBET8RxTrikpslyg2wmUSmZVakCXmALXznKbMSSvfr56A6es5KeOIQkYdoPOTtWpNGB6Iv52+eMP",
-	"cJS076qsWJEnxzH5Vxr+7+rnn8ASbx9b2ifRaDSaRPfJxUQkry7fPPvf9pdO3/Hsvv25Gcc8I9xMXMfo",
-	"lAYmxEKFplLeHfH9pO4I7dq0ajjFxO6PCcA7g8LyAbQEnxIGjcxoSJmAawS8Q5VyjRmgyCxGo8hGE/FS",
-	"QHL56tX0xU9//e8M6XwKRwe155AQyMoAs9hu42odDHtrNAXqcFRH/ROReHcmOb7w7hMX4VwsXkwoPcaN",
-	"VafoqnFIiGdWf1BpJ9OPR2ejM0r2lCjsy3H0ZHQ2ekKN6mZB6tNitP3vHAk3ajG10W3UNC1E3gVAa7mi",
-	"8W/vIm4/9HuFBAEum99Ees3dpM9c2Lt/G3dvVz0+OzvobtXOKhRZtYHbQnW7p7YH8dR9dmi1mrxTd/OL",
-	"Rp8fNPrJIaMff3PA6K8OoLttUEh0/P5tMLBEbZwHRIdYoiq49tKqkGXkPEk9IIOt2D9yRgm1+R+ZrT7W",
-	"FTkLTrstIo0adFv7+NclpL9qZ1nrtd2vCez5BxPYTlZrm8zCkmnw7t0XJr7nX6CwO75am+K4N1OyANaY",
-	"x3WZd5oxWipunLPdt3sbMTkUk6OPDWy9Qv02cfnCROTs6ZcnIt+haeSDvERuNDStBHCdy/RmCzgOWF8y",
-	"fLXx9aWQNpa0DfGO2NUaypJuX6xJnOuJe18E3ilvofVuL0z8LLLecSv/LfO7YXHBxBxBy6LtuwcteAAo",
-	"nlJ7Abl8n0AbvDvSlYPXrl7sLr+EFA6ROCaNLlFpKVjsilcx1LfhYgg9oXQvRsf+plE8Ec2ND4pkKGoc",
-	"waVYgZI5QsFWNgI1I/gB2S1C0qs8JmCDDSNtjCmATUSnukiN5i735ONEG/6Y1mWk0FkZ26cu9Lx82Yam",
-	"5QLFRHADPjd7fAFzfovAuy3tFOa2G97dpYOaFA1HTEizQBVeTwTX8PTsaW9LQprpzEZjyfEILiEEDB48",
-	"Xaxs530DCT2ahhEUCU6EkKHIqN19iezChmZ0Fapbeu2s1aHBjXbxMtk5F6G7NKx2RckktMNbhirLAUXc",
-	"8xAJGkWmJ2JLI/3YpXh19+MJHNGB+Qt//XLsROAd10Yfx5BkmBuWwBGVwF1Wnml7MFz70BGzY3+wSSYF",
-	"JnBU5xZY3f9PGQsKz69ltjq2Gwk5aBrezVMfX4S1WuNYvmQrbSNkJ11uh6OJqP9sgruo2HoJ1zhnwkfj",
-	"lLlnauWyBG5GgBc6BWqlBrNgQQTqONueMRdzWtkd/BG1ANBltONxv96+YCJDCufZRLhLd3M0LiVAF/Ic",
-	"M2nj7rUXk+MYKmF47hImPL2pSjC8QEvDgmkomdaYXZAC0lWbDA3jeUvbgOkbzGAmlat0U8/JyUJWqq7Y",
-	"W2XWPMMGLuj1xUQwmPE7zEDhrNIs96Us8htoOyVPL2gTDZz4y5EjuELH+NcvLp//+AI0pk6SJtFzurwb",
-	"tEv7vU4iWt63yOT4SIfNuDRE10Oor0R9TP+g3anxOXyE1o1h6m7tK3N3ua7V+NZrOY0f+3YMa6lCO8Yp",
-	"JBkzLLyy5PlX4x421Eo/Go2cYk/EmjaOILk70RpPHLwkIOj7pHpEogVqOlyn3nUmjGuLLmXOuKArYi7n",
-	"aE9fplWBwhz7NFQ/ldz+HNlk18W4g5/rNwzjCF2/W6e/JrqP91yxdSuwWYoYtv8a9e3Jer4UuHN6txbY",
-	"THalq/u3W+KnR0HtXKa0dxlLzoD/sd3Ns28+XoR//tWX5/heociA1YhuLQ1kHZwlR2+OhnxGb2/I8BGm",
-	"u4M/XveQKcXduMbtPwi0MYH7rPlDDR8NINv9zBuCp5rWf4385osAmWPIuavr0vaazhF3zguZZ9Y3IbBt",
-	"FxkelgcN7d6fJBO65W7BQ6/2foDm/n5f//Cf7vqESdXQgb9V7v+URYCWkqQ+RRr4AUou11WgAYkWxLmI",
-	"fzAa/7kXiF9XPM8opNFcGyaM9ZCUrOaLpqJa8hJzLpqKKhwtuDZSURuGzPVEzHhuUGEG16vQovFIUzAe",
-	"d0r4OgbKQlDwTDZbH4/gVxeWTMR6oM5A4DL0UHWCEm2YMvoC2tfCfaA+tFBIPPgITmShZBmi8QyotCsV",
-	"SO/ETcRRcjfVt+m0409SiK24vlnR7l0F00aPriv4SCNC0uukTo4vnNGaiA3txe0SdmefRoKqBHBDMd0V",
-	"GTou5uMQTI8pkk7IEdoSOMd16K5R3aI60RZs3RGMewxL4Ch51+PgfRK7pEg7iE7e2Q/dJ8ehXOsMs/WJ",
-	"Qyw9EEqT2XbU7BE4I6cEiMsMtOJkGAqTXdrGdYHtFSWvRWYfMSj7jPFYcz9lj0js/UKV4ftBD4xSend6",
-	"Dg1Qmm1/mtAkgGj4g0Vx3cTh+jmCo/qHjk2+yHrigrVakNeM2s64ILTNbYwJvrcDPqKChm6/DT6RpS8G",
-	"mWd1V0AMvn8QpEANXKR5lYXa879GM0Tnjs8jDZevXhIj4Mg1+7h+Mtf3rwdiPzrU+011iUsB1FDnHS3r",
-	"RFBfnWuOSlxvXUIfvHBjbFTCBCQ0zSWPqDWPBoFADBYqPKZixFFilxiVit/yHOdIOfrmwoI1U972e9+k",
-	"e1lh5LLpdb84tZsxfeNb7iBj2jc1aXfxndyYi1betRnhsuAxsIlwTX9EOHVLE6ksz+XSJXq990nstiqU",
-	"EZX2k+SIrJtNGv89rj5NoPXgtlya+NkDoOZezWZ9j5uit5eUo6HLLMd/yjip6R/xoLBJ+9sAX7eJZJij",
-	"GbgN+Noi6h5aDn0ldwpt32sjS02oReuYifAnZV1t5SolPGWuidWeLZUgQ5EMRTaChooa4qkr0rvv3ExE",
-	"JVKqFGdDqkjza1X8ePZqk+y2iP5TFvEd//eQzU/Ro9JuBadvtJvAf3t7/9a+tvGgo4D+2jN1gI9PT3OZ",
-	"snwhtRl/ffb1mfV6/xkAAP//",
+	"7H3pchu51eirnOqbKpOpFiV5yZ2hKlVX8TLxzXjisuWkcoe+bKj7kETUDfQAaFGMS1Xfr+8Bvof4HixP",
+	"8hUOgF7IpkjKy3gy+SWqG8vBwdkX8kOUyqKUAoXR0fhDpFCXUmikf54rJZX9kEphUBj7kZVlzlNmuBTH",
+	"f9dS2Gc6XWDB6G2WcfuK5a+VLFEZbleasVxjHJWtRx8iDIt3H6cyQ/tXVHnOLnOMxkZVGEdmVWI0jrRR",
+	"XMyj2zjKZKqnlcrt4I2XC+6g3XhRoNZsjr3vSqZYsdfe7sHGErdxpPCniivMovGP9V5+/Pt6IXn5d0zN",
+	"xniHkZ5h9rSoU8VLi9toHJ0LoMHABZgFAoprzGWJoBdMYQZLbhZwfH1KW7jbIeSez/0tdnF+WWkuUOs3",
+	"Ve4ebEFAACiO0gUTAnMazA0WuoWNZpR/wJRiK5qlkBnMzgmEmVQFM9E4ypjBI8OLGlGdW8Yyl6sikGe9",
+	"128UzqJx9L+OG/I99gc9fuqAu7Br9UDRQWUPGWRcp7nUlcLnwiIha426lDJHJrrD3mAqVcbF/GW2H+XW",
+	"My/wxuw7pczZ6gdW9JPuXCEa+7nvJc86+K4qnvWh+krIZY7ZHN/KSqXYxXeXYDIszeIOwLkwOEdlV63Z",
+	"fOcZ9wSzZPMARJsl6DGkitkznMEpzKQCJqRZoAK7CEiRInCjIZNpZSkKuAaFrLVLC+6SuRN2d7HMVpW5",
+	"ZBnMeI6CFQgMCqauMrkUU/sMpKJ3Uz9OEzbBDtVRvBsN2jBT9RzwHJZ4qbnBKR0yrFvIa9TwU4UVZvDP",
+	"//wvhwIu5vSPPd6KIGKc8ILXqFZAWJkIQkuJItsyHAYJXV8Cmq00LBer4QjO6XRh++VCaoTEYiuZCDok",
+	"CBlwtEID2ti5YZdKGJ4Dc2vIGZgFM4QbexluFmajiYjiCEVVWLHop0Zx5E4ZWUHizhhZAcqyVRRHDuKW",
+	"9NyU1mHBDh7t1Oa2ojjqXGYUR6zk9FRULJ8ay7B9e7jpTgBsJRnWQZ2FXMOgKvPpP//jv4exI1DLhWIf",
+	"OvGqb8e4NRXTsJRbIPasXJNd4K94qzbaFKg5u9yiCtbvoD1HzKttijjPi1cyw3zby9dKXvMMVftSWV4u",
+	"WBRHl2jsnzkrCtZ7UwW7uZBXKNpwtvhebBOxDV+GLdGrBxLP7mPfhnqlDVqYi7LfJjFYlKiYqVR7Z1EV",
+	"lw4kI0WHfmeKo8hyS/WlkjPUmiwuyxdMV/SBpGjezw1S5vqpFDM+P0x7V2V2mPbuoz1Cb4vaajro6jh/",
+	"6JZi6158i0a6+Gvf7xrqa0Lt4qBlzHTNjR6N2GcctM2aNpI2OCeObo7m8sg/LJhgcxyRRfYXjsv26yNe",
+	"lFI5Q43UUKSX3KSLS8lUduxmEnpp9tMFM+dCLx0/HGCBp1Jco9Jky0951kubqFOWs2Ar3bl4V+xdLBDa",
+	"GzzQ0KzlZZ0UCDNLHjCwYgwucSYVDkc94q8LOUsDRIEnUpnnmJqp9VQYIdsoJvQM1dTI6aIqGKmUgvF8",
+	"KqThM+/D9LOI4vP5mniZGVTTh1OnZqbMWKIjIqk0qqmlc9R22ytcLaXKpgUzKclVFJY7RJ/aWGOQsG0c",
+	"ztcnfBthuxPfbigMrMu2mtJ/hNv9pbTCMl/178Us6T2wBlSZr87AYmMFy4XVbwwI37BgmryTNlijKN5H",
+	"tMoS6b4cxTguy6XeImGr4NIdQp8kI5wJgmAqZTFWWIkCKctzfQb/QCVhuUABDFRlz0VMhtkoWqdHLsrK",
+	"TE2tVmrpyIX53eNe+1JW5uA5Rhprg+w/ZV0Ct8FcB2Ft+Z3e6rr0CNTSErMt4dES+e62dohHvzqOvGTb",
+	"WzqGiV35+LQF7AvlVfwnFZU7sNPHyjV0zzA37D5gGe8/7pArXaO1B4A3XnwdjBSStYcx3l+txU9igeU5",
+	"KjJ4az685pobqc5AG2n1ghQbEuSBBr8xDApUc8yACyOBG8es9iUXFRfz4SajkgKwHwp28z2KuSWfh08e",
+	"x1HBRfj/UY+ECVZha9rpyUln2mmfr7rwpltr3qOHnWn/u08r7MUZT2tVdx/W6KHodX+zPcRdENdO7oOR",
+	"Ac8IA+tTJ0V6lADPCOc7sNKKwbXw8vhkD4Rqo9DF6NYDYlZKANPAhPVxhfU77VAYMA3JeZpiacZgOeGY",
+	"Xh+51wlkEvWwpZXqCM+WYN5WPvqe657QGqFr/9AVrfS2KgqmVn0KWVdpilr3R6RIfvd5NWtHCYvEAbow",
+	"dT+T1R6U4NRvUFe5ub/lGg66GQQ+PFC4Z/ToU7t3+/g4zWkO8AkCbu6N3Hfkieid0rngov30NN4VHN4g",
+	"/7WAaounn1iW/uQB1vVLvkfAtSvHN+TOofHYzpF3CrF2sHYdWTum9oRaDtu7YDcv3cwnJ19NVGZNwTHD",
+	"cjkfvWAFzw9gAD+POKAT5CnYDS8sPN+cfuuUr/v3NL4j/nOgpr+f+LiD/YPwOJz71+NNa7S+dpY+Bl0L",
+	"SNX4ayOvmfdZAlVdzFzmFZaKCzO6cGGhPbFSz3NW1f0iX7fbNP5fuVk8q0XLFt2/l8bvCqldU1p73m0S",
+	"3K33O9GsPVXTd+hU/0dofp+d68v8hpvZTDd+NnuAi0tZiYwOdU/tstWkKFsCce98ZZ9BUTZhT29bpCF2",
+	"uQb/4caG3/zeIUg/v9/6zZhhh6Zt+8xef4CWaMntfjvNsfrgBEif6d7GfTdFlC4YhRExT+X0WvKUbLrC",
+	"sk+h56wsp6fNx4fNx0fNx8f7y7U2HPcUb+txjufXoWTjZ45z1CGO+0D0kSEOF93wUcyPQ8RmDDQ4vSF6",
+	"0Z7UJ2yKreaTz3FOXeB3S3jXv3R+uKmUgJKpK8rqsnQBqhIapMhXQMFqSP72/C1MqpOTR2kqM6RPmHQC",
+	"wHex42sH0rkLRd8VHL5nPPbfIdTtIdTCp7YqX0C0Th/bSf2egbwdsSDR0PpAKnj37uWzoaV61hMkQlhK",
+	"daVLlmI7TtQb+W+FgjbpvdKoHmjwY862EDSQLlSFBub5wTNKH1eOXIKwicXtE3Sq2XY9QObSBY7/k++e",
+	"X8Dx9ekxPdTJGe2d4YxVufEjXTLhUqMwW/IgTXSL5tX39RHBqafeIOgv/WLbDZ8N8GjsD58+P35nTAu1",
+	"eecqHRr4FO8Db8mU4GJ+UCHC3RYyGVTNqVshnQBWa9c9zS26jY+2od2d/gkPVmtu4pR9ekv6CrdkCjWm",
+	"Ck0Mib460tfpdDQaJWegF3IpnCrzuWASfD1GNM74Te9VKryWV3cfZqfxrmS+0996Y8f0GuY0u4YxbqO3",
+	"A57DTh933uk/lmXO+2rd6GpdgRuFtI+c1qfIPD0kc9U/oFpQK4s0m+G8YsqKq1lPwDuuGbaXEwtfmBu4",
+	"W5dWy7mKKHtYH6LrZXEhDW65Qj/Nq53d1XGtXftND7uYF5/1sC76GFC1gU8x2TFQIBMuWV3mzFhSCqI7",
+	"BoHXqEDzHEWKuxMFjdQL9+fP71EYr2GuB+I1vOwnWVqUdB+RQrXez30d8T1qPVw9cihEjsHn/kMB4Uyx",
+	"Ap3F4BMzKVOKowZuetJ0H1kb/kus8o6jr0qcN3J3865nXGkD6YIplhpUdfb2ClexNfks9c4F/wcCN31r",
+	"/3IE95ZrCtGOA67qClf7pwEtJeyyVWjBPvi6jtthUDrLudcHYKmZAs+Is7kIVrezqn35E/ZSUuDakhmD",
+	"yi71/388Ofr2/YfH8e1v+ibgTckV6oOoWjepxLvZtTmhh6yZ29m5D7NvPM3VVUpL4cq1soJbh79AioTH",
+	"0TXHJapeVfjO1Rlv9mCsDG4pSfXdN+sxKkpmlzmjremfULoc/l+YIg96yLfslNmsF6x7RFhDAXx/yTPV",
+	"dLtKZw1zfo2Wblyd+Hap1CKRqsynlkzOj/4fO/rH+w8PH/YTy2Zo0Fdy953SFZC3+hu6cPOMRFld9lnD",
+	"T1XqS1QIS8YNF3NvfDVV7Fy7EzORAVMIQi5DUf6M+nTmqMkpHbhKOSngu+cXw3YwZqdI3igGWLCHT363",
+	"eYwF3sDbP54fPXzyuyCZHXXtlb2ubYz6frsUGEdhMb9/twC2i+L9TBfHE/cMQVtEYFopblZvrfj07IRM",
+	"oTqvXBMHyVUy2uhxg4iFMaVbg4uZ3ETl62ANvnn+9gKUrAxqd/dUAEHXHcqHR3CxwJVrwbJI5wp4UeZY",
+	"oDAuPBJM8Yl49fQ1UDoKBlIgSEq3UWGsWUrQlZqxFPUwdvTkilvIcNCh5Utbaqv7vixvHV+fJuOJSD5M",
+	"nI0xicbwYRLsk0kUw4SO7T6RGeQ+UjAlur1NRhMxEc8w5ZrijMsFupNAqWRWpQZ0iSlw7YxhM4bk9Z/f",
+	"XsAxK/mxQ0gChl2hM/3q6DQwPRF/O3/1PQyStixasSJPhjG5LBr+79s//wAWePvYwj6JRqPRJLpNziYi",
+	"eX1+8fSP7Z2OP/Dstr3djGPu+DdxRdhTGpgQChWaSnkL35douyu0a9Oq4RYTez4mAG8MCosH0BJ8lgU0",
+	"MqMhZQIuEfAGVco1ZoAis2YPiqxezgkhnTgvI0CYB1mStHpOHIRJp+8k2RRCE6GQZTDQiOAYzrHNcDQR",
+	"LwUk569fT5//8JffZ0g0UbizU5UdEZ6sDDBrogFLLeVqH6CqR1O8DQZ18G4iEu+VJMMz7wVxEWjBqn1q",
+	"0zHcWK0YvW2Yk+7JqkFU2vHRw9HJ6ITEdYnCvhxHj0Yno0eRa7Qilm1drv13jsT6NWu8zKJx1NQeRd6S",
+	"R2uARuMfP0TcbvRThaTJnWJqAjZNi+rPnJ+/fR93m2wfnpwc1GK7M5lMxmlP02hdta3tRTx22/atVoN3",
+	"7BqAafTpQaMfHTL64bcHjH5yANxtu5BIx5/f+vRL1MY5MnSJJaqCa0+t1BRofSCpe2iwFcKLnP5Ebf4g",
+	"s9Xn6pS2AnG3YUujer3PdZnbBWR91c6y1vm63SDY009GsJ3g9F00C0umvdjLvjLyPf0Kid3h1eoxh72Z",
+	"kgWwRiVv0rzjjNFSceN85nVdu1Umh5qQ6HMLtrV6m7vI5SsjkZPHXx+JfIemoQ+yTKk3usYvXOYyvbpD",
+	"OPZoX1J8tfL1Gc22LGkr4h3+jlWUJTVRbVCcK239WAm8k95CBe1eMvFnofWOKftvmt8tFhdMkEVdtP2F",
+	"wAX3EIrHVCVEJt8X4AZvjnTp4I0r+3A9bMHfJxDHxNElKi0Fi10OOm4cixhCaTe1t+nYNwzGE9E0bpFv",
+	"Qp7qCM7FCpTMEQq2sl6vGcH3yK4RkrUCggSss2Gk9WsFsInoFAlQv4gLIXvf1LpcptVTGAqkY/vUubvn",
+	"L9uiablAMRHcgE+xDM9ciIl3O1PItW73rbjeoRoUDYPwDRH+9URwDY9PHq8dSUgznVkPMKEvQAgOgxee",
+	"zj+3876FhB5Nwwjy7SZCyFAroF3bU3ZmXTPqaOxWUHTW6sDgRjsfnfSciwq4bIp2tQVJ6GqxCFUVfReF",
+	"xZ4XkaBRZHoi7uiHGbtMje5unsCALsz37a5XVUwE3nBt9DCGJMPcsAQGVMnikmtM24vh2ruOmA39xSaZ",
+	"FJjAoI5nsLqNh6IkFBK4lNlqaA8SUkk0vJtuGp6FtVrjWL5kK229ckdd7oSjiai/Pcf1G7dewiXOmfAR",
+	"AErAMbVykQk3I4gXugXqiHD+vAc8+Nn2jrmY08ru4gdUyUM9pcPxetnMgokMKYTAJsL1zs7RuDAERQsd",
+	"Mung7rUnk2Hsv1CDgjQ8vapKMLxAC8OCaSiZ1pidEQNSx1yGhvG8xW3A9JWLUbqCFSodO1rIStWFN5aZ",
+	"Nc+wERf0+mwiGMz4DWagcFZplvugKNkNdJySp2d0iEac+B7nEbxFh/g3z8+fvXoOGlNHSZPoGfXgB+7S",
+	"/qyTiJb3lW45PtDhMC4M0bUQ6s7Gz2kftAuufg4bodX4T0Xq68zcXa6rNV54LqfxY19VZTVVqKo6hiRj",
+	"hoVXFjz/arwmG2qmH41GjrEnYoMbR5DcHGmNR068JO77cBzrEYhWUNPlOvauo29cW+lCaQ7q9HRxzgfN",
+	"t/gMfRhqPVre3o50sitG3oHPzUbhOEJXttopk4tu4z1XbDX3NksRwvZfo26CrudLgTund1P6zWSXgb59",
+	"f4f/9CCwnYvOrvVUyhnwX7a5efLt5/PwT598fYbvWxQZsFqiW00DWUfOkqE3R0M2o9c3pPhIpruLH25a",
+	"yBRWb0zj9vfCbQ3gPm2+b+WzCch2W8IW56mG9V8jvvk8iMwx5NyVZ9DxmgIwd88LmdM3cZGwbSc27hcH",
+	"DV0bXyQSekeL0H079D9Bj856e07/Nzh+waBqaKS5k+5/lUmAFpOkPkQa8AFKLjdZoBESLRHnPP5eb/zP",
+	"a474ZcXzjFwazbVhwlgLSclqvmiyuCUvMeeiyeLCYMG1kYqqqWSuJ2LGc4MKM7hchUqrB5qc8bhTiaNj",
+	"oCgEOc+ks/VwBH91bslEbDrqDAQuQylkxynRhimjz6D97Q7eUe9bKAQevAcnspAmDd54BpROlgqkN+Im",
+	"YpDcTPV1Ou3Yk+RiK66vVnR6l8G03qMr7qcEaLLWEJEMz5zSmogtXQLttHnnnEaCqgRwQz7dW1J0XMzH",
+	"wZkekyedkCF0h+Mc1667RnWN6khbYeuuYLyGsAQGyYc1DN4msQuKtJ3o5IPd6DYZhnStU8zWJg6+dI8r",
+	"TWrbQbOH44ycAiAuMtDyk6HPTXZhG1fMuZeXvOGZfUan7Gf0x5o2sz08sY9zVfrb/O7ppay15h3qoDTH",
+	"/jKuSRCi4XvH4rpwxNWQBEP1F+2bfJX5RCqAC4bkhlLb6ReE6tetPsGf7IDPyKChaHeLTWThi0HmWV0V",
+	"EIMvAwYpUAMXaV5lIff8r1EM0WnVe6Dh/PVLQgQMXLGPq2Fz7Tu6x/ejS73dlpc4F0B1sd7QskYElcf6",
+	"cidXIpvQhmdujPVKmICEprngEVXY0iAQiEFDhceUjBgkdolRqfg1z3GOFKNv+o6smvK639sm3Z6jkYum",
+	"120fVOLG9JUv84OMaV/UpN33V5AZc9aKuzYjXBQ8BjYRrtCQAKemBwKV5blcukCvtz4J3ZaFMoKSSkVN",
+	"r9qk8X/C1ZdxtO5dXU8Tf3YHqGmP287vcZP09pQy6OtJG/4q/aSmfsQLhW3c3xbwdZlIhjmanrrwN1ai",
+	"7sHlsM7kjqHte21kqUlq0TpmIvxN+W82t2YBT5krnLV3SynIkCRDkY2ggaIW8VQV6c13biaiEillirM+",
+	"VqT5NSt+Pn21jXZbQP8qk/gO/3vQ5peoUQn07+t9twcG3ro6YN8z4DVS0yhvJf8BRcET4auCR0ChXW6C",
+	"H8esoq1yw0umzLGF/8ga4kljvQUAqF3effl+5va2HrlLzvufNuChYtqC9MC1OIwhSSuVw9ELGvf7/3N1",
+	"eTxjP42KrKnlJleVLSl3OxGdnR9osEL2qWOSo4tV6Zom6p4Rj5okAJEA1fRCfZfkpztH3OrSVYl6DEnT",
+	"DZPE/r+AvAQGLNfSP705qp8Pw8iFKfJkIgjla90yyVn3kUwNNt8eOSAboca3w2hdbe1+YWEYfmciBG/s",
+	"qR7oVo5rkIzMjbFwWyzSnwCi/Yeg8x+SeCKSkYVrSAUZZkGx3FzTZT0+fQJJJXRVllIZzKYFZpxNLRRJ",
+	"/csN0tp2pyfwiv/BzXk0EYm74qmRcpozNcfkrMk+S4Hw+OQEEvrXkeKZS+1T8ptrENLAu4sXR9/YgROR",
+	"cHHNcp5NUaQy42JulyNq6Mxg8PrZC9AuDd1sEybbU9blDoEer7A0ztVTmDPDrxEsR1szsKbDM0gmkwQu",
+	"MZWU5Dwm7CWgcU5f7Q5zSWgcJe5qZpUOP5rTAaAmQUrZO457ELqYWhnMlhE9Eb602P/kQ/snLmJgazze",
+	"LOnxT5E0Uf9gBN6w1JCN6htqKEtqrUzSXy4/Xq+fOdOF0GFJeaNhiVsbhwrXJyJE0JIh9Sv19ioJuTyD",
+	"pNPRk1BygY5dbLdT34Uf01gTwH2tpCQSHHqcxR0EBww2OMuhnNT6UrjvMu8p+m81LjWSvJMXePi4t8Bq",
+	"u2H92+PfdnV3rRguKfrVoxo2dPcdYtnTRUKnjOuqHYuIlXWdrFBvC7iJWJNwHUEWbwoxMrO2ijF3kV/O",
+	"PvfkscW+8cFo38b3S671/hozwe/CT9HUv4I08+TWdBxdMo0wsAQVwytPYjH88eLV95aOXj97Mdy3VNKb",
+	"RTsLyGuB8dkM6rtprk1svzJz+lw09l2BhlmxBAOrnq2cJfkz/IxV4JsWdauhk9Zst3L++N7KaZdhcTvS",
+	"zyBRH+f4+DiXKcsXUpvxNyffnES372//JwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

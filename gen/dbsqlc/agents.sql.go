@@ -12,39 +12,6 @@ import (
 	"github.com/google/uuid"
 )
 
-const addSource = `-- name: AddSource :one
-INSERT INTO knowledge_sources (workspace_id, knowledge_base_id, type, url, depth, path, status, error)
-VALUES ($1, $2, $3, $4, $5, nullif($6::text, ''), $7, $8)
-RETURNING id
-`
-
-type AddSourceParams struct {
-	WorkspaceID     uuid.UUID
-	KnowledgeBaseID uuid.UUID
-	Type            string
-	URL             *string
-	Depth           *int
-	Path            string
-	Status          string
-	Error           *string
-}
-
-func (q *Queries) AddSource(ctx context.Context, db DBTX, arg AddSourceParams) (uuid.UUID, error) {
-	row := db.QueryRow(ctx, addSource,
-		arg.WorkspaceID,
-		arg.KnowledgeBaseID,
-		arg.Type,
-		arg.URL,
-		arg.Depth,
-		arg.Path,
-		arg.Status,
-		arg.Error,
-	)
-	var id uuid.UUID
-	err := row.Scan(&id)
-	return id, err
-}
-
 const agentByID = `-- name: AgentByID :one
 SELECT id, workspace_id, name, status, blueprint, disclosure_enabled, disclosure_text, disclosure_recording_id, created_at, updated_at FROM agents WHERE workspace_id = $1 AND id = $2
 `

@@ -12,8 +12,10 @@ import (
 )
 
 const agentSources = `-- name: AgentSources :many
-SELECT s.id, s.workspace_id, s.knowledge_base_id, s.type, s.url, s.depth, s.status, s.error, s.pages
+SELECT s.id, s.workspace_id, s.knowledge_base_id, s.type, s.url, s.depth, s.status, s.error, s.pages,
+    s.path, s.upload_id, u.short_id AS upload_short_id
 FROM knowledge_sources s JOIN knowledge_bases b ON b.id = s.knowledge_base_id
+LEFT JOIN uploads u ON u.id = s.upload_id AND u.workspace_id = s.workspace_id
 WHERE s.workspace_id = $1 AND b.agent_id = $2
 ORDER BY s.created_at, s.id
 `
@@ -33,6 +35,9 @@ type AgentSourcesRow struct {
 	Status          string
 	Error           *string
 	Pages           int
+	Path            *string
+	UploadID        *uuid.UUID
+	UploadShortID   *string
 }
 
 func (q *Queries) AgentSources(ctx context.Context, db DBTX, arg AgentSourcesParams) ([]AgentSourcesRow, error) {
@@ -54,6 +59,9 @@ func (q *Queries) AgentSources(ctx context.Context, db DBTX, arg AgentSourcesPar
 			&i.Status,
 			&i.Error,
 			&i.Pages,
+			&i.Path,
+			&i.UploadID,
+			&i.UploadShortID,
 		); err != nil {
 			return nil, err
 		}
@@ -161,8 +169,10 @@ func (q *Queries) SetSourceStatus(ctx context.Context, db DBTX, arg SetSourceSta
 }
 
 const sourceByID = `-- name: SourceByID :one
-SELECT id, workspace_id, knowledge_base_id, type, url, depth, status, error, pages FROM knowledge_sources
-WHERE workspace_id = $1 AND id = $2
+SELECT s.id, s.workspace_id, s.knowledge_base_id, s.type, s.url, s.depth, s.status, s.error, s.pages,
+    s.path, s.upload_id, u.short_id AS upload_short_id
+FROM knowledge_sources s LEFT JOIN uploads u ON u.id = s.upload_id AND u.workspace_id = s.workspace_id
+WHERE s.workspace_id = $1 AND s.id = $2
 `
 
 type SourceByIDParams struct {
@@ -180,6 +190,9 @@ type SourceByIDRow struct {
 	Status          string
 	Error           *string
 	Pages           int
+	Path            *string
+	UploadID        *uuid.UUID
+	UploadShortID   *string
 }
 
 func (q *Queries) SourceByID(ctx context.Context, db DBTX, arg SourceByIDParams) (SourceByIDRow, error) {
@@ -195,6 +208,9 @@ func (q *Queries) SourceByID(ctx context.Context, db DBTX, arg SourceByIDParams)
 		&i.Status,
 		&i.Error,
 		&i.Pages,
+		&i.Path,
+		&i.UploadID,
+		&i.UploadShortID,
 	)
 	return i, err
 }

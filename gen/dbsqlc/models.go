@@ -141,6 +141,8 @@ type KnowledgeSource struct {
 	Pages           int
 	CreatedAt       time.Time
 	UpdatedAt       time.Time
+	UploadID        *uuid.UUID
+	Text            *string
 }
 
 type Ledger struct {
@@ -204,6 +206,18 @@ type Response struct {
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
 	Background     bool
+}
+
+type Upload struct {
+	ID          uuid.UUID
+	WorkspaceID uuid.UUID
+	ShortID     string
+	Filename    string
+	ContentType string
+	Bytes       int
+	SHA256      string
+	Content     []byte
+	CreatedAt   time.Time
 }
 
 type WebhookAttempt struct {

@@ -6,11 +6,6 @@ RETURNING *;
 INSERT INTO knowledge_bases (workspace_id, agent_id) VALUES (@workspace_id, @agent_id)
 RETURNING id;
 
--- name: AddSource :one
-INSERT INTO knowledge_sources (workspace_id, knowledge_base_id, type, url, depth, path, status, error)
-VALUES (@workspace_id, @knowledge_base_id, @type, sqlc.narg(url), sqlc.narg(depth), nullif(@path::text, ''), @status, sqlc.narg(error))
-RETURNING id;
-
 -- name: KnowledgeBaseOf :one
 SELECT id FROM knowledge_bases WHERE workspace_id = @workspace_id AND agent_id = @agent_id;
 

@@ -1,6 +1,8 @@
 -- name: SourceByID :one
-SELECT id, workspace_id, knowledge_base_id, type, url, depth, status, error, pages FROM knowledge_sources
-WHERE workspace_id = @workspace_id AND id = @id;
+SELECT s.id, s.workspace_id, s.knowledge_base_id, s.type, s.url, s.depth, s.status, s.error, s.pages,
+    s.path, s.upload_id, u.short_id AS upload_short_id
+FROM knowledge_sources s LEFT JOIN uploads u ON u.id = s.upload_id AND u.workspace_id = s.workspace_id
+WHERE s.workspace_id = @workspace_id AND s.id = @id;
 
 -- name: SetSourceStatus :exec
 UPDATE knowledge_sources SET status = @status, error = sqlc.narg(error), pages = @pages, updated_at = now()
@@ -24,7 +26,9 @@ ORDER BY ts_rank(k.tsv, websearch_to_tsquery('simple', @query::text)) DESC
 LIMIT @max::int;
 
 -- name: AgentSources :many
-SELECT s.id, s.workspace_id, s.knowledge_base_id, s.type, s.url, s.depth, s.status, s.error, s.pages
+SELECT s.id, s.workspace_id, s.knowledge_base_id, s.type, s.url, s.depth, s.status, s.error, s.pages,
+    s.path, s.upload_id, u.short_id AS upload_short_id
 FROM knowledge_sources s JOIN knowledge_bases b ON b.id = s.knowledge_base_id
+LEFT JOIN uploads u ON u.id = s.upload_id AND u.workspace_id = s.workspace_id
 WHERE s.workspace_id = @workspace_id AND b.agent_id = @agent_id
 ORDER BY s.created_at, s.id;
