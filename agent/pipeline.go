@@ -121,7 +121,9 @@ func (p *Pipeline) Run(ctx context.Context, t Turn) (*Outcome, error) {
 		return nil, apierr.Internal(err)
 	}
 	out := &Outcome{Conversation: t.Conversation, Model: model}
-	if t.Persist && t.Conversation != nil {
+	// Only the builder assistant's own tools park; a deployed agent's turn (its own catalog)
+	// has nothing to confirm, and a visitor's "YES 1234" is just text.
+	if t.Persist && t.Conversation != nil && t.Tools == nil {
 		answered, err := p.confirmations(ctx, &t, out)
 		if err != nil {
 			return nil, err
