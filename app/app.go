@@ -19,8 +19,10 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
+	"switchboard/accounts"
 	"switchboard/agent"
 	"switchboard/catalog"
+	"switchboard/dashboard"
 	"switchboard/events"
 	"switchboard/llm"
 	"switchboard/manage"
@@ -44,6 +46,16 @@ type Config struct {
 	ConfirmationTTL     time.Duration // how long a parked action waits for `YES <code>`
 	// DevelopmentCreditNanoUSD is the starting credit of the development workspace.
 	DevelopmentCreditNanoUSD int64
+	// Accounts are the dashboard's users and sessions; its Development and PublicBaseURL
+	// are Server's (AccountsConfig).
+	Accounts accounts.Config
+}
+
+// AccountsConfig is the accounts configuration with the server's environment and address.
+func (c Config) AccountsConfig() accounts.Config {
+	a := c.Accounts
+	a.Development, a.PublicBaseURL = c.Server.Development, c.Server.PublicBaseURL
+	return a
 }
 
 // DefaultConfig is the configuration of an unconfigured process: the one place where
@@ -64,6 +76,8 @@ func DefaultConfig() Config {
 		VendorTimeout:            5 * time.Minute,
 		ConfirmationTTL:          agent.DefaultConfirmationTTL,
 		DevelopmentCreditNanoUSD: 5_000_000_000,
+		Accounts: accounts.Config{SessionLifetime: 12 * time.Hour, SessionIdleTimeout: 2 * time.Hour,
+			SetPasswordTTL: 72 * time.Hour, SignInPerMinute: 10},
 	}
 }
 
@@ -117,9 +131,12 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	if err != nil {
 		return nil, err
 	}
+	// Sign-in attempts have their own budgets (accounts.Service.SignIn).
+	acc := accounts.New(cfg.AccountsConfig(), st, ratelimit.NewMemory(nil))
 	srv, err := server.New(cfg.Server, server.Deps{
 		Store: st, Catalog: cat, Limiter: ratelimit.NewMemory(nil), Responses: resp,
 		Hub: hub, Jobs: inserter, Guard: guard, Ops: ops, MCP: mcp.Handler(mcp.New(ops, server.MCPCaller, log)), Log: log,
+		Accounts: acc, Dashboard: dashboard.New(dashboard.Deps{Store: st, Accounts: acc, Ops: ops, Jobs: inserter, Log: log}),
 	})
 	if err != nil {
 		return nil, err

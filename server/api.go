@@ -48,7 +48,7 @@ func (s *Server) routeAPI(e *echo.Echo) error {
 	if err != nil {
 		return err
 	}
-	g := e.Group("/api", s.authenticator(true), authorize(perms), s.bodyLimit(), s.guardInput(spec), keepRawBody, rememberAccept, validator)
+	g := e.Group("/api", s.sessionAuth, s.authenticator(true), authorize(perms), s.bodyLimit(), s.guardInput(spec), keepRawBody, rememberAccept, validator)
 	apiapi.RegisterHandlers(basePath{g: g, prefix: "/api"}, apiapi.NewStrictHandler(&apiHandlers{s: s}, nil))
 	return nil
 }

@@ -163,10 +163,12 @@ type CreatedKey struct {
 	Id        openapi_types.UUID `json:"id"`
 
 	// Key The secret, `sk-svc_...`; shown this once only
-	Key       string     `json:"key"`
-	Prefix    string     `json:"prefix"`
-	RevokedAt *time.Time `json:"revoked_at"`
-	Role      Role       `json:"role"`
+	Key        string     `json:"key"`
+	LastUsedAt *time.Time `json:"last_used_at"`
+	Name       string     `json:"name"`
+	Prefix     string     `json:"prefix"`
+	RevokedAt  *time.Time `json:"revoked_at"`
+	Role       Role       `json:"role"`
 }
 
 // Disclosure defines model for Disclosure.
@@ -186,6 +188,12 @@ type ErrorEnvelope struct {
 type Key struct {
 	CreatedAt time.Time          `json:"created_at"`
 	Id        openapi_types.UUID `json:"id"`
+
+	// LastUsedAt The last authenticated request, to the minute; null when never used
+	LastUsedAt *time.Time `json:"last_used_at"`
+
+	// Name What the key is for; empty for keys made without a name
+	Name string `json:"name"`
 
 	// Prefix The first characters of the key, to recognize it
 	Prefix    string     `json:"prefix"`
@@ -241,7 +249,9 @@ type CreateChannelJSONBody struct {
 
 // CreateKeyJSONBody defines parameters for CreateKey.
 type CreateKeyJSONBody struct {
-	Role Role `json:"role"`
+	// Name What the key is for, shown in lists; empty when left out
+	Name *string `json:"name,omitempty"`
+	Role Role    `json:"role"`
 }
 
 // CreateAgentJSONRequestBody defines body for CreateAgent for application/json ContentType.
@@ -2291,70 +2301,75 @@ func (sh *strictHandler) RevokeKey(ctx echo.Context, id openapi_types.UUID) erro
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7Fx7c9s4kv8qKN5WjV1Fy3KSuZqR6/7wZXxzuXm5bM9ubY1yIkS2RKxBgAFAyTqXvvsVGuBT1MuJM5md",
-	"/Ss0iQYajX780N3KUxDLLJcChNHB6ClQoHMpNOAf10pJZR9iKQwIYx9pnnMWU8OkOP+HlsK+03EKGcWv",
-	"ScLsJ8pvlMxBGWZnmlGuIQzyxqunAMrJ269jmYD9VxSc0ymHYGRUAWFgVjkEo0AbxcQ8WIdBImM9KRS3",
-	"gzc+psxxu/EhA63pHHq/5VTR7KC13YuNKdZhoOBDwRQkwei3ai0//n01kZz+A2KzMd5JpGeY3S3oWLHc",
-	"yjYYBVeC4GDCBDEpEBAL4DIHolOqICFLZlJyvrjAJdzpoHCv5v4U2zKfFpoJ0Pq24O7FFgGUDIVBnFIh",
-	"gONgZiDTDWnUo/wLqhRdIZUCaiC5QhZmUmXUBKMgoQbODMsqQbVOGXIuV1mpntVaf1EwC0bBv53X6nvu",
-	"N3r+1jF3b+fq4aIlyh41SJiOudSFgmthhZA0Rk2l5EBFe9gtxFIlTMzfJYdpbkV5D4/mUJKc09XPNOtX",
-	"3bkCMPa57yNLWvIuCpb0ifpByCWHZA53slAxtOXdVpgEcpPuYJwJA3NQdtbKzPfu8UA2czqHpro11tKG",
-	"msI5F1Fk1qQ+FFCAnSZWdMntDNbkaLIKwmBGmT3c9zvsu5xmCVPNDExwFkvKOEyKnEtq586oekjkUkzs",
-	"6yAMaM7wrSgonxh7xH1reNe1RywdF1GLxE0Q+qOo9l7KJ9zqTTYNgtPpFlPuSqRJI+bFNkfKefaTTIBv",
-	"+3ij5IIloJoipjxPaRAGUzD2nznNMtort4w+3ssHEFt0QGwzkU3lAG/eaF7usW9BvdIGLM9Z3h9TDGQ5",
-	"KGoK1VxZFNnUsWSkaGnTTDEQCbc6mCs5A60xYlotpbrAB7QC3q+bUnL9VooZmx/nfYs8Oc779ukeireh",
-	"bZUetH2U33TDMbUPvqEjbfk1z7cj+kpR2zJoBKN2uOjxaH3OvRmWmkLasJwweDybyzP/MqOCzmGAEfWv",
-	"DJbNz2csy6VygZZaRxnoJTNxOpVUJeeOEsWL1D8y3ROT6fyomIcz3RVZRtWq7/B1EcegdX8oM9JQ3mdO",
-	"HQ0oJwlL7krSw2RlN4p86lvQBTfPF1m50U30eDzCODDsfGq/cohx1bs5QhlL2TxbuL+iCei9cD5jovn2",
-	"ItyHKjc8VAeJZfTxRxBzy+DXw2H46ZFZ95CfgdQaPF4MLZMZE9WL8Ggg19pyd7KdKK8rrD2kPTH+uLUz",
-	"+vjOUX49/GLgQNsKYmool/PBf9GM8SMMwNOhBbTQRUYfWWb5+ebi21coIffnRbgDeLQ1ZK9cn+c+dph/",
-	"6TyOt/4u0OnoemcvfQbaQUKV/JrCq+leBCG1JTPlBeSKCTO4d3jkQKlUdCiYZ0KudQ/2xjP6GzPpd5Vr",
-	"2RL7D4r4bSe1j6Sx5m5IsDvut2DUgaHpe3Ch/yMiv7/W96WMypPZzFO8GB5gYioLkeCmnhldtkKKvOEQ",
-	"D0509AGKvMbbHlvEJWju8H882PCLPxv7evp+9JtQQ4/N9/TBXr+Bhmvhdr29cKzaODLSd4luyr6dKYhT",
-	"avBWw2M5WUgWI6bLrPlkek7zfHJRP76qH1/Xj28O92tNPp7p3t6m1LyVYgFKY173elHmeg/P5sYN+glL",
-	"9idHuwRbZGy+A27oczgyHrHtZqOTnmmvfQs5X328INq52/sUSJTFZxFhCZEzzN82ifqcTbYVPuUgLL6d",
-	"0NjS6v7l/EdiUqaJKZQgOVUPkFwSoHFKVCE0kYKvCJ0ZUCT6+/UdGRfD4es4lgngE0QD6zQOMccbx9IV",
-	"LtpnlKoU62ZOrMzNHyFwJvLCTEwF2io3zIT59zdBH1SThTmaBi+6x5B0/XGTzS4Lnen3Vgq6SlbKtNSU",
-	"UpKb+rFd1T8UoM2nVvYrUev6iVTk11/ffXdqtZ62dL60g6VUDzqnMRAj7QDDRAGDXouo6zib+l5oUF9p",
-	"4sdcblFogrFQZZpQbw/eUPqscuAyUyX6ff1qeAC2r8y2IxSCH7z9R99f35PzxcU5vtTRJa6dwIwW3PiR",
-	"yxQEoVMNwvRKQxsFrnTl6arz2oPsSjH2qoUHBP01I7od+Gywh2N//vSJ2Z05LdDmV5dir/lTrI+9JVWC",
-	"iflRGfDdCBkBVb3rRkqnZKux6oFwC0/jozG0O9Mf4Oiw5ggn9NMj6QfHzKYZa4gVmJBE+uFML+LJYDCI",
-	"LolO5VK4UCZFDBi4eutECmbssfcoFSzkw+7N7AXvSvK9961bO6YXmCN1xWPYFG+LPSedPuvceX/Mc15V",
-	"6ppSxaMlM6kIJRb5nLmob5WK4EuEq/4FFpGtL9J0BvOCKuuuZkHYY2ywKx2X+Yp+ad06t1HOFcbsZn2K",
-	"rtfEhTSw5Qg9mQ87e8+ruWo/9LCTefdZDWuLjxK7DNFGKkhQgCQDisAKSM6psapUuu6QCFiAIppxEDEE",
-	"e31x7fXK8/P79yIMO5Lr4bgjl8M8S0OTnuNSsEnk2jcgbOrix7Z5/BEbNsLgi3KwtSfc9LEzprQhcUoV",
-	"jQ0oXWKfB1iFFoRZfZoL9n9AmOmb+4/jSrccU5l/OOKoHmB1eGHOasI+9IAT9vHXvkodx6XDsr2onMZm",
-	"QlgSEqoJEyUOdjhXuYsA9GpSabU5NQaUnep/fxueffv+6U24/ksfATzmTIE+Sqt1Xdzbba71Dj1nNW1r",
-	"5T7J3nqdK4OSXApMk9EkY/YKngHmpsNgwWAJqj9jpCEuFDOrO3vWvugFVIG6Klx7DCoB+nx8Xe82NSZ3",
-	"jV1MzOTmCd2UweT2+u6eKFkY0C5uY/2UUJGQsuw9IPcprFzrl7VdpgjLcg4ZCONuV2UkH4uf3t4QzGaT",
-	"EymASMzWMylCYpaS6ELNaAz6NMQFqNBLUK7TTJetZppmjX4zqkl0vriIRmMRPY2dQxwHI/I0Lp3pOAjJ",
-	"GLftntBnu0e8iwXrdTQYi7H4DmKmMU2xTMHthORKJkVsiM4hJky7WGpGJLr55e6enNOcnTuBRMTQB3CB",
-	"uEpuEarH4u9XP/1ITqJm2+KKZjw6DRHxaPI/d7/8TCzz9rXlfRwMBoNxsI4uxyK6ubp/+9/Nlc6fWLJu",
-	"LjdjwBP0m5FrHpjgwAhFqMAUygME31rgjtDOjbOWpxjZ/VFB4NGAsHIgWhKfpCUaqNEkpoJMgcAjqJhp",
-	"SAiIxPpoEMlgLN4JEl3d3Eyuf/7rfySA55M5PkhMOUclkIUh1Pp2e9PVdvfurlmNxqszOanu4WMReYAR",
-	"nV56QMNEeS7WX4wxYcWMNafgroYIKDNrP6C00+lXg+FgiOmXHIT9OApeD4aD19izZFI0n4ag7Z9zQL9R",
-	"qam9bwZ1G0HgIQDYyBWMfnsKmF3oQwHoAlx+vb571W2qv3Opbf0+bDfavhoOj2qz3VsXwqjW0ziK2UAn",
-	"u3UYvHHL9s1WsXfumoBx9MVRo18fM/rVt0eM/voIvpsBBVXH79/C8yVo4xAQHmIOKmPaa6sCmiB4krpH",
-	"Bxu38cAFJdDmP2Wyeqluaeuc9kdEHNULW7v+r81Id9bWtBa1rTcU9uKTKWwrz7RLZ8mSauLh3Remvhdf",
-	"oLI7udqY4qQ3UzIjtA6PmzrvLGOwVMw4sN2Ne1t9clneDV7asXVK57vU5QtTkeGbL09FvgdT6weiRGY0",
-	"qYv7ZMpl/LDDOfZEXwx8VfD1xYmmL2kG4j13Vxsoc2ridFPjXJfax3rgvfpWNsMd5BN/F11vwcp/6fx+",
-	"t5hSMQeiZdbE7qUVHOoUmz+A2YpS39aNyS+mKc02ii0aUvH6zwHirssb0ohw5pJXuL06Ye38WSp5wsTc",
-	"1bibN6nngb2yy+SzwL0dLU3P7DP8FD1F3Xai/p+qfUbkWDb+7NT7P+VNp2EksceBpTyIkstNE6idRMPF",
-	"uZusN4q2gH8R4FpJfMJ4WjCegCJUa6YNFSYkJlWymKd12ihnOXAm6rQROUmZNlJhrllyPRYzxg0oSMh0",
-	"Veahv9JESQ5hK0+pQ4LAg4l5SGBhJXI6IH9zOY6xiDqdCRGh9r5Xlm5avQfaUGX0JUKfqlmBaZcw25zI",
-	"79cnxzAR5/IyZb9CQjB/JRWRwm1zLE6ix4lexJPmbNHpgFwRxfTDCnfv0jRMl80IJxqARJ0Gjuj0kmCv",
-	"x1hs6Wpo5ula+zSSqEIQZjDddoctA0zMRyRy7QMjYu01wrxYdBXHkJsRFrnOUb5nblQU+q1rokEtQJ1p",
-	"62zdEYw6AovISfTUkeA6Ct2d+zQkUQLcUBxlF1pHp2VOCvdImB4Ll2uCxOoTCBIlUkBETuwgTN05bk6R",
-	"a8w/+o/uB7JlpvL0kgAzKdg3iR4LFBFuaECqX9NOYSZ95tHVRWYW3vrEHJbVqFq5VR1BaYMuC9aJGil9",
-	"KWTabNj5zMC0bovD9uauduxMK1ifozWcoVTdjcH1eW5farMtMQzANQO2mo+Cdbh/skYrYT0LauBB5Le+",
-	"xaqilAL2ErarozWxKx2u32+5v5ZO1Po+u2xYZapd0pp65f1D4/0vMmmS0kbnw0ZQ24ybmN+vg2ZZG9x6",
-	"J/jBDnhBAy1LmlswkeUvJJInVeozJL5ISqQATZiIeZGUCbZ/joxvq7XwK02ubt6hIMiJq2i4oplrN9Kn",
-	"m2eMh9q4Hmz0OGLV0AMtCyKweOgqQJErIEa44KUbY28lVJAIySKMXFh/xEFEAJQRqnxt8Q85iewUg1yx",
-	"BeMwh8QCiLpPyoYpH/s9Nmn3SA3G4r7ZpoI1NaoffF2RJFT7yo12v7dBGHNJCmEYd3WiagQ8Mm10SOhY",
-	"uMomMo5tncgq5VwuAYtTHn2iuK0JJcilXRKByGbYxPE/wOrzXLSe3XuAhL/7Bahu59tu72Gd2fOactLX",
-	"Q3f6p7wn1Uly7xS2WX/TwVe58AQ4mJ4m5FvrUQ+wctI1cmfQ9rs2MtfotXAeMxb+pCzUViuEBSymrlJv",
-	"z1bmIDwq0FgSJjUXlYvH0q+H78yMRSFiTIclfaaI9JUpvly82qa7Dab/lJlKJ/8DdPNzJOKb/S64RrPT",
-	"5bf36/f2s70POg7wfzfBNpfR+TmXMeWp1Gb0zfCboUW9/x8AAP//",
+	"7FzrcuO2kn6VLu6pil1Fy/bMZCuRa394J97sbG4uj3NSp6JZESZbIo5JgAFAyTouv/sWGuBV1M1zySTZ",
+	"X0OTuDQa3V9/aLTmMYhlXkiBwuhg/Bgo1IUUGumPK6Wksg+xFAaFsY+sKDIeM8OlOP2nlsK+03GKOaOv",
+	"ScLtJ5ZdK1mgMtyONGOZxjAoWq8eA6wG776OZYL2X1FmGbvLMBgbVWIYmFWBwTjQRnExD57CIJGxnpYq",
+	"s43XPqbcSbv2IUet2RwHvxVMsXyvud2LtSGewkDhbyVXmATjX+u5fPt39UDy7p8Ym7X2TiMDzexqUceK",
+	"F1a3wTi4FECNgQswKQKKBWayQNApU5jAkpsUThfnNIXbHVLu5dzvYlfnd6XmArW+KTP3YoMCKoHCIE6Z",
+	"EJhRY24w1y1tNK38C6YUW1EvhcxgckkizKTKmQnGQcIMnhie14rq7DIWmVzllXnWc/1N4SwYB/922pjv",
+	"qV/o6Wsn3K0da0CKjioHzCDhOs6kLhVeCauEpNXqTsoMmeg2u8FYqoSL+ZtkP8ute97ig9m3S5Gx1Y8s",
+	"HzbduUI09nnoI086+i5Lngyp+l7IZYbJHN/KUsXY1XfXYBIsTLpFcC4MzlHZUWs337nGPcUs2Bzb5taa",
+	"SxtmSgcuosytS/1WYol2mFixZWZHsC7HklUQBjPG7ea+2+Lf1TBLvNPc4JRGsV15htOyyCSzY+dM3Sdy",
+	"Kab2dRAGrOD0VpQsmxq7xUNzeOjaoZYeRDQqcQOEfivqtVf6CTeiybpDZOxugyv3NdLuI+blJiDNsvwH",
+	"mWC26eO1kgueoGqrmGVFyoIwuENj/5mzPGeDesvZw628R7HBBsQmF1k3DvTuTe7lHocm1Ctt0MqcF8Mx",
+	"xWBeoGKmVO2ZRZnfOZGMFB1rmimOIsmsDRZKzlBripjWSpku6YG8IBu2TSkz/VqKGZ8fhr5lkRyGvkO2",
+	"R+ptWVttB12M8otuAVN341s20tVfe397qq8NtauDVjDqhosBRBsC93ZYaitpzXPC4OFkLk/8y5wJNscR",
+	"RdS/c1y2P5/wvJDKBVpmgTLQS27i9E4ylZy6nqRe6v091wMxmc0Pink00tsyz5laDW2+LuMYtR4OZUYa",
+	"lg25U88CqkHCSrqq6366sgslOfUN6jIzz1dZtdB19ng4w9gz7HxoXNnHuZrVHGCMlW6erdyfyQX0Tjqf",
+	"c9F+ex7uYpVrCNVjYjl7+B7F3Ar45dlZ+OGZWX+Tn8HUWjKen1khcy7qF+HBRK6z5P5gW1leX1k7ug7E",
+	"+MPmztnDG9fzy7PPhg50vSBmhmVyPvovlvPsAAfw/cgDOuwiZw88t/J8df71C9KQ+/M83EI8uhayU6/P",
+	"g48t7l+Bx+He3yc6PVvvrWXIQXtMqNZfW3lNv4/CkLqauctKLBQXZnTr+MieWqn7kWKeSbmeBrg37dEv",
+	"3KTf1NCyIfbvFfG7ILWrS2vO7ZRge9zv0Kg9Q9O36EL/e0R+f6wfShlVO7Oep/hofICLO1mKhBb1zOiy",
+	"kVIULUDcO9ExRCiKhm97bhFXpLkn/+Fkw0/+bO7r+w+z34QZdmi+Z4j2+gW0oCWz8+2kY/XCSZChQ3Rb",
+	"991MQZwyQ6eaLJbTheQxcbrcuk+u56wopufN44vm8WXz+Gp/XGvL8Ux4e50y81qKBSpNed2rRZXr3T+b",
+	"G7f6T3myOzna77BBx+YbzAx7jkTGM7btYvTSM925b7DIVu+viG7u9jZFiPL4JAKegJxR/rbdaQhs8o30",
+	"qUBh+e2UxbavHp7OfwSTcg2mVAIKpu4xuQBkcQqqFBqkyFbAZgYVRP+4eguT8uzsZRzLBOkJo5EFjX3c",
+	"8dqJdEmTDjmlqtS6nhOrcvMHKJyLojRTU5O2Goa5MP/+KhiiarI0B/ehg+4hXfp43BazL0Jv+J03BX0j",
+	"q3RaWUqlyXX72Gzqv5WozYc29kvR2PqRVPDzz2++ObZWzzo2X/nBUqp7XbAYwUjbwHBR4mjQI5p7nHV7",
+	"LzWqLzT4NhcbDBooFqpcA/P+4B1lyCtHLjNVsd+XL8724Pa12/aUAvTB+3/07dUtnC7OT+mlji5o7gRn",
+	"rMyMb7lMUQC70yjMoDa0Ueiurny/er92MLtKjYNm4QnB8J0R20x81sSjtj9++MTs1pwWavOzS7E38ik+",
+	"JN6SKcHF/KAM+HaGTISqWXUrpVOJ1Zp1T7pFu/HeHNrt6Xd4cFhzHafswzPpeyfMuhtrjBWaECJ9f6IX",
+	"8XQ0GkUXoFO5FC6USREjBa5gMOOhzbTU22V+H46OM/4w+EnhQt6/57xKZjuPcze2zSDvp961jA35bzax",
+	"p5+O0G5LhiBh66G1KLL6erC9lWRPMJMKGFi6deKohrVkoJfEkf0Lurm2AKjZDOclUxYjZ0E44OG4LQeY",
+	"+zKCClJ0YUOru42zi/V5wUFcEdLgho313Xys27mL7VmH+Y4dzGN23ayrPgZ2GtBGKkxIgZAjIzaHUGTM",
+	"WAOr4kUIAheoQPMMRYzBzgDQQG21f379XoVhT3MDEvf0sh+ctSzpOThGlSlXvuph3Rbft7bkj1glEgaf",
+	"Far34Xcd3m0LYKVJURgeWzlAORYaWvpnzTvnojR44TyASJAzbztulQN8NqR3JfolZYbmvMcVcG3x6gIw",
+	"L8yKoOseVxpyliAhlCwNMPCouiU0rC96xpU2EKdMsdig0hXXvMcVrdq60lzwfyFwMzT2Hz22bLDbKgt0",
+	"gO3aHdk7RWRdYxeHowGH5OseaA+T0p0oBs9GLDZT4EkITAMX1WnEnTa8I+Cga1UwVjBjUNmh/vfXs5Ov",
+	"3z2+Cp/+NtQBHwquUB/k5rq5Yt2OX80KvWRN387MQ5q98ZZYRWm5FJSsZEnOhQ1BSDcEYbDguEQ1nLfT",
+	"GJeKm9Vbu9f+6hGZQnVZuiIlMgIKgvS6WW1qTOHK67iYyfUduq6i683V21tQsjSoHZGhW2xgIoGq+GAE",
+	"tymuXAGe9WiugOdFhjkK4864FbWZiB9eXwPdKcCRFAiS7ky4FCGYpQRdqhmLUR+HNAETeonK1fvpquBP",
+	"s7xV9cc0RKeL82g8EdHjxEWISTCGx0kVXSZBCBNatnuiIOYe6UQcPD1Fo4mYiG8w5pqSRcsU3UqgUDIp",
+	"YwO6wNhCI5ELM4bo+qe3t3DKCn7qFBKBYffomEmdYgSmJ+Iflz98D0dRu3h0xfIsOg6JAmr4n7c//QhW",
+	"ePvayj4JRqPRJHiKLiYiur68ff3f7ZlOH3ny1J5uxjFLCE0jV8IxpYYRqVChKZVnTL7Aw22hHZtGrXYx",
+	"sutjAvDBoLB6AC3Bp8pBIzMaYibgDgEfUMVcYwIoEovcKJLRRLwREF1eX0+vfvz7fyRI+5M7OSBmNojV",
+	"0cPGGRZbK9L+xF+3pgQGHNXZkImIPOOKji98COSi2heLFxNKG3Jj3Sl423Am0pn1H1Ta2fSL0dnojJJg",
+	"BQr7cRy8HJ2NXlLlmEnJfVqKtn/OkXCjNlN76g+aYo7AcyK08SwY//oYcDvRbyUSBLhw25yAm2Lh3/nC",
+	"8+ld2C13fnF2dlCx887bOYpqA+W7lJN1unsKg1du2qHRavFOXSk2tT4/qPXLQ1q/+PqA1l8eIHc7oJDp",
+	"+PXb88oStXG8iDaxQJVz7a1VIUuIUkk9YIOtnEjgghJq858yWX2smnULTrsjIrUa5PF9/OsK0h+1M6zl",
+	"ck9rBnv+wQy2k+3bZrOwZBo82/vMzPf8MzR2p1cbU5z2ZkrmwJrwuG7zzjNGS8WNo+D9uLcRk6tL9uBj",
+	"A1uvgGGbuXxmJnL26vMzkW/RNPZBLJEbDU2JBdxlMr7fAo4D0ZcCXx18/RVRG0vagXjHYd4GyoKZOF23",
+	"OFcr+L4IvNPeqpLEvTDxd7H1Dq38f5vfDYspE3MELfM2d6+8YF9QbP8MaSNLfd2Uh380S2kXs2ywkFrW",
+	"PweJu6pOSGPIuEtp0fKaDL7Ds1RmCRdzV2nQPkk9j+xVtT6fhO5tKSx7ZrXnh6js6hd1Df9g8BMyx6r8",
+	"aqvd/yVPOi0niT0PrPQBSi7XXaABiRbEuZOsd4qugn8S6Ap6fBr5ruRZggqY1lwbJkwIJlWynKdN2qjg",
+	"BWZcNGkjOEq5NlJRBlpmeiJmPDOoMIG7VZWd/kKDkhmGnTylDoGIBxfzEHBhNXI8gl9cjmMiol59SATM",
+	"nvequ6xOBYg2TBl9QdSnLhnh2iXM1gfy6/XJMUrEubxMVTWSAOWvpAIp3DIn4ih6mOpFPG2PFh2P4BIU",
+	"1/crWr1L03BdlYQcaUSIemU00fEFUMXNRGyoLWnn6TrrNBJUKYAbSre9pcINLuZjiFwRxxisv0aUF4su",
+	"4xgLM6Zbv1PS74lrFYV+6Ro0qgWqE23B1m3BuKewCI6ix54Gn6LQnbmPQ4gSzAyjVnaip+i4yknRGoHr",
+	"iXC5JkysPaGAKJECIziyjSh156Q5Jqkp/+g/up8pV5nK4wtAblK0bxI9EaQiWtAI6t803+FM+syjuy2Z",
+	"WXrrE3N0z8jUys3qOlQ+6LJgvaiRso/FTNtlU5+YmDbFiVRk3reOrWkFizla4wlp1Z0YXLXt5qnWi0PD",
+	"AF1JZqcELHgKdw/WKuhsRiEL3Kv7jS90q3tKgTs7dq+Lm87uLvXp3YbzawWiFvvstGGdqXZJa+aN9w/N",
+	"9z/LpEnKWqUga0FtPW5Sfr8JmtXdoD8T9GJmgQTDDNx9EGXiqRAlYdqnzbX7yYnDsOqPWMp7jmGTwxcT",
+	"cVmaVCr+LwfuKbKEUHBGwRIiusiKaPQ7ucARXFkafE8XRXKpKdq5m9SQrpNDF2QnguiCHdKGNropLzXC",
+	"Uede/Liq9rCjuGKpIQi0h5LvrEI+IiBVV7gbOKDdjxBkltSp3hD8pTBIgRq4iLMyqRKKf44Md6eg9QsN",
+	"l9dvXBnBkds1d0no9k0fr9s0GXHrONRV640LNnrIbMMqftflQXR1p9lKj2HdounkPRGazwUmJ1zQ9VMI",
+	"uk5X0vVUNckXGuRSgOam4wow5AlwJFU4EaWwz8P3YlJYXBXSEuQEheEsA2aAZdl48FqM6Jpz3InwtRoK",
+	"Z6Wu/tuTV2cvIfILnFYhOQpBW4/PkFmbs/1iJoQ01pUMSMtJ3BXuRJDnZiwhyHFFUVU9ii8sti3GlKyw",
+	"7u2pvaWtdF3t7hwjd2Ud0ZZfVA4t5rZbCxYiuvKmViAQE7dv1VsS5SiyQ4wKxRc8wzkmlrKSpM52rAY8",
+	"3fR0uFscOUiLSOTvcPVpDtJ7l9yEvryTC8oq6KoEh2p/MpwZkKXplmKfD/5U+Nk1LtTxdz9SN2W6mxE1",
+	"bHLF3hCOhmpjj/+SJ+/m2sXD7iZ8bVOG+nYlwQwNvh912MQBLlzkc1AwEQdhAfm9ow9GFprCCw1kqv22",
+	"R0C1mgjLV3nMXAmJNRFpRXd0VVOtAtzUYtSxmGoS/LmSGwvcMeVpkyEMof41hnw8YrHJBVpC/yVT6E7/",
+	"e5j4p7ghahdi0RztEqxf3z29s5/VopKA/vMjqr8an55mMmZZKrUZf3X21Zk9jv1fAAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -18,6 +18,9 @@ type APIKey struct {
 	DisplayPrefix string
 	CreatedAt     time.Time
 	RevokedAt     *time.Time
+	Name          string
+	CreatedBy     *uuid.UUID
+	LastUsedAt    *time.Time
 }
 
 type Agent struct {
@@ -186,6 +189,25 @@ type Response struct {
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
 	Background     bool
+}
+
+type Session struct {
+	Token  string
+	Data   []byte
+	Expiry time.Time
+}
+
+type User struct {
+	ID                   uuid.UUID
+	WorkspaceID          uuid.UUID
+	Email                string
+	Role                 string
+	PasswordHash         *string
+	SetPasswordSHA256    []byte
+	SetPasswordExpiresAt *time.Time
+	SessionEpoch         int
+	CreatedAt            time.Time
+	UpdatedAt            time.Time
 }
 
 type WebhookAttempt struct {
