@@ -252,7 +252,7 @@ func (s *Service) SignOutEverywhere(ctx context.Context, p store.Principal) erro
 func (s *Service) Principal(ctx context.Context) (store.Principal, bool, error) {
 	id, err := uuid.Parse(s.sessions.GetString(ctx, keyUser))
 	if err != nil {
-		return store.Principal{}, false, nil
+		return store.Principal{}, false, nil //nolint:nilerr // no user in the session: nobody is signed in
 	}
 	p, epoch, err := s.store.SessionPrincipal(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
@@ -272,7 +272,7 @@ func (s *Service) Principal(ctx context.Context) (store.Principal, bool, error) 
 func (s *Service) RequestPrincipal(r *http.Request) (store.Principal, bool, error) {
 	c, err := r.Cookie(s.sessions.Cookie.Name)
 	if err != nil || c.Value == "" {
-		return store.Principal{}, false, nil
+		return store.Principal{}, false, nil //nolint:nilerr // no cookie: nobody is signed in
 	}
 	ctx, err := s.sessions.Load(r.Context(), c.Value)
 	if err != nil {

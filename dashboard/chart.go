@@ -34,7 +34,7 @@ type bar struct {
 }
 
 func barChart(title string, pts []point, unit string) chart {
-	const width, height, top, base = 600, 180, 10, 160
+	const width, height, top, base = 600, 160, 4, 159
 	c := chart{Title: title, Points: pts, Width: width, Height: height, Base: base}
 	hi := 0.0
 	for _, p := range pts {
@@ -58,6 +58,6 @@ func barChart(title string, pts []point, unit string) chart {
 	return c
 }
 
-func usd(nano int64) string { return money.FormatUSD(nano) }
+func usd(nano int64) string { return "$" + money.FormatUSD(nano) }
 
 func itoa(i int) string { return strconv.Itoa(i) }

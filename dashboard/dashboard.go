@@ -29,7 +29,6 @@ import (
 	"switchboard/accounts"
 	"switchboard/apierr"
 	"switchboard/manage"
-	"switchboard/money"
 	"switchboard/store"
 )
 
@@ -229,13 +228,13 @@ func (h *dash) fail(w http.ResponseWriter, r *http.Request, p store.Principal, e
 // flash shows msg on the next page, then redirects there (post, redirect, get).
 func (h *dash) flash(w http.ResponseWriter, r *http.Request, to, msg string) {
 	h.Accounts.Sessions().Put(r.Context(), "flash", msg)
-	http.Redirect(w, r, to, http.StatusSeeOther)
+	http.Redirect(w, r, to, http.StatusSeeOther) //nolint:gosec // to is a path of the dashboard that the handler wrote
 }
 
 func parsePages() map[string]*template.Template {
 	funcs := template.FuncMap{
 		"allows": func(p store.Principal, perm string) bool { return p.Access().Allows(access.Permission(perm)) },
-		"usd":    money.FormatUSD,
+		"usd":    usd,
 		"when": func(t any) string {
 			switch v := t.(type) {
 			case time.Time:

@@ -64,7 +64,7 @@ func (h *dash) signIn(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, store.Principal{}, err)
 		return
 	}
-	http.Redirect(w, r, next, http.StatusSeeOther)
+	http.Redirect(w, r, next, http.StatusSeeOther) //nolint:gosec // safeNext keeps it a path of the dashboard
 }
 
 type setPasswordData struct {
