@@ -151,8 +151,9 @@ func (h *dash) signed(perm access.Permission, fn pageFunc) http.HandlerFunc {
 			http.Redirect(w, r, Prefix+"/sign-in?next="+url.QueryEscape(next), http.StatusSeeOther)
 			return
 		}
-		if err := access.Check(p.Access(), perm, pageWhat(r)); err != nil {
-			h.fail(w, r, p, err)
+		if need := access.Needs(perm); !p.Access().Allows(perm) {
+			h.fail(w, r, p, &apierr.Error{Kind: apierr.KindPermission, Code: "role_not_allowed",
+				Message: pageWhat(r) + " needs the " + need.String() + " role; you are a " + p.Role + " of this workspace."})
 			return
 		}
 		fn(w, r, p)

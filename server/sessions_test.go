@@ -333,3 +333,72 @@ func (b *testBundle) viaSessionOfKey(t *testing.T, method, path, key, body strin
 	}
 	return got
 }
+
+// TestDashboardActions: a member enables and disables an agent from its page, a viewer is
+// refused; conversations filter by agent and label; an admin re-enables a webhook endpoint.
+func TestDashboardActions(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	resp, raw := b.doYAML(t, "Bearer "+b.key, agentYAML("Front desk"))
+	require.Equal(t, http.StatusCreated, resp.StatusCode, string(raw))
+	var made struct{ AgentID string }
+	require.NoError(t, json.Unmarshal(raw, &made))
+	agentID := mustUUID(t, made.AgentID)
+
+	member, viewer := b.signedIn(t, "member"), b.signedIn(t, "viewer")
+	resp, raw = viewer.do(t, http.MethodGet, "/dashboard/agents/"+made.AgentID, "")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.NotContains(t, string(raw), "Disable agent", "a viewer sees no button")
+	resp, err := viewer.client.PostForm(b.url+"/dashboard/agents/"+made.AgentID+"/status", url.Values{"status": {"disabled"}})
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusForbidden, resp.StatusCode, "and is refused anyway")
+
+	resp, raw = member.do(t, http.MethodGet, "/dashboard/agents/"+made.AgentID, "")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, string(raw), "Disable agent")
+	resp, err = member.client.PostForm(b.url+"/dashboard/agents/"+made.AgentID+"/status", url.Values{"status": {"disabled"}})
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	a, err := b.store.AgentByID(ctx, b.workspace.ID, agentID)
+	require.NoError(t, err)
+	require.Equal(t, "disabled", a.Status)
+	resp, raw = member.do(t, http.MethodGet, "/dashboard/agents/"+made.AgentID, "")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, string(raw), "is now disabled", "the page says what happened")
+	require.Contains(t, string(raw), "Enable agent")
+
+	labelled, err := b.store.CreateAgentConversation(ctx, b.workspace.ID, agentID, "webchat", []string{"billing"})
+	require.NoError(t, err)
+	other, err := b.store.CreateAgentConversation(ctx, b.workspace.ID, agentID, "webchat", []string{"sales"})
+	require.NoError(t, err)
+	resp, raw = viewer.do(t, http.MethodGet, "/dashboard/conversations?agent="+made.AgentID+"&label=billing", "")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, string(raw), labelled)
+	require.NotContains(t, string(raw), other)
+	resp, _ = viewer.do(t, http.MethodGet, "/dashboard/conversations?agent=nope", "")
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	resp, _ = viewer.do(t, http.MethodGet, "/dashboard/conversations/mc-doesnotexist", "")
+	require.Equal(t, http.StatusNotFound, resp.StatusCode)
+
+	resp, raw = b.do(t, http.MethodPost, "/v1/webhooks", "Bearer "+b.key, `{"url":"https://hooks.example.com/in"}`)
+	require.Equal(t, http.StatusCreated, resp.StatusCode, string(raw))
+	var hook struct{ ID string }
+	require.NoError(t, json.Unmarshal(raw, &hook))
+	off := false
+	_, err = b.store.UpdateWebhookEndpoint(ctx, b.workspace.ID, hook.ID, store.WebhookUpdate{Enabled: &off})
+	require.NoError(t, err)
+	resp, raw = member.do(t, http.MethodGet, "/dashboard/webhooks", "")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.NotContains(t, string(raw), "Enable endpoint", "a member may not manage webhooks")
+	admin := b.signedIn(t, "admin")
+	resp, err = admin.client.PostForm(b.url+"/dashboard/webhooks/"+hook.ID+"/enable", nil)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	e, err := b.store.WebhookEndpointByRef(ctx, b.workspace.ID, hook.ID)
+	require.NoError(t, err)
+	require.True(t, e.Enabled)
+}
