@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -36,13 +37,16 @@ func usersCommand(ctx context.Context, cfg config, args []string, stdout, stderr
 	acc := accounts.New(cfg.App.AccountsConfig(), st, nil)
 	u, link, err := acc.CreateUser(ctx, *workspace, *email, *role)
 	if e := apierr.As(err); e != nil {
+		if e.Code == "email_taken" || e.Code == "workspace_not_found" {
+			return errors.New(e.Message) // the command was right; the data says no
+		}
 		return usageError{e.Message}
 	}
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "created user %s (role %s) of workspace %s; this link sets the password once, within %s:\n",
-		u.Email, u.Role, u.WorkspaceName, cfg.App.Accounts.SetPasswordTTL)
+	fmt.Fprintf(stderr, "created user %s (role %s) of workspace %s; this link sets the password once, within %.0f hours:\n",
+		u.Email, u.Role, u.WorkspaceName, cfg.App.Accounts.SetPasswordTTL.Hours())
 	_, err = fmt.Fprintln(stdout, link)
 	return err
 }

@@ -21,11 +21,13 @@ func TestUsersCreate(t *testing.T) {
 	require.Regexp(t, `^https://switchboard\.example\.com/dashboard/set-password\?token=[A-Za-z0-9_-]{43}\n$`, out)
 	require.Contains(t, errOut, "ann@example.com (role admin) of workspace acme")
 
+	_, _, err = c.run("users", "create", "--workspace", "acme", "--email", "ann@example.com", "--role", "admin")
+	require.ErrorContains(t, err, "already exists")
+	_, _, err = c.run("users", "create", "--workspace", "nope", "--email", "bob@example.com", "--role", "admin")
+	require.ErrorContains(t, err, `No workspace is named "nope"`)
 	for _, args := range [][]string{
-		{"users", "create", "--workspace", "acme", "--email", "ann@example.com", "--role", "admin"},
 		{"users", "create", "--workspace", "acme", "--email", "not an email", "--role", "admin"},
 		{"users", "create", "--workspace", "acme", "--email", "bob@example.com", "--role", "root"},
-		{"users", "create", "--workspace", "nope", "--email", "bob@example.com", "--role", "admin"},
 		{"users", "create", "--workspace", "acme"},
 		{"users", "delete"},
 	} {
