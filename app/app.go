@@ -20,9 +20,11 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
+	"switchboard/accounts"
 	"switchboard/agent"
 	"switchboard/catalog"
 	"switchboard/converse"
+	"switchboard/dashboard"
 	"switchboard/events"
 	"switchboard/llm"
 	"switchboard/mailer"
@@ -52,6 +54,16 @@ type Config struct {
 	// Clock is the time deployed agents read business hours and pickup timeouts by;
 	// time.Now when nil. Tests pin it.
 	Clock func() time.Time
+	// Accounts are the dashboard's users and sessions; its Development and PublicBaseURL
+	// are Server's (AccountsConfig).
+	Accounts accounts.Config
+}
+
+// AccountsConfig is the accounts configuration with the server's environment and address.
+func (c Config) AccountsConfig() accounts.Config {
+	a := c.Accounts
+	a.Development, a.PublicBaseURL = c.Server.Development, c.Server.PublicBaseURL
+	return a
 }
 
 // DefaultConfig is the configuration of an unconfigured process: the one place where
@@ -72,6 +84,8 @@ func DefaultConfig() Config {
 		VendorTimeout:            5 * time.Minute,
 		ConfirmationTTL:          agent.DefaultConfirmationTTL,
 		DevelopmentCreditNanoUSD: 5_000_000_000,
+		Accounts: accounts.Config{SessionLifetime: 12 * time.Hour, SessionIdleTimeout: 2 * time.Hour,
+			SetPasswordTTL: 72 * time.Hour, SignInPerMinute: 10},
 	}
 }
 
@@ -132,9 +146,12 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	if err != nil {
 		return nil, err
 	}
+	// Sign-in attempts have their own budgets (accounts.Service.SignIn).
+	acc := accounts.New(cfg.AccountsConfig(), st, ratelimit.NewMemory(nil))
 	srv, err := server.New(cfg.Server, server.Deps{
 		Store: st, Catalog: cat, Limiter: ratelimit.NewMemory(nil), Responses: resp,
 		Hub: hub, Jobs: inserter, Guard: guard, Ops: ops, Agents: agents, MCP: mcp.Handler(mcp.New(ops, server.MCPCaller, log)), Log: log,
+		Accounts: acc, Dashboard: dashboard.New(dashboard.Deps{Store: st, Accounts: acc, Ops: ops, Jobs: inserter, Log: log}),
 	})
 	if err != nil {
 		return nil, err

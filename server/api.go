@@ -48,7 +48,7 @@ func (s *Server) routeAPI(e *echo.Echo) error {
 	if err != nil {
 		return err
 	}
-	g := e.Group("/api", s.authenticator(true), authorize(perms), skipForUploads(s.bodyLimit()), skipForUploads(s.guardInput(spec)),
+	g := e.Group("/api", s.sessionAuth, s.authenticator(true), authorize(perms), skipForUploads(s.bodyLimit()), skipForUploads(s.guardInput(spec)),
 		skipForUploads(keepRawBody), skipForUploads(validator))
 	apiapi.RegisterHandlers(basePath{g: g, prefix: "/api"}, apiapi.NewStrictHandler(&apiHandlers{s: s}, apiStrictMiddlewares))
 	return nil

@@ -18,6 +18,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/stretchr/testify/require"
 
+	"switchboard/apikey"
 	"switchboard/gen/apiapi"
 	"switchboard/gen/v1api"
 	"switchboard/openapi"
@@ -108,6 +109,10 @@ func FuzzHTTP(f *testing.F) {
 	require.NoError(f, err)
 	auth := "Bearer " + b.newKey(f, b.workspace, "owner")
 	refs := fuzzRefs(f, b, auth)
+	// Creating keys needs a dashboard session: that operation is sent with an owner's cookie.
+	base, err := url.Parse(b.url)
+	require.NoError(f, err)
+	session := b.signedIn(f, "owner").client.Jar.Cookies(base)
 	// The 1 s bound is an oracle for the fuzzer; the seed run `go test` makes on a busy
 	// machine asserts no timing.
 	timed := flag.Lookup("test.fuzz").Value.String() != ""
@@ -128,7 +133,13 @@ func FuzzHTTP(f *testing.F) {
 		if err != nil {
 			return 0, 0, "", false // not a URL a client could send
 		}
-		req.Header.Set("Authorization", auth)
+		if op.operationID == "createKey" {
+			for _, c := range session {
+				req.AddCookie(c)
+			}
+		} else {
+			req.Header.Set("Authorization", auth)
+		}
 		if op.contentType != "" {
 			req.Header.Set("Content-Type", op.contentType)
 		}
@@ -209,8 +220,11 @@ func fuzzRefs(t testing.TB, b *testBundle, auth string) *strings.Replacer {
 	decode(http.MethodPost, "/v1/webhooks", "application/json", `{"url":"https://hooks.example.com/doomed"}`, &doomed)
 	var agent struct{ AgentID string }
 	decode(http.MethodPost, "/api/agents", "application/yaml", fuzzAgentYAML, &agent)
-	var revocable struct{ ID string }
-	decode(http.MethodPost, "/api/keys", "application/json", `{"role":"member"}`, &revocable)
+	// Keys are created through a session; the fuzzed key to revoke is made in the store.
+	_, sum, display := apikey.New()
+	k, err := b.store.CreateKey(context.Background(), b.workspace.ID, "member", sum, display)
+	require.NoError(t, err)
+	revocable := struct{ ID string }{k.ID.String()}
 	var upload struct{ ID string }
 	decode(http.MethodPost, "/api/uploads?filename=notes.txt", "text/plain", "Parking is free after six.", &upload)
 	var event string

@@ -3,18 +3,19 @@ package server
 import (
 	"context"
 
-	"switchboard/access"
-	"switchboard/apikey"
+	"switchboard/accounts"
 	"switchboard/gen/apiapi"
 	"switchboard/store"
 )
 
-// Keys: an admin manages member and viewer keys; owner and admin keys need the owner role
-// (access.KeysPrivileged), so an admin can neither mint a key above its own rank nor revoke
-// one of its peers.
+// Keys (accounts/keys.go decides, for the dashboard too): an admin manages member and viewer
+// keys; owner and admin keys need the owner role (access.KeysPrivileged). Listing and
+// revoking take a bearer key or a dashboard session; creating takes a session only (or the
+// development user), as the platform spec says.
 
 func (h *apiHandlers) ListKeys(ctx context.Context, _ apiapi.ListKeysRequestObject) (apiapi.ListKeysResponseObject, error) {
-	keys, err := h.s.store.ListKeys(ctx, workspaceOf(ctx))
+	p, _ := principalFrom(ctx)
+	keys, err := accounts.ListKeys(ctx, h.s.store, p)
 	if err != nil {
 		return nil, err
 	}
@@ -27,45 +28,29 @@ func (h *apiHandlers) ListKeys(ctx context.Context, _ apiapi.ListKeysRequestObje
 
 func (h *apiHandlers) CreateKey(ctx context.Context, req apiapi.CreateKeyRequestObject) (apiapi.CreateKeyResponseObject, error) {
 	p, _ := principalFrom(ctx)
-	if err := mayManageKeyOf(p, string(req.Body.Role)); err != nil {
-		return nil, err
+	name := ""
+	if req.Body.Name != nil {
+		name = *req.Body.Name
 	}
-	secret, sum, display := apikey.New()
-	k, err := h.s.store.CreateKey(ctx, p.WorkspaceID, string(req.Body.Role), sum, display)
+	k, secret, err := accounts.CreateKey(ctx, h.s.store, p, name, string(req.Body.Role))
 	if err != nil {
 		return nil, err
 	}
 	b := keyBody(k)
-	return apiapi.CreateKey201JSONResponse{Id: b.Id, Role: b.Role, Prefix: b.Prefix, CreatedAt: b.CreatedAt,
-		RevokedAt: b.RevokedAt, Key: secret}, nil
+	return apiapi.CreateKey201JSONResponse{Id: b.Id, Role: b.Role, Prefix: b.Prefix, Name: b.Name, CreatedAt: b.CreatedAt,
+		LastUsedAt: b.LastUsedAt, RevokedAt: b.RevokedAt, Key: secret}, nil
 }
 
 func (h *apiHandlers) RevokeKey(ctx context.Context, req apiapi.RevokeKeyRequestObject) (apiapi.RevokeKeyResponseObject, error) {
 	p, _ := principalFrom(ctx)
-	k, err := h.s.store.KeyByID(ctx, p.WorkspaceID, req.Id)
+	k, err := accounts.RevokeKey(ctx, h.s.store, p, req.Id)
 	if err != nil {
 		return nil, err
-	}
-	if err := mayManageKeyOf(p, k.Role); err != nil {
-		return nil, err
-	}
-	if k.RevokedAt == nil {
-		if k, err = h.s.store.RevokeKey(ctx, k.ID); err != nil {
-			return nil, err
-		}
 	}
 	return apiapi.RevokeKey200JSONResponse(keyBody(k)), nil
 }
 
-// mayManageKeyOf checks that the caller may create or revoke a key of the role.
-func mayManageKeyOf(p store.Principal, role string) error {
-	r, _ := access.ParseRole(role)
-	if r < access.Admin {
-		return nil // access.Keys, which the route itself needs
-	}
-	return access.Check(p.Access(), access.KeysPrivileged, "Creating or revoking an "+role+" key")
-}
-
 func keyBody(k store.APIKey) apiapi.Key {
-	return apiapi.Key{Id: k.ID, Role: apiapi.Role(k.Role), Prefix: k.DisplayPrefix, CreatedAt: k.CreatedAt, RevokedAt: k.RevokedAt}
+	return apiapi.Key{Id: k.ID, Role: apiapi.Role(k.Role), Prefix: k.DisplayPrefix, Name: k.Name, CreatedAt: k.CreatedAt,
+		LastUsedAt: k.LastUsedAt, RevokedAt: k.RevokedAt}
 }

@@ -18,13 +18,14 @@ type keyBody struct {
 
 // TestKeysAreManagedWithinTheRoleLadder: an admin makes and revokes member and viewer keys
 // (the secret shown once, never listed); admin and owner keys need an owner; a revoked key
-// stops working; a key of another workspace is not found.
+// stops working; a key of another workspace is not found. Keys are made through a session
+// (sessions_test.go), and listed and revoked with bearer keys.
 func TestKeysAreManagedWithinTheRoleLadder(t *testing.T) {
 	t.Parallel()
 	b := setup(t) // b.key is an admin's
-	owner := "Bearer " + b.newKey(t, b.workspace, "owner")
+	adminSession, ownerSession := b.signedIn(t, "admin"), b.signedIn(t, "owner")
 
-	resp, raw := b.do(t, http.MethodPost, "/api/keys", "Bearer "+b.key, `{"role":"viewer"}`)
+	resp, raw := adminSession.do(t, http.MethodPost, "/api/keys", `{"role":"viewer"}`)
 	require.Equal(t, http.StatusCreated, resp.StatusCode, string(raw))
 	var viewer keyBody
 	require.NoError(t, json.Unmarshal(raw, &viewer))
@@ -38,11 +39,11 @@ func TestKeysAreManagedWithinTheRoleLadder(t *testing.T) {
 	require.NotContains(t, string(raw), viewer.Key, "a list never shows a secret")
 	require.Contains(t, string(raw), viewer.ID)
 
-	resp, raw = b.do(t, http.MethodPost, "/api/keys", "Bearer "+b.key, `{"role":"admin"}`)
+	resp, raw = adminSession.do(t, http.MethodPost, "/api/keys", `{"role":"admin"}`)
 	e := errorOf(t, resp, raw, http.StatusForbidden)
 	require.Equal(t, "role_not_allowed", str(e.Code))
 	require.Contains(t, e.Message, "owner role")
-	resp, raw = b.do(t, http.MethodPost, "/api/keys", owner, `{"role":"admin"}`)
+	resp, raw = ownerSession.do(t, http.MethodPost, "/api/keys", `{"role":"admin"}`)
 	require.Equal(t, http.StatusCreated, resp.StatusCode, string(raw))
 	var admin keyBody
 	require.NoError(t, json.Unmarshal(raw, &admin))
@@ -63,6 +64,6 @@ func TestKeysAreManagedWithinTheRoleLadder(t *testing.T) {
 	resp, raw = b.do(t, http.MethodDelete, "/api/keys/"+admin.ID, "Bearer "+theirs, "")
 	require.Equal(t, "key_not_found", str(errorOf(t, resp, raw, http.StatusNotFound).Code))
 
-	resp, raw = b.do(t, http.MethodPost, "/api/keys", owner, `{"role":"root"}`)
+	resp, raw = ownerSession.do(t, http.MethodPost, "/api/keys", `{"role":"root"}`)
 	require.Equal(t, "role", str(errorOf(t, resp, raw, http.StatusBadRequest).Param))
 }

@@ -284,8 +284,13 @@ func (b *testBundle) httpProbes(f fixtures) []probe {
 		{"createChannel", "admin", api(http.MethodPost, "/api/channels", `{"provider":"sms","name":"Line"}`)},
 		{"chat", "viewer", api(http.MethodPost, "/api/chat", `{"message":"hello","model":"beta-5.4"}`)},
 		{"listKeys", "admin", api(http.MethodGet, "/api/keys", "")},
-		{"createKey", "admin", api(http.MethodPost, "/api/keys", `{"role":"viewer"}`)},
-		{"createKey (privileged)", "owner", api(http.MethodPost, "/api/keys", `{"role":"admin"}`)},
+		// Creating keys needs a session (sessions_test.go): a user of the key's role calls it.
+		{"createKey", "admin", func(t *testing.T, key string) outcome {
+			return b.viaSessionOfKey(t, http.MethodPost, "/api/keys", key, `{"role":"viewer"}`)
+		}},
+		{"createKey (privileged)", "owner", func(t *testing.T, key string) outcome {
+			return b.viaSessionOfKey(t, http.MethodPost, "/api/keys", key, `{"role":"admin"}`)
+		}},
 		{"agentChat", "viewer", api(http.MethodPost, "/api/agents/"+f.agentID+"/chat", `{"message":"hello"}`)},
 		{"createUpload", "member", func(t *testing.T, key string) outcome {
 			return b.viaRaw(t, http.MethodPost, "/api/uploads?filename=notes.txt", key, "text/plain", "Parking is free after six.")

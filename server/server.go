@@ -17,6 +17,7 @@ import (
 	echomw "github.com/oapi-codegen/echo-middleware"
 	"github.com/riverqueue/river"
 
+	"switchboard/accounts"
 	"switchboard/catalog"
 	"switchboard/converse"
 	"switchboard/events"
@@ -53,6 +54,10 @@ type Deps struct {
 	Agents    *converse.Service     // the deployed-agent runtime (POST /api/agents/{id}/chat)
 	MCP       http.Handler          // the MCP tool server
 	Log       *slog.Logger
+	// Accounts, when set, lets a dashboard session stand for a key on /api (sessionAuth).
+	Accounts *accounts.Service
+	// Dashboard, when set, serves the dashboard's pages under /dashboard.
+	Dashboard http.Handler
 }
 
 // Server holds the wired HTTP surfaces.
@@ -70,12 +75,15 @@ type Server struct {
 	mcp       http.Handler
 	log       *slog.Logger
 	echo      *echo.Echo
+	accounts  *accounts.Service
+	dashboard http.Handler
 }
 
 // New builds the server and its routes.
 func New(cfg Config, deps Deps) (*Server, error) {
 	s := &Server{cfg: cfg, store: deps.Store, catalog: deps.Catalog, limiter: deps.Limiter, responses: deps.Responses,
-		hub: deps.Hub, jobs: deps.Jobs, guard: deps.Guard, ops: deps.Ops, agents: deps.Agents, mcp: deps.MCP, log: deps.Log, echo: echo.New()}
+		hub: deps.Hub, jobs: deps.Jobs, guard: deps.Guard, ops: deps.Ops, agents: deps.Agents, mcp: deps.MCP, log: deps.Log, echo: echo.New(),
+		accounts: deps.Accounts, dashboard: deps.Dashboard}
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
@@ -95,6 +103,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		return nil, err
 	}
 	s.routeMCP(e)
+	s.routeDashboard(e)
 	return s, nil
 }
 

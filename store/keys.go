@@ -19,11 +19,15 @@ type APIKey struct {
 	DisplayPrefix string
 	CreatedAt     time.Time
 	RevokedAt     *time.Time
+	Name          string     // may be empty (keys made before keys had names, or by the CLI)
+	LastUsedAt    *time.Time // to the minute; nil when never used
 }
 
 // Principal is who a request acts as: a live key and its workspace, as of the lookup.
 type Principal struct {
-	KeyID          uuid.UUID
+	KeyID          uuid.UUID // uuid.Nil for a dashboard session
+	UserID         uuid.UUID // the signed-in user of a dashboard session; uuid.Nil for a key
+	UserEmail      string
 	Role           string
 	WorkspaceID    uuid.UUID
 	WorkspaceName  string
@@ -32,7 +36,8 @@ type Principal struct {
 }
 
 func apiKey(k dbsqlc.APIKey) APIKey {
-	return APIKey{ID: k.ID, WorkspaceID: k.WorkspaceID, Role: k.Role, DisplayPrefix: k.DisplayPrefix, CreatedAt: k.CreatedAt, RevokedAt: k.RevokedAt}
+	return APIKey{ID: k.ID, WorkspaceID: k.WorkspaceID, Role: k.Role, DisplayPrefix: k.DisplayPrefix, CreatedAt: k.CreatedAt, RevokedAt: k.RevokedAt,
+		Name: k.Name, LastUsedAt: k.LastUsedAt}
 }
 
 // CreateKey stores the hash of a new key of the workspace.
@@ -69,6 +74,9 @@ func (q *queries) Authenticate(ctx context.Context, sha256 []byte) (Principal, e
 	}
 	if subtle.ConstantTimeCompare(r.SecretSHA256, sha256) != 1 {
 		return Principal{}, &NotFoundError{What: "key"}
+	}
+	if err := q.sql.TouchKey(ctx, q.db, r.KeyID); err != nil {
+		return Principal{}, err
 	}
 	return Principal{KeyID: r.KeyID, Role: r.Role, WorkspaceID: r.WorkspaceID, WorkspaceName: r.WorkspaceName,
 		WorkspaceState: r.WorkspaceStatus, BalanceNanoUSD: r.BalanceNanoUSD}, nil

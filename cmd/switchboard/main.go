@@ -24,6 +24,8 @@ const usage = `usage: switchboard COMMAND
   keys create --workspace NAME [--role R]   create a key (owner, admin, member, viewer; default member) and print it
   keys list --workspace NAME                list a workspace's keys
   keys revoke ID                            revoke a key
+  users create --workspace NAME --email E --role R
+                                            create a dashboard user and print a one-time link to set its password
   secrets rotate                            seal every webhook secret with SECRETS_KEY (the old key in SECRETS_KEY_PREVIOUS)
   webhooks listen [--server URL] [--key K] [--listen ADDR] [--events T,T]
                                             print the workspace's events as signed webhooks to a local port
@@ -77,6 +79,8 @@ func run(ctx context.Context, args []string, getenv env, stdout, stderr io.Write
 		return workspacesCommand(ctx, cfg, args[1:], stdout)
 	case "keys":
 		return keysCommand(ctx, cfg, args[1:], stdout, stderr)
+	case "users":
+		return usersCommand(ctx, cfg, args[1:], stdout, stderr)
 	case "secrets":
 		return secretsCommand(ctx, cfg, args[1:], stdout)
 	case "webhooks":

@@ -46,7 +46,7 @@ func (q *Queries) Authenticate(ctx context.Context, db DBTX, secretSha256 []byte
 const createKey = `-- name: CreateKey :one
 INSERT INTO api_keys (workspace_id, role, secret_sha256, display_prefix)
 VALUES ($1, $2, $3, $4)
-RETURNING id, workspace_id, role, secret_sha256, display_prefix, created_at, revoked_at
+RETURNING id, workspace_id, role, secret_sha256, display_prefix, created_at, revoked_at, name, created_by, last_used_at
 `
 
 type CreateKeyParams struct {
@@ -72,6 +72,49 @@ func (q *Queries) CreateKey(ctx context.Context, db DBTX, arg CreateKeyParams) (
 		&i.DisplayPrefix,
 		&i.CreatedAt,
 		&i.RevokedAt,
+		&i.Name,
+		&i.CreatedBy,
+		&i.LastUsedAt,
+	)
+	return i, err
+}
+
+const createNamedKey = `-- name: CreateNamedKey :one
+INSERT INTO api_keys (workspace_id, role, secret_sha256, display_prefix, name, created_by)
+VALUES ($1, $2, $3, $4, $5, $6)
+RETURNING id, workspace_id, role, secret_sha256, display_prefix, created_at, revoked_at, name, created_by, last_used_at
+`
+
+type CreateNamedKeyParams struct {
+	WorkspaceID   uuid.UUID
+	Role          string
+	SecretSHA256  []byte
+	DisplayPrefix string
+	Name          string
+	CreatedBy     *uuid.UUID
+}
+
+func (q *Queries) CreateNamedKey(ctx context.Context, db DBTX, arg CreateNamedKeyParams) (APIKey, error) {
+	row := db.QueryRow(ctx, createNamedKey,
+		arg.WorkspaceID,
+		arg.Role,
+		arg.SecretSHA256,
+		arg.DisplayPrefix,
+		arg.Name,
+		arg.CreatedBy,
+	)
+	var i APIKey
+	err := row.Scan(
+		&i.ID,
+		&i.WorkspaceID,
+		&i.Role,
+		&i.SecretSHA256,
+		&i.DisplayPrefix,
+		&i.CreatedAt,
+		&i.RevokedAt,
+		&i.Name,
+		&i.CreatedBy,
+		&i.LastUsedAt,
 	)
 	return i, err
 }
@@ -94,7 +137,7 @@ func (q *Queries) EnsureOwnerKey(ctx context.Context, db DBTX, arg EnsureOwnerKe
 }
 
 const keyByID = `-- name: KeyByID :one
-SELECT id, workspace_id, role, secret_sha256, display_prefix, created_at, revoked_at FROM api_keys WHERE workspace_id = $1 AND id = $2
+SELECT id, workspace_id, role, secret_sha256, display_prefix, created_at, revoked_at, name, created_by, last_used_at FROM api_keys WHERE workspace_id = $1 AND id = $2
 `
 
 type KeyByIDParams struct {
@@ -113,12 +156,15 @@ func (q *Queries) KeyByID(ctx context.Context, db DBTX, arg KeyByIDParams) (APIK
 		&i.DisplayPrefix,
 		&i.CreatedAt,
 		&i.RevokedAt,
+		&i.Name,
+		&i.CreatedBy,
+		&i.LastUsedAt,
 	)
 	return i, err
 }
 
 const listKeys = `-- name: ListKeys :many
-SELECT id, workspace_id, role, secret_sha256, display_prefix, created_at, revoked_at FROM api_keys WHERE workspace_id = $1 ORDER BY created_at, id
+SELECT id, workspace_id, role, secret_sha256, display_prefix, created_at, revoked_at, name, created_by, last_used_at FROM api_keys WHERE workspace_id = $1 ORDER BY created_at, id
 `
 
 func (q *Queries) ListKeys(ctx context.Context, db DBTX, workspaceID uuid.UUID) ([]APIKey, error) {
@@ -138,6 +184,9 @@ func (q *Queries) ListKeys(ctx context.Context, db DBTX, workspaceID uuid.UUID) 
 			&i.DisplayPrefix,
 			&i.CreatedAt,
 			&i.RevokedAt,
+			&i.Name,
+			&i.CreatedBy,
+			&i.LastUsedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -178,7 +227,7 @@ func (q *Queries) LiveKeys(ctx context.Context, db DBTX, ids []uuid.UUID) ([]uui
 
 const revokeKey = `-- name: RevokeKey :one
 UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1
-RETURNING id, workspace_id, role, secret_sha256, display_prefix, created_at, revoked_at
+RETURNING id, workspace_id, role, secret_sha256, display_prefix, created_at, revoked_at, name, created_by, last_used_at
 `
 
 func (q *Queries) RevokeKey(ctx context.Context, db DBTX, id uuid.UUID) (APIKey, error) {
@@ -192,6 +241,21 @@ func (q *Queries) RevokeKey(ctx context.Context, db DBTX, id uuid.UUID) (APIKey,
 		&i.DisplayPrefix,
 		&i.CreatedAt,
 		&i.RevokedAt,
+		&i.Name,
+		&i.CreatedBy,
+		&i.LastUsedAt,
 	)
 	return i, err
+}
+
+const touchKey = `-- name: TouchKey :exec
+UPDATE api_keys SET last_used_at = now()
+WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
+`
+
+// TouchKey stamps a key's last use, at most once a minute, so that a busy key costs one
+// write a minute rather than one a request.
+func (q *Queries) TouchKey(ctx context.Context, db DBTX, id uuid.UUID) error {
+	_, err := db.Exec(ctx, touchKey, id)
+	return err
 }

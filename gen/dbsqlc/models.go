@@ -18,6 +18,9 @@ type APIKey struct {
 	DisplayPrefix string
 	CreatedAt     time.Time
 	RevokedAt     *time.Time
+	Name          string
+	CreatedBy     *uuid.UUID
+	LastUsedAt    *time.Time
 }
 
 type Agent struct {
@@ -208,6 +211,12 @@ type Response struct {
 	Background     bool
 }
 
+type Session struct {
+	Token  string
+	Data   []byte
+	Expiry time.Time
+}
+
 type Upload struct {
 	ID          uuid.UUID
 	WorkspaceID uuid.UUID
@@ -218,6 +227,19 @@ type Upload struct {
 	SHA256      string
 	Content     []byte
 	CreatedAt   time.Time
+}
+
+type User struct {
+	ID                   uuid.UUID
+	WorkspaceID          uuid.UUID
+	Email                string
+	Role                 string
+	PasswordHash         *string
+	SetPasswordSHA256    []byte
+	SetPasswordExpiresAt *time.Time
+	SessionEpoch         int
+	CreatedAt            time.Time
+	UpdatedAt            time.Time
 }
 
 type WebhookAttempt struct {

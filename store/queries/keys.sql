@@ -29,3 +29,14 @@ WHERE k.id = ANY(@ids::uuid[]) AND k.revoked_at IS NULL AND w.status = 'active';
 
 -- name: KeyByID :one
 SELECT * FROM api_keys WHERE workspace_id = @workspace_id AND id = @id;
+
+-- name: CreateNamedKey :one
+INSERT INTO api_keys (workspace_id, role, secret_sha256, display_prefix, name, created_by)
+VALUES (@workspace_id, @role, @secret_sha256, @display_prefix, @name, @created_by)
+RETURNING *;
+
+-- name: TouchKey :exec
+-- TouchKey stamps a key's last use, at most once a minute, so that a busy key costs one
+-- write a minute rather than one a request.
+UPDATE api_keys SET last_used_at = now()
+WHERE id = @id AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute');
