@@ -8,11 +8,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -44,6 +46,11 @@ type Config struct {
 	ConfirmationTTL     time.Duration // how long a parked action waits for `YES <code>`
 	// DevelopmentCreditNanoUSD is the starting credit of the development workspace.
 	DevelopmentCreditNanoUSD int64
+	// RedisURL, when set, makes the rate limits shared by every replica through Redis.
+	RedisURL string
+	// DrainDelay is how long a SIGTERM'd process keeps serving while GET /ready answers 503
+	// `draining`, so that load balancers stop sending before it stops accepting.
+	DrainDelay time.Duration
 }
 
 // DefaultConfig is the configuration of an unconfigured process: the one place where
@@ -64,6 +71,7 @@ func DefaultConfig() Config {
 		VendorTimeout:            5 * time.Minute,
 		ConfirmationTTL:          agent.DefaultConfirmationTTL,
 		DevelopmentCreditNanoUSD: 5_000_000_000,
+		DrainDelay:               5 * time.Second,
 	}
 }
 
@@ -76,6 +84,7 @@ type App struct {
 	jobs      *river.Client[pgx.Tx] // works the jobs; started by Start
 	relay     *events.Relay
 	store     *store.Store
+	redis     io.Closer // the shared limiter's client; nil without REDIS_URL
 	cfg       Config
 	log       *slog.Logger
 
@@ -117,15 +126,56 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	if err != nil {
 		return nil, err
 	}
+	limiter, redisClient, ready, err := newLimiter(cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	ready = append([]server.ReadyCheck{migrationsCheck(st)}, ready...)
 	srv, err := server.New(cfg.Server, server.Deps{
-		Store: st, Catalog: cat, Limiter: ratelimit.NewMemory(nil), Responses: resp,
+		Store: st, Catalog: cat, Limiter: limiter, Responses: resp,
 		Hub: hub, Jobs: inserter, Guard: guard, Ops: ops, MCP: mcp.Handler(mcp.New(ops, server.MCPCaller, log)), Log: log,
+		Ready: ready,
 	})
 	if err != nil {
 		return nil, err
 	}
 	return &App{Server: srv, Hub: hub, Responses: resp, pipeline: pipeline, jobs: jobs, relay: events.NewRelay(st, inserter, hub, log),
-		store: st, cfg: cfg, log: log}, nil
+		store: st, redis: redisClient, cfg: cfg, log: log}, nil
+}
+
+// newLimiter is the in-process limiter, or with REDIS_URL the limiter shared through Redis
+// (failing open to an in-process one) and its readiness check.
+func newLimiter(cfg Config, log *slog.Logger) (ratelimit.Limiter, io.Closer, []server.ReadyCheck, error) {
+	memory := ratelimit.NewMemory(nil)
+	if cfg.RedisURL == "" {
+		return memory, nil, nil, nil
+	}
+	client, err := ratelimit.NewRedisClient(cfg.RedisURL)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	shared := ratelimit.NewRedis(client, memory, log.With(slog.String("component", "ratelimit")))
+	return shared, client, []server.ReadyCheck{{Name: "redis", Check: shared.Ping}}, nil
+}
+
+// migrationsCheck is ready once the database has every migration this build knows; a
+// positive answer is kept (the schema only moves forward).
+func migrationsCheck(st *store.Store) server.ReadyCheck {
+	var applied atomic.Bool
+	return server.ReadyCheck{Name: "migrations", Check: func(ctx context.Context) error {
+		if applied.Load() {
+			return nil
+		}
+		ok, err := store.MigrationsApplied(ctx, st.Pool())
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return errors.New("the database lacks migrations of this build: run `switchboard migrate`")
+		}
+		applied.Store(true)
+		return nil
+	}}
 }
 
 // jobFetchCooldown is the shortest pause between two fetches of a queue: short, so that a
@@ -252,6 +302,9 @@ func (a *App) Stop(ctx context.Context) error {
 		a.cancel()
 	}
 	a.wg.Wait()
+	if a.redis != nil {
+		_ = a.redis.Close()
+	}
 	return err
 }
 

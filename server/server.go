@@ -35,7 +35,7 @@ type Config struct {
 	KeyRPM           int           // RATE_LIMIT_KEY_RPM
 	WorkspaceRPM     int           // RATE_LIMIT_WORKSPACE_RPM
 	BodyLimitBytes   int64         // larger request bodies are refused with 413
-	HealthCheckLimit time.Duration // how long GET /health waits for the database
+	HealthCheckLimit time.Duration // how long GET /ready waits for its checks
 	SSEPingInterval  time.Duration // SSE_PING_INTERVAL
 }
 
@@ -51,6 +51,9 @@ type Deps struct {
 	Ops       *manage.Service       // agent-management operations (/api, /mcp)
 	MCP       http.Handler          // the MCP tool server
 	Log       *slog.Logger
+	// Ready are the checks of GET /ready beyond the database, which is always checked
+	// (migrations, Redis when configured).
+	Ready []ReadyCheck
 }
 
 // Server holds the wired HTTP surfaces.
@@ -67,12 +70,14 @@ type Server struct {
 	mcp       http.Handler
 	log       *slog.Logger
 	echo      *echo.Echo
+	ready     *readiness
 }
 
 // New builds the server and its routes.
 func New(cfg Config, deps Deps) (*Server, error) {
 	s := &Server{cfg: cfg, store: deps.Store, catalog: deps.Catalog, limiter: deps.Limiter, responses: deps.Responses,
 		hub: deps.Hub, jobs: deps.Jobs, guard: deps.Guard, ops: deps.Ops, mcp: deps.MCP, log: deps.Log, echo: echo.New()}
+	s.ready = &readiness{checks: append([]ReadyCheck{{Name: "database", Check: s.store.Ping}}, deps.Ready...)}
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
@@ -116,6 +121,7 @@ func (s *Server) MCPHandler() http.Handler {
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisableStackAll: true, DisablePrintStack: true}))
 	s.routeMCP(e)
 	e.GET("/health", s.health)
+	e.GET("/ready", s.readyz)
 	return e
 }
 

@@ -79,6 +79,10 @@ func loadConfig(getenv env) (config, error) {
 	a.Server.Development = c.development()
 	a.Families = families(getenv)
 	a.WebhookAllowPrivate = getenv("WEBHOOK_ALLOW_PRIVATE") == "1"
+	a.RedisURL = getenv("REDIS_URL")
+	if c.development() {
+		a.DrainDelay = 0 // no load balancer to tell; Ctrl-C in `make run` stops at once
+	}
 	var err error
 	if a.Server.PublicBaseURL, err = baseURL(getenv, "PUBLIC_BASE_URL", a.Server.PublicBaseURL); err != nil {
 		return c, err
@@ -92,6 +96,7 @@ func loadConfig(getenv env) (config, error) {
 		{"CONFIRMATION_TTL", &a.ConfirmationTTL},
 		{"IDEMPOTENCY_TTL", &a.Responses.IdempotencyRetention},
 		{"WEBHOOK_RETRY_BASE", &a.Delivery.RetryBase},
+		{"DRAIN_DELAY", &a.DrainDelay},
 	} {
 		if *d.to, err = duration(getenv, d.name, *d.to); err != nil {
 			return c, err

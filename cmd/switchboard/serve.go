@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"os/signal"
 	"syscall"
 	"time"
 
@@ -105,6 +107,16 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 		return err
 	case <-ctx.Done():
 	}
+	// Not ready first, still serving: load balancers polling /ready take this replica out
+	// before it stops accepting. A second signal (or an error) cuts the delay short.
+	a.Server.BeginDrain()
+	log.Info("not ready; still serving until the drain delay ends", slog.Duration("drain_delay", cfg.App.DrainDelay))
+	select {
+	case <-time.After(cfg.App.DrainDelay):
+	case <-secondSignal():
+	case err := <-errc:
+		return err
+	}
 	log.Info("draining", slog.Duration("timeout", drainTimeout))
 	a.Hub.BeginShutdown()
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), drainTimeout)
@@ -120,6 +132,14 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// secondSignal is closed by a SIGINT or SIGTERM that comes after the first: an operator who
+// asks twice does not wait for the drain delay.
+func secondSignal() <-chan os.Signal {
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, os.Interrupt, syscall.SIGTERM)
+	return c
 }
 
 // bootstrapKey makes BOOTSTRAP_API_KEY a key of workspace `default`, at every start.
