@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
 
 	"switchboard/agent"
 	"switchboard/catalog"
@@ -27,6 +28,7 @@ import (
 	"switchboard/llm"
 	"switchboard/manage"
 	"switchboard/mcp"
+	"switchboard/metrics"
 	"switchboard/netguard"
 	"switchboard/ratelimit"
 	"switchboard/responses"
@@ -46,6 +48,8 @@ type Config struct {
 	ConfirmationTTL     time.Duration // how long a parked action waits for `YES <code>`
 	// DevelopmentCreditNanoUSD is the starting credit of the development workspace.
 	DevelopmentCreditNanoUSD int64
+	// Metrics turns on the Prometheus collectors (App.Metrics; METRICS_ADDR serves them).
+	Metrics bool
 	// RedisURL, when set, makes the rate limits shared by every replica through Redis.
 	RedisURL string
 	// DrainDelay is how long a SIGTERM'd process keeps serving while GET /ready answers 503
@@ -78,6 +82,7 @@ func DefaultConfig() Config {
 // App is a wired process.
 type App struct {
 	Server    *server.Server
+	Metrics   *metrics.Metrics // nil unless Config.Metrics
 	Hub       *events.Hub
 	Responses *responses.Service
 	pipeline  *agent.Pipeline
@@ -94,9 +99,15 @@ type App struct {
 
 // New wires a process over an open store, in dependency order.
 func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*App, error) {
-	models, err := llm.NewRegistry(cfg.Families, cfg.Server.Development, vendorClient(cfg.VendorTimeout))
+	registry, err := llm.NewRegistry(cfg.Families, cfg.Server.Development, vendorClient(cfg.VendorTimeout))
 	if err != nil {
 		return nil, err
+	}
+	var m *metrics.Metrics
+	var models agent.Models = registry
+	if cfg.Metrics {
+		m = metrics.New()
+		models = observedModels{inner: registry, metrics: m}
 	}
 	guard := netguard.Guard{AllowPrivate: cfg.WebhookAllowPrivate}
 	// Enqueueing and working are two River clients over one pool. The background worker
@@ -120,8 +131,9 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	hub := events.NewHub(st, log)
 	pipeline := agent.New(st, cat, models, tools, log)
 	pipeline.ConfirmationTTL = cfg.ConfirmationTTL
+	observe(pipeline, cat, m)
 	resp := responses.New(cfg.Responses, st, pipeline, inserter, hub, log)
-	jobs, err := newWorkingClient(st, cfg, log, resp.Worker(),
+	jobs, err := newWorkingClient(st, cfg, log, m, resp.Worker(),
 		events.NewDeliverer(st, guard.Client(cfg.Delivery.Timeout), cfg.Delivery, log), manage.NewCrawler(st, guard, log))
 	if err != nil {
 		return nil, err
@@ -131,15 +143,25 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 		return nil, err
 	}
 	ready = append([]server.ReadyCheck{migrationsCheck(st)}, ready...)
-	srv, err := server.New(cfg.Server, server.Deps{
+	deps := server.Deps{
 		Store: st, Catalog: cat, Limiter: limiter, Responses: resp,
 		Hub: hub, Jobs: inserter, Guard: guard, Ops: ops, MCP: mcp.Handler(mcp.New(ops, server.MCPCaller, log)), Log: log,
 		Ready: ready,
-	})
+	}
+	if m != nil {
+		deps.Outer = append(deps.Outer, m.Echo())
+		deps.RateLimited = m.RateLimited
+		src := metrics.Sources{SSESubscribers: hub.Subscribers, Pool: st.Pool().Stat, JobQueue: st.JobQueueStats}
+		if shared, ok := limiter.(*ratelimit.Redis); ok {
+			src.RateLimitFailOpens = shared.FailOpens
+		}
+		m.Watch(src)
+	}
+	srv, err := server.New(cfg.Server, deps)
 	if err != nil {
 		return nil, err
 	}
-	return &App{Server: srv, Hub: hub, Responses: resp, pipeline: pipeline, jobs: jobs, relay: events.NewRelay(st, inserter, hub, log),
+	return &App{Server: srv, Metrics: m, Hub: hub, Responses: resp, pipeline: pipeline, jobs: jobs, relay: events.NewRelay(st, inserter, hub, log),
 		store: st, redis: redisClient, cfg: cfg, log: log}, nil
 }
 
@@ -192,7 +214,7 @@ func vendorClient(timeout time.Duration) *http.Client {
 }
 
 // newWorkingClient is the River client that works jobs, with every worker registered.
-func newWorkingClient(st *store.Store, cfg Config, log *slog.Logger, background *responses.Worker, deliverer *events.Deliverer, crawler *manage.Crawler) (*river.Client[pgx.Tx], error) {
+func newWorkingClient(st *store.Store, cfg Config, log *slog.Logger, m *metrics.Metrics, background *responses.Worker, deliverer *events.Deliverer, crawler *manage.Crawler) (*river.Client[pgx.Tx], error) {
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, background); err != nil {
 		return nil, err
@@ -203,9 +225,14 @@ func newWorkingClient(st *store.Store, cfg Config, log *slog.Logger, background 
 	if err := river.AddWorkerSafely(workers, crawler); err != nil {
 		return nil, err
 	}
+	var middleware []rivertype.Middleware
+	if m != nil {
+		middleware = append(middleware, m.JobMiddleware())
+	}
 	jobs, err := river.NewClient(riverpgxv5.New(st.Pool()), &river.Config{
-		Logger:  log.With(slog.String("component", "jobs")),
-		Workers: workers,
+		Logger:     log.With(slog.String("component", "jobs")),
+		Workers:    workers,
+		Middleware: middleware,
 		Queues: map[string]river.QueueConfig{
 			river.QueueDefault:   {MaxWorkers: 20},
 			events.DeliveryQueue: {MaxWorkers: 50},

@@ -54,6 +54,12 @@ type Deps struct {
 	// Ready are the checks of GET /ready beyond the database, which is always checked
 	// (migrations, Redis when configured).
 	Ready []ReadyCheck
+	// Outer middleware runs around every request, right after the request id is set and
+	// outside the request logger (metrics, traces). Optional.
+	Outer []echo.MiddlewareFunc
+	// RateLimited, when set, is told of each refusal by a rate limit and the budget that
+	// refused (key, workspace, address).
+	RateLimited func(budget string)
 }
 
 // Server holds the wired HTTP surfaces.
@@ -71,12 +77,15 @@ type Server struct {
 	log       *slog.Logger
 	echo      *echo.Echo
 	ready     *readiness
+	outer     []echo.MiddlewareFunc
+	limited   func(budget string)
 }
 
 // New builds the server and its routes.
 func New(cfg Config, deps Deps) (*Server, error) {
 	s := &Server{cfg: cfg, store: deps.Store, catalog: deps.Catalog, limiter: deps.Limiter, responses: deps.Responses,
 		hub: deps.Hub, jobs: deps.Jobs, guard: deps.Guard, ops: deps.Ops, mcp: deps.MCP, log: deps.Log, echo: echo.New()}
+	s.outer, s.limited = deps.Outer, deps.RateLimited
 	s.ready = &readiness{checks: append([]ReadyCheck{{Name: "database", Check: s.store.Ping}}, deps.Ready...)}
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
@@ -86,6 +95,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	e.IPExtractor = echo.ExtractIPDirect()
 
 	e.Use(middleware.RequestIDWithConfig(middleware.RequestIDConfig{Generator: newRequestID}))
+	e.Use(s.outer...)
 	e.Use(s.logRequests())
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisableStackAll: true, LogLevel: 0, DisablePrintStack: true}))
 
@@ -117,6 +127,7 @@ func (s *Server) MCPHandler() http.Handler {
 	e.HTTPErrorHandler = s.handleError
 	e.IPExtractor = echo.ExtractIPDirect()
 	e.Use(middleware.RequestIDWithConfig(middleware.RequestIDConfig{Generator: newRequestID}))
+	e.Use(s.outer...)
 	e.Use(s.logRequests())
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisableStackAll: true, DisablePrintStack: true}))
 	s.routeMCP(e)

@@ -24,6 +24,7 @@ type config struct {
 	BootstrapAPIKey    string
 	ModelsFile         string
 	MCPAddr            string
+	MetricsAddr        string // METRICS_ADDR: serves GET /metrics; empty: no metrics at all
 	StartingCreditNano int64
 	App                app.Config // what the process is wired with (app.New)
 	// Secrets seals webhook secrets (SECRETS_KEY, and SECRETS_KEY_PREVIOUS to open during a
@@ -69,6 +70,7 @@ func loadConfig(getenv env) (config, error) {
 		BootstrapAPIKey: getenv("BOOTSTRAP_API_KEY"),
 		ModelsFile:      getenv("MODELS_FILE"),
 		MCPAddr:         getenv("MCP_ADDR"),
+		MetricsAddr:     getenv("METRICS_ADDR"),
 		App:             app.DefaultConfig(),
 		HTTP:            httpdeadline.Default,
 	}
@@ -80,6 +82,7 @@ func loadConfig(getenv env) (config, error) {
 	a.Families = families(getenv)
 	a.WebhookAllowPrivate = getenv("WEBHOOK_ALLOW_PRIVATE") == "1"
 	a.RedisURL = getenv("REDIS_URL")
+	a.Metrics = c.MetricsAddr != ""
 	if c.development() {
 		a.DrainDelay = 0 // no load balancer to tell; Ctrl-C in `make run` stops at once
 	}

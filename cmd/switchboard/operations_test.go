@@ -1,7 +1,9 @@
 package main
 
 import (
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"syscall"
 	"testing"
@@ -79,4 +81,76 @@ func TestSIGTERMMarksNotReadyThenDrains(t *testing.T) {
 	require.Eventually(t, func() bool { return p.status(t, "", "/ready") == http.StatusServiceUnavailable }, 2*time.Second, 10*time.Millisecond)
 	require.Equal(t, http.StatusOK, p.status(t, key, "/v1/models"), "still serving while load balancers catch up")
 	require.Eventually(t, func() bool { return strings.Contains(p.logs.String(), `"msg":"stopped"`) }, 20*time.Second, 50*time.Millisecond)
+}
+
+// TestMetricsCountTurnsDeliveriesAndRefusals: with METRICS_ADDR, a scrape after a turn, a
+// webhook delivery and a rate-limit refusal finds each counted; the public port has no
+// /metrics.
+func TestMetricsCountTurnsDeliveriesAndRefusals(t *testing.T) {
+	t.Parallel()
+	fake := llmtest.NewAnthropic(t)
+	key, _, _ := apikey.New()
+	env := processEnv(t, fake, key)
+	metricsAddr := freeAddr(t)
+	env["METRICS_ADDR"] = metricsAddr
+	env["WEBHOOK_ALLOW_PRIVATE"] = "1"
+	env["SECRETS_KEY"] = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
+	env["RATE_LIMIT_KEY_RPM"] = "8"
+	p := startServe(t, env)
+
+	received := make(chan struct{}, 16)
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		received <- struct{}{}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(receiver.Close)
+	req, err := http.NewRequest(http.MethodPost, p.base+"/v1/webhooks", strings.NewReader(`{"url":"`+receiver.URL+`","event_types":["*"]}`))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusCreated, resp.StatusCode)
+
+	require.Equal(t, "completed", p.post(t, key, `{"input":"hello"}`)["status"])
+	select {
+	case <-received:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no webhook delivery")
+	}
+	refused := false
+	for i := 0; i < 20 && !refused; i++ {
+		refused = p.status(t, key, "/v1/models") == http.StatusTooManyRequests
+	}
+	require.True(t, refused, "RATE_LIMIT_KEY_RPM=8 refuses within 20 requests")
+	require.Equal(t, http.StatusNotFound, p.status(t, "", "/metrics"), "never on the public port")
+
+	var scrape string
+	require.Eventually(t, func() bool {
+		resp, err := http.Get("http://" + metricsAddr + "/metrics")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		scrape = string(body)
+		return strings.Contains(scrape, `switchboard_webhook_deliveries_total{outcome="delivered"}`)
+	}, 30*time.Second, 50*time.Millisecond, "the delivery is counted once its job ends")
+	for _, want := range []string{
+		`switchboard_turns_total{model="alpha-sonnet-4-6",outcome="completed",surface="responses"} 1`,
+		`switchboard_vendor_call_duration_seconds_count{family="alpha",outcome="ok"} 1`,
+		`switchboard_tokens_total{direction="output",model="alpha-sonnet-4-6"}`,
+		`switchboard_spend_usd_total{model="alpha-sonnet-4-6"}`,
+		`switchboard_rate_limit_refusals_total{budget="key"} 1`,
+		`switchboard_http_request_duration_seconds_count{method="POST",route="/v1/responses",status="200"} 1`,
+		`switchboard_http_request_duration_seconds_count{method="GET",route="/v1/models",status="429"} 1`,
+		`switchboard_jobs_worked_total{kind="webhook_delivery",outcome="ok"}`,
+		`switchboard_job_queue_oldest_age_seconds`,
+		`switchboard_sse_subscribers 0`,
+		`switchboard_db_pool_connections_max`,
+	} {
+		require.Contains(t, scrape, want)
+	}
+	require.NotContains(t, scrape, key[:12])
 }
