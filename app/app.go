@@ -93,7 +93,8 @@ type App struct {
 	cfg       Config
 	log       *slog.Logger
 
-	cancel context.CancelFunc
+	replicaID string // names this process in the job queue and its liveness lock
+	cancel    context.CancelFunc
 	wg     sync.WaitGroup
 }
 
@@ -133,7 +134,8 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	pipeline.ConfirmationTTL = cfg.ConfirmationTTL
 	observe(pipeline, cat, m)
 	resp := responses.New(cfg.Responses, st, pipeline, inserter, hub, log)
-	jobs, err := newWorkingClient(st, cfg, log, m, resp.Worker(),
+	replicaID := newReplicaID()
+	jobs, err := newWorkingClient(st, cfg, log, m, replicaID, resp.Worker(),
 		events.NewDeliverer(st, guard.Client(cfg.Delivery.Timeout), cfg.Delivery, log), manage.NewCrawler(st, guard, log))
 	if err != nil {
 		return nil, err
@@ -162,7 +164,7 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 		return nil, err
 	}
 	return &App{Server: srv, Metrics: m, Hub: hub, Responses: resp, pipeline: pipeline, jobs: jobs, relay: events.NewRelay(st, inserter, hub, log),
-		store: st, redis: redisClient, cfg: cfg, log: log}, nil
+		store: st, redis: redisClient, replicaID: replicaID, cfg: cfg, log: log}, nil
 }
 
 // newLimiter is the in-process limiter, or with REDIS_URL the limiter shared through Redis
@@ -214,7 +216,7 @@ func vendorClient(timeout time.Duration) *http.Client {
 }
 
 // newWorkingClient is the River client that works jobs, with every worker registered.
-func newWorkingClient(st *store.Store, cfg Config, log *slog.Logger, m *metrics.Metrics, background *responses.Worker, deliverer *events.Deliverer, crawler *manage.Crawler) (*river.Client[pgx.Tx], error) {
+func newWorkingClient(st *store.Store, cfg Config, log *slog.Logger, m *metrics.Metrics, replicaID string, background *responses.Worker, deliverer *events.Deliverer, crawler *manage.Crawler) (*river.Client[pgx.Tx], error) {
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, background); err != nil {
 		return nil, err
@@ -233,6 +235,7 @@ func newWorkingClient(st *store.Store, cfg Config, log *slog.Logger, m *metrics.
 		Logger:     log.With(slog.String("component", "jobs")),
 		Workers:    workers,
 		Middleware: middleware,
+		ID:         replicaID,
 		Queues: map[string]river.QueueConfig{
 			river.QueueDefault:   {MaxWorkers: 20},
 			events.DeliveryQueue: {MaxWorkers: 50},
@@ -260,11 +263,18 @@ func (a *App) Start(ctx context.Context) error {
 	if err := a.prepareSecrets(ctx); err != nil {
 		return err
 	}
+	// The liveness lock is held before any job is fetched under this replica's id.
+	lock, err := a.store.HoldReplicaLock(ctx, a.replicaID)
+	if err != nil {
+		return err
+	}
 	ctx, a.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	if err := a.jobs.Start(ctx); err != nil {
+		lock.Release(ctx)
 		return fmt.Errorf("start job queue: %w", err)
 	}
-	a.wg.Add(4)
+	a.wg.Add(5)
+	go func() { defer a.wg.Done(); watchReplicas(ctx, a.store, a.replicaID, lock, a.log) }()
 	go func() { defer a.wg.Done(); a.Hub.Run(ctx) }()
 	go func() { defer a.wg.Done(); a.relay.Run(ctx) }()
 	go func() { defer a.wg.Done(); a.Responses.RunSweeper(ctx) }()

@@ -154,3 +154,34 @@ func TestMetricsCountTurnsDeliveriesAndRefusals(t *testing.T) {
 	}
 	require.NotContains(t, scrape, key[:12])
 }
+
+// TestKilledReplicaTurnsFinishOnTheOther: a replica killed with SIGKILL while 8 slow
+// background turns run on it; the other replica runs each again and completes all of them
+// within 30 s, each announced once and charged once.
+func TestKilledReplicaTurnsFinishOnTheOther(t *testing.T) {
+	t.Parallel()
+	fake := llmtest.NewAnthropic(t)
+	for i := 0; i < 8; i++ {
+		fake.Push(llmtest.Reply{Text: "never finished", Delay: time.Minute})
+	}
+	key, _, _ := apikey.New()
+	env := processEnv(t, fake, key)
+	env["RESPONSE_TTL"] = "10m" // the sweep must not be what ends them
+	doomed := startServe(t, env)
+	var ids []string
+	for i := 0; i < 8; i++ {
+		ids = append(ids, doomed.post(t, key, `{"input":"long job","background":true}`)["id"].(string))
+	}
+	require.Eventually(t, func() bool { return len(fake.Requests()) == 8 }, 30*time.Second, 20*time.Millisecond, "all 8 turns run on the doomed replica")
+	survivor := startServe(t, env)
+
+	require.NoError(t, doomed.cmd.Process.Signal(syscall.SIGKILL))
+	killed := time.Now()
+	for _, id := range ids {
+		require.Eventually(t, func() bool { return survivor.get(t, key, id)["status"] == "completed" }, 30*time.Second-time.Since(killed), 50*time.Millisecond,
+			"response %s completed on the survivor within 30 s of the kill", id)
+	}
+	require.Len(t, fake.Requests(), 16, "each turn ran exactly once more")
+	require.Equal(t, 8, countRows(t, env["DATABASE_URL"], `SELECT count(*) FROM events WHERE type = 'meta_response.completed'`))
+	require.Equal(t, 8, countRows(t, env["DATABASE_URL"], `SELECT count(*) FROM ledger`), "each charged once")
+}
