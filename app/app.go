@@ -34,6 +34,7 @@ import (
 	"switchboard/responses"
 	"switchboard/server"
 	"switchboard/store"
+	"switchboard/tracing"
 )
 
 // Config is everything a process is told. It comes complete: start from DefaultConfig
@@ -50,6 +51,9 @@ type Config struct {
 	DevelopmentCreditNanoUSD int64
 	// Metrics turns on the Prometheus collectors (App.Metrics; METRICS_ADDR serves them).
 	Metrics bool
+	// Tracing turns on OpenTelemetry spans, exported over OTLP as the standard OTEL_*
+	// variables say (tracing.Enabled tells whether they ask for it).
+	Tracing bool
 	// RedisURL, when set, makes the rate limits shared by every replica through Redis.
 	RedisURL string
 	// DrainDelay is how long a SIGTERM'd process keeps serving while GET /ready answers 503
@@ -83,6 +87,7 @@ func DefaultConfig() Config {
 type App struct {
 	Server    *server.Server
 	Metrics   *metrics.Metrics // nil unless Config.Metrics
+	tracing   *tracing.Tracing // nil unless Config.Tracing
 	Hub       *events.Hub
 	Responses *responses.Service
 	pipeline  *agent.Pipeline
@@ -105,10 +110,18 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 		return nil, err
 	}
 	var m *metrics.Metrics
+	var tr *tracing.Tracing
 	var models agent.Models = registry
 	if cfg.Metrics {
 		m = metrics.New()
-		models = observedModels{inner: registry, metrics: m}
+	}
+	if cfg.Tracing {
+		if tr, err = tracing.New(context.Background()); err != nil {
+			return nil, err
+		}
+	}
+	if m != nil || tr != nil {
+		models = observedModels{inner: registry, metrics: m, tracing: tr}
 	}
 	guard := netguard.Guard{AllowPrivate: cfg.WebhookAllowPrivate}
 	// Enqueueing and working are two River clients over one pool. The background worker
@@ -119,6 +132,7 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	inserter, err := river.NewClient(riverpgxv5.New(st.Pool()), &river.Config{
 		Logger:        log.With(slog.String("component", "jobs")),
 		FetchCooldown: jobFetchCooldown, // also how often inserts may notify the workers
+		Middleware:    insertMiddleware(tr),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("job queue: %w", err)
@@ -132,10 +146,10 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	hub := events.NewHub(st, log)
 	pipeline := agent.New(st, cat, models, tools, log)
 	pipeline.ConfirmationTTL = cfg.ConfirmationTTL
-	observe(pipeline, cat, m)
+	observe(pipeline, st, cat, m, tr)
 	resp := responses.New(cfg.Responses, st, pipeline, inserter, hub, log)
 	replicaID := newReplicaID()
-	jobs, err := newWorkingClient(st, cfg, log, m, replicaID, resp.Worker(),
+	jobs, err := newWorkingClient(st, cfg, log, workMiddleware(m, tr), replicaID, resp.Worker(),
 		events.NewDeliverer(st, guard.Client(cfg.Delivery.Timeout), cfg.Delivery, log), manage.NewCrawler(st, guard, log))
 	if err != nil {
 		return nil, err
@@ -150,6 +164,9 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 		Hub: hub, Jobs: inserter, Guard: guard, Ops: ops, MCP: mcp.Handler(mcp.New(ops, server.MCPCaller, log)), Log: log,
 		Ready: ready,
 	}
+	if tr != nil {
+		deps.Outer = append(deps.Outer, tr.Echo())
+	}
 	if m != nil {
 		deps.Outer = append(deps.Outer, m.Echo())
 		deps.RateLimited = m.RateLimited
@@ -163,7 +180,7 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	if err != nil {
 		return nil, err
 	}
-	return &App{Server: srv, Metrics: m, Hub: hub, Responses: resp, pipeline: pipeline, jobs: jobs, relay: events.NewRelay(st, inserter, hub, log),
+	return &App{Server: srv, Metrics: m, tracing: tr, Hub: hub, Responses: resp, pipeline: pipeline, jobs: jobs, relay: events.NewRelay(st, inserter, hub, log),
 		store: st, redis: redisClient, replicaID: replicaID, cfg: cfg, log: log}, nil
 }
 
@@ -216,7 +233,7 @@ func vendorClient(timeout time.Duration) *http.Client {
 }
 
 // newWorkingClient is the River client that works jobs, with every worker registered.
-func newWorkingClient(st *store.Store, cfg Config, log *slog.Logger, m *metrics.Metrics, replicaID string, background *responses.Worker, deliverer *events.Deliverer, crawler *manage.Crawler) (*river.Client[pgx.Tx], error) {
+func newWorkingClient(st *store.Store, cfg Config, log *slog.Logger, middleware []rivertype.Middleware, replicaID string, background *responses.Worker, deliverer *events.Deliverer, crawler *manage.Crawler) (*river.Client[pgx.Tx], error) {
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, background); err != nil {
 		return nil, err
@@ -226,10 +243,6 @@ func newWorkingClient(st *store.Store, cfg Config, log *slog.Logger, m *metrics.
 	}
 	if err := river.AddWorkerSafely(workers, crawler); err != nil {
 		return nil, err
-	}
-	var middleware []rivertype.Middleware
-	if m != nil {
-		middleware = append(middleware, m.JobMiddleware())
 	}
 	jobs, err := river.NewClient(riverpgxv5.New(st.Pool()), &river.Config{
 		Logger:     log.With(slog.String("component", "jobs")),
@@ -342,7 +355,30 @@ func (a *App) Stop(ctx context.Context) error {
 	if a.redis != nil {
 		_ = a.redis.Close()
 	}
+	if err := a.tracing.Shutdown(context.WithoutCancel(ctx)); err != nil {
+		a.log.Warn("exporting the last spans", slog.String("error", err.Error()))
+	}
 	return err
+}
+
+// insertMiddleware carries the trace context into the jobs a request inserts.
+func insertMiddleware(tr *tracing.Tracing) []rivertype.Middleware {
+	if tr == nil {
+		return nil
+	}
+	return []rivertype.Middleware{tr.InsertMiddleware()}
+}
+
+// workMiddleware traces and counts each job worked.
+func workMiddleware(m *metrics.Metrics, tr *tracing.Tracing) []rivertype.Middleware {
+	var out []rivertype.Middleware
+	if tr != nil {
+		out = append(out, tr.WorkerMiddleware())
+	}
+	if m != nil {
+		out = append(out, m.JobMiddleware())
+	}
+	return out
 }
 
 // Handler is the HTTP handler of every surface.

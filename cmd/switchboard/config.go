@@ -13,6 +13,7 @@ import (
 	"switchboard/llm"
 	"switchboard/money"
 	"switchboard/secrets"
+	"switchboard/tracing"
 )
 
 // config is the process configuration, read from the environment (see the README's table).
@@ -83,6 +84,7 @@ func loadConfig(getenv env) (config, error) {
 	a.WebhookAllowPrivate = getenv("WEBHOOK_ALLOW_PRIVATE") == "1"
 	a.RedisURL = getenv("REDIS_URL")
 	a.Metrics = c.MetricsAddr != ""
+	a.Tracing = tracing.Enabled(getenv)
 	if c.development() {
 		a.DrainDelay = 0 // no load balancer to tell; Ctrl-C in `make run` stops at once
 	}
