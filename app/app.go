@@ -100,7 +100,7 @@ type App struct {
 
 	replicaID string // names this process in the job queue and its liveness lock
 	cancel    context.CancelFunc
-	wg     sync.WaitGroup
+	wg        sync.WaitGroup
 }
 
 // New wires a process over an open store, in dependency order.

@@ -102,7 +102,9 @@ type Store struct {
 
 // ObserveTx sets the function called as each InTx transaction begins; the transaction runs
 // in the context it returns, and done gets its outcome. Set it before the store is shared.
-func (s *Store) ObserveTx(f func(ctx context.Context) (_ context.Context, done func(error))) { s.txObserver = f }
+func (s *Store) ObserveTx(f func(ctx context.Context) (_ context.Context, done func(error))) {
+	s.txObserver = f
+}
 
 // New wraps a pool.
 func New(pool *pgxpool.Pool) *Store {
