@@ -196,7 +196,7 @@ func newLimiter(cfg Config, log *slog.Logger) (ratelimit.Limiter, io.Closer, []s
 		return nil, nil, nil, err
 	}
 	shared := ratelimit.NewRedis(client, memory, log.With(slog.String("component", "ratelimit")))
-	return shared, client, []server.ReadyCheck{{Name: "redis", Check: shared.Ping}}, nil
+	return shared, client, []server.ReadyCheck{{Name: "redis", Check: shared.Ping, Degrades: true}}, nil
 }
 
 // migrationsCheck is ready once the database has every migration this build knows; a

@@ -12,6 +12,10 @@ import (
 type ReadyCheck struct {
 	Name  string
 	Check func(ctx context.Context) error
+	// Degrades marks a dependency the replica serves without (Redis: the rate limits fail
+	// open): its failure is reported, `"status":"degraded"`, but the answer stays 200, so
+	// losing it does not take every replica out of the load balancer at once.
+	Degrades bool
 }
 
 // readiness is what GET /ready answers from.
@@ -35,24 +39,31 @@ func (s *Server) health(c echo.Context) error {
 }
 
 // readyz is readiness: 200 when every check passes within HealthCheckLimit, else 503 naming
-// each check's state (`ok`, `unavailable`); 503 `draining` once BeginDrain was called.
+// each check's state (`ok`, `unavailable`), except that a failed check that only degrades
+// keeps 200 with status `degraded`; 503 `draining` once BeginDrain was called.
 func (s *Server) readyz(c echo.Context) error {
 	if s.ready.draining.Load() {
 		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "draining"})
 	}
 	ctx, cancel := context.WithTimeout(c.Request().Context(), s.cfg.HealthCheckLimit)
 	defer cancel()
-	out := map[string]string{"status": "ok"}
-	status := http.StatusOK
+	out := map[string]string{}
+	status, state := http.StatusOK, "ok"
 	for _, ch := range s.ready.checks {
 		if err := ch.Check(ctx); err != nil {
 			s.log.WarnContext(ctx, "not ready", "check", ch.Name, "error", err.Error())
 			out[ch.Name] = "unavailable"
-			out["status"] = "unavailable"
-			status = http.StatusServiceUnavailable
+			if ch.Degrades {
+				if state == "ok" {
+					state = "degraded"
+				}
+				continue
+			}
+			status, state = http.StatusServiceUnavailable, "unavailable"
 			continue
 		}
 		out[ch.Name] = "ok"
 	}
+	out["status"] = state
 	return c.JSON(status, out)
 }
