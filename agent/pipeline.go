@@ -41,6 +41,11 @@ type Pipeline struct {
 	MaxSteps int
 	// ConfirmationTTL is how long a parked action waits for `YES <code>`.
 	ConfirmationTTL time.Duration
+	// ObserveTurn, when set, is called as each turn begins (metrics, traces): the turn runs in
+	// the context it returns, and done is called with how the turn ended.
+	ObserveTurn func(ctx context.Context, t Turn) (_ context.Context, done func(*Outcome, error))
+	// ObserveTool, likewise, around each tool call of the turn loop.
+	ObserveTool func(ctx context.Context, name string) (_ context.Context, done func())
 }
 
 // New returns a pipeline over its dependencies.
@@ -109,6 +114,16 @@ type Outcome struct {
 // Run runs the turn. On an upstream failure the usage already consumed is still charged, and
 // the returned error is an *apierr.Error of kind KindUpstream.
 func (p *Pipeline) Run(ctx context.Context, t Turn) (*Outcome, error) {
+	if p.ObserveTurn == nil {
+		return p.run(ctx, t)
+	}
+	ctx, done := p.ObserveTurn(ctx, t)
+	out, err := p.run(ctx, t)
+	done(out, err)
+	return out, err
+}
+
+func (p *Pipeline) run(ctx context.Context, t Turn) (*Outcome, error) {
 	model, ok := p.catalog.Lookup(t.Model)
 	if !ok {
 		return nil, apierr.Invalid("model", "model_not_found", "The model %q does not exist or is not offered here.", t.Model)
@@ -226,13 +241,23 @@ func (p *Pipeline) loop(ctx context.Context, t Turn, client llm.Client, model ca
 		call := llm.Message{Role: llm.RoleAssistant, Text: res.Text, ToolCalls: res.ToolCalls}
 		results := llm.Message{Role: llm.RoleTool}
 		for _, tc := range res.ToolCalls {
-			result := tools.run(ctx, sc, tc)
+			result := p.runTool(ctx, tools, sc, tc)
 			result.Content = inputguard.Scrub(result.Content)
 			results.ToolResults = append(results.ToolResults, result)
 		}
 		produced = append(produced, call, results)
 		req.Messages = append(req.Messages, call, results)
 	}
+}
+
+// runTool runs one tool call of the turn's catalog, observed when ObserveTool is set.
+func (p *Pipeline) runTool(ctx context.Context, tools *Tools, sc scope, tc llm.ToolCall) llm.ToolResult {
+	if p.ObserveTool == nil {
+		return tools.run(ctx, sc, tc)
+	}
+	ctx, done := p.ObserveTool(ctx, tc.Name)
+	defer done()
+	return tools.run(ctx, sc, tc)
 }
 
 // refuseNUL refuses a turn whose input holds a NUL character, which PostgreSQL would refuse

@@ -8,17 +8,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"net/http"
 	"net/url"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
 
 	"switchboard/accounts"
 	"switchboard/agent"
@@ -30,11 +33,13 @@ import (
 	"switchboard/mailer"
 	"switchboard/manage"
 	"switchboard/mcp"
+	"switchboard/metrics"
 	"switchboard/netguard"
 	"switchboard/ratelimit"
 	"switchboard/responses"
 	"switchboard/server"
 	"switchboard/store"
+	"switchboard/tracing"
 )
 
 // Config is everything a process is told. It comes complete: start from DefaultConfig
@@ -49,6 +54,16 @@ type Config struct {
 	ConfirmationTTL     time.Duration // how long a parked action waits for `YES <code>`
 	// DevelopmentCreditNanoUSD is the starting credit of the development workspace.
 	DevelopmentCreditNanoUSD int64
+	// Metrics turns on the Prometheus collectors (App.Metrics; METRICS_ADDR serves them).
+	Metrics bool
+	// Tracing turns on OpenTelemetry spans, exported over OTLP as the standard OTEL_*
+	// variables say (tracing.Enabled tells whether they ask for it).
+	Tracing bool
+	// RedisURL, when set, makes the rate limits shared by every replica through Redis.
+	RedisURL string
+	// DrainDelay is how long a SIGTERM'd process keeps serving while GET /ready answers 503
+	// `draining`, so that load balancers stop sending before it stops accepting.
+	DrainDelay time.Duration
 	// SMTPURL is SMTP_URL: where notification emails go (none are sent when empty).
 	SMTPURL string
 	// Clock is the time deployed agents read business hours and pickup timeouts by;
@@ -84,6 +99,7 @@ func DefaultConfig() Config {
 		VendorTimeout:            5 * time.Minute,
 		ConfirmationTTL:          agent.DefaultConfirmationTTL,
 		DevelopmentCreditNanoUSD: 5_000_000_000,
+		DrainDelay:               5 * time.Second,
 		Accounts: accounts.Config{SessionLifetime: 12 * time.Hour, SessionIdleTimeout: 2 * time.Hour,
 			SetPasswordTTL: 72 * time.Hour, SignInPerMinute: 10},
 	}
@@ -92,24 +108,42 @@ func DefaultConfig() Config {
 // App is a wired process.
 type App struct {
 	Server    *server.Server
+	Metrics   *metrics.Metrics // nil unless Config.Metrics
+	tracing   *tracing.Tracing // nil unless Config.Tracing
 	Hub       *events.Hub
 	Responses *responses.Service
 	pipeline  *agent.Pipeline
 	jobs      *river.Client[pgx.Tx] // works the jobs; started by Start
 	relay     *events.Relay
 	store     *store.Store
+	redis     io.Closer // the shared limiter's client; nil without REDIS_URL
 	cfg       Config
 	log       *slog.Logger
 
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	replicaID string // names this process in the job queue and its liveness lock
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
 }
 
 // New wires a process over an open store, in dependency order.
 func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*App, error) {
-	models, err := llm.NewRegistry(cfg.Families, cfg.Server.Development, vendorClient(cfg.VendorTimeout))
+	registry, err := llm.NewRegistry(cfg.Families, cfg.Server.Development, vendorClient(cfg.VendorTimeout))
 	if err != nil {
 		return nil, err
+	}
+	var m *metrics.Metrics
+	var tr *tracing.Tracing
+	var models agent.Models = registry
+	if cfg.Metrics {
+		m = metrics.New()
+	}
+	if cfg.Tracing {
+		if tr, err = tracing.New(context.Background()); err != nil {
+			return nil, err
+		}
+	}
+	if m != nil || tr != nil {
+		models = observedModels{inner: registry, metrics: m, tracing: tr}
 	}
 	guard := netguard.Guard{AllowPrivate: cfg.WebhookAllowPrivate}
 	// Enqueueing and working are two River clients over one pool. The background worker
@@ -120,6 +154,7 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	inserter, err := river.NewClient(riverpgxv5.New(st.Pool()), &river.Config{
 		Logger:        log.With(slog.String("component", "jobs")),
 		FetchCooldown: jobFetchCooldown, // also how often inserts may notify the workers
+		Middleware:    insertMiddleware(tr),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("job queue: %w", err)
@@ -133,6 +168,7 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	hub := events.NewHub(st, log)
 	pipeline := agent.New(st, cat, models, tools, log)
 	pipeline.ConfirmationTTL = cfg.ConfirmationTTL
+	observe(pipeline, st, cat, m, tr)
 	resp := responses.New(cfg.Responses, st, pipeline, inserter, hub, log)
 	mail, err := mailer.New(cfg.SMTPURL, defaultSender(cfg.Server.PublicBaseURL))
 	if err != nil {
@@ -140,34 +176,82 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	}
 	// Deployed agents run on the same pipeline, with their own prompt and tools per turn.
 	agents := converse.New(st, cat, pipeline, guard, inserter, cfg.Clock, log)
-	jobs, err := newWorkingClient(st, cfg, log, resp.Worker(),
-		events.NewDeliverer(st, guard.Client(cfg.Delivery.Timeout), cfg.Delivery, log), manage.NewCrawler(st, guard, log),
-		converse.NewNotifier(mail), manage.NewIngester(st, guard, log))
+	replicaID := newReplicaID()
+	jobs, err := newWorkingClient(st, cfg, log, workMiddleware(m, tr), replicaID,
+		worker(resp.Worker()),
+		worker(events.NewDeliverer(st, guard.Client(cfg.Delivery.Timeout), cfg.Delivery, log)),
+		worker(manage.NewCrawler(st, guard, log)),
+		worker(converse.NewNotifier(mail)),
+		worker(manage.NewIngester(st, guard, log)))
 	if err != nil {
 		return nil, err
 	}
+	limiter, redisClient, ready, err := newLimiter(cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	ready = append([]server.ReadyCheck{migrationsCheck(st)}, ready...)
 	// Sign-in attempts have their own budgets (accounts.Service.SignIn).
 	acc := accounts.New(cfg.AccountsConfig(), st, ratelimit.NewMemory(nil))
-	srv, err := server.New(cfg.Server, server.Deps{
-		Store: st, Catalog: cat, Limiter: ratelimit.NewMemory(nil), Responses: resp,
+	deps := server.Deps{
+		Store: st, Catalog: cat, Limiter: limiter, Responses: resp,
 		Hub: hub, Jobs: inserter, Guard: guard, Ops: ops, Agents: agents, MCP: mcp.Handler(mcp.New(ops, server.MCPCaller, log)), Log: log,
+		Ready:    ready,
 		Accounts: acc, Dashboard: dashboard.New(dashboard.Deps{Store: st, Accounts: acc, Ops: ops, Jobs: inserter, Log: log}),
-	})
+	}
+	if tr != nil {
+		deps.Outer = append(deps.Outer, tr.Echo())
+	}
+	if m != nil {
+		deps.Outer = append(deps.Outer, m.Echo())
+		deps.RateLimited = m.RateLimited
+		src := metrics.Sources{SSESubscribers: hub.Subscribers, Pool: st.Pool().Stat, JobQueue: st.JobQueueStats}
+		if shared, ok := limiter.(*ratelimit.Redis); ok {
+			src.RateLimitFailOpens = shared.FailOpens
+		}
+		m.Watch(src)
+	}
+	srv, err := server.New(cfg.Server, deps)
 	if err != nil {
 		return nil, err
 	}
-	return &App{Server: srv, Hub: hub, Responses: resp, pipeline: pipeline, jobs: jobs, relay: events.NewRelay(st, inserter, hub, log),
-		store: st, cfg: cfg, log: log}, nil
+	return &App{Server: srv, Metrics: m, tracing: tr, Hub: hub, Responses: resp, pipeline: pipeline, jobs: jobs, relay: events.NewRelay(st, inserter, hub, log),
+		store: st, redis: redisClient, replicaID: replicaID, cfg: cfg, log: log}, nil
 }
 
-// defaultSender is the sender address of notification emails when SMTP_URL names none:
-// noreply@ the host of PUBLIC_BASE_URL.
-func defaultSender(publicURL string) string {
-	host := "localhost"
-	if u, err := url.Parse(publicURL); err == nil && u.Hostname() != "" {
-		host = u.Hostname()
+// newLimiter is the in-process limiter, or with REDIS_URL the limiter shared through Redis
+// (failing open to an in-process one) and its readiness check.
+func newLimiter(cfg Config, log *slog.Logger) (ratelimit.Limiter, io.Closer, []server.ReadyCheck, error) {
+	memory := ratelimit.NewMemory(nil)
+	if cfg.RedisURL == "" {
+		return memory, nil, nil, nil
 	}
-	return "noreply@" + host
+	client, err := ratelimit.NewRedisClient(cfg.RedisURL)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	shared := ratelimit.NewRedis(client, memory, log.With(slog.String("component", "ratelimit")))
+	return shared, client, []server.ReadyCheck{{Name: "redis", Check: shared.Ping, Degrades: true}}, nil
+}
+
+// migrationsCheck is ready once the database has every migration this build knows; a
+// positive answer is kept (the schema only moves forward).
+func migrationsCheck(st *store.Store) server.ReadyCheck {
+	var applied atomic.Bool
+	return server.ReadyCheck{Name: "migrations", Check: func(ctx context.Context) error {
+		if applied.Load() {
+			return nil
+		}
+		ok, err := store.MigrationsApplied(ctx, st.Pool())
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return errors.New("the database lacks migrations of this build: run `switchboard migrate`")
+		}
+		applied.Store(true)
+		return nil
+	}}
 }
 
 // jobFetchCooldown is the shortest pause between two fetches of a queue: short, so that a
@@ -184,27 +268,19 @@ func vendorClient(timeout time.Duration) *http.Client {
 }
 
 // newWorkingClient is the River client that works jobs, with every worker registered.
-func newWorkingClient(st *store.Store, cfg Config, log *slog.Logger, background *responses.Worker, deliverer *events.Deliverer, crawler *manage.Crawler,
-	notifier *converse.Notifier, ingester *manage.Ingester) (*river.Client[pgx.Tx], error) {
+func newWorkingClient(st *store.Store, cfg Config, log *slog.Logger, middleware []rivertype.Middleware, replicaID string,
+	register ...func(*river.Workers) error) (*river.Client[pgx.Tx], error) {
 	workers := river.NewWorkers()
-	if err := river.AddWorkerSafely(workers, background); err != nil {
-		return nil, err
-	}
-	if err := river.AddWorkerSafely(workers, deliverer); err != nil {
-		return nil, err
-	}
-	if err := river.AddWorkerSafely(workers, crawler); err != nil {
-		return nil, err
-	}
-	if err := river.AddWorkerSafely(workers, notifier); err != nil {
-		return nil, err
-	}
-	if err := river.AddWorkerSafely(workers, ingester); err != nil {
-		return nil, err
+	for _, add := range register {
+		if err := add(workers); err != nil {
+			return nil, err
+		}
 	}
 	jobs, err := river.NewClient(riverpgxv5.New(st.Pool()), &river.Config{
-		Logger:  log.With(slog.String("component", "jobs")),
-		Workers: workers,
+		Logger:     log.With(slog.String("component", "jobs")),
+		Workers:    workers,
+		Middleware: middleware,
+		ID:         replicaID,
 		Queues: map[string]river.QueueConfig{
 			river.QueueDefault:   {MaxWorkers: 20},
 			events.DeliveryQueue: {MaxWorkers: 50},
@@ -220,6 +296,11 @@ func newWorkingClient(st *store.Store, cfg Config, log *slog.Logger, background 
 	return jobs, nil
 }
 
+// worker registers a job worker on the working client.
+func worker[T river.JobArgs](w river.Worker[T]) func(*river.Workers) error {
+	return func(ws *river.Workers) error { return river.AddWorkerSafely(ws, w) }
+}
+
 // Start runs the background machinery: the job queue, the event hub, the relay and the
 // sweeper of stuck responses and expired idempotency keys.
 func (a *App) Start(ctx context.Context) error {
@@ -232,11 +313,18 @@ func (a *App) Start(ctx context.Context) error {
 	if err := a.prepareSecrets(ctx); err != nil {
 		return err
 	}
+	// The liveness lock is held before any job is fetched under this replica's id.
+	lock, err := a.store.HoldReplicaLock(ctx, a.replicaID)
+	if err != nil {
+		return err
+	}
 	ctx, a.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	if err := a.jobs.Start(ctx); err != nil {
+		lock.Release(ctx)
 		return fmt.Errorf("start job queue: %w", err)
 	}
-	a.wg.Add(4)
+	a.wg.Add(5)
+	go func() { defer a.wg.Done(); watchReplicas(ctx, a.store, a.replicaID, lock, a.log) }()
 	go func() { defer a.wg.Done(); a.Hub.Run(ctx) }()
 	go func() { defer a.wg.Done(); a.relay.Run(ctx) }()
 	go func() { defer a.wg.Done(); a.Responses.RunSweeper(ctx) }()
@@ -301,7 +389,33 @@ func (a *App) Stop(ctx context.Context) error {
 		a.cancel()
 	}
 	a.wg.Wait()
+	if a.redis != nil {
+		_ = a.redis.Close()
+	}
+	if err := a.tracing.Shutdown(context.WithoutCancel(ctx)); err != nil {
+		a.log.Warn("exporting the last spans", slog.String("error", err.Error()))
+	}
 	return err
+}
+
+// insertMiddleware carries the trace context into the jobs a request inserts.
+func insertMiddleware(tr *tracing.Tracing) []rivertype.Middleware {
+	if tr == nil {
+		return nil
+	}
+	return []rivertype.Middleware{tr.InsertMiddleware()}
+}
+
+// workMiddleware traces and counts each job worked.
+func workMiddleware(m *metrics.Metrics, tr *tracing.Tracing) []rivertype.Middleware {
+	var out []rivertype.Middleware
+	if tr != nil {
+		out = append(out, tr.WorkerMiddleware())
+	}
+	if m != nil {
+		out = append(out, m.JobMiddleware())
+	}
+	return out
 }
 
 // Handler is the HTTP handler of every surface.
@@ -312,4 +426,14 @@ func (a *App) Handler() http.Handler { return a.Server.Handler() }
 // for an expired code never runs whatever the sweep's timing: the turn checks the expiry.
 func expiryInterval(ttl time.Duration) time.Duration {
 	return min(max(ttl/4, 100*time.Millisecond), 30*time.Second)
+}
+
+// defaultSender is the sender address of notification emails when SMTP_URL names none:
+// noreply@ the host of PUBLIC_BASE_URL.
+func defaultSender(publicURL string) string {
+	host := "localhost"
+	if u, err := url.Parse(publicURL); err == nil && u.Hostname() != "" {
+		host = u.Hostname()
+	}
+	return "noreply@" + host
 }

@@ -16,6 +16,10 @@
 # judged against a baseline measured in the same run: two tables, baseline first (run first
 # too, unless BENCH_BASELINE_LAST=1).
 #
+# BENCH_HEAD_ENV="METRICS=1" starts this tree's server with METRICS_ADDR set (metrics on) while
+# the baseline runs without: with BENCH_BASELINE=HEAD it measures the cost of metrics alone.
+# Other words of BENCH_HEAD_ENV are passed to this tree's server as environment (NAME=value).
+#
 # Nothing is installed: it needs Go and the PostgreSQL server binaries, like `make test`.
 set -euo pipefail
 mode=${1:-short}
@@ -141,9 +145,14 @@ if [ "$mode" = profile ]; then
 fi
 
 "$tmp/bin/loadtest" models-file >"$tmp/models.yaml"
-# start_server BINARY DATABASE_URL
+# start_server BINARY DATABASE_URL [NAME=value ...]
 start_server() {
 	local bin=$1 db=$2
+	shift 2
+	local extra=()
+	for word in "$@"; do
+		if [ "$word" = METRICS=1 ]; then extra+=("METRICS_ADDR=127.0.0.1:$(port)"); else extra+=("$word"); fi
+	done
 	srvport=$(port)
 	say "starting $(basename "$bin") on 127.0.0.1:$srvport, vendors at $mock ..."
 	env DATABASE_URL="$db${BENCH_DB_PARAMS:+&$BENCH_DB_PARAMS}" ADDR="127.0.0.1:$srvport" APP_ENV=production \
@@ -154,7 +163,7 @@ start_server() {
 		ALPHA_API_KEY=mock ALPHA_BASE_URL="$mock" ALPHA_PROTOCOL=anthropic \
 		BETA_API_KEY=mock BETA_BASE_URL="$mock/v1" BETA_PROTOCOL=openai \
 		GAMMA_API_KEY=mock GAMMA_BASE_URL="$mock" GAMMA_PROTOCOL=gemini \
-		"$bin" serve 2>>"$tmp/server.log" &
+		${extra[@]+"${extra[@]}"} "$bin" serve 2>>"$tmp/server.log" &
 	srvpid=$!
 	pids+=($srvpid)
 	for _ in $(seq 1 300); do
@@ -167,11 +176,14 @@ start_server() {
 # run_plan NAME BINARY: the plan against one server, on a database of its own; the table goes
 # to $tmp/table-NAME.txt.
 run_plan() {
-	local name=$1 bin=$2 db_url
+	local name=$1 bin=$2 db_url extra=()
+	if [ "$name" = head ] && [ -n "${BENCH_HEAD_ENV:-}" ]; then
+		read -r -a extra <<<"$BENCH_HEAD_ENV"
+	fi
 	psql_admin -c "CREATE DATABASE bench_$name" >/dev/null
 	db_url="postgres://postgres@127.0.0.1:$pgport/bench_$name?sslmode=disable"
 	for attempt in 1 2 3; do
-		if start_server "$bin" "$db_url"; then break; fi
+		if start_server "$bin" "$db_url" ${extra[@]+"${extra[@]}"}; then break; fi
 		tail -n 5 "$tmp/server.log" >&2
 		kill "$srvpid" 2>/dev/null || true
 		[ "$attempt" -lt 3 ] || { say "the server did not start"; exit 1; }

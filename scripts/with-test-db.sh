@@ -3,6 +3,8 @@
 # otherwise a throwaway PostgreSQL cluster is started for it and removed afterwards.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+# The shared rate limiter is tested against a real redis-server (Debian's package).
+"$here/ensure-redis.sh"
 if [ -n "${TEST_DATABASE_URL:-}" ]; then
 	exec "$@"
 fi

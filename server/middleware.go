@@ -110,6 +110,9 @@ func (s *Server) authenticateRequest(c echo.Context, next echo.HandlerFunc, devF
 	}
 	setRateHeaders(c, res)
 	if !res.Allowed {
+		if s.limited != nil {
+			s.limited(refusingBudget(buckets, res))
+		}
 		return &apierr.Error{Kind: apierr.KindRateLimited, Code: "rate_limit_exceeded",
 			Message: "Rate limit exceeded: " + strconv.Itoa(res.Limit) + " requests per minute."}
 	}
@@ -159,6 +162,19 @@ func (s *Server) spend(ctx context.Context, buckets []budget) (ratelimit.Result,
 		}
 	}
 	return tightest, nil
+}
+
+// refusingBudget names the kind of budget that refused (spend stops at it): key, workspace
+// or address. Only a label: never the key or address itself.
+func refusingBudget(buckets []budget, res ratelimit.Result) string {
+	names := map[string]string{"key": "key", "ws": "workspace", "ip": "address"}
+	for _, b := range buckets {
+		if b.perMinute == res.Limit {
+			prefix, _, _ := strings.Cut(b.key, ":")
+			return names[prefix]
+		}
+	}
+	return "unknown"
 }
 
 func setRateHeaders(c echo.Context, r ratelimit.Result) {

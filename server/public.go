@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	_ "embed"
 	"net/http"
 
@@ -24,6 +23,7 @@ var (
 // description, the contracts, their changelog and the error documentation.
 func (s *Server) routePublic(e *echo.Echo) {
 	e.GET("/health", s.health)
+	e.GET("/ready", s.readyz)
 	e.GET("/llms.txt", staticBlob("text/plain; charset=utf-8", llmsTxt))
 	e.GET("/docs/errors", staticBlob("text/markdown; charset=utf-8", errorsDoc))
 	e.GET("/changelog", staticBlob("text/markdown; charset=utf-8", switchboard.Changelog))
@@ -37,16 +37,6 @@ func (s *Server) routePublic(e *echo.Echo) {
 
 func staticBlob(contentType string, body []byte) echo.HandlerFunc {
 	return func(c echo.Context) error { return c.Blob(http.StatusOK, contentType, body) }
-}
-
-// health reports whether this replica can serve: it answers 503 when the database does not.
-func (s *Server) health(c echo.Context) error {
-	ctx, cancel := context.WithTimeout(c.Request().Context(), s.cfg.HealthCheckLimit)
-	defer cancel()
-	if err := s.store.Ping(ctx); err != nil {
-		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "database": "unreachable"})
-	}
-	return c.JSON(http.StatusOK, map[string]string{"status": "ok", "database": "ok"})
 }
 
 // v1JSON serves the published contract as JSON. It is read from openapi/v1.yaml, not from

@@ -37,7 +37,7 @@ type Config struct {
 	KeyRPM           int           // RATE_LIMIT_KEY_RPM
 	WorkspaceRPM     int           // RATE_LIMIT_WORKSPACE_RPM
 	BodyLimitBytes   int64         // larger request bodies are refused with 413
-	HealthCheckLimit time.Duration // how long GET /health waits for the database
+	HealthCheckLimit time.Duration // how long GET /ready waits for its checks
 	SSEPingInterval  time.Duration // SSE_PING_INTERVAL
 }
 
@@ -58,6 +58,15 @@ type Deps struct {
 	Accounts *accounts.Service
 	// Dashboard, when set, serves the dashboard's pages under /dashboard.
 	Dashboard http.Handler
+	// Ready are the checks of GET /ready beyond the database, which is always checked
+	// (migrations, Redis when configured).
+	Ready []ReadyCheck
+	// Outer middleware runs around every request, right after the request id is set and
+	// outside the request logger (metrics, traces). Optional.
+	Outer []echo.MiddlewareFunc
+	// RateLimited, when set, is told of each refusal by a rate limit and the budget that
+	// refused (key, workspace, address).
+	RateLimited func(budget string)
 }
 
 // Server holds the wired HTTP surfaces.
@@ -77,6 +86,9 @@ type Server struct {
 	echo      *echo.Echo
 	accounts  *accounts.Service
 	dashboard http.Handler
+	ready     *readiness
+	outer     []echo.MiddlewareFunc
+	limited   func(budget string)
 }
 
 // New builds the server and its routes.
@@ -84,6 +96,8 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	s := &Server{cfg: cfg, store: deps.Store, catalog: deps.Catalog, limiter: deps.Limiter, responses: deps.Responses,
 		hub: deps.Hub, jobs: deps.Jobs, guard: deps.Guard, ops: deps.Ops, agents: deps.Agents, mcp: deps.MCP, log: deps.Log, echo: echo.New(),
 		accounts: deps.Accounts, dashboard: deps.Dashboard}
+	s.outer, s.limited = deps.Outer, deps.RateLimited
+	s.ready = &readiness{checks: append([]ReadyCheck{{Name: "database", Check: s.store.Ping}}, deps.Ready...)}
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
@@ -92,6 +106,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	e.IPExtractor = echo.ExtractIPDirect()
 
 	e.Use(middleware.RequestIDWithConfig(middleware.RequestIDConfig{Generator: newRequestID}))
+	e.Use(s.outer...)
 	e.Use(s.logRequests())
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisableStackAll: true, LogLevel: 0, DisablePrintStack: true}))
 
@@ -124,10 +139,12 @@ func (s *Server) MCPHandler() http.Handler {
 	e.HTTPErrorHandler = s.handleError
 	e.IPExtractor = echo.ExtractIPDirect()
 	e.Use(middleware.RequestIDWithConfig(middleware.RequestIDConfig{Generator: newRequestID}))
+	e.Use(s.outer...)
 	e.Use(s.logRequests())
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisableStackAll: true, DisablePrintStack: true}))
 	s.routeMCP(e)
 	e.GET("/health", s.health)
+	e.GET("/ready", s.readyz)
 	return e
 }
 

@@ -79,4 +79,3 @@ func chromiumPath(t *testing.T) string {
 	t.Skip("chromium is missing: run scripts/ensure-chromium.sh")
 	return ""
 }
-

@@ -176,3 +176,20 @@ func migrateJobQueue(ctx context.Context, pool *pgxpool.Pool) error {
 	}
 	return nil
 }
+
+// MigrationsApplied reports whether the database has every embedded migration, for the
+// readiness check: a replica of a newer build against a database it could not migrate is not
+// ready. It takes no lock and writes nothing.
+func MigrationsApplied(ctx context.Context, pool *pgxpool.Pool) (bool, error) {
+	db := stdlib.OpenDBFromPool(pool)
+	defer db.Close()
+	provider, err := migrationProvider(db)
+	if err != nil {
+		return false, err
+	}
+	current, target, err := provider.GetVersions(ctx)
+	if err != nil {
+		return false, err
+	}
+	return current >= target, nil
+}

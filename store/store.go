@@ -96,6 +96,14 @@ func (q *queries) inTx(ctx context.Context, fn func(q *queries) error) error {
 type Store struct {
 	queries
 	pool *pgxpool.Pool
+	// txObserver, when set (ObserveTx), is called around each InTx transaction (traces).
+	txObserver func(ctx context.Context) (context.Context, func(error))
+}
+
+// ObserveTx sets the function called as each InTx transaction begins; the transaction runs
+// in the context it returns, and done gets its outcome. Set it before the store is shared.
+func (s *Store) ObserveTx(f func(ctx context.Context) (_ context.Context, done func(error))) {
+	s.txObserver = f
 }
 
 // New wraps a pool.

@@ -24,9 +24,14 @@ type Tx struct {
 
 // InTx runs fn in a transaction, committed when fn returns nil. The events it appended are
 // announced after the commit (Announce).
-func (s *Store) InTx(ctx context.Context, fn func(*Tx) error) error {
+func (s *Store) InTx(ctx context.Context, fn func(*Tx) error) (err error) {
+	if s.txObserver != nil {
+		var done func(error)
+		ctx, done = s.txObserver(ctx)
+		defer func() { done(err) }()
+	}
 	var t *Tx
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		t = &Tx{queries: queries{db: tx, sql: s.sql, secrets: s.secrets}, tx: tx}
 		return fn(t)
 	})

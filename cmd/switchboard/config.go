@@ -13,6 +13,7 @@ import (
 	"switchboard/llm"
 	"switchboard/money"
 	"switchboard/secrets"
+	"switchboard/tracing"
 )
 
 // config is the process configuration, read from the environment (see the README's table).
@@ -24,6 +25,7 @@ type config struct {
 	BootstrapAPIKey    string
 	ModelsFile         string
 	MCPAddr            string
+	MetricsAddr        string // METRICS_ADDR: serves GET /metrics; empty: no metrics at all
 	StartingCreditNano int64
 	App                app.Config // what the process is wired with (app.New)
 	// Secrets seals webhook secrets (SECRETS_KEY, and SECRETS_KEY_PREVIOUS to open during a
@@ -69,6 +71,7 @@ func loadConfig(getenv env) (config, error) {
 		BootstrapAPIKey: getenv("BOOTSTRAP_API_KEY"),
 		ModelsFile:      getenv("MODELS_FILE"),
 		MCPAddr:         getenv("MCP_ADDR"),
+		MetricsAddr:     getenv("METRICS_ADDR"),
 		App:             app.DefaultConfig(),
 		HTTP:            httpdeadline.Default,
 	}
@@ -80,6 +83,12 @@ func loadConfig(getenv env) (config, error) {
 	a.Families = families(getenv)
 	a.WebhookAllowPrivate = getenv("WEBHOOK_ALLOW_PRIVATE") == "1"
 	a.SMTPURL = getenv("SMTP_URL")
+	a.RedisURL = getenv("REDIS_URL")
+	a.Metrics = c.MetricsAddr != ""
+	a.Tracing = tracing.Enabled(getenv)
+	if c.development() {
+		a.DrainDelay = 0 // no load balancer to tell; Ctrl-C in `make run` stops at once
+	}
 	var err error
 	if a.Server.PublicBaseURL, err = baseURL(getenv, "PUBLIC_BASE_URL", a.Server.PublicBaseURL); err != nil {
 		return c, err
@@ -93,6 +102,7 @@ func loadConfig(getenv env) (config, error) {
 		{"CONFIRMATION_TTL", &a.ConfirmationTTL},
 		{"IDEMPOTENCY_TTL", &a.Responses.IdempotencyRetention},
 		{"WEBHOOK_RETRY_BASE", &a.Delivery.RetryBase},
+		{"DRAIN_DELAY", &a.DrainDelay},
 	} {
 		if *d.to, err = duration(getenv, d.name, *d.to); err != nil {
 			return c, err

@@ -22,7 +22,7 @@ type cli struct {
 }
 
 func newCLI(t *testing.T) *cli {
-	return &cli{t: t, env: map[string]string{"DATABASE_URL": storetest.NewURL(t)}}
+	return &cli{t: t, env: map[string]string{"DATABASE_URL": storetest.NewURL(t), "DRAIN_DELAY": "10ms"}}
 }
 
 func (c *cli) getenv(name string) string { return c.env[name] }

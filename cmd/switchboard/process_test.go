@@ -170,6 +170,7 @@ func processEnv(t *testing.T, fake *llmtest.Fake, key string) map[string]string 
 		"ALPHA_API_KEY":     "vendor-key",
 		"ALPHA_BASE_URL":    fake.URL,
 		"RESPONSE_TTL":      "3s",
+		"DRAIN_DELAY":       "100ms",
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"os/signal"
 	"syscall"
 	"time"
 
@@ -77,14 +79,24 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	if err != nil {
 		return listenError("ADDR", cfg.Addr, err)
 	}
+	var metricsLn net.Listener
+	if cfg.MetricsAddr != "" {
+		if metricsLn, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
+			ln.Close()
+			return listenError("METRICS_ADDR", cfg.MetricsAddr, err)
+		}
+	}
 	if err := a.Start(ctx); err != nil {
 		ln.Close()
+		if metricsLn != nil {
+			metricsLn.Close()
+		}
 		return err
 	}
 	// Header, body, write and idle time-outs; event streams keep their own rules
 	// (httpdeadline's package comment has the values and why).
 	httpServer := httpdeadline.NewServer(cfg.Addr, a.Handler(), cfg.HTTP)
-	errc := make(chan error, 2)
+	errc := make(chan error, 3)
 	go func() { errc <- httpServer.Serve(ln) }()
 	log.Info("serving", slog.String("addr", cfg.Addr), slog.String("app_env", cfg.AppEnv))
 	if cfg.MCPAddr != "" {
@@ -100,10 +112,31 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 		log.Info("serving MCP", slog.String("addr", cfg.MCPAddr))
 	}
 
+	if metricsLn != nil {
+		metricsServer := metricsServer(a.Metrics.Handler())
+		go func() {
+			if err := metricsServer.Serve(metricsLn); !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("metrics (METRICS_ADDR): %w", err)
+			}
+		}()
+		defer metricsServer.Close()
+		log.Info("serving metrics", slog.String("addr", cfg.MetricsAddr))
+	}
+
 	select {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
+	}
+	// Not ready first, still serving: load balancers polling /ready take this replica out
+	// before it stops accepting. A second signal (or an error) cuts the delay short.
+	a.Server.BeginDrain()
+	log.Info("not ready; still serving until the drain delay ends", slog.Duration("drain_delay", cfg.App.DrainDelay))
+	select {
+	case <-time.After(cfg.App.DrainDelay):
+	case <-secondSignal():
+	case err := <-errc:
+		return err
 	}
 	log.Info("draining", slog.Duration("timeout", drainTimeout))
 	a.Hub.BeginShutdown()
@@ -120,6 +153,22 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// metricsServer serves GET /metrics only; it runs until the process ends, so the last
+// scrape can see the drain.
+func metricsServer(h http.Handler) *http.Server {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", h)
+	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second}
+}
+
+// secondSignal is closed by a SIGINT or SIGTERM that comes after the first: an operator who
+// asks twice does not wait for the drain delay.
+func secondSignal() <-chan os.Signal {
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, os.Interrupt, syscall.SIGTERM)
+	return c
 }
 
 // bootstrapKey makes BOOTSTRAP_API_KEY a key of workspace `default`, at every start.
