@@ -70,6 +70,11 @@ for _ in $(seq 1 600); do
 		else
 			auth="every call needs the key (APP_ENV=$APP_ENV)"
 		fi
+		if [ "$APP_ENV" = development ]; then
+			dash_note="signed in as the development user, no password"
+		else
+			dash_note="sign in (users: bin/switchboard users create)"
+		fi
 		cat >&2 <<BANNER
 
 ────────────────────────────────────────────────────────────────────────────────
@@ -77,6 +82,7 @@ for _ in $(seq 1 600); do
 
   API        $base/v1          OpenAI-compatible: any OpenAI client, base URL + key
   MCP        $base/mcp         streamable HTTP (README: MCP clients)
+  Dashboard  $base/dashboard/  $dash_note
   Docs       $base/llms.txt   $base/openapi/v1.yaml
              $base/docs/errors   $base/changelog
   Key        $BOOTSTRAP_API_KEY   (workspace "default", owner)
