@@ -56,6 +56,7 @@ type setupOpts struct {
 	clock                func() time.Time // the deployed agents' clock; nil: time.Now
 	smtpURL              string           // SMTP_URL
 	confirmationTTL      time.Duration    // 0: the default
+	signInPerMinute      int              // 0: the default
 }
 
 func setup(t testing.TB, opts ...func(*setupOpts)) *testBundle {
@@ -186,6 +187,9 @@ func startApp(t testing.TB, st *store.Store, o setupOpts, families map[string]ll
 	cfg.Server.Development = o.development
 	if o.bodyLimit > 0 {
 		cfg.Server.BodyLimitBytes = o.bodyLimit
+	}
+	if o.signInPerMinute > 0 {
+		cfg.Accounts.SignInPerMinute = o.signInPerMinute
 	}
 	if o.confirmationTTL > 0 {
 		cfg.ConfirmationTTL = o.confirmationTTL

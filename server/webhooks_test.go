@@ -215,7 +215,7 @@ func TestFailedDeliveriesAreRetriedWithTheSameID(t *testing.T) {
 		require.Equal(t, string(got[0].body), string(d.body))
 	}
 
-	_, raw := b.get(t, "/v1/webhooks/"+e.ID+"/attempts")
+	// The receiver answers before the attempt is recorded: wait for the third row.
 	var attempts struct {
 		Data []struct {
 			Attempt      int
@@ -223,8 +223,11 @@ func TestFailedDeliveriesAreRetriedWithTheSameID(t *testing.T) {
 			ResponseCode *int `json:"response_code"`
 		}
 	}
-	require.NoError(t, json.Unmarshal(raw, &attempts))
-	require.Len(t, attempts.Data, 3)
+	require.Eventually(t, func() bool {
+		_, raw := b.get(t, "/v1/webhooks/"+e.ID+"/attempts")
+		require.NoError(t, json.Unmarshal(raw, &attempts))
+		return len(attempts.Data) == 3
+	}, 30*time.Second, 20*time.Millisecond)
 	require.True(t, attempts.Data[0].Succeeded)
 	require.Equal(t, 3, attempts.Data[0].Attempt)
 	require.Equal(t, 502, *attempts.Data[1].ResponseCode)
