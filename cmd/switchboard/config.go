@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"switchboard/app"
+	"switchboard/compliance"
 	"switchboard/catalog"
 	"switchboard/httpdeadline"
 	"switchboard/llm"
@@ -83,6 +84,10 @@ func loadConfig(getenv env) (config, error) {
 	a.Families = families(getenv)
 	a.WebhookAllowPrivate = getenv("WEBHOOK_ALLOW_PRIVATE") == "1"
 	a.SMTPURL = getenv("SMTP_URL")
+	a.ComplianceVersion = getenv.or("COMPLIANCE_VERSION", a.ComplianceVersion)
+	if _, err := compliance.Text(a.ComplianceVersion); err != nil {
+		return c, err
+	}
 	a.RedisURL = getenv("REDIS_URL")
 	a.Metrics = c.MetricsAddr != ""
 	a.Tracing = tracing.Enabled(getenv)
