@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"switchboard/app"
-	"switchboard/compliance"
 	"switchboard/catalog"
+	"switchboard/compliance"
 	"switchboard/httpdeadline"
 	"switchboard/llm"
 	"switchboard/money"
