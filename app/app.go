@@ -26,6 +26,7 @@ import (
 	"switchboard/accounts"
 	"switchboard/agent"
 	"switchboard/catalog"
+	"switchboard/compliance"
 	"switchboard/converse"
 	"switchboard/dashboard"
 	"switchboard/events"
@@ -72,6 +73,9 @@ type Config struct {
 	// Accounts are the dashboard's users and sessions; its Development and PublicBaseURL
 	// are Server's (AccountsConfig).
 	Accounts accounts.Config
+	// ComplianceVersion is COMPLIANCE_VERSION: the version of the outbound compliance
+	// acknowledgment workspaces must have accepted (its text is compliance/outbound-<v>.md).
+	ComplianceVersion string
 }
 
 // AccountsConfig is the accounts configuration with the server's environment and address.
@@ -102,6 +106,7 @@ func DefaultConfig() Config {
 		DrainDelay:               5 * time.Second,
 		Accounts: accounts.Config{SessionLifetime: 12 * time.Hour, SessionIdleTimeout: 2 * time.Hour,
 			SetPasswordTTL: 72 * time.Hour, SignInPerMinute: 10},
+		ComplianceVersion: compliance.DefaultVersion,
 	}
 }
 
@@ -112,13 +117,16 @@ type App struct {
 	tracing   *tracing.Tracing // nil unless Config.Tracing
 	Hub       *events.Hub
 	Responses *responses.Service
-	pipeline  *agent.Pipeline
-	jobs      *river.Client[pgx.Tx] // works the jobs; started by Start
-	relay     *events.Relay
-	store     *store.Store
-	redis     io.Closer // the shared limiter's client; nil without REDIS_URL
-	cfg       Config
-	log       *slog.Logger
+	// Compliance answers whether a workspace accepted the current outbound compliance
+	// acknowledgment (the gate of outbound messaging).
+	Compliance *compliance.Service
+	pipeline   *agent.Pipeline
+	jobs       *river.Client[pgx.Tx] // works the jobs; started by Start
+	relay      *events.Relay
+	store      *store.Store
+	redis      io.Closer // the shared limiter's client; nil without REDIS_URL
+	cfg        Config
+	log        *slog.Logger
 
 	replicaID string // names this process in the job queue and its liveness lock
 	cancel    context.CancelFunc
@@ -193,11 +201,15 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	ready = append([]server.ReadyCheck{migrationsCheck(st)}, ready...)
 	// Sign-in attempts have their own budgets (accounts.Service.SignIn).
 	acc := accounts.New(cfg.AccountsConfig(), st, ratelimit.NewMemory(nil))
+	comp, err := compliance.New(st, cfg.ComplianceVersion)
+	if err != nil {
+		return nil, err
+	}
 	deps := server.Deps{
 		Store: st, Catalog: cat, Limiter: limiter, Responses: resp,
 		Hub: hub, Jobs: inserter, Guard: guard, Ops: ops, Agents: agents, MCP: mcp.Handler(mcp.New(ops, server.MCPCaller, log)), Log: log,
 		Ready:    ready,
-		Accounts: acc, Dashboard: dashboard.New(dashboard.Deps{Store: st, Accounts: acc, Ops: ops, Jobs: inserter, Log: log}),
+		Accounts: acc, Dashboard: dashboard.New(dashboard.Deps{Store: st, Accounts: acc, Ops: ops, Jobs: inserter, Compliance: comp, Log: log}),
 	}
 	if tr != nil {
 		deps.Outer = append(deps.Outer, tr.Echo())
@@ -215,7 +227,7 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	if err != nil {
 		return nil, err
 	}
-	return &App{Server: srv, Metrics: m, tracing: tr, Hub: hub, Responses: resp, pipeline: pipeline, jobs: jobs, relay: events.NewRelay(st, inserter, hub, log),
+	return &App{Server: srv, Metrics: m, tracing: tr, Hub: hub, Responses: resp, Compliance: comp, pipeline: pipeline, jobs: jobs, relay: events.NewRelay(st, inserter, hub, log),
 		store: st, redis: redisClient, replicaID: replicaID, cfg: cfg, log: log}, nil
 }
 

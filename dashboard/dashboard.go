@@ -1,5 +1,5 @@
 // Package dashboard is the workspace's web pages: sign-in, overview, agents, conversations,
-// keys and webhooks. Pages are rendered on the server (html/template) from templates and a
+// keys, webhooks and settings. Pages are rendered on the server (html/template) from templates and a
 // stylesheet embedded in the binary: no front-end build, no script, nothing from another
 // site. Forms post plainly; a state-changing request from another site is refused
 // (http.CrossOriginProtection), and the session cookie is HttpOnly and SameSite=Lax.
@@ -28,6 +28,7 @@ import (
 	"switchboard/access"
 	"switchboard/accounts"
 	"switchboard/apierr"
+	"switchboard/compliance"
 	"switchboard/manage"
 	"switchboard/store"
 )
@@ -47,7 +48,9 @@ type Deps struct {
 	Accounts *accounts.Service
 	Ops      *manage.Service
 	Jobs     *river.Client[pgx.Tx] // inserts webhook redeliveries
-	Log      *slog.Logger
+	// Compliance is the outbound compliance acknowledgment, accepted on the Settings page.
+	Compliance *compliance.Service
+	Log        *slog.Logger
 }
 
 type dash struct {
@@ -82,6 +85,9 @@ func New(d Deps) http.Handler {
 	mux.HandleFunc("GET "+Prefix+"/webhooks", h.signed(access.Read, h.webhooks))
 	mux.HandleFunc("POST "+Prefix+"/webhooks/{ref}/enable", h.signed(access.Webhooks, h.enableWebhook))
 	mux.HandleFunc("POST "+Prefix+"/webhooks/{ref}/redeliver", h.signed(access.Webhooks, h.redeliver))
+	mux.HandleFunc("GET "+Prefix+"/settings", h.signed(access.Read, h.settings))
+	mux.HandleFunc("POST "+Prefix+"/settings/cap", h.signed(access.Settings, h.setCap))
+	mux.HandleFunc("POST "+Prefix+"/settings/compliance", h.signed(access.Settings, h.acceptCompliance))
 	mux.HandleFunc(Prefix+"/", func(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, store.Principal{}, apierr.NotFound("", "page_not_found", "No such page."))
 	})
@@ -263,6 +269,12 @@ func parsePages() map[string]*template.Template {
 			return fmt.Sprint(*i)
 		},
 		"ms": func(d time.Duration) int64 { return d.Milliseconds() },
+		"derefInt64": func(i *int64) int64 {
+			if i == nil {
+				return 0
+			}
+			return *i
+		},
 	}
 	layout := template.Must(template.New("layout").Funcs(funcs).ParseFS(templateFS, "templates/layout.html"))
 	names, err := fs.Glob(templateFS, "templates/*.html")

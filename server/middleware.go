@@ -23,6 +23,7 @@ import (
 	"switchboard/apikey"
 	"switchboard/inputguard"
 	"switchboard/mcp"
+	"switchboard/money"
 	"switchboard/ratelimit"
 	"switchboard/store"
 )
@@ -122,6 +123,9 @@ func (s *Server) authenticateRequest(c echo.Context, next echo.HandlerFunc, devF
 	if err := workspaceMayWork(p); err != nil {
 		return err
 	}
+	if err := withinSpendCap(c, p, time.Now()); err != nil {
+		return err
+	}
 	c.SetRequest(c.Request().WithContext(context.WithValue(ctx, principalKey, p)))
 	return next(c)
 }
@@ -137,7 +141,8 @@ func (s *Server) developmentUser(ctx context.Context) (store.Principal, error) {
 	if err != nil {
 		return store.Principal{}, err
 	}
-	return store.Principal{Role: "owner", WorkspaceID: w.ID, WorkspaceName: w.Name, WorkspaceState: w.Status, BalanceNanoUSD: w.BalanceNanoUSD}, nil
+	return store.Principal{Role: "owner", WorkspaceID: w.ID, WorkspaceName: w.Name, WorkspaceState: w.Status, BalanceNanoUSD: w.BalanceNanoUSD,
+		MonthlyCapNanoUSD: w.MonthlyCapNanoUSD, MonthSpendNanoUSD: w.MonthSpendNanoUSD}, nil
 }
 
 type budget struct {
@@ -220,6 +225,32 @@ func workspaceMayWork(p store.Principal) error {
 		return e
 	}
 	return nil
+}
+
+// spendingRoutes are the operations that spend the workspace's money: they run turns. A
+// workspace whose monthly spend cap is reached is refused these, and only these: reading,
+// configuring and the event feed go on, so that its people can see why and act.
+var spendingRoutes = map[string]bool{
+	"POST /v1/responses":        true,
+	"POST /v1/chat/completions": true,
+	"POST /api/chat":            true,
+	"POST /api/agents/:id/chat": true,
+}
+
+// withinSpendCap refuses, with 403 insufficient_quota, a spending call of a workspace whose
+// spend this calendar month (UTC) has reached its monthly cap. The message says when the cap
+// resets: the first of next month, 00:00 UTC. The spend is the counter that each charge moves
+// with the balance (store.Tx.Settle), read with the key, so the check costs no query. As with
+// the balance, the turn that crosses the cap completes; the next one is refused.
+func withinSpendCap(c echo.Context, p store.Principal, now time.Time) error {
+	if !spendingRoutes[c.Request().Method+" "+c.Path()] || !store.CapReached(p.MonthlyCapNanoUSD, p.MonthSpendNanoUSD) {
+		return nil
+	}
+	e := apierr.Quota("The workspace %q reached its monthly spend cap of $%s ($%s spent this month); the cap resets on %s.",
+		p.WorkspaceName, money.FormatUSD(*p.MonthlyCapNanoUSD), money.FormatUSD(p.MonthSpendNanoUSD),
+		store.NextMonth(now).Format("2006-01-02 15:04 UTC"))
+	e.Hint = "An admin can raise or clear the cap on the dashboard's Settings page, or an operator with `switchboard workspaces cap NAME --usd AMOUNT` (or `--clear`)."
+	return e
 }
 
 func principalFrom(ctx context.Context) (store.Principal, bool) {

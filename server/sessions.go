@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -43,6 +44,9 @@ func (s *Server) sessionAuth(next echo.HandlerFunc) echo.HandlerFunc {
 				Message: "Rate limit exceeded: " + strconv.Itoa(res.Limit) + " requests per minute."}
 		}
 		if err := workspaceMayWork(p); err != nil {
+			return err
+		}
+		if err := withinSpendCap(c, p, time.Now()); err != nil {
 			return err
 		}
 		c.SetRequest(r.WithContext(context.WithValue(r.Context(), principalKey, p)))

@@ -33,6 +33,10 @@ type Principal struct {
 	WorkspaceName  string
 	WorkspaceState string
 	BalanceNanoUSD int64
+	// MonthlyCapNanoUSD is the workspace's monthly spend cap (nil: none) and
+	// MonthSpendNanoUSD the spend of the current calendar month (UTC), as of the lookup.
+	MonthlyCapNanoUSD *int64
+	MonthSpendNanoUSD int64
 }
 
 func apiKey(k dbsqlc.APIKey) APIKey {
@@ -79,7 +83,8 @@ func (q *queries) Authenticate(ctx context.Context, sha256 []byte) (Principal, e
 		return Principal{}, err
 	}
 	return Principal{KeyID: r.KeyID, Role: r.Role, WorkspaceID: r.WorkspaceID, WorkspaceName: r.WorkspaceName,
-		WorkspaceState: r.WorkspaceStatus, BalanceNanoUSD: r.BalanceNanoUSD}, nil
+		WorkspaceState: r.WorkspaceStatus, BalanceNanoUSD: r.BalanceNanoUSD,
+		MonthlyCapNanoUSD: r.MonthlyCapNanoUSD, MonthSpendNanoUSD: monthSpend(r.SpendMonth, r.MonthSpendNanoUSD, time.Now())}, nil
 }
 
 // EnsureBootstrapKey makes sure a workspace named name exists and holds the key with the given

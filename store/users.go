@@ -94,7 +94,8 @@ func (q *queries) SessionPrincipal(ctx context.Context, id uuid.UUID) (Principal
 		return Principal{}, 0, notFound("user", err)
 	}
 	return Principal{UserID: r.UserID, UserEmail: r.Email, Role: r.Role, WorkspaceID: r.WorkspaceID, WorkspaceName: r.WorkspaceName,
-		WorkspaceState: r.WorkspaceStatus, BalanceNanoUSD: r.BalanceNanoUSD}, r.SessionEpoch, nil
+		WorkspaceState: r.WorkspaceStatus, BalanceNanoUSD: r.BalanceNanoUSD,
+		MonthlyCapNanoUSD: r.MonthlyCapNanoUSD, MonthSpendNanoUSD: monthSpend(r.SpendMonth, r.MonthSpendNanoUSD, time.Now())}, r.SessionEpoch, nil
 }
 
 // EnsureDevelopmentUser makes sure the workspace has the passwordless development user

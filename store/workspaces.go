@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"switchboard/gen/dbsqlc"
 )
@@ -22,13 +23,18 @@ type Workspace struct {
 	Status         string
 	BalanceNanoUSD int64
 	CreatedAt      time.Time
+	// MonthlyCapNanoUSD is the monthly spend cap; nil when there is none.
+	MonthlyCapNanoUSD *int64
+	// MonthSpendNanoUSD is the spend of the current calendar month (UTC), as of the read.
+	MonthSpendNanoUSD int64
 }
 
 func workspace(w dbsqlc.Workspace, err error) (Workspace, error) {
 	if err != nil {
 		return Workspace{}, notFound("workspace", err)
 	}
-	return Workspace{ID: w.ID, Name: w.Name, Status: w.Status, BalanceNanoUSD: w.BalanceNanoUSD, CreatedAt: w.CreatedAt}, nil
+	return Workspace{ID: w.ID, Name: w.Name, Status: w.Status, BalanceNanoUSD: w.BalanceNanoUSD, CreatedAt: w.CreatedAt,
+		MonthlyCapNanoUSD: w.MonthlyCapNanoUSD, MonthSpendNanoUSD: monthSpend(w.SpendMonth, w.MonthSpendNanoUSD, time.Now())}, nil
 }
 
 // CreateWorkspace creates a workspace with a starting credit. ErrExists if the name is taken.
@@ -59,4 +65,42 @@ func (q *queries) SetWorkspaceStatus(ctx context.Context, name, status string) (
 		return w, err
 	}
 	return w, q.announceRevocation(ctx, Revocation{WorkspaceID: &w.ID, WorkspaceStatus: w.Status})
+}
+
+// monthSpend is the spend counted for month (its first day) if that is the month of now (UTC),
+// else zero: no charge has been made yet this month.
+func monthSpend(month pgtype.Date, spend int64, now time.Time) int64 {
+	y, m, _ := now.UTC().Date()
+	if !month.Valid || month.Time.Year() != y || month.Time.Month() != m {
+		return 0
+	}
+	return spend
+}
+
+// CapReached reports whether a monthly cap is set and the month's spend has reached it.
+func CapReached(capNanoUSD *int64, monthSpendNanoUSD int64) bool {
+	return capNanoUSD != nil && monthSpendNanoUSD >= *capNanoUSD
+}
+
+// NextMonth is the first instant of the calendar month (UTC) after now's: when a monthly cap
+// starts counting again.
+func NextMonth(now time.Time) time.Time {
+	y, m, _ := now.UTC().Date()
+	return time.Date(y, m+1, 1, 0, 0, 0, 0, time.UTC)
+}
+
+// SetMonthlyCap sets the monthly spend cap of the workspace named name; a nil cap clears it.
+// The cap must be positive.
+func (q *queries) SetMonthlyCap(ctx context.Context, name string, capNanoUSD *int64) (Workspace, error) {
+	return workspace(q.sql.SetMonthlyCap(ctx, q.db, dbsqlc.SetMonthlyCapParams{Name: name, CapNanoUSD: capNanoUSD}))
+}
+
+// SetMonthlyCapByID is SetMonthlyCap for a workspace by id (the dashboard's Settings page).
+func (q *queries) SetMonthlyCapByID(ctx context.Context, id uuid.UUID, capNanoUSD *int64) (Workspace, error) {
+	return workspace(q.sql.SetMonthlyCapByID(ctx, q.db, dbsqlc.SetMonthlyCapByIDParams{ID: id, CapNanoUSD: capNanoUSD}))
+}
+
+// WorkspaceByID finds a workspace by id.
+func (q *queries) WorkspaceByID(ctx context.Context, id uuid.UUID) (Workspace, error) {
+	return workspace(q.sql.WorkspaceByID(ctx, q.db, id))
 }

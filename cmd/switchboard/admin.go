@@ -44,6 +44,31 @@ func workspacesCommand(ctx context.Context, cfg config, args []string, stdout io
 			return usageError{"--usd: " + perr.Error()}
 		}
 		w, err = st.AddCredit(ctx, name, nano)
+	case "cap":
+		fs := flag.NewFlagSet("workspaces cap", flag.ContinueOnError)
+		usd := fs.String("usd", "", "monthly spend cap in dollars (positive)")
+		clearCap := fs.Bool("clear", false, "remove the cap")
+		if err := fs.Parse(args[2:]); err != nil {
+			return usageError{err.Error()}
+		}
+		var capNano *int64
+		switch {
+		case *clearCap && *usd != "":
+			return usageError{"give either --usd or --clear, not both"}
+		case *clearCap:
+		case *usd == "":
+			return usageError{"workspaces cap needs --usd AMOUNT or --clear"}
+		default:
+			nano, perr := money.ParseUSD(*usd)
+			if perr != nil {
+				return usageError{"--usd: " + perr.Error()}
+			}
+			if nano <= 0 {
+				return usageError{"--usd: the cap must be above zero (to stop all work, use `workspaces suspend`; to remove the cap, --clear)"}
+			}
+			capNano = &nano
+		}
+		w, err = st.SetMonthlyCap(ctx, name, capNano)
 	case "suspend":
 		w, err = st.SetWorkspaceStatus(ctx, name, store.WorkspaceSuspended)
 	case "resume":
@@ -57,7 +82,12 @@ func workspacesCommand(ctx context.Context, cfg config, args []string, stdout io
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(stdout, "workspace %s  id=%s  status=%s  balance_usd=%s\n", w.Name, w.ID, w.Status, money.FormatUSD(w.BalanceNanoUSD))
+	capUSD := "none"
+	if w.MonthlyCapNanoUSD != nil {
+		capUSD = money.FormatUSD(*w.MonthlyCapNanoUSD)
+	}
+	_, err = fmt.Fprintf(stdout, "workspace %s  id=%s  status=%s  balance_usd=%s  monthly_cap_usd=%s  month_spend_usd=%s\n", w.Name, w.ID, w.Status,
+		money.FormatUSD(w.BalanceNanoUSD), capUSD, money.FormatUSD(w.MonthSpendNanoUSD))
 	return err
 }
 

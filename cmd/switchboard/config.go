@@ -9,6 +9,7 @@ import (
 
 	"switchboard/app"
 	"switchboard/catalog"
+	"switchboard/compliance"
 	"switchboard/httpdeadline"
 	"switchboard/llm"
 	"switchboard/money"
@@ -83,6 +84,10 @@ func loadConfig(getenv env) (config, error) {
 	a.Families = families(getenv)
 	a.WebhookAllowPrivate = getenv("WEBHOOK_ALLOW_PRIVATE") == "1"
 	a.SMTPURL = getenv("SMTP_URL")
+	a.ComplianceVersion = getenv.or("COMPLIANCE_VERSION", a.ComplianceVersion)
+	if _, err := compliance.Text(a.ComplianceVersion); err != nil {
+		return c, err
+	}
 	a.RedisURL = getenv("REDIS_URL")
 	a.Metrics = c.MetricsAddr != ""
 	a.Tracing = tracing.Enabled(getenv)

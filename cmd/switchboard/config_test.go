@@ -56,6 +56,7 @@ func TestLoadConfigNamesTheBadVariable(t *testing.T) {
 		"RATE_LIMIT_WORKSPACE_RPM": "many",
 		"PUBLIC_BASE_URL":          "localhost:8080",
 		"APP_ENV":                  "staging",
+		"COMPLIANCE_VERSION":       "v0",
 	} {
 		_, err := loadConfig(envOf(map[string]string{name: value}))
 		require.ErrorContains(t, err, name)

@@ -9,6 +9,7 @@ import (
 
 	"switchboard/app"
 	"switchboard/catalog"
+	"switchboard/compliance"
 	"switchboard/money"
 )
 
@@ -57,6 +58,7 @@ func configRows() []configVar {
 			"base64 of 32 random bytes (`openssl rand -base64 32`); seals webhook signing secrets at rest (AES-256-GCM)"},
 		configVar{[]string{"SECRETS_KEY_PREVIOUS"}, "", "during a key rotation, the old key(s), comma-separated: they only open secrets, never seal (see Security)"},
 		configVar{[]string{"SMTP_URL"}, "", "outgoing mail for escalation notifications: `smtp://[user:pass@]host[:port]` (STARTTLS when offered) or `smtps://…`; `?from=` sets the sender (default `noreply@` the host of `PUBLIC_BASE_URL`)"},
+		configVar{[]string{"COMPLIANCE_VERSION"}, code(d.ComplianceVersion), "version of the outbound compliance acknowledgment workspaces must accept (its text is `compliance/outbound-<version>.md`, embedded; known: " + code(strings.Join(compliance.Versions(), "`, `")) + "); a new version needs a new acceptance (see Settings)"},
 		configVar{[]string{"SWITCHBOARD_URL"}, "`http://localhost` and the port of `ADDR`", "`switchboard webhooks listen` only: the server to register with"},
 		configVar{[]string{"SWITCHBOARD_API_KEY"}, "`BOOTSTRAP_API_KEY`, else the development key", "`switchboard webhooks listen` only: the key it registers with"},
 	)

@@ -19,6 +19,7 @@ const usage = `usage: switchboard COMMAND
   migrate                                   apply database migrations
   workspaces create NAME                    create a workspace with the starting credit
   workspaces credit NAME --usd AMOUNT       add (or with a negative amount, remove) credit
+  workspaces cap NAME --usd AMOUNT|--clear  set or remove the monthly spend cap (UTC calendar month)
   workspaces suspend NAME                   stop all work of a workspace
   workspaces resume NAME                    let a suspended workspace work again
   keys create --workspace NAME [--role R]   create a key (owner, admin, member, viewer; default member) and print it

@@ -70,6 +70,14 @@ func TestWorkspaceAndKeyCommands(t *testing.T) {
 
 	require.Contains(t, c.must("workspaces", "credit", "acme", "--usd", "2.5"), "balance_usd=7.50")
 	require.Contains(t, c.must("workspaces", "credit", "acme", "--usd", "-7.5"), "balance_usd=0.00")
+	require.Contains(t, c.must("workspaces", "cap", "acme", "--usd", "1.25"), "monthly_cap_usd=1.25  month_spend_usd=0.00")
+	require.Contains(t, c.must("workspaces", "cap", "acme", "--clear"), "monthly_cap_usd=none")
+	for _, bad := range [][]string{{"--usd", "0"}, {"--usd", "-1"}, {"--usd", "lots"}, {}, {"--usd", "1", "--clear"}} {
+		_, _, err = c.run(append([]string{"workspaces", "cap", "acme"}, bad...)...)
+		require.ErrorAs(t, err, &usageError{}, "%v", bad)
+	}
+	_, _, err = c.run("workspaces", "cap", "nope", "--usd", "1")
+	require.ErrorContains(t, err, `no workspace named "nope"`)
 	require.Contains(t, c.must("workspaces", "suspend", "acme"), "status=suspended")
 	require.Contains(t, c.must("workspaces", "resume", "acme"), "status=active")
 	_, _, err = c.run("workspaces", "credit", "acme", "--usd", "lots")

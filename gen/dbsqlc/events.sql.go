@@ -260,7 +260,10 @@ func (q *Queries) InsertLedger(ctx context.Context, db DBTX, arg InsertLedgerPar
 }
 
 const lockWorkspaceForSettle = `-- name: LockWorkspaceForSettle :one
-UPDATE workspaces SET balance_nano_usd = balance_nano_usd - $1, updated_at = now()
+UPDATE workspaces SET balance_nano_usd = balance_nano_usd - $1, updated_at = now(),
+    month_spend_nano_usd = CASE WHEN spend_month = date_trunc('month', now() AT TIME ZONE 'UTC')::date
+                                THEN month_spend_nano_usd + $1 ELSE $1 END,
+    spend_month = date_trunc('month', now() AT TIME ZONE 'UTC')::date
 WHERE id = $2
 RETURNING balance_nano_usd, event_seq
 `
@@ -277,6 +280,7 @@ type LockWorkspaceForSettleRow struct {
 
 // LockWorkspaceForSettle charges the workspace and takes its row lock until commit: the lock
 // makes one workspace's event cursors become visible in the order they were assigned.
+// It also counts the charge in the month's spend (UTC), starting the counter again in a new month.
 func (q *Queries) LockWorkspaceForSettle(ctx context.Context, db DBTX, arg LockWorkspaceForSettleParams) (LockWorkspaceForSettleRow, error) {
 	row := db.QueryRow(ctx, lockWorkspaceForSettle, arg.Cost, arg.ID)
 	var i LockWorkspaceForSettleRow

@@ -9,23 +9,28 @@ import (
 	"context"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 const authenticate = `-- name: Authenticate :one
 SELECT k.id AS key_id, k.role, k.secret_sha256, w.id AS workspace_id, w.name AS workspace_name,
-       w.status AS workspace_status, w.balance_nano_usd
+       w.status AS workspace_status, w.balance_nano_usd, w.monthly_cap_nano_usd,
+       w.spend_month, w.month_spend_nano_usd
 FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
 WHERE k.secret_sha256 = $1 AND k.revoked_at IS NULL
 `
 
 type AuthenticateRow struct {
-	KeyID           uuid.UUID
-	Role            string
-	SecretSHA256    []byte
-	WorkspaceID     uuid.UUID
-	WorkspaceName   string
-	WorkspaceStatus string
-	BalanceNanoUSD  int64
+	KeyID             uuid.UUID
+	Role              string
+	SecretSHA256      []byte
+	WorkspaceID       uuid.UUID
+	WorkspaceName     string
+	WorkspaceStatus   string
+	BalanceNanoUSD    int64
+	MonthlyCapNanoUSD *int64
+	SpendMonth        pgtype.Date
+	MonthSpendNanoUSD int64
 }
 
 func (q *Queries) Authenticate(ctx context.Context, db DBTX, secretSha256 []byte) (AuthenticateRow, error) {
@@ -39,6 +44,9 @@ func (q *Queries) Authenticate(ctx context.Context, db DBTX, secretSha256 []byte
 		&i.WorkspaceName,
 		&i.WorkspaceStatus,
 		&i.BalanceNanoUSD,
+		&i.MonthlyCapNanoUSD,
+		&i.SpendMonth,
+		&i.MonthSpendNanoUSD,
 	)
 	return i, err
 }

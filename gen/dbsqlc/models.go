@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 type APIKey struct {
@@ -43,6 +44,15 @@ type Channel struct {
 	Name        string
 	Config      []byte
 	CreatedAt   time.Time
+}
+
+type ComplianceAcceptance struct {
+	WorkspaceID uuid.UUID
+	Version     string
+	UserID      *uuid.UUID
+	UserEmail   string
+	UserRole    string
+	AcceptedAt  time.Time
 }
 
 type Contact struct {
@@ -275,11 +285,14 @@ type WebhookEndpoint struct {
 }
 
 type Workspace struct {
-	ID             uuid.UUID
-	Name           string
-	Status         string
-	BalanceNanoUSD int64
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
-	EventSeq       int64
+	ID                uuid.UUID
+	Name              string
+	Status            string
+	BalanceNanoUSD    int64
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+	EventSeq          int64
+	MonthlyCapNanoUSD *int64
+	SpendMonth        pgtype.Date
+	MonthSpendNanoUSD int64
 }

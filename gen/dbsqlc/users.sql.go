@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 const bumpSessionEpoch = `-- name: BumpSessionEpoch :exec
@@ -144,20 +145,24 @@ func (q *Queries) ListUsers(ctx context.Context, db DBTX, workspaceID uuid.UUID)
 
 const sessionPrincipal = `-- name: SessionPrincipal :one
 SELECT u.id AS user_id, u.email, u.role, u.session_epoch, w.id AS workspace_id, w.name AS workspace_name,
-       w.status AS workspace_status, w.balance_nano_usd
+       w.status AS workspace_status, w.balance_nano_usd, w.monthly_cap_nano_usd,
+       w.spend_month, w.month_spend_nano_usd
 FROM users u JOIN workspaces w ON w.id = u.workspace_id
 WHERE u.id = $1
 `
 
 type SessionPrincipalRow struct {
-	UserID          uuid.UUID
-	Email           string
-	Role            string
-	SessionEpoch    int
-	WorkspaceID     uuid.UUID
-	WorkspaceName   string
-	WorkspaceStatus string
-	BalanceNanoUSD  int64
+	UserID            uuid.UUID
+	Email             string
+	Role              string
+	SessionEpoch      int
+	WorkspaceID       uuid.UUID
+	WorkspaceName     string
+	WorkspaceStatus   string
+	BalanceNanoUSD    int64
+	MonthlyCapNanoUSD *int64
+	SpendMonth        pgtype.Date
+	MonthSpendNanoUSD int64
 }
 
 // SessionPrincipal is who a dashboard session acts as, with its workspace's state, as of now.
@@ -173,6 +178,9 @@ func (q *Queries) SessionPrincipal(ctx context.Context, db DBTX, id uuid.UUID) (
 		&i.WorkspaceName,
 		&i.WorkspaceStatus,
 		&i.BalanceNanoUSD,
+		&i.MonthlyCapNanoUSD,
+		&i.SpendMonth,
+		&i.MonthSpendNanoUSD,
 	)
 	return i, err
 }

@@ -14,7 +14,7 @@ import (
 const addCredit = `-- name: AddCredit :one
 UPDATE workspaces SET balance_nano_usd = balance_nano_usd + $1, updated_at = now()
 WHERE name = $2
-RETURNING id, name, status, balance_nano_usd, created_at, updated_at, event_seq
+RETURNING id, name, status, balance_nano_usd, created_at, updated_at, event_seq, monthly_cap_nano_usd, spend_month, month_spend_nano_usd
 `
 
 type AddCreditParams struct {
@@ -33,13 +33,16 @@ func (q *Queries) AddCredit(ctx context.Context, db DBTX, arg AddCreditParams) (
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.EventSeq,
+		&i.MonthlyCapNanoUSD,
+		&i.SpendMonth,
+		&i.MonthSpendNanoUSD,
 	)
 	return i, err
 }
 
 const createWorkspace = `-- name: CreateWorkspace :one
 INSERT INTO workspaces (name, balance_nano_usd) VALUES ($1, $2)
-RETURNING id, name, status, balance_nano_usd, created_at, updated_at, event_seq
+RETURNING id, name, status, balance_nano_usd, created_at, updated_at, event_seq, monthly_cap_nano_usd, spend_month, month_spend_nano_usd
 `
 
 type CreateWorkspaceParams struct {
@@ -58,6 +61,9 @@ func (q *Queries) CreateWorkspace(ctx context.Context, db DBTX, arg CreateWorksp
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.EventSeq,
+		&i.MonthlyCapNanoUSD,
+		&i.SpendMonth,
+		&i.MonthSpendNanoUSD,
 	)
 	return i, err
 }
@@ -80,10 +86,69 @@ func (q *Queries) EnsureWorkspace(ctx context.Context, db DBTX, arg EnsureWorksp
 	return id, err
 }
 
+const setMonthlyCap = `-- name: SetMonthlyCap :one
+UPDATE workspaces SET monthly_cap_nano_usd = $1, updated_at = now()
+WHERE name = $2
+RETURNING id, name, status, balance_nano_usd, created_at, updated_at, event_seq, monthly_cap_nano_usd, spend_month, month_spend_nano_usd
+`
+
+type SetMonthlyCapParams struct {
+	CapNanoUSD *int64
+	Name       string
+}
+
+// SetMonthlyCap sets (or with NULL, clears) the workspace's monthly spend cap.
+func (q *Queries) SetMonthlyCap(ctx context.Context, db DBTX, arg SetMonthlyCapParams) (Workspace, error) {
+	row := db.QueryRow(ctx, setMonthlyCap, arg.CapNanoUSD, arg.Name)
+	var i Workspace
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.Status,
+		&i.BalanceNanoUSD,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.EventSeq,
+		&i.MonthlyCapNanoUSD,
+		&i.SpendMonth,
+		&i.MonthSpendNanoUSD,
+	)
+	return i, err
+}
+
+const setMonthlyCapByID = `-- name: SetMonthlyCapByID :one
+UPDATE workspaces SET monthly_cap_nano_usd = $1, updated_at = now()
+WHERE id = $2
+RETURNING id, name, status, balance_nano_usd, created_at, updated_at, event_seq, monthly_cap_nano_usd, spend_month, month_spend_nano_usd
+`
+
+type SetMonthlyCapByIDParams struct {
+	CapNanoUSD *int64
+	ID         uuid.UUID
+}
+
+func (q *Queries) SetMonthlyCapByID(ctx context.Context, db DBTX, arg SetMonthlyCapByIDParams) (Workspace, error) {
+	row := db.QueryRow(ctx, setMonthlyCapByID, arg.CapNanoUSD, arg.ID)
+	var i Workspace
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.Status,
+		&i.BalanceNanoUSD,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.EventSeq,
+		&i.MonthlyCapNanoUSD,
+		&i.SpendMonth,
+		&i.MonthSpendNanoUSD,
+	)
+	return i, err
+}
+
 const setWorkspaceStatus = `-- name: SetWorkspaceStatus :one
 UPDATE workspaces SET status = $1, updated_at = now()
 WHERE name = $2
-RETURNING id, name, status, balance_nano_usd, created_at, updated_at, event_seq
+RETURNING id, name, status, balance_nano_usd, created_at, updated_at, event_seq, monthly_cap_nano_usd, spend_month, month_spend_nano_usd
 `
 
 type SetWorkspaceStatusParams struct {
@@ -102,12 +167,37 @@ func (q *Queries) SetWorkspaceStatus(ctx context.Context, db DBTX, arg SetWorksp
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.EventSeq,
+		&i.MonthlyCapNanoUSD,
+		&i.SpendMonth,
+		&i.MonthSpendNanoUSD,
+	)
+	return i, err
+}
+
+const workspaceByID = `-- name: WorkspaceByID :one
+SELECT id, name, status, balance_nano_usd, created_at, updated_at, event_seq, monthly_cap_nano_usd, spend_month, month_spend_nano_usd FROM workspaces WHERE id = $1
+`
+
+func (q *Queries) WorkspaceByID(ctx context.Context, db DBTX, id uuid.UUID) (Workspace, error) {
+	row := db.QueryRow(ctx, workspaceByID, id)
+	var i Workspace
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.Status,
+		&i.BalanceNanoUSD,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.EventSeq,
+		&i.MonthlyCapNanoUSD,
+		&i.SpendMonth,
+		&i.MonthSpendNanoUSD,
 	)
 	return i, err
 }
 
 const workspaceByName = `-- name: WorkspaceByName :one
-SELECT id, name, status, balance_nano_usd, created_at, updated_at, event_seq FROM workspaces WHERE name = $1
+SELECT id, name, status, balance_nano_usd, created_at, updated_at, event_seq, monthly_cap_nano_usd, spend_month, month_spend_nano_usd FROM workspaces WHERE name = $1
 `
 
 func (q *Queries) WorkspaceByName(ctx context.Context, db DBTX, name string) (Workspace, error) {
@@ -121,6 +211,9 @@ func (q *Queries) WorkspaceByName(ctx context.Context, db DBTX, name string) (Wo
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.EventSeq,
+		&i.MonthlyCapNanoUSD,
+		&i.SpendMonth,
+		&i.MonthSpendNanoUSD,
 	)
 	return i, err
 }

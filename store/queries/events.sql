@@ -1,7 +1,11 @@
 -- name: LockWorkspaceForSettle :one
 -- LockWorkspaceForSettle charges the workspace and takes its row lock until commit: the lock
 -- makes one workspace's event cursors become visible in the order they were assigned.
-UPDATE workspaces SET balance_nano_usd = balance_nano_usd - @cost, updated_at = now()
+-- It also counts the charge in the month's spend (UTC), starting the counter again in a new month.
+UPDATE workspaces SET balance_nano_usd = balance_nano_usd - @cost, updated_at = now(),
+    month_spend_nano_usd = CASE WHEN spend_month = date_trunc('month', now() AT TIME ZONE 'UTC')::date
+                                THEN month_spend_nano_usd + @cost ELSE @cost END,
+    spend_month = date_trunc('month', now() AT TIME ZONE 'UTC')::date
 WHERE id = @id
 RETURNING balance_nano_usd, event_seq;
 

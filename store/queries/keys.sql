@@ -12,7 +12,8 @@ RETURNING *;
 
 -- name: Authenticate :one
 SELECT k.id AS key_id, k.role, k.secret_sha256, w.id AS workspace_id, w.name AS workspace_name,
-       w.status AS workspace_status, w.balance_nano_usd
+       w.status AS workspace_status, w.balance_nano_usd, w.monthly_cap_nano_usd,
+       w.spend_month, w.month_spend_nano_usd
 FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
 WHERE k.secret_sha256 = @secret_sha256 AND k.revoked_at IS NULL;
 

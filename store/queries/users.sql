@@ -33,7 +33,8 @@ SELECT * FROM users WHERE workspace_id = @workspace_id ORDER BY email;
 -- name: SessionPrincipal :one
 -- SessionPrincipal is who a dashboard session acts as, with its workspace's state, as of now.
 SELECT u.id AS user_id, u.email, u.role, u.session_epoch, w.id AS workspace_id, w.name AS workspace_name,
-       w.status AS workspace_status, w.balance_nano_usd
+       w.status AS workspace_status, w.balance_nano_usd, w.monthly_cap_nano_usd,
+       w.spend_month, w.month_spend_nano_usd
 FROM users u JOIN workspaces w ON w.id = u.workspace_id
 WHERE u.id = @id;
 

@@ -19,3 +19,17 @@ RETURNING *;
 INSERT INTO workspaces (name, balance_nano_usd) VALUES (@name, @balance_nano_usd)
 ON CONFLICT (name) DO UPDATE SET name = excluded.name
 RETURNING id;
+
+-- name: SetMonthlyCap :one
+-- SetMonthlyCap sets (or with NULL, clears) the workspace's monthly spend cap.
+UPDATE workspaces SET monthly_cap_nano_usd = sqlc.narg('cap_nano_usd'), updated_at = now()
+WHERE name = @name
+RETURNING *;
+
+-- name: SetMonthlyCapByID :one
+UPDATE workspaces SET monthly_cap_nano_usd = sqlc.narg('cap_nano_usd'), updated_at = now()
+WHERE id = @id
+RETURNING *;
+
+-- name: WorkspaceByID :one
+SELECT * FROM workspaces WHERE id = @id;
