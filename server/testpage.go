@@ -155,8 +155,8 @@ func (s *Server) testPage(c echo.Context) error {
 // embedScript serves /embed/{deploymentId}.js: it adds the agent's chat widget (its test
 // page, in a frame) to the page that includes it.
 func (s *Server) embedScript(c echo.Context) error {
-	id, err := uuid.Parse(strings.TrimSuffix(c.Param("file"), ".js"))
-	if err != nil || !strings.HasSuffix(c.Param("file"), ".js") {
+	id, err := uuid.Parse(strings.TrimSuffix(c.Param("id"), ".js"))
+	if err != nil || !strings.HasSuffix(c.Param("id"), ".js") {
 		return apierr.NotFound("id", "deployment_not_found", "No such deployment.")
 	}
 	_, agentID, err := s.store.DeploymentAgent(c.Request().Context(), id)
