@@ -25,6 +25,8 @@ import (
 // openapi/api.yaml: that document is the keyed management surface, and these routes sit
 // outside /api, beside the widget's script, with their own CORS and budgets (README, Webchat).
 func (s *Server) routeWebchat(e *echo.Echo) {
+	e.GET("/embed/static/widget.js", staticAsset("text/javascript; charset=utf-8", webchat.Widget))
+	e.GET("/embed/static/widget.css", staticAsset("text/css; charset=utf-8", webchat.WidgetCSS))
 	e.GET("/embed/:id/config", s.webchatConfig)
 	e.OPTIONS("/embed/:id/config", s.webchatPreflight)
 	e.POST("/embed/:id/chat", s.webchatChat, s.bodyLimit())
@@ -237,4 +239,14 @@ func publicChatError(err error) error {
 	copied := *e
 	copied.Hint = ""
 	return &copied
+}
+
+// staticAsset serves a widget file to any page (CORS: the loader adds it from the host page).
+func staticAsset(contentType string, body []byte) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Response().Header()
+		h.Set(echo.HeaderAccessControlAllowOrigin, "*")
+		h.Set(echo.HeaderCacheControl, "public, max-age=3600")
+		return c.Blob(http.StatusOK, contentType, body)
+	}
 }

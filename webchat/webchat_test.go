@@ -1,6 +1,8 @@
 package webchat
 
 import (
+	"bytes"
+	"compress/gzip"
 	"testing"
 
 	"github.com/google/uuid"
@@ -44,4 +46,31 @@ func TestAllows(t *testing.T) {
 	if _, err := ParseConfig([]byte(`{"allowed_origins":"x"}`)); err == nil {
 		t.Fatal("a malformed list must be an error")
 	}
+}
+
+// TestSizes measures what a page pays: the loader (every page view) must stay under 10 KB
+// gzipped; the widget (only when opened) is reported. The README states both.
+func TestSizes(t *testing.T) {
+	loaderSize := gzipped(t, Loader("https://switchboard.example.com", uuid.New()))
+	widgetSize := gzipped(t, Widget) + gzipped(t, WidgetCSS)
+	t.Logf("loader %d bytes gzipped; widget script and style sheet %d bytes gzipped", loaderSize, widgetSize)
+	if loaderSize >= 10*1024 {
+		t.Fatalf("the loader is %d bytes gzipped, over 10 KB", loaderSize)
+	}
+	if widgetSize >= 30*1024 {
+		t.Fatalf("the widget is %d bytes gzipped, over 30 KB", widgetSize)
+	}
+}
+
+func gzipped(t *testing.T, b []byte) int {
+	t.Helper()
+	var buf bytes.Buffer
+	w := gzip.NewWriter(&buf)
+	if _, err := w.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Len()
 }
