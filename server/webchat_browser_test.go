@@ -104,6 +104,7 @@ func TestWebchatWidgetInABrowser(t *testing.T) {
 
 	poll[bool](ctx, t, wSend("Wann öffnet ihr?"))
 	poll[bool](ctx, t, `(`+wLog+`).includes("Wir öffnen um neun Uhr.")`)
+	waitState(ctx, t, "ready") // the reply is complete and kept
 
 	dir := os.Getenv("DASHBOARD_SCREENSHOTS")
 	if dir == "" {
@@ -126,6 +127,7 @@ func TestWebchatWidgetInABrowser(t *testing.T) {
 	vendor.Push(llmtest.Reply{Text: "Bis 18 Uhr."})
 	poll[bool](ctx, t, wSend("Und bis wann?"))
 	poll[bool](ctx, t, `(`+wLog+`).includes("Bis 18 Uhr.")`)
+	waitState(ctx, t, "ready")
 	require.Equal(t, 1, b.count(t, "conversations"))
 
 	// A second visitor (a fresh browser) sees none of it, and gets a conversation of their own.
@@ -139,6 +141,7 @@ func TestWebchatWidgetInABrowser(t *testing.T) {
 	vendor.Push(llmtest.Reply{Text: "Hello there."})
 	poll[bool](other, t, wSend("Hi"))
 	poll[bool](other, t, `(`+wLog+`).includes("Hello there.")`)
+	waitState(other, t, "ready")
 	require.Equal(t, 2, b.count(t, "conversations"))
 }
 

@@ -134,6 +134,7 @@
     function sendMessage(text, retried) {
       status.textContent = t.typing;
       send.disabled = true;
+      panel.setAttribute("data-state", "sending");
       var reply = null, got = "";
       var body = JSON.stringify({ message: text, visitor_token: state.token || "" });
       return fetch(base + "/embed/" + dep + "/chat", {
