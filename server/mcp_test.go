@@ -360,7 +360,7 @@ func TestMCPTestLinkDeleteCascadeAndAnalytics(t *testing.T) {
 	embed := s.ok("generate_test_link", map[string]any{"agent_id": id})["embedUrl"].(string)
 	resp, js := b.do(t, http.MethodGet, strings.TrimPrefix(embed, "http://switchboard.test"), "", "")
 	require.Equal(t, http.StatusOK, resp.StatusCode, "the embed URL is served")
-	require.Contains(t, string(js), "/agents/"+id+"/test")
+	require.Contains(t, string(js), dep["deploymentId"].(string), "the webchat loader of the deployment")
 
 	agentID := mustUUID(t, id)
 	for _, labels := range [][]string{{"sales"}, {"sales", "vip"}, nil} {

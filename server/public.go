@@ -32,7 +32,8 @@ func (s *Server) routePublic(e *echo.Echo) {
 	e.GET("/openapi/api.yaml", staticBlob("application/yaml", openapi.APIYAML))
 	e.GET("/schemas/blueprint.json", staticBlob("application/schema+json", blueprint.JSONSchema()))
 	e.GET("/agents/:id/test", s.testPage)
-	e.GET("/embed/:file", s.embedScript)
+	e.GET("/embed/:id", s.embedScript)
+	s.routeWebchat(e)
 }
 
 func staticBlob(contentType string, body []byte) echo.HandlerFunc {

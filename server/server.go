@@ -27,6 +27,7 @@ import (
 	"switchboard/ratelimit"
 	"switchboard/responses"
 	"switchboard/store"
+	"switchboard/webchat"
 )
 
 // Config is what the server needs from the environment. It comes complete (see
@@ -39,6 +40,9 @@ type Config struct {
 	BodyLimitBytes   int64         // larger request bodies are refused with 413
 	HealthCheckLimit time.Duration // how long GET /ready waits for its checks
 	SSEPingInterval  time.Duration // SSE_PING_INTERVAL
+	// WebchatTokenKey signs the webchat visitor tokens; empty draws a random key per process
+	// (a visitor then starts a new conversation after a restart).
+	WebchatTokenKey []byte
 }
 
 // Deps are the server's collaborators, passed explicitly.
@@ -89,6 +93,7 @@ type Server struct {
 	ready     *readiness
 	outer     []echo.MiddlewareFunc
 	limited   func(budget string)
+	visitors  *webchat.Tokens // the webchat visitor tokens
 }
 
 // New builds the server and its routes.
@@ -97,6 +102,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		hub: deps.Hub, jobs: deps.Jobs, guard: deps.Guard, ops: deps.Ops, agents: deps.Agents, mcp: deps.MCP, log: deps.Log, echo: echo.New(),
 		accounts: deps.Accounts, dashboard: deps.Dashboard}
 	s.outer, s.limited = deps.Outer, deps.RateLimited
+	s.visitors = webchat.NewTokens(cfg.WebchatTokenKey)
 	s.ready = &readiness{checks: append([]ReadyCheck{{Name: "database", Check: s.store.Ping}}, deps.Ready...)}
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true

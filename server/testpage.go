@@ -12,6 +12,7 @@ import (
 
 	"switchboard/apierr"
 	"switchboard/store"
+	"switchboard/webchat"
 )
 
 // testPageTemplate is the page behind an agent's test link. The agent's UUID in the path is
@@ -152,22 +153,18 @@ func (s *Server) testPage(c echo.Context) error {
 		Greeting: bp.Agent.Persona.Greeting, Language: bp.Agent.Language, Status: a.Status})
 }
 
-// embedScript serves /embed/{deploymentId}.js: it adds the agent's chat widget (its test
-// page, in a frame) to the page that includes it.
+// embedScript serves /embed/{deploymentId}.js: the webchat loader of a webchat deployment
+// (a launcher button; the widget loads from /embed/static/ when a visitor opens it).
 func (s *Server) embedScript(c echo.Context) error {
-	id, err := uuid.Parse(strings.TrimSuffix(c.Param("file"), ".js"))
-	if err != nil || !strings.HasSuffix(c.Param("file"), ".js") {
+	id, err := uuid.Parse(strings.TrimSuffix(c.Param("id"), ".js"))
+	if err != nil || !strings.HasSuffix(c.Param("id"), ".js") {
 		return apierr.NotFound("id", "deployment_not_found", "No such deployment.")
 	}
-	_, agentID, err := s.store.DeploymentAgent(c.Request().Context(), id)
-	if errors.Is(err, store.ErrNotFound) {
+	if _, _, err := s.store.DeploymentAgent(c.Request().Context(), id); errors.Is(err, store.ErrNotFound) {
 		return apierr.NotFound("id", "deployment_not_found", "No such deployment.")
-	}
-	if err != nil {
+	} else if err != nil {
 		return err
 	}
-	src, _ := json.Marshal(s.cfg.PublicBaseURL + "/agents/" + agentID.String() + "/test")
-	js := `(function(){var f=document.createElement("iframe");f.src=` + string(src) +
-		`;f.title="Chat";f.style.cssText="position:fixed;bottom:1rem;right:1rem;width:22rem;height:32rem;border:0;border-radius:1rem;box-shadow:0 4px 24px rgba(0,0,0,.2);z-index:2147483647";document.body.appendChild(f);})();`
-	return c.Blob(http.StatusOK, "text/javascript; charset=utf-8", []byte(js))
+	c.Response().Header().Set(echo.HeaderCacheControl, "public, max-age=300")
+	return c.Blob(http.StatusOK, "text/javascript; charset=utf-8", webchat.Loader(s.cfg.PublicBaseURL, id))
 }

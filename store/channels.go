@@ -134,3 +134,25 @@ func (q *queries) DeploymentAgent(ctx context.Context, deploymentID uuid.UUID) (
 	r, err := q.sql.DeploymentAgent(ctx, q.db, deploymentID)
 	return r.WorkspaceID, r.AgentID, notFound("deployment", err)
 }
+
+// PublicDeployment is a deployment as a public channel route (the webchat widget) sees it.
+type PublicDeployment struct {
+	ID          uuid.UUID
+	WorkspaceID uuid.UUID
+	AgentID     uuid.UUID
+	ChannelType string
+	Config      json.RawMessage
+	// The workspace's state and credit, for its budget rules.
+	WorkspaceName   string
+	WorkspaceStatus string
+	BalanceNanoUSD  int64
+}
+
+// DeploymentByID returns a deployment by its id alone, for the public webchat routes (the
+// id is in the embed line; the workspace comes from the row).
+func (q *queries) DeploymentByID(ctx context.Context, id uuid.UUID) (PublicDeployment, error) {
+	r, err := q.sql.DeploymentByID(ctx, q.db, id)
+	return PublicDeployment{ID: id, WorkspaceID: r.WorkspaceID, AgentID: r.AgentID, ChannelType: r.ChannelType, Config: r.Config,
+			WorkspaceName: r.WorkspaceName, WorkspaceStatus: r.WorkspaceStatus, BalanceNanoUSD: r.BalanceNanoUSD},
+		notFound("deployment", err)
+}

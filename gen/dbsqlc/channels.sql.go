@@ -182,6 +182,36 @@ func (q *Queries) DeploymentAgent(ctx context.Context, db DBTX, id uuid.UUID) (D
 	return i, err
 }
 
+const deploymentByID = `-- name: DeploymentByID :one
+SELECT d.workspace_id, d.agent_id, d.channel_type, d.config, w.name AS workspace_name, w.status AS workspace_status, w.balance_nano_usd
+FROM deployments d JOIN workspaces w ON w.id = d.workspace_id WHERE d.id = $1
+`
+
+type DeploymentByIDRow struct {
+	WorkspaceID     uuid.UUID
+	AgentID         uuid.UUID
+	ChannelType     string
+	Config          []byte
+	WorkspaceName   string
+	WorkspaceStatus string
+	BalanceNanoUSD  int64
+}
+
+func (q *Queries) DeploymentByID(ctx context.Context, db DBTX, id uuid.UUID) (DeploymentByIDRow, error) {
+	row := db.QueryRow(ctx, deploymentByID, id)
+	var i DeploymentByIDRow
+	err := row.Scan(
+		&i.WorkspaceID,
+		&i.AgentID,
+		&i.ChannelType,
+		&i.Config,
+		&i.WorkspaceName,
+		&i.WorkspaceStatus,
+		&i.BalanceNanoUSD,
+	)
+	return i, err
+}
+
 const inboundHolder = `-- name: InboundHolder :one
 SELECT agent_id FROM deployments WHERE channel_id = $1 AND inbound
 `

@@ -39,3 +39,7 @@ SELECT channel_type, id FROM deployments WHERE workspace_id = @workspace_id AND 
 
 -- name: DeploymentAgent :one
 SELECT workspace_id, agent_id FROM deployments WHERE id = @id;
+
+-- name: DeploymentByID :one
+SELECT d.workspace_id, d.agent_id, d.channel_type, d.config, w.name AS workspace_name, w.status AS workspace_status, w.balance_nano_usd
+FROM deployments d JOIN workspaces w ON w.id = d.workspace_id WHERE d.id = @id;

@@ -1,0 +1,183 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"switchboard/catalog"
+	"switchboard/llm/llmtest"
+	"switchboard/webchat"
+)
+
+// WebchatCSP is the Content-Security-Policy of the test's host page: what the README tells a
+// site with a strict policy to add for the widget (BASE is the Switchboard origin).
+const webchatCSP = "default-src 'none'; script-src BASE; connect-src BASE; style-src BASE; img-src 'self'"
+
+// webchatHost serves a host page from a second origin with the embed line and a strict CSP.
+func webchatHost(t *testing.T, base, dep string) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Security-Policy", strings.ReplaceAll(webchatCSP, "BASE", base))
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Shop</title>
+<meta name="viewport" content="width=device-width, initial-scale=1"></head>
+<body><main><h1>The shop</h1><p>Welcome to our shop.</p></main>
+<script src="%s/embed/%s.js" async></script></body></html>`, base, dep)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// webchatBrowser starts a headless Chromium of its own (a fresh profile: a new visitor).
+func webchatBrowser(t *testing.T, lang string) context.Context {
+	t.Helper()
+	chrome := chromiumPath(t)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chrome), chromedp.NoSandbox,
+		chromedp.Flag("disable-gpu", true), chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1280, 800))
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancelAlloc)
+	ctx, cancel := chromedp.NewContext(alloc)
+	t.Cleanup(cancel)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate("about:blank")))
+	// The browser's language (navigator.language), as a visitor's browser would have it.
+	ua, err := chromedp.Run(ctx, chromedp.Evaluate[string]("navigator.userAgent"))
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		return tg.Call(ctx, "Emulation.setUserAgentOverride", map[string]string{"userAgent": ua, "acceptLanguage": lang}, nil)
+	})))
+	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)
+	t.Cleanup(cancelTimeout)
+	return ctx
+}
+
+// In the widget's shadow root.
+const (
+	wRoot   = `document.querySelector("[data-switchboard-webchat]").shadowRoot`
+	wOpen   = `(function(){var h=document.querySelector("[data-switchboard-webchat]");if(!h)return false;h.shadowRoot.querySelector("button").click();return true})()`
+	wState  = wRoot + `.querySelector(".sbw-panel") && ` + wRoot + `.querySelector(".sbw-panel").getAttribute("data-state")`
+	wLog    = wRoot + `.querySelector(".sbw-log").textContent`
+	wStatus = wRoot + `.querySelector(".sbw-state").textContent`
+)
+
+func wSend(text string) string {
+	return `(function(){var r=` + wRoot + `;r.querySelector("#sbw-input").value=` + fmt.Sprintf("%q", text) +
+		`;r.querySelector(".sbw-form").requestSubmit();return true})()`
+}
+
+func poll[T any](ctx context.Context, t *testing.T, expr string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Poll[T](expr, chromedp.WithPollingTimeout(30*time.Second)))
+	require.NoError(t, err, expr)
+	return v
+}
+
+func waitState(ctx context.Context, t *testing.T, state string) {
+	t.Helper()
+	poll[bool](ctx, t, `(`+wState+`) === "`+state+`"`)
+}
+
+func TestWebchatWidgetInABrowser(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	_, dep := b.deployWebchat(t, `{}`)
+	host := webchatHost(t, b.url, dep)
+	vendor := b.vendors[catalog.Beta]
+	vendor.Push(llmtest.Reply{Text: "Wir öffnen um neun Uhr.", Chunks: 4})
+
+	ctx := webchatBrowser(t, "de-DE")
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(host)))
+	poll[bool](ctx, t, wOpen)
+	waitState(ctx, t, "ready")
+	require.Contains(t, poll[string](ctx, t, wLog), "Hallo! Ich bin Lena.", "the greeting")
+	label := poll[string](ctx, t, wRoot+`.querySelector("label[for=sbw-input]").textContent`)
+	require.Equal(t, "Ihre Nachricht", label, "German strings from the browser's locale")
+
+	poll[bool](ctx, t, wSend("Wann öffnet ihr?"))
+	poll[bool](ctx, t, `(`+wLog+`).includes("Wir öffnen um neun Uhr.")`)
+	waitState(ctx, t, "ready") // the reply is complete and kept
+
+	dir := os.Getenv("DASHBOARD_SCREENSHOTS")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	for _, size := range [][2]int64{{1280, 800}, {390, 844}} {
+		require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(size[0], size[1])))
+		shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("webchat-%dx%d.png", size[0], size[1])), shot, 0o644))
+	}
+
+	// A reload keeps the conversation (and the widget open).
+	require.NoError(t, chromedp.Do(ctx, chromedp.Reload()))
+	waitState(ctx, t, "ready")
+	after := poll[string](ctx, t, `(`+wLog+`).includes("Wir öffnen um neun Uhr.") && `+wLog)
+	require.Contains(t, after, "Wann öffnet ihr?")
+
+	// The next message continues the same conversation.
+	vendor.Push(llmtest.Reply{Text: "Bis 18 Uhr."})
+	poll[bool](ctx, t, wSend("Und bis wann?"))
+	poll[bool](ctx, t, `(`+wLog+`).includes("Bis 18 Uhr.")`)
+	waitState(ctx, t, "ready")
+	require.Equal(t, 1, b.count(t, "conversations"))
+
+	// A second visitor (a fresh browser) sees none of it, and gets a conversation of their own.
+	other := webchatBrowser(t, "en-US")
+	require.NoError(t, chromedp.Do(other, chromedp.Navigate(host)))
+	poll[bool](other, t, wOpen)
+	waitState(other, t, "ready")
+	log := poll[string](other, t, wLog)
+	require.NotContains(t, log, "Wann öffnet ihr?")
+	require.NotContains(t, log, "Wir öffnen")
+	vendor.Push(llmtest.Reply{Text: "Hello there."})
+	poll[bool](other, t, wSend("Hi"))
+	poll[bool](other, t, `(`+wLog+`).includes("Hello there.")`)
+	waitState(other, t, "ready")
+	require.Equal(t, 2, b.count(t, "conversations"))
+}
+
+func TestWebchatWidgetRefusals(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+
+	// An origin outside allowed_origins: the widget says unavailable.
+	_, fenced := b.deployWebchat(t, `{"allowed_origins":["https://shop.example"]}`)
+	ctx := webchatBrowser(t, "en-US")
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(webchatHost(t, b.url, fenced))))
+	poll[bool](ctx, t, wOpen)
+	waitState(ctx, t, "unavailable")
+	require.Equal(t, "This chat is unavailable right now.", poll[string](ctx, t, wStatus))
+
+	// A disabled agent: unavailable too, and no model call.
+	agentID, dep := b.deployWebchat(t, `{}`)
+	_, err := b.store.Pool().Exec(context.Background(), "UPDATE agents SET status = 'disabled' WHERE id = $1", agentID)
+	require.NoError(t, err)
+	host := webchatHost(t, b.url, dep)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(host)))
+	poll[bool](ctx, t, wOpen)
+	waitState(ctx, t, "unavailable")
+
+	// A visitor over their budget sees the wait message (the budget is spent from this
+	// machine's address, which the browser shares).
+	_, err = b.store.Pool().Exec(context.Background(), "UPDATE agents SET status = 'enabled' WHERE id = $1", agentID)
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Reload()))
+	waitState(ctx, t, "ready")
+	for range webchat.VisitorRPM {
+		resp, _ := b.public(t, http.MethodPost, "/embed/"+dep+"/chat", "", `{"message":" "}`)
+		require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	}
+	poll[bool](ctx, t, wSend("Hello?"))
+	waitState(ctx, t, "wait")
+	require.Contains(t, poll[string](ctx, t, wStatus), "please wait")
+	require.Equal(t, 0, b.count(t, "conversations"))
+}

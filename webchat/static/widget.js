@@ -1,0 +1,213 @@
+/* Switchboard webchat widget: loaded by the loader on first open. Plain JS, no framework. */
+(function () {
+  "use strict";
+  var T = {
+    en: { title: "Chat", close: "Close chat", label: "Your message", placeholder: "Type a message", send: "Send",
+      wait: "Too many messages: please wait a moment ({s} s) and try again.", unavailable: "This chat is unavailable right now.",
+      failed: "The message could not be sent. Please try again.", typing: "Replying…", you: "You" },
+    de: { title: "Chat", close: "Chat schließen", label: "Ihre Nachricht", placeholder: "Nachricht eingeben", send: "Senden",
+      wait: "Zu viele Nachrichten: Bitte warten Sie einen Moment ({s} s) und versuchen Sie es erneut.", unavailable: "Dieser Chat ist derzeit nicht verfügbar.",
+      failed: "Die Nachricht konnte nicht gesendet werden. Bitte versuchen Sie es erneut.", typing: "Antwort wird geschrieben…", you: "Sie" },
+    fr: { title: "Chat", close: "Fermer le chat", label: "Votre message", placeholder: "Écrivez un message", send: "Envoyer",
+      wait: "Trop de messages : veuillez patienter un instant ({s} s) puis réessayer.", unavailable: "Ce chat n'est pas disponible pour le moment.",
+      failed: "Le message n'a pas pu être envoyé. Veuillez réessayer.", typing: "Réponse en cours…", you: "Vous" },
+    es: { title: "Chat", close: "Cerrar el chat", label: "Su mensaje", placeholder: "Escriba un mensaje", send: "Enviar",
+      wait: "Demasiados mensajes: espere un momento ({s} s) y vuelva a intentarlo.", unavailable: "Este chat no está disponible en este momento.",
+      failed: "No se pudo enviar el mensaje. Inténtelo de nuevo.", typing: "Respondiendo…", you: "Usted" }
+  };
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text != null) e.textContent = text;
+    return e;
+  }
+  function load(key) {
+    try { return JSON.parse(localStorage.getItem(key) || "null"); } catch (e) { return null; }
+  }
+  function save(key, v) {
+    try { localStorage.setItem(key, JSON.stringify(v)); } catch (e) { /* storage blocked: the conversation lasts the page */ }
+  }
+  function mount(root, launcher, base, dep, lang) {
+    if (root.__sbw) { root.__sbw.toggle(); return; }
+    var t = T[lang] || T.en;
+    var key = "sb-webchat:" + dep;
+    var state = load(key) || { token: "", messages: [] };
+    var css = el("link");
+    css.rel = "stylesheet";
+    css.href = base + "/embed/static/widget.css";
+    root.appendChild(css);
+
+    var panel = el("section", "sbw-panel");
+    panel.setAttribute("role", "dialog");
+    panel.setAttribute("aria-modal", "false");
+    panel.id = "sbw-panel";
+    panel.hidden = true;
+    var head = el("div", "sbw-head");
+    var title = el("h2", null, t.title);
+    title.id = "sbw-title";
+    panel.setAttribute("aria-labelledby", "sbw-title");
+    var close = el("button", "sbw-close", "\u00D7");
+    close.type = "button";
+    close.setAttribute("aria-label", t.close);
+    head.appendChild(title);
+    head.appendChild(close);
+    var note = el("p", "sbw-note");
+    note.hidden = true;
+    var log = el("ol", "sbw-log");
+    log.setAttribute("role", "log");
+    log.setAttribute("aria-live", "polite");
+    log.setAttribute("aria-label", t.title);
+    var status = el("p", "sbw-state");
+    status.setAttribute("role", "status");
+    var form = el("form", "sbw-form");
+    var label = el("label", "sbw-sr", t.label);
+    label.htmlFor = "sbw-input";
+    var input = el("input");
+    input.id = "sbw-input";
+    input.name = "message";
+    input.autocomplete = "off";
+    input.placeholder = t.placeholder;
+    input.maxLength = 4000;
+    var send = el("button", null, t.send);
+    send.type = "submit";
+    form.appendChild(label);
+    form.appendChild(input);
+    form.appendChild(send);
+    panel.appendChild(head);
+    panel.appendChild(note);
+    panel.appendChild(log);
+    panel.appendChild(status);
+    panel.appendChild(form);
+    root.appendChild(panel);
+    launcher.setAttribute("aria-controls", "sbw-panel");
+
+    function bubble(role, text) {
+      var li = el("li", "sbw-msg" + (role === "user" ? " sbw-user" : ""));
+      var who = el("span", "sbw-sr", (role === "user" ? t.you : title.textContent) + ": ");
+      var body = el("span", null, text);
+      li.appendChild(who);
+      li.appendChild(body);
+      log.appendChild(li);
+      log.scrollTop = log.scrollHeight;
+      return body;
+    }
+    function unavailable() {
+      status.textContent = t.unavailable;
+      input.disabled = true;
+      send.disabled = true;
+      panel.setAttribute("data-state", "unavailable");
+    }
+    function render(greeting) {
+      log.textContent = "";
+      if (greeting) bubble("assistant", greeting);
+      for (var i = 0; i < state.messages.length; i++) bubble(state.messages[i].role, state.messages[i].text);
+    }
+    function open() {
+      panel.hidden = false;
+      launcher.setAttribute("aria-expanded", "true");
+      try { localStorage.setItem("sb-webchat-open:" + dep, "1"); } catch (e) { /* ignore */ }
+      if (!input.disabled) input.focus(); else close.focus();
+    }
+    function shut() {
+      panel.hidden = true;
+      launcher.setAttribute("aria-expanded", "false");
+      try { localStorage.removeItem("sb-webchat-open:" + dep); } catch (e) { /* ignore */ }
+      launcher.focus();
+    }
+    close.addEventListener("click", shut);
+    panel.addEventListener("keydown", function (e) { if (e.key === "Escape") shut(); });
+    root.__sbw = { toggle: function () { if (panel.hidden) open(); else shut(); } };
+
+    render("");
+    fetch(base + "/embed/" + dep + "/config", { headers: { Accept: "application/json" } }).then(function (r) {
+      if (!r.ok) { unavailable(); return null; }
+      return r.json();
+    }).then(function (cfg) {
+      if (!cfg) return;
+      title.textContent = cfg.display_name;
+      panel.setAttribute("lang", cfg.language || lang);
+      if (cfg.disclosure) { note.textContent = cfg.disclosure; note.hidden = false; }
+      render(cfg.greeting);
+      panel.setAttribute("data-state", "ready");
+    }, unavailable);
+
+    function sendMessage(text, retried) {
+      status.textContent = t.typing;
+      send.disabled = true;
+      panel.setAttribute("data-state", "sending");
+      var reply = null, got = "";
+      var body = JSON.stringify({ message: text, visitor_token: state.token || "" });
+      return fetch(base + "/embed/" + dep + "/chat", {
+        method: "POST", headers: { "Content-Type": "application/json", Accept: "text/event-stream" }, body: body
+      }).then(function (r) {
+        if (r.status === 429) {
+          status.textContent = t.wait.replace("{s}", r.headers.get("Retry-After") || "60");
+          panel.setAttribute("data-state", "wait");
+          return null;
+        }
+        if (r.status === 404 || r.status === 409 || r.status === 403) { unavailable(); return null; }
+        if (r.status === 400 && state.token && !retried) {
+          return r.json().then(function (e) {
+            if (e && e.error && e.error.code === "visitor_token_invalid") {
+              state.token = "";
+              return sendMessage(text, true);
+            }
+            status.textContent = (e && e.error && e.error.message) || t.failed;
+          });
+        }
+        if (!r.ok || !r.body) { status.textContent = t.failed; return null; }
+        var reader = r.body.getReader(), dec = new TextDecoder(), buf = "";
+        function frame(chunk) {
+          var ev = "message", data = "";
+          chunk.split("\n").forEach(function (line) {
+            if (line.indexOf("event: ") === 0) ev = line.slice(7);
+            else if (line.indexOf("data: ") === 0) data += line.slice(6);
+          });
+          var d = data ? JSON.parse(data) : {};
+          if (ev === "conversation") { state.token = d.visitor_token; save(key, state); }
+          else if (ev === "delta") {
+            if (!reply) reply = bubble("assistant", "");
+            got += d.text;
+            reply.textContent = got;
+            log.scrollTop = log.scrollHeight;
+          } else if (ev === "done") {
+            if (!reply) reply = bubble("assistant", "");
+            got = d.reply;
+            reply.textContent = got;
+            if (d.visitor_token) state.token = d.visitor_token;
+            state.messages.push({ role: "assistant", text: got });
+            save(key, state);
+            status.textContent = "";
+            panel.setAttribute("data-state", "ready");
+          } else if (ev === "error") {
+            status.textContent = (d.error && d.error.message) || t.failed;
+          }
+        }
+        function pump() {
+          return reader.read().then(function (res) {
+            if (res.done) return;
+            buf += dec.decode(res.value, { stream: true });
+            var i;
+            while ((i = buf.indexOf("\n\n")) >= 0) { frame(buf.slice(0, i)); buf = buf.slice(i + 2); }
+            return pump();
+          });
+        }
+        return pump();
+      }).catch(function () { status.textContent = t.failed; }).then(function () {
+        if (!input.disabled) send.disabled = false;
+      });
+    }
+    form.addEventListener("submit", function (e) {
+      e.preventDefault();
+      var text = input.value.trim();
+      if (!text || send.disabled) return;
+      input.value = "";
+      bubble("user", text);
+      state.messages.push({ role: "user", text: text });
+      save(key, state);
+      sendMessage(text, false);
+    });
+    open();
+  }
+  window.SwitchboardWebchat = { mount: mount };
+})();
