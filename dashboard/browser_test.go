@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,6 +21,7 @@ import (
 	"switchboard/accounts"
 	"switchboard/apikey"
 	"switchboard/app"
+	"switchboard/browsertest"
 	"switchboard/catalog"
 	"switchboard/store"
 	"switchboard/store/storetest"
@@ -34,19 +34,6 @@ import (
 // temporary directory.
 
 const password = "correct horse battery staple"
-
-func chromium(t *testing.T) string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("chromium is missing: run scripts/ensure-chromium.sh")
-	}
-	t.Skip("chromium is missing: run scripts/ensure-chromium.sh")
-	return ""
-}
 
 type site struct {
 	url       string
@@ -185,18 +172,7 @@ func decode(t *testing.T, resp *http.Response, into any) {
 
 // browser starts a headless Chromium of its own (its own cookies) for the test, and returns
 // a context for its actions, bounded in time.
-func browser(t *testing.T) context.Context {
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium(t)), chromedp.NoSandbox,
-		chromedp.Flag("disable-gpu", true), chromedp.Flag("disable-dev-shm-usage", true))
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(alloc)
-	// The first action starts the browser, which lives as long as that action's context:
-	// no time limit on it, only on the actions after it.
-	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate("about:blank")))
-	bounded, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)
-	t.Cleanup(func() { cancelTimeout(); cancel(); cancelAlloc() })
-	return bounded
-}
+func browser(t *testing.T) context.Context { return browsertest.Start(t, 0, 0) }
 
 func (s *site) signIn(ctx context.Context, t *testing.T, email string) {
 	t.Helper()

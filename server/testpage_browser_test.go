@@ -1,9 +1,7 @@
 package server_test
 
 import (
-	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -11,6 +9,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"switchboard/browsertest"
 	"switchboard/catalog"
 	"switchboard/llm/llmtest"
 )
@@ -20,20 +19,10 @@ import (
 // for a workspace key outside development; the test types one in.
 func TestTestPageChatsInABrowser(t *testing.T) {
 	t.Parallel()
-	chrome := chromiumPath(t)
+	ctx := browsertest.Start(t, 420, 860)
 	b := setup(t)
 	id := b.createAgent(t, agentYAML("Browser desk"))
 	b.vendors[catalog.Beta].Push(llmtest.Reply{Text: "We open at nine every weekday.", Chunks: 4})
-
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chrome), chromedp.NoSandbox,
-		chromedp.Flag("disable-gpu", true), chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(420, 860))
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(alloc)
-	defer cancel()
-	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate("about:blank")))
-	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancelTimeout()
 
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Navigate(b.url+"/agents/"+id+"/test"),
@@ -62,20 +51,4 @@ func TestTestPageChatsInABrowser(t *testing.T) {
 		dir = t.TempDir()
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "agent-test-page-phone.png"), shot, 0o644))
-}
-
-// chromiumPath finds Debian's chromium (installed by scripts/ensure-chromium.sh); without it
-// the test is skipped, except under CI, where a missing browser is a failure.
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("chromium is missing: run scripts/ensure-chromium.sh")
-	}
-	t.Skip("chromium is missing: run scripts/ensure-chromium.sh")
-	return ""
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"switchboard/browsertest"
 	"switchboard/catalog"
 	"switchboard/llm/llmtest"
 	"switchboard/webchat"
@@ -41,22 +42,13 @@ func webchatHost(t *testing.T, base, dep string) string {
 // webchatBrowser starts a headless Chromium of its own (a fresh profile: a new visitor).
 func webchatBrowser(t *testing.T, lang string) context.Context {
 	t.Helper()
-	chrome := chromiumPath(t)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chrome), chromedp.NoSandbox,
-		chromedp.Flag("disable-gpu", true), chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1280, 800))
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancelAlloc)
-	ctx, cancel := chromedp.NewContext(alloc)
-	t.Cleanup(cancel)
-	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate("about:blank")))
+	ctx := browsertest.Start(t, 1280, 800)
 	// The browser's language (navigator.language), as a visitor's browser would have it.
 	ua, err := chromedp.Run(ctx, chromedp.Evaluate[string]("navigator.userAgent"))
 	require.NoError(t, err)
 	require.NoError(t, chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 		return tg.Call(ctx, "Emulation.setUserAgentOverride", map[string]string{"userAgent": ua, "acceptLanguage": lang}, nil)
 	})))
-	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)
-	t.Cleanup(cancelTimeout)
 	return ctx
 }
 
