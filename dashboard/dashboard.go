@@ -30,6 +30,7 @@ import (
 	"switchboard/apierr"
 	"switchboard/compliance"
 	"switchboard/manage"
+	"switchboard/oauth"
 	"switchboard/store"
 )
 
@@ -56,11 +57,12 @@ type Deps struct {
 type dash struct {
 	Deps
 	pages map[string]*template.Template
+	oauth *oauth.Service // MCP over OAuth: the authorization page and the grants on the keys page
 }
 
 // New builds the dashboard's handler, to be mounted at Prefix.
 func New(d Deps) http.Handler {
-	h := &dash{Deps: d, pages: parsePages()}
+	h := &dash{Deps: d, pages: parsePages(), oauth: oauth.New(d.Store)}
 	mux := http.NewServeMux()
 	static, _ := fs.Sub(staticFS, "static")
 	mux.Handle("GET "+Prefix+"/static/", http.StripPrefix(Prefix+"/static/", cacheStatic(http.FileServerFS(static))))
@@ -82,6 +84,9 @@ func New(d Deps) http.Handler {
 	mux.HandleFunc("GET "+Prefix+"/keys", h.signed(access.Keys, h.keys))
 	mux.HandleFunc("POST "+Prefix+"/keys", h.signed(access.Keys, h.createKey))
 	mux.HandleFunc("POST "+Prefix+"/keys/{id}/revoke", h.signed(access.Keys, h.revokeKey))
+	mux.HandleFunc("POST "+Prefix+"/keys/oauth/{id}/revoke", h.signed(access.Keys, h.revokeOAuthGrant))
+	mux.HandleFunc("GET "+oauth.AuthorizePath, h.signed(access.Read, h.oauthAuthorize))
+	mux.HandleFunc("POST "+oauth.AuthorizePath, h.signed(access.Read, h.oauthDecide))
 	mux.HandleFunc("GET "+Prefix+"/webhooks", h.signed(access.Read, h.webhooks))
 	mux.HandleFunc("POST "+Prefix+"/webhooks/{ref}/enable", h.signed(access.Webhooks, h.enableWebhook))
 	mux.HandleFunc("POST "+Prefix+"/webhooks/{ref}/redeliver", h.signed(access.Webhooks, h.redeliver))
@@ -150,7 +155,7 @@ func (h *dash) signed(perm access.Permission, fn pageFunc) http.HandlerFunc {
 			}
 		}
 		if !ok {
-			next := r.URL.Path
+			next := r.URL.RequestURI() // with its query: the OAuth authorization page needs it back
 			if r.Method != http.MethodGet {
 				next = Prefix + "/"
 			}
