@@ -98,17 +98,17 @@ func ResourceMetadata(resource, issuer string) map[string]any {
 // ServerMetadata is the authorization-server metadata (RFC 8414) of issuer.
 func ServerMetadata(issuer string) map[string]any {
 	return map[string]any{
-		"issuer":                                issuer,
-		"authorization_endpoint":                issuer + AuthorizePath,
-		"token_endpoint":                        issuer + TokenPath,
-		"registration_endpoint":                 issuer + RegisterPath,
-		"revocation_endpoint":                   issuer + RevokePath,
-		"scopes_supported":                      []string{Scope},
-		"response_types_supported":              []string{"code"},
-		"grant_types_supported":                 []string{"authorization_code", "refresh_token"},
-		"token_endpoint_auth_methods_supported": []string{"none"},
-		"revocation_endpoint_auth_methods_supported": []string{"none"},
-		"code_challenge_methods_supported":           []string{"S256"},
+		"issuer":                                         issuer,
+		"authorization_endpoint":                         issuer + AuthorizePath,
+		"token_endpoint":                                 issuer + TokenPath,
+		"registration_endpoint":                          issuer + RegisterPath,
+		"revocation_endpoint":                            issuer + RevokePath,
+		"scopes_supported":                               []string{Scope},
+		"response_types_supported":                       []string{"code"},
+		"grant_types_supported":                          []string{"authorization_code", "refresh_token"},
+		"token_endpoint_auth_methods_supported":          []string{"none"},
+		"revocation_endpoint_auth_methods_supported":     []string{"none"},
+		"code_challenge_methods_supported":               []string{"S256"},
 		"authorization_response_iss_parameter_supported": true,
 		"service_documentation":                          issuer + "/llms.txt",
 	}
