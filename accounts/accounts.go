@@ -315,3 +315,6 @@ func newToken() (string, []byte) {
 
 // PublicBaseURL is PUBLIC_BASE_URL (empty when unset).
 func (s *Service) PublicBaseURL() string { return s.cfg.PublicBaseURL }
+
+// SetPasswordTTL is how long a set-password (invitation) link works.
+func (s *Service) SetPasswordTTL() time.Duration { return s.cfg.SetPasswordTTL }

@@ -29,6 +29,7 @@ import (
 	"switchboard/accounts"
 	"switchboard/apierr"
 	"switchboard/compliance"
+	"switchboard/mailer"
 	"switchboard/manage"
 	"switchboard/oauth"
 	"switchboard/store"
@@ -51,7 +52,9 @@ type Deps struct {
 	Jobs     *river.Client[pgx.Tx] // inserts webhook redeliveries
 	// Compliance is the outbound compliance acknowledgment, accepted on the Settings page.
 	Compliance *compliance.Service
-	Log        *slog.Logger
+	// Mailer sends invitations when SMTP_URL is set; nil sends none (the link is shown anyway).
+	Mailer *mailer.Sender
+	Log    *slog.Logger
 }
 
 type dash struct {
@@ -93,6 +96,7 @@ func New(d Deps) http.Handler {
 	mux.HandleFunc("GET "+Prefix+"/settings", h.signed(access.Read, h.settings))
 	mux.HandleFunc("POST "+Prefix+"/settings/cap", h.signed(access.Settings, h.setCap))
 	mux.HandleFunc("POST "+Prefix+"/settings/compliance", h.signed(access.Settings, h.acceptCompliance))
+	mux.HandleFunc("POST "+Prefix+"/settings/invite", h.signed(access.Settings, h.invite))
 	mux.HandleFunc(Prefix+"/", func(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, store.Principal{}, apierr.NotFound("", "page_not_found", "No such page."))
 	})
