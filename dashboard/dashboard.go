@@ -1,7 +1,8 @@
 // Package dashboard is the workspace's web pages: sign-in, overview, agents, conversations,
 // keys, webhooks and settings. Pages are rendered on the server (html/template) from templates and a
-// stylesheet embedded in the binary: no front-end build, no script, nothing from another
-// site. Forms post plainly; a state-changing request from another site is refused
+// stylesheet embedded in the binary: no front-end build, nothing from another site, and no
+// script but the Events page's small live view (static/events.js, allowed by that page's
+// Content-Security-Policy only). Forms post plainly; a state-changing request from another site is refused
 // (http.CrossOriginProtection), and the session cookie is HttpOnly and SameSite=Lax.
 //
 // Every button asks the permission table (access) before it is shown, and every handler
@@ -90,6 +91,7 @@ func New(d Deps) http.Handler {
 	mux.HandleFunc("POST "+Prefix+"/keys/oauth/{id}/revoke", h.signed(access.Keys, h.revokeOAuthGrant))
 	mux.HandleFunc("GET "+oauth.AuthorizePath, h.signed(access.Read, h.oauthAuthorize))
 	mux.HandleFunc("POST "+oauth.AuthorizePath, h.signed(access.Read, h.oauthDecide))
+	mux.HandleFunc("GET "+Prefix+"/events", h.signed(access.Read, h.events))
 	mux.HandleFunc("GET "+Prefix+"/webhooks", h.signed(access.Read, h.webhooks))
 	mux.HandleFunc("POST "+Prefix+"/webhooks/{ref}/enable", h.signed(access.Webhooks, h.enableWebhook))
 	mux.HandleFunc("POST "+Prefix+"/webhooks/{ref}/redeliver", h.signed(access.Webhooks, h.redeliver))
