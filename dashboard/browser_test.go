@@ -119,6 +119,13 @@ func newSite(t *testing.T) *site {
 		EventType: "turn.completed", Attempt: 1, ResponseCode: &code, Duration: 120 * time.Millisecond, Error: &errText}, 1)
 	require.NoError(t, err)
 
+	_, err = st.AppendEvents(ctx, s.workspace.ID, []store.NewEvent{
+		{Type: "conversation.created", Data: map[string]any{"conversation_id": s.convRef, "agent": "Order desk", "channel": "webchat"}},
+		{Type: "turn.completed", Data: map[string]any{"conversation_id": s.convRef, "status": "open", "usage": map[string]any{"input_tokens": 412, "output_tokens": 38}}},
+		{Type: "spend.recorded", Data: map[string]any{"amount_usd": "0.0021", "model": "beta-5.4-mini"}},
+	})
+	require.NoError(t, err)
+
 	s.shots = os.Getenv("DASHBOARD_SCREENSHOTS")
 	if s.shots == "" {
 		s.shots = t.TempDir()
@@ -283,9 +290,21 @@ func TestDashboardInABrowser(t *testing.T) {
 		{"/dashboard/conversations", "conversations"},
 		{"/dashboard/conversations/" + s.convRef, "transcript"},
 		{"/dashboard/webhooks", "webhooks"},
+		{"/dashboard/events", "events"},
 	} {
 		s.screenshot(ctx, t, p.path, p.name)
 	}
+
+	// The Events page follows the feed live: an event appears at the top without a reload.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(s.url+"/dashboard/events"),
+		chromedp.WaitVisible(chromedp.CSS(`#events-body`)),
+		chromedp.WaitVisible(chromedp.CSS(`#events-live[data-live]`)), // the page's EventSource is connected
+	))
+	_, err = s.store.AppendEvents(context.Background(), s.workspace.ID, []store.NewEvent{{Type: "spend.recorded", Data: map[string]any{"note": "seen live"}}})
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#events-body li.fresh`))))
+	require.Contains(t, text(ctx, t, "#events-body li.fresh"), `"note":"seen live"`)
 
 	// A member: no keys page, no webhook buttons; refused when trying anyway.
 	member := browser(t)

@@ -1,5 +1,5 @@
 // The Events page's live view: follows the workspace's event feed (server-sent events) and
-// puts each new event at the top of the table. Text only, never HTML.
+// puts each new event at the top of the list. Text only, never HTML.
 (function () {
   "use strict";
   var status = document.getElementById("events-live");
@@ -12,35 +12,35 @@
     if (isNaN(d)) { return ""; }
     return d.toISOString().slice(0, 16).replace("T", " ") + " UTC";
   }
-  function cell(row, text, code) {
-    var td = document.createElement("td");
-    if (code) {
-      var c = document.createElement("code");
-      c.textContent = text;
-      if (code === "data") { c.className = "data"; }
-      td.appendChild(c);
-    } else {
-      td.textContent = text;
-    }
-    row.appendChild(td);
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) { e.className = cls; }
+    if (text !== undefined) { e.textContent = text; }
+    return e;
   }
   var source = new EventSource("/dashboard/events/stream?after=" + encodeURIComponent(status.getAttribute("data-after") || "0"));
-  source.onopen = function () { status.textContent = "Live: new events appear at the top."; };
-  source.onerror = function () { status.textContent = "Reconnecting…"; };
+  source.onopen = function () {
+    status.setAttribute("data-live", "");
+    if (!shown) { status.textContent = "Live: new events appear at the top."; }
+  };
+  source.onerror = function () { status.removeAttribute("data-live"); status.textContent = "Reconnecting…"; };
   function add(ev) {
     var env;
     try { env = JSON.parse(ev.data); } catch (e) { return; }
     var none = document.getElementById("events-none");
     if (none) { none.remove(); }
-    var row = document.createElement("tr");
-    row.className = "fresh";
-    cell(row, when(env.created_at));
-    cell(row, env.type || "");
-    cell(row, env.id || "", true);
-    cell(row, env.data === undefined ? "" : JSON.stringify(env.data), "data");
+    var row = el("li", "fresh");
+    var head = el("p", "event-head");
+    head.appendChild(el("strong", "", env.type || ""));
+    head.appendChild(document.createTextNode(" "));
+    head.appendChild(el("code", "", env.id || ""));
+    head.appendChild(document.createTextNode(" "));
+    head.appendChild(el("span", "muted", when(env.created_at)));
+    row.appendChild(head);
+    row.appendChild(el("code", "data", env.data === undefined ? "" : JSON.stringify(env.data)));
     body.insertBefore(row, body.firstChild);
     shown++;
-    while (body.rows.length > limit) { body.deleteRow(body.rows.length - 1); }
+    while (body.children.length > limit) { body.removeChild(body.lastChild); }
     status.textContent = "Live: " + shown + " new event" + (shown === 1 ? "" : "s") + " since the page opened.";
   }
   source.onmessage = add; // every frame is `event: message`; the envelope names its type
