@@ -11,7 +11,8 @@ import (
 
 // OAuth grants (MCP over OAuth, package oauth) are managed beside keys, under the same rule:
 // the keys permission lists and revokes them, and a grant of an owner or admin needs the
-// owner role (access.KeysPrivileged), as a key of that role would.
+// owner role (access.KeysPrivileged), as a key of that role would. A person may always revoke
+// their own.
 
 // ListOAuthGrants lists the live OAuth grants of p's workspace.
 func ListOAuthGrants(ctx context.Context, st *store.Store, p store.Principal) ([]store.OAuthGrant, error) {
@@ -24,12 +25,14 @@ func ListOAuthGrants(ctx context.Context, st *store.Store, p store.Principal) ([
 // RevokeOAuthGrant revokes an OAuth grant of p's workspace: its access and refresh tokens
 // stop working at once on every replica.
 func RevokeOAuthGrant(ctx context.Context, st *store.Store, p store.Principal, id uuid.UUID) error {
-	role, err := st.OAuthGrantRole(ctx, p.WorkspaceID, id)
+	user, role, err := st.OAuthGrantUser(ctx, p.WorkspaceID, id)
 	if err != nil {
 		return err
 	}
-	if err := MayManageKeyOf(p.Access(), role, "Revoking"); err != nil {
-		return err
+	if user != p.UserID || p.UserID == uuid.Nil { // a person may always revoke their own
+		if err := MayManageKeyOf(p.Access(), role, "Revoking"); err != nil {
+			return err
+		}
 	}
 	return st.RevokeOAuthGrant(ctx, p.WorkspaceID, id)
 }

@@ -99,6 +99,7 @@ func New(d Deps) http.Handler {
 	mux.HandleFunc("POST "+Prefix+"/settings/cap", h.signed(access.Settings, h.setCap))
 	mux.HandleFunc("POST "+Prefix+"/settings/compliance", h.signed(access.Settings, h.acceptCompliance))
 	mux.HandleFunc("POST "+Prefix+"/settings/invite", h.signed(access.Settings, h.invite))
+	mux.HandleFunc("POST "+Prefix+"/settings/oauth/{id}/revoke", h.signed(access.Read, h.revokeOAuthGrant)) // one's own
 	mux.HandleFunc(Prefix+"/", func(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, store.Principal{}, apierr.NotFound("", "page_not_found", "No such page."))
 	})

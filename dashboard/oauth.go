@@ -127,5 +127,9 @@ func (h *dash) revokeOAuthGrant(w http.ResponseWriter, r *http.Request, p store.
 		h.fail(w, r, p, err)
 		return
 	}
-	h.flash(w, r, Prefix+"/keys", "The MCP authorization was revoked: its tokens no longer work.")
+	to := Prefix + "/keys"
+	if strings.HasPrefix(r.URL.Path, Prefix+"/settings/") {
+		to = Prefix + "/settings#mcp-clients"
+	}
+	h.flash(w, r, to, "The MCP authorization was revoked: its tokens no longer work.")
 }

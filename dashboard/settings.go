@@ -30,6 +30,7 @@ type settingsData struct {
 	Acceptance store.ComplianceAcceptance
 	Roles      []string // the roles this user may invite people with
 	Invited    *invitation
+	MyGrants   []store.OAuthGrant // the MCP clients this person authorized
 }
 
 // invitation is the answer to an invite: the link is shown this once (and emailed when a
@@ -67,6 +68,16 @@ func (h *dash) renderSettingsWith(w http.ResponseWriter, r *http.Request, p stor
 	}
 	d := settingsData{Members: members, Workspace: ws, CapReached: store.CapReached(ws.MonthlyCapNanoUSD, ws.MonthSpendNanoUSD),
 		Resets: store.NextMonth(time.Now()), Version: h.Compliance.Version(), Text: renderText(h.Compliance.Text()), Accepted: ok, Acceptance: a, Invited: inv}
+	grants, err := h.Store.ListOAuthGrants(ctx, p.WorkspaceID)
+	if err != nil {
+		h.fail(w, r, p, err)
+		return
+	}
+	for _, g := range grants {
+		if g.UserID == p.UserID {
+			d.MyGrants = append(d.MyGrants, g)
+		}
+	}
 	for _, role := range access.Names() {
 		if rr, _ := access.ParseRole(role); rr <= p.Access() {
 			d.Roles = append(d.Roles, role)

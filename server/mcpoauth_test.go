@@ -47,6 +47,19 @@ func newOAuthWorld(t *testing.T, b *testBundle) *oauthWorld {
 		person: &http.Client{Transport: tr, Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 }
 
+// personClient is a browser signed in as email (a user with testPassword) at publicBase.
+func (w *oauthWorld) personClient(t *testing.T, email string) *http.Client {
+	t.Helper()
+	jar, err := cookiejar.New(nil)
+	require.NoError(t, err)
+	c := &http.Client{Transport: w.client.Transport, Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.PostForm(publicBase+"/dashboard/sign-in", url.Values{"email": {email}, "password": {testPassword}})
+	require.NoError(t, err)
+	_ = body(t, resp)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	return c
+}
+
 func body(t *testing.T, resp *http.Response) string {
 	t.Helper()
 	raw, err := io.ReadAll(resp.Body)
@@ -153,6 +166,20 @@ func TestMCPOverOAuth(t *testing.T) {
 	resp, raw := b.do(t, http.MethodGet, "/v1/models", tok.AccessToken, "")
 	errorOf(t, resp, raw, http.StatusUnauthorized)
 
+	// The member sees it on the Settings page; another member may not revoke it.
+	member := w.personClient(t, email)
+	resp, err = member.Get(publicBase + "/dashboard/settings")
+	require.NoError(t, err)
+	require.Contains(t, body(t, resp), "Test MCP client")
+	grants, err := b.store.ListOAuthGrants(ctx, b.workspace.ID)
+	require.NoError(t, err)
+	require.Len(t, grants, 1)
+	other := b.signedIn(t, "member")
+	resp, err = other.client.PostForm(b.url+"/dashboard/settings/oauth/"+grants[0].ID.String()+"/revoke", url.Values{})
+	require.NoError(t, err)
+	_ = body(t, resp)
+	require.Equal(t, http.StatusForbidden, resp.StatusCode)
+
 	// The keys page lists the authorization; an admin revokes it there.
 	admin := b.signedIn(t, "admin")
 	resp, err = admin.client.Get(b.url + "/dashboard/keys")
@@ -160,9 +187,6 @@ func TestMCPOverOAuth(t *testing.T) {
 	page := body(t, resp)
 	require.Contains(t, page, "Test MCP client")
 	require.Contains(t, page, email)
-	grants, err := b.store.ListOAuthGrants(ctx, b.workspace.ID)
-	require.NoError(t, err)
-	require.Len(t, grants, 1)
 	resp, err = admin.client.PostForm(b.url+"/dashboard/keys/oauth/"+grants[0].ID.String()+"/revoke", url.Values{})
 	require.NoError(t, err)
 	_ = body(t, resp)
@@ -358,7 +382,18 @@ func TestOAuthEndpoints(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, resp.StatusCode, "the old access token ends with the refresh")
 	require.Equal(t, "invalid_grant", w.tokenRequest(t, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {a.body["refresh_token"].(string)}, "client_id": {clientID}}).body["error"])
 
-	// RFC 7009 revocation by the client.
+	// The viewer (no keys permission) revokes their own authorization on the Settings page;
+	// the client revokes again (RFC 7009), which is no error.
+	grants, err := b.store.ListOAuthGrants(context.Background(), b.workspace.ID)
+	require.NoError(t, err)
+	require.Len(t, grants, 1)
+	resp, err = w.person.PostForm(publicBase+"/dashboard/settings/oauth/"+grants[0].ID.String()+"/revoke", url.Values{})
+	require.NoError(t, err)
+	_ = body(t, resp)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	require.Equal(t, "/dashboard/settings#mcp-clients", resp.Header.Get("Location"))
+	resp = mcpPost(t, w, "Bearer "+r.body["access_token"].(string))
+	require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
 	resp, err = w.client.PostForm(publicBase+"/oauth/revoke", url.Values{"token": {r.body["refresh_token"].(string)}, "client_id": {clientID}})
 	require.NoError(t, err)
 	_ = body(t, resp)

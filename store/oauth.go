@@ -124,10 +124,11 @@ func (q *queries) ListOAuthGrants(ctx context.Context, workspaceID uuid.UUID) ([
 	return out, err
 }
 
-// OAuthGrantRole is the role of the user of a grant of the workspace; ErrNotFound when none.
-func (q *queries) OAuthGrantRole(ctx context.Context, workspaceID, id uuid.UUID) (string, error) {
-	role, err := q.sql.OAuthGrantRole(ctx, q.db, dbsqlc.OAuthGrantRoleParams{WorkspaceID: workspaceID, ID: id})
-	return role, notFound("grant", err)
+// OAuthGrantUser is the user of a grant of the workspace and the user's role; ErrNotFound
+// when there is no such grant.
+func (q *queries) OAuthGrantUser(ctx context.Context, workspaceID, id uuid.UUID) (uuid.UUID, string, error) {
+	r, err := q.sql.OAuthGrantRole(ctx, q.db, dbsqlc.OAuthGrantRoleParams{WorkspaceID: workspaceID, ID: id})
+	return r.UserID, r.Role, notFound("grant", err)
 }
 
 // RevokeOAuthGrant revokes a grant of the workspace: its tokens stop working at once.

@@ -175,7 +175,7 @@ func (q *Queries) OAuthClient(ctx context.Context, db DBTX, id string) (OauthCli
 }
 
 const oAuthGrantRole = `-- name: OAuthGrantRole :one
-SELECT u.role FROM oauth_grants g JOIN users u ON u.id = g.user_id
+SELECT g.user_id, u.role FROM oauth_grants g JOIN users u ON u.id = g.user_id
 WHERE g.workspace_id = $1 AND g.id = $2
 `
 
@@ -184,12 +184,17 @@ type OAuthGrantRoleParams struct {
 	ID          uuid.UUID
 }
 
-// OAuthGrantRole is the role of the user of a grant of the workspace.
-func (q *Queries) OAuthGrantRole(ctx context.Context, db DBTX, arg OAuthGrantRoleParams) (string, error) {
+type OAuthGrantRoleRow struct {
+	UserID uuid.UUID
+	Role   string
+}
+
+// OAuthGrantRole is the user of a grant of the workspace and the user's role.
+func (q *Queries) OAuthGrantRole(ctx context.Context, db DBTX, arg OAuthGrantRoleParams) (OAuthGrantRoleRow, error) {
 	row := db.QueryRow(ctx, oAuthGrantRole, arg.WorkspaceID, arg.ID)
-	var role string
-	err := row.Scan(&role)
-	return role, err
+	var i OAuthGrantRoleRow
+	err := row.Scan(&i.UserID, &i.Role)
+	return i, err
 }
 
 const oAuthPrincipal = `-- name: OAuthPrincipal :one

@@ -52,8 +52,8 @@ WHERE g.workspace_id = @workspace_id AND g.revoked_at IS NULL AND g.refresh_expi
 ORDER BY g.created_at DESC, g.id;
 
 -- name: OAuthGrantRole :one
--- OAuthGrantRole is the role of the user of a grant of the workspace.
-SELECT u.role FROM oauth_grants g JOIN users u ON u.id = g.user_id
+-- OAuthGrantRole is the user of a grant of the workspace and the user's role.
+SELECT g.user_id, u.role FROM oauth_grants g JOIN users u ON u.id = g.user_id
 WHERE g.workspace_id = @workspace_id AND g.id = @id;
 
 -- name: RevokeOAuthGrant :execrows
