@@ -409,3 +409,44 @@ func withDecision(q url.Values, decision string) url.Values {
 	}
 	return f
 }
+
+// FuzzOAuth sends mutated bodies to the OAuth endpoints (which are not in the OpenAPI
+// documents, so FuzzHTTP does not reach them): registration (JSON) and the token and
+// revocation endpoints (forms). No answer may be a 5xx, and every refusal is an RFC 6749
+// error object. To fuzz:
+//
+//	scripts/with-test-db.sh go test -run '^$' -fuzz FuzzOAuth -fuzztime 2m ./server/
+func FuzzOAuth(f *testing.F) {
+	f.Add(uint8(0), []byte(`{"client_name":"Fuzz","redirect_uris":["http://127.0.0.1:9/cb"]}`))
+	f.Add(uint8(0), []byte(`{"redirect_uris":["cursor://cb"],"grant_types":["authorization_code","refresh_token"],"response_types":["code"]}`))
+	f.Add(uint8(1), []byte("grant_type=authorization_code&code=abc&code_verifier="+strings.Repeat("v", 43)+"&client_id=$client&redirect_uri=http%3A%2F%2F127.0.0.1%3A9%2Fcb"))
+	f.Add(uint8(1), []byte("grant_type=refresh_token&refresh_token=svc_ort_x&client_id=$client"))
+	f.Add(uint8(2), []byte("token=svc_oat_x&client_id=$client"))
+	b := setup(f, func(o *setupOpts) { o.keyRPM, o.workspaceRPM = 1<<30, 1<<30 })
+	resp, err := http.Post(b.url+"/oauth/register", "application/json", strings.NewReader(`{"redirect_uris":["http://127.0.0.1:9/cb"]}`))
+	require.NoError(f, err)
+	var reg struct {
+		ClientID string `json:"client_id"`
+	}
+	require.NoError(f, json.Unmarshal(readAll(f, resp), &reg))
+	endpoints := []struct{ path, contentType string }{
+		{"/oauth/register", "application/json"},
+		{"/oauth/token", "application/x-www-form-urlencoded"},
+		{"/oauth/revoke", "application/x-www-form-urlencoded"},
+	}
+	f.Fuzz(func(t *testing.T, which uint8, payload []byte) {
+		e := endpoints[int(which)%len(endpoints)]
+		body := strings.ReplaceAll(string(payload), "$client", reg.ClientID)
+		resp, err := http.Post(b.url+e.path, e.contentType, strings.NewReader(body))
+		require.NoError(t, err)
+		raw := readAll(t, resp)
+		require.Less(t, resp.StatusCode, 500, string(raw))
+		if resp.StatusCode >= 400 && resp.StatusCode != http.StatusRequestEntityTooLarge {
+			var out struct {
+				Error string `json:"error"`
+			}
+			require.NoError(t, json.Unmarshal(raw, &out), string(raw))
+			require.NotEmpty(t, out.Error, string(raw))
+		}
+	})
+}
