@@ -82,7 +82,7 @@ func (h *dash) oauthDecide(w http.ResponseWriter, r *http.Request, p store.Princ
 	}
 	issuer := h.issuer(r)
 	if r.PostForm.Get("decision") != "approve" {
-		http.Redirect(w, r, oauth.ErrorRedirect(req, issuer, &oauth.Error{Code: "access_denied", Description: "The user denied the request."}), http.StatusSeeOther)
+		http.Redirect(w, r, oauth.ErrorRedirect(req, issuer, &oauth.Error{Code: "access_denied", Description: "The user denied the request."}), http.StatusSeeOther) //nolint:gosec // a redirect URI the client registered, checked by CheckAuthorize
 		return
 	}
 	to, err := h.oauth.Approve(r.Context(), req, p, issuer)
@@ -110,7 +110,7 @@ func (h *dash) oauthRefused(w http.ResponseWriter, r *http.Request, p store.Prin
 	}
 	var oe *oauth.Error
 	if errors.As(err, &oe) {
-		http.Redirect(w, r, oauth.ErrorRedirect(req, h.issuer(r), oe), http.StatusSeeOther)
+		http.Redirect(w, r, oauth.ErrorRedirect(req, h.issuer(r), oe), http.StatusSeeOther) //nolint:gosec // a registered redirect URI, checked by CheckAuthorize
 		return true
 	}
 	h.fail(w, r, p, err)

@@ -51,7 +51,7 @@ const (
 	ResourceMetadataPath = "/.well-known/oauth-protected-resource"
 	ServerMetadataPath   = "/.well-known/oauth-authorization-server"
 	RegisterPath         = "/oauth/register"
-	TokenPath            = "/oauth/token"
+	TokenPath            = "/oauth/token" //nolint:gosec // a path, not a credential
 	RevokePath           = "/oauth/revoke"
 	AuthorizePath        = "/dashboard/oauth/authorize"
 	ResourcePath         = "/mcp"

@@ -62,8 +62,12 @@ func (q *queries) OAuthClientByID(ctx context.Context, id string) (OAuthClient, 
 	return OAuthClient{ID: c.ID, Name: c.Name, RedirectURIs: c.RedirectUris, CreatedAt: c.CreatedAt}, nil
 }
 
-// CreateOAuthCode stores the hash of a new authorization code.
+// CreateOAuthCode stores the hash of a new authorization code, and removes the expired codes
+// that were never exchanged.
 func (q *queries) CreateOAuthCode(ctx context.Context, sum []byte, c OAuthCode) error {
+	if _, err := q.sql.DeleteExpiredOAuthCodes(ctx, q.db); err != nil {
+		return err
+	}
 	return q.sql.CreateOAuthCode(ctx, q.db, dbsqlc.CreateOAuthCodeParams{CodeSHA256: sum, WorkspaceID: c.WorkspaceID, UserID: c.UserID,
 		ClientID: c.ClientID, RedirectUri: c.RedirectURI, CodeChallenge: c.CodeChallenge, ExpiresAt: c.ExpiresAt})
 }

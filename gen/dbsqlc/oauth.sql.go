@@ -107,6 +107,19 @@ func (q *Queries) CreateOAuthGrant(ctx context.Context, db DBTX, arg CreateOAuth
 	return i, err
 }
 
+const deleteExpiredOAuthCodes = `-- name: DeleteExpiredOAuthCodes :execrows
+DELETE FROM oauth_codes WHERE expires_at < now()
+`
+
+// DeleteExpiredOAuthCodes removes codes past their expiry that were never exchanged.
+func (q *Queries) DeleteExpiredOAuthCodes(ctx context.Context, db DBTX) (int64, error) {
+	result, err := db.Exec(ctx, deleteExpiredOAuthCodes)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const listOAuthGrants = `-- name: ListOAuthGrants :many
 SELECT g.id, g.user_id, u.email AS user_email, u.role AS user_role, g.client_id, c.name AS client_name,
        g.created_at, g.last_used_at, g.refresh_expires_at

@@ -65,3 +65,7 @@ WHERE workspace_id = @workspace_id AND id = @id;
 -- client.
 UPDATE oauth_grants SET revoked_at = coalesce(revoked_at, now())
 WHERE (access_sha256 = @sha256 OR refresh_sha256 = @sha256) AND client_id = @client_id;
+
+-- name: DeleteExpiredOAuthCodes :execrows
+-- DeleteExpiredOAuthCodes removes codes past their expiry that were never exchanged.
+DELETE FROM oauth_codes WHERE expires_at < now();
