@@ -34,10 +34,10 @@ chromium:
 	@scripts/ensure-chromium.sh
 
 # Retakes the dashboard's screenshots in docs/screenshots (phone and desktop sizes of each
-# page), through the browser test.
+# page), through the browser tests.
 screenshots: check-go chromium
 	@echo "==> Screenshots: the dashboard's browser test writes docs/screenshots/*.png"
-	@DASHBOARD_SCREENSHOTS=docs/screenshots scripts/with-test-db.sh $(GO) test -count=1 -run TestDashboardInABrowser ./dashboard/
+	@DASHBOARD_SCREENSHOTS=docs/screenshots scripts/with-test-db.sh $(GO) test -count=1 -run InABrowser ./dashboard/
 
 # Tests only, without the generation and vet checks.
 unit: check-go chromium

@@ -312,3 +312,9 @@ func newToken() (string, []byte) {
 	sum := sha256.Sum256([]byte(token))
 	return token, sum[:]
 }
+
+// PublicBaseURL is PUBLIC_BASE_URL (empty when unset).
+func (s *Service) PublicBaseURL() string { return s.cfg.PublicBaseURL }
+
+// SetPasswordTTL is how long a set-password (invitation) link works.
+func (s *Service) SetPasswordTTL() time.Duration { return s.cfg.SetPasswordTTL }

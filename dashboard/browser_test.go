@@ -2,12 +2,15 @@ package dashboard_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,6 +120,13 @@ func newSite(t *testing.T) *site {
 	errText := "503 Service Unavailable"
 	_, err = st.RecordWebhookAttempt(ctx, store.WebhookAttempt{EndpointID: e.ID, WorkspaceID: s.workspace.ID, EventID: "evt_0000000000000000000001",
 		EventType: "turn.completed", Attempt: 1, ResponseCode: &code, Duration: 120 * time.Millisecond, Error: &errText}, 1)
+	require.NoError(t, err)
+
+	_, err = st.AppendEvents(ctx, s.workspace.ID, []store.NewEvent{
+		{Type: "conversation.created", Data: map[string]any{"conversation_id": s.convRef, "agent": "Order desk", "channel": "webchat"}},
+		{Type: "turn.completed", Data: map[string]any{"conversation_id": s.convRef, "status": "open", "usage": map[string]any{"input_tokens": 412, "output_tokens": 38}}},
+		{Type: "spend.recorded", Data: map[string]any{"amount_usd": "0.0021", "model": "beta-5.4-mini"}},
+	})
 	require.NoError(t, err)
 
 	s.shots = os.Getenv("DASHBOARD_SCREENSHOTS")
@@ -234,6 +244,11 @@ func TestDashboardInABrowser(t *testing.T) {
 	s.signIn(ctx, t, "admin@acme.example")
 	require.Regexp(t, `^\$2[0-4]\.\d\d$`, strings.TrimSpace(text(ctx, t, "#balance")), "$25 of credit less the month's spend")
 
+	// An MCP client's authorization request: the admin approves it on the dashboard, the
+	// browser is sent to the client's loopback redirect URI with a code (the page's CSP lets
+	// the form's answer go there), and the code buys a token; the keys page lists it.
+	s.approveMCPClient(ctx, t)
+
 	// Create a key, use it, revoke it.
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Navigate(s.url+"/dashboard/keys"),
@@ -283,9 +298,21 @@ func TestDashboardInABrowser(t *testing.T) {
 		{"/dashboard/conversations", "conversations"},
 		{"/dashboard/conversations/" + s.convRef, "transcript"},
 		{"/dashboard/webhooks", "webhooks"},
+		{"/dashboard/events", "events"},
 	} {
 		s.screenshot(ctx, t, p.path, p.name)
 	}
+
+	// The Events page follows the feed live: an event appears at the top without a reload.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(s.url+"/dashboard/events"),
+		chromedp.WaitVisible(chromedp.CSS(`#events-body`)),
+		chromedp.WaitVisible(chromedp.CSS(`#events-live[data-live]`)), // the page's EventSource is connected
+	))
+	_, err = s.store.AppendEvents(context.Background(), s.workspace.ID, []store.NewEvent{{Type: "spend.recorded", Data: map[string]any{"note": "seen live"}}})
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#events-body li.fresh`))))
+	require.Contains(t, text(ctx, t, "#events-body li.fresh"), `"note":"seen live"`)
 
 	// A member: no keys page, no webhook buttons; refused when trying anyway.
 	member := browser(t)
@@ -301,4 +328,49 @@ func TestDashboardInABrowser(t *testing.T) {
 	require.NoError(t, err)
 	require.NotContains(t, html, "Enable endpoint")
 	require.NotContains(t, html, "Redeliver")
+}
+
+// approveMCPClient registers an MCP client, has the signed-in browser approve its
+// authorization request, and exchanges the code for a token.
+func (s *site) approveMCPClient(ctx context.Context, t *testing.T) {
+	t.Helper()
+	codes := make(chan url.Values, 1)
+	callback := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case codes <- r.URL.Query():
+		default:
+		}
+		_, _ = io.WriteString(w, "<!doctype html><title>Done</title><main><p id=done>You may close this tab.</p></main>")
+	}))
+	t.Cleanup(callback.Close)
+	redirect := callback.URL + "/callback"
+	resp := call(t, http.MethodPost, s.url+"/oauth/register", "", "application/json",
+		`{"client_name":"Claude Desktop","redirect_uris":["`+redirect+`"]}`)
+	var reg struct {
+		ClientID string `json:"client_id"`
+	}
+	decode(t, resp, &reg)
+	verifier := strings.Repeat("verifier-", 6)
+	sum := sha256.Sum256([]byte(verifier))
+	q := url.Values{"response_type": {"code"}, "client_id": {reg.ClientID}, "redirect_uri": {redirect}, "state": {"xyz"},
+		"code_challenge": {base64.RawURLEncoding.EncodeToString(sum[:])}, "code_challenge_method": {"S256"}}
+	path := "/dashboard/oauth/authorize?" + q.Encode()
+	s.screenshot(ctx, t, path, "oauth-authorize")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(s.url+path),
+		chromedp.Click(chromedp.CSS(`button[value=approve]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#done`)),
+	))
+	got := <-codes
+	require.Equal(t, "xyz", got.Get("state"))
+	form := url.Values{"grant_type": {"authorization_code"}, "code": {got.Get("code")}, "code_verifier": {verifier},
+		"client_id": {reg.ClientID}, "redirect_uri": {redirect}}
+	resp = call(t, http.MethodPost, s.url+"/oauth/token", "", "application/x-www-form-urlencoded", form.Encode())
+	var tok struct {
+		AccessToken string `json:"access_token"`
+	}
+	decode(t, resp, &tok)
+	require.True(t, strings.HasPrefix(tok.AccessToken, "svc_oat_"))
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(s.url+"/dashboard/keys"), chromedp.WaitVisible(chromedp.CSS(`#mcp-authorizations`))))
+	require.Contains(t, text(ctx, t, "main"), "Claude Desktop")
 }

@@ -1,7 +1,8 @@
 // Package dashboard is the workspace's web pages: sign-in, overview, agents, conversations,
 // keys, webhooks and settings. Pages are rendered on the server (html/template) from templates and a
-// stylesheet embedded in the binary: no front-end build, no script, nothing from another
-// site. Forms post plainly; a state-changing request from another site is refused
+// stylesheet embedded in the binary: no front-end build, nothing from another site, and no
+// script but the Events page's small live view (static/events.js, allowed by that page's
+// Content-Security-Policy only). Forms post plainly; a state-changing request from another site is refused
 // (http.CrossOriginProtection), and the session cookie is HttpOnly and SameSite=Lax.
 //
 // Every button asks the permission table (access) before it is shown, and every handler
@@ -29,7 +30,9 @@ import (
 	"switchboard/accounts"
 	"switchboard/apierr"
 	"switchboard/compliance"
+	"switchboard/mailer"
 	"switchboard/manage"
+	"switchboard/oauth"
 	"switchboard/store"
 )
 
@@ -50,17 +53,20 @@ type Deps struct {
 	Jobs     *river.Client[pgx.Tx] // inserts webhook redeliveries
 	// Compliance is the outbound compliance acknowledgment, accepted on the Settings page.
 	Compliance *compliance.Service
-	Log        *slog.Logger
+	// Mailer sends invitations when SMTP_URL is set; nil sends none (the link is shown anyway).
+	Mailer *mailer.Sender
+	Log    *slog.Logger
 }
 
 type dash struct {
 	Deps
 	pages map[string]*template.Template
+	oauth *oauth.Service // MCP over OAuth: the authorization page and the grants on the keys page
 }
 
 // New builds the dashboard's handler, to be mounted at Prefix.
 func New(d Deps) http.Handler {
-	h := &dash{Deps: d, pages: parsePages()}
+	h := &dash{Deps: d, pages: parsePages(), oauth: oauth.New(d.Store)}
 	mux := http.NewServeMux()
 	static, _ := fs.Sub(staticFS, "static")
 	mux.Handle("GET "+Prefix+"/static/", http.StripPrefix(Prefix+"/static/", cacheStatic(http.FileServerFS(static))))
@@ -82,12 +88,18 @@ func New(d Deps) http.Handler {
 	mux.HandleFunc("GET "+Prefix+"/keys", h.signed(access.Keys, h.keys))
 	mux.HandleFunc("POST "+Prefix+"/keys", h.signed(access.Keys, h.createKey))
 	mux.HandleFunc("POST "+Prefix+"/keys/{id}/revoke", h.signed(access.Keys, h.revokeKey))
+	mux.HandleFunc("POST "+Prefix+"/keys/oauth/{id}/revoke", h.signed(access.Keys, h.revokeOAuthGrant))
+	mux.HandleFunc("GET "+oauth.AuthorizePath, h.signed(access.Read, h.oauthAuthorize))
+	mux.HandleFunc("POST "+oauth.AuthorizePath, h.signed(access.Read, h.oauthDecide))
+	mux.HandleFunc("GET "+Prefix+"/events", h.signed(access.Read, h.events))
 	mux.HandleFunc("GET "+Prefix+"/webhooks", h.signed(access.Read, h.webhooks))
 	mux.HandleFunc("POST "+Prefix+"/webhooks/{ref}/enable", h.signed(access.Webhooks, h.enableWebhook))
 	mux.HandleFunc("POST "+Prefix+"/webhooks/{ref}/redeliver", h.signed(access.Webhooks, h.redeliver))
 	mux.HandleFunc("GET "+Prefix+"/settings", h.signed(access.Read, h.settings))
 	mux.HandleFunc("POST "+Prefix+"/settings/cap", h.signed(access.Settings, h.setCap))
 	mux.HandleFunc("POST "+Prefix+"/settings/compliance", h.signed(access.Settings, h.acceptCompliance))
+	mux.HandleFunc("POST "+Prefix+"/settings/invite", h.signed(access.Settings, h.invite))
+	mux.HandleFunc("POST "+Prefix+"/settings/oauth/{id}/revoke", h.signed(access.Read, h.revokeOAuthGrant)) // one's own
 	mux.HandleFunc(Prefix+"/", func(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, store.Principal{}, apierr.NotFound("", "page_not_found", "No such page."))
 	})
@@ -150,7 +162,7 @@ func (h *dash) signed(perm access.Permission, fn pageFunc) http.HandlerFunc {
 			}
 		}
 		if !ok {
-			next := r.URL.Path
+			next := r.URL.RequestURI() // with its query: the OAuth authorization page needs it back
 			if r.Method != http.MethodGet {
 				next = Prefix + "/"
 			}

@@ -301,6 +301,7 @@ type keysData struct {
 	NewSecret string
 	NewKey    store.APIKey
 	Session   bool
+	Grants    []store.OAuthGrant // MCP clients authorized over OAuth
 }
 
 func (h *dash) keysView(r *http.Request, p store.Principal) (keysData, error) {
@@ -309,7 +310,11 @@ func (h *dash) keysView(r *http.Request, p store.Principal) (keysData, error) {
 		return keysData{}, err
 	}
 	slices.Reverse(keys) // newest first
-	d := keysData{Keys: keys}
+	grants, err := accounts.ListOAuthGrants(r.Context(), h.Store, p)
+	if err != nil {
+		return keysData{}, err
+	}
+	d := keysData{Keys: keys, Grants: grants}
 	for _, role := range access.Names() {
 		if accounts.MayManageKeyOf(p.Access(), role, "Creating") == nil {
 			d.Roles = append(d.Roles, role)

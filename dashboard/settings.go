@@ -1,13 +1,17 @@
 package dashboard
 
 import (
+	"context"
+	"fmt"
 	"html/template"
 	"net/http"
 	"regexp"
 	"strings"
 	"time"
 
+	"switchboard/access"
 	"switchboard/apierr"
+	"switchboard/mailer"
 	"switchboard/money"
 	"switchboard/store"
 )
@@ -24,6 +28,17 @@ type settingsData struct {
 	Text       template.HTML
 	Accepted   bool
 	Acceptance store.ComplianceAcceptance
+	Roles      []string // the roles this user may invite people with
+	Invited    *invitation
+	MyGrants   []store.OAuthGrant // the MCP clients this person authorized
+}
+
+// invitation is the answer to an invite: the link is shown this once (and emailed when a
+// mailer is configured).
+type invitation struct {
+	Email, Role, Link string
+	Mailed            bool
+	MailError         string
 }
 
 func (h *dash) settings(w http.ResponseWriter, r *http.Request, p store.Principal) {
@@ -31,6 +46,10 @@ func (h *dash) settings(w http.ResponseWriter, r *http.Request, p store.Principa
 }
 
 func (h *dash) renderSettings(w http.ResponseWriter, r *http.Request, p store.Principal, status int, errMsg string) {
+	h.renderSettingsWith(w, r, p, status, errMsg, nil)
+}
+
+func (h *dash) renderSettingsWith(w http.ResponseWriter, r *http.Request, p store.Principal, status int, errMsg string, inv *invitation) {
 	ctx := r.Context()
 	ws, err := h.Store.WorkspaceByID(ctx, p.WorkspaceID)
 	if err != nil {
@@ -48,7 +67,22 @@ func (h *dash) renderSettings(w http.ResponseWriter, r *http.Request, p store.Pr
 		return
 	}
 	d := settingsData{Members: members, Workspace: ws, CapReached: store.CapReached(ws.MonthlyCapNanoUSD, ws.MonthSpendNanoUSD),
-		Resets: store.NextMonth(time.Now()), Version: h.Compliance.Version(), Text: renderText(h.Compliance.Text()), Accepted: ok, Acceptance: a}
+		Resets: store.NextMonth(time.Now()), Version: h.Compliance.Version(), Text: renderText(h.Compliance.Text()), Accepted: ok, Acceptance: a, Invited: inv}
+	grants, err := h.Store.ListOAuthGrants(ctx, p.WorkspaceID)
+	if err != nil {
+		h.fail(w, r, p, err)
+		return
+	}
+	for _, g := range grants {
+		if g.UserID == p.UserID {
+			d.MyGrants = append(d.MyGrants, g)
+		}
+	}
+	for _, role := range access.Names() {
+		if rr, _ := access.ParseRole(role); rr <= p.Access() {
+			d.Roles = append(d.Roles, role)
+		}
+	}
 	h.render(w, r, status, "settings", view{Title: "Settings", Nav: "settings", P: p, Error: errMsg, Data: d})
 }
 
@@ -132,4 +166,35 @@ func renderText(md string) template.HTML {
 		b.WriteString("</ol>\n")
 	}
 	return template.HTML(b.String()) //nolint:gosec // escaped above; the text is the repository's own
+}
+
+// invite makes a user of the workspace from the form's email and role (not above the
+// inviter's own), shows the one-time link, and emails it when a mailer is configured.
+func (h *dash) invite(w http.ResponseWriter, r *http.Request, p store.Principal) {
+	email, role := r.PostFormValue("email"), r.PostFormValue("role")
+	u, link, err := h.Accounts.Invite(r.Context(), p, email, role)
+	if e := apierr.As(err); e != nil {
+		h.renderSettings(w, r, p, e.Status(), e.Message)
+		return
+	}
+	if err != nil {
+		h.fail(w, r, p, err)
+		return
+	}
+	inv := &invitation{Email: u.Email, Role: u.Role, Link: link}
+	if h.Mailer != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), 15*time.Second)
+		defer cancel()
+		err := h.Mailer.Send(ctx, mailer.Message{To: []string{u.Email},
+			Subject: fmt.Sprintf("You are invited to the Switchboard workspace %s", p.WorkspaceName),
+			Body: fmt.Sprintf("%s invited you to the Switchboard workspace %s as %s.\n\nSet your password and sign in here (the link works once, for %s):\n\n%s\n\nIf you did not expect this, ignore this message.\n",
+				p.UserEmail, p.WorkspaceName, u.Role, h.Accounts.SetPasswordTTL().Round(time.Hour), link)})
+		if err != nil {
+			h.Log.Warn("invitation email", "error", err)
+			inv.MailError = "The email could not be sent; give the link to " + u.Email + " yourself."
+		} else {
+			inv.Mailed = true
+		}
+	}
+	h.renderSettingsWith(w, r, p, http.StatusOK, "", inv)
 }

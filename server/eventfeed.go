@@ -64,6 +64,9 @@ type eventFeed struct {
 	cursor    int64
 	filter    map[string]bool // nil: every event, `meta_response.completed` included
 	out       *sseWriter
+	// generic sends every frame as `event: message` (the type is in the envelope), for the
+	// dashboard's page, whose EventSource then needs no listener per type.
+	generic bool
 }
 
 const replayPage = 500
@@ -137,5 +140,9 @@ func (f *eventFeed) send(e store.Event) error {
 	if f.filter != nil && !f.filter[e.Type] {
 		return nil
 	}
-	return f.out.frame(strconv.FormatInt(e.Seq, 10), e.Type, e.Envelope)
+	name := e.Type
+	if f.generic {
+		name = "message"
+	}
+	return f.out.frame(strconv.FormatInt(e.Seq, 10), name, e.Envelope)
 }

@@ -30,12 +30,14 @@ func TestMCPUnauthorizedAnswersABearerChallenge(t *testing.T) {
 
 	resp := post("") // production: no development fallback
 	require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
-	require.Equal(t, `Bearer realm="switchboard"`, resp.Header.Get("WWW-Authenticate"))
+	require.Equal(t, `Bearer realm="switchboard", resource_metadata="`+b.url+`/.well-known/oauth-protected-resource/mcp", scope="mcp"`,
+		resp.Header.Get("WWW-Authenticate"))
 
 	resp = post("Bearer sk-svc_" + strings.Repeat("x", 40))
 	require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
 	challenge := resp.Header.Get("WWW-Authenticate")
-	require.True(t, strings.HasPrefix(challenge, `Bearer realm="switchboard", error="invalid_token"`), challenge)
+	require.True(t, strings.HasPrefix(challenge, `Bearer realm="switchboard", resource_metadata=`), challenge)
+	require.Contains(t, challenge, `error="invalid_token"`)
 
 	resp = post("Bearer " + b.key)
 	require.Equal(t, http.StatusOK, resp.StatusCode)

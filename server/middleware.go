@@ -93,6 +93,8 @@ func (s *Server) authenticateRequest(c echo.Context, next echo.HandlerFunc, devF
 	var authErr error
 	if header == "" && devFallback && s.cfg.Development {
 		p, authErr = s.developmentUser(ctx)
+	} else if s.isOAuthBearer(c, header) {
+		p, authErr = s.oauthPrincipal(c, header) // MCP over OAuth: access tokens work on /mcp only
 	} else {
 		p, authErr = s.principal(ctx, header)
 	}

@@ -24,6 +24,7 @@ import (
 	"switchboard/gen/v1api"
 	"switchboard/manage"
 	"switchboard/netguard"
+	"switchboard/oauth"
 	"switchboard/ratelimit"
 	"switchboard/responses"
 	"switchboard/store"
@@ -94,6 +95,7 @@ type Server struct {
 	outer     []echo.MiddlewareFunc
 	limited   func(budget string)
 	visitors  *webchat.Tokens // the webchat visitor tokens
+	oauth     *oauth.Service  // MCP over OAuth; nil without the dashboard (its login step)
 }
 
 // New builds the server and its routes.
@@ -103,6 +105,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		accounts: deps.Accounts, dashboard: deps.Dashboard}
 	s.outer, s.limited = deps.Outer, deps.RateLimited
 	s.visitors = webchat.NewTokens(cfg.WebchatTokenKey)
+	if deps.Accounts != nil && deps.Dashboard != nil {
+		s.oauth = oauth.New(deps.Store)
+	}
 	s.ready = &readiness{checks: append([]ReadyCheck{{Name: "database", Check: s.store.Ping}}, deps.Ready...)}
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
@@ -124,6 +129,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		return nil, err
 	}
 	s.routeMCP(e)
+	s.routeOAuth(e)
 	s.routeDashboard(e)
 	return s, nil
 }
@@ -134,7 +140,7 @@ func (s *Server) routeMCP(e *echo.Echo) {
 	if s.mcp == nil {
 		return
 	}
-	e.Any("/mcp", echo.WrapHandler(s.mcp), bearerChallenge, s.authenticator(true), s.bodyLimit())
+	e.Any("/mcp", echo.WrapHandler(s.mcp), s.bearerChallenge, s.authenticator(true), s.bodyLimit())
 }
 
 // MCPHandler serves only the MCP tool server, for MCP_ADDR: the same middleware, no other
@@ -149,6 +155,10 @@ func (s *Server) MCPHandler() http.Handler {
 	e.Use(s.logRequests())
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisableStackAll: true, DisablePrintStack: true}))
 	s.routeMCP(e)
+	if s.oauth != nil { // the resource's metadata; it names the main server as the authorization server
+		e.GET(oauth.ResourceMetadataPath, s.resourceMetadata, s.oauthBudget)
+		e.GET(oauth.ResourceMetadataPath+oauth.ResourcePath, s.resourceMetadata, s.oauthBudget)
+	}
 	e.GET("/health", s.health)
 	e.GET("/ready", s.readyz)
 	return e

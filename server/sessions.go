@@ -4,10 +4,13 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"switchboard/access"
 	"switchboard/apierr"
 )
 
@@ -60,7 +63,36 @@ func (s *Server) routeDashboard(e *echo.Echo) {
 		return
 	}
 	h := echo.WrapHandler(s.dashboard)
+	e.GET("/dashboard/events/stream", s.dashboardEvents, s.sessionAuth)
 	e.Any("/dashboard", h, s.bodyLimit())
 	e.Any("/dashboard/*", h, s.bodyLimit())
 	e.GET("/", func(c echo.Context) error { return c.Redirect(http.StatusSeeOther, "/dashboard/") })
+}
+
+// dashboardEvents is the event feed of GET /v1/events for the dashboard's Events page, signed
+// in by the session cookie (sessionAuth; the read permission, as /v1/events): the events
+// after `after` (or Last-Event-ID, when the browser reconnects), then live ones, each sent as
+// `event: message`. Without a session it answers 401.
+func (s *Server) dashboardEvents(c echo.Context) error {
+	ctx := c.Request().Context()
+	p, ok := principalFrom(ctx)
+	if !ok || p.UserID == uuid.Nil {
+		return apierr.Unauthenticated("not_signed_in", "Sign in to the dashboard to follow the event feed.")
+	}
+	if err := access.Check(p.Access(), access.Read, "Following the event feed"); err != nil {
+		return err
+	}
+	var cursor int64
+	for _, v := range []string{c.Request().Header.Get("Last-Event-ID"), c.QueryParam("after")} {
+		if v = strings.TrimSpace(v); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 0 {
+				return apierr.Invalid("after", "invalid_parameter", "after must be a cursor: a non-negative integer.")
+			}
+			cursor = n
+			break
+		}
+	}
+	f := &eventFeed{ctx: ctx, store: s.store, hub: s.hub, ping: s.cfg.SSEPingInterval, workspace: p.WorkspaceID, cursor: cursor, generic: true}
+	return f.VisitStreamEventsResponse(c.Response())
 }

@@ -182,6 +182,37 @@ type Message struct {
 	CreatedAt      time.Time
 }
 
+type OauthClient struct {
+	ID           string
+	Name         string
+	RedirectUris []string
+	CreatedAt    time.Time
+}
+
+type OauthCode struct {
+	CodeSHA256    []byte
+	WorkspaceID   uuid.UUID
+	UserID        uuid.UUID
+	ClientID      string
+	RedirectUri   string
+	CodeChallenge string
+	ExpiresAt     time.Time
+}
+
+type OauthGrant struct {
+	ID               uuid.UUID
+	WorkspaceID      uuid.UUID
+	UserID           uuid.UUID
+	ClientID         string
+	AccessSHA256     []byte
+	AccessExpiresAt  time.Time
+	RefreshSHA256    []byte
+	RefreshExpiresAt time.Time
+	CreatedAt        time.Time
+	LastUsedAt       *time.Time
+	RevokedAt        *time.Time
+}
+
 type PendingAction struct {
 	ID             uuid.UUID
 	WorkspaceID    uuid.UUID
