@@ -86,8 +86,13 @@ func TestWebchatWidgetInABrowser(t *testing.T) {
 	vendor := b.vendors[catalog.Beta]
 	vendor.Push(llmtest.Reply{Text: "Wir öffnen um neun Uhr.", Chunks: 4})
 
+	axe := browsertest.AxeCore(t)
 	ctx := webchatBrowser(t, "de-DE")
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(host)))
+	// WCAG 2.1 AA with the widget closed (the launcher on the host page)...
+	poll[bool](ctx, t, `!!document.querySelector("[data-switchboard-webchat]")`)
+	vs := browsertest.Axe(ctx, t, axe)
+	require.Empty(t, vs, "axe-core, widget closed:\n%s", browsertest.FormatAxe(vs))
 	poll[bool](ctx, t, wOpen)
 	waitState(ctx, t, "ready")
 	require.Contains(t, poll[string](ctx, t, wLog), "Hallo! Ich bin Lena.", "the greeting")
@@ -97,6 +102,9 @@ func TestWebchatWidgetInABrowser(t *testing.T) {
 	poll[bool](ctx, t, wSend("Wann öffnet ihr?"))
 	poll[bool](ctx, t, `(`+wLog+`).includes("Wir öffnen um neun Uhr.")`)
 	waitState(ctx, t, "ready") // the reply is complete and kept
+	// ...and open, with a conversation in it.
+	vs = browsertest.Axe(ctx, t, axe)
+	require.Empty(t, vs, "axe-core, widget open:\n%s", browsertest.FormatAxe(vs))
 
 	dir := os.Getenv("DASHBOARD_SCREENSHOTS")
 	if dir == "" {

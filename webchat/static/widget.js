@@ -53,7 +53,7 @@
     head.appendChild(close);
     var note = el("p", "sbw-note");
     note.hidden = true;
-    var log = el("ol", "sbw-log");
+    var log = el("div", "sbw-log");
     log.setAttribute("role", "log");
     log.setAttribute("aria-live", "polite");
     log.setAttribute("aria-label", t.title);
@@ -82,7 +82,7 @@
     launcher.setAttribute("aria-controls", "sbw-panel");
 
     function bubble(role, text) {
-      var li = el("li", "sbw-msg" + (role === "user" ? " sbw-user" : ""));
+      var li = el("div", "sbw-msg" + (role === "user" ? " sbw-user" : ""));
       var who = el("span", "sbw-sr", (role === "user" ? t.you : title.textContent) + ": ");
       var body = el("span", null, text);
       li.appendChild(who);
