@@ -33,16 +33,35 @@ func (s *Server) routeWebchat(e *echo.Echo) {
 	e.OPTIONS("/embed/:id/chat", s.webchatPreflight)
 }
 
+// webchatTokens signs the visitor tokens with cfg.WebchatTokenKey when set, else with a key
+// derived from SECRETS_KEY (HKDF, label webchat.KeyLabel; SECRETS_KEY_PREVIOUS's still
+// checks during a rotation), so that a token outlives a restart and works on every replica.
+// Without SECRETS_KEY (production with no keyring) the key is random per process: a visitor
+// then starts a new conversation after a restart.
+func webchatTokens(cfg Config, st *store.Store) (*webchat.Tokens, error) {
+	if len(cfg.WebchatTokenKey) > 0 {
+		return webchat.NewTokens(cfg.WebchatTokenKey), nil
+	}
+	if st == nil || st.Secrets() == nil {
+		return webchat.NewTokens(), nil
+	}
+	keys, err := st.Secrets().Derive(webchat.KeyLabel)
+	if err != nil {
+		return nil, err
+	}
+	return webchat.NewTokens(keys...), nil
+}
+
 // webchatDeployment loads the webchat deployment of the path and answers CORS for the
 // request's origin: an origin outside config.allowed_origins is refused with 403 and gets no
 // Access-Control-Allow-Origin.
-func (s *Server) webchatDeployment(c echo.Context) (store.PublicDeployment, error) {
+func (s *Server) webchatDeployment(c echo.Context) (store.WebchatDeployment, error) {
 	notFound := apierr.NotFound("id", "deployment_not_found", "No such webchat deployment.")
 	id, err := uuid.Parse(c.Param("id"))
 	if err != nil {
-		return store.PublicDeployment{}, notFound
+		return store.WebchatDeployment{}, notFound
 	}
-	d, err := s.store.DeploymentByID(c.Request().Context(), id)
+	d, err := s.store.WebchatDeploymentByID(c.Request().Context(), id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && d.ChannelType != string(blueprint.ChannelWebchat)) {
 		return d, notFound
 	}
@@ -76,7 +95,7 @@ func (s *Server) webchatPreflight(c echo.Context) error {
 }
 
 // webchatAgent is the deployment's agent, when it replies: a disabled agent is 409.
-func (s *Server) webchatAgent(c echo.Context, d store.PublicDeployment) (store.Agent, *blueprint.Blueprint, error) {
+func (s *Server) webchatAgent(c echo.Context, d store.WebchatDeployment) (store.Agent, *blueprint.Blueprint, error) {
 	a, err := s.store.AgentByID(c.Request().Context(), d.WorkspaceID, d.AgentID)
 	if err != nil {
 		return a, nil, apierr.WithParam(err, "id")
@@ -93,12 +112,27 @@ func (s *Server) webchatAgent(c echo.Context, d store.PublicDeployment) (store.A
 
 // webchatBootstrap is what the widget shows before the first message.
 type webchatBootstrap struct {
-	DisplayName     string  `json:"display_name"`
-	Greeting        string  `json:"greeting"`
-	Disclosure      *string `json:"disclosure"` // shown above the conversation when it applies
-	Language        string  `json:"language"`
+	DisplayName string  `json:"display_name"`
+	Greeting    string  `json:"greeting"`
+	Disclosure  *string `json:"disclosure"` // shown above the conversation when it applies
+	Language    string  `json:"language"`
+	// Available is false when the workspace's budget rules refuse new messages (no credit,
+	// the monthly spend cap reached, suspended): the widget says the chat is paused.
 	Available       bool    `json:"available"`
+	Unavailable     *string `json:"unavailable_reason"` // paused; null when available
 	MaxMessageChars int     `json:"max_message_chars"`
+}
+
+// webchatPaused is the visitor's side of the workspace's budget rules: a suspended workspace,
+// one without credit, or one whose monthly spend cap is reached takes no message (403
+// insufficient_quota, code webchat_paused in the reason), and the widget says so. The
+// management details (balance, cap) are not shown to visitors.
+func webchatPaused(d store.WebchatDeployment) error {
+	if workspaceMayWork(store.Principal{WorkspaceName: d.WorkspaceName, WorkspaceState: d.WorkspaceStatus, BalanceNanoUSD: d.BalanceNanoUSD}) != nil ||
+		store.CapReached(d.MonthlyCapNanoUSD, d.MonthSpendNanoUSD) {
+		return apierr.Quota("This chat is paused right now. Please try again later.")
+	}
+	return nil
 }
 
 // webchatConfig serves GET /embed/{deploymentId}/config.
@@ -113,6 +147,10 @@ func (s *Server) webchatConfig(c echo.Context) error {
 	}
 	out := webchatBootstrap{DisplayName: bp.Agent.Persona.DisplayName, Greeting: bp.Agent.Persona.Greeting,
 		Language: bp.Agent.Language, Available: true, MaxMessageChars: converse.MaxMessageChars}
+	if err := webchatPaused(d); err != nil {
+		msg := apierr.As(err).Message
+		out.Available, out.Unavailable = false, &msg
+	}
 	if out.DisplayName == "" {
 		out.DisplayName = a.Name
 	}
@@ -183,8 +221,16 @@ func (s *Server) webchatChat(c echo.Context) error {
 	if n := utf8.RuneCountInString(body.Message); strings.TrimSpace(body.Message) == "" || n > converse.MaxMessageChars {
 		return apierr.Invalid("message", "invalid_value", "message must be 1 to %d characters, and not only spaces.", converse.MaxMessageChars)
 	}
-	if err := workspaceMayWork(store.Principal{WorkspaceName: d.WorkspaceName, WorkspaceState: d.WorkspaceStatus, BalanceNanoUSD: d.BalanceNanoUSD}); err != nil {
-		return apierr.Quota("This chat is unavailable right now.")
+	if conversation != "" {
+		switch _, err := s.store.WebchatBlockedVisitor(c.Request().Context(), d.WorkspaceID, conversation); {
+		case err == nil:
+			return &apierr.Error{Kind: apierr.KindPermission, Code: "visitor_blocked", Message: "This chat is not available to you."}
+		case !errors.Is(err, store.ErrNotFound):
+			return err
+		}
+	}
+	if err := webchatPaused(d); err != nil {
+		return err
 	}
 	if _, _, err := s.webchatAgent(c, d); err != nil {
 		return err

@@ -22,6 +22,13 @@ func TestTokens(t *testing.T) {
 	if _, ok := tk.Conversation(d, forged); ok {
 		t.Fatal("a token signed with another key was accepted")
 	}
+	rotated := NewTokens([]byte("new"), []byte("k"))
+	if c, ok := rotated.Conversation(d, tok); !ok || c != "conv_abc" {
+		t.Fatal("a token signed with the previous key must still be accepted during a rotation")
+	}
+	if _, ok := tk.Conversation(d, rotated.Issue(d, "conv_abc")); ok {
+		t.Fatal("the old key alone must not accept what the new key signed")
+	}
 	for _, bad := range []string{"", ".", "abc", "Y29udl94eXo.AAAA"} {
 		if _, ok := tk.Conversation(d, bad); ok {
 			t.Fatalf("bad token %q accepted", bad)

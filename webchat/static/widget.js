@@ -4,16 +4,20 @@
   var T = {
     en: { title: "Chat", close: "Close chat", label: "Your message", placeholder: "Type a message", send: "Send",
       wait: "Too many messages: please wait a moment ({s} s) and try again.", unavailable: "This chat is unavailable right now.",
-      failed: "The message could not be sent. Please try again.", typing: "Replying…", you: "You" },
+      failed: "The message could not be sent. Please try again.", typing: "Replying…", you: "You",
+      paused: "This chat is paused right now. Please try again later.", blocked: "This chat is not available to you." },
     de: { title: "Chat", close: "Chat schließen", label: "Ihre Nachricht", placeholder: "Nachricht eingeben", send: "Senden",
       wait: "Zu viele Nachrichten: Bitte warten Sie einen Moment ({s} s) und versuchen Sie es erneut.", unavailable: "Dieser Chat ist derzeit nicht verfügbar.",
-      failed: "Die Nachricht konnte nicht gesendet werden. Bitte versuchen Sie es erneut.", typing: "Antwort wird geschrieben…", you: "Sie" },
+      failed: "Die Nachricht konnte nicht gesendet werden. Bitte versuchen Sie es erneut.", typing: "Antwort wird geschrieben…", you: "Sie",
+      paused: "Dieser Chat ist gerade pausiert. Bitte versuchen Sie es später erneut.", blocked: "Dieser Chat steht Ihnen nicht zur Verfügung." },
     fr: { title: "Chat", close: "Fermer le chat", label: "Votre message", placeholder: "Écrivez un message", send: "Envoyer",
       wait: "Trop de messages : veuillez patienter un instant ({s} s) puis réessayer.", unavailable: "Ce chat n'est pas disponible pour le moment.",
-      failed: "Le message n'a pas pu être envoyé. Veuillez réessayer.", typing: "Réponse en cours…", you: "Vous" },
+      failed: "Le message n'a pas pu être envoyé. Veuillez réessayer.", typing: "Réponse en cours…", you: "Vous",
+      paused: "Ce chat est en pause pour le moment. Veuillez réessayer plus tard.", blocked: "Ce chat ne vous est pas accessible." },
     es: { title: "Chat", close: "Cerrar el chat", label: "Su mensaje", placeholder: "Escriba un mensaje", send: "Enviar",
       wait: "Demasiados mensajes: espere un momento ({s} s) y vuelva a intentarlo.", unavailable: "Este chat no está disponible en este momento.",
-      failed: "No se pudo enviar el mensaje. Inténtelo de nuevo.", typing: "Respondiendo…", you: "Usted" }
+      failed: "No se pudo enviar el mensaje. Inténtelo de nuevo.", typing: "Respondiendo…", you: "Usted",
+      paused: "Este chat está en pausa en este momento. Inténtelo más tarde.", blocked: "Este chat no está disponible para usted." }
   };
   function el(tag, cls, text) {
     var e = document.createElement(tag);
@@ -91,12 +95,14 @@
       log.scrollTop = log.scrollHeight;
       return body;
     }
-    function unavailable() {
-      status.textContent = t.unavailable;
+    // stop shows why the chat takes no message (state: unavailable, paused, blocked).
+    function stop(state) {
+      status.textContent = t[state];
       input.disabled = true;
       send.disabled = true;
-      panel.setAttribute("data-state", "unavailable");
+      panel.setAttribute("data-state", state);
     }
+    function unavailable() { stop("unavailable"); }
     function render(greeting) {
       log.textContent = "";
       if (greeting) bubble("assistant", greeting);
@@ -128,6 +134,7 @@
       panel.setAttribute("lang", cfg.language || lang);
       if (cfg.disclosure) { note.textContent = cfg.disclosure; note.hidden = false; }
       render(cfg.greeting);
+      if (cfg.available === false) { stop("paused"); return; }
       panel.setAttribute("data-state", "ready");
     }, unavailable);
 
@@ -145,7 +152,13 @@
           panel.setAttribute("data-state", "wait");
           return null;
         }
-        if (r.status === 404 || r.status === 409 || r.status === 403) { unavailable(); return null; }
+        if (r.status === 403) {
+          return r.json().then(function (e) {
+            var code = e && e.error && e.error.code;
+            stop(code === "visitor_blocked" ? "blocked" : code === "insufficient_quota" ? "paused" : "unavailable");
+          }, unavailable);
+        }
+        if (r.status === 404 || r.status === 409) { unavailable(); return null; }
         if (r.status === 400 && state.token && !retried) {
           return r.json().then(function (e) {
             if (e && e.error && e.error.code === "visitor_token_invalid") {
