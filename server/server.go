@@ -107,6 +107,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		return nil, err
 	}
 	s.visitors = visitors
+	if err := checkEmbedContract(); err != nil {
+		return nil, err
+	}
 	s.ready = &readiness{checks: append([]ReadyCheck{{Name: "database", Check: s.store.Ping}}, deps.Ready...)}
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true

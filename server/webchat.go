@@ -3,10 +3,14 @@ package server
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
@@ -14,6 +18,7 @@ import (
 	"switchboard/blueprint"
 	"switchboard/converse"
 	"switchboard/manage"
+	"switchboard/openapi"
 	"switchboard/store"
 	"switchboard/webchat"
 )
@@ -21,16 +26,49 @@ import (
 // The public webchat routes serve the embeddable widget of one webchat deployment. They take
 // no API key: the deployment id in the path names the agent, the deployment's
 // config.allowed_origins names the pages that may use it (empty: any), and a visitor token
-// issued by the server ties a visitor to their own conversation. They are not part of
-// openapi/api.yaml: that document is the keyed management surface, and these routes sit
-// outside /api, beside the widget's script, with their own CORS and budgets (README, Webchat).
+// issued by the server ties a visitor to their own conversation. Their contract is
+// openapi/embed.yaml (served at /openapi/embed.yaml), not openapi/api.yaml: that document is
+// the keyed management surface, and these routes sit outside /api, beside the widget's
+// script, with their own CORS and budgets (README, Webchat).
 func (s *Server) routeWebchat(e *echo.Echo) {
+	e.GET("/openapi/embed.yaml", staticBlob("application/yaml", openapi.EmbedYAML))
 	e.GET("/embed/static/widget.js", staticAsset("text/javascript; charset=utf-8", webchat.Widget))
 	e.GET("/embed/static/widget.css", staticAsset("text/css; charset=utf-8", webchat.WidgetCSS))
 	e.GET("/embed/:id/config", s.webchatConfig)
 	e.OPTIONS("/embed/:id/config", s.webchatPreflight)
 	e.POST("/embed/:id/chat", s.webchatChat, s.bodyLimit())
 	e.OPTIONS("/embed/:id/chat", s.webchatPreflight)
+}
+
+// publicPermission is the x-permission of every operation of openapi/embed.yaml: no key, no
+// role. It is no permission of the access table, so routePermissions refuses it on /v1 and
+// /api, and checkEmbedContract refuses anything else on the embed routes: a keyless route is
+// always a decision written in the contract.
+const publicPermission = "public"
+
+var embedText sync.Once
+
+// checkEmbedContract refuses to start when an operation of openapi/embed.yaml is not marked
+// public (x-permission: public, security: []).
+func checkEmbedContract() error {
+	// The loader and the widget's files are text: kin-openapi (the contract checks) reads them
+	// as such.
+	embedText.Do(func() {
+		openapi3filter.RegisterBodyDecoder("text/javascript", openapi3filter.PlainBodyDecoder)
+		openapi3filter.RegisterBodyDecoder("text/css", openapi3filter.PlainBodyDecoder)
+	})
+	spec, err := openapi3.NewLoader().LoadFromData(openapi.EmbedYAML)
+	if err != nil {
+		return fmt.Errorf("openapi/embed.yaml: %w", err)
+	}
+	for path, item := range spec.Paths.Map() {
+		for method, op := range item.Operations() {
+			if p, _ := op.Extensions[permissionExtension].(string); p != publicPermission || op.Security == nil || len(*op.Security) != 0 {
+				return fmt.Errorf("openapi/embed.yaml: %s %s: every embed route must be %s: %s and security: []", method, path, permissionExtension, publicPermission)
+			}
+		}
+	}
+	return nil
 }
 
 // webchatTokens signs the visitor tokens with cfg.WebchatTokenKey when set, else with a key

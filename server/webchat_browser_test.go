@@ -181,3 +181,40 @@ func TestWebchatWidgetRefusals(t *testing.T) {
 	require.Contains(t, poll[string](ctx, t, wStatus), "please wait")
 	require.Equal(t, 0, b.count(t, "conversations"))
 }
+
+// A visitor an operator blocks sees that the chat is not available to them; a workspace over
+// its monthly spend cap shows the chat as paused. Neither is silent.
+func TestWebchatWidgetBlockedAndPaused(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	_, dep := b.deployWebchat(t, `{}`)
+	host := webchatHost(t, b.url, dep)
+	b.vendors[catalog.Beta].Push(llmtest.Reply{Text: "Guten Tag."})
+
+	ctx := webchatBrowser(t, "en-US")
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(host)))
+	poll[bool](ctx, t, wOpen)
+	waitState(ctx, t, "ready")
+	poll[bool](ctx, t, wSend("Hello"))
+	poll[bool](ctx, t, `(`+wLog+`).includes("Guten Tag.")`)
+	waitState(ctx, t, "ready")
+
+	var visitor string
+	require.NoError(t, b.store.Pool().QueryRow(context.Background(),
+		`SELECT short_id FROM conversations WHERE workspace_id = $1 AND channel = 'webchat'`, b.workspace.ID).Scan(&visitor))
+	resp, raw := b.do(t, http.MethodPost, "/api/webchat/blocked-visitors", "Bearer "+b.key, `{"visitor_id":"`+visitor+`"}`)
+	require.Equal(t, http.StatusCreated, resp.StatusCode, string(raw))
+	poll[bool](ctx, t, wSend("Still there?"))
+	waitState(ctx, t, "blocked")
+	require.Equal(t, "This chat is not available to you.", poll[string](ctx, t, wStatus))
+
+	_, err := b.store.Pool().Exec(context.Background(),
+		`UPDATE workspaces SET monthly_cap_nano_usd = 1000, month_spend_nano_usd = 1000 WHERE id = $1`, b.workspace.ID)
+	require.NoError(t, err)
+	fresh := webchatBrowser(t, "fr-FR")
+	require.NoError(t, chromedp.Do(fresh, chromedp.Navigate(host)))
+	poll[bool](fresh, t, wOpen)
+	waitState(fresh, t, "paused")
+	require.Equal(t, "Ce chat est en pause pour le moment. Veuillez réessayer plus tard.", poll[string](fresh, t, wStatus))
+	require.Equal(t, 1, b.count(t, "conversations"))
+}
