@@ -40,9 +40,10 @@ axe:
 
 # Retakes the dashboard's screenshots in docs/screenshots (phone and desktop sizes of each
 # page), through the browser test.
-screenshots: check-go chromium
+screenshots: check-go chromium axe
 	@echo "==> Screenshots: the dashboard's browser test writes docs/screenshots/*.png"
 	@DASHBOARD_SCREENSHOTS=docs/screenshots scripts/with-test-db.sh $(GO) test -count=1 -run TestDashboardInABrowser ./dashboard/
+	@DASHBOARD_SCREENSHOTS=docs/screenshots scripts/with-test-db.sh $(GO) test -count=1 -run TestWebchatWidgetInABrowser ./server/
 
 # Tests only, without the generation and vet checks.
 unit: check-go chromium axe

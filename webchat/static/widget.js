@@ -31,17 +31,23 @@
   function save(key, v) {
     try { localStorage.setItem(key, JSON.stringify(v)); } catch (e) { /* storage blocked: the conversation lasts the page */ }
   }
-  function mount(root, launcher, base, dep, lang) {
+  // mount builds the widget in root (a shadow root). The embed loader passes its launcher
+  // button; the agent's test page passes none and opts: inline (the panel is the page, no
+  // launcher, no close), config (the bootstrap, not fetched), chatUrl and headers (the
+  // /api/agents/{id}/chat route with the builder's key), storageKey, verbose (the server's
+  // error messages, for the builder) and onDone (each completed reply).
+  function mount(root, launcher, base, dep, lang, opts) {
+    opts = opts || {};
     if (root.__sbw) { root.__sbw.toggle(); return; }
     var t = T[lang] || T.en;
-    var key = "sb-webchat:" + dep;
+    var key = opts.storageKey || "sb-webchat:" + dep;
     var state = load(key) || { token: "", messages: [] };
     var css = el("link");
     css.rel = "stylesheet";
     css.href = base + "/embed/static/widget.css";
     root.appendChild(css);
 
-    var panel = el("section", "sbw-panel");
+    var panel = el("section", "sbw-panel" + (opts.inline ? " sbw-inline" : ""));
     panel.setAttribute("role", "dialog");
     panel.setAttribute("aria-modal", "false");
     panel.id = "sbw-panel";
@@ -54,7 +60,7 @@
     close.type = "button";
     close.setAttribute("aria-label", t.close);
     head.appendChild(title);
-    head.appendChild(close);
+    if (!opts.inline) head.appendChild(close);
     var note = el("p", "sbw-note");
     note.hidden = true;
     var log = el("div", "sbw-log");
@@ -83,7 +89,7 @@
     panel.appendChild(status);
     panel.appendChild(form);
     root.appendChild(panel);
-    launcher.setAttribute("aria-controls", "sbw-panel");
+    if (launcher) launcher.setAttribute("aria-controls", "sbw-panel");
 
     function bubble(role, text) {
       var li = el("div", "sbw-msg" + (role === "user" ? " sbw-user" : ""));
@@ -110,11 +116,13 @@
     }
     function open() {
       panel.hidden = false;
+      if (!launcher) { if (!input.disabled && !opts.inline) input.focus(); return; }
       launcher.setAttribute("aria-expanded", "true");
       try { localStorage.setItem("sb-webchat-open:" + dep, "1"); } catch (e) { /* ignore */ }
       if (!input.disabled) input.focus(); else close.focus();
     }
     function shut() {
+      if (!launcher) return;
       panel.hidden = true;
       launcher.setAttribute("aria-expanded", "false");
       try { localStorage.removeItem("sb-webchat-open:" + dep); } catch (e) { /* ignore */ }
@@ -125,10 +133,10 @@
     root.__sbw = { toggle: function () { if (panel.hidden) open(); else shut(); } };
 
     render("");
-    fetch(base + "/embed/" + dep + "/config", { headers: { Accept: "application/json" } }).then(function (r) {
+    (opts.config ? Promise.resolve(opts.config) : fetch(base + "/embed/" + dep + "/config", { headers: { Accept: "application/json" } }).then(function (r) {
       if (!r.ok) { unavailable(); return null; }
       return r.json();
-    }).then(function (cfg) {
+    })).then(function (cfg) {
       if (!cfg) return;
       title.textContent = cfg.display_name;
       panel.setAttribute("lang", cfg.language || lang);
@@ -143,32 +151,31 @@
       send.disabled = true;
       panel.setAttribute("data-state", "sending");
       var reply = null, got = "";
-      var body = JSON.stringify({ message: text, visitor_token: state.token || "" });
-      return fetch(base + "/embed/" + dep + "/chat", {
-        method: "POST", headers: { "Content-Type": "application/json", Accept: "text/event-stream" }, body: body
+      var body = { message: text, stream: true };
+      var headers = { "Content-Type": "application/json", Accept: "text/event-stream" };
+      if (opts.chatUrl) { if (state.token) body.conversation_id = state.token; } else body.visitor_token = state.token || "";
+      var extra = opts.headers ? opts.headers() : {};
+      for (var h in extra) headers[h] = extra[h];
+      return fetch(opts.chatUrl || base + "/embed/" + dep + "/chat", {
+        method: "POST", headers: headers, body: JSON.stringify(body)
       }).then(function (r) {
         if (r.status === 429) {
           status.textContent = t.wait.replace("{s}", r.headers.get("Retry-After") || "60");
           panel.setAttribute("data-state", "wait");
           return null;
         }
-        if (r.status === 403) {
-          return r.json().then(function (e) {
-            var code = e && e.error && e.error.code;
-            stop(code === "visitor_blocked" ? "blocked" : code === "insufficient_quota" ? "paused" : "unavailable");
-          }, unavailable);
-        }
-        if (r.status === 404 || r.status === 409) { unavailable(); return null; }
-        if (r.status === 400 && state.token && !retried) {
-          return r.json().then(function (e) {
-            if (e && e.error && e.error.code === "visitor_token_invalid") {
-              state.token = "";
+        if (!r.ok || !r.body) {
+          return r.json().then(function (e) { return (e && e.error) || {}; }, function () { return {}; }).then(function (e) {
+            if ((e.code === "visitor_token_invalid" || e.code === "conversation_not_found") && state.token && !retried) {
+              state.token = ""; // a conversation the server no longer gives this visitor: start over
               return sendMessage(text, true);
             }
-            status.textContent = (e && e.error && e.error.message) || t.failed;
+            if (r.status === 403 && e.code !== "role_not_allowed") stop(e.code === "visitor_blocked" ? "blocked" : e.code === "insufficient_quota" ? "paused" : "unavailable");
+            else if (r.status === 404 || r.status === 409) unavailable();
+            else { status.textContent = (opts.verbose && e.message) || t.failed; panel.setAttribute("data-state", "error"); }
+            if (opts.verbose && e.message) status.textContent = e.message;
           });
         }
-        if (!r.ok || !r.body) { status.textContent = t.failed; return null; }
         var reader = r.body.getReader(), dec = new TextDecoder(), buf = "";
         function frame(chunk) {
           var ev = "message", data = "";
@@ -177,7 +184,7 @@
             else if (line.indexOf("data: ") === 0) data += line.slice(6);
           });
           var d = data ? JSON.parse(data) : {};
-          if (ev === "conversation") { state.token = d.visitor_token; save(key, state); }
+          if (ev === "conversation") { state.token = d.visitor_token || d.conversation_id; save(key, state); }
           else if (ev === "delta") {
             if (!reply) reply = bubble("assistant", "");
             got += d.text;
@@ -187,13 +194,15 @@
             if (!reply) reply = bubble("assistant", "");
             got = d.reply;
             reply.textContent = got;
-            if (d.visitor_token) state.token = d.visitor_token;
+            if (d.visitor_token || d.conversation_id) state.token = d.visitor_token || d.conversation_id;
             state.messages.push({ role: "assistant", text: got });
             save(key, state);
             status.textContent = "";
             panel.setAttribute("data-state", "ready");
+            if (opts.onDone) opts.onDone(d);
           } else if (ev === "error") {
             status.textContent = (d.error && d.error.message) || t.failed;
+            panel.setAttribute("data-state", "error");
           }
         }
         function pump() {
