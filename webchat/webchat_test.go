@@ -3,6 +3,8 @@ package webchat
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
+	"os"
 	"testing"
 
 	"github.com/google/uuid"
@@ -66,6 +68,17 @@ func TestSizes(t *testing.T) {
 	}
 	if widgetSize >= 30*1024 {
 		t.Fatalf("the widget is %d bytes gzipped, over 30 KB", widgetSize)
+	}
+	// The README states both sizes as measured here.
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, size := range map[string]int{"loader": loaderSize, "widget": widgetSize} {
+		want := fmt.Sprintf("about %.1f KB gzipped", float64(size)/1024)
+		if !bytes.Contains(bytes.Join(bytes.Fields(readme), []byte(" ")), []byte(want)) {
+			t.Errorf("README.md (Webchat) must state the %s's size as %q", what, want)
+		}
 	}
 }
 
