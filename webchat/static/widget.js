@@ -4,19 +4,19 @@
   var T = {
     en: { title: "Chat", close: "Close chat", label: "Your message", placeholder: "Type a message", send: "Send",
       wait: "Too many messages: please wait a moment ({s} s) and try again.", unavailable: "This chat is unavailable right now.",
-      failed: "The message could not be sent. Please try again.", typing: "Replying…", you: "You",
+      failed: "The message could not be sent. Please try again.", typing: "Replying…", you: "You", human: "Your message was passed on to a person from our team.",
       paused: "This chat is paused right now. Please try again later.", blocked: "This chat is not available to you." },
     de: { title: "Chat", close: "Chat schließen", label: "Ihre Nachricht", placeholder: "Nachricht eingeben", send: "Senden",
       wait: "Zu viele Nachrichten: Bitte warten Sie einen Moment ({s} s) und versuchen Sie es erneut.", unavailable: "Dieser Chat ist derzeit nicht verfügbar.",
-      failed: "Die Nachricht konnte nicht gesendet werden. Bitte versuchen Sie es erneut.", typing: "Antwort wird geschrieben…", you: "Sie",
+      failed: "Die Nachricht konnte nicht gesendet werden. Bitte versuchen Sie es erneut.", typing: "Antwort wird geschrieben…", you: "Sie", human: "Ihre Nachricht wurde an eine Person aus unserem Team weitergegeben.",
       paused: "Dieser Chat ist gerade pausiert. Bitte versuchen Sie es später erneut.", blocked: "Dieser Chat steht Ihnen nicht zur Verfügung." },
     fr: { title: "Chat", close: "Fermer le chat", label: "Votre message", placeholder: "Écrivez un message", send: "Envoyer",
       wait: "Trop de messages : veuillez patienter un instant ({s} s) puis réessayer.", unavailable: "Ce chat n'est pas disponible pour le moment.",
-      failed: "Le message n'a pas pu être envoyé. Veuillez réessayer.", typing: "Réponse en cours…", you: "Vous",
+      failed: "Le message n'a pas pu être envoyé. Veuillez réessayer.", typing: "Réponse en cours…", you: "Vous", human: "Votre message a été transmis à une personne de notre équipe.",
       paused: "Ce chat est en pause pour le moment. Veuillez réessayer plus tard.", blocked: "Ce chat ne vous est pas accessible." },
     es: { title: "Chat", close: "Cerrar el chat", label: "Su mensaje", placeholder: "Escriba un mensaje", send: "Enviar",
       wait: "Demasiados mensajes: espere un momento ({s} s) y vuelva a intentarlo.", unavailable: "Este chat no está disponible en este momento.",
-      failed: "No se pudo enviar el mensaje. Inténtelo de nuevo.", typing: "Respondiendo…", you: "Usted",
+      failed: "No se pudo enviar el mensaje. Inténtelo de nuevo.", typing: "Respondiendo…", you: "Usted", human: "Su mensaje se ha transmitido a una persona de nuestro equipo.",
       paused: "Este chat está en pausa en este momento. Inténtelo más tarde.", blocked: "Este chat no está disponible para usted." }
   };
   function el(tag, cls, text) {
@@ -191,13 +191,14 @@
             reply.textContent = got;
             log.scrollTop = log.scrollHeight;
           } else if (ev === "done") {
-            if (!reply) reply = bubble("assistant", "");
-            got = d.reply;
-            reply.textContent = got;
+            got = d.reply || "";
+            if (got && !reply) reply = bubble("assistant", "");
+            if (reply) reply.textContent = got;
             if (d.visitor_token || d.conversation_id) state.token = d.visitor_token || d.conversation_id;
-            state.messages.push({ role: "assistant", text: got });
+            if (got) state.messages.push({ role: "assistant", text: got });
             save(key, state);
-            status.textContent = "";
+            // No reply: a person from the team has the conversation.
+            status.textContent = got ? "" : t.human;
             panel.setAttribute("data-state", "ready");
             if (opts.onDone) opts.onDone(d);
           } else if (ev === "error") {
