@@ -277,7 +277,7 @@ func TestWebchatStaticRoutesFollowTheContract(t *testing.T) {
 	b := setup(t)
 	_, dep := b.deployWebchat(t, `{}`)
 	for path, ctype := range map[string]string{
-		"/embed/" + dep + ".js":     "text/javascript",
+		"/embed/" + dep + ".js":    "text/javascript",
 		"/embed/static/widget.js":  "text/javascript",
 		"/embed/static/widget.css": "text/css",
 		"/openapi/embed.yaml":      "application/yaml",
