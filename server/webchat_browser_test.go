@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"github.com/stretchr/testify/require"
 
 	"switchboard/browsertest"
@@ -217,4 +218,34 @@ func TestWebchatWidgetBlockedAndPaused(t *testing.T) {
 	waitState(fresh, t, "paused")
 	require.Equal(t, "Ce chat est en pause pour le moment. Veuillez réessayer plus tard.", poll[string](fresh, t, wStatus))
 	require.Equal(t, 1, b.count(t, "conversations"))
+}
+
+// The widget works with the keyboard alone: Tab reaches the launcher, Enter opens the widget
+// with the focus in the message box, Enter sends, Escape closes it and gives the focus back to
+// the launcher.
+func TestWebchatWidgetByKeyboard(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	_, dep := b.deployWebchat(t, `{}`)
+	b.vendors[catalog.Beta].Push(llmtest.Reply{Text: "Gern geschehen."})
+
+	ctx := webchatBrowser(t, "en-US")
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(webchatHost(t, b.url, dep))))
+	poll[bool](ctx, t, `!!document.querySelector("[data-switchboard-webchat]")`)
+	const focused = wRoot + `.activeElement`
+	require.NoError(t, chromedp.Do(ctx, chromedp.KeyEvent("\t")))
+	require.Equal(t, "Open chat", poll[string](ctx, t, `(`+focused+` || {getAttribute: function(){return ""}}).getAttribute("aria-label")`))
+	require.NoError(t, chromedp.Do(ctx, chromedp.KeyEvent("\r")))
+	waitState(ctx, t, "ready")
+	poll[bool](ctx, t, `(`+focused+` || {}).id === "sbw-input"`)
+	require.Equal(t, "true", poll[string](ctx, t, wRoot+`.querySelector("button[aria-controls]").getAttribute("aria-expanded")`))
+
+	require.NoError(t, chromedp.Do(ctx, chromedp.KeyEvent("Danke!\r")))
+	poll[bool](ctx, t, `(`+wLog+`).includes("Gern geschehen.")`)
+	waitState(ctx, t, "ready")
+
+	require.NoError(t, chromedp.Do(ctx, chromedp.KeyEvent(kb.Escape)))
+	poll[bool](ctx, t, wRoot+`.querySelector(".sbw-panel").hidden`)
+	require.Equal(t, "Open chat", poll[string](ctx, t, `(`+focused+` || {getAttribute: function(){return ""}}).getAttribute("aria-label")`), "the focus is back on the launcher")
+	require.Equal(t, "false", poll[string](ctx, t, wRoot+`.querySelector("button[aria-controls]").getAttribute("aria-expanded")`))
 }
