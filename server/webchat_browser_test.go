@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +19,7 @@ import (
 	"switchboard/browsertest"
 	"switchboard/catalog"
 	"switchboard/llm/llmtest"
+	"switchboard/store"
 	"switchboard/webchat"
 )
 
@@ -248,4 +250,64 @@ func TestWebchatWidgetByKeyboard(t *testing.T) {
 	poll[bool](ctx, t, wRoot+`.querySelector(".sbw-panel").hidden`)
 	require.Equal(t, "Open chat", poll[string](ctx, t, `(`+focused+` || {getAttribute: function(){return ""}}).getAttribute("aria-label")`), "the focus is back on the launcher")
 	require.Equal(t, "false", poll[string](ctx, t, wRoot+`.querySelector("button[aria-controls]").getAttribute("aria-expanded")`))
+}
+
+const webchatRulesAgentYAML = `agent:
+  name: Night Desk
+  language: en
+  persona:
+    display_name: Nora
+    tone: friendly
+    greeting: Hi, I'm Nora.
+  llm:
+    provider: beta
+    model: beta-5.4-mini
+    temperature: 0.5
+    max_tokens: 200
+    system_prompt: You help customers of an online shop.
+  channels:
+    - type: webchat
+  business_rules:
+    business_hours:
+      timezone: Europe/Berlin
+      schedule:
+        monday: {start: "09:00", end: "17:00"}
+      after_hours_message: We are closed. Come back during opening hours.
+    escalation:
+      enabled: true
+      trigger: user_request
+      action: transfer_to_human
+      pickup_timeout_minutes: 10
+`
+
+// After-hours and escalation replies show in the widget as the agent sends them, and a turn
+// a person from the team has (no reply) says so instead of showing an empty bubble.
+func TestWebchatWidgetAfterHoursAndEscalation(t *testing.T) {
+	t.Parallel()
+	clock := newClock(t, "2026-11-23T06:00:00Z") // Monday 07:00 in Berlin: closed
+	b := setup(t, func(o *setupOpts) { o.clock = clock.Now })
+	agentID := b.createAgent(t, webchatRulesAgentYAML)
+	d, err := b.store.DeployAgent(context.Background(), b.workspace.ID, store.Deploy{AgentID: mustUUID(t, agentID),
+		ChannelType: "webchat", Config: json.RawMessage(`{}`)})
+	require.NoError(t, err)
+
+	ctx := webchatBrowser(t, "en-US")
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(webchatHost(t, b.url, d.ID.String()))))
+	poll[bool](ctx, t, wOpen)
+	waitState(ctx, t, "ready")
+	poll[bool](ctx, t, wSend("Are you open?"))
+	poll[bool](ctx, t, `(`+wLog+`).includes("We are closed. Come back during opening hours.")`)
+	waitState(ctx, t, "ready")
+	require.Empty(t, b.vendors[catalog.Beta].Requests(), "after hours, no model call")
+
+	clock.Advance(4 * time.Hour) // 11:00 in Berlin: open
+	poll[bool](ctx, t, wSend("Can I talk to a real person please?"))
+	poll[bool](ctx, t, `(`+wLog+`).includes("member of our team")`)
+	waitState(ctx, t, "ready")
+
+	poll[bool](ctx, t, wSend("Hello?"))
+	waitState(ctx, t, "ready")
+	require.Equal(t, "Your message was passed on to a person from our team.", poll[string](ctx, t, wStatus))
+	require.Equal(t, 6, poll[int](ctx, t, wRoot+`.querySelectorAll(".sbw-msg").length`),
+		"the greeting, three messages and two replies: no empty bubble")
 }
