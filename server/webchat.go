@@ -163,8 +163,8 @@ type webchatBootstrap struct {
 
 // webchatPaused is the visitor's side of the workspace's budget rules: a suspended workspace,
 // one without credit, or one whose monthly spend cap is reached takes no message (403
-// insufficient_quota, code webchat_paused in the reason), and the widget says so. The
-// management details (balance, cap) are not shown to visitors.
+// insufficient_quota; the bootstrap says available: false), and the widget says the chat is
+// paused. The management details (balance, cap, hints) are not shown to visitors.
 func webchatPaused(d store.WebchatDeployment) error {
 	if workspaceMayWork(store.Principal{WorkspaceName: d.WorkspaceName, WorkspaceState: d.WorkspaceStatus, BalanceNanoUSD: d.BalanceNanoUSD}) != nil ||
 		store.CapReached(d.MonthlyCapNanoUSD, d.MonthSpendNanoUSD) {
