@@ -4,7 +4,7 @@ SHELL := /bin/bash
 GO ?= go
 PKGS := ./...
 
-.PHONY: run build test unit screenshots chromium generate check-generate check-generate-openapi check-generate-sqlc lint vet bench tidy check-go
+.PHONY: run build test unit screenshots chromium axe generate check-generate check-generate-openapi check-generate-sqlc lint vet bench tidy check-go
 
 # Every target says what it does (==> lines): a first run on a fresh clone spends minutes
 # downloading and compiling, and should not look stuck.
@@ -24,7 +24,7 @@ run: build
 
 # The suite's output goes through scripts/testsummary: a line per package, the output of
 # each failed test, and a last line of totals; pipefail keeps the exit status of go test.
-test: check-go check-generate lint chromium
+test: check-go check-generate lint chromium axe
 	@echo "==> Tests: go test -race on a throwaway PostgreSQL (compiling with -race comes first: minutes on a fresh clone); a line per package as it finishes"
 	@$(GO) build -o bin/testsummary ./scripts/testsummary
 	@set -o pipefail; scripts/with-test-db.sh $(GO) test -race -count=1 -json $(PKGS) | bin/testsummary
@@ -33,14 +33,20 @@ test: check-go check-generate lint chromium
 chromium:
 	@scripts/ensure-chromium.sh
 
+# axe-core for the webchat widget's accessibility checks (npm's package, pinned, in a cache
+# directory outside the repository; fetched if missing).
+axe:
+	@scripts/ensure-axe.sh
+
 # Retakes the dashboard's screenshots in docs/screenshots (phone and desktop sizes of each
 # page), through the browser tests.
-screenshots: check-go chromium
+screenshots: check-go chromium axe
 	@echo "==> Screenshots: the dashboard's browser test writes docs/screenshots/*.png"
 	@DASHBOARD_SCREENSHOTS=docs/screenshots scripts/with-test-db.sh $(GO) test -count=1 -run InABrowser ./dashboard/
+	@DASHBOARD_SCREENSHOTS=docs/screenshots scripts/with-test-db.sh $(GO) test -count=1 -run TestWebchatWidgetInABrowser ./server/
 
 # Tests only, without the generation and vet checks.
-unit: check-go chromium
+unit: check-go chromium axe
 	@$(GO) build -o bin/testsummary ./scripts/testsummary
 	@set -o pipefail; scripts/with-test-db.sh $(GO) test -count=1 -json $(PKGS) | bin/testsummary
 

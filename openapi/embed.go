@@ -13,3 +13,8 @@ var V1YAML []byte
 //
 //go:embed api.yaml
 var APIYAML []byte
+
+// EmbedYAML is openapi/embed.yaml, the public webchat routes (no API key).
+//
+//go:embed embed.yaml
+var EmbedYAML []byte

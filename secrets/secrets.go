@@ -16,6 +16,7 @@ package secrets
 import (
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hkdf"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -42,6 +43,7 @@ var ErrTampered = errors.New("secrets: the sealed secret does not open (altered,
 type Key struct {
 	id   string
 	aead cipher.AEAD
+	raw  []byte // for Derive only
 }
 
 // ParseKey reads a key written as base64 (standard or URL alphabet, padded or not) of
@@ -83,7 +85,7 @@ func newKey(raw []byte) (Key, error) {
 	// The id is a fingerprint: a hash of the key under a fixed label, cut to 8 bytes. It
 	// identifies the key among a handful and reveals nothing usable about it.
 	sum := sha256.Sum256(append([]byte("switchboard secrets key id\x00"), raw...))
-	return Key{id: hex.EncodeToString(sum[:8]), aead: aead}, nil
+	return Key{id: hex.EncodeToString(sum[:8]), aead: aead, raw: raw}, nil
 }
 
 // ID is the key's id, stored with each secret it seals.
@@ -166,4 +168,20 @@ func (r *Keyring) Open(s Sealed, binding string) ([]byte, error) {
 		return nil, ErrTampered
 	}
 	return plain, nil
+}
+
+// Derive returns 32-byte keys for another use of the server's key (HKDF-SHA256, RFC 5869,
+// with label as its info, so each use gets a key of its own and none reveals SECRETS_KEY):
+// the current key's first, then the previous keys' (during a rotation, what the old key
+// signed can still be checked).
+func (r *Keyring) Derive(label string) ([][]byte, error) {
+	out := make([][]byte, 0, 1+len(r.previous))
+	for _, k := range append([]Key{r.current}, r.previous...) {
+		d, err := hkdf.Key(sha256.New, k.raw, nil, label, KeySize)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
 }

@@ -89,3 +89,24 @@ func TestParseKeyNamesTheVariable(t *testing.T) {
 	_, err := secrets.ParseKey("SECRETS_KEY", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA") // 32 zero bytes, unpadded
 	require.NoError(t, err)
 }
+
+func TestDerive(t *testing.T) {
+	k1, _, err := secrets.GenerateKey()
+	require.NoError(t, err)
+	k2, _, err := secrets.GenerateKey()
+	require.NoError(t, err)
+	a, err := secrets.NewKeyring(k1).Derive("label one")
+	require.NoError(t, err)
+	again, err := secrets.NewKeyring(k1).Derive("label one")
+	require.NoError(t, err)
+	require.Equal(t, a, again, "the same key and label give the same key (restarts, replicas)")
+	require.Len(t, a[0], secrets.KeySize)
+	other, err := secrets.NewKeyring(k1).Derive("label two")
+	require.NoError(t, err)
+	require.NotEqual(t, a[0], other[0], "each label its own key")
+	rotated, err := secrets.NewKeyring(k2, k1).Derive("label one")
+	require.NoError(t, err)
+	require.Len(t, rotated, 2)
+	require.NotEqual(t, a[0], rotated[0])
+	require.Equal(t, a[0], rotated[1], "the previous key's derived key comes second")
+}

@@ -20,6 +20,7 @@ import (
 	"switchboard/llm/llmtest"
 	"switchboard/mailer/mailtest"
 	"switchboard/store"
+	"switchboard/webchat"
 )
 
 // testClock is the deployed agents' clock, pinned by the test and moved by hand.
@@ -746,6 +747,8 @@ func TestAgentTestPageChatsThroughTheRoute(t *testing.T) {
 	page := string(raw)
 	require.Contains(t, page, "Salut ! Je suis Camille.")
 	require.Contains(t, page, `data-chat-url="/api/agents/`+id+`/chat"`)
-	require.Contains(t, page, "text/event-stream")
-	require.Contains(t, page, "conversation_id")
+	// The page is the webchat widget, which streams and continues the conversation by its id.
+	require.Contains(t, page, `<script src="/embed/static/widget.js">`)
+	require.Contains(t, string(webchat.Widget), "text/event-stream")
+	require.Contains(t, string(webchat.Widget), "conversation_id")
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -72,6 +73,9 @@ var fuzzOps = []fuzzOp{
 	{"revokeKey", http.MethodDelete, "/api/keys/{id}", "", "$revocable", "", ""},
 	{"createUpload", http.MethodPost, "/api/uploads", "text/markdown", "", "filename=kb/faq.md", "# FAQ\n\nWe open at **nine**."},
 	{"getUpload", http.MethodGet, "/api/uploads/{id}", "", "$upload", "", ""},
+	{"blockVisitor", http.MethodPost, "/api/webchat/blocked-visitors", "application/json", "", "", `{"visitor_id":"$visitor","reason":"Spam links"}`},
+	{"listBlockedVisitors", http.MethodGet, "/api/webchat/blocked-visitors", "", "", "", ""},
+	{"unblockVisitor", http.MethodDelete, "/api/webchat/blocked-visitors/{id}", "", "$visitor2", "", ""},
 }
 
 // fuzzAgentYAML is a valid blueprint (voiceAgent of the MCP tests, with a webchat channel).
@@ -229,7 +233,16 @@ func fuzzRefs(t testing.TB, b *testBundle, auth string) *strings.Replacer {
 	decode(http.MethodPost, "/api/uploads?filename=notes.txt", "text/plain", "Parking is free after six.", &upload)
 	var event string
 	require.NoError(t, b.store.Pool().QueryRow(context.Background(), `SELECT short_id FROM events WHERE workspace_id = $1 ORDER BY seq LIMIT 1`, b.workspace.ID).Scan(&event))
-	return strings.NewReplacer("$response", response.ID, "$conversation", response.Conversation, "$webhook2", doomed.ID, "$webhook", webhook.ID, "$agent", agent.AgentID, "$event", event, "$revocable", revocable.ID, "$upload", upload.ID)
+	// Two webchat visitors (their conversations), the second one blocked already.
+	var visitors [2]string
+	for i := range visitors {
+		visitors[i] = fmt.Sprintf("mc-fuzzvisitor%d", i)
+		_, err := b.store.Pool().Exec(context.Background(), `INSERT INTO conversations (workspace_id, short_id, channel) VALUES ($1, $2, 'webchat')`, b.workspace.ID, visitors[i])
+		require.NoError(t, err)
+	}
+	_, _, err = b.store.BlockWebchatVisitor(context.Background(), b.workspace.ID, visitors[1], "")
+	require.NoError(t, err)
+	return strings.NewReplacer("$visitor2", visitors[1], "$visitor", visitors[0], "$response", response.ID, "$conversation", response.Conversation, "$webhook2", doomed.ID, "$webhook", webhook.ID, "$agent", agent.AgentID, "$event", event, "$revocable", revocable.ID, "$upload", upload.ID)
 }
 
 // The seed corpus of FuzzHTTP has a valid request of every operation of both contracts.

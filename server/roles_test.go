@@ -296,6 +296,9 @@ func (b *testBundle) httpProbes(f fixtures) []probe {
 			return b.viaRaw(t, http.MethodPost, "/api/uploads?filename=notes.txt", key, "text/plain", "Parking is free after six.")
 		}},
 		{"getUpload", "viewer", api(http.MethodGet, "/api/uploads/"+f.uploadID, "")},
+		{"listBlockedVisitors", "viewer", api(http.MethodGet, "/api/webchat/blocked-visitors", "")},
+		{"blockVisitor", "member", api(http.MethodPost, "/api/webchat/blocked-visitors", `{"visitor_id":"mc-nosuchvisitor"}`)},
+		{"unblockVisitor", "member", api(http.MethodDelete, "/api/webchat/blocked-visitors/mc-nosuchvisitor", "")},
 		{"revokeKey", "admin", func(t *testing.T, key string) outcome {
 			return b.viaHTTP(t, http.MethodDelete, "/api/keys/"+b.keyIDOfNew(t, "member"), key, "")
 		}},

@@ -41,8 +41,8 @@ type Config struct {
 	BodyLimitBytes   int64         // larger request bodies are refused with 413
 	HealthCheckLimit time.Duration // how long GET /ready waits for its checks
 	SSEPingInterval  time.Duration // SSE_PING_INTERVAL
-	// WebchatTokenKey signs the webchat visitor tokens; empty draws a random key per process
-	// (a visitor then starts a new conversation after a restart).
+	// WebchatTokenKey signs the webchat visitor tokens; empty derives it from the store's
+	// SECRETS_KEY keyring (webchatTokens), or draws a random key per process without one.
 	WebchatTokenKey []byte
 }
 
@@ -104,7 +104,14 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		hub: deps.Hub, jobs: deps.Jobs, guard: deps.Guard, ops: deps.Ops, agents: deps.Agents, mcp: deps.MCP, log: deps.Log, echo: echo.New(),
 		accounts: deps.Accounts, dashboard: deps.Dashboard}
 	s.outer, s.limited = deps.Outer, deps.RateLimited
-	s.visitors = webchat.NewTokens(cfg.WebchatTokenKey)
+	visitors, err := webchatTokens(cfg, deps.Store)
+	if err != nil {
+		return nil, err
+	}
+	s.visitors = visitors
+	if err := checkEmbedContract(); err != nil {
+		return nil, err
+	}
 	if deps.Accounts != nil && deps.Dashboard != nil {
 		s.oauth = oauth.New(deps.Store)
 	}

@@ -11,116 +11,65 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"switchboard/apierr"
+	"switchboard/blueprint"
+	"switchboard/manage"
 	"switchboard/store"
 	"switchboard/webchat"
 )
 
 // testPageTemplate is the page behind an agent's test link. The agent's UUID in the path is
 // the capability to see the page: it is unguessable and handed out only to the workspace by
-// generate_test_link. Chatting goes through POST /api/agents/{id}/chat like every client,
+// generate_test_link. The chat is the webchat widget itself (webchat/static/widget.js, the
+// script and style sheet visitors get from the embed line), shown inline: what the builder
+// tries is what visitors get. Only its transport differs, because the agent need not be
+// deployed on webchat yet: it goes through POST /api/agents/{id}/chat like every client,
 // streamed, so it needs what that route needs: an API key of the agent's workspace (any
 // role), typed into the page and kept in the tab's sessionStorage only, or nothing in
-// APP_ENV=development. The page never embeds a key.
+// APP_ENV=development. The page never embeds a key. The bootstrap (display name, greeting,
+// language) is the page's, as GET /embed/{id}/config would answer it.
 var testPageTemplate = template.Must(template.New("test").Parse(`<!doctype html>
-<html lang="{{.Language}}"><head><meta charset="utf-8"><title>{{.Name}} · Switchboard test</title>
+<html lang="en"><head><meta charset="utf-8"><title>{{.Name}} · Switchboard test</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<style>body{font-family:system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem}
-.bubble{background:#f1f3f5;border-radius:1rem;padding:.75rem 1rem;margin:1rem 0;white-space:pre-wrap}
-.bubble.user{background:#dbeafe;margin-left:4rem}.muted{color:#666;font-size:.9rem}.error{color:#b91c1c}
-form{display:flex;gap:.5rem}form input[name=message]{flex:1;padding:.5rem}details{margin:1rem 0}</style></head>
-<body><main id="chat" data-chat-url="/api/agents/{{.ID}}/chat">
-<h1>{{.DisplayName}}</h1><p class="muted">Test page of the agent “{{.Name}}” ({{.Status}})</p>
-<div id="log"><div class="bubble">{{.Greeting}}</div></div>
+<style>body{font-family:system-ui,sans-serif;max-width:40rem;margin:1.5rem auto;padding:0 1rem;color:#111827}
+.muted{color:#4b5563;font-size:.9rem}details{margin:1rem 0}h1{font-size:1.4rem;margin:.5rem 0}</style></head>
+<body><main>
+<h1>Test: {{.DisplayName}}</h1><p class="muted">Test page of the agent “{{.Name}}” ({{.Status}}). This is the webchat widget your visitors get.</p>
 {{if ne .Status "enabled"}}<p class="muted">This agent is disabled: it does not reply.</p>{{end}}
-<form id="send"><input name="message" maxlength="4000" autocomplete="off" placeholder="Type a message" required>
-<button type="submit">Send</button></form>
-<p id="state" class="muted"></p>
+<div id="chat" data-chat-url="/api/agents/{{.ID}}/chat" data-agent="{{.ID}}" data-display-name="{{.DisplayName}}"
+ data-greeting="{{.Greeting}}" data-language="{{.Language}}" data-disclosure="{{.Disclosure}}"></div>
+<p id="state" class="muted" aria-live="polite"></p>
 <details><summary class="muted">API key</summary>
 <p class="muted">Chatting needs an API key of this agent's workspace (any role). It stays in this tab only.
 In development (APP_ENV=development) leave it empty.</p>
+<label for="key" class="muted">API key</label>
 <input id="key" type="password" autocomplete="off" placeholder="sk-svc_..." style="width:100%"></details>
 </main>
+<script src="/embed/static/widget.js"></script>
 <script>
 (function () {
-  var main = document.getElementById("chat"), log = document.getElementById("log");
-  var form = document.getElementById("send"), keyInput = document.getElementById("key");
+  var host = document.getElementById("chat"), keyInput = document.getElementById("key");
   var state = document.getElementById("state");
-  var conversation = sessionStorage.getItem("sb-conv:" + main.dataset.chatUrl) || null;
   keyInput.value = sessionStorage.getItem("sb-key") || "";
   keyInput.addEventListener("change", function () { sessionStorage.setItem("sb-key", keyInput.value.trim()); });
-  function bubble(text, cls) {
-    var d = document.createElement("div");
-    d.className = "bubble" + (cls ? " " + cls : "");
-    d.textContent = text;
-    log.appendChild(d);
-    return d;
-  }
   function describe(a) {
     var parts = ["status: " + a.status];
     if (a.labels && a.labels.length) parts.push("labels: " + a.labels.join(", "));
     if (a.escalation) parts.push("escalation: " + a.escalation.trigger + " → " + a.escalation.action);
     return parts.join(" · ");
   }
-  form.addEventListener("submit", async function (ev) {
-    ev.preventDefault();
-    var text = form.message.value.trim();
-    if (!text) return;
-    form.message.value = "";
-    bubble(text, "user");
-    var reply = bubble("…");
-    var headers = {"Content-Type": "application/json", "Accept": "text/event-stream"};
-    var key = keyInput.value.trim();
-    if (key) headers["Authorization"] = "Bearer " + key;
-    var body = {message: text, stream: true};
-    if (conversation) body.conversation_id = conversation;
-    try {
-      var res = await fetch(main.dataset.chatUrl, {method: "POST", headers: headers, body: JSON.stringify(body)});
-      if (!(res.headers.get("Content-Type") || "").startsWith("text/event-stream")) {
-        var err = await res.json();
-        reply.textContent = err.error ? err.error.message : "HTTP " + res.status;
-        reply.classList.add("error");
-        return;
-      }
-      var reader = res.body.getReader(), decoder = new TextDecoder(), buf = "", got = "";
-      for (;;) {
-        var chunk = await reader.read();
-        if (chunk.done) break;
-        buf += decoder.decode(chunk.value, {stream: true});
-        var end;
-        while ((end = buf.indexOf("\n\n")) >= 0) {
-          var frame = buf.slice(0, end), name = "message", data = "";
-          buf = buf.slice(end + 2);
-          frame.split("\n").forEach(function (line) {
-            if (line.indexOf("event: ") === 0) name = line.slice(7);
-            if (line.indexOf("data: ") === 0) data += line.slice(6);
-          });
-          var msg = data ? JSON.parse(data) : {};
-          if (name === "conversation") {
-            conversation = msg.conversation_id;
-            sessionStorage.setItem("sb-conv:" + main.dataset.chatUrl, conversation);
-          } else if (name === "delta") {
-            got += msg.text;
-            reply.textContent = got;
-          } else if (name === "done") {
-            reply.textContent = msg.reply || "(no reply: a person from the team has this conversation)";
-            state.textContent = describe(msg);
-          } else if (name === "error") {
-            reply.textContent = msg.error.message;
-            reply.classList.add("error");
-          }
-        }
-      }
-    } catch (e) {
-      reply.textContent = "The request failed: " + e.message;
-      reply.classList.add("error");
-    }
+  var d = host.dataset, lang = (navigator.language || "en").slice(0, 2).toLowerCase();
+  window.SwitchboardWebchat.mount(host.attachShadow({mode: "open"}), null, "", d.agent, lang, {
+    inline: true, verbose: true, chatUrl: d.chatUrl, storageKey: "sb-test:" + d.agent,
+    config: {display_name: d.displayName, greeting: d.greeting, language: d.language, disclosure: d.disclosure || null, available: true},
+    headers: function () { var k = keyInput.value.trim(); return k ? {Authorization: "Bearer " + k} : {}; },
+    onDone: function (a) { state.textContent = describe(a); }
   });
 })();
 </script>
 </body></html>`))
 
 type testPageData struct {
-	ID, Name, DisplayName, Greeting, Language, Status string
+	ID, Name, DisplayName, Greeting, Language, Status, Disclosure string
 }
 
 func (s *Server) testPage(c echo.Context) error {
@@ -135,22 +84,26 @@ func (s *Server) testPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var bp struct {
-		Agent struct {
-			Language string
-			Persona  struct {
-				DisplayName string `json:"display_name"`
-				Greeting    string
-			}
-		}
-	}
+	var bp blueprint.Blueprint
 	if err := json.Unmarshal(a.Blueprint, &bp); err != nil {
 		return err
 	}
+	data := testPageData{ID: a.ID.String(), Name: a.Name, DisplayName: bp.Agent.Persona.DisplayName,
+		Greeting: bp.Agent.Persona.Greeting, Language: bp.Agent.Language, Status: a.Status}
+	if data.DisplayName == "" {
+		data.DisplayName = a.Name
+	}
+	// The disclosure the widget shows, as GET /embed/{id}/config would.
+	deployed, err := s.store.AgentDeployments(c.Request().Context(), a.WorkspaceID, a.ID)
+	if err != nil {
+		return err
+	}
+	if disc := manage.DisclosureOf(a, &bp, deployed); disc.Applies {
+		data.Disclosure = disc.SpokenText
+	}
 	c.Response().Header().Set("Content-Type", "text/html; charset=utf-8")
 	c.Response().WriteHeader(http.StatusOK)
-	return testPageTemplate.Execute(c.Response(), testPageData{ID: a.ID.String(), Name: a.Name, DisplayName: bp.Agent.Persona.DisplayName,
-		Greeting: bp.Agent.Persona.Greeting, Language: bp.Agent.Language, Status: a.Status})
+	return testPageTemplate.Execute(c.Response(), data)
 }
 
 // embedScript serves /embed/{deploymentId}.js: the webchat loader of a webchat deployment

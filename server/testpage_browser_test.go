@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
@@ -14,11 +13,13 @@ import (
 	"switchboard/llm/llmtest"
 )
 
-// TestTestPageChatsInABrowser: the agent's test page, in headless Chromium, sends a message
-// through POST /api/agents/{id}/chat (streamed) and shows the agent's reply. The page asks
-// for a workspace key outside development; the test types one in.
+// TestTestPageChatsInABrowser: the agent's test page, in headless Chromium, is the webchat
+// widget itself (inline); it sends a message through POST /api/agents/{id}/chat (streamed)
+// and shows the agent's reply. The page asks for a workspace key outside development; the
+// test types one in.
 func TestTestPageChatsInABrowser(t *testing.T) {
 	t.Parallel()
+	axe := browsertest.AxeCore(t)
 	ctx := browsertest.Start(t, 420, 860)
 	b := setup(t)
 	id := b.createAgent(t, agentYAML("Browser desk"))
@@ -26,22 +27,28 @@ func TestTestPageChatsInABrowser(t *testing.T) {
 
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Navigate(b.url+"/agents/"+id+"/test"),
-		chromedp.WaitVisible(chromedp.CSS(`input[name=message]`)),
 		chromedp.SetValue(chromedp.CSS(`#key`), b.key),
-		chromedp.SendKeys(chromedp.CSS(`input[name=message]`), "When do you open?"),
-		// A click, as a person would: the page sends the message itself (form.submit would navigate).
-		chromedp.Click(chromedp.CSS(`#send button`)),
 	))
-	_, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.getElementById("log").textContent.includes("We open at nine every weekday.")`,
-		chromedp.WithPollingTimeout(30*time.Second)))
-	require.NoError(t, err, "the reply appears on the page")
-	log, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#log`)))
-	require.NoError(t, err)
+	// The same widget visitors get: its panel, its log, its form, in its shadow root.
+	const root = `document.getElementById("chat").shadowRoot`
+	waitState := func(state string) {
+		poll[bool](ctx, t, root+`.querySelector(".sbw-panel").getAttribute("data-state") === "`+state+`"`)
+	}
+	waitState("ready")
+	require.Contains(t, poll[string](ctx, t, root+`.querySelector(".sbw-log").textContent`), "Hi there.", "the greeting")
+	vs := browsertest.Axe(ctx, t, axe)
+	require.Empty(t, vs, "axe-core, test page:\n%s", browsertest.FormatAxe(vs))
+
+	// Typed and sent as a person would: keys into the message box, Enter submits the form.
+	poll[bool](ctx, t, `(function(){`+root+`.querySelector("#sbw-input").focus();return true})()`)
+	require.NoError(t, chromedp.Do(ctx, chromedp.KeyEvent("When do you open?\r")))
+	poll[bool](ctx, t, root+`.querySelector(".sbw-log").textContent.includes("We open at nine every weekday.")`)
+	waitState("ready")
+	log := poll[string](ctx, t, root+`.querySelector(".sbw-log").textContent`)
+	require.Contains(t, log, "When do you open?")
+	require.Contains(t, poll[string](ctx, t, `document.getElementById("state").textContent`), "status: open", "the builder sees the turn's status")
 	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	require.NoError(t, err)
-	require.Contains(t, log, "Hi there.", "the greeting")
-	require.Contains(t, log, "When do you open?")
-	require.Contains(t, log, "We open at nine every weekday.")
 
 	reqs := b.vendors[catalog.Beta].Requests()
 	require.Equal(t, "When do you open?", reqs[len(reqs)-1].Messages[len(reqs[len(reqs)-1].Messages)-1].Text,

@@ -3,10 +3,14 @@ package server
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
@@ -14,6 +18,7 @@ import (
 	"switchboard/blueprint"
 	"switchboard/converse"
 	"switchboard/manage"
+	"switchboard/openapi"
 	"switchboard/store"
 	"switchboard/webchat"
 )
@@ -21,10 +26,12 @@ import (
 // The public webchat routes serve the embeddable widget of one webchat deployment. They take
 // no API key: the deployment id in the path names the agent, the deployment's
 // config.allowed_origins names the pages that may use it (empty: any), and a visitor token
-// issued by the server ties a visitor to their own conversation. They are not part of
-// openapi/api.yaml: that document is the keyed management surface, and these routes sit
-// outside /api, beside the widget's script, with their own CORS and budgets (README, Webchat).
+// issued by the server ties a visitor to their own conversation. Their contract is
+// openapi/embed.yaml (served at /openapi/embed.yaml), not openapi/api.yaml: that document is
+// the keyed management surface, and these routes sit outside /api, beside the widget's
+// script, with their own CORS and budgets (README, Webchat).
 func (s *Server) routeWebchat(e *echo.Echo) {
+	e.GET("/openapi/embed.yaml", staticBlob("application/yaml", openapi.EmbedYAML))
 	e.GET("/embed/static/widget.js", staticAsset("text/javascript; charset=utf-8", webchat.Widget))
 	e.GET("/embed/static/widget.css", staticAsset("text/css; charset=utf-8", webchat.WidgetCSS))
 	e.GET("/embed/:id/config", s.webchatConfig)
@@ -33,16 +40,66 @@ func (s *Server) routeWebchat(e *echo.Echo) {
 	e.OPTIONS("/embed/:id/chat", s.webchatPreflight)
 }
 
+// publicPermission is the x-permission of every operation of openapi/embed.yaml: no key, no
+// role. It is no permission of the access table, so routePermissions refuses it on /v1 and
+// /api, and checkEmbedContract refuses anything else on the embed routes: a keyless route is
+// always a decision written in the contract.
+const publicPermission = "public"
+
+var embedText sync.Once
+
+// checkEmbedContract refuses to start when an operation of openapi/embed.yaml is not marked
+// public (x-permission: public, security: []).
+func checkEmbedContract() error {
+	// The loader and the widget's files are text: kin-openapi (the contract checks) reads them
+	// as such.
+	embedText.Do(func() {
+		openapi3filter.RegisterBodyDecoder("text/javascript", openapi3filter.PlainBodyDecoder)
+		openapi3filter.RegisterBodyDecoder("text/css", openapi3filter.PlainBodyDecoder)
+	})
+	spec, err := openapi3.NewLoader().LoadFromData(openapi.EmbedYAML)
+	if err != nil {
+		return fmt.Errorf("openapi/embed.yaml: %w", err)
+	}
+	for path, item := range spec.Paths.Map() {
+		for method, op := range item.Operations() {
+			if p, _ := op.Extensions[permissionExtension].(string); p != publicPermission || op.Security == nil || len(*op.Security) != 0 {
+				return fmt.Errorf("openapi/embed.yaml: %s %s: every embed route must be %s: %s and security: []", method, path, permissionExtension, publicPermission)
+			}
+		}
+	}
+	return nil
+}
+
+// webchatTokens signs the visitor tokens with cfg.WebchatTokenKey when set, else with a key
+// derived from SECRETS_KEY (HKDF, label webchat.KeyLabel; SECRETS_KEY_PREVIOUS's still
+// checks during a rotation), so that a token outlives a restart and works on every replica.
+// Without SECRETS_KEY (production with no keyring) the key is random per process: a visitor
+// then starts a new conversation after a restart.
+func webchatTokens(cfg Config, st *store.Store) (*webchat.Tokens, error) {
+	if len(cfg.WebchatTokenKey) > 0 {
+		return webchat.NewTokens(cfg.WebchatTokenKey), nil
+	}
+	if st == nil || st.Secrets() == nil {
+		return webchat.NewTokens(), nil
+	}
+	keys, err := st.Secrets().Derive(webchat.KeyLabel)
+	if err != nil {
+		return nil, err
+	}
+	return webchat.NewTokens(keys...), nil
+}
+
 // webchatDeployment loads the webchat deployment of the path and answers CORS for the
 // request's origin: an origin outside config.allowed_origins is refused with 403 and gets no
 // Access-Control-Allow-Origin.
-func (s *Server) webchatDeployment(c echo.Context) (store.PublicDeployment, error) {
+func (s *Server) webchatDeployment(c echo.Context) (store.WebchatDeployment, error) {
 	notFound := apierr.NotFound("id", "deployment_not_found", "No such webchat deployment.")
 	id, err := uuid.Parse(c.Param("id"))
 	if err != nil {
-		return store.PublicDeployment{}, notFound
+		return store.WebchatDeployment{}, notFound
 	}
-	d, err := s.store.DeploymentByID(c.Request().Context(), id)
+	d, err := s.store.WebchatDeploymentByID(c.Request().Context(), id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && d.ChannelType != string(blueprint.ChannelWebchat)) {
 		return d, notFound
 	}
@@ -76,7 +133,7 @@ func (s *Server) webchatPreflight(c echo.Context) error {
 }
 
 // webchatAgent is the deployment's agent, when it replies: a disabled agent is 409.
-func (s *Server) webchatAgent(c echo.Context, d store.PublicDeployment) (store.Agent, *blueprint.Blueprint, error) {
+func (s *Server) webchatAgent(c echo.Context, d store.WebchatDeployment) (store.Agent, *blueprint.Blueprint, error) {
 	a, err := s.store.AgentByID(c.Request().Context(), d.WorkspaceID, d.AgentID)
 	if err != nil {
 		return a, nil, apierr.WithParam(err, "id")
@@ -93,12 +150,27 @@ func (s *Server) webchatAgent(c echo.Context, d store.PublicDeployment) (store.A
 
 // webchatBootstrap is what the widget shows before the first message.
 type webchatBootstrap struct {
-	DisplayName     string  `json:"display_name"`
-	Greeting        string  `json:"greeting"`
-	Disclosure      *string `json:"disclosure"` // shown above the conversation when it applies
-	Language        string  `json:"language"`
+	DisplayName string  `json:"display_name"`
+	Greeting    string  `json:"greeting"`
+	Disclosure  *string `json:"disclosure"` // shown above the conversation when it applies
+	Language    string  `json:"language"`
+	// Available is false when the workspace's budget rules refuse new messages (no credit,
+	// the monthly spend cap reached, suspended): the widget says the chat is paused.
 	Available       bool    `json:"available"`
+	Unavailable     *string `json:"unavailable_reason"` // paused; null when available
 	MaxMessageChars int     `json:"max_message_chars"`
+}
+
+// webchatPaused is the visitor's side of the workspace's budget rules: a suspended workspace,
+// one without credit, or one whose monthly spend cap is reached takes no message (403
+// insufficient_quota; the bootstrap says available: false), and the widget says the chat is
+// paused. The management details (balance, cap, hints) are not shown to visitors.
+func webchatPaused(d store.WebchatDeployment) error {
+	if workspaceMayWork(store.Principal{WorkspaceName: d.WorkspaceName, WorkspaceState: d.WorkspaceStatus, BalanceNanoUSD: d.BalanceNanoUSD}) != nil ||
+		store.CapReached(d.MonthlyCapNanoUSD, d.MonthSpendNanoUSD) {
+		return apierr.Quota("This chat is paused right now. Please try again later.")
+	}
+	return nil
 }
 
 // webchatConfig serves GET /embed/{deploymentId}/config.
@@ -113,6 +185,10 @@ func (s *Server) webchatConfig(c echo.Context) error {
 	}
 	out := webchatBootstrap{DisplayName: bp.Agent.Persona.DisplayName, Greeting: bp.Agent.Persona.Greeting,
 		Language: bp.Agent.Language, Available: true, MaxMessageChars: converse.MaxMessageChars}
+	if err := webchatPaused(d); err != nil {
+		msg := apierr.As(err).Message
+		out.Available, out.Unavailable = false, &msg
+	}
 	if out.DisplayName == "" {
 		out.DisplayName = a.Name
 	}
@@ -183,8 +259,16 @@ func (s *Server) webchatChat(c echo.Context) error {
 	if n := utf8.RuneCountInString(body.Message); strings.TrimSpace(body.Message) == "" || n > converse.MaxMessageChars {
 		return apierr.Invalid("message", "invalid_value", "message must be 1 to %d characters, and not only spaces.", converse.MaxMessageChars)
 	}
-	if err := workspaceMayWork(store.Principal{WorkspaceName: d.WorkspaceName, WorkspaceState: d.WorkspaceStatus, BalanceNanoUSD: d.BalanceNanoUSD}); err != nil {
-		return apierr.Quota("This chat is unavailable right now.")
+	if conversation != "" {
+		switch _, err := s.store.WebchatBlockedVisitor(c.Request().Context(), d.WorkspaceID, conversation); {
+		case err == nil:
+			return &apierr.Error{Kind: apierr.KindPermission, Code: "visitor_blocked", Message: "This chat is not available to you."}
+		case !errors.Is(err, store.ErrNotFound):
+			return err
+		}
+	}
+	if err := webchatPaused(d); err != nil {
+		return err
 	}
 	if _, _, err := s.webchatAgent(c, d); err != nil {
 		return err

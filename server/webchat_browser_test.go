@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -12,11 +13,13 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"github.com/stretchr/testify/require"
 
 	"switchboard/browsertest"
 	"switchboard/catalog"
 	"switchboard/llm/llmtest"
+	"switchboard/store"
 	"switchboard/webchat"
 )
 
@@ -86,8 +89,13 @@ func TestWebchatWidgetInABrowser(t *testing.T) {
 	vendor := b.vendors[catalog.Beta]
 	vendor.Push(llmtest.Reply{Text: "Wir öffnen um neun Uhr.", Chunks: 4})
 
+	axe := browsertest.AxeCore(t)
 	ctx := webchatBrowser(t, "de-DE")
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(host)))
+	// WCAG 2.1 AA with the widget closed (the launcher on the host page)...
+	poll[bool](ctx, t, `!!document.querySelector("[data-switchboard-webchat]")`)
+	vs := browsertest.Axe(ctx, t, axe)
+	require.Empty(t, vs, "axe-core, widget closed:\n%s", browsertest.FormatAxe(vs))
 	poll[bool](ctx, t, wOpen)
 	waitState(ctx, t, "ready")
 	require.Contains(t, poll[string](ctx, t, wLog), "Hallo! Ich bin Lena.", "the greeting")
@@ -97,6 +105,9 @@ func TestWebchatWidgetInABrowser(t *testing.T) {
 	poll[bool](ctx, t, wSend("Wann öffnet ihr?"))
 	poll[bool](ctx, t, `(`+wLog+`).includes("Wir öffnen um neun Uhr.")`)
 	waitState(ctx, t, "ready") // the reply is complete and kept
+	// ...and open, with a conversation in it.
+	vs = browsertest.Axe(ctx, t, axe)
+	require.Empty(t, vs, "axe-core, widget open:\n%s", browsertest.FormatAxe(vs))
 
 	dir := os.Getenv("DASHBOARD_SCREENSHOTS")
 	if dir == "" {
@@ -172,4 +183,131 @@ func TestWebchatWidgetRefusals(t *testing.T) {
 	waitState(ctx, t, "wait")
 	require.Contains(t, poll[string](ctx, t, wStatus), "please wait")
 	require.Equal(t, 0, b.count(t, "conversations"))
+}
+
+// A visitor an operator blocks sees that the chat is not available to them; a workspace over
+// its monthly spend cap shows the chat as paused. Neither is silent.
+func TestWebchatWidgetBlockedAndPaused(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	_, dep := b.deployWebchat(t, `{}`)
+	host := webchatHost(t, b.url, dep)
+	b.vendors[catalog.Beta].Push(llmtest.Reply{Text: "Guten Tag."})
+
+	ctx := webchatBrowser(t, "en-US")
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(host)))
+	poll[bool](ctx, t, wOpen)
+	waitState(ctx, t, "ready")
+	poll[bool](ctx, t, wSend("Hello"))
+	poll[bool](ctx, t, `(`+wLog+`).includes("Guten Tag.")`)
+	waitState(ctx, t, "ready")
+
+	var visitor string
+	require.NoError(t, b.store.Pool().QueryRow(context.Background(),
+		`SELECT short_id FROM conversations WHERE workspace_id = $1 AND channel = 'webchat'`, b.workspace.ID).Scan(&visitor))
+	resp, raw := b.do(t, http.MethodPost, "/api/webchat/blocked-visitors", "Bearer "+b.key, `{"visitor_id":"`+visitor+`"}`)
+	require.Equal(t, http.StatusCreated, resp.StatusCode, string(raw))
+	poll[bool](ctx, t, wSend("Still there?"))
+	waitState(ctx, t, "blocked")
+	require.Equal(t, "This chat is not available to you.", poll[string](ctx, t, wStatus))
+
+	_, err := b.store.Pool().Exec(context.Background(),
+		`UPDATE workspaces SET monthly_cap_nano_usd = 1000, month_spend_nano_usd = 1000 WHERE id = $1`, b.workspace.ID)
+	require.NoError(t, err)
+	fresh := webchatBrowser(t, "fr-FR")
+	require.NoError(t, chromedp.Do(fresh, chromedp.Navigate(host)))
+	poll[bool](fresh, t, wOpen)
+	waitState(fresh, t, "paused")
+	require.Equal(t, "Ce chat est en pause pour le moment. Veuillez réessayer plus tard.", poll[string](fresh, t, wStatus))
+	require.Equal(t, 1, b.count(t, "conversations"))
+}
+
+// The widget works with the keyboard alone: Tab reaches the launcher, Enter opens the widget
+// with the focus in the message box, Enter sends, Escape closes it and gives the focus back to
+// the launcher.
+func TestWebchatWidgetByKeyboard(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	_, dep := b.deployWebchat(t, `{}`)
+	b.vendors[catalog.Beta].Push(llmtest.Reply{Text: "Gern geschehen."})
+
+	ctx := webchatBrowser(t, "en-US")
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(webchatHost(t, b.url, dep))))
+	poll[bool](ctx, t, `!!document.querySelector("[data-switchboard-webchat]")`)
+	const focused = wRoot + `.activeElement`
+	require.NoError(t, chromedp.Do(ctx, chromedp.KeyEvent("\t")))
+	require.Equal(t, "Open chat", poll[string](ctx, t, `(`+focused+` || {getAttribute: function(){return ""}}).getAttribute("aria-label")`))
+	require.NoError(t, chromedp.Do(ctx, chromedp.KeyEvent("\r")))
+	waitState(ctx, t, "ready")
+	poll[bool](ctx, t, `(`+focused+` || {}).id === "sbw-input"`)
+	require.Equal(t, "true", poll[string](ctx, t, wRoot+`.querySelector("button[aria-controls]").getAttribute("aria-expanded")`))
+
+	require.NoError(t, chromedp.Do(ctx, chromedp.KeyEvent("Danke!\r")))
+	poll[bool](ctx, t, `(`+wLog+`).includes("Gern geschehen.")`)
+	waitState(ctx, t, "ready")
+
+	require.NoError(t, chromedp.Do(ctx, chromedp.KeyEvent(kb.Escape)))
+	poll[bool](ctx, t, wRoot+`.querySelector(".sbw-panel").hidden`)
+	require.Equal(t, "Open chat", poll[string](ctx, t, `(`+focused+` || {getAttribute: function(){return ""}}).getAttribute("aria-label")`), "the focus is back on the launcher")
+	require.Equal(t, "false", poll[string](ctx, t, wRoot+`.querySelector("button[aria-controls]").getAttribute("aria-expanded")`))
+}
+
+const webchatRulesAgentYAML = `agent:
+  name: Night Desk
+  language: en
+  persona:
+    display_name: Nora
+    tone: friendly
+    greeting: Hi, I'm Nora.
+  llm:
+    provider: beta
+    model: beta-5.4-mini
+    temperature: 0.5
+    max_tokens: 200
+    system_prompt: You help customers of an online shop.
+  channels:
+    - type: webchat
+  business_rules:
+    business_hours:
+      timezone: Europe/Berlin
+      schedule:
+        monday: {start: "09:00", end: "17:00"}
+      after_hours_message: We are closed. Come back during opening hours.
+    escalation:
+      enabled: true
+      trigger: user_request
+      action: transfer_to_human
+      pickup_timeout_minutes: 10
+`
+
+// After-hours and escalation replies show in the widget as the agent sends them, and a turn
+// a person from the team has (no reply) says so instead of showing an empty bubble.
+func TestWebchatWidgetAfterHoursAndEscalation(t *testing.T) {
+	t.Parallel()
+	clock := newClock(t, "2026-11-23T06:00:00Z") // Monday 07:00 in Berlin: closed
+	b := setup(t, func(o *setupOpts) { o.clock = clock.Now })
+	agentID := b.createAgent(t, webchatRulesAgentYAML)
+	d, err := b.store.DeployAgent(context.Background(), b.workspace.ID, store.Deploy{AgentID: mustUUID(t, agentID),
+		ChannelType: "webchat", Config: json.RawMessage(`{}`)})
+	require.NoError(t, err)
+
+	ctx := webchatBrowser(t, "en-US")
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(webchatHost(t, b.url, d.ID.String()))))
+	poll[bool](ctx, t, wOpen)
+	waitState(ctx, t, "ready")
+	poll[bool](ctx, t, wSend("Are you open?"))
+	poll[bool](ctx, t, `(`+wLog+`).includes("We are closed. Come back during opening hours.")`)
+	waitState(ctx, t, "ready")
+	require.Empty(t, b.vendors[catalog.Beta].Requests(), "after hours, no model call")
+
+	clock.Advance(4 * time.Hour) // 11:00 in Berlin: open
+	poll[bool](ctx, t, wSend("Can I talk to a real person please?"))
+	poll[bool](ctx, t, `(`+wLog+`).includes("member of our team")`)
+	waitState(ctx, t, "ready")
+
+	poll[bool](ctx, t, wSend("Hello?"))
+	waitState(ctx, t, "ready")
+	require.Equal(t, "Your message was passed on to a person from our team.", poll[string](ctx, t, wStatus))
+	require.Equal(t, 6, poll[int](ctx, t, wRoot+`.querySelectorAll(".sbw-msg").length`),
+		"the greeting, three messages and two replies: no empty bubble")
 }

@@ -9,11 +9,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"switchboard/catalog"
 	"switchboard/llm/llmtest"
+	"switchboard/openapi"
+	"switchboard/openapi/contract"
 	"switchboard/store"
 	"switchboard/webchat"
 )
@@ -63,12 +66,18 @@ func (b *testBundle) public(t *testing.T, method, path, origin, body string, hea
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := embedClient(t).Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	return resp, raw
+}
+
+// embedClient checks every answer of the public webchat routes (stream frames included)
+// against openapi/embed.yaml.
+func embedClient(t *testing.T) *http.Client {
+	return contract.Client(t, contract.Load(t, openapi.EmbedYAML))
 }
 
 type webchatReply struct {
@@ -154,7 +163,7 @@ func (b *testBundle) webchatStream(t *testing.T, dep, body string) []chatFrame {
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := embedClient(t).Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
@@ -259,4 +268,38 @@ func TestWebchatVisitorRateLimit(t *testing.T) {
 	require.NotEmpty(t, resp.Header.Get("Retry-After"))
 	require.Equal(t, "https://shop.example", resp.Header.Get("Access-Control-Allow-Origin"), "the widget can read the 429")
 	require.Contains(t, resp.Header.Get("Access-Control-Expose-Headers"), "Retry-After")
+}
+
+// The loader, the widget's files and the contract itself are served to any page, and their
+// answers follow openapi/embed.yaml, where every operation is public.
+func TestWebchatStaticRoutesFollowTheContract(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	_, dep := b.deployWebchat(t, `{}`)
+	for path, ctype := range map[string]string{
+		"/embed/" + dep + ".js":    "text/javascript",
+		"/embed/static/widget.js":  "text/javascript",
+		"/embed/static/widget.css": "text/css",
+		"/openapi/embed.yaml":      "application/yaml",
+	} {
+		resp, raw := b.public(t, http.MethodGet, path, "https://shop.example", "")
+		require.Equal(t, http.StatusOK, resp.StatusCode, path)
+		require.True(t, strings.HasPrefix(resp.Header.Get("Content-Type"), ctype), path)
+		require.NotEmpty(t, raw)
+	}
+	resp, raw := b.public(t, http.MethodGet, "/embed/"+uuid.NewString()+".js", "", "")
+	require.Equal(t, http.StatusNotFound, resp.StatusCode, string(raw))
+
+	spec, err := openapi3.NewLoader().LoadFromData(openapi.EmbedYAML)
+	require.NoError(t, err)
+	var ops []string
+	for path, item := range spec.Paths.Map() {
+		for method, op := range item.Operations() {
+			ops = append(ops, method+" "+path)
+			require.Equal(t, "public", op.Extensions["x-permission"], path)
+		}
+	}
+	require.ElementsMatch(t, []string{"GET /embed/{deploymentId}.js", "GET /embed/static/widget.js", "GET /embed/static/widget.css",
+		"GET /embed/{deploymentId}/config", "OPTIONS /embed/{deploymentId}/config", "POST /embed/{deploymentId}/chat",
+		"OPTIONS /embed/{deploymentId}/chat"}, ops, "every public webchat route is in the contract")
 }

@@ -3,6 +3,8 @@ package webchat
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
+	"os"
 	"testing"
 
 	"github.com/google/uuid"
@@ -21,6 +23,13 @@ func TestTokens(t *testing.T) {
 	forged := NewTokens([]byte("other")).Issue(d, "conv_xyz")
 	if _, ok := tk.Conversation(d, forged); ok {
 		t.Fatal("a token signed with another key was accepted")
+	}
+	rotated := NewTokens([]byte("new"), []byte("k"))
+	if c, ok := rotated.Conversation(d, tok); !ok || c != "conv_abc" {
+		t.Fatal("a token signed with the previous key must still be accepted during a rotation")
+	}
+	if _, ok := tk.Conversation(d, rotated.Issue(d, "conv_abc")); ok {
+		t.Fatal("the old key alone must not accept what the new key signed")
 	}
 	for _, bad := range []string{"", ".", "abc", "Y29udl94eXo.AAAA"} {
 		if _, ok := tk.Conversation(d, bad); ok {
@@ -51,7 +60,7 @@ func TestAllows(t *testing.T) {
 // TestSizes measures what a page pays: the loader (every page view) must stay under 10 KB
 // gzipped; the widget (only when opened) is reported. The README states both.
 func TestSizes(t *testing.T) {
-	loaderSize := gzipped(t, Loader("https://switchboard.example.com", uuid.New()))
+	loaderSize := gzipped(t, Loader("https://switchboard.example.com", uuid.MustParse("0b6f8a52-3c1d-4e7a-9f20-5d8c7b6a4e31")))
 	widgetSize := gzipped(t, Widget) + gzipped(t, WidgetCSS)
 	t.Logf("loader %d bytes gzipped; widget script and style sheet %d bytes gzipped", loaderSize, widgetSize)
 	if loaderSize >= 10*1024 {
@@ -59,6 +68,17 @@ func TestSizes(t *testing.T) {
 	}
 	if widgetSize >= 30*1024 {
 		t.Fatalf("the widget is %d bytes gzipped, over 30 KB", widgetSize)
+	}
+	// The README states both sizes as measured here.
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, size := range map[string]int{"loader": loaderSize, "widget": widgetSize} {
+		want := fmt.Sprintf("about %.1f KB gzipped", float64(size)/1024)
+		if !bytes.Contains(bytes.Join(bytes.Fields(readme), []byte(" ")), []byte(want)) {
+			t.Errorf("README.md (Webchat) must state the %s's size as %q", what, want)
+		}
 	}
 }
 

@@ -55,7 +55,7 @@ func configRows() []configVar {
 		configVar{[]string{"REDIS_URL"}, "", "`redis://[user:password@]host:port[/db]`: rate limits shared by every replica through Redis; when Redis does not answer, each replica limits in-process (fail open, logged; see Operations)"},
 		configVar{[]string{"DRAIN_DELAY"}, code(shortDuration(d.DrainDelay)) + " (`0s` in development)", "after SIGTERM, how long `/ready` answers 503 `draining` while requests are still served, before the server stops accepting and drains"},
 		configVar{[]string{"SECRETS_KEY"}, "(production: required once a webhook endpoint exists; development: a throwaway key, printed at start)",
-			"base64 of 32 random bytes (`openssl rand -base64 32`); seals webhook signing secrets at rest (AES-256-GCM)"},
+			"base64 of 32 random bytes (`openssl rand -base64 32`); seals webhook signing secrets at rest (AES-256-GCM), and signs webchat visitor tokens with a key derived from it (HKDF), so visitors keep their conversations across restarts and replicas (see Webchat)"},
 		configVar{[]string{"SECRETS_KEY_PREVIOUS"}, "", "during a key rotation, the old key(s), comma-separated: they only open secrets, never seal (see Security)"},
 		configVar{[]string{"SMTP_URL"}, "", "outgoing mail for escalation notifications: `smtp://[user:pass@]host[:port]` (STARTTLS when offered) or `smtps://…`; `?from=` sets the sender (default `noreply@` the host of `PUBLIC_BASE_URL`)"},
 		configVar{[]string{"COMPLIANCE_VERSION"}, code(d.ComplianceVersion), "version of the outbound compliance acknowledgment workspaces must accept (its text is `compliance/outbound-<version>.md`, embedded; known: " + code(strings.Join(compliance.Versions(), "`, `")) + "); a new version needs a new acceptance (see Settings)"},

@@ -127,6 +127,22 @@ type AgentUpdates struct {
 // AgentWithDisclosure defines model for AgentWithDisclosure.
 type AgentWithDisclosure = manage.GetAgentResult
 
+// BlockedVisitor defines model for BlockedVisitor.
+type BlockedVisitor struct {
+	CreatedAt time.Time `json:"created_at"`
+
+	// Reason Why, for the team; empty when none was given
+	Reason string `json:"reason"`
+
+	// VisitorId The `mc-` id of the visitor's webchat conversation
+	VisitorId string `json:"visitor_id"`
+}
+
+// BlockedVisitorList defines model for BlockedVisitorList.
+type BlockedVisitorList struct {
+	BlockedVisitors []BlockedVisitor `json:"blocked_visitors"`
+}
+
 // Channel defines model for Channel.
 type Channel = manage.ChannelView
 
@@ -290,6 +306,15 @@ type CreateUploadParams struct {
 	Filename *string `form:"filename,omitempty" json:"filename,omitempty"`
 }
 
+// BlockVisitorJSONBody defines parameters for BlockVisitor.
+type BlockVisitorJSONBody struct {
+	// Reason Why, for the team; never shown to the visitor. Empty when left out.
+	Reason *string `json:"reason,omitempty"`
+
+	// VisitorId The `mc-` id of the visitor's webchat conversation
+	VisitorId string `json:"visitor_id"`
+}
+
 // CreateAgentJSONRequestBody defines body for CreateAgent for application/json ContentType.
 type CreateAgentJSONRequestBody CreateAgentJSONBody
 
@@ -307,6 +332,9 @@ type ChatJSONRequestBody = ChatRequest
 
 // CreateKeyJSONRequestBody defines body for CreateKey for application/json ContentType.
 type CreateKeyJSONRequestBody CreateKeyJSONBody
+
+// BlockVisitorJSONRequestBody defines body for BlockVisitor for application/json ContentType.
+type BlockVisitorJSONRequestBody BlockVisitorJSONBody
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
@@ -349,6 +377,15 @@ type ServerInterface interface {
 	// GetUpload An upload's metadata (not its bytes)
 	// (GET /api/uploads/{id})
 	GetUpload(ctx echo.Context, id string) error
+	// ListBlockedVisitors List the webchat visitors blocked in the workspace, newest block first
+	// (GET /api/webchat/blocked-visitors)
+	ListBlockedVisitors(ctx echo.Context) error
+	// BlockVisitor Block a webchat visitor
+	// (POST /api/webchat/blocked-visitors)
+	BlockVisitor(ctx echo.Context) error
+	// UnblockVisitor Lift a webchat visitor's block
+	// (DELETE /api/webchat/blocked-visitors/{id})
+	UnblockVisitor(ctx echo.Context, id string) error
 }
 
 // ServerInterfaceWrapper converts echo contexts to parameters.
@@ -526,6 +563,40 @@ func (w *ServerInterfaceWrapper) GetUpload(ctx echo.Context) error {
 	return err
 }
 
+// ListBlockedVisitors converts echo context to params.
+func (w *ServerInterfaceWrapper) ListBlockedVisitors(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListBlockedVisitors(ctx)
+	return err
+}
+
+// BlockVisitor converts echo context to params.
+func (w *ServerInterfaceWrapper) BlockVisitor(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.BlockVisitor(ctx)
+	return err
+}
+
+// UnblockVisitor converts echo context to params.
+func (w *ServerInterfaceWrapper) UnblockVisitor(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.UnblockVisitor(ctx, id)
+	return err
+}
+
 // This is a simple interface which specifies echo.Route addition functions which
 // are present on both echo.Echo and echo.Group, since we want to allow using
 // either of them for path registration
@@ -586,6 +657,9 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.DELETE(options.BaseURL+"/api/keys/:id", wrapper.RevokeKey, options.OperationMiddlewares["revokeKey"]...)
 	router.POST(options.BaseURL+"/api/uploads", wrapper.CreateUpload, options.OperationMiddlewares["createUpload"]...)
 	router.GET(options.BaseURL+"/api/uploads/:id", wrapper.GetUpload, options.OperationMiddlewares["getUpload"]...)
+	router.GET(options.BaseURL+"/api/webchat/blocked-visitors", wrapper.ListBlockedVisitors, options.OperationMiddlewares["listBlockedVisitors"]...)
+	router.POST(options.BaseURL+"/api/webchat/blocked-visitors", wrapper.BlockVisitor, options.OperationMiddlewares["blockVisitor"]...)
+	router.DELETE(options.BaseURL+"/api/webchat/blocked-visitors/:id", wrapper.UnblockVisitor, options.OperationMiddlewares["unblockVisitor"]...)
 
 }
 
@@ -2560,6 +2634,403 @@ func (response GetUpload500JSONResponse) VisitGetUploadResponse(w http.ResponseW
 	return err
 }
 
+type ListBlockedVisitorsRequestObject struct {
+}
+
+type ListBlockedVisitorsResponseObject interface {
+	VisitListBlockedVisitorsResponse(w http.ResponseWriter) error
+}
+
+type ListBlockedVisitors200JSONResponse BlockedVisitorList
+
+func (response ListBlockedVisitors200JSONResponse) VisitListBlockedVisitorsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBlockedVisitors401JSONResponse struct{ ErrorJSONResponse }
+
+func (response ListBlockedVisitors401JSONResponse) VisitListBlockedVisitorsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBlockedVisitors403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListBlockedVisitors403JSONResponse) VisitListBlockedVisitorsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBlockedVisitors429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListBlockedVisitors429JSONResponse) VisitListBlockedVisitorsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBlockedVisitors500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListBlockedVisitors500JSONResponse) VisitListBlockedVisitorsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BlockVisitorRequestObject struct {
+	Body *BlockVisitorJSONRequestBody
+}
+
+type BlockVisitorResponseObject interface {
+	VisitBlockVisitorResponse(w http.ResponseWriter) error
+}
+
+type BlockVisitor200JSONResponse BlockedVisitor
+
+func (response BlockVisitor200JSONResponse) VisitBlockVisitorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BlockVisitor201JSONResponse BlockedVisitor
+
+func (response BlockVisitor201JSONResponse) VisitBlockVisitorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BlockVisitor400JSONResponse struct{ ErrorJSONResponse }
+
+func (response BlockVisitor400JSONResponse) VisitBlockVisitorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BlockVisitor401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response BlockVisitor401JSONResponse) VisitBlockVisitorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BlockVisitor403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response BlockVisitor403JSONResponse) VisitBlockVisitorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BlockVisitor404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response BlockVisitor404JSONResponse) VisitBlockVisitorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BlockVisitor429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response BlockVisitor429JSONResponse) VisitBlockVisitorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BlockVisitor500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response BlockVisitor500JSONResponse) VisitBlockVisitorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UnblockVisitorRequestObject struct {
+	Id string `json:"id"`
+}
+
+type UnblockVisitorResponseObject interface {
+	VisitUnblockVisitorResponse(w http.ResponseWriter) error
+}
+
+type UnblockVisitor200JSONResponse BlockedVisitor
+
+func (response UnblockVisitor200JSONResponse) VisitUnblockVisitorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UnblockVisitor401JSONResponse struct{ ErrorJSONResponse }
+
+func (response UnblockVisitor401JSONResponse) VisitUnblockVisitorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UnblockVisitor403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UnblockVisitor403JSONResponse) VisitUnblockVisitorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UnblockVisitor404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UnblockVisitor404JSONResponse) VisitUnblockVisitorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UnblockVisitor429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UnblockVisitor429JSONResponse) VisitUnblockVisitorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UnblockVisitor500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UnblockVisitor500JSONResponse) VisitUnblockVisitorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
 	// ListAgents List agents, newest first
@@ -2601,6 +3072,15 @@ type StrictServerInterface interface {
 	// GetUpload An upload's metadata (not its bytes)
 	// (GET /api/uploads/{id})
 	GetUpload(ctx context.Context, request GetUploadRequestObject) (GetUploadResponseObject, error)
+	// ListBlockedVisitors List the webchat visitors blocked in the workspace, newest block first
+	// (GET /api/webchat/blocked-visitors)
+	ListBlockedVisitors(ctx context.Context, request ListBlockedVisitorsRequestObject) (ListBlockedVisitorsResponseObject, error)
+	// BlockVisitor Block a webchat visitor
+	// (POST /api/webchat/blocked-visitors)
+	BlockVisitor(ctx context.Context, request BlockVisitorRequestObject) (BlockVisitorResponseObject, error)
+	// UnblockVisitor Lift a webchat visitor's block
+	// (DELETE /api/webchat/blocked-visitors/{id})
+	UnblockVisitor(ctx context.Context, request UnblockVisitorRequestObject) (UnblockVisitorResponseObject, error)
 }
 
 type StrictHandlerFunc func(ctx echo.Context, request any) (any, error)
@@ -3075,120 +3555,225 @@ func (sh *strictHandler) GetUpload(ctx echo.Context, id string) error {
 	return nil
 }
 
+// ListBlockedVisitors operation middleware
+func (sh *strictHandler) ListBlockedVisitors(ctx echo.Context) error {
+	var request ListBlockedVisitorsRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListBlockedVisitors(ctx.Request().Context(), request.(ListBlockedVisitorsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListBlockedVisitors")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListBlockedVisitorsResponseObject); ok {
+		return validResponse.VisitListBlockedVisitorsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// BlockVisitor operation middleware
+func (sh *strictHandler) BlockVisitor(ctx echo.Context) error {
+	var request BlockVisitorRequestObject
+
+	var body BlockVisitorJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.BlockVisitor(ctx.Request().Context(), request.(BlockVisitorRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "BlockVisitor")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(BlockVisitorResponseObject); ok {
+		return validResponse.VisitBlockVisitorResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// UnblockVisitor operation middleware
+func (sh *strictHandler) UnblockVisitor(ctx echo.Context, id string) error {
+	var request UnblockVisitorRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.UnblockVisitor(ctx.Request().Context(), request.(UnblockVisitorRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UnblockVisitor")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(UnblockVisitorResponseObject); ok {
+		return validResponse.VisitUnblockVisitorResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // Base64 encoded, compressed with deflate, json marshaled OpenAPI spec.
 // Stored as a slice of fixed-width chunks rather than one concatenated
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H3rchvHlfCrnJovVQJSQ5DUJZ8NVqqWkWTHG9tRSVRSWY8X05w5ADqc6R539xCEVazaX/sA+xD7YHmS",
-	"rT7dPRdgQICUJctxfhEc9OX06XO/DN5FmSwrKVAYHU3fRQp1JYVG+uelUlLZD5kUBoWxH1lVFTxjhktx",
-	"/HcthX2msyWWjL7Nc26/YsUrJStUhtuV5qzQGEdV59G7CMPi/ceZzNH+FXVRsMsCo6lRNcaRWVcYTSNt",
-	"FBeL6DaOcpnpWa0KO3jryyV30G59UaLWbIGD31VMsfKgvd2DrSVu40jhDzVXmEfT75q9/Pjvm4Xk5d8x",
-	"M1vjHUYGhtnTos4Uryxuo2l0LoAGAxdglggorrGQFYJeMoU5rLhZwvH1KW3hboeQe77wt9jH+WWtuUCt",
-	"X9eFe7ADAQGgOMqWTAgsaDA3WOoONtpR/gFTiq1plkJmMD8nEOZSlcxE0yhnBo8MLxtE9W4Zq0Kuy0Ce",
-	"zV6/UTiPptH/O27J99gf9Pi5A+7CrjUARQ+VA2SQc50VUtcKXwqLhLwz6lLKApnoD3uNmVQ5F4uv8sMo",
-	"t5l5gTfm0ClVwdbfsnKYdBcK0djPQ1/yvIfvuub5EKqvhFwVmC/wjaxVhn189wkmx8os7wCcC4MLVHbV",
-	"hs33nvFAMCu2CEB0WYIeQ6aYPcMZnMJcKmBCmiUqsIuAFBkCNxpymdWWooBrUMg6u3Tgrpg7YX8Xy2x1",
-	"VUiWw5wXKFiJwKBk6iqXKzGzz0Aq+m7mx2nCJtihOor3o0EbZuqBA57DCi81NzijQ4Z1S3mNGn6oscYc",
-	"/vHf/+NQwMWC/rHHWxNEjBNe8BrVGggriSC0VCjyHcNhlNL1paDZWsNquR5P4JxOF7ZfLaVGSC220kTQ",
-	"IUHIgKM1GtDGzg271MLwAphbQ87BLJkh3NjLcLMwnyQiiiMUdWnFop8axZE7ZWQFiTtjZAUoy9dRHDmI",
-	"O9JzW1qHBXt4tFPb24riqHeZURyxitNTUbNiZizDDu3hpjsBsJNkWA91FnINo7oqZv/4r/8dx45ALReK",
-	"Q+jEq7494zZUTMtSboHYs3JDdoG/4p3aaFugFuxyhyrYvIPuHLGodynioii/kTkWu758peQ1z1F1L5UV",
-	"1ZJFcXSJxv5ZsLJkgzdVspsLeYWiC2eH78UuEdvyZdgSvXog8ew+Dm2o19qghbmshm0Sg2WFipladXcW",
-	"dXnpQDJS9Oh3rjiKvLBUXyk5R63J4rJ8wXRNH0iKFsPcIGWhn0sx54v7ae+6yu+nvYdoj9DbobaGDvo6",
-	"zh+6o9j6F9+hkT7+uve7gfqGUPs46BgzfXNjQCMOGQdds6aLpC3OiaObo4U88g9LJtgCJ2SR/YXjqvv1",
-	"ES8rqZyhRmoo0itusuWlZCo/djMJvTT7+ZKZc6FXjh/uYYFnUlyj0mTLz3g+SJuoM1awYCvduXhf7F0s",
-	"EbobPNLQruVlnRQIc0seMLJiDC5xLhWOJwPirw85ywJEgScyWRSYmZn1VBgh2ygm9BzVzMjZsi4ZqZSS",
-	"8WImpOFz78MMs4jii8WGeJkbVLPHM6dmZsxYoiMiqTWqmaVz1HbbK1yvpMpnJTMZyVUUljvEkNrYYJCw",
-	"bRzONyR8W2G7F99uKIysy7ae0X+E28OltMKqWA/vxSzpPbIGVFWsz8BiYw2rpdVvDAjfsGSavJMuWJMo",
-	"PkS0ygrpvhzFOC4rpN4hYevg0t2HPklGOBMEwdTKYqy0EgUyVhT6DH5EJWG1RAEMVG3PRUyG+STapEcu",
-	"qtrMTKNWGunIhfnd00H7Utbm3nOMNNYGOXzKpgTugrkJwsbye73VTekRqKUjZjvCoyPy3W3tEY9+dZx4",
-	"yXawdAwT+/LxeQfYL5RX8T+pqNyDnSFWbqB7gYVhDwHLeP9xj1zpG60DALz24uveSCFZez/G+6u1+Eks",
-	"sKJARQZvw4fXXHMj1RloI61ekGJLgjzS4DeGUYlqgTlwYSRw45jVfslFzcVivM2opADsh5LdfI1iYcnn",
-	"8bOncVRyEf5/MiBhglXYmXZ6ctKbdjrkqy696daZ9+Rxb9r/H9IKB3HG80bVPYQ1Bih609/sDnEXxLWT",
-	"+2BkwDPCyPrUaZkdpcBzwvkerHRicB28PD05AKHaKHQxus2AmJUSwDQwYX1cYf1OOxRGTEN6nmVYmSlY",
-	"Tjimr4/c1ynkEvW4o5WaCM+OYN5OPvqa64HQGqHr8NAVrfSmLkum1kMKWddZhloPR6RIfg95NRtHCYvE",
-	"Abow9TCT1R6U4NSvUdeFebjlGg66HQS+f6DwwOjRT+3eHeLjtKe5h08QcPNg5L4lT0Tvlc4lF92np/G+",
-	"4PAW+W8EVDs8/cyy9E8eYN285AcEXPtyfEvu3Dce2zvyXiHWDdZuImvP1IFQy/32LtnNV27ms5NPJiqz",
-	"oeCYYYVcTL5gJS/uwQB+HnFAL8hTshteWng+O/3cKV/372l8R/znnpr+YeLjDvYPwuP+3L8Zb9qg9Y2z",
-	"DDHoRkCqwV8Xee28DxKo6mPmsqixUlyYyYULCx2IlWaes6oeFvm63aXx/8rN8kUjWnbo/oM0fl9I7ZvS",
-	"2fNuk+Buvd+LZh2omr5Ep/rfQ/P77NxQ5jfczHa68YPZA1xcylrkdKgHapedJkXVEYgH5yuHDIqqDXt6",
-	"2yILscsN+O9vbPjNHxyC9POHrd+cGXbftO2Q2esP0BEthd1vrznWHJwAGTLdu7jvp4iyJaMwIhaZnF1L",
-	"npFNV1r2KfWCVdXstP34uP34pP349HC51oXjgeJtM87x8jqUbPzMcY4mxPEQiN4zxOGiGz6K+X6I2I6B",
-	"Bqc3RC+6k4aETbnTfPI5zpkL/O4I7/ovnR9uaiWgYuqKsrosW4KqhQYpijVQsBrSv718A0l9cvIky2SO",
-	"9AnTXgD4LnZ85UA6d6Hou4LDD4zH/iuEujuEWvrUVu0LiDbpYzepPzCQtycWJFpaH0kFb99+9WJsqZ4N",
-	"BIkQVlJd6Ypl2I0TDUb+O6GgbXqvNapHGvyYsx0EDaQLVamBeX7wjDLElROXIGxjcYcEnRq23QyQuXSB",
-	"4//0y5cXcHx9ekwPdXpGe+c4Z3Vh/EiXTLjUKMyOPEgb3aJ5zX29R3DquTcIhku/2G7DZws8GvvtT58f",
-	"vzOmhdq8dZUOLXyKD4G3YkpwsbhXIcLdFjIZVO2pOyGdAFZn1wPNLbqN97ah3Z3+Ce+t1tzEGfvpLekr",
-	"3JEp1JgpNDGk+upIX2ezyWSSnoFeypVwqszngknwDUQ8tJnV+m6Y38dGxzm/GfxK4bW8es99lSz2unOv",
-	"7ZhBu59mNzC2xn97iRv46QHtrmRIJNzptFZVwYcK7IieXFUdxdGPnKlB6QB6SDayf0AFqFYAajbHRc2U",
-	"lZHzgSh73EiJQfYvfTVwECm6sqrVlWHZw/q44KBcEdLgjov107yu21+S19l12N6xi3mZ3Qzro48BlTj4",
-	"vJYdAyUy4TLkVcGMJbCgL2IQeI0KNC9QZLg/O9GK2nB//vwehfEG5gYg3sDLYeKsQ0kPkWNUYP7SFy8/",
-	"oMDEFUGH6ucYfMFBqFqcK1aiM1N8NihjSnHUwM1AbvA9C9J/iaXlcfRJ6ZBNYb9943YEsNosURieWTjA",
-	"197E1ti0t19yURs8c/xGJpdjJrtuiDg+WIHsyGVf4Rq4ttIxlMJYQXmFaw0ly5HkoawNMPAy/A5FtH3o",
-	"OVfaQLZkimUGVZMtv8I1ndoy7kLwHxG4GVr7l67JdtBtiDndg3btjRwckLKssc9ipAWH4Ou7z/eD0vkv",
-	"g54Yy8wMeE6ijovg+zjfxjMCDrJWEGMVMwaVXeo/vzs5+vz7d0/j298MTcCbiivU92Jz3SZ075Zf7Qk9",
-	"ZO3c3s5DmH3tKbGpFVsJVzSXl1xYhYeUj4ija44rVIO2wVtX7b3dCbM2uKMw2PdAbUYKqaSgKhhtTf+E",
-	"AvLw/9KURVDMvnGqyueDYD0gzh3aEIYLz6my3tWba1jwa7R046r1d4vpDonUVTGzZHJ+9B/s6Mfv3z1+",
-	"PEws2wFaX08/dEpXxt/pMunDzXMScE3xbQM/9QqsUCGsGDdcLLw12vYScO1OzEQOTCEIuQqtEXPqllqg",
-	"ptDAyAlpKeDLlxfjbkhsr47aKslYssfPfrd9jCXewJs/nh89fva7IK8ddR1UQ9AYXc399ikwjsJifv9+",
-	"GXIfxYfZco4nHpgIsIjArFbcrN9Y8enZCZlCdV67VhqSq2TF0uMWEUtjKrcGF3O5jcpXwTx+/fLNBShZ",
-	"G9Tu7qkMha47FHFP4GKJa9cIZ5HOFfCyKrBEYVyQKvgmifjm+SugpCCMpECQlPSk8mSzkqBrNWcZ6nHs",
-	"6MmVGJElpUPjnbbU1nTfWd46vj5Np4lI3yXO6EqiKbxLgsGWRDEkdGz3iexC95FCWtHtbTpJRCJeYMY1",
-	"RXtXS3QngUrJvM4M6Aoza22Qd2CmkL7685sLOGYVP3YIScGwK3S2cJMjAKYT8bfzb76GUdqVRWtWFuk4",
-	"Jh9Ow7+/+fO3YIG3jy3sSTSZTJLoNj1LRPrq/OL5H7s7Hb/j+W13uznHwvFv6krhZzQwJRQqNLXyLo8v",
-	"lHdXaNemVcMtpvZ8TADeGBQWD6Al+FwXaGRGQ8YEXCLgDaqMa8wBRW6NIRR5s5wTQjp1bleAsAiyJO10",
-	"/jgI0173T7othBKhkOUw0ojgGM6xzXiSiK8EpOevXs1efvuX3+dINFG6s1OtY8cItOYiyyzlah8mbEZT",
-	"1BNGTQg1Eal309LxmbdkuQi0YNU+NUsZbqxWjN60zEn3ZNUgKu346PHkZHJC4rpCYb+cRk8mJ5MnkWt3",
-	"I5btXK79d4HE+g1rfJVH06itAIu8a4PWLI2m372LuN3ohxpJkzvF1IbN2kbhn7lK4vb7uN/q/Pjk5F6N",
-	"zntT+mScDrTuNrXz2l7EU7ft0GoNeMeuDZtGn95r9JP7jH78+T1GP7sH3F27kEjHnz8GgSvUxrk3dIkV",
-	"qpJrT63Ummk9I6kHaLATSI2c/kRt/iDz9YfqV7cCcb9hS6MG3fFNmdsHZHPV3rLWJbvdItjTn4xgeymC",
-	"u2gWVkx7sZd/YuR7+gkSu8Or1WMOe3MlS2CtSt6meccZk5XixnnSm7p2p0wOlTnRhxZsG1VPd5HLJ0Yi",
-	"J08/PRL5Ek1LH2SZUod6g1+4LGR2dYdwHNC+pPga5evzyl1Z0lXEe/wdqygramXbojhXYPy+EngvvYU6",
-	"5oNk4s9C6z1T9l80v18sLpkgi7rs+guBCx4gFI+pVotMvo/ADd4c6dPBa1d84zoJg79PIE6JoytUWgoW",
-	"u0qAuHUsYggF9tRkqGPfthknom2fI9+EPNUJnIs1KFkglGxtvV4zga+RXSOkG2UcKVhnw0jr1wpgieiV",
-	"alDXjgsse9/Uulym09kZytRj+9S5u+dfdUXTaokiEdyAzzmNz1yIiff7g8i17nYPuQ6uBhQNo/CeDv91",
-	"IriGpydPN44kpJnNrQeY0msogsPghafzz+28zyGlR7Mwgny7RAgZKja0az7Lz6xrRn2l/TqW3lo9GNxo",
-	"56OTnnNRAZde0i7dkIbeIotQVdMbQSz2vIgEjSLXibijK2nqUle6v3kKI7ow3z29WduSCLzh2uhxDGmO",
-	"hWEpjKieyGUbmbYXw7V3HTEf+4tNcykwhVETz2BNMxVFSSgkcCnz9dgeJOTWaHg//zY+C2t1xrFixdba",
-	"euWOutwJJ4lo3mHkur47X8IlLpjwEQDKSDK1dpEJNyOIF7oF6ktx/rwHPPjZ9o65WLikEF38iOqpqLN3",
-	"PN0sXloykSOFEFgiXAfzAo0LQ1C00CGTDu6+9mQyjv1rTShIw7OrugLDS7QwLJmGimmN+RkxIPUt5mgY",
-	"LzrcBkxfuRilKxuiAr6jpaxVU/5kmVnzHFtxQV+fJYLBnN9QHmxea1b4oCjZDXScimdndIhWnPhO8wm8",
-	"QYf41y/PX3zzEjRmjpKS6AW9CSFwl/ZnTSJa3tcbFvhIh8O4METfQmj6Sz+kfdAte/s5bITO6xeoVWCT",
-	"mfvL9bXGF57LafzU17ZZTRVq244hzZlh4SsLnv9quiEbGqafTCaOsROxxY0TSG+OtMYjJ15S91Yix3oE",
-	"ohXUdLmOvZvoG9dWulCag/ptXZzzUfsupbEPQ21Gy7vbkU52JeF78Lndrh1H6IqHe8WK0W184IqdFut2",
-	"KULY4Ws0rejNfClw7/R+jUM72aXkb7+/w396FNjORWc3OlvlHPgv29w8+fzDefinzz49w/cNihxYI9Gt",
-	"poG8J2fJ0FugIZvR6xtSfCTT3cWPty1kCqu3pnH37Xw7A7jP27fefDAB2W0O2eE8NbD+c8Q3XwaROYWC",
-	"u6INOl5bEefueSkLeh8aCdtuYuNhcdDQO/NRIqF3NGo99D0JP0Gn1GaT1PB7ND9iUDW0M91J97/KJECH",
-	"STIfIg34ACVX2yzQComOiHMe/6A3/ucNR/yy5kVOLo3m2jBhrIWkZL1YtlncildYcNFmcWG05NpIRTVW",
-	"stCJmPPCoMIcLteh/uqRJmc87lXi6BgoCkHOM+lsPZ7AX51bkohtR52BwFWoDe05JdowZfQZdN+x4R31",
-	"oYVC4MF7cCIPadLgjedA6WSpQHojLhGj9Gamr7NZz54kF1txfbWm07sMpvUeXYsFJUDTjbaUdHzmlFYi",
-	"dvRqdNPmvXMaCaoWwA35dG9I0XGxmAZnekqedEqG0B2Oc9y47hrVNaojbYWtu4LpBsJSGKXvNjB4m8Yu",
-	"KNJ1otN3dqPbdBzStU4xW5s4+NIDrjSpbQfNAY4zcgqAuMhAx0+GITfZhW1cdetBXvKWZ/YBnbKf0R9r",
-	"m/0O8MTez1UZbrZ8oJey0SB5XwelPfbHcU2CEA1vf4ubwhFXQxIM1V+0b/JJ5hOpAC4YkltKba9fEKpf",
-	"vU+woTMrFM4lceVZVKRCbkfOtK8o0e4VDj5W6P/JpLziGLflLSIR57VZSsV/9JE1ZDlJwbmLXKdUqkmB",
-	"CXYpr3ECL60ZfEV1W3KlXcScaoVjClHETskmgsyFEBCnWvBaI4x6ld/j0D1hV3HNR0Mi0Dolf7II+YAC",
-	"KRQp77AB7X3EIIu8qYKIwZc9gxSogYusqPOQa//nKP7oNYg+0nD+6itXKD9yt+Zq9ty96QFfl4j4dmce",
-	"xikbPUS2TX9I025DlXSarfUUtimaklKJ0HwhMD/igiqzYtBNJp8qt8ImjzTIlQDNTY8VYIgTYCRVnIha",
-	"2M/DJWNSWLkqpDWQcxSGswKYAVYU08GKMTLXHOMmwncjUEA4/BrA05MnkPoDzoJKTmPQluMLZJbm7LyM",
-	"CSGNZSXjXhPuKioTQZxbsJxEjkv4hI4L36hrR0wpj2fZ25v21mylgmxfYOeKslO68rPA0GJhp3XEQkpF",
-	"3TQKBKLPHYSnBMootUtMKsWveYELpKwQQepox2LAm5veHO43Gw6aRQTyn3D9cRzpg5tKYt8uyQVFFXT7",
-	"vlUUUODcgKxNv7X5dPDVWw/u4qCJP7tL3ba97paocVtG4QlhNNRrOv5Vet5tRZIXu7vka9dkaAqPcizQ",
-	"4PuZDrtsgDOn+ZwoSMS9ZAHxvTMfjKw0qRdayIT7dr97kAhrr/KMuYpuSyKUGw/ZWxT5BF43YDS6mMp1",
-	"vV/JjRXcGZUw5EMyhOY3MuTDGRa7WKAD9K+yusTh/wAS/xjFU4GNfCH67ojVG1eg7ptZvN5q36Mxt3xw",
-	"eLV6Iny5+gQo58BNCDAwq4/rwvCKKXNs4T+yHmLauhUBAHqbhvttjtztnSbCV434Xz7hoZTfgvTI9d5M",
-	"Ic1qVcDRFzTu9/92dXk8Zz9MyrxtMqAYCltRUUEiejt7M+q5Y5Kji3XlunmaZiaPmjQAkQIVm0NzlxRA",
-	"chEizOmXX/QU0rZNK439fwF5KYxYoaV/enPUPB+HkUtTFmkiCOUbbVzpWf+RzAy2L5cdkRBs8O0w2hiH",
-	"7gdYxuFnaEJU0Z7qke4kX0fpxNwYC7fFIv0JINp/CDr/IY0TkU4sXGOqFDJLSjIUmi7r6ekzSGuh66qS",
-	"ymA+KzHnbGahSJsfdpHWCD89gW/4H9ycJ4lI3RXPjJSzgqkFpmdtWYQUCE9PTiClfx0pnrmaE6rK4Bqs",
-	"Rfn24oujz+zARKRcXLOC5zMUmcy5WNjliBp6Mxi8evGFs7eZbrcJk+0pmzqcQI9XWBkXg1BYMMOvESxH",
-	"W2uxocMzSJMkhUvMJGXfjwl7KWhc0C8/wEISGifpgBXdAaAhQaolcRz3KLTXdVLrHW8nEb7m3f8iTPcX",
-	"cGJgGzzeLunxTyFe0fyeDN6wzJAl6zu9KH1/w7WzqF3hRrN+7iwgQocl5a1OOm5NJeqoSEQI7aZjaqQb",
-	"bKITcnUGaa/VLHX2qT12udvAfht+a2dDAA91PpNIcOhxhS1BcMBoi7Mcykmtr4T7qYOBbpROR10ryXuW",
-	"8+Ong5V/uz2C3x7/tq+7G8VwSWHZAdWwpbvvEMueLlI6ZdyUk1lErK2HZYV6V8AlYkPC9QRZvC3EyMza",
-	"KcbcRX48M9+Txw77xmdJfH/pL7kJ4VMsUXgbfqmq+ZG0uSe3thXuklHMDW9MDN94EovhjxfffG3p6NWL",
-	"L8aH1vB6s2hvZ0MjMD6YQX03zXWJ7VdmTp+L1r4r0TArlmBk1bOVsyR/xh+wPWHbou50GtOa3R7j7763",
-	"ctql/tyO9Ctp1GA8PT4uZMaKpdRm+tnJZyfR7fe3/xcAAP//",
+	"7H3pcuM4muCrfMGdiJQmaNnOo7fLjolYV2ZWdW3XkZHp7I7ZUq4Ik58kjEmABYCWVRmO2F/7APsQ+2Dz",
+	"JBP4APASZUnOo7K6+pdlEueH7z7A91Eqi1IKFEZHZ+8jhbqUQiP981IpqeyPVAqDwtifrCxznjLDpTj+",
+	"Dy2FfabTJRaM3mYZt69Y/krJEpXhdqQ5yzXGUdl69D7CMHj3cSoztH9FlefsKsfozKgK48isS4zOIm0U",
+	"F4voLo4ymepZpXLbeOPlkrvVbrwoUGu2wMF3JVOs2Gtu92BjiLs4UvhLxRVm0dnP9Vy+/bt6IHn1H5ia",
+	"jfYOIgPN7G5Rp4qXFrbRWXQhgBoDF2CWCChuMJclgl4yhRmsuFnC8c0pTeFOh4B7sfCn2IX5VaW5QK1f",
+	"V7l7sAUAYUFxlC6ZEJhTY26w0C1oNK38A6YUW1MvhcxgdkFLmEtVMBOdRRkzeGR4UQOqc8pY5nJdBPSs",
+	"5/oXhfPoLPpvxw36HvuNHj93i7u0Yw2sogPKATTIuE5zqSuFL4UFQtZqdSVljkx0m73GVKqMi8V32X6Y",
+	"W/e8xFuzb5cyZ+sfWTGMuguFaOzvoZc868C7qng2BOprIVc5Zgt8IyuVYhfeXYTJsDTLexbOhcEFKjtq",
+	"TeY797jnMku2CItokwQ9hlQxu4dzOIW5VMCENEtUYAcBKVIEbjRkMq0sRgHXoJC1Zmmtu2Ruh91ZLLFV",
+	"ZS5ZBnOeo2AFAoOCqetMrsTMPgOp6N3Mt9METbBNdRTvBoM2zFQDG7yAFV5pbnBGmwzjFvIGNfxSYYUZ",
+	"/Of//X8OBFws6B+7vTWtiHGCC96gWgNBZSoILCWKbEtzGCV0fAlottawWq7HE7ig3YXpV0upERILrWQq",
+	"aJMgZIDRGg1oY/uGWSpheA7MjSHnYJbMEGzsYbhemE2mIoojFFVh2aLvGsWR22VkGYnbY2QZKMvWURy5",
+	"Fbe45ya3DgN24Gi7NqcVxVHnMKM4YiWnp6Ji+cxYgh2aw3V3DGAryrAO6OzKNYyqMp/95//5/+PYIail",
+	"QrEPnnjRt6NdT8Q0JOUGiD0p12gX6CveKo02GWrOrraIgv4ZtPuIRbVNEOd58YPMMN/28pWSNzxD1T5U",
+	"lpdLFsXRFRr7Z8GKgg2eVMFuL+U1ivY6W3QvtrHYhi7DlOjFA7Fn93NoQr3WBu2ai3JYJzFYlKiYqVR7",
+	"ZlEVV25JRooO/s4VR5HlFutLJeeoNWlcli6YrugHcdF8mBqkzPVzKeZ8cZj0rsrsMOk9hHsE3ha21XjQ",
+	"lXF+0y3B1j34Fo504dc+3x7oa0TtwqClzHTVjQGJOKQctNWaNpA2KCeObo8W8sg/LJhgC5yQRvY3jqv2",
+	"6yNelFI5RY3EUKRX3KTLK8lUdux6Enip9/MlMxdCrxw9HKCBp1LcoNKky894NoibqFOWs6Ar3Tt4l+1d",
+	"LhHaEzzS0IzleZ0UCHOLHjCybAyucC4VjicD7K+7cpaGFQWaSGWeY2pm1lJhBGyjmNBzVDMjZ8uqYCRS",
+	"CsbzmZCGz70NM0wiii8WPfYyN6hmj2dOzMyYsUhHSFJpVDOL56jttNe4XkmVzQpmUuKrKCx1iCGx0SOQ",
+	"MG0c9jfEfBtmuxPerimMrMm2ntF/BNv9ubTCMl8Pz8Us6j2yClSZr8/BQmMNq6WVbwwI3rBkmqyT9rIm",
+	"UbwPa5Ul0nk5jHFUlku9hcNWwaQ7BD+JRzgVBMFUykKssBwFUpbn+hx+RSVhtUQBDFRl90VEhtkk6uMj",
+	"F2VlZqYWKzV35ML86emgfikrc3AfI43VQfbv0ufA7WX2l9Abfqe12uceAVtabLbFPFos353WDvboR8eJ",
+	"52x7c8fQscsfn7cW+43yIv6jssod0Bki5Xp1LzA37CHLMt5+3MFXukrrwAJee/Z1MFCI1x5GeH+3Gj+x",
+	"BZbnqEjhrenwhmtupDoHbaSVC1JscJBHGvzEMCpQLTADLowEbhyx2pdcVFwsxpuESgLA/ijY7fcoFhZ9",
+	"Hj97GkcFF+H/JwMcJmiFrW6nJyedbqdDturSq26tfk8ed7r99yGpsBdlPK9F3UNIYwCj+/Zmu4k7IK4d",
+	"3wcjA5wRRtamTor0KAGeEcx3QKXlg2vB5enJHgDVRqHz0fUdYpZLANPAhLVxhbU7bVMYMQ3JRZpiac7A",
+	"UsIxvT5yrxPIJOpxSyrVHp4tzrytdPQ91wOuNQLX/q4rGulNVRRMrYcEsq7SFLUe9kgR/x6yanpbCYPE",
+	"YXWh634qq90orVO/Rl3l5uGaa9jophP4cEfhnt6jj23e7WPjNLs5wCYIsHkwcN+SJaJ3cueCi/bT03iX",
+	"c3gD/XsO1RZNP7Mk/dEdrP1DfoDDtcvHN/jOof7YzpZ3MrG2s7YPrB1dB1wth81dsNvvXM9nJ1+MV6Yn",
+	"4JhhuVxMvmEFzw8gAN+PKKDj5CnYLS/sev58+pUTvu7f0/ge/8+Bkv5h7OMe8g/M43Dq7/uberje28sQ",
+	"gfYcUjX82sBr+n0SR1UXMld5haXiwkwunVtoT6jU/ZxW9TDP1902if93bpYvatayRfbvJfG7TGpXl9ac",
+	"96sE98v9jjdrT9H0LTrR/wGS/+tcpteY/c1p+oeaHE6UztgBmoFC5uPUfUNkHVOUiBwAyIrGi4EChBQI",
+	"K6ZhwW/IF7ExrrdVBpXnyyXWKnHPtnmkYYVXqbWC2gr2Tvdpa7p6T3EbIEOaaRfYQUU9AOBXboCZn31/",
+	"TbZ3zENU1d7dxjxDu/GB3aGkgUDUm5HqT6ZKcnElK5ERPTxQMdmqjZYtWbp3qHtIFy0bj7lXS9Pg9u6t",
+	"/3A91U/+YO+17z9sOGXMsEMj/kMWk99ASyrldr6dmny9cVrIPdh4uRldtMRNcYk8lbMbyVMyBwrLeQu9",
+	"YGU5O21+Pm5+Pml+Pt1fJLbX8UDJ2HeRvbwJ2T6/sYus9o49ZEUf6B1zjjHvAP8wQOwWDveLgjgqtmre",
+	"Pjw+czGDLZEB/9K5cEylBJRMXVNCAEuXoCqhQYp8DRTngOTfX76BaXVy8iRNZYb0C5NO7OA+cnzllnTh",
+	"ohj3xRUe6Mr/p/d9u/e98FHRyuee9fFjO6o/0Ae8w40oGlwfSQVv3373Ymyxng34FxFWUl3rkqXYdjEO",
+	"Bo1aXsRNfK80WkXLtznfgtBAslAVGpinB08oQ1Q5cbHlxo27j7+yJtu+b9VFmhz9J9++vITjm9NjeqiT",
+	"c5o7wzmrcuNbujjUlUZhtoTQGsco9avP6wP8ms+9QjCcNci2Kz4by6O2P3781Ip73aGozVuXJNOsT/Gh",
+	"5a2YElwsDsphud+4IoWq2XXLGxiW1Zp1T3WLTuNDzS9/pn/F9WcwvfbNPMQtQWaNqUITQ6Kvj/RNOptM",
+	"Jsk56KVcCSfKfBoBMb4BZ5k2s0rfv+YP0dFxzm8HXym8kdcfOK+S+U5PwGvbZlDvp971GhvlvznEHnw6",
+	"i3ZHMsQS7vV3lGXOh3IzCZ9cQiaFYI6cqkGRJHpIOrJ/QLnLlgFqNsdFxZTlkfOBAE1cc4lB8i98Inlg",
+	"Kbq0otVl8NnNepfyIF8R0uCWg/XdvKzbnc3ZmnVY37GDeZ5dN+uCjwFlx/iQqG0DBTLhkivKnBmLYEFe",
+	"xCDwBhVonqNIcXdgq2G14fz8/j0I4x7kBlbcg8t+7KyFSQ/hY1Sb8NLnvT8gN8nlz4fE+Rh8rkpIeJ0r",
+	"VqBTU3wgMWVKcdTAzUBY+QNrGX6PVQlx9EXJkD6z3zxx2wJYZZYoDE/tOsCnbcVW2bSnX3BRGTx39Obc",
+	"gERMdtzgrH6wANmSBnGNa+Dacsfgf7SM8hrXGgqWIfFDWRlg4Hn4PYJoc9NzrrSBdMkUSw2qOtHiGte0",
+	"a0u4C8F/ReBm2Hn6+5ZkW/D2AZ5QeyJ7O6QsaezSGGnAofV1zefDVunsl0FLjKVmBjwjVsdFsH2cbeMJ",
+	"AQdJK7CxkhmDyg71v38+Ofrq3fun8d2/DHXA25Ir1AeRuW5yAe7nX80O/cqavp2ZhyD72mNinWa4Ei7f",
+	"Miu4sAIPKZQVRzccV6gGdYO3rlBgs4hqbXBLTrkvn+t7CikbpcwZTU3/hNqD8P/SFHkQzL7mrszmg8t6",
+	"gJ87VLAM1yxQUYYrVXBBEIs3rtBjO5tuoUhV5jOLJhdH/4sd/fru/ePHw8iy6aD1pRhDu3QVIK0Cpe66",
+	"eUYMrs7brtdPZSYrVAgrxg0XC6+NNmUoXLsdM5EBUwhCrkJVzZwK7RaoyTUwckxaCvj25eW47RLbKaM2",
+	"snmW7PGzP21uY4m38OYvF0ePn/0p8GuHXXuln9RKV32+XQyMozCYn7+bwd4F8X66nKOJBwYCLCAwrRQ3",
+	"6zeWfXpyQqZQXVSuCov4Kmmx9LgBxNKY0o3BxVxugvJVUI9fv3xzCUpWBrU7e8pgouMO+f8TuFzi2tVQ",
+	"WqBzBbwocyxQGOekCrbJVPzw/BVQPBlGUiBIipdTZrtZSdCVmrMU9Th2+OSy00iT0qFmU1tsqws3LW0d",
+	"35wmZ1ORvJ86pWsancH7aVDYplEMU9q2+0V6oftJLq3o7i6ZTMVUvMCUa/L2rpbodgKlklmVGtAlplbb",
+	"IOvAnEHy6qc3l3DMSn7sAJKAYdfodOE6RgBMT8W/X/zwPYySNi9asyJPxjHZcBr+55uffgS7ePvYrn0a",
+	"TSaTaXSXnE9F8uri8vlf2jMdv+fZXXu6Ocfc0W/iqihm1DAhECo0lfImj6+xcEdox6ZRwykmdn9MAN4a",
+	"FBYOoCX4WBdoZEZDygRcIeAtqpRrzABFZpUhFFk9nGNCOnFmV1hhHnhJ0ioacytMOoVjySYTmgqFLIOR",
+	"RgRHcI5sxpOp+E5AcvHq1ezlj3/7twwJJwq3d0qTbSmBVl1kqcVc7d2EdWvyesKodqFOReLNtGR87jVZ",
+	"LgIuWLFPdXaGGysVozcNcdI5WTGISjs6ejw5mZwQuy5R2Jdn0ZPJyeRJ5ColiWRbh2v/XSCRfk0a32XR",
+	"WdQkD0betEGrlkZnP7+PuJ3olwpJkjvB1LjNmhrz3zjB5u5d3K2Sf3xyclCN/M5sEFJOB6q+67ILbQ/i",
+	"qZt2aLR6eceugp9anx7U+skhrR9/dUDrZwesu60XEur4/ccgcIXaOPOGDrFEVXDtsZWqeq1lJPUADrYc",
+	"qZGTn6jN1zJbf6qrDixD3K3YUqtBc7zPc7sL6Y/aGdaaZHcbCHv60RC2EyK4D2cpl8brGV8Y+p5+gcju",
+	"4GrlmIPeXMkCWCOSN3HeUcZkpbhxlnRf1m7lySGpK/rUjK2XMHcfunxhKHLy9MtDkW/RNPhBmildblDD",
+	"Fyin6h7mOCB9SfDVwtfHldu8pC2Id9g7VlCWVAW5gXEuN/1DOfBOfAsp8HvxxN8E1zuq7D9xfjdbXDJB",
+	"GnXRthcCFTyAKR5TrhapfJ+BGrw60sWD1y75xhWhBnuflnhGFF2i0lKw2GUCxI1hEUOozaD6VB37it94",
+	"KprKS7JNyFKdwIVYg5I5QsHW1uo1E/ge2Q1C0kvjSMAaG0Zau1YAm4pOqgYVfDnHsrdNrcllWkXBocIh",
+	"tk+duXvxXZs1rZYopoIb8DGn8blzMfFuaRmZ1u3CM1f8Vy9Fwyhc8eJfTwXX8PTkaW9LQprZ3FqACd1g",
+	"EgwGzzydfW77fQUJPZqFFmTbTYWQIWNDu7rF7NyaZlSS3M1j6YzVWYNr7Wx0knPOK+DCS9qFG5JQlmYB",
+	"qiq6TMZCz7NI0CgyPRX3FLSdudCV7k6ewIgOzBfe93NbpgJvuTZ6HEOSYW5YAiPKJ3LRRqbtwXDtTUfM",
+	"xv5gk0wKTGBU+zNYXYdHXhJyCVzJbD22GwmxNWrejb+Nz8NYrXYsX7G1tla5wy63w8lU1NdfuQsDWi/h",
+	"ChdMeA8ARSSZWjvPhOsR2AudApU0OXveLzzY2faMuVi4oBAd/IjyqagofHzWT15aMpEhuRDYVLji9wUa",
+	"54Ygb6EDJm3cvfZoMo79jTjkpOHpdVWC4QXaNSyZhpJpjdk5ESCVvGZoGM9b1AZMXzsfpUsbogS+o6Ws",
+	"VJ3+ZIlZ8wwbdkGvz6eCwZzfUhxsXmmWe6eoz8UGI0uentMmGnbiLymYwBt0gH/98uLFDy9BY+owaRq9",
+	"oEs0AnVpv9dpRMP7fMMcH+mwGeeG6GoIdWnyp9QP2mlvv4WO0Lq5g6pM+sTcHa4rNb7xVE7tz3xum5VU",
+	"IbftGJKMGRZe2eX5V2c93lAT/WQycYQ9FRvUOIHk9khrPHLsJXEXWjnSoyVaRk2H68i79r5xbbkLhTmo",
+	"VNv5OR8113CNvRuq7y1vT0cy2aWE74DnZqV/HKFLHu4kK0Z38Z4jtqrzm6EIYPuPUd9iUPeXAnd27+Y4",
+	"NJ1dSP7u3T3206NAds472yuKlnPgv2918+SrT2fhnz778hTfNygyYDVHt5IGsg6fJUVvgYZ0Ri9vSPAR",
+	"T3cHP97UkMmt3qjG7YsdtzpwnzcXJn0yBtkuDtliPNVr/cfwb74MLPMMcu6SNmh7TUacO+elzOkqPWK2",
+	"7cDGw/ygoXbms3hC7ynUeugVGx+hUqpfJDV8BetndKqGcqZ78f4PGQRoEUnqXaQBHqDkapMEGibRYnHO",
+	"4h+0xn/qGeJXFc8zMmk014YJYzUkJavFsonilrzEnIsmigujJddGKsqxkrmeijnPDSrM4God8q8eaTLG",
+	"404mjo6BvBBkPJPM1uMJ/N2ZJVOxaagzELgKuaEdo0Qbpow+h/b1LN5QHxooOB68BSeyECYN1ngGFE6W",
+	"CqRX4qZilNzO9E066+iTZGIrrq/XtHsXwbTWoyuxoABo0itLScbnTmhNxZZajXbYvLNPI0FVArghm+4N",
+	"CTouFmfBmD4jSzohRegewzmuTXeN6gbVkbbM1h3BWQ9gCYyS9z0I3iWxc4q0jejkvZ3oLhmHcK0TzFYn",
+	"Drb0gClNYtutZg/DGTk5QJxnoGUnw5CZ7Nw2Lrt1Lyt5wzL7hEbZb2iPNcV+e1hiH2aqDBdbPtBK6RVI",
+	"HmqgNNv+PKZJYKLh4sC4ThxxOSRBUf1d2yZfZDyREuCCIrkh1HbaBSH71dsEPZlZonAmiUvPoiQVMjsy",
+	"pn1GiXa3f3hfof8nlfKaY9ykt4ipuKjMUir+q/esIcuIC86d5zqhVE1yTLAreYMTeGnV4GvK25Ir7Tzm",
+	"lCsck4sidkJ2KkhdCA5xygWvNMKok/k9DtUTdhRXfDTEAq1R8lcLkE/IkEKS8hYd0J5HDDLP6iyIGHza",
+	"M0iBGrhI8yoLsfZ/jOSPToHoIw0Xr75zifIjd2ouZ8+dmx6wdQmJ77bGYZyw0UNoW9eH1OU2lEmn2Vqf",
+	"wSZGU1BqKjRfCMyOuKDMrBh0HcmnzK0wySMNciVAc9MhBRiiBBhJFU9FJezv4ZQxKSxfFdIqyBkKw1kO",
+	"zADL87PBjDFS1xzhToWvRiCHcPiQxNOTJ5D4Dc6CSE5i0Jbic2QW52y/lAkhjSUl426YdxmVU0GUm7OM",
+	"WI4L+ISKC1+oa1ucURzPkrdX7a3aSgnZPsHOJWUndOTngaDFwnZrsYWEkrqpFQhEHzsIT2kpo8QOMSkV",
+	"v+E5LpCiQrRShzsWAl7d9Opwt9hwUC2iJf8V15/HkN67qCT25ZJckFdBdy65yXFuQFamW9p8Onhr24Or",
+	"OKjjb25SN2Wv2zlq3KRReEQYDdWajv+QlneTkeTZ7jb+2lYZ6sSjDHM0+GGqwzYd4NxJPscKpuIgXkB0",
+	"79QHI0tN4oUGMuG83SczpsLqqzxlLqPbogjFxkP0FkU2gdf1MmpZTOm63q7kxjLulFIYsiEeQv1rHvLp",
+	"FIttJNBa9B8yu8TBfw8U/xzJU4GMfCL6do/VG5eg7otZvNxq7tGYWzrYP1t9Kny6+gQo5sBNcDAwK4+r",
+	"3PCSKXNs139kLcSkMSvCAug2DfdZl8zNnUyFzxrxH83hIZXfLumRq705gyStVA5H31C7f/sf11fHc/bL",
+	"pMiaIgPyobAVJRVMRWdmr0Y9d0RydLkuXTVPXczkQZOERSRAyeZQnyU5kJyHCDP6aJA+g6Qp00pi/18A",
+	"XgIjlmvpn94e1c/HoeXSFHkyFQTyXhlXct59JFODzb3EI2KCNbwdRGvl0H27Zxy+YBS8inZXj3Qr+DpK",
+	"JubW2HVbKNKfsET7D63O/0jiqUgmdl1jyhQySwoy5JoO6+npM0gqoauylMpgNisw42xmV5HU3wSSVgk/",
+	"PYEf+Neuz5OpSNwRz4yUs5ypBSbnTVqEFAhPT04goX8dKp67nBPKyuAarEb59vKboz/bhlORcHHDcp7N",
+	"UKQy42JhhyNs6PRg8OrFN07fZrqZJnS2u6zzcAI+XmNpnA9CYc4Mv0GwFG21xRoPzyGZThO4wlRS9P2Y",
+	"oJeAxgV9NAQWksA4SQa06NYCahSkXBJHcY9CeV0rtN6ydqbC57z7jwm1P54UA+vReDOkhz+5eEX9KSK8",
+	"ZakhTdZXelH4/pZrp1G7xI16/MxpQAQOi8oblXTcqkpUUTEVwbWbjKmQbrCITsjVOSSdUrPE6ad228V2",
+	"Bftt+ExTjwEPVT4TS3DgcYktgXHAaIOyHMhJrK+E+0rGQDVKq6Ku4eQdzfnx08HMv+0Wwb8e/2tXdteC",
+	"4YrcsgOiYUN238OWPV4ktMu4TiezgFhbC8sy9TaDm4oeh+swsniTiZGatZWNuYP8fGq+R48t+o2Pkvj6",
+	"0t9zEcKXmKLwNnzkrP6+XrhctSmFu2Lkc8NbE8MPHsVi+MvlD99bPHr14pvxvjm8Xi3aWdlQM4xPplDf",
+	"j3NtZPuDqdMXotHvCjTMsiUYWfFs+Szxn/EnLE/YqlH7GzqPfZ7jUftu2605L937bD+p63fg0t4tyBUy",
+	"Nesd/KM5e/1FyWF/9Yb7Vk5dEEgN9i0LHPjAZns6b6Rw1Yk3OyfqimcLNHCNWFqNMfSg6xutMmEVI26A",
+	"CxeSbe5+tibKlZIrTanfUrEFkie126qO1PcvCuUqrLKflO8/ldP2Kj/vpMqXNFVIlkj8MIl3aAiXF+Di",
+	"3UP3H44n8JNIa5yL/adE64y0BiiUpB6sQrtQB5VBt3K41dqP6mPcYSC29l8Qa6v2N4zTfTN2XNIW6dOZ",
+	"fjm1l4amqNP2U5bn5xtbsnwI83lQ/idwMRXhJFdLCWmOTAUc6B0aOAvgiqXXzmgQuAoHGIM2PM/BpWZd",
+	"rR0OlKiOWJYpqtdgBiHnBTcTIHJ3XqMePdeeo8cnJ63gHaE4c/6kFdPW/OpfpRmqIsJpU1HECSRCmlk4",
+	"eLLDKkEfHPUm0tN+YkhTNzGkktPKww3fn8XtfcBd7v4aNOe/7dDXBF5uusB713sOf7nko1/53prxT0/j",
+	"9vUpRXp0yJXwD/OvfyqZtU1e1cTFGlbOcvqE73kft20jC/OPaR4ctkpeL/KflXk7ZfbX7uT6MnQgIc9V",
+	"srQCBdv0sZ3Bg8sOiQl3MWJdkBY+1whswbiYwI/SNPqDLxLrfXagze82uN1bcdXnd78pMTlacTcbMQ05",
+	"nxv8Yxoa3/O52US9R3pbBXSDgnv4kTpK2ehelayrLwUf0gcaLa3rkWiF7YuRfn53986+Vjdh/fRVcLoV",
+	"6ez4OJcpy5dSm7M/n/z5JLp7d/dfAQAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -283,6 +283,13 @@ type User struct {
 	UpdatedAt            time.Time
 }
 
+type WebchatBlockedVisitor struct {
+	WorkspaceID    uuid.UUID
+	ConversationID uuid.UUID
+	Reason         string
+	CreatedAt      time.Time
+}
+
 type WebhookAttempt struct {
 	ID           uuid.UUID
 	WorkspaceID  uuid.UUID

@@ -4,16 +4,20 @@
   var T = {
     en: { title: "Chat", close: "Close chat", label: "Your message", placeholder: "Type a message", send: "Send",
       wait: "Too many messages: please wait a moment ({s} s) and try again.", unavailable: "This chat is unavailable right now.",
-      failed: "The message could not be sent. Please try again.", typing: "Replying…", you: "You" },
+      failed: "The message could not be sent. Please try again.", typing: "Replying…", you: "You", human: "Your message was passed on to a person from our team.",
+      paused: "This chat is paused right now. Please try again later.", blocked: "This chat is not available to you." },
     de: { title: "Chat", close: "Chat schließen", label: "Ihre Nachricht", placeholder: "Nachricht eingeben", send: "Senden",
       wait: "Zu viele Nachrichten: Bitte warten Sie einen Moment ({s} s) und versuchen Sie es erneut.", unavailable: "Dieser Chat ist derzeit nicht verfügbar.",
-      failed: "Die Nachricht konnte nicht gesendet werden. Bitte versuchen Sie es erneut.", typing: "Antwort wird geschrieben…", you: "Sie" },
+      failed: "Die Nachricht konnte nicht gesendet werden. Bitte versuchen Sie es erneut.", typing: "Antwort wird geschrieben…", you: "Sie", human: "Ihre Nachricht wurde an eine Person aus unserem Team weitergegeben.",
+      paused: "Dieser Chat ist gerade pausiert. Bitte versuchen Sie es später erneut.", blocked: "Dieser Chat steht Ihnen nicht zur Verfügung." },
     fr: { title: "Chat", close: "Fermer le chat", label: "Votre message", placeholder: "Écrivez un message", send: "Envoyer",
       wait: "Trop de messages : veuillez patienter un instant ({s} s) puis réessayer.", unavailable: "Ce chat n'est pas disponible pour le moment.",
-      failed: "Le message n'a pas pu être envoyé. Veuillez réessayer.", typing: "Réponse en cours…", you: "Vous" },
+      failed: "Le message n'a pas pu être envoyé. Veuillez réessayer.", typing: "Réponse en cours…", you: "Vous", human: "Votre message a été transmis à une personne de notre équipe.",
+      paused: "Ce chat est en pause pour le moment. Veuillez réessayer plus tard.", blocked: "Ce chat ne vous est pas accessible." },
     es: { title: "Chat", close: "Cerrar el chat", label: "Su mensaje", placeholder: "Escriba un mensaje", send: "Enviar",
       wait: "Demasiados mensajes: espere un momento ({s} s) y vuelva a intentarlo.", unavailable: "Este chat no está disponible en este momento.",
-      failed: "No se pudo enviar el mensaje. Inténtelo de nuevo.", typing: "Respondiendo…", you: "Usted" }
+      failed: "No se pudo enviar el mensaje. Inténtelo de nuevo.", typing: "Respondiendo…", you: "Usted", human: "Su mensaje se ha transmitido a una persona de nuestro equipo.",
+      paused: "Este chat está en pausa en este momento. Inténtelo más tarde.", blocked: "Este chat no está disponible para usted." }
   };
   function el(tag, cls, text) {
     var e = document.createElement(tag);
@@ -27,17 +31,23 @@
   function save(key, v) {
     try { localStorage.setItem(key, JSON.stringify(v)); } catch (e) { /* storage blocked: the conversation lasts the page */ }
   }
-  function mount(root, launcher, base, dep, lang) {
+  // mount builds the widget in root (a shadow root). The embed loader passes its launcher
+  // button; the agent's test page passes none and opts: inline (the panel is the page, no
+  // launcher, no close), config (the bootstrap, not fetched), chatUrl and headers (the
+  // /api/agents/{id}/chat route with the builder's key), storageKey, verbose (the server's
+  // error messages, for the builder) and onDone (each completed reply).
+  function mount(root, launcher, base, dep, lang, opts) {
+    opts = opts || {};
     if (root.__sbw) { root.__sbw.toggle(); return; }
     var t = T[lang] || T.en;
-    var key = "sb-webchat:" + dep;
+    var key = opts.storageKey || "sb-webchat:" + dep;
     var state = load(key) || { token: "", messages: [] };
     var css = el("link");
     css.rel = "stylesheet";
     css.href = base + "/embed/static/widget.css";
     root.appendChild(css);
 
-    var panel = el("section", "sbw-panel");
+    var panel = el("section", "sbw-panel" + (opts.inline ? " sbw-inline" : ""));
     panel.setAttribute("role", "dialog");
     panel.setAttribute("aria-modal", "false");
     panel.id = "sbw-panel";
@@ -50,10 +60,10 @@
     close.type = "button";
     close.setAttribute("aria-label", t.close);
     head.appendChild(title);
-    head.appendChild(close);
+    if (!opts.inline) head.appendChild(close);
     var note = el("p", "sbw-note");
     note.hidden = true;
-    var log = el("ol", "sbw-log");
+    var log = el("div", "sbw-log");
     log.setAttribute("role", "log");
     log.setAttribute("aria-live", "polite");
     log.setAttribute("aria-label", t.title);
@@ -79,10 +89,10 @@
     panel.appendChild(status);
     panel.appendChild(form);
     root.appendChild(panel);
-    launcher.setAttribute("aria-controls", "sbw-panel");
+    if (launcher) launcher.setAttribute("aria-controls", "sbw-panel");
 
     function bubble(role, text) {
-      var li = el("li", "sbw-msg" + (role === "user" ? " sbw-user" : ""));
+      var li = el("div", "sbw-msg" + (role === "user" ? " sbw-user" : ""));
       var who = el("span", "sbw-sr", (role === "user" ? t.you : title.textContent) + ": ");
       var body = el("span", null, text);
       li.appendChild(who);
@@ -91,12 +101,14 @@
       log.scrollTop = log.scrollHeight;
       return body;
     }
-    function unavailable() {
-      status.textContent = t.unavailable;
+    // stop shows why the chat takes no message (state: unavailable, paused, blocked).
+    function stop(state) {
+      status.textContent = t[state];
       input.disabled = true;
       send.disabled = true;
-      panel.setAttribute("data-state", "unavailable");
+      panel.setAttribute("data-state", state);
     }
+    function unavailable() { stop("unavailable"); }
     function render(greeting) {
       log.textContent = "";
       if (greeting) bubble("assistant", greeting);
@@ -104,11 +116,13 @@
     }
     function open() {
       panel.hidden = false;
+      if (!launcher) { if (!input.disabled && !opts.inline) input.focus(); return; }
       launcher.setAttribute("aria-expanded", "true");
       try { localStorage.setItem("sb-webchat-open:" + dep, "1"); } catch (e) { /* ignore */ }
       if (!input.disabled) input.focus(); else close.focus();
     }
     function shut() {
+      if (!launcher) return;
       panel.hidden = true;
       launcher.setAttribute("aria-expanded", "false");
       try { localStorage.removeItem("sb-webchat-open:" + dep); } catch (e) { /* ignore */ }
@@ -119,15 +133,16 @@
     root.__sbw = { toggle: function () { if (panel.hidden) open(); else shut(); } };
 
     render("");
-    fetch(base + "/embed/" + dep + "/config", { headers: { Accept: "application/json" } }).then(function (r) {
+    (opts.config ? Promise.resolve(opts.config) : fetch(base + "/embed/" + dep + "/config", { headers: { Accept: "application/json" } }).then(function (r) {
       if (!r.ok) { unavailable(); return null; }
       return r.json();
-    }).then(function (cfg) {
+    })).then(function (cfg) {
       if (!cfg) return;
       title.textContent = cfg.display_name;
       panel.setAttribute("lang", cfg.language || lang);
       if (cfg.disclosure) { note.textContent = cfg.disclosure; note.hidden = false; }
       render(cfg.greeting);
+      if (cfg.available === false) { stop("paused"); return; }
       panel.setAttribute("data-state", "ready");
     }, unavailable);
 
@@ -136,26 +151,31 @@
       send.disabled = true;
       panel.setAttribute("data-state", "sending");
       var reply = null, got = "";
-      var body = JSON.stringify({ message: text, visitor_token: state.token || "" });
-      return fetch(base + "/embed/" + dep + "/chat", {
-        method: "POST", headers: { "Content-Type": "application/json", Accept: "text/event-stream" }, body: body
+      var body = { message: text, stream: true };
+      var headers = { "Content-Type": "application/json", Accept: "text/event-stream" };
+      if (opts.chatUrl) { if (state.token) body.conversation_id = state.token; } else body.visitor_token = state.token || "";
+      var extra = opts.headers ? opts.headers() : {};
+      for (var h in extra) headers[h] = extra[h];
+      return fetch(opts.chatUrl || base + "/embed/" + dep + "/chat", {
+        method: "POST", headers: headers, body: JSON.stringify(body)
       }).then(function (r) {
         if (r.status === 429) {
           status.textContent = t.wait.replace("{s}", r.headers.get("Retry-After") || "60");
           panel.setAttribute("data-state", "wait");
           return null;
         }
-        if (r.status === 404 || r.status === 409 || r.status === 403) { unavailable(); return null; }
-        if (r.status === 400 && state.token && !retried) {
-          return r.json().then(function (e) {
-            if (e && e.error && e.error.code === "visitor_token_invalid") {
-              state.token = "";
+        if (!r.ok || !r.body) {
+          return r.json().then(function (e) { return (e && e.error) || {}; }, function () { return {}; }).then(function (e) {
+            if ((e.code === "visitor_token_invalid" || e.code === "conversation_not_found") && state.token && !retried) {
+              state.token = ""; // a conversation the server no longer gives this visitor: start over
               return sendMessage(text, true);
             }
-            status.textContent = (e && e.error && e.error.message) || t.failed;
+            if (r.status === 403 && e.code !== "role_not_allowed") stop(e.code === "visitor_blocked" ? "blocked" : e.code === "insufficient_quota" ? "paused" : "unavailable");
+            else if (r.status === 404 || r.status === 409) unavailable();
+            else { status.textContent = (opts.verbose && e.message) || t.failed; panel.setAttribute("data-state", "error"); }
+            if (opts.verbose && e.message) status.textContent = e.message;
           });
         }
-        if (!r.ok || !r.body) { status.textContent = t.failed; return null; }
         var reader = r.body.getReader(), dec = new TextDecoder(), buf = "";
         function frame(chunk) {
           var ev = "message", data = "";
@@ -164,23 +184,26 @@
             else if (line.indexOf("data: ") === 0) data += line.slice(6);
           });
           var d = data ? JSON.parse(data) : {};
-          if (ev === "conversation") { state.token = d.visitor_token; save(key, state); }
+          if (ev === "conversation") { state.token = d.visitor_token || d.conversation_id; save(key, state); }
           else if (ev === "delta") {
             if (!reply) reply = bubble("assistant", "");
             got += d.text;
             reply.textContent = got;
             log.scrollTop = log.scrollHeight;
           } else if (ev === "done") {
-            if (!reply) reply = bubble("assistant", "");
-            got = d.reply;
-            reply.textContent = got;
-            if (d.visitor_token) state.token = d.visitor_token;
-            state.messages.push({ role: "assistant", text: got });
+            got = d.reply || "";
+            if (got && !reply) reply = bubble("assistant", "");
+            if (reply) reply.textContent = got;
+            if (d.visitor_token || d.conversation_id) state.token = d.visitor_token || d.conversation_id;
+            if (got) state.messages.push({ role: "assistant", text: got });
             save(key, state);
-            status.textContent = "";
+            // No reply: a person from the team has the conversation.
+            status.textContent = got ? "" : t.human;
             panel.setAttribute("data-state", "ready");
+            if (opts.onDone) opts.onDone(d);
           } else if (ev === "error") {
             status.textContent = (d.error && d.error.message) || t.failed;
+            panel.setAttribute("data-state", "error");
           }
         }
         function pump() {
