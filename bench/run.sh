@@ -189,7 +189,7 @@ run_plan() {
 		[ "$attempt" -lt 3 ] || { say "the server did not start"; exit 1; }
 	done
 	say "running the $mode plan against $name (progress below, the table at the end) ..."
-	local args=(run -plan "$mode" -server "http://127.0.0.1:$srvport" -mock "$mock" -capture "$tmp/capture" -database-url "$db_url")
+	local args=(run -plan "$mode" -server "http://127.0.0.1:$srvport" -mock "$mock" -capture "$tmp/capture" -database-url "$db_url" -switchboard "$bin")
 	args+=(-json "$tmp/results-$name.json")
 	if [ -n "$out" ]; then
 		args+=(-markdown "$out/results-$name.md")

@@ -3,7 +3,7 @@
 // them; see docs/benchmarks.md.
 //
 //	loadtest models-file                 print the MODELS_FILE the server must be started with
-//	loadtest run -server URL -mock URL -capture DIR -database-url URL [-plan short|full]
+//	loadtest run -server URL -mock URL -capture DIR -database-url URL -switchboard BIN [-plan short|full]
 //	loadtest compare BASELINE.json HEAD.json   two runs side by side, with ratios
 //
 // Load comes from vegeta (github.com/tsenart/vegeta/v12) in two modes:
@@ -17,6 +17,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,16 +25,14 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
-
-	"switchboard/apikey"
-	"switchboard/money"
-	"switchboard/store"
 )
 
 // Models of the catalog the benchmarks use, and the upstream names MODELS_FILE gives them. The
@@ -122,13 +121,14 @@ func main() {
 	fs.StringVar(&o.mock, "mock", "", "mockllm base URL")
 	fs.StringVar(&o.capture, "capture", "", "the mock's -capture directory")
 	fs.StringVar(&o.databaseURL, "database-url", "", "the server's database (workspaces and keys for the run are created in it)")
+	fs.StringVar(&o.switchboard, "switchboard", "", "the switchboard binary of the server under test: its CLI creates the run's workspaces and keys, so any commit's schema works")
 	fs.StringVar(&o.jsonOut, "json", "", "also write the rows as JSON to this file")
 	fs.StringVar(&o.mdOut, "markdown", "", "also write the table as Markdown to this file")
 	fs.StringVar(&o.only, "only", "", "comma-separated scenarios to run (1-6); empty: all")
 	_ = fs.Parse(os.Args[2:])
 	p, ok := plans[o.plan]
-	if !ok || o.server == "" || o.mock == "" || o.capture == "" || o.databaseURL == "" {
-		fmt.Fprintln(os.Stderr, "loadtest run: -plan short|full, -server, -mock, -capture and -database-url are required")
+	if !ok || o.server == "" || o.mock == "" || o.capture == "" || o.databaseURL == "" || o.switchboard == "" {
+		fmt.Fprintln(os.Stderr, "loadtest run: -plan short|full, -server, -mock, -capture, -database-url and -switchboard are required")
 		os.Exit(2)
 	}
 	rows, err := run(context.Background(), o, p)
@@ -151,7 +151,7 @@ func main() {
 }
 
 type options struct {
-	plan, server, mock, capture, databaseURL, jsonOut, mdOut, only string
+	plan, server, mock, capture, databaseURL, switchboard, jsonOut, mdOut, only string
 }
 
 func (o options) wants(scenario int) bool {
@@ -169,23 +169,51 @@ func logf(format string, args ...any) {
 type bench struct {
 	o     options
 	p     plan
-	st    *store.Store
+	db    *pgxpool.Pool
 	rows  []row
 	stamp string
 }
 
-// workspace creates a workspace with ample credit and an owner key, for one scenario.
+// workspace creates a workspace with ample credit and an owner key, for one scenario. It runs
+// the CLI of the server under test (`switchboard workspaces create`, `switchboard keys
+// create`), never this tree's store code, so an A/B run (BENCH_BASELINE) can compare commits
+// whose schemas differ.
 func (b *bench) workspace(ctx context.Context, name string) (key string, id string, err error) {
-	credit, _ := money.ParseUSD("1000000")
-	w, err := b.st.CreateWorkspace(ctx, "bench-"+name+"-"+b.stamp, credit)
+	name = "bench-" + name + "-" + b.stamp
+	out, err := b.cli(ctx, "workspaces", "create", name)
 	if err != nil {
 		return "", "", err
 	}
-	key, sum, display := apikey.New()
-	if _, err := b.st.CreateKey(ctx, w.ID, "owner", sum, display); err != nil {
+	for _, f := range strings.Fields(out) {
+		if v, ok := strings.CutPrefix(f, "id="); ok {
+			id = v
+		}
+	}
+	if id == "" {
+		return "", "", fmt.Errorf("switchboard workspaces create %s: no id= in %q", name, out)
+	}
+	out, err = b.cli(ctx, "keys", "create", "--workspace", name, "--role", "owner")
+	if err != nil {
 		return "", "", err
 	}
-	return key, w.ID.String(), nil
+	key = strings.TrimSpace(out)
+	if !strings.HasPrefix(key, "sk-") {
+		return "", "", fmt.Errorf("switchboard keys create: unexpected output %q", out)
+	}
+	return key, id, nil
+}
+
+// cli runs the server's binary with the server's database and $1,000,000 of starting credit,
+// and returns its standard output.
+func (b *bench) cli(ctx context.Context, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, b.o.switchboard, args...)
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+b.o.databaseURL, "WORKSPACE_STARTING_CREDIT_USD=1000000")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("%s %s: %w: %s", filepath.Base(b.o.switchboard), strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return stdout.String(), nil
 }
 
 func (b *bench) add(r row) row {
@@ -206,12 +234,12 @@ func chatBody(model string, stream bool) map[string]any {
 func settle() { time.Sleep(300 * time.Millisecond) }
 
 func run(ctx context.Context, o options, p plan) ([]row, error) {
-	st, err := store.Open(ctx, o.databaseURL)
+	db, err := pgxpool.New(ctx, o.databaseURL)
 	if err != nil {
 		return nil, err
 	}
-	defer st.Close()
-	b := &bench{o: o, p: p, st: st, stamp: time.Now().Format("150405.000")}
+	defer db.Close()
+	b := &bench{o: o, p: p, db: db, stamp: time.Now().Format("150405.000")}
 	key, _, err := b.workspace(ctx, "turns")
 	if err != nil {
 		return nil, fmt.Errorf("create the bench workspace: %w", err)
@@ -394,7 +422,7 @@ func run(ctx context.Context, o options, p plan) ([]row, error) {
 func (b *bench) eventCount(ctx context.Context, workspaceID string) func() (int64, error) {
 	return func() (int64, error) {
 		var n int64
-		err := b.st.Pool().QueryRow(ctx, `SELECT event_seq FROM workspaces WHERE id = $1`, workspaceID).Scan(&n)
+		err := b.db.QueryRow(ctx, `SELECT event_seq FROM workspaces WHERE id = $1`, workspaceID).Scan(&n)
 		return n, err
 	}
 }
