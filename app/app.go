@@ -96,6 +96,7 @@ func DefaultConfig() Config {
 			BodyLimitBytes:   1 << 20,
 			HealthCheckLimit: 2 * time.Second,
 			SSEPingInterval:  15 * time.Second,
+			AuthCacheTTL:     2 * time.Second,
 		},
 		Responses:                responses.Config{TTL: 15 * time.Minute, IdempotencyRetention: 24 * time.Hour},
 		Families:                 map[string]llm.FamilyConfig{},

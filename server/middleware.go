@@ -206,7 +206,7 @@ func (s *Server) principal(ctx context.Context, header string) (store.Principal,
 	if err != nil {
 		return store.Principal{}, apierr.Unauthenticated("invalid_api_key", "The API key is malformed: keys start with `sk-svc_`.")
 	}
-	p, err := s.store.Authenticate(ctx, sum)
+	p, err := s.auth.lookup(ctx, sum, s.store.Authenticate)
 	if errors.Is(err, store.ErrNotFound) {
 		return store.Principal{}, apierr.Unauthenticated("invalid_api_key", "The API key is unknown or has been revoked.")
 	}

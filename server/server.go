@@ -40,6 +40,10 @@ type Config struct {
 	BodyLimitBytes   int64         // larger request bodies are refused with 413
 	HealthCheckLimit time.Duration // how long GET /ready waits for its checks
 	SSEPingInterval  time.Duration // SSE_PING_INTERVAL
+	// AuthCacheTTL is how long a key's principal is kept in memory (AUTH_CACHE_TTL); zero
+	// reads the database on every request. Revocations and suspensions reach the cache at
+	// once through LISTEN/NOTIFY (see authCache).
+	AuthCacheTTL time.Duration
 	// WebchatTokenKey signs the webchat visitor tokens; empty draws a random key per process
 	// (a visitor then starts a new conversation after a restart).
 	WebchatTokenKey []byte
@@ -94,6 +98,7 @@ type Server struct {
 	outer     []echo.MiddlewareFunc
 	limited   func(budget string)
 	visitors  *webchat.Tokens // the webchat visitor tokens
+	auth      *authCache      // principals of recently used keys
 }
 
 // New builds the server and its routes.
@@ -103,6 +108,13 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		accounts: deps.Accounts, dashboard: deps.Dashboard}
 	s.outer, s.limited = deps.Outer, deps.RateLimited
 	s.visitors = webchat.NewTokens(cfg.WebchatTokenKey)
+	s.auth = newAuthCache(cfg.AuthCacheTTL)
+	if cfg.AuthCacheTTL > 0 {
+		deps.Store.Watch(s.auth.forget)
+		if deps.Hub != nil {
+			deps.Hub.OnRevocation(s.auth.forget)
+		}
+	}
 	s.ready = &readiness{checks: append([]ReadyCheck{{Name: "database", Check: s.store.Ping}}, deps.Ready...)}
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true

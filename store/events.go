@@ -86,6 +86,11 @@ func (t *Tx) Settle(ctx context.Context, workspaceID uuid.UUID, charge *Charge, 
 		return 0, nil, notFound("workspace", err)
 	}
 	balance, seq := locked.BalanceNanoUSD, locked.EventSeq
+	if cost > 0 && (balance <= 0 && balance+cost > 0 ||
+		CapReached(locked.MonthlyCapNanoUSD, locked.MonthSpendNanoUSD) && !CapReached(locked.MonthlyCapNanoUSD, locked.MonthSpendNanoUSD-cost)) {
+		// This charge stopped the workspace: replicas that cached its keys must read it again.
+		t.moneyChanged = append(t.moneyChanged, workspaceID)
+	}
 	events, err := envelopes(workspaceID, seq, build(balance))
 	if err != nil {
 		return 0, nil, err

@@ -113,6 +113,11 @@ func loadConfig(getenv env) (config, error) {
 			return c, err
 		}
 	}
+	if v := getenv("AUTH_CACHE_TTL"); v != "" {
+		if a.Server.AuthCacheTTL, err = time.ParseDuration(v); err != nil || a.Server.AuthCacheTTL < 0 {
+			return c, fmt.Errorf("AUTH_CACHE_TTL must be a duration such as 2s (0s: no cache), not %q", v)
+		}
+	}
 	if a.Server.KeyRPM, err = positiveInt(getenv, "RATE_LIMIT_KEY_RPM", a.Server.KeyRPM); err != nil {
 		return c, err
 	}
