@@ -151,7 +151,7 @@ func (p *Pipeline) run(ctx context.Context, t Turn) (*Outcome, error) {
 			return out, nil
 		}
 	}
-	history, err := p.history(ctx, t)
+	history, err := p.history(ctx, t, model)
 	if err != nil {
 		return nil, err
 	}
@@ -172,13 +172,57 @@ func (p *Pipeline) run(ctx context.Context, t Turn) (*Outcome, error) {
 	return out, nil
 }
 
-// history is the stored conversation, then the client's seed messages, then the turn text.
-func (p *Pipeline) history(ctx context.Context, t Turn) ([]llm.Message, error) {
+// HistoryMaxMessages is the most stored messages a turn sends, however large the model's
+// context window: the newest ones (see HistoryWindow).
+const HistoryMaxMessages = 256
+
+// DefaultContextTokens is the window assumed for a model whose catalog entry gives none.
+const DefaultContextTokens = 128_000
+
+// historyBytesPerToken converts a context window into bytes of stored text, conservatively:
+// English runs about four bytes a token, other scripts about three.
+const historyBytesPerToken = 3
+
+// HistoryWindow is how many bytes of a stored conversation a turn on model may send: the
+// model's context window less the answer's token limit, nine tenths of it (the rest is left
+// to the tools' schemas and to the estimate's error), less what the turn sends besides the
+// stored messages (system prompt, seed messages, the turn's text), three bytes a token.
+// Together with HistoryMaxMessages it bounds the work of a turn whatever the length of its
+// conversation: the oldest messages are left out first; the system prompt and the turn's
+// own message are always sent.
+func HistoryWindow(model catalog.Model, t Turn) int64 {
+	maxOut := int64(t.MaxTokens)
+	if maxOut <= 0 {
+		maxOut = llm.DefaultMaxTokens
+	}
+	window := int64(model.ContextTokens)
+	if window <= 0 {
+		window = DefaultContextTokens
+	}
+	budget := (window - maxOut) * 9 / 10 * historyBytesPerToken
+	system := t.System
+	if system == "" {
+		system = systemPrompt(t.Instructions)
+	}
+	budget -= int64(len(t.Text) + len(system))
+	for _, m := range t.Seed {
+		budget -= int64(len(m.Text))
+	}
+	return max(budget, 0)
+}
+
+// history is the stored conversation's newest messages that fit the model's window
+// (HistoryWindow), then the client's seed messages, then the turn text.
+func (p *Pipeline) history(ctx context.Context, t Turn, model catalog.Model) ([]llm.Message, error) {
 	var msgs []llm.Message
 	if t.Conversation != nil {
-		stored, err := p.store.History(ctx, t.WorkspaceID, t.Conversation.ID)
+		stored, err := p.store.HistoryWindow(ctx, t.WorkspaceID, t.Conversation.ID, HistoryMaxMessages, HistoryWindow(model, t))
 		if err != nil {
 			return nil, err
+		}
+		// A window that starts with tool results lost the call they answer: vendors refuse that.
+		for len(stored) > 0 && stored[0].Role == string(llm.RoleTool) {
+			stored = stored[1:]
 		}
 		for _, m := range stored {
 			msg, err := fromStored(m)

@@ -89,6 +89,17 @@ func (q *queries) History(ctx context.Context, workspaceID, conversationID uuid.
 	}), err
 }
 
+// HistoryWindow returns the newest messages of the conversation, in order: at most
+// maxMessages, whose sizes add up to at most maxBytes (see the HistoryWindow query). An
+// older message that does not fit is left out with everything before it.
+func (q *queries) HistoryWindow(ctx context.Context, workspaceID, conversationID uuid.UUID, maxMessages int, maxBytes int64) ([]Message, error) {
+	rows, err := q.sql.HistoryWindow(ctx, q.db, dbsqlc.HistoryWindowParams{WorkspaceID: workspaceID, ConversationID: conversationID,
+		MaxMessages: maxMessages, MaxBytes: maxBytes})
+	return mapRows(rows, func(r dbsqlc.HistoryWindowRow) Message {
+		return Message{Role: r.Role, Content: r.Content, ToolCalls: r.ToolCalls, ToolResults: r.ToolResults}
+	}), err
+}
+
 // CreateConversation opens a conversation with a new `mc-` id.
 func (q *queries) CreateConversation(ctx context.Context, workspaceID uuid.UUID, channel string) (Conversation, error) {
 	return q.CreateConversationAs(ctx, workspaceID, shortid.New(shortid.Conversation), channel)
