@@ -46,6 +46,9 @@ type Pipeline struct {
 	ObserveTurn func(ctx context.Context, t Turn) (_ context.Context, done func(*Outcome, error))
 	// ObserveTool, likewise, around each tool call of the turn loop.
 	ObserveTool func(ctx context.Context, name string) (_ context.Context, done func())
+
+	// writeBehind, when set (NewWriteBehind), commits ephemeral turns after they answer.
+	writeBehind *WriteBehind
 }
 
 // New returns a pipeline over its dependencies.
@@ -343,6 +346,14 @@ func scrub(res *llm.Result) {
 // lock the workspace row until commit (store.Tx.Settle).
 func (p *Pipeline) commit(ctx context.Context, t Turn, out *Outcome, produced []llm.Message) error {
 	out.CostNanoUSD = out.Model.CostNanoUSD(out.Usage.InputTokens, out.Usage.OutputTokens)
+	if p.writeBehind != nil && !t.Persist && t.Record == nil && len(out.Parked) == 0 {
+		// An ephemeral turn stores nothing but its spend: it answers now, its spend joins the
+		// next batch (WriteBehind).
+		d := &deferredSpend{workspaceID: t.WorkspaceID, out: *out, events: []store.NewEvent{completedEvent(t, out)}}
+		if p.writeBehind.add(d) {
+			return nil
+		}
+	}
 	return p.store.InTx(ctx, func(tx *store.Tx) error {
 		var events []store.NewEvent
 		if t.Persist {
@@ -366,16 +377,21 @@ func (p *Pipeline) commit(ctx context.Context, t Turn, out *Outcome, produced []
 			}
 			recorded = rec.Events
 		}
-		completed := map[string]any{
-			"conversation_id": conversationRef(out), "surface": t.Surface, "reply_preview": preview(out.Text),
-			"finish_reason": string(out.Finish), "model": out.Model.ID,
-		}
-		if t.AgentID != nil {
-			completed["agent_id"] = t.AgentID.String()
-		}
-		events = append(events, store.NewEvent{Type: "turn.completed", Data: completed})
+		events = append(events, completedEvent(t, out))
 		return p.settle(ctx, tx, t.WorkspaceID, out, events, recorded)
 	})
+}
+
+// completedEvent is the turn.completed event of a turn.
+func completedEvent(t Turn, out *Outcome) store.NewEvent {
+	completed := map[string]any{
+		"conversation_id": conversationRef(out), "surface": t.Surface, "reply_preview": preview(out.Text),
+		"finish_reason": string(out.Finish), "model": out.Model.ID,
+	}
+	if t.AgentID != nil {
+		completed["agent_id"] = t.AgentID.String()
+	}
+	return store.NewEvent{Type: "turn.completed", Data: completed}
 }
 
 // supersededError is a commit refused because the background response the turn finishes

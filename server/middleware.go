@@ -120,6 +120,12 @@ func (s *Server) authenticateRequest(c echo.Context, next echo.HandlerFunc, devF
 	if authErr != nil {
 		return authErr
 	}
+	if s.pending != nil {
+		// This process's spend that answered but is not committed yet (write-behind) counts.
+		spent := s.pending(p.WorkspaceID)
+		p.BalanceNanoUSD -= spent
+		p.MonthSpendNanoUSD += spent
+	}
 	if err := workspaceMayWork(p); err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
@@ -75,6 +76,9 @@ type Deps struct {
 	// RateLimited, when set, is told of each refusal by a rate limit and the budget that
 	// refused (key, workspace, address).
 	RateLimited func(budget string)
+	// Pending, when set, is the spend of a workspace's turns that answered and is not yet
+	// committed (agent.WriteBehind): the balance and cap checks count it.
+	Pending func(workspaceID uuid.UUID) int64
 }
 
 // Server holds the wired HTTP surfaces.
@@ -99,6 +103,7 @@ type Server struct {
 	limited   func(budget string)
 	visitors  *webchat.Tokens // the webchat visitor tokens
 	auth      *authCache      // principals of recently used keys
+	pending   func(uuid.UUID) int64
 }
 
 // New builds the server and its routes.
@@ -106,7 +111,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	s := &Server{cfg: cfg, store: deps.Store, catalog: deps.Catalog, limiter: deps.Limiter, responses: deps.Responses,
 		hub: deps.Hub, jobs: deps.Jobs, guard: deps.Guard, ops: deps.Ops, agents: deps.Agents, mcp: deps.MCP, log: deps.Log, echo: echo.New(),
 		accounts: deps.Accounts, dashboard: deps.Dashboard}
-	s.outer, s.limited = deps.Outer, deps.RateLimited
+	s.outer, s.limited, s.pending = deps.Outer, deps.RateLimited, deps.Pending
 	s.visitors = webchat.NewTokens(cfg.WebchatTokenKey)
 	s.auth = newAuthCache(cfg.AuthCacheTTL)
 	if cfg.AuthCacheTTL > 0 {
