@@ -4,6 +4,9 @@
 #   bench/run.sh [short]   the quick run of `make bench` (under 3 minutes): every scenario, one table
 #   bench/run.sh full      the figures of docs/benchmarks.md (about 15 minutes), then the profiles
 #   bench/run.sh profile   only the CPU and allocation profiles of scenarios 2 and 3
+#   bench/run.sh peers     scenario 7: the Portkey gateway (npm @portkey-ai/gateway, installed into
+#                          the temporary directory; BENCH_PORTKEY_VERSION, default 1.15.2) in front
+#                          of the same mock, beside Switchboard's chat completions, one table
 #
 # Builds the server, the mock vendor and the load generator, starts a throwaway PostgreSQL
 # (synchronous_commit on, fsync on: the production settings), the mock and the server, all on
@@ -23,8 +26,8 @@
 # Nothing is installed: it needs Go and the PostgreSQL server binaries, like `make test`.
 set -euo pipefail
 mode=${1:-short}
-case "$mode" in short | full | profile) ;; *)
-	echo "usage: bench/run.sh [short|full|profile]" >&2
+case "$mode" in short | full | profile | peers) ;; *)
+	echo "usage: bench/run.sh [short|full|profile|peers]" >&2
 	exit 2
 	;;
 esac
@@ -109,6 +112,24 @@ done
 [ -s "$tmp/mock.addr" ] || { cat "$tmp/mock.log" >&2; say "the mock did not start"; exit 1; }
 mock="http://$(cat "$tmp/mock.addr")"
 
+peer=""
+if [ "$mode" = peers ]; then
+	version=${BENCH_PORTKEY_VERSION:-1.15.2}
+	say "installing the Portkey gateway $version from npm into $tmp/portkey ..."
+	npm install --prefix "$tmp/portkey" --no-audit --no-fund --loglevel=error "@portkey-ai/gateway@$version" >"$tmp/npm.log" 2>&1 ||
+		{ cat "$tmp/npm.log" >&2; say "npm install failed"; exit 1; }
+	pkport=$(port)
+	NODE_ENV=production node "$tmp/portkey/node_modules/@portkey-ai/gateway/build/start-server.js" --port="$pkport" --headless >"$tmp/portkey.log" 2>&1 &
+	pids+=($!)
+	for _ in $(seq 1 100); do
+		if (exec 3<>"/dev/tcp/127.0.0.1/$pkport") 2>/dev/null; then break; fi
+		sleep 0.1
+	done
+	(exec 3<>"/dev/tcp/127.0.0.1/$pkport") 2>/dev/null || { cat "$tmp/portkey.log" >&2; say "Portkey did not start"; exit 1; }
+	peer="http://127.0.0.1:$pkport"
+	say "Portkey $version on $peer, pointed at the mock per request (x-portkey-custom-host)"
+fi
+
 machine() {
 	local cpu mem
 	cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
@@ -189,12 +210,16 @@ run_plan() {
 		[ "$attempt" -lt 3 ] || { say "the server did not start"; exit 1; }
 	done
 	say "running the $mode plan against $name (progress below, the table at the end) ..."
-	local args=(run -plan "$mode" -server "http://127.0.0.1:$srvport" -mock "$mock" -capture "$tmp/capture" -database-url "$db_url" -switchboard "$bin")
+	local plan=$mode
+	[ "$mode" != peers ] || plan=short
+	local args=(run -plan "$plan" -server "http://127.0.0.1:$srvport" -mock "$mock" -capture "$tmp/capture" -database-url "$db_url" -switchboard "$bin")
 	args+=(-json "$tmp/results-$name.json")
 	if [ -n "$out" ]; then
 		args+=(-markdown "$out/results-$name.md")
 	fi
-	if [ -n "${BENCH_ONLY:-}" ]; then
+	if [ -n "$peer" ]; then
+		args+=(-only 7 -peer "$peer")
+	elif [ -n "${BENCH_ONLY:-}" ]; then
 		args+=(-only "$BENCH_ONLY")
 	fi
 	"$tmp/bin/loadtest" "${args[@]}" >"$tmp/table-$name.txt"

@@ -124,7 +124,8 @@ func main() {
 	fs.StringVar(&o.switchboard, "switchboard", "", "the switchboard binary of the server under test: its CLI creates the run's workspaces and keys, so any commit's schema works")
 	fs.StringVar(&o.jsonOut, "json", "", "also write the rows as JSON to this file")
 	fs.StringVar(&o.mdOut, "markdown", "", "also write the table as Markdown to this file")
-	fs.StringVar(&o.only, "only", "", "comma-separated scenarios to run (1-6); empty: all")
+	fs.StringVar(&o.only, "only", "", "comma-separated scenarios to run (1-7); empty: 1-6")
+	fs.StringVar(&o.peer, "peer", "", "base URL of a peer gateway (Portkey) in front of the mock, for scenario 7")
 	_ = fs.Parse(os.Args[2:])
 	p, ok := plans[o.plan]
 	if !ok || o.server == "" || o.mock == "" || o.capture == "" || o.databaseURL == "" || o.switchboard == "" {
@@ -151,12 +152,12 @@ func main() {
 }
 
 type options struct {
-	plan, server, mock, capture, databaseURL, switchboard, jsonOut, mdOut, only string
+	plan, server, mock, capture, databaseURL, switchboard, jsonOut, mdOut, only, peer string
 }
 
 func (o options) wants(scenario int) bool {
 	if o.only == "" {
-		return true
+		return scenario <= 6 // 7 (the peer gateway) runs when asked: bench/run.sh peers
 	}
 	return slices.Contains(strings.Split(o.only, ","), fmt.Sprint(scenario))
 }
@@ -415,7 +416,53 @@ func run(ctx context.Context, o options, p plan) ([]row, error) {
 		r.verdict("> 1,000 signed deliveries/s", res.rate > 1000 && int64(res.delivered) == res.events && res.badSig == 0)
 		b.add(r)
 	}
+	if o.wants(7) {
+		if o.peer == "" {
+			return b.rows, fmt.Errorf("scenario 7 needs -peer (bench/run.sh peers starts the Portkey gateway)")
+		}
+		if err := b.peers(ctx, key, chatURL); err != nil {
+			return b.rows, err
+		}
+	}
 	return b.rows, nil
+}
+
+// peers is scenario 7: the same OpenAI-protocol chat completion (beta-5.4, "Say hello.",
+// not streamed) through Switchboard, and through the peer gateway (Portkey, -peer) pointed
+// at the same mock, at 1 and 64 clients, side by side in one run.
+func (b *bench) peers(ctx context.Context, key, chatURL string) error {
+	model := modelOf("openai")
+	body := chatBody(model, false)
+	sb := jsonTarget(chatURL, key, body)
+	sb.expect = []byte(`"finish_reason":"stop"`)
+	pk := jsonTarget(strings.TrimSuffix(b.o.peer, "/")+"/v1/chat/completions", "mock", body)
+	pk.header.Set("x-portkey-provider", "openai")
+	pk.header.Set("x-portkey-custom-host", strings.TrimSuffix(b.o.mock, "/")+"/v1")
+	pk.expect = []byte(`"finish_reason":"stop"`)
+	if _, err := once(http.DefaultClient, pk); err != nil {
+		return fmt.Errorf("a chat completion through the peer gateway: %w", err)
+	}
+	for _, c := range []int{1, 64} {
+		closedLoop(pk, c, b.p.warm)
+		peer := b.add(rowOf("7 Portkey gateway 1.15.2 (openai)", fmt.Sprintf("c=%d", c), "closed", closedLoop(pk, c, b.p.sweep)))
+		settle()
+		closedLoop(sb, c, b.p.warm)
+		r := rowOf("7 Switchboard chat ephemeral (openai)", fmt.Sprintf("c=%d", c), "closed", closedLoop(sb, c, b.p.sweep))
+		r.added(peer)
+		ratio := 0.0
+		if peer.RPS > 0 {
+			ratio = r.RPS / peer.RPS
+		}
+		r.Note = strings.TrimSpace(fmt.Sprintf("%.2fx Portkey's req/s %s", ratio, r.Note))
+		want := 2.0
+		if c == 64 {
+			want = 5
+		}
+		r.verdict(fmt.Sprintf(">= %.0fx Portkey's req/s", want), ratio >= want)
+		b.add(r)
+		settle()
+	}
+	return nil
 }
 
 // eventCount reads a workspace's event cursor: the number of events it ever committed.
