@@ -436,14 +436,7 @@ func (p *Pipeline) persist(ctx context.Context, tx *store.Tx, t Turn, out *Outco
 // settle charges the turn's cost (if it used anything) and appends its events, with
 // spend.recorded carrying the balance after the charge, before the recorded events.
 func (p *Pipeline) settle(ctx context.Context, tx *store.Tx, workspaceID uuid.UUID, out *Outcome, events, after []store.NewEvent) error {
-	var charge *store.Charge
-	if out.Usage.InputTokens > 0 || out.Usage.OutputTokens > 0 {
-		charge = &store.Charge{AmountNanoUSD: out.CostNanoUSD, Category: "model_usage", Model: out.Model.ID,
-			InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens}
-		if out.Conversation != nil {
-			charge.ConversationID = &out.Conversation.ID
-		}
-	}
+	charge := chargeOf(out)
 	balance, _, err := tx.Settle(ctx, workspaceID, charge, func(balance int64) []store.NewEvent {
 		all := append([]store.NewEvent(nil), events...)
 		if charge != nil {
@@ -453,6 +446,19 @@ func (p *Pipeline) settle(ctx context.Context, tx *store.Tx, workspaceID uuid.UU
 	})
 	out.BalanceNanoUSD = balance
 	return err
+}
+
+// chargeOf is the charge of what the turn used; nil when it used nothing.
+func chargeOf(out *Outcome) *store.Charge {
+	if out.Usage.InputTokens == 0 && out.Usage.OutputTokens == 0 {
+		return nil
+	}
+	charge := &store.Charge{AmountNanoUSD: out.CostNanoUSD, Category: "model_usage", Model: out.Model.ID,
+		InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens}
+	if out.Conversation != nil {
+		charge.ConversationID = &out.Conversation.ID
+	}
+	return charge
 }
 
 func spendEvent(out *Outcome, balance int64) store.NewEvent {

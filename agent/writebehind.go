@@ -30,7 +30,6 @@ type WriteBehind struct {
 	store    *store.Store
 	log      *slog.Logger
 	interval time.Duration
-	settle   func(ctx context.Context, tx *store.Tx, d *deferredSpend) error
 
 	mu      sync.Mutex
 	queue   []*deferredSpend
@@ -51,14 +50,48 @@ type deferredSpend struct {
 // retryAfter is how long a failed flush waits before it tries again.
 const retryAfter = time.Second
 
+// maxQueued bounds the turns waiting for a flush: past it (the database is slower than the
+// turns), a turn commits its own spend before it answers, so the loss window and memory stay
+// bounded and the turns slow down to what the database takes.
+const maxQueued = 4096
+
+// settle writes a batch in tx: per workspace, in the order the turns answered, one
+// SettleMany (one row update, one cursor range, one pipelined batch of rows).
+func settle(ctx context.Context, tx *store.Tx, batch []*deferredSpend) error {
+	var order []uuid.UUID
+	byWS := map[uuid.UUID][]store.Settlement{}
+	for _, d := range batch {
+		if _, ok := byWS[d.workspaceID]; !ok {
+			order = append(order, d.workspaceID)
+		}
+		byWS[d.workspaceID] = append(byWS[d.workspaceID], settlementOf(d))
+	}
+	for _, ws := range order {
+		if err := tx.SettleMany(ctx, ws, byWS[ws]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// settlementOf is what Pipeline.settle would write for the turn.
+func settlementOf(d *deferredSpend) store.Settlement {
+	out := &d.out
+	charge := chargeOf(out)
+	return store.Settlement{Charge: charge, Build: func(balance int64) []store.NewEvent {
+		all := append([]store.NewEvent(nil), d.events...)
+		if charge != nil {
+			all = append(all, spendEvent(out, balance))
+		}
+		return all
+	}}
+}
+
 // NewWriteBehind starts the committer of p's ephemeral turns, flushing at most interval after
 // a turn handed its spend over. Close it (it flushes) when the process stops.
 func NewWriteBehind(p *Pipeline, interval time.Duration) *WriteBehind {
 	w := &WriteBehind{store: p.store, log: p.log, interval: interval, pending: map[uuid.UUID]int64{},
 		kick: make(chan struct{}, 1), done: make(chan struct{})}
-	w.settle = func(ctx context.Context, tx *store.Tx, d *deferredSpend) error {
-		return p.settle(ctx, tx, d.workspaceID, &d.out, d.events, nil)
-	}
 	p.writeBehind = w
 	go w.run()
 	return w
@@ -80,7 +113,7 @@ func (w *WriteBehind) Pending(workspaceID uuid.UUID) int64 {
 func (w *WriteBehind) add(d *deferredSpend) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.closed {
+	if w.closed || len(w.queue) >= maxQueued {
 		return false
 	}
 	w.queue = append(w.queue, d)
@@ -126,21 +159,14 @@ func (w *WriteBehind) flush(ctx context.Context) error {
 	if len(batch) == 0 {
 		return nil
 	}
-	err := w.store.InTx(ctx, func(tx *store.Tx) error {
-		for _, d := range batch {
-			if err := w.settle(ctx, tx, d); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	err := w.store.InTx(ctx, func(tx *store.Tx) error { return settle(ctx, tx, batch) })
 	if err == nil {
 		w.committed(batch)
 		return nil
 	}
 	var left []*deferredSpend
 	for _, d := range batch {
-		err := w.store.InTx(ctx, func(tx *store.Tx) error { return w.settle(ctx, tx, d) })
+		err := w.store.InTx(ctx, func(tx *store.Tx) error { return settle(ctx, tx, []*deferredSpend{d}) })
 		switch {
 		case err == nil:
 			w.committed([]*deferredSpend{d})
