@@ -7,6 +7,9 @@
 #   bench/run.sh peers     scenario 7: the Portkey gateway (npm @portkey-ai/gateway, installed into
 #                          the temporary directory; BENCH_PORTKEY_VERSION, default 1.15.2) in front
 #                          of the same mock, beside Switchboard's chat completions, one table
+#   bench/run.sh overhead  scenario 8 (issue 18): two servers of this tree at once, metrics on
+#                          (METRICS_ADDR) and tracing off vs both off, ephemeral chat at 64 clients
+#                          alternately against each, 7 rounds; the median ratio of req/s
 #
 # Builds the server, the mock vendor and the load generator, starts a throwaway PostgreSQL
 # (synchronous_commit on, fsync on: the production settings), the mock and the server, all on
@@ -26,8 +29,8 @@
 # Nothing is installed: it needs Go and the PostgreSQL server binaries, like `make test`.
 set -euo pipefail
 mode=${1:-short}
-case "$mode" in short | full | profile | peers) ;; *)
-	echo "usage: bench/run.sh [short|full|profile|peers]" >&2
+case "$mode" in short | full | profile | peers | overhead) ;; *)
+	echo "usage: bench/run.sh [short|full|profile|peers|overhead]" >&2
 	exit 2
 	;;
 esac
@@ -231,6 +234,25 @@ psql_admin() {
 	bin=$(command -v psql || ls /usr/lib/postgresql/*/bin/psql 2>/dev/null | sort -V | tail -n1)
 	"$bin" "$admin_url" -v ON_ERROR_STOP=1 "$@"
 }
+
+if [ "$mode" = overhead ]; then
+	for name in on off; do psql_admin -c "CREATE DATABASE bench_$name" >/dev/null; done
+	url_on="postgres://postgres@127.0.0.1:$pgport/bench_on?sslmode=disable"
+	url_off="postgres://postgres@127.0.0.1:$pgport/bench_off?sslmode=disable"
+	start_server "$tmp/bin/switchboard" "$url_on" METRICS=1 || { tail -n 5 "$tmp/server.log" >&2; exit 1; }
+	port_on=$srvport
+	start_server "$tmp/bin/switchboard" "$url_off" || { tail -n 5 "$tmp/server.log" >&2; exit 1; }
+	port_off=$srvport
+	say "scenario 8: metrics on (:$port_on) and off (:$port_off), alternated ..."
+	"$tmp/bin/loadtest" run -plan short -only 8 -server "http://127.0.0.1:$port_on" -server2 "http://127.0.0.1:$port_off" \
+		-mock "$mock" -capture "$tmp/capture" -database-url "$url_on" -database-url2 "$url_off" -switchboard "$tmp/bin/switchboard" \
+		-json "$tmp/results-overhead.json" >"$tmp/table-overhead.txt"
+	echo
+	machine
+	echo "plan: overhead (scenario 8); this tree: $(git rev-parse --short HEAD)"
+	cat "$tmp/table-overhead.txt"
+	exit 0
+fi
 
 # The second server of a run measures a few per cent slower in an A/A comparison (the cluster
 # carries the first run's data, WAL and autovacuum work): BENCH_BASELINE_LAST=1 runs this tree

@@ -125,6 +125,8 @@ func main() {
 	fs.StringVar(&o.jsonOut, "json", "", "also write the rows as JSON to this file")
 	fs.StringVar(&o.mdOut, "markdown", "", "also write the table as Markdown to this file")
 	fs.StringVar(&o.only, "only", "", "comma-separated scenarios to run (1-7); empty: 1-6")
+	fs.StringVar(&o.server2, "server2", "", "scenario 8: a second server of the same build, metrics off, to alternate with -server")
+	fs.StringVar(&o.databaseURL2, "database-url2", "", "scenario 8: the database of -server2")
 	fs.StringVar(&o.peer, "peer", "", "base URL of a peer gateway (Portkey) in front of the mock, for scenario 7")
 	_ = fs.Parse(os.Args[2:])
 	p, ok := plans[o.plan]
@@ -153,11 +155,12 @@ func main() {
 
 type options struct {
 	plan, server, mock, capture, databaseURL, switchboard, jsonOut, mdOut, only, peer string
+	server2, databaseURL2                                                             string
 }
 
 func (o options) wants(scenario int) bool {
 	if o.only == "" {
-		return scenario <= 6 // 7 (the peer gateway) runs when asked: bench/run.sh peers
+		return scenario <= 6 // 7 (the peer gateway) and 8 (metrics overhead) run when asked
 	}
 	return slices.Contains(strings.Split(o.only, ","), fmt.Sprint(scenario))
 }
@@ -180,8 +183,13 @@ type bench struct {
 // create`), never this tree's store code, so an A/B run (BENCH_BASELINE) can compare commits
 // whose schemas differ.
 func (b *bench) workspace(ctx context.Context, name string) (key string, id string, err error) {
+	return b.workspaceIn(ctx, b.o.databaseURL, name)
+}
+
+// workspaceIn is workspace on the database of another server (scenario 8).
+func (b *bench) workspaceIn(ctx context.Context, databaseURL, name string) (key string, id string, err error) {
 	name = "bench-" + name + "-" + b.stamp
-	out, err := b.cli(ctx, "workspaces", "create", name)
+	out, err := b.cli(ctx, databaseURL, "workspaces", "create", name)
 	if err != nil {
 		return "", "", err
 	}
@@ -193,7 +201,7 @@ func (b *bench) workspace(ctx context.Context, name string) (key string, id stri
 	if id == "" {
 		return "", "", fmt.Errorf("switchboard workspaces create %s: no id= in %q", name, out)
 	}
-	out, err = b.cli(ctx, "keys", "create", "--workspace", name, "--role", "owner")
+	out, err = b.cli(ctx, databaseURL, "keys", "create", "--workspace", name, "--role", "owner")
 	if err != nil {
 		return "", "", err
 	}
@@ -206,9 +214,9 @@ func (b *bench) workspace(ctx context.Context, name string) (key string, id stri
 
 // cli runs the server's binary with the server's database and $1,000,000 of starting credit,
 // and returns its standard output.
-func (b *bench) cli(ctx context.Context, args ...string) (string, error) {
+func (b *bench) cli(ctx context.Context, databaseURL string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, b.o.switchboard, args...)
-	cmd.Env = append(os.Environ(), "DATABASE_URL="+b.o.databaseURL, "WORKSPACE_STARTING_CREDIT_USD=1000000")
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+databaseURL, "WORKSPACE_STARTING_CREDIT_USD=1000000")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -416,6 +424,14 @@ func run(ctx context.Context, o options, p plan) ([]row, error) {
 		r.verdict("> 1,000 signed deliveries/s", res.rate > 1000 && int64(res.delivered) == res.events && res.badSig == 0)
 		b.add(r)
 	}
+	if o.wants(8) {
+		if o.server2 == "" || o.databaseURL2 == "" {
+			return b.rows, fmt.Errorf("scenario 8 needs -server2 and -database-url2 (bench/run.sh overhead starts both)")
+		}
+		if err := b.overhead(ctx, key, chatURL); err != nil {
+			return b.rows, err
+		}
+	}
 	if o.wants(7) {
 		if o.peer == "" {
 			return b.rows, fmt.Errorf("scenario 7 needs -peer (bench/run.sh peers starts the Portkey gateway)")
@@ -425,6 +441,78 @@ func run(ctx context.Context, o options, p plan) ([]row, error) {
 		}
 	}
 	return b.rows, nil
+}
+
+// overhead is scenario 8: two servers of the same build running at once, -server with
+// metrics on (METRICS_ADDR) and tracing off, -server2 with both off, each on its own database;
+// the same ephemeral chat completion at 64 clients, alternately against one and the other,
+// overheadRounds times (the order flips every round), so both see the same machine. The
+// summary row gives the median of the per-round ratios (on / off).
+func (b *bench) overhead(ctx context.Context, key, chatURL string) error {
+	key2, _, err := b.workspaceIn(ctx, b.o.databaseURL2, "overhead")
+	if err != nil {
+		return err
+	}
+	model := modelOf("anthropic")
+	on := jsonTarget(chatURL, key, chatBody(model, false))
+	off := jsonTarget(strings.TrimSuffix(b.o.server2, "/")+"/v1/chat/completions", key2, chatBody(model, false))
+	on.expect, off.expect = []byte(`"finish_reason":"stop"`), []byte(`"finish_reason":"stop"`)
+	const c = 64
+	closedLoop(on, c, b.p.warm)
+	closedLoop(off, c, b.p.warm)
+	var ratios []float64
+	var onAll, offAll []row
+	for round := range overheadRounds {
+		measure := func(t target, name string) row {
+			r := b.add(rowOf(name, fmt.Sprintf("c=%d r%d", c, round+1), "closed", closedLoop(t, c, b.p.sweep)))
+			settle()
+			return r
+		}
+		var rOn, rOff row
+		if round%2 == 0 {
+			rOn = measure(on, "8 metrics on, tracing off")
+			rOff = measure(off, "8 metrics off, tracing off")
+		} else {
+			rOff = measure(off, "8 metrics off, tracing off")
+			rOn = measure(on, "8 metrics on, tracing off")
+		}
+		onAll, offAll = append(onAll, rOn), append(offAll, rOff)
+		if rOff.RPS > 0 {
+			ratios = append(ratios, rOn.RPS/rOff.RPS)
+		}
+	}
+	slices.Sort(ratios)
+	median := 0.0
+	if len(ratios) > 0 {
+		median = ratios[len(ratios)/2]
+	}
+	sum := func(rs []row) (rps float64, p99 []float64) {
+		for _, r := range rs {
+			rps += r.RPS / float64(len(rs))
+			p99 = append(p99, r.P99)
+		}
+		slices.Sort(p99)
+		return rps, p99
+	}
+	onRPS, onP99 := sum(onAll)
+	offRPS, offP99 := sum(offAll)
+	r := row{Scenario: "8 metrics overhead (on / off)", Load: fmt.Sprintf("c=%d", c), Mode: "closed", RPS: median, RPSUnit: "x (median ratio)",
+		Metric: "req/s on / off",
+		Note: fmt.Sprintf("per-round ratios %s; mean req/s on %.0f, off %.0f; median p99 on %.1f ms, off %.1f ms",
+			fmtRatios(ratios), onRPS, offRPS, onP99[len(onP99)/2], offP99[len(offP99)/2])}
+	r.verdict("metrics add <= 3% (median ratio >= 0.97)", median >= 0.97)
+	b.add(r)
+	return nil
+}
+
+const overheadRounds = 7
+
+func fmtRatios(rs []float64) string {
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		parts[i] = fmt.Sprintf("%.3f", r)
+	}
+	return strings.Join(parts, " ")
 }
 
 // peers is scenario 7: the same OpenAI-protocol chat completion (beta-5.4, "Say hello.",
