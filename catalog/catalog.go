@@ -39,8 +39,8 @@ type Model struct {
 	OutputPerMTok float64 `yaml:"output_per_mtok"`
 	// ContextTokens is the model's context window in tokens: it bounds how much of a stored
 	// conversation a turn sends (agent.HistoryWindow).
-	ContextTokens int `yaml:"context_tokens"`
-	Created       int64   `yaml:"-"` // unix seconds the model entered the catalog
+	ContextTokens int   `yaml:"context_tokens"`
+	Created       int64 `yaml:"-"` // unix seconds the model entered the catalog
 }
 
 // CostNanoUSD is the price of a call in billionths of a dollar, rounded up so that a
