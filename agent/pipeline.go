@@ -46,6 +46,9 @@ type Pipeline struct {
 	ObserveTurn func(ctx context.Context, t Turn) (_ context.Context, done func(*Outcome, error))
 	// ObserveTool, likewise, around each tool call of the turn loop.
 	ObserveTool func(ctx context.Context, name string) (_ context.Context, done func())
+
+	// writeBehind, when set (NewWriteBehind), commits ephemeral turns after they answer.
+	writeBehind *WriteBehind
 }
 
 // New returns a pipeline over its dependencies.
@@ -151,7 +154,7 @@ func (p *Pipeline) run(ctx context.Context, t Turn) (*Outcome, error) {
 			return out, nil
 		}
 	}
-	history, err := p.history(ctx, t)
+	history, err := p.history(ctx, t, model)
 	if err != nil {
 		return nil, err
 	}
@@ -172,13 +175,57 @@ func (p *Pipeline) run(ctx context.Context, t Turn) (*Outcome, error) {
 	return out, nil
 }
 
-// history is the stored conversation, then the client's seed messages, then the turn text.
-func (p *Pipeline) history(ctx context.Context, t Turn) ([]llm.Message, error) {
+// HistoryMaxMessages is the most stored messages a turn sends, however large the model's
+// context window: the newest ones (see HistoryWindow).
+const HistoryMaxMessages = 256
+
+// DefaultContextTokens is the window assumed for a model whose catalog entry gives none.
+const DefaultContextTokens = 128_000
+
+// historyBytesPerToken converts a context window into bytes of stored text, conservatively:
+// English runs about four bytes a token, other scripts about three.
+const historyBytesPerToken = 3
+
+// HistoryWindow is how many bytes of a stored conversation a turn on model may send: the
+// model's context window less the answer's token limit, nine tenths of it (the rest is left
+// to the tools' schemas and to the estimate's error), less what the turn sends besides the
+// stored messages (system prompt, seed messages, the turn's text), three bytes a token.
+// Together with HistoryMaxMessages it bounds the work of a turn whatever the length of its
+// conversation: the oldest messages are left out first; the system prompt and the turn's
+// own message are always sent.
+func HistoryWindow(model catalog.Model, t Turn) int64 {
+	maxOut := int64(t.MaxTokens)
+	if maxOut <= 0 {
+		maxOut = llm.DefaultMaxTokens
+	}
+	window := int64(model.ContextTokens)
+	if window <= 0 {
+		window = DefaultContextTokens
+	}
+	budget := (window - maxOut) * 9 / 10 * historyBytesPerToken
+	system := t.System
+	if system == "" {
+		system = systemPrompt(t.Instructions)
+	}
+	budget -= int64(len(t.Text) + len(system))
+	for _, m := range t.Seed {
+		budget -= int64(len(m.Text))
+	}
+	return max(budget, 0)
+}
+
+// history is the stored conversation's newest messages that fit the model's window
+// (HistoryWindow), then the client's seed messages, then the turn text.
+func (p *Pipeline) history(ctx context.Context, t Turn, model catalog.Model) ([]llm.Message, error) {
 	var msgs []llm.Message
 	if t.Conversation != nil {
-		stored, err := p.store.History(ctx, t.WorkspaceID, t.Conversation.ID)
+		stored, err := p.store.HistoryWindow(ctx, t.WorkspaceID, t.Conversation.ID, HistoryMaxMessages, HistoryWindow(model, t))
 		if err != nil {
 			return nil, err
+		}
+		// A window that starts with tool results lost the call they answer: vendors refuse that.
+		for len(stored) > 0 && stored[0].Role == string(llm.RoleTool) {
+			stored = stored[1:]
 		}
 		for _, m := range stored {
 			msg, err := fromStored(m)
@@ -299,6 +346,14 @@ func scrub(res *llm.Result) {
 // lock the workspace row until commit (store.Tx.Settle).
 func (p *Pipeline) commit(ctx context.Context, t Turn, out *Outcome, produced []llm.Message) error {
 	out.CostNanoUSD = out.Model.CostNanoUSD(out.Usage.InputTokens, out.Usage.OutputTokens)
+	if p.writeBehind != nil && !t.Persist && t.Record == nil && len(out.Parked) == 0 {
+		// An ephemeral turn stores nothing but its spend: it answers now, its spend joins the
+		// next batch (WriteBehind).
+		d := &deferredSpend{workspaceID: t.WorkspaceID, out: *out, events: []store.NewEvent{completedEvent(t, out)}}
+		if p.writeBehind.add(d) {
+			return nil
+		}
+	}
 	return p.store.InTx(ctx, func(tx *store.Tx) error {
 		var events []store.NewEvent
 		if t.Persist {
@@ -322,16 +377,21 @@ func (p *Pipeline) commit(ctx context.Context, t Turn, out *Outcome, produced []
 			}
 			recorded = rec.Events
 		}
-		completed := map[string]any{
-			"conversation_id": conversationRef(out), "surface": t.Surface, "reply_preview": preview(out.Text),
-			"finish_reason": string(out.Finish), "model": out.Model.ID,
-		}
-		if t.AgentID != nil {
-			completed["agent_id"] = t.AgentID.String()
-		}
-		events = append(events, store.NewEvent{Type: "turn.completed", Data: completed})
+		events = append(events, completedEvent(t, out))
 		return p.settle(ctx, tx, t.WorkspaceID, out, events, recorded)
 	})
+}
+
+// completedEvent is the turn.completed event of a turn.
+func completedEvent(t Turn, out *Outcome) store.NewEvent {
+	completed := map[string]any{
+		"conversation_id": conversationRef(out), "surface": t.Surface, "reply_preview": preview(out.Text),
+		"finish_reason": string(out.Finish), "model": out.Model.ID,
+	}
+	if t.AgentID != nil {
+		completed["agent_id"] = t.AgentID.String()
+	}
+	return store.NewEvent{Type: "turn.completed", Data: completed}
 }
 
 // supersededError is a commit refused because the background response the turn finishes
@@ -376,14 +436,7 @@ func (p *Pipeline) persist(ctx context.Context, tx *store.Tx, t Turn, out *Outco
 // settle charges the turn's cost (if it used anything) and appends its events, with
 // spend.recorded carrying the balance after the charge, before the recorded events.
 func (p *Pipeline) settle(ctx context.Context, tx *store.Tx, workspaceID uuid.UUID, out *Outcome, events, after []store.NewEvent) error {
-	var charge *store.Charge
-	if out.Usage.InputTokens > 0 || out.Usage.OutputTokens > 0 {
-		charge = &store.Charge{AmountNanoUSD: out.CostNanoUSD, Category: "model_usage", Model: out.Model.ID,
-			InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens}
-		if out.Conversation != nil {
-			charge.ConversationID = &out.Conversation.ID
-		}
-	}
+	charge := chargeOf(out)
 	balance, _, err := tx.Settle(ctx, workspaceID, charge, func(balance int64) []store.NewEvent {
 		all := append([]store.NewEvent(nil), events...)
 		if charge != nil {
@@ -393,6 +446,19 @@ func (p *Pipeline) settle(ctx context.Context, tx *store.Tx, workspaceID uuid.UU
 	})
 	out.BalanceNanoUSD = balance
 	return err
+}
+
+// chargeOf is the charge of what the turn used; nil when it used nothing.
+func chargeOf(out *Outcome) *store.Charge {
+	if out.Usage.InputTokens == 0 && out.Usage.OutputTokens == 0 {
+		return nil
+	}
+	charge := &store.Charge{AmountNanoUSD: out.CostNanoUSD, Category: "model_usage", Model: out.Model.ID,
+		InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens}
+	if out.Conversation != nil {
+		charge.ConversationID = &out.Conversation.ID
+	}
+	return charge
 }
 
 func spendEvent(out *Outcome, balance int64) store.NewEvent {

@@ -65,6 +65,10 @@ type Config struct {
 	// DrainDelay is how long a SIGTERM'd process keeps serving while GET /ready answers 503
 	// `draining`, so that load balancers stop sending before it stops accepting.
 	DrainDelay time.Duration
+	// MeterFlushInterval is how long the spend of an ephemeral turn may wait, after the turn
+	// answered, to be committed with others in one transaction (agent.WriteBehind); zero
+	// commits each turn before it answers. A crash loses at most this much ephemeral spend.
+	MeterFlushInterval time.Duration
 	// SMTPURL is SMTP_URL: where notification emails go (none are sent when empty).
 	SMTPURL string
 	// Clock is the time deployed agents read business hours and pickup timeouts by;
@@ -96,6 +100,7 @@ func DefaultConfig() Config {
 			BodyLimitBytes:   1 << 20,
 			HealthCheckLimit: 2 * time.Second,
 			SSEPingInterval:  15 * time.Second,
+			AuthCacheTTL:     2 * time.Second,
 		},
 		Responses:                responses.Config{TTL: 15 * time.Minute, IdempotencyRetention: 24 * time.Hour},
 		Families:                 map[string]llm.FamilyConfig{},
@@ -104,6 +109,7 @@ func DefaultConfig() Config {
 		ConfirmationTTL:          agent.DefaultConfirmationTTL,
 		DevelopmentCreditNanoUSD: 5_000_000_000,
 		DrainDelay:               5 * time.Second,
+		MeterFlushInterval:       10 * time.Millisecond,
 		Accounts: accounts.Config{SessionLifetime: 12 * time.Hour, SessionIdleTimeout: 2 * time.Hour,
 			SetPasswordTTL: 72 * time.Hour, SignInPerMinute: 10},
 		ComplianceVersion: compliance.DefaultVersion,
@@ -128,7 +134,8 @@ type App struct {
 	cfg        Config
 	log        *slog.Logger
 
-	replicaID string // names this process in the job queue and its liveness lock
+	meter     *agent.WriteBehind // commits ephemeral turns' spend; nil when MeterFlushInterval is 0
+	replicaID string             // names this process in the job queue and its liveness lock
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 }
@@ -177,6 +184,10 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	pipeline := agent.New(st, cat, models, tools, log)
 	pipeline.ConfirmationTTL = cfg.ConfirmationTTL
 	observe(pipeline, st, cat, m, tr)
+	var meter *agent.WriteBehind
+	if cfg.MeterFlushInterval > 0 {
+		meter = agent.NewWriteBehind(pipeline, cfg.MeterFlushInterval)
+	}
 	resp := responses.New(cfg.Responses, st, pipeline, inserter, hub, log)
 	mail, err := mailer.New(cfg.SMTPURL, defaultSender(cfg.Server.PublicBaseURL))
 	if err != nil {
@@ -209,6 +220,7 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 		Store: st, Catalog: cat, Limiter: limiter, Responses: resp,
 		Hub: hub, Jobs: inserter, Guard: guard, Ops: ops, Agents: agents, MCP: mcp.Handler(mcp.New(ops, server.MCPCaller, log)), Log: log,
 		Ready:    ready,
+		Pending:  meter.Pending,
 		Accounts: acc, Dashboard: dashboard.New(dashboard.Deps{Store: st, Accounts: acc, Ops: ops, Jobs: inserter, Compliance: comp, Mailer: mail, Log: log}),
 	}
 	if tr != nil {
@@ -228,7 +240,7 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 		return nil, err
 	}
 	return &App{Server: srv, Metrics: m, tracing: tr, Hub: hub, Responses: resp, Compliance: comp, pipeline: pipeline, jobs: jobs, relay: events.NewRelay(st, inserter, hub, log),
-		store: st, redis: redisClient, replicaID: replicaID, cfg: cfg, log: log}, nil
+		store: st, redis: redisClient, replicaID: replicaID, cfg: cfg, log: log, meter: meter}, nil
 }
 
 // newLimiter is the in-process limiter, or with REDIS_URL the limiter shared through Redis
@@ -401,6 +413,12 @@ func (a *App) Stop(ctx context.Context) error {
 		a.cancel()
 	}
 	a.wg.Wait()
+	if a.meter != nil {
+		// After the HTTP server drained: every ephemeral turn that answered is committed.
+		if merr := a.meter.Close(ctx); merr != nil && err == nil {
+			err = merr
+		}
+	}
 	if a.redis != nil {
 		_ = a.redis.Close()
 	}

@@ -4,6 +4,12 @@
 #   bench/run.sh [short]   the quick run of `make bench` (under 3 minutes): every scenario, one table
 #   bench/run.sh full      the figures of docs/benchmarks.md (about 15 minutes), then the profiles
 #   bench/run.sh profile   only the CPU and allocation profiles of scenarios 2 and 3
+#   bench/run.sh peers     scenario 7: the Portkey gateway (npm @portkey-ai/gateway, installed into
+#                          the temporary directory; BENCH_PORTKEY_VERSION, default 1.15.2) in front
+#                          of the same mock, beside Switchboard's chat completions, one table
+#   bench/run.sh overhead  scenario 8 (issue 18): two servers of this tree at once, metrics on
+#                          (METRICS_ADDR) and tracing off vs both off, ephemeral chat at 64 clients
+#                          alternately against each, 7 rounds; the median ratio of req/s
 #
 # Builds the server, the mock vendor and the load generator, starts a throwaway PostgreSQL
 # (synchronous_commit on, fsync on: the production settings), the mock and the server, all on
@@ -23,8 +29,8 @@
 # Nothing is installed: it needs Go and the PostgreSQL server binaries, like `make test`.
 set -euo pipefail
 mode=${1:-short}
-case "$mode" in short | full | profile) ;; *)
-	echo "usage: bench/run.sh [short|full|profile]" >&2
+case "$mode" in short | full | profile | peers | overhead) ;; *)
+	echo "usage: bench/run.sh [short|full|profile|peers|overhead]" >&2
 	exit 2
 	;;
 esac
@@ -109,6 +115,24 @@ done
 [ -s "$tmp/mock.addr" ] || { cat "$tmp/mock.log" >&2; say "the mock did not start"; exit 1; }
 mock="http://$(cat "$tmp/mock.addr")"
 
+peer=""
+if [ "$mode" = peers ]; then
+	version=${BENCH_PORTKEY_VERSION:-1.15.2}
+	say "installing the Portkey gateway $version from npm into $tmp/portkey ..."
+	npm install --prefix "$tmp/portkey" --no-audit --no-fund --loglevel=error "@portkey-ai/gateway@$version" >"$tmp/npm.log" 2>&1 ||
+		{ cat "$tmp/npm.log" >&2; say "npm install failed"; exit 1; }
+	pkport=$(port)
+	NODE_ENV=production node "$tmp/portkey/node_modules/@portkey-ai/gateway/build/start-server.js" --port="$pkport" --headless >"$tmp/portkey.log" 2>&1 &
+	pids+=($!)
+	for _ in $(seq 1 100); do
+		if (exec 3<>"/dev/tcp/127.0.0.1/$pkport") 2>/dev/null; then break; fi
+		sleep 0.1
+	done
+	(exec 3<>"/dev/tcp/127.0.0.1/$pkport") 2>/dev/null || { cat "$tmp/portkey.log" >&2; say "Portkey did not start"; exit 1; }
+	peer="http://127.0.0.1:$pkport"
+	say "Portkey $version on $peer, pointed at the mock per request (x-portkey-custom-host)"
+fi
+
 machine() {
 	local cpu mem
 	cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
@@ -189,12 +213,16 @@ run_plan() {
 		[ "$attempt" -lt 3 ] || { say "the server did not start"; exit 1; }
 	done
 	say "running the $mode plan against $name (progress below, the table at the end) ..."
-	local args=(run -plan "$mode" -server "http://127.0.0.1:$srvport" -mock "$mock" -capture "$tmp/capture" -database-url "$db_url")
+	local plan=$mode
+	[ "$mode" != peers ] || plan=short
+	local args=(run -plan "$plan" -server "http://127.0.0.1:$srvport" -mock "$mock" -capture "$tmp/capture" -database-url "$db_url" -switchboard "$bin")
 	args+=(-json "$tmp/results-$name.json")
 	if [ -n "$out" ]; then
 		args+=(-markdown "$out/results-$name.md")
 	fi
-	if [ -n "${BENCH_ONLY:-}" ]; then
+	if [ -n "$peer" ]; then
+		args+=(-only 7 -peer "$peer")
+	elif [ -n "${BENCH_ONLY:-}" ]; then
 		args+=(-only "$BENCH_ONLY")
 	fi
 	"$tmp/bin/loadtest" "${args[@]}" >"$tmp/table-$name.txt"
@@ -206,6 +234,25 @@ psql_admin() {
 	bin=$(command -v psql || ls /usr/lib/postgresql/*/bin/psql 2>/dev/null | sort -V | tail -n1)
 	"$bin" "$admin_url" -v ON_ERROR_STOP=1 "$@"
 }
+
+if [ "$mode" = overhead ]; then
+	for name in on off; do psql_admin -c "CREATE DATABASE bench_$name" >/dev/null; done
+	url_on="postgres://postgres@127.0.0.1:$pgport/bench_on?sslmode=disable"
+	url_off="postgres://postgres@127.0.0.1:$pgport/bench_off?sslmode=disable"
+	start_server "$tmp/bin/switchboard" "$url_on" METRICS=1 || { tail -n 5 "$tmp/server.log" >&2; exit 1; }
+	port_on=$srvport
+	start_server "$tmp/bin/switchboard" "$url_off" || { tail -n 5 "$tmp/server.log" >&2; exit 1; }
+	port_off=$srvport
+	say "scenario 8: metrics on (:$port_on) and off (:$port_off), alternated ..."
+	"$tmp/bin/loadtest" run -plan short -only 8 -server "http://127.0.0.1:$port_on" -server2 "http://127.0.0.1:$port_off" \
+		-mock "$mock" -capture "$tmp/capture" -database-url "$url_on" -database-url2 "$url_off" -switchboard "$tmp/bin/switchboard" \
+		-json "$tmp/results-overhead.json" >"$tmp/table-overhead.txt"
+	echo
+	machine
+	echo "plan: overhead (scenario 8); this tree: $(git rev-parse --short HEAD)"
+	cat "$tmp/table-overhead.txt"
+	exit 0
+fi
 
 # The second server of a run measures a few per cent slower in an A/A comparison (the cluster
 # carries the first run's data, WAL and autovacuum work): BENCH_BASELINE_LAST=1 runs this tree

@@ -267,3 +267,46 @@ func BenchmarkCommitEphemeral(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkConversationLength is a chat completion continuing a stored conversation of N
+// messages (alternating user and assistant, about 60 bytes each): the turn's added cost as
+// the conversation grows. A turn sends only the newest messages that fit its model's window
+// (agent.HistoryWindow, at most agent.HistoryMaxMessages), read from the end of the primary
+// key. The two messages each turn appends are removed between iterations (timer stopped), so
+// every iteration sees N.
+func BenchmarkConversationLength(b *testing.B) {
+	need(b)
+	ctx := context.Background()
+	for _, n := range []int{10, 100, 1000, 10000} {
+		b.Run(fmt.Sprintf("messages=%d", n), func(b *testing.B) {
+			var convID uuid.UUID
+			var shortID string
+			err := env.store.Pool().QueryRow(ctx, `INSERT INTO conversations (workspace_id, short_id, channel, message_seq)
+				VALUES ($1, 'mc-bench' || substr(md5(random()::text), 1, 16), 'api', $2) RETURNING id, short_id`, env.workspace, n).Scan(&convID, &shortID)
+			if err != nil {
+				b.Fatal(err)
+			}
+			_, err = env.store.Pool().Exec(ctx, `INSERT INTO messages (workspace_id, conversation_id, seq, role, content)
+				SELECT $1, $2, i, CASE WHEN i % 2 = 1 THEN 'user' ELSE 'assistant' END,
+				       'Message ' || i || ' of the benchmark conversation, lorem ipsum dolor.'
+				FROM generate_series(1, $3::int) i`, env.workspace, convID, n)
+			if err != nil {
+				b.Fatal(err)
+			}
+			// The planner's statistics, as autovacuum keeps them on a live database.
+			if _, err := env.store.Pool().Exec(ctx, `ANALYZE messages`); err != nil {
+				b.Fatal(err)
+			}
+			body := []byte(`{"model":"alpha-sonnet-4-6","conversation":"` + shortID + `","messages":[{"role":"user","content":"Say hello."}]}`)
+			b.ReportAllocs()
+			for b.Loop() {
+				serve(b, http.MethodPost, "/v1/chat/completions", body, []byte(`"finish_reason":"stop"`))
+				b.StopTimer()
+				if _, err := env.store.Pool().Exec(ctx, `DELETE FROM messages WHERE conversation_id = $1 AND seq > $2`, convID, n); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+		})
+	}
+}

@@ -37,7 +37,10 @@ type Model struct {
 	Upstream      string  `yaml:"upstream"`
 	InputPerMTok  float64 `yaml:"input_per_mtok"`
 	OutputPerMTok float64 `yaml:"output_per_mtok"`
-	Created       int64   `yaml:"-"` // unix seconds the model entered the catalog
+	// ContextTokens is the model's context window in tokens: it bounds how much of a stored
+	// conversation a turn sends (agent.HistoryWindow).
+	ContextTokens int   `yaml:"context_tokens"`
+	Created       int64 `yaml:"-"` // unix seconds the model entered the catalog
 }
 
 // CostNanoUSD is the price of a call in billionths of a dollar, rounded up so that a
@@ -58,13 +61,13 @@ const catalogDate = 1767225600 // 2026-01-01T00:00:00Z
 
 func defaults() []Model {
 	return []Model{
-		{ID: "alpha-sonnet-4-6", Family: Alpha, InputPerMTok: 3, OutputPerMTok: 15},
-		{ID: "alpha-haiku-4-5", Family: Alpha, InputPerMTok: 1, OutputPerMTok: 5},
-		{ID: "alpha-opus-4-7", Family: Alpha, InputPerMTok: 5, OutputPerMTok: 25},
-		{ID: "beta-5.4", Family: Beta, InputPerMTok: 1.25, OutputPerMTok: 10},
-		{ID: "beta-5.4-mini", Family: Beta, InputPerMTok: 0.25, OutputPerMTok: 2},
-		{ID: "gamma-v4-flash", Family: Gamma, InputPerMTok: 0.3, OutputPerMTok: 2.5},
-		{ID: "gamma-v4-pro", Family: Gamma, InputPerMTok: 1.25, OutputPerMTok: 10},
+		{ID: "alpha-sonnet-4-6", Family: Alpha, InputPerMTok: 3, OutputPerMTok: 15, ContextTokens: 200_000},
+		{ID: "alpha-haiku-4-5", Family: Alpha, InputPerMTok: 1, OutputPerMTok: 5, ContextTokens: 200_000},
+		{ID: "alpha-opus-4-7", Family: Alpha, InputPerMTok: 5, OutputPerMTok: 25, ContextTokens: 200_000},
+		{ID: "beta-5.4", Family: Beta, InputPerMTok: 1.25, OutputPerMTok: 10, ContextTokens: 400_000},
+		{ID: "beta-5.4-mini", Family: Beta, InputPerMTok: 0.25, OutputPerMTok: 2, ContextTokens: 400_000},
+		{ID: "gamma-v4-flash", Family: Gamma, InputPerMTok: 0.3, OutputPerMTok: 2.5, ContextTokens: 1_048_576},
+		{ID: "gamma-v4-pro", Family: Gamma, InputPerMTok: 1.25, OutputPerMTok: 10, ContextTokens: 1_048_576},
 	}
 }
 
@@ -81,7 +84,7 @@ func Default() *Catalog {
 }
 
 // Load returns the default table with the overrides of the YAML file at path applied. The file
-// maps model ids to any of `upstream`, `input_per_mtok`, `output_per_mtok`:
+// maps model ids to any of `upstream`, `input_per_mtok`, `output_per_mtok`, `context_tokens`:
 //
 //	alpha-sonnet-4-6:
 //	  upstream: claude-sonnet-4-6
@@ -114,8 +117,8 @@ func Load(path string) (*Catalog, error) {
 		if err := node.Decode(&m); err != nil {
 			return nil, fmt.Errorf("MODELS_FILE %s: %s: %w", path, id, err)
 		}
-		if m.Upstream == "" || m.InputPerMTok < 0 || m.OutputPerMTok < 0 {
-			return nil, fmt.Errorf("MODELS_FILE %s: %s: upstream must be set and prices must not be negative", path, id)
+		if m.Upstream == "" || m.InputPerMTok < 0 || m.OutputPerMTok < 0 || m.ContextTokens <= 0 {
+			return nil, fmt.Errorf("MODELS_FILE %s: %s: upstream must be set, prices must not be negative and context_tokens must be positive", path, id)
 		}
 		c.byID[id] = m
 	}

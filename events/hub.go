@@ -42,6 +42,27 @@ type Hub struct {
 
 	streams streams
 	keys    keyWaits
+
+	// onRevocation hear every announcement on store.RevocationChannel (OnRevocation).
+	revMu        sync.RWMutex
+	onRevocation []func(store.Revocation)
+}
+
+// OnRevocation makes f hear every announcement on store.RevocationChannel, from any replica,
+// and a zero store.Revocation whenever the hub's LISTEN connection starts again (anything may
+// have been missed meanwhile: forget everything). f must be quick. Set it before Run.
+func (h *Hub) OnRevocation(f func(store.Revocation)) {
+	h.revMu.Lock()
+	defer h.revMu.Unlock()
+	h.onRevocation = append(h.onRevocation, f)
+}
+
+func (h *Hub) tellRevocation(rv store.Revocation) {
+	h.revMu.RLock()
+	defer h.revMu.RUnlock()
+	for _, f := range h.onRevocation {
+		f(rv)
+	}
 }
 
 // NewHub returns a hub; Run starts listening.
@@ -218,6 +239,7 @@ func (h *Hub) listen(ctx context.Context) error {
 	// Whatever was announced before the LISTEN took effect is read from the database: the
 	// events, the revocations, the idempotency keys.
 	h.lagAll()
+	h.tellRevocation(store.Revocation{})
 	h.checkLive(ctx)
 	h.keyChanged("")
 	for {

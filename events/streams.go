@@ -94,6 +94,10 @@ func (h *Hub) revoked(payload string) {
 		h.log.Error("malformed revocation notice", slog.String("payload", payload))
 		return
 	}
+	h.tellRevocation(rv)
+	if rv.KeyID == nil && rv.WorkspaceStatus == "" {
+		return // a workspace's money changed: for caches only, no stream ends
+	}
 	r := &h.streams
 	now := time.Now()
 	r.mu.Lock()

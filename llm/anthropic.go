@@ -8,6 +8,7 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
+	"github.com/anthropics/anthropic-sdk-go/packages/param"
 )
 
 // anthropicClient speaks the Anthropic Messages API.
@@ -93,10 +94,21 @@ func anthropicParams(req Request) anthropic.MessageNewParams {
 		p.Temperature = anthropic.Float(min(*req.Temperature, 1))
 	}
 	for _, t := range req.Tools {
-		p.Tools = append(p.Tools, anthropicTool(t))
+		p.Tools = append(p.Tools, anthropicTools.get(t))
 	}
 	return p
 }
+
+// anthropicTools keeps each tool as the SDK encodes it: a turn sends the same tools again and
+// again, and the SDK's encoding of a schema (every keyword an extra field, set one by one)
+// was an eighth of an ephemeral turn's CPU (docs/benchmarks.md).
+var anthropicTools = toolCache[anthropic.ToolUnionParam]{encode: func(t Tool) (anthropic.ToolUnionParam, bool) {
+	raw, err := anthropicTool(t).MarshalJSON()
+	if err != nil {
+		return anthropicTool(t), false
+	}
+	return param.Override[anthropic.ToolUnionParam](json.RawMessage(raw)), true
+}}
 
 func anthropicMessages(msgs []Message) []anthropic.MessageParam {
 	var out []anthropic.MessageParam

@@ -9,6 +9,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/shared"
 )
@@ -85,7 +86,7 @@ func openaiParams(req Request) openai.ChatCompletionNewParams {
 		p.Temperature = openai.Float(*req.Temperature)
 	}
 	for _, t := range req.Tools {
-		p.Tools = append(p.Tools, openaiTool(t))
+		p.Tools = append(p.Tools, openaiTools.get(t))
 	}
 	return p
 }
@@ -130,6 +131,16 @@ func openaiAssistant(m Message) openai.ChatCompletionMessageParamUnion {
 	}
 	return openai.ChatCompletionMessageParamUnion{OfAssistant: &a}
 }
+
+// openaiTools keeps each tool as the SDK encodes it, so that a turn neither parses its schema
+// into a map nor encodes it again (see anthropicTools).
+var openaiTools = toolCache[openai.ChatCompletionToolUnionParam]{encode: func(t Tool) (openai.ChatCompletionToolUnionParam, bool) {
+	raw, err := openaiTool(t).MarshalJSON()
+	if err != nil {
+		return openaiTool(t), false
+	}
+	return param.Override[openai.ChatCompletionToolUnionParam](json.RawMessage(raw)), true
+}}
 
 func openaiTool(t Tool) openai.ChatCompletionToolUnionParam {
 	def := shared.FunctionDefinitionParam{Name: t.Name}

@@ -57,6 +57,9 @@ type setupOpts struct {
 	smtpURL              string           // SMTP_URL
 	confirmationTTL      time.Duration    // 0: the default
 	signInPerMinute      int              // 0: the default
+	// meterFlush is METER_FLUSH_INTERVAL. 0 (here the default): ephemeral turns commit
+	// before they answer, so that a test may read the ledger right after a turn.
+	meterFlush time.Duration
 }
 
 func setup(t testing.TB, opts ...func(*setupOpts)) *testBundle {
@@ -185,6 +188,7 @@ func startApp(t testing.TB, st *store.Store, o setupOpts, families map[string]ll
 	cfg.Server.KeyRPM, cfg.Server.WorkspaceRPM = o.keyRPM, o.workspaceRPM
 	cfg.Server.SSEPingInterval = o.ping
 	cfg.Server.Development = o.development
+	cfg.MeterFlushInterval = o.meterFlush
 	if o.bodyLimit > 0 {
 		cfg.Server.BodyLimitBytes = o.bodyLimit
 	}

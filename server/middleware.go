@@ -122,6 +122,12 @@ func (s *Server) authenticateRequest(c echo.Context, next echo.HandlerFunc, devF
 	if authErr != nil {
 		return authErr
 	}
+	if s.pending != nil {
+		// This process's spend that answered but is not committed yet (write-behind) counts.
+		spent := s.pending(p.WorkspaceID)
+		p.BalanceNanoUSD -= spent
+		p.MonthSpendNanoUSD += spent
+	}
 	if err := workspaceMayWork(p); err != nil {
 		return err
 	}
@@ -208,7 +214,7 @@ func (s *Server) principal(ctx context.Context, header string) (store.Principal,
 	if err != nil {
 		return store.Principal{}, apierr.Unauthenticated("invalid_api_key", "The API key is malformed: keys start with `sk-svc_`.")
 	}
-	p, err := s.store.Authenticate(ctx, sum)
+	p, err := s.auth.lookup(ctx, sum, s.store.Authenticate)
 	if errors.Is(err, store.ErrNotFound) {
 		return store.Principal{}, apierr.Unauthenticated("invalid_api_key", "The API key is unknown or has been revoked.")
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
@@ -41,6 +42,10 @@ type Config struct {
 	BodyLimitBytes   int64         // larger request bodies are refused with 413
 	HealthCheckLimit time.Duration // how long GET /ready waits for its checks
 	SSEPingInterval  time.Duration // SSE_PING_INTERVAL
+	// AuthCacheTTL is how long a key's principal is kept in memory (AUTH_CACHE_TTL); zero
+	// reads the database on every request. Revocations and suspensions reach the cache at
+	// once through LISTEN/NOTIFY (see authCache).
+	AuthCacheTTL time.Duration
 	// WebchatTokenKey signs the webchat visitor tokens; empty derives it from the store's
 	// SECRETS_KEY keyring (webchatTokens), or draws a random key per process without one.
 	WebchatTokenKey []byte
@@ -72,6 +77,9 @@ type Deps struct {
 	// RateLimited, when set, is told of each refusal by a rate limit and the budget that
 	// refused (key, workspace, address).
 	RateLimited func(budget string)
+	// Pending, when set, is the spend of a workspace's turns that answered and is not yet
+	// committed (agent.WriteBehind): the balance and cap checks count it.
+	Pending func(workspaceID uuid.UUID) int64
 }
 
 // Server holds the wired HTTP surfaces.
@@ -96,6 +104,8 @@ type Server struct {
 	limited   func(budget string)
 	visitors  *webchat.Tokens // the webchat visitor tokens
 	oauth     *oauth.Service  // MCP over OAuth; nil without the dashboard (its login step)
+	auth      *authCache      // principals of recently used keys
+	pending   func(uuid.UUID) int64
 }
 
 // New builds the server and its routes.
@@ -103,7 +113,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	s := &Server{cfg: cfg, store: deps.Store, catalog: deps.Catalog, limiter: deps.Limiter, responses: deps.Responses,
 		hub: deps.Hub, jobs: deps.Jobs, guard: deps.Guard, ops: deps.Ops, agents: deps.Agents, mcp: deps.MCP, log: deps.Log, echo: echo.New(),
 		accounts: deps.Accounts, dashboard: deps.Dashboard}
-	s.outer, s.limited = deps.Outer, deps.RateLimited
+	s.outer, s.limited, s.pending = deps.Outer, deps.RateLimited, deps.Pending
 	visitors, err := webchatTokens(cfg, deps.Store)
 	if err != nil {
 		return nil, err
@@ -114,6 +124,13 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	}
 	if deps.Accounts != nil && deps.Dashboard != nil {
 		s.oauth = oauth.New(deps.Store)
+	}
+	s.auth = newAuthCache(cfg.AuthCacheTTL)
+	if cfg.AuthCacheTTL > 0 {
+		deps.Store.Watch(s.auth.forget)
+		if deps.Hub != nil {
+			deps.Hub.OnRevocation(s.auth.forget)
+		}
 	}
 	s.ready = &readiness{checks: append([]ReadyCheck{{Name: "database", Check: s.store.Ping}}, deps.Ready...)}
 	e := s.echo

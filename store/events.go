@@ -86,6 +86,11 @@ func (t *Tx) Settle(ctx context.Context, workspaceID uuid.UUID, charge *Charge, 
 		return 0, nil, notFound("workspace", err)
 	}
 	balance, seq := locked.BalanceNanoUSD, locked.EventSeq
+	if cost > 0 && (balance <= 0 && balance+cost > 0 ||
+		CapReached(locked.MonthlyCapNanoUSD, locked.MonthSpendNanoUSD) && !CapReached(locked.MonthlyCapNanoUSD, locked.MonthSpendNanoUSD-cost)) {
+		// This charge stopped the workspace: replicas that cached its keys must read it again.
+		t.moneyChanged = append(t.moneyChanged, workspaceID)
+	}
 	events, err := envelopes(workspaceID, seq, build(balance))
 	if err != nil {
 		return 0, nil, err
@@ -101,6 +106,63 @@ func (t *Tx) Settle(ctx context.Context, workspaceID uuid.UUID, charge *Charge, 
 		return 0, nil, err
 	}
 	return balance, events, nil
+}
+
+// Settlement is one charge and the events that go with it, for SettleMany. Build gets the
+// balance right after this charge.
+type Settlement struct {
+	Charge *Charge
+	Build  func(balanceAfter int64) []NewEvent
+}
+
+// SettleMany is Settle for several settlements of one workspace at once (the write-behind
+// batch): one workspace-row update for their total, one cursor range for all their events,
+// and every ledger row and event in one pipelined batch. Each ledger row and spend event
+// carries the balance after its own charge, as if they had been settled one by one in order.
+func (t *Tx) SettleMany(ctx context.Context, workspaceID uuid.UUID, items []Settlement) error {
+	var total int64
+	for _, it := range items {
+		if it.Charge != nil {
+			total += it.Charge.AmountNanoUSD
+		}
+	}
+	locked, err := t.sql.LockWorkspaceForSettle(ctx, t.db, dbsqlc.LockWorkspaceForSettleParams{ID: workspaceID, Cost: total})
+	if err != nil {
+		return notFound("workspace", err)
+	}
+	if total > 0 && (locked.BalanceNanoUSD <= 0 && locked.BalanceNanoUSD+total > 0 ||
+		CapReached(locked.MonthlyCapNanoUSD, locked.MonthSpendNanoUSD) && !CapReached(locked.MonthlyCapNanoUSD, locked.MonthSpendNanoUSD-total)) {
+		t.moneyChanged = append(t.moneyChanged, workspaceID)
+	}
+	balance := locked.BalanceNanoUSD + total // before the first charge
+	batch := &pgx.Batch{}
+	b := batchQueue{batch}
+	var all []NewEvent
+	for _, it := range items {
+		if it.Charge != nil {
+			balance -= it.Charge.AmountNanoUSD
+			c := it.Charge
+			if err := t.sql.InsertLedger(ctx, b, dbsqlc.InsertLedgerParams{WorkspaceID: workspaceID, AmountNanoUSD: -c.AmountNanoUSD,
+				BalanceAfter: balance, Category: c.Category, Model: &c.Model, InputTokens: c.InputTokens,
+				OutputTokens: c.OutputTokens, ConversationID: c.ConversationID}); err != nil {
+				return err
+			}
+		}
+		all = append(all, it.Build(balance)...)
+	}
+	if len(all) > 0 {
+		events, err := envelopes(workspaceID, locked.EventSeq, all)
+		if err != nil {
+			return err
+		}
+		if err := t.queueEvents(ctx, b, workspaceID, events); err != nil {
+			return err
+		}
+		for _, e := range events {
+			t.notices = append(t.notices, notice(e))
+		}
+	}
+	return t.tx.SendBatch(ctx, batch).Close()
 }
 
 // queueSettle queues Settle's writes: the ledger row, then the events and their dispatch

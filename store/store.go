@@ -82,13 +82,16 @@ type queries struct {
 	// secrets seals the secrets the store keeps encrypted (webhook signing secrets); nil
 	// when SECRETS_KEY is not configured.
 	secrets *secrets.Keyring
+	// watchers hear, in this process and at once, what is announced on RevocationChannel
+	// (Watch); shared by every copy of the store over one pool.
+	watchers *watchers
 }
 
 // inTx runs fn in a transaction: a real one on the pool, a savepoint inside a Tx, so a
 // method that needs several statements to commit together works on both.
 func (q *queries) inTx(ctx context.Context, fn func(q *queries) error) error {
 	return pgx.BeginFunc(ctx, q.db, func(tx pgx.Tx) error {
-		return fn(&queries{db: tx, sql: q.sql, secrets: q.secrets})
+		return fn(&queries{db: tx, sql: q.sql, secrets: q.secrets, watchers: q.watchers})
 	})
 }
 
@@ -108,7 +111,7 @@ func (s *Store) ObserveTx(f func(ctx context.Context) (_ context.Context, done f
 
 // New wraps a pool.
 func New(pool *pgxpool.Pool) *Store {
-	return &Store{queries: queries{db: pool, sql: dbsqlc.New()}, pool: pool}
+	return &Store{queries: queries{db: pool, sql: dbsqlc.New(), watchers: &watchers{}}, pool: pool}
 }
 
 // Open connects to databaseURL. The pool keeps pgxpool's default size, max(4, CPUs), unless
@@ -128,7 +131,7 @@ func Open(ctx context.Context, databaseURL string) (*Store, error) {
 
 // WithSecrets returns the store over the same pool, sealing and opening secrets with keys.
 func (s *Store) WithSecrets(keys *secrets.Keyring) *Store {
-	return &Store{queries: queries{db: s.pool, sql: s.sql, secrets: keys}, pool: s.pool}
+	return &Store{queries: queries{db: s.pool, sql: s.sql, secrets: keys, watchers: s.watchers}, pool: s.pool}
 }
 
 // Secrets is the keyring of the store; nil without SECRETS_KEY.

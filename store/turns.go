@@ -20,6 +20,9 @@ type Tx struct {
 	tx         pgx.Tx
 	notices    []string // announcements of the events appended, sent after commit
 	keyNotices []string // announcements of the idempotency keys completed, sent after commit
+	// moneyChanged holds the workspaces whose charge in this transaction made them unable to
+	// work (credit used up, monthly cap reached): announced after commit (RevocationChannel).
+	moneyChanged []uuid.UUID
 }
 
 // InTx runs fn in a transaction, committed when fn returns nil. The events it appended are
@@ -32,11 +35,17 @@ func (s *Store) InTx(ctx context.Context, fn func(*Tx) error) (err error) {
 	}
 	var t *Tx
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		t = &Tx{queries: queries{db: tx, sql: s.sql, secrets: s.secrets}, tx: tx}
+		t = &Tx{queries: queries{db: tx, sql: s.sql, secrets: s.secrets, watchers: s.watchers}, tx: tx}
 		return fn(t)
 	})
 	if err == nil && len(t.notices) > 0 {
 		s.announce(context.WithoutCancel(ctx), t.notices)
+	}
+	if err == nil {
+		// A lost announcement leaves the workspace's keys cached until AUTH_CACHE_TTL.
+		for _, id := range t.moneyChanged {
+			_ = s.announceRevocation(context.WithoutCancel(ctx), Revocation{WorkspaceID: &id})
+		}
 	}
 	if err == nil && len(t.keyNotices) > 0 {
 		// A lost announcement only delays the waiters until their next re-check.
@@ -76,6 +85,17 @@ type Message struct {
 func (q *queries) History(ctx context.Context, workspaceID, conversationID uuid.UUID) ([]Message, error) {
 	rows, err := q.sql.History(ctx, q.db, dbsqlc.HistoryParams{WorkspaceID: workspaceID, ConversationID: conversationID})
 	return mapRows(rows, func(r dbsqlc.HistoryRow) Message {
+		return Message{Role: r.Role, Content: r.Content, ToolCalls: r.ToolCalls, ToolResults: r.ToolResults}
+	}), err
+}
+
+// HistoryWindow returns the newest messages of the conversation, in order: at most
+// maxMessages, whose sizes add up to at most maxBytes (see the HistoryWindow query). An
+// older message that does not fit is left out with everything before it.
+func (q *queries) HistoryWindow(ctx context.Context, workspaceID, conversationID uuid.UUID, maxMessages int, maxBytes int64) ([]Message, error) {
+	rows, err := q.sql.HistoryWindow(ctx, q.db, dbsqlc.HistoryWindowParams{WorkspaceID: workspaceID, ConversationID: conversationID,
+		MaxMessages: maxMessages, MaxBytes: maxBytes})
+	return mapRows(rows, func(r dbsqlc.HistoryWindowRow) Message {
 		return Message{Role: r.Role, Content: r.Content, ToolCalls: r.ToolCalls, ToolResults: r.ToolResults}
 	}), err
 }

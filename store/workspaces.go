@@ -51,9 +51,14 @@ func (q *queries) WorkspaceByName(ctx context.Context, name string) (Workspace, 
 	return workspace(q.sql.WorkspaceByName(ctx, q.db, name))
 }
 
-// AddCredit adds (or, when negative, removes) credit and returns the workspace.
+// AddCredit adds (or, when negative, removes) credit and returns the workspace. Credit
+// removed down to nothing is announced (RevocationChannel), so cached keys stop at once.
 func (q *queries) AddCredit(ctx context.Context, name string, nanoUSD int64) (Workspace, error) {
-	return workspace(q.sql.AddCredit(ctx, q.db, dbsqlc.AddCreditParams{Name: name, NanoUSD: nanoUSD}))
+	w, err := workspace(q.sql.AddCredit(ctx, q.db, dbsqlc.AddCreditParams{Name: name, NanoUSD: nanoUSD}))
+	if err == nil && w.BalanceNanoUSD <= 0 {
+		err = q.announceRevocation(ctx, Revocation{WorkspaceID: &w.ID})
+	}
+	return w, err
 }
 
 // SetWorkspaceStatus suspends or resumes a workspace. The change is announced
@@ -91,13 +96,25 @@ func NextMonth(now time.Time) time.Time {
 
 // SetMonthlyCap sets the monthly spend cap of the workspace named name; a nil cap clears it.
 // The cap must be positive.
+// A cap set at or below this month's spend is announced (RevocationChannel), so cached keys
+// stop at once.
 func (q *queries) SetMonthlyCap(ctx context.Context, name string, capNanoUSD *int64) (Workspace, error) {
-	return workspace(q.sql.SetMonthlyCap(ctx, q.db, dbsqlc.SetMonthlyCapParams{Name: name, CapNanoUSD: capNanoUSD}))
+	return q.capReachedNow(ctx)(workspace(q.sql.SetMonthlyCap(ctx, q.db, dbsqlc.SetMonthlyCapParams{Name: name, CapNanoUSD: capNanoUSD})))
 }
 
 // SetMonthlyCapByID is SetMonthlyCap for a workspace by id (the dashboard's Settings page).
 func (q *queries) SetMonthlyCapByID(ctx context.Context, id uuid.UUID, capNanoUSD *int64) (Workspace, error) {
-	return workspace(q.sql.SetMonthlyCapByID(ctx, q.db, dbsqlc.SetMonthlyCapByIDParams{ID: id, CapNanoUSD: capNanoUSD}))
+	return q.capReachedNow(ctx)(workspace(q.sql.SetMonthlyCapByID(ctx, q.db, dbsqlc.SetMonthlyCapByIDParams{ID: id, CapNanoUSD: capNanoUSD})))
+}
+
+// capReachedNow announces a workspace whose new cap is already reached.
+func (q *queries) capReachedNow(ctx context.Context) func(Workspace, error) (Workspace, error) {
+	return func(w Workspace, err error) (Workspace, error) {
+		if err == nil && CapReached(w.MonthlyCapNanoUSD, w.MonthSpendNanoUSD) {
+			err = q.announceRevocation(ctx, Revocation{WorkspaceID: &w.ID})
+		}
+		return w, err
+	}
 }
 
 // WorkspaceByID finds a workspace by id.

@@ -45,6 +45,8 @@ func configRows() []configVar {
 	return append(rows,
 		configVar{[]string{"WEBHOOK_ALLOW_PRIVATE"}, "", "`1` lets webhooks and crawls reach http and private addresses (local testing only; `make run` sets it in development)"},
 		configVar{[]string{"WEBHOOK_RETRY_BASE"}, code(shortDuration(d.Delivery.RetryBase)), "first retry delay of a failed delivery; doubles per attempt"},
+		configVar{[]string{"METER_FLUSH_INTERVAL"}, code(shortDuration(d.MeterFlushInterval)), "how long the spend of an ephemeral turn (chat completion without `conversation`, response with `store: false`) may wait after the answer to be committed in one batch with others; a crash loses at most this much ephemeral spend, a SIGTERM drain nothing (`0s`: commit before answering; at most `1s`; see Write-behind metering)"},
+		configVar{[]string{"AUTH_CACHE_TTL"}, code(shortDuration(d.Server.AuthCacheTTL)), "how long a replica keeps an API key's workspace and role in memory; a revocation, a suspension or a workspace running out of credit reaches every replica at once through LISTEN/NOTIFY (`0s`: look the key up on every request)"},
 		configVar{[]string{"SSE_PING_INTERVAL"}, code(shortDuration(d.Server.SSEPingInterval)), "keep-alive comment interval of `GET /v1/events`"},
 		configVar{[]string{"RESPONSE_TTL"}, code(shortDuration(d.Responses.TTL)), "how long a background response may stay unfinished before it is failed"},
 		configVar{[]string{"IDEMPOTENCY_TTL"}, code(shortDuration(d.Responses.IdempotencyRetention)), "how long an `Idempotency-Key` replays its response"},

@@ -265,7 +265,7 @@ UPDATE workspaces SET balance_nano_usd = balance_nano_usd - $1, updated_at = now
                                 THEN month_spend_nano_usd + $1 ELSE $1 END,
     spend_month = date_trunc('month', now() AT TIME ZONE 'UTC')::date
 WHERE id = $2
-RETURNING balance_nano_usd, event_seq
+RETURNING balance_nano_usd, event_seq, monthly_cap_nano_usd, month_spend_nano_usd
 `
 
 type LockWorkspaceForSettleParams struct {
@@ -274,8 +274,10 @@ type LockWorkspaceForSettleParams struct {
 }
 
 type LockWorkspaceForSettleRow struct {
-	BalanceNanoUSD int64
-	EventSeq       int64
+	BalanceNanoUSD    int64
+	EventSeq          int64
+	MonthlyCapNanoUSD *int64
+	MonthSpendNanoUSD int64
 }
 
 // LockWorkspaceForSettle charges the workspace and takes its row lock until commit: the lock
@@ -284,7 +286,12 @@ type LockWorkspaceForSettleRow struct {
 func (q *Queries) LockWorkspaceForSettle(ctx context.Context, db DBTX, arg LockWorkspaceForSettleParams) (LockWorkspaceForSettleRow, error) {
 	row := db.QueryRow(ctx, lockWorkspaceForSettle, arg.Cost, arg.ID)
 	var i LockWorkspaceForSettleRow
-	err := row.Scan(&i.BalanceNanoUSD, &i.EventSeq)
+	err := row.Scan(
+		&i.BalanceNanoUSD,
+		&i.EventSeq,
+		&i.MonthlyCapNanoUSD,
+		&i.MonthSpendNanoUSD,
+	)
 	return i, err
 }
 

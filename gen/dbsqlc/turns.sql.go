@@ -206,6 +206,67 @@ func (q *Queries) History(ctx context.Context, db DBTX, arg HistoryParams) ([]Hi
 	return items, nil
 }
 
+const historyWindow = `-- name: HistoryWindow :many
+SELECT role, content, tool_calls, tool_results FROM (
+    SELECT seq, role, content, tool_calls, tool_results,
+           sum(octet_length(content) + coalesce(octet_length(tool_calls::text), 0)
+               + coalesce(octet_length(tool_results::text), 0)) OVER (ORDER BY seq DESC) AS tail_bytes
+    FROM (SELECT workspace_id, conversation_id, seq, role, content, tool_calls, tool_results, created_at FROM messages
+          WHERE workspace_id = $1 AND conversation_id = $2
+          ORDER BY seq DESC LIMIT $3::int) newest
+) w
+WHERE tail_bytes <= $4::bigint
+ORDER BY seq
+`
+
+type HistoryWindowParams struct {
+	WorkspaceID    uuid.UUID
+	ConversationID uuid.UUID
+	MaxMessages    int
+	MaxBytes       int64
+}
+
+type HistoryWindowRow struct {
+	Role        string
+	Content     string
+	ToolCalls   []byte
+	ToolResults []byte
+}
+
+// HistoryWindow is the newest messages of a conversation, at most @max_messages of them,
+// whose sizes (text and JSON, in bytes) add up to no more than @max_bytes counted from the
+// newest, in order. It reads the primary key backwards and stops there: a turn costs the same
+// whatever the length of the conversation.
+func (q *Queries) HistoryWindow(ctx context.Context, db DBTX, arg HistoryWindowParams) ([]HistoryWindowRow, error) {
+	rows, err := db.Query(ctx, historyWindow,
+		arg.WorkspaceID,
+		arg.ConversationID,
+		arg.MaxMessages,
+		arg.MaxBytes,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []HistoryWindowRow{}
+	for rows.Next() {
+		var i HistoryWindowRow
+		if err := rows.Scan(
+			&i.Role,
+			&i.Content,
+			&i.ToolCalls,
+			&i.ToolResults,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 type InsertMessagesParams struct {
 	WorkspaceID    uuid.UUID
 	ConversationID uuid.UUID

@@ -7,7 +7,7 @@ UPDATE workspaces SET balance_nano_usd = balance_nano_usd - @cost, updated_at = 
                                 THEN month_spend_nano_usd + @cost ELSE @cost END,
     spend_month = date_trunc('month', now() AT TIME ZONE 'UTC')::date
 WHERE id = @id
-RETURNING balance_nano_usd, event_seq;
+RETURNING balance_nano_usd, event_seq, monthly_cap_nano_usd, month_spend_nano_usd;
 
 -- name: InsertLedger :exec
 INSERT INTO ledger (workspace_id, amount_nano_usd, balance_after, category, model, input_tokens, output_tokens, conversation_id)

@@ -11,6 +11,22 @@ SELECT role, content, tool_calls, tool_results FROM messages
 WHERE workspace_id = @workspace_id AND conversation_id = @conversation_id
 ORDER BY seq;
 
+-- name: HistoryWindow :many
+-- HistoryWindow is the newest messages of a conversation, at most @max_messages of them,
+-- whose sizes (text and JSON, in bytes) add up to no more than @max_bytes counted from the
+-- newest, in order. It reads the primary key backwards and stops there: a turn costs the same
+-- whatever the length of the conversation.
+SELECT role, content, tool_calls, tool_results FROM (
+    SELECT seq, role, content, tool_calls, tool_results,
+           sum(octet_length(content) + coalesce(octet_length(tool_calls::text), 0)
+               + coalesce(octet_length(tool_results::text), 0)) OVER (ORDER BY seq DESC) AS tail_bytes
+    FROM (SELECT * FROM messages
+          WHERE workspace_id = @workspace_id AND conversation_id = @conversation_id
+          ORDER BY seq DESC LIMIT @max_messages::int) newest
+) w
+WHERE tail_bytes <= @max_bytes::bigint
+ORDER BY seq;
+
 -- name: CreateConversation :one
 INSERT INTO conversations (workspace_id, short_id, channel) VALUES (@workspace_id, @short_id, @channel)
 RETURNING id, created_at;

@@ -3,7 +3,7 @@
 // them; see docs/benchmarks.md.
 //
 //	loadtest models-file                 print the MODELS_FILE the server must be started with
-//	loadtest run -server URL -mock URL -capture DIR -database-url URL [-plan short|full]
+//	loadtest run -server URL -mock URL -capture DIR -database-url URL -switchboard BIN [-plan short|full]
 //	loadtest compare BASELINE.json HEAD.json   two runs side by side, with ratios
 //
 // Load comes from vegeta (github.com/tsenart/vegeta/v12) in two modes:
@@ -17,6 +17,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,16 +25,14 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
-
-	"switchboard/apikey"
-	"switchboard/money"
-	"switchboard/store"
 )
 
 // Models of the catalog the benchmarks use, and the upstream names MODELS_FILE gives them. The
@@ -122,13 +121,17 @@ func main() {
 	fs.StringVar(&o.mock, "mock", "", "mockllm base URL")
 	fs.StringVar(&o.capture, "capture", "", "the mock's -capture directory")
 	fs.StringVar(&o.databaseURL, "database-url", "", "the server's database (workspaces and keys for the run are created in it)")
+	fs.StringVar(&o.switchboard, "switchboard", "", "the switchboard binary of the server under test: its CLI creates the run's workspaces and keys, so any commit's schema works")
 	fs.StringVar(&o.jsonOut, "json", "", "also write the rows as JSON to this file")
 	fs.StringVar(&o.mdOut, "markdown", "", "also write the table as Markdown to this file")
-	fs.StringVar(&o.only, "only", "", "comma-separated scenarios to run (1-6); empty: all")
+	fs.StringVar(&o.only, "only", "", "comma-separated scenarios to run (1-7); empty: 1-6")
+	fs.StringVar(&o.server2, "server2", "", "scenario 8: a second server of the same build, metrics off, to alternate with -server")
+	fs.StringVar(&o.databaseURL2, "database-url2", "", "scenario 8: the database of -server2")
+	fs.StringVar(&o.peer, "peer", "", "base URL of a peer gateway (Portkey) in front of the mock, for scenario 7")
 	_ = fs.Parse(os.Args[2:])
 	p, ok := plans[o.plan]
-	if !ok || o.server == "" || o.mock == "" || o.capture == "" || o.databaseURL == "" {
-		fmt.Fprintln(os.Stderr, "loadtest run: -plan short|full, -server, -mock, -capture and -database-url are required")
+	if !ok || o.server == "" || o.mock == "" || o.capture == "" || o.databaseURL == "" || o.switchboard == "" {
+		fmt.Fprintln(os.Stderr, "loadtest run: -plan short|full, -server, -mock, -capture, -database-url and -switchboard are required")
 		os.Exit(2)
 	}
 	rows, err := run(context.Background(), o, p)
@@ -151,12 +154,13 @@ func main() {
 }
 
 type options struct {
-	plan, server, mock, capture, databaseURL, jsonOut, mdOut, only string
+	plan, server, mock, capture, databaseURL, switchboard, jsonOut, mdOut, only, peer string
+	server2, databaseURL2                                                             string
 }
 
 func (o options) wants(scenario int) bool {
 	if o.only == "" {
-		return true
+		return scenario <= 6 // 7 (the peer gateway) and 8 (metrics overhead) run when asked
 	}
 	return slices.Contains(strings.Split(o.only, ","), fmt.Sprint(scenario))
 }
@@ -169,23 +173,56 @@ func logf(format string, args ...any) {
 type bench struct {
 	o     options
 	p     plan
-	st    *store.Store
+	db    *pgxpool.Pool
 	rows  []row
 	stamp string
 }
 
-// workspace creates a workspace with ample credit and an owner key, for one scenario.
+// workspace creates a workspace with ample credit and an owner key, for one scenario. It runs
+// the CLI of the server under test (`switchboard workspaces create`, `switchboard keys
+// create`), never this tree's store code, so an A/B run (BENCH_BASELINE) can compare commits
+// whose schemas differ.
 func (b *bench) workspace(ctx context.Context, name string) (key string, id string, err error) {
-	credit, _ := money.ParseUSD("1000000")
-	w, err := b.st.CreateWorkspace(ctx, "bench-"+name+"-"+b.stamp, credit)
+	return b.workspaceIn(ctx, b.o.databaseURL, name)
+}
+
+// workspaceIn is workspace on the database of another server (scenario 8).
+func (b *bench) workspaceIn(ctx context.Context, databaseURL, name string) (key string, id string, err error) {
+	name = "bench-" + name + "-" + b.stamp
+	out, err := b.cli(ctx, databaseURL, "workspaces", "create", name)
 	if err != nil {
 		return "", "", err
 	}
-	key, sum, display := apikey.New()
-	if _, err := b.st.CreateKey(ctx, w.ID, "owner", sum, display); err != nil {
+	for _, f := range strings.Fields(out) {
+		if v, ok := strings.CutPrefix(f, "id="); ok {
+			id = v
+		}
+	}
+	if id == "" {
+		return "", "", fmt.Errorf("switchboard workspaces create %s: no id= in %q", name, out)
+	}
+	out, err = b.cli(ctx, databaseURL, "keys", "create", "--workspace", name, "--role", "owner")
+	if err != nil {
 		return "", "", err
 	}
-	return key, w.ID.String(), nil
+	key = strings.TrimSpace(out)
+	if !strings.HasPrefix(key, "sk-") {
+		return "", "", fmt.Errorf("switchboard keys create: unexpected output %q", out)
+	}
+	return key, id, nil
+}
+
+// cli runs the server's binary with the server's database and $1,000,000 of starting credit,
+// and returns its standard output.
+func (b *bench) cli(ctx context.Context, databaseURL string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, b.o.switchboard, args...)
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+databaseURL, "WORKSPACE_STARTING_CREDIT_USD=1000000")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("%s %s: %w: %s", filepath.Base(b.o.switchboard), strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return stdout.String(), nil
 }
 
 func (b *bench) add(r row) row {
@@ -206,12 +243,12 @@ func chatBody(model string, stream bool) map[string]any {
 func settle() { time.Sleep(300 * time.Millisecond) }
 
 func run(ctx context.Context, o options, p plan) ([]row, error) {
-	st, err := store.Open(ctx, o.databaseURL)
+	db, err := pgxpool.New(ctx, o.databaseURL)
 	if err != nil {
 		return nil, err
 	}
-	defer st.Close()
-	b := &bench{o: o, p: p, st: st, stamp: time.Now().Format("150405.000")}
+	defer db.Close()
+	b := &bench{o: o, p: p, db: db, stamp: time.Now().Format("150405.000")}
 	key, _, err := b.workspace(ctx, "turns")
 	if err != nil {
 		return nil, fmt.Errorf("create the bench workspace: %w", err)
@@ -387,14 +424,140 @@ func run(ctx context.Context, o options, p plan) ([]row, error) {
 		r.verdict("> 1,000 signed deliveries/s", res.rate > 1000 && int64(res.delivered) == res.events && res.badSig == 0)
 		b.add(r)
 	}
+	if o.wants(8) {
+		if o.server2 == "" || o.databaseURL2 == "" {
+			return b.rows, fmt.Errorf("scenario 8 needs -server2 and -database-url2 (bench/run.sh overhead starts both)")
+		}
+		if err := b.overhead(ctx, key, chatURL); err != nil {
+			return b.rows, err
+		}
+	}
+	if o.wants(7) {
+		if o.peer == "" {
+			return b.rows, fmt.Errorf("scenario 7 needs -peer (bench/run.sh peers starts the Portkey gateway)")
+		}
+		if err := b.peers(ctx, key, chatURL); err != nil {
+			return b.rows, err
+		}
+	}
 	return b.rows, nil
+}
+
+// overhead is scenario 8: two servers of the same build running at once, -server with
+// metrics on (METRICS_ADDR) and tracing off, -server2 with both off, each on its own database;
+// the same ephemeral chat completion at 64 clients, alternately against one and the other,
+// overheadRounds times (the order flips every round), so both see the same machine. The
+// summary row gives the median of the per-round ratios (on / off).
+func (b *bench) overhead(ctx context.Context, key, chatURL string) error {
+	key2, _, err := b.workspaceIn(ctx, b.o.databaseURL2, "overhead")
+	if err != nil {
+		return err
+	}
+	model := modelOf("anthropic")
+	on := jsonTarget(chatURL, key, chatBody(model, false))
+	off := jsonTarget(strings.TrimSuffix(b.o.server2, "/")+"/v1/chat/completions", key2, chatBody(model, false))
+	on.expect, off.expect = []byte(`"finish_reason":"stop"`), []byte(`"finish_reason":"stop"`)
+	const c = 64
+	closedLoop(on, c, b.p.warm)
+	closedLoop(off, c, b.p.warm)
+	var ratios []float64
+	var onAll, offAll []row
+	for round := range overheadRounds {
+		measure := func(t target, name string) row {
+			r := b.add(rowOf(name, fmt.Sprintf("c=%d r%d", c, round+1), "closed", closedLoop(t, c, b.p.sweep)))
+			settle()
+			return r
+		}
+		var rOn, rOff row
+		if round%2 == 0 {
+			rOn = measure(on, "8 metrics on, tracing off")
+			rOff = measure(off, "8 metrics off, tracing off")
+		} else {
+			rOff = measure(off, "8 metrics off, tracing off")
+			rOn = measure(on, "8 metrics on, tracing off")
+		}
+		onAll, offAll = append(onAll, rOn), append(offAll, rOff)
+		if rOff.RPS > 0 {
+			ratios = append(ratios, rOn.RPS/rOff.RPS)
+		}
+	}
+	slices.Sort(ratios)
+	median := 0.0
+	if len(ratios) > 0 {
+		median = ratios[len(ratios)/2]
+	}
+	sum := func(rs []row) (rps float64, p99 []float64) {
+		for _, r := range rs {
+			rps += r.RPS / float64(len(rs))
+			p99 = append(p99, r.P99)
+		}
+		slices.Sort(p99)
+		return rps, p99
+	}
+	onRPS, onP99 := sum(onAll)
+	offRPS, offP99 := sum(offAll)
+	r := row{Scenario: "8 metrics overhead (on / off)", Load: fmt.Sprintf("c=%d", c), Mode: "closed", RPS: median, RPSUnit: "x (median ratio)",
+		Metric: "req/s on / off",
+		Note: fmt.Sprintf("per-round ratios %s; mean req/s on %.0f, off %.0f; median p99 on %.1f ms, off %.1f ms",
+			fmtRatios(ratios), onRPS, offRPS, onP99[len(onP99)/2], offP99[len(offP99)/2])}
+	r.verdict("metrics add <= 3% (median ratio >= 0.97)", median >= 0.97)
+	b.add(r)
+	return nil
+}
+
+const overheadRounds = 7
+
+func fmtRatios(rs []float64) string {
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		parts[i] = fmt.Sprintf("%.3f", r)
+	}
+	return strings.Join(parts, " ")
+}
+
+// peers is scenario 7: the same OpenAI-protocol chat completion (beta-5.4, "Say hello.",
+// not streamed) through Switchboard, and through the peer gateway (Portkey, -peer) pointed
+// at the same mock, at 1 and 64 clients, side by side in one run.
+func (b *bench) peers(ctx context.Context, key, chatURL string) error {
+	model := modelOf("openai")
+	body := chatBody(model, false)
+	sb := jsonTarget(chatURL, key, body)
+	sb.expect = []byte(`"finish_reason":"stop"`)
+	pk := jsonTarget(strings.TrimSuffix(b.o.peer, "/")+"/v1/chat/completions", "mock", body)
+	pk.header.Set("x-portkey-provider", "openai")
+	pk.header.Set("x-portkey-custom-host", strings.TrimSuffix(b.o.mock, "/")+"/v1")
+	pk.expect = []byte(`"finish_reason":"stop"`)
+	if _, err := once(http.DefaultClient, pk); err != nil {
+		return fmt.Errorf("a chat completion through the peer gateway: %w", err)
+	}
+	for _, c := range []int{1, 64} {
+		closedLoop(pk, c, b.p.warm)
+		peer := b.add(rowOf("7 Portkey gateway 1.15.2 (openai)", fmt.Sprintf("c=%d", c), "closed", closedLoop(pk, c, b.p.sweep)))
+		settle()
+		closedLoop(sb, c, b.p.warm)
+		r := rowOf("7 Switchboard chat ephemeral (openai)", fmt.Sprintf("c=%d", c), "closed", closedLoop(sb, c, b.p.sweep))
+		r.added(peer)
+		ratio := 0.0
+		if peer.RPS > 0 {
+			ratio = r.RPS / peer.RPS
+		}
+		r.Note = strings.TrimSpace(fmt.Sprintf("%.2fx Portkey's req/s %s", ratio, r.Note))
+		want := 2.0
+		if c == 64 {
+			want = 5
+		}
+		r.verdict(fmt.Sprintf(">= %.0fx Portkey's req/s", want), ratio >= want)
+		b.add(r)
+		settle()
+	}
+	return nil
 }
 
 // eventCount reads a workspace's event cursor: the number of events it ever committed.
 func (b *bench) eventCount(ctx context.Context, workspaceID string) func() (int64, error) {
 	return func() (int64, error) {
 		var n int64
-		err := b.st.Pool().QueryRow(ctx, `SELECT event_seq FROM workspaces WHERE id = $1`, workspaceID).Scan(&n)
+		err := b.db.QueryRow(ctx, `SELECT event_seq FROM workspaces WHERE id = $1`, workspaceID).Scan(&n)
 		return n, err
 	}
 }

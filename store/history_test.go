@@ -1,0 +1,63 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"switchboard/store"
+	"switchboard/store/storetest"
+)
+
+// TestHistoryWindowKeepsTheNewestThatFit: the window is the newest messages, in order, at most
+// so many and at most so many bytes counted from the newest; older ones go first.
+func TestHistoryWindowKeepsTheNewestThatFit(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.New(t)
+	w, err := s.CreateWorkspace(ctx, "history", 1)
+	require.NoError(t, err)
+	conv, err := s.CreateConversation(ctx, w.ID, "api")
+	require.NoError(t, err)
+	var msgs []store.Message
+	for i := 1; i <= 20; i++ {
+		role := "user"
+		if i%2 == 0 {
+			role = "assistant"
+		}
+		msgs = append(msgs, store.Message{Role: role, Content: fmt.Sprintf("m%02d-%s", i, strings.Repeat("x", 6))}) // 10 bytes each
+	}
+	require.NoError(t, s.AppendMessages(ctx, w.ID, conv.ID, msgs))
+	contents := func(ms []store.Message) []string {
+		var out []string
+		for _, m := range ms {
+			out = append(out, m.Content[:3])
+		}
+		return out
+	}
+
+	all, err := s.HistoryWindow(ctx, w.ID, conv.ID, 100, 1<<20)
+	require.NoError(t, err)
+	require.Len(t, all, 20)
+	require.Equal(t, "m01", all[0].Content[:3], "in order, oldest first")
+
+	got, err := s.HistoryWindow(ctx, w.ID, conv.ID, 3, 1<<20)
+	require.NoError(t, err)
+	require.Equal(t, []string{"m18", "m19", "m20"}, contents(got), "at most 3, the newest")
+
+	got, err = s.HistoryWindow(ctx, w.ID, conv.ID, 100, 45)
+	require.NoError(t, err)
+	require.Equal(t, []string{"m17", "m18", "m19", "m20"}, contents(got), "45 bytes hold the newest four")
+
+	got, err = s.HistoryWindow(ctx, w.ID, conv.ID, 100, 9)
+	require.NoError(t, err)
+	require.Empty(t, got, "not even the newest fits")
+
+	other, err := s.CreateWorkspace(ctx, "history-other", 1)
+	require.NoError(t, err)
+	got, err = s.HistoryWindow(ctx, other.ID, conv.ID, 100, 1<<20)
+	require.NoError(t, err)
+	require.Empty(t, got, "another workspace sees nothing")
+}
