@@ -25,6 +25,7 @@ import (
 
 	"switchboard/accounts"
 	"switchboard/agent"
+	"switchboard/bulk"
 	"switchboard/catalog"
 	"switchboard/compliance"
 	"switchboard/converse"
@@ -168,6 +169,9 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 		return nil, fmt.Errorf("job queue: %w", err)
 	}
 	ops := manage.New(st, cat, guard, inserter, cfg.Server.PublicBaseURL)
+	// The bulk tools are management operations too, on MCP and the assistant alike.
+	bulkOps := bulk.New(st, inserter, log)
+	ops.Register(bulkOps.Operations()...)
 	// The management operations are also the builder assistant's tools.
 	tools, err := agent.NewTools(ops.AgentTools()...)
 	if err != nil {
@@ -190,7 +194,8 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 		worker(events.NewDeliverer(st, guard.Client(cfg.Delivery.Timeout), cfg.Delivery, log)),
 		worker(manage.NewCrawler(st, guard, log)),
 		worker(converse.NewNotifier(mail)),
-		worker(manage.NewIngester(st, guard, log)))
+		worker(manage.NewIngester(st, guard, log)),
+		worker(bulkOps.Worker()))
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +212,7 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	}
 	deps := server.Deps{
 		Store: st, Catalog: cat, Limiter: limiter, Responses: resp,
-		Hub: hub, Jobs: inserter, Guard: guard, Ops: ops, Agents: agents, MCP: mcp.Handler(mcp.New(ops, server.MCPCaller, log)), Log: log,
+		Hub: hub, Jobs: inserter, Guard: guard, Ops: ops, Agents: agents, MCP: mcp.Handler(mcp.New(ops, server.MCPCaller, log, mcp.WithConfirmations(pipeline))), Log: log,
 		Ready:    ready,
 		Accounts: acc, Dashboard: dashboard.New(dashboard.Deps{Store: st, Accounts: acc, Ops: ops, Jobs: inserter, Compliance: comp, Log: log}),
 	}

@@ -37,6 +37,24 @@ type Agent struct {
 	UpdatedAt             time.Time
 }
 
+type BulkRun struct {
+	ID             uuid.UUID
+	WorkspaceID    uuid.UUID
+	ShortID        string
+	Tool           string
+	Spec           []byte
+	Status         string
+	Requested      int
+	Affected       int
+	Skipped        []byte
+	Sample         []byte
+	Batches        int
+	LongestBatchMs int
+	Error          *string
+	CreatedAt      time.Time
+	FinishedAt     *time.Time
+}
+
 type Channel struct {
 	ID          uuid.UUID
 	WorkspaceID uuid.UUID
@@ -186,7 +204,7 @@ type PendingAction struct {
 	ID             uuid.UUID
 	WorkspaceID    uuid.UUID
 	ShortID        string
-	ConversationID uuid.UUID
+	ConversationID *uuid.UUID
 	Code           string
 	Tool           string
 	Arguments      []byte
