@@ -113,6 +113,8 @@ type input struct {
 	requested    int    // the number of distinct ids of an ids call
 	parked       *Parked
 	raw          json.RawMessage
+	// includeRunning: delete_campaigns may delete running campaigns.
+	includeRunning bool
 }
 
 // Parked is what a parked call recorded: the count it matched.
@@ -199,10 +201,10 @@ func checkConfirmCount(in input, n int, k kind) error {
 	switch {
 	case in.confirmCount == nil && in.all:
 		return apierr.Invalid("confirm_count", "confirm_count_required",
-			"A filter of {all: true} needs confirm_count equal to the current count: %d %s match now. Call again with confirm_count: %d.", n, k.nouns, n)
+			"A filter of {all: true} needs confirm_count equal to the current count: %s now. Call again with confirm_count: %d.", matching(k, n), n)
 	case in.confirmCount != nil && *in.confirmCount != n:
 		return apierr.Invalid("confirm_count", "confirm_count_mismatch",
-			"confirm_count is %d, but %d %s match now; nothing was done. Call again with confirm_count: %d if that is what you mean.", *in.confirmCount, n, k.nouns, n)
+			"confirm_count is %d, but %s now; nothing was done. Call again with confirm_count: %d if that is what you mean.", *in.confirmCount, matching(k, n), n)
 	}
 	return nil
 }
@@ -224,7 +226,7 @@ func (s *Service) recheck(ctx context.Context, k kind, c agent.Call) (string, st
 	}
 	if drifted(in.parked.Count, n) {
 		return store.ActionAbortedDrift, fmt.Sprintf("%d %s matched when it was asked and %d match now, more than %d%% more; nothing was %s. Ask again to act on the new set.",
-			in.parked.Count, k.nouns, n, DriftPercent, pastTense(k.verb)), nil
+			in.parked.Count, nounFor(k, in.parked.Count), n, DriftPercent, pastTense(k.verb)), nil
 	}
 	return "", "", nil
 }
@@ -254,7 +256,7 @@ func (s *Service) run(ctx context.Context, k kind, c agent.Call) (Result, error)
 			skipped = append(skipped, Skip{ID: conv.ShortID, Name: conv.ShortID, Reason: "current_conversation"})
 		}
 	}
-	if !k.destructive && in.all && in.confirmCount != nil {
+	if !k.destructive && (in.all || in.confirmCount != nil) {
 		n, err := k.count(ctx, s.store, c.WorkspaceID, in.set)
 		if err != nil {
 			return Result{}, err
@@ -433,6 +435,14 @@ func summary(k kind, in input, n int, sample []store.BulkItem, skipped []Skip) s
 		fmt.Fprintf(&b, "; leaving alone %d (%s)", len(items), items[0].Reason)
 	}
 	return b.String()
+}
+
+// matching says how many items match: "1 campaign matches", "12 conversations match".
+func matching(k kind, n int) string {
+	if n == 1 {
+		return "1 " + nounFor(k, n) + " matches"
+	}
+	return fmt.Sprintf("%d %s match", n, k.nouns)
 }
 
 func nounFor(k kind, n int) string {

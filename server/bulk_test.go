@@ -88,7 +88,7 @@ func (s *mcpSession) confirm(p map[string]any) map[string]any {
 }
 
 // bulkTools are the bulk tools (get_bulk_run and confirm_action beside them).
-var bulkTools = []string{"delete_conversations", "delete_channels", "undeploy_agents"}
+var bulkTools = []string{"delete_conversations", "delete_channels", "delete_contacts", "delete_campaigns", "undeploy_agents", "cancel_campaigns"}
 
 func TestMCPListsTheBulkToolsAndConfirmAction(t *testing.T) {
 	t.Parallel()
@@ -376,4 +376,128 @@ func TestAssistantBulkDeleteKeepsTheConversationItRunsIn(t *testing.T) {
 	require.Contains(t, reply, "current_conversation")
 	require.Contains(t, reply, `"affected":4`)
 	require.Equal(t, 1, b.countWhere(t, `SELECT count(*) FROM conversations WHERE workspace_id = $1`, b.workspace.ID))
+}
+
+func (b *testBundle) seedContacts(t *testing.T, n int, tags []string) []string {
+	t.Helper()
+	return b.returningIDs(t, `INSERT INTO contacts (workspace_id, name, tags) SELECT $1, 'Contact ' || g, $2 FROM generate_series(1, $3) g RETURNING id::text`,
+		b.workspace.ID, tags, n)
+}
+
+func (b *testBundle) seedCampaign(t *testing.T, name, status string) string {
+	t.Helper()
+	return b.returningIDs(t, `INSERT INTO campaigns (workspace_id, name, status) VALUES ($1, $2, $3) RETURNING id::text`, b.workspace.ID, name, status)[0]
+}
+
+func (b *testBundle) returningIDs(t *testing.T, sql string, args ...any) []string {
+	t.Helper()
+	rows, err := b.store.Pool().Query(context.Background(), sql, args...)
+	require.NoError(t, err)
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		require.NoError(t, rows.Scan(&id))
+		ids = append(ids, id)
+	}
+	require.NoError(t, rows.Err())
+	return ids
+}
+
+func (b *testBundle) liveContacts(t *testing.T) int {
+	return b.countWhere(t, `SELECT count(*) FROM contacts WHERE workspace_id = $1 AND deleted_at IS NULL`, b.workspace.ID)
+}
+
+func TestMCPDeleteContactsIsASoftDelete(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	s := b.mcp(t, b.url, b.key)
+	vip := b.seedContacts(t, 4, []string{"vip", "spring"})
+	others := b.seedContacts(t, 3, []string{"spring"})
+	list := b.returningIDs(t, `INSERT INTO contact_lists (workspace_id, name) VALUES ($1, 'Newsletter') RETURNING id::text`, b.workspace.ID)[0]
+	for _, c := range others[:2] {
+		_, err := b.store.Pool().Exec(context.Background(), `INSERT INTO contact_list_members (workspace_id, list_id, contact_id) VALUES ($1, $2, $3)`, b.workspace.ID, list, c)
+		require.NoError(t, err)
+	}
+
+	p := s.parked("delete_contacts", map[string]any{"filter": map[string]any{"tag": "vip"}})
+	require.Equal(t, 4.0, p["requested"])
+	require.Contains(t, p["summary"], "Contact ")
+	require.Equal(t, 4.0, s.confirm(p)["affected"])
+	require.Equal(t, 3, b.liveContacts(t))
+	require.Equal(t, 7, b.countWhere(t, `SELECT count(*) FROM contacts WHERE workspace_id = $1`, b.workspace.ID), "soft: the rows stay, recoverable")
+
+	p = s.parked("delete_contacts", map[string]any{"filter": map[string]any{"list_id": list}})
+	require.Equal(t, 2.0, p["requested"])
+	require.Equal(t, 2.0, s.confirm(p)["affected"])
+
+	// ids: one live, one already deleted (not in the set), one unknown.
+	p = s.parked("delete_contacts", map[string]any{"ids": []string{others[2], vip[0], uuid.NewString()}})
+	done := s.confirm(p)
+	require.Equal(t, 1.0, done["affected"])
+	require.Equal(t, []any{map[string]any{"count": 2.0, "reason": "not_found"}}, done["skipped"])
+	require.Equal(t, 0, b.liveContacts(t))
+}
+
+func TestMCPDeleteCampaignsSkipsRunningUnlessIncluded(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	s := b.mcp(t, b.url, b.key)
+	b.seedCampaign(t, "Spring draft", "draft")
+	b.seedCampaign(t, "Old news", "completed")
+	running := b.seedCampaign(t, "Live now", "running")
+	campaigns := func() int {
+		return b.countWhere(t, `SELECT count(*) FROM campaigns WHERE workspace_id = $1`, b.workspace.ID)
+	}
+
+	e := s.fails("delete_campaigns", map[string]any{"filter": map[string]any{"all": true}, "confirm_count": 3}, "confirm_count_mismatch")
+	require.Contains(t, e["message"], "2 campaigns match", "running ones are not counted unless included")
+	p := s.parked("delete_campaigns", map[string]any{"filter": map[string]any{"all": true}, "confirm_count": 2})
+	require.Equal(t, 3.0, p["requested"])
+	require.Contains(t, p["summary"], "leaving alone 1 (running)")
+	done := s.confirm(p)
+	require.Equal(t, 2.0, done["affected"])
+	require.Equal(t, []any{map[string]any{"id": running, "name": "Live now (running)", "reason": "running"}}, done["skipped"])
+	require.Equal(t, 1, campaigns())
+
+	// By status, running: nothing to do without include_running; the skip says why.
+	none := s.ok("delete_campaigns", map[string]any{"filter": map[string]any{"status": "running"}})
+	require.Equal(t, 0.0, none["affected"])
+	require.Equal(t, "running", none["skipped"].([]any)[0].(map[string]any)["reason"])
+
+	p = s.parked("delete_campaigns", map[string]any{"ids": []string{running}, "include_running": true})
+	require.Equal(t, 1.0, s.confirm(p)["affected"])
+	require.Equal(t, 0, campaigns())
+}
+
+func TestMCPCancelCampaignsRunsAtOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	s := b.mcp(t, b.url, b.key)
+	a := b.seedCampaign(t, "A", "running")
+	b.seedCampaign(t, "B", "scheduled")
+	c := b.seedCampaign(t, "C", "paused")
+	d := b.seedCampaign(t, "D", "draft")
+	status := func(id string) string {
+		var st string
+		require.NoError(t, b.store.Pool().QueryRow(context.Background(), `SELECT status FROM campaigns WHERE id = $1`, id).Scan(&st))
+		return st
+	}
+
+	done := s.ok("cancel_campaigns", map[string]any{"filter": map[string]any{"status": "running"}})
+	require.Equal(t, "completed", done["status"], "no confirmation")
+	require.Equal(t, 1.0, done["affected"])
+	require.Equal(t, "cancelled", status(a))
+
+	done = s.ok("cancel_campaigns", map[string]any{"ids": []string{c, d}})
+	require.Equal(t, 1.0, done["affected"])
+	require.Equal(t, []any{map[string]any{"id": d, "name": "D (draft)", "reason": "not_in_flight"}}, done["skipped"])
+	require.Equal(t, "cancelled", status(c))
+	require.Equal(t, "draft", status(d))
+
+	e := s.fails("cancel_campaigns", map[string]any{"filter": map[string]any{"all": true}}, "confirm_count_required")
+	require.Contains(t, e["message"], "1 campaign matches")
+	done = s.ok("cancel_campaigns", map[string]any{"filter": map[string]any{"all": true}, "confirm_count": 1})
+	require.Equal(t, 1.0, done["affected"])
+	require.Equal(t, 0, b.countWhere(t, `SELECT count(*) FROM campaigns WHERE workspace_id = $1 AND status IN ('scheduled','running','paused')`, b.workspace.ID))
 }

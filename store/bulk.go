@@ -30,6 +30,11 @@ type BulkSet struct {
 	// deployments
 	AgentID   *uuid.UUID
 	ChannelID *uuid.UUID
+	// contacts
+	Tag    string
+	ListID *uuid.UUID
+	// campaigns (Status too): the statuses the tool may touch
+	Statuses []string
 }
 
 func (s BulkSet) refs() []string {
@@ -126,6 +131,66 @@ func (q *queries) SampleDeployments(ctx context.Context, ws uuid.UUID, s BulkSet
 func (q *queries) DeleteDeployments(ctx context.Context, ws uuid.UUID, s BulkSet, limit int) (int, error) {
 	n, err := q.sql.BulkDeleteDeployments(ctx, q.db, dbsqlc.BulkDeleteDeploymentsParams{WorkspaceID: ws, Cutoff: s.Cutoff,
 		ByIds: s.ByIDs, Ids: s.ids(), AgentID: s.AgentID, ChannelID: s.ChannelID, MaxRows: int32(limit)})
+	return int(n), err
+}
+
+// CountContacts counts the live contacts of a bulk set.
+func (q *queries) CountContacts(ctx context.Context, ws uuid.UUID, s BulkSet) (int, error) {
+	n, err := q.sql.BulkCountContacts(ctx, q.db, dbsqlc.BulkCountContactsParams{WorkspaceID: ws, Cutoff: s.Cutoff,
+		ByIds: s.ByIDs, Ids: s.ids(), Tag: s.Tag, ListID: s.ListID})
+	return int(n), err
+}
+
+// SampleContacts names up to five live contacts of a bulk set, newest first.
+func (q *queries) SampleContacts(ctx context.Context, ws uuid.UUID, s BulkSet) ([]BulkItem, error) {
+	rows, err := q.sql.BulkSampleContacts(ctx, q.db, dbsqlc.BulkSampleContactsParams{WorkspaceID: ws, Cutoff: s.Cutoff,
+		ByIds: s.ByIDs, Ids: s.ids(), Tag: s.Tag, ListID: s.ListID})
+	return mapRows(rows, func(r dbsqlc.BulkSampleContactsRow) BulkItem {
+		return BulkItem{ID: r.ID.String(), Name: r.Label}
+	}), err
+}
+
+// SoftDeleteContacts soft-deletes at most limit live contacts of a bulk set.
+func (q *queries) SoftDeleteContacts(ctx context.Context, ws uuid.UUID, s BulkSet, limit int) (int, error) {
+	n, err := q.sql.BulkSoftDeleteContacts(ctx, q.db, dbsqlc.BulkSoftDeleteContactsParams{WorkspaceID: ws, Cutoff: s.Cutoff,
+		ByIds: s.ByIDs, Ids: s.ids(), Tag: s.Tag, ListID: s.ListID, MaxRows: int32(limit)})
+	return int(n), err
+}
+
+func (s BulkSet) statuses() []string {
+	if s.Statuses == nil {
+		return []string{}
+	}
+	return s.Statuses
+}
+
+// CountCampaigns counts the campaigns of a bulk set.
+func (q *queries) CountCampaigns(ctx context.Context, ws uuid.UUID, s BulkSet) (int, error) {
+	n, err := q.sql.BulkCountCampaigns(ctx, q.db, dbsqlc.BulkCountCampaignsParams{WorkspaceID: ws, Cutoff: s.Cutoff,
+		ByIds: s.ByIDs, Ids: s.ids(), Status: s.Status, Statuses: s.statuses()})
+	return int(n), err
+}
+
+// SampleCampaigns names up to limit campaigns of a bulk set, newest first.
+func (q *queries) SampleCampaigns(ctx context.Context, ws uuid.UUID, s BulkSet, limit int) ([]BulkItem, error) {
+	rows, err := q.sql.BulkSampleCampaigns(ctx, q.db, dbsqlc.BulkSampleCampaignsParams{WorkspaceID: ws, Cutoff: s.Cutoff,
+		ByIds: s.ByIDs, Ids: s.ids(), Status: s.Status, Statuses: s.statuses(), MaxRows: int32(limit)})
+	return mapRows(rows, func(r dbsqlc.BulkSampleCampaignsRow) BulkItem {
+		return BulkItem{ID: r.ID.String(), Name: r.Name + " (" + r.Status + ")"}
+	}), err
+}
+
+// DeleteCampaigns deletes at most limit campaigns of a bulk set (with their sends).
+func (q *queries) DeleteCampaigns(ctx context.Context, ws uuid.UUID, s BulkSet, limit int) (int, error) {
+	n, err := q.sql.BulkDeleteCampaigns(ctx, q.db, dbsqlc.BulkDeleteCampaignsParams{WorkspaceID: ws, Cutoff: s.Cutoff,
+		ByIds: s.ByIDs, Ids: s.ids(), Status: s.Status, Statuses: s.statuses(), MaxRows: int32(limit)})
+	return int(n), err
+}
+
+// CancelCampaigns cancels at most limit campaigns of a bulk set.
+func (q *queries) CancelCampaigns(ctx context.Context, ws uuid.UUID, s BulkSet, limit int) (int, error) {
+	n, err := q.sql.BulkCancelCampaigns(ctx, q.db, dbsqlc.BulkCancelCampaignsParams{WorkspaceID: ws, Cutoff: s.Cutoff,
+		ByIds: s.ByIDs, Ids: s.ids(), Status: s.Status, Statuses: s.statuses(), MaxRows: int32(limit)})
 	return int(n), err
 }
 

@@ -46,6 +46,76 @@ func (q *Queries) ActionByShortIDForUpdate(ctx context.Context, db DBTX, arg Act
 	return i, err
 }
 
+const bulkCancelCampaigns = `-- name: BulkCancelCampaigns :execrows
+UPDATE campaigns SET status = 'cancelled', cancelled_at = now(), paused_reason = NULL, updated_at = now() WHERE id IN (
+    SELECT c.id FROM campaigns c
+    WHERE c.workspace_id = $1 AND c.created_at <= $2
+      AND (NOT $3::bool OR c.id = ANY($4::uuid[]))
+      AND ($5::text = '' OR c.status = $5::text)
+      AND c.status = ANY($6::text[])
+    LIMIT $7
+    FOR UPDATE SKIP LOCKED)
+`
+
+type BulkCancelCampaignsParams struct {
+	WorkspaceID uuid.UUID
+	Cutoff      time.Time
+	ByIds       bool
+	Ids         []uuid.UUID
+	Status      string
+	Statuses    []string
+	MaxRows     int32
+}
+
+func (q *Queries) BulkCancelCampaigns(ctx context.Context, db DBTX, arg BulkCancelCampaignsParams) (int64, error) {
+	result, err := db.Exec(ctx, bulkCancelCampaigns,
+		arg.WorkspaceID,
+		arg.Cutoff,
+		arg.ByIds,
+		arg.Ids,
+		arg.Status,
+		arg.Statuses,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const bulkCountCampaigns = `-- name: BulkCountCampaigns :one
+SELECT count(*) FROM campaigns
+WHERE workspace_id = $1 AND created_at <= $2
+  AND (NOT $3::bool OR id = ANY($4::uuid[]))
+  AND ($5::text = '' OR status = $5::text)
+  AND status = ANY($6::text[])
+`
+
+type BulkCountCampaignsParams struct {
+	WorkspaceID uuid.UUID
+	Cutoff      time.Time
+	ByIds       bool
+	Ids         []uuid.UUID
+	Status      string
+	Statuses    []string
+}
+
+// Campaigns: statuses lists the statuses the tool may touch (delete: all but running unless
+// opted in; cancel: the in-flight ones).
+func (q *Queries) BulkCountCampaigns(ctx context.Context, db DBTX, arg BulkCountCampaignsParams) (int64, error) {
+	row := db.QueryRow(ctx, bulkCountCampaigns,
+		arg.WorkspaceID,
+		arg.Cutoff,
+		arg.ByIds,
+		arg.Ids,
+		arg.Status,
+		arg.Statuses,
+	)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const bulkCountChannels = `-- name: BulkCountChannels :one
 SELECT count(*) FROM channels ch
 WHERE ch.workspace_id = $1 AND ch.created_at <= $2
@@ -73,6 +143,38 @@ func (q *Queries) BulkCountChannels(ctx context.Context, db DBTX, arg BulkCountC
 		arg.Ids,
 		arg.Provider,
 		arg.Status,
+	)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
+const bulkCountContacts = `-- name: BulkCountContacts :one
+SELECT count(*) FROM contacts k
+WHERE k.workspace_id = $1 AND k.created_at <= $2 AND k.deleted_at IS NULL
+  AND (NOT $3::bool OR k.id = ANY($4::uuid[]))
+  AND ($5::text = '' OR $5::text = ANY(k.tags))
+  AND ($6::uuid IS NULL OR EXISTS (SELECT 1 FROM contact_list_members m WHERE m.list_id = $6::uuid AND m.contact_id = k.id))
+`
+
+type BulkCountContactsParams struct {
+	WorkspaceID uuid.UUID
+	Cutoff      time.Time
+	ByIds       bool
+	Ids         []uuid.UUID
+	Tag         string
+	ListID      *uuid.UUID
+}
+
+// Contacts: live ones only (a soft-deleted contact is not deleted twice).
+func (q *Queries) BulkCountContacts(ctx context.Context, db DBTX, arg BulkCountContactsParams) (int64, error) {
+	row := db.QueryRow(ctx, bulkCountContacts,
+		arg.WorkspaceID,
+		arg.Cutoff,
+		arg.ByIds,
+		arg.Ids,
+		arg.Tag,
+		arg.ListID,
 	)
 	var count int64
 	err := row.Scan(&count)
@@ -159,6 +261,44 @@ func (q *Queries) BulkCountDeployments(ctx context.Context, db DBTX, arg BulkCou
 	var count int64
 	err := row.Scan(&count)
 	return count, err
+}
+
+const bulkDeleteCampaigns = `-- name: BulkDeleteCampaigns :execrows
+DELETE FROM campaigns WHERE id IN (
+    SELECT c.id FROM campaigns c
+    WHERE c.workspace_id = $1 AND c.created_at <= $2
+      AND (NOT $3::bool OR c.id = ANY($4::uuid[]))
+      AND ($5::text = '' OR c.status = $5::text)
+      AND c.status = ANY($6::text[])
+    LIMIT $7
+    FOR UPDATE SKIP LOCKED)
+`
+
+type BulkDeleteCampaignsParams struct {
+	WorkspaceID uuid.UUID
+	Cutoff      time.Time
+	ByIds       bool
+	Ids         []uuid.UUID
+	Status      string
+	Statuses    []string
+	MaxRows     int32
+}
+
+// Their sends go with them (ON DELETE CASCADE); the conversations they opened stay.
+func (q *Queries) BulkDeleteCampaigns(ctx context.Context, db DBTX, arg BulkDeleteCampaignsParams) (int64, error) {
+	result, err := db.Exec(ctx, bulkDeleteCampaigns,
+		arg.WorkspaceID,
+		arg.Cutoff,
+		arg.ByIds,
+		arg.Ids,
+		arg.Status,
+		arg.Statuses,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const bulkDeleteChannels = `-- name: BulkDeleteChannels :execrows
@@ -378,6 +518,59 @@ func (q *Queries) BulkRunProgress(ctx context.Context, db DBTX, arg BulkRunProgr
 	return err
 }
 
+const bulkSampleCampaigns = `-- name: BulkSampleCampaigns :many
+SELECT id, name, status FROM campaigns
+WHERE workspace_id = $1 AND created_at <= $2
+  AND (NOT $3::bool OR id = ANY($4::uuid[]))
+  AND ($5::text = '' OR status = $5::text)
+  AND status = ANY($6::text[])
+ORDER BY created_at DESC, id LIMIT $7
+`
+
+type BulkSampleCampaignsParams struct {
+	WorkspaceID uuid.UUID
+	Cutoff      time.Time
+	ByIds       bool
+	Ids         []uuid.UUID
+	Status      string
+	Statuses    []string
+	MaxRows     int32
+}
+
+type BulkSampleCampaignsRow struct {
+	ID     uuid.UUID
+	Name   string
+	Status string
+}
+
+func (q *Queries) BulkSampleCampaigns(ctx context.Context, db DBTX, arg BulkSampleCampaignsParams) ([]BulkSampleCampaignsRow, error) {
+	rows, err := db.Query(ctx, bulkSampleCampaigns,
+		arg.WorkspaceID,
+		arg.Cutoff,
+		arg.ByIds,
+		arg.Ids,
+		arg.Status,
+		arg.Statuses,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []BulkSampleCampaignsRow{}
+	for rows.Next() {
+		var i BulkSampleCampaignsRow
+		if err := rows.Scan(&i.ID, &i.Name, &i.Status); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const bulkSampleChannels = `-- name: BulkSampleChannels :many
 SELECT ch.id, ch.name, ch.provider FROM channels ch
 WHERE ch.workspace_id = $1 AND ch.created_at <= $2
@@ -421,6 +614,56 @@ func (q *Queries) BulkSampleChannels(ctx context.Context, db DBTX, arg BulkSampl
 	for rows.Next() {
 		var i BulkSampleChannelsRow
 		if err := rows.Scan(&i.ID, &i.Name, &i.Provider); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const bulkSampleContacts = `-- name: BulkSampleContacts :many
+SELECT k.id, coalesce(nullif(k.name, ''), nullif(k.phone, ''), nullif(k.email, ''), k.id::text)::text AS label FROM contacts k
+WHERE k.workspace_id = $1 AND k.created_at <= $2 AND k.deleted_at IS NULL
+  AND (NOT $3::bool OR k.id = ANY($4::uuid[]))
+  AND ($5::text = '' OR $5::text = ANY(k.tags))
+  AND ($6::uuid IS NULL OR EXISTS (SELECT 1 FROM contact_list_members m WHERE m.list_id = $6::uuid AND m.contact_id = k.id))
+ORDER BY k.created_at DESC, k.id LIMIT 5
+`
+
+type BulkSampleContactsParams struct {
+	WorkspaceID uuid.UUID
+	Cutoff      time.Time
+	ByIds       bool
+	Ids         []uuid.UUID
+	Tag         string
+	ListID      *uuid.UUID
+}
+
+type BulkSampleContactsRow struct {
+	ID    uuid.UUID
+	Label string
+}
+
+func (q *Queries) BulkSampleContacts(ctx context.Context, db DBTX, arg BulkSampleContactsParams) ([]BulkSampleContactsRow, error) {
+	rows, err := db.Query(ctx, bulkSampleContacts,
+		arg.WorkspaceID,
+		arg.Cutoff,
+		arg.ByIds,
+		arg.Ids,
+		arg.Tag,
+		arg.ListID,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []BulkSampleContactsRow{}
+	for rows.Next() {
+		var i BulkSampleContactsRow
+		if err := rows.Scan(&i.ID, &i.Label); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -559,6 +802,44 @@ func (q *Queries) BulkSampleDeployments(ctx context.Context, db DBTX, arg BulkSa
 		return nil, err
 	}
 	return items, nil
+}
+
+const bulkSoftDeleteContacts = `-- name: BulkSoftDeleteContacts :execrows
+UPDATE contacts SET deleted_at = now(), updated_at = now() WHERE id IN (
+    SELECT k.id FROM contacts k
+    WHERE k.workspace_id = $1 AND k.created_at <= $2 AND k.deleted_at IS NULL
+      AND (NOT $3::bool OR k.id = ANY($4::uuid[]))
+      AND ($5::text = '' OR $5::text = ANY(k.tags))
+      AND ($6::uuid IS NULL OR EXISTS (SELECT 1 FROM contact_list_members m WHERE m.list_id = $6::uuid AND m.contact_id = k.id))
+    LIMIT $7
+    FOR UPDATE SKIP LOCKED)
+`
+
+type BulkSoftDeleteContactsParams struct {
+	WorkspaceID uuid.UUID
+	Cutoff      time.Time
+	ByIds       bool
+	Ids         []uuid.UUID
+	Tag         string
+	ListID      *uuid.UUID
+	MaxRows     int32
+}
+
+// A soft delete: the contact is hidden and never messaged, and can be restored.
+func (q *Queries) BulkSoftDeleteContacts(ctx context.Context, db DBTX, arg BulkSoftDeleteContactsParams) (int64, error) {
+	result, err := db.Exec(ctx, bulkSoftDeleteContacts,
+		arg.WorkspaceID,
+		arg.Cutoff,
+		arg.ByIds,
+		arg.Ids,
+		arg.Tag,
+		arg.ListID,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const createBulkRun = `-- name: CreateBulkRun :exec

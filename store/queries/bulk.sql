@@ -125,3 +125,68 @@ SELECT * FROM bulk_runs WHERE workspace_id = @workspace_id AND short_id = @short
 -- A parked action confirmed by its id (MCP confirm_action), locked until the confirming
 -- transaction ends.
 SELECT * FROM pending_actions WHERE workspace_id = @workspace_id AND short_id = @short_id FOR UPDATE;
+
+-- name: BulkCountContacts :one
+-- Contacts: live ones only (a soft-deleted contact is not deleted twice).
+SELECT count(*) FROM contacts k
+WHERE k.workspace_id = @workspace_id AND k.created_at <= @cutoff AND k.deleted_at IS NULL
+  AND (NOT @by_ids::bool OR k.id = ANY(@ids::uuid[]))
+  AND (@tag::text = '' OR @tag::text = ANY(k.tags))
+  AND (sqlc.narg('list_id')::uuid IS NULL OR EXISTS (SELECT 1 FROM contact_list_members m WHERE m.list_id = sqlc.narg('list_id')::uuid AND m.contact_id = k.id));
+
+-- name: BulkSampleContacts :many
+SELECT k.id, coalesce(nullif(k.name, ''), nullif(k.phone, ''), nullif(k.email, ''), k.id::text)::text AS label FROM contacts k
+WHERE k.workspace_id = @workspace_id AND k.created_at <= @cutoff AND k.deleted_at IS NULL
+  AND (NOT @by_ids::bool OR k.id = ANY(@ids::uuid[]))
+  AND (@tag::text = '' OR @tag::text = ANY(k.tags))
+  AND (sqlc.narg('list_id')::uuid IS NULL OR EXISTS (SELECT 1 FROM contact_list_members m WHERE m.list_id = sqlc.narg('list_id')::uuid AND m.contact_id = k.id))
+ORDER BY k.created_at DESC, k.id LIMIT 5;
+
+-- name: BulkSoftDeleteContacts :execrows
+-- A soft delete: the contact is hidden and never messaged, and can be restored.
+UPDATE contacts SET deleted_at = now(), updated_at = now() WHERE id IN (
+    SELECT k.id FROM contacts k
+    WHERE k.workspace_id = @workspace_id AND k.created_at <= @cutoff AND k.deleted_at IS NULL
+      AND (NOT @by_ids::bool OR k.id = ANY(@ids::uuid[]))
+      AND (@tag::text = '' OR @tag::text = ANY(k.tags))
+      AND (sqlc.narg('list_id')::uuid IS NULL OR EXISTS (SELECT 1 FROM contact_list_members m WHERE m.list_id = sqlc.narg('list_id')::uuid AND m.contact_id = k.id))
+    LIMIT @max_rows
+    FOR UPDATE SKIP LOCKED);
+
+-- name: BulkCountCampaigns :one
+-- Campaigns: statuses lists the statuses the tool may touch (delete: all but running unless
+-- opted in; cancel: the in-flight ones).
+SELECT count(*) FROM campaigns
+WHERE workspace_id = @workspace_id AND created_at <= @cutoff
+  AND (NOT @by_ids::bool OR id = ANY(@ids::uuid[]))
+  AND (@status::text = '' OR status = @status::text)
+  AND status = ANY(@statuses::text[]);
+
+-- name: BulkSampleCampaigns :many
+SELECT id, name, status FROM campaigns
+WHERE workspace_id = @workspace_id AND created_at <= @cutoff
+  AND (NOT @by_ids::bool OR id = ANY(@ids::uuid[]))
+  AND (@status::text = '' OR status = @status::text)
+  AND status = ANY(@statuses::text[])
+ORDER BY created_at DESC, id LIMIT @max_rows;
+
+-- name: BulkDeleteCampaigns :execrows
+-- Their sends go with them (ON DELETE CASCADE); the conversations they opened stay.
+DELETE FROM campaigns WHERE id IN (
+    SELECT c.id FROM campaigns c
+    WHERE c.workspace_id = @workspace_id AND c.created_at <= @cutoff
+      AND (NOT @by_ids::bool OR c.id = ANY(@ids::uuid[]))
+      AND (@status::text = '' OR c.status = @status::text)
+      AND c.status = ANY(@statuses::text[])
+    LIMIT @max_rows
+    FOR UPDATE SKIP LOCKED);
+
+-- name: BulkCancelCampaigns :execrows
+UPDATE campaigns SET status = 'cancelled', cancelled_at = now(), paused_reason = NULL, updated_at = now() WHERE id IN (
+    SELECT c.id FROM campaigns c
+    WHERE c.workspace_id = @workspace_id AND c.created_at <= @cutoff
+      AND (NOT @by_ids::bool OR c.id = ANY(@ids::uuid[]))
+      AND (@status::text = '' OR c.status = @status::text)
+      AND c.status = ANY(@statuses::text[])
+    LIMIT @max_rows
+    FOR UPDATE SKIP LOCKED);
