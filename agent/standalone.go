@@ -146,9 +146,8 @@ func (p *Pipeline) ConfirmAction(ctx context.Context, c Caller, actionID, code s
 			refusal = apierr.Conflict("action_unavailable", "The action %s can no longer run here, so nothing was done.", a.ShortID)
 		default:
 			tool = t
-			if err := access.Check(c.Role, t.Permission, "Confirming "+t.Name); err != nil {
-				// Not resolved: a key that may confirm it still can.
-				refusal = err
+			// A refused key leaves it pending: a key that may confirm it still can.
+			if refusal = access.Check(c.Role, t.Permission, "Confirming "+t.Name); refusal != nil {
 				return nil
 			}
 			resolution = store.ActionApproved
