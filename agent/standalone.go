@@ -147,8 +147,8 @@ func (p *Pipeline) ConfirmAction(ctx context.Context, c Caller, actionID, code s
 		default:
 			tool = t
 			// A refused key leaves it pending: a key that may confirm it still can.
-			if refusal = access.Check(c.Role, t.Permission, "Confirming "+t.Name); refusal != nil {
-				return nil
+			if err := access.Check(c.Role, t.Permission, "Confirming "+t.Name); err != nil {
+				return leavePending{err}
 			}
 			resolution = store.ActionApproved
 			if r, why := p.recheck(ctx, t, a, Call{WorkspaceID: c.WorkspaceID, Arguments: a.Arguments}); r != "" {
@@ -162,6 +162,10 @@ func (p *Pipeline) ConfirmAction(ctx context.Context, c Caller, actionID, code s
 		_, err = tx.AppendEvents(ctx, c.WorkspaceID, []store.NewEvent{resolvedEvent(a, resolution, "")})
 		return err
 	})
+	var pending leavePending
+	if errors.As(err, &pending) {
+		return nil, pending.err
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -183,3 +187,9 @@ func (p *Pipeline) ConfirmAction(ctx context.Context, c Caller, actionID, code s
 	}
 	return result, runErr
 }
+
+// leavePending rolls back a confirmation that must leave the action as it is, with the
+// refusal the caller gets.
+type leavePending struct{ err error }
+
+func (l leavePending) Error() string { return l.err.Error() }
