@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -500,4 +501,19 @@ func TestMCPCancelCampaignsRunsAtOnce(t *testing.T) {
 	done = s.ok("cancel_campaigns", map[string]any{"filter": map[string]any{"all": true}, "confirm_count": 1})
 	require.Equal(t, 1.0, done["affected"])
 	require.Equal(t, 0, b.countWhere(t, `SELECT count(*) FROM campaigns WHERE workspace_id = $1 AND status IN ('scheduled','running','paused')`, b.workspace.ID))
+}
+
+// An action parked over MCP expires like any other (the sweep resolves it, without a
+// conversation) and never runs.
+func TestMCPParkedBulkActionExpires(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(o *setupOpts) { o.confirmationTTL = 300 * time.Millisecond })
+	s := b.mcp(t, b.url, b.key)
+	b.seedConversations(t, 2, "sms")
+	p := s.parked("delete_conversations", map[string]any{"filter": map[string]any{"channel": "sms"}})
+	require.Eventually(t, func() bool { return len(b.resolutions(t, p["action_id"].(string))) == 1 }, 30*time.Second, 50*time.Millisecond)
+	require.Equal(t, []string{"expired"}, b.resolutions(t, p["action_id"].(string)))
+	e := s.fails("confirm_action", map[string]any{"action_id": p["action_id"], "code": p["code"]}, "action_resolved")
+	require.Contains(t, e["message"], "already expired")
+	require.Equal(t, 2, b.conversationsOn(t, "sms"))
 }
