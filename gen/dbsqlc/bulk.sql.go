@@ -54,7 +54,7 @@ UPDATE campaigns SET status = 'cancelled', cancelled_at = now(), paused_reason =
       AND ($5::text = '' OR c.status = $5::text)
       AND c.status = ANY($6::text[])
     LIMIT $7
-    FOR UPDATE SKIP LOCKED)
+    FOR UPDATE)
 `
 
 type BulkCancelCampaignsParams struct {
@@ -211,8 +211,9 @@ type BulkCountConversationsParams struct {
 // The bulk tools' sets (package bulk). Each set is written three times (count, sample of five,
 // one bounded batch) with the same conditions: the tool's filter keys (an empty key matches
 // all), or an explicit id list (by_ids), and never a row created after the cutoff, the moment
-// the set was computed. A batch takes at most max_rows rows, skipping rows another
-// transaction holds, so it locks little and briefly.
+// the set was computed. A batch takes at most max_rows rows, so it locks little and briefly;
+// it waits for a row another transaction holds (a turn writing a conversation, a campaign
+// sending) rather than skip it, so that no row of the set is left behind.
 func (q *Queries) BulkCountConversations(ctx context.Context, db DBTX, arg BulkCountConversationsParams) (int64, error) {
 	row := db.QueryRow(ctx, bulkCountConversations,
 		arg.WorkspaceID,
@@ -271,7 +272,7 @@ DELETE FROM campaigns WHERE id IN (
       AND ($5::text = '' OR c.status = $5::text)
       AND c.status = ANY($6::text[])
     LIMIT $7
-    FOR UPDATE SKIP LOCKED)
+    FOR UPDATE)
 `
 
 type BulkDeleteCampaignsParams struct {
@@ -311,7 +312,7 @@ DELETE FROM channels WHERE id IN (
            OR ($6::text = 'deployed' AND EXISTS (SELECT 1 FROM deployments d WHERE d.channel_id = ch.id))
            OR ($6::text = 'unused' AND NOT EXISTS (SELECT 1 FROM deployments d WHERE d.channel_id = ch.id)))
     LIMIT $7
-    FOR UPDATE SKIP LOCKED)
+    FOR UPDATE)
 `
 
 type BulkDeleteChannelsParams struct {
@@ -353,7 +354,7 @@ DELETE FROM conversations WHERE id IN (
       AND ($10::timestamptz IS NULL OR c.created_at < $10::timestamptz)
       AND ($11::uuid IS NULL OR c.id <> $11::uuid)
     LIMIT $12
-    FOR UPDATE SKIP LOCKED)
+    FOR UPDATE)
 `
 
 type BulkDeleteConversationsParams struct {
@@ -402,7 +403,7 @@ DELETE FROM deployments WHERE id IN (
       AND ($5::uuid IS NULL OR d.agent_id = $5::uuid)
       AND ($6::uuid IS NULL OR d.channel_id = $6::uuid)
     LIMIT $7
-    FOR UPDATE SKIP LOCKED)
+    FOR UPDATE)
 `
 
 type BulkDeleteDeploymentsParams struct {
@@ -812,7 +813,7 @@ UPDATE contacts SET deleted_at = now(), updated_at = now() WHERE id IN (
       AND ($5::text = '' OR $5::text = ANY(k.tags))
       AND ($6::uuid IS NULL OR EXISTS (SELECT 1 FROM contact_list_members m WHERE m.list_id = $6::uuid AND m.contact_id = k.id))
     LIMIT $7
-    FOR UPDATE SKIP LOCKED)
+    FOR UPDATE)
 `
 
 type BulkSoftDeleteContactsParams struct {

@@ -1,8 +1,9 @@
 -- The bulk tools' sets (package bulk). Each set is written three times (count, sample of five,
 -- one bounded batch) with the same conditions: the tool's filter keys (an empty key matches
 -- all), or an explicit id list (by_ids), and never a row created after the cutoff, the moment
--- the set was computed. A batch takes at most max_rows rows, skipping rows another
--- transaction holds, so it locks little and briefly.
+-- the set was computed. A batch takes at most max_rows rows, so it locks little and briefly;
+-- it waits for a row another transaction holds (a turn writing a conversation, a campaign
+-- sending) rather than skip it, so that no row of the set is left behind.
 
 -- name: BulkCountConversations :one
 SELECT count(*) FROM conversations
@@ -41,7 +42,7 @@ DELETE FROM conversations WHERE id IN (
       AND (sqlc.narg('older_than')::timestamptz IS NULL OR c.created_at < sqlc.narg('older_than')::timestamptz)
       AND (sqlc.narg('exclude_id')::uuid IS NULL OR c.id <> sqlc.narg('exclude_id')::uuid)
     LIMIT @max_rows
-    FOR UPDATE SKIP LOCKED);
+    FOR UPDATE);
 
 -- name: BulkCountChannels :one
 SELECT count(*) FROM channels ch
@@ -73,7 +74,7 @@ DELETE FROM channels WHERE id IN (
            OR (@status::text = 'deployed' AND EXISTS (SELECT 1 FROM deployments d WHERE d.channel_id = ch.id))
            OR (@status::text = 'unused' AND NOT EXISTS (SELECT 1 FROM deployments d WHERE d.channel_id = ch.id)))
     LIMIT @max_rows
-    FOR UPDATE SKIP LOCKED);
+    FOR UPDATE);
 
 -- name: BulkCountDeployments :one
 SELECT count(*) FROM deployments
@@ -100,7 +101,7 @@ DELETE FROM deployments WHERE id IN (
       AND (sqlc.narg('agent_id')::uuid IS NULL OR d.agent_id = sqlc.narg('agent_id')::uuid)
       AND (sqlc.narg('channel_id')::uuid IS NULL OR d.channel_id = sqlc.narg('channel_id')::uuid)
     LIMIT @max_rows
-    FOR UPDATE SKIP LOCKED);
+    FOR UPDATE);
 
 -- name: CreateBulkRun :exec
 INSERT INTO bulk_runs (id, workspace_id, short_id, tool, spec, requested, sample, skipped)
@@ -151,7 +152,7 @@ UPDATE contacts SET deleted_at = now(), updated_at = now() WHERE id IN (
       AND (@tag::text = '' OR @tag::text = ANY(k.tags))
       AND (sqlc.narg('list_id')::uuid IS NULL OR EXISTS (SELECT 1 FROM contact_list_members m WHERE m.list_id = sqlc.narg('list_id')::uuid AND m.contact_id = k.id))
     LIMIT @max_rows
-    FOR UPDATE SKIP LOCKED);
+    FOR UPDATE);
 
 -- name: BulkCountCampaigns :one
 -- Campaigns: statuses lists the statuses the tool may touch (delete: all but running unless
@@ -179,7 +180,7 @@ DELETE FROM campaigns WHERE id IN (
       AND (@status::text = '' OR c.status = @status::text)
       AND c.status = ANY(@statuses::text[])
     LIMIT @max_rows
-    FOR UPDATE SKIP LOCKED);
+    FOR UPDATE);
 
 -- name: BulkCancelCampaigns :execrows
 UPDATE campaigns SET status = 'cancelled', cancelled_at = now(), paused_reason = NULL, updated_at = now() WHERE id IN (
@@ -189,4 +190,4 @@ UPDATE campaigns SET status = 'cancelled', cancelled_at = now(), paused_reason =
       AND (@status::text = '' OR c.status = @status::text)
       AND c.status = ANY(@statuses::text[])
     LIMIT @max_rows
-    FOR UPDATE SKIP LOCKED);
+    FOR UPDATE);
