@@ -25,8 +25,10 @@ import (
 
 	"switchboard/accounts"
 	"switchboard/agent"
+	"switchboard/campaigns"
 	"switchboard/catalog"
 	"switchboard/compliance"
+	"switchboard/contacts"
 	"switchboard/converse"
 	"switchboard/dashboard"
 	"switchboard/events"
@@ -36,9 +38,11 @@ import (
 	"switchboard/mcp"
 	"switchboard/metrics"
 	"switchboard/netguard"
+	"switchboard/phonenumbers"
 	"switchboard/ratelimit"
 	"switchboard/responses"
 	"switchboard/server"
+	"switchboard/sms"
 	"switchboard/store"
 	"switchboard/tracing"
 )
@@ -76,6 +80,12 @@ type Config struct {
 	// ComplianceVersion is COMPLIANCE_VERSION: the version of the outbound compliance
 	// acknowledgment workspaces must have accepted (its text is compliance/outbound-<v>.md).
 	ComplianceVersion string
+	// SMS is the SMS provider account (TWILIO_*); without credentials campaigns cannot
+	// start and phone-number routes answer 409 sms_provider_not_configured.
+	SMS sms.Config
+	// CampaignPeriod is the span a campaign's rate_per_minute is counted over: a minute
+	// (tests shorten it).
+	CampaignPeriod time.Duration
 }
 
 // AccountsConfig is the accounts configuration with the server's environment and address.
@@ -107,6 +117,7 @@ func DefaultConfig() Config {
 		Accounts: accounts.Config{SessionLifetime: 12 * time.Hour, SessionIdleTimeout: 2 * time.Hour,
 			SetPasswordTTL: 72 * time.Hour, SignInPerMinute: 10},
 		ComplianceVersion: compliance.DefaultVersion,
+		CampaignPeriod:    time.Minute,
 	}
 }
 
@@ -168,8 +179,14 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 		return nil, fmt.Errorf("job queue: %w", err)
 	}
 	ops := manage.New(st, cat, guard, inserter, cfg.Server.PublicBaseURL)
-	// The management operations are also the builder assistant's tools.
-	tools, err := agent.NewTools(ops.AgentTools()...)
+	provider, err := sms.New(cfg.SMS)
+	if err != nil {
+		return nil, err
+	}
+	phones := phonenumbers.New(st, provider, log)
+	// The management operations are also the builder assistant's tools, with
+	// buy_phone_number (a spend tool).
+	tools, err := agent.NewTools(append(ops.AgentTools(), phones.AgentTools()...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -184,13 +201,19 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	}
 	// Deployed agents run on the same pipeline, with their own prompt and tools per turn.
 	agents := converse.New(st, cat, pipeline, guard, inserter, cfg.Clock, log)
+	comp, err := compliance.New(st, cfg.ComplianceVersion)
+	if err != nil {
+		return nil, err
+	}
+	camps := campaigns.New(st, comp, provider, inserter, campaigns.Config{Period: cfg.CampaignPeriod, Now: cfg.Clock})
 	replicaID := newReplicaID()
 	jobs, err := newWorkingClient(st, cfg, log, workMiddleware(m, tr), replicaID,
 		worker(resp.Worker()),
 		worker(events.NewDeliverer(st, guard.Client(cfg.Delivery.Timeout), cfg.Delivery, log)),
 		worker(manage.NewCrawler(st, guard, log)),
 		worker(converse.NewNotifier(mail)),
-		worker(manage.NewIngester(st, guard, log)))
+		worker(manage.NewIngester(st, guard, log)),
+		worker(campaigns.NewWorker(camps, log.With(slog.String("component", "campaigns")))))
 	if err != nil {
 		return nil, err
 	}
@@ -201,14 +224,11 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	ready = append([]server.ReadyCheck{migrationsCheck(st)}, ready...)
 	// Sign-in attempts have their own budgets (accounts.Service.SignIn).
 	acc := accounts.New(cfg.AccountsConfig(), st, ratelimit.NewMemory(nil))
-	comp, err := compliance.New(st, cfg.ComplianceVersion)
-	if err != nil {
-		return nil, err
-	}
 	deps := server.Deps{
 		Store: st, Catalog: cat, Limiter: limiter, Responses: resp,
 		Hub: hub, Jobs: inserter, Guard: guard, Ops: ops, Agents: agents, MCP: mcp.Handler(mcp.New(ops, server.MCPCaller, log)), Log: log,
 		Ready:    ready,
+		Contacts: contacts.New(st), Campaigns: camps, PhoneNumbers: phones,
 		Accounts: acc, Dashboard: dashboard.New(dashboard.Deps{Store: st, Accounts: acc, Ops: ops, Jobs: inserter, Compliance: comp, Log: log}),
 	}
 	if tr != nil {
