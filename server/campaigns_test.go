@@ -8,6 +8,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -511,4 +512,105 @@ func phoneSpend(events []storedEvent) []storedEvent {
 		}
 	}
 	return out
+}
+
+// campaignProbes are the role probes of the contacts, campaigns and phone-number routes
+// (TestPermissionTableOnEverySurface); each makes what it acts on with the owner's key.
+func (b *testBundle) campaignProbes() []probe {
+	api := func(method string, path func(t *testing.T) string, body string) func(*testing.T, string) outcome {
+		return func(t *testing.T, key string) outcome { return b.viaHTTP(t, method, path(t), key, body) }
+	}
+	fixed := func(p string) func(*testing.T) string { return func(*testing.T) string { return p } }
+	contact := func(suffix string) func(t *testing.T) string {
+		return func(t *testing.T) string {
+			return "/api/contacts/" + b.newContact(t, `{"email":"probe-`+uuid.NewString()[:8]+`@example.com"}`).ID + suffix
+		}
+	}
+	campaign := func(suffix string) func(t *testing.T) string {
+		return func(t *testing.T) string {
+			c := decode[campaignView](t, b.send(t, http.MethodPost, "/api/campaigns", `{"name":"Probe","draft":true}`, http.StatusCreated))
+			return "/api/campaigns/" + c.ID + suffix
+		}
+	}
+	csv := func(t *testing.T, key string) outcome {
+		var body bytes.Buffer
+		w := multipart.NewWriter(&body)
+		part, err := w.CreateFormFile("file", "contacts.csv")
+		require.NoError(t, err)
+		_, _ = part.Write([]byte("name,email\nAda,ada-" + uuid.NewString()[:8] + "@example.com\n"))
+		require.NoError(t, w.Close())
+		return b.viaRaw(t, http.MethodPost, "/api/contacts/import", key, w.FormDataContentType(), body.String())
+	}
+	return []probe{
+		{"listContacts", "viewer", api(http.MethodGet, fixed("/api/contacts"), "")},
+		{"createContact", "member", api(http.MethodPost, fixed("/api/contacts"), `{"name":"Probe","phone":"+14155550999"}`)},
+		{"importContacts", "member", csv},
+		{"getContact", "viewer", api(http.MethodGet, contact(""), "")},
+		{"updateContact", "member", api(http.MethodPatch, contact(""), `{"tags":["probed"]}`)},
+		{"deleteContact", "member", api(http.MethodDelete, contact(""), "")},
+		{"restoreContact", "member", api(http.MethodPost, contact("/restore"), "")},
+		{"listContactLists", "viewer", api(http.MethodGet, fixed("/api/contact-lists"), "")},
+		{"listCampaigns", "viewer", api(http.MethodGet, fixed("/api/campaigns"), "")},
+		{"createCampaign", "member", api(http.MethodPost, fixed("/api/campaigns"), `{"name":"Probe draft","draft":true}`)},
+		{"getCampaign", "viewer", api(http.MethodGet, campaign(""), "")},
+		{"updateCampaign", "member", api(http.MethodPatch, campaign(""), `{"name":"Renamed probe"}`)},
+		// Not accepted in this workspace: allowed roles meet the gate (409), others 403 first.
+		{"startCampaign", "admin", func(t *testing.T, key string) outcome {
+			resp, raw := b.do(t, http.MethodPost, campaign("/start")(t), "Bearer "+key, "")
+			if resp.StatusCode == http.StatusConflict {
+				requireGate(t, resp, raw)
+				return outcome{status: resp.StatusCode, code: "outbound_compliance_required"}
+			}
+			return outcome{status: resp.StatusCode, code: errorOf(t, resp, raw, resp.StatusCode).codeOrEmpty()}
+		}},
+		{"pauseCampaign", "admin", api(http.MethodPost, campaign("/pause"), "")},
+		{"cancelCampaign", "admin", api(http.MethodPost, campaign("/cancel"), "")},
+		// No SMS provider in this bundle: allowed roles get 409 sms_provider_not_configured.
+		{"listPhoneNumbers", "viewer", api(http.MethodGet, fixed("/api/phone-numbers"), "")},
+		{"searchPhoneNumbers", "viewer", api(http.MethodGet, fixed("/api/phone-numbers/available?country=US"), "")},
+		{"buyPhoneNumber", "admin", api(http.MethodPost, fixed("/api/phone-numbers"), `{"phone_number":"+14155550100","country":"US","confirm_price":115}`)},
+		{"releasePhoneNumber", "admin", api(http.MethodDelete, fixed("/api/phone-numbers/"+uuid.NewString()), "")},
+	}
+}
+
+// campaignRefs makes the contacts, campaigns and phone numbers the fuzz seeds act on, and
+// returns their `$` names and ids: the compliance acknowledgment is accepted, a campaign
+// agent (not the seeds' $agent, which a seed disables) has an sms deployment, and two
+// numbers are bought (one stays, one is released by a seed).
+func campaignRefs(t testing.TB, b *testBundle, auth string, decode func(method, path, contentType, body string, into any)) []string {
+	t.Helper()
+	ctx := context.Background()
+	u, err := b.store.CreateUser(ctx, b.workspace.ID, "fuzz-owner@example.com", "owner", tokenSum(), time.Now().Add(time.Hour))
+	require.NoError(t, err)
+	_, err = b.store.AcceptCompliance(ctx, b.workspace.ID, compliance.DefaultVersion, u.ID, u.Email, "owner")
+	require.NoError(t, err)
+	var ref struct {
+		ID      string `json:"id"`
+		AgentID string `json:"agentId"`
+	}
+	id := func(method, path, contentType, body string) string {
+		ref.ID, ref.AgentID = "", ""
+		decode(method, path, contentType, body, &ref)
+		if ref.ID == "" {
+			return ref.AgentID
+		}
+		return ref.ID
+	}
+	contact := id(http.MethodPost, "/api/contacts", "application/json", `{"name":"Ada","phone":"+14155550101","tags":["vip"],"consent_sms":true}`)
+	doomed := id(http.MethodPost, "/api/contacts", "application/json", `{"email":"doomed@example.com"}`)
+	deleted := id(http.MethodPost, "/api/contacts", "application/json", `{"email":"deleted@example.com"}`)
+	id(http.MethodDelete, "/api/contacts/"+deleted, "application/json", "")
+	id(http.MethodPost, "/api/phone-numbers", "application/json", `{"phone_number":"+14155550100","country":"US","confirm_price":115}`)
+	phone := id(http.MethodPost, "/api/phone-numbers", "application/json", `{"phone_number":"+14155550101","country":"US","confirm_price":115}`)
+	agentID := id(http.MethodPost, "/api/agents", "application/yaml", agentYAML("Campaign agent"))
+	d, err := b.store.DeployAgent(ctx, b.workspace.ID, store.Deploy{AgentID: uuid.MustParse(agentID), ChannelType: "sms", Config: json.RawMessage(`{}`)})
+	require.NoError(t, err)
+	ready := `{"name":"Ready","draft":true,"agent_id":"` + agentID + `","deployment_id":"` + d.ID.String() +
+		`","first_message":"Hi!","audience":{"contact_ids":["` + contact + `"]},"schedule":{"start_at":"2999-01-01T00:00:00Z"}}`
+	campaign := id(http.MethodPost, "/api/campaigns", "application/json", `{"name":"Draft","draft":true}`)
+	startable := id(http.MethodPost, "/api/campaigns", "application/json", ready)
+	scheduled := id(http.MethodPost, "/api/campaigns", "application/json", strings.Replace(ready, `"draft":true`, `"draft":false`, 1))
+	cancellable := id(http.MethodPost, "/api/campaigns", "application/json", `{"name":"Doomed","draft":true}`)
+	return []string{"$contact", contact, "$doomedContact", doomed, "$deletedContact", deleted, "$campaign", campaign, "$startable", startable,
+		"$scheduled", scheduled, "$cancellable", cancellable, "$phone", phone}
 }
