@@ -235,7 +235,7 @@ func (b *testBundle) httpProbes(f fixtures) []probe {
 	api := func(method, path, body string) func(*testing.T, string) outcome {
 		return func(t *testing.T, key string) outcome { return b.viaHTTP(t, method, path, key, body) }
 	}
-	return []probe{
+	return append([]probe{
 		{"createResponse", "viewer", func(t *testing.T, key string) outcome {
 			_, err := b.oai(key).Responses.New(ctx, responses.ResponseNewParams{Model: "beta-5.4",
 				Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("hello")}})
@@ -302,7 +302,7 @@ func (b *testBundle) httpProbes(f fixtures) []probe {
 		{"revokeKey (privileged)", "owner", func(t *testing.T, key string) outcome {
 			return b.viaHTTP(t, http.MethodDelete, "/api/keys/"+b.keyIDOfNew(t, "admin"), key, "")
 		}},
-	}
+	}, b.campaignProbes()...)
 }
 
 func (e apiError) codeOrEmpty() string {
@@ -380,7 +380,7 @@ func TestAssistantToolsFollowTheRole(t *testing.T) {
 	vendor := b.vendors["beta"]
 	read := []string{"get_agent", "list_agents", "get_conversations", "get_analytics"}
 	member := append(slices.Clone(read), "create_agent", "update_agent", "crawl_website", "generate_test_link")
-	admin := append(slices.Clone(member), "deploy_agent", "delete_agent",
+	admin := append(slices.Clone(member), "deploy_agent", "delete_agent", "buy_phone_number",
 		"delete_conversations", "delete_channels", "delete_contacts", "delete_campaigns", "undeploy_agents", "cancel_campaigns", "get_bulk_run")
 	want := map[string][]string{"viewer": read, "member": member, "admin": admin, "owner": admin}
 	for _, r := range roles {

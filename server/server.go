@@ -18,12 +18,15 @@ import (
 	"github.com/riverqueue/river"
 
 	"switchboard/accounts"
+	"switchboard/campaigns"
 	"switchboard/catalog"
+	"switchboard/contacts"
 	"switchboard/converse"
 	"switchboard/events"
 	"switchboard/gen/v1api"
 	"switchboard/manage"
 	"switchboard/netguard"
+	"switchboard/phonenumbers"
 	"switchboard/ratelimit"
 	"switchboard/responses"
 	"switchboard/store"
@@ -62,6 +65,11 @@ type Deps struct {
 	Accounts *accounts.Service
 	// Dashboard, when set, serves the dashboard's pages under /dashboard.
 	Dashboard http.Handler
+	// Contacts, Campaigns and PhoneNumbers serve /api/contacts, /api/campaigns (and the
+	// outbound compliance gate) and /api/phone-numbers.
+	Contacts     *contacts.Service
+	Campaigns    *campaigns.Service
+	PhoneNumbers *phonenumbers.Service
 	// Ready are the checks of GET /ready beyond the database, which is always checked
 	// (migrations, Redis when configured).
 	Ready []ReadyCheck
@@ -94,6 +102,9 @@ type Server struct {
 	outer     []echo.MiddlewareFunc
 	limited   func(budget string)
 	visitors  *webchat.Tokens // the webchat visitor tokens
+	contacts  *contacts.Service
+	campaigns *campaigns.Service
+	phones    *phonenumbers.Service
 }
 
 // New builds the server and its routes.
@@ -102,6 +113,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		hub: deps.Hub, jobs: deps.Jobs, guard: deps.Guard, ops: deps.Ops, agents: deps.Agents, mcp: deps.MCP, log: deps.Log, echo: echo.New(),
 		accounts: deps.Accounts, dashboard: deps.Dashboard}
 	s.outer, s.limited = deps.Outer, deps.RateLimited
+	s.contacts, s.campaigns, s.phones = deps.Contacts, deps.Campaigns, deps.PhoneNumbers
 	s.visitors = webchat.NewTokens(cfg.WebchatTokenKey)
 	s.ready = &readiness{checks: append([]ReadyCheck{{Name: "database", Check: s.store.Ping}}, deps.Ready...)}
 	e := s.echo

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"path"
@@ -18,9 +19,12 @@ import (
 	"time"
 
 	"switchboard/blueprint"
+	"switchboard/campaigns"
 	"switchboard/catalog"
+	"switchboard/contacts"
 	"switchboard/converse"
 	"switchboard/manage"
+	"switchboard/phonenumbers"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/labstack/echo/v4"
@@ -37,6 +41,21 @@ const (
 func (e ChannelListObject) Valid() bool {
 	switch e {
 	case List:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OutboundComplianceRequiredError.
+const (
+	OutboundComplianceRequiredErrorOutboundComplianceRequired OutboundComplianceRequiredError = "outbound_compliance_required"
+)
+
+// Valid indicates whether the value is a known member of the OutboundComplianceRequiredError enum.
+func (e OutboundComplianceRequiredError) Valid() bool {
+	switch e {
+	case OutboundComplianceRequiredErrorOutboundComplianceRequired:
 		return true
 	default:
 		return false
@@ -61,6 +80,54 @@ func (e Role) Valid() bool {
 	case Owner:
 		return true
 	case Viewer:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListCampaignsParamsStatus.
+const (
+	Cancelled ListCampaignsParamsStatus = "cancelled"
+	Completed ListCampaignsParamsStatus = "completed"
+	Draft     ListCampaignsParamsStatus = "draft"
+	Paused    ListCampaignsParamsStatus = "paused"
+	Running   ListCampaignsParamsStatus = "running"
+	Scheduled ListCampaignsParamsStatus = "scheduled"
+)
+
+// Valid indicates whether the value is a known member of the ListCampaignsParamsStatus enum.
+func (e ListCampaignsParamsStatus) Valid() bool {
+	switch e {
+	case Cancelled:
+		return true
+	case Completed:
+		return true
+	case Draft:
+		return true
+	case Paused:
+		return true
+	case Running:
+		return true
+	case Scheduled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListPhoneNumbersParamsStatus.
+const (
+	Active   ListPhoneNumbersParamsStatus = "active"
+	Released ListPhoneNumbersParamsStatus = "released"
+)
+
+// Valid indicates whether the value is a known member of the ListPhoneNumbersParamsStatus enum.
+func (e ListPhoneNumbersParamsStatus) Valid() bool {
+	switch e {
+	case Active:
+		return true
+	case Released:
 		return true
 	default:
 		return false
@@ -127,6 +194,50 @@ type AgentUpdates struct {
 // AgentWithDisclosure defines model for AgentWithDisclosure.
 type AgentWithDisclosure = manage.GetAgentResult
 
+// Audience A contact is in the audience when it matches any of the lists, tags or ids.
+type Audience struct {
+	ContactIds *[]openapi_types.UUID `json:"contact_ids,omitempty"`
+	ListIds    *[]openapi_types.UUID `json:"list_ids,omitempty"`
+	Tags       *[]string             `json:"tags,omitempty"`
+}
+
+// Campaign Statuses and transitions:
+//
+// | from | trigger | to |
+// |---|---|---|
+// | draft | start (gated), or create without `draft: true` | `scheduled` if `start_at` is ahead, else `running` |
+// | scheduled | `start_at` reached | running |
+// | scheduled, running | pause | paused (`paused_reason: user`) |
+// | scheduled, running | the agent is disabled | paused (`paused_reason: agent_disabled`) |
+// | running | every contact of the audience decided | completed |
+// | paused | start (gated) | scheduled or running |
+// | draft, scheduled, running, paused | cancel | cancelled |
+//
+// `completed` and `cancelled` are final. A running campaign messages each consenting,
+// live contact with an E.164 phone exactly once, at most `rate_per_minute` a minute,
+// within its window; `counts.skipped` counts contacts without consent, deleted or
+// without a phone. Each message opens a conversation of the agent with that contact
+// (`conversation.created` carries `contact_id` and `campaign_id`).
+type Campaign = campaigns.Campaign
+
+// CampaignInput defines model for CampaignInput.
+type CampaignInput = campaigns.Input
+
+// CampaignList defines model for CampaignList.
+type CampaignList = campaigns.List
+
+// CampaignPatch defines model for CampaignPatch.
+type CampaignPatch struct {
+	AgentId *openapi_types.UUID `json:"agent_id,omitempty"`
+
+	// Audience A contact is in the audience when it matches any of the lists, tags or ids.
+	Audience     *Audience           `json:"audience,omitempty"`
+	DeploymentId *openapi_types.UUID `json:"deployment_id,omitempty"`
+	FirstMessage *string             `json:"first_message,omitempty"`
+	Name         *string             `json:"name,omitempty"`
+	Schedule     *Schedule           `json:"schedule,omitempty"`
+}
+
 // Channel defines model for Channel.
 type Channel = manage.ChannelView
 
@@ -181,6 +292,32 @@ type ChatRequest struct {
 	Stream *bool   `json:"stream,omitempty"`
 }
 
+// Contact defines model for Contact.
+type Contact = contacts.Contact
+
+// ContactImport defines model for ContactImport.
+type ContactImport = contacts.ImportResult
+
+// ContactInput defines model for ContactInput.
+type ContactInput = contacts.Input
+
+// ContactListPage defines model for ContactListPage.
+type ContactListPage = contacts.ListsPage
+
+// ContactPage defines model for ContactPage.
+type ContactPage = contacts.Page
+
+// ContactPatch defines model for ContactPatch.
+type ContactPatch struct {
+	ConsentCalls *bool     `json:"consent_calls,omitempty"`
+	ConsentSms   *bool     `json:"consent_sms,omitempty"`
+	Email        *string   `json:"email,omitempty"`
+	Lists        *[]string `json:"lists,omitempty"`
+	Name         *string   `json:"name,omitempty"`
+	Phone        *string   `json:"phone,omitempty"`
+	Tags         *[]string `json:"tags,omitempty"`
+}
+
 // CreatedAgent defines model for CreatedAgent.
 type CreatedAgent = manage.CreateAgentResult
 
@@ -211,6 +348,15 @@ type ErrorEnvelope struct {
 	} `json:"error"`
 }
 
+// GateOrConflictBody OutboundComplianceRequired, or the error envelope.
+type GateOrConflictBody struct {
+	// Error `outbound_compliance_required` (the gate), or the error object of the envelope
+	Error interface{} `json:"error"`
+
+	// Version the gate only: the version to accept
+	Version *string `json:"version,omitempty"`
+}
+
 // Key defines model for Key.
 type Key struct {
 	CreatedAt time.Time          `json:"created_at"`
@@ -233,6 +379,22 @@ type KeyList struct {
 	Keys []Key `json:"keys"`
 }
 
+// ListRef defines model for ListRef.
+type ListRef struct {
+	Id   openapi_types.UUID `json:"id"`
+	Name string             `json:"name"`
+}
+
+// OutboundComplianceRequired The campaign gate's 409 body, exactly: the acknowledgment version an owner or admin
+// must accept in the dashboard's Settings page. Clients surface it and do not retry.
+type OutboundComplianceRequired struct {
+	Error   OutboundComplianceRequiredError `json:"error"`
+	Version string                          `json:"version"`
+}
+
+// OutboundComplianceRequiredError defines model for OutboundComplianceRequired.Error.
+type OutboundComplianceRequiredError string
+
 // PendingAction defines model for PendingAction.
 type PendingAction struct {
 	// ActionId act_ id, as in confirmation.requested
@@ -242,8 +404,32 @@ type PendingAction struct {
 	Summary   string    `json:"summary"`
 }
 
+// PhoneNumber defines model for PhoneNumber.
+type PhoneNumber = phonenumbers.PhoneNumber
+
+// PhoneNumberList defines model for PhoneNumberList.
+type PhoneNumberList = phonenumbers.List
+
+// PhoneNumberOffers defines model for PhoneNumberOffers.
+type PhoneNumberOffers = phonenumbers.Offers
+
 // Role defines model for Role.
 type Role string
+
+// Schedule defines model for Schedule.
+type Schedule struct {
+	RatePerMinute *int `json:"rate_per_minute,omitempty"`
+
+	// StartAt not before; null: as soon as started
+	StartAt *time.Time `json:"start_at,omitempty"`
+
+	// Timezone IANA name; null: UTC
+	Timezone  *string `json:"timezone,omitempty"`
+	WindowEnd *string `json:"window_end,omitempty"`
+
+	// WindowStart HH:MM in timezone; with window_end bounds the hours of sending (an end before the start spans midnight); both null: any hour
+	WindowStart *string `json:"window_start,omitempty"`
+}
 
 // Upload defines model for Upload.
 type Upload = manage.UploadView
@@ -260,6 +446,9 @@ type Error struct {
 	} `json:"error"`
 }
 
+// GateOrConflict OutboundComplianceRequired, or the error envelope.
+type GateOrConflict = GateOrConflictBody
+
 // ListAgentsParams defines parameters for ListAgents.
 type ListAgentsParams struct {
 	Status *manage.AgentStatus `form:"status,omitempty" json:"status,omitempty"`
@@ -270,6 +459,15 @@ type CreateAgentJSONBody struct {
 	Yaml string `json:"yaml"`
 }
 
+// ListCampaignsParams defines parameters for ListCampaigns.
+type ListCampaignsParams struct {
+	Status  *ListCampaignsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+	AgentId *openapi_types.UUID        `form:"agent_id,omitempty" json:"agent_id,omitempty"`
+}
+
+// ListCampaignsParamsStatus defines parameters for ListCampaigns.
+type ListCampaignsParamsStatus string
+
 // CreateChannelJSONBody defines parameters for CreateChannel.
 type CreateChannelJSONBody struct {
 	Config   *map[string]interface{} `json:"config,omitempty"`
@@ -277,11 +475,64 @@ type CreateChannelJSONBody struct {
 	Provider ChannelType             `json:"provider"`
 }
 
+// ListContactsParams defines parameters for ListContacts.
+type ListContactsParams struct {
+	// Tag contacts carrying this tag (exact)
+	Tag *string `form:"tag,omitempty" json:"tag,omitempty"`
+
+	// ListId contacts of this list
+	ListId       *openapi_types.UUID `form:"list_id,omitempty" json:"list_id,omitempty"`
+	ConsentSms   *bool               `form:"consent_sms,omitempty" json:"consent_sms,omitempty"`
+	ConsentCalls *bool               `form:"consent_calls,omitempty" json:"consent_calls,omitempty"`
+
+	// Q substring of name or email (case-insensitive), or of phone
+	Q       *string `form:"q,omitempty" json:"q,omitempty"`
+	Deleted *bool   `form:"deleted,omitempty" json:"deleted,omitempty"`
+	Limit   *int    `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// After `next_after` of the previous page
+	After *openapi_types.UUID `form:"after,omitempty" json:"after,omitempty"`
+}
+
+// ImportContactsMultipartBody defines parameters for ImportContacts.
+type ImportContactsMultipartBody struct {
+	File openapi_types.File `json:"file"`
+	List *string            `json:"list,omitempty"`
+}
+
 // CreateKeyJSONBody defines parameters for CreateKey.
 type CreateKeyJSONBody struct {
 	// Name What the key is for, shown in lists; empty when left out
 	Name *string `json:"name,omitempty"`
 	Role Role    `json:"role"`
+}
+
+// ListPhoneNumbersParams defines parameters for ListPhoneNumbers.
+type ListPhoneNumbersParams struct {
+	Status *ListPhoneNumbersParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+}
+
+// ListPhoneNumbersParamsStatus defines parameters for ListPhoneNumbers.
+type ListPhoneNumbersParamsStatus string
+
+// BuyPhoneNumberJSONBody defines parameters for BuyPhoneNumber.
+type BuyPhoneNumberJSONBody struct {
+	// ConfirmPrice the quoted monthly price in credits
+	ConfirmPrice *int `json:"confirm_price,omitempty"`
+
+	// Country ISO 3166 two-letter code: US or CA
+	Country string `json:"country"`
+
+	// PhoneNumber E.164, as the search listed it
+	PhoneNumber string `json:"phone_number"`
+}
+
+// SearchPhoneNumbersParams defines parameters for SearchPhoneNumbers.
+type SearchPhoneNumbersParams struct {
+	Country  string  `form:"country" json:"country"`
+	AreaCode *string `form:"area_code,omitempty" json:"area_code,omitempty"`
+	Contains *string `form:"contains,omitempty" json:"contains,omitempty"`
+	Limit    *int    `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
 // CreateUploadParams defines parameters for CreateUpload.
@@ -299,14 +550,32 @@ type UpdateAgentJSONRequestBody = AgentUpdates
 // AgentChatJSONRequestBody defines body for AgentChat for application/json ContentType.
 type AgentChatJSONRequestBody = AgentChatRequest
 
+// CreateCampaignJSONRequestBody defines body for CreateCampaign for application/json ContentType.
+type CreateCampaignJSONRequestBody = CampaignInput
+
+// UpdateCampaignJSONRequestBody defines body for UpdateCampaign for application/json ContentType.
+type UpdateCampaignJSONRequestBody = CampaignPatch
+
 // CreateChannelJSONRequestBody defines body for CreateChannel for application/json ContentType.
 type CreateChannelJSONRequestBody CreateChannelJSONBody
 
 // ChatJSONRequestBody defines body for Chat for application/json ContentType.
 type ChatJSONRequestBody = ChatRequest
 
+// CreateContactJSONRequestBody defines body for CreateContact for application/json ContentType.
+type CreateContactJSONRequestBody = ContactInput
+
+// ImportContactsMultipartRequestBody defines body for ImportContacts for multipart/form-data ContentType.
+type ImportContactsMultipartRequestBody ImportContactsMultipartBody
+
+// UpdateContactJSONRequestBody defines body for UpdateContact for application/json ContentType.
+type UpdateContactJSONRequestBody = ContactPatch
+
 // CreateKeyJSONRequestBody defines body for CreateKey for application/json ContentType.
 type CreateKeyJSONRequestBody CreateKeyJSONBody
+
+// BuyPhoneNumberJSONRequestBody defines body for BuyPhoneNumber for application/json ContentType.
+type BuyPhoneNumberJSONRequestBody BuyPhoneNumberJSONBody
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
@@ -325,6 +594,27 @@ type ServerInterface interface {
 	// AgentChat Send a message to a deployed agent and get its reply (JSON or a stream)
 	// (POST /api/agents/{id}/chat)
 	AgentChat(ctx echo.Context, id openapi_types.UUID) error
+	// ListCampaigns List campaigns, newest first
+	// (GET /api/campaigns)
+	ListCampaigns(ctx echo.Context, params ListCampaignsParams) error
+	// CreateCampaign Create a campaign (a draft, or launched at once; the launch is gated)
+	// (POST /api/campaigns)
+	CreateCampaign(ctx echo.Context) error
+	// GetCampaign Get a campaign with its counts
+	// (GET /api/campaigns/{id})
+	GetCampaign(ctx echo.Context, id openapi_types.UUID) error
+	// UpdateCampaign Change some fields of a draft, scheduled or paused campaign
+	// (PATCH /api/campaigns/{id})
+	UpdateCampaign(ctx echo.Context, id openapi_types.UUID) error
+	// CancelCampaign Cancel a campaign that is not over (final)
+	// (POST /api/campaigns/{id}/cancel)
+	CancelCampaign(ctx echo.Context, id openapi_types.UUID) error
+	// PauseCampaign Pause a scheduled or running campaign
+	// (POST /api/campaigns/{id}/pause)
+	PauseCampaign(ctx echo.Context, id openapi_types.UUID) error
+	// StartCampaign Start a draft or paused campaign (gated)
+	// (POST /api/campaigns/{id}/start)
+	StartCampaign(ctx echo.Context, id openapi_types.UUID) error
 	// ListChannels Extension: list channels with the agent holding each inbound seat
 	// (GET /api/channels)
 	ListChannels(ctx echo.Context) error
@@ -334,6 +624,30 @@ type ServerInterface interface {
 	// Chat Chat with the builder assistant
 	// (POST /api/chat)
 	Chat(ctx echo.Context) error
+	// ListContactLists The workspace's contact lists, with their count of live contacts
+	// (GET /api/contact-lists)
+	ListContactLists(ctx echo.Context) error
+	// ListContacts List contacts, newest first, with filters
+	// (GET /api/contacts)
+	ListContacts(ctx echo.Context, params ListContactsParams) error
+	// CreateContact Create a contact
+	// (POST /api/contacts)
+	CreateContact(ctx echo.Context) error
+	// ImportContacts Import contacts from a CSV file
+	// (POST /api/contacts/import)
+	ImportContacts(ctx echo.Context) error
+	// DeleteContact Soft-delete a contact (restorable)
+	// (DELETE /api/contacts/{id})
+	DeleteContact(ctx echo.Context, id openapi_types.UUID) error
+	// GetContact Get a contact (deleted ones too, with deleted_at set)
+	// (GET /api/contacts/{id})
+	GetContact(ctx echo.Context, id openapi_types.UUID) error
+	// UpdateContact Change some fields of a contact
+	// (PATCH /api/contacts/{id})
+	UpdateContact(ctx echo.Context, id openapi_types.UUID) error
+	// RestoreContact Restore a soft-deleted contact
+	// (POST /api/contacts/{id}/restore)
+	RestoreContact(ctx echo.Context, id openapi_types.UUID) error
 	// ListKeys List the workspace's API keys (never their secrets)
 	// (GET /api/keys)
 	ListKeys(ctx echo.Context) error
@@ -343,6 +657,18 @@ type ServerInterface interface {
 	// RevokeKey Revoke an API key
 	// (DELETE /api/keys/{id})
 	RevokeKey(ctx echo.Context, id openapi_types.UUID) error
+	// ListPhoneNumbers The workspace's phone numbers, newest first
+	// (GET /api/phone-numbers)
+	ListPhoneNumbers(ctx echo.Context, params ListPhoneNumbersParams) error
+	// BuyPhoneNumber Buy a phone number (a spend action; confirm the quoted price)
+	// (POST /api/phone-numbers)
+	BuyPhoneNumber(ctx echo.Context) error
+	// SearchPhoneNumbers Search numbers available for purchase, with their monthly price in credits
+	// (GET /api/phone-numbers/available)
+	SearchPhoneNumbers(ctx echo.Context, params SearchPhoneNumbersParams) error
+	// ReleasePhoneNumber Release a number back to the provider (the month paid is not refunded)
+	// (DELETE /api/phone-numbers/{id})
+	ReleasePhoneNumber(ctx echo.Context, id openapi_types.UUID) error
 	// CreateUpload Upload a document for the knowledge base (text, Markdown, HTML or PDF)
 	// (POST /api/uploads)
 	CreateUpload(ctx echo.Context, params CreateUploadParams) error
@@ -431,6 +757,120 @@ func (w *ServerInterfaceWrapper) AgentChat(ctx echo.Context) error {
 	return err
 }
 
+// ListCampaigns converts echo context to params.
+func (w *ServerInterfaceWrapper) ListCampaigns(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListCampaignsParams
+	// ------------- Optional query parameter "status" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "status", ctx.QueryParams(), &params.Status, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter status: %s", err))
+	}
+
+	// ------------- Optional query parameter "agent_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "agent_id", ctx.QueryParams(), &params.AgentId, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agent_id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListCampaigns(ctx, params)
+	return err
+}
+
+// CreateCampaign converts echo context to params.
+func (w *ServerInterfaceWrapper) CreateCampaign(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CreateCampaign(ctx)
+	return err
+}
+
+// GetCampaign converts echo context to params.
+func (w *ServerInterfaceWrapper) GetCampaign(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetCampaign(ctx, id)
+	return err
+}
+
+// UpdateCampaign converts echo context to params.
+func (w *ServerInterfaceWrapper) UpdateCampaign(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.UpdateCampaign(ctx, id)
+	return err
+}
+
+// CancelCampaign converts echo context to params.
+func (w *ServerInterfaceWrapper) CancelCampaign(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CancelCampaign(ctx, id)
+	return err
+}
+
+// PauseCampaign converts echo context to params.
+func (w *ServerInterfaceWrapper) PauseCampaign(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.PauseCampaign(ctx, id)
+	return err
+}
+
+// StartCampaign converts echo context to params.
+func (w *ServerInterfaceWrapper) StartCampaign(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.StartCampaign(ctx, id)
+	return err
+}
+
 // ListChannels converts echo context to params.
 func (w *ServerInterfaceWrapper) ListChannels(ctx echo.Context) error {
 	var err error
@@ -455,6 +895,164 @@ func (w *ServerInterfaceWrapper) Chat(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.Chat(ctx)
+	return err
+}
+
+// ListContactLists converts echo context to params.
+func (w *ServerInterfaceWrapper) ListContactLists(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListContactLists(ctx)
+	return err
+}
+
+// ListContacts converts echo context to params.
+func (w *ServerInterfaceWrapper) ListContacts(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListContactsParams
+	// ------------- Optional query parameter "tag" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "tag", ctx.QueryParams(), &params.Tag, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter tag: %s", err))
+	}
+
+	// ------------- Optional query parameter "list_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "list_id", ctx.QueryParams(), &params.ListId, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter list_id: %s", err))
+	}
+
+	// ------------- Optional query parameter "consent_sms" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "consent_sms", ctx.QueryParams(), &params.ConsentSms, runtime.BindQueryParameterOptions{Type: "boolean", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter consent_sms: %s", err))
+	}
+
+	// ------------- Optional query parameter "consent_calls" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "consent_calls", ctx.QueryParams(), &params.ConsentCalls, runtime.BindQueryParameterOptions{Type: "boolean", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter consent_calls: %s", err))
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", ctx.QueryParams(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter q: %s", err))
+	}
+
+	// ------------- Optional query parameter "deleted" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "deleted", ctx.QueryParams(), &params.Deleted, runtime.BindQueryParameterOptions{Type: "boolean", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter deleted: %s", err))
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// ------------- Optional query parameter "after" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "after", ctx.QueryParams(), &params.After, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter after: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListContacts(ctx, params)
+	return err
+}
+
+// CreateContact converts echo context to params.
+func (w *ServerInterfaceWrapper) CreateContact(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CreateContact(ctx)
+	return err
+}
+
+// ImportContacts converts echo context to params.
+func (w *ServerInterfaceWrapper) ImportContacts(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ImportContacts(ctx)
+	return err
+}
+
+// DeleteContact converts echo context to params.
+func (w *ServerInterfaceWrapper) DeleteContact(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DeleteContact(ctx, id)
+	return err
+}
+
+// GetContact converts echo context to params.
+func (w *ServerInterfaceWrapper) GetContact(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetContact(ctx, id)
+	return err
+}
+
+// UpdateContact converts echo context to params.
+func (w *ServerInterfaceWrapper) UpdateContact(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.UpdateContact(ctx, id)
+	return err
+}
+
+// RestoreContact converts echo context to params.
+func (w *ServerInterfaceWrapper) RestoreContact(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.RestoreContact(ctx, id)
 	return err
 }
 
@@ -489,6 +1087,88 @@ func (w *ServerInterfaceWrapper) RevokeKey(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.RevokeKey(ctx, id)
+	return err
+}
+
+// ListPhoneNumbers converts echo context to params.
+func (w *ServerInterfaceWrapper) ListPhoneNumbers(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListPhoneNumbersParams
+	// ------------- Optional query parameter "status" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "status", ctx.QueryParams(), &params.Status, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter status: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListPhoneNumbers(ctx, params)
+	return err
+}
+
+// BuyPhoneNumber converts echo context to params.
+func (w *ServerInterfaceWrapper) BuyPhoneNumber(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.BuyPhoneNumber(ctx)
+	return err
+}
+
+// SearchPhoneNumbers converts echo context to params.
+func (w *ServerInterfaceWrapper) SearchPhoneNumbers(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params SearchPhoneNumbersParams
+	// ------------- Required query parameter "country" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "country", ctx.QueryParams(), &params.Country, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter country: %s", err))
+	}
+
+	// ------------- Optional query parameter "area_code" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "area_code", ctx.QueryParams(), &params.AreaCode, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter area_code: %s", err))
+	}
+
+	// ------------- Optional query parameter "contains" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "contains", ctx.QueryParams(), &params.Contains, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter contains: %s", err))
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.SearchPhoneNumbers(ctx, params)
+	return err
+}
+
+// ReleasePhoneNumber converts echo context to params.
+func (w *ServerInterfaceWrapper) ReleasePhoneNumber(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ReleasePhoneNumber(ctx, id)
 	return err
 }
 
@@ -586,6 +1266,25 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.DELETE(options.BaseURL+"/api/keys/:id", wrapper.RevokeKey, options.OperationMiddlewares["revokeKey"]...)
 	router.POST(options.BaseURL+"/api/uploads", wrapper.CreateUpload, options.OperationMiddlewares["createUpload"]...)
 	router.GET(options.BaseURL+"/api/uploads/:id", wrapper.GetUpload, options.OperationMiddlewares["getUpload"]...)
+	router.GET(options.BaseURL+"/api/contacts", wrapper.ListContacts, options.OperationMiddlewares["listContacts"]...)
+	router.POST(options.BaseURL+"/api/contacts", wrapper.CreateContact, options.OperationMiddlewares["createContact"]...)
+	router.POST(options.BaseURL+"/api/contacts/import", wrapper.ImportContacts, options.OperationMiddlewares["importContacts"]...)
+	router.DELETE(options.BaseURL+"/api/contacts/:id", wrapper.DeleteContact, options.OperationMiddlewares["deleteContact"]...)
+	router.GET(options.BaseURL+"/api/contacts/:id", wrapper.GetContact, options.OperationMiddlewares["getContact"]...)
+	router.PATCH(options.BaseURL+"/api/contacts/:id", wrapper.UpdateContact, options.OperationMiddlewares["updateContact"]...)
+	router.POST(options.BaseURL+"/api/contacts/:id/restore", wrapper.RestoreContact, options.OperationMiddlewares["restoreContact"]...)
+	router.GET(options.BaseURL+"/api/contact-lists", wrapper.ListContactLists, options.OperationMiddlewares["listContactLists"]...)
+	router.GET(options.BaseURL+"/api/campaigns", wrapper.ListCampaigns, options.OperationMiddlewares["listCampaigns"]...)
+	router.POST(options.BaseURL+"/api/campaigns", wrapper.CreateCampaign, options.OperationMiddlewares["createCampaign"]...)
+	router.GET(options.BaseURL+"/api/campaigns/:id", wrapper.GetCampaign, options.OperationMiddlewares["getCampaign"]...)
+	router.PATCH(options.BaseURL+"/api/campaigns/:id", wrapper.UpdateCampaign, options.OperationMiddlewares["updateCampaign"]...)
+	router.POST(options.BaseURL+"/api/campaigns/:id/start", wrapper.StartCampaign, options.OperationMiddlewares["startCampaign"]...)
+	router.POST(options.BaseURL+"/api/campaigns/:id/pause", wrapper.PauseCampaign, options.OperationMiddlewares["pauseCampaign"]...)
+	router.POST(options.BaseURL+"/api/campaigns/:id/cancel", wrapper.CancelCampaign, options.OperationMiddlewares["cancelCampaign"]...)
+	router.GET(options.BaseURL+"/api/phone-numbers", wrapper.ListPhoneNumbers, options.OperationMiddlewares["listPhoneNumbers"]...)
+	router.POST(options.BaseURL+"/api/phone-numbers", wrapper.BuyPhoneNumber, options.OperationMiddlewares["buyPhoneNumber"]...)
+	router.GET(options.BaseURL+"/api/phone-numbers/available", wrapper.SearchPhoneNumbers, options.OperationMiddlewares["searchPhoneNumbers"]...)
+	router.DELETE(options.BaseURL+"/api/phone-numbers/:id", wrapper.ReleasePhoneNumber, options.OperationMiddlewares["releasePhoneNumber"]...)
 
 }
 
@@ -599,6 +1298,8 @@ type ErrorJSONResponse struct {
 		Type    string  `json:"type"`
 	} `json:"error"`
 }
+
+type GateOrConflictJSONResponse GateOrConflictBody
 
 type ListAgentsRequestObject struct {
 	Params ListAgentsParams
@@ -1447,6 +2148,1253 @@ func (response AgentChat500JSONResponse) VisitAgentChatResponse(w http.ResponseW
 	return err
 }
 
+type ListCampaignsRequestObject struct {
+	Params ListCampaignsParams
+}
+
+type ListCampaignsResponseObject interface {
+	VisitListCampaignsResponse(w http.ResponseWriter) error
+}
+
+type ListCampaigns200JSONResponse CampaignList
+
+func (response ListCampaigns200JSONResponse) VisitListCampaignsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCampaigns400JSONResponse struct{ ErrorJSONResponse }
+
+func (response ListCampaigns400JSONResponse) VisitListCampaignsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCampaigns401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListCampaigns401JSONResponse) VisitListCampaignsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCampaigns403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListCampaigns403JSONResponse) VisitListCampaignsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCampaigns429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListCampaigns429JSONResponse) VisitListCampaignsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCampaigns500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListCampaigns500JSONResponse) VisitListCampaignsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateCampaignRequestObject struct {
+	Body *CreateCampaignJSONRequestBody
+}
+
+type CreateCampaignResponseObject interface {
+	VisitCreateCampaignResponse(w http.ResponseWriter) error
+}
+
+type CreateCampaign201JSONResponse Campaign
+
+func (response CreateCampaign201JSONResponse) VisitCreateCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateCampaign400JSONResponse struct{ ErrorJSONResponse }
+
+func (response CreateCampaign400JSONResponse) VisitCreateCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateCampaign401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateCampaign401JSONResponse) VisitCreateCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateCampaign403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateCampaign403JSONResponse) VisitCreateCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateCampaign404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateCampaign404JSONResponse) VisitCreateCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateCampaign409JSONResponse struct{ GateOrConflictJSONResponse }
+
+func (response CreateCampaign409JSONResponse) VisitCreateCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateCampaign413JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateCampaign413JSONResponse) VisitCreateCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateCampaign422JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateCampaign422JSONResponse) VisitCreateCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateCampaign429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateCampaign429JSONResponse) VisitCreateCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateCampaign500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateCampaign500JSONResponse) VisitCreateCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCampaignRequestObject struct {
+	Id openapi_types.UUID `json:"id"`
+}
+
+type GetCampaignResponseObject interface {
+	VisitGetCampaignResponse(w http.ResponseWriter) error
+}
+
+type GetCampaign200JSONResponse Campaign
+
+func (response GetCampaign200JSONResponse) VisitGetCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCampaign400JSONResponse struct{ ErrorJSONResponse }
+
+func (response GetCampaign400JSONResponse) VisitGetCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCampaign401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetCampaign401JSONResponse) VisitGetCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCampaign403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetCampaign403JSONResponse) VisitGetCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCampaign404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetCampaign404JSONResponse) VisitGetCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCampaign429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetCampaign429JSONResponse) VisitGetCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCampaign500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetCampaign500JSONResponse) VisitGetCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateCampaignRequestObject struct {
+	Id   openapi_types.UUID `json:"id"`
+	Body *UpdateCampaignJSONRequestBody
+}
+
+type UpdateCampaignResponseObject interface {
+	VisitUpdateCampaignResponse(w http.ResponseWriter) error
+}
+
+type UpdateCampaign200JSONResponse Campaign
+
+func (response UpdateCampaign200JSONResponse) VisitUpdateCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateCampaign400JSONResponse struct{ ErrorJSONResponse }
+
+func (response UpdateCampaign400JSONResponse) VisitUpdateCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateCampaign401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateCampaign401JSONResponse) VisitUpdateCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateCampaign403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateCampaign403JSONResponse) VisitUpdateCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateCampaign404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateCampaign404JSONResponse) VisitUpdateCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateCampaign409JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateCampaign409JSONResponse) VisitUpdateCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateCampaign413JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateCampaign413JSONResponse) VisitUpdateCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateCampaign422JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateCampaign422JSONResponse) VisitUpdateCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateCampaign429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateCampaign429JSONResponse) VisitUpdateCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateCampaign500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateCampaign500JSONResponse) VisitUpdateCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelCampaignRequestObject struct {
+	Id openapi_types.UUID `json:"id"`
+}
+
+type CancelCampaignResponseObject interface {
+	VisitCancelCampaignResponse(w http.ResponseWriter) error
+}
+
+type CancelCampaign200JSONResponse Campaign
+
+func (response CancelCampaign200JSONResponse) VisitCancelCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelCampaign400JSONResponse struct{ ErrorJSONResponse }
+
+func (response CancelCampaign400JSONResponse) VisitCancelCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelCampaign401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CancelCampaign401JSONResponse) VisitCancelCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelCampaign403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CancelCampaign403JSONResponse) VisitCancelCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelCampaign404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CancelCampaign404JSONResponse) VisitCancelCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelCampaign409JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CancelCampaign409JSONResponse) VisitCancelCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelCampaign429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CancelCampaign429JSONResponse) VisitCancelCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelCampaign500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CancelCampaign500JSONResponse) VisitCancelCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseCampaignRequestObject struct {
+	Id openapi_types.UUID `json:"id"`
+}
+
+type PauseCampaignResponseObject interface {
+	VisitPauseCampaignResponse(w http.ResponseWriter) error
+}
+
+type PauseCampaign200JSONResponse Campaign
+
+func (response PauseCampaign200JSONResponse) VisitPauseCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseCampaign400JSONResponse struct{ ErrorJSONResponse }
+
+func (response PauseCampaign400JSONResponse) VisitPauseCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseCampaign401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response PauseCampaign401JSONResponse) VisitPauseCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseCampaign403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response PauseCampaign403JSONResponse) VisitPauseCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseCampaign404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response PauseCampaign404JSONResponse) VisitPauseCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseCampaign409JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response PauseCampaign409JSONResponse) VisitPauseCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseCampaign429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response PauseCampaign429JSONResponse) VisitPauseCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseCampaign500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response PauseCampaign500JSONResponse) VisitPauseCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartCampaignRequestObject struct {
+	Id openapi_types.UUID `json:"id"`
+}
+
+type StartCampaignResponseObject interface {
+	VisitStartCampaignResponse(w http.ResponseWriter) error
+}
+
+type StartCampaign200JSONResponse Campaign
+
+func (response StartCampaign200JSONResponse) VisitStartCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartCampaign400JSONResponse struct{ ErrorJSONResponse }
+
+func (response StartCampaign400JSONResponse) VisitStartCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartCampaign401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response StartCampaign401JSONResponse) VisitStartCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartCampaign403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response StartCampaign403JSONResponse) VisitStartCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartCampaign404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response StartCampaign404JSONResponse) VisitStartCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartCampaign409JSONResponse struct{ GateOrConflictJSONResponse }
+
+func (response StartCampaign409JSONResponse) VisitStartCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartCampaign422JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response StartCampaign422JSONResponse) VisitStartCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartCampaign429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response StartCampaign429JSONResponse) VisitStartCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartCampaign500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response StartCampaign500JSONResponse) VisitStartCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListChannelsRequestObject struct {
 }
 
@@ -1896,6 +3844,1237 @@ func (response Chat500JSONResponse) VisitChatResponse(w http.ResponseWriter) err
 	return err
 }
 
+type ListContactListsRequestObject struct {
+}
+
+type ListContactListsResponseObject interface {
+	VisitListContactListsResponse(w http.ResponseWriter) error
+}
+
+type ListContactLists200JSONResponse ContactListPage
+
+func (response ListContactLists200JSONResponse) VisitListContactListsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListContactLists401JSONResponse struct{ ErrorJSONResponse }
+
+func (response ListContactLists401JSONResponse) VisitListContactListsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListContactLists403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListContactLists403JSONResponse) VisitListContactListsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListContactLists429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListContactLists429JSONResponse) VisitListContactListsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListContactLists500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListContactLists500JSONResponse) VisitListContactListsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListContactsRequestObject struct {
+	Params ListContactsParams
+}
+
+type ListContactsResponseObject interface {
+	VisitListContactsResponse(w http.ResponseWriter) error
+}
+
+type ListContacts200JSONResponse ContactPage
+
+func (response ListContacts200JSONResponse) VisitListContactsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListContacts400JSONResponse struct{ ErrorJSONResponse }
+
+func (response ListContacts400JSONResponse) VisitListContactsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListContacts401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListContacts401JSONResponse) VisitListContactsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListContacts403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListContacts403JSONResponse) VisitListContactsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListContacts404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListContacts404JSONResponse) VisitListContactsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListContacts429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListContacts429JSONResponse) VisitListContactsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListContacts500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListContacts500JSONResponse) VisitListContactsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateContactRequestObject struct {
+	Body *CreateContactJSONRequestBody
+}
+
+type CreateContactResponseObject interface {
+	VisitCreateContactResponse(w http.ResponseWriter) error
+}
+
+type CreateContact201JSONResponse Contact
+
+func (response CreateContact201JSONResponse) VisitCreateContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateContact400JSONResponse struct{ ErrorJSONResponse }
+
+func (response CreateContact400JSONResponse) VisitCreateContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateContact401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateContact401JSONResponse) VisitCreateContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateContact403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateContact403JSONResponse) VisitCreateContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateContact413JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateContact413JSONResponse) VisitCreateContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateContact429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateContact429JSONResponse) VisitCreateContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateContact500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateContact500JSONResponse) VisitCreateContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ImportContactsRequestObject struct {
+	Body *multipart.Reader
+}
+
+type ImportContactsResponseObject interface {
+	VisitImportContactsResponse(w http.ResponseWriter) error
+}
+
+type ImportContacts200JSONResponse ContactImport
+
+func (response ImportContacts200JSONResponse) VisitImportContactsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ImportContacts400JSONResponse struct{ ErrorJSONResponse }
+
+func (response ImportContacts400JSONResponse) VisitImportContactsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ImportContacts401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ImportContacts401JSONResponse) VisitImportContactsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ImportContacts403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ImportContacts403JSONResponse) VisitImportContactsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ImportContacts413JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ImportContacts413JSONResponse) VisitImportContactsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ImportContacts415JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ImportContacts415JSONResponse) VisitImportContactsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ImportContacts429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ImportContacts429JSONResponse) VisitImportContactsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ImportContacts500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ImportContacts500JSONResponse) VisitImportContactsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteContactRequestObject struct {
+	Id openapi_types.UUID `json:"id"`
+}
+
+type DeleteContactResponseObject interface {
+	VisitDeleteContactResponse(w http.ResponseWriter) error
+}
+
+type DeleteContact200JSONResponse Contact
+
+func (response DeleteContact200JSONResponse) VisitDeleteContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteContact400JSONResponse struct{ ErrorJSONResponse }
+
+func (response DeleteContact400JSONResponse) VisitDeleteContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteContact401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response DeleteContact401JSONResponse) VisitDeleteContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteContact403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response DeleteContact403JSONResponse) VisitDeleteContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteContact404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response DeleteContact404JSONResponse) VisitDeleteContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteContact429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response DeleteContact429JSONResponse) VisitDeleteContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteContact500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response DeleteContact500JSONResponse) VisitDeleteContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetContactRequestObject struct {
+	Id openapi_types.UUID `json:"id"`
+}
+
+type GetContactResponseObject interface {
+	VisitGetContactResponse(w http.ResponseWriter) error
+}
+
+type GetContact200JSONResponse Contact
+
+func (response GetContact200JSONResponse) VisitGetContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetContact400JSONResponse struct{ ErrorJSONResponse }
+
+func (response GetContact400JSONResponse) VisitGetContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetContact401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetContact401JSONResponse) VisitGetContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetContact403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetContact403JSONResponse) VisitGetContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetContact404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetContact404JSONResponse) VisitGetContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetContact429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetContact429JSONResponse) VisitGetContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetContact500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetContact500JSONResponse) VisitGetContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateContactRequestObject struct {
+	Id   openapi_types.UUID `json:"id"`
+	Body *UpdateContactJSONRequestBody
+}
+
+type UpdateContactResponseObject interface {
+	VisitUpdateContactResponse(w http.ResponseWriter) error
+}
+
+type UpdateContact200JSONResponse Contact
+
+func (response UpdateContact200JSONResponse) VisitUpdateContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateContact400JSONResponse struct{ ErrorJSONResponse }
+
+func (response UpdateContact400JSONResponse) VisitUpdateContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateContact401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateContact401JSONResponse) VisitUpdateContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateContact403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateContact403JSONResponse) VisitUpdateContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateContact404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateContact404JSONResponse) VisitUpdateContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateContact409JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateContact409JSONResponse) VisitUpdateContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateContact413JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateContact413JSONResponse) VisitUpdateContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateContact429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateContact429JSONResponse) VisitUpdateContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateContact500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateContact500JSONResponse) VisitUpdateContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RestoreContactRequestObject struct {
+	Id openapi_types.UUID `json:"id"`
+}
+
+type RestoreContactResponseObject interface {
+	VisitRestoreContactResponse(w http.ResponseWriter) error
+}
+
+type RestoreContact200JSONResponse Contact
+
+func (response RestoreContact200JSONResponse) VisitRestoreContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RestoreContact400JSONResponse struct{ ErrorJSONResponse }
+
+func (response RestoreContact400JSONResponse) VisitRestoreContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RestoreContact401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response RestoreContact401JSONResponse) VisitRestoreContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RestoreContact403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response RestoreContact403JSONResponse) VisitRestoreContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RestoreContact404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response RestoreContact404JSONResponse) VisitRestoreContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RestoreContact429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response RestoreContact429JSONResponse) VisitRestoreContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RestoreContact500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response RestoreContact500JSONResponse) VisitRestoreContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListKeysRequestObject struct {
 }
 
@@ -2256,6 +5435,702 @@ func (response RevokeKey500JSONResponse) VisitRevokeKeyResponse(w http.ResponseW
 	return err
 }
 
+type ListPhoneNumbersRequestObject struct {
+	Params ListPhoneNumbersParams
+}
+
+type ListPhoneNumbersResponseObject interface {
+	VisitListPhoneNumbersResponse(w http.ResponseWriter) error
+}
+
+type ListPhoneNumbers200JSONResponse PhoneNumberList
+
+func (response ListPhoneNumbers200JSONResponse) VisitListPhoneNumbersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPhoneNumbers400JSONResponse struct{ ErrorJSONResponse }
+
+func (response ListPhoneNumbers400JSONResponse) VisitListPhoneNumbersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPhoneNumbers401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListPhoneNumbers401JSONResponse) VisitListPhoneNumbersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPhoneNumbers403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListPhoneNumbers403JSONResponse) VisitListPhoneNumbersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPhoneNumbers429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListPhoneNumbers429JSONResponse) VisitListPhoneNumbersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPhoneNumbers500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListPhoneNumbers500JSONResponse) VisitListPhoneNumbersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BuyPhoneNumberRequestObject struct {
+	Body *BuyPhoneNumberJSONRequestBody
+}
+
+type BuyPhoneNumberResponseObject interface {
+	VisitBuyPhoneNumberResponse(w http.ResponseWriter) error
+}
+
+type BuyPhoneNumber201JSONResponse PhoneNumber
+
+func (response BuyPhoneNumber201JSONResponse) VisitBuyPhoneNumberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BuyPhoneNumber400JSONResponse struct{ ErrorJSONResponse }
+
+func (response BuyPhoneNumber400JSONResponse) VisitBuyPhoneNumberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BuyPhoneNumber401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response BuyPhoneNumber401JSONResponse) VisitBuyPhoneNumberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BuyPhoneNumber403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response BuyPhoneNumber403JSONResponse) VisitBuyPhoneNumberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BuyPhoneNumber409JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response BuyPhoneNumber409JSONResponse) VisitBuyPhoneNumberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BuyPhoneNumber413JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response BuyPhoneNumber413JSONResponse) VisitBuyPhoneNumberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BuyPhoneNumber422JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response BuyPhoneNumber422JSONResponse) VisitBuyPhoneNumberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BuyPhoneNumber429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response BuyPhoneNumber429JSONResponse) VisitBuyPhoneNumberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BuyPhoneNumber500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response BuyPhoneNumber500JSONResponse) VisitBuyPhoneNumberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SearchPhoneNumbersRequestObject struct {
+	Params SearchPhoneNumbersParams
+}
+
+type SearchPhoneNumbersResponseObject interface {
+	VisitSearchPhoneNumbersResponse(w http.ResponseWriter) error
+}
+
+type SearchPhoneNumbers200JSONResponse PhoneNumberOffers
+
+func (response SearchPhoneNumbers200JSONResponse) VisitSearchPhoneNumbersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SearchPhoneNumbers400JSONResponse struct{ ErrorJSONResponse }
+
+func (response SearchPhoneNumbers400JSONResponse) VisitSearchPhoneNumbersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SearchPhoneNumbers401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response SearchPhoneNumbers401JSONResponse) VisitSearchPhoneNumbersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SearchPhoneNumbers403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response SearchPhoneNumbers403JSONResponse) VisitSearchPhoneNumbersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SearchPhoneNumbers409JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response SearchPhoneNumbers409JSONResponse) VisitSearchPhoneNumbersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SearchPhoneNumbers422JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response SearchPhoneNumbers422JSONResponse) VisitSearchPhoneNumbersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SearchPhoneNumbers429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response SearchPhoneNumbers429JSONResponse) VisitSearchPhoneNumbersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SearchPhoneNumbers500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response SearchPhoneNumbers500JSONResponse) VisitSearchPhoneNumbersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleasePhoneNumberRequestObject struct {
+	Id openapi_types.UUID `json:"id"`
+}
+
+type ReleasePhoneNumberResponseObject interface {
+	VisitReleasePhoneNumberResponse(w http.ResponseWriter) error
+}
+
+type ReleasePhoneNumber200JSONResponse PhoneNumber
+
+func (response ReleasePhoneNumber200JSONResponse) VisitReleasePhoneNumberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleasePhoneNumber400JSONResponse struct{ ErrorJSONResponse }
+
+func (response ReleasePhoneNumber400JSONResponse) VisitReleasePhoneNumberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleasePhoneNumber401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ReleasePhoneNumber401JSONResponse) VisitReleasePhoneNumberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleasePhoneNumber403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ReleasePhoneNumber403JSONResponse) VisitReleasePhoneNumberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleasePhoneNumber404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ReleasePhoneNumber404JSONResponse) VisitReleasePhoneNumberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleasePhoneNumber409JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ReleasePhoneNumber409JSONResponse) VisitReleasePhoneNumberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleasePhoneNumber422JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ReleasePhoneNumber422JSONResponse) VisitReleasePhoneNumberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleasePhoneNumber429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ReleasePhoneNumber429JSONResponse) VisitReleasePhoneNumberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleasePhoneNumber500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ReleasePhoneNumber500JSONResponse) VisitReleasePhoneNumberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateUploadRequestObject struct {
 	Params      CreateUploadParams
 	ContentType string
@@ -2577,6 +6452,27 @@ type StrictServerInterface interface {
 	// AgentChat Send a message to a deployed agent and get its reply (JSON or a stream)
 	// (POST /api/agents/{id}/chat)
 	AgentChat(ctx context.Context, request AgentChatRequestObject) (AgentChatResponseObject, error)
+	// ListCampaigns List campaigns, newest first
+	// (GET /api/campaigns)
+	ListCampaigns(ctx context.Context, request ListCampaignsRequestObject) (ListCampaignsResponseObject, error)
+	// CreateCampaign Create a campaign (a draft, or launched at once; the launch is gated)
+	// (POST /api/campaigns)
+	CreateCampaign(ctx context.Context, request CreateCampaignRequestObject) (CreateCampaignResponseObject, error)
+	// GetCampaign Get a campaign with its counts
+	// (GET /api/campaigns/{id})
+	GetCampaign(ctx context.Context, request GetCampaignRequestObject) (GetCampaignResponseObject, error)
+	// UpdateCampaign Change some fields of a draft, scheduled or paused campaign
+	// (PATCH /api/campaigns/{id})
+	UpdateCampaign(ctx context.Context, request UpdateCampaignRequestObject) (UpdateCampaignResponseObject, error)
+	// CancelCampaign Cancel a campaign that is not over (final)
+	// (POST /api/campaigns/{id}/cancel)
+	CancelCampaign(ctx context.Context, request CancelCampaignRequestObject) (CancelCampaignResponseObject, error)
+	// PauseCampaign Pause a scheduled or running campaign
+	// (POST /api/campaigns/{id}/pause)
+	PauseCampaign(ctx context.Context, request PauseCampaignRequestObject) (PauseCampaignResponseObject, error)
+	// StartCampaign Start a draft or paused campaign (gated)
+	// (POST /api/campaigns/{id}/start)
+	StartCampaign(ctx context.Context, request StartCampaignRequestObject) (StartCampaignResponseObject, error)
 	// ListChannels Extension: list channels with the agent holding each inbound seat
 	// (GET /api/channels)
 	ListChannels(ctx context.Context, request ListChannelsRequestObject) (ListChannelsResponseObject, error)
@@ -2586,6 +6482,30 @@ type StrictServerInterface interface {
 	// Chat Chat with the builder assistant
 	// (POST /api/chat)
 	Chat(ctx context.Context, request ChatRequestObject) (ChatResponseObject, error)
+	// ListContactLists The workspace's contact lists, with their count of live contacts
+	// (GET /api/contact-lists)
+	ListContactLists(ctx context.Context, request ListContactListsRequestObject) (ListContactListsResponseObject, error)
+	// ListContacts List contacts, newest first, with filters
+	// (GET /api/contacts)
+	ListContacts(ctx context.Context, request ListContactsRequestObject) (ListContactsResponseObject, error)
+	// CreateContact Create a contact
+	// (POST /api/contacts)
+	CreateContact(ctx context.Context, request CreateContactRequestObject) (CreateContactResponseObject, error)
+	// ImportContacts Import contacts from a CSV file
+	// (POST /api/contacts/import)
+	ImportContacts(ctx context.Context, request ImportContactsRequestObject) (ImportContactsResponseObject, error)
+	// DeleteContact Soft-delete a contact (restorable)
+	// (DELETE /api/contacts/{id})
+	DeleteContact(ctx context.Context, request DeleteContactRequestObject) (DeleteContactResponseObject, error)
+	// GetContact Get a contact (deleted ones too, with deleted_at set)
+	// (GET /api/contacts/{id})
+	GetContact(ctx context.Context, request GetContactRequestObject) (GetContactResponseObject, error)
+	// UpdateContact Change some fields of a contact
+	// (PATCH /api/contacts/{id})
+	UpdateContact(ctx context.Context, request UpdateContactRequestObject) (UpdateContactResponseObject, error)
+	// RestoreContact Restore a soft-deleted contact
+	// (POST /api/contacts/{id}/restore)
+	RestoreContact(ctx context.Context, request RestoreContactRequestObject) (RestoreContactResponseObject, error)
 	// ListKeys List the workspace's API keys (never their secrets)
 	// (GET /api/keys)
 	ListKeys(ctx context.Context, request ListKeysRequestObject) (ListKeysResponseObject, error)
@@ -2595,6 +6515,18 @@ type StrictServerInterface interface {
 	// RevokeKey Revoke an API key
 	// (DELETE /api/keys/{id})
 	RevokeKey(ctx context.Context, request RevokeKeyRequestObject) (RevokeKeyResponseObject, error)
+	// ListPhoneNumbers The workspace's phone numbers, newest first
+	// (GET /api/phone-numbers)
+	ListPhoneNumbers(ctx context.Context, request ListPhoneNumbersRequestObject) (ListPhoneNumbersResponseObject, error)
+	// BuyPhoneNumber Buy a phone number (a spend action; confirm the quoted price)
+	// (POST /api/phone-numbers)
+	BuyPhoneNumber(ctx context.Context, request BuyPhoneNumberRequestObject) (BuyPhoneNumberResponseObject, error)
+	// SearchPhoneNumbers Search numbers available for purchase, with their monthly price in credits
+	// (GET /api/phone-numbers/available)
+	SearchPhoneNumbers(ctx context.Context, request SearchPhoneNumbersRequestObject) (SearchPhoneNumbersResponseObject, error)
+	// ReleasePhoneNumber Release a number back to the provider (the month paid is not refunded)
+	// (DELETE /api/phone-numbers/{id})
+	ReleasePhoneNumber(ctx context.Context, request ReleasePhoneNumberRequestObject) (ReleasePhoneNumberResponseObject, error)
 	// CreateUpload Upload a document for the knowledge base (text, Markdown, HTML or PDF)
 	// (POST /api/uploads)
 	CreateUpload(ctx context.Context, request CreateUploadRequestObject) (CreateUploadResponseObject, error)
@@ -2813,6 +6745,225 @@ func (sh *strictHandler) AgentChat(ctx echo.Context, id openapi_types.UUID) erro
 	return nil
 }
 
+// ListCampaigns operation middleware
+func (sh *strictHandler) ListCampaigns(ctx echo.Context, params ListCampaignsParams) error {
+	var request ListCampaignsRequestObject
+
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListCampaigns(ctx.Request().Context(), request.(ListCampaignsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListCampaigns")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListCampaignsResponseObject); ok {
+		return validResponse.VisitListCampaignsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CreateCampaign operation middleware
+func (sh *strictHandler) CreateCampaign(ctx echo.Context) error {
+	var request CreateCampaignRequestObject
+
+	var body CreateCampaignJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateCampaign(ctx.Request().Context(), request.(CreateCampaignRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateCampaign")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CreateCampaignResponseObject); ok {
+		return validResponse.VisitCreateCampaignResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetCampaign operation middleware
+func (sh *strictHandler) GetCampaign(ctx echo.Context, id openapi_types.UUID) error {
+	var request GetCampaignRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetCampaign(ctx.Request().Context(), request.(GetCampaignRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetCampaign")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetCampaignResponseObject); ok {
+		return validResponse.VisitGetCampaignResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// UpdateCampaign operation middleware
+func (sh *strictHandler) UpdateCampaign(ctx echo.Context, id openapi_types.UUID) error {
+	var request UpdateCampaignRequestObject
+
+	request.Id = id
+
+	var body UpdateCampaignJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.UpdateCampaign(ctx.Request().Context(), request.(UpdateCampaignRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UpdateCampaign")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(UpdateCampaignResponseObject); ok {
+		return validResponse.VisitUpdateCampaignResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CancelCampaign operation middleware
+func (sh *strictHandler) CancelCampaign(ctx echo.Context, id openapi_types.UUID) error {
+	var request CancelCampaignRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CancelCampaign(ctx.Request().Context(), request.(CancelCampaignRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CancelCampaign")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CancelCampaignResponseObject); ok {
+		return validResponse.VisitCancelCampaignResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// PauseCampaign operation middleware
+func (sh *strictHandler) PauseCampaign(ctx echo.Context, id openapi_types.UUID) error {
+	var request PauseCampaignRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.PauseCampaign(ctx.Request().Context(), request.(PauseCampaignRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PauseCampaign")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(PauseCampaignResponseObject); ok {
+		return validResponse.VisitPauseCampaignResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// StartCampaign operation middleware
+func (sh *strictHandler) StartCampaign(ctx echo.Context, id openapi_types.UUID) error {
+	var request StartCampaignRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.StartCampaign(ctx.Request().Context(), request.(StartCampaignRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "StartCampaign")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(StartCampaignResponseObject); ok {
+		return validResponse.VisitStartCampaignResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // ListChannels operation middleware
 func (sh *strictHandler) ListChannels(ctx echo.Context) error {
 	var request ListChannelsRequestObject
@@ -2928,6 +7079,252 @@ func (sh *strictHandler) Chat(ctx echo.Context) error {
 	return nil
 }
 
+// ListContactLists operation middleware
+func (sh *strictHandler) ListContactLists(ctx echo.Context) error {
+	var request ListContactListsRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListContactLists(ctx.Request().Context(), request.(ListContactListsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListContactLists")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListContactListsResponseObject); ok {
+		return validResponse.VisitListContactListsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListContacts operation middleware
+func (sh *strictHandler) ListContacts(ctx echo.Context, params ListContactsParams) error {
+	var request ListContactsRequestObject
+
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListContacts(ctx.Request().Context(), request.(ListContactsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListContacts")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListContactsResponseObject); ok {
+		return validResponse.VisitListContactsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CreateContact operation middleware
+func (sh *strictHandler) CreateContact(ctx echo.Context) error {
+	var request CreateContactRequestObject
+
+	var body CreateContactJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateContact(ctx.Request().Context(), request.(CreateContactRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateContact")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CreateContactResponseObject); ok {
+		return validResponse.VisitCreateContactResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ImportContacts operation middleware
+func (sh *strictHandler) ImportContacts(ctx echo.Context) error {
+	var request ImportContactsRequestObject
+
+	if reader, err := ctx.Request().MultipartReader(); err != nil {
+		return err
+	} else {
+		request.Body = reader
+	}
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ImportContacts(ctx.Request().Context(), request.(ImportContactsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ImportContacts")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ImportContactsResponseObject); ok {
+		return validResponse.VisitImportContactsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// DeleteContact operation middleware
+func (sh *strictHandler) DeleteContact(ctx echo.Context, id openapi_types.UUID) error {
+	var request DeleteContactRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteContact(ctx.Request().Context(), request.(DeleteContactRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteContact")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DeleteContactResponseObject); ok {
+		return validResponse.VisitDeleteContactResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetContact operation middleware
+func (sh *strictHandler) GetContact(ctx echo.Context, id openapi_types.UUID) error {
+	var request GetContactRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetContact(ctx.Request().Context(), request.(GetContactRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetContact")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetContactResponseObject); ok {
+		return validResponse.VisitGetContactResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// UpdateContact operation middleware
+func (sh *strictHandler) UpdateContact(ctx echo.Context, id openapi_types.UUID) error {
+	var request UpdateContactRequestObject
+
+	request.Id = id
+
+	var body UpdateContactJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.UpdateContact(ctx.Request().Context(), request.(UpdateContactRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UpdateContact")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(UpdateContactResponseObject); ok {
+		return validResponse.VisitUpdateContactResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// RestoreContact operation middleware
+func (sh *strictHandler) RestoreContact(ctx echo.Context, id openapi_types.UUID) error {
+	var request RestoreContactRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.RestoreContact(ctx.Request().Context(), request.(RestoreContactRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RestoreContact")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(RestoreContactResponseObject); ok {
+		return validResponse.VisitRestoreContactResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // ListKeys operation middleware
 func (sh *strictHandler) ListKeys(ctx echo.Context) error {
 	var request ListKeysRequestObject
@@ -3022,6 +7419,127 @@ func (sh *strictHandler) RevokeKey(ctx echo.Context, id openapi_types.UUID) erro
 	return nil
 }
 
+// ListPhoneNumbers operation middleware
+func (sh *strictHandler) ListPhoneNumbers(ctx echo.Context, params ListPhoneNumbersParams) error {
+	var request ListPhoneNumbersRequestObject
+
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListPhoneNumbers(ctx.Request().Context(), request.(ListPhoneNumbersRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListPhoneNumbers")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListPhoneNumbersResponseObject); ok {
+		return validResponse.VisitListPhoneNumbersResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// BuyPhoneNumber operation middleware
+func (sh *strictHandler) BuyPhoneNumber(ctx echo.Context) error {
+	var request BuyPhoneNumberRequestObject
+
+	var body BuyPhoneNumberJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.BuyPhoneNumber(ctx.Request().Context(), request.(BuyPhoneNumberRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "BuyPhoneNumber")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(BuyPhoneNumberResponseObject); ok {
+		return validResponse.VisitBuyPhoneNumberResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// SearchPhoneNumbers operation middleware
+func (sh *strictHandler) SearchPhoneNumbers(ctx echo.Context, params SearchPhoneNumbersParams) error {
+	var request SearchPhoneNumbersRequestObject
+
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.SearchPhoneNumbers(ctx.Request().Context(), request.(SearchPhoneNumbersRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "SearchPhoneNumbers")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(SearchPhoneNumbersResponseObject); ok {
+		return validResponse.VisitSearchPhoneNumbersResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ReleasePhoneNumber operation middleware
+func (sh *strictHandler) ReleasePhoneNumber(ctx echo.Context, id openapi_types.UUID) error {
+	var request ReleasePhoneNumberRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ReleasePhoneNumber(ctx.Request().Context(), request.(ReleasePhoneNumberRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ReleasePhoneNumber")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ReleasePhoneNumberResponseObject); ok {
+		return validResponse.VisitReleasePhoneNumberResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // CreateUpload operation middleware
 func (sh *strictHandler) CreateUpload(ctx echo.Context, params CreateUploadParams) error {
 	var request CreateUploadRequestObject
@@ -3080,115 +7598,203 @@ func (sh *strictHandler) GetUpload(ctx echo.Context, id string) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H3rchvHlfCrnJovVQJSQ5DUJZ8NVqqWkWTHG9tRSVRSWY8X05w5ADqc6R539xCEVazaX/sA+xD7YHmS",
-	"rT7dPRdgQICUJctxfhEc9OX06XO/DN5FmSwrKVAYHU3fRQp1JYVG+uelUlLZD5kUBoWxH1lVFTxjhktx",
-	"/HcthX2msyWWjL7Nc26/YsUrJStUhtuV5qzQGEdV59G7CMPi/ceZzNH+FXVRsMsCo6lRNcaRWVcYTSNt",
-	"FBeL6DaOcpnpWa0KO3jryyV30G59UaLWbIGD31VMsfKgvd2DrSVu40jhDzVXmEfT75q9/Pjvm4Xk5d8x",
-	"M1vjHUYGhtnTos4Uryxuo2l0LoAGAxdglggorrGQFYJeMoU5rLhZwvH1KW3hboeQe77wt9jH+WWtuUCt",
-	"X9eFe7ADAQGgOMqWTAgsaDA3WOoONtpR/gFTiq1plkJmMD8nEOZSlcxE0yhnBo8MLxtE9W4Zq0Kuy0Ce",
-	"zV6/UTiPptH/O27J99gf9Pi5A+7CrjUARQ+VA2SQc50VUtcKXwqLhLwz6lLKApnoD3uNmVQ5F4uv8sMo",
-	"t5l5gTfm0ClVwdbfsnKYdBcK0djPQ1/yvIfvuub5EKqvhFwVmC/wjaxVhn189wkmx8os7wCcC4MLVHbV",
-	"hs33nvFAMCu2CEB0WYIeQ6aYPcMZnMJcKmBCmiUqsIuAFBkCNxpymdWWooBrUMg6u3Tgrpg7YX8Xy2x1",
-	"VUiWw5wXKFiJwKBk6iqXKzGzz0Aq+m7mx2nCJtihOor3o0EbZuqBA57DCi81NzijQ4Z1S3mNGn6oscYc",
-	"/vHf/+NQwMWC/rHHWxNEjBNe8BrVGggriSC0VCjyHcNhlNL1paDZWsNquR5P4JxOF7ZfLaVGSC220kTQ",
-	"IUHIgKM1GtDGzg271MLwAphbQ87BLJkh3NjLcLMwnyQiiiMUdWnFop8axZE7ZWQFiTtjZAUoy9dRHDmI",
-	"O9JzW1qHBXt4tFPb24riqHeZURyxitNTUbNiZizDDu3hpjsBsJNkWA91FnINo7oqZv/4r/8dx45ALReK",
-	"Q+jEq7494zZUTMtSboHYs3JDdoG/4p3aaFugFuxyhyrYvIPuHLGodynioii/kTkWu758peQ1z1F1L5UV",
-	"1ZJFcXSJxv5ZsLJkgzdVspsLeYWiC2eH78UuEdvyZdgSvXog8ew+Dm2o19qghbmshm0Sg2WFipladXcW",
-	"dXnpQDJS9Oh3rjiKvLBUXyk5R63J4rJ8wXRNH0iKFsPcIGWhn0sx54v7ae+6yu+nvYdoj9DbobaGDvo6",
-	"zh+6o9j6F9+hkT7+uve7gfqGUPs46BgzfXNjQCMOGQdds6aLpC3OiaObo4U88g9LJtgCJ2SR/YXjqvv1",
-	"ES8rqZyhRmoo0itusuWlZCo/djMJvTT7+ZKZc6FXjh/uYYFnUlyj0mTLz3g+SJuoM1awYCvduXhf7F0s",
-	"EbobPNLQruVlnRQIc0seMLJiDC5xLhWOJwPirw85ywJEgScyWRSYmZn1VBgh2ygm9BzVzMjZsi4ZqZSS",
-	"8WImpOFz78MMs4jii8WGeJkbVLPHM6dmZsxYoiMiqTWqmaVz1HbbK1yvpMpnJTMZyVUUljvEkNrYYJCw",
-	"bRzONyR8W2G7F99uKIysy7ae0X+E28OltMKqWA/vxSzpPbIGVFWsz8BiYw2rpdVvDAjfsGSavJMuWJMo",
-	"PkS0ygrpvhzFOC4rpN4hYevg0t2HPklGOBMEwdTKYqy0EgUyVhT6DH5EJWG1RAEMVG3PRUyG+STapEcu",
-	"qtrMTKNWGunIhfnd00H7Utbm3nOMNNYGOXzKpgTugrkJwsbye73VTekRqKUjZjvCoyPy3W3tEY9+dZx4",
-	"yXawdAwT+/LxeQfYL5RX8T+pqNyDnSFWbqB7gYVhDwHLeP9xj1zpG60DALz24uveSCFZez/G+6u1+Eks",
-	"sKJARQZvw4fXXHMj1RloI61ekGJLgjzS4DeGUYlqgTlwYSRw45jVfslFzcVivM2opADsh5LdfI1iYcnn",
-	"8bOncVRyEf5/MiBhglXYmXZ6ctKbdjrkqy696daZ9+Rxb9r/H9IKB3HG80bVPYQ1Bih609/sDnEXxLWT",
-	"+2BkwDPCyPrUaZkdpcBzwvkerHRicB28PD05AKHaKHQxus2AmJUSwDQwYX1cYf1OOxRGTEN6nmVYmSlY",
-	"Tjimr4/c1ynkEvW4o5WaCM+OYN5OPvqa64HQGqHr8NAVrfSmLkum1kMKWddZhloPR6RIfg95NRtHCYvE",
-	"Abow9TCT1R6U4NSvUdeFebjlGg66HQS+f6DwwOjRT+3eHeLjtKe5h08QcPNg5L4lT0Tvlc4lF92np/G+",
-	"4PAW+W8EVDs8/cyy9E8eYN285AcEXPtyfEvu3Dce2zvyXiHWDdZuImvP1IFQy/32LtnNV27ms5NPJiqz",
-	"oeCYYYVcTL5gJS/uwQB+HnFAL8hTshteWng+O/3cKV/372l8R/znnpr+YeLjDvYPwuP+3L8Zb9qg9Y2z",
-	"DDHoRkCqwV8Xee28DxKo6mPmsqixUlyYyYULCx2IlWaes6oeFvm63aXx/8rN8kUjWnbo/oM0fl9I7ZvS",
-	"2fNuk+Buvd+LZh2omr5Ep/rfQ/P77NxQ5jfczHa68YPZA1xcylrkdKgHapedJkXVEYgH5yuHDIqqDXt6",
-	"2yILscsN+O9vbPjNHxyC9POHrd+cGXbftO2Q2esP0BEthd1vrznWHJwAGTLdu7jvp4iyJaMwIhaZnF1L",
-	"npFNV1r2KfWCVdXstP34uP34pP349HC51oXjgeJtM87x8jqUbPzMcY4mxPEQiN4zxOGiGz6K+X6I2I6B",
-	"Bqc3RC+6k4aETbnTfPI5zpkL/O4I7/ovnR9uaiWgYuqKsrosW4KqhQYpijVQsBrSv718A0l9cvIky2SO",
-	"9AnTXgD4LnZ85UA6d6Hou4LDD4zH/iuEujuEWvrUVu0LiDbpYzepPzCQtycWJFpaH0kFb99+9WJsqZ4N",
-	"BIkQVlJd6Ypl2I0TDUb+O6GgbXqvNapHGvyYsx0EDaQLVamBeX7wjDLElROXIGxjcYcEnRq23QyQuXSB",
-	"4//0y5cXcHx9ekwPdXpGe+c4Z3Vh/EiXTLjUKMyOPEgb3aJ5zX29R3DquTcIhku/2G7DZws8GvvtT58f",
-	"vzOmhdq8dZUOLXyKD4G3YkpwsbhXIcLdFjIZVO2pOyGdAFZn1wPNLbqN97ah3Z3+Ce+t1tzEGfvpLekr",
-	"3JEp1JgpNDGk+upIX2ezyWSSnoFeypVwqszngknwDUQ8tJnV+m6Y38dGxzm/GfxK4bW8es99lSz2unOv",
-	"7ZhBu59mNzC2xn97iRv46QHtrmRIJNzptFZVwYcK7IieXFUdxdGPnKlB6QB6SDayf0AFqFYAajbHRc2U",
-	"lZHzgSh73EiJQfYvfTVwECm6sqrVlWHZw/q44KBcEdLgjov107yu21+S19l12N6xi3mZ3Qzro48BlTj4",
-	"vJYdAyUy4TLkVcGMJbCgL2IQeI0KNC9QZLg/O9GK2nB//vwehfEG5gYg3sDLYeKsQ0kPkWNUYP7SFy8/",
-	"oMDEFUGH6ucYfMFBqFqcK1aiM1N8NihjSnHUwM1AbvA9C9J/iaXlcfRJ6ZBNYb9943YEsNosURieWTjA",
-	"197E1ti0t19yURs8c/xGJpdjJrtuiDg+WIHsyGVf4Rq4ttIxlMJYQXmFaw0ly5HkoawNMPAy/A5FtH3o",
-	"OVfaQLZkimUGVZMtv8I1ndoy7kLwHxG4GVr7l67JdtBtiDndg3btjRwckLKssc9ipAWH4Ou7z/eD0vkv",
-	"g54Yy8wMeE6ijovg+zjfxjMCDrJWEGMVMwaVXeo/vzs5+vz7d0/j298MTcCbiivU92Jz3SZ075Zf7Qk9",
-	"ZO3c3s5DmH3tKbGpFVsJVzSXl1xYhYeUj4ija44rVIO2wVtX7b3dCbM2uKMw2PdAbUYKqaSgKhhtTf+E",
-	"AvLw/9KURVDMvnGqyueDYD0gzh3aEIYLz6my3tWba1jwa7R046r1d4vpDonUVTGzZHJ+9B/s6Mfv3z1+",
-	"PEws2wFaX08/dEpXxt/pMunDzXMScE3xbQM/9QqsUCGsGDdcLLw12vYScO1OzEQOTCEIuQqtEXPqllqg",
-	"ptDAyAlpKeDLlxfjbkhsr47aKslYssfPfrd9jCXewJs/nh89fva7IK8ddR1UQ9AYXc399ikwjsJifv9+",
-	"GXIfxYfZco4nHpgIsIjArFbcrN9Y8enZCZlCdV67VhqSq2TF0uMWEUtjKrcGF3O5jcpXwTx+/fLNBShZ",
-	"G9Tu7qkMha47FHFP4GKJa9cIZ5HOFfCyKrBEYVyQKvgmifjm+SugpCCMpECQlPSk8mSzkqBrNWcZ6nHs",
-	"6MmVGJElpUPjnbbU1nTfWd46vj5Np4lI3yXO6EqiKbxLgsGWRDEkdGz3iexC95FCWtHtbTpJRCJeYMY1",
-	"RXtXS3QngUrJvM4M6Aoza22Qd2CmkL7685sLOGYVP3YIScGwK3S2cJMjAKYT8bfzb76GUdqVRWtWFuk4",
-	"Jh9Ow7+/+fO3YIG3jy3sSTSZTJLoNj1LRPrq/OL5H7s7Hb/j+W13uznHwvFv6krhZzQwJRQqNLXyLo8v",
-	"lHdXaNemVcMtpvZ8TADeGBQWD6Al+FwXaGRGQ8YEXCLgDaqMa8wBRW6NIRR5s5wTQjp1bleAsAiyJO10",
-	"/jgI0173T7othBKhkOUw0ojgGM6xzXiSiK8EpOevXs1efvuX3+dINFG6s1OtY8cItOYiyyzlah8mbEZT",
-	"1BNGTQg1Eal309LxmbdkuQi0YNU+NUsZbqxWjN60zEn3ZNUgKu346PHkZHJC4rpCYb+cRk8mJ5MnkWt3",
-	"I5btXK79d4HE+g1rfJVH06itAIu8a4PWLI2m372LuN3ohxpJkzvF1IbN2kbhn7lK4vb7uN/q/Pjk5F6N",
-	"zntT+mScDrTuNrXz2l7EU7ft0GoNeMeuDZtGn95r9JP7jH78+T1GP7sH3F27kEjHnz8GgSvUxrk3dIkV",
-	"qpJrT63Ummk9I6kHaLATSI2c/kRt/iDz9YfqV7cCcb9hS6MG3fFNmdsHZHPV3rLWJbvdItjTn4xgeymC",
-	"u2gWVkx7sZd/YuR7+gkSu8Or1WMOe3MlS2CtSt6meccZk5XixnnSm7p2p0wOlTnRhxZsG1VPd5HLJ0Yi",
-	"J08/PRL5Ek1LH2SZUod6g1+4LGR2dYdwHNC+pPga5evzyl1Z0lXEe/wdqygramXbojhXYPy+EngvvYU6",
-	"5oNk4s9C6z1T9l80v18sLpkgi7rs+guBCx4gFI+pVotMvo/ADd4c6dPBa1d84zoJg79PIE6JoytUWgoW",
-	"u0qAuHUsYggF9tRkqGPfthknom2fI9+EPNUJnIs1KFkglGxtvV4zga+RXSOkG2UcKVhnw0jr1wpgieiV",
-	"alDXjgsse9/Uulym09kZytRj+9S5u+dfdUXTaokiEdyAzzmNz1yIiff7g8i17nYPuQ6uBhQNo/CeDv91",
-	"IriGpydPN44kpJnNrQeY0msogsPghafzz+28zyGlR7Mwgny7RAgZKja0az7Lz6xrRn2l/TqW3lo9GNxo",
-	"56OTnnNRAZde0i7dkIbeIotQVdMbQSz2vIgEjSLXibijK2nqUle6v3kKI7ow3z29WduSCLzh2uhxDGmO",
-	"hWEpjKieyGUbmbYXw7V3HTEf+4tNcykwhVETz2BNMxVFSSgkcCnz9dgeJOTWaHg//zY+C2t1xrFixdba",
-	"euWOutwJJ4lo3mHkur47X8IlLpjwEQDKSDK1dpEJNyOIF7oF6ktx/rwHPPjZ9o65WLikEF38iOqpqLN3",
-	"PN0sXloykSOFEFgiXAfzAo0LQ1C00CGTDu6+9mQyjv1rTShIw7OrugLDS7QwLJmGimmN+RkxIPUt5mgY",
-	"LzrcBkxfuRilKxuiAr6jpaxVU/5kmVnzHFtxQV+fJYLBnN9QHmxea1b4oCjZDXScimdndIhWnPhO8wm8",
-	"QYf41y/PX3zzEjRmjpKS6AW9CSFwl/ZnTSJa3tcbFvhIh8O4METfQmj6Sz+kfdAte/s5bITO6xeoVWCT",
-	"mfvL9bXGF57LafzU17ZZTRVq244hzZlh4SsLnv9quiEbGqafTCaOsROxxY0TSG+OtMYjJ15S91Yix3oE",
-	"ohXUdLmOvZvoG9dWulCag/ptXZzzUfsupbEPQ21Gy7vbkU52JeF78Lndrh1H6IqHe8WK0W184IqdFut2",
-	"KULY4Ws0rejNfClw7/R+jUM72aXkb7+/w396FNjORWc3OlvlHPgv29w8+fzDefinzz49w/cNihxYI9Gt",
-	"poG8J2fJ0FugIZvR6xtSfCTT3cWPty1kCqu3pnH37Xw7A7jP27fefDAB2W0O2eE8NbD+c8Q3XwaROYWC",
-	"u6INOl5bEefueSkLeh8aCdtuYuNhcdDQO/NRIqF3NGo99D0JP0Gn1GaT1PB7ND9iUDW0M91J97/KJECH",
-	"STIfIg34ACVX2yzQComOiHMe/6A3/ucNR/yy5kVOLo3m2jBhrIWkZL1YtlncildYcNFmcWG05NpIRTVW",
-	"stCJmPPCoMIcLteh/uqRJmc87lXi6BgoCkHOM+lsPZ7AX51bkohtR52BwFWoDe05JdowZfQZdN+x4R31",
-	"oYVC4MF7cCIPadLgjedA6WSpQHojLhGj9Gamr7NZz54kF1txfbWm07sMpvUeXYsFJUDTjbaUdHzmlFYi",
-	"dvRqdNPmvXMaCaoWwA35dG9I0XGxmAZnekqedEqG0B2Oc9y47hrVNaojbYWtu4LpBsJSGKXvNjB4m8Yu",
-	"KNJ1otN3dqPbdBzStU4xW5s4+NIDrjSpbQfNAY4zcgqAuMhAx0+GITfZhW1cdetBXvKWZ/YBnbKf0R9r",
-	"m/0O8MTez1UZbrZ8oJey0SB5XwelPfbHcU2CEA1vf4ubwhFXQxIM1V+0b/JJ5hOpAC4YkltKba9fEKpf",
-	"vU+woTMrFM4lceVZVKRCbkfOtK8o0e4VDj5W6P/JpLziGLflLSIR57VZSsV/9JE1ZDlJwbmLXKdUqkmB",
-	"CXYpr3ECL60ZfEV1W3KlXcScaoVjClHETskmgsyFEBCnWvBaI4x6ld/j0D1hV3HNR0Mi0Dolf7II+YAC",
-	"KRQp77AB7X3EIIu8qYKIwZc9gxSogYusqPOQa//nKP7oNYg+0nD+6itXKD9yt+Zq9ty96QFfl4j4dmce",
-	"xikbPUS2TX9I025DlXSarfUUtimaklKJ0HwhMD/igiqzYtBNJp8qt8ImjzTIlQDNTY8VYIgTYCRVnIha",
-	"2M/DJWNSWLkqpDWQcxSGswKYAVYU08GKMTLXHOMmwncjUEA4/BrA05MnkPoDzoJKTmPQluMLZJbm7LyM",
-	"CSGNZSXjXhPuKioTQZxbsJxEjkv4hI4L36hrR0wpj2fZ25v21mylgmxfYOeKslO68rPA0GJhp3XEQkpF",
-	"3TQKBKLPHYSnBMootUtMKsWveYELpKwQQepox2LAm5veHO43Gw6aRQTyn3D9cRzpg5tKYt8uyQVFFXT7",
-	"vlUUUODcgKxNv7X5dPDVWw/u4qCJP7tL3ba97paocVtG4QlhNNRrOv5Vet5tRZIXu7vka9dkaAqPcizQ",
-	"4PuZDrtsgDOn+ZwoSMS9ZAHxvTMfjKw0qRdayIT7dr97kAhrr/KMuYpuSyKUGw/ZWxT5BF43YDS6mMp1",
-	"vV/JjRXcGZUw5EMyhOY3MuTDGRa7WKAD9K+yusTh/wAS/xjFU4GNfCH67ojVG1eg7ptZvN5q36Mxt3xw",
-	"eLV6Iny5+gQo58BNCDAwq4/rwvCKKXNs4T+yHmLauhUBAHqbhvttjtztnSbCV434Xz7hoZTfgvTI9d5M",
-	"Ic1qVcDRFzTu9/92dXk8Zz9MyrxtMqAYCltRUUEiejt7M+q5Y5Kji3XlunmaZiaPmjQAkQIVm0NzlxRA",
-	"chEizOmXX/QU0rZNK439fwF5KYxYoaV/enPUPB+HkUtTFmkiCOUbbVzpWf+RzAy2L5cdkRBs8O0w2hiH",
-	"7gdYxuFnaEJU0Z7qke4kX0fpxNwYC7fFIv0JINp/CDr/IY0TkU4sXGOqFDJLSjIUmi7r6ekzSGuh66qS",
-	"ymA+KzHnbGahSJsfdpHWCD89gW/4H9ycJ4lI3RXPjJSzgqkFpmdtWYQUCE9PTiClfx0pnrmaE6rK4Bqs",
-	"Rfn24oujz+zARKRcXLOC5zMUmcy5WNjliBp6Mxi8evGFs7eZbrcJk+0pmzqcQI9XWBkXg1BYMMOvESxH",
-	"W2uxocMzSJMkhUvMJGXfjwl7KWhc0C8/wEISGifpgBXdAaAhQaolcRz3KLTXdVLrHW8nEb7m3f8iTPcX",
-	"cGJgGzzeLunxTyFe0fyeDN6wzJAl6zu9KH1/w7WzqF3hRrN+7iwgQocl5a1OOm5NJeqoSEQI7aZjaqQb",
-	"bKITcnUGaa/VLHX2qT12udvAfht+a2dDAA91PpNIcOhxhS1BcMBoi7Mcykmtr4T7qYOBbpROR10ryXuW",
-	"8+Ong5V/uz2C3x7/tq+7G8VwSWHZAdWwpbvvEMueLlI6ZdyUk1lErK2HZYV6V8AlYkPC9QRZvC3EyMza",
-	"KcbcRX48M9+Txw77xmdJfH/pL7kJ4VMsUXgbfqmq+ZG0uSe3thXuklHMDW9MDN94EovhjxfffG3p6NWL",
-	"L8aH1vB6s2hvZ0MjMD6YQX03zXWJ7VdmTp+L1r4r0TArlmBk1bOVsyR/xh+wPWHbou50GtOa3R7j7763",
-	"ctql/tyO9Ctp1GA8PT4uZMaKpdRm+tnJZyfR7fe3/xcAAP//",
+	"7H3rcttGuuCrfMU9VSZzIOpiOzuhaqpW4zgZ78SJy3Jm6mzgJVpAk+wR2I2gG6I5jqv21z7APsQ+2HmS",
+	"U/193bgR4EWybOXyw2WKBPr63a/vB7FaZkpyafRg8n6Qc50pqTn+8TzPVW4/xEoaLo39yLIsFTEzQsnj",
+	"f2ol7Xc6XvAlw1+TRNifWPoqVxnPjbAjzViqeTDIal+9H3A/ePPrWCXc/i+LNGVXKR9MTF7wYGDWGR9M",
+	"BtrkQs4HH4JBomI9LfLUPrzx40LQajd+WHKt2Zx3/paxnC33mpu+2BjiQzDI+c+FyHkymPxUzuWef1sO",
+	"pK7+yWOz8TydSMdjdrdcx7nI7NkOJoMLCfgwCAlmwYHLG56qjINesJwnsBJmAcc3p3at3zLDf8ifKTlL",
+	"RWwOus1/y/lsMBn8t+MKRo7pV33cHPYvKll3LfTNgoMqzJUqZAJ2lFQwGXOYM8MD4O9YbNI1RO9D2nw4",
+	"mEA48C9Mqxem/pzCQRDKcHDDcy2UpOfD4uTkcRwXec6lAf+T/ZKHgw8RDGnN8IMb91k57Gs36igAlQOT",
+	"yix4HsrY7ao8Xjzr8pCHEX4RgdD2ZwlMAt3VaBxKvFZ3SvYQL+burJtwflVoIbnWr4uUvugBOg8EwSBe",
+	"MCl5ig8Lw5e6BoHVU+4LludsjW/lnBmeXOASZipfMjOYDBJm+JERyxI4G5jFs1Stl54klHNtA4dntLg3",
+	"dqyOVTSgogP1EqHjVOki58+lPYSk9tSVUilnsvnYax6rPBFy/iLZj1qUb77h78y+r2QpW3/Plt3kYp5z",
+	"buznrh9F0jjvohBJ11FfS7VKeTLnl6rIY9487ybAJDwziy0LF9LwOc/tqCVp3bnHPZeZsblfRB278WuI",
+	"c2b3cA6nMKuwCOwgoCyyC6MhUXFhIcriTM5ZbZbaujNGO2zOYjGwyFLFEpiJlEu25MBgyfLrRK3k1H5n",
+	"sdf+P3XPaTxNsI/qQbD7GLRhpujY4AWs+JUWhk9xk37cpbrhGn4ueMET+M//+//oCISc4x92e2tcERN4",
+	"LvyG52twtAWPJeMy6Xm8oi6arTWsFuvRGC5wd3761UJpDpE9rSiUuEmQyp/RmhvQxr7rZymkESkwGkPN",
+	"wCyYwbOxl0Fv8cRSrmDAZbG0rMi9OggGtMuBJSS0x4FlWixZD4IBrbjGsTY5pB+wcY721eq2BsGgcZmD",
+	"YMAygd/KgqVTYxG2aw56nQhAL8iwxtHZlWsYFlk6/c//8/8t2bcAarFQ7gMnTtzY8VyLrVcoRQMEDpVL",
+	"sPP4FfRKAJsENWVXPaygfQf1d+S86BN+0nT5UiU87fvxVa5uRMLz+qWyNFuwQTC44sb+N2fLJeu8qSV7",
+	"90Zdc1lfZw3vZR+JrfDST8kde0DyTB+7JtRrbbhd8zLrlgMNX2Y8Z6bI6zPLYnlFSzJKNuB3lgsuk9RC",
+	"fZarGdcapVyLF0wX+AGpaNqNDUql2spKYn4Y9y6y5DDu3QV7eLw1aCvhoMnj3KZrjK158TUYaZ5f/X5b",
+	"R18CavMMasJMU9zo4IhdwkFdrKkf0gbmBIN3R3N15L5cMsnmfIwS2d8FX9V/PhLLTOUkqCEbGuiVMPHi",
+	"SrE8OaY38Xjx7WcLZi6kXhE+HKD1xEpaARUl7qlIOmGT65ilzMtKWwfflLbrEzzSUI3laJ2SHGYWPGBo",
+	"yRhc8ZnK+WjcQf6aK2exX5HHiVilKY/N1OoTDA/b5EzqGc+nRk0XxZIhS1kykU6lMmLmNI1uFMnFfN4i",
+	"LzPD8+nZlNjMlBkLdAgkheY5qgRc22mv+Xql8mS6ZCZGusqlxQ7ZxTZaCOKnDfz+uohvRWx3njc9CkOr",
+	"WK2n+Bee7f5UOudZuu6ei1nQe2QFqCxdn4M9jTWsFpa/McDzhgVDnaSxrPEg2Ie0qozjfRHEEJalSvdQ",
+	"2MKr0YfAJ9IIEkE4mCK3J7a0FAVilqb6HP7FcwUr1KkgL+y+EMl4Mh604VHIrDBTU7KVkjoKab580ilf",
+	"qsIc/I5Rxsog+7/SpsD1ZbaX0Bp+p4WgTT08tNTIbI141Eg+3dYO8uhG52NH2famjv7FJn18VlvsN7lj",
+	"8R+VVO44nS5ULlf3NU8Nu82yjNMfd9CVptDasYDXjnwdfChIaw9DvH9YiR/JAktTnqPAW+LhjdDCqPwc",
+	"tFGWLyi5QUEeaXATw3DJ8zlPQEijQBhCVvujkIWQ89EmoiIDsB+W7N13XM4t+Jw9fRIMlkL6vx93UBgv",
+	"FdZeOz05abx22qWrLpzoVnvv8Vnjtf/exRX2woxnJau7DWp0QHRb36w/QhckNNF9MMqfM4eh1amjZXwU",
+	"gUjwzHecSs3uWTuXJyd7HKg2OSe7aNsIaakEMA1MWh1XWr3TPgpDpiG6iGOemQlYTDjGn4/o5wgSxfWo",
+	"xpVKC0+PAbUXj74TusO0hse1v+kKR7oslkuWr7sYsi7imGvdbZFC+t2l1bS24gcJ/Or8q/uJrHajuE79",
+	"musiNbeXXP1GNw3vhxsK97QefWz1bh8dp9rNATqBP5tbH+6PqInondR5KWT929Ngl3F4A/xbBtUaTj+1",
+	"KP3RDaztS76FwbVJxzfozqH22MaWdxKxurG2fVg7Xu0wtRw295K9e0FvPj15MFaZFoNjhqVqPv6GLUV6",
+	"AAK49xADGkaeJXsnlnY9fzr9ipgv/XkabLH/HMjpb0c+tqC/Jx6HY3/b3tSC9dZeuhC0ZZAqz69+eNV7",
+	"92Koap7MVVrwLBfSjN+QWWjPUynfI6nqdpavD30c/x/CLL4uSUsP79+L4zeJ1K5XanNuFwm28/2GNWtP",
+	"1vQtJ9Z/F85fJILL+FB9/aKU+oX2vlDmhiLBXxhAowu3QuDaaxSp0EYHYNhcg8pBJHpTK3AjT0XSJK07",
+	"pYkN+in0RxjFrvUQa3oXgD5jy4yJ+aFWOyI7eIIJoAUN39STUIbyF5jlagm/gDNU2U8KfgnlL0dHR+U/",
+	"+1ySs5mBX0AblhsYzq34Q35tkoUwKEAVBiJ8cgKWzUbwC0QWxpMi5UkEYgYRDjBlBv3bbMFZEgBPNYco",
+	"L6QUch7h/FC+hmOUL+Wc2R/gF3CPt54Oqu8hY4Xm/v8EhhF9mOacaSUnUGieR6MtAxhvFbNr9TR/y4D4",
+	"7NQ/6IeuxiNXnYd6B84lyCc8FgmOj5EJ3NjPdgA3XevwoX5GKm+eB15C0LGroBotZjLmafkhpelCGZXT",
+	"Rwg0Ufl7BCznMBOSpWO4KGeMHWSC06g02Euy+0RTqZwHoUzFDS93jgEkTMLz8emXTwBV6jJaQ8mYB8AM",
+	"LJU2EOXM8GnG8+lSyMLwCBjQpyCUdhgh0QG8EjJRq3OIYlVIo8f6WmSZXTD97WfWJZi6xQWQcDppldOA",
+	"9kdGaxrDc7sPtytQGZcaWIcS7aEE94X+TzdfKIdRw1bqFIcIYpbngmu7YE+pytOm07TfjMhv2sGEpuJ2",
+	"gjPbl1b/1uhpnW2Wi3AjBY39ddkDShSYsn4Ndufhl4h1x1EKZ4A44AKdM73TQap5I5yt/guh0T4WCBI/",
+	"3DTVm52HSUiw7RC2RA3dFvJnItdmWrNUfazwlV4DhNtx3aflefjbzjCYGjOpv2X5lBfxSu5SfrEUWpN8",
+	"LdVUU2TF1Enwgd3j231CVByjOBCqWtS5B4gc8749xNvn/uU0kZ0PEyuYcpkc8jgu8vDoi3JvrYEay6ht",
+	"INg4si4EwTHuSCU21VeUCQbVXaODh1j4wEPfoEakBjWy1xMhkxyIx122tVI5aRvZSj7Xxv4aF2ujdQ2S",
+	"2whVEs7G+baIcovSN2hVY8O7nF0O0fW4FNsPsHq4d/G8/PsvZFb0WaOne1KqOvPfqsH657oIb1O9YBL0",
+	"UkP1VEMiCqw6YWkS6hneOLBtiQSkOM2MWYW0W6uxQD8hlxIwL+1KK19j8G/SYf3v4AB1O8qXe5iEOixJ",
+	"Z/tYkmrEdduxX/rndjqMSugiqLgjaHk/xwGEP2GG7R+961GgQ5Lb5JFWONttli/PBVeyNzbiVu94XK8w",
+	"DuSuRviPJsXfGpHvLkHtwJ+dA34+fLLXSTFiXTki3p7YJ7negxdLSEweQFPcLX0ivXJoVjPj7x1l38Wq",
+	"sypYzzHr2EfctdZ/uIvMTX7rwDn3frfP9jBy5QDj01GravlvNgOb4wXKHoansZreKIFSj15aOWap5yzL",
+	"pqfVx7Pq4+Pq45P9rfH1ddzSKN+Oznl+49OBPnN0ThmYc5sV3TEwh2JyXOzd3Q5iM3LPh2p42av+Uhex",
+	"WfY6/Vxk/pTCFXuCEt2PFD1iilxCxvJrzEVg8QLyQmpQMl0DhlhC9B/PL8FlUamEU+pU1Ahb3IaOr2hJ",
+	"FxRAuS2k8ZZRhH8E/vUH/i1dQHbhtKs2fPSD+i3Dz3ZEMMkK1ocqhx9/fPH1yEJ9t1V2pfJrnbGY16Ob",
+	"OuNVa0LNJrwXmuePtLcDn/cANCAvzJcamMMHhyhdWDmmsPYqgmyfUKkSbdt+NApyJfyPvn3+Bo5vTo/x",
+	"Sx2d49xOm3JPUgjslebS9ETvVjFZTS3sDiFVz/aMLdwACbvMKUbwdkeV+Ef0su+BW9kb64ba5oFrblxc",
+	"tFYzc+QerWu3B1lqygjGj2WQRAfp3uKOlZhe81kXZfUS5c6FdVg63W2/3RZD2TxW8gbNVF55a5Ys4WAW",
+	"uSrmCzhmmTgnTEcvEpPO7eIyBXgC15xnGlY+HtXFnmKy4F4iNOVxNcJdMFfMST/NGMvuRIMDPRP3ZUUj",
+	"oPJnXfo5CDTKjTaRJ2hhW7/1q4Efu+O+8TJvFd2Kb5JUSX+8KF84hIjQNrrN05gV1yHpKMkh4znkfIYO",
+	"01ytYOj9kqcnJyfnlLmtpyYvZGwn8EmVXMJS5RxWPOeQ8pkBVZhRXeA5xHMjeNqThBirtFhKYAaQSlc5",
+	"G5yiKeySmeVHq4VKOQi9g/Vt/Jar1ebMqZDc87SZSHmAnxacJTyHKy7kHE53CzB26MBtLtjKONoI0z71",
+	"bqK/zeHVS66mDh67MDtXqw4osQqdPWfKO4bhVcrkNdgj0sC0SPioU/xzuLQ5Hg5FKbjkF6cAmAQY1F3o",
+	"gWVA8QJWTIMfa+eRl+iJWymxu0LtugPPoUXHce+L74Sqh8YVdSK9t33fRXDYJcpsCBK7X+jNPehnyW1U",
+	"0pQrrc/B+fEovAkDLar76QoNPe2MxK2iQc9O+hl62+B2EIsOQBfxwhKWfz99cvr06dOnJ6dnj9sC7T68",
+	"sRXoelBo64d9ofBAC3kH+FkJ6dXhmuSG0enweItOkKmoQBk2l5JZe5PO3Eb0vZvbe0v4fLmpxrr2Ifmf",
+	"xkvgQcbet35FCu8dwOZjgMxWO6WTpzrOa8H01Eog3axR8ndmiraZrqIb2jIuiPD3CMVxC2H2HcjoTG6h",
+	"DtzmumrbaKx532v8GDf4MTw9H0OF7eU0O+9iUxm8Jx6ycyV9qXO7wz/ulW/Y63a+iu5aSqzfJ7PpmLPP",
+	"fv/xC05sTRLj2vxIpUOq9eWia3krlksh7xQ71wo5f1EGIn3fCt/wy6rNuqcnCG/jrkHp7k7/xte3Uxbv",
+	"g2Ve857Ue83jnJsAIn19pG/i6Xg8js5BL9RKkpXdFVdAm2xHCpE2Uwx1uUvA0Bb3IZ+Jd936Ib9R13ec",
+	"N1e7PbmvVdrjksS3yzVWokbdcNE4n8ai6Uq6JJCtWSBZloquilUIT1SmChNTj8gLgkYq/BLdd81gYQ6a",
+	"zfi8YHkCajbrDFzh25Lqlq6koScpOlPXXFJdI7tZl2jXSVekMj2Kv3/NmeF3W85qs3a7YuxgTqUqH2vF",
+	"EgHWDHGJ4vYZWHImqeREljJjAcybsn24jxapiwTbYZuuSK2/P7d/d4RB6+Q6Vtw6l/3IWQ2SbkPHsErm",
+	"c1cc8BYVW5rVBQNwFTx8GbBZzpacPCguvdpHpgvTkWx/x6qav8b6mO0al1iMcgN2+6s/YpLMZp3HLYfb",
+	"HDnaVrAygqEdes4MH7UmovV7Q52f1u7H1bDstinaoZDTTMiETs+CUcAw5X6nObr/HB8UL24zzU3MsU8A",
+	"K8yCSyPIvuuKAmFYoz0diuE9J7qFZlciSi6U9m6MuKfIxjVfg9CWy3h7r2U413zt3CVVEovjhVsY+uam",
+	"McYL4gXLWWx4XpbxuOZr3LUlgHMp/sVBmK6xf+0SQQ/c3iJE0t7I3rq8RY1dkjcO2LU+78E7MNDhfsw8",
+	"XQvsJ463KUHms80spXqk4cnJV3ClknVZ8JcIF4t9rbdlrW4vFtNdSZ6jPJYshQzlsrB4jsTN29MSpokT",
+	"P9JwyY2x2gtaP8bwLBX25kAX+Yxh+VFM20oUSGUg5yZfdyVtlcS9rIe1hap3ymo1qr0PAa5e6LqRZlDN",
+	"YYBDUQ3d0eCxmYJIUMoQ0kdEUMSDo528E8q8BJExY3huh/rfP50cffX2/ZPgw791vcDfZSLn+iDOoKvi",
+	"JNtPsNqhW1n1bmPmzpNdKMm/p/SbQ22+hTR5dyTTPTLCpZJmka6nWS5iPo1zngij9/WboU3HZxv1+vr9",
+	"A92aRsqZ/ujJLvYKbzDfxo2/Z6WXUpJvLDwoL6dm4Og+uBanqW9vh76AM9KEelwHo73VhvoIuL3aKPcd",
+	"5F9f8Oey4DdO8LBQ/21H98NsxnP9Sb0//ZTAV+CY9tprUhWzVJju13uxvUnIT4F+gj/DyfjkFH68/LrT",
+	"v9QcrtDdJUf3IALzvVhbCymbZ1HbeTliHXH78HVzDw/GJdUAaAeGtwfp106uLkUQKwgNggHKQRiE4c71",
+	"RvBVDz2//GiJoqV7/fQkqArS+DSSLfV86vmkTai1EhhVnCWVbGLlEK2s2KfBJf3dWi2rJ6E2p31x8f0F",
+	"Klt+1h/fPNtnxO2ZqjVRaPjTyelblId+Ofvp5Ojx29Hkp5Ojp/RVp3jUzmptLvivf528fImyrtvTOVkj",
+	"qwUByqZkKlqogvRAl1wMQyYBn8GjJhsmVqbQGZMaliKRYr4wo3O4Umbhb0KucaSuSsC332mXN+dHqvu+",
+	"2RNjbXiPYON6lrSzL7C4YJYyxA78w5eS938vzDL1FkXX6CRLZp2Yc4vcId+QoNtSgzX2KZBPw1zccPTb",
+	"Yt3+fnGwdtZFlk7tuV4c/S929K+378/OukXtTUrnKut37ZIK+tf6TTTXLRKEpLIMd7l+rJqB8XIrJqy+",
+	"5czoVVcBoWnHVttiOQepVr5Jwgx71cy5xnDrIVlFlIRvn79pRN0dXGdCL9jZ0y83t7Hg7+DyrxdHZ0+/",
+	"9AYSgq7DZMzyfpsQGAz8YG7+ZkHy5hHvZ4QmnLhlchWWiIiLXJi1Jf9Lh06c5Ty/KKipBoqBaH7Hr6uD",
+	"WBiT0RhCztTmUb7ydv3Xzy/fQK4KwzXdPRakxOv25dzH8GbB19SGyB66yEEss5RbDZ8C/71TJZQvn70C",
+	"LA8GQyWxeEvuCpWblfLaux4FBE9UbJRC3bwRQFtoK9vyWNw6vjmNJqFsNBR6H3pLczgIIMRt0yc0aNNH",
+	"TBMYfPgQjUMZyq95LDRm0KwW3BHQLFdJEVsSymMQmtwaZgLRqx8u32Do8zEdSASGXXOizGXeFTAdyv+4",
+	"ePkdDKM6LVqzZRq59kMa/uflD99jNyT7NTU3Go/H4eBDdB7K6NXFm2d/rc90/F4kH+rTYbAm4m9EAYNT",
+	"fJDq1uTcFLnz1bhwQrpCOzaO6m+RKj9J4O8Ml2iU0Qpc/iBozoyGmEm44sDf8TwWmifIboyy/5XDERHS",
+	"EfmLdBmO6mhJVOsB4irrNPqARJtEKJQUw6m5j70jtBmNQ/lCQnTx6tX0+fd//3PCESaWtHeselyzul7z",
+	"NWBslvO01J7GTBIYlmkpoYycFBSNzp3pWEgPC0JJsiQZYSyzHFxWyIn3VLPxTAZn45PxCZLrjEv742Tw",
+	"eHwyfjygxjeIsrXLtX/OOaJ+iRovksFkUNWCHTifDDeo/fz0fiDsRD8XHMVpYkyVOlw19vrM9RI/vA2a",
+	"jebOTk4+WmOyqjBwTz8yd7wfgsETmrZrtHJ5x9QED58+Pejpx4c8ffbVAU8/PWDddasago7bfwCSr7g2",
+	"5E/AS8x4jiGuFObMWYKaodIdMFiLABkQ/+S69LvdR7dASxB3a5/4VKcfsU1zmwtpj9oY1orAHzYA9vSj",
+	"AWwjtmkbzGIsuQ85fljge/oAgZ3OtUpCwkKKrGLJmzBPmDFe5cKQ66rNa3tpsq/RObhvwtaqf7oNXB4Y",
+	"iJw8eXgg8i2vJamhZIq96srzhatUxddbiGMH90XGVzJfl6tbpyV1RrxD37GMMvMhrk2Io1Ljd6XAO+HN",
+	"VzTfiyZ+FlhviLJ/wPxusrhgEiXqZV1f8FhwC6J4jPUvUOT7BNjgxJEmHLymggbUU6hR32qCGJ3xXCvJ",
+	"AsquDirFIgBfah/bDenANXAKQlk10qHCvFZTHcOFXEOuUg5LtrZarxnDd5zdcIhaqfERWGXDKCxKCgyb",
+	"ylbp79i/gyI5fPFSaiZb9njyBesDajFrf7p4USdNqwWXoRQGXLDc6JxMTKLZKURJ3uwjQr1cyqVoGPqO",
+	"ne7nUAoNT06etLYklZnOrAYYYUPKstguEU/Sz8nXH7Wq7NrzC6VUPgteUxuaBFOFscNUszZAY6zGGuhp",
+	"0tGRz5FVgOLiXF5n5LuM2APNC+5jrhyJRBupDuWW/iQTirnTzckjGOKFuT5q7XoBoeTvhDZ6FECU8NSw",
+	"CIZYo4HCJJm2FyO0Ux2xNDNebJQoyV2QmCbrmW+rglYSNAlcqWQ9shvxQYHDzXC10bkfq/YcS1dsra1W",
+	"rp0V2O5wHMqyg3TDRIzhhVd8zqSzAGAoJcvXZJmgNzx5wVvADhWkz7uFl/V7WYotUTEKCy9+iDUqsMfX",
+	"aNIuCLFgMuFoQmChpF5mc27IDIHWQjpM3Dj97MBkFLgGp2ikEfF1kaHV3K5hwTRkTGuenCMCYlZ6wg0T",
+	"aQ3bgOlrslFSKQZMYjkio3pZWrgwWiS8Ihf483koGczEOww8mxWapc4oinIDbicT8TluoiInrpT3GC45",
+	"Hfzr5xdfv3wOmscESeHgaywF5rFLu72GAxze1XBJ+SPtN0NmiKaEUHaauk/5oF5K5HPICLVGjOhqaCNz",
+	"c7gm1/jGYTk+P3H1Qiyn8vVCjiFKmGH+J7s899OkRRtKpB+Px4TYodzAxjFE74605kdEXiLKKyXUow7l",
+	"akaXS+hdWt+EttQF3RzYeYvsnI+qrsquCvWGtbw+HfJk8nnvOM/Nxm3BgFNBpmZ5hQ/BniPWmq1VQ+GB",
+	"7T9G2ZSufF9JvvP1ZnB29TKFYH14u0V/euTRzjWHb/a4UjMQv25x8+Sr+9PwT58+PMH3kssEWEnRLadx",
+	"VVFrUkxiuQ7KjI7fIONDmk4XP9qUkNGsXonGVU3KbRbcZ+VTdzXifuSqwRajulZQK/Z7kMR+b/S/URy1",
+	"Rzms1Qf9vZp7yyM41OLbqmGVagWa5zcWWUzd61VOcOzk0rqn7JG2/6EkOEKB0Sr1rRYkmIMVWTBDoV1y",
+	"biVBVLpcy0r6uqwdfO4EetydhCseSs0NpMw4+RPQVTaGfzhZVBgsRuanRQtzNHLDu2BlUdpWSV9x0Sh2",
+	"s67jhe7eNerA+HQEK1WkyYTkYaFptQHuyInzGMlDGuQwqqre0usj3DT2IDELKztT0Aa+Tm5Qq6nZH4QG",
+	"q5AbK2dQrTCJOQeuRAWe9BdfvHHZIl98MXEy8kZw9WYhNiszU6w1dxdQ5DmXJpQ+Qtu94uOjoYqPbsd0",
+	"D8sw7TJI+xykgotXL7Cdh1Wq3WRWPxoFwEAqeUS9bGJvwCV18Isvnpx89cUXdMEukrzl6g23Bm2Tp9ft",
+	"gh53NeJohz4EnWS8cPAhGsMLg9JXvOAoz+divjCuamIt8aQ0EmBJn5QDPh/UlSurwtkbumGpQINVEEqt",
+	"UAMWdu6Us5x6IwuHoZ2R7Mi1yJyBM2JofCuuvctVUytyfh+6QLMG+qd2oJTVq7czgd+8tNZMg7uNY+bs",
+	"4bpxKko9LOvJqxxSVkgqv0R0mngDfVuS4A6hraK9JD9tim87PT4NnLpnIec3Dduf0NlTQVHp7imbTjwE",
+	"J0/LQkH2+bm44RIVEhZ7U51r1c01DCNfbN5F0XhFIKqVlhudQySLNI1CGVtWo72VViRkvKiVniebRaOW",
+	"fNTZTQztxF+FsuqIJZWZ8kQYdmWnH1J/N8/QRihDYd2ssn0aBo+V3c3sfrp4GHmhPhEPo5oyn9iY9QcP",
+	"u2tMwdmvxtW20fvP4ptr+hfXm9HchmEdEzZ9an9cS+bENTwM/uhpy+8Qgz4RlFOXyhpr9eqv1UuU1dqH",
+	"2JFyqxRGiRB9QI3Y8Xl9zJcut0Iblem6ZoeF15xz6dyp7DnXxZL78GFh8K2MJzAsCwOy1AoYa2+PdCHz",
+	"aOSovpozIUfjDX74yh7HQ0CvNtX6A7c+Lm7hRQPr7iO7D6/YjlZl9tHnQ6tv0eKWimveYfuZlEafw8w8",
+	"oTzMztNrHesyhJWvy70NYefN6gPwxvXORsveBH1LFIkdSnJEDLviKDAVAiK91NFGOzfm4nph+OTsLADK",
+	"bJAtuR7tay3B3mVXVE2O7QAg2dL77lFwoakvX16G0rcYotoB84L0ENJKeI7UHhevl3rqn0W9oHreGTrt",
+	"rJgEHkqqpEypkJ29IcoWdW70jU6a0QiPtUSKUF7xWKF/t9bf2jUt1/t0uaZgHwqNIfcLmgJxeiHRjjet",
+	"2nVHXXrLpZ3kIZkJgk5K8ns0jD1EfQHBxesHHUqBbyx+CMF3KT3bfZH+ofuE0Fr3rz4g9cv4bXjfnvv4",
+	"jQlWfy63V9UVJIq9UCkKlhj5Uc+yul1Shm+O9knSMrZ04uuoQnu6Rwudj9EKr90FryMj5NM6KHy/uq1w",
+	"/7t0UdeQJC4N/XQeQA0o2pSuJBI1EkcybKd8+UMrKviqEGmC8ZVaaMOwA65rX1OGYGYi49hDw6eUwnAh",
+	"tFE5VlhTqQ7lTKSGW9Hnau2rrz3S6PsLGkWVdAAoV2MkLwYQ6VHplw7lZtQwA8lX3r7biJBEyq7PSXzx",
+	"PbaE8yt3hB+7KGgXTkp2VrjiZWhwAqicqtyKb7jNUA6jd1N9E08bwW0Y75sLfb3G3ZceeddDC7Mxo1bf",
+	"sWh0ThE0oexpxlXP4W3s0ygrl4Aw6MW+xKgbIecTH9nrwgbQ+7MlijcoHccklh5pS2zpCiatA4tgGL1v",
+	"neCHKCjN1mVEb/TeTvTBCrDaBSFk6RrlQh/Y2xHXizFEtJo9oni5QJGTwpRrQbvQFbNLMeRUI3SvkN1N",
+	"//D9RYh+xuDQqpvjHmGhd4ub7O6mecuQyVYHzEOjJattf5o4SU9EH7l4uaDMYqeEdh8196vWMB5kciNW",
+	"4/CC5AZT2x2kSGbIo7L5gFMOmnf8XdnpBguXXq1rhoGlpeBlr7dHGiIcC52HAss4UjL4pvUSVY6qccv9",
+	"qh2tBjE9IhguPXAb5L8R2epN3YhCaT+YAOE266FH5OQCtxJDo3dNn/7RgqF+8PkGhSQ78fLKilNDKzhg",
+	"xBL2zBqNkbFyw5M/UyQgdVZCnlfr21guKJRCasNZ2UYXl4tOY7C3qyeY7QFR1YskIo9bxua8r2lKF1Os",
+	"gWhHgG5zl6VFP2Z5vibssGIZm8MQw9Swwk1HRK1h80Yw7famGUjBuyf2+V2uyVDXXPanQ4N3ewKBmw0J",
+	"N7horbr79vd9C8PtI7QaexZXtDy7Zyw2ZGWnJRMpDGOm+ZGwY2thxI0rt61m4Dssdi3m574b6Oq61bej",
+	"qr9oPdVkV1/W9z0XtRSme6Sn9TJsZ7vKsG0eXhstKFaX3whVaN85qDPyG5v6PJiw71rvpg5qfkG4rmYV",
+	"GfsjNGq/QHF3Xs04cccnSN/VB0eNl0yHYqAZRIiNEQyxU90Eon+PSGH6k1X8Tp9CIubCqrnItXSAlZ7x",
+	"f0W1pkKZsZxbxUhzkk1yvlQ3PHHamkvWiZAqRONSLKFkK8f7fKQ3JdH6qGl4RqTJd7DQdkmIv5O6e7vh",
+	"pNW1frerulrvaWS0JSi37Ld6L9pXvTXjp7Z4+c5nPRavqjHaH0VM9ox+rfXmbRrE6m3RGnLZca0aUyd2",
+	"RssiNSJjuTm2FP3IKohRpVU8u/w7yfgZZiGwJU+oaFcEwygu8hSOvsGCXn/+H2VLt1jfRKMglL4N71N4",
+	"Kf6C1qfTk+Dk5AQ7sQbw45tvjv5EDjuyYORq5TPgqU/tuYvNTIul1KEcMrkGlSc8D2CD0SMVoASSwCN+",
+	"4ClNAJFhc23/J0oQtPAzgKghkkSUauHdsyXFQsMNjo0JvYW8lmol3RJDSV2IqypnMHxycgKRe2xKj6GX",
+	"ks2paF7VR1RzK2EaMidG5zTXLxElLSNFsmSW8tmPSaCANdfHUgVwenziCiq6xJYRWopURiZ8wNJ96MSl",
+	"A4hCSaSQkVsC002crlbJ2vBPJaRGC9zfWSoS6qBr11o+KSSVXMiZ1GT1O/c+jBv/ir3TnFcvkOVLR6Es",
+	"w2/tU87xO6y1KRb0yynlybsN+BwLR3ubOTFqhuUQqtQYNFuqVaNZr6gCb5r9eh/5Nr0um919HcqhhR5Y",
+	"8nzOk8DfWZLYP/zleFugWmF/6RHU1BTkNHZ5DJKCyGmnGY568dZ0jn6W0IG1Tcrcbk9NxYBLoe0K7YN9",
+	"fel3V9nCAW/nU/noYqDrNt7DZwhWH3kY/FXzm4eYUkunXzW7dSW2LONAIDmEWflsC1KmunvflBYMzm6c",
+	"MIeNPxh5TPN4wbXzRzQMC6OgSoMEfS0yECYgYbKe0ldfit25UTmP4CrHOYSBKxZfV3kDpkHHx/C1nREx",
+	"PZQtywW6tKys6GhVFwHA1xsi4f1iTh/OtJbu5H/37ZT9UWJpjziOynhV0w6GBFHsKuWjbZgR9CccfXbg",
+	"eJiC+wPONvJ377EKM3aMUhtoBZqb0a85CQmFbEpAchp3R/YRUPJRKFvSOgq83jLgSlaRwIYZ0WjgQ8Nx",
+	"bj9LqkDVJFSubBWVjLJfTN0DPrrTEfRkS4LRp9DHP0960W8fre81ueizpgvdRvWvizCfNxfoNS3iwfCu",
+	"gNQ+TK34g4/tBEp3fcA6XXL7wKRvs9jpIvwh49S6FKgtARZnx3I7VekIzXFwVyPP/RErdS14UJV1l6G8",
+	"KMxC5eJfrqIcGhJGFoewJkOEIf3IatiVuuFjeM7iBU6oF2qlqVIkNqUM0NoVUDxXKEmHdxUXsOlooTkM",
+	"Gy1GR77dsR2FuoX3ORb/Zg/kHvHAd8PswQN7HwGoNKnZ+F1/TeLlQsZpkfga07+NKjim5Qu/ePWCOrIO",
+	"6dbID073pjvkMATiXjeHa5apu8C2bOhc9sfGDhKarfUENiEaSX4otZhLnhwJiR0JAtBlBet290u1kqCF",
+	"aaACdGECDFUehLKQ9nN3qwQl03UAUmFvMS6NYCkwAyxNJ52dElAOI8QNpWt7S3bQhOTbJyePIXIbrFoi",
+	"B4CVT1LOLMzZ92ImpTIWlQxlXFAnkVAi5qYswegWKnTqW/vaBbiYS0yhoYwd8uxoiKhXlpNIqV9WhFd+",
+	"7hHaquqyThYizP7Bp6qaPeW3rmiPHWKc5eJGpHzOE5d3EkqCHXsCLrLRRV6iZx5LhtrT7XcG/Y2vP03M",
+	"9t7diwOki9LuByV6380Yk2hSPjOgCssB2hHeH69dML742aO3yVeIDYB7KWpQ2YUcIAzp8JrXP/pdBnlX",
+	"lfgd2e2jr3WRYadB8BDRoU8GOCfOR6QglAfRAnJfofiAKcGWveBAxt83+VZCaZVmETPvV9JUE9pXLeYy",
+	"GcPrchklL8Y2NS6EWRhLuMmK2KnA4vslDbk/waIPBWqL/p2KyXb/e4D4pzDleDRCC8qRbzC5LQOs1kv1",
+	"7gUp9+rse58hQu2muj0wW3be/B2S5HZsaD0B946VIr8vqWWt2CFKYS4xhvq4RsB/LljqpTma+pEG1+wV",
+	"8CEQEqW1RFC7rujb585Z04DtY3bDREpFh34uFDqbDQw7euSew4+XcHr6NAjlsws4fXwymgC7QukazYcn",
+	"ELlooGmJBFEAiZjNeF4+9RVE1It2KTSGskYBdtJE17pPnMYnxvCDTNd2UnsCzy78EaMr/UoVWE7QVy5j",
+	"Zb6x64mLs52dhTLK+bxImVH5enpVyCSt0t2jehgFHh6WslywfM4TkGo1QVE7mWNOiR0Uc69DGenMsp6c",
+	"xypPeBK5+sYox0QxM3yu8vUEwkZP33AQnVuOy1JGVfCZgUSRZwtidWMVAeFO6TFEQupiNhOx4NJM7c0w",
+	"XG6Vb9WZjsVDGV0V62l94ohyjzKWXzt1qsjjBdO8Vv0dm7d5ltmddtTFO/9SrJvNvD9V4qRHhe7uoQ6Q",
+	"2/gAVV/krjapZV/qVgfcyx/g8emXX4JZqaOUG4NAlvCJBU2Vw7OLwR694ZtjYgRfqd6S/xU1BUS/nZ02",
+	"e/q3f25xv9EmvafqiQO9xGHzQzMj/s7KbP2lWANrcDAYMkDqBj4wyeEb1BALEarD1FOHy5pO0sNwei2b",
+	"F9oRqsuXl1AWzZip3H5xFLPMvg3YEN0zhbFlkYgFkeMDZsFkjXlg/YmzM9jGDs5rnS5rJTr8CgJXsm9b",
+	"eY7OUhaI3ofLiVV3936Bdt8K5DlnU0u0Brd4Ge3SQurbvLslJv+sHpP/dFdI/icSel0f+u1iL6BaPPuV",
+	"U68HWcaDOGEp6XlSgcjveUcj/2oLj9+agdWkSZsGk7aNANWxtqxz//DYbzQg/fCBstEnvy+wdeABzDNR",
+	"DHdz6lnJwIbUz8mqGRmjAgRU2GpWyKSzNk2Ln35KA4jrQN0fAX9JnaldF3tnuK8KT82oEO6+bapD6fpU",
+	"jwGbjQjjk/mt6ro92N4voCPaPpSuXRz1ovdx8rSkR9R0fwKtiPzrq+MZ+3m8TKru4hijzFZYit4FYPuZ",
+	"nR/pGSH+0Zt1xstga5qTjibyi7B6Ns/XUN4lhopflOXS1hnXE4gw8R4bF2Ecvv3LH14EQ5Zq5b59d1R+",
+	"P/JPLswyjUKJR16nQ1kyi86bX6nY8LLyA/Z6YFCeN51oKRWF0q5uRL4qVlbwsLt6pGtdl4bR2Lwzdt32",
+	"FPE/v0T7B67OfcCcgrFdFwbfu+4NWE7MasKnTyEqpC4yCoSfLnki2NSuAusq49VjnczTE0yXwHcehzKi",
+	"K54apaap1ecp84C8MFbaRXsF/kmgeE7N5ur1NzHTwj4YyrJqGZexSoSckyqvknXjDQavvv4GfGB7OY1/",
+	"2e6ybMDn4fGaZ4bivXKeMiNuOFiMhmFUweE5RGEYQVmW7RhPLwLNsUaehrnCYxxHHW7E2gJKEMQmcoRx",
+	"jzREdsJ6T62aeSuUzqBFB1qWzCMvP2vheDWkO38spyI9xvneE+NQXhK6Y9+udxSM7Du2leMn5ALC47Cg",
+	"vOI5hxUT+LAlMMLAkKypofRlVCLKafm54AV1pgMh51yjN1eq1TlE9JNbQC1zetnvYaRe+bvSmd9UJIGO",
+	"hzraecJhVasWZtGRo19jRdVKu4Rof219CbenJ2dPeszEfdaYL46/aMojO1McNuWQLWSZ+Wwn+2tQ9pG0",
+	"B7E2nOyRdQIXyhaFaxCyYJOIoZ+pl4zRRX46w4cDjx5ZzQV7Fu6hPxIpPqrsRWcPrOzoV1YoKIULuGIY",
+	"dMTfmQBeOhAL4K9vXn5n4ejV19+M9m3e68SinQ0uSoJxb0rCdpirA9vvzJ94ISv5bskNs2QJhpY9WzqL",
+	"9Oc+o8U3JWq7Oh4XuTBrHJN87heFJd0/vbV0msps0YxFng4mg4Ux2eT4GG1cC6XN5E8nfzoZfHj74b8C",
+	"AAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

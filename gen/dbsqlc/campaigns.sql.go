@@ -145,6 +145,27 @@ func (q *Queries) CampaignByID(ctx context.Context, db DBTX, arg CampaignByIDPar
 	return i, err
 }
 
+const campaignDeployment = `-- name: CampaignDeployment :one
+SELECT agent_id, channel_type FROM deployments WHERE workspace_id = $1 AND id = $2
+`
+
+type CampaignDeploymentParams struct {
+	WorkspaceID uuid.UUID
+	ID          uuid.UUID
+}
+
+type CampaignDeploymentRow struct {
+	AgentID     uuid.UUID
+	ChannelType string
+}
+
+func (q *Queries) CampaignDeployment(ctx context.Context, db DBTX, arg CampaignDeploymentParams) (CampaignDeploymentRow, error) {
+	row := db.QueryRow(ctx, campaignDeployment, arg.WorkspaceID, arg.ID)
+	var i CampaignDeploymentRow
+	err := row.Scan(&i.AgentID, &i.ChannelType)
+	return i, err
+}
+
 const campaignSends = `-- name: CampaignSends :many
 SELECT id, workspace_id, campaign_id, contact_id, status, reason, conversation_id, provider_message_id, created_at, updated_at FROM campaign_sends WHERE workspace_id = $1 AND campaign_id = $2
 ORDER BY created_at, id

@@ -2,9 +2,11 @@
 -- Contacts as a managed resource (tags, lists, consent, soft delete), outbound campaigns with
 -- their per-contact sends, and the workspace's phone numbers.
 
--- Contacts so far were only captured by the runtime (collect_contact); those keep source
--- 'conversation'. phone holds E.164 for contacts created through /api/contacts (the runtime
--- may have stored what a visitor typed; a campaign skips a phone that is not E.164).
+-- Contacts so far were only captured by the runtime (collect_contact, a chat's contact), and
+-- the runtime keeps creating them without naming a source: the default 'conversation' is
+-- theirs; /api/contacts and imports name theirs. phone holds E.164 for contacts made through
+-- /api/contacts (the runtime may have stored what a visitor typed; a campaign skips a phone
+-- that is not E.164).
 ALTER TABLE contacts
     ADD COLUMN tags          text[] NOT NULL DEFAULT '{}',
     ADD COLUMN source        text NOT NULL DEFAULT 'conversation' CHECK (source IN ('api', 'import', 'conversation')),
@@ -12,7 +14,6 @@ ALTER TABLE contacts
     ADD COLUMN consent_calls boolean NOT NULL DEFAULT false,
     -- Soft delete: a deleted contact is hidden and never messaged, and can be restored.
     ADD COLUMN deleted_at    timestamptz;
-ALTER TABLE contacts ALTER COLUMN source SET DEFAULT 'api';
 CREATE INDEX contacts_tags_idx ON contacts USING gin (tags);
 CREATE INDEX contacts_phone_idx ON contacts (workspace_id, phone) WHERE phone IS NOT NULL;
 

@@ -79,3 +79,6 @@ ORDER BY created_at, id;
 -- ActiveCampaigns lists the scheduled and running campaigns of every workspace, for the
 -- periodic job that makes sure each has a tick queued.
 SELECT workspace_id, id FROM campaigns WHERE status IN ('scheduled', 'running');
+
+-- name: CampaignDeployment :one
+SELECT agent_id, channel_type FROM deployments WHERE workspace_id = @workspace_id AND id = @id;
