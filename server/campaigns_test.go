@@ -614,3 +614,38 @@ func campaignRefs(t testing.TB, b *testBundle, auth string, decode func(method, 
 	return []string{"$contact", contact, "$doomedContact", doomed, "$deletedContact", deleted, "$campaign", campaign, "$startable", startable,
 		"$scheduled", scheduled, "$cancellable", cancellable, "$phone", phone}
 }
+
+func TestAPausedCampaignResumesWhereItStopped(t *testing.T) {
+	t.Parallel()
+	w := newCampaignWorld(t, func(o *setupOpts) { o.campaignPeriod = 200 * time.Millisecond })
+	b := w.b
+	b.accept(t, compliance.DefaultVersion)
+	b.buyNumber(t)
+	list := "Regulars"
+	for i := range 3 {
+		b.newContact(t, `{"phone":"+1415555040`+string(rune('0'+i))+`","lists":["`+list+`"],"consent_sms":true}`)
+	}
+	lists := decode[struct{ Data []struct{ ID string } }](t, b.send(t, http.MethodGet, "/api/contact-lists", "", 200))
+	c := decode[campaignView](t, b.send(t, http.MethodPost, "/api/campaigns", `{"name":"Drip","agent_id":"`+w.agentID+`","deployment_id":"`+w.deploymentID+
+		`","first_message":"Hi","audience":{"list_ids":["`+lists.Data[0].ID+`"]},"schedule":{"rate_per_minute":1}}`, 201))
+	get := func() campaignView {
+		return decode[campaignView](t, b.send(t, http.MethodGet, "/api/campaigns/"+c.ID, "", 200))
+	}
+	require.Eventually(t, func() bool { return get().Counts.Sent >= 1 }, 30*time.Second, 20*time.Millisecond)
+	paused := decode[campaignView](t, b.send(t, http.MethodPost, "/api/campaigns/"+c.ID+"/pause", "", 200))
+	require.Equal(t, "paused", paused.Status)
+	require.Equal(t, "user", str(paused.PausedReason))
+	b.fail(t, http.MethodPatch, "/api/campaigns/"+c.ID, `{"draft":true}`, 400)
+	b.send(t, http.MethodPatch, "/api/campaigns/"+c.ID, `{"first_message":"Hi again"}`, 200)
+	b.send(t, http.MethodPost, "/api/campaigns/"+c.ID+"/start", "", 200)
+	require.Eventually(t, func() bool { return get().Status == "completed" }, 60*time.Second, 20*time.Millisecond)
+	require.Equal(t, 3, get().Counts.Sent)
+	seen := map[string]bool{}
+	for _, m := range w.sms.Messages() {
+		require.False(t, seen[m.To], "messaged once: %s", m.To)
+		seen[m.To] = true
+	}
+	require.Len(t, seen, 3)
+	b.fail(t, http.MethodPost, "/api/campaigns/"+c.ID+"/start", "", 409)
+	b.fail(t, http.MethodPatch, "/api/campaigns/"+c.ID, `{"name":"Too late"}`, 409)
+}
