@@ -649,3 +649,31 @@ func TestAPausedCampaignResumesWhereItStopped(t *testing.T) {
 	b.fail(t, http.MethodPost, "/api/campaigns/"+c.ID+"/start", "", 409)
 	b.fail(t, http.MethodPatch, "/api/campaigns/"+c.ID, `{"name":"Too late"}`, 409)
 }
+
+// A contact an agent collected (a freely typed phone, source conversation) can be tagged and
+// given consent without its phone being rewritten; changing the phone holds it to E.164.
+func TestAContactAnAgentCollectedCanBeManaged(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	agentID := b.newAgent(t, "Front desk")
+	b.vendors["beta"].Push(llmtest.Reply{Text: "Thanks!"})
+	b.vendors["alpha"].Push(llmtest.Reply{Text: "Thanks!"})
+	b.vendors["gamma"].Push(llmtest.Reply{Text: "Thanks!"})
+	raw := b.send(t, http.MethodPost, "/api/agents/"+agentID+"/chat", `{"message":"hi","contact":{"name":"Walk-in","phone":"555 010 2030"}}`, 200)
+	conv := decode[struct {
+		ConversationID string `json:"conversation_id"`
+	}](t, raw)
+	created := b.events(t, "conversation.created")
+	require.Len(t, created, 1)
+	require.Equal(t, conv.ConversationID, created[0].Data["conversation_id"])
+	contactID, _ := created[0].Data["contact_id"].(string)
+	require.NotEmpty(t, contactID, "the conversation links its contact")
+
+	c := decode[contactView](t, b.send(t, http.MethodGet, "/api/contacts/"+contactID, "", 200))
+	require.Equal(t, "conversation", c.Source)
+	c = decode[contactView](t, b.send(t, http.MethodPatch, "/api/contacts/"+contactID, `{"tags":["walk-in"],"consent_sms":true}`, 200))
+	require.Equal(t, "555 010 2030", *c.Phone, "kept as typed")
+	require.Equal(t, []string{"walk-in"}, c.Tags)
+	e := b.fail(t, http.MethodPatch, "/api/contacts/"+contactID, `{"phone":"555 010 2030"}`, 400)
+	require.Equal(t, "phone", str(e.Param))
+}
