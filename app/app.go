@@ -211,14 +211,15 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	}
 	camps := campaigns.New(st, comp, provider, inserter, campaigns.Config{Period: cfg.CampaignPeriod, Now: cfg.Clock})
 	replicaID := newReplicaID()
-	jobs, err := newWorkingClient(st, cfg, log, workMiddleware(m, tr), replicaID,
+	jobs, err := newWorkingClient(st, cfg, log, workMiddleware(m, tr), replicaID, camps.PeriodicJobs(),
 		worker(resp.Worker()),
 		worker(events.NewDeliverer(st, guard.Client(cfg.Delivery.Timeout), cfg.Delivery, log)),
 		worker(manage.NewCrawler(st, guard, log)),
 		worker(converse.NewNotifier(mail)),
 		worker(manage.NewIngester(st, guard, log)),
 		worker(bulkOps.Worker()),
-		worker(campaigns.NewWorker(camps, log.With(slog.String("component", "campaigns")))))
+		worker(campaigns.NewWorker(camps, log.With(slog.String("component", "campaigns")))),
+		worker(campaigns.NewSweepWorker(camps)))
 	if err != nil {
 		return nil, err
 	}
@@ -306,7 +307,7 @@ func vendorClient(timeout time.Duration) *http.Client {
 
 // newWorkingClient is the River client that works jobs, with every worker registered.
 func newWorkingClient(st *store.Store, cfg Config, log *slog.Logger, middleware []rivertype.Middleware, replicaID string,
-	register ...func(*river.Workers) error) (*river.Client[pgx.Tx], error) {
+	periodic []*river.PeriodicJob, register ...func(*river.Workers) error) (*river.Client[pgx.Tx], error) {
 	workers := river.NewWorkers()
 	for _, add := range register {
 		if err := add(workers); err != nil {
@@ -314,10 +315,11 @@ func newWorkingClient(st *store.Store, cfg Config, log *slog.Logger, middleware 
 		}
 	}
 	jobs, err := river.NewClient(riverpgxv5.New(st.Pool()), &river.Config{
-		Logger:     log.With(slog.String("component", "jobs")),
-		Workers:    workers,
-		Middleware: middleware,
-		ID:         replicaID,
+		Logger:       log.With(slog.String("component", "jobs")),
+		Workers:      workers,
+		Middleware:   middleware,
+		ID:           replicaID,
+		PeriodicJobs: periodic,
 		Queues: map[string]river.QueueConfig{
 			river.QueueDefault:   {MaxWorkers: 20},
 			events.DeliveryQueue: {MaxWorkers: 50},

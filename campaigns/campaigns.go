@@ -71,7 +71,9 @@ type Audience struct {
 	ContactIDs []uuid.UUID `json:"contact_ids"`
 }
 
-func (a Audience) empty() bool { return len(a.ListIDs) == 0 && len(a.Tags) == 0 && len(a.ContactIDs) == 0 }
+func (a Audience) empty() bool {
+	return len(a.ListIDs) == 0 && len(a.Tags) == 0 && len(a.ContactIDs) == 0
+}
 
 // Schedule says when a campaign sends.
 type Schedule struct {
@@ -529,7 +531,7 @@ func view(c store.Campaign) Campaign {
 	}
 	return Campaign{ID: c.ID, Object: "campaign", Name: c.Name, Status: c.Status, AgentID: c.AgentID, DeploymentID: c.DeploymentID,
 		Audience: aud, FirstMessage: c.FirstMessage,
-		Schedule: Schedule{StartAt: c.StartAt, WindowStart: c.WindowStart, WindowEnd: c.WindowEnd, Timezone: c.Timezone, RatePerMinute: c.RatePerMinute},
+		Schedule:     Schedule{StartAt: c.StartAt, WindowStart: c.WindowStart, WindowEnd: c.WindowEnd, Timezone: c.Timezone, RatePerMinute: c.RatePerMinute},
 		PausedReason: c.PausedReason, Counts: Counts{Sent: c.SentCount, Failed: c.FailedCount, Skipped: c.SkippedCount},
 		StartedAt: c.StartedAt, CompletedAt: c.CompletedAt, CancelledAt: c.CancelledAt, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
 }

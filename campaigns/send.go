@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"switchboard/contacts"
 	"switchboard/store"
@@ -24,10 +25,56 @@ type TickArgs struct {
 // Kind names the job.
 func (TickArgs) Kind() string { return "campaign_tick" }
 
-// InsertOpts keeps one sending job per campaign: starting a paused campaign whose job is
-// still snoozing reuses that job.
+// InsertOpts keeps one live sending job per campaign: starting a paused campaign whose job
+// is still snoozing reuses that job. A finished job does not count (a campaign paused and
+// started again gets a new one).
 func (TickArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true}}
+	return river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{
+		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable, rivertype.JobStateRunning, rivertype.JobStateScheduled}}}
+}
+
+// SweepArgs is the periodic job that makes sure every scheduled and running campaign has its
+// sending job (one can be missing when a start raced the end of the previous job).
+type SweepArgs struct{}
+
+// Kind names the job.
+func (SweepArgs) Kind() string { return "campaign_sweep" }
+
+// InsertOpts keeps one sweep at a time.
+func (SweepArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{
+		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable, rivertype.JobStateRunning, rivertype.JobStateScheduled}}}
+}
+
+// PeriodicJobs are the campaign jobs River's leader inserts on a schedule: the sweep, each
+// period.
+func (s *Service) PeriodicJobs() []*river.PeriodicJob {
+	return []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(s.cfg.Period),
+		func() (river.JobArgs, *river.InsertOpts) { return SweepArgs{}, nil }, &river.PeriodicJobOpts{ID: "campaign_sweep"})}
+}
+
+// SweepWorker works SweepArgs.
+type SweepWorker struct {
+	river.WorkerDefaults[SweepArgs]
+	s *Service
+}
+
+// NewSweepWorker is the sweep's worker.
+func NewSweepWorker(s *Service) *SweepWorker { return &SweepWorker{s: s} }
+
+// Work queues a sending job for each active campaign (the unique options skip those that
+// have one).
+func (w *SweepWorker) Work(ctx context.Context, _ *river.Job[SweepArgs]) error {
+	active, err := w.s.store.ActiveCampaigns(ctx)
+	if err != nil {
+		return err
+	}
+	for _, c := range active {
+		if _, err := w.s.jobs.Insert(ctx, TickArgs{WorkspaceID: c.WorkspaceID, CampaignID: c.ID}, nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Worker works TickArgs.
@@ -63,7 +110,8 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[TickArgs]) error {
 	switch c.Status {
 	case Scheduled:
 		if c.StartAt != nil && c.StartAt.After(now) {
-			return river.JobSnooze(c.StartAt.Sub(now))
+			// At most a period: a PATCH may move start_at earlier.
+			return river.JobSnooze(min(c.StartAt.Sub(now), s.cfg.Period))
 		}
 		if c, err = s.setStatusIf(ctx, c, Scheduled, Running, nil); err != nil || c.Status != Running {
 			return err
@@ -86,7 +134,7 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[TickArgs]) error {
 		return w.pause(ctx, c, "agent_disabled")
 	}
 	if wait := untilWindow(c, now); wait > 0 {
-		return river.JobSnooze(wait)
+		return river.JobSnooze(min(wait, s.cfg.Period))
 	}
 	var from string
 	err = s.store.InTx(ctx, func(tx *store.Tx) error { from, err = sendingNumber(ctx, tx, ws); return err })

@@ -240,7 +240,11 @@ func (s *Service) Update(ctx context.Context, ws, id uuid.UUID, raw json.RawMess
 				return apierr.Invalid(key, "unknown_field", "%s is not a field of a contact.", key)
 			}
 		}
-		nc, err := validate(in, "")
+		// A contact an agent collected may hold a phone typed freely, or a name only: only the
+		// fields this call changes are held to the API's rules.
+		_, phoneGiven := fields["phone"]
+		_, emailGiven := fields["email"]
+		nc, err := check(in, "", phoneGiven, phoneGiven || emailGiven)
 		if err != nil {
 			return err
 		}
@@ -326,9 +330,15 @@ func setLists(ctx context.Context, tx *store.Tx, ws, contactID uuid.UUID, names 
 	return tx.SetContactLists(ctx, ws, contactID, ids)
 }
 
-// validate checks a contact's fields and normalizes them (trimmed, empty strings as
+// validate checks a new contact's fields and normalizes them (trimmed, empty strings as
 // absent, tags and lists deduplicated). prefix is put before each param ("" for the API).
 func validate(in Input, prefix string) (store.NewContact, error) {
+	return check(in, prefix, true, true)
+}
+
+// check is validate, checking the phone only when checkPhone and that the contact has a
+// phone or an email only when needPoint.
+func check(in Input, prefix string, checkPhone, needPoint bool) (store.NewContact, error) {
 	out := store.NewContact{Name: trimmed(in.Name), Email: trimmed(in.Email), Phone: trimmed(in.Phone)}
 	if out.Name != nil && len([]rune(*out.Name)) > MaxNameLen {
 		return out, apierr.Invalid(prefix+"name", "invalid_value", "name must be at most %d characters.", MaxNameLen)
@@ -339,14 +349,14 @@ func validate(in Input, prefix string) (store.NewContact, error) {
 			return out, apierr.Invalid(prefix+"email", "invalid_value", "email must be an email address such as ada@example.com.")
 		}
 	}
-	if out.Phone != nil {
+	if out.Phone != nil && checkPhone {
 		compact := strings.NewReplacer(" ", "", "-", "", "(", "", ")", "", ".", "").Replace(*out.Phone)
 		if !ValidE164(compact) {
 			return out, apierr.Invalid(prefix+"phone", "invalid_phone", "phone must be in E.164 form: + then the country code and number, 8 to 15 digits, such as +14155550123.")
 		}
 		out.Phone = &compact
 	}
-	if out.Phone == nil && out.Email == nil {
+	if out.Phone == nil && out.Email == nil && needPoint {
 		return out, apierr.Invalid(prefix+"phone", "missing_contact_point", "A contact needs a phone (E.164) or an email.")
 	}
 	tags, err := cleanNames(in.Tags, MaxTags, MaxTagLen, prefix+"tags")

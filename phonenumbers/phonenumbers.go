@@ -25,7 +25,7 @@ import (
 	"switchboard/store"
 )
 
-// NanoUSDPerCredit: a credit is one US cent.
+// NanoUSDPerCredit is the nano-USD of a credit: a credit is one US cent.
 const NanoUSDPerCredit = money.NanoPerUSD / 100
 
 // Prices is the monthly price of a local number, in credits, per country that can be bought

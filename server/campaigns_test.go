@@ -614,3 +614,66 @@ func campaignRefs(t testing.TB, b *testBundle, auth string, decode func(method, 
 	return []string{"$contact", contact, "$doomedContact", doomed, "$deletedContact", deleted, "$campaign", campaign, "$startable", startable,
 		"$scheduled", scheduled, "$cancellable", cancellable, "$phone", phone}
 }
+
+func TestAPausedCampaignResumesWhereItStopped(t *testing.T) {
+	t.Parallel()
+	w := newCampaignWorld(t, func(o *setupOpts) { o.campaignPeriod = 200 * time.Millisecond })
+	b := w.b
+	b.accept(t, compliance.DefaultVersion)
+	b.buyNumber(t)
+	list := "Regulars"
+	for i := range 3 {
+		b.newContact(t, `{"phone":"+1415555040`+string(rune('0'+i))+`","lists":["`+list+`"],"consent_sms":true}`)
+	}
+	lists := decode[struct{ Data []struct{ ID string } }](t, b.send(t, http.MethodGet, "/api/contact-lists", "", 200))
+	c := decode[campaignView](t, b.send(t, http.MethodPost, "/api/campaigns", `{"name":"Drip","agent_id":"`+w.agentID+`","deployment_id":"`+w.deploymentID+
+		`","first_message":"Hi","audience":{"list_ids":["`+lists.Data[0].ID+`"]},"schedule":{"rate_per_minute":1}}`, 201))
+	get := func() campaignView {
+		return decode[campaignView](t, b.send(t, http.MethodGet, "/api/campaigns/"+c.ID, "", 200))
+	}
+	require.Eventually(t, func() bool { return get().Counts.Sent >= 1 }, 30*time.Second, 20*time.Millisecond)
+	paused := decode[campaignView](t, b.send(t, http.MethodPost, "/api/campaigns/"+c.ID+"/pause", "", 200))
+	require.Equal(t, "paused", paused.Status)
+	require.Equal(t, "user", str(paused.PausedReason))
+	b.fail(t, http.MethodPatch, "/api/campaigns/"+c.ID, `{"draft":true}`, 400)
+	b.send(t, http.MethodPatch, "/api/campaigns/"+c.ID, `{"first_message":"Hi again"}`, 200)
+	b.send(t, http.MethodPost, "/api/campaigns/"+c.ID+"/start", "", 200)
+	require.Eventually(t, func() bool { return get().Status == "completed" }, 60*time.Second, 20*time.Millisecond)
+	require.Equal(t, 3, get().Counts.Sent)
+	seen := map[string]bool{}
+	for _, m := range w.sms.Messages() {
+		require.False(t, seen[m.To], "messaged once: %s", m.To)
+		seen[m.To] = true
+	}
+	require.Len(t, seen, 3)
+	b.fail(t, http.MethodPost, "/api/campaigns/"+c.ID+"/start", "", 409)
+	b.fail(t, http.MethodPatch, "/api/campaigns/"+c.ID, `{"name":"Too late"}`, 409)
+}
+
+// A contact an agent collected (a freely typed phone, source conversation) can be tagged and
+// given consent without its phone being rewritten; changing the phone holds it to E.164.
+func TestAContactAnAgentCollectedCanBeManaged(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	agentID := b.newAgent(t, "Front desk")
+	b.vendors["beta"].Push(llmtest.Reply{Text: "Thanks!"})
+	b.vendors["alpha"].Push(llmtest.Reply{Text: "Thanks!"})
+	b.vendors["gamma"].Push(llmtest.Reply{Text: "Thanks!"})
+	raw := b.send(t, http.MethodPost, "/api/agents/"+agentID+"/chat", `{"message":"hi","contact":{"name":"Walk-in","phone":"555 010 2030"}}`, 200)
+	conv := decode[struct {
+		ConversationID string `json:"conversation_id"`
+	}](t, raw)
+	created := b.events(t, "conversation.created")
+	require.Len(t, created, 1)
+	require.Equal(t, conv.ConversationID, created[0].Data["conversation_id"])
+	contactID, _ := created[0].Data["contact_id"].(string)
+	require.NotEmpty(t, contactID, "the conversation links its contact")
+
+	c := decode[contactView](t, b.send(t, http.MethodGet, "/api/contacts/"+contactID, "", 200))
+	require.Equal(t, "conversation", c.Source)
+	c = decode[contactView](t, b.send(t, http.MethodPatch, "/api/contacts/"+contactID, `{"tags":["walk-in"],"consent_sms":true}`, 200))
+	require.Equal(t, "555 010 2030", *c.Phone, "kept as typed")
+	require.Equal(t, []string{"walk-in"}, c.Tags)
+	e := b.fail(t, http.MethodPatch, "/api/contacts/"+contactID, `{"phone":"555 010 2030"}`, 400)
+	require.Equal(t, "phone", str(e.Param))
+}
