@@ -4,7 +4,7 @@ SHELL := /bin/bash
 GO ?= go
 PKGS := ./...
 
-.PHONY: run build test unit screenshots chromium axe generate check-generate check-generate-openapi check-generate-sqlc lint vet bench tidy check-go
+.PHONY: run build test unit screenshots chromium axe generate check-generate check-generate-openapi check-generate-sqlc lint vet bench bench-bulk tidy check-go
 
 # Every target says what it does (==> lines): a first run on a fresh clone spends minutes
 # downloading and compiling, and should not look stuck.
@@ -99,6 +99,10 @@ lint: vet
 # BASELINE=<git ref> also measures that commit's server in the same run, side by side.
 bench:
 	@BENCH_BASELINE=$(BASELINE) bench/run.sh short
+
+# The 100,000-row bulk delete of docs/benchmarks.md (a throwaway PostgreSQL, like the tests).
+bench-bulk:
+	@scripts/with-test-db.sh $(GO) test -count=1 -tags bulkbench -run TestMeasureDelete100k -v ./bulk/
 
 tidy:
 	$(GO) mod tidy

@@ -54,16 +54,12 @@ func newCode() string {
 // confirmation.requested event.
 func (p *Pipeline) parker(t Turn, out *Outcome) func(context.Context, Tool, llm.ToolCall) (any, error) {
 	return func(ctx context.Context, tool Tool, call llm.ToolCall) (any, error) {
-		summary := fmt.Sprintf("Run %s with %s", tool.Name, string(call.Arguments))
-		if tool.Describe != nil {
-			s, err := tool.Describe(ctx, Call{WorkspaceID: t.WorkspaceID, Arguments: call.Arguments})
-			if err != nil {
-				return nil, err
-			}
-			summary = s
+		prepared, err := prepare(ctx, tool, Call{WorkspaceID: t.WorkspaceID, Arguments: call.Arguments})
+		if err != nil || prepared.Result != nil {
+			return prepared.Result, err
 		}
 		a := store.PendingAction{ID: uuid.New(), ShortID: shortid.New(shortid.Action), Code: p.freshCode(out),
-			Tool: tool.Name, Arguments: call.Arguments, Summary: summary, Role: t.Role.String(),
+			Tool: tool.Name, Arguments: prepared.Arguments, Summary: prepared.Summary, Role: t.Role.String(),
 			ExpiresAt: time.Now().Add(p.ConfirmationTTL), WorkspaceID: t.WorkspaceID}
 		if t.KeyID != uuid.Nil {
 			id := t.KeyID
@@ -73,12 +69,16 @@ func (p *Pipeline) parker(t Turn, out *Outcome) func(context.Context, Tool, llm.
 			a.Arguments = json.RawMessage("{}")
 		}
 		out.Parked = append(out.Parked, a)
-		return map[string]any{
+		told := map[string]any{
 			"status": "awaiting_confirmation", "action_id": a.ShortID, "code": a.Code, "summary": a.Summary,
 			"expires_at": a.ExpiresAt.UTC().Format(time.RFC3339),
 			"instructions": "Nothing has been done yet. Tell the user what will happen and that they must reply `YES " +
 				a.Code + "` to confirm it; any other reply cancels it.",
-		}, nil
+		}
+		for k, v := range prepared.Details {
+			told[k] = v
+		}
+		return told, nil
 	}
 }
 
@@ -130,14 +130,23 @@ func plural(n int, unit string) string {
 	return fmt.Sprintf("%d %ss", n, unit)
 }
 
+// requestedEvent and resolvedEvent carry the conversation of the action, none ("") for an
+// action parked over MCP.
 func requestedEvent(a store.PendingAction, conversation string) store.NewEvent {
-	return store.NewEvent{Type: "confirmation.requested", Data: map[string]any{
-		"action_id": a.ShortID, "action_code": a.Code, "summary": a.Summary, "conversation_id": conversation}}
+	return store.NewEvent{Type: "confirmation.requested", Data: withConversation(map[string]any{
+		"action_id": a.ShortID, "action_code": a.Code, "summary": a.Summary}, conversation)}
 }
 
 func resolvedEvent(a store.PendingAction, resolution, conversation string) store.NewEvent {
-	return store.NewEvent{Type: "confirmation.resolved", Data: map[string]any{
-		"action_id": a.ShortID, "action_code": a.Code, "resolution": resolution, "conversation_id": conversation}}
+	return store.NewEvent{Type: "confirmation.resolved", Data: withConversation(map[string]any{
+		"action_id": a.ShortID, "action_code": a.Code, "resolution": resolution}, conversation)}
+}
+
+func withConversation(data map[string]any, conversation string) map[string]any {
+	if conversation != "" {
+		data["conversation_id"] = conversation
+	}
+	return data
 }
 
 // confirmations resolves the conversation's pending actions before a stored turn runs: a
@@ -158,7 +167,7 @@ func (p *Pipeline) confirmations(ctx context.Context, t *Turn, out *Outcome) (bo
 		}
 		var events []store.NewEvent
 		for _, a := range pending {
-			resolution := p.judge(*t, a, code, isYes, &answer)
+			resolution := p.judge(ctx, *t, a, code, isYes, &answer)
 			if resolution == store.ActionApproved {
 				approved = &a
 			} else if resolution == store.ActionRejected && !(isYes && a.Code == code) {
@@ -197,7 +206,7 @@ func (p *Pipeline) confirmations(ctx context.Context, t *Turn, out *Outcome) (bo
 
 // judge decides the resolution of one pending action for the turn's input; when the input
 // was a `YES` for it that cannot run, answer says why.
-func (p *Pipeline) judge(t Turn, a store.PendingAction, code string, isYes bool, answer *string) string {
+func (p *Pipeline) judge(ctx context.Context, t Turn, a store.PendingAction, code string, isYes bool, answer *string) string {
 	mine := isYes && a.Code == code
 	if !time.Now().Before(a.ExpiresAt) {
 		if mine {
@@ -217,13 +226,17 @@ func (p *Pipeline) judge(t Turn, a store.PendingAction, code string, isYes bool,
 		*answer = fmt.Sprintf("Nothing was done: %s", apierr.As(err).Message)
 		return store.ActionRejected
 	}
+	if resolution, why := p.recheck(ctx, tool, a, Call{WorkspaceID: t.WorkspaceID, Arguments: a.Arguments, ConversationID: a.ConversationID}); resolution != "" {
+		*answer = fmt.Sprintf("Nothing was done (%s): %s", strings.TrimSuffix(a.Summary, "."), why)
+		return resolution
+	}
 	return store.ActionApproved
 }
 
 // execute runs an approved action, records its result and says what happened.
 func (p *Pipeline) execute(ctx context.Context, t Turn, a store.PendingAction) string {
 	tool, _ := p.tools.Lookup(a.Tool)
-	result, err := tool.Run(ctx, Call{WorkspaceID: t.WorkspaceID, Arguments: a.Arguments})
+	result, err := tool.Run(ctx, Call{WorkspaceID: t.WorkspaceID, Arguments: a.Arguments, ConversationID: a.ConversationID})
 	record := any(result)
 	var answer string
 	if err != nil {
@@ -276,14 +289,18 @@ func (p *Pipeline) ExpireActions(ctx context.Context) (int, error) {
 			byWorkspace := map[uuid.UUID][]store.NewEvent{}
 			var order []uuid.UUID
 			for _, a := range expired {
-				conv, err := tx.ConversationByRef(ctx, a.WorkspaceID, a.ConversationID.String())
-				if err != nil {
-					return err
+				convRef := "" // an action parked over MCP has no conversation
+				if a.ConversationID != uuid.Nil {
+					conv, err := tx.ConversationByRef(ctx, a.WorkspaceID, a.ConversationID.String())
+					if err != nil {
+						return err
+					}
+					convRef = conv.ShortID
 				}
 				if byWorkspace[a.WorkspaceID] == nil {
 					order = append(order, a.WorkspaceID)
 				}
-				byWorkspace[a.WorkspaceID] = append(byWorkspace[a.WorkspaceID], resolvedEvent(a, store.ActionExpired, conv.ShortID))
+				byWorkspace[a.WorkspaceID] = append(byWorkspace[a.WorkspaceID], resolvedEvent(a, store.ActionExpired, convRef))
 			}
 			// One order of locks for every process: two expirers never wait on each other.
 			slices.SortFunc(order, func(a, b uuid.UUID) int { return strings.Compare(a.String(), b.String()) })

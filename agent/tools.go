@@ -34,6 +34,9 @@ func (c Class) parks() bool { return c == Risky || c == Spend }
 type Call struct {
 	WorkspaceID uuid.UUID
 	Arguments   json.RawMessage
+	// ConversationID is the conversation a parked call was confirmed in (uuid.Nil
+	// otherwise), for a tool that must leave it alone (delete_conversations).
+	ConversationID uuid.UUID
 }
 
 // Tool is a capability offered to the model.
@@ -51,6 +54,25 @@ type Tool struct {
 	// is given to the model instead of parking a call that could not run. Nil: a generic
 	// summary naming the tool and its arguments.
 	Describe func(ctx context.Context, call Call) (string, error)
+	// Prepare, for tools that park, takes Describe's place when set: it may also rewrite the
+	// arguments to park (recording what the call saw, e.g. how many rows a bulk action
+	// matched), or answer at once with a Result when there is nothing to confirm.
+	Prepare func(ctx context.Context, call Call) (Prepared, error)
+	// Recheck, for tools that park, runs when the user confirms, before the action is
+	// approved: a non-empty resolution (store.ActionAbortedDrift) ends the action that way
+	// instead of running it, and why says so to the user.
+	Recheck func(ctx context.Context, call Call) (resolution, why string, err error)
+}
+
+// Prepared is what Tool.Prepare decided: the summary and arguments to park, or a Result to
+// answer with instead of parking.
+type Prepared struct {
+	Summary   string
+	Arguments json.RawMessage
+	Result    any
+	// Details are added to what the caller is told of the parked call (a bulk action's
+	// count and sample).
+	Details map[string]any
 }
 
 // Tools is the catalog of tools a turn may offer, in a stable order.

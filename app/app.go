@@ -25,8 +25,11 @@ import (
 
 	"switchboard/accounts"
 	"switchboard/agent"
+	"switchboard/bulk"
+	"switchboard/campaigns"
 	"switchboard/catalog"
 	"switchboard/compliance"
+	"switchboard/contacts"
 	"switchboard/converse"
 	"switchboard/dashboard"
 	"switchboard/events"
@@ -36,9 +39,11 @@ import (
 	"switchboard/mcp"
 	"switchboard/metrics"
 	"switchboard/netguard"
+	"switchboard/phonenumbers"
 	"switchboard/ratelimit"
 	"switchboard/responses"
 	"switchboard/server"
+	"switchboard/sms"
 	"switchboard/store"
 	"switchboard/tracing"
 )
@@ -80,6 +85,12 @@ type Config struct {
 	// ComplianceVersion is COMPLIANCE_VERSION: the version of the outbound compliance
 	// acknowledgment workspaces must have accepted (its text is compliance/outbound-<v>.md).
 	ComplianceVersion string
+	// SMS is the SMS provider account (TWILIO_*); without credentials campaigns cannot
+	// start and phone-number routes answer 409 sms_provider_not_configured.
+	SMS sms.Config
+	// CampaignPeriod is the span a campaign's rate_per_minute is counted over: a minute
+	// (tests shorten it).
+	CampaignPeriod time.Duration
 }
 
 // AccountsConfig is the accounts configuration with the server's environment and address.
@@ -113,6 +124,7 @@ func DefaultConfig() Config {
 		Accounts: accounts.Config{SessionLifetime: 12 * time.Hour, SessionIdleTimeout: 2 * time.Hour,
 			SetPasswordTTL: 72 * time.Hour, SignInPerMinute: 10},
 		ComplianceVersion: compliance.DefaultVersion,
+		CampaignPeriod:    time.Minute,
 	}
 }
 
@@ -175,8 +187,17 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 		return nil, fmt.Errorf("job queue: %w", err)
 	}
 	ops := manage.New(st, cat, guard, inserter, cfg.Server.PublicBaseURL)
-	// The management operations are also the builder assistant's tools.
-	tools, err := agent.NewTools(ops.AgentTools()...)
+	// The bulk tools are management operations too, on MCP and the assistant alike.
+	bulkOps := bulk.New(st, inserter, log)
+	ops.Register(bulkOps.Operations()...)
+	provider, err := sms.New(cfg.SMS)
+	if err != nil {
+		return nil, err
+	}
+	phones := phonenumbers.New(st, provider, log)
+	// The management operations are also the builder assistant's tools, with
+	// buy_phone_number (a spend tool).
+	tools, err := agent.NewTools(append(ops.AgentTools(), phones.AgentTools()...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -195,13 +216,21 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	}
 	// Deployed agents run on the same pipeline, with their own prompt and tools per turn.
 	agents := converse.New(st, cat, pipeline, guard, inserter, cfg.Clock, log)
+	comp, err := compliance.New(st, cfg.ComplianceVersion)
+	if err != nil {
+		return nil, err
+	}
+	camps := campaigns.New(st, comp, provider, inserter, campaigns.Config{Period: cfg.CampaignPeriod, Now: cfg.Clock})
 	replicaID := newReplicaID()
-	jobs, err := newWorkingClient(st, cfg, log, workMiddleware(m, tr), replicaID,
+	jobs, err := newWorkingClient(st, cfg, log, workMiddleware(m, tr), replicaID, camps.PeriodicJobs(),
 		worker(resp.Worker()),
 		worker(events.NewDeliverer(st, guard.Client(cfg.Delivery.Timeout), cfg.Delivery, log)),
 		worker(manage.NewCrawler(st, guard, log)),
 		worker(converse.NewNotifier(mail)),
-		worker(manage.NewIngester(st, guard, log)))
+		worker(manage.NewIngester(st, guard, log)),
+		worker(bulkOps.Worker()),
+		worker(campaigns.NewWorker(camps, log.With(slog.String("component", "campaigns")))),
+		worker(campaigns.NewSweepWorker(camps)))
 	if err != nil {
 		return nil, err
 	}
@@ -212,15 +241,12 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	ready = append([]server.ReadyCheck{migrationsCheck(st)}, ready...)
 	// Sign-in attempts have their own budgets (accounts.Service.SignIn).
 	acc := accounts.New(cfg.AccountsConfig(), st, ratelimit.NewMemory(nil))
-	comp, err := compliance.New(st, cfg.ComplianceVersion)
-	if err != nil {
-		return nil, err
-	}
 	deps := server.Deps{
 		Store: st, Catalog: cat, Limiter: limiter, Responses: resp,
-		Hub: hub, Jobs: inserter, Guard: guard, Ops: ops, Agents: agents, MCP: mcp.Handler(mcp.New(ops, server.MCPCaller, log)), Log: log,
+		Hub: hub, Jobs: inserter, Guard: guard, Ops: ops, Agents: agents, MCP: mcp.Handler(mcp.New(ops, server.MCPCaller, log, mcp.WithConfirmations(pipeline))), Log: log,
 		Ready:    ready,
 		Pending:  meter.Pending,
+		Contacts: contacts.New(st), Campaigns: camps, PhoneNumbers: phones,
 		Accounts: acc, Dashboard: dashboard.New(dashboard.Deps{Store: st, Accounts: acc, Ops: ops, Jobs: inserter, Compliance: comp, Mailer: mail, Log: log}),
 	}
 	if tr != nil {
@@ -293,7 +319,7 @@ func vendorClient(timeout time.Duration) *http.Client {
 
 // newWorkingClient is the River client that works jobs, with every worker registered.
 func newWorkingClient(st *store.Store, cfg Config, log *slog.Logger, middleware []rivertype.Middleware, replicaID string,
-	register ...func(*river.Workers) error) (*river.Client[pgx.Tx], error) {
+	periodic []*river.PeriodicJob, register ...func(*river.Workers) error) (*river.Client[pgx.Tx], error) {
 	workers := river.NewWorkers()
 	for _, add := range register {
 		if err := add(workers); err != nil {
@@ -301,10 +327,11 @@ func newWorkingClient(st *store.Store, cfg Config, log *slog.Logger, middleware 
 		}
 	}
 	jobs, err := river.NewClient(riverpgxv5.New(st.Pool()), &river.Config{
-		Logger:     log.With(slog.String("component", "jobs")),
-		Workers:    workers,
-		Middleware: middleware,
-		ID:         replicaID,
+		Logger:       log.With(slog.String("component", "jobs")),
+		Workers:      workers,
+		Middleware:   middleware,
+		ID:           replicaID,
+		PeriodicJobs: periodic,
 		Queues: map[string]river.QueueConfig{
 			river.QueueDefault:   {MaxWorkers: 20},
 			events.DeliveryQueue: {MaxWorkers: 50},

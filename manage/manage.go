@@ -28,6 +28,7 @@ type Service struct {
 	guard     netguard.Guard
 	jobs      *river.Client[pgx.Tx]
 	publicURL string
+	extra     []Operation // registered from outside the package (Register)
 }
 
 // New returns the service. publicURL is PUBLIC_BASE_URL without a trailing slash (the

@@ -27,6 +27,30 @@ type Operation struct {
 	// Describe, for operations a turn parks, checks the arguments and says in one sentence
 	// what the call will do, for the user to confirm.
 	Describe func(ctx context.Context, ws uuid.UUID, args json.RawMessage) (string, error)
+	// Prepare and Recheck, for operations a turn parks, are agent.Tool's (package bulk: the
+	// count a bulk action matched is parked with it, and a confirmation is aborted when the
+	// set has grown by more than 10% since).
+	Prepare func(ctx context.Context, c agent.Call) (agent.Prepared, error)
+	Recheck func(ctx context.Context, c agent.Call) (resolution, why string, err error)
+	// RunCall, when set, replaces Run where the surface knows more of the call than its
+	// workspace (the conversation a parked call was confirmed in).
+	RunCall func(ctx context.Context, c agent.Call) (any, error)
+	// ParksOnMCP makes an MCP call park the action too (the destructive bulk tools): the
+	// client confirms it with confirm_action. Other MCP calls run at once.
+	ParksOnMCP bool
+}
+
+// NewOperation registers an operation written outside this package (package bulk); its input
+// schema is derived from In, as for the agent operations.
+func NewOperation[In, Out any](name, description string, class agent.Class, perm access.Permission, run func(context.Context, uuid.UUID, In) (Out, error)) Operation {
+	return op(name, description, class, perm, run)
+}
+
+// Register adds operations written outside this package to every surface that lists
+// Operations (the MCP tools, the builder assistant's tools). Call it while wiring, before
+// the surfaces are built.
+func (s *Service) Register(ops ...Operation) {
+	s.extra = append(s.extra, ops...)
 }
 
 func (o Operation) describedBy(d func(context.Context, uuid.UUID, json.RawMessage) (string, error)) Operation {
@@ -39,7 +63,7 @@ func (o Operation) describedBy(d func(context.Context, uuid.UUID, json.RawMessag
 // deploying and deleting agents are risky (a stored turn parks them for the user's `YES
 // <code>`); ephemeral turns are offered only the read-only ones.
 func (s *Service) Operations() []Operation {
-	return []Operation{
+	return append([]Operation{
 		op("create_agent", "Create an agent from a full YAML blueprint. Every blueprint error is reported with its path and line.", agent.Change, access.AgentsWrite, s.CreateAgent),
 		op("update_agent", "Change some fields of an agent; fields not given stay as they are.", agent.Risky, access.AgentsWrite, s.UpdateAgent).
 			describedBy(describe(s.describeUpdate)),
@@ -53,7 +77,7 @@ func (s *Service) Operations() []Operation {
 		op("get_analytics", "Count an agent's conversations and their labels.", agent.Safe, access.Read, s.GetAnalytics),
 		op("delete_agent", "Permanently delete an agent, its knowledge base and its deployments.", agent.Risky, access.AgentsDelete, s.DeleteAgent).
 			describedBy(describe(s.describeDelete)),
-	}
+	}, s.extra...)
 }
 
 // op registers an operation; its input schema is derived from In.
@@ -101,7 +125,11 @@ func (s *Service) AgentTools() []agent.Tool {
 	var tools []agent.Tool
 	for _, o := range s.Operations() {
 		t := agent.Tool{Name: o.Name, Description: o.Description, Parameters: o.Schema, Class: o.Class, Permission: o.Permission,
-			Run: func(ctx context.Context, c agent.Call) (any, error) { return o.Run(ctx, c.WorkspaceID, c.Arguments) }}
+			Run:     func(ctx context.Context, c agent.Call) (any, error) { return o.Run(ctx, c.WorkspaceID, c.Arguments) },
+			Prepare: o.Prepare, Recheck: o.Recheck}
+		if o.RunCall != nil {
+			t.Run = o.RunCall
+		}
 		if o.Describe != nil {
 			t.Describe = func(ctx context.Context, c agent.Call) (string, error) {
 				return o.Describe(ctx, c.WorkspaceID, c.Arguments)

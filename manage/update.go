@@ -108,7 +108,18 @@ func (s *Service) UpdateAgent(ctx context.Context, ws uuid.UUID, in UpdateAgentI
 	if err != nil {
 		return AgentRef{}, err
 	}
-	updated, err := s.store.UpdateAgent(ctx, ws, a.ID, u)
+	var updated store.Agent
+	err = s.store.InTx(ctx, func(tx *store.Tx) error {
+		if updated, err = tx.UpdateAgent(ctx, ws, a.ID, u); err != nil {
+			return err
+		}
+		if a.Status == string(AgentEnabled) && u.Status == string(AgentDisabled) {
+			// A disabled agent runs no campaigns: its scheduled and running ones pause
+			// (paused_reason agent_disabled) in the same transaction.
+			_, err = tx.PauseAgentCampaigns(ctx, ws, a.ID)
+		}
+		return err
+	})
 	if err != nil {
 		return AgentRef{}, apierr.WithParam(err, "agent_id")
 	}

@@ -37,13 +37,28 @@ type Workspace func(ctx context.Context) (Caller, bool)
 // New returns the MCP server with the ten agent tools. Every caller sees all ten (a tool
 // hidden from tools/list could not answer role_not_allowed: mcp-go's tool filter hides a
 // tool from calls too); each description names the least role that may call it.
-func New(ops *manage.Service, workspace Workspace, log *slog.Logger) *server.MCPServer {
+func New(ops *manage.Service, workspace Workspace, log *slog.Logger, opts ...Option) *server.MCPServer {
 	s := server.NewMCPServer("switchboard", "1.0.0",
 		server.WithToolCapabilities(false),
-		server.WithInstructions("Create, configure, deploy and inspect Switchboard agents. Agents are defined by a YAML blueprint; its JSON Schema is served at /schemas/blueprint.json."))
-	s.AddTools(Tools(ops, workspace, log)...)
+		server.WithInstructions("Create, configure, deploy and inspect Switchboard agents. Agents are defined by a YAML blueprint; its JSON Schema is served at /schemas/blueprint.json. "+
+			"Destructive bulk tools park an action: show its summary to the user, and call confirm_action with its action_id and code if they agree."))
+	s.AddTools(Tools(ops, workspace, log, opts...)...)
 	return s
 }
+
+// Confirmations park the calls of the tools that park on MCP (the destructive bulk tools)
+// and run them on confirm_action; the turn pipeline (agent.Pipeline) is one.
+type Confirmations interface {
+	Park(ctx context.Context, c agent.Caller, tool string, args json.RawMessage) (told map[string]any, result any, err error)
+	ConfirmAction(ctx context.Context, c agent.Caller, actionID, code string) (any, error)
+}
+
+// Option configures the tools.
+type Option func(*toolkit)
+
+// WithConfirmations lets the tools park actions and confirm_action confirm them; without
+// it, a call that would park fails.
+func WithConfirmations(c Confirmations) Option { return func(t *toolkit) { t.confirm = c } }
 
 // Handler serves the tools over streamable HTTP. It is stateless, so any replica can answer
 // any request.
@@ -55,10 +70,13 @@ func Handler(s *server.MCPServer) http.Handler {
 // the operation's, derived in manage from its Go input type; mcp-go's WithInputSchema[T] is
 // not used because its schema generator keeps only descriptions and enums, and the tools
 // publish lengths, bounds, formats and defaults too.
-func Tools(ops *manage.Service, workspace Workspace, log *slog.Logger) []server.ServerTool {
+func Tools(ops *manage.Service, workspace Workspace, log *slog.Logger, opts ...Option) []server.ServerTool {
 	t := toolkit{workspace: workspace, log: log}
+	for _, o := range opts {
+		o(&t)
+	}
 	var tools []server.ServerTool
-	for _, o := range ops.Operations() {
+	for _, o := range append(ops.Operations(), t.confirmOperation()) {
 		tool := mcpgo.NewToolWithRawSchema(o.Name, o.Description+" Role needed: "+access.Needs(o.Permission).String()+" or above.", o.Schema)
 		tool.Annotations = annotations(o)
 		tools = append(tools, server.ServerTool{Tool: tool, Handler: t.handler(o)})
@@ -69,6 +87,7 @@ func Tools(ops *manage.Service, workspace Workspace, log *slog.Logger) []server.
 type toolkit struct {
 	workspace Workspace
 	log       *slog.Logger
+	confirm   Confirmations
 }
 
 // handler runs one operation for a tool call, in the caller's workspace.
@@ -92,7 +111,15 @@ func (t toolkit) handler(o manage.Operation) server.ToolHandlerFunc {
 		if err := inputguard.CheckJSON(args); err != nil {
 			return t.failed(ctx, o.Name, err), nil
 		}
-		out, err := o.Run(ctx, caller.WorkspaceID, args)
+		var out any
+		switch {
+		case o.ParksOnMCP:
+			out, err = t.park(ctx, caller, o, args)
+		case o.Name == confirmTool:
+			out, err = t.confirmAction(ctx, caller, args)
+		default:
+			out, err = o.Run(ctx, caller.WorkspaceID, args)
+		}
 		if err != nil {
 			return t.failed(ctx, o.Name, err), nil
 		}

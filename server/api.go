@@ -48,8 +48,9 @@ func (s *Server) routeAPI(e *echo.Echo) error {
 	if err != nil {
 		return err
 	}
+	e.Pre(campaignsSlash)
 	g := e.Group("/api", s.sessionAuth, s.authenticator(true), authorize(perms), skipForUploads(s.bodyLimit()), skipForUploads(s.guardInput(spec)),
-		skipForUploads(keepRawBody), skipForUploads(validator))
+		skipForUploads(keepRawBody), s.outboundGate, importMultipart, skipForUploads(validator))
 	apiapi.RegisterHandlers(basePath{g: g, prefix: "/api"}, apiapi.NewStrictHandler(&apiHandlers{s: s}, apiStrictMiddlewares))
 	return nil
 }

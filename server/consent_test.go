@@ -59,12 +59,15 @@ func (f *consentFlow) event(t *testing.T, typ string) map[string]any {
 	fr := f.feed.next(t)
 	require.Equal(t, typ, fr.event)
 	var env struct {
+		ID   string         `json:"id"`
 		Data map[string]any `json:"data"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(fr.data), &env))
 	require.Eventually(t, func() bool {
 		for _, d := range f.receiver.got() {
-			if strings.Contains(string(d.body), fr.id) {
+			// The event's evt_ id (the frame's id is its numeric cursor, which any body may
+			// happen to contain).
+			if strings.Contains(string(d.body), `"id":"`+env.ID+`"`) {
 				return true
 			}
 		}

@@ -24,6 +24,7 @@ import (
 	"switchboard/gen/v1api"
 	"switchboard/openapi"
 	"switchboard/openapi/contract"
+	"switchboard/sms/smstest"
 )
 
 // fuzzOp is a request of one operation: the fuzzer picks one by index and mutates its path
@@ -76,6 +77,26 @@ var fuzzOps = []fuzzOp{
 	{"blockVisitor", http.MethodPost, "/api/webchat/blocked-visitors", "application/json", "", "", `{"visitor_id":"$visitor","reason":"Spam links"}`},
 	{"listBlockedVisitors", http.MethodGet, "/api/webchat/blocked-visitors", "", "", "", ""},
 	{"unblockVisitor", http.MethodDelete, "/api/webchat/blocked-visitors/{id}", "", "$visitor2", "", ""},
+	{"listContacts", http.MethodGet, "/api/contacts", "", "", "tag=vip&consent_sms=true&q=ada&limit=10", ""},
+	{"createContact", http.MethodPost, "/api/contacts", "application/json", "", "", `{"name":"Ada","phone":"+14155550188","email":"ada@example.com","tags":["vip"],"lists":["Newsletter"],"consent_sms":true}`},
+	{"importContacts", http.MethodPost, "/api/contacts/import", "multipart/form-data; boundary=fuzzb", "", "",
+		"--fuzzb\r\nContent-Disposition: form-data; name=\"file\"; filename=\"c.csv\"\r\nContent-Type: text/csv\r\n\r\nname,phone,tags,consent_sms\nBob,+14155550177,vip;gold,yes\n\r\n--fuzzb--\r\n"},
+	{"getContact", http.MethodGet, "/api/contacts/{id}", "", "$contact", "", ""},
+	{"updateContact", http.MethodPatch, "/api/contacts/{id}", "application/json", "$contact", "", `{"tags":["vip","gold"],"email":null,"consent_calls":true}`},
+	{"deleteContact", http.MethodDelete, "/api/contacts/{id}", "", "$doomedContact", "", ""},
+	{"restoreContact", http.MethodPost, "/api/contacts/{id}/restore", "", "$deletedContact", "", ""},
+	{"listContactLists", http.MethodGet, "/api/contact-lists", "", "", "", ""},
+	{"listCampaigns", http.MethodGet, "/api/campaigns", "", "", "status=draft", ""},
+	{"createCampaign", http.MethodPost, "/api/campaigns", "application/json", "", "", `{"name":"Spring","draft":true,"audience":{"tags":["vip"]},"schedule":{"window_start":"09:00","window_end":"17:00","timezone":"America/New_York","rate_per_minute":5}}`},
+	{"getCampaign", http.MethodGet, "/api/campaigns/{id}", "", "$campaign", "", ""},
+	{"updateCampaign", http.MethodPatch, "/api/campaigns/{id}", "application/json", "$campaign", "", `{"name":"Summer","first_message":"Hello!","audience":{"tags":["gold"]}}`},
+	{"startCampaign", http.MethodPost, "/api/campaigns/{id}/start", "", "$startable", "", ""},
+	{"pauseCampaign", http.MethodPost, "/api/campaigns/{id}/pause", "", "$scheduled", "", ""},
+	{"cancelCampaign", http.MethodPost, "/api/campaigns/{id}/cancel", "", "$cancellable", "", ""},
+	{"listPhoneNumbers", http.MethodGet, "/api/phone-numbers", "", "", "status=active", ""},
+	{"searchPhoneNumbers", http.MethodGet, "/api/phone-numbers/available", "", "", "country=US&area_code=212", ""},
+	{"buyPhoneNumber", http.MethodPost, "/api/phone-numbers", "application/json", "", "", `{"phone_number":"+12125550102","country":"US","confirm_price":115}`},
+	{"releasePhoneNumber", http.MethodDelete, "/api/phone-numbers/{id}", "", "$phone", "", ""},
 }
 
 // fuzzAgentYAML is a valid blueprint (voiceAgent of the MCP tests, with a webchat channel).
@@ -107,7 +128,8 @@ func FuzzHTTP(f *testing.F) {
 	for i, op := range fuzzOps {
 		f.Add(uint8(i), op.id, op.query, []byte(op.body))
 	}
-	b := setup(f, func(o *setupOpts) { o.keyRPM, o.workspaceRPM = 1<<30, 1<<30 })
+	provider := smstest.New(f)
+	b := setup(f, func(o *setupOpts) { o.keyRPM, o.workspaceRPM, o.smsBaseURL = 1<<30, 1<<30, provider.URL })
 	ctx := context.Background()
 	_, err := b.store.Pool().Exec(ctx, `UPDATE workspaces SET balance_nano_usd = 1000000000000000 WHERE id = $1`, b.workspace.ID)
 	require.NoError(f, err)
@@ -242,7 +264,8 @@ func fuzzRefs(t testing.TB, b *testBundle, auth string) *strings.Replacer {
 	}
 	_, _, err = b.store.BlockWebchatVisitor(context.Background(), b.workspace.ID, visitors[1], "")
 	require.NoError(t, err)
-	return strings.NewReplacer("$visitor2", visitors[1], "$visitor", visitors[0], "$response", response.ID, "$conversation", response.Conversation, "$webhook2", doomed.ID, "$webhook", webhook.ID, "$agent", agent.AgentID, "$event", event, "$revocable", revocable.ID, "$upload", upload.ID)
+	camp := campaignRefs(t, b, auth, decode)
+	return strings.NewReplacer(append([]string{"$visitor2", visitors[1], "$visitor", visitors[0], "$response", response.ID, "$conversation", response.Conversation, "$webhook2", doomed.ID, "$webhook", webhook.ID, "$agent", agent.AgentID, "$event", event, "$revocable", revocable.ID, "$upload", upload.ID}, camp...)...)
 }
 
 // The seed corpus of FuzzHTTP has a valid request of every operation of both contracts.

@@ -26,6 +26,8 @@ import (
 	"switchboard/openapi"
 	"switchboard/openapi/contract"
 	"switchboard/responses"
+	"switchboard/sms"
+	"switchboard/sms/smstest"
 	"switchboard/store"
 	"switchboard/store/storetest"
 )
@@ -60,6 +62,8 @@ type setupOpts struct {
 	// meterFlush is METER_FLUSH_INTERVAL. 0 (here the default): ephemeral turns commit
 	// before they answer, so that a test may read the ledger right after a turn.
 	meterFlush time.Duration
+	smsBaseURL           string           // TWILIO_BASE_URL of a fake provider (smstest); empty: no SMS provider
+	campaignPeriod       time.Duration    // 0: the default (a minute)
 }
 
 func setup(t testing.TB, opts ...func(*setupOpts)) *testBundle {
@@ -202,6 +206,12 @@ func startApp(t testing.TB, st *store.Store, o setupOpts, families map[string]ll
 	cfg.Families = families
 	cfg.WebhookAllowPrivate = o.allowPrivate
 	cfg.Clock, cfg.SMTPURL = o.clock, o.smtpURL
+	if o.smsBaseURL != "" {
+		cfg.SMS = sms.Config{AccountSID: smstest.AccountSID, AuthToken: smstest.AuthToken, BaseURL: o.smsBaseURL}
+	}
+	if o.campaignPeriod > 0 {
+		cfg.CampaignPeriod = o.campaignPeriod
+	}
 	cfg.Delivery = events.DeliveryConfig{RetryBase: 50 * time.Millisecond, Timeout: 2 * time.Second, DisableAfter: o.disableAfter}
 	a, err := app.New(cfg, st, catalog.Default(), log)
 	require.NoError(t, err)

@@ -139,8 +139,9 @@ func TestMCPListsTheTenToolsWithTheirSchemas(t *testing.T) {
 		schemas[tool.Name] = schema
 	}
 	sort.Strings(names)
-	require.Equal(t, []string{"crawl_website", "create_agent", "delete_agent", "deploy_agent", "generate_test_link",
-		"get_agent", "get_analytics", "get_conversations", "list_agents", "update_agent"}, names)
+	require.Equal(t, []string{"cancel_campaigns", "confirm_action", "crawl_website", "create_agent", "delete_agent", "delete_campaigns",
+		"delete_channels", "delete_contacts", "delete_conversations", "deploy_agent", "generate_test_link",
+		"get_agent", "get_analytics", "get_bulk_run", "get_conversations", "list_agents", "undeploy_agents", "update_agent"}, names)
 	require.Equal(t, []any{"yaml"}, schemas["create_agent"]["required"])
 	limit := schemas["get_conversations"]["properties"].(map[string]any)["limit"].(map[string]any)
 	require.Equal(t, 1.0, limit["minimum"])

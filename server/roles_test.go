@@ -91,7 +91,7 @@ func TestPermissionTableOnEverySurface(t *testing.T) {
 			b.expect(t, probe{op: "tool " + p.op, least: p.least}, r, got)
 		}
 	}
-	require.Len(t, tools, 10, "the ten agent tools")
+	require.Len(t, tools, 18, "the ten agent tools, the six bulk tools, get_bulk_run and confirm_action")
 }
 
 const http200 = http.StatusOK
@@ -235,7 +235,7 @@ func (b *testBundle) httpProbes(f fixtures) []probe {
 	api := func(method, path, body string) func(*testing.T, string) outcome {
 		return func(t *testing.T, key string) outcome { return b.viaHTTP(t, method, path, key, body) }
 	}
-	return []probe{
+	return append([]probe{
 		{"createResponse", "viewer", func(t *testing.T, key string) outcome {
 			_, err := b.oai(key).Responses.New(ctx, responses.ResponseNewParams{Model: "beta-5.4",
 				Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("hello")}})
@@ -305,7 +305,7 @@ func (b *testBundle) httpProbes(f fixtures) []probe {
 		{"revokeKey (privileged)", "owner", func(t *testing.T, key string) outcome {
 			return b.viaHTTP(t, http.MethodDelete, "/api/keys/"+b.keyIDOfNew(t, "admin"), key, "")
 		}},
-	}
+	}, b.campaignProbes()...)
 }
 
 func (e apiError) codeOrEmpty() string {
@@ -363,6 +363,15 @@ func (b *testBundle) toolProbes(f fixtures) []toolProbe {
 		{"generate_test_link", "member", fixed(map[string]any{"agent_id": f.agentID})},
 		{"deploy_agent", "admin", fixed(map[string]any{"agent_id": f.agentID, "channel": "webchat"})},
 		{"delete_agent", "admin", func(t *testing.T) map[string]any { return map[string]any{"agent_id": b.newAgent(t, "Doomed")} }},
+		// The bulk tools (package bulk) and confirm_action.
+		{"delete_conversations", "admin", fixed(map[string]any{"filter": map[string]any{"channel": "msgapp_4"}})},
+		{"delete_channels", "admin", fixed(map[string]any{"filter": map[string]any{"provider": "msgapp_4"}})},
+		{"delete_contacts", "admin", fixed(map[string]any{"filter": map[string]any{"tag": "nobody"}})},
+		{"delete_campaigns", "admin", fixed(map[string]any{"filter": map[string]any{"status": "draft"}})},
+		{"undeploy_agents", "admin", fixed(map[string]any{"filter": map[string]any{"agent_id": f.agentID}})},
+		{"cancel_campaigns", "admin", fixed(map[string]any{"filter": map[string]any{"status": "running"}})},
+		{"get_bulk_run", "admin", fixed(map[string]any{"run_id": "bulk_unknown"})},
+		{"confirm_action", "viewer", fixed(map[string]any{"action_id": "act_unknown", "code": "123456"})},
 	}
 }
 
@@ -374,7 +383,8 @@ func TestAssistantToolsFollowTheRole(t *testing.T) {
 	vendor := b.vendors["beta"]
 	read := []string{"get_agent", "list_agents", "get_conversations", "get_analytics"}
 	member := append(slices.Clone(read), "create_agent", "update_agent", "crawl_website", "generate_test_link")
-	admin := append(slices.Clone(member), "deploy_agent", "delete_agent")
+	admin := append(slices.Clone(member), "deploy_agent", "delete_agent", "buy_phone_number",
+		"delete_conversations", "delete_channels", "delete_contacts", "delete_campaigns", "undeploy_agents", "cancel_campaigns", "get_bulk_run")
 	want := map[string][]string{"viewer": read, "member": member, "admin": admin, "owner": admin}
 	for _, r := range roles {
 		c := b.openai(b.newKey(t, b.workspace, r))
@@ -388,7 +398,7 @@ func TestAssistantToolsFollowTheRole(t *testing.T) {
 		Model: "beta-5.4", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}})
 	require.NoError(t, err)
 	reqs := vendor.Requests()
-	require.ElementsMatch(t, append(slices.Clone(read), "generate_test_link"), reqs[len(reqs)-1].Tools,
+	require.ElementsMatch(t, append(slices.Clone(read), "generate_test_link", "get_bulk_run"), reqs[len(reqs)-1].Tools,
 		"an ephemeral chat completion is offered read-only tools only, whatever the role")
 }
 

@@ -19,13 +19,16 @@ import (
 	"github.com/riverqueue/river"
 
 	"switchboard/accounts"
+	"switchboard/campaigns"
 	"switchboard/catalog"
+	"switchboard/contacts"
 	"switchboard/converse"
 	"switchboard/events"
 	"switchboard/gen/v1api"
 	"switchboard/manage"
 	"switchboard/netguard"
 	"switchboard/oauth"
+	"switchboard/phonenumbers"
 	"switchboard/ratelimit"
 	"switchboard/responses"
 	"switchboard/store"
@@ -68,6 +71,11 @@ type Deps struct {
 	Accounts *accounts.Service
 	// Dashboard, when set, serves the dashboard's pages under /dashboard.
 	Dashboard http.Handler
+	// Contacts, Campaigns and PhoneNumbers serve /api/contacts, /api/campaigns (and the
+	// outbound compliance gate) and /api/phone-numbers.
+	Contacts     *contacts.Service
+	Campaigns    *campaigns.Service
+	PhoneNumbers *phonenumbers.Service
 	// Ready are the checks of GET /ready beyond the database, which is always checked
 	// (migrations, Redis when configured).
 	Ready []ReadyCheck
@@ -106,6 +114,9 @@ type Server struct {
 	oauth     *oauth.Service  // MCP over OAuth; nil without the dashboard (its login step)
 	auth      *authCache      // principals of recently used keys
 	pending   func(uuid.UUID) int64
+	contacts  *contacts.Service
+	campaigns *campaigns.Service
+	phones    *phonenumbers.Service
 }
 
 // New builds the server and its routes.
@@ -132,6 +143,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 			deps.Hub.OnRevocation(s.auth.forget)
 		}
 	}
+	s.contacts, s.campaigns, s.phones = deps.Contacts, deps.Campaigns, deps.PhoneNumbers
 	s.ready = &readiness{checks: append([]ReadyCheck{{Name: "database", Check: s.store.Ping}}, deps.Ready...)}
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true

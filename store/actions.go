@@ -13,9 +13,9 @@ import (
 // PendingAction is a risky or spend tool call parked until the user confirms it.
 type PendingAction struct {
 	ID             uuid.UUID
-	ShortID        string // act_...
-	ConversationID uuid.UUID
-	Code           string // what the user replies after YES
+	ShortID        string    // act_...
+	ConversationID uuid.UUID // uuid.Nil: parked by an MCP call, outside any conversation
+	Code           string    // what the user replies after YES
 	Tool           string
 	Arguments      json.RawMessage
 	Summary        string
@@ -31,25 +31,36 @@ const (
 	ActionApproved = "approved"
 	ActionRejected = "rejected"
 	ActionExpired  = "expired"
+	// ActionAbortedDrift: confirmed, but the bulk action's matching set had grown by more
+	// than 10% since it was parked, so nothing ran (package bulk).
+	ActionAbortedDrift = "aborted_drift"
 )
 
 func pendingAction(r dbsqlc.PendingAction) PendingAction {
-	return PendingAction{ID: r.ID, ShortID: r.ShortID, ConversationID: r.ConversationID, Code: r.Code, Tool: r.Tool,
+	var conv uuid.UUID
+	if r.ConversationID != nil {
+		conv = *r.ConversationID
+	}
+	return PendingAction{ID: r.ID, ShortID: r.ShortID, ConversationID: conv, Code: r.Code, Tool: r.Tool,
 		Arguments: r.Arguments, Summary: r.Summary, KeyID: r.KeyID, Role: r.Role, Status: r.Status,
 		ExpiresAt: r.ExpiresAt, WorkspaceID: r.WorkspaceID}
 }
 
 // ParkAction stores a pending action of the workspace (a.ConversationID set by the caller).
 func (q *queries) ParkAction(ctx context.Context, workspaceID uuid.UUID, a PendingAction) error {
+	var conv *uuid.UUID
+	if a.ConversationID != uuid.Nil {
+		conv = &a.ConversationID
+	}
 	return q.sql.ParkAction(ctx, q.db, dbsqlc.ParkActionParams{ID: a.ID, WorkspaceID: workspaceID, ShortID: a.ShortID,
-		ConversationID: a.ConversationID, Code: a.Code, Tool: a.Tool, Arguments: a.Arguments, Summary: a.Summary,
+		ConversationID: conv, Code: a.Code, Tool: a.Tool, Arguments: a.Arguments, Summary: a.Summary,
 		KeyID: a.KeyID, Role: a.Role, ExpiresAt: a.ExpiresAt})
 }
 
 // PendingActionsForUpdate returns the conversation's pending actions, locked until the
 // transaction ends (call it on a Tx).
 func (q *queries) PendingActionsForUpdate(ctx context.Context, workspaceID, conversationID uuid.UUID) ([]PendingAction, error) {
-	rows, err := q.sql.PendingActionsForUpdate(ctx, q.db, dbsqlc.PendingActionsForUpdateParams{WorkspaceID: workspaceID, ConversationID: conversationID})
+	rows, err := q.sql.PendingActionsForUpdate(ctx, q.db, dbsqlc.PendingActionsForUpdateParams{WorkspaceID: workspaceID, ConversationID: &conversationID})
 	return mapRows(rows, pendingAction), err
 }
 
@@ -66,7 +77,7 @@ func (q *queries) SetActionResult(ctx context.Context, workspaceID, id uuid.UUID
 // LatestActionWithCode returns the conversation's newest action with code, whatever its
 // status; ErrNotFound when there is none.
 func (q *queries) LatestActionWithCode(ctx context.Context, workspaceID, conversationID uuid.UUID, code string) (PendingAction, error) {
-	r, err := q.sql.LatestActionWithCode(ctx, q.db, dbsqlc.LatestActionWithCodeParams{WorkspaceID: workspaceID, ConversationID: conversationID, Code: code})
+	r, err := q.sql.LatestActionWithCode(ctx, q.db, dbsqlc.LatestActionWithCodeParams{WorkspaceID: workspaceID, ConversationID: &conversationID, Code: code})
 	return pendingAction(r), notFound("action", err)
 }
 
@@ -81,4 +92,12 @@ func (q *queries) ActionByShortID(ctx context.Context, workspaceID uuid.UUID, sh
 func (q *queries) ExpireActions(ctx context.Context, limit int) ([]PendingAction, error) {
 	rows, err := q.sql.ExpireActions(ctx, q.db, int32(limit))
 	return mapRows(rows, pendingAction), err
+}
+
+// ActionByShortIDForUpdate returns an action of the workspace by its act_ id, locked until
+// the transaction ends (call it on a Tx): two confirmations of one action run one after the
+// other, and the second finds it resolved.
+func (q *queries) ActionByShortIDForUpdate(ctx context.Context, workspaceID uuid.UUID, shortID string) (PendingAction, error) {
+	r, err := q.sql.ActionByShortIDForUpdate(ctx, q.db, dbsqlc.ActionByShortIDForUpdateParams{WorkspaceID: workspaceID, ShortID: shortID})
+	return pendingAction(r), notFound("action", err)
 }

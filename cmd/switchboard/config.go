@@ -85,6 +85,7 @@ func loadConfig(getenv env) (config, error) {
 	a.WebhookAllowPrivate = getenv("WEBHOOK_ALLOW_PRIVATE") == "1"
 	a.SMTPURL = getenv("SMTP_URL")
 	a.ComplianceVersion = getenv.or("COMPLIANCE_VERSION", a.ComplianceVersion)
+	a.SMS.AccountSID, a.SMS.AuthToken, a.SMS.BaseURL = getenv("TWILIO_ACCOUNT_SID"), getenv("TWILIO_AUTH_TOKEN"), getenv("TWILIO_BASE_URL")
 	if _, err := compliance.Text(a.ComplianceVersion); err != nil {
 		return c, err
 	}

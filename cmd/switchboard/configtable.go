@@ -61,6 +61,8 @@ func configRows() []configVar {
 		configVar{[]string{"SECRETS_KEY_PREVIOUS"}, "", "during a key rotation, the old key(s), comma-separated: they only open secrets, never seal (see Security)"},
 		configVar{[]string{"SMTP_URL"}, "", "outgoing mail for escalation notifications: `smtp://[user:pass@]host[:port]` (STARTTLS when offered) or `smtps://…`; `?from=` sets the sender (default `noreply@` the host of `PUBLIC_BASE_URL`)"},
 		configVar{[]string{"COMPLIANCE_VERSION"}, code(d.ComplianceVersion), "version of the outbound compliance acknowledgment workspaces must accept (its text is `compliance/outbound-<version>.md`, embedded; known: " + code(strings.Join(compliance.Versions(), "`, `")) + "); a new version needs a new acceptance (see Settings)"},
+		configVar{[]string{"TWILIO_ACCOUNT_SID", "TWILIO_AUTH_TOKEN"}, "", "the SMS provider account (twilio-go): campaign sends and phone numbers; unset, campaigns cannot start and phone-number routes answer 409 `sms_provider_not_configured`"},
+		configVar{[]string{"TWILIO_BASE_URL"}, "the SDK's `https://api.twilio.com`", "where the SMS provider's API is reached (a regional proxy, or a fake in tests)"},
 		configVar{[]string{"SWITCHBOARD_URL"}, "`http://localhost` and the port of `ADDR`", "`switchboard webhooks listen` only: the server to register with"},
 		configVar{[]string{"SWITCHBOARD_API_KEY"}, "`BOOTSTRAP_API_KEY`, else the development key", "`switchboard webhooks listen` only: the key it registers with"},
 	)

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"path"
@@ -18,9 +19,12 @@ import (
 	"time"
 
 	"switchboard/blueprint"
+	"switchboard/campaigns"
 	"switchboard/catalog"
+	"switchboard/contacts"
 	"switchboard/converse"
 	"switchboard/manage"
+	"switchboard/phonenumbers"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/labstack/echo/v4"
@@ -37,6 +41,21 @@ const (
 func (e ChannelListObject) Valid() bool {
 	switch e {
 	case List:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OutboundComplianceRequiredError.
+const (
+	OutboundComplianceRequiredErrorOutboundComplianceRequired OutboundComplianceRequiredError = "outbound_compliance_required"
+)
+
+// Valid indicates whether the value is a known member of the OutboundComplianceRequiredError enum.
+func (e OutboundComplianceRequiredError) Valid() bool {
+	switch e {
+	case OutboundComplianceRequiredErrorOutboundComplianceRequired:
 		return true
 	default:
 		return false
@@ -61,6 +80,54 @@ func (e Role) Valid() bool {
 	case Owner:
 		return true
 	case Viewer:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListCampaignsParamsStatus.
+const (
+	Cancelled ListCampaignsParamsStatus = "cancelled"
+	Completed ListCampaignsParamsStatus = "completed"
+	Draft     ListCampaignsParamsStatus = "draft"
+	Paused    ListCampaignsParamsStatus = "paused"
+	Running   ListCampaignsParamsStatus = "running"
+	Scheduled ListCampaignsParamsStatus = "scheduled"
+)
+
+// Valid indicates whether the value is a known member of the ListCampaignsParamsStatus enum.
+func (e ListCampaignsParamsStatus) Valid() bool {
+	switch e {
+	case Cancelled:
+		return true
+	case Completed:
+		return true
+	case Draft:
+		return true
+	case Paused:
+		return true
+	case Running:
+		return true
+	case Scheduled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListPhoneNumbersParamsStatus.
+const (
+	Active   ListPhoneNumbersParamsStatus = "active"
+	Released ListPhoneNumbersParamsStatus = "released"
+)
+
+// Valid indicates whether the value is a known member of the ListPhoneNumbersParamsStatus enum.
+func (e ListPhoneNumbersParamsStatus) Valid() bool {
+	switch e {
+	case Active:
+		return true
+	case Released:
 		return true
 	default:
 		return false
@@ -127,6 +194,13 @@ type AgentUpdates struct {
 // AgentWithDisclosure defines model for AgentWithDisclosure.
 type AgentWithDisclosure = manage.GetAgentResult
 
+// Audience A contact is in the audience when it matches any of the lists, tags or ids.
+type Audience struct {
+	ContactIds *[]openapi_types.UUID `json:"contact_ids,omitempty"`
+	ListIds    *[]openapi_types.UUID `json:"list_ids,omitempty"`
+	Tags       *[]string             `json:"tags,omitempty"`
+}
+
 // BlockedVisitor defines model for BlockedVisitor.
 type BlockedVisitor struct {
 	CreatedAt time.Time `json:"created_at"`
@@ -141,6 +215,43 @@ type BlockedVisitor struct {
 // BlockedVisitorList defines model for BlockedVisitorList.
 type BlockedVisitorList struct {
 	BlockedVisitors []BlockedVisitor `json:"blocked_visitors"`
+}
+
+// Campaign Statuses and transitions:
+//
+// | from | trigger | to |
+// |---|---|---|
+// | draft | start (gated), or create without `draft: true` | `scheduled` if `start_at` is ahead, else `running` |
+// | scheduled | `start_at` reached | running |
+// | scheduled, running | pause | paused (`paused_reason: user`) |
+// | scheduled, running | the agent is disabled | paused (`paused_reason: agent_disabled`) |
+// | running | every contact of the audience decided | completed |
+// | paused | start (gated) | scheduled or running |
+// | draft, scheduled, running, paused | cancel | cancelled |
+//
+// `completed` and `cancelled` are final. A running campaign messages each consenting,
+// live contact with an E.164 phone exactly once, at most `rate_per_minute` a minute,
+// within its window; `counts.skipped` counts contacts without consent, deleted or
+// without a phone. Each message opens a conversation of the agent with that contact
+// (`conversation.created` carries `contact_id` and `campaign_id`).
+type Campaign = campaigns.Campaign
+
+// CampaignInput defines model for CampaignInput.
+type CampaignInput = campaigns.Input
+
+// CampaignList defines model for CampaignList.
+type CampaignList = campaigns.List
+
+// CampaignPatch defines model for CampaignPatch.
+type CampaignPatch struct {
+	AgentId *openapi_types.UUID `json:"agent_id,omitempty"`
+
+	// Audience A contact is in the audience when it matches any of the lists, tags or ids.
+	Audience     *Audience           `json:"audience,omitempty"`
+	DeploymentId *openapi_types.UUID `json:"deployment_id,omitempty"`
+	FirstMessage *string             `json:"first_message,omitempty"`
+	Name         *string             `json:"name,omitempty"`
+	Schedule     *Schedule           `json:"schedule,omitempty"`
 }
 
 // Channel defines model for Channel.
@@ -197,6 +308,32 @@ type ChatRequest struct {
 	Stream *bool   `json:"stream,omitempty"`
 }
 
+// Contact defines model for Contact.
+type Contact = contacts.Contact
+
+// ContactImport defines model for ContactImport.
+type ContactImport = contacts.ImportResult
+
+// ContactInput defines model for ContactInput.
+type ContactInput = contacts.Input
+
+// ContactListPage defines model for ContactListPage.
+type ContactListPage = contacts.ListsPage
+
+// ContactPage defines model for ContactPage.
+type ContactPage = contacts.Page
+
+// ContactPatch defines model for ContactPatch.
+type ContactPatch struct {
+	ConsentCalls *bool     `json:"consent_calls,omitempty"`
+	ConsentSms   *bool     `json:"consent_sms,omitempty"`
+	Email        *string   `json:"email,omitempty"`
+	Lists        *[]string `json:"lists,omitempty"`
+	Name         *string   `json:"name,omitempty"`
+	Phone        *string   `json:"phone,omitempty"`
+	Tags         *[]string `json:"tags,omitempty"`
+}
+
 // CreatedAgent defines model for CreatedAgent.
 type CreatedAgent = manage.CreateAgentResult
 
@@ -227,6 +364,15 @@ type ErrorEnvelope struct {
 	} `json:"error"`
 }
 
+// GateOrConflictBody OutboundComplianceRequired, or the error envelope.
+type GateOrConflictBody struct {
+	// Error `outbound_compliance_required` (the gate), or the error object of the envelope
+	Error interface{} `json:"error"`
+
+	// Version the gate only: the version to accept
+	Version *string `json:"version,omitempty"`
+}
+
 // Key defines model for Key.
 type Key struct {
 	CreatedAt time.Time          `json:"created_at"`
@@ -249,6 +395,22 @@ type KeyList struct {
 	Keys []Key `json:"keys"`
 }
 
+// ListRef defines model for ListRef.
+type ListRef struct {
+	Id   openapi_types.UUID `json:"id"`
+	Name string             `json:"name"`
+}
+
+// OutboundComplianceRequired The campaign gate's 409 body, exactly: the acknowledgment version an owner or admin
+// must accept in the dashboard's Settings page. Clients surface it and do not retry.
+type OutboundComplianceRequired struct {
+	Error   OutboundComplianceRequiredError `json:"error"`
+	Version string                          `json:"version"`
+}
+
+// OutboundComplianceRequiredError defines model for OutboundComplianceRequired.Error.
+type OutboundComplianceRequiredError string
+
 // PendingAction defines model for PendingAction.
 type PendingAction struct {
 	// ActionId act_ id, as in confirmation.requested
@@ -258,8 +420,32 @@ type PendingAction struct {
 	Summary   string    `json:"summary"`
 }
 
+// PhoneNumber defines model for PhoneNumber.
+type PhoneNumber = phonenumbers.PhoneNumber
+
+// PhoneNumberList defines model for PhoneNumberList.
+type PhoneNumberList = phonenumbers.List
+
+// PhoneNumberOffers defines model for PhoneNumberOffers.
+type PhoneNumberOffers = phonenumbers.Offers
+
 // Role defines model for Role.
 type Role string
+
+// Schedule defines model for Schedule.
+type Schedule struct {
+	RatePerMinute *int `json:"rate_per_minute,omitempty"`
+
+	// StartAt not before; null: as soon as started
+	StartAt *time.Time `json:"start_at,omitempty"`
+
+	// Timezone IANA name; null: UTC
+	Timezone  *string `json:"timezone,omitempty"`
+	WindowEnd *string `json:"window_end,omitempty"`
+
+	// WindowStart HH:MM in timezone; with window_end bounds the hours of sending (an end before the start spans midnight); both null: any hour
+	WindowStart *string `json:"window_start,omitempty"`
+}
 
 // Upload defines model for Upload.
 type Upload = manage.UploadView
@@ -276,6 +462,9 @@ type Error struct {
 	} `json:"error"`
 }
 
+// GateOrConflict OutboundComplianceRequired, or the error envelope.
+type GateOrConflict = GateOrConflictBody
+
 // ListAgentsParams defines parameters for ListAgents.
 type ListAgentsParams struct {
 	Status *manage.AgentStatus `form:"status,omitempty" json:"status,omitempty"`
@@ -286,6 +475,15 @@ type CreateAgentJSONBody struct {
 	Yaml string `json:"yaml"`
 }
 
+// ListCampaignsParams defines parameters for ListCampaigns.
+type ListCampaignsParams struct {
+	Status  *ListCampaignsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+	AgentId *openapi_types.UUID        `form:"agent_id,omitempty" json:"agent_id,omitempty"`
+}
+
+// ListCampaignsParamsStatus defines parameters for ListCampaigns.
+type ListCampaignsParamsStatus string
+
 // CreateChannelJSONBody defines parameters for CreateChannel.
 type CreateChannelJSONBody struct {
 	Config   *map[string]interface{} `json:"config,omitempty"`
@@ -293,11 +491,64 @@ type CreateChannelJSONBody struct {
 	Provider ChannelType             `json:"provider"`
 }
 
+// ListContactsParams defines parameters for ListContacts.
+type ListContactsParams struct {
+	// Tag contacts carrying this tag (exact)
+	Tag *string `form:"tag,omitempty" json:"tag,omitempty"`
+
+	// ListId contacts of this list
+	ListId       *openapi_types.UUID `form:"list_id,omitempty" json:"list_id,omitempty"`
+	ConsentSms   *bool               `form:"consent_sms,omitempty" json:"consent_sms,omitempty"`
+	ConsentCalls *bool               `form:"consent_calls,omitempty" json:"consent_calls,omitempty"`
+
+	// Q substring of name or email (case-insensitive), or of phone
+	Q       *string `form:"q,omitempty" json:"q,omitempty"`
+	Deleted *bool   `form:"deleted,omitempty" json:"deleted,omitempty"`
+	Limit   *int    `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// After `next_after` of the previous page
+	After *openapi_types.UUID `form:"after,omitempty" json:"after,omitempty"`
+}
+
+// ImportContactsMultipartBody defines parameters for ImportContacts.
+type ImportContactsMultipartBody struct {
+	File openapi_types.File `json:"file"`
+	List *string            `json:"list,omitempty"`
+}
+
 // CreateKeyJSONBody defines parameters for CreateKey.
 type CreateKeyJSONBody struct {
 	// Name What the key is for, shown in lists; empty when left out
 	Name *string `json:"name,omitempty"`
 	Role Role    `json:"role"`
+}
+
+// ListPhoneNumbersParams defines parameters for ListPhoneNumbers.
+type ListPhoneNumbersParams struct {
+	Status *ListPhoneNumbersParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+}
+
+// ListPhoneNumbersParamsStatus defines parameters for ListPhoneNumbers.
+type ListPhoneNumbersParamsStatus string
+
+// BuyPhoneNumberJSONBody defines parameters for BuyPhoneNumber.
+type BuyPhoneNumberJSONBody struct {
+	// ConfirmPrice the quoted monthly price in credits
+	ConfirmPrice *int `json:"confirm_price,omitempty"`
+
+	// Country ISO 3166 two-letter code: US or CA
+	Country string `json:"country"`
+
+	// PhoneNumber E.164, as the search listed it
+	PhoneNumber string `json:"phone_number"`
+}
+
+// SearchPhoneNumbersParams defines parameters for SearchPhoneNumbers.
+type SearchPhoneNumbersParams struct {
+	Country  string  `form:"country" json:"country"`
+	AreaCode *string `form:"area_code,omitempty" json:"area_code,omitempty"`
+	Contains *string `form:"contains,omitempty" json:"contains,omitempty"`
+	Limit    *int    `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
 // CreateUploadParams defines parameters for CreateUpload.
@@ -324,14 +575,32 @@ type UpdateAgentJSONRequestBody = AgentUpdates
 // AgentChatJSONRequestBody defines body for AgentChat for application/json ContentType.
 type AgentChatJSONRequestBody = AgentChatRequest
 
+// CreateCampaignJSONRequestBody defines body for CreateCampaign for application/json ContentType.
+type CreateCampaignJSONRequestBody = CampaignInput
+
+// UpdateCampaignJSONRequestBody defines body for UpdateCampaign for application/json ContentType.
+type UpdateCampaignJSONRequestBody = CampaignPatch
+
 // CreateChannelJSONRequestBody defines body for CreateChannel for application/json ContentType.
 type CreateChannelJSONRequestBody CreateChannelJSONBody
 
 // ChatJSONRequestBody defines body for Chat for application/json ContentType.
 type ChatJSONRequestBody = ChatRequest
 
+// CreateContactJSONRequestBody defines body for CreateContact for application/json ContentType.
+type CreateContactJSONRequestBody = ContactInput
+
+// ImportContactsMultipartRequestBody defines body for ImportContacts for multipart/form-data ContentType.
+type ImportContactsMultipartRequestBody ImportContactsMultipartBody
+
+// UpdateContactJSONRequestBody defines body for UpdateContact for application/json ContentType.
+type UpdateContactJSONRequestBody = ContactPatch
+
 // CreateKeyJSONRequestBody defines body for CreateKey for application/json ContentType.
 type CreateKeyJSONRequestBody CreateKeyJSONBody
+
+// BuyPhoneNumberJSONRequestBody defines body for BuyPhoneNumber for application/json ContentType.
+type BuyPhoneNumberJSONRequestBody BuyPhoneNumberJSONBody
 
 // BlockVisitorJSONRequestBody defines body for BlockVisitor for application/json ContentType.
 type BlockVisitorJSONRequestBody BlockVisitorJSONBody
@@ -353,6 +622,27 @@ type ServerInterface interface {
 	// AgentChat Send a message to a deployed agent and get its reply (JSON or a stream)
 	// (POST /api/agents/{id}/chat)
 	AgentChat(ctx echo.Context, id openapi_types.UUID) error
+	// ListCampaigns List campaigns, newest first
+	// (GET /api/campaigns)
+	ListCampaigns(ctx echo.Context, params ListCampaignsParams) error
+	// CreateCampaign Create a campaign (a draft, or launched at once; the launch is gated)
+	// (POST /api/campaigns)
+	CreateCampaign(ctx echo.Context) error
+	// GetCampaign Get a campaign with its counts
+	// (GET /api/campaigns/{id})
+	GetCampaign(ctx echo.Context, id openapi_types.UUID) error
+	// UpdateCampaign Change some fields of a draft, scheduled or paused campaign
+	// (PATCH /api/campaigns/{id})
+	UpdateCampaign(ctx echo.Context, id openapi_types.UUID) error
+	// CancelCampaign Cancel a campaign that is not over (final)
+	// (POST /api/campaigns/{id}/cancel)
+	CancelCampaign(ctx echo.Context, id openapi_types.UUID) error
+	// PauseCampaign Pause a scheduled or running campaign
+	// (POST /api/campaigns/{id}/pause)
+	PauseCampaign(ctx echo.Context, id openapi_types.UUID) error
+	// StartCampaign Start a draft or paused campaign (gated)
+	// (POST /api/campaigns/{id}/start)
+	StartCampaign(ctx echo.Context, id openapi_types.UUID) error
 	// ListChannels Extension: list channels with the agent holding each inbound seat
 	// (GET /api/channels)
 	ListChannels(ctx echo.Context) error
@@ -362,6 +652,30 @@ type ServerInterface interface {
 	// Chat Chat with the builder assistant
 	// (POST /api/chat)
 	Chat(ctx echo.Context) error
+	// ListContactLists The workspace's contact lists, with their count of live contacts
+	// (GET /api/contact-lists)
+	ListContactLists(ctx echo.Context) error
+	// ListContacts List contacts, newest first, with filters
+	// (GET /api/contacts)
+	ListContacts(ctx echo.Context, params ListContactsParams) error
+	// CreateContact Create a contact
+	// (POST /api/contacts)
+	CreateContact(ctx echo.Context) error
+	// ImportContacts Import contacts from a CSV file
+	// (POST /api/contacts/import)
+	ImportContacts(ctx echo.Context) error
+	// DeleteContact Soft-delete a contact (restorable)
+	// (DELETE /api/contacts/{id})
+	DeleteContact(ctx echo.Context, id openapi_types.UUID) error
+	// GetContact Get a contact (deleted ones too, with deleted_at set)
+	// (GET /api/contacts/{id})
+	GetContact(ctx echo.Context, id openapi_types.UUID) error
+	// UpdateContact Change some fields of a contact
+	// (PATCH /api/contacts/{id})
+	UpdateContact(ctx echo.Context, id openapi_types.UUID) error
+	// RestoreContact Restore a soft-deleted contact
+	// (POST /api/contacts/{id}/restore)
+	RestoreContact(ctx echo.Context, id openapi_types.UUID) error
 	// ListKeys List the workspace's API keys (never their secrets)
 	// (GET /api/keys)
 	ListKeys(ctx echo.Context) error
@@ -371,6 +685,18 @@ type ServerInterface interface {
 	// RevokeKey Revoke an API key
 	// (DELETE /api/keys/{id})
 	RevokeKey(ctx echo.Context, id openapi_types.UUID) error
+	// ListPhoneNumbers The workspace's phone numbers, newest first
+	// (GET /api/phone-numbers)
+	ListPhoneNumbers(ctx echo.Context, params ListPhoneNumbersParams) error
+	// BuyPhoneNumber Buy a phone number (a spend action; confirm the quoted price)
+	// (POST /api/phone-numbers)
+	BuyPhoneNumber(ctx echo.Context) error
+	// SearchPhoneNumbers Search numbers available for purchase, with their monthly price in credits
+	// (GET /api/phone-numbers/available)
+	SearchPhoneNumbers(ctx echo.Context, params SearchPhoneNumbersParams) error
+	// ReleasePhoneNumber Release a number back to the provider (the month paid is not refunded)
+	// (DELETE /api/phone-numbers/{id})
+	ReleasePhoneNumber(ctx echo.Context, id openapi_types.UUID) error
 	// CreateUpload Upload a document for the knowledge base (text, Markdown, HTML or PDF)
 	// (POST /api/uploads)
 	CreateUpload(ctx echo.Context, params CreateUploadParams) error
@@ -468,6 +794,120 @@ func (w *ServerInterfaceWrapper) AgentChat(ctx echo.Context) error {
 	return err
 }
 
+// ListCampaigns converts echo context to params.
+func (w *ServerInterfaceWrapper) ListCampaigns(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListCampaignsParams
+	// ------------- Optional query parameter "status" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "status", ctx.QueryParams(), &params.Status, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter status: %s", err))
+	}
+
+	// ------------- Optional query parameter "agent_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "agent_id", ctx.QueryParams(), &params.AgentId, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agent_id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListCampaigns(ctx, params)
+	return err
+}
+
+// CreateCampaign converts echo context to params.
+func (w *ServerInterfaceWrapper) CreateCampaign(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CreateCampaign(ctx)
+	return err
+}
+
+// GetCampaign converts echo context to params.
+func (w *ServerInterfaceWrapper) GetCampaign(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetCampaign(ctx, id)
+	return err
+}
+
+// UpdateCampaign converts echo context to params.
+func (w *ServerInterfaceWrapper) UpdateCampaign(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.UpdateCampaign(ctx, id)
+	return err
+}
+
+// CancelCampaign converts echo context to params.
+func (w *ServerInterfaceWrapper) CancelCampaign(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CancelCampaign(ctx, id)
+	return err
+}
+
+// PauseCampaign converts echo context to params.
+func (w *ServerInterfaceWrapper) PauseCampaign(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.PauseCampaign(ctx, id)
+	return err
+}
+
+// StartCampaign converts echo context to params.
+func (w *ServerInterfaceWrapper) StartCampaign(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.StartCampaign(ctx, id)
+	return err
+}
+
 // ListChannels converts echo context to params.
 func (w *ServerInterfaceWrapper) ListChannels(ctx echo.Context) error {
 	var err error
@@ -492,6 +932,164 @@ func (w *ServerInterfaceWrapper) Chat(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.Chat(ctx)
+	return err
+}
+
+// ListContactLists converts echo context to params.
+func (w *ServerInterfaceWrapper) ListContactLists(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListContactLists(ctx)
+	return err
+}
+
+// ListContacts converts echo context to params.
+func (w *ServerInterfaceWrapper) ListContacts(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListContactsParams
+	// ------------- Optional query parameter "tag" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "tag", ctx.QueryParams(), &params.Tag, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter tag: %s", err))
+	}
+
+	// ------------- Optional query parameter "list_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "list_id", ctx.QueryParams(), &params.ListId, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter list_id: %s", err))
+	}
+
+	// ------------- Optional query parameter "consent_sms" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "consent_sms", ctx.QueryParams(), &params.ConsentSms, runtime.BindQueryParameterOptions{Type: "boolean", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter consent_sms: %s", err))
+	}
+
+	// ------------- Optional query parameter "consent_calls" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "consent_calls", ctx.QueryParams(), &params.ConsentCalls, runtime.BindQueryParameterOptions{Type: "boolean", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter consent_calls: %s", err))
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", ctx.QueryParams(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter q: %s", err))
+	}
+
+	// ------------- Optional query parameter "deleted" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "deleted", ctx.QueryParams(), &params.Deleted, runtime.BindQueryParameterOptions{Type: "boolean", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter deleted: %s", err))
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// ------------- Optional query parameter "after" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "after", ctx.QueryParams(), &params.After, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter after: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListContacts(ctx, params)
+	return err
+}
+
+// CreateContact converts echo context to params.
+func (w *ServerInterfaceWrapper) CreateContact(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CreateContact(ctx)
+	return err
+}
+
+// ImportContacts converts echo context to params.
+func (w *ServerInterfaceWrapper) ImportContacts(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ImportContacts(ctx)
+	return err
+}
+
+// DeleteContact converts echo context to params.
+func (w *ServerInterfaceWrapper) DeleteContact(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DeleteContact(ctx, id)
+	return err
+}
+
+// GetContact converts echo context to params.
+func (w *ServerInterfaceWrapper) GetContact(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetContact(ctx, id)
+	return err
+}
+
+// UpdateContact converts echo context to params.
+func (w *ServerInterfaceWrapper) UpdateContact(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.UpdateContact(ctx, id)
+	return err
+}
+
+// RestoreContact converts echo context to params.
+func (w *ServerInterfaceWrapper) RestoreContact(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.RestoreContact(ctx, id)
 	return err
 }
 
@@ -526,6 +1124,88 @@ func (w *ServerInterfaceWrapper) RevokeKey(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.RevokeKey(ctx, id)
+	return err
+}
+
+// ListPhoneNumbers converts echo context to params.
+func (w *ServerInterfaceWrapper) ListPhoneNumbers(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListPhoneNumbersParams
+	// ------------- Optional query parameter "status" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "status", ctx.QueryParams(), &params.Status, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter status: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListPhoneNumbers(ctx, params)
+	return err
+}
+
+// BuyPhoneNumber converts echo context to params.
+func (w *ServerInterfaceWrapper) BuyPhoneNumber(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.BuyPhoneNumber(ctx)
+	return err
+}
+
+// SearchPhoneNumbers converts echo context to params.
+func (w *ServerInterfaceWrapper) SearchPhoneNumbers(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params SearchPhoneNumbersParams
+	// ------------- Required query parameter "country" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "country", ctx.QueryParams(), &params.Country, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter country: %s", err))
+	}
+
+	// ------------- Optional query parameter "area_code" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "area_code", ctx.QueryParams(), &params.AreaCode, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter area_code: %s", err))
+	}
+
+	// ------------- Optional query parameter "contains" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "contains", ctx.QueryParams(), &params.Contains, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter contains: %s", err))
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.SearchPhoneNumbers(ctx, params)
+	return err
+}
+
+// ReleasePhoneNumber converts echo context to params.
+func (w *ServerInterfaceWrapper) ReleasePhoneNumber(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ReleasePhoneNumber(ctx, id)
 	return err
 }
 
@@ -657,6 +1337,25 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.DELETE(options.BaseURL+"/api/keys/:id", wrapper.RevokeKey, options.OperationMiddlewares["revokeKey"]...)
 	router.POST(options.BaseURL+"/api/uploads", wrapper.CreateUpload, options.OperationMiddlewares["createUpload"]...)
 	router.GET(options.BaseURL+"/api/uploads/:id", wrapper.GetUpload, options.OperationMiddlewares["getUpload"]...)
+	router.GET(options.BaseURL+"/api/contacts", wrapper.ListContacts, options.OperationMiddlewares["listContacts"]...)
+	router.POST(options.BaseURL+"/api/contacts", wrapper.CreateContact, options.OperationMiddlewares["createContact"]...)
+	router.POST(options.BaseURL+"/api/contacts/import", wrapper.ImportContacts, options.OperationMiddlewares["importContacts"]...)
+	router.DELETE(options.BaseURL+"/api/contacts/:id", wrapper.DeleteContact, options.OperationMiddlewares["deleteContact"]...)
+	router.GET(options.BaseURL+"/api/contacts/:id", wrapper.GetContact, options.OperationMiddlewares["getContact"]...)
+	router.PATCH(options.BaseURL+"/api/contacts/:id", wrapper.UpdateContact, options.OperationMiddlewares["updateContact"]...)
+	router.POST(options.BaseURL+"/api/contacts/:id/restore", wrapper.RestoreContact, options.OperationMiddlewares["restoreContact"]...)
+	router.GET(options.BaseURL+"/api/contact-lists", wrapper.ListContactLists, options.OperationMiddlewares["listContactLists"]...)
+	router.GET(options.BaseURL+"/api/campaigns", wrapper.ListCampaigns, options.OperationMiddlewares["listCampaigns"]...)
+	router.POST(options.BaseURL+"/api/campaigns", wrapper.CreateCampaign, options.OperationMiddlewares["createCampaign"]...)
+	router.GET(options.BaseURL+"/api/campaigns/:id", wrapper.GetCampaign, options.OperationMiddlewares["getCampaign"]...)
+	router.PATCH(options.BaseURL+"/api/campaigns/:id", wrapper.UpdateCampaign, options.OperationMiddlewares["updateCampaign"]...)
+	router.POST(options.BaseURL+"/api/campaigns/:id/start", wrapper.StartCampaign, options.OperationMiddlewares["startCampaign"]...)
+	router.POST(options.BaseURL+"/api/campaigns/:id/pause", wrapper.PauseCampaign, options.OperationMiddlewares["pauseCampaign"]...)
+	router.POST(options.BaseURL+"/api/campaigns/:id/cancel", wrapper.CancelCampaign, options.OperationMiddlewares["cancelCampaign"]...)
+	router.GET(options.BaseURL+"/api/phone-numbers", wrapper.ListPhoneNumbers, options.OperationMiddlewares["listPhoneNumbers"]...)
+	router.POST(options.BaseURL+"/api/phone-numbers", wrapper.BuyPhoneNumber, options.OperationMiddlewares["buyPhoneNumber"]...)
+	router.GET(options.BaseURL+"/api/phone-numbers/available", wrapper.SearchPhoneNumbers, options.OperationMiddlewares["searchPhoneNumbers"]...)
+	router.DELETE(options.BaseURL+"/api/phone-numbers/:id", wrapper.ReleasePhoneNumber, options.OperationMiddlewares["releasePhoneNumber"]...)
 	router.GET(options.BaseURL+"/api/webchat/blocked-visitors", wrapper.ListBlockedVisitors, options.OperationMiddlewares["listBlockedVisitors"]...)
 	router.POST(options.BaseURL+"/api/webchat/blocked-visitors", wrapper.BlockVisitor, options.OperationMiddlewares["blockVisitor"]...)
 	router.DELETE(options.BaseURL+"/api/webchat/blocked-visitors/:id", wrapper.UnblockVisitor, options.OperationMiddlewares["unblockVisitor"]...)
@@ -673,6 +1372,8 @@ type ErrorJSONResponse struct {
 		Type    string  `json:"type"`
 	} `json:"error"`
 }
+
+type GateOrConflictJSONResponse GateOrConflictBody
 
 type ListAgentsRequestObject struct {
 	Params ListAgentsParams
@@ -1521,6 +2222,1253 @@ func (response AgentChat500JSONResponse) VisitAgentChatResponse(w http.ResponseW
 	return err
 }
 
+type ListCampaignsRequestObject struct {
+	Params ListCampaignsParams
+}
+
+type ListCampaignsResponseObject interface {
+	VisitListCampaignsResponse(w http.ResponseWriter) error
+}
+
+type ListCampaigns200JSONResponse CampaignList
+
+func (response ListCampaigns200JSONResponse) VisitListCampaignsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCampaigns400JSONResponse struct{ ErrorJSONResponse }
+
+func (response ListCampaigns400JSONResponse) VisitListCampaignsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCampaigns401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListCampaigns401JSONResponse) VisitListCampaignsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCampaigns403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListCampaigns403JSONResponse) VisitListCampaignsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCampaigns429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListCampaigns429JSONResponse) VisitListCampaignsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCampaigns500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListCampaigns500JSONResponse) VisitListCampaignsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateCampaignRequestObject struct {
+	Body *CreateCampaignJSONRequestBody
+}
+
+type CreateCampaignResponseObject interface {
+	VisitCreateCampaignResponse(w http.ResponseWriter) error
+}
+
+type CreateCampaign201JSONResponse Campaign
+
+func (response CreateCampaign201JSONResponse) VisitCreateCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateCampaign400JSONResponse struct{ ErrorJSONResponse }
+
+func (response CreateCampaign400JSONResponse) VisitCreateCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateCampaign401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateCampaign401JSONResponse) VisitCreateCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateCampaign403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateCampaign403JSONResponse) VisitCreateCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateCampaign404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateCampaign404JSONResponse) VisitCreateCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateCampaign409JSONResponse struct{ GateOrConflictJSONResponse }
+
+func (response CreateCampaign409JSONResponse) VisitCreateCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateCampaign413JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateCampaign413JSONResponse) VisitCreateCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateCampaign422JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateCampaign422JSONResponse) VisitCreateCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateCampaign429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateCampaign429JSONResponse) VisitCreateCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateCampaign500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateCampaign500JSONResponse) VisitCreateCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCampaignRequestObject struct {
+	Id openapi_types.UUID `json:"id"`
+}
+
+type GetCampaignResponseObject interface {
+	VisitGetCampaignResponse(w http.ResponseWriter) error
+}
+
+type GetCampaign200JSONResponse Campaign
+
+func (response GetCampaign200JSONResponse) VisitGetCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCampaign400JSONResponse struct{ ErrorJSONResponse }
+
+func (response GetCampaign400JSONResponse) VisitGetCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCampaign401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetCampaign401JSONResponse) VisitGetCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCampaign403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetCampaign403JSONResponse) VisitGetCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCampaign404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetCampaign404JSONResponse) VisitGetCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCampaign429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetCampaign429JSONResponse) VisitGetCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCampaign500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetCampaign500JSONResponse) VisitGetCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateCampaignRequestObject struct {
+	Id   openapi_types.UUID `json:"id"`
+	Body *UpdateCampaignJSONRequestBody
+}
+
+type UpdateCampaignResponseObject interface {
+	VisitUpdateCampaignResponse(w http.ResponseWriter) error
+}
+
+type UpdateCampaign200JSONResponse Campaign
+
+func (response UpdateCampaign200JSONResponse) VisitUpdateCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateCampaign400JSONResponse struct{ ErrorJSONResponse }
+
+func (response UpdateCampaign400JSONResponse) VisitUpdateCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateCampaign401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateCampaign401JSONResponse) VisitUpdateCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateCampaign403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateCampaign403JSONResponse) VisitUpdateCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateCampaign404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateCampaign404JSONResponse) VisitUpdateCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateCampaign409JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateCampaign409JSONResponse) VisitUpdateCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateCampaign413JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateCampaign413JSONResponse) VisitUpdateCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateCampaign422JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateCampaign422JSONResponse) VisitUpdateCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateCampaign429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateCampaign429JSONResponse) VisitUpdateCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateCampaign500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateCampaign500JSONResponse) VisitUpdateCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelCampaignRequestObject struct {
+	Id openapi_types.UUID `json:"id"`
+}
+
+type CancelCampaignResponseObject interface {
+	VisitCancelCampaignResponse(w http.ResponseWriter) error
+}
+
+type CancelCampaign200JSONResponse Campaign
+
+func (response CancelCampaign200JSONResponse) VisitCancelCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelCampaign400JSONResponse struct{ ErrorJSONResponse }
+
+func (response CancelCampaign400JSONResponse) VisitCancelCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelCampaign401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CancelCampaign401JSONResponse) VisitCancelCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelCampaign403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CancelCampaign403JSONResponse) VisitCancelCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelCampaign404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CancelCampaign404JSONResponse) VisitCancelCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelCampaign409JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CancelCampaign409JSONResponse) VisitCancelCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelCampaign429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CancelCampaign429JSONResponse) VisitCancelCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelCampaign500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CancelCampaign500JSONResponse) VisitCancelCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseCampaignRequestObject struct {
+	Id openapi_types.UUID `json:"id"`
+}
+
+type PauseCampaignResponseObject interface {
+	VisitPauseCampaignResponse(w http.ResponseWriter) error
+}
+
+type PauseCampaign200JSONResponse Campaign
+
+func (response PauseCampaign200JSONResponse) VisitPauseCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseCampaign400JSONResponse struct{ ErrorJSONResponse }
+
+func (response PauseCampaign400JSONResponse) VisitPauseCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseCampaign401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response PauseCampaign401JSONResponse) VisitPauseCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseCampaign403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response PauseCampaign403JSONResponse) VisitPauseCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseCampaign404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response PauseCampaign404JSONResponse) VisitPauseCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseCampaign409JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response PauseCampaign409JSONResponse) VisitPauseCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseCampaign429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response PauseCampaign429JSONResponse) VisitPauseCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseCampaign500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response PauseCampaign500JSONResponse) VisitPauseCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartCampaignRequestObject struct {
+	Id openapi_types.UUID `json:"id"`
+}
+
+type StartCampaignResponseObject interface {
+	VisitStartCampaignResponse(w http.ResponseWriter) error
+}
+
+type StartCampaign200JSONResponse Campaign
+
+func (response StartCampaign200JSONResponse) VisitStartCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartCampaign400JSONResponse struct{ ErrorJSONResponse }
+
+func (response StartCampaign400JSONResponse) VisitStartCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartCampaign401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response StartCampaign401JSONResponse) VisitStartCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartCampaign403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response StartCampaign403JSONResponse) VisitStartCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartCampaign404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response StartCampaign404JSONResponse) VisitStartCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartCampaign409JSONResponse struct{ GateOrConflictJSONResponse }
+
+func (response StartCampaign409JSONResponse) VisitStartCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartCampaign422JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response StartCampaign422JSONResponse) VisitStartCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartCampaign429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response StartCampaign429JSONResponse) VisitStartCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartCampaign500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response StartCampaign500JSONResponse) VisitStartCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListChannelsRequestObject struct {
 }
 
@@ -1970,6 +3918,1237 @@ func (response Chat500JSONResponse) VisitChatResponse(w http.ResponseWriter) err
 	return err
 }
 
+type ListContactListsRequestObject struct {
+}
+
+type ListContactListsResponseObject interface {
+	VisitListContactListsResponse(w http.ResponseWriter) error
+}
+
+type ListContactLists200JSONResponse ContactListPage
+
+func (response ListContactLists200JSONResponse) VisitListContactListsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListContactLists401JSONResponse struct{ ErrorJSONResponse }
+
+func (response ListContactLists401JSONResponse) VisitListContactListsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListContactLists403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListContactLists403JSONResponse) VisitListContactListsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListContactLists429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListContactLists429JSONResponse) VisitListContactListsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListContactLists500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListContactLists500JSONResponse) VisitListContactListsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListContactsRequestObject struct {
+	Params ListContactsParams
+}
+
+type ListContactsResponseObject interface {
+	VisitListContactsResponse(w http.ResponseWriter) error
+}
+
+type ListContacts200JSONResponse ContactPage
+
+func (response ListContacts200JSONResponse) VisitListContactsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListContacts400JSONResponse struct{ ErrorJSONResponse }
+
+func (response ListContacts400JSONResponse) VisitListContactsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListContacts401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListContacts401JSONResponse) VisitListContactsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListContacts403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListContacts403JSONResponse) VisitListContactsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListContacts404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListContacts404JSONResponse) VisitListContactsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListContacts429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListContacts429JSONResponse) VisitListContactsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListContacts500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListContacts500JSONResponse) VisitListContactsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateContactRequestObject struct {
+	Body *CreateContactJSONRequestBody
+}
+
+type CreateContactResponseObject interface {
+	VisitCreateContactResponse(w http.ResponseWriter) error
+}
+
+type CreateContact201JSONResponse Contact
+
+func (response CreateContact201JSONResponse) VisitCreateContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateContact400JSONResponse struct{ ErrorJSONResponse }
+
+func (response CreateContact400JSONResponse) VisitCreateContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateContact401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateContact401JSONResponse) VisitCreateContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateContact403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateContact403JSONResponse) VisitCreateContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateContact413JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateContact413JSONResponse) VisitCreateContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateContact429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateContact429JSONResponse) VisitCreateContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateContact500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateContact500JSONResponse) VisitCreateContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ImportContactsRequestObject struct {
+	Body *multipart.Reader
+}
+
+type ImportContactsResponseObject interface {
+	VisitImportContactsResponse(w http.ResponseWriter) error
+}
+
+type ImportContacts200JSONResponse ContactImport
+
+func (response ImportContacts200JSONResponse) VisitImportContactsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ImportContacts400JSONResponse struct{ ErrorJSONResponse }
+
+func (response ImportContacts400JSONResponse) VisitImportContactsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ImportContacts401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ImportContacts401JSONResponse) VisitImportContactsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ImportContacts403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ImportContacts403JSONResponse) VisitImportContactsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ImportContacts413JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ImportContacts413JSONResponse) VisitImportContactsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ImportContacts415JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ImportContacts415JSONResponse) VisitImportContactsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ImportContacts429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ImportContacts429JSONResponse) VisitImportContactsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ImportContacts500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ImportContacts500JSONResponse) VisitImportContactsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteContactRequestObject struct {
+	Id openapi_types.UUID `json:"id"`
+}
+
+type DeleteContactResponseObject interface {
+	VisitDeleteContactResponse(w http.ResponseWriter) error
+}
+
+type DeleteContact200JSONResponse Contact
+
+func (response DeleteContact200JSONResponse) VisitDeleteContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteContact400JSONResponse struct{ ErrorJSONResponse }
+
+func (response DeleteContact400JSONResponse) VisitDeleteContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteContact401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response DeleteContact401JSONResponse) VisitDeleteContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteContact403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response DeleteContact403JSONResponse) VisitDeleteContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteContact404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response DeleteContact404JSONResponse) VisitDeleteContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteContact429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response DeleteContact429JSONResponse) VisitDeleteContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteContact500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response DeleteContact500JSONResponse) VisitDeleteContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetContactRequestObject struct {
+	Id openapi_types.UUID `json:"id"`
+}
+
+type GetContactResponseObject interface {
+	VisitGetContactResponse(w http.ResponseWriter) error
+}
+
+type GetContact200JSONResponse Contact
+
+func (response GetContact200JSONResponse) VisitGetContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetContact400JSONResponse struct{ ErrorJSONResponse }
+
+func (response GetContact400JSONResponse) VisitGetContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetContact401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetContact401JSONResponse) VisitGetContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetContact403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetContact403JSONResponse) VisitGetContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetContact404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetContact404JSONResponse) VisitGetContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetContact429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetContact429JSONResponse) VisitGetContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetContact500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetContact500JSONResponse) VisitGetContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateContactRequestObject struct {
+	Id   openapi_types.UUID `json:"id"`
+	Body *UpdateContactJSONRequestBody
+}
+
+type UpdateContactResponseObject interface {
+	VisitUpdateContactResponse(w http.ResponseWriter) error
+}
+
+type UpdateContact200JSONResponse Contact
+
+func (response UpdateContact200JSONResponse) VisitUpdateContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateContact400JSONResponse struct{ ErrorJSONResponse }
+
+func (response UpdateContact400JSONResponse) VisitUpdateContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateContact401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateContact401JSONResponse) VisitUpdateContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateContact403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateContact403JSONResponse) VisitUpdateContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateContact404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateContact404JSONResponse) VisitUpdateContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateContact409JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateContact409JSONResponse) VisitUpdateContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateContact413JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateContact413JSONResponse) VisitUpdateContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateContact429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateContact429JSONResponse) VisitUpdateContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateContact500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateContact500JSONResponse) VisitUpdateContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RestoreContactRequestObject struct {
+	Id openapi_types.UUID `json:"id"`
+}
+
+type RestoreContactResponseObject interface {
+	VisitRestoreContactResponse(w http.ResponseWriter) error
+}
+
+type RestoreContact200JSONResponse Contact
+
+func (response RestoreContact200JSONResponse) VisitRestoreContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RestoreContact400JSONResponse struct{ ErrorJSONResponse }
+
+func (response RestoreContact400JSONResponse) VisitRestoreContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RestoreContact401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response RestoreContact401JSONResponse) VisitRestoreContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RestoreContact403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response RestoreContact403JSONResponse) VisitRestoreContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RestoreContact404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response RestoreContact404JSONResponse) VisitRestoreContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RestoreContact429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response RestoreContact429JSONResponse) VisitRestoreContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RestoreContact500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response RestoreContact500JSONResponse) VisitRestoreContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListKeysRequestObject struct {
 }
 
@@ -2319,6 +5498,702 @@ type RevokeKey500JSONResponse struct {
 }
 
 func (response RevokeKey500JSONResponse) VisitRevokeKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPhoneNumbersRequestObject struct {
+	Params ListPhoneNumbersParams
+}
+
+type ListPhoneNumbersResponseObject interface {
+	VisitListPhoneNumbersResponse(w http.ResponseWriter) error
+}
+
+type ListPhoneNumbers200JSONResponse PhoneNumberList
+
+func (response ListPhoneNumbers200JSONResponse) VisitListPhoneNumbersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPhoneNumbers400JSONResponse struct{ ErrorJSONResponse }
+
+func (response ListPhoneNumbers400JSONResponse) VisitListPhoneNumbersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPhoneNumbers401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListPhoneNumbers401JSONResponse) VisitListPhoneNumbersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPhoneNumbers403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListPhoneNumbers403JSONResponse) VisitListPhoneNumbersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPhoneNumbers429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListPhoneNumbers429JSONResponse) VisitListPhoneNumbersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPhoneNumbers500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListPhoneNumbers500JSONResponse) VisitListPhoneNumbersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BuyPhoneNumberRequestObject struct {
+	Body *BuyPhoneNumberJSONRequestBody
+}
+
+type BuyPhoneNumberResponseObject interface {
+	VisitBuyPhoneNumberResponse(w http.ResponseWriter) error
+}
+
+type BuyPhoneNumber201JSONResponse PhoneNumber
+
+func (response BuyPhoneNumber201JSONResponse) VisitBuyPhoneNumberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BuyPhoneNumber400JSONResponse struct{ ErrorJSONResponse }
+
+func (response BuyPhoneNumber400JSONResponse) VisitBuyPhoneNumberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BuyPhoneNumber401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response BuyPhoneNumber401JSONResponse) VisitBuyPhoneNumberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BuyPhoneNumber403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response BuyPhoneNumber403JSONResponse) VisitBuyPhoneNumberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BuyPhoneNumber409JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response BuyPhoneNumber409JSONResponse) VisitBuyPhoneNumberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BuyPhoneNumber413JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response BuyPhoneNumber413JSONResponse) VisitBuyPhoneNumberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BuyPhoneNumber422JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response BuyPhoneNumber422JSONResponse) VisitBuyPhoneNumberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BuyPhoneNumber429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response BuyPhoneNumber429JSONResponse) VisitBuyPhoneNumberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BuyPhoneNumber500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response BuyPhoneNumber500JSONResponse) VisitBuyPhoneNumberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SearchPhoneNumbersRequestObject struct {
+	Params SearchPhoneNumbersParams
+}
+
+type SearchPhoneNumbersResponseObject interface {
+	VisitSearchPhoneNumbersResponse(w http.ResponseWriter) error
+}
+
+type SearchPhoneNumbers200JSONResponse PhoneNumberOffers
+
+func (response SearchPhoneNumbers200JSONResponse) VisitSearchPhoneNumbersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SearchPhoneNumbers400JSONResponse struct{ ErrorJSONResponse }
+
+func (response SearchPhoneNumbers400JSONResponse) VisitSearchPhoneNumbersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SearchPhoneNumbers401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response SearchPhoneNumbers401JSONResponse) VisitSearchPhoneNumbersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SearchPhoneNumbers403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response SearchPhoneNumbers403JSONResponse) VisitSearchPhoneNumbersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SearchPhoneNumbers409JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response SearchPhoneNumbers409JSONResponse) VisitSearchPhoneNumbersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SearchPhoneNumbers422JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response SearchPhoneNumbers422JSONResponse) VisitSearchPhoneNumbersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SearchPhoneNumbers429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response SearchPhoneNumbers429JSONResponse) VisitSearchPhoneNumbersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SearchPhoneNumbers500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response SearchPhoneNumbers500JSONResponse) VisitSearchPhoneNumbersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleasePhoneNumberRequestObject struct {
+	Id openapi_types.UUID `json:"id"`
+}
+
+type ReleasePhoneNumberResponseObject interface {
+	VisitReleasePhoneNumberResponse(w http.ResponseWriter) error
+}
+
+type ReleasePhoneNumber200JSONResponse PhoneNumber
+
+func (response ReleasePhoneNumber200JSONResponse) VisitReleasePhoneNumberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleasePhoneNumber400JSONResponse struct{ ErrorJSONResponse }
+
+func (response ReleasePhoneNumber400JSONResponse) VisitReleasePhoneNumberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleasePhoneNumber401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ReleasePhoneNumber401JSONResponse) VisitReleasePhoneNumberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleasePhoneNumber403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ReleasePhoneNumber403JSONResponse) VisitReleasePhoneNumberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleasePhoneNumber404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ReleasePhoneNumber404JSONResponse) VisitReleasePhoneNumberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleasePhoneNumber409JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ReleasePhoneNumber409JSONResponse) VisitReleasePhoneNumberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleasePhoneNumber422JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ReleasePhoneNumber422JSONResponse) VisitReleasePhoneNumberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleasePhoneNumber429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ReleasePhoneNumber429JSONResponse) VisitReleasePhoneNumberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleasePhoneNumber500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ReleasePhoneNumber500JSONResponse) VisitReleasePhoneNumberResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -3048,6 +6923,27 @@ type StrictServerInterface interface {
 	// AgentChat Send a message to a deployed agent and get its reply (JSON or a stream)
 	// (POST /api/agents/{id}/chat)
 	AgentChat(ctx context.Context, request AgentChatRequestObject) (AgentChatResponseObject, error)
+	// ListCampaigns List campaigns, newest first
+	// (GET /api/campaigns)
+	ListCampaigns(ctx context.Context, request ListCampaignsRequestObject) (ListCampaignsResponseObject, error)
+	// CreateCampaign Create a campaign (a draft, or launched at once; the launch is gated)
+	// (POST /api/campaigns)
+	CreateCampaign(ctx context.Context, request CreateCampaignRequestObject) (CreateCampaignResponseObject, error)
+	// GetCampaign Get a campaign with its counts
+	// (GET /api/campaigns/{id})
+	GetCampaign(ctx context.Context, request GetCampaignRequestObject) (GetCampaignResponseObject, error)
+	// UpdateCampaign Change some fields of a draft, scheduled or paused campaign
+	// (PATCH /api/campaigns/{id})
+	UpdateCampaign(ctx context.Context, request UpdateCampaignRequestObject) (UpdateCampaignResponseObject, error)
+	// CancelCampaign Cancel a campaign that is not over (final)
+	// (POST /api/campaigns/{id}/cancel)
+	CancelCampaign(ctx context.Context, request CancelCampaignRequestObject) (CancelCampaignResponseObject, error)
+	// PauseCampaign Pause a scheduled or running campaign
+	// (POST /api/campaigns/{id}/pause)
+	PauseCampaign(ctx context.Context, request PauseCampaignRequestObject) (PauseCampaignResponseObject, error)
+	// StartCampaign Start a draft or paused campaign (gated)
+	// (POST /api/campaigns/{id}/start)
+	StartCampaign(ctx context.Context, request StartCampaignRequestObject) (StartCampaignResponseObject, error)
 	// ListChannels Extension: list channels with the agent holding each inbound seat
 	// (GET /api/channels)
 	ListChannels(ctx context.Context, request ListChannelsRequestObject) (ListChannelsResponseObject, error)
@@ -3057,6 +6953,30 @@ type StrictServerInterface interface {
 	// Chat Chat with the builder assistant
 	// (POST /api/chat)
 	Chat(ctx context.Context, request ChatRequestObject) (ChatResponseObject, error)
+	// ListContactLists The workspace's contact lists, with their count of live contacts
+	// (GET /api/contact-lists)
+	ListContactLists(ctx context.Context, request ListContactListsRequestObject) (ListContactListsResponseObject, error)
+	// ListContacts List contacts, newest first, with filters
+	// (GET /api/contacts)
+	ListContacts(ctx context.Context, request ListContactsRequestObject) (ListContactsResponseObject, error)
+	// CreateContact Create a contact
+	// (POST /api/contacts)
+	CreateContact(ctx context.Context, request CreateContactRequestObject) (CreateContactResponseObject, error)
+	// ImportContacts Import contacts from a CSV file
+	// (POST /api/contacts/import)
+	ImportContacts(ctx context.Context, request ImportContactsRequestObject) (ImportContactsResponseObject, error)
+	// DeleteContact Soft-delete a contact (restorable)
+	// (DELETE /api/contacts/{id})
+	DeleteContact(ctx context.Context, request DeleteContactRequestObject) (DeleteContactResponseObject, error)
+	// GetContact Get a contact (deleted ones too, with deleted_at set)
+	// (GET /api/contacts/{id})
+	GetContact(ctx context.Context, request GetContactRequestObject) (GetContactResponseObject, error)
+	// UpdateContact Change some fields of a contact
+	// (PATCH /api/contacts/{id})
+	UpdateContact(ctx context.Context, request UpdateContactRequestObject) (UpdateContactResponseObject, error)
+	// RestoreContact Restore a soft-deleted contact
+	// (POST /api/contacts/{id}/restore)
+	RestoreContact(ctx context.Context, request RestoreContactRequestObject) (RestoreContactResponseObject, error)
 	// ListKeys List the workspace's API keys (never their secrets)
 	// (GET /api/keys)
 	ListKeys(ctx context.Context, request ListKeysRequestObject) (ListKeysResponseObject, error)
@@ -3066,6 +6986,18 @@ type StrictServerInterface interface {
 	// RevokeKey Revoke an API key
 	// (DELETE /api/keys/{id})
 	RevokeKey(ctx context.Context, request RevokeKeyRequestObject) (RevokeKeyResponseObject, error)
+	// ListPhoneNumbers The workspace's phone numbers, newest first
+	// (GET /api/phone-numbers)
+	ListPhoneNumbers(ctx context.Context, request ListPhoneNumbersRequestObject) (ListPhoneNumbersResponseObject, error)
+	// BuyPhoneNumber Buy a phone number (a spend action; confirm the quoted price)
+	// (POST /api/phone-numbers)
+	BuyPhoneNumber(ctx context.Context, request BuyPhoneNumberRequestObject) (BuyPhoneNumberResponseObject, error)
+	// SearchPhoneNumbers Search numbers available for purchase, with their monthly price in credits
+	// (GET /api/phone-numbers/available)
+	SearchPhoneNumbers(ctx context.Context, request SearchPhoneNumbersRequestObject) (SearchPhoneNumbersResponseObject, error)
+	// ReleasePhoneNumber Release a number back to the provider (the month paid is not refunded)
+	// (DELETE /api/phone-numbers/{id})
+	ReleasePhoneNumber(ctx context.Context, request ReleasePhoneNumberRequestObject) (ReleasePhoneNumberResponseObject, error)
 	// CreateUpload Upload a document for the knowledge base (text, Markdown, HTML or PDF)
 	// (POST /api/uploads)
 	CreateUpload(ctx context.Context, request CreateUploadRequestObject) (CreateUploadResponseObject, error)
@@ -3293,6 +7225,225 @@ func (sh *strictHandler) AgentChat(ctx echo.Context, id openapi_types.UUID) erro
 	return nil
 }
 
+// ListCampaigns operation middleware
+func (sh *strictHandler) ListCampaigns(ctx echo.Context, params ListCampaignsParams) error {
+	var request ListCampaignsRequestObject
+
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListCampaigns(ctx.Request().Context(), request.(ListCampaignsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListCampaigns")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListCampaignsResponseObject); ok {
+		return validResponse.VisitListCampaignsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CreateCampaign operation middleware
+func (sh *strictHandler) CreateCampaign(ctx echo.Context) error {
+	var request CreateCampaignRequestObject
+
+	var body CreateCampaignJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateCampaign(ctx.Request().Context(), request.(CreateCampaignRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateCampaign")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CreateCampaignResponseObject); ok {
+		return validResponse.VisitCreateCampaignResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetCampaign operation middleware
+func (sh *strictHandler) GetCampaign(ctx echo.Context, id openapi_types.UUID) error {
+	var request GetCampaignRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetCampaign(ctx.Request().Context(), request.(GetCampaignRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetCampaign")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetCampaignResponseObject); ok {
+		return validResponse.VisitGetCampaignResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// UpdateCampaign operation middleware
+func (sh *strictHandler) UpdateCampaign(ctx echo.Context, id openapi_types.UUID) error {
+	var request UpdateCampaignRequestObject
+
+	request.Id = id
+
+	var body UpdateCampaignJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.UpdateCampaign(ctx.Request().Context(), request.(UpdateCampaignRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UpdateCampaign")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(UpdateCampaignResponseObject); ok {
+		return validResponse.VisitUpdateCampaignResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CancelCampaign operation middleware
+func (sh *strictHandler) CancelCampaign(ctx echo.Context, id openapi_types.UUID) error {
+	var request CancelCampaignRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CancelCampaign(ctx.Request().Context(), request.(CancelCampaignRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CancelCampaign")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CancelCampaignResponseObject); ok {
+		return validResponse.VisitCancelCampaignResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// PauseCampaign operation middleware
+func (sh *strictHandler) PauseCampaign(ctx echo.Context, id openapi_types.UUID) error {
+	var request PauseCampaignRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.PauseCampaign(ctx.Request().Context(), request.(PauseCampaignRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PauseCampaign")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(PauseCampaignResponseObject); ok {
+		return validResponse.VisitPauseCampaignResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// StartCampaign operation middleware
+func (sh *strictHandler) StartCampaign(ctx echo.Context, id openapi_types.UUID) error {
+	var request StartCampaignRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.StartCampaign(ctx.Request().Context(), request.(StartCampaignRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "StartCampaign")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(StartCampaignResponseObject); ok {
+		return validResponse.VisitStartCampaignResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // ListChannels operation middleware
 func (sh *strictHandler) ListChannels(ctx echo.Context) error {
 	var request ListChannelsRequestObject
@@ -3408,6 +7559,252 @@ func (sh *strictHandler) Chat(ctx echo.Context) error {
 	return nil
 }
 
+// ListContactLists operation middleware
+func (sh *strictHandler) ListContactLists(ctx echo.Context) error {
+	var request ListContactListsRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListContactLists(ctx.Request().Context(), request.(ListContactListsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListContactLists")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListContactListsResponseObject); ok {
+		return validResponse.VisitListContactListsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListContacts operation middleware
+func (sh *strictHandler) ListContacts(ctx echo.Context, params ListContactsParams) error {
+	var request ListContactsRequestObject
+
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListContacts(ctx.Request().Context(), request.(ListContactsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListContacts")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListContactsResponseObject); ok {
+		return validResponse.VisitListContactsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CreateContact operation middleware
+func (sh *strictHandler) CreateContact(ctx echo.Context) error {
+	var request CreateContactRequestObject
+
+	var body CreateContactJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateContact(ctx.Request().Context(), request.(CreateContactRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateContact")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CreateContactResponseObject); ok {
+		return validResponse.VisitCreateContactResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ImportContacts operation middleware
+func (sh *strictHandler) ImportContacts(ctx echo.Context) error {
+	var request ImportContactsRequestObject
+
+	if reader, err := ctx.Request().MultipartReader(); err != nil {
+		return err
+	} else {
+		request.Body = reader
+	}
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ImportContacts(ctx.Request().Context(), request.(ImportContactsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ImportContacts")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ImportContactsResponseObject); ok {
+		return validResponse.VisitImportContactsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// DeleteContact operation middleware
+func (sh *strictHandler) DeleteContact(ctx echo.Context, id openapi_types.UUID) error {
+	var request DeleteContactRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteContact(ctx.Request().Context(), request.(DeleteContactRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteContact")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DeleteContactResponseObject); ok {
+		return validResponse.VisitDeleteContactResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetContact operation middleware
+func (sh *strictHandler) GetContact(ctx echo.Context, id openapi_types.UUID) error {
+	var request GetContactRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetContact(ctx.Request().Context(), request.(GetContactRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetContact")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetContactResponseObject); ok {
+		return validResponse.VisitGetContactResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// UpdateContact operation middleware
+func (sh *strictHandler) UpdateContact(ctx echo.Context, id openapi_types.UUID) error {
+	var request UpdateContactRequestObject
+
+	request.Id = id
+
+	var body UpdateContactJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.UpdateContact(ctx.Request().Context(), request.(UpdateContactRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UpdateContact")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(UpdateContactResponseObject); ok {
+		return validResponse.VisitUpdateContactResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// RestoreContact operation middleware
+func (sh *strictHandler) RestoreContact(ctx echo.Context, id openapi_types.UUID) error {
+	var request RestoreContactRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.RestoreContact(ctx.Request().Context(), request.(RestoreContactRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RestoreContact")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(RestoreContactResponseObject); ok {
+		return validResponse.VisitRestoreContactResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // ListKeys operation middleware
 func (sh *strictHandler) ListKeys(ctx echo.Context) error {
 	var request ListKeysRequestObject
@@ -3496,6 +7893,127 @@ func (sh *strictHandler) RevokeKey(ctx echo.Context, id openapi_types.UUID) erro
 		return err
 	} else if validResponse, ok := response.(RevokeKeyResponseObject); ok {
 		return validResponse.VisitRevokeKeyResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListPhoneNumbers operation middleware
+func (sh *strictHandler) ListPhoneNumbers(ctx echo.Context, params ListPhoneNumbersParams) error {
+	var request ListPhoneNumbersRequestObject
+
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListPhoneNumbers(ctx.Request().Context(), request.(ListPhoneNumbersRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListPhoneNumbers")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListPhoneNumbersResponseObject); ok {
+		return validResponse.VisitListPhoneNumbersResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// BuyPhoneNumber operation middleware
+func (sh *strictHandler) BuyPhoneNumber(ctx echo.Context) error {
+	var request BuyPhoneNumberRequestObject
+
+	var body BuyPhoneNumberJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.BuyPhoneNumber(ctx.Request().Context(), request.(BuyPhoneNumberRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "BuyPhoneNumber")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(BuyPhoneNumberResponseObject); ok {
+		return validResponse.VisitBuyPhoneNumberResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// SearchPhoneNumbers operation middleware
+func (sh *strictHandler) SearchPhoneNumbers(ctx echo.Context, params SearchPhoneNumbersParams) error {
+	var request SearchPhoneNumbersRequestObject
+
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.SearchPhoneNumbers(ctx.Request().Context(), request.(SearchPhoneNumbersRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "SearchPhoneNumbers")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(SearchPhoneNumbersResponseObject); ok {
+		return validResponse.VisitSearchPhoneNumbersResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ReleasePhoneNumber operation middleware
+func (sh *strictHandler) ReleasePhoneNumber(ctx echo.Context, id openapi_types.UUID) error {
+	var request ReleasePhoneNumberRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ReleasePhoneNumber(ctx.Request().Context(), request.(ReleasePhoneNumberRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ReleasePhoneNumber")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ReleasePhoneNumberResponseObject); ok {
+		return validResponse.VisitReleasePhoneNumberResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -3654,126 +8172,214 @@ func (sh *strictHandler) UnblockVisitor(ctx echo.Context, id string) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H3pcuM4muCrfMGdiJQmaNnOo7fLjolYV2ZWdW3XkZHp7I7ZUq4Ik58kjEmABYCWVRmO2F/7APsQ+2Dz",
-	"JBP4APASZUnOo7K6+pdlEueH7z7A91Eqi1IKFEZHZ+8jhbqUQiP981IpqeyPVAqDwtifrCxznjLDpTj+",
-	"Dy2FfabTJRaM3mYZt69Y/krJEpXhdqQ5yzXGUdl69D7CMHj3cSoztH9FlefsKsfozKgK48isS4zOIm0U",
-	"F4voLo4ymepZpXLbeOPlkrvVbrwoUGu2wMF3JVOs2Gtu92BjiLs4UvhLxRVm0dnP9Vy+/bt6IHn1H5ia",
-	"jfYOIgPN7G5Rp4qXFrbRWXQhgBoDF2CWCChuMJclgl4yhRmsuFnC8c0pTeFOh4B7sfCn2IX5VaW5QK1f",
-	"V7l7sAUAYUFxlC6ZEJhTY26w0C1oNK38A6YUW1MvhcxgdkFLmEtVMBOdRRkzeGR4UQOqc8pY5nJdBPSs",
-	"5/oXhfPoLPpvxw36HvuNHj93i7u0Yw2sogPKATTIuE5zqSuFL4UFQtZqdSVljkx0m73GVKqMi8V32X6Y",
-	"W/e8xFuzb5cyZ+sfWTGMuguFaOzvoZc868C7qng2BOprIVc5Zgt8IyuVYhfeXYTJsDTLexbOhcEFKjtq",
-	"TeY797jnMku2CItokwQ9hlQxu4dzOIW5VMCENEtUYAcBKVIEbjRkMq0sRgHXoJC1Zmmtu2Ruh91ZLLFV",
-	"ZS5ZBnOeo2AFAoOCqetMrsTMPgOp6N3Mt9METbBNdRTvBoM2zFQDG7yAFV5pbnBGmwzjFvIGNfxSYYUZ",
-	"/Of//X8OBFws6B+7vTWtiHGCC96gWgNBZSoILCWKbEtzGCV0fAlottawWq7HE7ig3YXpV0upERILrWQq",
-	"aJMgZIDRGg1oY/uGWSpheA7MjSHnYJbMEGzsYbhemE2mIoojFFVh2aLvGsWR22VkGYnbY2QZKMvWURy5",
-	"Fbe45ya3DgN24Gi7NqcVxVHnMKM4YiWnp6Ji+cxYgh2aw3V3DGAryrAO6OzKNYyqMp/95//5/+PYIail",
-	"QrEPnnjRt6NdT8Q0JOUGiD0p12gX6CveKo02GWrOrraIgv4ZtPuIRbVNEOd58YPMMN/28pWSNzxD1T5U",
-	"lpdLFsXRFRr7Z8GKgg2eVMFuL+U1ivY6W3QvtrHYhi7DlOjFA7Fn93NoQr3WBu2ai3JYJzFYlKiYqVR7",
-	"ZlEVV25JRooO/s4VR5HlFutLJeeoNWlcli6YrugHcdF8mBqkzPVzKeZ8cZj0rsrsMOk9hHsE3ha21XjQ",
-	"lXF+0y3B1j34Fo504dc+3x7oa0TtwqClzHTVjQGJOKQctNWaNpA2KCeObo8W8sg/LJhgC5yQRvY3jqv2",
-	"6yNelFI5RY3EUKRX3KTLK8lUdux6Enip9/MlMxdCrxw9HKCBp1LcoNKky894NoibqFOWs6Ar3Tt4l+1d",
-	"LhHaEzzS0IzleZ0UCHOLHjCybAyucC4VjicD7K+7cpaGFQWaSGWeY2pm1lJhBGyjmNBzVDMjZ8uqYCRS",
-	"CsbzmZCGz70NM0wiii8WPfYyN6hmj2dOzMyYsUhHSFJpVDOL56jttNe4XkmVzQpmUuKrKCx1iCGx0SOQ",
-	"MG0c9jfEfBtmuxPerimMrMm2ntF/BNv9ubTCMl8Pz8Us6j2yClSZr8/BQmMNq6WVbwwI3rBkmqyT9rIm",
-	"UbwPa5Ul0nk5jHFUlku9hcNWwaQ7BD+JRzgVBMFUykKssBwFUpbn+hx+RSVhtUQBDFRl90VEhtkk6uMj",
-	"F2VlZqYWKzV35ML86emgfikrc3AfI43VQfbv0ufA7WX2l9Abfqe12uceAVtabLbFPFos353WDvboR8eJ",
-	"52x7c8fQscsfn7cW+43yIv6jssod0Bki5Xp1LzA37CHLMt5+3MFXukrrwAJee/Z1MFCI1x5GeH+3Gj+x",
-	"BZbnqEjhrenwhmtupDoHbaSVC1JscJBHGvzEMCpQLTADLowEbhyx2pdcVFwsxpuESgLA/ijY7fcoFhZ9",
-	"Hj97GkcFF+H/JwMcJmiFrW6nJyedbqdDturSq26tfk8ed7r99yGpsBdlPK9F3UNIYwCj+/Zmu4k7IK4d",
-	"3wcjA5wRRtamTor0KAGeEcx3QKXlg2vB5enJHgDVRqHz0fUdYpZLANPAhLVxhbU7bVMYMQ3JRZpiac7A",
-	"UsIxvT5yrxPIJOpxSyrVHp4tzrytdPQ91wOuNQLX/q4rGulNVRRMrYcEsq7SFLUe9kgR/x6yanpbCYPE",
-	"YXWh634qq90orVO/Rl3l5uGaa9jophP4cEfhnt6jj23e7WPjNLs5wCYIsHkwcN+SJaJ3cueCi/bT03iX",
-	"c3gD/XsO1RZNP7Mk/dEdrP1DfoDDtcvHN/jOof7YzpZ3MrG2s7YPrB1dB1wth81dsNvvXM9nJ1+MV6Yn",
-	"4JhhuVxMvmEFzw8gAN+PKKDj5CnYLS/sev58+pUTvu7f0/ge/8+Bkv5h7OMe8g/M43Dq7/uberje28sQ",
-	"gfYcUjX82sBr+n0SR1UXMld5haXiwkwunVtoT6jU/ZxW9TDP1902if93bpYvatayRfbvJfG7TGpXl9ac",
-	"96sE98v9jjdrT9H0LTrR/wGS/+tcpteY/c1p+oeaHE6UztgBmoFC5uPUfUNkHVOUiBwAyIrGi4EChBQI",
-	"K6ZhwW/IF7ExrrdVBpXnyyXWKnHPtnmkYYVXqbWC2gr2Tvdpa7p6T3EbIEOaaRfYQUU9AOBXboCZn31/",
-	"TbZ3zENU1d7dxjxDu/GB3aGkgUDUm5HqT6ZKcnElK5ERPTxQMdmqjZYtWbp3qHtIFy0bj7lXS9Pg9u6t",
-	"/3A91U/+YO+17z9sOGXMsEMj/kMWk99ASyrldr6dmny9cVrIPdh4uRldtMRNcYk8lbMbyVMyBwrLeQu9",
-	"YGU5O21+Pm5+Pml+Pt1fJLbX8UDJ2HeRvbwJ2T6/sYus9o49ZEUf6B1zjjHvAP8wQOwWDveLgjgqtmre",
-	"Pjw+czGDLZEB/9K5cEylBJRMXVNCAEuXoCqhQYp8DRTngOTfX76BaXVy8iRNZYb0C5NO7OA+cnzllnTh",
-	"ohj3xRUe6Mr/p/d9u/e98FHRyuee9fFjO6o/0Ae8w40oGlwfSQVv3373Ymyxng34FxFWUl3rkqXYdjEO",
-	"Bo1aXsRNfK80WkXLtznfgtBAslAVGpinB08oQ1Q5cbHlxo27j7+yJtu+b9VFmhz9J9++vITjm9NjeqiT",
-	"c5o7wzmrcuNbujjUlUZhtoTQGsco9avP6wP8ms+9QjCcNci2Kz4by6O2P3781Ip73aGozVuXJNOsT/Gh",
-	"5a2YElwsDsphud+4IoWq2XXLGxiW1Zp1T3WLTuNDzS9/pn/F9WcwvfbNPMQtQWaNqUITQ6Kvj/RNOptM",
-	"Jsk56KVcCSfKfBoBMb4BZ5k2s0rfv+YP0dFxzm8HXym8kdcfOK+S+U5PwGvbZlDvp971GhvlvznEHnw6",
-	"i3ZHMsQS7vV3lGXOh3IzCZ9cQiaFYI6cqkGRJHpIOrJ/QLnLlgFqNsdFxZTlkfOBAE1cc4lB8i98Inlg",
-	"Kbq0otVl8NnNepfyIF8R0uCWg/XdvKzbnc3ZmnVY37GDeZ5dN+uCjwFlx/iQqG0DBTLhkivKnBmLYEFe",
-	"xCDwBhVonqNIcXdgq2G14fz8/j0I4x7kBlbcg8t+7KyFSQ/hY1Sb8NLnvT8gN8nlz4fE+Rh8rkpIeJ0r",
-	"VqBTU3wgMWVKcdTAzUBY+QNrGX6PVQlx9EXJkD6z3zxx2wJYZZYoDE/tOsCnbcVW2bSnX3BRGTx39Obc",
-	"gERMdtzgrH6wANmSBnGNa+Dacsfgf7SM8hrXGgqWIfFDWRlg4Hn4PYJoc9NzrrSBdMkUSw2qOtHiGte0",
-	"a0u4C8F/ReBm2Hn6+5ZkW/D2AZ5QeyJ7O6QsaezSGGnAofV1zefDVunsl0FLjKVmBjwjVsdFsH2cbeMJ",
-	"AQdJK7CxkhmDyg71v38+Ofrq3fun8d2/DHXA25Ir1AeRuW5yAe7nX80O/cqavp2ZhyD72mNinWa4Ei7f",
-	"Miu4sAIPKZQVRzccV6gGdYO3rlBgs4hqbXBLTrkvn+t7CikbpcwZTU3/hNqD8P/SFHkQzL7mrszmg8t6",
-	"gJ87VLAM1yxQUYYrVXBBEIs3rtBjO5tuoUhV5jOLJhdH/4sd/fru/ePHw8iy6aD1pRhDu3QVIK0Cpe66",
-	"eUYMrs7brtdPZSYrVAgrxg0XC6+NNmUoXLsdM5EBUwhCrkJVzZwK7RaoyTUwckxaCvj25eW47RLbKaM2",
-	"snmW7PGzP21uY4m38OYvF0ePn/0p8GuHXXuln9RKV32+XQyMozCYn7+bwd4F8X66nKOJBwYCLCAwrRQ3",
-	"6zeWfXpyQqZQXVSuCov4Kmmx9LgBxNKY0o3BxVxugvJVUI9fv3xzCUpWBrU7e8pgouMO+f8TuFzi2tVQ",
-	"WqBzBbwocyxQGOekCrbJVPzw/BVQPBlGUiBIipdTZrtZSdCVmrMU9Th2+OSy00iT0qFmU1tsqws3LW0d",
-	"35wmZ1ORvJ86pWsancH7aVDYplEMU9q2+0V6oftJLq3o7i6ZTMVUvMCUa/L2rpbodgKlklmVGtAlplbb",
-	"IOvAnEHy6qc3l3DMSn7sAJKAYdfodOE6RgBMT8W/X/zwPYySNi9asyJPxjHZcBr+55uffgS7ePvYrn0a",
-	"TSaTaXSXnE9F8uri8vlf2jMdv+fZXXu6Ocfc0W/iqihm1DAhECo0lfImj6+xcEdox6ZRwykmdn9MAN4a",
-	"FBYOoCX4WBdoZEZDygRcIeAtqpRrzABFZpUhFFk9nGNCOnFmV1hhHnhJ0ioacytMOoVjySYTmgqFLIOR",
-	"RgRHcI5sxpOp+E5AcvHq1ezlj3/7twwJJwq3d0qTbSmBVl1kqcVc7d2EdWvyesKodqFOReLNtGR87jVZ",
-	"LgIuWLFPdXaGGysVozcNcdI5WTGISjs6ejw5mZwQuy5R2Jdn0ZPJyeRJ5ColiWRbh2v/XSCRfk0a32XR",
-	"WdQkD0betEGrlkZnP7+PuJ3olwpJkjvB1LjNmhrz3zjB5u5d3K2Sf3xyclCN/M5sEFJOB6q+67ILbQ/i",
-	"qZt2aLR6eceugp9anx7U+skhrR9/dUDrZwesu60XEur4/ccgcIXaOPOGDrFEVXDtsZWqeq1lJPUADrYc",
-	"qZGTn6jN1zJbf6qrDixD3K3YUqtBc7zPc7sL6Y/aGdaaZHcbCHv60RC2EyK4D2cpl8brGV8Y+p5+gcju",
-	"4GrlmIPeXMkCWCOSN3HeUcZkpbhxlnRf1m7lySGpK/rUjK2XMHcfunxhKHLy9MtDkW/RNPhBmildblDD",
-	"Fyin6h7mOCB9SfDVwtfHldu8pC2Id9g7VlCWVAW5gXEuN/1DOfBOfAsp8HvxxN8E1zuq7D9xfjdbXDJB",
-	"GnXRthcCFTyAKR5TrhapfJ+BGrw60sWD1y75xhWhBnuflnhGFF2i0lKw2GUCxI1hEUOozaD6VB37it94",
-	"KprKS7JNyFKdwIVYg5I5QsHW1uo1E/ge2Q1C0kvjSMAaG0Zau1YAm4pOqgYVfDnHsrdNrcllWkXBocIh",
-	"tk+duXvxXZs1rZYopoIb8DGn8blzMfFuaRmZ1u3CM1f8Vy9Fwyhc8eJfTwXX8PTkaW9LQprZ3FqACd1g",
-	"EgwGzzydfW77fQUJPZqFFmTbTYWQIWNDu7rF7NyaZlSS3M1j6YzVWYNr7Wx0knPOK+DCS9qFG5JQlmYB",
-	"qiq6TMZCz7NI0CgyPRX3FLSdudCV7k6ewIgOzBfe93NbpgJvuTZ6HEOSYW5YAiPKJ3LRRqbtwXDtTUfM",
-	"xv5gk0wKTGBU+zNYXYdHXhJyCVzJbD22GwmxNWrejb+Nz8NYrXYsX7G1tla5wy63w8lU1NdfuQsDWi/h",
-	"ChdMeA8ARSSZWjvPhOsR2AudApU0OXveLzzY2faMuVi4oBAd/IjyqagofHzWT15aMpEhuRDYVLji9wUa",
-	"54Ygb6EDJm3cvfZoMo79jTjkpOHpdVWC4QXaNSyZhpJpjdk5ESCVvGZoGM9b1AZMXzsfpUsbogS+o6Ws",
-	"VJ3+ZIlZ8wwbdkGvz6eCwZzfUhxsXmmWe6eoz8UGI0uentMmGnbiLymYwBt0gH/98uLFDy9BY+owaRq9",
-	"oEs0AnVpv9dpRMP7fMMcH+mwGeeG6GoIdWnyp9QP2mlvv4WO0Lq5g6pM+sTcHa4rNb7xVE7tz3xum5VU",
-	"IbftGJKMGRZe2eX5V2c93lAT/WQycYQ9FRvUOIHk9khrPHLsJXEXWjnSoyVaRk2H68i79r5xbbkLhTmo",
-	"VNv5OR8113CNvRuq7y1vT0cy2aWE74DnZqV/HKFLHu4kK0Z38Z4jtqrzm6EIYPuPUd9iUPeXAnd27+Y4",
-	"NJ1dSP7u3T3206NAds472yuKlnPgv2918+SrT2fhnz778hTfNygyYDVHt5IGsg6fJUVvgYZ0Ri9vSPAR",
-	"T3cHP97UkMmt3qjG7YsdtzpwnzcXJn0yBtkuDtliPNVr/cfwb74MLPMMcu6SNmh7TUacO+elzOkqPWK2",
-	"7cDGw/ygoXbms3hC7ynUeugVGx+hUqpfJDV8BetndKqGcqZ78f4PGQRoEUnqXaQBHqDkapMEGibRYnHO",
-	"4h+0xn/qGeJXFc8zMmk014YJYzUkJavFsonilrzEnIsmigujJddGKsqxkrmeijnPDSrM4God8q8eaTLG",
-	"404mjo6BvBBkPJPM1uMJ/N2ZJVOxaagzELgKuaEdo0Qbpow+h/b1LN5QHxooOB68BSeyECYN1ngGFE6W",
-	"CqRX4qZilNzO9E066+iTZGIrrq/XtHsXwbTWoyuxoABo0itLScbnTmhNxZZajXbYvLNPI0FVArghm+4N",
-	"CTouFmfBmD4jSzohRegewzmuTXeN6gbVkbbM1h3BWQ9gCYyS9z0I3iWxc4q0jejkvZ3oLhmHcK0TzFYn",
-	"Drb0gClNYtutZg/DGTk5QJxnoGUnw5CZ7Nw2Lrt1Lyt5wzL7hEbZb2iPNcV+e1hiH2aqDBdbPtBK6RVI",
-	"HmqgNNv+PKZJYKLh4sC4ThxxOSRBUf1d2yZfZDyREuCCIrkh1HbaBSH71dsEPZlZonAmiUvPoiQVMjsy",
-	"pn1GiXa3f3hfof8nlfKaY9ykt4ipuKjMUir+q/esIcuIC86d5zqhVE1yTLAreYMTeGnV4GvK25Ir7Tzm",
-	"lCsck4sidkJ2KkhdCA5xygWvNMKok/k9DtUTdhRXfDTEAq1R8lcLkE/IkEKS8hYd0J5HDDLP6iyIGHza",
-	"M0iBGrhI8yoLsfZ/jOSPToHoIw0Xr75zifIjd2ouZ8+dmx6wdQmJ77bGYZyw0UNoW9eH1OU2lEmn2Vqf",
-	"wSZGU1BqKjRfCMyOuKDMrBh0HcmnzK0wySMNciVAc9MhBRiiBBhJFU9FJezv4ZQxKSxfFdIqyBkKw1kO",
-	"zADL87PBjDFS1xzhToWvRiCHcPiQxNOTJ5D4Dc6CSE5i0Jbic2QW52y/lAkhjSUl426YdxmVU0GUm7OM",
-	"WI4L+ISKC1+oa1ucURzPkrdX7a3aSgnZPsHOJWUndOTngaDFwnZrsYWEkrqpFQhEHzsIT2kpo8QOMSkV",
-	"v+E5LpCiQrRShzsWAl7d9Opwt9hwUC2iJf8V15/HkN67qCT25ZJckFdBdy65yXFuQFamW9p8Onhr24Or",
-	"OKjjb25SN2Wv2zlq3KRReEQYDdWajv+QlneTkeTZ7jb+2lYZ6sSjDHM0+GGqwzYd4NxJPscKpuIgXkB0",
-	"79QHI0tN4oUGMuG83SczpsLqqzxlLqPbogjFxkP0FkU2gdf1MmpZTOm63q7kxjLulFIYsiEeQv1rHvLp",
-	"FIttJNBa9B8yu8TBfw8U/xzJU4GMfCL6do/VG5eg7otZvNxq7tGYWzrYP1t9Kny6+gQo5sBNcDAwK4+r",
-	"3PCSKXNs139kLcSkMSvCAug2DfdZl8zNnUyFzxrxH83hIZXfLumRq705gyStVA5H31C7f/sf11fHc/bL",
-	"pMiaIgPyobAVJRVMRWdmr0Y9d0RydLkuXTVPXczkQZOERSRAyeZQnyU5kJyHCDP6aJA+g6Qp00pi/18A",
-	"XgIjlmvpn94e1c/HoeXSFHkyFQTyXhlXct59JFODzb3EI2KCNbwdRGvl0H27Zxy+YBS8inZXj3Qr+DpK",
-	"JubW2HVbKNKfsET7D63O/0jiqUgmdl1jyhQySwoy5JoO6+npM0gqoauylMpgNisw42xmV5HU3wSSVgk/",
-	"PYEf+Neuz5OpSNwRz4yUs5ypBSbnTVqEFAhPT04goX8dKp67nBPKyuAarEb59vKboz/bhlORcHHDcp7N",
-	"UKQy42JhhyNs6PRg8OrFN07fZrqZJnS2u6zzcAI+XmNpnA9CYc4Mv0GwFG21xRoPzyGZThO4wlRS9P2Y",
-	"oJeAxgV9NAQWksA4SQa06NYCahSkXBJHcY9CeV0rtN6ydqbC57z7jwm1P54UA+vReDOkhz+5eEX9KSK8",
-	"ZakhTdZXelH4/pZrp1G7xI16/MxpQAQOi8oblXTcqkpUUTEVwbWbjKmQbrCITsjVOSSdUrPE6ad228V2",
-	"Bftt+ExTjwEPVT4TS3DgcYktgXHAaIOyHMhJrK+E+0rGQDVKq6Ku4eQdzfnx08HMv+0Wwb8e/2tXdteC",
-	"4YrcsgOiYUN238OWPV4ktMu4TiezgFhbC8sy9TaDm4oeh+swsniTiZGatZWNuYP8fGq+R48t+o2Pkvj6",
-	"0t9zEcKXmKLwNnzkrP6+XrhctSmFu2Lkc8NbE8MPHsVi+MvlD99bPHr14pvxvjm8Xi3aWdlQM4xPplDf",
-	"j3NtZPuDqdMXotHvCjTMsiUYWfFs+Szxn/EnLE/YqlH7GzqPfZ7jUftu2605L937bD+p63fg0t4tyBUy",
-	"Nesd/KM5e/1FyWF/9Yb7Vk5dEEgN9i0LHPjAZns6b6Rw1Yk3OyfqimcLNHCNWFqNMfSg6xutMmEVI26A",
-	"CxeSbe5+tibKlZIrTanfUrEFkie126qO1PcvCuUqrLKflO8/ldP2Kj/vpMqXNFVIlkj8MIl3aAiXF+Di",
-	"3UP3H44n8JNIa5yL/adE64y0BiiUpB6sQrtQB5VBt3K41dqP6mPcYSC29l8Qa6v2N4zTfTN2XNIW6dOZ",
-	"fjm1l4amqNP2U5bn5xtbsnwI83lQ/idwMRXhJFdLCWmOTAUc6B0aOAvgiqXXzmgQuAoHGIM2PM/BpWZd",
-	"rR0OlKiOWJYpqtdgBiHnBTcTIHJ3XqMePdeeo8cnJ63gHaE4c/6kFdPW/OpfpRmqIsJpU1HECSRCmlk4",
-	"eLLDKkEfHPUm0tN+YkhTNzGkktPKww3fn8XtfcBd7v4aNOe/7dDXBF5uusB713sOf7nko1/53prxT0/j",
-	"9vUpRXp0yJXwD/OvfyqZtU1e1cTFGlbOcvqE73kft20jC/OPaR4ctkpeL/KflXk7ZfbX7uT6MnQgIc9V",
-	"srQCBdv0sZ3Bg8sOiQl3MWJdkBY+1whswbiYwI/SNPqDLxLrfXagze82uN1bcdXnd78pMTlacTcbMQ05",
-	"nxv8Yxoa3/O52US9R3pbBXSDgnv4kTpK2ehelayrLwUf0gcaLa3rkWiF7YuRfn53986+Vjdh/fRVcLoV",
-	"6ez4OJcpy5dSm7M/n/z5JLp7d/dfAQAA//8=",
+	"7H3pchtHmuCrfIGdCAGeInhI8rbJ6Ihly7JbO21bIco9MevSoJJVCSCbhUy4MosQWlbE/toH2IfYB5sn",
+	"2cjvy8w6UIWDFCX5+KEQCFTl+d3nu0GqFksluTR6cP5uUHC9VFJz/ON5UajCfkiVNFwa+5Etl7lImRFK",
+	"Hv9DK2m/0+mcLxj+mmXC/sTyl4Va8sIIO9KU5ZpHg2Xtq3cD7gdvfp2qjNv/ZZnn7Drng3NTlDwamPWS",
+	"D84H2hRCzgbvo0GmUj0pi9w+vPHjXNBqN35YcK3ZjHf+tmQFW+w1N32xMcT7aFDwn0tR8Gxw/lOYyz3/",
+	"Jgykrv/BU7PxPJ1Ix2N2t1ynhVjasx2cDy4l4MMgJJg5By5vea6WHPScFTyDlTBzOL49tWv9lhn+Q/FM",
+	"yWkuUnPQbf5LwaeD88F/O65g5Jh+1cfNYf+isnXXQl/POajSXKtSZmBHyQWTKYcZMzwC/palJl9D8i6m",
+	"zceDc4gH/oVJ9cLEn1M8iGIZD255oYWS9Hxcnpw8TtOyKLg04H+yX/J48D6BIa0ZfnDjPgvDvnKjjiJQ",
+	"BTCpzJwXsUzdrsLx4lmHQx4m+EUCQtufJTAJdFejcSzxWt0p2UO8nLmzbsL5damF5Fq/KnP6ogfoPBBE",
+	"g3TOpOQ5PiwMX+gaBFZPuS9YUbA1vlVwZnh2iUuYqmLBzOB8kDHDj4xYBOBsYBZf5mq98CQhzLUNHJ7R",
+	"4l7bsTpW0YCKDtTLhE5zpcuCP5f2ELLaU9dK5ZzJ5mOveKqKTMjZi2w/ahHefM3fmn1fWeZs/T1bdJOL",
+	"WcG5sZ+7fhRZ47zLUmRdR30j1Srn2YxfqbJIefO8mwCT8aWZb1m4kIbPeGFHDaR15x73XOaSzfwi6tiN",
+	"X0NaMLuHCziFaYVFYAcBZZFdGA2ZSksLURZnCs5qs9TWvWS0w+YsFgPLZa5YBlORc8kWHBgsWHGTqZWc",
+	"2O8s9tr/J+45jacJ9lE9iHYfgzbMlB0bvIQVv9bC8Alu0o+7ULdcw88lL3kG//V//i8dgZAz/MNub40r",
+	"YgLPhd/yYg2OtuCxLLnMeh6vqItmaw2r+Xo0hkvcnZ9+NVeaQ2JPK4klbhKk8me05ga0se/6WUppRA6M",
+	"xlBTMHNm8GzsZdBbPLOUKxpwWS4sK3KvDqIB7XJgCQntcWCZFsvWg2hAK65xrE0O6QdsnKN9tbqtQTRo",
+	"XOYgGrClwG9lyfKJsQjbNQe9TgSgF2RY4+jsyjUMy2U++a///f8s2bcAarFQ7gMnTtzY8VyLrVcoRQNE",
+	"DpUD2Hn8inolgE2CmrPrHlbQvoP6O3JW9gk/eb74TmU87/vxZaFuRcaL+qWyfDlng2hwzY39b8YWC9Z5",
+	"Uwv29rW64bK+zhreyz4SW+Gln5I79oDkmT52TajX2nC75sWyWw40fLHkBTNlUZ9ZlotrWpJRsgG/00Jw",
+	"meUW6peFmnKtUcq1eMF0iR+Qiubd2KBUrq2sJGaHce9ymR3GvbtgD4+3Bm0BDpo8zm26xtiaF1+Dkeb5",
+	"1e+3dfQBUJtnUBNmmuJGB0fsEg7qYk39kDYwJxq8PZqpI/flgkk242OUyP4u+Kr+85FYLFVBghqyoYFe",
+	"CZPOrxUrsmN6E48X3342Z+ZS6hXhwwFaT6qkFVBR4p6IrBM2uU5ZzrystHXwTWm7PsEjDdVYjtYpyWFq",
+	"wQOGlozBNZ+qgo/GHeSvuXKW+hV5nEhVnvPUTKw+wfCwTcGknvJiYtRkXi4YspQFE/lEKiOmTtPoRpFC",
+	"zGYt8jI1vJicTYjNTJixQIdAUmpeoErAtZ32hq9XqsgmC2ZSpKtcWuyQXWyjhSB+2sjvr4v4VsR253nT",
+	"ozC0itV6gn/h2e5PpQu+zNfdczELeo+sALXM1xdgT2MNq7nlbwzwvGHOUCdpLGs8iPYhrWrJ8b4IYgjL",
+	"cqV7KGzp1ehD4BNpBIkgHExZ2BNbWIoCKctzfQH/5IWCFepUUJR2X4hkPBsP2vAo5LI0ExPYSqCOQpov",
+	"n3TKl6o0B79jlLEyyP6vtClwfZntJbSG32khaFMPDy01MlsjHjWST7e1gzy60fnYUba9qaN/sUkfn9UW",
+	"+03hWPwHJZU7TqcLlcPqvua5YXdZlnH64w660hRaOxbwypGvgw8Fae1hiPfvVuJHssDynBco8AY8vBVa",
+	"GFVcgDbK8gUlNyjIIw1uYhgueDHjGQhpFAhDyGp/FLIUcjbaRFRkAPbDgr39G5czCz5nT59Eg4WQ/u/H",
+	"HRTGS4W1105PThqvnXbpqnMnutXee3zWeO2/d3GFvTDjWWB1d0GNDohu65v1R+iChCa6D0b5c+YwtDp1",
+	"skiPEhAZnvmOU6nZPWvn8uRkjwPVpuBkF20bIS2VAKaBSavjSqt32kdhyDQkl2nKl+YcLCYc489H9HMC",
+	"meJ6VONKwcLTY0DtxaO/Cd1hWsPj2t90hSNdlYsFK9ZdDFmXacq17rZIIf3u0mpaW/GDRH51/tX9RFa7",
+	"UVynfsV1mZu7S65+o5uG98MNhXtajz60erePjlPt5gCdwJ/NnQ/3R9RE9E7qvBCy/u1ptMs4vAH+LYNq",
+	"DaefWpT+4AbW9iXfweDapOMbdOdQe2xjyzuJWN1Y2z6sHa92mFoOm3vB3r6gN5+efDZWmRaDY4blajb+",
+	"hi1EfgACuPcQAxpGngV7KxZ2PX86/YqYL/15Gm2x/xzI6e9GPragvyceh2N/297UgvXWXroQtGWQCudX",
+	"P7zqvQcxVDVP5jov+bIQ0oxfk1loz1MJ75FUdTfL1/s+jv/vwsy/DqSlh/fvxfGbRGrXK7U5t4sE2/l+",
+	"w5q1J2v6lhPrvw/nLzPBZXqovn4ZpH6hvS+UuaFI8BcG0OjCrRC49hpFLrTRERg206AKEJne1ArcyBOR",
+	"NUnrTmlig34K/QFGsWs9xJreBaB/yVV6w7O/kz51qGJHAsuEHSB/FZw5n31b3VtH6ItDMwtni8pWxCVI",
+	"JTmsmIaZuEWLz8a4TiPsVFFez3lQPFoa5CMNK36dWl2zrsbsNFLXpgt7iuoH8mbnYXtF4IADv6YBJm72",
+	"/fWF1jV3gUZ9dxvzdO3mGVssmZgdavAljoXIlwEaX/FNfR7LWP4C00It4BdwNk77ScEvsfzl6Ogo/LPP",
+	"ZQWbGvgFtGGFgeHMnjuFRNAlYDyJKg0k+OQ5WAktgV8gsWeSlTnPEhBTSHCACTMYGsHmnGUR8FxzSIpS",
+	"SiFnCc4P4TUcI7xUcGZ/gF/APd56Oqq+hyUrNff/ZzBM6MOE4OccSs2LZLRlAOMNqnatXlzYMiA+O/EP",
+	"+qGr8cjL6wmmw4xALTOeigzHx6AWbuxnO4CbrnX4UD8jVTTPAy8h6thVVI2WMpnyPHzIabpYJmH6BIEm",
+	"Cb8nwAoOUyFZPobLMGPqIBOcMq7BXpLdJ1rZ5SyKZS5uedg5xh4xCc/Hp18+AbTGhEAfJVMeATOwUNpA",
+	"UjDDJ0teTBZCloYnwIA+RbG0wwiJsQMrITO1uoAkVaU0eqxvxHJpF0x/+5l1AFO3uAgyTietChrQ/sho",
+	"TWN4bvfhdgVqyaUG1mF/8VCC+zKOuNn5YjlMGmZ2R7ESSFlRCK7tgj2TC6dNp2m/GZHLvUN+mYi76Vxs",
+	"Xzb/W2PFdXobFuFGihr76yK+AQW2Md+dhx8Q656jlM52dcAFujiMTt+65o1IyPovhEb7GK9IcnXTVG92",
+	"HuYd5JjKA3xXyJ+KQptJzcj5oSKfem1Xbsd1d6jn4W86I6hqzKT+luVTXjsI3CV8sRBak2om1URTUM7E",
+	"KX+R3eObfaKbHKM4EKpa1LkHiBzzvjvE2+f+6ZTYnQ8TK5hwmR3yOC7y8MCdsLfWQI1l1DYQbRxZF4Lg",
+	"GPekEpuWD5QJBtVdoyhNLHzgoW9QI1KDGtnrCa7KDsTjLrNs0Gvb9tnA59rYX+NibbSuQXIboQLhbJxv",
+	"iyi3KH2DVjU2vMtP6hBdj4PYfoDBzL2L5+XffyGXZZ8jY7Inpaoz/63GD/9cF+FtqhdMgl5oqJ5qSESR",
+	"VScsTUI9w9uVti2RgBSnmbIyNz1ajQX6c/JGAvPSrrTyNcaNZx2Oow4OUDfBfbmHNbHDCHm2jxGyRly3",
+	"HfuVf26nrzFAF0HFPUHrDppxxgzbP/Dbo0CHJLfJI61wttujE84FV7I3NuJW73lcLzGE6L7+mw8mxd8Z",
+	"ke8vQe3An50Dfjp8stdJ4YVd6UXeFN0nuT6AA1RIzDtBK+4d3Wm9cuiy5gHaO0Gji1UvqzhPx6xTH6zZ",
+	"Wv/h3lU3+Z1jLt373e7+w8iVA4yPR62q5b/ejIlP5yh7GJ6nanKrBEo9emHlmIWeseVyclp9PKs+Pq4+",
+	"PtnfkVNfxx39Oe3Arue3PpPsEwd2hZiuu6zonjFdFM7lwjbvdxC7je3bTevRYNHrL3ZJHROKdO2JZ3U/",
+	"UuCRKQsJS1bcYBoLS+dQlFKDkvkaMDoXkv94fgUuAU9lnLLukkbE6zZ0fElLuqTY223RsHcMQP0jZrQ/",
+	"ZnThYvlLp1214aMf1O8Yubgj+E1WsD5UBfz444uvRxbqu62yK1Xc6CVLeT0wrjPUuSbUbMJ7qXnxSHs7",
+	"8EUPQAPywmKhgTl8cIjShZVjyoiogg/3ibILaNt2wVJ8NOF/8u3z13B8e3qMX+rkAud22pR7kqKnrzWX",
+	"pifwuwrna2ph94jGe7ZnWOoGSNhlTjD4uzsgyT+iF30P3MneWDfUNg9cc+NC6rWamiP3aF27PchSE4Jf",
+	"P5RBEn3re4s7VmJ6xaddlNVLlDsX1mHpdLf9Zlv4bfNYyRs0VUXlrVmwjIOZF6qczeGYLcUFYTp6kZh0",
+	"bheXZMIzuOF8qWHlQ5mdPxXzTPcSoSkFsBEphWmGTvpphud256gc6Jl4KCsaAZU/6+DnINAIG20iT9TC",
+	"tn7rVwM/dqcM4GXeKTAa3ySpkv54EV44PHCi2zyNCZUdko6SHJa8gIJP0WFaqBUMvV/y9OTk5IKS/vXE",
+	"FKVM7QQ+H5dLWKiCw4oXHHI+NaBKM6oLPId4bgTPe/JXU5WXCwnMAFLpRgiH/d0umVl+tJqrnIPQO1jf",
+	"ZvSIWm3OnAvJPU+bipxH+GnOWcYLuOZCzuB0twBjh47c5qKtjKONMO1T7yb62xxeveRq4uCxC7MLteqA",
+	"EqvQ2XOmlHUYXudM3oA9Ig1Mi4yPOsU/h0ub4+FQlL1NfnGKncqAQd2FHlkGlM4xRsePtfPIA3riVgJ2",
+	"V6hdd+A5tOg47n3xnVD10JC0TqT3tu/7CA67RJkNQWL3C71pK/0suY1KmtLs9QU4Px5FxmGgRXU/XVHF",
+	"p51B3FUg8dlJP0NvG9wOYtER6DKdW8Lyr6dPTp8+ffr05PTscVug3Yc3tmKkD4qKfr8vFB5oIe8APysh",
+	"vTxck9wwOh0eb9EJMhUVCBGXOZm1N+nMXUTf+7m9t2RehE3tjNz7NF4CDzL2vvVLUnjvATYfAmS22imd",
+	"PNVxXnOmJ1YC6WaNkr81E7TNdNVr0ZZxQYK/JyFE1L4DSzqTO6gDd7mu2jYaa973Gj/EDX4IT8+HUGF7",
+	"Oc3Ou9hUBh+Ih+xcSV/W5e7wjwflG/a6na+iuwwX6/fJbDrm7LPff/haJVvzC7k2P1LVmWp9heha3ooV",
+	"Ush7xc61shVehECk71vhG35ZtVn39AThbdw3n8Hd6b/x9UeIst+3lBfvqdqgeVpwE0Gib470bToZj8fJ",
+	"Bei5Wkmysru6HGiT7cg+02aCoS73CRja4j7kU/G2Wz/kt+rmnvMWarcn95XKe1yS+HZYYyVq1A0XjfNp",
+	"LJqupEsC2ZpAtFzmoqvYGcITVTjDnOYj8oKgkQq/RPddM1iYg2ZTPitZkYGaTjsDV/i2fMyFq4bpSYpe",
+	"qhsuqSSW3azL0eykK1KZHsXfv+bM8LstZ7VZu10xdjCnUoXHWrFEgOVmXI0B+wwsOJNUrWSZM2MBzJuy",
+	"fbiPFrmLBNthm65Irb8/t393hFHr5DpW3DqX/chZDZLuQsewwOpzV1fyDsV+moUpI3DFX3wFuWnBFpw8",
+	"KC4z30emC9NRp+GeBVl/jaVV2+VRsY7pBuz2Fw7FJJnNEqFbDrc5crKt1mkCQzv0jBk+ak1E6/eGOj8t",
+	"5m5R+dNum6IdCjnNOZnQ6VkwChhWa9hpju4/x8+KF7eZ5ibm2CeAlWbOpRFk33X1pDCs0Z4OxfBeEN2i",
+	"zDkkSi6U9n6MuKc+yw1fg9CWy3h7r2U4N3zt3CVVEovjhVsY+uamMcYL0jkrWGp4ESrA3PA17toSwJkU",
+	"/+QgTHe+4a9bIuiB2zuESNob2VuXt6ixS/LGAbvW5z14BwY6PIyZp2uB/cTxLtXrfLaZpVSPNDw5+Qqu",
+	"VbYOtaKJcLHUlwlc1Eo+Yx3mleQFymPZQshYLkqL50jcvD0tY5o48SMNV9wYq72g9WMMz3Jhbw50WUwZ",
+	"Vq7FtK1MgVQGCm6KdVfSViDuoZTaFqreKavVqPY+BLh6oetGmkE1hwEORTV0R4OnZgIiQylDSB8RQREP",
+	"jnbyTijzEsSSGcMLO9R//nRy9NWbd0+i9//S9QJ/uxQF1wdxBl3Vtdl+gtUO3cqqdxszd57sXEn+PaXf",
+	"HGrzLaUpuiOZHpARLpQ083w9WRYi5ZO04Jkwel+/Gdp0fLZRr6/fP9CtaeSc6Q+e7GKv8Bbzbdz4exYJ",
+	"CpJ8Y+FRuJyagaP74Fqcpr69HfoCzkgT6nEdjPZWG+oj4PZqozx0kH99wZ/Kgt84wcNC/bcd3Q/TKS/0",
+	"R/X+9FMCX7xl0muvyVXKcmG6X+/F9iYhPwX6Cf4MJ+OTU/jx6utO/1JzuFJ3V6vdgwjM9mJtLaRsnkVt",
+	"52HEOuL24evmHj4bl1QDoB0Y3h2kXzm5OoggVhAaRAOUgzAIw53rreCrHnp+9cESRYN7/fQkqmoZ+TSS",
+	"LaWg6vmkTai1EhgVKyaV7NzKIVpZsU+DS/q7s1pWT0JtTvvi8vtLVLb8rD++frbPiNszVWui0PCnk9M3",
+	"KA/9cvbTydHjN6Pzn06OntJXneJRO6u1ueC//vX8u+9Q1nV7uiBrZLUgQNmUTEVzVZIe6JKLYcgk4DN4",
+	"1GTDxMoUesmkhoXIpJjNzegCrpWZ+5uQaxypq4j03Xfa5c35kVoGbLZTWRveI9i4djft7AusS7nMGWIH",
+	"/uG7EPi/52aRe4ui65GzzKadmHOH3CHfy6LbUoPtGSiQjwr1oN8WWz70i4O1sy6X+cSe6+XR/2JH/3zz",
+	"7uysW9TepHSuKUPXLqkXRK1VSXPdIkNIChXcw/qxagbGy62YsPqWM6NXDSmEph1bbYsVHKRa+f4aU2xz",
+	"NOMaw62HZBVREr59/roRdXdwnQk9Z2dPv9zcxpy/hau/Xh6dPf3SG0gIug6TMcP9NiEwGvjB3PzNWvbN",
+	"I97PCE04ccfkKiwRkZaFMGtL/hcOnTgreHFZUj8WFAPR/I5fVwcxN2ZJYwg5VZtH+dLb9V89v3oNhSoN",
+	"13T3WMsUr9t3AhjD6zlfUwcre+iiALFY5txq+BT4750qsfzu2UvAynIwVBKLtxSuxr1ZKa+961FE8ER1",
+	"ainUzRsBtIW20NHJ4tbx7WlyHstGL6p3sbc0x4MIYtw2fUKDNn3ENIHB+/fJOJax/JqnQmMGzWrOHQFd",
+	"FiorU0tCeQpCk1vDnEPy8oer1xj6fEwHkoBhN5woc8i7AqZj+R+X3/0NhkmdFq3ZIk9c5yoN//Pqh++x",
+	"kZb9mvpijcfjePA+uYhl8vLy9bO/1mc6fiey9/XpMFgT8TehgMEJPkh1awpuysL5alw4IV2hHRtH9bdI",
+	"lZ8k8LeGSzTKaAUufxA0Z0ZDyiRcc+BveZEKzTNkN0bZ/8JwRIR0Qv4iHcJRHS1Jau1jXGWdRguZZJMI",
+	"xZJiODX3sXeENqNxLF9ISC5fvpw8//7vf844wsSC9o4Fs2tW1xu+BozNcp6W2tOYSQLDkJYSy8RJQcno",
+	"wpmOhfSwIJQkS5IRxjLLwVWFnHhPNRvP+eBsfDI+QXK95NL+eD54PD4ZPx5QzyRE2drl2j9nHFE/oMaL",
+	"bHA+qMoID5xPhhvUfn56NxB2op9LjuI0MaZKHa56wn3iUpvv30TNHoVnJycfrKddVVO6p5WdO9730eAJ",
+	"Tds1WljeMfVPxKdPD3r68SFPn311wNNPD1h33aqGoOP2H4HkK64N+RPwEpe8wBBXCnPmLEPNUOkOGKxF",
+	"gAyIf3Id/G4P0WjSEsTd2ic+1elHbNPc5kLaozaGtSLw+w2APf1gANuIbdoGsxhL7kOOPy/wPf0MgZ3O",
+	"tUpCwkKKrGLJmzBPmDFeFcKQ66rNa3tpsi/vOnhowtYqnbsNXD4zEDl58vmByLe8lqSGkim2OQznC1j3",
+	"cwtx7OC+yPgC83W5unVaUmfEO/QdyyiXPsS1CXFUpf6+FHgnvPli+HvRxE8C6w1R9g+Y300W50yiRL2o",
+	"6wseC+5AFI+x/gWKfB8BG5w40oSDV1TQgNpRNepbnSNGL3mhlWQRZVdHlWIRge/SgJ2qdOR6f0WxrHow",
+	"UWFeq6mO4VKuoVA5hwVbW63XjOFvnN1ySFqp8QlYZcMoLEoKDPsRV+nv2PqFIjl88VLqQxzag/leBxF1",
+	"J7Y/Xb6ok6bVnMtYCgMuWG50QSYm0WwyoyRvtqChNkBhKRqGvtmr+zmWQsOTkyetLUllJlOrASbYyzQU",
+	"2yXiSfo5+fqTVpVde36xlMpnwWvqYJRhqjA2J2vWBmiM1VgDPU06OvI5sgpQXJzL60x8gxp7oEXJfcyV",
+	"I5FoI9Wx3NLa5pxi7nRz8gSGeGGuBV+7XkAs+VuhjR5FkGQ8NyyBIdZooDBJpu3FCO1URyzNjBebZEpy",
+	"FySmyXrmO/KglQRNAtcqW4/sRnxQ4HAzXG104ceqPcfyFVtrq5VrZwW2OxzHMjQfb5iIMbzwms+YdBYA",
+	"DKVkxZosE/SGJy94C9jchPR5t/BQv5fl2E0Xo7Dw4odYowLbw43O2wUh5kxmHE0ILJbUBm/GDZkh0FpI",
+	"h4kbp58dmIwi1xsXjTQivSmXaDW3a5gzDUumNc8uEAExKz3jhom8hm3A9A3ZKKkUAyaxHJFRPZQWLo0W",
+	"Ga/IBf58EUsGU/EWA8+mpWa5M4q6euFg1FKkF7iJipy4Ut5juOJ08K+eX3793XPQPCVIigdfYykwj13a",
+	"7TUe4PCuhkvOH2m/GTJDNCWE0KTsIeWDeimRTyEj1Hp4oquhjczN4Zpc4xuH5fj8uasXYjmVrxdyDEnG",
+	"DPM/2eW5n85btCEg/Xg8JsSO5QY2jiF5e6Q1PyLyklBeKaEeNbdXU7pcQu9gfRPaUhd0c2DTNrJzPqoa",
+	"crsq1BvW8vp0yJPJ573jPDd7/kUDTgWZmuUV3kd7jljr01cNhQe2/xihn2F4X0m+8/VmcHb1MoVgvX+z",
+	"RX965NGOrLOt9mhqCuLXLW6efPVwGv7p089P8L3iMgMWKLrlNK4qak2KySzXQZnR8RtkfEjT6eJHmxIy",
+	"mtUr0biqSbnNgvssPHVfI+4HrhpsMaprBbVivwdJ7A9G/xvFUXuUw1p90N+ruTccwaEW31YNq1wr0Ly4",
+	"tchi6l6vMMGxk0vrnrJH2v6HkuAIBUar1LdakGAOVmLBDIV2ybmVBFHpct1O6etQO/jCCfS4OwnXPJaa",
+	"G8iZcfInoKtsDP/uZFFhsBiZnxYtzMnIDe+ClUWwrZK+4qJR7GZdxwvdvWvUgfHpBFaqzLNzkoeFptVG",
+	"uCMnzmMkD2mQw6Sqekuvj3DT2IPEzK3sTEEb+Dq5Qa2mZn8QGqxCbqycQbXCJOYcuBIVeNJffPHaZYt8",
+	"8cW5k5E3gqs3C7FZmZlirbm7gLIouDSx9BHa7hUfHw1VfHQ7pnsYwrRDkPYFSAWXL19gOw+rVLvJrH40",
+	"ioCBVPKIetmk3oBL6uAXXzw5+eqLL+iCXSR5y9Ubbw3aJk+v2wU97mrE0Q59CDrJePHgfTKGFwalr3TO",
+	"UZ4vxGxuXNXEWuJJMBJgSZ+cAz4f1ZUrq8LZG7pluUCDVRRLrVADFnbunLOC2moLh6GdkezItcicgTNi",
+	"aHwrrr3LVVMrcv4QukCzBvrHdqCE6tXbmcBvXlprpsHdxTFz9vm6cSpKPQz15FUBOSsllV8iOk28gb4N",
+	"JLhDaKtoL8lPm+LbTo9PA6ceWMj5TcP2R3T2VFAU3D2h6cTn4ORpWSjIPo89/lAhYak31bku71zDMPHF",
+	"5l0UjVcEklppudEFJLLM8ySWqWU12ltpRUbGi1rpebJZNGrJJ53dxNBO/FUsq45YUpkJz4Rh13b6IfV3",
+	"8wxthDIU1s0K7dMweCx0N7P76eJh5IX6SDyMasp8ZGPWHzzsvjEFZ78aV9tG7z+Lb67pX1pvRnMXhnVM",
+	"2PSx/XEtmRPX8HnwR09bfocY9JGgnLpU1lirV3+tXqKs1j7EjpRbpTBKhOgDasSOT+tjvnK5Fdqopa5r",
+	"dlh4zTmXLpzKXnBdLrgPHxYG31ryDIahMCDLrYCx9vZIFzKPRo7qqxkTcjTe4Icv7XF8DujVplp/4NaH",
+	"xS28aGDdfWT34RXb0SpkH306tPoWLW65uOEdtp/zYPQ5zMwTy8PsPL3WsS5DWHhd7m0Iu2hWH4DXru06",
+	"WvbO0bdEkdixJEfEsCuOAlMhINELnWy0c2MurheGT87OIqDMBtmS69G+1hLsXXZF1eTYDgCSLbzvHgUX",
+	"mvrqu6tY+hZDVDtgVpIeQloJL5Da4+L1Qk/8s6gXVM87Q6edFZPAY0mVlCkVsrM3RGhR50bf6KSZjPBY",
+	"A1LE8pqnCv27tf7Wrt+93qfLNQX7UGgMuV/QFIjTC4l2vEnVrjvp0luu7CSfk5kg6qQkv0fD2OeoLyC4",
+	"eP2gQynwjcUPIfgupWe7L9I/9JAQWuv+1Qekfhm/De/bcx+/cY7Vn8P2qrqCRLHnKkfBEiM/6llWd0vK",
+	"8M3RPkpaxpZOfB1VaE/3aKHzIVrhtbvgdWSEfFwHhe9XtxXuf5cu6hqSpMHQT+cB1ICiTekCkaiROJJh",
+	"O+XLH1pRwdelyDOMr9RCG4YdcF37mhCCuRRLjj00fEopDOdCG1VghTWV61hORW64FX2u17762iONvr+o",
+	"UVRJR4ByNUbyYgCRHgW/dCw3o4YZSL7y9t1GhCRSdn1B4ovvsSWcX7kj/NhFQbtwUrKzwjUPocEZoHKq",
+	"Ciu+4TZjOUzeTvRtOmkEt2G8byH0zRp3HzzyrocWZmMmrb5jyeiCImhi2dOMq57D29inUVYuAWHQi32F",
+	"UTdCzs59ZK8LG0Dvz5Yo3ig4jkksPdKW2NIVnLcOLIFh8q51gu+TKJitQ0Rv8s5O9N4KsNoFISzzNcqF",
+	"PrC3I64XY4hoNXtE8XKBIieFKdeCdqErZpdiyKlG6F4hu5v+4YeLEP2EwaFVN8c9wkLvFzfZ3U3zjiGT",
+	"rQ6Yh0ZLVtv+OHGSnog+cvFyUchip4R2HzX3q9YwPsvkRqzG4QXJDaa2O0iRzJBHofmAUw6ad/y30OkG",
+	"C5der2uGgYWl4KHX2yMNCY6FzkOBZRwpGXzTeokqR9W45WHVjlaDmB4RDJceuQ3y34hs9bpuRKG0H0yA",
+	"cJv10CMKcoFbiaHRu6ZP/2jBUD/4fINCkp14cW3FqaEVHDBiCXtmjcbIWLnh2Z8pEpA6KyHPq/VtDAuK",
+	"pZDacBba6OJy0WkM9nb1OWZ7QFL1IknI47ZkM97XNKWLKdZAtCNAt7nLYNFPWVGsCTusWMZmMMQwNaxw",
+	"0xFRa9isEUy7vWkGUvDuiX1+l2sy1DWX/enQ4N2eQOBmQ8INLlqr7r79fd/CcPsIrcae5TUtz+4Ziw1Z",
+	"2WnBRA7DlGl+JOzYWhhx68ptqyn4Dotdi/m57wa6um717ajqL1pPNdnVl/Vdz0UthOke6Wm9DNvZrjJs",
+	"m4fXRguK1eW3QpXadw7qjPzGpj6fTdh3rXdTBzW/JFxX04qM/REatV+guDuvZpy44xOk7+qDo8YD06EY",
+	"aAYJYmMCQ+xUdw7JvyakMP3JKn6nTyETM2HVXORaOsJKz/i/olpTsVyyglvFSHOSTQq+ULc8c9qaS9ZJ",
+	"kCok4yCWULKV430+0puSaH3UNDwj0uQ7WGi7JMTf87p7u+Gk1bV+t6u6Wu9pZLIlKDf0W30Q7avemvFj",
+	"W7x857Mei1fVGO2PIiZ7Rr/WevM2DWL1tmgNuey4Vo2pEzuTRZkbsWSFObYU/cgqiEmlVTy7+jvJ+EvM",
+	"QmALnlHRrgSGSVoWORx9gwW9/vw/Qku3VN8moyiWvg3vU/hO/AWtT6cn0cnJCXZijeDH198c/YkcdmTB",
+	"KNTKZ8BTn9oLF5uZlwupYzlkcg2qyHgRwQajRypACSSRR/zIU5oIEsNm2v5PlCBq4WcESUMkSSjVwrtn",
+	"A8VCww2OjQm9pbyRaiXdEmNJXYirKmcwfHJyAol7bEKPoZeSzahoXtVHVHMrYRoyJyYXNNcvCSUtI0Wy",
+	"ZJby2Y9JoIA118dSRXB6fOIKKrrElhFaitSSTPiApfvQiUsHkMSSSCEjtwSmmzhdrZK14R9KSI0WuL+z",
+	"XGTUQdeuNTwpJJVcKJjUZPW78D6MW/+KvdOCVy+Q5UsnsQzht/Yp5/gd1toUC/rllPLk3QZ8joWjvc2c",
+	"GDXFcghVagyaLdWq0axXVIE3zX69j3ybXpfN7r6O5dBCDyx4MeNZ5O8sy+wf/nK8LVCtsL/0CGpqCnIa",
+	"uzwGWUnktNMMR714azpHP0vowNomZW63p6ZiwEFou0b7YF9f+t1VtnDAu/lUPrgY6LqN9/AZgtVHHgZ/",
+	"1fzmc0yppdOvmt26EluWcSCQHMKsfLYFKVPdvW+CBYOzWyfMYeMPRh7TIp1z7fwRDcPCKKrSIEHfiCUI",
+	"E5EwWU/pqy/F7tyogidwXeAcwsA1S2+qvAHToONj+NrOiJgey5blAl1aVlZ0tKqLAODrDZHwYTGnD2da",
+	"S3fyv/t2wv4osbRHHEdlvKppB0OCKHad89E2zIj6E44+OXB8noL7Z5xt5O/eYxVm7BilNtAKNDejX3MS",
+	"EgrZlIDkNO6O7COg5KNYtqR1FHi9ZcCVrCKBDTOi0cCHhuPCfpZUgapJqFzZKioZZb+YuAd8dKcj6NmW",
+	"BKOPoY9/mvSi3z5aP2hy0SdNF7qL6l8XYT5tLtArWsRnw7siUvswteIPPrYTKN31Aet0ye0Dk77NYqeL",
+	"8Iclp9alQG0JsDg7ltupSkdojoO7Gnnuj1SpG8Gjqqy7jOVlaeaqEP90FeXQkDCyOIQ1GRIM6UdWw67V",
+	"LR/Dc5bOcUI9VytNlSKxKWWE1q6I4rliSTq8q7iATUdLzWHYaDE68u2O7SjULbzPsfhv9kAeEA98N8we",
+	"PLD3EYHKs5qN3/XXJF4uZJqXma8x/duogmNavvDLly+oI+uQbo384HRvukMOQyDudXO4Zpm6C2xDQ+fQ",
+	"Hxs7SGi21uewCdFI8mOpxUzy7EhI7EgQgQ4VrNvdL9VKghamgQrQhQkwVEUUy1Laz92tEpTM1xFIhb3F",
+	"uDSC5cAMsDw/7+yUgHIYIW4sXdtbsoNmJN8+OXkMidtg1RI5Aqx8knNmYc6+lzIplbGoZCjjgjqJxBIx",
+	"N2cZRrdQoVPf2tcuwMVcYgoNZeyQZ0dDQr2ynERK/bISvPILj9BWVZd1spBg9g8+VdXsCd+6oj12iPGy",
+	"ELci5zOeubyTWBLs2BNwkY0u8hI981gy1J5uvzPo3/j648Rs7929OEK6KO1+UKL33YwxiSbnUwOqtByg",
+	"HeH94doF44ufPHqbfIXYALiXokaVXcgBwpAOr3n9o99lkHdVid+R3T76WhcZdhoEDxEd+mSAC+J8RApi",
+	"eRAtIPcVig+YEmzZCw5k/H2TbyWWVmkWKfN+JU01oX3VYi6zMbwKywi8GNvUuBBmYSzhJitipwKL7wca",
+	"8nCCRR8K1Bb9OxWT7f73APGPYcrxaIQWlCPfYHJbBlitl+r9C1Lu1dn3IUOE2k11e2A2dN78HZLkdmxo",
+	"PQH3npUivw/UslbsEKUwlxhDfVwT4D+XLPfSHE39SINr9gr4EAiJ0lomqF1X8u1z56xpwPYxu2Uip6JD",
+	"P5cKnc0Ghh09ci/gxys4PX0axfLZJZw+PhmdA7tG6RrNhyeQuGigSUCCJIJMTKe8CE99BQn1ol0IjaGs",
+	"SYSdNNG17hOn8Ykx/CDztZ3UnsCzS3/E6Eq/ViWWE/SVy1jIN3Y9cXG2s7NYJgWflTkzqlhPrkuZ5VW6",
+	"e1IPo8DDw1KWc1bMeAZSrc5R1M5mmFNiB8Xc61gmemlZT8FTVWQ8S1x9Y5RjkpQZPlPF+hziRk/feJBc",
+	"WI7LckZV8JmBTJFnC1J1axUB4U7pMSRC6nI6Fang0kzszTBcbpVv1ZmOxWOZXJfrSX3ihHKPlqy4cepU",
+	"WaRzpnmt+js2b/MsszvtqIt3/qVcN5t5f6zESY8K3d1DHSC38QGqvshdbVJDX+pWB9yrH+Dx6Zdfglmp",
+	"o5wbg0CW8XMLmqqAZ5eDPXrDN8fECL6g3pL/FTUFRL+dnTZ7+rd/anG/0Sa9p+qJA73MYfPnZkb8nZXZ",
+	"+ku5BtbgYDBkgNQNfGCSwzeoIRYiVIeppw6XNZ2kh+H0WjYvtSNUV99dQSiaMVWF/eIoZUv7NmBDdM8U",
+	"xpZFIhYkjg+YOZM15oH1J87OYBs7uKh1uqyV6PAriFzJvm3lOTpLWSB6Hy4nVt3d+wXafSuQF5xNLNEa",
+	"3OFltEsLqe/y7paY/LN6TP7TXSH5H0nodX3ot4u9gGrx9FdOvT7LMh7ECYOk50kFIr/nHY38qy08fmsG",
+	"VpMmbRpM2jYCVMfass7Dw2O/0YD0w8+UjT75fYGtAw9gnoliuJtTzwIDG1I/J6tmLBkVIKDCVtNSZp21",
+	"aVr89GMaQFwH6v4I+CvqTO262DvDfVV4akqFcPdtUx1L16d6DNhsRBifzG9V1+3B9n4BHdH2sXTt4qgX",
+	"vY+TpyU9oqb759CKyL+5Pp6yn8eLrOoujjHKbIWl6F0Atp/Z+ZGeEeIfvV4veQi2pjnpaBK/CKtn82IN",
+	"4S4xVPwylEtbL7k+hwQT77FxEcbh27/84SUwZLlW7tu3R+H7kX9ybhZ5Eks88jodWmbT5KL5lUoND5Uf",
+	"sNcDg3DedKJBKoqlXd2IfFUsVPCwu3qka12XhsnYvDV23fYU8T+/RPsHrs59wJyCsV0XBt+77g1YTsxq",
+	"wqdPISmlLpcUCD9Z8EywiV0F1lXGq8c6macnmC6B7zyOZUJXPDFKTXKrz1PmAXlhrLSL9gr8k0DxgprN",
+	"1etvYqaFfTCWoWoZl6nKhJyRKq+ydeMNBi+//gZ8YHuYxr9sdxka8Hl4vOFLQ/FeBc+ZEbccLEbDMKng",
+	"8AKSOE4glGU7xtNLQHOskadhpvAYx0mHG7G2gACC2ESOMO6RhsROWO+pVTNvxdIZtOhAQ8k88vKzFo5X",
+	"Q7rzx3Iq0mOc7z0xjuUVoTv27XpLwci+Y1sYPyMXEB6HBeUVLzismMCHLYERBoZkTY2lL6OSUE7LzyUv",
+	"qTMdCDnjGr25Uq0uIKGf3AJqmdOLfg8j9crflc78uiIJdDzU0c4TDqtatTCLjhz9GiuqVtolRPtr60u4",
+	"PT05e9JjJu6zxnxx/EVTHtmZ4rAph2why8xnO9lfo9BH0h7E2nCyR9YJXCxbFK5ByKJNIoZ+pl4yRhf5",
+	"8QwfDjx6ZDUX7Fm6h/5IpPigshedPbDQ0S9UKAjCBVwzDDrib00E3zkQi+Cvr7/7m4Wjl19/M9q3ea8T",
+	"i3Y2uAgE48GUhO0wVwe235k/8VJW8t2CG2bJEgwte7Z0FunPQ0aL90rUK36dzpk5dg1Oj26FFkbt8C7+",
+	"hR7+u3/2AQGqOdU2759v0Rp28FuLdqObCvsLG25rOcHbhw/csTtcezqnpGBtmar8FUWRrUQ24wZuOF9a",
+	"idG/YdQNl77AkDDo+rOPu9+dinJdqJXGiryqwBRQTQpq9VSoildVyaNiF6Lwq2x343b1i+thdc8aPbKX",
+	"OJUvTJi4YXymsCSfFdWW85U16jOMxvCDTAPMRS7pNrSirA4Fu1N7rdAulE6lM67ObXniRnX15PxAbE2H",
+	"kNZFe2+KsuOitGiVQxenAiFMBacI/bpTlucXG1uydIjnUy/8j+Eylv4mV3PlEj3csbcuDUgDQPsCKg2S",
+	"r/wFRqCNyHOgMqjXa4KBJS+OWJYV2KidGQ5okh0DojuFzbTwOfgBz05OaoWyEMQZBdSsmLbqV2NX2Arf",
+	"+WDdbXu/sFRm4i++kQFOKtKTdhHGqmF6p9PRrsSRqY/jciw4c6+3I//WURA3DGeLCxfJ7ALYGvg1hueb",
+	"MYDjZhDg084gQA+tIuvO7Wwhaw2hPWlpFNJrzPjlE8xeMrywo/3nIj3a6X2sLedTpzI3eVYfvwrIxSpS",
+	"7lLZL9qwbR+yZ/4h1YPDVinCIv/IsdjtwKSba/PQfZIr+uSxvdKpKxTDHiaeHQnf+Np3IBnD98pU8oOl",
+	"h08gcX9PPCbV6N1mfp28btO7T4pMhCtoo7H4lIup4dnvtPTT1GyC3iOHvtvzlHfakRpC2XCrSNaUl7wN",
+	"6Z5Ki90pT8tCmDWukAKFL0vLM3568/6N/bm49esvi3xwPpgbszw/PkbH/Fxpc/6nkz+dDN6/ef//AwAA",
+	"//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

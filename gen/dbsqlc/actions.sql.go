@@ -102,7 +102,7 @@ LIMIT 1
 
 type LatestActionWithCodeParams struct {
 	WorkspaceID    uuid.UUID
-	ConversationID uuid.UUID
+	ConversationID *uuid.UUID
 	Code           string
 }
 
@@ -138,7 +138,7 @@ type ParkActionParams struct {
 	ID             uuid.UUID
 	WorkspaceID    uuid.UUID
 	ShortID        string
-	ConversationID uuid.UUID
+	ConversationID *uuid.UUID
 	Code           string
 	Tool           string
 	Arguments      []byte
@@ -174,7 +174,7 @@ FOR UPDATE
 
 type PendingActionsForUpdateParams struct {
 	WorkspaceID    uuid.UUID
-	ConversationID uuid.UUID
+	ConversationID *uuid.UUID
 }
 
 // The pending actions of a conversation, locked: the turn that resolves them holds them

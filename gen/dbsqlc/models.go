@@ -37,6 +37,62 @@ type Agent struct {
 	UpdatedAt             time.Time
 }
 
+type BulkRun struct {
+	ID             uuid.UUID
+	WorkspaceID    uuid.UUID
+	ShortID        string
+	Tool           string
+	Spec           []byte
+	Status         string
+	Requested      int
+	Affected       int
+	Skipped        []byte
+	Sample         []byte
+	Batches        int
+	LongestBatchMs int
+	Error          *string
+	CreatedAt      time.Time
+	FinishedAt     *time.Time
+}
+
+type Campaign struct {
+	ID            uuid.UUID
+	WorkspaceID   uuid.UUID
+	Name          string
+	Status        string
+	AgentID       *uuid.UUID
+	DeploymentID  *uuid.UUID
+	Audience      []byte
+	FirstMessage  *string
+	StartAt       *time.Time
+	WindowStart   *string
+	WindowEnd     *string
+	Timezone      *string
+	RatePerMinute int
+	PausedReason  *string
+	SentCount     int
+	FailedCount   int
+	SkippedCount  int
+	StartedAt     *time.Time
+	CompletedAt   *time.Time
+	CancelledAt   *time.Time
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+}
+
+type CampaignSend struct {
+	ID                uuid.UUID
+	WorkspaceID       uuid.UUID
+	CampaignID        uuid.UUID
+	ContactID         uuid.UUID
+	Status            string
+	Reason            *string
+	ConversationID    *uuid.UUID
+	ProviderMessageID *string
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+}
+
 type Channel struct {
 	ID          uuid.UUID
 	WorkspaceID uuid.UUID
@@ -56,13 +112,32 @@ type ComplianceAcceptance struct {
 }
 
 type Contact struct {
+	ID           uuid.UUID
+	WorkspaceID  uuid.UUID
+	Name         *string
+	Email        *string
+	Phone        *string
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	Tags         []string
+	Source       string
+	ConsentSms   bool
+	ConsentCalls bool
+	DeletedAt    *time.Time
+}
+
+type ContactList struct {
 	ID          uuid.UUID
 	WorkspaceID uuid.UUID
-	Name        *string
-	Email       *string
-	Phone       *string
+	Name        string
 	CreatedAt   time.Time
-	UpdatedAt   time.Time
+}
+
+type ContactListMember struct {
+	WorkspaceID uuid.UUID
+	ListID      uuid.UUID
+	ContactID   uuid.UUID
+	AddedAt     time.Time
 }
 
 type Conversation struct {
@@ -217,7 +292,7 @@ type PendingAction struct {
 	ID             uuid.UUID
 	WorkspaceID    uuid.UUID
 	ShortID        string
-	ConversationID uuid.UUID
+	ConversationID *uuid.UUID
 	Code           string
 	Tool           string
 	Arguments      []byte
@@ -229,6 +304,18 @@ type PendingAction struct {
 	CreatedAt      time.Time
 	ExpiresAt      time.Time
 	ResolvedAt     *time.Time
+}
+
+type PhoneNumber struct {
+	ID                  uuid.UUID
+	WorkspaceID         uuid.UUID
+	E164                string
+	Country             string
+	ProviderSid         string
+	MonthlyPriceCredits int
+	Status              string
+	CreatedAt           time.Time
+	ReleasedAt          *time.Time
 }
 
 type Recording struct {

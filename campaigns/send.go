@@ -1,0 +1,313 @@
+package campaigns
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"switchboard/contacts"
+	"switchboard/store"
+)
+
+// TickArgs is the sending job of a campaign. One job per campaign lives at a time (unique
+// by its arguments): it sends a period's worth of messages, then snoozes for the next.
+type TickArgs struct {
+	WorkspaceID uuid.UUID `json:"workspace_id"`
+	CampaignID  uuid.UUID `json:"campaign_id"`
+}
+
+// Kind names the job.
+func (TickArgs) Kind() string { return "campaign_tick" }
+
+// InsertOpts keeps one live sending job per campaign: starting a paused campaign whose job
+// is still snoozing reuses that job. A finished job does not count (a campaign paused and
+// started again gets a new one).
+func (TickArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{
+		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable, rivertype.JobStateRunning, rivertype.JobStateScheduled}}}
+}
+
+// SweepArgs is the periodic job that makes sure every scheduled and running campaign has its
+// sending job (one can be missing when a start raced the end of the previous job).
+type SweepArgs struct{}
+
+// Kind names the job.
+func (SweepArgs) Kind() string { return "campaign_sweep" }
+
+// InsertOpts keeps one sweep at a time.
+func (SweepArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{
+		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable, rivertype.JobStateRunning, rivertype.JobStateScheduled}}}
+}
+
+// PeriodicJobs are the campaign jobs River's leader inserts on a schedule: the sweep, each
+// period.
+func (s *Service) PeriodicJobs() []*river.PeriodicJob {
+	return []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(s.cfg.Period),
+		func() (river.JobArgs, *river.InsertOpts) { return SweepArgs{}, nil }, &river.PeriodicJobOpts{ID: "campaign_sweep"})}
+}
+
+// SweepWorker works SweepArgs.
+type SweepWorker struct {
+	river.WorkerDefaults[SweepArgs]
+	s *Service
+}
+
+// NewSweepWorker is the sweep's worker.
+func NewSweepWorker(s *Service) *SweepWorker { return &SweepWorker{s: s} }
+
+// Work queues a sending job for each active campaign (the unique options skip those that
+// have one).
+func (w *SweepWorker) Work(ctx context.Context, _ *river.Job[SweepArgs]) error {
+	active, err := w.s.store.ActiveCampaigns(ctx)
+	if err != nil {
+		return err
+	}
+	for _, c := range active {
+		if _, err := w.s.jobs.Insert(ctx, TickArgs{WorkspaceID: c.WorkspaceID, CampaignID: c.ID}, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Worker works TickArgs.
+type Worker struct {
+	river.WorkerDefaults[TickArgs]
+	s   *Service
+	log *slog.Logger
+}
+
+// NewWorker is the sending worker of the service.
+func NewWorker(s *Service, log *slog.Logger) *Worker { return &Worker{s: s, log: log} }
+
+// Timeout bounds one tick: a period of sends with room for a slow provider.
+func (w *Worker) Timeout(*river.Job[TickArgs]) time.Duration { return w.s.cfg.Period + 5*time.Minute }
+
+// skipBatch is how many contacts a tick looks at in one query.
+const skipBatch = 100
+
+// Work sends up to rate_per_minute messages of a running campaign, then snoozes for the
+// next period; a scheduled campaign waits for its start, one outside its window for the
+// window to open. It returns (and the job ends) once the campaign is not running: paused,
+// cancelled, completed, or deleted.
+func (w *Worker) Work(ctx context.Context, job *river.Job[TickArgs]) error {
+	s, ws := w.s, job.Args.WorkspaceID
+	c, err := s.store.CampaignByID(ctx, ws, job.Args.CampaignID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	now := s.cfg.Now()
+	switch c.Status {
+	case Scheduled:
+		if c.StartAt != nil && c.StartAt.After(now) {
+			// At most a period: a PATCH may move start_at earlier.
+			return river.JobSnooze(min(c.StartAt.Sub(now), s.cfg.Period))
+		}
+		if c, err = s.setStatusIf(ctx, c, Scheduled, Running, nil); err != nil || c.Status != Running {
+			return err
+		}
+	case Running:
+	default:
+		return nil
+	}
+	if c.AgentID == nil {
+		return w.pause(ctx, c, "agent_missing")
+	}
+	a, err := s.store.AgentByID(ctx, ws, *c.AgentID)
+	if errors.Is(err, store.ErrNotFound) {
+		return w.pause(ctx, c, "agent_missing")
+	}
+	if err != nil {
+		return err
+	}
+	if a.Status != "enabled" {
+		return w.pause(ctx, c, "agent_disabled")
+	}
+	if wait := untilWindow(c, now); wait > 0 {
+		return river.JobSnooze(min(wait, s.cfg.Period))
+	}
+	var from string
+	err = s.store.InTx(ctx, func(tx *store.Tx) error { from, err = sendingNumber(ctx, tx, ws); return err })
+	if err != nil {
+		return w.pause(ctx, c, "no_sending_number")
+	}
+	var aud Audience
+	if err := json.Unmarshal(c.Audience, &aud); err != nil {
+		return err
+	}
+	sent, deadline := 0, now.Add(s.cfg.Period)
+	for sent < c.RatePerMinute && s.cfg.Now().Before(deadline) {
+		next, err := s.store.CampaignAudienceNext(ctx, ws, c.ID, aud.ContactIDs, aud.ListIDs, aud.Tags, min(skipBatch, c.RatePerMinute-sent))
+		if err != nil {
+			return err
+		}
+		if len(next) == 0 {
+			_, err := s.setStatusIf(ctx, c, Running, Completed, nil)
+			return err
+		}
+		for _, contact := range next {
+			did, err := w.decide(ctx, c, contact, from)
+			if errors.Is(err, errStop) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if did {
+				sent++
+			}
+			if sent >= c.RatePerMinute {
+				break
+			}
+		}
+	}
+	return river.JobSnooze(max(time.Until(deadline), time.Millisecond))
+}
+
+// pause pauses the campaign for reason and ends the job.
+func (w *Worker) pause(ctx context.Context, c store.Campaign, reason string) error {
+	_, err := w.s.setStatusIf(ctx, c, Running, Paused, &reason)
+	return err
+}
+
+// setStatusIf moves the campaign from status from to status to, if it is still there.
+func (s *Service) setStatusIf(ctx context.Context, c store.Campaign, from, to string, reason *string) (store.Campaign, error) {
+	err := s.store.InTx(ctx, func(tx *store.Tx) error {
+		cur, err := tx.LockCampaign(ctx, c.WorkspaceID, c.ID)
+		if err != nil {
+			return err
+		}
+		c = cur
+		if cur.Status != from {
+			return nil
+		}
+		c, err = tx.SetCampaignStatus(ctx, c.WorkspaceID, c.ID, to, reason)
+		return err
+	})
+	return c, err
+}
+
+// decide records the decision about one contact and, for a send, messages it. It reports
+// whether a message was sent (or attempted); errStop when the campaign stopped running.
+func (w *Worker) decide(ctx context.Context, c store.Campaign, contact store.AudienceContact, from string) (bool, error) {
+	s, ws := w.s, c.WorkspaceID
+	reason := ""
+	switch {
+	case contact.DeletedAt != nil:
+		reason = "deleted"
+	case !contact.ConsentSms:
+		reason = "no_consent"
+	case contact.Phone == nil || !contacts.ValidE164(*contact.Phone):
+		reason = "no_phone"
+	}
+	var sendID uuid.UUID
+	var body string
+	err := s.store.InTx(ctx, func(tx *store.Tx) error {
+		cur, err := tx.LockCampaign(ctx, ws, c.ID)
+		if err != nil {
+			return err
+		}
+		if cur.Status != Running {
+			return errStop
+		}
+		if reason != "" {
+			_, ok, err := tx.ClaimCampaignSend(ctx, ws, c.ID, contact.ID, "skipped", &reason, nil)
+			if err != nil || !ok {
+				return err
+			}
+			return tx.CountCampaignSend(ctx, ws, c.ID, 0, 0, 1)
+		}
+		conv, err := tx.CreateConversation(ctx, ws, "sms")
+		if err != nil {
+			return err
+		}
+		id, ok, err := tx.ClaimCampaignSend(ctx, ws, c.ID, contact.ID, "sending", nil, &conv.ID)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return errDecided // another worker decided: roll the conversation back
+		}
+		sendID, body = id, *cur.FirstMessage
+		if err := tx.OpenAgentConversation(ctx, ws, conv.ID, *cur.AgentID, &contact.ID, nil); err != nil {
+			return err
+		}
+		if err := tx.AppendMessages(ctx, ws, conv.ID, []store.Message{{Role: "assistant", Content: body}}); err != nil {
+			return err
+		}
+		data := map[string]any{"conversation_id": conv.ShortID, "channel": conv.Channel, "agent_id": cur.AgentID.String(),
+			"contact_id": contact.ID.String(), "campaign_id": c.ID.String()}
+		_, err = tx.AppendEvents(ctx, ws, []store.NewEvent{{Type: "conversation.created", Data: data}})
+		return err
+	})
+	if errors.Is(err, errDecided) || err == nil && sendID == uuid.Nil {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	// The decision is committed: whatever happens now, this contact is not messaged again.
+	providerID, sendErr := s.sender.Send(ctx, from, *contact.Phone, body)
+	status, failed, sentN := "sent", 0, 1
+	var why, pid *string
+	if sendErr != nil {
+		status, failed, sentN = "failed", 1, 0
+		msg := sendErr.Error()
+		why = &msg
+		w.log.WarnContext(ctx, "campaign send failed", slog.String("campaign", c.ID.String()), slog.String("error", msg))
+	} else if providerID != "" {
+		pid = &providerID
+	}
+	finish := context.WithoutCancel(ctx)
+	err = s.store.InTx(finish, func(tx *store.Tx) error {
+		if err := tx.FinishCampaignSend(finish, ws, sendID, status, why, pid); err != nil {
+			return err
+		}
+		return tx.CountCampaignSend(finish, ws, c.ID, sentN, failed, 0)
+	})
+	return true, err
+}
+
+var errDecided = errors.New("already decided")
+
+// untilWindow is how long until the campaign's sending window opens (0: it is open).
+func untilWindow(c store.Campaign, now time.Time) time.Duration {
+	if c.WindowStart == nil || c.WindowEnd == nil {
+		return 0
+	}
+	loc := time.UTC
+	if c.Timezone != nil {
+		if l, err := time.LoadLocation(*c.Timezone); err == nil {
+			loc = l
+		}
+	}
+	local := now.In(loc)
+	start, end := minutes(*c.WindowStart), minutes(*c.WindowEnd)
+	m := local.Hour()*60 + local.Minute()
+	open := start < end && m >= start && m < end || start > end && (m >= start || m < end)
+	if open {
+		return 0
+	}
+	opens := time.Date(local.Year(), local.Month(), local.Day(), start/60, start%60, 0, 0, loc)
+	if !opens.After(local) {
+		opens = time.Date(local.Year(), local.Month(), local.Day()+1, start/60, start%60, 0, 0, loc)
+	}
+	return opens.Sub(now)
+}
+
+func minutes(hhmm string) int {
+	if len(hhmm) != 5 {
+		return 0
+	}
+	return int(hhmm[0]-'0')*600 + int(hhmm[1]-'0')*60 + int(hhmm[3]-'0')*10 + int(hhmm[4]-'0')
+}

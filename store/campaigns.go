@@ -1,0 +1,120 @@
+package store
+
+import (
+	"context"
+	"errors"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"switchboard/gen/dbsqlc"
+)
+
+// Campaign is an outbound campaign row.
+type Campaign = dbsqlc.Campaign
+
+// CampaignSend is the decision about one contact of a campaign.
+type CampaignSend = dbsqlc.CampaignSend
+
+// AudienceContact is a contact of a campaign's audience not yet decided about.
+type AudienceContact = dbsqlc.CampaignAudienceNextRow
+
+// CampaignFields are the fields of a campaign that create and update set.
+type CampaignFields = dbsqlc.UpdateCampaignParams
+
+// InsertCampaign creates a campaign with status.
+func (q *queries) InsertCampaign(ctx context.Context, status string, f CampaignFields) (Campaign, error) {
+	return q.sql.InsertCampaign(ctx, q.db, dbsqlc.InsertCampaignParams{WorkspaceID: f.WorkspaceID, Name: f.Name, Status: status,
+		AgentID: f.AgentID, DeploymentID: f.DeploymentID, Audience: f.Audience, FirstMessage: f.FirstMessage, StartAt: f.StartAt,
+		WindowStart: f.WindowStart, WindowEnd: f.WindowEnd, Timezone: f.Timezone, RatePerMinute: f.RatePerMinute})
+}
+
+// CampaignByID is a campaign of the workspace.
+func (q *queries) CampaignByID(ctx context.Context, ws, id uuid.UUID) (Campaign, error) {
+	c, err := q.sql.CampaignByID(ctx, q.db, dbsqlc.CampaignByIDParams{WorkspaceID: ws, ID: id})
+	return c, notFound("campaign", err)
+}
+
+// LockCampaign reads a campaign and locks it until the transaction ends.
+func (q *queries) LockCampaign(ctx context.Context, ws, id uuid.UUID) (Campaign, error) {
+	c, err := q.sql.LockCampaign(ctx, q.db, dbsqlc.LockCampaignParams{WorkspaceID: ws, ID: id})
+	return c, notFound("campaign", err)
+}
+
+// ListCampaigns lists the workspace's campaigns, newest first, by status and agent if given.
+func (q *queries) ListCampaigns(ctx context.Context, ws uuid.UUID, status *string, agentID *uuid.UUID) ([]Campaign, error) {
+	return q.sql.ListCampaigns(ctx, q.db, dbsqlc.ListCampaignsParams{WorkspaceID: ws, Status: status, AgentID: agentID})
+}
+
+// UpdateCampaign replaces the fields of a campaign.
+func (q *queries) UpdateCampaign(ctx context.Context, f CampaignFields) (Campaign, error) {
+	c, err := q.sql.UpdateCampaign(ctx, q.db, f)
+	return c, notFound("campaign", err)
+}
+
+// SetCampaignStatus moves a campaign to status (the caller checked the transition).
+func (q *queries) SetCampaignStatus(ctx context.Context, ws, id uuid.UUID, status string, pausedReason *string) (Campaign, error) {
+	c, err := q.sql.SetCampaignStatus(ctx, q.db, dbsqlc.SetCampaignStatusParams{WorkspaceID: ws, ID: id, Status: status, PausedReason: pausedReason})
+	return c, notFound("campaign", err)
+}
+
+// PauseAgentCampaigns pauses the scheduled and running campaigns of an agent (it is being
+// disabled) and returns their ids.
+func (q *queries) PauseAgentCampaigns(ctx context.Context, ws, agentID uuid.UUID) ([]uuid.UUID, error) {
+	return q.sql.PauseAgentCampaigns(ctx, q.db, dbsqlc.PauseAgentCampaignsParams{WorkspaceID: ws, AgentID: &agentID})
+}
+
+// CampaignAudienceNext is up to limit contacts of the audience not yet decided about.
+func (q *queries) CampaignAudienceNext(ctx context.Context, ws, campaignID uuid.UUID, contactIDs, listIDs []uuid.UUID, tags []string, limit int) ([]AudienceContact, error) {
+	if contactIDs == nil {
+		contactIDs = []uuid.UUID{}
+	}
+	if listIDs == nil {
+		listIDs = []uuid.UUID{}
+	}
+	return q.sql.CampaignAudienceNext(ctx, q.db, dbsqlc.CampaignAudienceNextParams{WorkspaceID: ws, CampaignID: campaignID,
+		ContactIds: contactIDs, ListIds: listIDs, Tags: nonNilTags(tags), MaxRows: int32(limit)})
+}
+
+// ClaimCampaignSend records the decision about a contact; ok is false when a decision
+// already exists (another worker, an earlier run).
+func (q *queries) ClaimCampaignSend(ctx context.Context, ws, campaignID, contactID uuid.UUID, status string, reason *string, conversationID *uuid.UUID) (id uuid.UUID, ok bool, err error) {
+	id, err = q.sql.ClaimCampaignSend(ctx, q.db, dbsqlc.ClaimCampaignSendParams{WorkspaceID: ws, CampaignID: campaignID, ContactID: contactID,
+		Status: status, Reason: reason, ConversationID: conversationID})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return uuid.Nil, false, nil
+	}
+	return id, err == nil, err
+}
+
+// FinishCampaignSend records the provider's answer to a send.
+func (q *queries) FinishCampaignSend(ctx context.Context, ws, id uuid.UUID, status string, reason, providerID *string) error {
+	return q.sql.FinishCampaignSend(ctx, q.db, dbsqlc.FinishCampaignSendParams{WorkspaceID: ws, ID: id, Status: status, Reason: reason, ProviderMessageID: providerID})
+}
+
+// CountCampaignSend adds to a campaign's counters.
+func (q *queries) CountCampaignSend(ctx context.Context, ws, id uuid.UUID, sent, failed, skipped int) error {
+	return q.sql.CountCampaignSend(ctx, q.db, dbsqlc.CountCampaignSendParams{WorkspaceID: ws, ID: id, Sent: sent, Failed: failed, Skipped: skipped})
+}
+
+// CampaignSends lists a campaign's decisions in the order they were made.
+func (q *queries) CampaignSends(ctx context.Context, ws, campaignID uuid.UUID) ([]CampaignSend, error) {
+	return q.sql.CampaignSends(ctx, q.db, dbsqlc.CampaignSendsParams{WorkspaceID: ws, CampaignID: campaignID})
+}
+
+// ActiveCampaigns lists the scheduled and running campaigns of every workspace.
+func (q *queries) ActiveCampaigns(ctx context.Context) ([]dbsqlc.ActiveCampaignsRow, error) {
+	return q.sql.ActiveCampaigns(ctx, q.db)
+}
+
+// DeploymentInfo is what a campaign needs of a deployment.
+type DeploymentInfo struct {
+	AgentID     uuid.UUID
+	ChannelType string
+}
+
+// CampaignDeployment is a deployment of the workspace, as a campaign sends from it.
+func (q *queries) CampaignDeployment(ctx context.Context, ws, id uuid.UUID) (DeploymentInfo, error) {
+	r, err := q.sql.CampaignDeployment(ctx, q.db, dbsqlc.CampaignDeploymentParams{WorkspaceID: ws, ID: id})
+	return DeploymentInfo(r), notFound("deployment", err)
+}

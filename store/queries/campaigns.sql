@@ -1,0 +1,84 @@
+-- name: InsertCampaign :one
+INSERT INTO campaigns (workspace_id, name, status, agent_id, deployment_id, audience, first_message,
+    start_at, window_start, window_end, timezone, rate_per_minute)
+VALUES (@workspace_id, @name, @status, sqlc.narg(agent_id), sqlc.narg(deployment_id), @audience, sqlc.narg(first_message),
+    sqlc.narg(start_at), sqlc.narg(window_start), sqlc.narg(window_end), sqlc.narg(timezone), @rate_per_minute)
+RETURNING *;
+
+-- name: CampaignByID :one
+SELECT * FROM campaigns WHERE workspace_id = @workspace_id AND id = @id;
+
+-- name: LockCampaign :one
+SELECT * FROM campaigns WHERE workspace_id = @workspace_id AND id = @id FOR UPDATE;
+
+-- name: ListCampaigns :many
+SELECT * FROM campaigns
+WHERE workspace_id = @workspace_id AND (sqlc.narg(status)::text IS NULL OR status = sqlc.narg(status)::text)
+  AND (sqlc.narg(agent_id)::uuid IS NULL OR agent_id = sqlc.narg(agent_id)::uuid)
+ORDER BY created_at DESC, id DESC;
+
+-- name: UpdateCampaign :one
+UPDATE campaigns SET name = @name, agent_id = sqlc.narg(agent_id), deployment_id = sqlc.narg(deployment_id),
+    audience = @audience, first_message = sqlc.narg(first_message), start_at = sqlc.narg(start_at),
+    window_start = sqlc.narg(window_start), window_end = sqlc.narg(window_end), timezone = sqlc.narg(timezone),
+    rate_per_minute = @rate_per_minute, updated_at = now()
+WHERE workspace_id = @workspace_id AND id = @id
+RETURNING *;
+
+-- name: SetCampaignStatus :one
+-- SetCampaignStatus moves a campaign to status, stamping the matching time once.
+UPDATE campaigns SET status = @status, paused_reason = sqlc.narg(paused_reason),
+    started_at = CASE WHEN @status IN ('scheduled', 'running') THEN coalesce(started_at, now()) ELSE started_at END,
+    completed_at = CASE WHEN @status = 'completed' THEN now() ELSE completed_at END,
+    cancelled_at = CASE WHEN @status = 'cancelled' THEN now() ELSE cancelled_at END,
+    updated_at = now()
+WHERE workspace_id = @workspace_id AND id = @id
+RETURNING *;
+
+-- name: PauseAgentCampaigns :many
+-- PauseAgentCampaigns pauses the scheduled and running campaigns of an agent being disabled.
+UPDATE campaigns SET status = 'paused', paused_reason = 'agent_disabled', updated_at = now()
+WHERE workspace_id = @workspace_id AND agent_id = @agent_id AND status IN ('scheduled', 'running')
+RETURNING id;
+
+-- name: CampaignAudienceNext :many
+-- CampaignAudienceNext is the next contacts of the campaign's audience without a send row,
+-- oldest first: deleted and non-consenting ones too, so the caller records them as skipped.
+SELECT c.id, c.phone, c.name, c.consent_sms, c.deleted_at FROM contacts c
+WHERE c.workspace_id = @workspace_id
+  AND (c.id = ANY (@contact_ids::uuid[]) OR c.tags && @tags::text[]
+       OR EXISTS (SELECT 1 FROM contact_list_members m
+                  WHERE m.workspace_id = c.workspace_id AND m.contact_id = c.id AND m.list_id = ANY (@list_ids::uuid[])))
+  AND NOT EXISTS (SELECT 1 FROM campaign_sends s WHERE s.campaign_id = @campaign_id AND s.contact_id = c.id)
+ORDER BY c.created_at, c.id
+LIMIT @max_rows;
+
+-- name: ClaimCampaignSend :one
+-- ClaimCampaignSend records the decision about one contact; no row comes back when another
+-- worker (or an earlier run) already decided about it.
+INSERT INTO campaign_sends (workspace_id, campaign_id, contact_id, status, reason, conversation_id)
+VALUES (@workspace_id, @campaign_id, @contact_id, @status, sqlc.narg(reason), sqlc.narg(conversation_id))
+ON CONFLICT (campaign_id, contact_id) DO NOTHING
+RETURNING id;
+
+-- name: FinishCampaignSend :exec
+UPDATE campaign_sends SET status = @status, reason = sqlc.narg(reason),
+    provider_message_id = sqlc.narg(provider_message_id), updated_at = now()
+WHERE workspace_id = @workspace_id AND id = @id;
+
+-- name: CountCampaignSend :exec
+UPDATE campaigns SET sent_count = sent_count + @sent::int, failed_count = failed_count + @failed::int,
+    skipped_count = skipped_count + @skipped::int, updated_at = now()
+WHERE workspace_id = @workspace_id AND id = @id;
+
+-- name: CampaignSends :many
+SELECT * FROM campaign_sends WHERE workspace_id = @workspace_id AND campaign_id = @campaign_id
+ORDER BY created_at, id;
+
+-- name: ActiveCampaigns :many
+-- ActiveCampaigns lists the scheduled and running campaigns of every workspace, for the
+-- periodic job that makes sure each has a tick queued.
+SELECT workspace_id, id FROM campaigns WHERE status IN ('scheduled', 'running');
+
+-- name: CampaignDeployment :one
+SELECT agent_id, channel_type FROM deployments WHERE workspace_id = @workspace_id AND id = @id;
