@@ -222,7 +222,7 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	}
 	camps := campaigns.New(st, comp, provider, inserter, campaigns.Config{Period: cfg.CampaignPeriod, Now: cfg.Clock})
 	replicaID := newReplicaID()
-	jobs, err := newWorkingClient(st, cfg, log, workMiddleware(m, tr), replicaID, camps.PeriodicJobs(),
+	jobWorkers := []jobWorker{
 		worker(resp.Worker()),
 		worker(events.NewDeliverer(st, guard.Client(cfg.Delivery.Timeout), cfg.Delivery, log)),
 		worker(manage.NewCrawler(st, guard, log)),
@@ -230,7 +230,9 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 		worker(manage.NewIngester(st, guard, log)),
 		worker(bulkOps.Worker()),
 		worker(campaigns.NewWorker(camps, log.With(slog.String("component", "campaigns")))),
-		worker(campaigns.NewSweepWorker(camps)))
+		worker(campaigns.NewSweepWorker(camps)),
+	}
+	jobs, err := newWorkingClient(st, cfg, log, workMiddleware(m, tr), replicaID, camps.PeriodicJobs(), jobWorkers...)
 	if err != nil {
 		return nil, err
 	}
@@ -255,7 +257,7 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	if m != nil {
 		deps.Outer = append(deps.Outer, m.Echo())
 		deps.RateLimited = m.RateLimited
-		src := metrics.Sources{SSESubscribers: hub.Subscribers, Pool: st.Pool().Stat, JobQueue: st.JobQueueStats}
+		src := metrics.Sources{SSESubscribers: hub.Subscribers, Pool: st.Pool().Stat, JobQueue: st.JobQueueStats, JobKinds: kindsOf(jobWorkers)}
 		if shared, ok := limiter.(*ratelimit.Redis); ok {
 			src.RateLimitFailOpens = shared.FailOpens
 		}
@@ -319,10 +321,10 @@ func vendorClient(timeout time.Duration) *http.Client {
 
 // newWorkingClient is the River client that works jobs, with every worker registered.
 func newWorkingClient(st *store.Store, cfg Config, log *slog.Logger, middleware []rivertype.Middleware, replicaID string,
-	periodic []*river.PeriodicJob, register ...func(*river.Workers) error) (*river.Client[pgx.Tx], error) {
+	periodic []*river.PeriodicJob, register ...jobWorker) (*river.Client[pgx.Tx], error) {
 	workers := river.NewWorkers()
-	for _, add := range register {
-		if err := add(workers); err != nil {
+	for _, w := range register {
+		if err := w.add(workers); err != nil {
 			return nil, err
 		}
 	}
@@ -347,9 +349,26 @@ func newWorkingClient(st *store.Store, cfg Config, log *slog.Logger, middleware 
 	return jobs, nil
 }
 
-// worker registers a job worker on the working client.
-func worker[T river.JobArgs](w river.Worker[T]) func(*river.Workers) error {
-	return func(ws *river.Workers) error { return river.AddWorkerSafely(ws, w) }
+// jobWorker is one kind of job and how to register its worker on the working client.
+type jobWorker struct {
+	kind string
+	add  func(*river.Workers) error
+}
+
+// worker wraps a job worker for the working client.
+func worker[T river.JobArgs](w river.Worker[T]) jobWorker {
+	var args T
+	return jobWorker{kind: args.Kind(), add: func(ws *river.Workers) error { return river.AddWorkerSafely(ws, w) }}
+}
+
+// kindsOf names the job kinds, so the queue's gauges read 0 for a kind with nothing waiting
+// rather than vanishing from the scrape.
+func kindsOf(ws []jobWorker) []string {
+	kinds := make([]string, len(ws))
+	for i, w := range ws {
+		kinds[i] = w.kind
+	}
+	return kinds
 }
 
 // Start runs the background machinery: the job queue, the event hub, the relay and the

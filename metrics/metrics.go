@@ -188,6 +188,7 @@ type Sources struct {
 	Pool               func() *pgxpool.Stat
 	RateLimitFailOpens func() uint64 // nil without a shared limiter
 	JobQueue           func(ctx context.Context) ([]store.JobQueueStat, error)
+	JobKinds           []string // every kind of job; one with nothing queued reads 0
 }
 
 // Watch registers the gauges read at scrape time.
@@ -212,7 +213,7 @@ func (m *Metrics) Watch(src Sources) {
 			Help: "Rate-limit decisions taken in-process because Redis did not answer."}, func() float64 { return float64(src.RateLimitFailOpens()) }))
 	}
 	if src.JobQueue != nil {
-		m.reg.MustRegister(&queueCollector{read: src.JobQueue,
+		m.reg.MustRegister(&queueCollector{read: src.JobQueue, kinds: src.JobKinds,
 			waiting: prometheus.NewDesc(namespace+"_job_queue_waiting", "Jobs due and waiting for a worker, by kind.", []string{"kind"}, nil),
 			running: prometheus.NewDesc(namespace+"_job_queue_running", "Jobs running now, by kind.", []string{"kind"}, nil),
 			age:     prometheus.NewDesc(namespace+"_job_queue_oldest_age_seconds", "Age of the oldest waiting job, by kind.", []string{"kind"}, nil),
@@ -224,6 +225,7 @@ func (m *Metrics) Watch(src Sources) {
 // queueCollector reads the queue's depth per kind at each scrape (one aggregate query).
 type queueCollector struct {
 	read                          func(ctx context.Context) ([]store.JobQueueStat, error)
+	kinds                         []string // reported as 0 when nothing of theirs is queued
 	waiting, running, age, failed *prometheus.Desc
 }
 
@@ -243,9 +245,28 @@ func (q *queueCollector) Collect(ch chan<- prometheus.Metric) {
 		failed = 1
 	}
 	ch <- prometheus.MustNewConstMetric(q.failed, prometheus.GaugeValue, failed)
+	if err == nil {
+		stats = withIdleKinds(stats, q.kinds)
+	}
 	for _, s := range stats {
 		ch <- prometheus.MustNewConstMetric(q.waiting, prometheus.GaugeValue, float64(s.Waiting), s.Kind)
 		ch <- prometheus.MustNewConstMetric(q.running, prometheus.GaugeValue, float64(s.Running), s.Kind)
 		ch <- prometheus.MustNewConstMetric(q.age, prometheus.GaugeValue, s.OldestAge.Seconds(), s.Kind)
 	}
+}
+
+// withIdleKinds adds a zero row for each known kind the queue holds nothing of, so a gauge
+// drops to 0 instead of vanishing (an absent series reads as "no data" on a dashboard).
+func withIdleKinds(stats []store.JobQueueStat, kinds []string) []store.JobQueueStat {
+	present := make(map[string]bool, len(stats))
+	for _, s := range stats {
+		present[s.Kind] = true
+	}
+	for _, k := range kinds {
+		if !present[k] {
+			stats = append(stats, store.JobQueueStat{Kind: k})
+			present[k] = true
+		}
+	}
+	return stats
 }
