@@ -361,9 +361,24 @@ func TestCampaignSendsOncePerConsentingContactAcrossARestart(t *testing.T) {
 		`{"workspace_id":"`+b.workspace.ID.String()+`","campaign_id":"`+c.ID+`"}`)
 	require.NoError(t, err)
 
-	require.Eventually(t, func() bool { return get().Status == "completed" }, 60*time.Second, 50*time.Millisecond)
+	decisions := func() []string {
+		sends, err := b.store.CampaignSends(context.Background(), b.workspace.ID, uuid.MustParse(c.ID))
+		require.NoError(t, err)
+		var out []string
+		for _, s := range sends {
+			out = append(out, s.Status+":"+str(s.Reason))
+		}
+		return out
+	}
+	require.Eventually(t, func() bool { return get().Status == "completed" }, 90*time.Second, 50*time.Millisecond,
+		"decisions: %v, messages at the provider: %d", decisions(), len(w.sms.Messages()))
+	// The last sends' answers may land just after the status (counters are written when the
+	// provider answers).
+	require.Eventually(t, func() bool { return get().Counts.Sent == 5 }, 30*time.Second, 50*time.Millisecond,
+		"decisions: %v, messages at the provider: %d", decisions(), len(w.sms.Messages()))
 	final := get()
-	require.Equal(t, 5, final.Counts.Sent)
+	decided := decisions()
+	require.Equal(t, 5, final.Counts.Sent, "decisions: %v, messages at the provider: %d", decided, len(w.sms.Messages()))
 	require.Equal(t, 2, final.Counts.Skipped, "no consent, deleted")
 	require.Equal(t, 0, final.Counts.Failed)
 
@@ -433,6 +448,15 @@ func TestPhoneNumbersSearchBuyAndRelease(t *testing.T) {
 	member := b.newKey(t, b.workspace, "member")
 	resp, raw = b.do(t, http.MethodPost, "/api/phone-numbers", "Bearer "+member, `{"phone_number":"+14155550100","country":"US","confirm_price":115}`)
 	require.Equal(t, "role_not_allowed", errorOf(t, resp, raw, 403).codeOrEmpty())
+	require.Empty(t, w.sms.Bought())
+
+	capped := int64(1_000_000_000) // $1.00, under the number's $1.15
+	_, err := b.store.SetMonthlyCapByID(context.Background(), b.workspace.ID, &capped)
+	require.NoError(t, err)
+	e = b.fail(t, http.MethodPost, "/api/phone-numbers", `{"phone_number":"+14155550100","country":"US","confirm_price":115}`, 403)
+	require.Contains(t, e.Message, "monthly spend cap")
+	_, err = b.store.SetMonthlyCapByID(context.Background(), b.workspace.ID, nil)
+	require.NoError(t, err)
 	require.Empty(t, w.sms.Bought())
 
 	before := b.balance(t)
