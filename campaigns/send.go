@@ -152,7 +152,16 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[TickArgs]) error {
 			return err
 		}
 		if len(next) == 0 {
-			_, err := s.setStatusIf(ctx, c, Running, Completed, nil)
+			// Every contact is decided; the campaign completes once the sends of other
+			// workers have their answer (one left by a crash stops counting after a while).
+			inFlight, err := s.store.CampaignSendsInFlight(ctx, ws, c.ID, s.cfg.Period+time.Minute)
+			if err != nil {
+				return err
+			}
+			if inFlight > 0 {
+				return river.JobSnooze(s.cfg.Period)
+			}
+			_, err = s.setStatusIf(ctx, c, Running, Completed, nil)
 			return err
 		}
 		for _, contact := range next {
@@ -217,8 +226,8 @@ func (w *Worker) decide(ctx context.Context, c store.Campaign, contact store.Aud
 		if err != nil {
 			return err
 		}
-		if cur.Status != Running {
-			return errStop
+		if cur.Status != Running || cur.AgentID == nil || cur.FirstMessage == nil {
+			return errStop // paused, cancelled, or its agent was deleted meanwhile
 		}
 		if reason != "" {
 			_, ok, err := tx.ClaimCampaignSend(ctx, ws, c.ID, contact.ID, "skipped", &reason, nil)

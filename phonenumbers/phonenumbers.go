@@ -203,6 +203,12 @@ func (s *Service) Buy(ctx context.Context, ws uuid.UUID, in BuyInput) (PhoneNumb
 	if w.BalanceNanoUSD < cost {
 		return PhoneNumber{}, apierr.Quota("The workspace's balance ($%s) does not cover this number ($%s).", money.FormatUSD(w.BalanceNanoUSD), money.FormatUSD(cost))
 	}
+	if w.MonthlyCapNanoUSD != nil && w.MonthSpendNanoUSD+cost > *w.MonthlyCapNanoUSD {
+		e := apierr.Quota("This number ($%s) would take the workspace past its monthly spend cap of $%s ($%s spent this month).",
+			money.FormatUSD(cost), money.FormatUSD(*w.MonthlyCapNanoUSD), money.FormatUSD(w.MonthSpendNanoUSD))
+		e.Hint = "An admin can raise or clear the cap on the dashboard's Settings page."
+		return PhoneNumber{}, e
+	}
 	number := strings.TrimSpace(in.PhoneNumber)
 	sid, err := s.provider.Buy(ctx, number)
 	if err != nil {

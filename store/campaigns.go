@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -117,4 +118,10 @@ type DeploymentInfo struct {
 func (q *queries) CampaignDeployment(ctx context.Context, ws, id uuid.UUID) (DeploymentInfo, error) {
 	r, err := q.sql.CampaignDeployment(ctx, q.db, dbsqlc.CampaignDeploymentParams{WorkspaceID: ws, ID: id})
 	return DeploymentInfo(r), notFound("deployment", err)
+}
+
+// CampaignSendsInFlight counts the campaign's sends still waiting for the provider's answer,
+// decided within the last within.
+func (q *queries) CampaignSendsInFlight(ctx context.Context, ws, campaignID uuid.UUID, within time.Duration) (int64, error) {
+	return q.sql.CampaignSendsInFlight(ctx, q.db, dbsqlc.CampaignSendsInFlightParams{WorkspaceID: ws, CampaignID: campaignID, WithinSeconds: within.Seconds()})
 }

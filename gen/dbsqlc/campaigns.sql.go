@@ -207,6 +207,27 @@ func (q *Queries) CampaignSends(ctx context.Context, db DBTX, arg CampaignSendsP
 	return items, nil
 }
 
+const campaignSendsInFlight = `-- name: CampaignSendsInFlight :one
+SELECT count(*) FROM campaign_sends
+WHERE workspace_id = $1 AND campaign_id = $2 AND status = 'sending'
+  AND updated_at > now() - make_interval(secs => $3::float8)
+`
+
+type CampaignSendsInFlightParams struct {
+	WorkspaceID   uuid.UUID
+	CampaignID    uuid.UUID
+	WithinSeconds float64
+}
+
+// CampaignSendsInFlight counts the sends of a campaign decided but not yet answered by the
+// provider, recently enough that they are still in flight (an older one is a crash's).
+func (q *Queries) CampaignSendsInFlight(ctx context.Context, db DBTX, arg CampaignSendsInFlightParams) (int64, error) {
+	row := db.QueryRow(ctx, campaignSendsInFlight, arg.WorkspaceID, arg.CampaignID, arg.WithinSeconds)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const claimCampaignSend = `-- name: ClaimCampaignSend :one
 INSERT INTO campaign_sends (workspace_id, campaign_id, contact_id, status, reason, conversation_id)
 VALUES ($1, $2, $3, $4, $5, $6)

@@ -82,3 +82,10 @@ SELECT workspace_id, id FROM campaigns WHERE status IN ('scheduled', 'running');
 
 -- name: CampaignDeployment :one
 SELECT agent_id, channel_type FROM deployments WHERE workspace_id = @workspace_id AND id = @id;
+
+-- name: CampaignSendsInFlight :one
+-- CampaignSendsInFlight counts the sends of a campaign decided but not yet answered by the
+-- provider, recently enough that they are still in flight (an older one is a crash's).
+SELECT count(*) FROM campaign_sends
+WHERE workspace_id = @workspace_id AND campaign_id = @campaign_id AND status = 'sending'
+  AND updated_at > now() - make_interval(secs => @within_seconds::float8);
