@@ -61,9 +61,9 @@ type setupOpts struct {
 	signInPerMinute      int              // 0: the default
 	// meterFlush is METER_FLUSH_INTERVAL. 0 (here the default): ephemeral turns commit
 	// before they answer, so that a test may read the ledger right after a turn.
-	meterFlush time.Duration
-	smsBaseURL           string           // TWILIO_BASE_URL of a fake provider (smstest); empty: no SMS provider
-	campaignPeriod       time.Duration    // 0: the default (a minute)
+	meterFlush     time.Duration
+	smsBaseURL     string        // TWILIO_BASE_URL of a fake provider (smstest); empty: no SMS provider
+	campaignPeriod time.Duration // 0: the default (a minute)
 }
 
 func setup(t testing.TB, opts ...func(*setupOpts)) *testBundle {
