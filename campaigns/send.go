@@ -277,14 +277,41 @@ func (w *Worker) decide(ctx context.Context, c store.Campaign, contact store.Aud
 	} else if providerID != "" {
 		pid = &providerID
 	}
+	// The provider has its answer: record it even when the job is being cancelled, and retry
+	// a failed write, since a send left `sending` stops counting only after the in-flight window.
 	finish := context.WithoutCancel(ctx)
-	err = s.store.InTx(finish, func(tx *store.Tx) error {
-		if err := tx.FinishCampaignSend(finish, ws, sendID, status, why, pid); err != nil {
-			return err
-		}
-		return tx.CountCampaignSend(finish, ws, c.ID, sentN, failed, 0)
+	err = retry(finish, finishAttempts, func() error {
+		return s.store.InTx(finish, func(tx *store.Tx) error {
+			// The campaign row first, as in the decision's transaction: a worker deciding the
+			// same contact holds the campaign and waits on the send row's unique key, so taking
+			// the send row first deadlocks with it.
+			if err := tx.CountCampaignSend(finish, ws, c.ID, sentN, failed, 0); err != nil {
+				return err
+			}
+			return tx.FinishCampaignSend(finish, ws, sendID, status, why, pid)
+		})
 	})
 	return true, err
+}
+
+// finishAttempts bounds the retries of recording a provider's answer.
+const finishAttempts = 5
+
+// retry runs fn until it succeeds or has failed attempts times, waiting a little longer after
+// each failure.
+func retry(ctx context.Context, attempts int, fn func() error) error {
+	var err error
+	for i := range attempts {
+		if err = fn(); err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(i+1) * 50 * time.Millisecond):
+		}
+	}
+	return err
 }
 
 var errDecided = errors.New("already decided")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"mime/multipart"
 	"net/http"
 	"sort"
@@ -370,11 +371,30 @@ func TestCampaignSendsOncePerConsentingContactAcrossARestart(t *testing.T) {
 		}
 		return out
 	}
-	// Every contact decided and every consenting one messaged. (A send cut by the stop may
-	// keep status `sending`: its answer is not recorded, and the campaign completes once it
-	// is out of the in-flight window; the pause test checks completion and counters.)
-	require.Eventually(t, func() bool { return len(decisions()) == 7 && len(w.sms.Messages()) >= 5 }, 60*time.Second, 50*time.Millisecond,
-		"decisions: %v, messages at the provider: %d", decisions(), len(w.sms.Messages()))
+	// Every contact decided with its answer recorded, every consenting one messaged, and the
+	// campaign completed with counters that add up.
+	jobs := func() string {
+		rows, err := b.store.Pool().Query(context.Background(), `SELECT kind, state::text, attempt, coalesce(errors::text,''), scheduled_at FROM river_job ORDER BY id`)
+		require.NoError(t, err)
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			var kind, state, errs string
+			var attempt int
+			var at time.Time
+			require.NoError(t, rows.Scan(&kind, &state, &attempt, &errs, &at))
+			out = append(out, fmt.Sprintf("%s/%s/%d/%s/%s", kind, state, attempt, at.Format(time.StampMilli), errs))
+		}
+		return strings.Join(out, "\n")
+	}
+	require.Eventually(t, func() bool { return get().Status == "completed" }, 60*time.Second, 50*time.Millisecond,
+		"decisions: %v, messages at the provider: %d, campaign %+v, jobs:\n%s", decisions(), len(w.sms.Messages()), get(), jobs())
+	final := get()
+	require.Equal(t, [3]int{5, 0, 2}, [3]int{final.Counts.Sent, final.Counts.Failed, final.Counts.Skipped}, "sent, failed, skipped: %v", decisions())
+	require.Len(t, decisions(), 7)
+	for _, d := range decisions() {
+		require.NotEqual(t, "sending:", d, "every send has its answer: %v", decisions())
+	}
 	skipped := 0
 	for _, d := range decisions() {
 		if strings.HasPrefix(d, "skipped:") {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -187,6 +188,9 @@ func (b *testBundle) balance(t *testing.T) int64 {
 func startApp(t testing.TB, st *store.Store, o setupOpts, families map[string]llm.FamilyConfig) (*app.App, string) {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if os.Getenv("SB_TEST_LOG") != "" { // the servers' logs, River's included, for a failing test
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
 	cfg := app.DefaultConfig()
 	cfg.Server.PublicBaseURL = "http://switchboard.test"
 	cfg.Server.KeyRPM, cfg.Server.WorkspaceRPM = o.keyRPM, o.workspaceRPM
