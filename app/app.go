@@ -231,8 +231,9 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 		worker(bulkOps.Worker()),
 		worker(campaigns.NewWorker(camps, log.With(slog.String("component", "campaigns")))),
 		worker(campaigns.NewSweepWorker(camps)),
+		worker(phones.RenewWorker()),
 	}
-	jobs, err := newWorkingClient(st, cfg, log, workMiddleware(m, tr), replicaID, camps.PeriodicJobs(), jobWorkers...)
+	jobs, err := newWorkingClient(st, cfg, log, workMiddleware(m, tr), replicaID, append(camps.PeriodicJobs(), phones.PeriodicJobs()...), jobWorkers...)
 	if err != nil {
 		return nil, err
 	}
