@@ -249,7 +249,7 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 		Hub: hub, Jobs: inserter, Guard: guard, Ops: ops, Agents: agents, MCP: mcp.Handler(mcp.New(ops, server.MCPCaller, log, mcp.WithConfirmations(pipeline))), Log: log,
 		Ready:    ready,
 		Pending:  meter.Pending,
-		Contacts: contacts.New(st), Campaigns: camps, PhoneNumbers: phones,
+		Contacts: contacts.New(st), Campaigns: camps, PhoneNumbers: phones, Actions: pipeline,
 		Accounts: acc, Dashboard: dashboard.New(dashboard.Deps{Store: st, Accounts: acc, Ops: ops, Jobs: inserter, Compliance: comp, Mailer: mail, Log: log}),
 	}
 	if tr != nil {

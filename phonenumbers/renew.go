@@ -88,23 +88,17 @@ func (w *RenewWorker) Work(ctx context.Context, _ *river.Job[RenewArgs]) error {
 // been unpaid for the grace period.
 func (s *Service) Renew(ctx context.Context, ws, id uuid.UUID, now time.Time) error {
 	for range maxCatchUp {
-		charged, lapsed, err := s.renewOnce(ctx, ws, id, now)
-		if err != nil {
+		charged, err := s.renewOnce(ctx, ws, id, now)
+		if err != nil || !charged {
 			return err
-		}
-		if lapsed != nil {
-			return s.lapse(ctx, *lapsed)
-		}
-		if !charged {
-			return nil
 		}
 	}
 	return nil
 }
 
-// renewOnce charges one due month of the number, if the workspace can pay; lapsed is the
+// renewOnce charges one due month of the number, if the workspace can pay, or releases the
 // number when its unpaid month is past the grace period.
-func (s *Service) renewOnce(ctx context.Context, ws, id uuid.UUID, now time.Time) (charged bool, lapsed *store.PhoneNumber, err error) {
+func (s *Service) renewOnce(ctx context.Context, ws, id uuid.UUID, now time.Time) (charged bool, err error) {
 	err = s.store.InTx(ctx, func(tx *store.Tx) error {
 		n, err := tx.LockPhoneNumber(ctx, ws, id)
 		if err != nil {
@@ -120,8 +114,13 @@ func (s *Service) renewOnce(ctx context.Context, ws, id uuid.UUID, now time.Time
 		}
 		if !canPay(w, cost) {
 			if !now.Before(n.PaidThrough.Add(RenewalGrace)) {
-				lapsed = &n
-				return nil
+				// Released at the provider under the row's lock: a racing run waits, then
+				// finds it released. A provider failure rolls back; the next run tries again.
+				if err := s.provider.Release(ctx, n.ProviderSid); err != nil {
+					return err
+				}
+				_, err := tx.LapsePhoneNumber(ctx, ws, id)
+				return err
 			}
 			return tx.MarkPhoneNumberRenewalFailed(ctx, ws, id)
 		}
@@ -139,20 +138,7 @@ func (s *Service) renewOnce(ctx context.Context, ws, id uuid.UUID, now time.Time
 		})
 		return err
 	})
-	return charged, lapsed, err
-}
-
-// lapse releases a number whose month went unpaid past the grace period: at the provider,
-// then in the store.
-func (s *Service) lapse(ctx context.Context, n store.PhoneNumber) error {
-	if err := s.provider.Release(ctx, n.ProviderSid); err != nil {
-		return err
-	}
-	_, err := s.store.LapsePhoneNumber(ctx, n.WorkspaceID, n.ID)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil // released meanwhile
-	}
-	return err
+	return charged, err
 }
 
 // canPay reports whether the workspace can pay cost now: its balance covers it and it stays

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"switchboard/blueprint"
+	"switchboard/bulk"
 	"switchboard/campaigns"
 	"switchboard/catalog"
 	"switchboard/contacts"
@@ -215,6 +216,30 @@ type BlockedVisitor struct {
 // BlockedVisitorList defines model for BlockedVisitorList.
 type BlockedVisitorList struct {
 	BlockedVisitors []BlockedVisitor `json:"blocked_visitors"`
+}
+
+// BulkArguments A bulk tool's arguments, as its MCP input schema (tools/list) describes them.
+type BulkArguments map[string]interface{}
+
+// BulkItem defines model for BulkItem.
+type BulkItem struct {
+	Id   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// BulkPending defines model for BulkPending.
+type BulkPending = bulk.Pending
+
+// BulkResult defines model for BulkResult.
+type BulkResult = bulk.Result
+
+// BulkSkip defines model for BulkSkip.
+type BulkSkip struct {
+	// Count how many, for an entry that names no item (not_found ids)
+	Count  *int    `json:"count,omitempty"`
+	Id     *string `json:"id,omitempty"`
+	Name   *string `json:"name,omitempty"`
+	Reason string  `json:"reason"`
 }
 
 // Campaign Statuses and transitions:
@@ -489,6 +514,11 @@ type Error struct {
 // GateOrConflict OutboundComplianceRequired, or the error envelope.
 type GateOrConflict = GateOrConflictBody
 
+// ConfirmActionJSONBody defines parameters for ConfirmAction.
+type ConfirmActionJSONBody struct {
+	Code string `json:"code"`
+}
+
 // ListAgentsParams defines parameters for ListAgents.
 type ListAgentsParams struct {
 	Status *manage.AgentStatus `form:"status,omitempty" json:"status,omitempty"`
@@ -590,6 +620,9 @@ type BlockVisitorJSONBody struct {
 	VisitorId string `json:"visitor_id"`
 }
 
+// ConfirmActionJSONRequestBody defines body for ConfirmAction for application/json ContentType.
+type ConfirmActionJSONRequestBody ConfirmActionJSONBody
+
 // CreateAgentJSONRequestBody defines body for CreateAgent for application/json ContentType.
 type CreateAgentJSONRequestBody CreateAgentJSONBody
 
@@ -598,6 +631,9 @@ type UpdateAgentJSONRequestBody = AgentUpdates
 
 // AgentChatJSONRequestBody defines body for AgentChat for application/json ContentType.
 type AgentChatJSONRequestBody = AgentChatRequest
+
+// RunBulkToolJSONRequestBody defines body for RunBulkTool for application/json ContentType.
+type RunBulkToolJSONRequestBody = BulkArguments
 
 // CreateCampaignJSONRequestBody defines body for CreateCampaign for application/json ContentType.
 type CreateCampaignJSONRequestBody = CampaignInput
@@ -631,6 +667,9 @@ type BlockVisitorJSONRequestBody BlockVisitorJSONBody
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
+	// ConfirmAction Confirm an action parked outside a conversation, and run it
+	// (POST /api/actions/{action_id}/confirm)
+	ConfirmAction(ctx echo.Context, actionId string) error
 	// ListAgents List agents, newest first
 	// (GET /api/agents)
 	ListAgents(ctx echo.Context, params ListAgentsParams) error
@@ -646,6 +685,12 @@ type ServerInterface interface {
 	// AgentChat Send a message to a deployed agent and get its reply (JSON or a stream)
 	// (POST /api/agents/{id}/chat)
 	AgentChat(ctx echo.Context, id openapi_types.UUID) error
+	// GetBulkRun Report on a bulk run (get_bulk_run)
+	// (GET /api/bulk/runs/{run_id})
+	GetBulkRun(ctx echo.Context, runId string) error
+	// RunBulkTool Run a bulk tool (destructive ones park a confirmation)
+	// (POST /api/bulk/{tool})
+	RunBulkTool(ctx echo.Context, tool string) error
 	// ListCampaigns List campaigns, newest first
 	// (GET /api/campaigns)
 	ListCampaigns(ctx echo.Context, params ListCampaignsParams) error
@@ -743,6 +788,22 @@ type ServerInterfaceWrapper struct {
 	Handler ServerInterface
 }
 
+// ConfirmAction converts echo context to params.
+func (w *ServerInterfaceWrapper) ConfirmAction(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "action_id" -------------
+	var actionId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "action_id", ctx.Param("action_id"), &actionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter action_id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ConfirmAction(ctx, actionId)
+	return err
+}
+
 // ListAgents converts echo context to params.
 func (w *ServerInterfaceWrapper) ListAgents(ctx echo.Context) error {
 	var err error
@@ -815,6 +876,38 @@ func (w *ServerInterfaceWrapper) AgentChat(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.AgentChat(ctx, id)
+	return err
+}
+
+// GetBulkRun converts echo context to params.
+func (w *ServerInterfaceWrapper) GetBulkRun(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "run_id" -------------
+	var runId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "run_id", ctx.Param("run_id"), &runId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter run_id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetBulkRun(ctx, runId)
+	return err
+}
+
+// RunBulkTool converts echo context to params.
+func (w *ServerInterfaceWrapper) RunBulkTool(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "tool" -------------
+	var tool string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "tool", ctx.Param("tool"), &tool, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter tool: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.RunBulkTool(ctx, tool)
 	return err
 }
 
@@ -1380,6 +1473,9 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/api/phone-numbers", wrapper.BuyPhoneNumber, options.OperationMiddlewares["buyPhoneNumber"]...)
 	router.GET(options.BaseURL+"/api/phone-numbers/available", wrapper.SearchPhoneNumbers, options.OperationMiddlewares["searchPhoneNumbers"]...)
 	router.DELETE(options.BaseURL+"/api/phone-numbers/:id", wrapper.ReleasePhoneNumber, options.OperationMiddlewares["releasePhoneNumber"]...)
+	router.POST(options.BaseURL+"/api/bulk/:tool", wrapper.RunBulkTool, options.OperationMiddlewares["runBulkTool"]...)
+	router.GET(options.BaseURL+"/api/bulk/runs/:run_id", wrapper.GetBulkRun, options.OperationMiddlewares["getBulkRun"]...)
+	router.POST(options.BaseURL+"/api/actions/:action_id/confirm", wrapper.ConfirmAction, options.OperationMiddlewares["confirmAction"]...)
 	router.GET(options.BaseURL+"/api/webchat/blocked-visitors", wrapper.ListBlockedVisitors, options.OperationMiddlewares["listBlockedVisitors"]...)
 	router.POST(options.BaseURL+"/api/webchat/blocked-visitors", wrapper.BlockVisitor, options.OperationMiddlewares["blockVisitor"]...)
 	router.DELETE(options.BaseURL+"/api/webchat/blocked-visitors/:id", wrapper.UnblockVisitor, options.OperationMiddlewares["unblockVisitor"]...)
@@ -1398,6 +1494,204 @@ type ErrorJSONResponse struct {
 }
 
 type GateOrConflictJSONResponse GateOrConflictBody
+
+type ConfirmActionRequestObject struct {
+	ActionId string `json:"action_id"`
+	Body     *ConfirmActionJSONRequestBody
+}
+
+type ConfirmActionResponseObject interface {
+	VisitConfirmActionResponse(w http.ResponseWriter) error
+}
+
+type ConfirmAction200JSONResponse BulkResult
+
+func (response ConfirmAction200JSONResponse) VisitConfirmActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmAction400JSONResponse struct{ ErrorJSONResponse }
+
+func (response ConfirmAction400JSONResponse) VisitConfirmActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmAction401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ConfirmAction401JSONResponse) VisitConfirmActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmAction403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ConfirmAction403JSONResponse) VisitConfirmActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmAction404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ConfirmAction404JSONResponse) VisitConfirmActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmAction409JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ConfirmAction409JSONResponse) VisitConfirmActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmAction413JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ConfirmAction413JSONResponse) VisitConfirmActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmAction429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ConfirmAction429JSONResponse) VisitConfirmActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmAction500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ConfirmAction500JSONResponse) VisitConfirmActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
 
 type ListAgentsRequestObject struct {
 	Params ListAgentsParams
@@ -2235,6 +2529,392 @@ type AgentChat500JSONResponse struct {
 }
 
 func (response AgentChat500JSONResponse) VisitAgentChatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBulkRunRequestObject struct {
+	RunId string `json:"run_id"`
+}
+
+type GetBulkRunResponseObject interface {
+	VisitGetBulkRunResponse(w http.ResponseWriter) error
+}
+
+type GetBulkRun200JSONResponse BulkResult
+
+func (response GetBulkRun200JSONResponse) VisitGetBulkRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBulkRun400JSONResponse struct{ ErrorJSONResponse }
+
+func (response GetBulkRun400JSONResponse) VisitGetBulkRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBulkRun401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetBulkRun401JSONResponse) VisitGetBulkRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBulkRun403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetBulkRun403JSONResponse) VisitGetBulkRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBulkRun404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetBulkRun404JSONResponse) VisitGetBulkRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBulkRun429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetBulkRun429JSONResponse) VisitGetBulkRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBulkRun500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetBulkRun500JSONResponse) VisitGetBulkRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunBulkToolRequestObject struct {
+	Tool string `json:"tool"`
+	Body *RunBulkToolJSONRequestBody
+}
+
+type RunBulkToolResponseObject interface {
+	VisitRunBulkToolResponse(w http.ResponseWriter) error
+}
+
+type RunBulkTool200JSONResponse BulkResult
+
+func (response RunBulkTool200JSONResponse) VisitRunBulkToolResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunBulkTool202JSONResponse BulkPending
+
+func (response RunBulkTool202JSONResponse) VisitRunBulkToolResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(202)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunBulkTool400JSONResponse struct{ ErrorJSONResponse }
+
+func (response RunBulkTool400JSONResponse) VisitRunBulkToolResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunBulkTool401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response RunBulkTool401JSONResponse) VisitRunBulkToolResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunBulkTool403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response RunBulkTool403JSONResponse) VisitRunBulkToolResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunBulkTool404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response RunBulkTool404JSONResponse) VisitRunBulkToolResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunBulkTool409JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response RunBulkTool409JSONResponse) VisitRunBulkToolResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunBulkTool413JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response RunBulkTool413JSONResponse) VisitRunBulkToolResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunBulkTool422JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response RunBulkTool422JSONResponse) VisitRunBulkToolResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunBulkTool429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response RunBulkTool429JSONResponse) VisitRunBulkToolResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunBulkTool500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response RunBulkTool500JSONResponse) VisitRunBulkToolResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -6932,6 +7612,9 @@ func (response UnblockVisitor500JSONResponse) VisitUnblockVisitorResponse(w http
 
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
+	// ConfirmAction Confirm an action parked outside a conversation, and run it
+	// (POST /api/actions/{action_id}/confirm)
+	ConfirmAction(ctx context.Context, request ConfirmActionRequestObject) (ConfirmActionResponseObject, error)
 	// ListAgents List agents, newest first
 	// (GET /api/agents)
 	ListAgents(ctx context.Context, request ListAgentsRequestObject) (ListAgentsResponseObject, error)
@@ -6947,6 +7630,12 @@ type StrictServerInterface interface {
 	// AgentChat Send a message to a deployed agent and get its reply (JSON or a stream)
 	// (POST /api/agents/{id}/chat)
 	AgentChat(ctx context.Context, request AgentChatRequestObject) (AgentChatResponseObject, error)
+	// GetBulkRun Report on a bulk run (get_bulk_run)
+	// (GET /api/bulk/runs/{run_id})
+	GetBulkRun(ctx context.Context, request GetBulkRunRequestObject) (GetBulkRunResponseObject, error)
+	// RunBulkTool Run a bulk tool (destructive ones park a confirmation)
+	// (POST /api/bulk/{tool})
+	RunBulkTool(ctx context.Context, request RunBulkToolRequestObject) (RunBulkToolResponseObject, error)
 	// ListCampaigns List campaigns, newest first
 	// (GET /api/campaigns)
 	ListCampaigns(ctx context.Context, request ListCampaignsRequestObject) (ListCampaignsResponseObject, error)
@@ -7049,6 +7738,54 @@ func NewStrictHandler(ssi StrictServerInterface, middlewares []StrictMiddlewareF
 type strictHandler struct {
 	ssi         StrictServerInterface
 	middlewares []StrictMiddlewareFunc
+}
+
+// ConfirmAction operation middleware
+func (sh *strictHandler) ConfirmAction(ctx echo.Context, actionId string) error {
+	var request ConfirmActionRequestObject
+
+	request.ActionId = actionId
+
+	var body ConfirmActionJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ConfirmAction(ctx.Request().Context(), request.(ConfirmActionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ConfirmAction")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ConfirmActionResponseObject); ok {
+		return validResponse.VisitConfirmActionResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
 }
 
 // ListAgents operation middleware
@@ -7243,6 +7980,79 @@ func (sh *strictHandler) AgentChat(ctx echo.Context, id openapi_types.UUID) erro
 		return err
 	} else if validResponse, ok := response.(AgentChatResponseObject); ok {
 		return validResponse.VisitAgentChatResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetBulkRun operation middleware
+func (sh *strictHandler) GetBulkRun(ctx echo.Context, runId string) error {
+	var request GetBulkRunRequestObject
+
+	request.RunId = runId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetBulkRun(ctx.Request().Context(), request.(GetBulkRunRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetBulkRun")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetBulkRunResponseObject); ok {
+		return validResponse.VisitGetBulkRunResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// RunBulkTool operation middleware
+func (sh *strictHandler) RunBulkTool(ctx echo.Context, tool string) error {
+	var request RunBulkToolRequestObject
+
+	request.Tool = tool
+
+	var body RunBulkToolJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.RunBulkTool(ctx.Request().Context(), request.(RunBulkToolRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RunBulkTool")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(RunBulkToolResponseObject); ok {
+		return validResponse.VisitRunBulkToolResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -8196,230 +9006,258 @@ func (sh *strictHandler) UnblockVisitor(ctx echo.Context, id string) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3rkhs3siD8Khn8ToRInWr2RZJnzI6J+Nqy7NEey1aoZU+cdemw0FUgiekiQBdQTXFkReyvfYB9iH2w",
-	"8yQbyARQFxZv3WpJvvxQiE1W4ZLITOQ93/VSNV8oyaXRvdG7XsH1QknN8Y9nRaEK+yFV0nBp7Ee2WOQi",
-	"ZUYoefxPraT9TqczPmf4a5YJ+xPLXxZqwQsj7EgTlmse9Ra1r971uB+8+XWqMm7/l2Wes6uc90amKHnU",
-	"M6sF74162hRCTnvvo16mUj0ui9w+vPbjTNBq136Yc63ZlHf+tmAFm+81N32xNsT7qFfwX0pR8Kw3+jnM",
-	"5Z5/EwZSV//kqVl7niDS8ZjdLddpIRYWtr1R70ICPgxCgplx4PKG52rBQc9YwTNYCjOD45tTu9ZvmeE/",
-	"FE+VnOQiNQed5r8VfNIb9f6/4wpHjulXfdwc9iuVrboW+nrGQZXmSpUyAztKLphMOUyZ4RHwtyw1+QqS",
-	"dzFtPu6NIO75F8bVC2MPp7gXxTLu3fBCCyXp+bg8OXmUpmVRcGnA/2S/5HHvfQJ9WjP84MZ9GoZ95UYd",
-	"RKAKYFKZGS9imbpdBfAirAOQ+wl+kYDQ9mcJTAKd1WAYSzxWByULxIupg3UTz69KLSTX+lWZ0xcbkM4j",
-	"QdRLZ0xKnuPDwvC5rmFg9ZT7ghUFW+FbBWeGZxe4hIkq5sz0Rr2MGX5kxDwgZ4Oy+CJXq7lnCWGubejw",
-	"lBb32o7VsYoGVnSQXiZ0mitdFvyZtEDIak9dKZVzJpuPveKpKjIhp8+z/bhFePM1f2v2fWWRs9X3bN7N",
-	"LqYF58Z+7vpRZA14l6XIukB9LdUy59mUX6qySHkT3k2EyfjCzLYsXEjDp7ywowbWunOPey5zwaZ+EXXq",
-	"xq8hLZjdwzmcwqSiIrCDgLLELoyGTKWlxShLMwVntVlq614w2mFzFkuB5SJXLIOJyLlkcw4M5qy4ztRS",
-	"ju13lnrt/2P3nEZogn1U96LdYNCGmbJjgxew5FdaGD7GTfpx5+qGa/il5CXP4L//9/8hEAg5xT/s9la4",
-	"IiYQLvyGFytwvAXBsuAy2/B4xV00W2lYzlaDIVzg7vz0y5nSHBILrSSWuEmQysNoxQ1oY9/1s5TSiBwY",
-	"jaEmYGbMIGzsYdBbPLOcK+pxWc7tVeRe7UU92mXPMhLaY89eWixb9aIerbh2Y63fkH7ABhztq9Vp9aJe",
-	"4zB7UY8tBH4rS5aPjSXYrjnodWIAG1GGNUBnV66hXy7y8X//r/9r2b5FUEuFch88ceLGjuda13pFUjRA",
-	"5Eg5oJ2nr2ijBLDOUHN2teEqaJ9B/R05LTcJP3k+f6Eynm/68WWhbkTGi/qhsnwxY72od8WN/W/K5nPW",
-	"eVJz9va1uuayvs4a3ctNLLaiSz8ld9cDsmf62DWhXmnD7Zrni2450PD5ghfMlEV9ZlnOr2hJRskG/k4K",
-	"wWWWW6xfFGrCtUYp19IF0yV+QC6ad1ODUrm2spKYHnZ7l4vssNu7C/cQvDVsC3jQvOPcpmsXW/PgazjS",
-	"hF/9fFugD4jahEFNmGmKGx03YpdwUBdr6kBao5yo9/Zoqo7cl3Mm2ZQPUSL7SfBl/ecjMV+oggQ1vIZ6",
-	"eilMOrtSrMiO6U0EL779dMbMhdRLoocDtJ5USSugosQ9FlknbnKdspx5WWnr4OvSdn2CBxqqsRyvU5LD",
-	"xKIH9C0bgys+UQUfDDvYX3PlLPUr8jSRqjznqRlbfYIhsE3BpJ7wYmzUeFbOGV4pcybysVRGTJym0U0i",
-	"hZhOW+xlYngxPhvTNTNmxiIdIkmpeYEqAdd22mu+WqoiG8+ZSZGvcmmpQ3ZdGy0C8dNGfn9dzLditjvh",
-	"TY9C3ypWqzH+hbDdn0sXfJGvuudiFvUeWAFqka/OwUJjBcuZvd8YILxhxlAnaSxr2Iv2Ya1qwfG8CGOI",
-	"ynKlN3DY0qvRh+An8ggSQTiYsrAQm1uOAinLc30O/+KFgiXqVFCUdl9IZDwb9tr4KOSiNGMTrpXAHYU0",
-	"XzzulC9VaQ5+xyhjZZD9X2lz4Poy20toDb/TQtDmHh5bamy2xjxqLJ9Oawd7dKPzoeNse3NH/2KTPz6t",
-	"Lfabwl3xH5RV7oBOFymH1X3Nc8Nusyzj9McdfKUptHYs4JVjXwcDBXntYYT3DyvxI1tgec4LFHgDHd4I",
-	"LYwqzkEbZe8FJdc4yAMNbmLoz3kx5RkIaRQIQ8RqfxSyFHI6WCdUvADshzl7+x2XU4s+Z08eR725kP7v",
-	"Rx0cxkuFtddOT04ar5126aozJ7rV3nt01njtL123wl6U8TRcdbchjQ6Mbuub9UfogIQmvg9GeThz6Fud",
-	"OpmnRwmIDGG+Ayo1u2cNLo9P9gCoNgUnu2jbCGm5BDANTFodV1q90z4KfaYhuUhTvjAjsJRwjD8f0c8J",
-	"ZIrrQe1WChaeDQbUjXT0ndAdpjUE1/6mKxzpspzPWbHqupB1maZc626LFPLvLq2mtRU/SORX51/dT2S1",
-	"G8V16ldcl7m5veTqN7pueD/cULin9ehDq3f76DjVbg7QCTxsbg3cH1ET0Tu581zI+ren0S7j8Br6twyq",
-	"NZp+Ykn6gxtY24d8C4Nrk4+v8Z1D7bGNLe9kYnVjbRtYO17tMLUcNvecvX1Obz45+WysMq0LjhmWq+nw",
-	"GzYX+QEE4N5DCmgYeebsrZjb9fz19Eu6fOnP02iL/efAm/527GML+XvmcTj1t+1NLVxv7aWLQFsGqQC/",
-	"OvCq9+7FUNWEzFVe8kUhpBm+JrPQnlAJ75FUdTvL1/tNN/4/hJl9HVjLhrt/rxu/yaR2vVKbc7tIsP3e",
-	"b1iz9ryavuV09d/l5i8zwWV6qL5+EaR+ob0vlLmhSPAXBtDowq0QuPIaRS600REYNtWgChCZXtcK3Mhj",
-	"kTVZ605pYo1/Cv0BRrFrPcSa3oWgX+UqvebZT6RPHarYkcAyZgfIXwVnzmffVvdWEfri0MzC2byyFXEJ",
-	"UkkOS6ZhKm7Q4rM2rtMIO1WU1zMeFI+WBvlAw5JfpVbXrKsxO43UtenCnqI6QN7sBLZXBA4A+BUNMHaz",
-	"768vtI65CzXqu1ubp2s3T9l8wcT0UIMv3VhIfBmg8RXf1KNYxvJXmBRqDr+Cs3HaTwp+jeWvR0dH4Z99",
-	"LivYxMCvoA0rDPSnFu4UEkGHgPEkqjSQ4JMjsBJaAr9CYmGSlTnPEhATSHCAMTMYGsFmnGUR8FxzSIpS",
-	"SiGnCc4P4TUcI7xUcGZ/gF/BPd56Oqq+hwUrNff/Z9BP6MOY8GcEpeZFMtgygPEGVbtWLy5sGRCfHfsH",
-	"dw69VMW1XrAUnay61Asus63jhxfG4Wk/STUyWeuBgVONo/W5JhhrE8aIwB6cmtijzITBOBeDLvm5kmaW",
-	"rwAfhJQt6ovrWk0EiZC6nExEKiwsfimVYfZbfGCcssXYneD6wskH7q8TxzfCXZLxVBB0MOSHG/vZDuDW",
-	"00JNqGOQKprYgigadRxMVI2WMpnyPHzIabpYJmH6BEkqCb8nwAoOEyFZPoSLMGPq6NafhwYLALtP9EHI",
-	"aRTLXNzwsHOMzGISng1Pv3gMaKsKYVBKpjyypzNX2kBSMMPHC16M50KWhif21PFTFEs7jJB4jEshM7U8",
-	"hyRVpTR6qK/FYmEXTH/7mXUgYre4CDJOkFYFDWh/ZLSmITyz+3C7ArXgUgPrsE55GsJ9Gcf67Xyx7CcN",
-	"J4Tj5wmkrCgE13bBXgQI0CZo2m8GQ3sgDx++LETKhw8fNhdkJ1443QcYWpq0Rf50xtA6aVSbMFB6iSUy",
-	"SXL10HIL1HM1grJACWsEDNADWQCXpljh2pjD8iE9b/dBJi+7cYs4zPCpKlYjiHt6ruOepYuWvQ+/qm3R",
-	"Ug6fouPTAwBpVCdDeG0Xu7B7t9ta8AIuX1yCexz6p1+cwLeXL47+gjtmqeGFRoZ9+uQRoaCa2G0oabfh",
-	"oHYOfzmJpSrgi7+QJEDiwVsDkvNMw49PL4/OBpGFlVsI9E893/gbnAxPTuHHy68HIwjfGgUslsm/nybQ",
-	"//EygqcXAyDdJIK/4q/SRb5YqtGW0TSOruATvL+EBqmMP74hXGhCSXQSaeJy1dkzA/gWyppMB34yV5Kv",
-	"kN9yac6dwdsRKNK+jqXjoPY3abeOyP6SGIMVmWgMVTgOqtFzyqpxXGgNvWChGMsmpqXMTrYCNmVCjhzj",
-	"Eob+hr4wiGZzru3bBbc/aaMsyQ4oBqdDoRmL2xlh2L5y/+9NNq8LYGERbqSosb8uaSxw/W3S+E7gh7vk",
-	"jqOUzph9wAG6wKzOYBvNG6HR9V/o5tjHmk2qrJumerMTmLdQbKqQkNti/kQU2oxrXo8PFQq50ZjtdlyP",
-	"j/BC/ZvOkMqa9Fd/ywqu3lwQxM3wxVxoTbYaqcaaovTGzhoU9Tqktl7UWxfa7JG1ZbZeZEH0Zp9oSSda",
-	"HYiULXlmAw46ZeD2BGOf+5cziu18mISnMZfZIY/jIg8PBAx7aw3UWEZtA9EayLroC8e4I5NZt6SiFN2r",
-	"zhpVcxJ6ex55ezUe16txzQ3BmtmBbKDLzRPsZG1/T7gm28yjdgm2uUINk9v0GPhuA74tnt66KBqsrrHh",
-	"XXEXjk/oYTADHGCAd+8ivPz7z+Wi3OQYHe/J6Oqyw1Zjqn+ui283zRVMgp5rqJ5q6BCRlRdRRJwUau7t",
-	"1NuWSEiK00xYmZsNVhKL9COKbgDm9UNpNVLMQ8k6HNEdF0jdpP/FHt6JDqfG2T5OjRpz3Qb2S//cztiF",
-	"gF2EFXdErVtY2jJm2P6JJJ4EOgTB9SvWyna7PcQBLriSvakRt3pHcL3EkMS7+oM/mBJwa0K+uwC2g352",
-	"Dvjp6MkeJ4Urd6UretfWJsH3HgIqhMQ8NvQK3dI9v1GMXdQ8ynsnfHVd1Ysqbtxd1qkP/m6t//BoDTf5",
-	"rWO43fvd4UOHsSuHGB+PW1XLf72eY5POUPYwPE/V+EYJlHr03Moxcz1li8X4tPp4Vn18VH18vL9juL6O",
-	"W/qH24Giz258ZuonDhQNMaK3WdEdY0QpPNSFgd8NELudd9tddVFvvjH+xCWJjcmcuiE+3v1IgYymLCQs",
-	"WHGNaXEsnUFRSg1K5ivAaH9I/vPZJbiEXpVxyuJNGhH028jxJS3pgmL5t0XX3zKg/c8Y9M0x6HOXG1Q6",
-	"7aqNH5tR/ZaR0DuCaWWF631VwI8/Pv96QHbxLj9GZcGtBdp2pk7UhJp1fC81Lx7oyuTejdCAd2Ex18Ac",
-	"PThC6aLKIWVYVcHM+0TtBrJth3RQvgXRf/Lts9dwfHN6jF/qhGzmTptyT1I2xpXm0mxIJKnCg5ta2B2i",
-	"e5/uGea+hhJ2mWNMJukOcPSP6PmmB25lrqzbeZsA19y4FB2tJubIPVrXbg+y1IRg+g9lz8RYnb3FHSsx",
-	"veKTLs7qJcqdC+swlLrTfrMtnL8JVvKfTlRR+TfnLONgZoUqpzM4ZgtxTpSOflcmnaPSJa3xDK45X2hY",
-	"+tQIF5+Beet7idCUUtyIvMS0ZSf9NMP9u3PeDnRs3JcVjZDKwzq4SQg1wkabxBO1qG2z9atBH7tTkPAw",
-	"b5VogW+SVEl/PA8vHB6I1W2exgTtDklHSY5OWvJnZlCoJfS9J//05OTknIqI6LEpSpnaCXx+P5cwVwWH",
-	"JS845HxiQJVmUBd4DnH8CJ5vyIdPVV7OJTADyKUbIWH2d7tkZu+j5UzlHITecfWtR6Op5frMuZDc32kT",
-	"kbuAlRlnGS/gigs5hdPdAowdOnKbi7ZeHG2CaUO9m+lv85dtZFdjh49dlF2oZQeWWIXOwplKYED/Kmfy",
-	"GiyINDAtMj7oFP8cLa2Ph0NRNQiKJKFYzAwY1INOInsBpTOM+fNj7QR5IE/cSqDuirTr/j9HFh3g3pfe",
-	"iVQPDXHtJHpv+76L4LBLlFkTJHa/sDENbvOV3CYlTWU79Dk4NyBF2mJoUnU+XVkKp51JIVViwtnJ5gu9",
-	"bXA76IqOQJfpzDKWfz99fPrkyZMnJ6dnj9oC7T53Yyvn4qAsi/f7YuGBFvIO9LMS0svDNck1o9Ph4Rqd",
-	"KFNxgRDBnZNZe53P3Eb0vZvXfEsmV9jUzkjgT+Ml8Chjz1u/JIX3DmjzIVBmq53SyVMd8JoxPbYSSPfV",
-	"KPlbM0bbTFf9J20vLkjw9ySEnGNg1YJgcgt14DbHVdtGY837HuOHOMEP4en5ECrsxptm51msK4P3dIfs",
-	"XMmmLO7d4R/3em/Y43a+iu6yfmyzT2bdMWef/f7D1z7amq/MtfmRqlhV6ytE1/KWrJBC3in0rpX99DzE",
-	"MX3fCt/wy6rNuqcnCE/jrvlR7kz/g68+QtbOvqUB+YYqMJqnBTcRJPr6SN+k4+FwmJyDnqmlJCu7q/OD",
-	"NtmObFZtxhjqcpeAoS3uQz4Rb7v1Q36jru84b6F2e3JfqXyDSxLfDmusRI264aIBn8ai6Ui6JJCtCYmL",
-	"RS66iiciPlHFRAzCPiIvCBqp8Et03zXD6zloNuHTkhUZqMmkM3CFb8vvnrvqup6l6IW65pJK7NnNupzv",
-	"Tr4ildmg+PvXnBl+t+WsNmu3K8YO5lSq8FgrlgiwfJWrWYJR7HPOJAWFL3JmLIJ5U7YP99Eid5FgO2zT",
-	"Fav15+f270AYtSDXseIWXPZjZzVMug0fw4LNz1yd2lsUD2sWuo3AFZPyFSknBZtz8qC4Sh8+l0OYjrov",
-	"dyzw/Fss1dwut4x1kddwd3MhYszhWC85vAW4zZGTbbWTE+jboafM8EFrIlq/N9T5aTEXlMopd9sU7VB4",
-	"04zIhE7PYt4H5uTsNEdvhuNndRe3L811ysE0FFaaGZdGkH3X1aeLfDISxfCeE9+iTFxkSi6U9m4X8YZ6",
-	"T9eUDzNRhbf32gvnmq+cu6RK+3J34ZYLfX3TGONVy0Dy+HPNV7hrywCnUvyLgzDd+cu/bYlgA97eIkTS",
-	"nsjeurwljV2SNw7YtT7vwTsw0OF+zDxdC9zMHG9TDdOnbVlO9UDD45Mv4Uplq1B7nhgXS33Z0XmthDzW",
-	"dV9KXqA8ls2FjOW8tHSOzM3b0zKm6SZ+oOGSG2O1F7R+DOFpLuzJgS6LCWYhGszzyxRmuxXcFKuunK/A",
-	"3ENpxi1cvVNWq3HtfRhw9ULXiTSDag5DHIpq6I4GT80YRIZShpA+IoIiHhzv5J1Y5iWIBTOGF3ao//r5",
-	"5OjLN+8eR+//resF/nYhCq4Puhl0VSdrOwSrHbqVVe82Zu6E7ExJ/j1l7xyG3A8fvuKSL1muhw8fQsWM",
-	"Mam7ngnLDCzKIp0xzc8hWTCRjZ2P3PcvAC6tNkF5jPS+fWwI/3AVPqhkezqz4gma93DBDzQkLoV8jImq",
-	"Y5+9Wps+lg2bII3e11aMzNiqlrdpZkEiwb+wlKo29ilfpXvBCzd1LC0V0WDLGTN4jaIPk2M7C6qHUHBM",
-	"3dB75vPGskrohUY+L9qiXJJV3HOpugWB39dC6C/yUkOy4IVQGeX1JFEs/RdcZgnWcadFr2WMWnawYCsS",
-	"0K5Yjk0yMsVdWqxyG3QpwQgqYWCpyjwDtMIGwNUT+getvNpRWHZVUzeJJTqitfBFXeqH7IMkVHGNGfTM",
-	"JfDSgIhAhbBYhsmtlOQ/U2UxjOVFrepBtdegyFKerTYizwEXpaFvJxNyaqURmt0t374+GMbyeQ1dMM0X",
-	"3y6lRVf4yxnOrH0gYQPVG3tCfM450xY/naDko5VHWI/ClHoUnkkiCzb8XFWXwDkT6EtFeeAjOp5USWOF",
-	"IazDi4VWJnhUePZuej9uiFWx81+8fI7vtGeKJRayOIcmcXrIFHxSIoS5wKYLS9Z5oWAyU9Ed93iPYnMn",
-	"e9jXy16nug0ZlNUBr98uxNRqYGM5dVqwr523WVK9dMAMi+LsB4jGIrttI/XjXF/mcrYCVqGEQ5Elq1A0",
-	"KAxY5jk14obXGjW4bFHCx/1TOP3gdxO927ykI/otcBXHn/ENSJFxWQS+4u5A7Gwjwu1ycWt1aN1oHiDm",
-	"t7xnQclgpWkccRRIqWa87kbzFoJ2gaulaNQPZQ1zdtiPcJW0SD2sixV7m5HqIyBIaqPcd9JXfcGfyqPb",
-	"gOBhqV/bQPfDZMIL/VGjATbzel8ccLzRfp+rlOXCdL++kZ83ib6jZkhnvEFzuFJ3d0PYg8VO91J1WoTc",
-	"hEVt52HEOrFvovH1PXw2IQoNhHZoeHuUfuXsLEEltYpxL+qhXoxBeQ6uN4IvN9zYlx+scEAItzo9iapa",
-	"mT6tcEup0Xp9gSbW0m00UQX3lxHToJWS+D8lgd/6XqoXJWhO+/zi+ws0vvlZf3z9dJ8Rt1cuqKnG/Z9P",
-	"Tt+gfvzr2c8nR4/eDEY/nxw9oa861eV2lYPmgv/+99GLF2j7cHs6J6G+WhCgrYJ0EhLJ1QRcrQroM4kK",
-	"Z60OD5XI0QsmNcxFJsV0ZgbncKXMzJ+EJLWiq0nJ7Xfa5d3/kVpSrbfrWxm+QXR17RTb2XhY93yRM6QO",
-	"/MN3ufJ/z8w89x4m14NxkU06KecWuaS+V1q35R7bf1FgNxWCxDgebCm2WeCvwbpc5GML14uj/8mO/vXm",
-	"3dlZt+llndO5pl9du6ReY7VWeM11iwwxKXQICuvHilAYP71kwlgsI7dq1fDMqkvYN86q/gUHqZa+fxsq",
-	"aHLKNabf9MlKriR8++x1Iwr74LJFesbOnnyxvo0ZfwuXf784OnvyhddQCLsOk0vD+TYxMOr5wdz8zV5J",
-	"TRDv55Qkmrhlsi1WHErLQpiVZf9zR06cFby4KKnfH4qB6I7FrytAzIxZ0BhCTtQ6KF96P++rZ5evoVCl",
-	"4ZrOHmvl43H7TlNYU21FHVIt0EUBYr7I+ZxLQ4lg3jYRyxdPXwJWLoa+1eEVVmbGSmBmqbw1Vw/IHkIt",
-	"alx8vzcKo4krdAy1tHV8c5qMYtnodfou9p7HuBdBjNumT+jgpI+YNtZ7/z7Binhf81RozKik8mHOeJGV",
-	"qWWhPEW7iEUNM4Lk5Q+XrzEV5pgAkoBh165wWsjDBaZj+Z8XL76DflLnRSs2zxPXGVXD/7j84Xts1Gq/",
-	"pr6rw+Ew7r1PzmOZvLx4/fTv9ZmO34nsfX06DN5H+k0ogHyMDybOVId13oD69mF4OR2hHRtH9adIlUUl",
-	"8LeGirOBVuDyyUFzZjQWYLviwN/yIhVWqcaqc8r+F4YjJqQTih/QIT3B8ZKk1p7Q2fsaLQqTdSYUS4rp",
-	"19zHYhPZoN1KQnLx8uX42fc//S3jiBNz2js2ZKl54a75CjBW13nea09jZiH0gyktlomTgpLBuXMlCulx",
-	"QShJhiAjjL0se5cVceI51Wz+o97Z8GR4gux6waX9cdR7NDwZPupRT04k2drh2j+nHEk/kMbzrDfqVW0q",
-	"es5Hzw1qPz+/6wk70S8lR3GaLqZKha56Dn/iUu7v30TNHthnJycfrGdy1bNkQ6tkB973Ue8xTds1Wlje",
-	"MfXnxqdPD3r60SFPn315wNNPDlh33cuCqOP2H4HkS64NuTTwEBe8wJQHSnvhLEPNUOkOHKxFBPbo/uQ6",
-	"xGHcRyNzyxB3a5/4VGdcSZvnNhfSHrUxrBWB368h7OkHQ9hGrOs2nEWLpU9B+bzQ9/QzRHaCa5WUioW6",
-	"WXUlr+M8UcZwWQhDoQztu3YjT/btA3r3zdharRm2octnhiInjz8/FPmW15KWUTLFNtoBvoB15bcwx47b",
-	"Fy++cPm62g11XlK/iHfoO/aiXPiUhybGUReku3Lgnfjmmy3txRM/Ca43RNk/cX43W5wxiRL1vK4veCq4",
-	"BVM8xnpIKPJ9BGpw4kgTD15RgRtqd9qodzhCil7wQivJIqq2EVWKRQS+Cxh2QtWR6y0bxbLq8UkOeaup",
-	"DuFCrqBQOYc5W1mt1wzhO85u+HodcmwJYBSWdQeGXuuqHAq2FnTBJK7itosT8e1nfS8tdKqTunvxvM6a",
-	"qCy2MOCCpwfnZGISzSaGSvJmi0NqMxmWoqHPJBYP9z/HUmh4fPK4tSWpzBjbHlCMRWjmQMyT9HOK/Upa",
-	"XRws/GIpla+KoqlDZoalI7D5bbNWTGOsxhroadLR8Z4jqwDFSbs8/8Q3QMS4CQsBH7aCLBJtpDqWW1on",
-	"jigGWzcnT6CPB+YCZdr1Y2LJ3wpt9CCCJOO5YQn0sWYPhc0z7YJ8SHXE1h94sEmmJHdBw5qsZ77jI1pJ",
-	"0CRwpbLVwG7EB4n318OXB+d+rNpzLF+ylbZauXZWYLvDYSwvpHu9YSLGcPMrPmXSWQAwtJ4VK7JM0Bue",
-	"veApYPM80ufdwkMHBJbnQk5dcIA9+D7WLML2w4NRu0DQjGGIBdW6pzbLU27IDIHWQgImbpx+dmgyiKCU",
-	"RuRkpBHpdblAq7ldw4xpjNzh2TmFjbDUQMYNE3mN2oDpa7JRUsgCxrYckVE9NGcojRYZr9gF/nweSwYT",
-	"8RYDkSelZrkzirp+NGDUQqTnuImKnbhWMUO45AT4V88uvn7xDDRPCZPi3tdYGtJTl3Z7jXs4vKvplfMH",
-	"2m+GzBBNCSE0wb1P+aBeWupTyAi1HvHoamgTc3O45q3xjaNyF1tE9aPsTeXrRx1DkjHD/E92ee6nUYs3",
-	"BKIfDodE2LFco8YhJG+PtOZHxF4SqjNApIdLtIwaD5fIO1jfhLbcBd0c2BSY7Jz29FVazrk0rqnBmrW8",
-	"Ph3eyeTz3gHP9Z7SUY9Tgb5muZ330Z4j1vpAV0MhwPYfI/TLDu8ryXe+3kzWqV6mkNz3b7boTw882ZF1",
-	"ttV+V01A/LbFzZMv70/DP33y+Qm+lxxDUkOHEwXMVcmuSTGZvXVcnxq8b/DiQ55OBz9Yl5DRrF6JxlWN",
-	"4m0W3KfhqbsacT9wFXlLUV0rqBV/P0hivzf+3yiWvUE5rNWL/qOaewMIDrX4tmoa5lqB5sUNhbvXvF5h",
-	"gmMnl9Y9ZQ+0/Q8lQWo29Q+M/G60uMOc3MSiGQrtknMrCYYoaJbn9HWoJX/uBHrcnYQrHkvNDeTMOPkT",
-	"0FU2hH84WVQYLE7pp0ULczJo9i4SwbZK+oqLRrGbdT3DdPeuUQemYHQKFh+RPCw0rTZynZ9QnMdIHtIg",
-	"+0lVBZ1eH+CmMcDbzKzsTEEb+Dq5Qa2mZn8QGqxCbqycQbUjJeaguZJFrq3Xa5c9+PDhyMnIa8k264U5",
-	"rcxMuTfcHUBZFFyaWPqMHfeKz5eBKl+mnePTD2k7IWnnHKTCQGxVxNIq1VVnMTOIgIFU8oh6JabegEvq",
-	"4MOHj0++fPiQDthlFrVcvfHWJB7y9Lpd0OOuZijt0KckkYwX994nQ3huUPpKZxzl+UJMZ8YFv9cSEYOR",
-	"AEu85Rzw+aiuXFkVzp7QDcsFGqyiWGqFGrCwc+ecFVKTWEEU2pnZhLcWmTNwRkyVauU5dblqak0v7kMX",
-	"aPbE+NgOlNDNYPsl8LuX1ppp0bdxzJx9vm6cilP3Q38RVUDOSknl+IhPn7uGdfbbwII7hLaK95L8tC6+",
-	"7fT4NGjqnoWc3zVuf0RnT4VFwd0TmhB9Dk6eloWC7PPYQxoVEpZ6Ux1W5FCSa+gnvvmIi6LxikBSKzU6",
-	"OIdElnmexDK1V432VlpqkdloRUI2i0ZvkaSzHyvaib/Expyu4aZUZswzYdhVjvl62D/YX2gDlKGwjmJo",
-	"QIvBY6E/rN1P1x1GXqiPdIdRjbGPbMz68w67a0zB2W/G1bbWPdnSm2t2mtabk93mwjomavrY/riWzIlr",
-	"+DzuR89b/oAU9JGwnPp8165Wr/5avQSzqvvY03urFEaJEJuQGqnj0/qYL11uhTZqoaHd4dg5l86dyr6p",
-	"+zD0Q6FYnyrrblgXMo9GjuqrKRNyMFy7D7GV8udAXm2u9SdtfVjawoMG1t2Jf5+7YjtZheyjT0dW36LF",
-	"LRfXvMP2MwpGn8PMPLE8zM6z0TrWZQgLr8u9DWHnzWo08NoV/UDL3gh9SxSJHUtyRPS74igwFQISPdfJ",
-	"WntP5uJ6of/47CwCymyQLbke7Wstwd5lV4DXIXAAkGzuffcouNDUly8uYxnaylOnuZL0ENJKeIHcHhev",
-	"53rsn0W9oHreGTrtrJg4HkuqrO8S87t6BYWWpW70tcbMiU8UgVrwPsLF94rHxvO0az2iuJgSoUeJplGt",
-	"lIY9f/ICrZX7cNExjyBZ7/icNHvoa7ayQMS+AHjmgWJjecVThc7nQNkJha/YSROfQEmJGDPOsgh4rjkk",
-	"jvYTikSiuB3yDaGdEmEjJBoZx6ZgUmOAddKlVF3aST4nG0bUyeb+iFa7z1GZQXTxykuHxgL93aa29m3k",
-	"8o22O0r9Q/eJobVWlZuQ1C/j9+EafOaDS0bYqiBsr6odRNfJTOUo9WJYSj0F7HYZI76T50fJGdnSNraj",
-	"ZPrpHv3ePkTf1nbL1o50lY/rPfHNVbfi/R/Sf14jkjR4IQgeQN2S2pwuMIkaiyMBu1P4/aEVsnxVijzD",
-	"4E8ttGHYrr1WvwrjQxdiwbHhk893hf5MaKMKLAeqch3LicgNt3LZ1cqXCn2g0TEZNSoA6ghQ6McwY4xu",
-	"0oPgNI/lekgzA8mX3vjcCN+kKnDnJL74hpDCOb07YqNdiLaLdSUjMFzxELecAWrOqrCyJW4zlv3k7Vjf",
-	"pONG5B0GIxdCX69w9yFcwDV8xFTRpNUkMxmcU3hPLDd0jqwnGDf2aZSVS0AYdLFfYkiQkNORDzt2MQ3o",
-	"mtoSYhwFrzbJzEfaMls6glELYAn0k3ctCL5PomBTD+HGyTs70XsrXetQqW+FcqGPOu4IOsYAJ1rNHiHG",
-	"rgQaxVDXIoqhK6CYAtypoPVe8cTrzuv7C1/9hJGrVevhPWJW7xbU2d36+ZbxnK12zYeGclbb/jhBnJ6J",
-	"PnDBfFFIsadsex/S95vWMD7LzEssFeIFybVLbXcEJdlIj0KnHKccNM/4u9CWDatsX61qVou55eChMekD",
-	"DQmOhZ5NgTWHKVN93bSKKkfVZex+1Y5WN7MNIhguPXIb5L8T2ep13cJDOUmYneE267FHFOSftxJDo9Ha",
-	"Jv2jhUOb0ecbFJLsxPMrK071reCA4VTY4HEwxIuVG579jcIUqQ0g3nm1JsNhQbEUUhvOQkVMXC56tOEl",
-	"2ZywiGxSNc5KyB24YFO+qcNX16VYQ9GO6OHmLoO7IWVFsSLqsGIZm0IfY+iw/E5HuK9h00ak7/YOT8jB",
-	"uyf2yWeuI17XXPanQyOLN0QpN7vnrt2itVYk29/3/Xa3j9Cqw1le0fLsnrESkpWd5kzk0E+Z5kfCjq2F",
-	"ETeuN4SagG8H3LWYXzadQFeLyE07qpph1/NgdjURf7fhoObCdI/0pF4j7mxXjbh14LXJggKJ+Y1QpfZt",
-	"7jrD0rED3WcTk15rNNjBzS+I1tWkYmN/xm3tF8Xu4NUMYnf3BOm7+uCQ9nDpUIA2gwSpMYE+tlUdQfLv",
-	"CSlMf7WK3+kTyMRUWDUXby0dYVsC/F9RIaxYLljBrWKkOckmBZ+rG545bc1lEiXIFZJhEEsoE8zdfT4M",
-	"nTJ8fUg3PCXW5NstabskpN9R3ffe8CDrWnP2ZV2t9zwy2RIxHJqD34v2Ve8j/LEtXr5N5waLV9XF888K",
-	"K3uG5tYayTcNYvUeng257LhWKqqTOpN5mRuxYIU5thz9yCqISaVVPL38iWT8BaZIsDnPqKJYAv0kLYsc",
-	"jr7BamN/+/9D/9FU3ySDCMvRY8/4J/BCfIXWp9OT6OTkBNuGR/Dj62+O/jqs9Xso1NKn51NT9XMXOJqX",
-	"c6lj2WdyBarIeBHB2kWPXICyWyJP+JHnNBEkhk21/Z84QdSizwiShkiSkJfT+44Dx0LDDY6N2calvJZq",
-	"Kd0SY0kt86sSbNB/fHICiXtsTI8lgyG8ZlOq6Fc1vdbcSpiGzInJOc31a0IZ1ciRLJulZPtjEihgxfWx",
-	"VBGcHp+4ao8u62aAliK1IBM+YF1B9DATAJJYEitk5JagZgeEKpWsDf9UQmq0wP3EcpFRu3e71vCkkFQP",
-	"omBSk9Xv3Pswbvwr1KOgeoEsXzqJZYgNtk85r3S/1lNf0C+nlMTvNuATQBzvbSbsqAnWaqjydtBsqZaN",
-	"zvKiigpqNpd/4HvKu1R793Us+xZ7YM6LKc8if2ZZZv/wh+NtgWoJmq30AGpqCt401AwiK4mddprhqHF8",
-	"TefYfCV0UG2TMzd9NBYZG0LbFdoHexv65u4uAYYD3s6n8sHFQALbpnuGcPWBx8Hf9H3zOeb7EvSrzuyu",
-	"/pe9OBBJDrmsfCoIKVPdjdqCBYOzGyfMYZcqRh7TIp1x7fwRDcPCIKpyNEFfiwUIE5EwWc83rC/F7tyo",
-	"gidwVeAcwsAVS6+rpAbT4OND+NrOiJQey5blAl1aU+qCM6PkwTUGgK83RML7pZxNNNNaupP/3bdj9mf9",
-	"pz3iOCrjVU076BNGsaucD7ZRRrQ5G+qTI8fnKbh/xqlQ/uw9VWE6kVFqjaxAczP4LWdIoZBN2VFO4+5I",
-	"jQLKjIplS1pHgddbBlw9LRLYMF0bDXxoOC7sZ0nlsZqMykUNUj0r+8XYPeBDTx1Dz7ZkP30MffzT5D79",
-	"/sn6XjOfPmku021U/7oI82kTlV7RIj6buysitQ/zPv68x3YipTs+YJ0uuX1w0vcE7nQR/rDg1GcbqGcC",
-	"Vo7HWkBVXQvNcXBXwM/9kSp1LXhU1ZyXsbwozUwV4l+u3B0aEgaWhrBgRIL5BnjVsCt1w4fwjKUznFDP",
-	"1FJTGUvsoByhtSuieK5Ykg7vykFgO89Sc+g3+mEPfG9+O4rmacE3Ohb/wwLkHunAt27eQAf2PCJQeVaz",
-	"8btm0HSXC5nmZeYLYP8+SvSYli/84uVzah/el77rqijcuekOOQyReKObw3V21l1oG3nz0MI3+cD2Fpqt",
-	"9AjWMRpZfiy1mEqeHQmJ7RIi0KG8drtVs1pK0MI0SAG6KAH6qohiWUr7ubuPg5L5KgKpMF+DSyNYDswA",
-	"y/NRZxsHlMOIcGPperSTHTQj+RazONwGq/79EWBZlpwzi3P2Pdc6di6koYwLanMSS6TcnGUY3UJVWH0f",
-	"ersAF3OJ+T2UTkSeHQ0JNfJyEik180rwyM89QVtVXdbZQoKpSfhUVVAofOsqCtkhhotC3IicTzmWasWV",
-	"Eu5YCLjIRhd5iZ55rGdqobvZGfQffPVxYrb3brUfIV+Udj8o0fvW+5hEk/OJAVXaG6Ad4f3hetvji588",
-	"ept8hditfiNHjSq7kEOEPgGvefyDP2SQd9UmwLHdTfy1LjLsNAgeIjpskgHO6eYjVhDLg3gBua9QfMB8",
-	"Zddc2lfJAeUaScfStfP2fiVNBat9SWUusyG8CssIdzH20HEhzMJYxk1WxE4FFt8PPOT+BItNJFBb9B9U",
-	"TLb73wPFP4Ypx5MRWlCOfPfLbRlgtUavd6+WuVer4vsMEWp3/N2As6Et6B+QJbdjQ+vZwXcsY/l94Ja1",
-	"SowohbnEGGoymwD/pWS5l+Zo6gdVOjA+BEKitJYJ6iWWfPvMOWsauH3MbpjIqSLSL6VCZ7OBfkcD33P4",
-	"8RJOT59EsXx6AaePTgYjYFcoXaP58AQSFw00DkSQRJCJyYQX4akvIaFGuXOhMZQ1ibDNJ7rWfVY3PjGE",
-	"H2S+spNaCDz1zfPJlX6lSqx16MuqsZBv7Br24mxnZ7FMCj4tc2ZUsRpflTLLq1z8pB5GsdYFXqrlCEXt",
-	"bIo5JXZQzOGOZYIJ18OCp6rIeJa44ssoxyQpM3yqitUI4kbD4biXnNsbl+WMSvQzA5kizxak6sYqAsJB",
-	"qTuB2y63yrfqTMfisUyuytW4PnFCuUcLVlw7daos0hnTvFaaHjvL+SuzO+2o6+78qlw1O41/rMRJTwrd",
-	"rU0dIrfpAaqmzV09XEPT7FZ73ssf4NHpF1+AWaqjnBuDSJbxkUVNVcDTi654gHbP6uaYGMEX1Fvyv6Km",
-	"gOS3sw3ohob0n1rcb/Rw31CSxaFe5qj5czMj/sFqgH1VroA1bjDoM1dOwgcmOXqDGmEhQXWYeup4WdNJ",
-	"Nlw4Gy2bF9oxqssXlxAqekxUYb84StnCvg3Yrd1fCkN7RSIVJO4eMDMma5cH1p84O4Nt18F5rQ1nrX6I",
-	"X0Hk6gluqx3SWcoCyftwObFqPb9ZoN23PHrB2dgyrd4tXka7tJD6Nu9uick/q8fkP9kVkv+RhF7XJH+7",
-	"2AuoFk9+49zrsyzjQTdhkPQ8q0Di93dHI/9qyx2/NQOryZPWDSZtGwGqY21Z5/7xcbPRgPTDz/QaffzH",
-	"QluHHsD8JYrhbk49CxdYn5pNWTVjwagAAVXdmpQy66xN07pPP6YBxLXH3hwBf0lts12LfWe4r6piTahK",
-	"7749tGPpmmgPATuhCOOT+a3quj3Y3i+gI9o+lq6XHTXK93HytKQHGp8dQSsi//rqeMJ+Gc6zqvU5xiiz",
-	"JdbJdwHYfmbnR3pKhH/0erXgIdia5iTQJH4RVs/mxQrCWWKo+EWo5bZacD2CBBPvsasSxuHbvzzwEuiz",
-	"XCv37duj8P3APzkz8zyJJYK8zocW2SQ5b36lUsND5QdsRMEgwJsgGqSiWNrVDchXxUIFD7urB7rWEqqf",
-	"DM1bY9dtoYj/+SXaP3B17gPmFAztujD43rWWwHJiVhM+fQJJKXW5oED48Zxngo3tKrDoMx49FvE8PcF0",
-	"CXznUSwTOuKxUWqcW32eMg/IC2OlXbRX4J+EiufUCa9eHBQzLeyDsQxVy7hMVSbklFR5la0abzB4+fU3",
-	"4APbwzT+ZbvL0B3Q4+M1XxiK9yp4zoy44WApGvpJhYfnkMRxAqEs2zFCLwHNsYCfhqlCMA6TDjdibQEB",
-	"BbHDHVHcAw2JnbDe8Ktm3oqlM2gRQEM9P/LysxaNV0M6+GM5FekpzjfGGMbyksgdm4q9pWBk304ujJ+R",
-	"CwjBYVF5yQsOSybwYctghIE+WVNj6cuoJJTT8kvJS2qbB0JOuUZvrlTLc0joJ7eAWub0fLOHkRr570pn",
-	"fl2xBAIPtdvzjMOqVi3KIpCjX2NJpVS7hGh/bJsSbk9Pzh5vMBNvssY8PH7YlEd2pjisyyFb2DLz2U72",
-	"1yg0ubSAWBlO9sg6g4tli8M1GFm0zsTQz7SRjdFBfjzDh0OPDbKaC/Ys3UN/JlJ8UNmLYA8stBsMFQqC",
-	"cAFXDIOO+FsTwQuHYhH8/fWL7ywevfz6m8G+nYWdWLSz+0ZgGPemJGzHuTqy/cH8iReyku/m3DDLlqBv",
-	"r2fLZ5H/3Ge0+EaJesmv0hkzx6776tGN0MKoHd7Fr+jhn/yz94hQzam2ef98/9iwg99btBudVNhf2HBb",
-	"ywnePnzglq3r2tM5JQVry1TlryiKbCmyKTdwzfnCSoz+DaOuufQFhoRB15993P3uVJSrQi01VuRVBaaA",
-	"alJQq6dCVbyqSh4VuxCFX2W7VbgrrlwPq3vaaOC9wKl8YcLEDeMzhSX5rKi2nK+sUZ9hMIQfZBpwLnJJ",
-	"t6FPZgUUbJ3ttUK7UIJKZ1yd2/LYjerqyfmB2IqAkNZFe2+KsuOitGiVQxenAiFMBacIzcRTlufna1uy",
-	"fIjnEy/8D+Eilv4klzPlEj0c2FuHBqQBoH0BlQbJl/4AI9BG5DlQGdSrFeHAghdHLMsK7CLPDAc0yQ4B",
-	"yZ3CZlr0HPyAZycntUJZiOKMAmqWTFv1q7Er7NPvfLDutL1fWCoz9gffyAAnFelxuwhj1c290+loV+LY",
-	"1MdxORacudfbkX+rKIgbhrP5uYtkdgFsDfoawrP1GMBhMwjwSWcQoMdWkXXndraItUbQnrU0Cuk1Zvzi",
-	"MWYvGV7Y0f5rnh7t9D7WlvOpU5mbd9am+yoQF6tYuUtlP2/jtn3IwvxDqgeHrVKERf6ZY7HbgUkn175D",
-	"90mu2CSP7ZVOXZEYNljx15HwXbl9e5QhfK9MJT9YfvgYEvf32FNSjd+t59fJqza/+6TERLSCNhpLT7mY",
-	"GJ79QUs/Tcw66j1w5Ls9T3mnHakhlPW3imRNecnbkO6otNid8rQshFnhCilQ+KK0d8bPb96/sT8XN379",
-	"ZZH3Rr2ZMYvR8TE65mdKm9FfT/560nv/5v3/CwAA//8=",
+	"7L3rkhu5sSD8Khn8zhdi61SzLyON7e5w7LY1mvGsrRmFWmPHWZcOC10FknAXAQ6AaorWKGJ/7QPsQ+yD",
+	"nSfZQCaAurB4a13n8kMhNlmFSyIzkfd8M8jVfKEkl9YMLt4MNDcLJQ3HP55qrbT7kCtpubTuI1ssSpEz",
+	"K5Q8+adR0n1n8hmfM/y1KIT7iZXPtVpwbYUbacJKw5PBovHVmwEPg7e/zlXB3f+yKkt2U/LBhdUVTwZ2",
+	"teCDi4GxWsjp4G0yKFRuxpUu3cNrP84ErXbthzk3hk15728Lptl8r7npi7Uh3iYDzX+shObF4OIfcS7/",
+	"/Ks4kLr5J8/t2vMEkZ7H3G65ybVYONgOLgZXEvBhEBLsjAOXd7xUCw5mxjQvYCnsDE7uztxav2GWf6+f",
+	"KDkpRW4POs1/03wyuBj8fyc1jpzQr+akPeyfVLHqW+jLGQdV2RtVyQLcKKVgMucwZZYnwF+z3JYryN6k",
+	"tPl0cAHpILwwrl8YBzilgySV6eCOayOUpOfT6vT0izyvtObSQvjJfcnTwdsMhrRm+N6P+yQO+8KPepSA",
+	"0sCksjOuU5n7XUXwIqwjkIcZfpGBMO5nCUwCndXRKJV4rB5KDohXUw/rNp7fVEZIbsyLqqQvNiBdQIJk",
+	"kM+YlLzEh4Xlc9PAwPop/wXTmq3wLc2Z5cUVLmGi9JzZwcWgYJYfWzGPyNmiLL4o1WoeWEKcaxs6PKHF",
+	"vXRj9ayihRU9pFcIk5fKVJo/lQ4IReOpG6VKzmT7sRc8V7oQcvptsR+3iG++5K/tvq8sSrb6js372cVU",
+	"c27d574fRdGCd1WJog/Ut1ItS15M+bWqdM7b8G4jTMEXdrZl4UJaPuXajRpZ68497rnMBZuGRTSpG7+G",
+	"XDO3h0s4g0lNReAGAeWIXVgDhcorh1GOZjRnjVka614w2mF7FkeB1aJUrICJKLlkcw4M5kzfFmopx+47",
+	"R73u/7F/ziA0wT1qBsluMBjLbNWzwStY8hsjLB/jJsO4c3XHDfxY8YoX8F//+/8QCISc4h9ueytcERMI",
+	"F37H9Qo8b0GwLLgsNjxecxfDVgaWs9XRCK5wd2H65UwZDpmDVpZK3CRIFWC04haMde+GWSppRQmMxlAT",
+	"sDNmETbuMOgtXjjOlQy4rObuKvKvDpIB7XLgGAntceAuLVasBsmAVty4sdZvyDBgC47u1fq0BsmgdZiD",
+	"ZMAWAr+VFSvH1hFs3xz0OjGAjSjDWqBzKzcwrBbl+L/+1/91bN8hqKNCuQ+eeHFjx3Oda70mKRog8aQc",
+	"0S7QV7JRAlhnqCW72XAVdM+g+Y6cVpuEn7KcP1MFLzf9+FyrO1Fw3TxUVi5mbJAMbrh1/03ZfM56T2rO",
+	"Xr9Ut1w219mge7mJxdZ0Gabk/npA9kwf+yY0K2O5W/N80S8HWj5fcM1spZszy2p+Q0uySrbwd6IFl0Xp",
+	"sH6h1YQbg1KuowtmKvyAXLTspwalSuNkJTE97PauFsVht3cf7iF4G9gW8aB9x/lNNy629sE3cKQNv+b5",
+	"dkAfEbUNg4Yw0xY3em7EPuGgKdY0gbRGOcng9fFUHfsv50yyKR+hRPY3wZfNn4/FfKE0CWp4DQ3MUth8",
+	"dqOYLk7oTQQvvv1kxuyVNEuihwO0nlxJJ6CixD0WRS9ucpOzkgVZaevg69J2c4IHBuqxPK9TksPEoQcM",
+	"HRuDGz5Rmh+Nethfe+UsDysKNJGrsuS5HTt9giGwrWbSTLgeWzWeVXOGV8qciXIslRUTr2n0k4gW02mH",
+	"vUws1+PzMV0zY2Yd0iGSVIZrVAm4cdPe8tVS6WI8ZzZHvsqlow7Zd210CCRMm4T99THfmtnuhDc9CkOn",
+	"WK3G+BfCdn8urfmiXPXPxRzqPXAC1KJcXYKDxgqWM3e/MUB4w4yhTtJa1miQ7MNa1YLjeRHGEJWVymzg",
+	"sFVQow/BT+QRJIJwsJV2EJs7jgI5K0tzCf/iWsESdSrQldsXEhkvRoMuPgq5qOzYxmslckch7ZePeuVL",
+	"VdmD37HKOhlk/1e6HLi5zO4SOsPvtBB0uUfAlgabbTCPBsun09rBHv3ofOQ5297cMbzY5o9PGov9Wvsr",
+	"/r2yyh3Q6SPluLqveGnZfZZlvf64g6+0hdaeBbzw7OtgoCCvPYzw/u4kfmQLrCy5RoE30uGdMMIqfQnG",
+	"KncvKLnGQR4Y8BPDcM71lBcgpFUgLBGr+1HISsjp0Tqh4gXgPszZ679yOXXoc/74UTKYCxn+/qKHwwSp",
+	"sPHa2elp67WzPl115kW3xntfnLde+13frbAXZTyJV919SKMHo7v6ZvMROiBhiO+DVQHOHIZOp87m+XEG",
+	"okCY74BKw+7ZgMuj0z0AaqzmZBftGiEdlwBmgEmn40qnd7pHYcgMZFd5zhf2AhwlnODPx/RzBoXi5qhx",
+	"K0ULzwYD6kY6+qswPaY1BNf+pisc6bqaz5le9V3Ipspzbky/RQr5d59W09lKGCQJqwuv7ieyuo3iOs0L",
+	"bqrS3l9yDRtdN7wfbijc03r0vtW7fXScejcH6AQBNvcG7g+oiZid3HkuZPPbs2SXcXgN/TsG1QZNP3Yk",
+	"/d4NrN1DvofBtc3H1/jOofbY1pZ3MrGmsbYLrB2v9phaDpt7zl5/S28+Pv1srDKdC45ZVqrp6Gs2F+UB",
+	"BODfQwpoGXnm7LWYu/X8/uwPdPnSn2fJFvvPgTf9/djHFvIPzONw6u/amzq43tlLH4F2DFIRfk3g1e99",
+	"EENVGzI3ZcUXWkg7eklmoT2hEt8jqep+lq+3m278vws7+yqylg13/143fptJ7XqlMed2kWD7vd+yZu15",
+	"NX3D6ep/l5u/KgSX+aH6+lWU+oUJvlDmhyLBX1hAowt3QuAqaBSlMNYkYNnUgNIgCrOuFfiRx6Jos9ad",
+	"0sQa/xTmPYzi1nqINb0PQf9UqvyWF38jfepQxY4EljE7QP7SnHmffVfdWyXoi0MzC2fz2lbEJUglOSyZ",
+	"gam4Q4vP2rheI+xVUV7OeFQ8OhrkAwNLfpM7XbOpxuw0Ujemi3tKmgB5tRPYQRE4AOA3NMDYz76/vtA5",
+	"5j7UaO5ubZ7e3VTl7ZWeVtHp3r8Rkoy6RHpTlbfgGO0DAywMkjjFzGmJz548BzRCgQ+DGCJPPnF0cwQ0",
+	"1g1Hq+G8oZO11+bklwPhu8G4vUEZ2CjTb4LWc++hPGxRZOTdZHhnkwnPLe/BelYu2crA6QVIZWdCTpGA",
+	"CkdJK257DYchkGndvP96ITQ3B1G6kMbqChffz528Mbwl1zcWY9h8UfL9UTwceZ86fCsWC5pn77Gub8Wi",
+	"d6w1CY4tmXBy+jh3MoMDzSaHwVa13NRa7rpnOFeVtAlyrokoLdfAZAHVAqyCibjjQPvaxbbqqz1qnTV6",
+	"+fOvV9I6986BNo+vgYXx2HbICY7+R8+jx35fOa0qb3FP7oC8bHEgMTXIZUsQyqG4qqt+4xg5OnQlpZDT",
+	"C7zfvnn6Ek7YQuBmTnQlzckbev1tr8/j50IFGPjGCQf8hreHW9xHIN2Oc3FZ+yDfoaJpC/cQLIdawSuS",
+	"8tsYMlNLmDPphR8mgUurV3W8C4bJuOOCoVR2PMGoRFGYo14GftgF1pTGtvMN/1zfxfaEzRdMTA/1+5Li",
+	"ijJ4AeiDxTfNRSpT+RNMtJrDT+Bdne6Tgp9S+dPx8XH8554rNJtY+AmMZdrCcOrEL4qMJFkMw0pVZSHD",
+	"Jy/AiSMZ/ASZw/KiKnmRgZhAhgOMmcUISTbjrEiAl4ZD5pE5w/khvoZjxJc0Z+4H+CkQe+fppP4eFqwy",
+	"PPxfwDCjD2MC8gVUhuvsaMsANvhV3VqD1WDLgPjsODy4c+il0rdmwXKMtTKVWXBZbB0/vjCOT4dJ6pHJ",
+	"aQ8MvIU8WZ+LkDuOkYA7ODVxR1kIi+GuFuXDuZJ2Vq4AH4ScLZqL61tNApmQpppMRC4cLH6slGXuW3xg",
+	"nLPF2J/g+sIpFC5olV59iCplwXNB0IkMkAbw6+mgJjQxSOk2tiCKJj0Hk9Sj5UzmvIwfSpoulVmcPkOS",
+	"yuLvGTDtpAbJyhFcxRlzT7fhPAw4ALh9YiiCnCapLJ1kEXaOAdpMwtPR2ZePAF1WMRpayZwn7nTmyljI",
+	"NLN8vOB6PBeysjxzp46fklS6YYTEY1wKWajlJWTIG83IX1AZSTvRf2ciEfvFJVBwgrTSNKD7kdGaRvDU",
+	"7cPvCtSCSwOsx0kVaAj3Zb0G6OZL5TBrxSJ4tS6DnGktuHELDpaACG2CpvvmaOQO5OHD51rkfPTwYXtB",
+	"buKFN4ECQ4eTccifzxg6Ka3qEgYaMVKJTJKkNVquRnM3aUwab7MLYICBSNpfI25tzGP5iJ53+yDPl9u4",
+	"Qxxm+VTp1QWkAzM36cDRRcfth181tugoh09RaQsAQBo12QheusUu3N7dthZcw/Wza/CPw/Dsy1P45vrZ",
+	"8e9wxyy3XBtk2GePvyAUVBO3DSXdNjzULuF3p6lUGr78HRkEyErw2oLkvDDww5Pr4/OjxMHKLwSGZ4Fv",
+	"/BFOR6dn8MP1V0cXEL+1Clgqs38/y2D4w3UCT66OgEyUCfwef5U+ANZRjXGMpnV0mk/w/hLuhrbh+EZw",
+	"ZQglMVbEEJerz55ZwLfQ5MRM5CdzJfkK+S2X9tL7vT2BIu2bVHoO6n6TbuuI7M+JMTjhgcZQ2nNQgwFU",
+	"rB7HR9jSCw6KqWxjWs7cZCtgUybkhWdcwtLfMBQW0czJJMsZ107nAGOVI9kjCsXtsWuOxf18MWxf898v",
+	"zUTXFLviIvxISWt/fdJY5PrbVPWdwI93yTuOUm21DPUeoFcY+i0CvJUh1fylVm12ObXJou2nqd/sBeY9",
+	"7Jt1ZOh9MX8itLHjRvDD+8qI2KgF+B03lbkg1L/qzaxoSH/Nt5zgGrwGUdyMX8yFMaQUSjU2pPqPvVMo",
+	"GfRIbWRy6Aht7si6MtsgcSB6tU/ShBetDkTKjjyzAQe9MnB/gnHP/cv7xnY+TMLTmMvikMdxkYfnA8S9",
+	"dQZqLaOxgWQNZH30hWO8I5NZN0SgFD2oz7ptkCDkHSQte0XkmhtyNooD2UCfZThaIrphH/Ga7DKPxiXY",
+	"5QoNTO7SY+S7Lfh2eHrnomixutaGd4Vfej5hRtEMcIAf3r+L8ArvfysX1ab4qPGejK4pO2z1qYbn+vh2",
+	"x5guwcwN1E+1dIjEyYsoIk60mgd39bYlEpLiNBOGZsxeK4lD+gsKcgQW9EPpNFJMRy164tF6LpCmZ//L",
+	"PYIUemIbzveJbWgw121gvw7P7QxhjNhFWPGOqHUPh1vBLNs/nzSQQI8guH7FOtlud6BYhAuuZG9qxK2+",
+	"I7ieY2bCu4aFvTcl4N6E/O4C2A762Tngp6Mnd5yUtdRXtSBEuGwSfD9AXKWQmM6OwSH3jNLbKMYuGoFl",
+	"e+d9913Vizp9zF/WecgB66z/8KBNP/m9U7n8+/1RxIexK48YH49b1ct/uZ5qm89Q9rC8zNX4TgmUegz6",
+	"NOdmyhaL8Vn98bz++EX98dH+8WHNddwzTKybL/L0LhSo+MT5IjFV5D4resdUEcoS8dlg7waI3TE82yN2",
+	"ksF8YxiqzxUfszo8oSd1jX6kfAZbaQkLpm8xO57lM9CVNKBkuQJM+oPsP55eg6/roQpOxTyyViLdNnL0",
+	"zvArSunblmR3z7y231LRNqeizX2KcOW1qy5+bEb1eyZE7cipkTWuD5WGH3749qsjsov3+TFqC24j36Y3",
+	"g7Ih1Kzje2W4fmBqk3s/QoOPcjHAPD14QumjyhElWtc5Tfsk70Sy7QaNUdol0X+GcRR3Zyf4pcnIZu61",
+	"Kf8kJWXeGC7thnzSOkuorYW9Q5LPkz2z3dZQwi1zjDml/fFB4REz3/TAvcyVTTtvG+CGW5+pa9TEHvtH",
+	"m9rtQZaamFP3vuyZGLK7t7jjJKYXfNLHWYNEuXNhPYZSf9qvtmX1tcFK/tOJ0rV/c84KDnamVTWdYXDQ",
+	"JVE6+l2Z9I5Kn7vOC7jlfGFgGTIkfZgmlq/ZS4SmyiKtGDasXuKln3bWX3/q+4GOjQ9lRSOkCrCObhJC",
+	"jbjRNvEkHWrbbP1q0cfuTGQ8zHvlW+KbJFXSH9/GFw6Px94S29Yj6SjJ0UlL/swCtFrCMHjyz05PTy+p",
+	"lpgZW13J3E0QyvxwCXOlOSy55lDyiQVV2aOmwHOI40fwstgU/FhWcwnMAnLpVmS4+90tmbn7aDlTJQdh",
+	"dlx962FQark+cykkD3faRJQ+YGXGWcE13HAhp3C2W4BxQyd+c8nWi6NLMF2o9zP9bf6yjexq7PGxj7K1",
+	"WvZgiVPoHJypEhYMb0omb8GByAAzouD98WieltbHw6GoKBRFklBKRgEMmkEnibuA8hlGLoexdoI8kidu",
+	"JVJ3TdpN/58nix5w70vvRKqHhhP2En2wfb+L4LBLlFkTJHa/sDEbfvOV3CUl46MZL8G7ASnhBkOT6vPp",
+	"S1Y8680NrfMTz083X+hdg9tBV3QCpspnjrH8+9mjs8ePHz8+PTv/oivQ7nM3dlIvD0q2fLsvFh5oIe9B",
+	"PychPT9ck1wzOh0ertGLMjUXiIlcJZm1exIX7iH6vpvXfEtCd9zUzoSgT+MlCCjjzts8J4X3HdDmfaDM",
+	"Vjull6d64DVjZuwkkP6rUfLXdoy2mb4ykMZdXJDh71nMPMPAqgXB5B7qwH2Oq7GN1pr3Pcb3cYLvw9Pz",
+	"PlTYjTfNzrNYVwY/0B2ycyWbirnsDv/4oPeGO27vq+iv7ss2+2TWHXPu2e/efwnErWVLuLE/UDHLen1a",
+	"9C1vybQU8p1C7zpJ0N/GOKbvOuEbYVmNWff0BOFpvGuatD/Tv/DVR0je3bdCMN9QDM7wXHObQGZuj81d",
+	"Ph6NRtklmJlaSrKy+3J/aJPtKWph7BhDXd4lYGiL+5BPxOsNaTJ36vYd59Vqtyf3hSo3uCTx7bjGWtRo",
+	"Gi5a8Gktmo6kTwLZWpdgsShFXw1lxCfKV8Ig7GPygqCRCr9E9107vJ6DYRM+rZguQE0mvYErfFuZl7nP",
+	"TQ0sxSzULZdUaddt1pd+6eUrUtlN+U/+NW+G3205a8za74pxg3mVKj7WiSUCrGLpS5dhFPucM0lB4YuS",
+	"WYdgwZQdwn2MKH0k2A7bdM1qw/n5/XsQJh3I9ay4A5f92FkDk+7Dx7Bvw1Nfrv4eNUTb9e4xk9yBMxSm",
+	"nmg25+RB8QW/Qi6HsD3l396xz8PPsWNDt+sCtkdYw93N/Qgwh2O988AW4LZHzra1UMhg6IaeMsuPOhPR",
+	"+oOhLkyLJSGoq0K/TdENhTfNBZnQ6VnM+8CcnJ3m6M1w/Kzu4u6luU45mIbCKjvj0gqy7/o02yQkI1EM",
+	"7yXxLSrIgUzJh9K+20W8oezjLeXDTJQO9l534dzylXeX1Glf/i7ccqGvbxpjvBoZSAF/bvkKd+0Y4FSK",
+	"f3EQtr+Myc9bItiAt/cIkXQnsrcu70hjl+SNA/atL3jw7lPT472befoWuJk53qcodkjbcpzqgYFHp3+A",
+	"G1WsYgsaYlwsD9XH541OMtjeZSm5RnmsmAuZynnl6ByZW7CnFczQTfzAwDW31mkvaP0YwZNSuJMDU+kJ",
+	"ZiFazPMrFGa7aW71qi/nKzL3WKF5C1fvldUaXHsfBly/0Hci7aCad6i70pHgcjsGUVC9GgnNuh+jZomC",
+	"npQokiAWzFqu3VD/+Y/T4z+8evMoeftvfS/cp/BKo5DIdgjuW/qjF7IzJfl3lL1zGHI/fPiCS75kpRk9",
+	"fAg1M8ak7mYmLLOwqHQ+Y4ZfQrZgohh7H3loYwRcOm2C8hjpfffYCP7uC31R55Z85sQTNO/hgh8YyHwK",
+	"+RgTVcche7UxfSpbNkEafWicGFmwVSNv086iRIJ/YUV1Y91ToVnHgms/dSodFdFgyxmzeI2iD5NjVyuq",
+	"h6A5pm6YPfN5U1kn9EIrnxdtUT7JKh34VF1N4A+1EIaLsjKQLbgWqqC8nixJZfiCyyLDdi606LWMUccO",
+	"FmxFAtoNK7FXVqG4T4tVfoM+JRhBJSwsVVUWgFbYCLhmQv9RJ6/2Ii67Lq2fpRId0UaE2m7NQw5BEkrf",
+	"YgY98wm8NCAikBYOyzC5lZL8Z6rSo1ReNaoe1HuNiizl2RoryhJwUQaGbjIhp04aodn98t3rR6NUfttA",
+	"F0zzxbcr6dAVfneOM5sQSNhC9daeEJ9LzozDTy8ohWjlC6xHYStzEZ/JEgc2/FxXl8A5MxhKRXngF3Q8",
+	"uZLWCUNYjh/rrU3wqPDs/fRh3Bir4ua/ev4tvtOdKZVYyOIS2sQZIKP5pEIIc4G9l5as90LBZCbdH/f4",
+	"AcXmXvawr5e9SXUbMijrA16/XYipNcDGSmq45F677LKkZumAGdbG2w8QrUX220aax9lX22gFrEYJjyJL",
+	"VqNoVBiw20NuxR1v9Gvy2aKEj/uncIbB30307vKSnui3yFU8f8Y3IEfG5RD4hvsDcbNdEG5Xi3urQz11",
+	"xQLEwpb3rCsdrTStI04iKTWM1/1o3kHQPnB1FI3moaxhzg77Ea6SFmlGTbFibzNScwQESWOUD5301Vzw",
+	"p/LotiB4WOrXNtB9P5lwbT5qNMBmXh9qBI832u9LlbNS2P7XN/LzNtH31AzpjTdoD1eZ/rJbe7DY6V6q",
+	"ToeQ27Bo7DyO2CT2TTS+vofPJkShhdAeDe+P0i+8nSWqpE4xHiQD1IsxKM/D9U7w5YYb+/q9FQ6I4VZn",
+	"p0ldMjukFW6pON6sL9DGWrqNJkrzcBkxA0Ypif9TEvi976VmUYL2tN9efXeFxrcw6w8vn+wz4vbKBQ3V",
+	"ePiP07NXqB//dP6P0+MvXh1d/OP0+DF91asud6sctBf85z9fPHuGtg+/p0sS6usFAdoqSCchkVxNwNeq",
+	"gCFW5yugUYeHSuSYBZMG5qKQYjqzR5dwo+wsnIQktaKvV9n9d9rn3f+BOlOud+1dWb5BdPVdlbvZeNj+",
+	"ZFEypA78IzS7DH/P7LwMHibfinlRTHop5x65pKFlar/lHruAUmA31YPGOB7sLLpZ4G/AulqUYwfXq+P/",
+	"yY7/9erN+Xm/6WWd0/nen327pJajjY647XWLAjEpNgqM68eKUBg/7YvIerdq3ffUqUvYPtap/pqDVMvQ",
+	"xhUVNDnlBtNvhmQlVxK+efqyFYV9cNkiM2Pnj7/sKVbJX8P1n6+Ozx9/GTQUwq7D5NJ4vm0MTAZhMD9/",
+	"u2ViG8T7OSWJJu6ZbIsVh/JKC7ty7H/uyYkzzfVVRW1/UQxEdyx+XQNiZu2CxhByotZB+Tz4eV88vX4J",
+	"WlWWGzp7bJmDxx0aTmJNtRU1SndAFxrEfFHyOZeWEsGCbSKVz548x7raBoZOh1fYoAErgdmlCtZcc0T2",
+	"EOpU5+P7g1EYTVyxcbijrZO7s+wila2W52/S4HlMBwmkuG36hA5O+ohpY4O3bzOsiPcVz4XBjEoqH+aN",
+	"F0WVOxbKc7SLONSwF5A9//7a18klgGRg2a0vnBbzcIGZVP7H1bO/wjBr8qIVm5eZb5Bu4H9cf/8d9mt3",
+	"X1P79dFolA7eZpepzJ5fvXzy5+ZMJ29E8bY5HQbvI/1mFEA+xgczb6rDOm9A7XsxvJyO0I2No4ZTpMqi",
+	"EvhrS8XZwCjw+eRgOLMGC7DdcOCvuc6FU6qx6pxy/8XhiAmZjOIHTExP8Lwka3Qp9va+VqfibJ0JpZJi",
+	"+g0PsdhENmi3kpBdPX8+fvrd3/5YcMSJOe0d+7I1vHC3fAUYq+s9742nMbMQhtGUlsrMS0HZ0aV3JQoZ",
+	"cEEoSYYgK6y7LAfXNXHiOTVs/heD89Hp6BTZ9YJL9+PF4IvR6eiLAbXmRpKlw6VUzpM30er99sQb7okR",
+	"aDbnFhWef/RdOxnL7RgzMmPeI0IgdHskGhySRyDrdwlkyJYp/hS7KdMt1zLE12yTpARSNPt0hFfJYKFM",
+	"j5zzJGZoypCbyYjPKI219XHhfhNDOixf2vuO16X5zRHtSViTSkfKxDQw71nYC3j48Pz09OHD2jDq6/lT",
+	"LUpkWsE14i42hyBUrZHKWdLDailhwTVmBbhLjAFJ4TBnK1onXoHIIBO4oSKgYUhGi6U9ppJGz9x32QU8",
+	"Ov0CMq1KPpbKjllZqiVaRIMh2EOm1XccjZ1LreQU3IZBmFQ+Oj2FDL8bu++IqKh8kmkONGT0jreJ33CY",
+	"Vtw4Kr5ZgdUrN/wlMJlKcq0U2NdWkGcv8yjgf8ou8cdg+NPcqPKOF61Hw5fZJbBUNgDh82oMtzDVfOmm",
+	"n5PAyiScnf7/3mAuLBrrPBrQOlKZsRuFRaMKLSaex4X+AYLaB/gKq9wJyt7l0MZ2v64RXMlU+jWFaWQ3",
+	"h1mYcKJkwdTe0r4h+3j46PSRWyXBIJbEzsC96ctQxkvv26KmBu8DjDXEQ3yLl0BiwJu/Qv7pbZ41+R1k",
+	"yCjWY4d35D2v5aoXvcE8b7scAr8wCyUNzX1+enrQtnZVgPexqTjzupe6RfKODT+i6ftGjcs8wWAvevrs",
+	"oKe/OOjpRwc9/YdDnj47aCXnh4z9+AAINr29AdEbXN8TnaqsEQXvUF7k5hTi8vq4ZsODi4FjPDh+QzJy",
+	"y5pyxKk2idWtHgdJ9ybF6+7HiqMtyt930f5co+EnbofmLtMPRkZ1388NVOTB+3mRz8dBWgcWv/8EJF9y",
+	"YykeYBNK1kJPh83X4fQfh8k7bWK36Raf6g3K7Cos7YV0R92D75+9N4RtJYpsw1mUIEL+5ueFvp8lh6ae",
+	"FLGiA3a5YLU+u47zRBmjpRaWd9kxKqobeXJowTf40Iyt095wG7r8rAWEj4Mi3/BGxY+gfkHdgBGwN9sW",
+	"5thz+7aVzR1a5g5jIWqdIV+wjXHUSfhdOfBOfAsNiz+yLHwArrfsQL/h/G62OGMSzVHzprEtUME9mOIJ",
+	"FhNct+p8GGrotcG8oOpwnArHNYsFXyBFL7g2SrKESlUltVUugdBJG3RVcpMANXNOUslNzkrSmtGIoVRp",
+	"nJK9Aq1KThaTGbMj+Ctnd3y9iQf207EKe6IAw5CvWg/H9vw+EtO3q/BBlrjqBwZCP2qMSCNb8dW3TdZE",
+	"PSWEBZ95dHRJ/hnqthEKkyFUgmsjjN1cioEhk9h5I/ycSjRPPOpsqdb+0W4TOyER8yTDXDCvtFsgOfil",
+	"UqpQUsygqYkXWHepVIYXbSNFa6zWGuhpMnDjPUcmdUoy8kVyMvqLola1g0CI+UQWiQ5Gk8rsCoOzLzAl",
+	"7ARj8479mxeUwGTak2cwxAPzUabd4mup5K+FseYogazgpWUZDLHgHeWcYa9NbNGCdlfsm4UHmxVKcp9x",
+	"Y8j1hHti3nKH9vQbVayO3EZChtVwPffn6DKM1XjOt6Xkwc1KOxyl8kr611v+VczVuuFTJr35HPPSmF6R",
+	"WZ/eCOwFTwEb0JMx3C88tg9iZSnk1EfWuYMfYsE/+BfX6uiia5maMYxPpEYxs2rOJEy5JRs+utoImLhx",
+	"+tmjyVEClbSiJA+HyG+rBbqc3RpmaHIzhheXFHPJcgsFt0yUDWoDZm7JwUfxfhgYekwe6djZyGv1kV3g",
+	"z5epZDARrzGLZ1IZVnqPou/pClYtRH6Jm6jZie+zNoJrToB/8fTqq2dPwXBvWk0HX2Fd5UBdxu81HeDw",
+	"viBmyR+YsJk+UxzeoU9m7IPKB826jJ9CRnDzXyFwyE/fJeb2cO1b42tP5T4wl8yf7qYK5s8TyApmWfjJ",
+	"Lc//dNHhDZHoR6MREXYq16hxBNnrY2P4MbGXzLccRNKjzrtqQodL5B1dV8KgGbtkQpJVF52E7vRVjs18",
+	"vSl2zdXcnI48LRgwtgOezTq7CKNBMuBU3bZdq+5tsueIWCC3OxQCbP8x/Ck33leS73y9nelav0z5LG9f",
+	"bdGfHgSyI9em9I28PJdUExC/2WA3Pv348xN8rznmc8T2YAqYbzHRkGIKd+v4Jm943+DFhzydDv5oXUJG",
+	"n3QtGve0mq3NBp2gLuy7h+33jIIJ0z582+cWoAwTW2L6FpkkOUpWBtffGuP/hlv0JVRy8EndFbqSv+lj",
+	"O9HyBV8obQHdxuhX1JWE4ZTbsftrrCvZg3LUH3cfA4RvlnyQq7uFyW+c5vN2P/3OPbp1qtg2CCt9jluK",
+	"SCwAOg5BHI1v6ipf4ZvYRiMZVJLoeMyCW4Q8xo2HXh2gTWLxFPG64ZsPKuWzJ8/BcH3nO4JjeEwlSmwu",
+	"aYwwlkmnH7jfXzy9fklJo054xyu84bVvdOEPXT2Z02BxhmFGXcezNWc/JmQrTdFBrMT4GhSzMqC8Mu/c",
+	"HSNTyfDiykRhskvIhMzLquDj2GF3ggN1wZkdXUIlnYIsaTqmOTw6PR1B9oaVZZzPu//bEwL/sWJlKn0m",
+	"e15pTbV0K2lhiL791guNkgMn3Z/mwmCZyixxcpKQUwIg/khNP7PuKWcULsEsqmidmInsja8ylEAMEUkg",
+	"9LVOUumb0/23BKjDdQLEhd9Sm81W2IYP+grQe+gEwA4WZkepzMnWElz6K075Xyv0FaJq3nTmN6PE3NLP",
+	"w9IxJiSLcSvUMrTgWYLpicRJMlxtULgI4pTAGHaT1UmmFJhBADXcSTpZHTZDcUz0VgZDtjG+xgtEwsBS",
+	"C2u5dMdyPVNLEmlpXXTPkgHmEsSE9s+mmrslNQLPNkcMZb7Hp0N6CnK7gHTQjVZIB2+zEC7TUKfbADaO",
+	"wB408JZmwy6yV60TpoCrGNshjFdDg3Hi/PQ0IBo2C8cDJsOLG5gwFBsAk3ZMEW6+0SoGh7Abp6Kenzq9",
+	"TzkFPQxdZxYGUqVuwKnMiJs7ct7S2T5zsovSFhmKsH264YtKuvv7Zc2v37d26Ia/Clzu8wulINkJhl0W",
+	"giwzHKcvk3vkbtrz0/P3ujyfLN+3vucUSOCLlkfsvYzrWjKKDXIM5TcVZJP0dv4ZynpVlPLcDQLDJsdR",
+	"klOAGJnG4rlvFP+CmFZLOdtCRp40BKZ3ixp5zz0fnQrft4JGq8aDXAQfjKu0Wttt4CuN7m6/1viSBi89",
+	"LMSk04GkNIqEbSxO0RAV4gQn3hDejGt/YNx/aHqmO/jvKDogzoYiDFhBL3Nohhq2E2XdJKFmgbv58evY",
+	"+fHSexBwdxJueCqdUFAy6w3egIHtI/i7N347EcTJ3n5aDGnJjtqdxkUM5iBhzOeOBakC65307hqdblQ6",
+	"gko7XJCIIQytNmlG/mLeHbmshlnds5BeP8JNYzkGulkoxQpfT7rRqF7ISyV1epFYMcoXGPdN+F/6Wl8P",
+	"H154o/xaaZz1NjozZnylHF401YZUhvo6/pVQ3Qbq6jbdijzDWGQnlthx1yaWTXDqDnJdmszJiUdOgpZK",
+	"HuM5+eOIctjDh49O/xBkcK+mdRIz0q0ldygvw++iJbV6xSj8FAXYEXxrUVfMZxwdCFpMZ9aXqmiUDYte",
+	"SWzIUHLA55OmN8ernXDHSoEecqfiKHS5CTd3yZmWhuyYRKG9dYga4jvOiIWNOlWJ+mLDGi1qP4R42e5g",
+	"+7EjtmLv0e2XwC9eNmsXMfyFCGkhbqzm1MPYDVhpKFklqXkG8Wm6G+jbyIJ7ZLaa95L8tC6+7Qwxa9HU",
+	"BxZyftG4/RGjy2osivFlsWX45xBV1nGJUkDQVNxxiR4QlofYAOWTaAwMs9AqONiKvCKQNRoDHV1CJquy",
+	"zFKZu6vGhLAQsl+1GgeTk7TVCTgbwVWwf7REJsqbCd9gVAovhGU3aKxC5SNeaEcoQ2HXk6CLNPKJSr+f",
+	"vjuMwt4+0h1GHQE+sonktzvsF2hf2BDbF26vqLA7eiM9vT7n+15YJ0RNHzsAsCNz4ho+j/sx8JZfIQV9",
+	"JCxHEDev1qD+Or0EvW9D9JBvlcKobMkmpEbq+LRBrde+EoqxamGamh3Wo/Me0UuvsmtuqjkPyf7C4lsL",
+	"XsAwtnUK+a3+hvUFLtDIUX81ZUIerYcUPHfg+BzIq8u1fqOt90tbeNDA2ldFVw67P1nFWkGfjqy+QYtb",
+	"KW55j+3nIhp9DjPzpPIwO89G61ifISy+Lvc2hF22a0fDS1+iFy17FxjMRqmfqaTIp2Ff4DYWLoHMzE0G",
+	"tcBO5jjmEwlh+Oj8PAGqQyI7cj3a1zqCvfdyQ9AhcADv4q8rgNDU18+uUxlKrpJTZFqRHkJaCcVi0OLN",
+	"3IzDs6gX1M97Q6fP1b3jqaQ+mL6MZl9nb8NlQSljNLpUY1+aypeGy0JZF2iU2kC45Exikd6JipzVXFAg",
+	"foXQo7JwSaPwrTt/CjtbK87rw/G/gExIU00mIhcOuj9WyjJfrzaEtBm2QvfgTOQzXxHCk18qb3iuMNo1",
+	"UnZG8fJu0iyUO6OyKTPOCh9tFqPPKPWBEgXIN+TrNfzBLQyNjGOrmTSY0Zn1KVXXbpLPyYaR9LK5X6PV",
+	"7nNUZhBdgvLSo7HAcLeprXsbhcCyrY7SOvrsw2EozbHVkxiW8ctwDT4N0ewX2Fg0bq+OcaPrZKZKlHox",
+	"Dr5ZsOl+Keoe0B+rEom7cBohlXW9wJ4Gh2enu6qU4Ph4n+2JT1jZba2eaRhjYzONj+w98UeyHe9/lf7z",
+	"BpHk0QtB8ADqbd7ldJFJNFgcCdi9wu/3nRzJnujVZrV5jKBbiAXH9uyhOh0MZ8JYpbF5jypNKile1Rdf",
+	"osY+Dww6JpNWKItJAIV+zGvE6EFzFJ3mqVzPoWQg+TIYn1v5YtSz4ZLEl3l+jMXChHd69yRj+pxQn1xH",
+	"RmC44TFRssCaRu6aUT6/JpXD7PXY3OWtMGXKftTC3K4ohieEC4QKX4ZzyHyFKx9eiEG1mE+Qyg2Vlprl",
+	"AFv7tMpXjUEX+zXmIAg5vQh5jj6mgUJ9N+c0JtGrTTLzsXHMlo7gogOwDIbZmw4E32ZJtKnH/MbsjZvo",
+	"rZOuTeyrQbHOIc2xJ8sRMypoNXvkNPqGBZS02UhhhL4MRsqopfZzeyUwrjuvP1y+3CdMlaOpF+VqnyS5",
+	"d8si6yaQPb2jrPJ7JZDF3LHuKPvljtXb/jhZY4GJPvDZQ0ksiEm1MUMO0c9aw/gsS71gYd8gSK5dajtT",
+	"tryN9Dj2te7N1sIW7mg1xZ54N6uG1WIei+25gR4YyHAs9GwK7BBGpbHWTauoctBrOMEHVTvqeZ7Hsrs9",
+	"TQrdOhK/Qf4Lka1eNi08VAQB08H9ZgP2CO2TJ9QESkwEqFOPtlZti89tQp+vUUhyE89vnDg1dIIDhlNh",
+	"nPnRCHw6SfFHClPElZFYoCb22P8YF5RKIY3lLPavKUMU8Qiek80JWz5ldZv7jNyBCzblm/rx912KDRTt",
+	"iR5u7zK6G3KmsQwnlZ6wbApDjKGLVVk74b6WTVuRvtv7sSMH7584VLsoqTdH31zup0MjizdEKTe77Pck",
+	"1TUaB29/nxr57xqh0zWnuqHluT1j3XInO82ZKGGYM8OPhRvbCCvufCdXNQHqmN8Plx83ncD56eneEPF4",
+	"2hoq9mHwevO+0CnFXNj+kR43Ozqc7+rosA68LllQIDG/E6qitowbYIRvfD4x6YT1m7j5FdG6mtRs7Le4",
+	"rf2i2D282kHs/p4gfdccHNIeLx0K0GaQITVmMHw6Ovvy0QVk/56RwvR7p/idPYZCTIVTc/HWMgk2EcX/",
+	"FZWtT+WCae4UI8NJNtF8ru544bU1X7ogQ66QjaJYQqUn/N0XwtCppFAI6YYnxJpCc3TjloT0e9H0vbc8",
+	"yKaWgUIhGFIuA4/MtkQM03sfSvui0T9NvLDf2SaLV/j5t5KOe4fmRlzpGsQim+vKZSeN2rS91JnNq9KK",
+	"BdP2xHH0Y6cgNlKwn1z/jWT8BaZIsDkvqP5/BsMsr3QJx19jb4A//vcw5Sg3d9lRgs0j58pYeAzPxJ/Q",
+	"+nR2mpyenoJWS5PADy+/Pv79qNGdVatlqAc246zg+tIHjpbVXJpUDplcgdIF1wmsXfTIBSi7JQmEnwRO",
+	"k0Bm2dS4/4kTJB36xNzihkjia7gH33HkWGi4wbGxvFFIGaclphLLITUaJvjsb//YmB7Ljkbwkk2p/0YZ",
+	"tSvDnYRpyZyYXdJcP2VUwgk5kmOzVN3rhAQKWHFzIlUCZyenvjeLz7o5QkuRWpAJH7ALCHqYCQBZKokV",
+	"MnJLUGtSQpVa1oZ/KiENWuD+xkpR4LnhWuOTQlIBOs2kIavfZfBh3IVXqKNo/QJZvkzIb8aqI2oZvNLD",
+	"+vjxRbWEM6oa5jcQEkA8720n7KgJFoer83bQbKmWPqeZ/N+ijgpiLW3ngfF1FX1tL/91KocOe2DO9ZQX",
+	"STizonB/hMMJtkC1BMNW5ggaagreNNRMoKiInfaa4b5FsDZ0js1XQg/Vtjlz20fjkLEltN2gfbC3m7/v",
+	"Zri95jAO+Klrx4fbjVjchnuGcPVBwMGf9X3zORYYIuhHyTEUHHYXByLJIZdVSAUhZaq/Rkm0YHB254U5",
+	"7CnPyGOq8xk33h/RMiwcJXWOJphbsQBhfUGIZr5hcylu51ZpnsGNxjmEhRuW39ZJDbbFx0fwlZsRKT2V",
+	"HcsFUFkME3hVHwPA11si4YelnE0001m6l//9t2P2W8HZPeI4auNVQzsYEkaxm5IfbaOMZHM21CdHjs9T",
+	"cP+MU6HC2QeqwnQiq9QaWYHh9ujnnCGFQjZlR3mNuyc1CigzKpUdaR0F3mAZ8AV8SWDDdG008KHhWLvP",
+	"kurxthmVjxqkArrui7F/IISeeoZebMl++hj6+KfJffrlk/UvoMHOhlym+6j+TRHm0yYqvaBFfDZ3V0Jq",
+	"H+Z9/HaP7VGsEY8PWK9Lbh+cvOWrzS7C7xdcUsUF6nCKbfyw+Ghd18Jw37yPAuDpj1ypW8GTukOkTOVV",
+	"ZWdKi3/5+tpoSDhyNIQFIzLMN8Crht2ou9Bn7hZbn6qlobr5mk/EayzAxxOK50ol6fC+HETJDHachKGv",
+	"+Ue9t4+S0GnSGjA813yjY/EvDiAfkA7+wlfbwmzdeSSgyqJh49f8Tt2Gu9zXTSx+SSV6bMcXfvX8Wyr2",
+	"OKRTIz84nZvpkcMQiTe6OV4Q2zR9aJsE89AitOTFZrSGrcwFrGM0svxUGjGVvDgWEpubJmBiPx/spxkm",
+	"8R0ujbAtUoA+SoCh0kkqK+k+93ddVbJcJSAV5mtwaQUrgVmgKpg9TVdRDiPCTaUjJDT3TTBoHeVbzOLw",
+	"G6xLXyaAZVlKzhzOufd8U8u5kJYyLqgpcSqRcktWYHQLtX0AT3duAT7mEvN7KJ2IPDsGMmq77yVSavqZ",
+	"4ZFfBoJ2qrpssoUMU5OydivR+K2vKOSGGC20uBMln3LsDYErJdxxEPCRjT7yEj3zWDTRQXezM+gvfPVx",
+	"Yrb7W5//HUs2Entwm5goh3Uzh11Ckonj0heExCSakk8sqMrdAN0I7zWzooPcLqb1wj3TtTTii588ept8",
+	"he58NnPUpLYLeUQYEvDax3/0qwzyrvuSeba7ib82RYadBsFDRIdNMsAl3XzEClJ5EC8g9xWKD5iv7K4X",
+	"HMiG8ybfSiqd0ixyFvxKhjrkhB4uXBYjeBGXEe9i7HjtQ5iFdYybrIi9Ciy+H3nIhxMsNlcXjYv+lYrJ",
+	"bv97oPjHMOUEMkILyjE517ZngD13T37nH3zXapmUcYpbKDkz/SUwP2SIUGM32wThAJhfI0vuxoY2s4Pf",
+	"sYzld5FbNioxohQWSlAvtMi5L50epDma+kGdDowPgZAorRWCOv/XRaBbuH3C7pgoqSLSj5VCZ7OF4ZnP",
+	"O4Y/wuno9Ax+uP7qEn64hrOzx0kqn1zB2RenRxfAboyv6o0eex8NNI5EkCVQiMmE6/jUHyDD5TVLtt8o",
+	"O0PXesjqxidG8L0sV25SB4EnVwHE6Eq/URXWOgxl1VjMN8aAXI2C2KPz81Rmmk+rklmlV+ObShZlnYuf",
+	"NcMoEHhYZ3PG9JQXINXyAkXtYoo5JW5QzOFOZYYJ1yPNc6WLuri5b7nOLJ8qvbqAdICg9jng6SC7dDcu",
+	"Kxn1BGMWCkWeLcjVnVMEhIdSfwK3W26db9WbjsVTmd1Uq3Fz4oxyjxZM33p1qtL5jBne6IXlNIK6pnhv",
+	"2lHf3fmnatXgGB8xcTKQwjoNud14RO7Sg8dpM1gP+UwGHm96+q5cfw9fnH35JdilOi65tYhkBb9wqKk0",
+	"PLnqiwdoHsD6mBjBF9Vb8r+ipoDkN9jVgr41eL30Ty3uN1FhU0kWj3qFp+bPzYz4K6sB9qdqBax1g8GQ",
+	"+XISITDJ0xs0CAsJqsfU08TLhk6y4cLZaNm8Mp5RXT+7hljRY6K0++I4Zwv3NpQqZ2W4FEbuikQqyPw9",
+	"gG0T6ssD60+cn8O26+CytgM164eEFSS+nuC22iG9pSyQvA+XEwNZH9KOZ1N5dM3Z2DGtwT1eRru0kOY+",
+	"726JyT9vxuQ/3hWS/5GE3u+dsGJ2iL2AavHkZ869PssyHnQTRkkvsAok/nB3tPKvttzxWzOw2jxp3WDS",
+	"tRGgOtaVdT48Pm42GpB++Jleo49+XWjr0QNYuEQx3M2rZ/ECG1J3W6dmLBgVIKCqW5NKFr21aTr36cc0",
+	"gFSLUrHCbI6Av7aK3DYYse0N93VVrAlV6S35mEby3oQ507eFWsoxBcPH3tqpNKrSOTcjwNaLwoZkfqe6",
+	"bg+2DwvoibZPpW+eXXLp8/xR28ElPTD47AV0IvJvb04m7MfRHEuSKR1jlNkS6+T7AOwws/cjPSHCP365",
+	"WvAYbE1zEmiysAinZ3O9gniW1P0p1nJbLbi5gAwT77GNK8bhu78C8DIYstIo/+3r4/j9UXhyZudllkoE",
+	"eZMPLYpJdtn+SuWWx8oP2IiCQYQ3QTRKRal0qzsiXxWLFTzcrh6YRg/aYTayr61bt4Mi/heW6P7A1fkP",
+	"mFMwcuvC4HvfWoKaVxp4dPYYskqaakGB8OM5LwQbu1Vg0Wc8eizieXaK6RL4zhepzOiIx1apcen0eco8",
+	"IC+Mk3bRXoF/EipeUuvtZnFQzLRwD6YyVi3jMleFkFNS5VWxar3B4PlXX0MIbI/ThJfdLmM78oCPt3xh",
+	"Kd5L85Jhcx9H0TDMajy8hCxNM4hl2U4QehkYjgX8DEwVgnGU9bgRGwuIKIgttYniHhjI3ITNDsMN81Yq",
+	"vUGLABrr+ZGXn3VovB7Swx/LqchAcaExxiiV10Tu2MX4NQUjh/7VcfyCXEAIDofKS645LJnAhx2DERaG",
+	"ZE1NZSijklFOy48Vr3xfLCGn3KA3V6rlJWT0k19AI3N6vtnD+AMuf1c688uaJRB4qL93YBxOtepQFoEc",
+	"/RpLKqXaJ0SHY9uUcHt2ev5og5l4kzXm4cnDtjyyM8VhXQ7ZwpZZyHZyvyaxq74DxMpyskc2GVwqOxyu",
+	"xciSdSaGfqaNbIwO8uMZPjx6bJDVfLBn5R/6LZHivcpeBHtgsb95rFAQhQu4YRh0xF/bBJ55FEvgzy+f",
+	"/dXh0fOvvu6RvYgZjZZaWF6rDV4s2tl9IzKMD6YkbMe5JrL9yvyJV7KW7+bcMseWsOsm8lnkPx8yWnyj",
+	"RL3kN/mM2ZObUuW3vDi+E0ZYtcO7+Cd6+G/h2Q/ZB7M11Tbvn98BxB380qLd6KTi/uKGu1pO9PbhA/ds",
+	"XdedzispWFumLn9FUWRLUUy5hVvOF05iDG9YdctlKDAkLLr+3OP+d6+i3Gi1NFiRV2lMATWkoNZPxap4",
+	"dZU8KnYhdFgl5tXWFeeGvrhyM6yuWdGLqmMksTBh5ocJmcKSfFZUWy5U1mjOcDSC72UecS7xSbexMX8N",
+	"FMNlESuEuoUSVHrj6vyWx35UX08uDMRWBIS8KdoHU1RoWD13yqGPU4EYpoJTSAVzVXAq93e5tiXHh3g5",
+	"CcL/CK5SGU5yOVM+0cODvXNoQBoA2hdQaZB8GQ4wAWNFWQKVQb1ZEQ4suD5mRaG5MaCZ5YAm2REguVPY",
+	"TIeeW22L60JZiOKMAmqWzDj1q7UrNQEmvQ/Wn3bwC0tlx+HgWxngpCI96hZhdM9P3C76nY5uJZ5NfRyX",
+	"o+bMv96N/FslUdywnM0vfSSzD2Br0dcInq7HAI7aQYCPe4MAA7aKoj+3s0OsDYIOrKVVSK8145ePMHvJ",
+	"cu1G+895frzT+9hYzqdOZW7fWZvuq0hcrGblPpX9sovb7iFq4Xz2iVYp4iJ/y7HY7cCkk+veofskV2yS",
+	"x/ZKp65JDBushOtIhMbsoT3KCL5TtpYfHD98BJn/exwoqcHv1vPr5E2X331SYiJaQRuNo6dSTCwvfqWl",
+	"nyZ2HfUeePLdnqe8047UEsqGW0WytrwUbEjvqLS4nfK80sKucIUUKHxVuTvjH6/evnI/67uw/kqXg4vB",
+	"zNrFxckJOuZnytiL35/+/nTw9tXb/xcAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
