@@ -31,7 +31,7 @@ import (
 const (
 	RenewalInterval = time.Hour
 	RenewalGrace    = 72 * time.Hour
-	// renewalBatch is how many due numbers one run looks at; the rest wait for the next.
+	// renewalBatch is how many due numbers one query reads.
 	renewalBatch = 500
 	// maxCatchUp bounds the months one run charges a number that is behind (a server that
 	// was down): each is its own charge and event.
@@ -70,18 +70,26 @@ func (s *Service) RenewWorker() *RenewWorker { return &RenewWorker{s: s} }
 // the others, and its error retries the job.
 func (w *RenewWorker) Work(ctx context.Context, _ *river.Job[RenewArgs]) error {
 	now := time.Now()
-	due, err := w.s.store.DuePhoneNumbers(ctx, now, renewalBatch)
-	if err != nil {
-		return err
-	}
 	var errs []error
-	for _, d := range due {
-		if err := w.s.Renew(ctx, d.WorkspaceID, d.ID, now); err != nil {
-			w.s.log.ErrorContext(ctx, "renewing a phone number", slog.String("phone_number_id", d.ID.String()), slog.String("error", err.Error()))
-			errs = append(errs, err)
+	var after store.DuePhoneNumber
+	for {
+		// Pages in (paid_through, id) order: numbers left unpaid (in their grace period)
+		// do not hold back the ones after them.
+		due, err := w.s.store.DuePhoneNumbers(ctx, now, after, renewalBatch)
+		if err != nil {
+			return err
 		}
+		for _, d := range due {
+			if err := w.s.Renew(ctx, d.WorkspaceID, d.ID, now); err != nil {
+				w.s.log.ErrorContext(ctx, "renewing a phone number", slog.String("phone_number_id", d.ID.String()), slog.String("error", err.Error()))
+				errs = append(errs, err)
+			}
+		}
+		if len(due) < renewalBatch {
+			return errors.Join(errs...)
+		}
+		after = due[len(due)-1]
 	}
-	return errors.Join(errs...)
 }
 
 // Renew charges the months of a number that ended by now, or releases it when a month has

@@ -18,9 +18,10 @@ type PhoneNumberRenewal = dbsqlc.PhoneNumberRenewal
 type DuePhoneNumber = dbsqlc.DuePhoneNumbersRow
 
 // DuePhoneNumbers lists up to limit active numbers, of every workspace, whose paid period
-// ended by now, the longest due first (the renewal job).
-func (q *queries) DuePhoneNumbers(ctx context.Context, now time.Time, limit int) ([]DuePhoneNumber, error) {
-	return q.sql.DuePhoneNumbers(ctx, q.db, dbsqlc.DuePhoneNumbersParams{Now: now, MaxRows: int32(limit)})
+// ended by now, the longest due first, after the given one (the zero value: from the start):
+// the renewal job's pages.
+func (q *queries) DuePhoneNumbers(ctx context.Context, now time.Time, after DuePhoneNumber, limit int) ([]DuePhoneNumber, error) {
+	return q.sql.DuePhoneNumbers(ctx, q.db, dbsqlc.DuePhoneNumbersParams{Now: now, AfterPaidThrough: after.PaidThrough, AfterID: after.ID, MaxRows: int32(limit)})
 }
 
 // LockPhoneNumber reads a number and locks it until the transaction ends.

@@ -45,26 +45,36 @@ func (q *Queries) AdvancePhoneNumberPaidThrough(ctx context.Context, db DBTX, ar
 }
 
 const duePhoneNumbers = `-- name: DuePhoneNumbers :many
-SELECT workspace_id, id FROM phone_numbers
+SELECT workspace_id, id, paid_through FROM phone_numbers
 WHERE status = 'active' AND paid_through <= $1
+  AND (paid_through, id) > ($2::timestamptz, $3::uuid)
 ORDER BY paid_through, id
-LIMIT $2
+LIMIT $4
 `
 
 type DuePhoneNumbersParams struct {
-	Now     time.Time
-	MaxRows int32
+	Now              time.Time
+	AfterPaidThrough time.Time
+	AfterID          uuid.UUID
+	MaxRows          int32
 }
 
 type DuePhoneNumbersRow struct {
 	WorkspaceID uuid.UUID
 	ID          uuid.UUID
+	PaidThrough time.Time
 }
 
 // DuePhoneNumbers lists active numbers of every workspace whose paid period has ended, the
 // longest due first, for the renewal job.
+// Keyset pages: after (after_paid_through, after_id).
 func (q *Queries) DuePhoneNumbers(ctx context.Context, db DBTX, arg DuePhoneNumbersParams) ([]DuePhoneNumbersRow, error) {
-	rows, err := db.Query(ctx, duePhoneNumbers, arg.Now, arg.MaxRows)
+	rows, err := db.Query(ctx, duePhoneNumbers,
+		arg.Now,
+		arg.AfterPaidThrough,
+		arg.AfterID,
+		arg.MaxRows,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +82,7 @@ func (q *Queries) DuePhoneNumbers(ctx context.Context, db DBTX, arg DuePhoneNumb
 	items := []DuePhoneNumbersRow{}
 	for rows.Next() {
 		var i DuePhoneNumbersRow
-		if err := rows.Scan(&i.WorkspaceID, &i.ID); err != nil {
+		if err := rows.Scan(&i.WorkspaceID, &i.ID, &i.PaidThrough); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

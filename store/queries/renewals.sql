@@ -1,8 +1,10 @@
 -- name: DuePhoneNumbers :many
 -- DuePhoneNumbers lists active numbers of every workspace whose paid period has ended, the
 -- longest due first, for the renewal job.
-SELECT workspace_id, id FROM phone_numbers
+-- Keyset pages: after (after_paid_through, after_id).
+SELECT workspace_id, id, paid_through FROM phone_numbers
 WHERE status = 'active' AND paid_through <= @now
+  AND (paid_through, id) > (@after_paid_through::timestamptz, @after_id::uuid)
 ORDER BY paid_through, id
 LIMIT @max_rows;
 
