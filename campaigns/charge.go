@@ -66,12 +66,12 @@ func mayPay(ctx context.Context, q interface {
 	return e
 }
 
-// chargeSend charges a message the provider accepted (sendErr nil) to the workspace, with
+// chargeSend charges a message the provider accepted (sent) to the workspace, with
 // its spend.recorded {category: "sms"}, in the transaction that records the send's result:
 // the price of its segments to the destination (phonenumbers.SMSCredits). A failed send is
 // not charged. It settles, so it comes last in the transaction.
-func (s *Service) chargeSend(ctx context.Context, tx *store.Tx, c store.Campaign, sendID uuid.UUID, sendErr error, to, body string) error {
-	if sendErr != nil {
+func (s *Service) chargeSend(ctx context.Context, tx *store.Tx, c store.Campaign, sendID uuid.UUID, sent bool, to, body string) error {
+	if !sent {
 		return nil
 	}
 	credits, segments := phonenumbers.SMSCredits(to, body)

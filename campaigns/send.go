@@ -301,7 +301,7 @@ func (w *Worker) decide(ctx context.Context, c store.Campaign, contact store.Aud
 		if err := tx.CountCampaignSend(finish, ws, c.ID, sentN, failed, 0); err != nil {
 			return err
 		}
-		return s.chargeSend(finish, tx, c, sendID, sendErr, *contact.Phone, body)
+		return s.chargeSend(finish, tx, c, sendID, sendErr == nil, *contact.Phone, body)
 	})
 	return true, err
 }
