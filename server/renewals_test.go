@@ -77,7 +77,7 @@ func TestPhoneNumbersRenewMonthlyOnceAndLapseWhenUnpaid(t *testing.T) {
 	due := b.buyNumber(t)["id"].(string)
 	other := decode[map[string]any](t, b.send(t, http.MethodPost, "/api/phone-numbers", `{"phone_number":"+16045550103","country":"CA","confirm_price":130}`, 201))["id"].(string)
 	bought := b.phone(t, due)
-	require.WithinDuration(t, time.Now().AddDate(0, 1, 0), bought.PaidThrough, 24*time.Hour, "the first month is paid at purchase")
+	require.WithinDuration(t, time.Now().AddDate(0, 1, 0), bought.PaidThrough, 4*24*time.Hour, "the first month is paid at purchase (a month: 28 to 31 days)")
 	require.Nil(t, bought.RenewalFailedAt)
 	require.Nil(t, bought.ReleaseReason)
 	otherPaid := b.phone(t, other).PaidThrough
@@ -94,7 +94,8 @@ func TestPhoneNumbersRenewMonthlyOnceAndLapseWhenUnpaid(t *testing.T) {
 	require.Equal(t, before-1_150_000_000, b.balance(t))
 	p := b.phone(t, due)
 	require.Equal(t, "active", p.Status)
-	require.True(t, p.PaidThrough.Equal(ended.AddDate(0, 1, 0)), "paid through a month later: %s", p.PaidThrough)
+	require.Equal(t, p.PaidThrough.UTC().Format(time.RFC3339), renewed[0].Data["period_end"], "paid through the period's end")
+	require.True(t, !p.PaidThrough.Before(ended.AddDate(0, 0, 28)) && !p.PaidThrough.After(ended.AddDate(0, 0, 31)), "a month later: %s", p.PaidThrough)
 	require.True(t, b.phone(t, other).PaidThrough.Equal(otherPaid), "a number not due is not charged")
 	b.runRenewals(t, 1)
 	require.Len(t, renewalSpend(b.events(t, "spend.recorded")), 1, "a later run charges nothing more")
@@ -123,4 +124,25 @@ func TestPhoneNumbersRenewMonthlyOnceAndLapseWhenUnpaid(t *testing.T) {
 	// A release through the API says so.
 	released := decode[phoneView](t, b.send(t, http.MethodDelete, "/api/phone-numbers/"+other, "", 200))
 	require.Equal(t, "user", str(released.ReleaseReason))
+}
+
+// TestPhoneNumberRenewalsCatchUpMonthByMonth: a number more than a month behind (a server that was
+// down) is charged each missed month, each its own charge and event.
+func TestPhoneNumberRenewalsCatchUpMonthByMonth(t *testing.T) {
+	t.Parallel()
+	w := newCampaignWorld(t)
+	b := w.b
+	id := b.buyNumber(t)["id"].(string)
+	start := time.Now().Add(-45 * 24 * time.Hour).UTC().Truncate(time.Second) // two months due (whatever the months' lengths), the third ahead
+	b.setPaidThrough(t, id, start)
+	before := b.balance(t)
+	b.runRenewals(t, 2)
+	renewed := renewalSpend(b.events(t, "spend.recorded"))
+	require.Len(t, renewed, 2)
+	require.Equal(t, start.Format(time.RFC3339), renewed[0].Data["period_start"])
+	require.Equal(t, renewed[0].Data["period_end"], renewed[1].Data["period_start"])
+	require.Equal(t, before-2*1_150_000_000, b.balance(t))
+	p := b.phone(t, id)
+	require.True(t, p.PaidThrough.After(time.Now()), "paid through the current month: %s", p.PaidThrough)
+	require.Nil(t, p.RenewalFailedAt)
 }
