@@ -231,8 +231,9 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 		worker(bulkOps.Worker()),
 		worker(campaigns.NewWorker(camps, log.With(slog.String("component", "campaigns")))),
 		worker(campaigns.NewSweepWorker(camps)),
+		worker(phones.RenewWorker()),
 	}
-	jobs, err := newWorkingClient(st, cfg, log, workMiddleware(m, tr), replicaID, camps.PeriodicJobs(), jobWorkers...)
+	jobs, err := newWorkingClient(st, cfg, log, workMiddleware(m, tr), replicaID, append(camps.PeriodicJobs(), phones.PeriodicJobs()...), jobWorkers...)
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +249,7 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 		Hub: hub, Jobs: inserter, Guard: guard, Ops: ops, Agents: agents, MCP: mcp.Handler(mcp.New(ops, server.MCPCaller, log, mcp.WithConfirmations(pipeline))), Log: log,
 		Ready:    ready,
 		Pending:  meter.Pending,
-		Contacts: contacts.New(st), Campaigns: camps, PhoneNumbers: phones,
+		Contacts: contacts.New(st), Campaigns: camps, PhoneNumbers: phones, Actions: pipeline,
 		Accounts: acc, Dashboard: dashboard.New(dashboard.Deps{Store: st, Accounts: acc, Ops: ops, Jobs: inserter, Compliance: comp, Mailer: mail, Log: log}),
 	}
 	if tr != nil {

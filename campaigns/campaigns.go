@@ -4,8 +4,8 @@
 // States (also in the README and the /api contract):
 //
 //	draft      → scheduled | running (start; gated)   → cancelled (cancel)
-//	scheduled  → running (start time reached)  → paused (pause, or the agent is disabled) → cancelled
-//	running    → completed (audience exhausted) → paused → cancelled
+//	scheduled  → running (start time reached)  → paused (pause, the agent is disabled, the workspace suspended) → cancelled
+//	running    → completed (audience exhausted) → paused (also: the workspace cannot pay) → cancelled
 //	paused     → scheduled | running (start; gated)   → cancelled
 //	completed, cancelled: final.
 //
@@ -353,6 +353,9 @@ func (s *Service) ready(ctx context.Context, tx *store.Tx, c store.Campaign) err
 	var aud Audience
 	if err := json.Unmarshal(c.Audience, &aud); err != nil || aud.empty() {
 		return apierr.Unprocessable("audience", "missing_parameter", "Set an audience (list_ids, tags or contact_ids) before starting the campaign.")
+	}
+	if err := mayPay(ctx, tx, c.WorkspaceID); err != nil {
+		return err
 	}
 	if !s.sender.Configured() {
 		return apierr.Conflict("sms_provider_not_configured",

@@ -165,6 +165,9 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[TickArgs]) error {
 			return err
 		}
 		for _, contact := range next {
+			if stop, err := w.unpaid(ctx, c); stop || err != nil {
+				return err
+			}
 			did, err := w.decide(ctx, c, contact, from)
 			if errors.Is(err, errStop) {
 				return nil
@@ -181,6 +184,19 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[TickArgs]) error {
 		}
 	}
 	return river.JobSnooze(max(time.Until(deadline), time.Millisecond))
+}
+
+// unpaid pauses the campaign, and says to stop, when its workspace cannot pay for the next
+// message (suspended, out of credit, monthly cap reached).
+func (w *Worker) unpaid(ctx context.Context, c store.Campaign) (bool, error) {
+	ws, err := w.s.store.WorkspaceByID(ctx, c.WorkspaceID)
+	if err != nil {
+		return false, err
+	}
+	if reason := cannotPay(ws); reason != "" {
+		return true, w.pause(ctx, c, reason)
+	}
+	return false, nil
 }
 
 // pause pauses the campaign for reason and ends the job.
@@ -282,13 +298,16 @@ func (w *Worker) decide(ctx context.Context, c store.Campaign, contact store.Aud
 	finish := context.WithoutCancel(ctx)
 	err = retry(finish, finishAttempts, func() error {
 		return s.store.InTx(finish, func(tx *store.Tx) error {
-			// The campaign row first, as in the decision's transaction: a worker deciding the
-			// same contact holds the campaign and waits on the send row's unique key, so taking
-			// the send row first deadlocks with it.
+			// The campaign row first, as in the decision's transaction (then the send row,
+			// then the workspace's): a worker deciding the same contact holds the campaign and
+			// waits on the send row's unique key, so taking the send row first deadlocks.
 			if err := tx.CountCampaignSend(finish, ws, c.ID, sentN, failed, 0); err != nil {
 				return err
 			}
-			return tx.FinishCampaignSend(finish, ws, sendID, status, why, pid)
+			if err := tx.FinishCampaignSend(finish, ws, sendID, status, why, pid); err != nil {
+				return err
+			}
+			return s.chargeSend(finish, tx, c, sendID, sendErr == nil, *contact.Phone, body)
 		})
 	})
 	return true, err

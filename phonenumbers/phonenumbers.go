@@ -35,6 +35,29 @@ var Prices = map[string]int{
 	"CA": 130,
 }
 
+// SMSPrices is the price of one SMS segment (see sms.Segments) a campaign sends, in credits,
+// by the destination's E.164 prefix; SMSPriceOther is the price to any other destination.
+// A message that the provider refuses is not charged.
+var SMSPrices = map[string]int{
+	"+1": 1, // US and CA
+}
+
+// SMSPriceOther is the price of a segment to a destination SMSPrices does not list.
+const SMSPriceOther = 8
+
+// SMSCredits is the price in credits of sending body to the E.164 number to, and its
+// segments.
+func SMSCredits(to, body string) (credits, segments int) {
+	per := SMSPriceOther
+	for prefix, p := range SMSPrices {
+		if strings.HasPrefix(to, prefix) {
+			per = p
+		}
+	}
+	segments = sms.Segments(body)
+	return per * segments, segments
+}
+
 // Provider is what the service needs of the SMS provider (sms.Provider).
 type Provider interface {
 	Configured() bool
@@ -74,14 +97,22 @@ type Offers struct {
 
 // PhoneNumber is a number of the workspace as /api answers it.
 type PhoneNumber struct {
-	ID                  uuid.UUID  `json:"id"`
-	Object              string     `json:"object"`
-	PhoneNumber         string     `json:"phone_number"`
-	Country             string     `json:"country"`
-	Status              string     `json:"status"`
-	MonthlyPriceCredits int        `json:"monthly_price_credits"`
-	CreatedAt           time.Time  `json:"created_at"`
-	ReleasedAt          *time.Time `json:"released_at"`
+	ID                  uuid.UUID `json:"id"`
+	Object              string    `json:"object"`
+	PhoneNumber         string    `json:"phone_number"`
+	Country             string    `json:"country"`
+	Status              string    `json:"status"`
+	MonthlyPriceCredits int       `json:"monthly_price_credits"`
+	// PaidThrough is the end of the month already paid; the next month is charged then.
+	PaidThrough time.Time `json:"paid_through"`
+	// RenewalFailedAt is when the renewal first could not be paid (nil: paid up); the number
+	// is released for good RenewalGrace after PaidThrough unless the workspace can pay.
+	RenewalFailedAt *time.Time `json:"renewal_failed_at"`
+	CreatedAt       time.Time  `json:"created_at"`
+	ReleasedAt      *time.Time `json:"released_at"`
+	// ReleaseReason is user (released through the API) or unpaid (renewal not paid within
+	// the grace period); nil while active.
+	ReleaseReason *string `json:"release_reason"`
 }
 
 // List is the workspace's numbers.
@@ -277,7 +308,8 @@ func (s *Service) Release(ctx context.Context, ws, id uuid.UUID) (PhoneNumber, e
 
 func view(r store.PhoneNumber) PhoneNumber {
 	return PhoneNumber{ID: r.ID, Object: "phone_number", PhoneNumber: r.E164, Country: r.Country, Status: r.Status,
-		MonthlyPriceCredits: r.MonthlyPriceCredits, CreatedAt: r.CreatedAt, ReleasedAt: r.ReleasedAt}
+		MonthlyPriceCredits: r.MonthlyPriceCredits, PaidThrough: r.PaidThrough, RenewalFailedAt: r.RenewalFailedAt, CreatedAt: r.CreatedAt,
+		ReleasedAt: r.ReleasedAt, ReleaseReason: r.ReleaseReason}
 }
 
 // toolInput is the builder assistant's buy_phone_number arguments: the price is confirmed

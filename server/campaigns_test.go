@@ -615,6 +615,11 @@ func (b *testBundle) campaignProbes() []probe {
 		{"searchPhoneNumbers", "viewer", api(http.MethodGet, fixed("/api/phone-numbers/available?country=US"), "")},
 		{"buyPhoneNumber", "admin", api(http.MethodPost, fixed("/api/phone-numbers"), `{"phone_number":"+14155550100","country":"US","confirm_price":115}`)},
 		{"releasePhoneNumber", "admin", api(http.MethodDelete, fixed("/api/phone-numbers/"+uuid.NewString()), "")},
+		// Bulk over REST: cancel_campaigns runs at once; an unknown run and an unknown action
+		// are 404 for the roles allowed (confirming checks the tool's own permission too).
+		{"runBulkTool", "admin", api(http.MethodPost, fixed("/api/bulk/cancel_campaigns"), `{"filter":{"status":"paused"}}`)},
+		{"getBulkRun", "admin", api(http.MethodGet, fixed("/api/bulk/runs/bulk_nope"), "")},
+		{"confirmAction", "viewer", api(http.MethodPost, fixed("/api/actions/act_nope/confirm"), `{"code":"123456"}`)},
 	}
 }
 
@@ -656,8 +661,22 @@ func campaignRefs(t testing.TB, b *testBundle, auth string, decode func(method, 
 	startable := id(http.MethodPost, "/api/campaigns", "application/json", ready)
 	scheduled := id(http.MethodPost, "/api/campaigns", "application/json", strings.Replace(ready, `"draft":true`, `"draft":false`, 1))
 	cancellable := id(http.MethodPost, "/api/campaigns", "application/json", `{"name":"Doomed","draft":true}`)
+	// A bulk run (cancel_campaigns of a scheduled campaign) and a parked bulk action.
+	bulkCancelled := id(http.MethodPost, "/api/campaigns", "application/json", strings.Replace(ready, `"draft":true`, `"draft":false`, 1))
+	var done struct{ Affected int }
+	decode(http.MethodPost, "/api/bulk/cancel_campaigns", "application/json", `{"ids":["`+bulkCancelled+`"]}`, &done)
+	require.Equal(t, 1, done.Affected)
+	var run string
+	require.NoError(t, b.store.Pool().QueryRow(ctx, `SELECT short_id FROM bulk_runs WHERE workspace_id = $1 ORDER BY created_at DESC LIMIT 1`, b.workspace.ID).Scan(&run))
+	bulkDoomed := id(http.MethodPost, "/api/contacts", "application/json", `{"email":"bulk-doomed@example.com"}`)
+	var parked struct {
+		ActionID string `json:"action_id"`
+		Code     string `json:"code"`
+	}
+	decode(http.MethodPost, "/api/bulk/delete_contacts", "application/json", `{"ids":["`+bulkDoomed+`"]}`, &parked)
+	require.NotEmpty(t, parked.ActionID)
 	return []string{"$contact", contact, "$doomedContact", doomed, "$deletedContact", deleted, "$campaign", campaign, "$startable", startable,
-		"$scheduled", scheduled, "$cancellable", cancellable, "$phone", phone}
+		"$scheduled", scheduled, "$cancellable", cancellable, "$phone", phone, "$bulkRun", run, "$bulkAction", parked.ActionID, "$bulkCode", parked.Code}
 }
 
 func TestAPausedCampaignResumesWhereItStopped(t *testing.T) {

@@ -97,6 +97,10 @@ var fuzzOps = []fuzzOp{
 	{"searchPhoneNumbers", http.MethodGet, "/api/phone-numbers/available", "", "", "country=US&area_code=212", ""},
 	{"buyPhoneNumber", http.MethodPost, "/api/phone-numbers", "application/json", "", "", `{"phone_number":"+12125550102","country":"US","confirm_price":115}`},
 	{"releasePhoneNumber", http.MethodDelete, "/api/phone-numbers/{id}", "", "$phone", "", ""},
+	{"runBulkTool", http.MethodPost, "/api/bulk/{id}", "application/json", "cancel_campaigns", "", `{"filter":{"status":"paused"}}`},
+	{"runBulkTool", http.MethodPost, "/api/bulk/{id}", "application/json", "delete_contacts", "", `{"filter":{"tag":"gold"}}`},
+	{"getBulkRun", http.MethodGet, "/api/bulk/runs/{id}", "", "$bulkRun", "", ""},
+	{"confirmAction", http.MethodPost, "/api/actions/{id}/confirm", "application/json", "$bulkAction", "", `{"code":"$bulkCode"}`},
 }
 
 // fuzzAgentYAML is a valid blueprint (voiceAgent of the MCP tests, with a webchat channel).

@@ -26,6 +26,7 @@ import (
 	"switchboard/events"
 	"switchboard/gen/v1api"
 	"switchboard/manage"
+	"switchboard/mcp"
 	"switchboard/netguard"
 	"switchboard/oauth"
 	"switchboard/phonenumbers"
@@ -76,6 +77,9 @@ type Deps struct {
 	Contacts     *contacts.Service
 	Campaigns    *campaigns.Service
 	PhoneNumbers *phonenumbers.Service
+	// Actions, when set, parks the destructive bulk calls of /api/bulk/{tool} and confirms
+	// them (POST /api/actions/{action_id}/confirm); the turn pipeline is one.
+	Actions mcp.Confirmations
 	// Ready are the checks of GET /ready beyond the database, which is always checked
 	// (migrations, Redis when configured).
 	Ready []ReadyCheck
@@ -117,6 +121,7 @@ type Server struct {
 	contacts  *contacts.Service
 	campaigns *campaigns.Service
 	phones    *phonenumbers.Service
+	actions   mcp.Confirmations
 }
 
 // New builds the server and its routes.
@@ -144,6 +149,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		}
 	}
 	s.contacts, s.campaigns, s.phones = deps.Contacts, deps.Campaigns, deps.PhoneNumbers
+	s.actions = deps.Actions
 	s.ready = &readiness{checks: append([]ReadyCheck{{Name: "database", Check: s.store.Ping}}, deps.Ready...)}
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true

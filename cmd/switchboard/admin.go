@@ -70,7 +70,7 @@ func workspacesCommand(ctx context.Context, cfg config, args []string, stdout io
 		}
 		w, err = st.SetMonthlyCap(ctx, name, capNano)
 	case "suspend":
-		w, err = st.SetWorkspaceStatus(ctx, name, store.WorkspaceSuspended)
+		w, err = st.SuspendWorkspace(ctx, name) // and pauses its campaigns
 	case "resume":
 		w, err = st.SetWorkspaceStatus(ctx, name, store.WorkspaceActive)
 	default:

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"switchboard/blueprint"
+	"switchboard/bulk"
 	"switchboard/campaigns"
 	"switchboard/catalog"
 	"switchboard/contacts"
@@ -217,6 +218,30 @@ type BlockedVisitorList struct {
 	BlockedVisitors []BlockedVisitor `json:"blocked_visitors"`
 }
 
+// BulkArguments A bulk tool's arguments, as its MCP input schema (tools/list) describes them.
+type BulkArguments map[string]interface{}
+
+// BulkItem defines model for BulkItem.
+type BulkItem struct {
+	Id   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// BulkPending defines model for BulkPending.
+type BulkPending = bulk.Pending
+
+// BulkResult defines model for BulkResult.
+type BulkResult = bulk.Result
+
+// BulkSkip defines model for BulkSkip.
+type BulkSkip struct {
+	// Count how many, for an entry that names no item (not_found ids)
+	Count  *int    `json:"count,omitempty"`
+	Id     *string `json:"id,omitempty"`
+	Name   *string `json:"name,omitempty"`
+	Reason string  `json:"reason"`
+}
+
 // Campaign Statuses and transitions:
 //
 // | from | trigger | to |
@@ -225,6 +250,8 @@ type BlockedVisitorList struct {
 // | scheduled | `start_at` reached | running |
 // | scheduled, running | pause | paused (`paused_reason: user`) |
 // | scheduled, running | the agent is disabled | paused (`paused_reason: agent_disabled`) |
+// | scheduled, running | the workspace is suspended | paused (`paused_reason: workspace_suspended`) |
+// | running | before a message, the workspace is found suspended, out of credit or at its monthly spend cap | paused (`workspace_suspended`, `insufficient_quota`, `spend_cap_reached`) |
 // | running | every contact of the audience decided | completed |
 // | paused | start (gated) | scheduled or running |
 // | draft, scheduled, running, paused | cancel | cancelled |
@@ -234,6 +261,16 @@ type BlockedVisitorList struct {
 // within its window; `counts.skipped` counts contacts without consent, deleted or
 // without a phone. Each message opens a conversation of the agent with that contact
 // (`conversation.created` carries `contact_id` and `campaign_id`).
+//
+// **Price.** Each message the provider accepts is charged to the workspace in the
+// transaction that records its result: a ledger entry and a `spend.recorded` event with
+// `category: "sms"`, `conversation_id`, `campaign_id`, `segments` and `credits`. The
+// price is per SMS segment (160 GSM-7 characters, or 153 each of a longer message; 70
+// or 67 when the text needs UCS-2), in credits (1 credit = 0.01 USD): 1 credit to a
+// `+1` (US, CA) number, 8 to any other. A send the provider refuses is not charged. As
+// with turns, the message that uses the last of the money is sent; the campaign pauses
+// before the next one. Paused for money or suspension, a campaign stays paused when
+// the workspace can pay again: start it again (it resumes where it stopped).
 type Campaign = campaigns.Campaign
 
 // CampaignInput defines model for CampaignInput.
@@ -420,7 +457,19 @@ type PendingAction struct {
 	Summary   string    `json:"summary"`
 }
 
-// PhoneNumber defines model for PhoneNumber.
+// PhoneNumber **Renewals.** The first month is charged at purchase; `paid_through` is the end of
+// the month paid. When it is reached, the number's `monthly_price_credits` is charged
+// for the next month (same day of the month, or the month's last day), once per number
+// and month whatever the replicas and restarts: a ledger entry and a `spend.recorded`
+// event with `category: "phone_number"` and `renewal: true` (plus `period_start`,
+// `period_end`). A month the workspace cannot pay (the balance does not cover the
+// price, or it would pass the monthly spend cap) is not charged: `renewal_failed_at`
+// says since when, the number keeps working, and the charge is tried again every hour.
+// A suspended workspace with the money still renews (keeping a number is not work).
+// If the month is still unpaid 72 hours after `paid_through`, the number is released
+// at the provider: `status: released`, `release_reason: unpaid` (no event: the
+// contract has none for it). A number released through the API has `release_reason:
+// user`; the month paid is not refunded either way.
 type PhoneNumber = phonenumbers.PhoneNumber
 
 // PhoneNumberList defines model for PhoneNumberList.
@@ -464,6 +513,11 @@ type Error struct {
 
 // GateOrConflict OutboundComplianceRequired, or the error envelope.
 type GateOrConflict = GateOrConflictBody
+
+// ConfirmActionJSONBody defines parameters for ConfirmAction.
+type ConfirmActionJSONBody struct {
+	Code string `json:"code"`
+}
 
 // ListAgentsParams defines parameters for ListAgents.
 type ListAgentsParams struct {
@@ -566,6 +620,9 @@ type BlockVisitorJSONBody struct {
 	VisitorId string `json:"visitor_id"`
 }
 
+// ConfirmActionJSONRequestBody defines body for ConfirmAction for application/json ContentType.
+type ConfirmActionJSONRequestBody ConfirmActionJSONBody
+
 // CreateAgentJSONRequestBody defines body for CreateAgent for application/json ContentType.
 type CreateAgentJSONRequestBody CreateAgentJSONBody
 
@@ -574,6 +631,9 @@ type UpdateAgentJSONRequestBody = AgentUpdates
 
 // AgentChatJSONRequestBody defines body for AgentChat for application/json ContentType.
 type AgentChatJSONRequestBody = AgentChatRequest
+
+// RunBulkToolJSONRequestBody defines body for RunBulkTool for application/json ContentType.
+type RunBulkToolJSONRequestBody = BulkArguments
 
 // CreateCampaignJSONRequestBody defines body for CreateCampaign for application/json ContentType.
 type CreateCampaignJSONRequestBody = CampaignInput
@@ -607,6 +667,9 @@ type BlockVisitorJSONRequestBody BlockVisitorJSONBody
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
+	// ConfirmAction Confirm an action parked outside a conversation, and run it
+	// (POST /api/actions/{action_id}/confirm)
+	ConfirmAction(ctx echo.Context, actionId string) error
 	// ListAgents List agents, newest first
 	// (GET /api/agents)
 	ListAgents(ctx echo.Context, params ListAgentsParams) error
@@ -622,6 +685,12 @@ type ServerInterface interface {
 	// AgentChat Send a message to a deployed agent and get its reply (JSON or a stream)
 	// (POST /api/agents/{id}/chat)
 	AgentChat(ctx echo.Context, id openapi_types.UUID) error
+	// GetBulkRun Report on a bulk run (get_bulk_run)
+	// (GET /api/bulk/runs/{run_id})
+	GetBulkRun(ctx echo.Context, runId string) error
+	// RunBulkTool Run a bulk tool (destructive ones park a confirmation)
+	// (POST /api/bulk/{tool})
+	RunBulkTool(ctx echo.Context, tool string) error
 	// ListCampaigns List campaigns, newest first
 	// (GET /api/campaigns)
 	ListCampaigns(ctx echo.Context, params ListCampaignsParams) error
@@ -719,6 +788,22 @@ type ServerInterfaceWrapper struct {
 	Handler ServerInterface
 }
 
+// ConfirmAction converts echo context to params.
+func (w *ServerInterfaceWrapper) ConfirmAction(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "action_id" -------------
+	var actionId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "action_id", ctx.Param("action_id"), &actionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter action_id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ConfirmAction(ctx, actionId)
+	return err
+}
+
 // ListAgents converts echo context to params.
 func (w *ServerInterfaceWrapper) ListAgents(ctx echo.Context) error {
 	var err error
@@ -791,6 +876,38 @@ func (w *ServerInterfaceWrapper) AgentChat(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.AgentChat(ctx, id)
+	return err
+}
+
+// GetBulkRun converts echo context to params.
+func (w *ServerInterfaceWrapper) GetBulkRun(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "run_id" -------------
+	var runId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "run_id", ctx.Param("run_id"), &runId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter run_id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetBulkRun(ctx, runId)
+	return err
+}
+
+// RunBulkTool converts echo context to params.
+func (w *ServerInterfaceWrapper) RunBulkTool(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "tool" -------------
+	var tool string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "tool", ctx.Param("tool"), &tool, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter tool: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.RunBulkTool(ctx, tool)
 	return err
 }
 
@@ -1356,6 +1473,9 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/api/phone-numbers", wrapper.BuyPhoneNumber, options.OperationMiddlewares["buyPhoneNumber"]...)
 	router.GET(options.BaseURL+"/api/phone-numbers/available", wrapper.SearchPhoneNumbers, options.OperationMiddlewares["searchPhoneNumbers"]...)
 	router.DELETE(options.BaseURL+"/api/phone-numbers/:id", wrapper.ReleasePhoneNumber, options.OperationMiddlewares["releasePhoneNumber"]...)
+	router.POST(options.BaseURL+"/api/bulk/:tool", wrapper.RunBulkTool, options.OperationMiddlewares["runBulkTool"]...)
+	router.GET(options.BaseURL+"/api/bulk/runs/:run_id", wrapper.GetBulkRun, options.OperationMiddlewares["getBulkRun"]...)
+	router.POST(options.BaseURL+"/api/actions/:action_id/confirm", wrapper.ConfirmAction, options.OperationMiddlewares["confirmAction"]...)
 	router.GET(options.BaseURL+"/api/webchat/blocked-visitors", wrapper.ListBlockedVisitors, options.OperationMiddlewares["listBlockedVisitors"]...)
 	router.POST(options.BaseURL+"/api/webchat/blocked-visitors", wrapper.BlockVisitor, options.OperationMiddlewares["blockVisitor"]...)
 	router.DELETE(options.BaseURL+"/api/webchat/blocked-visitors/:id", wrapper.UnblockVisitor, options.OperationMiddlewares["unblockVisitor"]...)
@@ -1374,6 +1494,204 @@ type ErrorJSONResponse struct {
 }
 
 type GateOrConflictJSONResponse GateOrConflictBody
+
+type ConfirmActionRequestObject struct {
+	ActionId string `json:"action_id"`
+	Body     *ConfirmActionJSONRequestBody
+}
+
+type ConfirmActionResponseObject interface {
+	VisitConfirmActionResponse(w http.ResponseWriter) error
+}
+
+type ConfirmAction200JSONResponse BulkResult
+
+func (response ConfirmAction200JSONResponse) VisitConfirmActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmAction400JSONResponse struct{ ErrorJSONResponse }
+
+func (response ConfirmAction400JSONResponse) VisitConfirmActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmAction401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ConfirmAction401JSONResponse) VisitConfirmActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmAction403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ConfirmAction403JSONResponse) VisitConfirmActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmAction404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ConfirmAction404JSONResponse) VisitConfirmActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmAction409JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ConfirmAction409JSONResponse) VisitConfirmActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmAction413JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ConfirmAction413JSONResponse) VisitConfirmActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmAction429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ConfirmAction429JSONResponse) VisitConfirmActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmAction500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ConfirmAction500JSONResponse) VisitConfirmActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
 
 type ListAgentsRequestObject struct {
 	Params ListAgentsParams
@@ -2211,6 +2529,392 @@ type AgentChat500JSONResponse struct {
 }
 
 func (response AgentChat500JSONResponse) VisitAgentChatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBulkRunRequestObject struct {
+	RunId string `json:"run_id"`
+}
+
+type GetBulkRunResponseObject interface {
+	VisitGetBulkRunResponse(w http.ResponseWriter) error
+}
+
+type GetBulkRun200JSONResponse BulkResult
+
+func (response GetBulkRun200JSONResponse) VisitGetBulkRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBulkRun400JSONResponse struct{ ErrorJSONResponse }
+
+func (response GetBulkRun400JSONResponse) VisitGetBulkRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBulkRun401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetBulkRun401JSONResponse) VisitGetBulkRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBulkRun403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetBulkRun403JSONResponse) VisitGetBulkRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBulkRun404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetBulkRun404JSONResponse) VisitGetBulkRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBulkRun429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetBulkRun429JSONResponse) VisitGetBulkRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBulkRun500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetBulkRun500JSONResponse) VisitGetBulkRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunBulkToolRequestObject struct {
+	Tool string `json:"tool"`
+	Body *RunBulkToolJSONRequestBody
+}
+
+type RunBulkToolResponseObject interface {
+	VisitRunBulkToolResponse(w http.ResponseWriter) error
+}
+
+type RunBulkTool200JSONResponse BulkResult
+
+func (response RunBulkTool200JSONResponse) VisitRunBulkToolResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunBulkTool202JSONResponse BulkPending
+
+func (response RunBulkTool202JSONResponse) VisitRunBulkToolResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(202)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunBulkTool400JSONResponse struct{ ErrorJSONResponse }
+
+func (response RunBulkTool400JSONResponse) VisitRunBulkToolResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunBulkTool401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response RunBulkTool401JSONResponse) VisitRunBulkToolResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunBulkTool403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response RunBulkTool403JSONResponse) VisitRunBulkToolResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunBulkTool404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response RunBulkTool404JSONResponse) VisitRunBulkToolResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunBulkTool409JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response RunBulkTool409JSONResponse) VisitRunBulkToolResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunBulkTool413JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response RunBulkTool413JSONResponse) VisitRunBulkToolResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunBulkTool422JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response RunBulkTool422JSONResponse) VisitRunBulkToolResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunBulkTool429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response RunBulkTool429JSONResponse) VisitRunBulkToolResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunBulkTool500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response RunBulkTool500JSONResponse) VisitRunBulkToolResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -6908,6 +7612,9 @@ func (response UnblockVisitor500JSONResponse) VisitUnblockVisitorResponse(w http
 
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
+	// ConfirmAction Confirm an action parked outside a conversation, and run it
+	// (POST /api/actions/{action_id}/confirm)
+	ConfirmAction(ctx context.Context, request ConfirmActionRequestObject) (ConfirmActionResponseObject, error)
 	// ListAgents List agents, newest first
 	// (GET /api/agents)
 	ListAgents(ctx context.Context, request ListAgentsRequestObject) (ListAgentsResponseObject, error)
@@ -6923,6 +7630,12 @@ type StrictServerInterface interface {
 	// AgentChat Send a message to a deployed agent and get its reply (JSON or a stream)
 	// (POST /api/agents/{id}/chat)
 	AgentChat(ctx context.Context, request AgentChatRequestObject) (AgentChatResponseObject, error)
+	// GetBulkRun Report on a bulk run (get_bulk_run)
+	// (GET /api/bulk/runs/{run_id})
+	GetBulkRun(ctx context.Context, request GetBulkRunRequestObject) (GetBulkRunResponseObject, error)
+	// RunBulkTool Run a bulk tool (destructive ones park a confirmation)
+	// (POST /api/bulk/{tool})
+	RunBulkTool(ctx context.Context, request RunBulkToolRequestObject) (RunBulkToolResponseObject, error)
 	// ListCampaigns List campaigns, newest first
 	// (GET /api/campaigns)
 	ListCampaigns(ctx context.Context, request ListCampaignsRequestObject) (ListCampaignsResponseObject, error)
@@ -7025,6 +7738,54 @@ func NewStrictHandler(ssi StrictServerInterface, middlewares []StrictMiddlewareF
 type strictHandler struct {
 	ssi         StrictServerInterface
 	middlewares []StrictMiddlewareFunc
+}
+
+// ConfirmAction operation middleware
+func (sh *strictHandler) ConfirmAction(ctx echo.Context, actionId string) error {
+	var request ConfirmActionRequestObject
+
+	request.ActionId = actionId
+
+	var body ConfirmActionJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ConfirmAction(ctx.Request().Context(), request.(ConfirmActionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ConfirmAction")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ConfirmActionResponseObject); ok {
+		return validResponse.VisitConfirmActionResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
 }
 
 // ListAgents operation middleware
@@ -7219,6 +7980,79 @@ func (sh *strictHandler) AgentChat(ctx echo.Context, id openapi_types.UUID) erro
 		return err
 	} else if validResponse, ok := response.(AgentChatResponseObject); ok {
 		return validResponse.VisitAgentChatResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetBulkRun operation middleware
+func (sh *strictHandler) GetBulkRun(ctx echo.Context, runId string) error {
+	var request GetBulkRunRequestObject
+
+	request.RunId = runId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetBulkRun(ctx.Request().Context(), request.(GetBulkRunRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetBulkRun")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetBulkRunResponseObject); ok {
+		return validResponse.VisitGetBulkRunResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// RunBulkTool operation middleware
+func (sh *strictHandler) RunBulkTool(ctx echo.Context, tool string) error {
+	var request RunBulkToolRequestObject
+
+	request.Tool = tool
+
+	var body RunBulkToolJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.RunBulkTool(ctx.Request().Context(), request.(RunBulkToolRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RunBulkTool")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(RunBulkToolResponseObject); ok {
+		return validResponse.VisitRunBulkToolResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -8172,214 +9006,258 @@ func (sh *strictHandler) UnblockVisitor(ctx echo.Context, id string) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H3pchtHmuCrfIGdCAGeInhI8rbJ6Ihly7JbO21bIco9MevSoJJVCSCbhUy4MosQWlbE/toH2IfYB5sn",
-	"2cjvy8w6UIWDFCX5+KEQCFTl+d3nu0GqFksluTR6cP5uUHC9VFJz/ON5UajCfkiVNFwa+5Etl7lImRFK",
-	"Hv9DK2m/0+mcLxj+mmXC/sTyl4Va8sIIO9KU5ZpHg2Xtq3cD7gdvfp2qjNv/ZZnn7Drng3NTlDwamPWS",
-	"D84H2hRCzgbvo0GmUj0pi9w+vPHjXNBqN35YcK3ZjHf+tmQFW+w1N32xMcT7aFDwn0tR8Gxw/lOYyz3/",
-	"Jgykrv/BU7PxPJ1Ix2N2t1ynhVjasx2cDy4l4MMgJJg5By5vea6WHPScFTyDlTBzOL49tWv9lhn+Q/FM",
-	"yWkuUnPQbf5LwaeD88F/O65g5Jh+1cfNYf+isnXXQl/POajSXKtSZmBHyQWTKYcZMzwC/palJl9D8i6m",
-	"zceDc4gH/oVJ9cLEn1M8iGIZD255oYWS9Hxcnpw8TtOyKLg04H+yX/J48D6BIa0ZfnDjPgvDvnKjjiJQ",
-	"BTCpzJwXsUzdrsLx4lmHQx4m+EUCQtufJTAJdFejcSzxWt0p2UO8nLmzbsL5damF5Fq/KnP6ogfoPBBE",
-	"g3TOpOQ5PiwMX+gaBFZPuS9YUbA1vlVwZnh2iUuYqmLBzOB8kDHDj4xYBOBsYBZf5mq98CQhzLUNHJ7R",
-	"4l7bsTpW0YCKDtTLhE5zpcuCP5f2ELLaU9dK5ZzJ5mOveKqKTMjZi2w/ahHefM3fmn1fWeZs/T1bdJOL",
-	"WcG5sZ+7fhRZ47zLUmRdR30j1Srn2YxfqbJIefO8mwCT8aWZb1m4kIbPeGFHDaR15x73XOaSzfwi6tiN",
-	"X0NaMLuHCziFaYVFYAcBZZFdGA2ZSksLURZnCs5qs9TWvWS0w+YsFgPLZa5YBlORc8kWHBgsWHGTqZWc",
-	"2O8s9tr/J+45jacJ9lE9iHYfgzbMlB0bvIQVv9bC8Alu0o+7ULdcw88lL3kG//V//i8dgZAz/MNub40r",
-	"YgLPhd/yYg2OtuCxLLnMeh6vqItmaw2r+Xo0hkvcnZ9+NVeaQ2JPK4klbhKk8me05ga0se/6WUppRA6M",
-	"xlBTMHNm8GzsZdBbPLOUKxpwWS4sK3KvDqIB7XJgCQntcWCZFsvWg2hAK65xrE0O6QdsnKN9tbqtQTRo",
-	"XOYgGrClwG9lyfKJsQjbNQe9TgSgF2RY4+jsyjUMy2U++a///f8s2bcAarFQ7gMnTtzY8VyLrVcoRQNE",
-	"DpUD2Hn8inolgE2CmrPrHlbQvoP6O3JW9gk/eb74TmU87/vxZaFuRcaL+qWyfDlng2hwzY39b8YWC9Z5",
-	"Uwv29rW64bK+zhreyz4SW+Gln5I79oDkmT52TajX2nC75sWyWw40fLHkBTNlUZ9ZlotrWpJRsgG/00Jw",
-	"meUW6peFmnKtUcq1eMF0iR+Qiubd2KBUrq2sJGaHce9ymR3GvbtgD4+3Bm0BDpo8zm26xtiaF1+Dkeb5",
-	"1e+3dfQBUJtnUBNmmuJGB0fsEg7qYk39kDYwJxq8PZqpI/flgkk242OUyP4u+Kr+85FYLFVBghqyoYFe",
-	"CZPOrxUrsmN6E48X3342Z+ZS6hXhwwFaT6qkFVBR4p6IrBM2uU5ZzrystHXwTWm7PsEjDdVYjtYpyWFq",
-	"wQOGlozBNZ+qgo/GHeSvuXKW+hV5nEhVnvPUTKw+wfCwTcGknvJiYtRkXi4YspQFE/lEKiOmTtPoRpFC",
-	"zGYt8jI1vJicTYjNTJixQIdAUmpeoErAtZ32hq9XqsgmC2ZSpKtcWuyQXWyjhSB+2sjvr4v4VsR253nT",
-	"ozC0itV6gn/h2e5PpQu+zNfdczELeo+sALXM1xdgT2MNq7nlbwzwvGHOUCdpLGs8iPYhrWrJ8b4IYgjL",
-	"cqV7KGzp1ehD4BNpBIkgHExZ2BNbWIoCKctzfQH/5IWCFepUUJR2X4hkPBsP2vAo5LI0ExPYSqCOQpov",
-	"n3TKl6o0B79jlLEyyP6vtClwfZntJbSG32khaFMPDy01MlsjHjWST7e1gzy60fnYUba9qaN/sUkfn9UW",
-	"+03hWPwHJZU7TqcLlcPqvua5YXdZlnH64w660hRaOxbwypGvgw8Fae1hiPfvVuJHssDynBco8AY8vBVa",
-	"GFVcgDbK8gUlNyjIIw1uYhgueDHjGQhpFAhDyGp/FLIUcjbaRFRkAPbDgr39G5czCz5nT59Eg4WQ/u/H",
-	"HRTGS4W1105PThqvnXbpqnMnutXee3zWeO2/d3GFvTDjWWB1d0GNDohu65v1R+iChCa6D0b5c+YwtDp1",
-	"skiPEhAZnvmOU6nZPWvn8uRkjwPVpuBkF20bIS2VAKaBSavjSqt32kdhyDQkl2nKl+YcLCYc489H9HMC",
-	"meJ6VONKwcLTY0DtxaO/Cd1hWsPj2t90hSNdlYsFK9ZdDFmXacq17rZIIf3u0mpaW/GDRH51/tX9RFa7",
-	"UVynfsV1mZu7S65+o5uG98MNhXtajz60erePjlPt5gCdwJ/NnQ/3R9RE9E7qvBCy/u1ptMs4vAH+LYNq",
-	"DaefWpT+4AbW9iXfweDapOMbdOdQe2xjyzuJWN1Y2z6sHa92mFoOm3vB3r6gN5+efDZWmRaDY4blajb+",
-	"hi1EfgACuPcQAxpGngV7KxZ2PX86/YqYL/15Gm2x/xzI6e9GPragvyceh2N/297UgvXWXroQtGWQCudX",
-	"P7zqvQcxVDVP5jov+bIQ0oxfk1loz1MJ75FUdTfL1/s+jv/vwsy/DqSlh/fvxfGbRGrXK7U5t4sE2/l+",
-	"w5q1J2v6lhPrvw/nLzPBZXqovn4ZpH6hvS+UuaFI8BcG0OjCrRC49hpFLrTRERg206AKEJne1ArcyBOR",
-	"NUnrTmlig34K/QFGsWs9xJreBaB/yVV6w7O/kz51qGJHAsuEHSB/FZw5n31b3VtH6ItDMwtni8pWxCVI",
-	"JTmsmIaZuEWLz8a4TiPsVFFez3lQPFoa5CMNK36dWl2zrsbsNFLXpgt7iuoH8mbnYXtF4IADv6YBJm72",
-	"/fWF1jV3gUZ9dxvzdO3mGVssmZgdavAljoXIlwEaX/FNfR7LWP4C00It4BdwNk77ScEvsfzl6Ogo/LPP",
-	"ZQWbGvgFtGGFgeHMnjuFRNAlYDyJKg0k+OQ5WAktgV8gsWeSlTnPEhBTSHCACTMYGsHmnGUR8FxzSIpS",
-	"SiFnCc4P4TUcI7xUcGZ/gF/APd56Oqq+hyUrNff/ZzBM6MOE4OccSs2LZLRlAOMNqnatXlzYMiA+O/EP",
-	"+qGr8cjL6wmmw4xALTOeigzHx6AWbuxnO4CbrnX4UD8jVTTPAy8h6thVVI2WMpnyPHzIabpYJmH6BIEm",
-	"Cb8nwAoOUyFZPobLMGPqIBOcMq7BXpLdJ1rZ5SyKZS5uedg5xh4xCc/Hp18+AbTGhEAfJVMeATOwUNpA",
-	"UjDDJ0teTBZCloYnwIA+RbG0wwiJsQMrITO1uoAkVaU0eqxvxHJpF0x/+5l1AFO3uAgyTietChrQ/sho",
-	"TWN4bvfhdgVqyaUG1mF/8VCC+zKOuNn5YjlMGmZ2R7ESSFlRCK7tgj2TC6dNp2m/GZHLvUN+mYi76Vxs",
-	"Xzb/W2PFdXobFuFGihr76yK+AQW2Md+dhx8Q656jlM52dcAFujiMTt+65o1IyPovhEb7GK9IcnXTVG92",
-	"HuYd5JjKA3xXyJ+KQptJzcj5oSKfem1Xbsd1d6jn4W86I6hqzKT+luVTXjsI3CV8sRBak2om1URTUM7E",
-	"KX+R3eObfaKbHKM4EKpa1LkHiBzzvjvE2+f+6ZTYnQ8TK5hwmR3yOC7y8MCdsLfWQI1l1DYQbRxZF4Lg",
-	"GPekEpuWD5QJBtVdoyhNLHzgoW9QI1KDGtnrCa7KDsTjLrNs0Gvb9tnA59rYX+NibbSuQXIboQLhbJxv",
-	"iyi3KH2DVjU2vMtP6hBdj4PYfoDBzL2L5+XffyGXZZ8jY7Inpaoz/63GD/9cF+FtqhdMgl5oqJ5qSESR",
-	"VScsTUI9w9uVti2RgBSnmbIyNz1ajQX6c/JGAvPSrrTyNcaNZx2Oow4OUDfBfbmHNbHDCHm2jxGyRly3",
-	"HfuVf26nrzFAF0HFPUHrDppxxgzbP/Dbo0CHJLfJI61wttujE84FV7I3NuJW73lcLzGE6L7+mw8mxd8Z",
-	"ke8vQe3An50Dfjp8stdJ4YVd6UXeFN0nuT6AA1RIzDtBK+4d3Wm9cuiy5gHaO0Gji1UvqzhPx6xTH6zZ",
-	"Wv/h3lU3+Z1jLt373e7+w8iVA4yPR62q5b/ejIlP5yh7GJ6nanKrBEo9emHlmIWeseVyclp9PKs+Pq4+",
-	"PtnfkVNfxx39Oe3Arue3PpPsEwd2hZiuu6zonjFdFM7lwjbvdxC7je3bTevRYNHrL3ZJHROKdO2JZ3U/",
-	"UuCRKQsJS1bcYBoLS+dQlFKDkvkaMDoXkv94fgUuAU9lnLLukkbE6zZ0fElLuqTY223RsHcMQP0jZrQ/",
-	"ZnThYvlLp1214aMf1O8Yubgj+E1WsD5UBfz444uvRxbqu62yK1Xc6CVLeT0wrjPUuSbUbMJ7qXnxSHs7",
-	"8EUPQAPywmKhgTl8cIjShZVjyoiogg/3ibILaNt2wVJ8NOF/8u3z13B8e3qMX+rkAud22pR7kqKnrzWX",
-	"pifwuwrna2ph94jGe7ZnWOoGSNhlTjD4uzsgyT+iF30P3MneWDfUNg9cc+NC6rWamiP3aF27PchSE4Jf",
-	"P5RBEn3re4s7VmJ6xaddlNVLlDsX1mHpdLf9Zlv4bfNYyRs0VUXlrVmwjIOZF6qczeGYLcUFYTp6kZh0",
-	"bheXZMIzuOF8qWHlQ5mdPxXzTPcSoSkFsBEphWmGTvpphud256gc6Jl4KCsaAZU/6+DnINAIG20iT9TC",
-	"tn7rVwM/dqcM4GXeKTAa3ySpkv54EV44PHCi2zyNCZUdko6SHJa8gIJP0WFaqBUMvV/y9OTk5IKS/vXE",
-	"FKVM7QQ+H5dLWKiCw4oXHHI+NaBKM6oLPId4bgTPe/JXU5WXCwnMAFLpRgiH/d0umVl+tJqrnIPQO1jf",
-	"ZvSIWm3OnAvJPU+bipxH+GnOWcYLuOZCzuB0twBjh47c5qKtjKONMO1T7yb62xxeveRq4uCxC7MLteqA",
-	"EqvQ2XOmlHUYXudM3oA9Ig1Mi4yPOsU/h0ub4+FQlL1NfnGKncqAQd2FHlkGlM4xRsePtfPIA3riVgJ2",
-	"V6hdd+A5tOg47n3xnVD10JC0TqT3tu/7CA67RJkNQWL3C71pK/0suY1KmtLs9QU4Px5FxmGgRXU/XVHF",
-	"p51B3FUg8dlJP0NvG9wOYtER6DKdW8Lyr6dPTp8+ffr05PTscVug3Yc3tmKkD4qKfr8vFB5oIe8APysh",
-	"vTxck9wwOh0eb9EJMhUVCBGXOZm1N+nMXUTf+7m9t2RehE3tjNz7NF4CDzL2vvVLUnjvATYfAmS22imd",
-	"PNVxXnOmJ1YC6WaNkr81E7TNdNVr0ZZxQYK/JyFE1L4DSzqTO6gDd7mu2jYaa973Gj/EDX4IT8+HUGF7",
-	"Oc3Ou9hUBh+Ih+xcSV/W5e7wjwflG/a6na+iuwwX6/fJbDrm7LPff/haJVvzC7k2P1LVmWp9heha3ooV",
-	"Ush7xc61shVehECk71vhG35ZtVn39AThbdw3n8Hd6b/x9UeIst+3lBfvqdqgeVpwE0Gib470bToZj8fJ",
-	"Bei5Wkmysru6HGiT7cg+02aCoS73CRja4j7kU/G2Wz/kt+rmnvMWarcn95XKe1yS+HZYYyVq1A0XjfNp",
-	"LJqupEsC2ZpAtFzmoqvYGcITVTjDnOYj8oKgkQq/RPddM1iYg2ZTPitZkYGaTjsDV/i2fMyFq4bpSYpe",
-	"qhsuqSSW3azL0eykK1KZHsXfv+bM8LstZ7VZu10xdjCnUoXHWrFEgOVmXI0B+wwsOJNUrWSZM2MBzJuy",
-	"fbiPFrmLBNthm65Irb8/t393hFHr5DpW3DqX/chZDZLuQsewwOpzV1fyDsV+moUpI3DFX3wFuWnBFpw8",
-	"KC4z30emC9NRp+GeBVl/jaVV2+VRsY7pBuz2Fw7FJJnNEqFbDrc5crKt1mkCQzv0jBk+ak1E6/eGOj8t",
-	"5m5R+dNum6IdCjnNOZnQ6VkwChhWa9hpju4/x8+KF7eZ5ibm2CeAlWbOpRFk33X1pDCs0Z4OxfBeEN2i",
-	"zDkkSi6U9n6MuKc+yw1fg9CWy3h7r2U4N3zt3CVVEovjhVsY+uamMcYL0jkrWGp4ESrA3PA17toSwJkU",
-	"/+QgTHe+4a9bIuiB2zuESNob2VuXt6ixS/LGAbvW5z14BwY6PIyZp2uB/cTxLtXrfLaZpVSPNDw5+Qqu",
-	"VbYOtaKJcLHUlwlc1Eo+Yx3mleQFymPZQshYLkqL50jcvD0tY5o48SMNV9wYq72g9WMMz3Jhbw50WUwZ",
-	"Vq7FtK1MgVQGCm6KdVfSViDuoZTaFqreKavVqPY+BLh6oetGmkE1hwEORTV0R4OnZgIiQylDSB8RQREP",
-	"jnbyTijzEsSSGcMLO9R//nRy9NWbd0+i9//S9QJ/uxQF1wdxBl3Vtdl+gtUO3cqqdxszd57sXEn+PaXf",
-	"HGrzLaUpuiOZHpARLpQ083w9WRYi5ZO04Jkwel+/Gdp0fLZRr6/fP9CtaeSc6Q+e7GKv8Bbzbdz4exYJ",
-	"CpJ8Y+FRuJyagaP74Fqcpr69HfoCzkgT6nEdjPZWG+oj4PZqozx0kH99wZ/Kgt84wcNC/bcd3Q/TKS/0",
-	"R/X+9FMCX7xl0muvyVXKcmG6X+/F9iYhPwX6Cf4MJ+OTU/jx6utO/1JzuFJ3V6vdgwjM9mJtLaRsnkVt",
-	"52HEOuL24evmHj4bl1QDoB0Y3h2kXzm5OoggVhAaRAOUgzAIw53rreCrHnp+9cESRYN7/fQkqmoZ+TSS",
-	"LaWg6vmkTai1EhgVKyaV7NzKIVpZsU+DS/q7s1pWT0JtTvvi8vtLVLb8rD++frbPiNszVWui0PCnk9M3",
-	"KA/9cvbTydHjN6Pzn06OntJXneJRO6u1ueC//vX8u+9Q1nV7uiBrZLUgQNmUTEVzVZIe6JKLYcgk4DN4",
-	"1GTDxMoUesmkhoXIpJjNzegCrpWZ+5uQaxypq4j03Xfa5c35kVoGbLZTWRveI9i4djft7AusS7nMGWIH",
-	"/uG7EPi/52aRe4ui65GzzKadmHOH3CHfy6LbUoPtGSiQjwr1oN8WWz70i4O1sy6X+cSe6+XR/2JH/3zz",
-	"7uysW9TepHSuKUPXLqkXRK1VSXPdIkNIChXcw/qxagbGy62YsPqWM6NXDSmEph1bbYsVHKRa+f4aU2xz",
-	"NOMaw62HZBVREr59/roRdXdwnQk9Z2dPv9zcxpy/hau/Xh6dPf3SG0gIug6TMcP9NiEwGvjB3PzNWvbN",
-	"I97PCE04ccfkKiwRkZaFMGtL/hcOnTgreHFZUj8WFAPR/I5fVwcxN2ZJYwg5VZtH+dLb9V89v3oNhSoN",
-	"13T3WMsUr9t3AhjD6zlfUwcre+iiALFY5txq+BT4750qsfzu2UvAynIwVBKLtxSuxr1ZKa+961FE8ER1",
-	"ainUzRsBtIW20NHJ4tbx7WlyHstGL6p3sbc0x4MIYtw2fUKDNn3ENIHB+/fJOJax/JqnQmMGzWrOHQFd",
-	"FiorU0tCeQpCk1vDnEPy8oer1xj6fEwHkoBhN5woc8i7AqZj+R+X3/0NhkmdFq3ZIk9c5yoN//Pqh++x",
-	"kZb9mvpijcfjePA+uYhl8vLy9bO/1mc6fiey9/XpMFgT8TehgMEJPkh1awpuysL5alw4IV2hHRtH9bdI",
-	"lZ8k8LeGSzTKaAUufxA0Z0ZDyiRcc+BveZEKzTNkN0bZ/8JwRIR0Qv4iHcJRHS1Jau1jXGWdRguZZJMI",
-	"xZJiODX3sXeENqNxLF9ISC5fvpw8//7vf844wsSC9o4Fs2tW1xu+BozNcp6W2tOYSQLDkJYSy8RJQcno",
-	"wpmOhfSwIJQkS5IRxjLLwVWFnHhPNRvP+eBsfDI+QXK95NL+eD54PD4ZPx5QzyRE2drl2j9nHFE/oMaL",
-	"bHA+qMoID5xPhhvUfn56NxB2op9LjuI0MaZKHa56wn3iUpvv30TNHoVnJycfrKddVVO6p5WdO9730eAJ",
-	"Tds1WljeMfVPxKdPD3r68SFPn311wNNPD1h33aqGoOP2H4HkK64N+RPwEpe8wBBXCnPmLEPNUOkOGKxF",
-	"gAyIf3Id/G4P0WjSEsTd2ic+1elHbNPc5kLaozaGtSLw+w2APf1gANuIbdoGsxhL7kOOPy/wPf0MgZ3O",
-	"tUpCwkKKrGLJmzBPmDFeFcKQ66rNa3tpsi/vOnhowtYqnbsNXD4zEDl58vmByLe8lqSGkim2OQznC1j3",
-	"cwtx7OC+yPgC83W5unVaUmfEO/QdyyiXPsS1CXFUpf6+FHgnvPli+HvRxE8C6w1R9g+Y300W50yiRL2o",
-	"6wseC+5AFI+x/gWKfB8BG5w40oSDV1TQgNpRNepbnSNGL3mhlWQRZVdHlWIRge/SgJ2qdOR6f0WxrHow",
-	"UWFeq6mO4VKuoVA5hwVbW63XjOFvnN1ySFqp8QlYZcMoLEoKDPsRV+nv2PqFIjl88VLqQxzag/leBxF1",
-	"J7Y/Xb6ok6bVnMtYCgMuWG50QSYm0WwyoyRvtqChNkBhKRqGvtmr+zmWQsOTkyetLUllJlOrASbYyzQU",
-	"2yXiSfo5+fqTVpVde36xlMpnwWvqYJRhqjA2J2vWBmiM1VgDPU06OvI5sgpQXJzL60x8gxp7oEXJfcyV",
-	"I5FoI9Wx3NLa5pxi7nRz8gSGeGGuBV+7XkAs+VuhjR5FkGQ8NyyBIdZooDBJpu3FCO1URyzNjBebZEpy",
-	"FySmyXrmO/KglQRNAtcqW4/sRnxQ4HAzXG104ceqPcfyFVtrq5VrZwW2OxzHMjQfb5iIMbzwms+YdBYA",
-	"DKVkxZosE/SGJy94C9jchPR5t/BQv5fl2E0Xo7Dw4odYowLbw43O2wUh5kxmHE0ILJbUBm/GDZkh0FpI",
-	"h4kbp58dmIwi1xsXjTQivSmXaDW3a5gzDUumNc8uEAExKz3jhom8hm3A9A3ZKKkUAyaxHJFRPZQWLo0W",
-	"Ga/IBf58EUsGU/EWA8+mpWa5M4q6euFg1FKkF7iJipy4Ut5juOJ08K+eX3793XPQPCVIigdfYykwj13a",
-	"7TUe4PCuhkvOH2m/GTJDNCWE0KTsIeWDeimRTyEj1Hp4oquhjczN4Zpc4xuH5fj8uasXYjmVrxdyDEnG",
-	"DPM/2eW5n85btCEg/Xg8JsSO5QY2jiF5e6Q1PyLyklBeKaEeNbdXU7pcQu9gfRPaUhd0c2DTNrJzPqoa",
-	"crsq1BvW8vp0yJPJ573jPDd7/kUDTgWZmuUV3kd7jljr01cNhQe2/xihn2F4X0m+8/VmcHb1MoVgvX+z",
-	"RX965NGOrLOt9mhqCuLXLW6efPVwGv7p089P8L3iMgMWKLrlNK4qak2KySzXQZnR8RtkfEjT6eJHmxIy",
-	"mtUr0biqSbnNgvssPHVfI+4HrhpsMaprBbVivwdJ7A9G/xvFUXuUw1p90N+ruTccwaEW31YNq1wr0Ly4",
-	"tchi6l6vMMGxk0vrnrJH2v6HkuAIBUar1LdakGAOVmLBDIV2ybmVBFHpct1O6etQO/jCCfS4OwnXPJaa",
-	"G8iZcfInoKtsDP/uZFFhsBiZnxYtzMnIDe+ClUWwrZK+4qJR7GZdxwvdvWvUgfHpBFaqzLNzkoeFptVG",
-	"uCMnzmMkD2mQw6Sqekuvj3DT2IPEzK3sTEEb+Dq5Qa2mZn8QGqxCbqycQbXCJOYcuBIVeNJffPHaZYt8",
-	"8cW5k5E3gqs3C7FZmZlirbm7gLIouDSx9BHa7hUfHw1VfHQ7pnsYwrRDkPYFSAWXL19gOw+rVLvJrH40",
-	"ioCBVPKIetmk3oBL6uAXXzw5+eqLL+iCXSR5y9Ubbw3aJk+v2wU97mrE0Q59CDrJePHgfTKGFwalr3TO",
-	"UZ4vxGxuXNXEWuJJMBJgSZ+cAz4f1ZUrq8LZG7pluUCDVRRLrVADFnbunLOC2moLh6GdkezItcicgTNi",
-	"aHwrrr3LVVMrcv4QukCzBvrHdqCE6tXbmcBvXlprpsHdxTFz9vm6cSpKPQz15FUBOSsllV8iOk28gb4N",
-	"JLhDaKtoL8lPm+LbTo9PA6ceWMj5TcP2R3T2VFAU3D2h6cTn4ORpWSjIPo89/lAhYak31bku71zDMPHF",
-	"5l0UjVcEklppudEFJLLM8ySWqWU12ltpRUbGi1rpebJZNGrJJ53dxNBO/FUsq45YUpkJz4Rh13b6IfV3",
-	"8wxthDIU1s0K7dMweCx0N7P76eJh5IX6SDyMasp8ZGPWHzzsvjEFZ78aV9tG7z+Lb67pX1pvRnMXhnVM",
-	"2PSx/XEtmRPX8HnwR09bfocY9JGgnLpU1lirV3+tXqKs1j7EjpRbpTBKhOgDasSOT+tjvnK5Fdqopa5r",
-	"dlh4zTmXLpzKXnBdLrgPHxYG31ryDIahMCDLrYCx9vZIFzKPRo7qqxkTcjTe4Icv7XF8DujVplp/4NaH",
-	"xS28aGDdfWT34RXb0SpkH306tPoWLW65uOEdtp/zYPQ5zMwTy8PsPL3WsS5DWHhd7m0Iu2hWH4DXru06",
-	"WvbO0bdEkdixJEfEsCuOAlMhINELnWy0c2MurheGT87OIqDMBtmS69G+1hLsXXZF1eTYDgCSLbzvHgUX",
-	"mvrqu6tY+hZDVDtgVpIeQloJL5Da4+L1Qk/8s6gXVM87Q6edFZPAY0mVlCkVsrM3RGhR50bf6KSZjPBY",
-	"A1LE8pqnCv27tf7Wrt+93qfLNQX7UGgMuV/QFIjTC4l2vEnVrjvp0luu7CSfk5kg6qQkv0fD2OeoLyC4",
-	"eP2gQynwjcUPIfgupWe7L9I/9JAQWuv+1Qekfhm/De/bcx+/cY7Vn8P2qrqCRLHnKkfBEiM/6llWd0vK",
-	"8M3RPkpaxpZOfB1VaE/3aKHzIVrhtbvgdWSEfFwHhe9XtxXuf5cu6hqSpMHQT+cB1ICiTekCkaiROJJh",
-	"O+XLH1pRwdelyDOMr9RCG4YdcF37mhCCuRRLjj00fEopDOdCG1VghTWV61hORW64FX2u17762iONvr+o",
-	"UVRJR4ByNUbyYgCRHgW/dCw3o4YZSL7y9t1GhCRSdn1B4ovvsSWcX7kj/NhFQbtwUrKzwjUPocEZoHKq",
-	"Ciu+4TZjOUzeTvRtOmkEt2G8byH0zRp3HzzyrocWZmMmrb5jyeiCImhi2dOMq57D29inUVYuAWHQi32F",
-	"UTdCzs59ZK8LG0Dvz5Yo3ig4jkksPdKW2NIVnLcOLIFh8q51gu+TKJitQ0Rv8s5O9N4KsNoFISzzNcqF",
-	"PrC3I64XY4hoNXtE8XKBIieFKdeCdqErZpdiyKlG6F4hu5v+4YeLEP2EwaFVN8c9wkLvFzfZ3U3zjiGT",
-	"rQ6Yh0ZLVtv+OHGSnog+cvFyUchip4R2HzX3q9YwPsvkRqzG4QXJDaa2O0iRzJBHofmAUw6ad/y30OkG",
-	"C5der2uGgYWl4KHX2yMNCY6FzkOBZRwpGXzTeokqR9W45WHVjlaDmB4RDJceuQ3y34hs9bpuRKG0H0yA",
-	"cJv10CMKcoFbiaHRu6ZP/2jBUD/4fINCkp14cW3FqaEVHDBiCXtmjcbIWLnh2Z8pEpA6KyHPq/VtDAuK",
-	"pZDacBba6OJy0WkM9nb1OWZ7QFL1IknI47ZkM97XNKWLKdZAtCNAt7nLYNFPWVGsCTusWMZmMMQwNaxw",
-	"0xFRa9isEUy7vWkGUvDuiX1+l2sy1DWX/enQ4N2eQOBmQ8INLlqr7r79fd/CcPsIrcae5TUtz+4Ziw1Z",
-	"2WnBRA7DlGl+JOzYWhhx68ptqyn4Dotdi/m57wa6um717ajqL1pPNdnVl/Vdz0UthOke6Wm9DNvZrjJs",
-	"m4fXRguK1eW3QpXadw7qjPzGpj6fTdh3rXdTBzW/JFxX04qM/REatV+guDuvZpy44xOk7+qDo8YD06EY",
-	"aAYJYmMCQ+xUdw7JvyakMP3JKn6nTyETM2HVXORaOsJKz/i/olpTsVyyglvFSHOSTQq+ULc8c9qaS9ZJ",
-	"kCok4yCWULKV430+0puSaH3UNDwj0uQ7WGi7JMTf87p7u+Gk1bV+t6u6Wu9pZLIlKDf0W30Q7avemvFj",
-	"W7x857Mei1fVGO2PIiZ7Rr/WevM2DWL1tmgNuey4Vo2pEzuTRZkbsWSFObYU/cgqiEmlVTy7+jvJ+EvM",
-	"QmALnlHRrgSGSVoWORx9gwW9/vw/Qku3VN8moyiWvg3vU/hO/AWtT6cn0cnJCXZijeDH198c/YkcdmTB",
-	"KNTKZ8BTn9oLF5uZlwupYzlkcg2qyHgRwQajRypACSSRR/zIU5oIEsNm2v5PlCBq4WcESUMkSSjVwrtn",
-	"A8VCww2OjQm9pbyRaiXdEmNJXYirKmcwfHJyAol7bEKPoZeSzahoXtVHVHMrYRoyJyYXNNcvCSUtI0Wy",
-	"ZJby2Y9JoIA118dSRXB6fOIKKrrElhFaitSSTPiApfvQiUsHkMSSSCEjtwSmmzhdrZK14R9KSI0WuL+z",
-	"XGTUQdeuNTwpJJVcKJjUZPW78D6MW/+KvdOCVy+Q5UsnsQzht/Yp5/gd1toUC/rllPLk3QZ8joWjvc2c",
-	"GDXFcghVagyaLdWq0axXVIE3zX69j3ybXpfN7r6O5dBCDyx4MeNZ5O8sy+wf/nK8LVCtsL/0CGpqCnIa",
-	"uzwGWUnktNMMR714azpHP0vowNomZW63p6ZiwEFou0b7YF9f+t1VtnDAu/lUPrgY6LqN9/AZgtVHHgZ/",
-	"1fzmc0yppdOvmt26EluWcSCQHMKsfLYFKVPdvW+CBYOzWyfMYeMPRh7TIp1z7fwRDcPCKKrSIEHfiCUI",
-	"E5EwWU/pqy/F7tyogidwXeAcwsA1S2+qvAHToONj+NrOiJgey5blAl1aVlZ0tKqLAODrDZHwYTGnD2da",
-	"S3fyv/t2wv4osbRHHEdlvKppB0OCKHad89E2zIj6E44+OXB8noL7Z5xt5O/eYxVm7BilNtAKNDejX3MS",
-	"EgrZlIDkNO6O7COg5KNYtqR1FHi9ZcCVrCKBDTOi0cCHhuPCfpZUgapJqFzZKioZZb+YuAd8dKcj6NmW",
-	"BKOPoY9/mvSi3z5aP2hy0SdNF7qL6l8XYT5tLtArWsRnw7siUvswteIPPrYTKN31Aet0ye0Dk77NYqeL",
-	"8Iclp9alQG0JsDg7ltupSkdojoO7Gnnuj1SpG8Gjqqy7jOVlaeaqEP90FeXQkDCyOIQ1GRIM6UdWw67V",
-	"LR/Dc5bOcUI9VytNlSKxKWWE1q6I4rliSTq8q7iATUdLzWHYaDE68u2O7SjULbzPsfhv9kAeEA98N8we",
-	"PLD3EYHKs5qN3/XXJF4uZJqXma8x/duogmNavvDLly+oI+uQbo384HRvukMOQyDudXO4Zpm6C2xDQ+fQ",
-	"Hxs7SGi21uewCdFI8mOpxUzy7EhI7EgQgQ4VrNvdL9VKghamgQrQhQkwVEUUy1Laz92tEpTM1xFIhb3F",
-	"uDSC5cAMsDw/7+yUgHIYIW4sXdtbsoNmJN8+OXkMidtg1RI5Aqx8knNmYc6+lzIplbGoZCjjgjqJxBIx",
-	"N2cZRrdQoVPf2tcuwMVcYgoNZeyQZ0dDQr2ynERK/bISvPILj9BWVZd1spBg9g8+VdXsCd+6oj12iPGy",
-	"ELci5zOeubyTWBLs2BNwkY0u8hI981gy1J5uvzPo3/j648Rs7929OEK6KO1+UKL33YwxiSbnUwOqtByg",
-	"HeH94doF44ufPHqbfIXYALiXokaVXcgBwpAOr3n9o99lkHdVid+R3T76WhcZdhoEDxEd+mSAC+J8RApi",
-	"eRAtIPcVig+YEmzZCw5k/H2TbyWWVmkWKfN+JU01oX3VYi6zMbwKywi8GNvUuBBmYSzhJitipwKL7wca",
-	"8nCCRR8K1Bb9OxWT7f73APGPYcrxaIQWlCPfYHJbBlitl+r9C1Lu1dn3IUOE2k11e2A2dN78HZLkdmxo",
-	"PQH3npUivw/UslbsEKUwlxhDfVwT4D+XLPfSHE39SINr9gr4EAiJ0lomqF1X8u1z56xpwPYxu2Uip6JD",
-	"P5cKnc0Ghh09ci/gxys4PX0axfLZJZw+PhmdA7tG6RrNhyeQuGigSUCCJIJMTKe8CE99BQn1ol0IjaGs",
-	"SYSdNNG17hOn8Ykx/CDztZ3UnsCzS3/E6Eq/ViWWE/SVy1jIN3Y9cXG2s7NYJgWflTkzqlhPrkuZ5VW6",
-	"e1IPo8DDw1KWc1bMeAZSrc5R1M5mmFNiB8Xc61gmemlZT8FTVWQ8S1x9Y5RjkpQZPlPF+hziRk/feJBc",
-	"WI7LckZV8JmBTJFnC1J1axUB4U7pMSRC6nI6Fang0kzszTBcbpVv1ZmOxWOZXJfrSX3ihHKPlqy4cepU",
-	"WaRzpnmt+js2b/MsszvtqIt3/qVcN5t5f6zESY8K3d1DHSC38QGqvshdbVJDX+pWB9yrH+Dx6Zdfglmp",
-	"o5wbg0CW8XMLmqqAZ5eDPXrDN8fECL6g3pL/FTUFRL+dnTZ7+rd/anG/0Sa9p+qJA73MYfPnZkb8nZXZ",
-	"+ku5BtbgYDBkgNQNfGCSwzeoIRYiVIeppw6XNZ2kh+H0WjYvtSNUV99dQSiaMVWF/eIoZUv7NmBDdM8U",
-	"xpZFIhYkjg+YOZM15oH1J87OYBs7uKh1uqyV6PAriFzJvm3lOTpLWSB6Hy4nVt3d+wXafSuQF5xNLNEa",
-	"3OFltEsLqe/y7paY/LN6TP7TXSH5H0nodX3ot4u9gGrx9FdOvT7LMh7ECYOk50kFIr/nHY38qy08fmsG",
-	"VpMmbRpM2jYCVMfass7Dw2O/0YD0w8+UjT75fYGtAw9gnoliuJtTzwIDG1I/J6tmLBkVIKDCVtNSZp21",
-	"aVr89GMaQFwH6v4I+CvqTO262DvDfVV4akqFcPdtUx1L16d6DNhsRBifzG9V1+3B9n4BHdH2sXTt4qgX",
-	"vY+TpyU9oqb759CKyL+5Pp6yn8eLrOoujjHKbIWl6F0Atp/Z+ZGeEeIfvV4veQi2pjnpaBK/CKtn82IN",
-	"4S4xVPwylEtbL7k+hwQT77FxEcbh27/84SUwZLlW7tu3R+H7kX9ybhZ5Eks88jodWmbT5KL5lUoND5Uf",
-	"sNcDg3DedKJBKoqlXd2IfFUsVPCwu3qka12XhsnYvDV23fYU8T+/RPsHrs59wJyCsV0XBt+77g1YTsxq",
-	"wqdPISmlLpcUCD9Z8EywiV0F1lXGq8c6macnmC6B7zyOZUJXPDFKTXKrz1PmAXlhrLSL9gr8k0DxgprN",
-	"1etvYqaFfTCWoWoZl6nKhJyRKq+ydeMNBi+//gZ8YHuYxr9sdxka8Hl4vOFLQ/FeBc+ZEbccLEbDMKng",
-	"8AKSOE4glGU7xtNLQHOskadhpvAYx0mHG7G2gACC2ESOMO6RhsROWO+pVTNvxdIZtOhAQ8k88vKzFo5X",
-	"Q7rzx3Iq0mOc7z0xjuUVoTv27XpLwci+Y1sYPyMXEB6HBeUVLzismMCHLYERBoZkTY2lL6OSUE7LzyUv",
-	"qTMdCDnjGr25Uq0uIKGf3AJqmdOLfg8j9crflc78uiIJdDzU0c4TDqtatTCLjhz9GiuqVtolRPtr60u4",
-	"PT05e9JjJu6zxnxx/EVTHtmZ4rAph2why8xnO9lfo9BH0h7E2nCyR9YJXCxbFK5ByKJNIoZ+pl4yRhf5",
-	"8QwfDjx6ZDUX7Fm6h/5IpPigshedPbDQ0S9UKAjCBVwzDDrib00E3zkQi+Cvr7/7m4Wjl19/M9q3ea8T",
-	"i3Y2uAgE48GUhO0wVwe235k/8VJW8t2CG2bJEgwte7Z0FunPQ0aL90rUK36dzpk5dg1Oj26FFkbt8C7+",
-	"hR7+u3/2AQGqOdU2759v0Rp28FuLdqObCvsLG25rOcHbhw/csTtcezqnpGBtmar8FUWRrUQ24wZuOF9a",
-	"idG/YdQNl77AkDDo+rOPu9+dinJdqJXGiryqwBRQTQpq9VSoildVyaNiF6Lwq2x343b1i+thdc8aPbKX",
-	"OJUvTJi4YXymsCSfFdWW85U16jOMxvCDTAPMRS7pNrSirA4Fu1N7rdAulE6lM67ObXniRnX15PxAbE2H",
-	"kNZFe2+KsuOitGiVQxenAiFMBacI/bpTlucXG1uydIjnUy/8j+Eylv4mV3PlEj3csbcuDUgDQPsCKg2S",
-	"r/wFRqCNyHOgMqjXa4KBJS+OWJYV2KidGQ5okh0DojuFzbTwOfgBz05OaoWyEMQZBdSsmLbqV2NX2Arf",
-	"+WDdbXu/sFRm4i++kQFOKtKTdhHGqmF6p9PRrsSRqY/jciw4c6+3I//WURA3DGeLCxfJ7ALYGvg1hueb",
-	"MYDjZhDg084gQA+tIuvO7Wwhaw2hPWlpFNJrzPjlE8xeMrywo/3nIj3a6X2sLedTpzI3eVYfvwrIxSpS",
-	"7lLZL9qwbR+yZ/4h1YPDVinCIv/IsdjtwKSba/PQfZIr+uSxvdKpKxTDHiaeHQnf+Np3IBnD98pU8oOl",
-	"h08gcX9PPCbV6N1mfp28btO7T4pMhCtoo7H4lIup4dnvtPTT1GyC3iOHvtvzlHfakRpC2XCrSNaUl7wN",
-	"6Z5Ki90pT8tCmDWukAKFL0vLM3568/6N/bm49esvi3xwPpgbszw/PkbH/Fxpc/6nkz+dDN6/ef//AwAA",
-	"//8=",
+	"7L3rkhu5sSD8Khn8zhdi61SzLyON7e5w7LY1mvGsrRmFWmPHWZcOC10FknAXAQ6AaorWKGJ/7QPsQ+yD",
+	"nSfZQCaAurB4a13n8kMhNlmFSyIzkfd8M8jVfKEkl9YMLt4MNDcLJQ3HP55qrbT7kCtpubTuI1ssSpEz",
+	"K5Q8+adR0n1n8hmfM/y1KIT7iZXPtVpwbYUbacJKw5PBovHVmwEPg7e/zlXB3f+yKkt2U/LBhdUVTwZ2",
+	"teCDi4GxWsjp4G0yKFRuxpUu3cNrP84ErXbthzk3hk15728Lptl8r7npi7Uh3iYDzX+shObF4OIfcS7/",
+	"/Ks4kLr5J8/t2vMEkZ7H3G65ybVYONgOLgZXEvBhEBLsjAOXd7xUCw5mxjQvYCnsDE7uztxav2GWf6+f",
+	"KDkpRW4POs1/03wyuBj8fyc1jpzQr+akPeyfVLHqW+jLGQdV2RtVyQLcKKVgMucwZZYnwF+z3JYryN6k",
+	"tPl0cAHpILwwrl8YBzilgySV6eCOayOUpOfT6vT0izyvtObSQvjJfcnTwdsMhrRm+N6P+yQO+8KPepSA",
+	"0sCksjOuU5n7XUXwIqwjkIcZfpGBMO5nCUwCndXRKJV4rB5KDohXUw/rNp7fVEZIbsyLqqQvNiBdQIJk",
+	"kM+YlLzEh4Xlc9PAwPop/wXTmq3wLc2Z5cUVLmGi9JzZwcWgYJYfWzGPyNmiLL4o1WoeWEKcaxs6PKHF",
+	"vXRj9ayihRU9pFcIk5fKVJo/lQ4IReOpG6VKzmT7sRc8V7oQcvptsR+3iG++5K/tvq8sSrb6js372cVU",
+	"c27d574fRdGCd1WJog/Ut1ItS15M+bWqdM7b8G4jTMEXdrZl4UJaPuXajRpZ68497rnMBZuGRTSpG7+G",
+	"XDO3h0s4g0lNReAGAeWIXVgDhcorh1GOZjRnjVka614w2mF7FkeB1aJUrICJKLlkcw4M5kzfFmopx+47",
+	"R73u/7F/ziA0wT1qBsluMBjLbNWzwStY8hsjLB/jJsO4c3XHDfxY8YoX8F//+/8QCISc4h9ueytcERMI",
+	"F37H9Qo8b0GwLLgsNjxecxfDVgaWs9XRCK5wd2H65UwZDpmDVpZK3CRIFWC04haMde+GWSppRQmMxlAT",
+	"sDNmETbuMOgtXjjOlQy4rObuKvKvDpIB7XLgGAntceAuLVasBsmAVty4sdZvyDBgC47u1fq0BsmgdZiD",
+	"ZMAWAr+VFSvH1hFs3xz0OjGAjSjDWqBzKzcwrBbl+L/+1/91bN8hqKNCuQ+eeHFjx3Oda70mKRog8aQc",
+	"0S7QV7JRAlhnqCW72XAVdM+g+Y6cVpuEn7KcP1MFLzf9+FyrO1Fw3TxUVi5mbJAMbrh1/03ZfM56T2rO",
+	"Xr9Ut1w219mge7mJxdZ0Gabk/npA9kwf+yY0K2O5W/N80S8HWj5fcM1spZszy2p+Q0uySrbwd6IFl0Xp",
+	"sH6h1YQbg1KuowtmKvyAXLTspwalSuNkJTE97PauFsVht3cf7iF4G9gW8aB9x/lNNy629sE3cKQNv+b5",
+	"dkAfEbUNg4Yw0xY3em7EPuGgKdY0gbRGOcng9fFUHfsv50yyKR+hRPY3wZfNn4/FfKE0CWp4DQ3MUth8",
+	"dqOYLk7oTQQvvv1kxuyVNEuihwO0nlxJJ6CixD0WRS9ucpOzkgVZaevg69J2c4IHBuqxPK9TksPEoQcM",
+	"HRuDGz5Rmh+Nethfe+UsDysKNJGrsuS5HTt9giGwrWbSTLgeWzWeVXOGV8qciXIslRUTr2n0k4gW02mH",
+	"vUws1+PzMV0zY2Yd0iGSVIZrVAm4cdPe8tVS6WI8ZzZHvsqlow7Zd210CCRMm4T99THfmtnuhDc9CkOn",
+	"WK3G+BfCdn8urfmiXPXPxRzqPXAC1KJcXYKDxgqWM3e/MUB4w4yhTtJa1miQ7MNa1YLjeRHGEJWVymzg",
+	"sFVQow/BT+QRJIJwsJV2EJs7jgI5K0tzCf/iWsESdSrQldsXEhkvRoMuPgq5qOzYxmslckch7ZePeuVL",
+	"VdmD37HKOhlk/1e6HLi5zO4SOsPvtBB0uUfAlgabbTCPBsun09rBHv3ofOQ5297cMbzY5o9PGov9Wvsr",
+	"/r2yyh3Q6SPluLqveGnZfZZlvf64g6+0hdaeBbzw7OtgoCCvPYzw/u4kfmQLrCy5RoE30uGdMMIqfQnG",
+	"KncvKLnGQR4Y8BPDcM71lBcgpFUgLBGr+1HISsjp0Tqh4gXgPszZ679yOXXoc/74UTKYCxn+/qKHwwSp",
+	"sPHa2elp67WzPl115kW3xntfnLde+13frbAXZTyJV919SKMHo7v6ZvMROiBhiO+DVQHOHIZOp87m+XEG",
+	"okCY74BKw+7ZgMuj0z0AaqzmZBftGiEdlwBmgEmn40qnd7pHYcgMZFd5zhf2AhwlnODPx/RzBoXi5qhx",
+	"K0ULzwYD6kY6+qswPaY1BNf+pisc6bqaz5le9V3Ipspzbky/RQr5d59W09lKGCQJqwuv7ieyuo3iOs0L",
+	"bqrS3l9yDRtdN7wfbijc03r0vtW7fXScejcH6AQBNvcG7g+oiZid3HkuZPPbs2SXcXgN/TsG1QZNP3Yk",
+	"/d4NrN1DvofBtc3H1/jOofbY1pZ3MrGmsbYLrB2v9phaDpt7zl5/S28+Pv1srDKdC45ZVqrp6Gs2F+UB",
+	"BODfQwpoGXnm7LWYu/X8/uwPdPnSn2fJFvvPgTf9/djHFvIPzONw6u/amzq43tlLH4F2DFIRfk3g1e99",
+	"EENVGzI3ZcUXWkg7eklmoT2hEt8jqep+lq+3m278vws7+yqylg13/143fptJ7XqlMed2kWD7vd+yZu15",
+	"NX3D6ep/l5u/KgSX+aH6+lWU+oUJvlDmhyLBX1hAowt3QuAqaBSlMNYkYNnUgNIgCrOuFfiRx6Jos9ad",
+	"0sQa/xTmPYzi1nqINb0PQf9UqvyWF38jfepQxY4EljE7QP7SnHmffVfdWyXoi0MzC2fz2lbEJUglOSyZ",
+	"gam4Q4vP2rheI+xVUV7OeFQ8OhrkAwNLfpM7XbOpxuw0Ujemi3tKmgB5tRPYQRE4AOA3NMDYz76/vtA5",
+	"5j7UaO5ubZ7e3VTl7ZWeVtHp3r8Rkoy6RHpTlbfgGO0DAywMkjjFzGmJz548BzRCgQ+DGCJPPnF0cwQ0",
+	"1g1Hq+G8oZO11+bklwPhu8G4vUEZ2CjTb4LWc++hPGxRZOTdZHhnkwnPLe/BelYu2crA6QVIZWdCTpGA",
+	"CkdJK257DYchkGndvP96ITQ3B1G6kMbqChffz528Mbwl1zcWY9h8UfL9UTwceZ86fCsWC5pn77Gub8Wi",
+	"d6w1CY4tmXBy+jh3MoMDzSaHwVa13NRa7rpnOFeVtAlyrokoLdfAZAHVAqyCibjjQPvaxbbqqz1qnTV6",
+	"+fOvV9I6986BNo+vgYXx2HbICY7+R8+jx35fOa0qb3FP7oC8bHEgMTXIZUsQyqG4qqt+4xg5OnQlpZDT",
+	"C7zfvnn6Ek7YQuBmTnQlzckbev1tr8/j50IFGPjGCQf8hreHW9xHIN2Oc3FZ+yDfoaJpC/cQLIdawSuS",
+	"8tsYMlNLmDPphR8mgUurV3W8C4bJuOOCoVR2PMGoRFGYo14GftgF1pTGtvMN/1zfxfaEzRdMTA/1+5Li",
+	"ijJ4AeiDxTfNRSpT+RNMtJrDT+Bdne6Tgp9S+dPx8XH8554rNJtY+AmMZdrCcOrEL4qMJFkMw0pVZSHD",
+	"Jy/AiSMZ/ASZw/KiKnmRgZhAhgOMmcUISTbjrEiAl4ZD5pE5w/khvoZjxJc0Z+4H+CkQe+fppP4eFqwy",
+	"PPxfwDCjD2MC8gVUhuvsaMsANvhV3VqD1WDLgPjsODy4c+il0rdmwXKMtTKVWXBZbB0/vjCOT4dJ6pHJ",
+	"aQ8MvIU8WZ+LkDuOkYA7ODVxR1kIi+GuFuXDuZJ2Vq4AH4ScLZqL61tNApmQpppMRC4cLH6slGXuW3xg",
+	"nLPF2J/g+sIpFC5olV59iCplwXNB0IkMkAbw6+mgJjQxSOk2tiCKJj0Hk9Sj5UzmvIwfSpoulVmcPkOS",
+	"yuLvGTDtpAbJyhFcxRlzT7fhPAw4ALh9YiiCnCapLJ1kEXaOAdpMwtPR2ZePAF1WMRpayZwn7nTmyljI",
+	"NLN8vOB6PBeysjxzp46fklS6YYTEY1wKWajlJWTIG83IX1AZSTvRf2ciEfvFJVBwgrTSNKD7kdGaRvDU",
+	"7cPvCtSCSwOsx0kVaAj3Zb0G6OZL5TBrxSJ4tS6DnGktuHELDpaACG2CpvvmaOQO5OHD51rkfPTwYXtB",
+	"buKFN4ECQ4eTccifzxg6Ka3qEgYaMVKJTJKkNVquRnM3aUwab7MLYICBSNpfI25tzGP5iJ53+yDPl9u4",
+	"Qxxm+VTp1QWkAzM36cDRRcfth181tugoh09RaQsAQBo12QheusUu3N7dthZcw/Wza/CPw/Dsy1P45vrZ",
+	"8e9wxyy3XBtk2GePvyAUVBO3DSXdNjzULuF3p6lUGr78HRkEyErw2oLkvDDww5Pr4/OjxMHKLwSGZ4Fv",
+	"/BFOR6dn8MP1V0cXEL+1Clgqs38/y2D4w3UCT66OgEyUCfwef5U+ANZRjXGMpnV0mk/w/hLuhrbh+EZw",
+	"ZQglMVbEEJerz55ZwLfQ5MRM5CdzJfkK+S2X9tL7vT2BIu2bVHoO6n6TbuuI7M+JMTjhgcZQ2nNQgwFU",
+	"rB7HR9jSCw6KqWxjWs7cZCtgUybkhWdcwtLfMBQW0czJJMsZ107nAGOVI9kjCsXtsWuOxf18MWxf898v",
+	"zUTXFLviIvxISWt/fdJY5PrbVPWdwI93yTuOUm21DPUeoFcY+i0CvJUh1fylVm12ObXJou2nqd/sBeY9",
+	"7Jt1ZOh9MX8itLHjRvDD+8qI2KgF+B03lbkg1L/qzaxoSH/Nt5zgGrwGUdyMX8yFMaQUSjU2pPqPvVMo",
+	"GfRIbWRy6Aht7si6MtsgcSB6tU/ShBetDkTKjjyzAQe9MnB/gnHP/cv7xnY+TMLTmMvikMdxkYfnA8S9",
+	"dQZqLaOxgWQNZH30hWO8I5NZN0SgFD2oz7ptkCDkHSQte0XkmhtyNooD2UCfZThaIrphH/Ga7DKPxiXY",
+	"5QoNTO7SY+S7Lfh2eHrnomixutaGd4Vfej5hRtEMcIAf3r+L8ArvfysX1ab4qPGejK4pO2z1qYbn+vh2",
+	"x5guwcwN1E+1dIjEyYsoIk60mgd39bYlEpLiNBOGZsxeK4lD+gsKcgQW9EPpNFJMRy164tF6LpCmZ//L",
+	"PYIUemIbzveJbWgw121gvw7P7QxhjNhFWPGOqHUPh1vBLNs/nzSQQI8guH7FOtlud6BYhAuuZG9qxK2+",
+	"I7ieY2bCu4aFvTcl4N6E/O4C2A762Tngp6Mnd5yUtdRXtSBEuGwSfD9AXKWQmM6OwSH3jNLbKMYuGoFl",
+	"e+d9913Vizp9zF/WecgB66z/8KBNP/m9U7n8+/1RxIexK48YH49b1ct/uZ5qm89Q9rC8zNX4TgmUegz6",
+	"NOdmyhaL8Vn98bz++EX98dH+8WHNddwzTKybL/L0LhSo+MT5IjFV5D4resdUEcoS8dlg7waI3TE82yN2",
+	"ksF8YxiqzxUfszo8oSd1jX6kfAZbaQkLpm8xO57lM9CVNKBkuQJM+oPsP55eg6/roQpOxTyyViLdNnL0",
+	"zvArSunblmR3z7y231LRNqeizX2KcOW1qy5+bEb1eyZE7cipkTWuD5WGH3749qsjsov3+TFqC24j36Y3",
+	"g7Ih1Kzje2W4fmBqk3s/QoOPcjHAPD14QumjyhElWtc5Tfsk70Sy7QaNUdol0X+GcRR3Zyf4pcnIZu61",
+	"Kf8kJWXeGC7thnzSOkuorYW9Q5LPkz2z3dZQwi1zjDml/fFB4REz3/TAvcyVTTtvG+CGW5+pa9TEHvtH",
+	"m9rtQZaamFP3vuyZGLK7t7jjJKYXfNLHWYNEuXNhPYZSf9qvtmX1tcFK/tOJ0rV/c84KDnamVTWdYXDQ",
+	"JVE6+l2Z9I5Kn7vOC7jlfGFgGTIkfZgmlq/ZS4SmyiKtGDasXuKln3bWX3/q+4GOjQ9lRSOkCrCObhJC",
+	"jbjRNvEkHWrbbP1q0cfuTGQ8zHvlW+KbJFXSH9/GFw6Px94S29Yj6SjJ0UlL/swCtFrCMHjyz05PTy+p",
+	"lpgZW13J3E0QyvxwCXOlOSy55lDyiQVV2aOmwHOI40fwstgU/FhWcwnMAnLpVmS4+90tmbn7aDlTJQdh",
+	"dlx962FQark+cykkD3faRJQ+YGXGWcE13HAhp3C2W4BxQyd+c8nWi6NLMF2o9zP9bf6yjexq7PGxj7K1",
+	"WvZgiVPoHJypEhYMb0omb8GByAAzouD98WieltbHw6GoKBRFklBKRgEMmkEnibuA8hlGLoexdoI8kidu",
+	"JVJ3TdpN/58nix5w70vvRKqHhhP2En2wfb+L4LBLlFkTJHa/sDEbfvOV3CUl46MZL8G7ASnhBkOT6vPp",
+	"S1Y8680NrfMTz083X+hdg9tBV3QCpspnjrH8+9mjs8ePHz8+PTv/oivQ7nM3dlIvD0q2fLsvFh5oIe9B",
+	"PychPT9ck1wzOh0ertGLMjUXiIlcJZm1exIX7iH6vpvXfEtCd9zUzoSgT+MlCCjjzts8J4X3HdDmfaDM",
+	"Vjull6d64DVjZuwkkP6rUfLXdoy2mb4ykMZdXJDh71nMPMPAqgXB5B7qwH2Oq7GN1pr3Pcb3cYLvw9Pz",
+	"PlTYjTfNzrNYVwY/0B2ycyWbirnsDv/4oPeGO27vq+iv7ss2+2TWHXPu2e/efwnErWVLuLE/UDHLen1a",
+	"9C1vybQU8p1C7zpJ0N/GOKbvOuEbYVmNWff0BOFpvGuatD/Tv/DVR0je3bdCMN9QDM7wXHObQGZuj81d",
+	"Ph6NRtklmJlaSrKy+3J/aJPtKWph7BhDXd4lYGiL+5BPxOsNaTJ36vYd59Vqtyf3hSo3uCTx7bjGWtRo",
+	"Gi5a8Gktmo6kTwLZWpdgsShFXw1lxCfKV8Ig7GPygqCRCr9E9107vJ6DYRM+rZguQE0mvYErfFuZl7nP",
+	"TQ0sxSzULZdUaddt1pd+6eUrUtlN+U/+NW+G3205a8za74pxg3mVKj7WiSUCrGLpS5dhFPucM0lB4YuS",
+	"WYdgwZQdwn2MKH0k2A7bdM1qw/n5/XsQJh3I9ay4A5f92FkDk+7Dx7Bvw1Nfrv4eNUTb9e4xk9yBMxSm",
+	"nmg25+RB8QW/Qi6HsD3l396xz8PPsWNDt+sCtkdYw93N/Qgwh2O988AW4LZHzra1UMhg6IaeMsuPOhPR",
+	"+oOhLkyLJSGoq0K/TdENhTfNBZnQ6VnM+8CcnJ3m6M1w/Kzu4u6luU45mIbCKjvj0gqy7/o02yQkI1EM",
+	"7yXxLSrIgUzJh9K+20W8oezjLeXDTJQO9l534dzylXeX1Glf/i7ccqGvbxpjvBoZSAF/bvkKd+0Y4FSK",
+	"f3EQtr+Myc9bItiAt/cIkXQnsrcu70hjl+SNA/atL3jw7lPT472befoWuJk53qcodkjbcpzqgYFHp3+A",
+	"G1WsYgsaYlwsD9XH541OMtjeZSm5RnmsmAuZynnl6ByZW7CnFczQTfzAwDW31mkvaP0YwZNSuJMDU+kJ",
+	"ZiFazPMrFGa7aW71qi/nKzL3WKF5C1fvldUaXHsfBly/0Hci7aCad6i70pHgcjsGUVC9GgnNuh+jZomC",
+	"npQokiAWzFqu3VD/+Y/T4z+8evMoeftvfS/cp/BKo5DIdgjuW/qjF7IzJfl3lL1zGHI/fPiCS75kpRk9",
+	"fAg1M8ak7mYmLLOwqHQ+Y4ZfQrZgohh7H3loYwRcOm2C8hjpfffYCP7uC31R55Z85sQTNO/hgh8YyHwK",
+	"+RgTVcche7UxfSpbNkEafWicGFmwVSNv086iRIJ/YUV1Y91ToVnHgms/dSodFdFgyxmzeI2iD5NjVyuq",
+	"h6A5pm6YPfN5U1kn9EIrnxdtUT7JKh34VF1N4A+1EIaLsjKQLbgWqqC8nixJZfiCyyLDdi606LWMUccO",
+	"FmxFAtoNK7FXVqG4T4tVfoM+JRhBJSwsVVUWgFbYCLhmQv9RJ6/2Ii67Lq2fpRId0UaE2m7NQw5BEkrf",
+	"YgY98wm8NCAikBYOyzC5lZL8Z6rSo1ReNaoe1HuNiizl2RoryhJwUQaGbjIhp04aodn98t3rR6NUfttA",
+	"F0zzxbcr6dAVfneOM5sQSNhC9daeEJ9LzozDTy8ohWjlC6xHYStzEZ/JEgc2/FxXl8A5MxhKRXngF3Q8",
+	"uZLWCUNYjh/rrU3wqPDs/fRh3Bir4ua/ev4tvtOdKZVYyOIS2sQZIKP5pEIIc4G9l5as90LBZCbdH/f4",
+	"AcXmXvawr5e9SXUbMijrA16/XYipNcDGSmq45F677LKkZumAGdbG2w8QrUX220aax9lX22gFrEYJjyJL",
+	"VqNoVBiw20NuxR1v9Gvy2aKEj/uncIbB30307vKSnui3yFU8f8Y3IEfG5RD4hvsDcbNdEG5Xi3urQz11",
+	"xQLEwpb3rCsdrTStI04iKTWM1/1o3kHQPnB1FI3moaxhzg77Ea6SFmlGTbFibzNScwQESWOUD5301Vzw",
+	"p/LotiB4WOrXNtB9P5lwbT5qNMBmXh9qBI832u9LlbNS2P7XN/LzNtH31AzpjTdoD1eZ/rJbe7DY6V6q",
+	"ToeQ27Bo7DyO2CT2TTS+vofPJkShhdAeDe+P0i+8nSWqpE4xHiQD1IsxKM/D9U7w5YYb+/q9FQ6I4VZn",
+	"p0ldMjukFW6pON6sL9DGWrqNJkrzcBkxA0Ypif9TEvi976VmUYL2tN9efXeFxrcw6w8vn+wz4vbKBQ3V",
+	"ePiP07NXqB//dP6P0+MvXh1d/OP0+DF91asud6sctBf85z9fPHuGtg+/p0sS6usFAdoqSCchkVxNwNeq",
+	"gCFW5yugUYeHSuSYBZMG5qKQYjqzR5dwo+wsnIQktaKvV9n9d9rn3f+BOlOud+1dWb5BdPVdlbvZeNj+",
+	"ZFEypA78IzS7DH/P7LwMHibfinlRTHop5x65pKFlar/lHruAUmA31YPGOB7sLLpZ4G/AulqUYwfXq+P/",
+	"yY7/9erN+Xm/6WWd0/nen327pJajjY647XWLAjEpNgqM68eKUBg/7YvIerdq3ffUqUvYPtap/pqDVMvQ",
+	"xhUVNDnlBtNvhmQlVxK+efqyFYV9cNkiM2Pnj7/sKVbJX8P1n6+Ozx9/GTQUwq7D5NJ4vm0MTAZhMD9/",
+	"u2ViG8T7OSWJJu6ZbIsVh/JKC7ty7H/uyYkzzfVVRW1/UQxEdyx+XQNiZu2CxhByotZB+Tz4eV88vX4J",
+	"WlWWGzp7bJmDxx0aTmJNtRU1SndAFxrEfFHyOZeWEsGCbSKVz548x7raBoZOh1fYoAErgdmlCtZcc0T2",
+	"EOpU5+P7g1EYTVyxcbijrZO7s+wila2W52/S4HlMBwmkuG36hA5O+ohpY4O3bzOsiPcVz4XBjEoqH+aN",
+	"F0WVOxbKc7SLONSwF5A9//7a18klgGRg2a0vnBbzcIGZVP7H1bO/wjBr8qIVm5eZb5Bu4H9cf/8d9mt3",
+	"X1P79dFolA7eZpepzJ5fvXzy5+ZMJ29E8bY5HQbvI/1mFEA+xgczb6rDOm9A7XsxvJyO0I2No4ZTpMqi",
+	"EvhrS8XZwCjw+eRgOLMGC7DdcOCvuc6FU6qx6pxy/8XhiAmZjOIHTExP8Lwka3Qp9va+VqfibJ0JpZJi",
+	"+g0PsdhENmi3kpBdPX8+fvrd3/5YcMSJOe0d+7I1vHC3fAUYq+s9742nMbMQhtGUlsrMS0HZ0aV3JQoZ",
+	"cEEoSYYgK6y7LAfXNXHiOTVs/heD89Hp6BTZ9YJL9+PF4IvR6eiLAbXmRpKlw6VUzpM30er99sQb7okR",
+	"aDbnFhWef/RdOxnL7RgzMmPeI0IgdHskGhySRyDrdwlkyJYp/hS7KdMt1zLE12yTpARSNPt0hFfJYKFM",
+	"j5zzJGZoypCbyYjPKI219XHhfhNDOixf2vuO16X5zRHtSViTSkfKxDQw71nYC3j48Pz09OHD2jDq6/lT",
+	"LUpkWsE14i42hyBUrZHKWdLDailhwTVmBbhLjAFJ4TBnK1onXoHIIBO4oSKgYUhGi6U9ppJGz9x32QU8",
+	"Ov0CMq1KPpbKjllZqiVaRIMh2EOm1XccjZ1LreQU3IZBmFQ+Oj2FDL8bu++IqKh8kmkONGT0jreJ33CY",
+	"Vtw4Kr5ZgdUrN/wlMJlKcq0U2NdWkGcv8yjgf8ou8cdg+NPcqPKOF61Hw5fZJbBUNgDh82oMtzDVfOmm",
+	"n5PAyiScnf7/3mAuLBrrPBrQOlKZsRuFRaMKLSaex4X+AYLaB/gKq9wJyt7l0MZ2v64RXMlU+jWFaWQ3",
+	"h1mYcKJkwdTe0r4h+3j46PSRWyXBIJbEzsC96ctQxkvv26KmBu8DjDXEQ3yLl0BiwJu/Qv7pbZ41+R1k",
+	"yCjWY4d35D2v5aoXvcE8b7scAr8wCyUNzX1+enrQtnZVgPexqTjzupe6RfKODT+i6ftGjcs8wWAvevrs",
+	"oKe/OOjpRwc9/YdDnj47aCXnh4z9+AAINr29AdEbXN8TnaqsEQXvUF7k5hTi8vq4ZsODi4FjPDh+QzJy",
+	"y5pyxKk2idWtHgdJ9ybF6+7HiqMtyt930f5co+EnbofmLtMPRkZ1388NVOTB+3mRz8dBWgcWv/8EJF9y",
+	"YykeYBNK1kJPh83X4fQfh8k7bWK36Raf6g3K7Cos7YV0R92D75+9N4RtJYpsw1mUIEL+5ueFvp8lh6ae",
+	"FLGiA3a5YLU+u47zRBmjpRaWd9kxKqobeXJowTf40Iyt095wG7r8rAWEj4Mi3/BGxY+gfkHdgBGwN9sW",
+	"5thz+7aVzR1a5g5jIWqdIV+wjXHUSfhdOfBOfAsNiz+yLHwArrfsQL/h/G62OGMSzVHzprEtUME9mOIJ",
+	"FhNct+p8GGrotcG8oOpwnArHNYsFXyBFL7g2SrKESlUltVUugdBJG3RVcpMANXNOUslNzkrSmtGIoVRp",
+	"nJK9Aq1KThaTGbMj+Ctnd3y9iQf207EKe6IAw5CvWg/H9vw+EtO3q/BBlrjqBwZCP2qMSCNb8dW3TdZE",
+	"PSWEBZ95dHRJ/hnqthEKkyFUgmsjjN1cioEhk9h5I/ycSjRPPOpsqdb+0W4TOyER8yTDXDCvtFsgOfil",
+	"UqpQUsygqYkXWHepVIYXbSNFa6zWGuhpMnDjPUcmdUoy8kVyMvqLola1g0CI+UQWiQ5Gk8rsCoOzLzAl",
+	"7ARj8479mxeUwGTak2cwxAPzUabd4mup5K+FseYogazgpWUZDLHgHeWcYa9NbNGCdlfsm4UHmxVKcp9x",
+	"Y8j1hHti3nKH9vQbVayO3EZChtVwPffn6DKM1XjOt6Xkwc1KOxyl8kr611v+VczVuuFTJr35HPPSmF6R",
+	"WZ/eCOwFTwEb0JMx3C88tg9iZSnk1EfWuYMfYsE/+BfX6uiia5maMYxPpEYxs2rOJEy5JRs+utoImLhx",
+	"+tmjyVEClbSiJA+HyG+rBbqc3RpmaHIzhheXFHPJcgsFt0yUDWoDZm7JwUfxfhgYekwe6djZyGv1kV3g",
+	"z5epZDARrzGLZ1IZVnqPou/pClYtRH6Jm6jZie+zNoJrToB/8fTqq2dPwXBvWk0HX2Fd5UBdxu81HeDw",
+	"viBmyR+YsJk+UxzeoU9m7IPKB826jJ9CRnDzXyFwyE/fJeb2cO1b42tP5T4wl8yf7qYK5s8TyApmWfjJ",
+	"Lc//dNHhDZHoR6MREXYq16hxBNnrY2P4MbGXzLccRNKjzrtqQodL5B1dV8KgGbtkQpJVF52E7vRVjs18",
+	"vSl2zdXcnI48LRgwtgOezTq7CKNBMuBU3bZdq+5tsueIWCC3OxQCbP8x/Ck33leS73y9nelav0z5LG9f",
+	"bdGfHgSyI9em9I28PJdUExC/2WA3Pv348xN8rznmc8T2YAqYbzHRkGIKd+v4Jm943+DFhzydDv5oXUJG",
+	"n3QtGve0mq3NBp2gLuy7h+33jIIJ0z582+cWoAwTW2L6FpkkOUpWBtffGuP/hlv0JVRy8EndFbqSv+lj",
+	"O9HyBV8obQHdxuhX1JWE4ZTbsftrrCvZg3LUH3cfA4RvlnyQq7uFyW+c5vN2P/3OPbp1qtg2CCt9jluK",
+	"SCwAOg5BHI1v6ipf4ZvYRiMZVJLoeMyCW4Q8xo2HXh2gTWLxFPG64ZsPKuWzJ8/BcH3nO4JjeEwlSmwu",
+	"aYwwlkmnH7jfXzy9fklJo054xyu84bVvdOEPXT2Z02BxhmFGXcezNWc/JmQrTdFBrMT4GhSzMqC8Mu/c",
+	"HSNTyfDiykRhskvIhMzLquDj2GF3ggN1wZkdXUIlnYIsaTqmOTw6PR1B9oaVZZzPu//bEwL/sWJlKn0m",
+	"e15pTbV0K2lhiL791guNkgMn3Z/mwmCZyixxcpKQUwIg/khNP7PuKWcULsEsqmidmInsja8ylEAMEUkg",
+	"9LVOUumb0/23BKjDdQLEhd9Sm81W2IYP+grQe+gEwA4WZkepzMnWElz6K075Xyv0FaJq3nTmN6PE3NLP",
+	"w9IxJiSLcSvUMrTgWYLpicRJMlxtULgI4pTAGHaT1UmmFJhBADXcSTpZHTZDcUz0VgZDtjG+xgtEwsBS",
+	"C2u5dMdyPVNLEmlpXXTPkgHmEsSE9s+mmrslNQLPNkcMZb7Hp0N6CnK7gHTQjVZIB2+zEC7TUKfbADaO",
+	"wB408JZmwy6yV60TpoCrGNshjFdDg3Hi/PQ0IBo2C8cDJsOLG5gwFBsAk3ZMEW6+0SoGh7Abp6Kenzq9",
+	"TzkFPQxdZxYGUqVuwKnMiJs7ct7S2T5zsovSFhmKsH264YtKuvv7Zc2v37d26Ia/Clzu8wulINkJhl0W",
+	"giwzHKcvk3vkbtrz0/P3ujyfLN+3vucUSOCLlkfsvYzrWjKKDXIM5TcVZJP0dv4ZynpVlPLcDQLDJsdR",
+	"klOAGJnG4rlvFP+CmFZLOdtCRp40BKZ3ixp5zz0fnQrft4JGq8aDXAQfjKu0Wttt4CuN7m6/1viSBi89",
+	"LMSk04GkNIqEbSxO0RAV4gQn3hDejGt/YNx/aHqmO/jvKDogzoYiDFhBL3Nohhq2E2XdJKFmgbv58evY",
+	"+fHSexBwdxJueCqdUFAy6w3egIHtI/i7N347EcTJ3n5aDGnJjtqdxkUM5iBhzOeOBakC65307hqdblQ6",
+	"gko7XJCIIQytNmlG/mLeHbmshlnds5BeP8JNYzkGulkoxQpfT7rRqF7ISyV1epFYMcoXGPdN+F/6Wl8P",
+	"H154o/xaaZz1NjozZnylHF401YZUhvo6/pVQ3Qbq6jbdijzDWGQnlthx1yaWTXDqDnJdmszJiUdOgpZK",
+	"HuM5+eOIctjDh49O/xBkcK+mdRIz0q0ldygvw++iJbV6xSj8FAXYEXxrUVfMZxwdCFpMZ9aXqmiUDYte",
+	"SWzIUHLA55OmN8ernXDHSoEecqfiKHS5CTd3yZmWhuyYRKG9dYga4jvOiIWNOlWJ+mLDGi1qP4R42e5g",
+	"+7EjtmLv0e2XwC9eNmsXMfyFCGkhbqzm1MPYDVhpKFklqXkG8Wm6G+jbyIJ7ZLaa95L8tC6+7Qwxa9HU",
+	"BxZyftG4/RGjy2osivFlsWX45xBV1nGJUkDQVNxxiR4QlofYAOWTaAwMs9AqONiKvCKQNRoDHV1CJquy",
+	"zFKZu6vGhLAQsl+1GgeTk7TVCTgbwVWwf7REJsqbCd9gVAovhGU3aKxC5SNeaEcoQ2HXk6CLNPKJSr+f",
+	"vjuMwt4+0h1GHQE+sonktzvsF2hf2BDbF26vqLA7eiM9vT7n+15YJ0RNHzsAsCNz4ho+j/sx8JZfIQV9",
+	"JCxHEDev1qD+Or0EvW9D9JBvlcKobMkmpEbq+LRBrde+EoqxamGamh3Wo/Me0UuvsmtuqjkPyf7C4lsL",
+	"XsAwtnUK+a3+hvUFLtDIUX81ZUIerYcUPHfg+BzIq8u1fqOt90tbeNDA2ldFVw67P1nFWkGfjqy+QYtb",
+	"KW55j+3nIhp9DjPzpPIwO89G61ifISy+Lvc2hF22a0fDS1+iFy17FxjMRqmfqaTIp2Ff4DYWLoHMzE0G",
+	"tcBO5jjmEwlh+Oj8PAGqQyI7cj3a1zqCvfdyQ9AhcADv4q8rgNDU18+uUxlKrpJTZFqRHkJaCcVi0OLN",
+	"3IzDs6gX1M97Q6fP1b3jqaQ+mL6MZl9nb8NlQSljNLpUY1+aypeGy0JZF2iU2kC45Exikd6JipzVXFAg",
+	"foXQo7JwSaPwrTt/CjtbK87rw/G/gExIU00mIhcOuj9WyjJfrzaEtBm2QvfgTOQzXxHCk18qb3iuMNo1",
+	"UnZG8fJu0iyUO6OyKTPOCh9tFqPPKPWBEgXIN+TrNfzBLQyNjGOrmTSY0Zn1KVXXbpLPyYaR9LK5X6PV",
+	"7nNUZhBdgvLSo7HAcLeprXsbhcCyrY7SOvrsw2EozbHVkxiW8ctwDT4N0ewX2Fg0bq+OcaPrZKZKlHox",
+	"Dr5ZsOl+Keoe0B+rEom7cBohlXW9wJ4Gh2enu6qU4Ph4n+2JT1jZba2eaRhjYzONj+w98UeyHe9/lf7z",
+	"BpHk0QtB8ADqbd7ldJFJNFgcCdi9wu/3nRzJnujVZrV5jKBbiAXH9uyhOh0MZ8JYpbF5jypNKile1Rdf",
+	"osY+Dww6JpNWKItJAIV+zGvE6EFzFJ3mqVzPoWQg+TIYn1v5YtSz4ZLEl3l+jMXChHd69yRj+pxQn1xH",
+	"RmC44TFRssCaRu6aUT6/JpXD7PXY3OWtMGXKftTC3K4ohieEC4QKX4ZzyHyFKx9eiEG1mE+Qyg2Vlprl",
+	"AFv7tMpXjUEX+zXmIAg5vQh5jj6mgUJ9N+c0JtGrTTLzsXHMlo7gogOwDIbZmw4E32ZJtKnH/MbsjZvo",
+	"rZOuTeyrQbHOIc2xJ8sRMypoNXvkNPqGBZS02UhhhL4MRsqopfZzeyUwrjuvP1y+3CdMlaOpF+VqnyS5",
+	"d8si6yaQPb2jrPJ7JZDF3LHuKPvljtXb/jhZY4GJPvDZQ0ksiEm1MUMO0c9aw/gsS71gYd8gSK5dajtT",
+	"tryN9Dj2te7N1sIW7mg1xZ54N6uG1WIei+25gR4YyHAs9GwK7BBGpbHWTauoctBrOMEHVTvqeZ7Hsrs9",
+	"TQrdOhK/Qf4Lka1eNi08VAQB08H9ZgP2CO2TJ9QESkwEqFOPtlZti89tQp+vUUhyE89vnDg1dIIDhlNh",
+	"nPnRCHw6SfFHClPElZFYoCb22P8YF5RKIY3lLPavKUMU8Qiek80JWz5ldZv7jNyBCzblm/rx912KDRTt",
+	"iR5u7zK6G3KmsQwnlZ6wbApDjKGLVVk74b6WTVuRvtv7sSMH7584VLsoqTdH31zup0MjizdEKTe77Pck",
+	"1TUaB29/nxr57xqh0zWnuqHluT1j3XInO82ZKGGYM8OPhRvbCCvufCdXNQHqmN8Plx83ncD56eneEPF4",
+	"2hoq9mHwevO+0CnFXNj+kR43Ozqc7+rosA68LllQIDG/E6qitowbYIRvfD4x6YT1m7j5FdG6mtRs7Le4",
+	"rf2i2D282kHs/p4gfdccHNIeLx0K0GaQITVmMHw6Ovvy0QVk/56RwvR7p/idPYZCTIVTc/HWMgk2EcX/",
+	"FZWtT+WCae4UI8NJNtF8ru544bU1X7ogQ66QjaJYQqUn/N0XwtCppFAI6YYnxJpCc3TjloT0e9H0vbc8",
+	"yKaWgUIhGFIuA4/MtkQM03sfSvui0T9NvLDf2SaLV/j5t5KOe4fmRlzpGsQim+vKZSeN2rS91JnNq9KK",
+	"BdP2xHH0Y6cgNlKwn1z/jWT8BaZIsDkvqP5/BsMsr3QJx19jb4A//vcw5Sg3d9lRgs0j58pYeAzPxJ/Q",
+	"+nR2mpyenoJWS5PADy+/Pv79qNGdVatlqAc246zg+tIHjpbVXJpUDplcgdIF1wmsXfTIBSi7JQmEnwRO",
+	"k0Bm2dS4/4kTJB36xNzihkjia7gH33HkWGi4wbGxvFFIGaclphLLITUaJvjsb//YmB7Ljkbwkk2p/0YZ",
+	"tSvDnYRpyZyYXdJcP2VUwgk5kmOzVN3rhAQKWHFzIlUCZyenvjeLz7o5QkuRWpAJH7ALCHqYCQBZKokV",
+	"MnJLUGtSQpVa1oZ/KiENWuD+xkpR4LnhWuOTQlIBOs2kIavfZfBh3IVXqKNo/QJZvkzIb8aqI2oZvNLD",
+	"+vjxRbWEM6oa5jcQEkA8720n7KgJFoer83bQbKmWPqeZ/N+ijgpiLW3ngfF1FX1tL/91KocOe2DO9ZQX",
+	"STizonB/hMMJtkC1BMNW5ggaagreNNRMoKiInfaa4b5FsDZ0js1XQg/Vtjlz20fjkLEltN2gfbC3m7/v",
+	"Zri95jAO+Klrx4fbjVjchnuGcPVBwMGf9X3zORYYIuhHyTEUHHYXByLJIZdVSAUhZaq/Rkm0YHB254U5",
+	"7CnPyGOq8xk33h/RMiwcJXWOJphbsQBhfUGIZr5hcylu51ZpnsGNxjmEhRuW39ZJDbbFx0fwlZsRKT2V",
+	"HcsFUFkME3hVHwPA11si4YelnE0001m6l//9t2P2W8HZPeI4auNVQzsYEkaxm5IfbaOMZHM21CdHjs9T",
+	"cP+MU6HC2QeqwnQiq9QaWYHh9ujnnCGFQjZlR3mNuyc1CigzKpUdaR0F3mAZ8AV8SWDDdG008KHhWLvP",
+	"kurxthmVjxqkArrui7F/IISeeoZebMl++hj6+KfJffrlk/UvoMHOhlym+6j+TRHm0yYqvaBFfDZ3V0Jq",
+	"H+Z9/HaP7VGsEY8PWK9Lbh+cvOWrzS7C7xdcUsUF6nCKbfyw+Ghd18Jw37yPAuDpj1ypW8GTukOkTOVV",
+	"ZWdKi3/5+tpoSDhyNIQFIzLMN8Crht2ou9Bn7hZbn6qlobr5mk/EayzAxxOK50ol6fC+HETJDHachKGv",
+	"+Ue9t4+S0GnSGjA813yjY/EvDiAfkA7+wlfbwmzdeSSgyqJh49f8Tt2Gu9zXTSx+SSV6bMcXfvX8Wyr2",
+	"OKRTIz84nZvpkcMQiTe6OV4Q2zR9aJsE89AitOTFZrSGrcwFrGM0svxUGjGVvDgWEpubJmBiPx/spxkm",
+	"8R0ujbAtUoA+SoCh0kkqK+k+93ddVbJcJSAV5mtwaQUrgVmgKpg9TVdRDiPCTaUjJDT3TTBoHeVbzOLw",
+	"G6xLXyaAZVlKzhzOufd8U8u5kJYyLqgpcSqRcktWYHQLtX0AT3duAT7mEvN7KJ2IPDsGMmq77yVSavqZ",
+	"4ZFfBoJ2qrpssoUMU5OydivR+K2vKOSGGC20uBMln3LsDYErJdxxEPCRjT7yEj3zWDTRQXezM+gvfPVx",
+	"Yrb7W5//HUs2Entwm5goh3Uzh11Ckonj0heExCSakk8sqMrdAN0I7zWzooPcLqb1wj3TtTTii588ept8",
+	"he58NnPUpLYLeUQYEvDax3/0qwzyrvuSeba7ib82RYadBsFDRIdNMsAl3XzEClJ5EC8g9xWKD5iv7K4X",
+	"HMiG8ybfSiqd0ixyFvxKhjrkhB4uXBYjeBGXEe9i7HjtQ5iFdYybrIi9Ciy+H3nIhxMsNlcXjYv+lYrJ",
+	"bv97oPjHMOUEMkILyjE517ZngD13T37nH3zXapmUcYpbKDkz/SUwP2SIUGM32wThAJhfI0vuxoY2s4Pf",
+	"sYzld5FbNioxohQWSlAvtMi5L50epDma+kGdDowPgZAorRWCOv/XRaBbuH3C7pgoqSLSj5VCZ7OF4ZnP",
+	"O4Y/wuno9Ax+uP7qEn64hrOzx0kqn1zB2RenRxfAboyv6o0eex8NNI5EkCVQiMmE6/jUHyDD5TVLtt8o",
+	"O0PXesjqxidG8L0sV25SB4EnVwHE6Eq/URXWOgxl1VjMN8aAXI2C2KPz81Rmmk+rklmlV+ObShZlnYuf",
+	"NcMoEHhYZ3PG9JQXINXyAkXtYoo5JW5QzOFOZYYJ1yPNc6WLuri5b7nOLJ8qvbqAdICg9jng6SC7dDcu",
+	"Kxn1BGMWCkWeLcjVnVMEhIdSfwK3W26db9WbjsVTmd1Uq3Fz4oxyjxZM33p1qtL5jBne6IXlNIK6pnhv",
+	"2lHf3fmnatXgGB8xcTKQwjoNud14RO7Sg8dpM1gP+UwGHm96+q5cfw9fnH35JdilOi65tYhkBb9wqKk0",
+	"PLnqiwdoHsD6mBjBF9Vb8r+ipoDkN9jVgr41eL30Ty3uN1FhU0kWj3qFp+bPzYz4K6sB9qdqBax1g8GQ",
+	"+XISITDJ0xs0CAsJqsfU08TLhk6y4cLZaNm8Mp5RXT+7hljRY6K0++I4Zwv3NpQqZ2W4FEbuikQqyPw9",
+	"gG0T6ssD60+cn8O26+CytgM164eEFSS+nuC22iG9pSyQvA+XEwNZH9KOZ1N5dM3Z2DGtwT1eRru0kOY+",
+	"726JyT9vxuQ/3hWS/5GE3u+dsGJ2iL2AavHkZ869PssyHnQTRkkvsAok/nB3tPKvttzxWzOw2jxp3WDS",
+	"tRGgOtaVdT48Pm42GpB++Jleo49+XWjr0QNYuEQx3M2rZ/ECG1J3W6dmLBgVIKCqW5NKFr21aTr36cc0",
+	"gFSLUrHCbI6Av7aK3DYYse0N93VVrAlV6S35mEby3oQ507eFWsoxBcPH3tqpNKrSOTcjwNaLwoZkfqe6",
+	"bg+2DwvoibZPpW+eXXLp8/xR28ElPTD47AV0IvJvb04m7MfRHEuSKR1jlNkS6+T7AOwws/cjPSHCP365",
+	"WvAYbE1zEmiysAinZ3O9gniW1P0p1nJbLbi5gAwT77GNK8bhu78C8DIYstIo/+3r4/j9UXhyZudllkoE",
+	"eZMPLYpJdtn+SuWWx8oP2IiCQYQ3QTRKRal0qzsiXxWLFTzcrh6YRg/aYTayr61bt4Mi/heW6P7A1fkP",
+	"mFMwcuvC4HvfWoKaVxp4dPYYskqaakGB8OM5LwQbu1Vg0Wc8eizieXaK6RL4zhepzOiIx1apcen0eco8",
+	"IC+Mk3bRXoF/EipeUuvtZnFQzLRwD6YyVi3jMleFkFNS5VWxar3B4PlXX0MIbI/ThJfdLmM78oCPt3xh",
+	"Kd5L85Jhcx9H0TDMajy8hCxNM4hl2U4QehkYjgX8DEwVgnGU9bgRGwuIKIgttYniHhjI3ITNDsMN81Yq",
+	"vUGLABrr+ZGXn3VovB7Swx/LqchAcaExxiiV10Tu2MX4NQUjh/7VcfyCXEAIDofKS645LJnAhx2DERaG",
+	"ZE1NZSijklFOy48Vr3xfLCGn3KA3V6rlJWT0k19AI3N6vtnD+AMuf1c688uaJRB4qL93YBxOtepQFoEc",
+	"/RpLKqXaJ0SHY9uUcHt2ev5og5l4kzXm4cnDtjyyM8VhXQ7ZwpZZyHZyvyaxq74DxMpyskc2GVwqOxyu",
+	"xciSdSaGfqaNbIwO8uMZPjx6bJDVfLBn5R/6LZHivcpeBHtgsb95rFAQhQu4YRh0xF/bBJ55FEvgzy+f",
+	"/dXh0fOvvu6RvYgZjZZaWF6rDV4s2tl9IzKMD6YkbMe5JrL9yvyJV7KW7+bcMseWsOsm8lnkPx8yWnyj",
+	"RL3kN/mM2ZObUuW3vDi+E0ZYtcO7+Cd6+G/h2Q/ZB7M11Tbvn98BxB380qLd6KTi/uKGu1pO9PbhA/ds",
+	"XdedzispWFumLn9FUWRLUUy5hVvOF05iDG9YdctlKDAkLLr+3OP+d6+i3Gi1NFiRV2lMATWkoNZPxap4",
+	"dZU8KnYhdFgl5tXWFeeGvrhyM6yuWdGLqmMksTBh5ocJmcKSfFZUWy5U1mjOcDSC72UecS7xSbexMX8N",
+	"FMNlESuEuoUSVHrj6vyWx35UX08uDMRWBIS8KdoHU1RoWD13yqGPU4EYpoJTSAVzVXAq93e5tiXHh3g5",
+	"CcL/CK5SGU5yOVM+0cODvXNoQBoA2hdQaZB8GQ4wAWNFWQKVQb1ZEQ4suD5mRaG5MaCZ5YAm2REguVPY",
+	"TIeeW22L60JZiOKMAmqWzDj1q7UrNQEmvQ/Wn3bwC0tlx+HgWxngpCI96hZhdM9P3C76nY5uJZ5NfRyX",
+	"o+bMv96N/FslUdywnM0vfSSzD2Br0dcInq7HAI7aQYCPe4MAA7aKoj+3s0OsDYIOrKVVSK8145ePMHvJ",
+	"cu1G+895frzT+9hYzqdOZW7fWZvuq0hcrGblPpX9sovb7iFq4Xz2iVYp4iJ/y7HY7cCkk+veofskV2yS",
+	"x/ZKp65JDBushOtIhMbsoT3KCL5TtpYfHD98BJn/exwoqcHv1vPr5E2X331SYiJaQRuNo6dSTCwvfqWl",
+	"nyZ2HfUeePLdnqe8047UEsqGW0WytrwUbEjvqLS4nfK80sKucIUUKHxVuTvjH6/evnI/67uw/kqXg4vB",
+	"zNrFxckJOuZnytiL35/+/nTw9tXb/xcAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -316,6 +316,19 @@ type PhoneNumber struct {
 	Status              string
 	CreatedAt           time.Time
 	ReleasedAt          *time.Time
+	PaidThrough         time.Time
+	ReleaseReason       *string
+	RenewalFailedAt     *time.Time
+}
+
+type PhoneNumberRenewal struct {
+	ID            uuid.UUID
+	WorkspaceID   uuid.UUID
+	PhoneNumberID uuid.UUID
+	PeriodStart   time.Time
+	PeriodEnd     time.Time
+	Credits       int
+	CreatedAt     time.Time
 }
 
 type Recording struct {

@@ -14,7 +14,7 @@ import (
 const insertPhoneNumber = `-- name: InsertPhoneNumber :one
 INSERT INTO phone_numbers (workspace_id, e164, country, provider_sid, monthly_price_credits)
 VALUES ($1, $2, $3, $4, $5)
-RETURNING id, workspace_id, e164, country, provider_sid, monthly_price_credits, status, created_at, released_at
+RETURNING id, workspace_id, e164, country, provider_sid, monthly_price_credits, status, created_at, released_at, paid_through, release_reason, renewal_failed_at
 `
 
 type InsertPhoneNumberParams struct {
@@ -44,12 +44,15 @@ func (q *Queries) InsertPhoneNumber(ctx context.Context, db DBTX, arg InsertPhon
 		&i.Status,
 		&i.CreatedAt,
 		&i.ReleasedAt,
+		&i.PaidThrough,
+		&i.ReleaseReason,
+		&i.RenewalFailedAt,
 	)
 	return i, err
 }
 
 const listPhoneNumbers = `-- name: ListPhoneNumbers :many
-SELECT id, workspace_id, e164, country, provider_sid, monthly_price_credits, status, created_at, released_at FROM phone_numbers WHERE workspace_id = $1
+SELECT id, workspace_id, e164, country, provider_sid, monthly_price_credits, status, created_at, released_at, paid_through, release_reason, renewal_failed_at FROM phone_numbers WHERE workspace_id = $1
   AND ($2::text IS NULL OR status = $2::text)
 ORDER BY created_at DESC, id DESC
 `
@@ -78,6 +81,9 @@ func (q *Queries) ListPhoneNumbers(ctx context.Context, db DBTX, arg ListPhoneNu
 			&i.Status,
 			&i.CreatedAt,
 			&i.ReleasedAt,
+			&i.PaidThrough,
+			&i.ReleaseReason,
+			&i.RenewalFailedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -90,7 +96,7 @@ func (q *Queries) ListPhoneNumbers(ctx context.Context, db DBTX, arg ListPhoneNu
 }
 
 const phoneNumberByID = `-- name: PhoneNumberByID :one
-SELECT id, workspace_id, e164, country, provider_sid, monthly_price_credits, status, created_at, released_at FROM phone_numbers WHERE workspace_id = $1 AND id = $2
+SELECT id, workspace_id, e164, country, provider_sid, monthly_price_credits, status, created_at, released_at, paid_through, release_reason, renewal_failed_at FROM phone_numbers WHERE workspace_id = $1 AND id = $2
 `
 
 type PhoneNumberByIDParams struct {
@@ -111,14 +117,17 @@ func (q *Queries) PhoneNumberByID(ctx context.Context, db DBTX, arg PhoneNumberB
 		&i.Status,
 		&i.CreatedAt,
 		&i.ReleasedAt,
+		&i.PaidThrough,
+		&i.ReleaseReason,
+		&i.RenewalFailedAt,
 	)
 	return i, err
 }
 
 const releasePhoneNumber = `-- name: ReleasePhoneNumber :one
-UPDATE phone_numbers SET status = 'released', released_at = now()
+UPDATE phone_numbers SET status = 'released', released_at = now(), release_reason = 'user'
 WHERE workspace_id = $1 AND id = $2 AND status = 'active'
-RETURNING id, workspace_id, e164, country, provider_sid, monthly_price_credits, status, created_at, released_at
+RETURNING id, workspace_id, e164, country, provider_sid, monthly_price_credits, status, created_at, released_at, paid_through, release_reason, renewal_failed_at
 `
 
 type ReleasePhoneNumberParams struct {
@@ -139,6 +148,9 @@ func (q *Queries) ReleasePhoneNumber(ctx context.Context, db DBTX, arg ReleasePh
 		&i.Status,
 		&i.CreatedAt,
 		&i.ReleasedAt,
+		&i.PaidThrough,
+		&i.ReleaseReason,
+		&i.RenewalFailedAt,
 	)
 	return i, err
 }

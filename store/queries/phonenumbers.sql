@@ -12,6 +12,6 @@ SELECT * FROM phone_numbers WHERE workspace_id = @workspace_id
 ORDER BY created_at DESC, id DESC;
 
 -- name: ReleasePhoneNumber :one
-UPDATE phone_numbers SET status = 'released', released_at = now()
+UPDATE phone_numbers SET status = 'released', released_at = now(), release_reason = 'user'
 WHERE workspace_id = @workspace_id AND id = @id AND status = 'active'
 RETURNING *;
