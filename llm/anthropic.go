@@ -49,7 +49,12 @@ func (c *anthropicClient) Generate(ctx context.Context, req Request, onDelta fun
 	// The SDK's NewStreaming, with the events decoded into anthropicEvent (see there): the
 	// same request, path, headers and error handling, through the SDK's client and stream.
 	var raw *http.Response
-	err := c.client.Post(ctx, "v1/messages", anthropicParams(req), &raw, option.WithJSONSet("stream", true))
+	var err error
+	if body, ok := anthropicBody(req); ok {
+		err = c.client.Post(ctx, "v1/messages", body, &raw)
+	} else {
+		err = c.client.Post(ctx, "v1/messages", anthropicParams(req), &raw, option.WithJSONSet("stream", true))
+	}
 	stream := ssestream.NewStream[anthropicEvent](ssestream.NewDecoder(raw), err)
 	defer stream.Close()
 

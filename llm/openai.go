@@ -51,7 +51,12 @@ func (c *openaiClient) Generate(ctx context.Context, req Request, onDelta func(s
 	// The SDK's NewStreaming, with the chunks decoded into openaiChunk (see there): the same
 	// request, path, headers and error handling, through the SDK's client and stream.
 	var raw *http.Response
-	err := c.client.Post(ctx, "chat/completions", openaiParams(req), &raw, option.WithJSONSet("stream", true))
+	var err error
+	if body, ok := openaiBody(req); ok {
+		err = c.client.Post(ctx, "chat/completions", body, &raw)
+	} else {
+		err = c.client.Post(ctx, "chat/completions", openaiParams(req), &raw, option.WithJSONSet("stream", true))
+	}
 	stream := ssestream.NewStream[openaiChunk](ssestream.NewDecoder(raw), err)
 	defer stream.Close()
 

@@ -182,3 +182,71 @@ func TestOpenAIChunkMatchesTheSDK(t *testing.T) {
 		require.Equal(t, sdkAcc.result(), leanAcc.result(), name)
 	}
 }
+
+// The bodies the adapters send are the SDKs' encoding of the same parameters, plus the
+// "stream":true their NewStreaming adds.
+func TestBodiesEncodeAsTheSDKDoes(t *testing.T) {
+	t.Parallel()
+	temp, hot, tiny := 0.7, 1.6, 1e-9
+	tools := []Tool{
+		{Name: "lookup", Description: "Find a <thing> & more.", Parameters: json.RawMessage(`{"type":"object", "properties":{"q":{"type":"string","description":"what \"it\" is"}},"required":["q"],"additionalProperties":false}`)},
+		{Name: "noargs", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)},
+		{Name: "empty"},
+	}
+	odd := "tab\there, newline\n, quote \" backslash \\ nul \x00 bell \x07 <b>&amp; é 😀 \u2028 \u2029 bad \xff\xfe end"
+	reqs := map[string]Request{
+		"minimal": {Model: "m", Messages: []Message{{Role: RoleUser, Text: "Say hello."}}},
+		"system, temperature, max tokens, tools": {Model: "m", System: "You are " + odd, Temperature: &temp, MaxTokens: 77,
+			Messages: []Message{{Role: RoleUser, Text: odd}}, Tools: tools},
+		"clamped temperature": {Model: "m", Temperature: &hot, Messages: []Message{{Role: RoleUser, Text: "hi"}}},
+		"tiny temperature":    {Model: "m", Temperature: &tiny, Messages: []Message{{Role: RoleUser, Text: "hi"}}},
+		"a tool round trip": {Model: "m", Tools: tools[:1], Messages: []Message{
+			{Role: RoleUser, Text: "look it up"},
+			{Role: RoleAssistant, Text: "Looking.", ToolCalls: []ToolCall{
+				{ID: "c1", Name: "lookup", Arguments: json.RawMessage(`{"q": "a <b>", "n": [1, 2.5e3]}`)},
+				{ID: "c2", Name: "noargs"},
+			}},
+			{Role: RoleTool, ToolResults: []ToolResult{
+				{CallID: "c1", Content: `{"found":true}`},
+				{CallID: "c2", Content: "failed: " + odd, IsError: true},
+				{CallID: "c3", IsError: true},
+				{CallID: "c4"},
+			}},
+			{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "c5", Name: "lookup", Arguments: json.RawMessage(`{}`)}}},
+			{Role: RoleTool, ToolResults: []ToolResult{{CallID: "c5", Content: "ok"}}},
+			{Role: RoleAssistant, Text: "Done."},
+			{Role: RoleUser, Text: "thanks"},
+		}},
+		"history starting with the assistant": {Model: "m", Messages: []Message{
+			{Role: RoleAssistant, Text: "Hello, I am the agent."},
+			{Role: RoleAssistant, Text: "This call is recorded."},
+			{Role: RoleAssistant},
+			{Role: RoleUser, Text: "hi"},
+		}},
+	}
+	for name, req := range reqs {
+		got, ok := anthropicBody(req)
+		require.True(t, ok, name)
+		p := anthropicParams(req)
+		want, err := p.MarshalJSON()
+		require.NoError(t, err, name)
+		require.JSONEq(t, withStream(t, want), string(got), "anthropic: "+name)
+		require.True(t, json.Valid(got), name)
+
+		got, ok = openaiBody(req)
+		require.True(t, ok, name)
+		o := openaiParams(req)
+		want, err = o.MarshalJSON()
+		require.NoError(t, err, name)
+		require.JSONEq(t, withStream(t, want), string(got), "openai: "+name)
+	}
+}
+
+func withStream(t *testing.T, body []byte) string {
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(body, &m))
+	m["stream"] = true
+	out, err := json.Marshal(m)
+	require.NoError(t, err)
+	return string(out)
+}
