@@ -21,14 +21,21 @@ import (
 // anthropicToolJSON and openaiToolJSON keep each tool as the SDK encodes it (see toolCache).
 var (
 	anthropicToolJSON = toolCache[json.RawMessage]{encode: func(t Tool) (json.RawMessage, bool) {
-		raw, err := anthropicTool(t).MarshalJSON()
-		return raw, err == nil
+		return compactTool(anthropicTool(t).MarshalJSON())
 	}}
 	openaiToolJSON = toolCache[json.RawMessage]{encode: func(t Tool) (json.RawMessage, bool) {
-		raw, err := openaiTool(t).MarshalJSON()
-		return raw, err == nil
+		return compactTool(openaiTool(t).MarshalJSON())
 	}}
 )
+
+// compactTool keeps the SDK's bytes without the whitespace a schema brought along, so that
+// a turn copies them as they are.
+func compactTool(raw []byte, err error) (json.RawMessage, bool) {
+	if err != nil {
+		return nil, false
+	}
+	return appendCompact(nil, raw), true
+}
 
 // bodySize estimates a request's encoded size, so that the buffer grows once at most.
 func bodySize(req Request) int {
