@@ -74,6 +74,11 @@ func (a *anthropicAccumulator) add(e *anthropicEvent) error {
 		*a = anthropicAccumulator{}
 		if e.Message != nil {
 			a.blocks = e.Message.Content
+			for i := range a.blocks {
+				if string(a.blocks[i].Input) == "null" {
+					a.blocks[i].Input = nil
+				}
+			}
 			a.stopReason = e.Message.StopReason
 			a.usage.Usage = e.Message.Usage
 		}
@@ -97,6 +102,9 @@ func (a *anthropicAccumulator) add(e *anthropicEvent) error {
 		var b anthropicBlock
 		if e.ContentBlock != nil {
 			b = *e.ContentBlock
+		}
+		if string(b.Input) == "null" {
+			b.Input = nil // the SDK reads a null input as none
 		}
 		a.blocks = append(a.blocks, b)
 	case "content_block_delta":

@@ -188,27 +188,33 @@ type openaiCall struct {
 // the chunks' payloads are decoded into this type, by the SDK's own ssestream.Stream
 // (TestOpenAIChunkMatchesTheSDK holds the two together).
 type openaiChunk struct {
-	Choices []struct {
-		Index int64 `json:"index"`
-		Delta struct {
-			Content   string                `json:"content"`
-			ToolCalls []openaiToolCallDelta `json:"tool_calls"`
-		} `json:"delta"`
-		FinishReason string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage *struct {
-		PromptTokens     int64 `json:"prompt_tokens"`
-		CompletionTokens int64 `json:"completion_tokens"`
-	} `json:"usage"`
+	Choices []openaiChoice `json:"choices"`
+	Usage   *openaiUsage   `json:"usage"`
+}
+
+type openaiChoice struct {
+	Index int64 `json:"index"`
+	Delta struct {
+		Content   string                `json:"content"`
+		ToolCalls []openaiToolCallDelta `json:"tool_calls"`
+	} `json:"delta"`
+	FinishReason string `json:"finish_reason"`
+}
+
+type openaiUsage struct {
+	PromptTokens     int64 `json:"prompt_tokens"`
+	CompletionTokens int64 `json:"completion_tokens"`
 }
 
 type openaiToolCallDelta struct {
-	Index    int64  `json:"index"`
-	ID       string `json:"id"`
-	Function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	} `json:"function"`
+	Index    int64               `json:"index"`
+	ID       string              `json:"id"`
+	Function openaiFunctionDelta `json:"function"`
+}
+
+type openaiFunctionDelta struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
 }
 
 // add takes one chunk and returns its text delta.

@@ -83,6 +83,13 @@ func TestAnthropicAccumulatorMatchesTheSDK(t *testing.T) {
 			`{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":2}}`,
 			`{"type":"message_stop"}`,
 		},
+		"nulls and escapes": {
+			`{"type":"message_start","message":{"id":"msg_1","content":[{"type":"text","text":"pre\u00e9\n"}],"stop_reason":"end_turn","usage":{"input_tokens":2,"output_tokens":null}}}`,
+			`{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"t\"1","name":"n","input":null}}`,
+			`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a\\b \ud83d\ude00"}}`,
+			`{"type":"message_delta","delta":{"stop_reason":null},"usage":{"input_tokens":null,"output_tokens":3,"cache_creation_input_tokens":5}}`,
+			`{"type":"message_stop"}`,
+		},
 		"a block out of order": {
 			start,
 			`{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}`,
@@ -163,6 +170,11 @@ func TestOpenAIChunkMatchesTheSDK(t *testing.T) {
 			`{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_2","type":"function","function":{"name":"other","arguments":"{}"}}]},"finish_reason":null}]}`,
 			`{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"a\"}"}}]},"finish_reason":null}]}`,
 			`{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7}}`,
+		},
+		"nulls and escapes": {
+			`{"id":"c1","choices":[{"index":0,"delta":{"content":"\u00e9\n\"q\" \ud83d\ude00","tool_calls":null},"finish_reason":null}],"usage":null}`,
+			`{"id":"c1","choices":null,"usage":{"prompt_tokens":1,"completion_tokens":null}}`,
+			`{"id":"c1","choices":[{"index":0,"delta":null,"finish_reason":"stop"}]}`,
 		},
 		"other choices ignored, null content": {
 			`{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":1,"delta":{"content":"no"},"finish_reason":"length"},{"index":0,"delta":{"content":null,"refusal":null},"finish_reason":null}]}`,
