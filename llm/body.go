@@ -149,7 +149,7 @@ func anthropicBody(req Request) ([]byte, bool) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendCompact(b, raw)
+			b = append(b, raw...) // compacted when cached
 		}
 		b = append(b, ']')
 	}
@@ -240,7 +240,7 @@ func openaiBody(req Request) ([]byte, bool) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendCompact(b, raw)
+			b = append(b, raw...) // compacted when cached
 		}
 		b = append(b, ']')
 	}
@@ -263,15 +263,6 @@ func appendFloat(b []byte, f float64) []byte {
 // appendCompact writes valid JSON (checked by checkRequest, or the SDK's own output) without
 // its insignificant whitespace, as the SDKs send raw JSON.
 func appendCompact(b []byte, raw []byte) []byte {
-	for _, c := range raw {
-		if c == ' ' || c == '\n' || c == '\t' || c == '\r' {
-			return appendCompactSlow(b, raw)
-		}
-	}
-	return append(b, raw...)
-}
-
-func appendCompactSlow(b []byte, raw []byte) []byte {
 	inString, escaped := false, false
 	for _, c := range raw {
 		if inString {
