@@ -148,7 +148,7 @@ profile() {
 	cp "$tmp/bin/bench.test" "$dir/bench.test"
 	(
 		cd "$dir"
-		./bench.test -test.run '^$' -test.bench '^Benchmark(AuthOnly|VendorCall|CommitEphemeral|EphemeralChatParallel|StoredResponseParallel)$' \
+		./bench.test -test.run '^$' -test.bench '^Benchmark(AuthOnly|VendorCall|CommitEphemeral|EphemeralChatParallel|EphemeralChatOpenAIParallel|StoredResponseParallel)$' \
 			-test.benchtime 3s | tee decomposition.txt
 		for b in EphemeralChat StoredResponse; do
 			./bench.test -test.run '^$' -test.bench "^Benchmark$b\$" -test.benchtime "$benchtime" \

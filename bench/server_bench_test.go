@@ -201,6 +201,29 @@ func BenchmarkEphemeralChatParallel(b *testing.B) {
 	})
 }
 
+// The OpenAI-protocol forms (beta-5.4, the model of scenario 7's comparison with the Portkey
+// gateway): the same ephemeral turn over the openai adapter.
+var chatBodyOpenAI = []byte(`{"model":"beta-5.4","messages":[{"role":"user","content":"Say hello."}]}`)
+
+func BenchmarkEphemeralChatOpenAI(b *testing.B) {
+	need(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		serve(b, http.MethodPost, "/v1/chat/completions", chatBodyOpenAI, []byte(`"finish_reason":"stop"`))
+	}
+}
+
+func BenchmarkEphemeralChatOpenAIParallel(b *testing.B) {
+	need(b)
+	b.ReportAllocs()
+	b.SetParallelism(32)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			serve(b, http.MethodPost, "/v1/chat/completions", chatBodyOpenAI, nil)
+		}
+	})
+}
+
 func BenchmarkStoredResponseParallel(b *testing.B) {
 	need(b)
 	b.ReportAllocs()

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"time"
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
 	"github.com/anthropics/anthropic-sdk-go/packages/param"
+	"github.com/anthropics/anthropic-sdk-go/packages/ssestream"
 )
 
 // anthropicClient speaks the Anthropic Messages API.
@@ -44,29 +46,38 @@ func (c *anthropicClient) Generate(ctx context.Context, req Request, onDelta fun
 	ctx, cancel := withTimeout(ctx, c.timeout)
 	defer cancel()
 
-	stream := c.client.Messages.NewStreaming(ctx, anthropicParams(req))
+	// The SDK's NewStreaming, with the events decoded into anthropicEvent (see there): the
+	// same request, path, headers and error handling, through the SDK's client and stream.
+	var raw *http.Response
+	var err error
+	if body, ok := anthropicBody(req); ok {
+		err = c.client.Post(ctx, "v1/messages", body, &raw)
+	} else {
+		err = c.client.Post(ctx, "v1/messages", anthropicParams(req), &raw, option.WithJSONSet("stream", true))
+	}
+	stream := ssestream.NewStream[anthropicEvent](ssestream.NewDecoder(raw), err)
 	defer stream.Close()
 
-	var msg anthropic.Message
+	var acc anthropicAccumulator
 	started, done := false, false
 	for stream.Next() {
 		event := stream.Current()
 		started = true
-		if err := msg.Accumulate(event); err != nil {
-			return anthropicResult(&msg), malformed("the model provider's response stream was inconsistent", err)
+		if err := acc.add(&event); err != nil {
+			return acc.result(), malformed("the model provider's response stream was inconsistent", err)
 		}
 		switch event.Type {
 		case "content_block_delta":
 			if event.Delta.Type == "text_delta" {
 				if err := emit(onDelta, event.Delta.Text); err != nil {
-					return anthropicResult(&msg), err
+					return acc.result(), err
 				}
 			}
 		case "message_stop":
 			done = true
 		}
 	}
-	res := anthropicResult(&msg)
+	res := acc.result()
 	if err := stream.Err(); err != nil {
 		status, refused := anthropicStatus(err)
 		return res, failure{err: err, status: status, refused: refused, started: started}.toError(ctx)
@@ -165,24 +176,6 @@ func anthropicTool(t Tool) anthropic.ToolUnionParam {
 		tool.Description = anthropic.String(t.Description)
 	}
 	return anthropic.ToolUnionParam{OfTool: &tool}
-}
-
-// anthropicResult reads what has been accumulated so far; on failure it is the partial result.
-func anthropicResult(msg *anthropic.Message) Result {
-	var res Result
-	for _, b := range msg.Content {
-		switch b.Type {
-		case "text":
-			res.Text += b.Text
-		case "tool_use":
-			res.ToolCalls = append(res.ToolCalls, ToolCall{ID: b.ID, Name: b.Name, Arguments: append(json.RawMessage(nil), b.Input...)})
-		}
-	}
-	u := msg.Usage
-	// Cached prompt tokens are still prompt tokens consumed by the call.
-	res.Usage = Usage{InputTokens: u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens, OutputTokens: u.OutputTokens}
-	res.Finish = anthropicFinish(msg.StopReason)
-	return res
 }
 
 func anthropicFinish(reason anthropic.StopReason) FinishReason {

@@ -90,7 +90,7 @@ func emit(onDelta func(string) error, text string) error {
 // would look like a network failure.
 func checkRequest(req Request) *Error {
 	for _, t := range req.Tools {
-		if len(t.Parameters) > 0 && !json.Valid(t.Parameters) {
+		if len(t.Parameters) > 0 && !validSchema(t.Parameters) {
 			return &Error{Kind: ErrMalformed, Message: fmt.Sprintf("tool %q has a parameter schema that is not valid JSON", t.Name)}
 		}
 	}

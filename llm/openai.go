@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"strings"
 	"time"
 
@@ -47,14 +48,24 @@ func (c *openaiClient) Generate(ctx context.Context, req Request, onDelta func(s
 	ctx, cancel := withTimeout(ctx, c.timeout)
 	defer cancel()
 
-	stream := c.client.Chat.Completions.NewStreaming(ctx, openaiParams(req))
+	// The SDK's NewStreaming, with the chunks decoded into openaiChunk (see there): the same
+	// request, path, headers and error handling, through the SDK's client and stream.
+	var raw *http.Response
+	var err error
+	if body, ok := openaiBody(req); ok {
+		err = c.client.Post(ctx, "chat/completions", body, &raw)
+	} else {
+		err = c.client.Post(ctx, "chat/completions", openaiParams(req), &raw, option.WithJSONSet("stream", true))
+	}
+	stream := ssestream.NewStream[openaiChunk](ssestream.NewDecoder(raw), err)
 	defer stream.Close()
 
 	var acc openaiAccumulator
 	started := false
 	for stream.Next() {
 		started = true
-		delta := acc.add(stream.Current())
+		chunk := stream.Current()
+		delta := acc.add(&chunk)
 		if err := emit(onDelta, delta); err != nil {
 			return acc.result(), err
 		}
@@ -165,16 +176,55 @@ type openaiAccumulator struct {
 
 type openaiCall struct {
 	id, name string
-	args     strings.Builder
+	args     []byte // not a strings.Builder: calls grows by append, which copies its elements
+}
+
+// openaiChunk is one chunk of a streamed chat completion, holding only what a turn reads.
+//
+// The SDK's own type (openai.ChatCompletionChunk) decodes every field and keeps each one's
+// raw JSON for its metadata; that decoding was over a quarter of an ephemeral turn's CPU
+// (docs/benchmarks.md, issue 17). The request, its headers, the transport, the SSE framing,
+// [DONE] and the API's errors (HTTP status, in-stream error objects) stay the SDK's: only
+// the chunks' payloads are decoded into this type, by the SDK's own ssestream.Stream
+// (TestOpenAIChunkMatchesTheSDK holds the two together).
+type openaiChunk struct {
+	Choices []openaiChoice `json:"choices"`
+	Usage   *openaiUsage   `json:"usage"`
+}
+
+type openaiChoice struct {
+	Index int64 `json:"index"`
+	Delta struct {
+		Content   string                `json:"content"`
+		ToolCalls []openaiToolCallDelta `json:"tool_calls"`
+	} `json:"delta"`
+	FinishReason string `json:"finish_reason"`
+}
+
+type openaiUsage struct {
+	PromptTokens     int64 `json:"prompt_tokens"`
+	CompletionTokens int64 `json:"completion_tokens"`
+}
+
+type openaiToolCallDelta struct {
+	Index    int64               `json:"index"`
+	ID       string              `json:"id"`
+	Function openaiFunctionDelta `json:"function"`
+}
+
+type openaiFunctionDelta struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
 }
 
 // add takes one chunk and returns its text delta.
-func (a *openaiAccumulator) add(chunk openai.ChatCompletionChunk) string {
-	if chunk.JSON.Usage.Valid() {
+func (a *openaiAccumulator) add(chunk *openaiChunk) string {
+	if chunk.Usage != nil {
 		a.usage = Usage{InputTokens: chunk.Usage.PromptTokens, OutputTokens: chunk.Usage.CompletionTokens}
 	}
 	var delta string
-	for _, choice := range chunk.Choices {
+	for i := range chunk.Choices {
+		choice := &chunk.Choices[i]
 		if choice.Index != 0 {
 			continue // we never ask for more than one choice
 		}
@@ -192,7 +242,7 @@ func (a *openaiAccumulator) add(chunk openai.ChatCompletionChunk) string {
 
 // addToolCall merges one tool call fragment: the first carries id and name, the following
 // ones pieces of the arguments, all under the same index.
-func (a *openaiAccumulator) addToolCall(tc openai.ChatCompletionChunkChoiceDeltaToolCall) {
+func (a *openaiAccumulator) addToolCall(tc openaiToolCallDelta) {
 	if a.byIdx == nil {
 		a.byIdx = map[int64]int{}
 	}
@@ -209,14 +259,14 @@ func (a *openaiAccumulator) addToolCall(tc openai.ChatCompletionChunkChoiceDelta
 	if tc.Function.Name != "" {
 		call.name = tc.Function.Name
 	}
-	call.args.WriteString(tc.Function.Arguments)
+	call.args = append(call.args, tc.Function.Arguments...)
 }
 
 func (a *openaiAccumulator) result() Result {
 	res := Result{Text: a.text.String(), Finish: openaiFinish(a.finish), Usage: a.usage}
 	for i := range a.calls {
 		c := &a.calls[i]
-		res.ToolCalls = append(res.ToolCalls, ToolCall{ID: c.id, Name: c.name, Arguments: json.RawMessage(c.args.String())})
+		res.ToolCalls = append(res.ToolCalls, ToolCall{ID: c.id, Name: c.name, Arguments: append(json.RawMessage(nil), c.args...)})
 	}
 	return res
 }

@@ -41,3 +41,24 @@ func TestCachedToolsEncodeAsTheSDKDoes(t *testing.T) {
 	require.NoError(t, err)
 	require.JSONEq(t, string(want), string(got))
 }
+
+// The cache tells tools apart by name, description and schema, and remembers only valid
+// schemas.
+func TestToolCacheKeysAndValidSchemas(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","properties":{}}`)
+	a := Tool{Name: "a", Parameters: schema}
+	b := Tool{Name: "b", Parameters: schema}
+	c := Tool{Name: "a", Description: "other", Parameters: schema}
+	for range 2 {
+		for _, tool := range []Tool{a, b, c} {
+			got := openaiToolJSON.get(tool)
+			want, err := openaiTool(tool).MarshalJSON()
+			require.NoError(t, err)
+			require.JSONEq(t, string(want), string(got), tool.Name+tool.Description)
+		}
+	}
+	require.True(t, validSchema(schema))
+	require.True(t, validSchema(schema))
+	require.False(t, validSchema(json.RawMessage(`{"type":`)))
+	require.False(t, validSchema(json.RawMessage(`{"type":`))) // not remembered as valid
+}

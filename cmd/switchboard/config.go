@@ -35,6 +35,9 @@ type config struct {
 	// ThrowawaySecretsKey is the base64 key generated for this run in development when
 	// SECRETS_KEY is not set; serve prints it.
 	ThrowawaySecretsKey string
+	// DefaultGOGC is true when GOGC is not set: serve then sets the collector's target to
+	// serveGOGC (the runtime applies a GOGC that is set by itself, before main).
+	DefaultGOGC bool
 	// HTTP holds the servers' time-outs: httpdeadline.Default, not read from the environment
 	// (no operator has needed other values; tests set short ones).
 	HTTP httpdeadline.Config
@@ -45,6 +48,11 @@ type config struct {
 const (
 	defaultAddr   = ":8080"
 	defaultAppEnv = "production"
+	// serveGOGC is the garbage collector's target of `serve` when GOGC is not set: a turn
+	// allocates ~70 KB that is garbage when it answers, and with Go's 100 the collector ran
+	// several times a second under load for a heap of a few MB (12-15% less CPU per
+	// ephemeral turn at 400; docs/benchmarks.md, issue 17). GOMEMLIMIT still bounds it.
+	serveGOGC = 400
 )
 
 // defaultProtocols is the wire protocol of each vendor family unless *_PROTOCOL says otherwise.
@@ -73,6 +81,7 @@ func loadConfig(getenv env) (config, error) {
 		ModelsFile:      getenv("MODELS_FILE"),
 		MCPAddr:         getenv("MCP_ADDR"),
 		MetricsAddr:     getenv("METRICS_ADDR"),
+		DefaultGOGC:     getenv("GOGC") == "",
 		App:             app.DefaultConfig(),
 		HTTP:            httpdeadline.Default,
 	}

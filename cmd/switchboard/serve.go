@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -49,6 +50,9 @@ func migrate(ctx context.Context, cfg config, stdout io.Writer) error {
 }
 
 func serve(ctx context.Context, cfg config, log *slog.Logger) error {
+	if cfg.DefaultGOGC {
+		debug.SetGCPercent(serveGOGC)
+	}
 	cat, err := catalog.Load(cfg.ModelsFile)
 	if err != nil {
 		return err
