@@ -1,0 +1,130 @@
+package agent_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"switchboard/agent"
+	"switchboard/catalog"
+	"switchboard/llm"
+	"switchboard/llm/llmtest"
+	"switchboard/money"
+	"switchboard/store"
+	"switchboard/store/storetest"
+)
+
+// TestGroupCommitSettlesConcurrentTurnsInOrderAndIsolatesAFailure: concurrent stored turns in
+// two workspaces commit through one committer with a long window (the batch closes when every
+// turn has arrived). One turn's record fails: only that turn fails (and is metered on its
+// own); every other turn is stored with its messages. Per workspace the ledger rows' balances
+// chain from the starting balance to the workspace's balance, each spend.recorded event
+// carries its ledger row's balance, and the event cursors run 1..event_seq without a gap.
+func TestGroupCommitSettlesConcurrentTurnsInOrderAndIsolatesAFailure(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := storetest.New(t)
+	fake := llmtest.NewOpenAI(t)
+	models, err := llm.NewRegistry(map[string]llm.FamilyConfig{"beta": {Protocol: "openai", BaseURL: fake.URL, APIKey: "k"}}, false, nil)
+	require.NoError(t, err)
+	p := agent.New(st, catalog.Default(), models, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	g := agent.NewGroupCommit(p, time20s)
+	var workspaces []store.Workspace
+	for _, name := range []string{"one", "two"} {
+		ws, err := st.CreateWorkspace(ctx, name, 5_000_000_000)
+		require.NoError(t, err)
+		workspaces = append(workspaces, ws)
+	}
+
+	const turns = 24
+	errs := make([]error, turns)
+	outs := make([]*agent.Outcome, turns)
+	var wg sync.WaitGroup
+	for i := range turns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			turn := agent.Turn{WorkspaceID: workspaces[i%2].ID, Model: "beta-5.4", Surface: "test", Text: fmt.Sprintf("turn %d", i), Persist: true}
+			if i == 5 {
+				turn.Record = func(*agent.Outcome) (store.TurnRecord, error) { return store.TurnRecord{}, errors.New("record failed") }
+			}
+			outs[i], errs[i] = p.Run(ctx, turn)
+		}()
+	}
+	wg.Wait()
+	require.NoError(t, g.Close(ctx))
+	for i, err := range errs {
+		if i == 5 {
+			require.ErrorContains(t, err, "record failed")
+			continue
+		}
+		require.NoError(t, err, "turn %d", i)
+		history, err := st.History(ctx, workspaces[i%2].ID, outs[i].Conversation.ID)
+		require.NoError(t, err)
+		require.Len(t, history, 2)
+	}
+
+	for _, ws := range workspaces {
+		var conversations, messages int
+		require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*) FROM conversations WHERE workspace_id = $1`, ws.ID).Scan(&conversations))
+		require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*) FROM messages WHERE workspace_id = $1`, ws.ID).Scan(&messages))
+		want := turns / 2
+		if ws.ID == workspaces[1].ID {
+			want-- // turn 5 failed
+		}
+		require.Equal(t, want, conversations)
+		require.Equal(t, 2*want, messages, "a user and an assistant message each")
+
+		// The ledger chains: each row's balance_after is the previous one's less its amount.
+		rows, err := st.Pool().Query(ctx, `SELECT amount_nano_usd, balance_after FROM ledger WHERE workspace_id = $1 ORDER BY balance_after DESC`, ws.ID)
+		require.NoError(t, err)
+		balance, ledgerRows := ws.BalanceNanoUSD, 0
+		var afters []int64
+		for rows.Next() {
+			var amount, after int64
+			require.NoError(t, rows.Scan(&amount, &after))
+			require.Equal(t, balance+amount, after, "balance_after follows the order of the rows")
+			balance = after
+			afters = append(afters, after)
+			ledgerRows++
+		}
+		require.NoError(t, rows.Err())
+		require.Equal(t, turns/2, ledgerRows, "every turn is charged, the failed one too")
+		var now int64
+		require.NoError(t, st.Pool().QueryRow(ctx, `SELECT balance_nano_usd FROM workspaces WHERE id = $1`, ws.ID).Scan(&now))
+		require.Equal(t, balance, now, "the balance is the ledger's last balance_after")
+
+		// Cursors 1..event_seq, no gap; spend.recorded carries the ledger's balances.
+		events, err := st.EventsAfter(ctx, ws.ID, 0, 1000)
+		require.NoError(t, err)
+		var seq int64
+		require.NoError(t, st.Pool().QueryRow(ctx, `SELECT event_seq FROM workspaces WHERE id = $1`, ws.ID).Scan(&seq))
+		require.Len(t, events, int(seq))
+		var spent []int64
+		for i, e := range events {
+			require.Equal(t, int64(i+1), e.Seq)
+			if e.Type == "spend.recorded" {
+				var env struct {
+					Data struct {
+						Balance json.Number `json:"balance_usd"`
+					} `json:"data"`
+				}
+				require.NoError(t, json.Unmarshal(e.Envelope, &env))
+				b, err := money.ParseUSD(env.Data.Balance.String())
+				require.NoError(t, err)
+				spent = append(spent, b)
+			}
+		}
+		require.Equal(t, afters, spent, "each spend.recorded event carries the balance after its own charge")
+	}
+}
+
+const time20s = 20 * time.Second // a window no batch waits for in full: it closes when every turn arrived
