@@ -59,6 +59,14 @@ type GroupCommit struct {
 	slots   chan struct{} // one per batch in flight
 	batches sync.WaitGroup
 	done    chan struct{}
+
+	committed struct{ transactions, units atomic.Int64 } // for Stats
+}
+
+// Stats are how many transactions the committer ran (batches, and units written again alone)
+// and how many units they committed.
+func (g *GroupCommit) Stats() (transactions, units int64) {
+	return g.committed.transactions.Load(), g.committed.units.Load()
 }
 
 // DefaultGroupCommitMaxBatch bounds the units of one batch.
@@ -216,6 +224,10 @@ func (g *GroupCommit) commit(batch []*commitUnit) {
 	ctx := context.Background()
 	order(batch)
 	err := g.store.InTx(ctx, func(tx *store.Tx) error { return writeUnits(ctx, tx, batch) })
+	g.committed.transactions.Add(1)
+	if err == nil {
+		g.committed.units.Add(int64(len(batch)))
+	}
 	if err == nil || len(batch) == 1 {
 		for _, u := range batch {
 			u.err = err
@@ -226,6 +238,10 @@ func (g *GroupCommit) commit(batch []*commitUnit) {
 	g.log.Warn("a group commit failed; committing its turns one by one", slog.Int("turns", len(batch)), slog.String("error", err.Error()))
 	for _, u := range batch {
 		u.err = g.store.InTx(ctx, func(tx *store.Tx) error { return writeUnits(ctx, tx, []*commitUnit{u}) })
+		g.committed.transactions.Add(1)
+		if u.err == nil {
+			g.committed.units.Add(1)
+		}
 		close(u.done)
 	}
 }
@@ -253,10 +269,14 @@ func order(batch []*commitUnit) {
 func writeUnits(ctx context.Context, tx *store.Tx, batch []*commitUnit) error {
 	var workspaces []uuid.UUID
 	byWS := map[uuid.UUID][]store.Settlement{}
-	for _, u := range batch {
-		if err := u.write(ctx, tx); err != nil {
+	if len(batch) == 1 {
+		if err := batch[0].write(ctx, tx); err != nil {
 			return err
 		}
+	} else if err := writeMany(ctx, tx, batch); err != nil {
+		return err
+	}
+	for _, u := range batch {
 		ws := u.t.WorkspaceID
 		if _, ok := byWS[ws]; !ok {
 			workspaces = append(workspaces, ws)
@@ -293,4 +313,67 @@ func (g *GroupCommit) Close(ctx context.Context) error {
 		g.log.Error("stopping with stored turns still committing", slog.Int("queued", g.queued()))
 		return ctx.Err()
 	}
+}
+
+// writeMany is commitUnit.write for a batch of units, in a few round trips whatever their
+// number (store.Tx.WriteTurns, store.Tx.InsertTurnRecords): every conversation opened by one
+// INSERT, every message by one COPY, every inserted response and Idempotency-Key in one
+// pipelined batch. What is rare is written unit by unit, as write does: parked actions, a
+// record that finishes a background response.
+func writeMany(ctx context.Context, tx *store.Tx, batch []*commitUnit) error {
+	writes := make([]*store.TurnWrite, len(batch))
+	var turns []*store.TurnWrite
+	for i, u := range batch {
+		t, out := u.t, u.out
+		out.Conversation, out.NewConversation = u.conversation, u.newConversation
+		u.events, u.recorded = nil, nil
+		if !t.Persist {
+			continue
+		}
+		msgs, err := toStored(turnMessages(t, u.produced))
+		if err != nil {
+			return err
+		}
+		w := &store.TurnWrite{WorkspaceID: t.WorkspaceID, Conversation: out.Conversation, Messages: msgs}
+		if w.Conversation == nil {
+			w.NewShortID = newConversationID(t)
+		}
+		writes[i] = w
+		turns = append(turns, w)
+	}
+	if err := tx.WriteTurns(ctx, turns); err != nil {
+		return err
+	}
+	var workspaces []uuid.UUID
+	var records []store.TurnRecord
+	for i, u := range batch {
+		t, out := u.t, u.out
+		if w := writes[i]; w != nil {
+			if out.Conversation == nil {
+				out.Conversation, out.NewConversation = w.Conversation, true
+				u.events = append(u.events, createdEvent(*w.Conversation))
+			}
+			parked, err := park(ctx, tx, t, out)
+			if err != nil {
+				return err
+			}
+			u.events = append(u.events, parked...)
+		}
+		if t.Record != nil {
+			rec, err := t.Record(out)
+			if err != nil {
+				return err
+			}
+			if rec.Finish {
+				if err := writeRecord(ctx, tx, t, rec); err != nil {
+					return err
+				}
+			} else {
+				workspaces, records = append(workspaces, t.WorkspaceID), append(records, rec)
+			}
+			u.recorded = rec.Events
+		}
+		u.events = append(u.events, completedEvent(t, out))
+	}
+	return tx.InsertTurnRecords(ctx, workspaces, records)
 }

@@ -44,22 +44,49 @@ func TestGroupCommitSettlesConcurrentTurnsInOrderAndIsolatesAFailure(t *testing.
 		workspaces = append(workspaces, ws)
 	}
 
+	// Workspace one: every turn opens a conversation and stores a response record. Workspace
+	// two: the turns continue one conversation.
+	conv, err := st.CreateConversation(ctx, workspaces[1].ID, "api")
+	require.NoError(t, err)
 	const turns = 24
-	errs := make([]error, turns)
-	outs := make([]*agent.Outcome, turns)
-	var wg sync.WaitGroup
-	for i := range turns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			turn := agent.Turn{WorkspaceID: workspaces[i%2].ID, Model: "beta-5.4", Surface: "test", Text: fmt.Sprintf("turn %d", i), Persist: true}
-			if i == 5 {
-				turn.Record = func(*agent.Outcome) (store.TurnRecord, error) { return store.TurnRecord{}, errors.New("record failed") }
-			}
-			outs[i], errs[i] = p.Run(ctx, turn)
-		}()
+	run := func(fail int) ([]error, []*agent.Outcome) {
+		errs := make([]error, turns)
+		outs := make([]*agent.Outcome, turns)
+		var wg sync.WaitGroup
+		for i := range turns {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				turn := agent.Turn{WorkspaceID: workspaces[i%2].ID, Model: "beta-5.4", Surface: "test", Text: fmt.Sprintf("turn %d", i), Persist: true}
+				if i%2 == 1 {
+					turn.Conversation = &conv
+				} else {
+					turn.Record = func(out *agent.Outcome) (store.TurnRecord, error) {
+						return store.TurnRecord{Response: store.StoredResponse{ShortID: fmt.Sprintf("resp_gc%d_%d", fail, i), ConversationID: &out.Conversation.ID,
+							Status: "completed", Model: "beta-5.4", Body: json.RawMessage(`{}`)}}, nil
+					}
+				}
+				if i == fail {
+					turn.Record = func(*agent.Outcome) (store.TurnRecord, error) { return store.TurnRecord{}, errors.New("record failed") }
+				}
+				outs[i], errs[i] = p.Run(ctx, turn)
+			}()
+		}
+		wg.Wait()
+		return errs, outs
 	}
-	wg.Wait()
+	// All succeed: the batches commit whole.
+	errs, _ := run(-1)
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
+	batches, units := g.Stats()
+	t.Logf("%d turns committed in %d transactions", units, batches)
+	require.Equal(t, int64(turns), units)
+	require.Less(t, batches, int64(turns), "turns were committed together")
+
+	// Turn 5 fails: its batch is written again unit by unit.
+	errs, outs := run(5)
 	require.NoError(t, g.Close(ctx))
 	for i, err := range errs {
 		if i == 5 {
@@ -67,20 +94,32 @@ func TestGroupCommitSettlesConcurrentTurnsInOrderAndIsolatesAFailure(t *testing.
 			continue
 		}
 		require.NoError(t, err, "turn %d", i)
-		history, err := st.History(ctx, workspaces[i%2].ID, outs[i].Conversation.ID)
-		require.NoError(t, err)
-		require.Len(t, history, 2)
+		if i%2 == 0 {
+			history, err := st.History(ctx, workspaces[0].ID, outs[i].Conversation.ID)
+			require.NoError(t, err)
+			require.Len(t, history, 2)
+			require.Equal(t, fmt.Sprintf("turn %d", i), history[0].Content)
+			r, err := st.ResponseByShortID(ctx, workspaces[0].ID, fmt.Sprintf("resp_gc5_%d", i))
+			require.NoError(t, err)
+			require.Equal(t, outs[i].Conversation.ID, *r.ConversationID)
+		}
+	}
+	// The shared conversation holds each surviving turn's pair of messages, never interleaved.
+	history, err := st.History(ctx, workspaces[1].ID, conv.ID)
+	require.NoError(t, err)
+	require.Len(t, history, 2*turns-2)
+	for i := 0; i < len(history); i += 2 {
+		require.Equal(t, "user", history[i].Role)
+		require.Equal(t, "reply to: "+history[i].Content, history[i+1].Content)
 	}
 
 	for _, ws := range workspaces {
-		var conversations, messages int
-		require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*) FROM conversations WHERE workspace_id = $1`, ws.ID).Scan(&conversations))
+		var messages int
 		require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*) FROM messages WHERE workspace_id = $1`, ws.ID).Scan(&messages))
-		want := turns / 2
+		want := turns
 		if ws.ID == workspaces[1].ID {
 			want-- // turn 5 failed
 		}
-		require.Equal(t, want, conversations)
 		require.Equal(t, 2*want, messages, "a user and an assistant message each")
 
 		// The ledger chains: each row's balance_after is the previous one's less its amount.
@@ -97,7 +136,7 @@ func TestGroupCommitSettlesConcurrentTurnsInOrderAndIsolatesAFailure(t *testing.
 			ledgerRows++
 		}
 		require.NoError(t, rows.Err())
-		require.Equal(t, turns/2, ledgerRows, "every turn is charged, the failed one too")
+		require.Equal(t, turns, ledgerRows, "every turn is charged, the failed one too")
 		var now int64
 		require.NoError(t, st.Pool().QueryRow(ctx, `SELECT balance_nano_usd FROM workspaces WHERE id = $1`, ws.ID).Scan(&now))
 		require.Equal(t, balance, now, "the balance is the ledger's last balance_after")

@@ -417,15 +417,24 @@ func (u *commitUnit) write(ctx context.Context, tx *store.Tx) error {
 		if err != nil {
 			return err
 		}
-		if err := tx.WriteTurnRecord(ctx, t.WorkspaceID, rec); err != nil {
-			if rec.Finish && errors.Is(err, store.ErrNotFound) {
-				return supersededError{err}
-			}
+		if err := writeRecord(ctx, tx, t, rec); err != nil {
 			return err
 		}
 		u.recorded = rec.Events
 	}
 	u.events = append(u.events, completedEvent(t, out))
+	return nil
+}
+
+// writeRecord writes the surface's record of the turn; a background response finished first
+// by another run refuses the commit (supersededError).
+func writeRecord(ctx context.Context, tx *store.Tx, t Turn, rec store.TurnRecord) error {
+	if err := tx.WriteTurnRecord(ctx, t.WorkspaceID, rec); err != nil {
+		if rec.Finish && errors.Is(err, store.ErrNotFound) {
+			return supersededError{err}
+		}
+		return err
+	}
 	return nil
 }
 
@@ -468,17 +477,39 @@ func (e supersededError) Unwrap() error { return e.err }
 func persist(ctx context.Context, tx *store.Tx, t Turn, out *Outcome, produced []llm.Message) ([]store.NewEvent, error) {
 	var events []store.NewEvent
 	if out.Conversation == nil {
-		id := t.NewConversationID
-		if id == "" {
-			id = shortid.New(shortid.Conversation)
-		}
-		conv, err := tx.CreateConversationAs(ctx, t.WorkspaceID, id, "api")
+		conv, err := tx.CreateConversationAs(ctx, t.WorkspaceID, newConversationID(t), "api")
 		if err != nil {
 			return nil, err
 		}
 		out.Conversation, out.NewConversation = &conv, true
-		events = append(events, store.NewEvent{Type: "conversation.created", Data: map[string]any{"conversation_id": conv.ShortID, "channel": conv.Channel}})
+		events = append(events, createdEvent(conv))
 	}
+	parked, err := park(ctx, tx, t, out)
+	if err != nil {
+		return nil, err
+	}
+	msgs, err := toStored(turnMessages(t, produced))
+	if err != nil {
+		return nil, err
+	}
+	return append(events, parked...), tx.AppendMessages(ctx, t.WorkspaceID, out.Conversation.ID, msgs)
+}
+
+// newConversationID is the short id of the conversation a turn opens.
+func newConversationID(t Turn) string {
+	if t.NewConversationID != "" {
+		return t.NewConversationID
+	}
+	return shortid.New(shortid.Conversation)
+}
+
+func createdEvent(conv store.Conversation) store.NewEvent {
+	return store.NewEvent{Type: "conversation.created", Data: map[string]any{"conversation_id": conv.ShortID, "channel": conv.Channel}}
+}
+
+// park stores the actions the turn parked, in its conversation, and returns their events.
+func park(ctx context.Context, tx *store.Tx, t Turn, out *Outcome) ([]store.NewEvent, error) {
+	var events []store.NewEvent
 	for _, a := range out.Parked {
 		a.ConversationID = out.Conversation.ID
 		if err := tx.ParkAction(ctx, t.WorkspaceID, a); err != nil {
@@ -486,13 +517,14 @@ func persist(ctx context.Context, tx *store.Tx, t Turn, out *Outcome, produced [
 		}
 		events = append(events, requestedEvent(a, out.Conversation.ShortID))
 	}
+	return events, nil
+}
+
+// turnMessages is what a persisted turn appends to its conversation: the client's seed
+// messages, the user's text, then what the turn produced.
+func turnMessages(t Turn, produced []llm.Message) []llm.Message {
 	turn := make([]llm.Message, 0, len(t.Seed)+1+len(produced))
-	turn = append(append(append(turn, t.Seed...), llm.Message{Role: llm.RoleUser, Text: t.Text}), produced...)
-	msgs, err := toStored(turn)
-	if err != nil {
-		return nil, err
-	}
-	return events, tx.AppendMessages(ctx, t.WorkspaceID, out.Conversation.ID, msgs)
+	return append(append(append(turn, t.Seed...), llm.Message{Role: llm.RoleUser, Text: t.Text}), produced...)
 }
 
 // settle charges the turn's cost (if it used anything) and appends its events, with
