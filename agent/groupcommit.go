@@ -264,8 +264,9 @@ func order(batch []*commitUnit) {
 	})
 }
 
-// writeUnits writes every unit, then settles each workspace's units at once, workspaces in id
-// order (the workspace rows are locked in one order by every batch, and last: until COMMIT).
+// writeUnits writes every unit, then settles each workspace's units at once (one row update
+// and one cursor range per workspace), all workspaces together (store.Tx.SettleWorkspaces:
+// their rows locked in id order by every batch, and last: until COMMIT).
 func writeUnits(ctx context.Context, tx *store.Tx, batch []*commitUnit) error {
 	var workspaces []uuid.UUID
 	byWS := map[uuid.UUID][]store.Settlement{}
@@ -284,12 +285,11 @@ func writeUnits(ctx context.Context, tx *store.Tx, batch []*commitUnit) error {
 		byWS[ws] = append(byWS[ws], u.settlement())
 	}
 	slices.SortFunc(workspaces, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
-	for _, ws := range workspaces {
-		if err := tx.SettleMany(ctx, ws, byWS[ws]); err != nil {
-			return err
-		}
+	items := make([][]store.Settlement, len(workspaces))
+	for i, ws := range workspaces {
+		items[i] = byWS[ws]
 	}
-	return nil
+	return tx.SettleWorkspaces(ctx, workspaces, items)
 }
 
 // Close stops taking units (later turns commit on their own) and commits what was handed

@@ -93,3 +93,39 @@ func (t *Tx) InsertTurnRecords(ctx context.Context, workspaceIDs []uuid.UUID, re
 	}
 	return t.tx.SendBatch(ctx, batch).Close()
 }
+
+// SettleWorkspaces is SettleMany for several workspaces at once (the group commit of a batch
+// spanning workspaces), in three round trips whatever their number: their rows locked in id
+// order, one UPDATE charging each its total, one pipelined batch of every ledger row and
+// event. items[i] are the settlements of workspaceIDs[i], which must be distinct.
+func (t *Tx) SettleWorkspaces(ctx context.Context, workspaceIDs []uuid.UUID, items [][]Settlement) error {
+	if len(workspaceIDs) == 1 {
+		return t.SettleMany(ctx, workspaceIDs[0], items[0])
+	}
+	if err := t.sql.LockWorkspacesInOrder(ctx, t.db, workspaceIDs); err != nil {
+		return err
+	}
+	totals := make([]int64, len(items))
+	for i, it := range items {
+		totals[i] = totalOf(it)
+	}
+	rows, err := t.sql.ChargeWorkspaces(ctx, t.db, dbsqlc.ChargeWorkspacesParams{Ids: workspaceIDs, Costs: totals})
+	if err != nil {
+		return err
+	}
+	locked := make(map[uuid.UUID]dbsqlc.ChargeWorkspacesRow, len(rows))
+	for _, r := range rows {
+		locked[r.ID] = r
+	}
+	batch := &pgx.Batch{}
+	for i, ws := range workspaceIDs {
+		row, ok := locked[ws]
+		if !ok {
+			return &NotFoundError{What: "workspace"}
+		}
+		if err := t.queueSettleMany(ctx, batchQueue{batch}, ws, row, totals[i], items[i]); err != nil {
+			return err
+		}
+	}
+	return t.tx.SendBatch(ctx, batch).Close()
+}

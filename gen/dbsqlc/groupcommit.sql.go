@@ -12,6 +12,58 @@ import (
 	"github.com/google/uuid"
 )
 
+const chargeWorkspaces = `-- name: ChargeWorkspaces :many
+UPDATE workspaces w SET balance_nano_usd = w.balance_nano_usd - c.cost, updated_at = now(),
+    month_spend_nano_usd = CASE WHEN w.spend_month = date_trunc('month', now() AT TIME ZONE 'UTC')::date
+                                THEN w.month_spend_nano_usd + c.cost ELSE c.cost END,
+    spend_month = date_trunc('month', now() AT TIME ZONE 'UTC')::date
+FROM (SELECT unnest($1::uuid[]) AS id, unnest($2::bigint[]) AS cost) c
+WHERE w.id = c.id
+RETURNING w.id, w.balance_nano_usd, w.event_seq, w.monthly_cap_nano_usd, w.month_spend_nano_usd
+`
+
+type ChargeWorkspacesParams struct {
+	Ids   []uuid.UUID
+	Costs []int64
+}
+
+type ChargeWorkspacesRow struct {
+	ID                uuid.UUID
+	BalanceNanoUSD    int64
+	EventSeq          int64
+	MonthlyCapNanoUSD *int64
+	MonthSpendNanoUSD int64
+}
+
+// ChargeWorkspaces is LockWorkspaceForSettle for several workspaces at once (their rows
+// already locked by LockWorkspacesInOrder): each is charged its cost, counted in the month's
+// spend, and its balance and cursor are returned.
+func (q *Queries) ChargeWorkspaces(ctx context.Context, db DBTX, arg ChargeWorkspacesParams) ([]ChargeWorkspacesRow, error) {
+	rows, err := db.Query(ctx, chargeWorkspaces, arg.Ids, arg.Costs)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ChargeWorkspacesRow{}
+	for rows.Next() {
+		var i ChargeWorkspacesRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.BalanceNanoUSD,
+			&i.EventSeq,
+			&i.MonthlyCapNanoUSD,
+			&i.MonthSpendNanoUSD,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const createConversations = `-- name: CreateConversations :many
 INSERT INTO conversations (workspace_id, short_id, channel, message_seq)
 SELECT unnest($1::uuid[]), unnest($2::text[]), unnest($3::text[]), unnest($4::int[])
@@ -56,4 +108,15 @@ func (q *Queries) CreateConversations(ctx context.Context, db DBTX, arg CreateCo
 		return nil, err
 	}
 	return items, nil
+}
+
+const lockWorkspacesInOrder = `-- name: LockWorkspacesInOrder :exec
+SELECT id FROM workspaces WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE
+`
+
+// LockWorkspacesInOrder takes the row locks of several workspaces in id order, so that
+// batches settling several workspaces (the group commit) never wait for each other in a cycle.
+func (q *Queries) LockWorkspacesInOrder(ctx context.Context, db DBTX, ids []uuid.UUID) error {
+	_, err := db.Exec(ctx, lockWorkspacesInOrder, ids)
+	return err
 }

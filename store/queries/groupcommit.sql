@@ -4,3 +4,20 @@
 INSERT INTO conversations (workspace_id, short_id, channel, message_seq)
 SELECT unnest(@workspace_ids::uuid[]), unnest(@short_ids::text[]), unnest(@channels::text[]), unnest(@message_seqs::int[])
 RETURNING id, short_id, created_at;
+
+-- name: LockWorkspacesInOrder :exec
+-- LockWorkspacesInOrder takes the row locks of several workspaces in id order, so that
+-- batches settling several workspaces (the group commit) never wait for each other in a cycle.
+SELECT id FROM workspaces WHERE id = ANY(@ids::uuid[]) ORDER BY id FOR UPDATE;
+
+-- name: ChargeWorkspaces :many
+-- ChargeWorkspaces is LockWorkspaceForSettle for several workspaces at once (their rows
+-- already locked by LockWorkspacesInOrder): each is charged its cost, counted in the month's
+-- spend, and its balance and cursor are returned.
+UPDATE workspaces w SET balance_nano_usd = w.balance_nano_usd - c.cost, updated_at = now(),
+    month_spend_nano_usd = CASE WHEN w.spend_month = date_trunc('month', now() AT TIME ZONE 'UTC')::date
+                                THEN w.month_spend_nano_usd + c.cost ELSE c.cost END,
+    spend_month = date_trunc('month', now() AT TIME ZONE 'UTC')::date
+FROM (SELECT unnest(@ids::uuid[]) AS id, unnest(@costs::bigint[]) AS cost) c
+WHERE w.id = c.id
+RETURNING w.id, w.balance_nano_usd, w.event_seq, w.monthly_cap_nano_usd, w.month_spend_nano_usd;
