@@ -111,11 +111,14 @@ func (q *Queries) CreateConversations(ctx context.Context, db DBTX, arg CreateCo
 }
 
 const lockWorkspacesInOrder = `-- name: LockWorkspacesInOrder :exec
-SELECT id FROM workspaces WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE
+SELECT id FROM workspaces WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE
 `
 
 // LockWorkspacesInOrder takes the row locks of several workspaces in id order, so that
 // batches settling several workspaces (the group commit) never wait for each other in a cycle.
+// FOR NO KEY UPDATE is the lock the UPDATE of LockWorkspaceForSettle takes: it leaves alone
+// the KEY SHARE locks of rows inserted with a foreign key to the workspace (FOR UPDATE would
+// block those inserts, and deadlock with a batch still writing its conversations).
 func (q *Queries) LockWorkspacesInOrder(ctx context.Context, db DBTX, ids []uuid.UUID) error {
 	_, err := db.Exec(ctx, lockWorkspacesInOrder, ids)
 	return err

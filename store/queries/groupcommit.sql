@@ -8,7 +8,10 @@ RETURNING id, short_id, created_at;
 -- name: LockWorkspacesInOrder :exec
 -- LockWorkspacesInOrder takes the row locks of several workspaces in id order, so that
 -- batches settling several workspaces (the group commit) never wait for each other in a cycle.
-SELECT id FROM workspaces WHERE id = ANY(@ids::uuid[]) ORDER BY id FOR UPDATE;
+-- FOR NO KEY UPDATE is the lock the UPDATE of LockWorkspaceForSettle takes: it leaves alone
+-- the KEY SHARE locks of rows inserted with a foreign key to the workspace (FOR UPDATE would
+-- block those inserts, and deadlock with a batch still writing its conversations).
+SELECT id FROM workspaces WHERE id = ANY(@ids::uuid[]) ORDER BY id FOR NO KEY UPDATE;
 
 -- name: ChargeWorkspaces :many
 -- ChargeWorkspaces is LockWorkspaceForSettle for several workspaces at once (their rows
