@@ -17,22 +17,26 @@ import (
 // GroupCommit commits the turns that must be durable before they answer (stored responses,
 // chat completions with `store: true` or a conversation, background responses, deployed
 // agents' turns) in batches: a turn hands its commit unit over and waits; a per-process
-// committer writes every unit handed over within Window (or MaxBatch of them) in one
-// transaction, and wakes each turn with its own result after COMMIT. A 200 still means the
-// turn is durable; what a batch saves is the fsync and the workspace-row lock of each turn:
+// committer writes every unit handed over within the window (GROUP_COMMIT_WINDOW), or
+// DefaultGroupCommitMaxBatch of them, in one transaction, and wakes each turn with its own
+// result after COMMIT. A 200 still means the turn is durable; what a batch saves is the
+// fsync, the round trips and the workspace-row lock of each turn:
 //
-//   - each unit does its own writes (conversation, parked actions, messages, the surface's
-//     record), then the settlement of all the batch's units of a workspace happens once
-//     (store.Tx.SettleMany): one workspace-row update for their total spend, one range of
-//     event cursors, every ledger row and event in one pipelined batch. Each ledger row and
-//     spend.recorded event carries the balance after its own charge, as if the turns had been
-//     settled one by one in the batch's order; cursors stay gap-free and in commit order
-//     across replicas (the workspace row is locked until COMMIT, as with Settle).
-//   - a batch closes when Window has passed since its first unit arrived, when MaxBatch
-//     units wait, or as soon as every turn on its way to the committer (started, not yet
-//     handed over) has arrived: a lone turn does not wait for the window.
-//   - at most inFlight batches run at once (each on its own connection), so the next batch
-//     gathers while the previous one commits. Within a batch, units continuing a conversation
+//   - a batch writes all its units' rows in a few round trips whatever their number
+//     (writeMany): every new conversation in one INSERT, every message in one COPY, every
+//     response object and Idempotency-Key in one pipelined batch; a continued conversation,
+//     a parked action or a finished background response costs one more each. Then the
+//     settlement of all the batch's units happens at once (store.Tx.SettleWorkspaces): per
+//     workspace one row update for their total spend and one range of event cursors, every
+//     ledger row and event in one pipelined batch. Each ledger row and spend.recorded event
+//     carries the balance after its own charge, as if the turns had been settled one by one
+//     in the batch's order; cursors stay gap-free and in commit order across replicas (the
+//     workspace rows are locked until COMMIT, as with Settle).
+//   - a batch closes when the window has passed since its first unit arrived, when
+//     DefaultGroupCommitMaxBatch units wait, or as soon as every turn on its way to the
+//     committer (started, not yet handed over) has arrived: a lone turn does not wait.
+//   - at most groupCommitInFlight (2) batches run at once, each on its own connection, so
+//     the next batch gathers while the previous one commits. Within a batch, units continuing a conversation
 //     are written in conversation order and workspaces settle in id order, so two batches
 //     never take the same row locks in opposite orders.
 //   - a unit that fails (its conversation deleted meanwhile, a background response finished
