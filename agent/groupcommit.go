@@ -36,9 +36,9 @@ import (
 //     DefaultGroupCommitMaxBatch units wait, or as soon as every turn on its way to the
 //     committer (started, not yet handed over) has arrived: a lone turn does not wait.
 //   - at most groupCommitInFlight (2) batches run at once, each on its own connection, so
-//     the next batch gathers while the previous one commits. Within a batch, units continuing a conversation
-//     are written in conversation order and workspaces settle in id order, so two batches
-//     never take the same row locks in opposite orders.
+//     the next batch gathers while the previous one commits. Within a batch, units
+//     continuing a conversation are written in conversation order and workspaces settle in
+//     id order, so two batches never take the same row locks in opposite orders.
 //   - a unit that fails (its conversation deleted meanwhile, a background response finished
 //     by another run) would roll the whole batch back: then every unit of the batch is
 //     written again in a transaction of its own, so one unit's failure fails only that unit.
