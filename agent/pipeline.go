@@ -49,6 +49,8 @@ type Pipeline struct {
 
 	// writeBehind, when set (NewWriteBehind), commits ephemeral turns after they answer.
 	writeBehind *WriteBehind
+	// groupCommit, when set (NewGroupCommit), commits the other turns in batches.
+	groupCommit *GroupCommit
 }
 
 // New returns a pipeline over its dependencies.
@@ -139,6 +141,9 @@ func (p *Pipeline) run(ctx context.Context, t Turn) (*Outcome, error) {
 		return nil, apierr.Internal(err)
 	}
 	out := &Outcome{Conversation: t.Conversation, Model: model}
+	// The group committer closes a batch early once every turn on its way to it has arrived.
+	tk := p.groupCommit.begin(p.groupCommitted(t))
+	defer tk.end()
 	// Only the builder assistant's own tools park; a deployed agent's turn (its own catalog)
 	// has nothing to confirm, and a visitor's "YES 1234" is just text.
 	if t.Persist && t.Conversation != nil && t.Tools == nil {
@@ -148,7 +153,7 @@ func (p *Pipeline) run(ctx context.Context, t Turn) (*Outcome, error) {
 		}
 		if answered {
 			reply := []llm.Message{{Role: llm.RoleAssistant, Text: out.Text}}
-			if err := p.commit(ctx, t, out, reply); err != nil {
+			if err := p.commit(ctx, t, out, reply, tk); err != nil {
 				return nil, err
 			}
 			return out, nil
@@ -162,7 +167,7 @@ func (p *Pipeline) run(ctx context.Context, t Turn) (*Outcome, error) {
 	if err != nil {
 		return nil, p.failed(ctx, t, out, err)
 	}
-	if err := p.commit(ctx, t, out, produced); err != nil {
+	if err := p.commit(ctx, t, out, produced, tk); err != nil {
 		// The vendor answered, so the turn costs what it used even though nothing else of it
 		// is kept; unless another run of the same background response finished it first:
 		// then the caller never sees this run's answer, and is not billed for the duplicate.
@@ -343,8 +348,10 @@ func scrub(res *llm.Result) {
 
 // commit writes the turn: conversation and messages (persisted turns), the surface's record,
 // then the charge and the events, in one transaction. The charge and events go last: they
-// lock the workspace row until commit (store.Tx.Settle).
-func (p *Pipeline) commit(ctx context.Context, t Turn, out *Outcome, produced []llm.Message) error {
+// lock the workspace row until commit (store.Tx.Settle). With a group committer
+// (NewGroupCommit), the turn's writes join a batch of other turns' in one transaction; either
+// way commit returns only once the turn is durable.
+func (p *Pipeline) commit(ctx context.Context, t Turn, out *Outcome, produced []llm.Message, tk *ticket) error {
 	out.CostNanoUSD = out.Model.CostNanoUSD(out.Usage.InputTokens, out.Usage.OutputTokens)
 	if p.writeBehind != nil && !t.Persist && t.Record == nil && len(out.Parked) == 0 {
 		// An ephemeral turn stores nothing but its spend: it answers now, its spend joins the
@@ -354,32 +361,96 @@ func (p *Pipeline) commit(ctx context.Context, t Turn, out *Outcome, produced []
 			return nil
 		}
 	}
+	u := newCommitUnit(t, out, produced)
+	if p.groupCommit != nil && p.groupCommit.add(u, tk) {
+		// The batch runs detached from ctx: a client gone meanwhile does not undo the commit,
+		// and the turn must not be metered again as if it had failed.
+		<-u.done
+		return u.err
+	}
+	tk.end()
 	return p.store.InTx(ctx, func(tx *store.Tx) error {
-		var events []store.NewEvent
-		if t.Persist {
-			created, err := p.persist(ctx, tx, t, out, produced)
-			if err != nil {
-				return err
-			}
-			events = append(events, created...)
+		if err := u.write(ctx, tx); err != nil {
+			return err
 		}
-		var recorded []store.NewEvent
-		if t.Record != nil {
-			rec, err := t.Record(out)
-			if err != nil {
-				return err
-			}
-			if err := tx.WriteTurnRecord(ctx, t.WorkspaceID, rec); err != nil {
-				if rec.Finish && errors.Is(err, store.ErrNotFound) {
-					return supersededError{err}
-				}
-				return err
-			}
-			recorded = rec.Events
-		}
-		events = append(events, completedEvent(t, out))
-		return p.settle(ctx, tx, t.WorkspaceID, out, events, recorded)
+		return p.settle(ctx, tx, t.WorkspaceID, out, u.events, u.recorded)
 	})
+}
+
+// commitUnit is what a turn commits: written by Pipeline.commit in a transaction of its own,
+// or by the group committer in a batch with others.
+type commitUnit struct {
+	t        Turn
+	out      *Outcome
+	produced []llm.Message
+	// conversation and newConversation are out's before the first attempt: write restores
+	// them, so a unit written again after its batch rolled back starts afresh.
+	conversation    *store.Conversation
+	newConversation bool
+
+	events, recorded []store.NewEvent // set by write: the turn's events, then the record's
+
+	err  error         // the outcome, once done is closed (group commit)
+	done chan struct{} // closed when the unit's batch committed or failed
+}
+
+func newCommitUnit(t Turn, out *Outcome, produced []llm.Message) *commitUnit {
+	return &commitUnit{t: t, out: out, produced: produced, conversation: out.Conversation, newConversation: out.NewConversation}
+}
+
+// write does the unit's writes but the settlement: conversation, parked actions and messages
+// (persisted turns), then the surface's record. The events to settle are left in u.events and
+// u.recorded.
+func (u *commitUnit) write(ctx context.Context, tx *store.Tx) error {
+	t, out := u.t, u.out
+	out.Conversation, out.NewConversation = u.conversation, u.newConversation
+	u.events, u.recorded = nil, nil
+	if t.Persist {
+		created, err := persist(ctx, tx, t, out, u.produced)
+		if err != nil {
+			return err
+		}
+		u.events = append(u.events, created...)
+	}
+	if t.Record != nil {
+		rec, err := t.Record(out)
+		if err != nil {
+			return err
+		}
+		if err := writeRecord(ctx, tx, t, rec); err != nil {
+			return err
+		}
+		u.recorded = rec.Events
+	}
+	u.events = append(u.events, completedEvent(t, out))
+	return nil
+}
+
+// writeRecord writes the surface's record of the turn; a background response finished first
+// by another run refuses the commit (supersededError).
+func writeRecord(ctx context.Context, tx *store.Tx, t Turn, rec store.TurnRecord) error {
+	if err := tx.WriteTurnRecord(ctx, t.WorkspaceID, rec); err != nil {
+		if rec.Finish && errors.Is(err, store.ErrNotFound) {
+			return supersededError{err}
+		}
+		return err
+	}
+	return nil
+}
+
+// settlement is what Pipeline.settle writes for the unit, for Tx.SettleMany: the charge, the
+// turn's events, spend.recorded with the balance after this charge, then the record's events.
+func (u *commitUnit) settlement() store.Settlement {
+	out := u.out
+	charge := chargeOf(out)
+	return store.Settlement{Charge: charge, Build: func(balance int64) []store.NewEvent {
+		out.BalanceNanoUSD = balance
+		all := append([]store.NewEvent(nil), u.events...)
+		if charge != nil {
+			all = append(all, spendEvent(out, balance))
+		}
+		return append(all, u.recorded...)
+	}}
 }
 
 // completedEvent is the turn.completed event of a turn.
@@ -403,20 +474,42 @@ func (e supersededError) Unwrap() error { return e.err }
 
 // persist opens the conversation if needed and appends the turn's messages; it returns the
 // conversation.created event of a new conversation.
-func (p *Pipeline) persist(ctx context.Context, tx *store.Tx, t Turn, out *Outcome, produced []llm.Message) ([]store.NewEvent, error) {
+func persist(ctx context.Context, tx *store.Tx, t Turn, out *Outcome, produced []llm.Message) ([]store.NewEvent, error) {
 	var events []store.NewEvent
 	if out.Conversation == nil {
-		id := t.NewConversationID
-		if id == "" {
-			id = shortid.New(shortid.Conversation)
-		}
-		conv, err := tx.CreateConversationAs(ctx, t.WorkspaceID, id, "api")
+		conv, err := tx.CreateConversationAs(ctx, t.WorkspaceID, newConversationID(t), "api")
 		if err != nil {
 			return nil, err
 		}
 		out.Conversation, out.NewConversation = &conv, true
-		events = append(events, store.NewEvent{Type: "conversation.created", Data: map[string]any{"conversation_id": conv.ShortID, "channel": conv.Channel}})
+		events = append(events, createdEvent(conv))
 	}
+	parked, err := park(ctx, tx, t, out)
+	if err != nil {
+		return nil, err
+	}
+	msgs, err := toStored(turnMessages(t, produced))
+	if err != nil {
+		return nil, err
+	}
+	return append(events, parked...), tx.AppendMessages(ctx, t.WorkspaceID, out.Conversation.ID, msgs)
+}
+
+// newConversationID is the short id of the conversation a turn opens.
+func newConversationID(t Turn) string {
+	if t.NewConversationID != "" {
+		return t.NewConversationID
+	}
+	return shortid.New(shortid.Conversation)
+}
+
+func createdEvent(conv store.Conversation) store.NewEvent {
+	return store.NewEvent{Type: "conversation.created", Data: map[string]any{"conversation_id": conv.ShortID, "channel": conv.Channel}}
+}
+
+// park stores the actions the turn parked, in its conversation, and returns their events.
+func park(ctx context.Context, tx *store.Tx, t Turn, out *Outcome) ([]store.NewEvent, error) {
+	var events []store.NewEvent
 	for _, a := range out.Parked {
 		a.ConversationID = out.Conversation.ID
 		if err := tx.ParkAction(ctx, t.WorkspaceID, a); err != nil {
@@ -424,13 +517,14 @@ func (p *Pipeline) persist(ctx context.Context, tx *store.Tx, t Turn, out *Outco
 		}
 		events = append(events, requestedEvent(a, out.Conversation.ShortID))
 	}
+	return events, nil
+}
+
+// turnMessages is what a persisted turn appends to its conversation: the client's seed
+// messages, the user's text, then what the turn produced.
+func turnMessages(t Turn, produced []llm.Message) []llm.Message {
 	turn := make([]llm.Message, 0, len(t.Seed)+1+len(produced))
-	turn = append(append(append(turn, t.Seed...), llm.Message{Role: llm.RoleUser, Text: t.Text}), produced...)
-	msgs, err := toStored(turn)
-	if err != nil {
-		return nil, err
-	}
-	return events, tx.AppendMessages(ctx, t.WorkspaceID, out.Conversation.ID, msgs)
+	return append(append(append(turn, t.Seed...), llm.Message{Role: llm.RoleUser, Text: t.Text}), produced...)
 }
 
 // settle charges the turn's cost (if it used anything) and appends its events, with

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -51,8 +52,11 @@ func setup(t *testing.T) *testBundle {
 	require.NoError(t, err)
 	ws, err := st.CreateWorkspace(context.Background(), "acme", 5_000_000_000)
 	require.NoError(t, err)
-	return &testBundle{pipeline: agent.New(st, catalog.Default(), models, tools, slog.New(slog.NewTextHandler(io.Discard, nil))),
-		store: st, vendor: fake, workspace: ws, ran: &ran}
+	p := agent.New(st, catalog.Default(), models, tools, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	// As in production (app.DefaultConfig): turns commit through the group committer.
+	g := agent.NewGroupCommit(p, 2*time.Millisecond)
+	t.Cleanup(func() { require.NoError(t, g.Close(context.Background())) })
+	return &testBundle{pipeline: p, store: st, vendor: fake, workspace: ws, ran: &ran}
 }
 
 func toolCall(id, name, args string) llm.ToolCall {

@@ -1,9 +1,11 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -55,8 +57,9 @@ const retryAfter = time.Second
 // bounded and the turns slow down to what the database takes.
 const maxQueued = 4096
 
-// settle writes a batch in tx: per workspace, in the order the turns answered, one
-// SettleMany (one row update, one cursor range, one pipelined batch of rows).
+// settle writes a batch in tx: per workspace, in the order the turns answered, one row
+// update, one cursor range, one pipelined batch of rows (Tx.SettleWorkspaces, which locks the
+// workspace rows in id order, as the group commit of stored turns does).
 func settle(ctx context.Context, tx *store.Tx, batch []*deferredSpend) error {
 	var order []uuid.UUID
 	byWS := map[uuid.UUID][]store.Settlement{}
@@ -66,12 +69,12 @@ func settle(ctx context.Context, tx *store.Tx, batch []*deferredSpend) error {
 		}
 		byWS[d.workspaceID] = append(byWS[d.workspaceID], settlementOf(d))
 	}
-	for _, ws := range order {
-		if err := tx.SettleMany(ctx, ws, byWS[ws]); err != nil {
-			return err
-		}
+	slices.SortFunc(order, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
+	items := make([][]store.Settlement, len(order))
+	for i, ws := range order {
+		items[i] = byWS[ws]
 	}
-	return nil
+	return tx.SettleWorkspaces(ctx, order, items)
 }
 
 // settlementOf is what Pipeline.settle would write for the turn.

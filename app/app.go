@@ -74,6 +74,10 @@ type Config struct {
 	// answered, to be committed with others in one transaction (agent.WriteBehind); zero
 	// commits each turn before it answers. A crash loses at most this much ephemeral spend.
 	MeterFlushInterval time.Duration
+	// GroupCommitWindow is how long the group committer (agent.GroupCommit) lets a batch of
+	// stored turns gather after its first turn arrived; zero commits each turn in a
+	// transaction of its own. Either way a stored turn answers after its commit.
+	GroupCommitWindow time.Duration
 	// SMTPURL is SMTP_URL: where notification emails go (none are sent when empty).
 	SMTPURL string
 	// Clock is the time deployed agents read business hours and pickup timeouts by;
@@ -121,6 +125,7 @@ func DefaultConfig() Config {
 		DevelopmentCreditNanoUSD: 5_000_000_000,
 		DrainDelay:               5 * time.Second,
 		MeterFlushInterval:       10 * time.Millisecond,
+		GroupCommitWindow:        2 * time.Millisecond,
 		Accounts: accounts.Config{SessionLifetime: 12 * time.Hour, SessionIdleTimeout: 2 * time.Hour,
 			SetPasswordTTL: 72 * time.Hour, SignInPerMinute: 10},
 		ComplianceVersion: compliance.DefaultVersion,
@@ -147,6 +152,7 @@ type App struct {
 	log        *slog.Logger
 
 	meter     *agent.WriteBehind // commits ephemeral turns' spend; nil when MeterFlushInterval is 0
+	group     *agent.GroupCommit // commits the other turns in batches; nil when GroupCommitWindow is 0
 	replicaID string             // names this process in the job queue and its liveness lock
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
@@ -209,6 +215,10 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	if cfg.MeterFlushInterval > 0 {
 		meter = agent.NewWriteBehind(pipeline, cfg.MeterFlushInterval)
 	}
+	var group *agent.GroupCommit
+	if cfg.GroupCommitWindow > 0 {
+		group = agent.NewGroupCommit(pipeline, cfg.GroupCommitWindow)
+	}
 	resp := responses.New(cfg.Responses, st, pipeline, inserter, hub, log)
 	mail, err := mailer.New(cfg.SMTPURL, defaultSender(cfg.Server.PublicBaseURL))
 	if err != nil {
@@ -269,7 +279,7 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 		return nil, err
 	}
 	return &App{Server: srv, Metrics: m, tracing: tr, Hub: hub, Responses: resp, Compliance: comp, pipeline: pipeline, jobs: jobs, relay: events.NewRelay(st, inserter, hub, log),
-		store: st, redis: redisClient, replicaID: replicaID, cfg: cfg, log: log, meter: meter}, nil
+		store: st, redis: redisClient, replicaID: replicaID, cfg: cfg, log: log, meter: meter, group: group}, nil
 }
 
 // newLimiter is the in-process limiter, or with REDIS_URL the limiter shared through Redis
@@ -460,6 +470,13 @@ func (a *App) Stop(ctx context.Context) error {
 		a.cancel()
 	}
 	a.wg.Wait()
+	if a.group != nil {
+		// After the HTTP server drained and the jobs stopped: nothing waits any more, but a
+		// batch may still be committing.
+		if gerr := a.group.Close(ctx); gerr != nil && err == nil {
+			err = gerr
+		}
+	}
 	if a.meter != nil {
 		// After the HTTP server drained: every ephemeral turn that answered is committed.
 		if merr := a.meter.Close(ctx); merr != nil && err == nil {

@@ -228,11 +228,19 @@ func BenchmarkStoredResponseParallel(b *testing.B) {
 	need(b)
 	b.ReportAllocs()
 	b.SetParallelism(32)
+	var since time.Time
+	_ = env.store.Pool().QueryRow(context.Background(), `SELECT now()`).Scan(&since)
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			serve(b, http.MethodPost, "/v1/responses", responseBody, nil)
 		}
 	})
+	// Turns per commit (group commit): the ledger rows of one transaction share its now().
+	var perCommit float64
+	if err := env.store.Pool().QueryRow(context.Background(), `SELECT count(*)::float8 / greatest(count(DISTINCT created_at), 1)
+		FROM ledger WHERE workspace_id = $1 AND created_at >= $2 AND conversation_id IS NOT NULL`, env.workspace, since).Scan(&perCommit); err == nil {
+		b.ReportMetric(perCommit, "turns/commit")
+	}
 }
 
 // BenchmarkAuthOnly is a /v1 request without a turn: GET /v1/models (key lookup, budgets,

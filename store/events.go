@@ -120,23 +120,38 @@ type Settlement struct {
 // and every ledger row and event in one pipelined batch. Each ledger row and spend event
 // carries the balance after its own charge, as if they had been settled one by one in order.
 func (t *Tx) SettleMany(ctx context.Context, workspaceID uuid.UUID, items []Settlement) error {
+	total := totalOf(items)
+	locked, err := t.sql.LockWorkspaceForSettle(ctx, t.db, dbsqlc.LockWorkspaceForSettleParams{ID: workspaceID, Cost: total})
+	if err != nil {
+		return notFound("workspace", err)
+	}
+	batch := &pgx.Batch{}
+	if err := t.queueSettleMany(ctx, batchQueue{batch}, workspaceID, dbsqlc.ChargeWorkspacesRow{ID: workspaceID, BalanceNanoUSD: locked.BalanceNanoUSD,
+		EventSeq: locked.EventSeq, MonthlyCapNanoUSD: locked.MonthlyCapNanoUSD, MonthSpendNanoUSD: locked.MonthSpendNanoUSD}, total, items); err != nil {
+		return err
+	}
+	return t.tx.SendBatch(ctx, batch).Close()
+}
+
+func totalOf(items []Settlement) int64 {
 	var total int64
 	for _, it := range items {
 		if it.Charge != nil {
 			total += it.Charge.AmountNanoUSD
 		}
 	}
-	locked, err := t.sql.LockWorkspaceForSettle(ctx, t.db, dbsqlc.LockWorkspaceForSettleParams{ID: workspaceID, Cost: total})
-	if err != nil {
-		return notFound("workspace", err)
-	}
+	return total
+}
+
+// queueSettleMany queues SettleMany's writes for a workspace already charged total (locked:
+// its row after the charge): each ledger row with the balance after its own charge, then every
+// event with one cursor range.
+func (t *Tx) queueSettleMany(ctx context.Context, b batchQueue, workspaceID uuid.UUID, locked dbsqlc.ChargeWorkspacesRow, total int64, items []Settlement) error {
 	if total > 0 && (locked.BalanceNanoUSD <= 0 && locked.BalanceNanoUSD+total > 0 ||
 		CapReached(locked.MonthlyCapNanoUSD, locked.MonthSpendNanoUSD) && !CapReached(locked.MonthlyCapNanoUSD, locked.MonthSpendNanoUSD-total)) {
 		t.moneyChanged = append(t.moneyChanged, workspaceID)
 	}
 	balance := locked.BalanceNanoUSD + total // before the first charge
-	batch := &pgx.Batch{}
-	b := batchQueue{batch}
 	var all []NewEvent
 	for _, it := range items {
 		if it.Charge != nil {
@@ -150,19 +165,20 @@ func (t *Tx) SettleMany(ctx context.Context, workspaceID uuid.UUID, items []Sett
 		}
 		all = append(all, it.Build(balance)...)
 	}
-	if len(all) > 0 {
-		events, err := envelopes(workspaceID, locked.EventSeq, all)
-		if err != nil {
-			return err
-		}
-		if err := t.queueEvents(ctx, b, workspaceID, events); err != nil {
-			return err
-		}
-		for _, e := range events {
-			t.notices = append(t.notices, notice(e))
-		}
+	if len(all) == 0 {
+		return nil
 	}
-	return t.tx.SendBatch(ctx, batch).Close()
+	events, err := envelopes(workspaceID, locked.EventSeq, all)
+	if err != nil {
+		return err
+	}
+	if err := t.queueEvents(ctx, b, workspaceID, events); err != nil {
+		return err
+	}
+	for _, e := range events {
+		t.notices = append(t.notices, notice(e))
+	}
+	return nil
 }
 
 // queueSettle queues Settle's writes: the ledger row, then the events and their dispatch

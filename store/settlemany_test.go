@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"switchboard/store"
@@ -48,4 +49,47 @@ func TestSettleManyIsSettleOneByOne(t *testing.T) {
 	var seqs []int64
 	require.NoError(t, s.Pool().QueryRow(ctx, `SELECT array_agg(seq ORDER BY seq) FROM events WHERE workspace_id = $1`, w.ID).Scan(&seqs))
 	require.Equal(t, []int64{1, 2, 3}, seqs)
+}
+
+// TestSettleWorkspacesIsSettleManyPerWorkspace: several workspaces settled at once each get
+// their own total, balances in order, month spend and gap-free cursors after the events they
+// already had; a workspace that does not exist fails the whole settlement as not found.
+func TestSettleWorkspacesIsSettleManyPerWorkspace(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.New(t)
+	a, err := s.CreateWorkspace(ctx, "a", 1000)
+	require.NoError(t, err)
+	b, err := s.CreateWorkspace(ctx, "b", 5000)
+	require.NoError(t, err)
+	_, err = s.AppendEvents(ctx, b.ID, []store.NewEvent{{Type: "agent.created", Data: map[string]any{}}})
+	require.NoError(t, err)
+	seen := map[string][]int64{}
+	item := func(name string, cost int64) store.Settlement {
+		return store.Settlement{Charge: &store.Charge{AmountNanoUSD: cost, Category: "model_usage", Model: "m"},
+			Build: func(balance int64) []store.NewEvent {
+				seen[name] = append(seen[name], balance)
+				return []store.NewEvent{{Type: "spend.recorded", Data: map[string]any{"balance": balance}}}
+			}}
+	}
+	require.NoError(t, s.InTx(ctx, func(tx *store.Tx) error {
+		return tx.SettleWorkspaces(ctx, []uuid.UUID{a.ID, b.ID}, [][]store.Settlement{{item("a", 100), item("a", 200)}, {item("b", 1000)}})
+	}))
+	require.Equal(t, map[string][]int64{"a": {900, 700}, "b": {4000}}, seen)
+	for name, want := range map[string]struct{ balance, spend int64 }{"a": {700, 300}, "b": {4000, 1000}} {
+		got, err := s.WorkspaceByName(ctx, name)
+		require.NoError(t, err)
+		require.Equal(t, want.balance, got.BalanceNanoUSD, name)
+		require.Equal(t, want.spend, got.MonthSpendNanoUSD, name)
+	}
+	var seqs []int64
+	require.NoError(t, s.Pool().QueryRow(ctx, `SELECT array_agg(seq ORDER BY seq) FROM events WHERE workspace_id = $1`, b.ID).Scan(&seqs))
+	require.Equal(t, []int64{1, 2}, seqs)
+
+	err = s.InTx(ctx, func(tx *store.Tx) error {
+		return tx.SettleWorkspaces(ctx, []uuid.UUID{a.ID, uuid.New()}, [][]store.Settlement{{item("a", 1)}, {item("x", 1)}})
+	})
+	require.ErrorIs(t, err, store.ErrNotFound)
+	got, err := s.WorkspaceByName(ctx, "a")
+	require.NoError(t, err)
+	require.Equal(t, int64(700), got.BalanceNanoUSD, "rolled back")
 }

@@ -128,6 +128,11 @@ func loadConfig(getenv env) (config, error) {
 			return c, fmt.Errorf("METER_FLUSH_INTERVAL must be a duration from 0s (commit before answering) to 1s, such as 10ms, not %q", v)
 		}
 	}
+	if v := getenv("GROUP_COMMIT_WINDOW"); v != "" {
+		if a.GroupCommitWindow, err = time.ParseDuration(v); err != nil || a.GroupCommitWindow < 0 || a.GroupCommitWindow > 100*time.Millisecond {
+			return c, fmt.Errorf("GROUP_COMMIT_WINDOW must be a duration from 0s (a transaction per stored turn) to 100ms, such as 2ms, not %q", v)
+		}
+	}
 	if v := getenv("AUTH_CACHE_TTL"); v != "" {
 		if a.Server.AuthCacheTTL, err = time.ParseDuration(v); err != nil || a.Server.AuthCacheTTL < 0 {
 			return c, fmt.Errorf("AUTH_CACHE_TTL must be a duration such as 2s (0s: no cache), not %q", v)

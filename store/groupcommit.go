@@ -1,0 +1,131 @@
+package store
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"switchboard/gen/dbsqlc"
+)
+
+// TurnWrite is the conversation part of one turn written by WriteTurns: the messages to
+// append to Conversation, or to a new conversation of short id NewShortID (channel "api")
+// when Conversation is nil, which WriteTurns then sets.
+type TurnWrite struct {
+	WorkspaceID  uuid.UUID
+	Conversation *Conversation
+	NewShortID   string
+	Messages     []Message
+}
+
+// WriteTurns appends the messages of many turns (the group commit) in a few round trips
+// whatever their number: one per conversation continued (its row is locked and its seqs
+// reserved, as AppendMessages does), one INSERT for every new conversation, one COPY for all
+// the messages. Turns of one conversation append in the order given.
+func (t *Tx) WriteTurns(ctx context.Context, turns []*TurnWrite) error {
+	var rows []dbsqlc.InsertMessagesParams
+	add := func(w *TurnWrite, last int) {
+		for i, m := range w.Messages {
+			rows = append(rows, dbsqlc.InsertMessagesParams{WorkspaceID: w.WorkspaceID, ConversationID: w.Conversation.ID, Seq: last + i + 1,
+				Role: m.Role, Content: m.Content, ToolCalls: nullJSON(m.ToolCalls), ToolResults: nullJSON(m.ToolResults)})
+		}
+	}
+	var created dbsqlc.CreateConversationsParams
+	byShortID := map[string]*TurnWrite{}
+	for _, w := range turns {
+		if w.Conversation == nil {
+			created.WorkspaceIds = append(created.WorkspaceIds, w.WorkspaceID)
+			created.ShortIds = append(created.ShortIds, w.NewShortID)
+			created.Channels = append(created.Channels, "api")
+			created.MessageSeqs = append(created.MessageSeqs, len(w.Messages))
+			byShortID[w.NewShortID] = w
+			continue
+		}
+		last, err := t.sql.ReserveMessageSeqs(ctx, t.db, dbsqlc.ReserveMessageSeqsParams{Count: len(w.Messages), WorkspaceID: w.WorkspaceID, ID: w.Conversation.ID})
+		if err != nil {
+			return notFound("conversation", err)
+		}
+		add(w, last)
+	}
+	if len(created.ShortIds) > 0 {
+		convs, err := t.sql.CreateConversations(ctx, t.db, created)
+		if err != nil {
+			return err
+		}
+		for _, c := range convs {
+			w := byShortID[c.ShortID]
+			w.Conversation = &Conversation{ID: c.ID, ShortID: c.ShortID, Channel: "api", CreatedAt: c.CreatedAt}
+			add(w, 0)
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	_, err := t.sql.InsertMessages(ctx, t.db, rows)
+	return err
+}
+
+// InsertTurnRecords writes the records of many turns (the group commit) in one pipelined
+// batch: each inserted response and its completed Idempotency-Key, as WriteTurnRecord does.
+// A record that finishes a response (Finish) must go through WriteTurnRecord: its outcome
+// depends on the row it updates.
+func (t *Tx) InsertTurnRecords(ctx context.Context, workspaceIDs []uuid.UUID, records []TurnRecord) error {
+	if len(records) == 0 {
+		return nil
+	}
+	batch := &pgx.Batch{}
+	b := batchQueue{batch}
+	for i, r := range records {
+		ws, resp := workspaceIDs[i], r.Response
+		if err := t.sql.InsertResponse(ctx, b, dbsqlc.InsertResponseParams{WorkspaceID: ws, ShortID: resp.ShortID,
+			ConversationID: resp.ConversationID, Status: resp.Status, Model: resp.Model, Background: resp.Background, Body: string(resp.Body)}); err != nil {
+			return err
+		}
+		if r.IdempotencyKey == "" {
+			continue
+		}
+		key := r.IdempotencyKey
+		if err := t.sql.CompleteIdempotencyKey(ctx, b, dbsqlc.CompleteIdempotencyKeyParams{WorkspaceID: ws, Key: key, ResponseShortID: &resp.ShortID}); err != nil {
+			return err
+		}
+		t.keyNotices = append(t.keyNotices, IdempotencyToken(ws, key))
+	}
+	return t.tx.SendBatch(ctx, batch).Close()
+}
+
+// SettleWorkspaces is SettleMany for several workspaces at once (the group commit of a batch
+// spanning workspaces), in three round trips whatever their number: their rows locked in id
+// order, one UPDATE charging each its total, one pipelined batch of every ledger row and
+// event. items[i] are the settlements of workspaceIDs[i], which must be distinct.
+func (t *Tx) SettleWorkspaces(ctx context.Context, workspaceIDs []uuid.UUID, items [][]Settlement) error {
+	if len(workspaceIDs) == 1 {
+		return t.SettleMany(ctx, workspaceIDs[0], items[0])
+	}
+	if err := t.sql.LockWorkspacesInOrder(ctx, t.db, workspaceIDs); err != nil {
+		return err
+	}
+	totals := make([]int64, len(items))
+	for i, it := range items {
+		totals[i] = totalOf(it)
+	}
+	rows, err := t.sql.ChargeWorkspaces(ctx, t.db, dbsqlc.ChargeWorkspacesParams{Ids: workspaceIDs, Costs: totals})
+	if err != nil {
+		return err
+	}
+	locked := make(map[uuid.UUID]dbsqlc.ChargeWorkspacesRow, len(rows))
+	for _, r := range rows {
+		locked[r.ID] = r
+	}
+	batch := &pgx.Batch{}
+	for i, ws := range workspaceIDs {
+		row, ok := locked[ws]
+		if !ok {
+			return &NotFoundError{What: "workspace"}
+		}
+		if err := t.queueSettleMany(ctx, batchQueue{batch}, ws, row, totals[i], items[i]); err != nil {
+			return err
+		}
+	}
+	return t.tx.SendBatch(ctx, batch).Close()
+}

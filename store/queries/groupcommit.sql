@@ -1,0 +1,26 @@
+-- name: CreateConversations :many
+-- CreateConversations opens several conversations at once (the group commit of turns), each
+-- with the seqs 1..message_seq of its first messages already reserved.
+INSERT INTO conversations (workspace_id, short_id, channel, message_seq)
+SELECT unnest(@workspace_ids::uuid[]), unnest(@short_ids::text[]), unnest(@channels::text[]), unnest(@message_seqs::int[])
+RETURNING id, short_id, created_at;
+
+-- name: LockWorkspacesInOrder :exec
+-- LockWorkspacesInOrder takes the row locks of several workspaces in id order, so that
+-- batches settling several workspaces (the group commit) never wait for each other in a cycle.
+-- FOR NO KEY UPDATE is the lock the UPDATE of LockWorkspaceForSettle takes: it leaves alone
+-- the KEY SHARE locks of rows inserted with a foreign key to the workspace (FOR UPDATE would
+-- block those inserts, and deadlock with a batch still writing its conversations).
+SELECT id FROM workspaces WHERE id = ANY(@ids::uuid[]) ORDER BY id FOR NO KEY UPDATE;
+
+-- name: ChargeWorkspaces :many
+-- ChargeWorkspaces is LockWorkspaceForSettle for several workspaces at once (their rows
+-- already locked by LockWorkspacesInOrder): each is charged its cost, counted in the month's
+-- spend, and its balance and cursor are returned.
+UPDATE workspaces w SET balance_nano_usd = w.balance_nano_usd - c.cost, updated_at = now(),
+    month_spend_nano_usd = CASE WHEN w.spend_month = date_trunc('month', now() AT TIME ZONE 'UTC')::date
+                                THEN w.month_spend_nano_usd + c.cost ELSE c.cost END,
+    spend_month = date_trunc('month', now() AT TIME ZONE 'UTC')::date
+FROM (SELECT unnest(@ids::uuid[]) AS id, unnest(@costs::bigint[]) AS cost) c
+WHERE w.id = c.id
+RETURNING w.id, w.balance_nano_usd, w.event_seq, w.monthly_cap_nano_usd, w.month_spend_nano_usd;
