@@ -6,7 +6,8 @@
 #   bench/run.sh profile   only the CPU and allocation profiles of scenarios 2 and 3
 #   bench/run.sh peers     scenario 7: the Portkey gateway (npm @portkey-ai/gateway, installed into
 #                          the temporary directory; BENCH_PORTKEY_VERSION, default 1.15.2) in front
-#                          of the same mock, beside Switchboard's chat completions, one table
+#                          of the same mock, beside Switchboard's chat completions and stored
+#                          responses on the same model, one table
 #   bench/run.sh overhead  scenario 8 (issue 18): two servers of this tree at once, metrics on
 #                          (METRICS_ADDR) and tracing off vs both off, ephemeral chat at 64 clients
 #                          alternately against each, 7 rounds; the median ratio of req/s

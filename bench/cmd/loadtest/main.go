@@ -436,7 +436,7 @@ func run(ctx context.Context, o options, p plan) ([]row, error) {
 		if o.peer == "" {
 			return b.rows, fmt.Errorf("scenario 7 needs -peer (bench/run.sh peers starts the Portkey gateway)")
 		}
-		if err := b.peers(ctx, key, chatURL); err != nil {
+		if err := b.peers(ctx, key, chatURL, respURL); err != nil {
 			return b.rows, err
 		}
 	}
@@ -517,8 +517,10 @@ func fmtRatios(rs []float64) string {
 
 // peers is scenario 7: the same OpenAI-protocol chat completion (beta-5.4, "Say hello.",
 // not streamed) through Switchboard, and through the peer gateway (Portkey, -peer) pointed
-// at the same mock, at 1 and 64 clients, side by side in one run.
-func (b *bench) peers(ctx context.Context, key, chatURL string) error {
+// at the same mock, at 1 and 64 clients, side by side in one run; then Switchboard's stored
+// response on the same model and input (POST /v1/responses, stored: conversation, messages,
+// response, ledger and events committed before the 200), against the same Portkey rows.
+func (b *bench) peers(ctx context.Context, key, chatURL, respURL string) error {
 	model := modelOf("openai")
 	body := chatBody(model, false)
 	sb := jsonTarget(chatURL, key, body)
@@ -530,6 +532,7 @@ func (b *bench) peers(ctx context.Context, key, chatURL string) error {
 	if _, err := once(http.DefaultClient, pk); err != nil {
 		return fmt.Errorf("a chat completion through the peer gateway: %w", err)
 	}
+	peers := map[int]row{}
 	for _, c := range []int{1, 64} {
 		closedLoop(pk, c, b.p.warm)
 		peer := b.add(rowOf("7 Portkey gateway 1.15.2 (openai)", fmt.Sprintf("c=%d", c), "closed", closedLoop(pk, c, b.p.sweep)))
@@ -547,6 +550,25 @@ func (b *bench) peers(ctx context.Context, key, chatURL string) error {
 			want = 5
 		}
 		r.verdict(fmt.Sprintf(">= %.0fx Portkey's req/s", want), ratio >= want)
+		b.add(r)
+		settle()
+		peers[c] = peer
+	}
+	stored := jsonTarget(respURL, key, map[string]any{"model": model, "input": "Say hello."})
+	stored.expect = []byte(`"status":"completed"`)
+	for _, c := range []int{1, 64} {
+		closedLoop(stored, c, b.p.warm)
+		r := rowOf("7 Switchboard response stored (openai)", fmt.Sprintf("c=%d", c), "closed", closedLoop(stored, c, b.p.sweep))
+		peer := peers[c]
+		r.added(peer)
+		ratio := 0.0
+		if peer.RPS > 0 {
+			ratio = r.RPS / peer.RPS
+		}
+		r.Note = strings.TrimSpace(fmt.Sprintf("%.2fx Portkey's req/s %s", ratio, r.Note))
+		if c == 64 {
+			r.verdict("> 2,000 turns/s and >= 1.5x Portkey's req/s", r.RPS > 2000 && ratio >= 1.5)
+		}
 		b.add(r)
 		settle()
 	}
