@@ -143,10 +143,38 @@ func (h *Hub) dispatch(n store.Notice) {
 		}
 	}
 	h.mu.Unlock()
+	h.wakeRelay()
+}
+
+// wakeRelay tells the webhook relay that events were committed.
+func (h *Hub) wakeRelay() {
 	select {
 	case h.wake <- struct{}{}:
 	default:
 	}
+}
+
+// noticePrefix is how every event notice begins (store's notice: a JSON object whose first
+// member is the workspace id).
+const noticePrefix = `{"w":"`
+
+// unwatched reports, reading only the workspace id at the head of the payload, that a notice
+// concerns a workspace without a subscriber in this process: it is then not decoded (under
+// load every turn announces two events, and most workspaces have no open feed). Anything it
+// cannot read that way is decoded as before.
+func (h *Hub) unwatched(payload string) bool {
+	const end = len(noticePrefix) + 36 // a UUID's text form
+	if len(payload) <= end || payload[:len(noticePrefix)] != noticePrefix || payload[end] != '"' {
+		return false
+	}
+	ws, err := uuid.Parse(payload[len(noticePrefix):end])
+	if err != nil {
+		return false
+	}
+	h.mu.Lock()
+	_, watched := h.subs[ws]
+	h.mu.Unlock()
+	return !watched
 }
 
 // lagAll tells every subscriber to re-read from the table: notices may have been lost while
@@ -253,6 +281,10 @@ func (h *Hub) listen(ctx context.Context) error {
 			continue
 		case store.IdempotencyChannel:
 			h.keyChanged(msg.Payload)
+			continue
+		}
+		if h.unwatched(msg.Payload) {
+			h.wakeRelay()
 			continue
 		}
 		var n store.Notice

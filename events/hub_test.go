@@ -298,3 +298,39 @@ func TestHubShutdown(t *testing.T) {
 	h.BeginShutdown() // twice is fine
 	receive(t, h.Closing(), "closing signal")
 }
+
+// TestHubSkipsUnwatchedNotices: a notice is read by its workspace id alone when nobody in the
+// process watches that workspace (it still wakes the webhook relay); a watched one, or one
+// that does not start as store's notices do, is decoded.
+func TestHubSkipsUnwatchedNotices(t *testing.T) {
+	t.Parallel()
+	h, b := setupHub(t)
+	sub := h.Subscribe(b.ws)
+	defer sub.Close()
+	notice := func(ws uuid.UUID) string {
+		raw, err := json.Marshal(store.Notice{WorkspaceID: ws, Seq: 7, Type: "turn.completed", Envelope: json.RawMessage(`{"a":1}`)})
+		require.NoError(t, err)
+		return string(raw)
+	}
+	require.True(t, strings.HasPrefix(notice(b.ws), noticePrefix), "store's notices start with the workspace id")
+	require.False(t, h.unwatched(notice(b.ws)))
+	require.True(t, h.unwatched(notice(b.other)))
+	require.False(t, h.unwatched(`{"s":7,"w":"`+b.other.String()+`"}`), "another member order is decoded")
+	require.False(t, h.unwatched(`{"w":"not-a-uuid-not-a-uuid-not-a-uuid-xx"}`))
+	require.False(t, h.unwatched(`{"w":"`))
+	sub.Close()
+	require.True(t, h.unwatched(notice(b.ws)), "a workspace without subscribers any more")
+
+	// End to end: the other workspace's event wakes the relay without reaching anyone.
+	mine := h.Subscribe(b.ws)
+	defer mine.Close()
+	runHub(t, h)
+	receive(t, mine.Lagged, "lag signal after LISTEN")
+	for len(h.wake) > 0 {
+		<-h.wake
+	}
+	appendEvents(t, b.store, b.other, turn(1))
+	receive(t, h.wake, "relay wake-up for an unwatched workspace")
+	ev := appendEvents(t, b.store, b.ws, turn(2))[0]
+	require.Equal(t, ev.Seq, receive(t, mine.C, "notice").Seq)
+}

@@ -35,9 +35,9 @@ func NewOpenAI(cfg Config) (Client, error) {
 	if cfg.BaseURL != "" {
 		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
 	}
-	if cfg.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
-	}
+	// The SDK's default client is http.DefaultClient; either way the body goes out with the
+	// headers (wholeBodies).
+	opts = append(opts, option.WithHTTPClient(withWholeBodies(cfg.HTTPClient)))
 	return &openaiClient{client: openai.NewClient(opts...), timeout: cfg.Timeout}, nil
 }
 

@@ -220,13 +220,17 @@ func (s *Server) routeV1(e *echo.Echo) error {
 		return err
 	}
 	spec.Servers = nil // match any host: the published document names a local server
-	validator := echomw.OapiRequestValidatorWithOptions(spec, &echomw.Options{
-		ErrorHandler: validationError,
-		Options: openapi3filter.Options{
-			AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, // done by s.authenticate
-		},
-		SilenceServersWarning: true,
-	})
+	validatorKeeping := func(keep bool) echo.MiddlewareFunc {
+		return echomw.OapiRequestValidatorWithOptions(spec, &echomw.Options{
+			ErrorHandler: validationError,
+			Options: openapi3filter.Options{
+				AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, // done by s.authenticate
+				KeepValidatedValue: keep,
+			},
+			SilenceServersWarning: true,
+		})
+	}
+	validator := keepValidated(validatorKeeping(false), validatorKeeping(true))
 	// The body limit comes after authentication so that a 413 carries the rate-limit headers;
 	// guardInput before the validator, which must never parse a nesting bomb.
 	perms, err := routePermissions(spec)
@@ -234,7 +238,9 @@ func (s *Server) routeV1(e *echo.Echo) error {
 		return err
 	}
 	g := e.Group("/v1", s.authenticate, s.endWithKey, authorize(perms), s.bodyLimit(), s.guardInput(spec), validator)
-	v1api.RegisterHandlers(basePath{g: g, prefix: "/v1"}, v1api.NewStrictHandler(&v1Handlers{s: s}, nil))
+	h := &v1Handlers{s: s}
+	v1api.RegisterHandlers(basePath{g: g, prefix: "/v1", post: map[string]func(echo.HandlerFunc) echo.HandlerFunc{
+		chatCompletionsPath: h.chatFromValidated}}, v1api.NewStrictHandler(h, nil))
 	return nil
 }
 
@@ -242,6 +248,8 @@ func (s *Server) routeV1(e *echo.Echo) error {
 type basePath struct {
 	g      *echo.Group
 	prefix string
+	// post wraps the generated handler of a POST route (by its full path).
+	post map[string]func(echo.HandlerFunc) echo.HandlerFunc
 }
 
 func (b basePath) path(p string) string { return strings.TrimPrefix(p, b.prefix) }
@@ -265,6 +273,9 @@ func (b basePath) PATCH(p string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) 
 	return b.g.PATCH(b.path(p), h, m...)
 }
 func (b basePath) POST(p string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
+	if wrap := b.post[p]; wrap != nil {
+		h = wrap(h)
+	}
 	return b.g.POST(b.path(p), h, m...)
 }
 func (b basePath) PUT(p string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
