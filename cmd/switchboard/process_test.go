@@ -26,9 +26,20 @@ import (
 
 var (
 	buildOnce sync.Once
+	binaryDir string
 	binary    string
 	buildErr  error
 )
+
+// TestMain removes the binary the tests built: it is some 170 MB, and a temporary directory
+// left behind by every run fills a developer's disk.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binaryDir != "" {
+		os.RemoveAll(binaryDir)
+	}
+	os.Exit(code)
+}
 
 // switchboardBinary builds the real binary once per test run.
 func switchboardBinary(t *testing.T) string {
@@ -39,6 +50,7 @@ func switchboardBinary(t *testing.T) string {
 			buildErr = err
 			return
 		}
+		binaryDir = dir
 		binary = filepath.Join(dir, "switchboard")
 		out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
 		if err != nil {
