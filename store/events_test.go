@@ -6,8 +6,10 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"switchboard/shortid"
 	"switchboard/store"
 	"switchboard/store/storetest"
 )
@@ -58,4 +60,35 @@ func TestCursorsBecomeVisibleInOrder(t *testing.T) {
 		}
 	}
 	require.Equal(t, int64(writers*perWriter), cursor)
+}
+
+// TestOnlySubscribedEventsAreQueuedForWebhooks: the relay's queue gets an event only when an
+// enabled endpoint of its workspace subscribes to its type as it commits, so a workspace
+// without webhooks pays nothing for the outbox.
+func TestOnlySubscribedEventsAreQueuedForWebhooks(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setupSecrets(t)
+	s := b.store
+	quiet, err := s.CreateWorkspace(ctx, "no-webhooks", 0)
+	require.NoError(t, err)
+	ep, err := s.CreateWebhookEndpoint(ctx, store.WebhookEndpoint{WorkspaceID: b.ws, ShortID: shortid.New(shortid.Webhook),
+		URL: "https://hooks.example.com/x", EventTypes: []string{"turn.completed"}, Secret: newSecret(t)})
+	require.NoError(t, err)
+
+	both := []store.NewEvent{{Type: "turn.completed", Data: map[string]int{}}, {Type: "spend.recorded", Data: map[string]int{}}}
+	for _, ws := range []uuid.UUID{quiet.ID, b.ws} {
+		_, err := s.AppendEvents(ctx, ws, both)
+		require.NoError(t, err)
+	}
+
+	var queued int
+	require.NoError(t, s.Pool().QueryRow(ctx, `SELECT count(*) FROM event_dispatch`).Scan(&queued))
+	require.Equal(t, 1, queued, "only the subscribed turn.completed of the workspace with an endpoint is queued")
+	require.NoError(t, s.InTx(ctx, func(tx *store.Tx) error {
+		claimed, err := tx.ClaimUndispatched(ctx, 100)
+		require.NoError(t, err)
+		require.Equal(t, []store.Dispatch{{WorkspaceID: b.ws, Seq: 1, EndpointIDs: []uuid.UUID{ep.ID}}}, claimed)
+		return nil
+	}))
 }

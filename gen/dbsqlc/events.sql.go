@@ -186,7 +186,12 @@ func (q *Queries) EventsAfter(ctx context.Context, db DBTX, arg EventsAfterParam
 
 const insertEventDispatch = `-- name: InsertEventDispatch :exec
 INSERT INTO event_dispatch (workspace_id, seq, type)
-SELECT $1::uuid, unnest($2::bigint[]), unnest($3::text[])
+SELECT $1::uuid, e.seq, e.type
+FROM (SELECT unnest($2::bigint[]) AS seq, unnest($3::text[]) AS type) AS e
+WHERE EXISTS (
+    SELECT 1 FROM webhook_endpoints w
+    WHERE w.workspace_id = $1::uuid AND w.enabled
+      AND (e.type = ANY (w.event_types) OR '*' = ANY (w.event_types)))
 `
 
 type InsertEventDispatchParams struct {
@@ -195,6 +200,12 @@ type InsertEventDispatchParams struct {
 	Types       []string
 }
 
+// InsertEventDispatch queues for the relay only the events some enabled endpoint of the
+// workspace subscribes to when they commit: a workspace without webhooks pays nothing for the
+// outbox (the queue's inserts, the relay's claims and deletes, their vacuum were two thirds of
+// PostgreSQL's time under ephemeral load). An endpoint created, enabled or subscribed later
+// receives the events committed after it, as the relay's claim (which checks the endpoints
+// again) would decide anyway for an event it reached after the change.
 func (q *Queries) InsertEventDispatch(ctx context.Context, db DBTX, arg InsertEventDispatchParams) error {
 	_, err := db.Exec(ctx, insertEventDispatch, arg.WorkspaceID, arg.Seqs, arg.Types)
 	return err
