@@ -362,3 +362,50 @@ func TestHistoryStartingWithTheAssistant(t *testing.T) {
 		})
 	}
 }
+
+// A turn nobody streams asks for the whole reply at once; what it gets is what the stream
+// of the same reply gives: text, tool calls in order, finish and usage.
+func TestWholeReplyMatchesTheStream(t *testing.T) {
+	forEachProtocol(t, func(t *testing.T, fake *llmtest.Fake, client llm.Client) {
+		reply := llmtest.Reply{Text: "Checking both.", Chunks: 3, InputTokens: 40, OutputTokens: 12, ToolCalls: []llm.ToolCall{
+			{ID: "call_1", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)},
+			{ID: "call_2", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Rome"}`)},
+		}}
+		fake.Push(reply, reply)
+		req := conversation()
+		req.Tools = []llm.Tool{{Name: "get_weather", Parameters: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}}}`)}}
+
+		whole, err := client.Generate(context.Background(), req, nil)
+		require.NoError(t, err)
+		var deltas []string
+		streamed, err := client.Generate(context.Background(), req, collect(&deltas))
+		require.NoError(t, err)
+
+		reqs := fake.Requests()
+		require.False(t, reqs[0].Stream, "nobody reads the deltas: the whole reply at once")
+		require.True(t, reqs[1].Stream)
+		require.Equal(t, "Checking both.", whole.Text)
+		require.Equal(t, llm.FinishToolCalls, whole.Finish)
+		require.Equal(t, llm.Usage{InputTokens: 40, OutputTokens: 12}, whole.Usage)
+		require.Len(t, whole.ToolCalls, 2)
+		if fake.Protocol() == llm.ProtocolGemini { // no ids on that wire: the adapter makes them up
+			for i := range whole.ToolCalls {
+				require.NotEmpty(t, whole.ToolCalls[i].ID)
+				whole.ToolCalls[i].ID, streamed.ToolCalls[i].ID = "", ""
+			}
+		}
+		require.Equal(t, streamed, whole)
+	})
+}
+
+func TestCutWholeReply(t *testing.T) {
+	forEachProtocol(t, func(t *testing.T, fake *llmtest.Fake, client llm.Client) {
+		fake.Push(llmtest.Reply{Text: "one two six ten!", Chunks: 4, CutAfter: 2})
+		res, err := client.Generate(context.Background(), conversation(), nil)
+		var e *llm.Error
+		require.ErrorAs(t, err, &e)
+		require.Equal(t, llm.ErrMalformed, e.Kind)
+		require.Empty(t, res.Text)
+		require.False(t, fake.Requests()[0].Stream)
+	})
+}

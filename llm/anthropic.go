@@ -45,12 +45,15 @@ func (c *anthropicClient) Generate(ctx context.Context, req Request, onDelta fun
 	}
 	ctx, cancel := withTimeout(ctx, c.timeout)
 	defer cancel()
+	if onDelta == nil {
+		return c.complete(ctx, req)
+	}
 
 	// The SDK's NewStreaming, with the events decoded into anthropicEvent (see there): the
 	// same request, path, headers and error handling, through the SDK's client and stream.
 	var raw *http.Response
 	var err error
-	if body, ok := anthropicBody(req); ok {
+	if body, ok := anthropicBody(req, true); ok {
 		err = c.client.Post(ctx, "v1/messages", body, &raw)
 	} else {
 		err = c.client.Post(ctx, "v1/messages", anthropicParams(req), &raw, option.WithJSONSet("stream", true))

@@ -55,8 +55,9 @@ func bodySize(req Request) int {
 	return n
 }
 
-// anthropicBody is anthropicParams(req) as the SDK encodes it, with "stream":true.
-func anthropicBody(req Request) ([]byte, bool) {
+// anthropicBody is anthropicParams(req) as the SDK encodes it, with "stream":true when
+// stream is set (as the SDK's NewStreaming adds it).
+func anthropicBody(req Request, stream bool) ([]byte, bool) {
 	if req.Temperature != nil && !finite(*req.Temperature) {
 		return nil, false
 	}
@@ -153,12 +154,15 @@ func anthropicBody(req Request) ([]byte, bool) {
 		}
 		b = append(b, ']')
 	}
-	b = append(b, `,"stream":true}`...)
-	return b, true
+	if stream {
+		b = append(b, `,"stream":true`...)
+	}
+	return append(b, '}'), true
 }
 
-// openaiBody is openaiParams(req) as the SDK encodes it, with "stream":true.
-func openaiBody(req Request) ([]byte, bool) {
+// openaiBody is openaiParams(req, stream) as the SDK encodes it, with "stream":true when
+// stream is set.
+func openaiBody(req Request, stream bool) ([]byte, bool) {
 	if req.Temperature != nil && !finite(*req.Temperature) {
 		return nil, false
 	}
@@ -224,8 +228,10 @@ func openaiBody(req Request) ([]byte, bool) {
 	b = appendString(b, req.Model)
 	b = append(b, `,"max_completion_tokens":`...)
 	b = strconv.AppendInt(b, maxTokens(req), 10)
-	// Without include_usage a streamed completion reports no token counts at all.
-	b = append(b, `,"stream_options":{"include_usage":true}`...)
+	if stream {
+		// Without include_usage a streamed completion reports no token counts at all.
+		b = append(b, `,"stream_options":{"include_usage":true}`...)
+	}
 	if req.Temperature != nil {
 		b = append(b, `,"temperature":`...)
 		b = appendFloat(b, *req.Temperature)
@@ -244,8 +250,10 @@ func openaiBody(req Request) ([]byte, bool) {
 		}
 		b = append(b, ']')
 	}
-	b = append(b, `,"stream":true}`...)
-	return b, true
+	if stream {
+		b = append(b, `,"stream":true`...)
+	}
+	return append(b, '}'), true
 }
 
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }

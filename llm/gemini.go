@@ -54,6 +54,18 @@ func (c *geminiClient) Generate(ctx context.Context, req Request, onDelta func(s
 	defer cancel()
 
 	var acc geminiAccumulator
+	if onDelta == nil { // the whole reply at once (see complete.go)
+		reply, err := c.client.Models.GenerateContent(ctx, req.Model, geminiContents(userFirst(req.Messages)), geminiConfig(req))
+		if err != nil {
+			status, refused := geminiStatus(err)
+			return Result{}, failure{err: err, status: status, refused: refused}.toError(ctx)
+		}
+		acc.add(reply)
+		if !acc.done {
+			return acc.res, incomplete()
+		}
+		return acc.res, settleErr(&acc.res)
+	}
 	started := false
 	for chunk, err := range c.client.Models.GenerateContentStream(ctx, req.Model, geminiContents(userFirst(req.Messages)), geminiConfig(req)) {
 		if err != nil {

@@ -47,15 +47,18 @@ func (c *openaiClient) Generate(ctx context.Context, req Request, onDelta func(s
 	}
 	ctx, cancel := withTimeout(ctx, c.timeout)
 	defer cancel()
+	if onDelta == nil {
+		return c.complete(ctx, req)
+	}
 
 	// The SDK's NewStreaming, with the chunks decoded into openaiChunk (see there): the same
 	// request, path, headers and error handling, through the SDK's client and stream.
 	var raw *http.Response
 	var err error
-	if body, ok := openaiBody(req); ok {
+	if body, ok := openaiBody(req, true); ok {
 		err = c.client.Post(ctx, "chat/completions", body, &raw)
 	} else {
-		err = c.client.Post(ctx, "chat/completions", openaiParams(req), &raw, option.WithJSONSet("stream", true))
+		err = c.client.Post(ctx, "chat/completions", openaiParams(req, true), &raw, option.WithJSONSet("stream", true))
 	}
 	stream := ssestream.NewStream[openaiChunk](ssestream.NewDecoder(raw), err)
 	defer stream.Close()
@@ -85,13 +88,16 @@ func (c *openaiClient) Generate(ctx context.Context, req Request, onDelta func(s
 	return res, nil
 }
 
-func openaiParams(req Request) openai.ChatCompletionNewParams {
+func openaiParams(req Request, stream bool) openai.ChatCompletionNewParams {
 	p := openai.ChatCompletionNewParams{
 		Model:               req.Model,
 		Messages:            openaiMessages(req),
 		MaxCompletionTokens: openai.Int(maxTokens(req)),
-		// Without include_usage a streamed completion reports no token counts at all.
-		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
+	}
+	if stream {
+		// Without include_usage a streamed completion reports no token counts at all; the
+		// API refuses stream_options on a request that does not stream.
+		p.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
 	}
 	if req.Temperature != nil {
 		p.Temperature = openai.Float(*req.Temperature)

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/anthropics/anthropic-sdk-go"
@@ -196,7 +197,7 @@ func TestOpenAIChunkMatchesTheSDK(t *testing.T) {
 }
 
 // The bodies the adapters send are the SDKs' encoding of the same parameters, plus the
-// "stream":true their NewStreaming adds.
+// "stream":true their NewStreaming adds when the turn streams.
 func TestBodiesEncodeAsTheSDKDoes(t *testing.T) {
 	t.Parallel()
 	temp, hot, tiny := 0.7, 1.6, 1e-9
@@ -237,27 +238,33 @@ func TestBodiesEncodeAsTheSDKDoes(t *testing.T) {
 		}},
 	}
 	for name, req := range reqs {
-		got, ok := anthropicBody(req)
-		require.True(t, ok, name)
-		p := anthropicParams(req)
-		want, err := p.MarshalJSON()
-		require.NoError(t, err, name)
-		require.JSONEq(t, withStream(t, want), string(got), "anthropic: "+name)
-		require.True(t, json.Valid(got), name)
+		for _, stream := range []bool{true, false} {
+			name := fmt.Sprintf("%s (stream %v)", name, stream)
+			got, ok := anthropicBody(req, stream)
+			require.True(t, ok, name)
+			p := anthropicParams(req)
+			want, err := p.MarshalJSON()
+			require.NoError(t, err, name)
+			require.JSONEq(t, withStream(t, want, stream), string(got), "anthropic: "+name)
+			require.True(t, json.Valid(got), name)
 
-		got, ok = openaiBody(req)
-		require.True(t, ok, name)
-		o := openaiParams(req)
-		want, err = o.MarshalJSON()
-		require.NoError(t, err, name)
-		require.JSONEq(t, withStream(t, want), string(got), "openai: "+name)
+			got, ok = openaiBody(req, stream)
+			require.True(t, ok, name)
+			o := openaiParams(req, stream)
+			want, err = o.MarshalJSON()
+			require.NoError(t, err, name)
+			require.JSONEq(t, withStream(t, want, stream), string(got), "openai: "+name)
+		}
 	}
 }
 
-func withStream(t *testing.T, body []byte) string {
+// withStream adds the "stream":true of the SDKs' NewStreaming to a body that streams.
+func withStream(t *testing.T, body []byte, stream bool) string {
 	var m map[string]any
 	require.NoError(t, json.Unmarshal(body, &m))
-	m["stream"] = true
+	if stream {
+		m["stream"] = true
+	}
 	out, err := json.Marshal(m)
 	require.NoError(t, err)
 	return string(out)

@@ -68,7 +68,7 @@ func TestChatCompletionsOnEveryModelThroughTheOfficialClient(t *testing.T) {
 		m, _ := catalog.Default().Lookup(model)
 		require.Equal(t, m.Upstream, got.Model)
 		require.Equal(t, "test-key-"+string(m.Family), got.APIKey)
-		require.True(t, got.Stream, "the adapter always streams from the vendor")
+		require.False(t, got.Stream, "a reply nobody streams is asked for whole")
 
 		stream := client.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{
 			Model:         openai.ChatModel(model),
@@ -84,6 +84,7 @@ func TestChatCompletionsOnEveryModelThroughTheOfficialClient(t *testing.T) {
 		require.Equal(t, "stop", acc.Choices[0].FinishReason)
 		require.Equal(t, int64(11), acc.Usage.PromptTokens, "the fake's default usage")
 		require.Equal(t, int64(7), acc.Usage.CompletionTokens)
+		require.True(t, fake.Requests()[len(fake.Requests())-1].Stream, "a streamed reply streams from the vendor")
 	}
 	require.Zero(t, b.count(t, "conversations"))
 	require.Zero(t, b.count(t, "messages"))
