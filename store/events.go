@@ -153,17 +153,18 @@ func (t *Tx) queueSettleMany(ctx context.Context, b batchQueue, workspaceID uuid
 	}
 	balance := locked.BalanceNanoUSD + total // before the first charge
 	var all []NewEvent
+	ledger := dbsqlc.InsertLedgersParams{WorkspaceID: workspaceID}
 	for _, it := range items {
-		if it.Charge != nil {
-			balance -= it.Charge.AmountNanoUSD
-			c := it.Charge
-			if err := t.sql.InsertLedger(ctx, b, dbsqlc.InsertLedgerParams{WorkspaceID: workspaceID, AmountNanoUSD: -c.AmountNanoUSD,
-				BalanceAfter: balance, Category: c.Category, Model: &c.Model, InputTokens: c.InputTokens,
-				OutputTokens: c.OutputTokens, ConversationID: c.ConversationID}); err != nil {
-				return err
-			}
+		if c := it.Charge; c != nil {
+			balance -= c.AmountNanoUSD
+			addLedgerRow(&ledger, c, balance)
 		}
 		all = append(all, it.Build(balance)...)
+	}
+	if len(ledger.Amounts) > 0 { // one statement for the batch's rows, not one per charge
+		if err := t.sql.InsertLedgers(ctx, b, ledger); err != nil {
+			return err
+		}
 	}
 	if len(all) == 0 {
 		return nil
@@ -179,6 +180,21 @@ func (t *Tx) queueSettleMany(ctx context.Context, b batchQueue, workspaceID uuid
 		t.notices = append(t.notices, notice(e))
 	}
 	return nil
+}
+
+// addLedgerRow adds the ledger row of charge c, leaving the balance at balanceAfter.
+func addLedgerRow(p *dbsqlc.InsertLedgersParams, c *Charge, balanceAfter int64) {
+	var conversation uuid.UUID // the zero UUID: none (InsertLedgers)
+	if c.ConversationID != nil {
+		conversation = *c.ConversationID
+	}
+	p.Amounts = append(p.Amounts, -c.AmountNanoUSD)
+	p.BalancesAfter = append(p.BalancesAfter, balanceAfter)
+	p.Categories = append(p.Categories, c.Category)
+	p.Models = append(p.Models, c.Model)
+	p.InputTokens = append(p.InputTokens, c.InputTokens)
+	p.OutputTokens = append(p.OutputTokens, c.OutputTokens)
+	p.ConversationIds = append(p.ConversationIds, conversation)
 }
 
 // queueSettle queues Settle's writes: the ledger row, then the events and their dispatch

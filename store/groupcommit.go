@@ -76,17 +76,35 @@ func (t *Tx) InsertTurnRecords(ctx context.Context, workspaceIDs []uuid.UUID, re
 	}
 	batch := &pgx.Batch{}
 	b := batchQueue{batch}
+	// One statement per workspace for the responses (in the order they came), then the keys.
+	var order []uuid.UUID
+	byWS := map[uuid.UUID]*dbsqlc.InsertResponsesParams{}
 	for i, r := range records {
 		ws, resp := workspaceIDs[i], r.Response
-		if err := t.sql.InsertResponse(ctx, b, dbsqlc.InsertResponseParams{WorkspaceID: ws, ShortID: resp.ShortID,
-			ConversationID: resp.ConversationID, Status: resp.Status, Model: resp.Model, Background: resp.Background, Body: string(resp.Body)}); err != nil {
+		p := byWS[ws]
+		if p == nil {
+			p = &dbsqlc.InsertResponsesParams{WorkspaceID: ws}
+			byWS[ws], order = p, append(order, ws)
+		}
+		var conversation uuid.UUID // the zero UUID: none (InsertResponses)
+		if resp.ConversationID != nil {
+			conversation = *resp.ConversationID
+		}
+		p.ShortIds, p.ConversationIds = append(p.ShortIds, resp.ShortID), append(p.ConversationIds, conversation)
+		p.Statuses, p.Models = append(p.Statuses, resp.Status), append(p.Models, resp.Model)
+		p.Backgrounds, p.Bodies = append(p.Backgrounds, resp.Background), append(p.Bodies, string(resp.Body))
+	}
+	for _, ws := range order {
+		if err := t.sql.InsertResponses(ctx, b, *byWS[ws]); err != nil {
 			return err
 		}
+	}
+	for i, r := range records {
 		if r.IdempotencyKey == "" {
 			continue
 		}
-		key := r.IdempotencyKey
-		if err := t.sql.CompleteIdempotencyKey(ctx, b, dbsqlc.CompleteIdempotencyKeyParams{WorkspaceID: ws, Key: key, ResponseShortID: &resp.ShortID}); err != nil {
+		ws, key := workspaceIDs[i], r.IdempotencyKey
+		if err := t.sql.CompleteIdempotencyKey(ctx, b, dbsqlc.CompleteIdempotencyKeyParams{WorkspaceID: ws, Key: key, ResponseShortID: &r.Response.ShortID}); err != nil {
 			return err
 		}
 		t.keyNotices = append(t.keyNotices, IdempotencyToken(ws, key))

@@ -93,3 +93,43 @@ func TestSettleWorkspacesIsSettleManyPerWorkspace(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(700), got.BalanceNanoUSD, "rolled back")
 }
+
+// TestSettleManyWritesEachChargesLedgerRow: the batch's ledger rows, written in one statement,
+// each hold their own charge: amount, category, model, tokens and conversation (or none).
+func TestSettleManyWritesEachChargesLedgerRow(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.New(t)
+	w, err := s.CreateWorkspace(ctx, "rows", 1000)
+	require.NoError(t, err)
+	conv, err := s.CreateConversation(ctx, w.ID, "api")
+	require.NoError(t, err)
+	none := func(int64) []store.NewEvent { return nil }
+	require.NoError(t, s.InTx(ctx, func(tx *store.Tx) error {
+		return tx.SettleMany(ctx, w.ID, []store.Settlement{
+			{Charge: &store.Charge{AmountNanoUSD: 100, Category: "model_usage", Model: "alpha", InputTokens: 11, OutputTokens: 3, ConversationID: &conv.ID}, Build: none},
+			{Build: none}, // no charge: no row
+			{Charge: &store.Charge{AmountNanoUSD: 40, Category: "sms", InputTokens: 0, OutputTokens: 0}, Build: none},
+		})
+	}))
+	type row struct {
+		Amount, BalanceAfter, In, Out int64
+		Category                      string
+		Model                         *string
+		Conversation                  *uuid.UUID
+	}
+	rows, err := s.Pool().Query(ctx, `SELECT amount_nano_usd, balance_after, input_tokens, output_tokens, category, model, conversation_id
+		FROM ledger WHERE workspace_id = $1 ORDER BY balance_after DESC`, w.ID)
+	require.NoError(t, err)
+	var got []row
+	for rows.Next() {
+		var r row
+		require.NoError(t, rows.Scan(&r.Amount, &r.BalanceAfter, &r.In, &r.Out, &r.Category, &r.Model, &r.Conversation))
+		got = append(got, r)
+	}
+	require.NoError(t, rows.Err())
+	alpha, empty := "alpha", ""
+	require.Equal(t, []row{
+		{Amount: -100, BalanceAfter: 900, In: 11, Out: 3, Category: "model_usage", Model: &alpha, Conversation: &conv.ID},
+		{Amount: -40, BalanceAfter: 860, Category: "sms", Model: &empty},
+	}, got)
+}

@@ -305,6 +305,40 @@ func (q *Queries) InsertResponse(ctx context.Context, db DBTX, arg InsertRespons
 	return err
 }
 
+const insertResponses = `-- name: InsertResponses :exec
+INSERT INTO responses (workspace_id, short_id, conversation_id, status, model, background, body)
+SELECT $1::uuid, r.short_id, NULLIF(r.conversation_id, '00000000-0000-0000-0000-000000000000'::uuid),
+       r.status, r.model, r.background, r.body
+FROM (SELECT unnest($2::text[]) AS short_id, unnest($3::uuid[]) AS conversation_id,
+             unnest($4::text[]) AS status, unnest($5::text[]) AS model,
+             unnest($6::boolean[]) AS background, unnest($7::text[]) AS body) AS r
+`
+
+type InsertResponsesParams struct {
+	WorkspaceID     uuid.UUID
+	ShortIds        []string
+	ConversationIds []uuid.UUID
+	Statuses        []string
+	Models          []string
+	Backgrounds     []bool
+	Bodies          []string
+}
+
+// InsertResponses is InsertResponse for a batch of one workspace's responses (the group
+// commit), in one statement; a zero conversation_id stands for none.
+func (q *Queries) InsertResponses(ctx context.Context, db DBTX, arg InsertResponsesParams) error {
+	_, err := db.Exec(ctx, insertResponses,
+		arg.WorkspaceID,
+		arg.ShortIds,
+		arg.ConversationIds,
+		arg.Statuses,
+		arg.Models,
+		arg.Backgrounds,
+		arg.Bodies,
+	)
+	return err
+}
+
 const reserveMessageSeqs = `-- name: ReserveMessageSeqs :one
 UPDATE conversations SET message_seq = message_seq + $1::int, updated_at = now()
 WHERE workspace_id = $2 AND id = $3

@@ -49,6 +49,16 @@ VALUES (@workspace_id, @conversation_id, @seq, @role, @content, @tool_calls, @to
 INSERT INTO responses (workspace_id, short_id, conversation_id, status, model, background, body)
 VALUES (@workspace_id, @short_id, @conversation_id, @status, @model, @background, @body);
 
+-- name: InsertResponses :exec
+-- InsertResponses is InsertResponse for a batch of one workspace's responses (the group
+-- commit), in one statement; a zero conversation_id stands for none.
+INSERT INTO responses (workspace_id, short_id, conversation_id, status, model, background, body)
+SELECT @workspace_id::uuid, r.short_id, NULLIF(r.conversation_id, '00000000-0000-0000-0000-000000000000'::uuid),
+       r.status, r.model, r.background, r.body
+FROM (SELECT unnest(@short_ids::text[]) AS short_id, unnest(@conversation_ids::uuid[]) AS conversation_id,
+             unnest(@statuses::text[]) AS status, unnest(@models::text[]) AS model,
+             unnest(@backgrounds::boolean[]) AS background, unnest(@bodies::text[]) AS body) AS r;
+
 -- name: FinishResponse :execrows
 UPDATE responses
 SET status = @status, conversation_id = coalesce(sqlc.narg(conversation_id), conversation_id),
