@@ -6,7 +6,6 @@ package events
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"sync"
 	"time"
@@ -154,8 +153,8 @@ func (h *Hub) wakeRelay() {
 	}
 }
 
-// noticePrefix is how every event notice begins (store's notice: a JSON object whose first
-// member is the workspace id).
+// noticePrefix is how every event notice begins (store's notice, or a pack of one
+// workspace's notices: a JSON object whose first member is the workspace id).
 const noticePrefix = `{"w":"`
 
 // unwatched reports, reading only the workspace id at the head of the payload, that a notice
@@ -287,11 +286,13 @@ func (h *Hub) listen(ctx context.Context) error {
 			h.wakeRelay()
 			continue
 		}
-		var n store.Notice
-		if err := json.Unmarshal([]byte(msg.Payload), &n); err != nil {
+		notices, err := store.DecodeNotices([]byte(msg.Payload))
+		if err != nil {
 			h.log.Error("malformed event notice", slog.String("payload", msg.Payload))
 			continue
 		}
-		h.dispatch(n)
+		for _, n := range notices {
+			h.dispatch(n)
+		}
 	}
 }

@@ -265,7 +265,70 @@ func (q *queries) EventCursors(ctx context.Context, workspaceIDs []uuid.UUID) (m
 // notification lock at commit and serialize all committing turns. A notice lost to a crash
 // here only delays a live tail: the outbox is the record, and the hub catches up from it.
 func (s *Store) announce(ctx context.Context, notices []string) {
-	_ = s.sql.Announce(ctx, s.pool, dbsqlc.AnnounceParams{Channel: EventChannel, Payloads: notices})
+	_ = s.sql.Announce(ctx, s.pool, dbsqlc.AnnounceParams{Channel: EventChannel, Payloads: packNotices(notices)})
+}
+
+// packLimit bounds a packed payload under PostgreSQL's 8000-byte NOTIFY limit.
+const packLimit = 7900
+
+// packNotices joins runs of one workspace's notices into packs, {"w":"<id>","p":[n1,n2,...]},
+// each under packLimit: a batch's events of a workspace cost PostgreSQL (and every listener)
+// a few notifications instead of one each (two per ephemeral turn, three per new stored
+// conversation). A notice too large to share a payload is sent alone. DecodeNotices reads both.
+func packNotices(notices []string) []string {
+	out := make([]string, 0, len(notices))
+	var pack []byte
+	var head string // the open pack's `{"w":"<id>"`
+	flush := func() {
+		if pack != nil {
+			out = append(out, string(append(pack, "]}"...)))
+			pack, head = nil, ""
+		}
+	}
+	for _, n := range notices {
+		h, ok := noticeHead(n)
+		if !ok || len(h)+len(`,"p":[`)+len(n)+len("]}") > packLimit {
+			flush()
+			out = append(out, n)
+			continue
+		}
+		if pack != nil && (h != head || len(pack)+1+len(n)+len("]}") > packLimit) {
+			flush()
+		}
+		if pack == nil {
+			pack, head = append(append(make([]byte, 0, 1024), h...), `,"p":[`...), h
+		} else {
+			pack = append(pack, ',')
+		}
+		pack = append(pack, n...)
+	}
+	flush()
+	return out
+}
+
+// noticeHead is the `{"w":"<workspace id>"` with which every notice's payload begins.
+func noticeHead(n string) (string, bool) {
+	const end = len(`{"w":"`) + 36 + 1
+	if len(n) <= end || n[:6] != `{"w":"` || n[end-1] != '"' {
+		return "", false
+	}
+	return n[:end], true
+}
+
+// DecodeNotices reads an event announcement: one notice, or a pack of one workspace's notices
+// (packNotices), in order.
+func DecodeNotices(payload []byte) ([]Notice, error) {
+	var n struct {
+		Notice
+		Pack []Notice `json:"p"`
+	}
+	if err := json.Unmarshal(payload, &n); err != nil {
+		return nil, err
+	}
+	if n.Pack != nil {
+		return n.Pack, nil
+	}
+	return []Notice{n.Notice}, nil
 }
 
 // EventChannel is the PostgreSQL NOTIFY channel on which committed events are announced.

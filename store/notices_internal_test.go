@@ -1,0 +1,70 @@
+package store
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+)
+
+// TestPackedNoticesDecodeToTheNoticesInOrder: runs of one workspace's notices share payloads
+// under PostgreSQL's NOTIFY limit, a notice too large to share goes alone, and decoding the
+// payloads gives back every notice, in order.
+func TestPackedNoticesDecodeToTheNoticesInOrder(t *testing.T) {
+	t.Parallel()
+	a, b := uuid.New(), uuid.New()
+	var want []Notice
+	var notices []string
+	add := func(ws uuid.UUID, seq int64, envelopeSize int) {
+		body := map[string]string{"data": strings.Repeat("x", envelopeSize)}
+		raw, err := json.Marshal(body)
+		require.NoError(t, err)
+		e := Event{WorkspaceID: ws, Seq: seq, Type: "turn.completed", Envelope: raw, CreatedAt: time.Now()}
+		notices = append(notices, notice(e))
+		n := Notice{WorkspaceID: ws, Seq: seq, Type: e.Type}
+		if len(raw) <= notifyLimit {
+			n.Envelope = raw
+		}
+		want = append(want, n)
+	}
+	for i := int64(1); i <= 40; i++ {
+		add(a, i, 450) // many small ones: several packs
+	}
+	add(b, 1, 300)
+	add(b, 2, 6900) // too large to share a payload
+	add(b, 3, 9000) // announced without its envelope
+	add(a, 41, 10)  // a run of a again after b's
+
+	payloads := packNotices(notices)
+	require.Less(t, len(payloads), len(notices)/4, "40 small notices of one workspace share payloads")
+	var got []Notice
+	for _, p := range payloads {
+		require.LessOrEqual(t, len(p), 8000, "PostgreSQL's NOTIFY limit")
+		require.True(t, strings.HasPrefix(p, `{"w":"`), "the hub reads the workspace from the head")
+		ns, err := DecodeNotices([]byte(p))
+		require.NoError(t, err)
+		for _, n := range ns {
+			require.Equal(t, p[6:42], n.WorkspaceID.String(), "a payload holds one workspace's notices")
+		}
+		got = append(got, ns...)
+	}
+	require.Equal(t, len(want), len(got))
+	for i := range want {
+		require.Equal(t, want[i].WorkspaceID, got[i].WorkspaceID)
+		require.Equal(t, want[i].Seq, got[i].Seq)
+		require.Equal(t, want[i].Type, got[i].Type)
+		if want[i].Envelope == nil {
+			require.Nil(t, got[i].Envelope)
+		} else {
+			require.JSONEq(t, string(want[i].Envelope), string(got[i].Envelope))
+		}
+	}
+
+	one, err := DecodeNotices([]byte(notices[0]))
+	require.NoError(t, err)
+	require.Len(t, one, 1, "a lone notice decodes as itself")
+	require.Equal(t, int64(1), one[0].Seq)
+}
