@@ -118,7 +118,7 @@ func New(pool *pgxpool.Pool) *Store {
 // pool_max_conns says otherwise: measured with bench/, 32 connections let about 30 turns of
 // one workspace queue behind its row lock, and stored turns fell from 351/s to 93/s.
 func Open(ctx context.Context, databaseURL string) (*Store, error) {
-	cfg, err := pgxpool.ParseConfig(databaseURL)
+	cfg, err := PoolConfig(databaseURL)
 	if err != nil {
 		return nil, fmt.Errorf("DATABASE_URL: %w", err)
 	}

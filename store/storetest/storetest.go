@@ -46,7 +46,11 @@ func NewURL(t testing.TB) string {
 // secrets with a key of its own (Keyring).
 func New(t testing.TB) *store.Store {
 	t.Helper()
-	pool, err := pgxpool.New(context.Background(), NewURL(t))
+	cfg, err := store.PoolConfig(NewURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
