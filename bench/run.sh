@@ -215,7 +215,7 @@ run_plan() {
 	done
 	say "running the $mode plan against $name (progress below, the table at the end) ..."
 	local plan=$mode
-	[ "$mode" != peers ] || plan=short
+	[ "$mode" != peers ] || plan=peers # 5 s rows (loadtest's peers plan)
 	local args=(run -plan "$plan" -server "http://127.0.0.1:$srvport" -mock "$mock" -capture "$tmp/capture" -database-url "$db_url" -switchboard "$bin")
 	args+=(-json "$tmp/results-$name.json")
 	if [ -n "$out" ]; then

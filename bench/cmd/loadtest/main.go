@@ -95,6 +95,14 @@ var plans = map[string]plan{
 		spread: 16, spreadClients: []int{16, 64, 256}},
 }
 
+// The peers plan (scenario 7, bench/run.sh peers) measures as issue 17's table did: 5 s per
+// row, after a 1 s warm-up.
+func init() {
+	p := plans["short"]
+	p.name, p.sweep, p.warm = "peers", 5*time.Second, time.Second
+	plans["peers"] = p
+}
+
 func main() {
 	if len(os.Args) < 2 {
 		fmt.Fprintln(os.Stderr, "usage: loadtest models-file | loadtest run [flags] | loadtest compare BASELINE.json HEAD.json")
@@ -116,7 +124,7 @@ func main() {
 	}
 	fs := flag.NewFlagSet("run", flag.ExitOnError)
 	var o options
-	fs.StringVar(&o.plan, "plan", "short", "short or full")
+	fs.StringVar(&o.plan, "plan", "short", "short, full or peers (scenario 7's 5 s rows)")
 	fs.StringVar(&o.server, "server", "", "Switchboard base URL (http://127.0.0.1:PORT)")
 	fs.StringVar(&o.mock, "mock", "", "mockllm base URL")
 	fs.StringVar(&o.capture, "capture", "", "the mock's -capture directory")
