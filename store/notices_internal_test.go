@@ -68,3 +68,22 @@ func TestPackedNoticesDecodeToTheNoticesInOrder(t *testing.T) {
 	require.Len(t, one, 1, "a lone notice decodes as itself")
 	require.Equal(t, int64(1), one[0].Seq)
 }
+
+// TestNoticeIsJSONMarshalOfItsNotice: the hand-written notice is byte for byte what
+// json.Marshal gives, with and without an envelope, and a type that would need escaping is
+// escaped.
+func TestNoticeIsJSONMarshalOfItsNotice(t *testing.T) {
+	t.Parallel()
+	envelope, err := json.Marshal(map[string]any{"id": "evt_1", "data": map[string]any{"text": "héllo \"quoted\" <b>"}})
+	require.NoError(t, err)
+	for _, e := range []Event{
+		{WorkspaceID: uuid.New(), Seq: 1, Type: "turn.completed", Envelope: envelope},
+		{WorkspaceID: uuid.New(), Seq: 9007199254740993, Type: "spend.recorded"},
+		{WorkspaceID: uuid.Nil, Seq: 0, Type: "conversation.created", Envelope: json.RawMessage(`{}`)},
+		{WorkspaceID: uuid.New(), Seq: 2, Type: "turn.completed", Envelope: json.RawMessage(`{"data":"` + strings.Repeat("x", notifyLimit) + `"}`)},
+		{WorkspaceID: uuid.New(), Seq: 3, Type: "odd \"type\"\n", Envelope: envelope},
+	} {
+		require.Equal(t, marshalNotice(e), notice(e), "event %q", e.Type)
+		require.True(t, json.Valid([]byte(notice(e))))
+	}
+}
