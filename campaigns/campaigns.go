@@ -194,22 +194,26 @@ func (s *Service) Create(ctx context.Context, ws uuid.UUID, role access.Role, in
 	if err != nil {
 		return Campaign{}, err
 	}
-	var id uuid.UUID
+	var out store.Campaign
 	err = s.store.InTx(ctx, func(tx *store.Tx) error {
 		c, err := tx.InsertCampaign(ctx, Draft, f)
 		if err != nil {
 			return err
 		}
-		id = c.ID
-		if draft {
-			return nil
+		if !draft {
+			if err := s.start(ctx, tx, c); err != nil {
+				return err
+			}
 		}
-		return s.start(ctx, tx, c)
+		out, err = tx.CampaignByID(ctx, ws, c.ID)
+		return err
 	})
 	if err != nil {
 		return Campaign{}, err
 	}
-	return s.Get(ctx, ws, id)
+	// As committed: read after the commit, a campaign that sends fast could already show
+	// as completed by its job.
+	return view(out), nil
 }
 
 // Get is a campaign of the workspace.
@@ -297,6 +301,7 @@ func (s *Service) Update(ctx context.Context, ws, id uuid.UUID, raw json.RawMess
 // queued. It needs an enabled agent, an SMS deployment of that agent, a first message, an
 // audience, a sending number and a configured SMS provider.
 func (s *Service) Start(ctx context.Context, ws, id uuid.UUID) (Campaign, error) {
+	var out store.Campaign
 	err := s.store.InTx(ctx, func(tx *store.Tx) error {
 		c, err := tx.LockCampaign(ctx, ws, id)
 		if err != nil {
@@ -305,12 +310,16 @@ func (s *Service) Start(ctx context.Context, ws, id uuid.UUID) (Campaign, error)
 		if c.Status != Draft && c.Status != Paused {
 			return apierr.Conflict("invalid_transition", "A %s campaign cannot be started; only draft and paused campaigns can.", c.Status)
 		}
-		return s.start(ctx, tx, c)
+		if err := s.start(ctx, tx, c); err != nil {
+			return err
+		}
+		out, err = tx.CampaignByID(ctx, ws, id)
+		return err
 	})
 	if err != nil {
 		return Campaign{}, err
 	}
-	return s.Get(ctx, ws, id)
+	return view(out), nil // as committed (Create says why)
 }
 
 // start checks that c can send and moves it on, queueing its job, in tx.
