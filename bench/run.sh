@@ -7,7 +7,7 @@
 #   bench/run.sh peers     scenario 7: the Portkey gateway (npm @portkey-ai/gateway, installed into
 #                          the temporary directory; BENCH_PORTKEY_VERSION, default 1.15.2) in front
 #                          of the same mock, beside Switchboard's chat completions and stored
-#                          responses on the same model, one table
+#                          responses on the same model, one table; 5 s rows after a 1 s warm-up
 #   bench/run.sh overhead  scenario 8 (issue 18): two servers of this tree at once, metrics on
 #                          (METRICS_ADDR) and tracing off vs both off, ephemeral chat at 64 clients
 #                          alternately against each, 7 rounds; the median ratio of req/s
