@@ -323,12 +323,20 @@ const jobFetchCooldown = 20 * time.Millisecond
 
 // vendorClient is the HTTP client of the model vendors. The default transport keeps 2 idle
 // connections per host: under load every other vendor call opened a new connection (found
-// with bench/).
+// with bench/). Its 4 KB write buffer sent a builder assistant's request (17 KB: the system
+// prompt and every tool) in two writes, the first 4 KB and then the rest; 32 KB sends the
+// headers and such a body in one, and saves the copy buffer of the second (strace: one write
+// fewer per stored turn; 107 -> 95 KB allocated per turn).
 func vendorClient(timeout time.Duration) *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = 256
+	t.WriteBufferSize = vendorWriteBuffer
 	return &http.Client{Timeout: timeout, Transport: t}
 }
+
+// vendorWriteBuffer is the vendor connections' write buffer (per connection, so at most 8 MB
+// for 256 idle ones).
+const vendorWriteBuffer = 32 << 10
 
 // newWorkingClient is the River client that works jobs, with every worker registered.
 func newWorkingClient(st *store.Store, cfg Config, log *slog.Logger, middleware []rivertype.Middleware, replicaID string,
