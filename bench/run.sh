@@ -7,7 +7,8 @@
 #   bench/run.sh peers     scenario 7: the Portkey gateway (npm @portkey-ai/gateway, installed into
 #                          the temporary directory; BENCH_PORTKEY_VERSION, default 1.15.2) in front
 #                          of the same mock, beside Switchboard's chat completions and stored
-#                          responses on the same model, one table; 5 s rows after a 1 s warm-up
+#                          responses on the same model, one table; 5 s rows after a 1 s warm-up;
+#                          the issue 17 targets drawn in bench/out/<date>-peers/targets.svg
 #   bench/run.sh overhead  scenario 8 (issue 18): two servers of this tree at once, metrics on
 #                          (METRICS_ADDR) and tracing off vs both off, ephemeral chat at 64 clients
 #                          alternately against each, 7 rounds; the median ratio of req/s
@@ -284,6 +285,11 @@ if [ -n "$out" ]; then
 	cat "$tmp"/table-*.txt >"$out/table.txt"
 	cp "$tmp"/results-*.json "$out/"
 	[ ! -f "$tmp/compare.txt" ] || cp "$tmp/compare.txt" "$out/compare.txt"
+	if [ "$mode" = peers ]; then
+		# The targets chart of this run; of several: loadtest chart -o F.svg bench/out/*-peers/results-head.json
+		"$tmp/bin/loadtest" chart -o "$out/targets.svg" -caption "bench/run.sh peers, $(git rev-parse --short HEAD), $(date -u '+%Y-%m-%d %H:%M UTC')" "$out/results-head.json" &&
+			say "targets chart: $out/targets.svg"
+	fi
 fi
 
 if [ "$mode" = full ] && [ -z "${BENCH_ONLY:-}" ]; then

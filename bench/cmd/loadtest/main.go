@@ -105,7 +105,7 @@ func init() {
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: loadtest models-file | loadtest run [flags] | loadtest compare BASELINE.json HEAD.json")
+		fmt.Fprintln(os.Stderr, "usage: loadtest models-file | loadtest run [flags] | loadtest compare BASELINE.json HEAD.json | loadtest chart -o FILE.svg RESULTS.json...")
 		os.Exit(2)
 	}
 	switch os.Args[1] {
@@ -116,6 +116,9 @@ func main() {
 		return
 	case "compare":
 		compareCommand(os.Args[2:])
+		return
+	case "chart":
+		chartCommand(os.Args[2:])
 		return
 	case "run":
 	default:

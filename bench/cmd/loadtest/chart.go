@@ -1,0 +1,254 @@
+package main
+
+import (
+	"fmt"
+	"html"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strings"
+)
+
+// chart draws issue 17's targets against several peers runs (scenario 7, the -json files of
+// `bench/run.sh peers`): a panel per target, a dot per run, the target as a dashed line and
+// how many runs met it. Where the figures of many runs pile up, this says at a glance which
+// targets hold in every run, in some, or in none.
+
+// peersRun is what one peers run measured, by the rows of scenario 7.
+type peersRun struct {
+	portkey1, portkey64     float64 // req/s
+	ephemeral1, ephemeral64 float64
+	ephemeralP99            float64 // ms, at 64 clients
+	stored64                float64 // turns/s
+}
+
+// peersRunOf reads a run's rows; false when one of the rows the targets need is missing.
+func peersRunOf(rows []row) (peersRun, bool) {
+	var r peersRun
+	found := 0
+	for _, x := range rows {
+		name := strings.TrimPrefix(x.Scenario, "7 ")
+		if x.Scenario == name || x.RPS <= 0 {
+			continue
+		}
+		set := func(p *float64, v float64) {
+			if *p == 0 {
+				*p, found = v, found+1
+			}
+		}
+		switch {
+		case strings.HasPrefix(name, "Portkey") && x.Load == "c=1":
+			set(&r.portkey1, x.RPS)
+		case strings.HasPrefix(name, "Portkey") && x.Load == "c=64":
+			set(&r.portkey64, x.RPS)
+		case strings.HasPrefix(name, "Switchboard chat ephemeral") && x.Load == "c=1":
+			set(&r.ephemeral1, x.RPS)
+		case strings.HasPrefix(name, "Switchboard chat ephemeral") && x.Load == "c=64":
+			set(&r.ephemeral64, x.RPS)
+			r.ephemeralP99 = x.P99
+		case strings.HasPrefix(name, "Switchboard response stored") && x.Load == "c=64":
+			set(&r.stored64, x.RPS)
+		}
+	}
+	return r, found == 5
+}
+
+// panel is one target: a value per run and the line it must clear.
+type panel struct {
+	title, detail, unit string
+	target              float64
+	below               bool // the value must stay under the target (a latency)
+	value               func(peersRun) float64
+}
+
+func (p panel) met(v float64) bool {
+	if p.below {
+		return v < p.target
+	}
+	return v >= p.target
+}
+
+// issue17Panels are the targets of issue 17 that scenario 7 measures, as the issue words them.
+var issue17Panels = []panel{
+	{title: "ephemeral chat", detail: "64 clients, req/s", unit: "× Portkey", target: 5, value: func(r peersRun) float64 { return r.ephemeral64 / r.portkey64 }},
+	{title: "ephemeral chat", detail: "1 client, req/s", unit: "× Portkey", target: 2, value: func(r peersRun) float64 { return r.ephemeral1 / r.portkey1 }},
+	{title: "ephemeral chat", detail: "64 clients, p99", unit: "ms", target: 20, below: true, value: func(r peersRun) float64 { return r.ephemeralP99 }},
+	{title: "stored response", detail: "64 clients", unit: "turns/s", target: 2000, value: func(r peersRun) float64 { return r.stored64 }},
+	{title: "stored response", detail: "64 clients, req/s", unit: "× Portkey", target: 1.5, value: func(r peersRun) float64 { return r.stored64 / r.portkey64 }},
+}
+
+const (
+	panelWidth  = 180
+	panelHeight = 260
+	chartTop    = 90
+	chartLeft   = 20
+)
+
+// drawTargets writes the chart as SVG; caption says where the runs come from.
+func drawTargets(w io.Writer, runs []peersRun, caption string) error {
+	width := chartLeft*2 + panelWidth*len(issue17Panels)
+	height := chartTop + panelHeight + 100
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="Helvetica, Arial, sans-serif">`+"\n", width, height, width, height)
+	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="#fff"/>`+"\n")
+	fmt.Fprintf(&b, `<text x="%d" y="28" font-size="18" font-weight="bold" fill="#222">Issue 17 targets, %d peers run%s (one dot per run)</text>`+"\n", chartLeft, len(runs), plural(len(runs)))
+	fmt.Fprintf(&b, `<text x="%d" y="50" font-size="12" fill="#555">%s</text>`+"\n", chartLeft, html.EscapeString(caption))
+	for i, p := range issue17Panels {
+		drawPanel(&b, p, runs, chartLeft+i*panelWidth)
+	}
+	fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="11" fill="#555">green: the run met the target; red: it did not. Dashed line: the target.</text>`+"\n", chartLeft, height-12)
+	b.WriteString("</svg>\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func drawPanel(b *strings.Builder, p panel, runs []peersRun, x0 int) {
+	values := make([]float64, len(runs))
+	top := p.target * 1.25
+	met := 0
+	for i, r := range runs {
+		values[i] = p.value(r)
+		top = math.Max(top, values[i]*1.1)
+		if p.met(values[i]) {
+			met++
+		}
+	}
+	step := niceCeil(top / 4)
+	top = step * math.Ceil(top/step)
+	plotX, plotW := x0+48, panelWidth-64
+	y := func(v float64) float64 { return float64(chartTop+panelHeight) - v/top*float64(panelHeight) }
+	fmt.Fprintf(b, `<g><text x="%d" y="%d" font-size="13" font-weight="bold" fill="#222">%s</text>`+"\n", x0+8, chartTop-24, html.EscapeString(p.title))
+	fmt.Fprintf(b, `<text x="%d" y="%d" font-size="12" fill="#444">%s</text>`+"\n", x0+8, chartTop-8, html.EscapeString(p.detail))
+	fmt.Fprintf(b, `<rect x="%d" y="%d" width="%d" height="%d" fill="#f6f6f6" stroke="#ccc"/>`+"\n", plotX, chartTop, plotW, panelHeight)
+	for t := 0.0; t <= top+step/2; t += step {
+		fmt.Fprintf(b, `<text x="%d" y="%.1f" font-size="10" fill="#666" text-anchor="end">%s</text>`+"\n", plotX-4, y(t)+3, tick(t))
+	}
+	fmt.Fprintf(b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#333" stroke-width="1.5" stroke-dasharray="5,3"/>`+"\n", plotX, plotX+plotW, y(p.target), y(p.target))
+	word := "≥"
+	if p.below {
+		word = "<"
+	}
+	fmt.Fprintf(b, `<text x="%d" y="%.1f" font-size="10" fill="#333">target %s %s</text>`+"\n", plotX+4, y(p.target)-4, html.EscapeString(word), tick(p.target))
+	for i, v := range values {
+		cx := float64(plotX) + float64(plotW)*(float64(i)+0.5)/float64(len(values))
+		color := "#c62828"
+		if p.met(v) {
+			color = "#2e7d32"
+		}
+		fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="5" fill="%s"><title>run %d: %s %s</title></circle>`+"\n", cx, y(v), color, i+1, tick(v), html.EscapeString(p.unit))
+	}
+	fmt.Fprintf(b, `<text x="%d" y="%d" font-size="11" fill="#444">%s</text>`+"\n", x0+8, chartTop+panelHeight+18, html.EscapeString(p.unit))
+	verdict, color := fmt.Sprintf("met in %d of %d", met, len(values)), "#2e7d32"
+	switch met {
+	case 0:
+		color = "#c62828"
+	case len(values):
+	default:
+		color = "#b26a00"
+	}
+	fmt.Fprintf(b, `<text x="%d" y="%d" font-size="13" font-weight="bold" fill="%s">%s</text>`+"\n", x0+8, chartTop+panelHeight+38, color, verdict)
+	fmt.Fprintf(b, `<text x="%d" y="%d" font-size="11" fill="#444">median %s</text></g>`+"\n", x0+8, chartTop+panelHeight+56, tick(median(values)))
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// niceCeil rounds v up to 1, 2, 2.5 or 5 times a power of ten, so the ticks read well.
+func niceCeil(v float64) float64 {
+	if v <= 0 {
+		return 1
+	}
+	exp := math.Pow(10, math.Floor(math.Log10(v)))
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		if m*exp >= v {
+			return m * exp
+		}
+	}
+	return 10 * exp
+}
+
+func tick(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return strings.TrimSuffix(fmt.Sprintf("%.1f", v), ".0")
+	default:
+		return strings.TrimSuffix(strings.TrimSuffix(fmt.Sprintf("%.2f", v), "0"), ".0")
+	}
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// chartCommand is `loadtest chart -o FILE.svg [-caption TEXT] RESULTS.json...`.
+func chartCommand(args []string) {
+	out, caption := "", ""
+	var files []string
+	for i := 0; i < len(args); i++ {
+		switch args[i] {
+		case "-o", "-caption":
+			if i+1 == len(args) {
+				chartUsage()
+			}
+			if args[i] == "-o" {
+				out = args[i+1]
+			} else {
+				caption = args[i+1]
+			}
+			i++
+		default:
+			files = append(files, args[i])
+		}
+	}
+	if out == "" || len(files) == 0 {
+		chartUsage()
+	}
+	var runs []peersRun
+	for _, f := range files {
+		rows, err := readRows(f)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "loadtest chart:", err)
+			os.Exit(1)
+		}
+		r, ok := peersRunOf(rows)
+		if !ok {
+			fmt.Fprintf(os.Stderr, "loadtest chart: %s lacks scenario 7's rows (Portkey, ephemeral and stored at 1 and 64 clients)\n", f)
+			os.Exit(1)
+		}
+		runs = append(runs, r)
+	}
+	if caption == "" {
+		caption = fmt.Sprintf("bench/run.sh peers, 5 s rows; %s", strings.Join(files, ", "))
+	}
+	f, err := os.Create(out)
+	if err == nil {
+		err = drawTargets(f, runs, caption)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "loadtest chart:", err)
+		os.Exit(1)
+	}
+}
+
+func chartUsage() {
+	fmt.Fprintln(os.Stderr, "usage: loadtest chart -o FILE.svg [-caption TEXT] RESULTS.json...  (files of bench/run.sh peers)")
+	os.Exit(2)
+}

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"encoding/xml"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+)
+
+// peersRows are the rows of one peers run, as `loadtest run -plan peers -only 7` writes them.
+func peersRows(portkey1, portkey64, eph1, eph64, p99, stored64 float64) []row {
+	return []row{
+		{Scenario: "7 Portkey gateway 1.15.2 (openai)", Load: "c=1", RPS: portkey1},
+		{Scenario: "7 Switchboard chat ephemeral (openai)", Load: "c=1", RPS: eph1},
+		{Scenario: "7 Portkey gateway 1.15.2 (openai)", Load: "c=64", RPS: portkey64},
+		{Scenario: "7 Switchboard chat ephemeral (openai)", Load: "c=64", RPS: eph64, P99: p99},
+		{Scenario: "7 Switchboard response stored (openai)", Load: "c=1", RPS: 250},
+		{Scenario: "7 Switchboard response stored (openai)", Load: "c=64", RPS: stored64},
+	}
+}
+
+func TestPeersRunReadsScenario7sRows(t *testing.T) {
+	r, ok := peersRunOf(peersRows(500, 1000, 1200, 5100, 31, 1900))
+	if !ok {
+		t.Fatal("a complete run was refused")
+	}
+	want := peersRun{portkey1: 500, portkey64: 1000, ephemeral1: 1200, ephemeral64: 5100, ephemeralP99: 31, stored64: 1900}
+	if r != want {
+		t.Fatalf("got %+v, want %+v", r, want)
+	}
+	if _, ok := peersRunOf(peersRows(500, 1000, 1200, 5100, 31, 1900)[:5]); ok {
+		t.Fatal("a run without the stored row at 64 clients was taken")
+	}
+	if _, ok := peersRunOf([]row{{Scenario: "2 chat completions ephemeral (anthropic)", Load: "c=64", RPS: 900}}); ok {
+		t.Fatal("rows of another scenario were taken")
+	}
+}
+
+// TestChartCountsTheRunsThatMetEachTarget: the first run meets the 5× target and misses
+// 2,000 turns/s, the second the other way round; each panel says so, in order.
+func TestChartCountsTheRunsThatMetEachTarget(t *testing.T) {
+	a, _ := peersRunOf(peersRows(500, 1000, 1200, 5100, 31, 1900))
+	b, _ := peersRunOf(peersRows(400, 1000, 900, 4200, 19, 2100))
+	var out strings.Builder
+	if err := drawTargets(&out, []peersRun{a, b}, "two runs"); err != nil {
+		t.Fatal(err)
+	}
+	svg := out.String()
+	dec := xml.NewDecoder(strings.NewReader(svg))
+	for {
+		_, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("not well-formed XML: %v", err)
+		}
+	}
+	// Panels: ephemeral 64 (5.1× met, 4.2× not), ephemeral 1 (2.4×, 2.25×: both), p99 (31
+	// not, 19 met), stored turns/s (1,900 not, 2,100 met), stored ratio (1.9×, 2.1×: both).
+	want := []string{"met in 1 of 2", "met in 2 of 2", "met in 1 of 2", "met in 1 of 2", "met in 2 of 2"}
+	var got []string
+	for rest := svg; ; {
+		i := strings.Index(rest, "met in ")
+		if i < 0 {
+			break
+		}
+		got = append(got, rest[i:i+len("met in 1 of 2")])
+		rest = rest[i+1:]
+	}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("verdicts %q, want %q", got, want)
+	}
+	if n := strings.Count(svg, "<circle"); n != 2*len(issue17Panels) {
+		t.Fatalf("%d dots, want %d", n, 2*len(issue17Panels))
+	}
+}
+
+func TestNiceCeil(t *testing.T) {
+	for _, c := range []struct{ in, want float64 }{{6.2, 10}, {2.6, 5}, {2400, 2500}, {1.9, 2}, {37, 50}, {0, 1}} {
+		if got := niceCeil(c.in); got != c.want {
+			t.Errorf("niceCeil(%v) = %v, want %v", c.in, got, c.want)
+		}
+	}
+}
