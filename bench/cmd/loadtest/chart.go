@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"html"
 	"io"
@@ -197,25 +198,12 @@ func plural(n int) string {
 
 // chartCommand is `loadtest chart -o FILE.svg [-caption TEXT] RESULTS.json...`.
 func chartCommand(args []string) {
-	out, caption := "", ""
-	var files []string
-	for i := 0; i < len(args); i++ {
-		switch args[i] {
-		case "-o", "-caption":
-			if i+1 == len(args) {
-				chartUsage()
-			}
-			if args[i] == "-o" {
-				out = args[i+1]
-			} else {
-				caption = args[i+1]
-			}
-			i++
-		default:
-			files = append(files, args[i])
-		}
-	}
-	if out == "" || len(files) == 0 {
+	fs := flag.NewFlagSet("chart", flag.ExitOnError)
+	out := fs.String("o", "", "the SVG file to write")
+	caption := fs.String("caption", "", "the line under the title (default: the files read)")
+	_ = fs.Parse(args)
+	files := fs.Args()
+	if *out == "" || len(files) == 0 {
 		chartUsage()
 	}
 	var runs []peersRun
@@ -232,12 +220,12 @@ func chartCommand(args []string) {
 		}
 		runs = append(runs, r)
 	}
-	if caption == "" {
-		caption = fmt.Sprintf("bench/run.sh peers, 5 s rows; %s", strings.Join(files, ", "))
+	if *caption == "" {
+		*caption = fmt.Sprintf("bench/run.sh peers, 5 s rows; %s", strings.Join(files, ", "))
 	}
-	f, err := os.Create(out)
+	f, err := os.Create(*out)
 	if err == nil {
-		err = drawTargets(f, runs, caption)
+		err = drawTargets(f, runs, *caption)
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
