@@ -8,7 +8,10 @@
 #                          the temporary directory; BENCH_PORTKEY_VERSION, default 1.15.2) in front
 #                          of the same mock, beside Switchboard's chat completions and stored
 #                          responses on the same model, one table; 5 s rows after a 1 s warm-up;
-#                          the issue 17 targets drawn in bench/out/<date>-peers/targets.svg
+#                          a bare Go reverse proxy (`loadtest proxy`) in front of the mock too,
+#                          the ceiling of a Go gateway on the machine; each row with the CPU
+#                          per request of every process; the issue 17 targets drawn in
+#                          bench/out/<date>-peers/targets.svg
 #   bench/run.sh overhead  scenario 8 (issue 18): two servers of this tree at once, metrics on
 #                          (METRICS_ADDR) and tracing off vs both off, ephemeral chat at 64 clients
 #                          alternately against each, 7 rounds; the median ratio of req/s
@@ -109,7 +112,8 @@ done
 admin_url="postgres://postgres@127.0.0.1:$pgport/postgres?sslmode=disable"
 
 "$tmp/bin/mockllm" -addr 127.0.0.1:0 -addr-file "$tmp/mock.addr" -capture "$tmp/capture" 2>"$tmp/mock.log" &
-pids+=($!)
+mockpid=$!
+pids+=($mockpid)
 for _ in $(seq 1 100); do
 	[ -s "$tmp/mock.addr" ] && break
 	sleep 0.1
@@ -125,7 +129,8 @@ if [ "$mode" = peers ]; then
 		{ cat "$tmp/npm.log" >&2; say "npm install failed"; exit 1; }
 	pkport=$(port)
 	NODE_ENV=production node "$tmp/portkey/node_modules/@portkey-ai/gateway/build/start-server.js" --port="$pkport" --headless >"$tmp/portkey.log" 2>&1 &
-	pids+=($!)
+	peerpid=$!
+	pids+=($peerpid)
 	for _ in $(seq 1 100); do
 		if (exec 3<>"/dev/tcp/127.0.0.1/$pkport") 2>/dev/null; then break; fi
 		sleep 0.1
@@ -133,6 +138,16 @@ if [ "$mode" = peers ]; then
 	(exec 3<>"/dev/tcp/127.0.0.1/$pkport") 2>/dev/null || { cat "$tmp/portkey.log" >&2; say "Portkey did not start"; exit 1; }
 	peer="http://127.0.0.1:$pkport"
 	say "Portkey $version on $peer, pointed at the mock per request (x-portkey-custom-host)"
+	# The bare Go proxy: what a Go process that only forwards reaches on this machine.
+	"$tmp/bin/loadtest" proxy -upstream "$mock" -addr-file "$tmp/bare.addr" 2>"$tmp/bare.log" &
+	barepid=$!
+	pids+=($barepid)
+	for _ in $(seq 1 100); do
+		[ -s "$tmp/bare.addr" ] && break
+		sleep 0.1
+	done
+	[ -s "$tmp/bare.addr" ] || { cat "$tmp/bare.log" >&2; say "the bare proxy did not start"; exit 1; }
+	bare="http://$(cat "$tmp/bare.addr")"
 fi
 
 machine() {
@@ -223,7 +238,9 @@ run_plan() {
 		args+=(-markdown "$out/results-$name.md")
 	fi
 	if [ -n "$peer" ]; then
-		args+=(-only 7 -peer "$peer")
+		# CPU per request of each process, children included (PostgreSQL's backends).
+		local cpu="server=$srvpid,postgres=$(head -n1 "$tmp/data/postmaster.pid"),mock=$mockpid,portkey=$peerpid,bare-proxy=$barepid"
+		args+=(-only 7 -peer "$peer" -bare "$bare" -cpu "$cpu")
 	elif [ -n "${BENCH_ONLY:-}" ]; then
 		args+=(-only "$BENCH_ONLY")
 	fi

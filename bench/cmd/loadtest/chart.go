@@ -22,6 +22,9 @@ type peersRun struct {
 	ephemeral1, ephemeral64 float64
 	ephemeralP99            float64 // ms, at 64 clients
 	stored64                float64 // turns/s
+	// The bare Go proxy's rows (loadtest proxy), when the run has them: the ceiling of a Go
+	// gateway on that machine at that time, drawn beside the run's dot.
+	bare1, bare64, bareP99 float64
 }
 
 // peersRunOf reads a run's rows; false when one of the rows the targets need is missing.
@@ -50,6 +53,10 @@ func peersRunOf(rows []row) (peersRun, bool) {
 			r.ephemeralP99 = x.P99
 		case strings.HasPrefix(name, "Switchboard response stored") && x.Load == "c=64":
 			set(&r.stored64, x.RPS)
+		case strings.HasPrefix(name, "bare Go proxy") && x.Load == "c=1":
+			r.bare1 = x.RPS
+		case strings.HasPrefix(name, "bare Go proxy") && x.Load == "c=64":
+			r.bare64, r.bareP99 = x.RPS, x.P99
 		}
 	}
 	return r, found == 5
@@ -61,6 +68,8 @@ type panel struct {
 	target              float64
 	below               bool // the value must stay under the target (a latency)
 	value               func(peersRun) float64
+	// ceiling is the bare Go proxy's figure for the same measure (0: none in that run).
+	ceiling func(peersRun) float64
 }
 
 func (p panel) met(v float64) bool {
@@ -72,9 +81,12 @@ func (p panel) met(v float64) bool {
 
 // issue17Panels are the targets of issue 17 that scenario 7 measures, as the issue words them.
 var issue17Panels = []panel{
-	{title: "ephemeral chat", detail: "64 clients, req/s", unit: "× Portkey", target: 5, value: func(r peersRun) float64 { return r.ephemeral64 / r.portkey64 }},
-	{title: "ephemeral chat", detail: "1 client, req/s", unit: "× Portkey", target: 2, value: func(r peersRun) float64 { return r.ephemeral1 / r.portkey1 }},
-	{title: "ephemeral chat", detail: "64 clients, p99", unit: "ms", target: 20, below: true, value: func(r peersRun) float64 { return r.ephemeralP99 }},
+	{title: "ephemeral chat", detail: "64 clients, req/s", unit: "× Portkey", target: 5, value: func(r peersRun) float64 { return r.ephemeral64 / r.portkey64 },
+		ceiling: func(r peersRun) float64 { return r.bare64 / r.portkey64 }},
+	{title: "ephemeral chat", detail: "1 client, req/s", unit: "× Portkey", target: 2, value: func(r peersRun) float64 { return r.ephemeral1 / r.portkey1 },
+		ceiling: func(r peersRun) float64 { return r.bare1 / r.portkey1 }},
+	{title: "ephemeral chat", detail: "64 clients, p99", unit: "ms", target: 20, below: true, value: func(r peersRun) float64 { return r.ephemeralP99 },
+		ceiling: func(r peersRun) float64 { return r.bareP99 }},
 	{title: "stored response", detail: "64 clients", unit: "turns/s", target: 2000, value: func(r peersRun) float64 { return r.stored64 }},
 	{title: "stored response", detail: "64 clients, req/s", unit: "× Portkey", target: 1.5, value: func(r peersRun) float64 { return r.stored64 / r.portkey64 }},
 }
@@ -89,7 +101,7 @@ const (
 // drawTargets writes the chart as SVG; caption says where the runs come from.
 func drawTargets(w io.Writer, runs []peersRun, caption string) error {
 	width := chartLeft*2 + panelWidth*len(issue17Panels)
-	height := chartTop + panelHeight + 100
+	height := chartTop + panelHeight + 116
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="Helvetica, Arial, sans-serif">`+"\n", width, height, width, height)
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="#fff"/>`+"\n")
@@ -98,7 +110,8 @@ func drawTargets(w io.Writer, runs []peersRun, caption string) error {
 	for i, p := range issue17Panels {
 		drawPanel(&b, p, runs, chartLeft+i*panelWidth)
 	}
-	fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="11" fill="#555">green: the run met the target; red: it did not. Dashed line: the target.</text>`+"\n", chartLeft, height-12)
+	fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="11" fill="#555">green: the run met the target; red: it did not. Dashed line: the target.</text>`+"\n", chartLeft, height-28)
+	fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="11" fill="#555">grey square: a bare Go proxy (forwards only) measured in the same run, the ceiling of any Go gateway on that machine.</text>`+"\n", chartLeft, height-12)
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -108,9 +121,14 @@ func drawPanel(b *strings.Builder, p panel, runs []peersRun, x0 int) {
 	values := make([]float64, len(runs))
 	top := p.target * 1.25
 	met := 0
+	ceilings := make([]float64, len(runs))
 	for i, r := range runs {
 		values[i] = p.value(r)
 		top = math.Max(top, values[i]*1.1)
+		if p.ceiling != nil {
+			ceilings[i] = p.ceiling(r)
+			top = math.Max(top, ceilings[i]*1.1)
+		}
 		if p.met(values[i]) {
 			met++
 		}
@@ -133,6 +151,9 @@ func drawPanel(b *strings.Builder, p panel, runs []peersRun, x0 int) {
 	fmt.Fprintf(b, `<text x="%d" y="%.1f" font-size="10" fill="#333">target %s %s</text>`+"\n", plotX+4, y(p.target)-4, html.EscapeString(word), tick(p.target))
 	for i, v := range values {
 		cx := float64(plotX) + float64(plotW)*(float64(i)+0.5)/float64(len(values))
+		if c := ceilings[i]; c > 0 {
+			fmt.Fprintf(b, `<rect x="%.1f" y="%.1f" width="8" height="8" fill="none" stroke="#777" stroke-width="1.5"><title>run %d, bare Go proxy: %s %s</title></rect>`+"\n", cx-4, y(c)-4, i+1, tick(c), html.EscapeString(p.unit))
+		}
 		color := "#c62828"
 		if p.met(v) {
 			color = "#2e7d32"

@@ -75,6 +75,35 @@ func TestChartCountsTheRunsThatMetEachTarget(t *testing.T) {
 	if n := strings.Count(svg, "<circle"); n != 2*len(issue17Panels) {
 		t.Fatalf("%d dots, want %d", n, 2*len(issue17Panels))
 	}
+	if strings.Contains(svg, "bare Go proxy:") {
+		t.Fatal("a ceiling was drawn for runs without the bare proxy's rows")
+	}
+}
+
+// TestChartDrawsTheBareProxyBesideTheRunsThatMeasuredIt: the ceiling of the three ephemeral
+// panels, for the run that has the bare proxy's rows only.
+func TestChartDrawsTheBareProxyBesideTheRunsThatMeasuredIt(t *testing.T) {
+	rows := append(peersRows(500, 1000, 1200, 5100, 31, 1900),
+		row{Scenario: "7 bare Go proxy (forwards only)", Load: "c=1", RPS: 2500},
+		row{Scenario: "7 bare Go proxy (forwards only)", Load: "c=64", RPS: 8000, P99: 24})
+	a, ok := peersRunOf(rows)
+	if !ok || a.bare1 != 2500 || a.bare64 != 8000 || a.bareP99 != 24 {
+		t.Fatalf("peersRunOf = %+v, %v", a, ok)
+	}
+	b, _ := peersRunOf(peersRows(400, 1000, 900, 4200, 19, 2100))
+	var out strings.Builder
+	if err := drawTargets(&out, []peersRun{a, b}, "two runs"); err != nil {
+		t.Fatal(err)
+	}
+	svg := out.String()
+	for _, want := range []string{"run 1, bare Go proxy: 8 × Portkey", "run 1, bare Go proxy: 5 × Portkey", "run 1, bare Go proxy: 24 ms"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("no %q in the chart", want)
+		}
+	}
+	if n := strings.Count(svg, "bare Go proxy:"); n != 3 {
+		t.Fatalf("%d ceilings drawn, want 3 (run 1's ephemeral panels)", n)
+	}
 }
 
 func TestNiceCeil(t *testing.T) {

@@ -105,7 +105,7 @@ func init() {
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: loadtest models-file | loadtest run [flags] | loadtest compare BASELINE.json HEAD.json | loadtest chart -o FILE.svg RESULTS.json...")
+		fmt.Fprintln(os.Stderr, "usage: loadtest models-file | loadtest run [flags] | loadtest compare BASELINE.json HEAD.json | loadtest chart -o FILE.svg RESULTS.json... | loadtest proxy -upstream URL")
 		os.Exit(2)
 	}
 	switch os.Args[1] {
@@ -119,6 +119,9 @@ func main() {
 		return
 	case "chart":
 		chartCommand(os.Args[2:])
+		return
+	case "proxy":
+		proxyCommand(os.Args[2:])
 		return
 	case "run":
 	default:
@@ -139,13 +142,20 @@ func main() {
 	fs.StringVar(&o.server2, "server2", "", "scenario 8: a second server of the same build, metrics off, to alternate with -server")
 	fs.StringVar(&o.databaseURL2, "database-url2", "", "scenario 8: the database of -server2")
 	fs.StringVar(&o.peer, "peer", "", "base URL of a peer gateway (Portkey) in front of the mock, for scenario 7")
+	fs.StringVar(&o.bare, "bare", "", "scenario 7: base URL of `loadtest proxy` in front of the mock (the bare Go proxy rows)")
+	fs.StringVar(&o.cpu, "cpu", "", "scenario 7: NAME=PID,... of the processes whose CPU per request each row reports (with their children; this process is loadgen)")
 	_ = fs.Parse(os.Args[2:])
 	p, ok := plans[o.plan]
 	if !ok || o.server == "" || o.mock == "" || o.capture == "" || o.databaseURL == "" || o.switchboard == "" {
 		fmt.Fprintln(os.Stderr, "loadtest run: -plan short|full, -server, -mock, -capture, -database-url and -switchboard are required")
 		os.Exit(2)
 	}
-	rows, err := run(context.Background(), o, p)
+	watch, err := parseCPUWatch(o.cpu)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "loadtest run:", err)
+		os.Exit(2)
+	}
+	rows, err := run(context.Background(), o, p, watch)
 	printTable(os.Stdout, rows)
 	if o.jsonOut != "" {
 		raw, _ := json.MarshalIndent(rows, "", "  ")
@@ -166,7 +176,7 @@ func main() {
 
 type options struct {
 	plan, server, mock, capture, databaseURL, switchboard, jsonOut, mdOut, only, peer string
-	server2, databaseURL2                                                             string
+	server2, databaseURL2, bare, cpu                                                  string
 }
 
 func (o options) wants(scenario int) bool {
@@ -187,6 +197,7 @@ type bench struct {
 	db    *pgxpool.Pool
 	rows  []row
 	stamp string
+	watch cpuWatch // the processes whose CPU per request scenario 7's rows report
 }
 
 // workspace creates a workspace with ample credit and an owner key, for one scenario. It runs
@@ -253,13 +264,13 @@ func chatBody(model string, stream bool) map[string]any {
 // settle lets the machine drain between runs (relay sweeps, queued commits, TIME_WAIT).
 func settle() { time.Sleep(300 * time.Millisecond) }
 
-func run(ctx context.Context, o options, p plan) ([]row, error) {
+func run(ctx context.Context, o options, p plan, watch cpuWatch) ([]row, error) {
 	db, err := pgxpool.New(ctx, o.databaseURL)
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close()
-	b := &bench{o: o, p: p, db: db, stamp: time.Now().Format("150405.000")}
+	b := &bench{o: o, p: p, db: db, stamp: time.Now().Format("150405.000"), watch: watch}
 	key, _, err := b.workspace(ctx, "turns")
 	if err != nil {
 		return nil, fmt.Errorf("create the bench workspace: %w", err)
@@ -527,10 +538,12 @@ func fmtRatios(rs []float64) string {
 }
 
 // peers is scenario 7: the same OpenAI-protocol chat completion (beta-5.4, "Say hello.",
-// not streamed) through Switchboard, and through the peer gateway (Portkey, -peer) pointed
-// at the same mock, at 1 and 64 clients, side by side in one run; then Switchboard's stored
-// response on the same model and input (POST /v1/responses, stored: conversation, messages,
-// response, ledger and events committed before the 200), against the same Portkey rows.
+// not streamed) through Switchboard, through the peer gateway (Portkey, -peer) pointed at the
+// same mock, and through a bare Go proxy (-bare, `loadtest proxy`: the ceiling of a Go
+// gateway on the machine), at 1 and 64 clients, side by side in one run; then Switchboard's
+// stored response on the same model and input (POST /v1/responses, stored: conversation,
+// messages, response, ledger and events committed before the 200), against the same Portkey
+// rows. Each row also reports the CPU per request of the processes of -cpu.
 func (b *bench) peers(ctx context.Context, key, chatURL, respURL string) error {
 	model := modelOf("openai")
 	body := chatBody(model, false)
@@ -543,19 +556,33 @@ func (b *bench) peers(ctx context.Context, key, chatURL, respURL string) error {
 	if _, err := once(http.DefaultClient, pk); err != nil {
 		return fmt.Errorf("a chat completion through the peer gateway: %w", err)
 	}
-	peers := map[int]row{}
-	for _, c := range []int{1, 64} {
-		closedLoop(pk, c, b.p.warm)
-		peer := b.add(rowOf("7 Portkey gateway 1.15.2 (openai)", fmt.Sprintf("c=%d", c), "closed", closedLoop(pk, c, b.p.sweep)))
-		settle()
-		closedLoop(sb, c, b.p.warm)
-		r := rowOf("7 Switchboard chat ephemeral (openai)", fmt.Sprintf("c=%d", c), "closed", closedLoop(sb, c, b.p.sweep))
-		r.added(peer)
-		ratio := 0.0
-		if peer.RPS > 0 {
-			ratio = r.RPS / peer.RPS
+	var bare *target
+	if b.o.bare != "" {
+		t := jsonTarget(strings.TrimSuffix(b.o.bare, "/")+"/v1/chat/completions", "mock", body)
+		t.expect = []byte(`"finish_reason":"stop"`)
+		if _, err := once(http.DefaultClient, t); err != nil {
+			return fmt.Errorf("a chat completion through the bare Go proxy: %w", err)
 		}
-		r.Note = strings.TrimSpace(fmt.Sprintf("%.2fx Portkey's req/s %s", ratio, r.Note))
+		bare = &t
+	}
+	peers, bares := map[int]row{}, map[int]row{}
+	for _, c := range []int{1, 64} {
+		load := fmt.Sprintf("c=%d", c)
+		closedLoop(pk, c, b.p.warm)
+		peer := b.add(b.measured("7 Portkey gateway 1.15.2 (openai)", load, pk, c))
+		settle()
+		if bare != nil {
+			closedLoop(*bare, c, b.p.warm)
+			r := b.measured("7 bare Go proxy (forwards only)", load, *bare, c)
+			r.Note = strings.TrimSpace(fmt.Sprintf("%.2fx Portkey's req/s %s", ratioOf(r, peer), r.Note))
+			bares[c] = b.add(r)
+			settle()
+		}
+		closedLoop(sb, c, b.p.warm)
+		r := b.measured("7 Switchboard chat ephemeral (openai)", load, sb, c)
+		r.added(peer)
+		ratio := ratioOf(r, peer)
+		r.Note = strings.TrimSpace(fmt.Sprintf("%.2fx Portkey's req/s%s %s", ratio, bareNote(r, bares[c]), r.Note))
 		want := 2.0
 		if c == 64 {
 			want = 5
@@ -569,13 +596,10 @@ func (b *bench) peers(ctx context.Context, key, chatURL, respURL string) error {
 	stored.expect = []byte(`"status":"completed"`)
 	for _, c := range []int{1, 64} {
 		closedLoop(stored, c, b.p.warm)
-		r := rowOf("7 Switchboard response stored (openai)", fmt.Sprintf("c=%d", c), "closed", closedLoop(stored, c, b.p.sweep))
+		r := b.measured("7 Switchboard response stored (openai)", fmt.Sprintf("c=%d", c), stored, c)
 		peer := peers[c]
 		r.added(peer)
-		ratio := 0.0
-		if peer.RPS > 0 {
-			ratio = r.RPS / peer.RPS
-		}
+		ratio := ratioOf(r, peer)
 		r.Note = strings.TrimSpace(fmt.Sprintf("%.2fx Portkey's req/s %s", ratio, r.Note))
 		if c == 64 {
 			r.verdict("> 2,000 turns/s and >= 1.5x Portkey's req/s", r.RPS > 2000 && ratio >= 1.5)
@@ -584,6 +608,33 @@ func (b *bench) peers(ctx context.Context, key, chatURL, respURL string) error {
 		settle()
 	}
 	return nil
+}
+
+// measured is a closed-loop row of c clients, with the CPU per request each watched process
+// spent during it.
+func (b *bench) measured(scenario, load string, t target, c int) row {
+	before := b.watch.snapshot()
+	s := closedLoop(t, c, b.p.sweep)
+	after := b.watch.snapshot()
+	r := rowOf(scenario, load, "closed", s)
+	r.CPU = perRequest(before, after, s.ok+s.errs)
+	return r
+}
+
+// ratioOf is r's req/s over base's (0 when base did not run).
+func ratioOf(r, base row) float64 {
+	if base.RPS <= 0 {
+		return 0
+	}
+	return r.RPS / base.RPS
+}
+
+// bareNote says how near a Switchboard row came to the bare Go proxy's row of the same load.
+func bareNote(r, bare row) string {
+	if bare.RPS <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %.2fx the bare Go proxy's", r.RPS/bare.RPS)
 }
 
 // eventCount reads a workspace's event cursor: the number of events it ever committed.

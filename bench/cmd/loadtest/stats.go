@@ -103,6 +103,9 @@ type row struct {
 	Note     string   `json:"note,omitempty"`
 	// Offered is the arrival rate asked of an open-loop run.
 	Offered int `json:"offered_rps,omitempty"`
+	// CPU is the microseconds of CPU per request each watched process spent during the row
+	// (loadtest run -cpu; scenario 7).
+	CPU map[string]float64 `json:"cpu_us_per_request,omitempty"`
 }
 
 func rowOf(scenario, load, mode string, s *sample) row {

@@ -43,12 +43,12 @@ func metricCell(r row) string {
 	return r.Metric
 }
 
-var header = []string{"scenario", "load", "mode", "throughput", "measures", "p50 ms", "p99 ms", "p99.9 ms", "errors", "added p50", "added p99", "target"}
+var header = []string{"scenario", "load", "mode", "throughput", "measures", "p50 ms", "p99 ms", "p99.9 ms", "errors", "added p50", "added p99", "target", "CPU µs/req"}
 
 func cells(r row) []string {
 	return []string{r.Scenario, r.Load, r.Mode, rateCell(r), metricCell(r),
 		fmt.Sprintf("%.2f", r.P50), fmt.Sprintf("%.2f", r.P99), fmt.Sprintf("%.2f", r.P999),
-		fmt.Sprintf("%d/%d", r.Errors, r.OK+r.Errors), cell(r.AddedP50), cell(r.AddedP99), verdictCell(r)}
+		fmt.Sprintf("%d/%d", r.Errors, r.OK+r.Errors), cell(r.AddedP50), cell(r.AddedP99), verdictCell(r), cpuCell(r.CPU)}
 }
 
 // printTable writes the one table of a run, then the notes of the rows that have any.
