@@ -32,7 +32,7 @@ type Hub struct {
 	mu   sync.Mutex
 	subs map[uuid.UUID]map[*Subscription]struct{}
 	seen map[uuid.UUID]int64 // highest cursor announced per watched workspace
-	// wake is signalled on every notice, for the webhook relay.
+	// wake is signalled when events were queued for delivery, for the webhook relay.
 	wake chan struct{}
 	// closing is closed when the process starts shutting down: feeds end so the drain is
 	// not held by connections that never finish; their clients resume elsewhere.
@@ -142,10 +142,10 @@ func (h *Hub) dispatch(n store.Notice) {
 		}
 	}
 	h.mu.Unlock()
-	h.wakeRelay()
 }
 
-// wakeRelay tells the webhook relay that events were committed.
+// wakeRelay tells the webhook relay that events were queued for delivery (DispatchChannel),
+// or may have been while the hub was not listening.
 func (h *Hub) wakeRelay() {
 	select {
 	case h.wake <- struct{}{}:
@@ -260,7 +260,7 @@ func (h *Hub) listen(ctx context.Context) error {
 	// Taken out of the pool and closed at the end, never returned: it carries a LISTEN.
 	conn := pooled.Hijack()
 	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, "LISTEN "+store.EventChannel+"; LISTEN "+store.RevocationChannel+"; LISTEN "+store.IdempotencyChannel); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN "+store.EventChannel+"; LISTEN "+store.RevocationChannel+"; LISTEN "+store.IdempotencyChannel+"; LISTEN "+store.DispatchChannel); err != nil {
 		return err
 	}
 	// Whatever was announced before the LISTEN took effect is read from the database: the
@@ -269,6 +269,7 @@ func (h *Hub) listen(ctx context.Context) error {
 	h.tellRevocation(store.Revocation{})
 	h.checkLive(ctx)
 	h.keyChanged("")
+	h.wakeRelay()
 	for {
 		msg, err := conn.WaitForNotification(ctx)
 		if err != nil {
@@ -281,9 +282,11 @@ func (h *Hub) listen(ctx context.Context) error {
 		case store.IdempotencyChannel:
 			h.keyChanged(msg.Payload)
 			continue
+		case store.DispatchChannel:
+			h.wakeRelay()
+			continue
 		}
 		if h.unwatched(msg.Payload) {
-			h.wakeRelay()
 			continue
 		}
 		notices, err := store.DecodeNotices([]byte(msg.Payload))

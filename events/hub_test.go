@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"switchboard/shortid"
 	"switchboard/store"
 	"switchboard/store/storetest"
 )
@@ -154,7 +155,7 @@ func TestHubLagsASlowSubscriber(t *testing.T) {
 	h.dispatch(store.Notice{WorkspaceID: ws, Seq: int64(cap(slow.C)) + 1})
 	receive(t, slow.Lagged, "lag signal")
 	require.Equal(t, int64(cap(slow.C))+1, receive(t, fast.C, "notice").Seq, "others still get the notice")
-	receive(t, h.wake, "relay wake-up")
+	requireEmpty(t, h.wake, "a notice alone does not wake the relay (DispatchChannel does)")
 }
 
 // TestHubCatchUpRecoversLostNotices: events whose announcement was lost (here: nobody was
@@ -300,8 +301,8 @@ func TestHubShutdown(t *testing.T) {
 }
 
 // TestHubSkipsUnwatchedNotices: a notice is read by its workspace id alone when nobody in the
-// process watches that workspace (it still wakes the webhook relay); a watched one, or one
-// that does not start as store's notices do, is decoded.
+// process watches that workspace; a watched one, or one that does not start as store's
+// notices do, is decoded.
 func TestHubSkipsUnwatchedNotices(t *testing.T) {
 	t.Parallel()
 	h, b := setupHub(t)
@@ -321,16 +322,38 @@ func TestHubSkipsUnwatchedNotices(t *testing.T) {
 	sub.Close()
 	require.True(t, h.unwatched(notice(b.ws)), "a workspace without subscribers any more")
 
-	// End to end: the other workspace's event wakes the relay without reaching anyone.
+	// End to end: the other workspace's event reaches no one, and the watched one's does.
 	mine := h.Subscribe(b.ws)
 	defer mine.Close()
 	runHub(t, h)
 	receive(t, mine.Lagged, "lag signal after LISTEN")
-	for len(h.wake) > 0 {
-		<-h.wake
-	}
 	appendEvents(t, b.store, b.other, turn(1))
-	receive(t, h.wake, "relay wake-up for an unwatched workspace")
 	ev := appendEvents(t, b.store, b.ws, turn(2))[0]
 	require.Equal(t, ev.Seq, receive(t, mine.C, "notice").Seq)
+}
+
+// TestHubWakesTheRelayOnlyForQueuedDeliveries: events that no enabled endpoint subscribes to
+// commit without waking the webhook relay; once an endpoint subscribes, its workspace's
+// events wake it (DispatchChannel), in another workspace's process as well.
+func TestHubWakesTheRelayOnlyForQueuedDeliveries(t *testing.T) {
+	t.Parallel()
+	h, b := setupHub(t)
+	mine := h.Subscribe(b.ws)
+	defer mine.Close()
+	runHub(t, h)
+	receive(t, mine.Lagged, "lag signal after LISTEN")
+	receive(t, h.wake, "a wake-up after LISTEN, for what was queued before it")
+
+	// Notices arrive in commit order: once the later event's notice is here, the earlier
+	// commit's announcements have been read too.
+	appendEvents(t, b.store, b.other, turn(1))
+	ev := appendEvents(t, b.store, b.ws, turn(1))[0]
+	require.Equal(t, ev.Seq, receive(t, mine.C, "notice").Seq)
+	requireEmpty(t, h.wake, "no endpoint: nothing to relay, no wake-up")
+
+	_, err := b.store.CreateWebhookEndpoint(context.Background(), store.WebhookEndpoint{WorkspaceID: b.other, ShortID: shortid.New(shortid.Webhook),
+		URL: "https://example.com/hook", EventTypes: []string{"turn.completed"}, Secret: NewSecret()})
+	require.NoError(t, err)
+	appendEvents(t, b.store, b.other, turn(2))
+	receive(t, h.wake, "relay wake-up for a subscribed event")
 }

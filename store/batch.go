@@ -37,6 +37,23 @@ func (b batchQueue) CopyFrom(context.Context, pgx.Identifier, []string, pgx.Copy
 	return 0, errQueueOnly
 }
 
+// flagRows is a batchQueue whose statements set *flag once their results are read (at the
+// batch's Close) if any of them affected a row.
+type flagRows struct {
+	batchQueue
+	flag *bool
+}
+
+func (f flagRows) Exec(_ context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	f.batch.Queue(sql, args...).Exec(func(ct pgconn.CommandTag) error {
+		if ct.RowsAffected() > 0 {
+			*f.flag = true
+		}
+		return nil
+	})
+	return pgconn.CommandTag{}, nil
+}
+
 type errRow struct{}
 
 func (errRow) Scan(...any) error { return errQueueOnly }

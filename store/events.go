@@ -246,7 +246,9 @@ func (t *Tx) queueEvents(ctx context.Context, b batchQueue, workspaceID uuid.UUI
 		Types: types, Envelopes: bodies, CreatedAt: events[0].CreatedAt}); err != nil {
 		return err
 	}
-	return t.sql.InsertEventDispatch(ctx, b, dbsqlc.InsertEventDispatchParams{WorkspaceID: workspaceID, Seqs: seqs, Types: types})
+	// The rows it inserts (none unless an enabled endpoint subscribes) decide whether the
+	// webhook relays are woken after the commit (DispatchChannel).
+	return t.sql.InsertEventDispatch(ctx, flagRows{b, &t.dispatched}, dbsqlc.InsertEventDispatchParams{WorkspaceID: workspaceID, Seqs: seqs, Types: types})
 }
 
 // EventCursors returns the current cursor of each given workspace.
@@ -335,6 +337,12 @@ func DecodeNotices(payload []byte) ([]Notice, error) {
 
 // EventChannel is the PostgreSQL NOTIFY channel on which committed events are announced.
 const EventChannel = "sb_events"
+
+// DispatchChannel is the PostgreSQL NOTIFY channel that wakes every replica's webhook relay:
+// announced after a commit that queued events for delivery (event_dispatch rows), and only
+// then, so a workspace without webhooks never costs a relay a claim (the relay's periodic
+// sweep remains for an announcement lost to a crash).
+const DispatchChannel = "sb_dispatch"
 
 // notifyLimit keeps payloads under PostgreSQL's 8000-byte NOTIFY limit; a larger envelope is
 // announced without its body and read from the table by whoever needs it.

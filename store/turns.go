@@ -23,6 +23,9 @@ type Tx struct {
 	// moneyChanged holds the workspaces whose charge in this transaction made them unable to
 	// work (credit used up, monthly cap reached): announced after commit (RevocationChannel).
 	moneyChanged []uuid.UUID
+	// dispatched is set when the transaction queued events for the webhook relay: the relays
+	// are woken after commit (DispatchChannel).
+	dispatched bool
 }
 
 // InTx runs fn in a transaction, committed when fn returns nil. The events it appended are
@@ -40,6 +43,10 @@ func (s *Store) InTx(ctx context.Context, fn func(*Tx) error) (err error) {
 	})
 	if err == nil && len(t.notices) > 0 {
 		s.announce(context.WithoutCancel(ctx), t.notices)
+	}
+	if err == nil && t.dispatched {
+		// A lost announcement delays the deliveries until a relay's next sweep.
+		_ = s.sql.Announce(context.WithoutCancel(ctx), s.pool, dbsqlc.AnnounceParams{Channel: DispatchChannel, Payloads: []string{""}})
 	}
 	if err == nil {
 		// A lost announcement leaves the workspace's keys cached until AUTH_CACHE_TTL.
