@@ -274,11 +274,7 @@ func order(batch []*commitUnit) {
 func writeUnits(ctx context.Context, tx *store.Tx, batch []*commitUnit) error {
 	var workspaces []uuid.UUID
 	byWS := map[uuid.UUID][]store.Settlement{}
-	if len(batch) == 1 {
-		if err := batch[0].write(ctx, tx); err != nil {
-			return err
-		}
-	} else if err := writeMany(ctx, tx, batch); err != nil {
+	if err := writeMany(ctx, tx, batch); err != nil {
 		return err
 	}
 	for _, u := range batch {
@@ -319,11 +315,14 @@ func (g *GroupCommit) Close(ctx context.Context) error {
 	}
 }
 
-// writeMany is commitUnit.write for a batch of units, in a few round trips whatever their
-// number (store.Tx.WriteTurns, store.Tx.InsertTurnRecords): every conversation opened by one
-// INSERT, every message by one COPY, every inserted response and Idempotency-Key in one
-// pipelined batch. What is rare is written unit by unit, as write does: parked actions, a
-// record that finishes a background response.
+// writeMany does the writes of a batch of units but their settlement (a batch of one too, as
+// a turn committed alone: Pipeline.commit), in a few round trips whatever their number
+// (store.Tx.WriteTurns, store.Tx.InsertTurnRecords): every conversation opened by one INSERT
+// with its first message seqs already reserved, every message by one COPY, every inserted
+// response and Idempotency-Key in one pipelined batch. What is rare is written unit by unit:
+// parked actions, a record that finishes a background response. A unit's events are left in
+// u.events and u.recorded; its conversation is restored first, so a unit written again after
+// its batch rolled back starts afresh.
 func writeMany(ctx context.Context, tx *store.Tx, batch []*commitUnit) error {
 	writes := make([]*store.TurnWrite, len(batch))
 	var turns []*store.TurnWrite

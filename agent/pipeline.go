@@ -370,7 +370,7 @@ func (p *Pipeline) commit(ctx context.Context, t Turn, out *Outcome, produced []
 	}
 	tk.end()
 	return p.store.InTx(ctx, func(tx *store.Tx) error {
-		if err := u.write(ctx, tx); err != nil {
+		if err := writeMany(ctx, tx, []*commitUnit{u}); err != nil {
 			return err
 		}
 		return p.settle(ctx, tx, t.WorkspaceID, out, u.events, u.recorded)
@@ -383,12 +383,12 @@ type commitUnit struct {
 	t        Turn
 	out      *Outcome
 	produced []llm.Message
-	// conversation and newConversation are out's before the first attempt: write restores
+	// conversation and newConversation are out's before the first attempt: writeMany restores
 	// them, so a unit written again after its batch rolled back starts afresh.
 	conversation    *store.Conversation
 	newConversation bool
 
-	events, recorded []store.NewEvent // set by write: the turn's events, then the record's
+	events, recorded []store.NewEvent // set by writeMany: the turn's events, then the record's
 
 	err  error         // the outcome, once done is closed (group commit)
 	done chan struct{} // closed when the unit's batch committed or failed
@@ -396,34 +396,6 @@ type commitUnit struct {
 
 func newCommitUnit(t Turn, out *Outcome, produced []llm.Message) *commitUnit {
 	return &commitUnit{t: t, out: out, produced: produced, conversation: out.Conversation, newConversation: out.NewConversation}
-}
-
-// write does the unit's writes but the settlement: conversation, parked actions and messages
-// (persisted turns), then the surface's record. The events to settle are left in u.events and
-// u.recorded.
-func (u *commitUnit) write(ctx context.Context, tx *store.Tx) error {
-	t, out := u.t, u.out
-	out.Conversation, out.NewConversation = u.conversation, u.newConversation
-	u.events, u.recorded = nil, nil
-	if t.Persist {
-		created, err := persist(ctx, tx, t, out, u.produced)
-		if err != nil {
-			return err
-		}
-		u.events = append(u.events, created...)
-	}
-	if t.Record != nil {
-		rec, err := t.Record(out)
-		if err != nil {
-			return err
-		}
-		if err := writeRecord(ctx, tx, t, rec); err != nil {
-			return err
-		}
-		u.recorded = rec.Events
-	}
-	u.events = append(u.events, completedEvent(t, out))
-	return nil
 }
 
 // writeRecord writes the surface's record of the turn; a background response finished first
@@ -471,29 +443,6 @@ type supersededError struct{ err error }
 
 func (e supersededError) Error() string { return e.err.Error() }
 func (e supersededError) Unwrap() error { return e.err }
-
-// persist opens the conversation if needed and appends the turn's messages; it returns the
-// conversation.created event of a new conversation.
-func persist(ctx context.Context, tx *store.Tx, t Turn, out *Outcome, produced []llm.Message) ([]store.NewEvent, error) {
-	var events []store.NewEvent
-	if out.Conversation == nil {
-		conv, err := tx.CreateConversationAs(ctx, t.WorkspaceID, newConversationID(t), "api")
-		if err != nil {
-			return nil, err
-		}
-		out.Conversation, out.NewConversation = &conv, true
-		events = append(events, createdEvent(conv))
-	}
-	parked, err := park(ctx, tx, t, out)
-	if err != nil {
-		return nil, err
-	}
-	msgs, err := toStored(turnMessages(t, produced))
-	if err != nil {
-		return nil, err
-	}
-	return append(events, parked...), tx.AppendMessages(ctx, t.WorkspaceID, out.Conversation.ID, msgs)
-}
 
 // newConversationID is the short id of the conversation a turn opens.
 func newConversationID(t Turn) string {
