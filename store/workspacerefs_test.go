@@ -13,8 +13,9 @@ import (
 	"switchboard/store/storetest"
 )
 
-// The events and ledger tables check their workspace once per statement (migration 0019)
-// instead of by a foreign key per row: these tests hold them to what the foreign key did.
+// The events, ledger, conversations, messages and responses tables check their workspace once
+// per statement (migrations 0019, 0020) instead of by a foreign key per row: these tests hold
+// them to what the foreign key did.
 
 func requireFKViolation(t *testing.T, err error, constraint string) {
 	t.Helper()
@@ -39,15 +40,25 @@ func TestWorkspaceRefsRejectAnUnknownWorkspace(t *testing.T) {
 	_, err = s.Pool().Exec(ctx, `INSERT INTO ledger (workspace_id, amount_nano_usd, balance_after, category)
 		SELECT unnest($1::uuid[]), -1, 0, 'model_usage'`, []uuid.UUID{w.ID, ghost, w.ID})
 	requireFKViolation(t, err, "ledger_workspace_id_fkey")
+	_, err = s.Pool().Exec(ctx, `INSERT INTO conversations (workspace_id, short_id, channel) VALUES ($1, 'mc-ghost', 'api')`, ghost)
+	requireFKViolation(t, err, "conversations_workspace_id_fkey")
+	conv, err := s.CreateConversation(ctx, w.ID, "api")
+	require.NoError(t, err)
+	_, err = s.Pool().Exec(ctx, `INSERT INTO messages (workspace_id, conversation_id, seq, role, content) VALUES ($1, $2, 1, 'user', 'hi')`, ghost, conv.ID)
+	requireFKViolation(t, err, "messages_workspace_id_fkey")
+	_, err = s.Pool().Exec(ctx, `INSERT INTO responses (workspace_id, short_id, conversation_id, status, model, body) VALUES ($1, 'resp_ghost', $2, 'completed', 'm', '{}')`, ghost, conv.ID)
+	requireFKViolation(t, err, "responses_workspace_id_fkey")
 
 	var n int
-	require.NoError(t, s.Pool().QueryRow(ctx, `SELECT (SELECT count(*) FROM events) + (SELECT count(*) FROM ledger)`).Scan(&n))
+	require.NoError(t, s.Pool().QueryRow(ctx, `SELECT (SELECT count(*) FROM events) + (SELECT count(*) FROM ledger) + (SELECT count(*) FROM messages) + (SELECT count(*) FROM responses)`).Scan(&n))
 	require.Zero(t, n, "nothing written")
 
 	// Settling a workspace that does not exist fails as before, and writes nothing either.
 	err = s.InTx(ctx, func(tx *store.Tx) error {
 		return tx.SettleMany(ctx, ghost, []store.Settlement{{Charge: &store.Charge{AmountNanoUSD: 5, Category: "model_usage", Model: "m"},
-			Build: func(int64) []store.NewEvent { return []store.NewEvent{{Type: "spend.recorded", Data: map[string]any{}}} }}})
+			Build: func(int64) []store.NewEvent {
+				return []store.NewEvent{{Type: "spend.recorded", Data: map[string]any{}}}
+			}}})
 	})
 	require.ErrorIs(t, err, store.ErrNotFound)
 	_, err = s.Pool().Exec(ctx, `UPDATE events SET workspace_id = $1`, ghost)
@@ -69,6 +80,10 @@ func TestWorkspaceRefsCannotMoveARow(t *testing.T) {
 	requireFKViolation(t, err, "ledger_workspace_id_fkey")
 	_, err = s.Pool().Exec(ctx, `UPDATE ledger SET category = category WHERE workspace_id = $1`, a.ID)
 	require.NoError(t, err, "other columns change freely")
+	conv, err := s.CreateConversation(ctx, a.ID, "api")
+	require.NoError(t, err)
+	_, err = s.Pool().Exec(ctx, `UPDATE conversations SET workspace_id = $1 WHERE id = $2`, b.ID, conv.ID)
+	requireFKViolation(t, err, "conversations_workspace_id_fkey")
 }
 
 // TestWorkspaceRefsHoldTheWorkspaceAndCascade: an open transaction that wrote a workspace's
@@ -102,15 +117,27 @@ func TestWorkspaceRefsHoldTheWorkspaceAndCascade(t *testing.T) {
 	require.NoError(t, del.Rollback(ctx))
 
 	require.NoError(t, tx.Commit(ctx))
+	for _, ws := range []uuid.UUID{gone.ID, kept.ID} {
+		conv, err := s.CreateConversation(ctx, ws, "api")
+		require.NoError(t, err)
+		require.NoError(t, s.InTx(ctx, func(tx *store.Tx) error {
+			if err := tx.AppendMessages(ctx, ws, conv.ID, []store.Message{{Role: "user", Content: "hi"}}); err != nil {
+				return err
+			}
+			return tx.InsertResponse(ctx, ws, store.StoredResponse{ShortID: "resp_" + ws.String()[:8], ConversationID: &conv.ID, Status: "completed", Model: "m", Body: []byte("{}")})
+		}))
+	}
 	tag, err := s.Pool().Exec(ctx, `DELETE FROM workspaces WHERE id = $1`, gone.ID)
 	require.NoError(t, err)
 	require.EqualValues(t, 1, tag.RowsAffected())
 	count := func(ws uuid.UUID) (n int) {
-		require.NoError(t, s.Pool().QueryRow(ctx, `SELECT (SELECT count(*) FROM events WHERE workspace_id = $1) + (SELECT count(*) FROM ledger WHERE workspace_id = $1)`, ws).Scan(&n))
+		require.NoError(t, s.Pool().QueryRow(ctx, `SELECT (SELECT count(*) FROM events WHERE workspace_id = $1) + (SELECT count(*) FROM ledger WHERE workspace_id = $1)
+			+ (SELECT count(*) FROM conversations WHERE workspace_id = $1) + (SELECT count(*) FROM messages WHERE workspace_id = $1)
+			+ (SELECT count(*) FROM responses WHERE workspace_id = $1)`, ws).Scan(&n))
 		return n
 	}
-	require.Zero(t, count(gone.ID), "the deleted workspace's events and ledger rows went with it")
-	require.Equal(t, 2, count(kept.ID), "the other workspace keeps its event and ledger row")
+	require.Zero(t, count(gone.ID), "the deleted workspace's rows went with it")
+	require.Equal(t, 5, count(kept.ID), "the other workspace keeps its event, ledger row, conversation, message and response")
 }
 
 // settle commits one charge and its event for ws.
@@ -119,6 +146,8 @@ func settle(t *testing.T, s *store.Store, ws uuid.UUID) {
 	ctx := context.Background()
 	require.NoError(t, s.InTx(ctx, func(tx *store.Tx) error {
 		return tx.SettleMany(ctx, ws, []store.Settlement{{Charge: &store.Charge{AmountNanoUSD: 5, Category: "model_usage", Model: "m"},
-			Build: func(int64) []store.NewEvent { return []store.NewEvent{{Type: "spend.recorded", Data: map[string]any{}}} }}})
+			Build: func(int64) []store.NewEvent {
+				return []store.NewEvent{{Type: "spend.recorded", Data: map[string]any{}}}
+			}}})
 	}))
 }
