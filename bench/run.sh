@@ -111,15 +111,21 @@ for attempt in 1 2 3; do
 done
 admin_url="postgres://postgres@127.0.0.1:$pgport/postgres?sslmode=disable"
 
+# listening NAME: waits up to 10 s for $tmp/NAME.addr, written by a process started with
+# -addr-file once it listens, and prints its URL; on a timeout, NAME's log and exit.
+listening() {
+	for _ in $(seq 1 100); do
+		[ -s "$tmp/$1.addr" ] && break
+		sleep 0.1
+	done
+	[ -s "$tmp/$1.addr" ] || { cat "$tmp/$1.log" >&2; say "$1 did not start"; exit 1; }
+	echo "http://$(cat "$tmp/$1.addr")"
+}
+
 "$tmp/bin/mockllm" -addr 127.0.0.1:0 -addr-file "$tmp/mock.addr" -capture "$tmp/capture" 2>"$tmp/mock.log" &
 mockpid=$!
 pids+=($mockpid)
-for _ in $(seq 1 100); do
-	[ -s "$tmp/mock.addr" ] && break
-	sleep 0.1
-done
-[ -s "$tmp/mock.addr" ] || { cat "$tmp/mock.log" >&2; say "the mock did not start"; exit 1; }
-mock="http://$(cat "$tmp/mock.addr")"
+mock=$(listening mock)
 
 peer=""
 if [ "$mode" = peers ]; then
@@ -142,12 +148,7 @@ if [ "$mode" = peers ]; then
 	"$tmp/bin/loadtest" proxy -upstream "$mock" -addr-file "$tmp/bare.addr" 2>"$tmp/bare.log" &
 	barepid=$!
 	pids+=($barepid)
-	for _ in $(seq 1 100); do
-		[ -s "$tmp/bare.addr" ] && break
-		sleep 0.1
-	done
-	[ -s "$tmp/bare.addr" ] || { cat "$tmp/bare.log" >&2; say "the bare proxy did not start"; exit 1; }
-	bare="http://$(cat "$tmp/bare.addr")"
+	bare=$(listening bare)
 fi
 
 machine() {
