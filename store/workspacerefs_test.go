@@ -55,10 +55,7 @@ func TestWorkspaceRefsRejectAnUnknownWorkspace(t *testing.T) {
 
 	// Settling a workspace that does not exist fails as before, and writes nothing either.
 	err = s.InTx(ctx, func(tx *store.Tx) error {
-		return tx.SettleMany(ctx, ghost, []store.Settlement{{Charge: &store.Charge{AmountNanoUSD: 5, Category: "model_usage", Model: "m"},
-			Build: func(int64) []store.NewEvent {
-				return []store.NewEvent{{Type: "spend.recorded", Data: map[string]any{}}}
-			}}})
+		return tx.SettleMany(ctx, ghost, oneCharge())
 	})
 	require.ErrorIs(t, err, store.ErrNotFound)
 	_, err = s.Pool().Exec(ctx, `UPDATE events SET workspace_id = $1`, ghost)
@@ -140,14 +137,19 @@ func TestWorkspaceRefsHoldTheWorkspaceAndCascade(t *testing.T) {
 	require.Equal(t, 5, count(kept.ID), "the other workspace keeps its event, ledger row, conversation, message and response")
 }
 
+// oneCharge is a settlement of one charge and its spend.recorded event.
+func oneCharge() []store.Settlement {
+	return []store.Settlement{{Charge: &store.Charge{AmountNanoUSD: 5, Category: "model_usage", Model: "m"},
+		Build: func(int64) []store.NewEvent {
+			return []store.NewEvent{{Type: "spend.recorded", Data: map[string]any{}}}
+		}}}
+}
+
 // settle commits one charge and its event for ws.
 func settle(t *testing.T, s *store.Store, ws uuid.UUID) {
 	t.Helper()
 	ctx := context.Background()
 	require.NoError(t, s.InTx(ctx, func(tx *store.Tx) error {
-		return tx.SettleMany(ctx, ws, []store.Settlement{{Charge: &store.Charge{AmountNanoUSD: 5, Category: "model_usage", Model: "m"},
-			Build: func(int64) []store.NewEvent {
-				return []store.NewEvent{{Type: "spend.recorded", Data: map[string]any{}}}
-			}}})
+		return tx.SettleMany(ctx, ws, oneCharge())
 	}))
 }
