@@ -44,6 +44,10 @@ import (
 //     written again in a transaction of its own, so one unit's failure fails only that unit.
 //     A batch-level failure (connection lost, serialization) is retried the same way, and a
 //     unit that still fails gets its error.
+//   - a batch is one pipelined transaction (store.Pipelined): its writes travel with the
+//     workspace's lock and charge in one round trip, the ledger rows and events with COMMIT in
+//     a second. Its units are woken right after COMMIT; the announcements of its events follow,
+//     once the next batch may start.
 //   - the batch runs detached from the turns' contexts: a client that went away does not
 //     abort the others, nor its own commit.
 //   - Close (after the HTTP server drained, App.Stop) commits what is queued; later turns
@@ -208,8 +212,9 @@ func (g *GroupCommit) start() {
 	g.batches.Add(1)
 	go func() {
 		defer g.batches.Done()
-		defer func() { <-g.slots }()
-		g.commit(batch)
+		announce := g.commit(batch)
+		<-g.slots // the next batch may commit while this one announces
+		announce()
 	}()
 }
 
@@ -222,12 +227,13 @@ func (g *GroupCommit) drain() {
 	g.batches.Wait()
 }
 
-// commit writes the batch in one transaction and wakes its units; if that fails, each unit
-// is written again alone.
-func (g *GroupCommit) commit(batch []*commitUnit) {
+// commit writes the batch in one pipelined transaction (store.Pipelined: two round trips
+// for new turns) and wakes its units; if that fails, each unit is written again alone. It
+// returns the announcements of what committed, for after the slot is free.
+func (g *GroupCommit) commit(batch []*commitUnit) (announce func()) {
 	ctx := context.Background()
 	order(batch)
-	err := g.store.InTx(ctx, func(tx *store.Tx) error { return writeUnits(ctx, tx, batch) })
+	after, err := g.store.Pipelined(ctx, func(tx *store.Tx) error { return writeUnits(ctx, tx, batch) })
 	g.committed.transactions.Add(1)
 	if err == nil {
 		g.committed.units.Add(int64(len(batch)))
@@ -237,17 +243,32 @@ func (g *GroupCommit) commit(batch []*commitUnit) {
 			u.err = err
 			close(u.done)
 		}
-		return
+		return orNothing(after)
 	}
 	g.log.Warn("a group commit failed; committing its turns one by one", slog.Int("turns", len(batch)), slog.String("error", err.Error()))
+	var afters []func()
 	for _, u := range batch {
-		u.err = g.store.InTx(ctx, func(tx *store.Tx) error { return writeUnits(ctx, tx, []*commitUnit{u}) })
+		after, u.err = g.store.Pipelined(ctx, func(tx *store.Tx) error { return writeUnits(ctx, tx, []*commitUnit{u}) })
 		g.committed.transactions.Add(1)
 		if u.err == nil {
 			g.committed.units.Add(1)
+			afters = append(afters, after)
 		}
 		close(u.done)
 	}
+	return func() {
+		for _, a := range afters {
+			a()
+		}
+	}
+}
+
+// orNothing is f, or a function doing nothing when f is nil.
+func orNothing(f func()) func() {
+	if f == nil {
+		return func() {}
+	}
+	return f
 }
 
 // order sorts a batch for writing: units continuing a conversation first, by conversation

@@ -104,7 +104,7 @@ func (t *Tx) Settle(ctx context.Context, workspaceID uuid.UUID, charge *Charge, 
 	for _, e := range events {
 		t.notices = append(t.notices, notice(e))
 	}
-	if err := t.tx.SendBatch(ctx, batch).Close(); err != nil {
+	if err := t.db.SendBatch(ctx, batch).Close(); err != nil {
 		return 0, nil, err
 	}
 	return balance, events, nil
@@ -132,7 +132,7 @@ func (t *Tx) SettleMany(ctx context.Context, workspaceID uuid.UUID, items []Sett
 		EventSeq: locked.EventSeq, MonthlyCapNanoUSD: locked.MonthlyCapNanoUSD, MonthSpendNanoUSD: locked.MonthSpendNanoUSD}, total, items); err != nil {
 		return err
 	}
-	return t.tx.SendBatch(ctx, batch).Close()
+	return t.db.SendBatch(ctx, batch).Close()
 }
 
 func totalOf(items []Settlement) int64 {
@@ -418,8 +418,13 @@ func appendUUID(b []byte, id uuid.UUID) []byte {
 }
 
 // Pgx exposes the transaction to the job queue, whose inserts must commit together with the
-// store's writes.
-func (t *Tx) Pgx() pgx.Tx { return t.tx }
+// store's writes. A pipelined transaction (Store.Pipelined) has none to expose.
+func (t *Tx) Pgx() pgx.Tx {
+	if t.tx == nil {
+		panic("store: Pgx on a pipelined transaction")
+	}
+	return t.tx
+}
 
 // EventsAfter lists the workspace's events with a cursor above after, oldest first.
 func (q *queries) EventsAfter(ctx context.Context, workspaceID uuid.UUID, after int64, limit int) ([]Event, error) {

@@ -11,7 +11,8 @@ import (
 
 // TurnWrite is the conversation part of one turn written by WriteTurns: the messages to
 // append to Conversation, or to a new conversation of short id NewShortID (channel "api")
-// when Conversation is nil, which WriteTurns then sets.
+// when Conversation is nil, which WriteTurns then sets (its CreatedAt, the database's clock,
+// is not read back: nothing on the way to the answer needs it).
 type TurnWrite struct {
 	WorkspaceID  uuid.UUID
 	Conversation *Conversation
@@ -19,27 +20,30 @@ type TurnWrite struct {
 	Messages     []Message
 }
 
-// WriteTurns appends the messages of many turns (the group commit) in a few round trips
+// WriteTurns appends the messages of many turns (the group commit) in a few statements
 // whatever their number: one per conversation continued (its row is locked and its seqs
-// reserved, as AppendMessages does), one INSERT for every new conversation, one COPY for all
-// the messages. Turns of one conversation append in the order given.
+// reserved, as AppendMessages does, and its result read), then one pipelined batch of an
+// INSERT for every new conversation (their ids chosen here) and one for all the messages. In
+// a pipelined transaction (Store.Pipelined) that batch waits for the transaction's next
+// statement and travels with it. Turns of one conversation append in the order given.
 func (t *Tx) WriteTurns(ctx context.Context, turns []*TurnWrite) error {
-	var rows []dbsqlc.InsertMessagesParams
+	var rows dbsqlc.InsertMessageRowsParams
 	add := func(w *TurnWrite, last int) {
 		for i, m := range w.Messages {
-			rows = append(rows, dbsqlc.InsertMessagesParams{WorkspaceID: w.WorkspaceID, ConversationID: w.Conversation.ID, Seq: last + i + 1,
-				Role: m.Role, Content: m.Content, ToolCalls: nullJSON(m.ToolCalls), ToolResults: nullJSON(m.ToolResults)})
+			rows.WorkspaceIds, rows.ConversationIds = append(rows.WorkspaceIds, w.WorkspaceID), append(rows.ConversationIds, w.Conversation.ID)
+			rows.Seqs, rows.Roles, rows.Contents = append(rows.Seqs, last+i+1), append(rows.Roles, m.Role), append(rows.Contents, m.Content)
+			rows.ToolCalls, rows.ToolResults = append(rows.ToolCalls, nullJSON(m.ToolCalls)), append(rows.ToolResults, nullJSON(m.ToolResults))
 		}
 	}
 	var created dbsqlc.CreateConversationsParams
-	byShortID := map[string]*TurnWrite{}
+	var opened []*TurnWrite
 	for _, w := range turns {
 		if w.Conversation == nil {
-			created.WorkspaceIds = append(created.WorkspaceIds, w.WorkspaceID)
-			created.ShortIds = append(created.ShortIds, w.NewShortID)
-			created.Channels = append(created.Channels, "api")
+			w.Conversation = &Conversation{ID: uuid.New(), ShortID: w.NewShortID, Channel: "api"}
+			created.Ids, created.WorkspaceIds = append(created.Ids, w.Conversation.ID), append(created.WorkspaceIds, w.WorkspaceID)
+			created.ShortIds, created.Channels = append(created.ShortIds, w.NewShortID), append(created.Channels, "api")
 			created.MessageSeqs = append(created.MessageSeqs, len(w.Messages))
-			byShortID[w.NewShortID] = w
+			opened = append(opened, w)
 			continue
 		}
 		last, err := t.sql.ReserveMessageSeqs(ctx, t.db, dbsqlc.ReserveMessageSeqsParams{Count: len(w.Messages), WorkspaceID: w.WorkspaceID, ID: w.Conversation.ID})
@@ -48,22 +52,22 @@ func (t *Tx) WriteTurns(ctx context.Context, turns []*TurnWrite) error {
 		}
 		add(w, last)
 	}
-	if len(created.ShortIds) > 0 {
-		convs, err := t.sql.CreateConversations(ctx, t.db, created)
-		if err != nil {
+	for _, w := range opened { // after the continued ones, as the INSERT comes after their seqs
+		add(w, 0)
+	}
+	batch := &pgx.Batch{}
+	b := batchQueue{batch}
+	if len(opened) > 0 {
+		if err := t.sql.CreateConversations(ctx, b, created); err != nil {
 			return err
 		}
-		for _, c := range convs {
-			w := byShortID[c.ShortID]
-			w.Conversation = &Conversation{ID: c.ID, ShortID: c.ShortID, Channel: "api", CreatedAt: c.CreatedAt}
-			add(w, 0)
+	}
+	if len(rows.Seqs) > 0 {
+		if err := t.sql.InsertMessageRows(ctx, b, rows); err != nil {
+			return err
 		}
 	}
-	if len(rows) == 0 {
-		return nil
-	}
-	_, err := t.sql.InsertMessages(ctx, t.db, rows)
-	return err
+	return t.db.SendBatch(ctx, batch).Close()
 }
 
 // InsertTurnRecords writes the records of many turns (the group commit) in one pipelined
@@ -109,18 +113,23 @@ func (t *Tx) InsertTurnRecords(ctx context.Context, workspaceIDs []uuid.UUID, re
 		}
 		t.keyNotices = append(t.keyNotices, IdempotencyToken(ws, key))
 	}
-	return t.tx.SendBatch(ctx, batch).Close()
+	return t.db.SendBatch(ctx, batch).Close()
 }
 
 // SettleWorkspaces is SettleMany for several workspaces at once (the group commit of a batch
-// spanning workspaces), in three round trips whatever their number: their rows locked in id
-// order, one UPDATE charging each its total, one pipelined batch of every ledger row and
-// event. items[i] are the settlements of workspaceIDs[i], which must be distinct.
+// spanning workspaces), in three round trips whatever their number (one in a pipelined
+// transaction, where the first two travel together and the last with COMMIT): their rows
+// locked in id order, one UPDATE charging each its total, one pipelined batch of every
+// ledger row and event. items[i] are the settlements of workspaceIDs[i], which must be distinct.
 func (t *Tx) SettleWorkspaces(ctx context.Context, workspaceIDs []uuid.UUID, items [][]Settlement) error {
 	if len(workspaceIDs) == 1 {
 		return t.SettleMany(ctx, workspaceIDs[0], items[0])
 	}
-	if err := t.sql.LockWorkspacesInOrder(ctx, t.db, workspaceIDs); err != nil {
+	lock := &pgx.Batch{} // in a pipelined transaction, it travels with ChargeWorkspaces
+	if err := t.sql.LockWorkspacesInOrder(ctx, batchQueue{lock}, workspaceIDs); err != nil {
+		return err
+	}
+	if err := t.db.SendBatch(ctx, lock).Close(); err != nil {
 		return err
 	}
 	totals := make([]int64, len(items))
@@ -145,5 +154,5 @@ func (t *Tx) SettleWorkspaces(ctx context.Context, workspaceIDs []uuid.UUID, ite
 			return err
 		}
 	}
-	return t.tx.SendBatch(ctx, batch).Close()
+	return t.db.SendBatch(ctx, batch).Close()
 }

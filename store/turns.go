@@ -17,7 +17,7 @@ import (
 // queries), running inside the transaction.
 type Tx struct {
 	queries
-	tx         pgx.Tx
+	tx         pgx.Tx   // nil in a pipelined transaction (Store.Pipelined)
 	notices    []string // announcements of the events appended, sent after commit
 	keyNotices []string // announcements of the idempotency keys completed, sent after commit
 	// moneyChanged holds the workspaces whose charge in this transaction made them unable to
@@ -41,24 +41,31 @@ func (s *Store) InTx(ctx context.Context, fn func(*Tx) error) (err error) {
 		t = &Tx{queries: queries{db: tx, sql: s.sql, secrets: s.secrets, watchers: s.watchers}, tx: tx}
 		return fn(t)
 	})
-	if err == nil && len(t.notices) > 0 {
-		s.announce(context.WithoutCancel(ctx), t.notices)
-	}
-	if err == nil && t.dispatched {
-		// A lost announcement delays the deliveries until a relay's next sweep.
-		_ = s.sql.Announce(context.WithoutCancel(ctx), s.pool, dbsqlc.AnnounceParams{Channel: DispatchChannel, Payloads: []string{""}})
-	}
 	if err == nil {
-		// A lost announcement leaves the workspace's keys cached until AUTH_CACHE_TTL.
-		for _, id := range t.moneyChanged {
-			_ = s.announceRevocation(context.WithoutCancel(ctx), Revocation{WorkspaceID: &id})
-		}
-	}
-	if err == nil && len(t.keyNotices) > 0 {
-		// A lost announcement only delays the waiters until their next re-check.
-		_ = s.sql.Announce(context.WithoutCancel(ctx), s.pool, dbsqlc.AnnounceParams{Channel: IdempotencyChannel, Payloads: t.keyNotices})
+		s.afterCommit(ctx, t)
 	}
 	return err
+}
+
+// afterCommit announces what a committed transaction asked for: its events, the relays'
+// wake-up, the workspaces its charges stopped, the idempotency keys it completed.
+func (s *Store) afterCommit(ctx context.Context, t *Tx) {
+	ctx = context.WithoutCancel(ctx)
+	if len(t.notices) > 0 {
+		s.announce(ctx, t.notices)
+	}
+	if t.dispatched {
+		// A lost announcement delays the deliveries until a relay's next sweep.
+		_ = s.sql.Announce(ctx, s.pool, dbsqlc.AnnounceParams{Channel: DispatchChannel, Payloads: []string{""}})
+	}
+	// A lost announcement leaves the workspace's keys cached until AUTH_CACHE_TTL.
+	for _, id := range t.moneyChanged {
+		_ = s.announceRevocation(ctx, Revocation{WorkspaceID: &id})
+	}
+	if len(t.keyNotices) > 0 {
+		// A lost announcement only delays the waiters until their next re-check.
+		_ = s.sql.Announce(ctx, s.pool, dbsqlc.AnnounceParams{Channel: IdempotencyChannel, Payloads: t.keyNotices})
+	}
 }
 
 // Conversation is a thread of messages in a workspace.

@@ -7,7 +7,6 @@ package dbsqlc
 
 import (
 	"context"
-	"time"
 
 	"github.com/google/uuid"
 )
@@ -64,50 +63,63 @@ func (q *Queries) ChargeWorkspaces(ctx context.Context, db DBTX, arg ChargeWorks
 	return items, nil
 }
 
-const createConversations = `-- name: CreateConversations :many
-INSERT INTO conversations (workspace_id, short_id, channel, message_seq)
-SELECT unnest($1::uuid[]), unnest($2::text[]), unnest($3::text[]), unnest($4::int[])
-RETURNING id, short_id, created_at
+const createConversations = `-- name: CreateConversations :exec
+INSERT INTO conversations (id, workspace_id, short_id, channel, message_seq)
+SELECT unnest($1::uuid[]), unnest($2::uuid[]), unnest($3::text[]), unnest($4::text[]), unnest($5::int[])
 `
 
 type CreateConversationsParams struct {
+	Ids          []uuid.UUID
 	WorkspaceIds []uuid.UUID
 	ShortIds     []string
 	Channels     []string
 	MessageSeqs  []int
 }
 
-type CreateConversationsRow struct {
-	ID        uuid.UUID
-	ShortID   string
-	CreatedAt time.Time
-}
-
 // CreateConversations opens several conversations at once (the group commit of turns), each
-// with the seqs 1..message_seq of its first messages already reserved.
-func (q *Queries) CreateConversations(ctx context.Context, db DBTX, arg CreateConversationsParams) ([]CreateConversationsRow, error) {
-	rows, err := db.Query(ctx, createConversations,
+// with the seqs 1..message_seq of its first messages already reserved. The ids are chosen by
+// the caller, so the turns' messages and responses can name them in the same pipelined batch.
+func (q *Queries) CreateConversations(ctx context.Context, db DBTX, arg CreateConversationsParams) error {
+	_, err := db.Exec(ctx, createConversations,
+		arg.Ids,
 		arg.WorkspaceIds,
 		arg.ShortIds,
 		arg.Channels,
 		arg.MessageSeqs,
 	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []CreateConversationsRow{}
-	for rows.Next() {
-		var i CreateConversationsRow
-		if err := rows.Scan(&i.ID, &i.ShortID, &i.CreatedAt); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
+	return err
+}
+
+const insertMessageRows = `-- name: InsertMessageRows :exec
+INSERT INTO messages (workspace_id, conversation_id, seq, role, content, tool_calls, tool_results)
+SELECT unnest($1::uuid[]), unnest($2::uuid[]), unnest($3::int[]),
+       unnest($4::text[]), unnest($5::text[]), unnest($6::jsonb[]), unnest($7::jsonb[])
+`
+
+type InsertMessageRowsParams struct {
+	WorkspaceIds    []uuid.UUID
+	ConversationIds []uuid.UUID
+	Seqs            []int
+	Roles           []string
+	Contents        []string
+	ToolCalls       [][]byte
+	ToolResults     [][]byte
+}
+
+// InsertMessageRows inserts the messages of many turns in one statement (the group commit).
+// Unlike InsertMessages (COPY, two round trips of its own) it travels in a pipelined batch
+// with the turns' other writes.
+func (q *Queries) InsertMessageRows(ctx context.Context, db DBTX, arg InsertMessageRowsParams) error {
+	_, err := db.Exec(ctx, insertMessageRows,
+		arg.WorkspaceIds,
+		arg.ConversationIds,
+		arg.Seqs,
+		arg.Roles,
+		arg.Contents,
+		arg.ToolCalls,
+		arg.ToolResults,
+	)
+	return err
 }
 
 const lockWorkspacesInOrder = `-- name: LockWorkspacesInOrder :exec

@@ -1,9 +1,17 @@
--- name: CreateConversations :many
+-- name: CreateConversations :exec
 -- CreateConversations opens several conversations at once (the group commit of turns), each
--- with the seqs 1..message_seq of its first messages already reserved.
-INSERT INTO conversations (workspace_id, short_id, channel, message_seq)
-SELECT unnest(@workspace_ids::uuid[]), unnest(@short_ids::text[]), unnest(@channels::text[]), unnest(@message_seqs::int[])
-RETURNING id, short_id, created_at;
+-- with the seqs 1..message_seq of its first messages already reserved. The ids are chosen by
+-- the caller, so the turns' messages and responses can name them in the same pipelined batch.
+INSERT INTO conversations (id, workspace_id, short_id, channel, message_seq)
+SELECT unnest(@ids::uuid[]), unnest(@workspace_ids::uuid[]), unnest(@short_ids::text[]), unnest(@channels::text[]), unnest(@message_seqs::int[]);
+
+-- name: InsertMessageRows :exec
+-- InsertMessageRows inserts the messages of many turns in one statement (the group commit).
+-- Unlike InsertMessages (COPY, two round trips of its own) it travels in a pipelined batch
+-- with the turns' other writes.
+INSERT INTO messages (workspace_id, conversation_id, seq, role, content, tool_calls, tool_results)
+SELECT unnest(@workspace_ids::uuid[]), unnest(@conversation_ids::uuid[]), unnest(@seqs::int[]),
+       unnest(@roles::text[]), unnest(@contents::text[]), unnest(@tool_calls::jsonb[]), unnest(@tool_results::jsonb[]);
 
 -- name: LockWorkspacesInOrder :exec
 -- LockWorkspacesInOrder takes the row locks of several workspaces in id order, so that

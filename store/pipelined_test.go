@@ -1,0 +1,182 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/stretchr/testify/require"
+
+	"switchboard/store"
+	"switchboard/store/storetest"
+)
+
+// newTurns are two new conversations' turns of workspace ws, as the group commit writes them.
+func newTurns(ws uuid.UUID, tag string) []*store.TurnWrite {
+	return []*store.TurnWrite{
+		{WorkspaceID: ws, NewShortID: "mc-" + tag + "1", Messages: []store.Message{
+			{Role: "user", Content: "hi"},
+			{Role: "assistant", Content: "hello", ToolCalls: json.RawMessage(`[{"id":"call_1"}]`)}}},
+		{WorkspaceID: ws, NewShortID: "mc-" + tag + "2", Messages: []store.Message{{Role: "user", Content: "again"}}},
+	}
+}
+
+// recordsOf are a response record for each turn, in its conversation.
+func recordsOf(turns []*store.TurnWrite) ([]uuid.UUID, []store.TurnRecord) {
+	var workspaces []uuid.UUID
+	var records []store.TurnRecord
+	for _, w := range turns {
+		workspaces = append(workspaces, w.WorkspaceID)
+		records = append(records, store.TurnRecord{Response: store.StoredResponse{ShortID: "resp_" + w.NewShortID,
+			ConversationID: &w.Conversation.ID, Status: "completed", Model: "m", Body: json.RawMessage(`{"id":"resp_` + w.NewShortID + `"}`)}})
+	}
+	return workspaces, records
+}
+
+func spend(cost int64) store.Settlement {
+	return store.Settlement{Charge: &store.Charge{AmountNanoUSD: cost, Category: "model_usage", Model: "m"},
+		Build: func(balance int64) []store.NewEvent {
+			return []store.NewEvent{{Type: "spend.recorded", Data: map[string]any{"balance": balance}}}
+		}}
+}
+
+func count(t *testing.T, s *store.Store, sql string, args ...any) int {
+	t.Helper()
+	var n int
+	require.NoError(t, s.Pool().QueryRow(context.Background(), sql, args...).Scan(&n))
+	return n
+}
+
+// TestPipelinedTurnsTravelInTwoRoundTrips: a batch of new turns (conversations, messages,
+// responses, their settlement) reaches PostgreSQL in two round trips, its writes with the
+// workspace's lock and charge, then the ledger rows and events with COMMIT; all of it is
+// there afterwards, and its events are announced only when the caller runs announce.
+func TestPipelinedTurnsTravelInTwoRoundTrips(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.New(t)
+	w, err := s.CreateWorkspace(ctx, "pipe", 1000)
+	require.NoError(t, err)
+	listener, err := s.Pool().Acquire(ctx)
+	require.NoError(t, err)
+	defer listener.Release()
+	_, err = listener.Exec(ctx, "LISTEN "+store.EventChannel)
+	require.NoError(t, err)
+
+	turns := newTurns(w.ID, "pipe")
+	var txn *store.Tx
+	var beforeSettle, afterSettle int
+	announce, err := s.Pipelined(ctx, func(tx *store.Tx) error {
+		txn = tx
+		if err := tx.WriteTurns(ctx, turns); err != nil {
+			return err
+		}
+		workspaces, records := recordsOf(turns)
+		if err := tx.InsertTurnRecords(ctx, workspaces, records); err != nil {
+			return err
+		}
+		beforeSettle = store.RoundTrips(tx)
+		err := tx.SettleMany(ctx, w.ID, []store.Settlement{spend(100), spend(200)})
+		afterSettle = store.RoundTrips(tx)
+		return err
+	})
+	require.NoError(t, err)
+	require.Equal(t, 0, beforeSettle, "the turns' writes wait for the workspace's lock")
+	require.Equal(t, 1, afterSettle, "the writes travel with the lock and charge")
+	require.Equal(t, 2, store.RoundTrips(txn), "the ledger rows and events travel with COMMIT")
+
+	for _, turn := range turns {
+		require.Equal(t, 1, count(t, s, `SELECT count(*) FROM conversations WHERE id = $1 AND short_id = $2 AND message_seq = $3`,
+			turn.Conversation.ID, turn.NewShortID, len(turn.Messages)), turn.NewShortID)
+		require.Equal(t, 1, count(t, s, `SELECT count(*) FROM responses WHERE conversation_id = $1`, turn.Conversation.ID))
+	}
+	history, err := s.History(ctx, w.ID, turns[0].Conversation.ID)
+	require.NoError(t, err)
+	require.Len(t, history, 2)
+	require.Equal(t, "hello", history[1].Content)
+	require.JSONEq(t, `[{"id":"call_1"}]`, string(history[1].ToolCalls))
+	require.Nil(t, history[0].ToolCalls, "absent JSON is stored as NULL")
+	got, err := s.WorkspaceByName(ctx, "pipe")
+	require.NoError(t, err)
+	require.Equal(t, int64(700), got.BalanceNanoUSD)
+	require.Equal(t, 2, count(t, s, `SELECT count(*) FROM ledger WHERE workspace_id = $1`, w.ID))
+	require.Equal(t, 2, count(t, s, `SELECT count(*) FROM events WHERE workspace_id = $1`, w.ID))
+
+	quiet, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	_, err = listener.Conn().WaitForNotification(quiet)
+	require.Error(t, err, "nothing is announced before announce runs")
+	announce()
+	heard, cancel2 := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel2()
+	n, err := listener.Conn().WaitForNotification(heard)
+	require.NoError(t, err)
+	require.Contains(t, n.Payload, w.ID.String())
+}
+
+// TestPipelinedErrorRollsBackTheBatch: a write that waits fails with the statement it
+// travels with (a conversation of a workspace that does not exist, at the other workspace's
+// lock), the whole transaction rolls back, and the connection goes back to the pool usable.
+func TestPipelinedErrorRollsBackTheBatch(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.New(t)
+	w, err := s.CreateWorkspace(ctx, "pipe", 1000)
+	require.NoError(t, err)
+	turns := append(newTurns(w.ID, "ok"), newTurns(uuid.New(), "gone")...)
+	announce, err := s.Pipelined(ctx, func(tx *store.Tx) error {
+		if err := tx.WriteTurns(ctx, turns); err != nil {
+			return err
+		}
+		return tx.SettleMany(ctx, w.ID, []store.Settlement{spend(100)})
+	})
+	var pgErr *pgconn.PgError
+	require.True(t, errors.As(err, &pgErr), "%v", err)
+	require.Equal(t, "23503", pgErr.Code)
+	require.Nil(t, announce)
+	require.Equal(t, 0, count(t, s, `SELECT count(*) FROM conversations`))
+	got, err := s.WorkspaceByName(ctx, "pipe")
+	require.NoError(t, err)
+	require.Equal(t, int64(1000), got.BalanceNanoUSD)
+
+	// Failing at COMMIT (nothing after the write to travel with) ends the same way.
+	_, err = s.Pipelined(ctx, func(tx *store.Tx) error { return tx.WriteTurns(ctx, newTurns(uuid.New(), "late")) })
+	require.True(t, errors.As(err, &pgErr), "%v", err)
+	require.Equal(t, 0, count(t, s, `SELECT count(*) FROM conversations`))
+
+	// Every connection of the pool is usable afterwards, none left inside a transaction.
+	for i := range 2 * int(s.Pool().Stat().MaxConns()) {
+		_, err := s.Pipelined(ctx, func(tx *store.Tx) error {
+			return tx.WriteTurns(ctx, newTurns(w.ID, "again"+string(rune('a'+i%26))+string(rune('a'+i/26))))
+		})
+		require.NoError(t, err)
+	}
+}
+
+// TestPipelinedNotFoundKeepsTheTransaction: a row that is not there is an answer, not a
+// failure: the transaction goes on and commits.
+func TestPipelinedNotFoundKeepsTheTransaction(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.New(t)
+	w, err := s.CreateWorkspace(ctx, "pipe", 1000)
+	require.NoError(t, err)
+	turns := newTurns(w.ID, "nf")
+	_, err = s.Pipelined(ctx, func(tx *store.Tx) error {
+		if err := tx.WriteTurns(ctx, turns); err != nil {
+			return err
+		}
+		_, err := tx.ConversationByRef(ctx, w.ID, "mc-nothere")
+		require.ErrorIs(t, err, store.ErrNotFound)
+		c, err := tx.ConversationByRef(ctx, w.ID, turns[0].NewShortID)
+		require.NoError(t, err, "the transaction reads its own writes")
+		require.Equal(t, turns[0].Conversation.ID, c.ID)
+		return nil
+	})
+	require.NoError(t, err)
+	require.Equal(t, 2, count(t, s, `SELECT count(*) FROM conversations WHERE workspace_id = $1`, w.ID))
+	require.Panics(t, func() {
+		_, _ = s.Pipelined(ctx, func(tx *store.Tx) error { tx.Pgx(); return nil })
+	}, "the job queue cannot use a pipelined transaction")
+}
