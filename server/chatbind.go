@@ -9,23 +9,28 @@ import (
 	"switchboard/gen/v1api"
 )
 
-// chatCompletionsPath is the route whose body is bound from the validator's value.
-const chatCompletionsPath = "/v1/chat/completions"
+// chatCompletionsPath and responsesPath are the routes whose POST body is bound from the
+// validator's value (chatFromValidated, responseFromValidated).
+const (
+	chatCompletionsPath = "/v1/chat/completions"
+	responsesPath       = "/v1/responses"
+)
 
 // validatedBody is what kin-openapi's request validator leaves on a request body with
 // Options.KeepValidatedValue: the value it decoded and validated.
 type validatedBody interface{ ValidatedValue() any }
 
-// keepValidated chooses the request validator: for POST /v1/chat/completions (the hot path
-// of ephemeral turns) the one that keeps the value it validated, so that chatFromValidated
-// binds it without decoding the body a second time; for every other operation the plain one,
+// keepValidated chooses the request validator: for POST /v1/chat/completions and
+// /v1/responses (the hot paths of turns) the one that keeps the value it validated, so that
+// chatFromValidated and responseFromValidated bind it without decoding the body a second
+// time; for every other operation the plain one,
 // whose generated wrappers decode the body themselves, as before. Both validate the same
 // document with the same options otherwise, so the 400s are the same.
 func keepValidated(plain, keep echo.MiddlewareFunc) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		p, k := plain(next), keep(next)
 		return func(c echo.Context) error {
-			if c.Request().Method == http.MethodPost && c.Path() == chatCompletionsPath {
+			if c.Request().Method == http.MethodPost && (c.Path() == chatCompletionsPath || c.Path() == responsesPath) {
 				return k(c)
 			}
 			return p(c)
@@ -83,21 +88,12 @@ func chatRequestOf(v any) (*v1api.CreateChatCompletionRequest, bool) {
 				}
 			}
 		case "model":
-			if member != nil {
-				s, ok := member.(string)
-				if !ok {
-					return nil, false
-				}
-				model := v1api.ModelId(s)
-				body.Model = &model
+			if body.Model, ok = optString[v1api.ModelId](member); !ok {
+				return nil, false
 			}
 		case "stream":
-			if member != nil {
-				b, ok := member.(bool)
-				if !ok {
-					return nil, false
-				}
-				body.Stream = &b
+			if body.Stream, ok = optBool(member); !ok {
+				return nil, false
 			}
 		case "stream_options":
 			if member != nil {
@@ -108,12 +104,8 @@ func chatRequestOf(v any) (*v1api.CreateChatCompletionRequest, bool) {
 				body.StreamOptions = opts
 			}
 		case "conversation":
-			if member != nil {
-				s, ok := member.(string)
-				if !ok {
-					return nil, false
-				}
-				body.Conversation = &s
+			if body.Conversation, ok = optString[string](member); !ok {
+				return nil, false
 			}
 		default:
 			if body.AdditionalProperties == nil {
@@ -162,6 +154,28 @@ func chatMessageOf(v any) (v1api.ChatMessage, bool) {
 	return m, true
 }
 
+// optString and optBool read an optional member: nil for null, as json.Unmarshal leaves a
+// pointer; false when the member is of another type.
+func optString[T ~string](member any) (*T, bool) {
+	if member == nil {
+		return nil, true
+	}
+	x, ok := member.(string)
+	if !ok {
+		return nil, false
+	}
+	v := T(x)
+	return &v, true
+}
+
+func optBool(member any) (*bool, bool) {
+	if member == nil {
+		return nil, true
+	}
+	x, ok := member.(bool)
+	return &x, ok
+}
+
 func streamOptionsOf(v any) (*v1api.StreamOptions, bool) {
 	obj, ok := v.(map[string]any)
 	if !ok {
@@ -170,12 +184,8 @@ func streamOptionsOf(v any) (*v1api.StreamOptions, bool) {
 	var o v1api.StreamOptions
 	for name, member := range obj {
 		if name == "include_usage" {
-			if member != nil {
-				b, ok := member.(bool)
-				if !ok {
-					return nil, false
-				}
-				o.IncludeUsage = &b
+			if o.IncludeUsage, ok = optBool(member); !ok {
+				return nil, false
 			}
 			continue
 		}

@@ -53,3 +53,33 @@ func TestChatRequestFromTheValidatedValueMatchesTheGeneratedDecoding(t *testing.
 	}
 	require.Equal(t, map[string]any{"n": 1.5, "l": []any{2.0}}, plainJSON(map[string]any{"n": json.Number("1.5"), "l": []any{json.Number("2")}}))
 }
+
+// TestResponseRequestFromTheValidatedValueMatchesTheGeneratedDecoding: the same for the
+// response body (input as a string or items, nulls, unknown members kept).
+func TestResponseRequestFromTheValidatedValueMatchesTheGeneratedDecoding(t *testing.T) {
+	t.Parallel()
+	bodies := []string{
+		`{"model":"beta-5.4","input":"Say hello."}`,
+		`{"input":[{"role":"user","content":"a \u00e9 <b>"},{"type":"message","role":"developer","content":[{"type":"input_text","text":"t"}]}],
+		  "instructions":"Be terse.","previous_response_id":"resp_x","background":true,"store":false,"stream":null,"temperature":0.5,"Model":"case differs"}`,
+		`{"input":"x","model":null,"instructions":null,"metadata":{"a":[1,true,null]},"tools":[]}`,
+	}
+	for _, raw := range bodies {
+		var want v1api.CreateResponseRequest
+		require.NoError(t, json.Unmarshal([]byte(raw), &want), raw)
+		var value any
+		require.NoError(t, json.Unmarshal([]byte(raw), &value), raw)
+		got, ok := responseRequestOf(value)
+		require.True(t, ok, raw)
+		wj, _ := want.Input.MarshalJSON()
+		gj, _ := got.Input.MarshalJSON()
+		require.JSONEq(t, string(wj), string(gj), raw)
+		want.Input, got.Input = v1api.ResponseInput{}, v1api.ResponseInput{}
+		require.Equal(t, want, *got, raw)
+	}
+	for _, odd := range []any{"x", []any{}, map[string]any{"model": 3.0}, map[string]any{"store": "yes"},
+		map[string]any{"background": "no"}, map[string]any{"instructions": []any{}}, map[string]any{"previous_response_id": true}} {
+		_, ok := responseRequestOf(odd)
+		require.False(t, ok, "%v falls back to the generated binding", odd)
+	}
+}

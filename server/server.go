@@ -240,7 +240,7 @@ func (s *Server) routeV1(e *echo.Echo) error {
 	g := e.Group("/v1", s.authenticate, s.endWithKey, authorize(perms), s.bodyLimit(), s.guardInput(spec), validator)
 	h := &v1Handlers{s: s}
 	v1api.RegisterHandlers(basePath{g: g, prefix: "/v1", post: map[string]func(echo.HandlerFunc) echo.HandlerFunc{
-		chatCompletionsPath: h.chatFromValidated}}, v1api.NewStrictHandler(h, nil))
+		chatCompletionsPath: h.chatFromValidated, responsesPath: h.responseFromValidated}}, v1api.NewStrictHandler(h, nil))
 	return nil
 }
 
