@@ -162,14 +162,14 @@ func (w *WriteBehind) flush(ctx context.Context) error {
 	if len(batch) == 0 {
 		return nil
 	}
-	err := w.store.InTx(ctx, func(tx *store.Tx) error { return settle(ctx, tx, batch) })
+	err := w.settle(ctx, batch)
 	if err == nil {
 		w.committed(batch)
 		return nil
 	}
 	var left []*deferredSpend
 	for _, d := range batch {
-		err := w.store.InTx(ctx, func(tx *store.Tx) error { return settle(ctx, tx, []*deferredSpend{d}) })
+		err := w.settle(ctx, []*deferredSpend{d})
 		switch {
 		case err == nil:
 			w.committed([]*deferredSpend{d})
@@ -188,6 +188,16 @@ func (w *WriteBehind) flush(ctx context.Context) error {
 	w.mu.Lock()
 	w.queue = append(left, w.queue...)
 	w.mu.Unlock()
+	return err
+}
+
+// settle commits the batch in a pipelined transaction (store.Pipelined: the workspace row is
+// held for one round trip and COMMIT, not two), then announces its events.
+func (w *WriteBehind) settle(ctx context.Context, batch []*deferredSpend) error {
+	announce, err := w.store.Pipelined(ctx, func(tx *store.Tx) error { return settle(ctx, tx, batch) })
+	if err == nil {
+		announce()
+	}
 	return err
 }
 
