@@ -26,8 +26,10 @@ import (
 // charge, then the ledger rows and events with COMMIT. The transaction takes no savepoints
 // (nothing the group commit runs needs one) and cannot be handed to the job queue (Pgx).
 //
-// announce sends what InTx sends after its commit (event notices, the relays' wake-up,
-// revocations, idempotency keys): the caller runs it once it has answered whoever waits on
+// Revocations (a charge that stopped its workspace) are announced before Pipelined returns,
+// so that no request following an answer is served from this process's cached state. The
+// rest of what InTx announces after its commit (event notices, the relays' wake-up,
+// idempotency keys) is announce's: the caller runs it once it has answered whoever waits on
 // the commit, so that the announcements' round trip is not theirs. It is nil after an error.
 func (s *Store) Pipelined(ctx context.Context, fn func(*Tx) error) (announce func(), err error) {
 	if s.txObserver != nil {
@@ -51,7 +53,8 @@ func (s *Store) Pipelined(ctx context.Context, fn func(*Tx) error) (announce fun
 		p.rollback(ctx)
 		return nil, err
 	}
-	return func() { s.afterCommit(ctx, t) }, nil
+	s.revokeCommitted(ctx, t)
+	return func() { s.announceCommitted(ctx, t) }, nil
 }
 
 // pipe is the conn of a pipelined transaction: a pooled connection and the statements that

@@ -180,3 +180,32 @@ func TestPipelinedNotFoundKeepsTheTransaction(t *testing.T) {
 		_, _ = s.Pipelined(ctx, func(tx *store.Tx) error { tx.Pgx(); return nil })
 	}, "the job queue cannot use a pipelined transaction")
 }
+
+// TestPipelinedRevokesBeforeItReturns: a charge that uses the workspace's credit up is
+// heard by this process's watchers (its cached keys) before Pipelined returns, not with the
+// announcements left to the caller: the request that follows the answer is refused.
+func TestPipelinedRevokesBeforeItReturns(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.New(t)
+	w, err := s.CreateWorkspace(ctx, "pipe", 100)
+	require.NoError(t, err)
+	var heard []uuid.UUID
+	s.Watch(func(r store.Revocation) {
+		if r.WorkspaceID != nil {
+			heard = append(heard, *r.WorkspaceID)
+		}
+	})
+	announce, err := s.Pipelined(ctx, func(tx *store.Tx) error {
+		return tx.SettleMany(ctx, w.ID, []store.Settlement{spend(60)})
+	})
+	require.NoError(t, err)
+	require.Empty(t, heard, "credit left: nothing to revoke")
+	announce()
+	announce, err = s.Pipelined(ctx, func(tx *store.Tx) error {
+		return tx.SettleMany(ctx, w.ID, []store.Settlement{spend(60)})
+	})
+	require.NoError(t, err)
+	require.Equal(t, []uuid.UUID{w.ID}, heard, "heard before announce runs")
+	announce()
+	require.Len(t, heard, 1, "once")
+}

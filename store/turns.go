@@ -47,9 +47,27 @@ func (s *Store) InTx(ctx context.Context, fn func(*Tx) error) (err error) {
 	return err
 }
 
-// afterCommit announces what a committed transaction asked for: its events, the relays'
-// wake-up, the workspaces its charges stopped, the idempotency keys it completed.
+// afterCommit announces what a committed transaction asked for: the workspaces its charges
+// stopped, then its events, the relays' wake-up and the idempotency keys it completed.
 func (s *Store) afterCommit(ctx context.Context, t *Tx) {
+	s.revokeCommitted(ctx, t)
+	s.announceCommitted(ctx, t)
+}
+
+// revokeCommitted announces the workspaces the transaction's charges made unable to work
+// (credit used up, monthly cap reached). It runs before whoever waits on the commit is
+// answered: this process's cached keys hear it at once, so the request that follows the
+// answer is refused. A lost announcement leaves other replicas' keys cached until
+// AUTH_CACHE_TTL.
+func (s *Store) revokeCommitted(ctx context.Context, t *Tx) {
+	for _, id := range t.moneyChanged {
+		_ = s.announceRevocation(context.WithoutCancel(ctx), Revocation{WorkspaceID: &id})
+	}
+}
+
+// announceCommitted announces the transaction's events, wakes the webhook relays if it
+// queued deliveries, and the waiters of the idempotency keys it completed.
+func (s *Store) announceCommitted(ctx context.Context, t *Tx) {
 	ctx = context.WithoutCancel(ctx)
 	if len(t.notices) > 0 {
 		s.announce(ctx, t.notices)
@@ -57,10 +75,6 @@ func (s *Store) afterCommit(ctx context.Context, t *Tx) {
 	if t.dispatched {
 		// A lost announcement delays the deliveries until a relay's next sweep.
 		_ = s.sql.Announce(ctx, s.pool, dbsqlc.AnnounceParams{Channel: DispatchChannel, Payloads: []string{""}})
-	}
-	// A lost announcement leaves the workspace's keys cached until AUTH_CACHE_TTL.
-	for _, id := range t.moneyChanged {
-		_ = s.announceRevocation(ctx, Revocation{WorkspaceID: &id})
 	}
 	if len(t.keyNotices) > 0 {
 		// A lost announcement only delays the waiters until their next re-check.
