@@ -57,3 +57,20 @@ func (f flagRows) Exec(_ context.Context, sql string, args ...any) (pgconn.Comma
 type errRow struct{}
 
 func (errRow) Scan(...any) error { return errQueueOnly }
+
+// affectsRows is a batchQueue whose statements fail as not found (what names the missing
+// thing) when their results are read and they affected no row.
+type affectsRows struct {
+	batchQueue
+	what string
+}
+
+func (a affectsRows) Exec(_ context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	a.batch.Queue(sql, args...).Exec(func(ct pgconn.CommandTag) error {
+		if ct.RowsAffected() == 0 {
+			return &NotFoundError{What: a.what}
+		}
+		return nil
+	})
+	return pgconn.CommandTag{}, nil
+}

@@ -20,44 +20,38 @@ type TurnWrite struct {
 	Messages     []Message
 }
 
-// WriteTurns appends the messages of many turns (the group commit) in a few statements
-// whatever their number: one per conversation continued (its row is locked and its seqs
-// reserved, as AppendMessages does, and its result read), then one pipelined batch of an
-// INSERT for every new conversation (their ids chosen here) and one for all the messages. In
-// a pipelined transaction (Store.Pipelined) that batch waits for the transaction's next
-// statement and travels with it. Turns of one conversation append in the order given.
+// WriteTurns appends the messages of many turns (the group commit) in one pipelined batch
+// whatever their number: one statement per conversation continued (its row locked and its
+// seqs reserved as AppendMessages does, the messages numbered from them), one INSERT for every
+// new conversation (their ids chosen here) and one for all their messages. In a pipelined
+// transaction (Store.Pipelined) the batch waits for the transaction's next statement and
+// travels with it; a continued conversation that is gone fails it as not found. Turns of one
+// conversation append in the order given.
 func (t *Tx) WriteTurns(ctx context.Context, turns []*TurnWrite) error {
+	batch := &pgx.Batch{}
 	var rows dbsqlc.InsertMessageRowsParams
-	add := func(w *TurnWrite, last int) {
+	var created dbsqlc.CreateConversationsParams
+	for _, w := range turns {
+		if w.Conversation != nil {
+			if len(w.Messages) > 0 {
+				if err := t.sql.AppendMessageRows(ctx, affectsRows{batchQueue{batch}, "conversation"}, appendRowsOf(w)); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		w.Conversation = &Conversation{ID: uuid.New(), ShortID: w.NewShortID, Channel: "api"}
+		created.Ids, created.WorkspaceIds = append(created.Ids, w.Conversation.ID), append(created.WorkspaceIds, w.WorkspaceID)
+		created.ShortIds, created.Channels = append(created.ShortIds, w.NewShortID), append(created.Channels, "api")
+		created.MessageSeqs = append(created.MessageSeqs, len(w.Messages))
 		for i, m := range w.Messages {
 			rows.WorkspaceIds, rows.ConversationIds = append(rows.WorkspaceIds, w.WorkspaceID), append(rows.ConversationIds, w.Conversation.ID)
-			rows.Seqs, rows.Roles, rows.Contents = append(rows.Seqs, last+i+1), append(rows.Roles, m.Role), append(rows.Contents, m.Content)
+			rows.Seqs, rows.Roles, rows.Contents = append(rows.Seqs, i+1), append(rows.Roles, m.Role), append(rows.Contents, m.Content)
 			rows.ToolCalls, rows.ToolResults = append(rows.ToolCalls, nullJSON(m.ToolCalls)), append(rows.ToolResults, nullJSON(m.ToolResults))
 		}
 	}
-	var created dbsqlc.CreateConversationsParams
-	var opened []*TurnWrite
-	for _, w := range turns {
-		if w.Conversation == nil {
-			w.Conversation = &Conversation{ID: uuid.New(), ShortID: w.NewShortID, Channel: "api"}
-			created.Ids, created.WorkspaceIds = append(created.Ids, w.Conversation.ID), append(created.WorkspaceIds, w.WorkspaceID)
-			created.ShortIds, created.Channels = append(created.ShortIds, w.NewShortID), append(created.Channels, "api")
-			created.MessageSeqs = append(created.MessageSeqs, len(w.Messages))
-			opened = append(opened, w)
-			continue
-		}
-		last, err := t.sql.ReserveMessageSeqs(ctx, t.db, dbsqlc.ReserveMessageSeqsParams{Count: len(w.Messages), WorkspaceID: w.WorkspaceID, ID: w.Conversation.ID})
-		if err != nil {
-			return notFound("conversation", err)
-		}
-		add(w, last)
-	}
-	for _, w := range opened { // after the continued ones, as the INSERT comes after their seqs
-		add(w, 0)
-	}
-	batch := &pgx.Batch{}
 	b := batchQueue{batch}
-	if len(opened) > 0 {
+	if len(created.Ids) > 0 {
 		if err := t.sql.CreateConversations(ctx, b, created); err != nil {
 			return err
 		}
@@ -68,6 +62,16 @@ func (t *Tx) WriteTurns(ctx context.Context, turns []*TurnWrite) error {
 		}
 	}
 	return t.db.SendBatch(ctx, batch).Close()
+}
+
+// appendRowsOf are the messages of a turn continuing its conversation.
+func appendRowsOf(w *TurnWrite) dbsqlc.AppendMessageRowsParams {
+	p := dbsqlc.AppendMessageRowsParams{WorkspaceID: w.WorkspaceID, ID: w.Conversation.ID}
+	for _, m := range w.Messages {
+		p.Roles, p.Contents = append(p.Roles, m.Role), append(p.Contents, m.Content)
+		p.ToolCalls, p.ToolResults = append(p.ToolCalls, nullJSON(m.ToolCalls)), append(p.ToolResults, nullJSON(m.ToolResults))
+	}
+	return p
 }
 
 // InsertTurnRecords writes the records of many turns (the group commit) in one pipelined

@@ -181,6 +181,54 @@ func TestPipelinedNotFoundKeepsTheTransaction(t *testing.T) {
 	}, "the job queue cannot use a pipelined transaction")
 }
 
+// TestPipelinedContinuedConversations: turns continuing conversations (two of one, one of
+// another) number their messages after what the conversations hold, in the order given, in
+// the same two round trips; a conversation that is gone fails the batch as not found.
+func TestPipelinedContinuedConversations(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.New(t)
+	w, err := s.CreateWorkspace(ctx, "pipe", 1000)
+	require.NoError(t, err)
+	first := newTurns(w.ID, "cont")
+	_, err = s.Pipelined(ctx, func(tx *store.Tx) error { return tx.WriteTurns(ctx, first) })
+	require.NoError(t, err)
+	a, b := first[0].Conversation, first[1].Conversation // 2 messages and 1
+	more := func(c *store.Conversation, text string) *store.TurnWrite {
+		return &store.TurnWrite{WorkspaceID: w.ID, Conversation: c, Messages: []store.Message{{Role: "user", Content: text}, {Role: "assistant", Content: text + "!"}}}
+	}
+	var txn *store.Tx
+	_, err = s.Pipelined(ctx, func(tx *store.Tx) error {
+		txn = tx
+		if err := tx.WriteTurns(ctx, []*store.TurnWrite{more(a, "a3"), more(b, "b2"), more(a, "a5")}); err != nil {
+			return err
+		}
+		return tx.SettleMany(ctx, w.ID, []store.Settlement{spend(1)})
+	})
+	require.NoError(t, err)
+	require.Equal(t, 2, store.RoundTrips(txn))
+	var contents []string
+	for _, c := range []*store.Conversation{a, b} {
+		history, err := s.History(ctx, w.ID, c.ID)
+		require.NoError(t, err)
+		for _, m := range history {
+			contents = append(contents, m.Content)
+		}
+	}
+	require.Equal(t, []string{"hi", "hello", "a3", "a3!", "a5", "a5!", "again", "b2", "b2!"}, contents)
+	require.Equal(t, 6, count(t, s, `SELECT message_seq FROM conversations WHERE id = $1`, a.ID))
+	require.Equal(t, 6, count(t, s, `SELECT max(seq) FROM messages WHERE conversation_id = $1`, a.ID))
+
+	gone := &store.Conversation{ID: uuid.New(), ShortID: "mc-gone", Channel: "api"}
+	_, err = s.Pipelined(ctx, func(tx *store.Tx) error {
+		if err := tx.WriteTurns(ctx, []*store.TurnWrite{more(a, "a7"), more(gone, "x")}); err != nil {
+			return err
+		}
+		return tx.SettleMany(ctx, w.ID, []store.Settlement{spend(1)})
+	})
+	require.ErrorIs(t, err, store.ErrNotFound)
+	require.Equal(t, 6, count(t, s, `SELECT message_seq FROM conversations WHERE id = $1`, a.ID), "rolled back")
+}
+
 // TestPipelinedRevokesBeforeItReturns: a charge that uses the workspace's credit up is
 // heard by this process's watchers (its cached keys) before Pipelined returns, not with the
 // announcements left to the caller: the request that follows the answer is refused.

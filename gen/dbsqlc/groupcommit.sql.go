@@ -11,6 +11,44 @@ import (
 	"github.com/google/uuid"
 )
 
+const appendMessageRows = `-- name: AppendMessageRows :exec
+WITH reserved AS (
+    UPDATE conversations SET message_seq = message_seq + cardinality($3::text[]), updated_at = now()
+    WHERE workspace_id = $1::uuid AND id = $2::uuid
+    RETURNING message_seq - cardinality($3::text[]) AS last_seq
+)
+INSERT INTO messages (workspace_id, conversation_id, seq, role, content, tool_calls, tool_results)
+SELECT $1::uuid, $2::uuid, reserved.last_seq + generate_subscripts($3::text[], 1),
+       unnest($3::text[]), unnest($4::text[]), unnest($5::jsonb[]), unnest($6::jsonb[])
+FROM reserved
+`
+
+type AppendMessageRowsParams struct {
+	WorkspaceID uuid.UUID
+	ID          uuid.UUID
+	Roles       []string
+	Contents    []string
+	ToolCalls   [][]byte
+	ToolResults [][]byte
+}
+
+// AppendMessageRows appends messages to a conversation in one statement (the group commit):
+// the UPDATE locks its row and reserves their seqs, as ReserveMessageSeqs does, and the INSERT
+// numbers them from it, so no result has to come back before the messages are written and
+// the statement travels in a pipelined batch. A conversation that is not the workspace's gets
+// nothing: the caller reads the count of rows.
+func (q *Queries) AppendMessageRows(ctx context.Context, db DBTX, arg AppendMessageRowsParams) error {
+	_, err := db.Exec(ctx, appendMessageRows,
+		arg.WorkspaceID,
+		arg.ID,
+		arg.Roles,
+		arg.Contents,
+		arg.ToolCalls,
+		arg.ToolResults,
+	)
+	return err
+}
+
 const chargeWorkspaces = `-- name: ChargeWorkspaces :many
 UPDATE workspaces w SET balance_nano_usd = w.balance_nano_usd - c.cost, updated_at = now(),
     month_spend_nano_usd = CASE WHEN w.spend_month = date_trunc('month', now() AT TIME ZONE 'UTC')::date

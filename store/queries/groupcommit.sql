@@ -32,3 +32,19 @@ UPDATE workspaces w SET balance_nano_usd = w.balance_nano_usd - c.cost, updated_
 FROM (SELECT unnest(@ids::uuid[]) AS id, unnest(@costs::bigint[]) AS cost) c
 WHERE w.id = c.id
 RETURNING w.id, w.balance_nano_usd, w.event_seq, w.monthly_cap_nano_usd, w.month_spend_nano_usd;
+
+-- name: AppendMessageRows :exec
+-- AppendMessageRows appends messages to a conversation in one statement (the group commit):
+-- the UPDATE locks its row and reserves their seqs, as ReserveMessageSeqs does, and the INSERT
+-- numbers them from it, so no result has to come back before the messages are written and
+-- the statement travels in a pipelined batch. A conversation that is not the workspace's gets
+-- nothing: the caller reads the count of rows.
+WITH reserved AS (
+    UPDATE conversations SET message_seq = message_seq + cardinality(@roles::text[]), updated_at = now()
+    WHERE workspace_id = @workspace_id::uuid AND id = @id::uuid
+    RETURNING message_seq - cardinality(@roles::text[]) AS last_seq
+)
+INSERT INTO messages (workspace_id, conversation_id, seq, role, content, tool_calls, tool_results)
+SELECT @workspace_id::uuid, @id::uuid, reserved.last_seq + generate_subscripts(@roles::text[], 1),
+       unnest(@roles::text[]), unnest(@contents::text[]), unnest(@tool_calls::jsonb[]), unnest(@tool_results::jsonb[])
+FROM reserved;
