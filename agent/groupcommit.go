@@ -22,10 +22,10 @@ import (
 // result after COMMIT. A 200 still means the turn is durable; what a batch saves is the
 // fsync, the round trips and the workspace-row lock of each turn:
 //
-//   - a batch writes all its units' rows in a few round trips whatever their number
-//     (writeMany): every new conversation in one INSERT, every message in one COPY, every
-//     response object and Idempotency-Key in one pipelined batch; a continued conversation,
-//     a parked action or a finished background response costs one more each. Then the
+//   - a batch writes all its units' rows in a few statements whatever their number
+//     (writeMany): every new conversation in one INSERT, their messages in another, a
+//     statement per continued conversation, every response object and Idempotency-Key; a
+//     parked action or a finished background response costs a round trip each. Then the
 //     settlement of all the batch's units happens at once (store.Tx.SettleWorkspaces): per
 //     workspace one row update for their total spend and one range of event cursors, every
 //     ledger row and event in one pipelined batch. Each ledger row and spend.recorded event
@@ -339,8 +339,10 @@ func (g *GroupCommit) Close(ctx context.Context) error {
 // writeMany does the writes of a batch of units but their settlement (a batch of one too, as
 // a turn committed alone: Pipeline.commit), in a few round trips whatever their number
 // (store.Tx.WriteTurns, store.Tx.InsertTurnRecords): every conversation opened by one INSERT
-// with its first message seqs already reserved, every message by one COPY, every inserted
-// response and Idempotency-Key in one pipelined batch. What is rare is written unit by unit:
+// with its first message seqs already reserved, their messages by another, a continued
+// conversation's by one statement each, every inserted response and Idempotency-Key in one
+// pipelined batch, all of it queued for the transaction's next round trip (store.Pipelined).
+// What is rare is written unit by unit, a round trip each:
 // parked actions, a record that finishes a background response. A unit's events are left in
 // u.events and u.recorded; its conversation is restored first, so a unit written again after
 // its batch rolled back starts afresh.
