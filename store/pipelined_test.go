@@ -15,6 +15,15 @@ import (
 	"switchboard/store/storetest"
 )
 
+// pipeWorkspace is a store on a fresh database with a workspace "pipe" of that credit.
+func pipeWorkspace(t *testing.T, credit int64) (*store.Store, store.Workspace) {
+	t.Helper()
+	s := storetest.New(t)
+	w, err := s.CreateWorkspace(context.Background(), "pipe", credit)
+	require.NoError(t, err)
+	return s, w
+}
+
 // newTurns are two new conversations' turns of workspace ws, as the group commit writes them.
 func newTurns(ws uuid.UUID, tag string) []*store.TurnWrite {
 	return []*store.TurnWrite{
@@ -57,9 +66,7 @@ func count(t *testing.T, s *store.Store, sql string, args ...any) int {
 // there afterwards, and its events are announced only when the caller runs announce.
 func TestPipelinedTurnsTravelInTwoRoundTrips(t *testing.T) {
 	ctx := context.Background()
-	s := storetest.New(t)
-	w, err := s.CreateWorkspace(ctx, "pipe", 1000)
-	require.NoError(t, err)
+	s, w := pipeWorkspace(t, 1000)
 	listener, err := s.Pool().Acquire(ctx)
 	require.NoError(t, err)
 	defer listener.Release()
@@ -122,9 +129,7 @@ func TestPipelinedTurnsTravelInTwoRoundTrips(t *testing.T) {
 // lock), the whole transaction rolls back, and the connection goes back to the pool usable.
 func TestPipelinedErrorRollsBackTheBatch(t *testing.T) {
 	ctx := context.Background()
-	s := storetest.New(t)
-	w, err := s.CreateWorkspace(ctx, "pipe", 1000)
-	require.NoError(t, err)
+	s, w := pipeWorkspace(t, 1000)
 	turns := append(newTurns(w.ID, "ok"), newTurns(uuid.New(), "gone")...)
 	announce, err := s.Pipelined(ctx, func(tx *store.Tx) error {
 		if err := tx.WriteTurns(ctx, turns); err != nil {
@@ -159,11 +164,9 @@ func TestPipelinedErrorRollsBackTheBatch(t *testing.T) {
 // failure: the transaction goes on and commits.
 func TestPipelinedNotFoundKeepsTheTransaction(t *testing.T) {
 	ctx := context.Background()
-	s := storetest.New(t)
-	w, err := s.CreateWorkspace(ctx, "pipe", 1000)
-	require.NoError(t, err)
+	s, w := pipeWorkspace(t, 1000)
 	turns := newTurns(w.ID, "nf")
-	_, err = s.Pipelined(ctx, func(tx *store.Tx) error {
+	_, err := s.Pipelined(ctx, func(tx *store.Tx) error {
 		if err := tx.WriteTurns(ctx, turns); err != nil {
 			return err
 		}
@@ -186,11 +189,9 @@ func TestPipelinedNotFoundKeepsTheTransaction(t *testing.T) {
 // the same two round trips; a conversation that is gone fails the batch as not found.
 func TestPipelinedContinuedConversations(t *testing.T) {
 	ctx := context.Background()
-	s := storetest.New(t)
-	w, err := s.CreateWorkspace(ctx, "pipe", 1000)
-	require.NoError(t, err)
+	s, w := pipeWorkspace(t, 1000)
 	first := newTurns(w.ID, "cont")
-	_, err = s.Pipelined(ctx, func(tx *store.Tx) error { return tx.WriteTurns(ctx, first) })
+	_, err := s.Pipelined(ctx, func(tx *store.Tx) error { return tx.WriteTurns(ctx, first) })
 	require.NoError(t, err)
 	a, b := first[0].Conversation, first[1].Conversation // 2 messages and 1
 	more := func(c *store.Conversation, text string) *store.TurnWrite {
@@ -234,9 +235,7 @@ func TestPipelinedContinuedConversations(t *testing.T) {
 // announcements left to the caller: the request that follows the answer is refused.
 func TestPipelinedRevokesBeforeItReturns(t *testing.T) {
 	ctx := context.Background()
-	s := storetest.New(t)
-	w, err := s.CreateWorkspace(ctx, "pipe", 100)
-	require.NoError(t, err)
+	s, w := pipeWorkspace(t, 100)
 	var heard []uuid.UUID
 	s.Watch(func(r store.Revocation) {
 		if r.WorkspaceID != nil {
