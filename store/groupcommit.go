@@ -121,10 +121,10 @@ func (t *Tx) InsertTurnRecords(ctx context.Context, workspaceIDs []uuid.UUID, re
 }
 
 // SettleWorkspaces is SettleMany for several workspaces at once (the group commit of a batch
-// spanning workspaces), in three round trips whatever their number (one in a pipelined
-// transaction, where the first two travel together and the last with COMMIT): their rows
-// locked in id order, one UPDATE charging each its total, one pipelined batch of every
-// ledger row and event. items[i] are the settlements of workspaceIDs[i], which must be distinct.
+// spanning workspaces), in three round trips whatever their number: their rows locked in id
+// order, one UPDATE charging each its total, one pipelined batch of every ledger row and
+// event. In a pipelined transaction the lock travels with the UPDATE, and the last batch
+// with COMMIT. items[i] are the settlements of workspaceIDs[i], which must be distinct.
 func (t *Tx) SettleWorkspaces(ctx context.Context, workspaceIDs []uuid.UUID, items [][]Settlement) error {
 	if len(workspaceIDs) == 1 {
 		return t.SettleMany(ctx, workspaceIDs[0], items[0])

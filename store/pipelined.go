@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -217,7 +216,7 @@ func (r *batchRows) Err() error {
 // queuedResults are what SendBatch returns for a batch that waits: nothing to read yet.
 type queuedResults struct{}
 
-var errQueued = fmt.Errorf("store: a pipelined transaction's batch has no results until its next statement")
+var errQueued = errors.New("store: a pipelined transaction's batch has no results until its next statement")
 
 func (queuedResults) Exec() (pgconn.CommandTag, error) { return pgconn.CommandTag{}, errQueued }
 func (queuedResults) Query() (pgx.Rows, error)         { return nil, errQueued }
