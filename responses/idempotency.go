@@ -107,7 +107,7 @@ func (s *Service) runClaimed(ctx context.Context, req CreateRequest, run *Run) (
 		_ = s.store.ReleaseIdempotencyKey(context.WithoutCancel(ctx), req.WorkspaceID, req.IdempotencyKey)
 		return Created{}, err
 	}
-	return Created{Response: run.Completed(out)}, nil
+	return run.created(out), nil
 }
 
 func (s *Service) replay(ctx context.Context, req CreateRequest, responseID string) (Created, error) {

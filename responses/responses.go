@@ -89,7 +89,10 @@ func (req CreateRequest) CheckOptions() error {
 // body of an idempotent replay, verbatim.
 type Created struct {
 	Response v1api.Response
-	Replay   json.RawMessage
+	// Body is Response as the turn stored it (nil when nothing was stored): the bytes to
+	// answer, the same a GET returns.
+	Body   json.RawMessage
+	Replay json.RawMessage
 }
 
 // Create runs one turn inline, or queues it in the background; with an Idempotency-Key, at
@@ -110,7 +113,7 @@ func (s *Service) Create(ctx context.Context, req CreateRequest) (Created, error
 	if err != nil {
 		return Created{}, err
 	}
-	return Created{Response: run.Completed(out)}, nil
+	return run.created(out), nil
 }
 
 // Stream prepares a streamed create; the caller writes the events while Execute runs.

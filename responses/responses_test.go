@@ -40,7 +40,7 @@ func setup(t *testing.T, cfg responses.Config) *testBundle {
 	t.Helper()
 	st := storetest.New(t)
 	fake := llmtest.NewOpenAI(t)
-	models, err := llm.NewRegistry(map[string]llm.FamilyConfig{"beta": {Protocol: "openai", BaseURL: fake.URL, APIKey: "k"}}, false, nil)
+	models, err := llm.NewRegistry(map[string]llm.FamilyConfig{"beta": {Protocol: "openai", BaseURL: fake.URL, APIKey: "k"}}, false, nil, 0)
 	require.NoError(t, err)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	// Insert-only: the tests work the jobs themselves, through Worker().Work.
@@ -102,12 +102,14 @@ func TestStoredCreateRecordsTheResponseWithTheTurn(t *testing.T) {
 	want, err := json.Marshal(created.Response)
 	require.NoError(t, err)
 	require.JSONEq(t, string(want), string(raw), "GET answers what the create answered")
+	require.Equal(t, []byte(raw), []byte(created.Body), "the create answers the stored bytes")
 	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM ledger`))
 
 	eph := b.request("forget me")
 	eph.Store = false
 	created, err = b.svc.Create(context.Background(), eph)
 	require.NoError(t, err)
+	require.Nil(t, created.Body, "nothing stored, nothing to answer verbatim")
 	_, err = b.svc.Get(context.Background(), b.workspace.ID, created.Response.Id)
 	require.Equal(t, apierr.KindNotFound, apierr.As(err).Kind, "store: false keeps no response")
 }

@@ -27,6 +27,9 @@ type Run struct {
 	stored bool
 	turn   agent.Turn
 	turns  *agent.Pipeline
+	// body is the response as insert encoded and stored it: the create answers these bytes,
+	// so that it answers exactly what a GET will, without encoding the response twice.
+	body json.RawMessage
 }
 
 // Execute runs the turn; onDelta (optional) receives the reply text as it is produced. A
@@ -72,11 +75,17 @@ func (r *Run) Completed(out *agent.Outcome) v1api.Response {
 	return resp
 }
 
+// created is what a create that ran its turn answers.
+func (r *Run) created(out *agent.Outcome) Created {
+	return Created{Response: r.Completed(out), Body: r.body}
+}
+
 // insert records a stored inline response (and completes its Idempotency-Key, if any) in
 // the turn's transaction.
 func (r *Run) insert(idempotencyKey string) func(*agent.Outcome) (store.TurnRecord, error) {
 	return func(out *agent.Outcome) (store.TurnRecord, error) {
 		raw, err := json.Marshal(r.Completed(out))
+		r.body = raw
 		return store.TurnRecord{IdempotencyKey: idempotencyKey, Response: store.StoredResponse{ShortID: r.ID,
 			ConversationID: &out.Conversation.ID, Status: "completed", Model: r.Model, Body: raw}}, err
 	}

@@ -27,8 +27,11 @@ func (h *v1Handlers) CreateResponse(ctx context.Context, req v1api.CreateRespons
 	if err != nil {
 		return nil, err
 	}
-	if created.Replay != nil {
+	switch {
+	case created.Replay != nil:
 		return storedResponse{body: created.Replay, replayed: true}, nil
+	case created.Body != nil:
+		return storedResponse{body: created.Body}, nil
 	}
 	return v1api.CreateResponse200JSONResponse{Body: created.Response}, nil
 }
