@@ -36,7 +36,7 @@ func consentSetup(t *testing.T) *consentBundle {
 	t.Helper()
 	st := storetest.New(t)
 	fake := llmtest.NewOpenAI(t)
-	models, err := llm.NewRegistry(map[string]llm.FamilyConfig{"beta": {Protocol: "openai", BaseURL: fake.URL, APIKey: "k"}}, false, nil)
+	models, err := llm.NewRegistry(map[string]llm.FamilyConfig{"beta": {Protocol: "openai", BaseURL: fake.URL, APIKey: "k"}}, false, nil, 0)
 	require.NoError(t, err)
 	wipes := &atomic.Int32{}
 	object := json.RawMessage(`{"type":"object"}`)

@@ -33,7 +33,7 @@ func TestGroupCommitSettlesConcurrentTurnsInOrderAndIsolatesAFailure(t *testing.
 	ctx := context.Background()
 	st := storetest.New(t)
 	fake := llmtest.NewOpenAI(t)
-	models, err := llm.NewRegistry(map[string]llm.FamilyConfig{"beta": {Protocol: "openai", BaseURL: fake.URL, APIKey: "k"}}, false, nil)
+	models, err := llm.NewRegistry(map[string]llm.FamilyConfig{"beta": {Protocol: "openai", BaseURL: fake.URL, APIKey: "k"}}, false, nil, 0)
 	require.NoError(t, err)
 	p := agent.New(st, catalog.Default(), models, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	g := agent.NewGroupCommit(p, time20s)

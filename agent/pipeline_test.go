@@ -32,7 +32,7 @@ func setup(t *testing.T) *testBundle {
 	t.Helper()
 	st := storetest.New(t)
 	fake := llmtest.NewOpenAI(t)
-	models, err := llm.NewRegistry(map[string]llm.FamilyConfig{"beta": {Protocol: "openai", BaseURL: fake.URL, APIKey: "k"}}, false, nil)
+	models, err := llm.NewRegistry(map[string]llm.FamilyConfig{"beta": {Protocol: "openai", BaseURL: fake.URL, APIKey: "k"}}, false, nil, 0)
 	require.NoError(t, err)
 	var ran []string
 	tools, err := agent.NewTools(

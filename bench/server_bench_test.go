@@ -257,7 +257,7 @@ func BenchmarkAuthOnly(b *testing.B) {
 // mock's answer, as a turn makes it.
 func BenchmarkVendorCall(b *testing.B) {
 	need(b)
-	reg, err := llm.NewRegistry(families(env.mockURL), false, &http.Client{Timeout: 5 * time.Minute})
+	reg, err := llm.NewRegistry(families(env.mockURL), false, &http.Client{}, 5*time.Minute)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"time"
 )
 
 // FamilyConfig is how one model family reaches its vendor.
@@ -21,10 +22,11 @@ type Registry struct {
 
 // NewRegistry builds one Client per family name ("alpha", "beta", "gamma"). A family without
 // APIKey gets the local responder when development is true, NewUnconfigured otherwise.
-func NewRegistry(families map[string]FamilyConfig, development bool, httpClient *http.Client) (*Registry, error) {
+// timeout bounds one whole call (Config.Timeout; 0: only the caller's context).
+func NewRegistry(families map[string]FamilyConfig, development bool, httpClient *http.Client, timeout time.Duration) (*Registry, error) {
 	r := &Registry{clients: make(map[string]Client, len(families))}
 	for name, fc := range families {
-		client, err := familyClient(name, fc, development, httpClient)
+		client, err := familyClient(name, fc, development, httpClient, timeout)
 		if err != nil {
 			return nil, fmt.Errorf("llm: family %s: %w", name, err)
 		}
@@ -33,9 +35,9 @@ func NewRegistry(families map[string]FamilyConfig, development bool, httpClient 
 	return r, nil
 }
 
-func familyClient(name string, fc FamilyConfig, development bool, httpClient *http.Client) (Client, error) {
+func familyClient(name string, fc FamilyConfig, development bool, httpClient *http.Client, timeout time.Duration) (Client, error) {
 	if fc.APIKey != "" {
-		return New(Config{Protocol: fc.Protocol, BaseURL: fc.BaseURL, APIKey: fc.APIKey, HTTPClient: httpClient})
+		return New(Config{Protocol: fc.Protocol, BaseURL: fc.BaseURL, APIKey: fc.APIKey, HTTPClient: httpClient, Timeout: timeout})
 	}
 	if development {
 		return NewLocal(name), nil

@@ -2,8 +2,10 @@ package llm_test
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -29,7 +31,7 @@ func ask(t *testing.T, r *llm.Registry, family string) (llm.Result, error) {
 func TestRegistryDevelopment(t *testing.T) {
 	t.Parallel()
 	fake := llmtest.NewAnthropic(t)
-	r, err := llm.NewRegistry(families(fake), true, nil)
+	r, err := llm.NewRegistry(families(fake), true, nil, 0)
 	require.NoError(t, err)
 	require.Equal(t, []string{"alpha", "beta", "gamma"}, r.Families())
 
@@ -49,7 +51,7 @@ func TestRegistryDevelopment(t *testing.T) {
 func TestRegistryProduction(t *testing.T) {
 	t.Parallel()
 	fake := llmtest.NewGemini(t)
-	r, err := llm.NewRegistry(families(fake), false, nil)
+	r, err := llm.NewRegistry(families(fake), false, nil, 0)
 	require.NoError(t, err)
 
 	_, err = ask(t, r, "alpha")
@@ -64,7 +66,21 @@ func TestRegistryProduction(t *testing.T) {
 
 func TestRegistryRejectsUnknownProtocol(t *testing.T) {
 	t.Parallel()
-	_, err := llm.NewRegistry(map[string]llm.FamilyConfig{"alpha": {Protocol: "soap", APIKey: "k"}}, true, nil)
+	_, err := llm.NewRegistry(map[string]llm.FamilyConfig{"alpha": {Protocol: "soap", APIKey: "k"}}, true, nil, 0)
 	require.ErrorContains(t, err, "alpha")
 	require.ErrorContains(t, err, "anthropic, openai, gemini")
+}
+
+// TestRegistryBoundsEveryCallByItsTimeout: the vendors' HTTP client has no Timeout of its
+// own (app.vendorClient), so the registry's adapters must bound each call.
+func TestRegistryBoundsEveryCallByItsTimeout(t *testing.T) {
+	t.Parallel()
+	fake := llmtest.NewAnthropic(t)
+	r, err := llm.NewRegistry(families(fake), false, &http.Client{}, 50*time.Millisecond)
+	require.NoError(t, err)
+	fake.Push(llmtest.Reply{Text: "too late", Delay: 10 * time.Second})
+	_, err = ask(t, r, "alpha")
+	var e *llm.Error
+	require.ErrorAs(t, err, &e)
+	require.Equal(t, llm.ErrTimeout, e.Kind)
 }
