@@ -2,11 +2,9 @@ package store_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
 	"switchboard/store"
@@ -74,15 +72,7 @@ func TestConversationRefsHoldTheConversationAndCascade(t *testing.T) {
 	_, err = tx.Exec(ctx, `INSERT INTO messages (workspace_id, conversation_id, seq, role, content) VALUES ($1, $2, 1, 'user', 'held')`, w.ID, gone.ID)
 	require.NoError(t, err)
 
-	del, err := s.Pool().Begin(ctx)
-	require.NoError(t, err)
-	defer func() { _ = del.Rollback(ctx) }()
-	_, err = del.Exec(ctx, `SET LOCAL lock_timeout = '200ms'`)
-	require.NoError(t, err)
-	_, err = del.Exec(ctx, `DELETE FROM conversations WHERE id = $1`, gone.ID)
-	var pgErr *pgconn.PgError
-	require.True(t, errors.As(err, &pgErr) && pgErr.Code == "55P03", "the deletion waits for the writer's lock, got %v", err)
-	require.NoError(t, del.Rollback(ctx))
+	requireDeletionWaits(t, s, `DELETE FROM conversations WHERE id = $1`, gone.ID)
 	require.NoError(t, tx.Commit(ctx))
 
 	for i, conv := range []uuid.UUID{gone.ID, kept.ID} {

@@ -25,6 +25,21 @@ func requireFKViolation(t *testing.T, err error, constraint string) {
 	require.Equal(t, constraint, pgErr.ConstraintName)
 }
 
+// requireDeletionWaits runs a deletion that an open writer's FOR KEY SHARE lock must hold up:
+// with a short lock_timeout, it fails with lock_not_available, and is rolled back.
+func requireDeletionWaits(t *testing.T, s *store.Store, query string, args ...any) {
+	t.Helper()
+	ctx := context.Background()
+	del, err := s.Pool().Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = del.Rollback(ctx) }()
+	_, err = del.Exec(ctx, `SET LOCAL lock_timeout = '200ms'`)
+	require.NoError(t, err)
+	_, err = del.Exec(ctx, query, args...)
+	var pgErr *pgconn.PgError
+	require.True(t, errors.As(err, &pgErr) && pgErr.Code == "55P03", "the deletion waits for the writer's lock, got %v", err)
+}
+
 // TestWorkspaceRefsRejectAnUnknownWorkspace: a statement naming a workspace that does not
 // exist fails whole, even among rows of one that does, and writes nothing.
 func TestWorkspaceRefsRejectAnUnknownWorkspace(t *testing.T) {
@@ -103,15 +118,7 @@ func TestWorkspaceRefsHoldTheWorkspaceAndCascade(t *testing.T) {
 	_, err = tx.Exec(ctx, `INSERT INTO ledger (workspace_id, amount_nano_usd, balance_after, category) VALUES ($1, -1, 999, 'model_usage')`, gone.ID)
 	require.NoError(t, err)
 
-	del, err := s.Pool().Begin(ctx)
-	require.NoError(t, err)
-	defer func() { _ = del.Rollback(ctx) }()
-	_, err = del.Exec(ctx, `SET LOCAL lock_timeout = '200ms'`)
-	require.NoError(t, err)
-	_, err = del.Exec(ctx, `DELETE FROM workspaces WHERE id = $1`, gone.ID)
-	var pgErr *pgconn.PgError
-	require.True(t, errors.As(err, &pgErr) && pgErr.Code == "55P03", "the deletion waits for the writer's lock, got %v", err)
-	require.NoError(t, del.Rollback(ctx))
+	requireDeletionWaits(t, s, `DELETE FROM workspaces WHERE id = $1`, gone.ID)
 
 	require.NoError(t, tx.Commit(ctx))
 	for _, ws := range []uuid.UUID{gone.ID, kept.ID} {
