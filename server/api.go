@@ -39,11 +39,13 @@ func (s *Server) routeAPI(e *echo.Echo) error {
 		return err
 	}
 	spec.Servers = nil
-	validator := echomw.OapiRequestValidatorWithOptions(spec, &echomw.Options{
-		ErrorHandler:          validationError,
-		Options:               openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc},
-		SilenceServersWarning: true,
+	validator, err := requestValidator(spec, &echomw.Options{
+		ErrorHandler: validationError,
+		Options:      openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc},
 	})
+	if err != nil {
+		return err
+	}
 	perms, err := routePermissions(spec)
 	if err != nil {
 		return err

@@ -220,17 +220,24 @@ func (s *Server) routeV1(e *echo.Echo) error {
 		return err
 	}
 	spec.Servers = nil // match any host: the published document names a local server
-	validatorKeeping := func(keep bool) echo.MiddlewareFunc {
-		return echomw.OapiRequestValidatorWithOptions(spec, &echomw.Options{
+	validatorKeeping := func(keep bool) (echo.MiddlewareFunc, error) {
+		return requestValidator(spec, &echomw.Options{
 			ErrorHandler: validationError,
 			Options: openapi3filter.Options{
 				AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, // done by s.authenticate
 				KeepValidatedValue: keep,
 			},
-			SilenceServersWarning: true,
 		})
 	}
-	validator := keepValidated(validatorKeeping(false), validatorKeeping(true))
+	plain, err := validatorKeeping(false)
+	if err != nil {
+		return err
+	}
+	keeping, err := validatorKeeping(true)
+	if err != nil {
+		return err
+	}
+	validator := keepValidated(plain, keeping)
 	// The body limit comes after authentication so that a 413 carries the rate-limit headers;
 	// guardInput before the validator, which must never parse a nesting bomb.
 	perms, err := routePermissions(spec)
