@@ -9,6 +9,7 @@ import (
 	"errors"
 	"log/slog"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -427,14 +428,41 @@ func (u *commitUnit) settlement() store.Settlement {
 
 // completedEvent is the turn.completed event of a turn.
 func completedEvent(t Turn, out *Outcome) store.NewEvent {
-	completed := map[string]any{
-		"conversation_id": conversationRef(out), "surface": t.Surface, "reply_preview": preview(out.Text),
-		"finish_reason": string(out.Finish), "model": out.Model.ID,
-	}
+	completed := turnCompletedData{ConversationID: conversationRef(out), Surface: t.Surface, ReplyPreview: preview(out.Text),
+		FinishReason: string(out.Finish), Model: out.Model.ID}
 	if t.AgentID != nil {
-		completed["agent_id"] = t.AgentID.String()
+		completed.AgentID = t.AgentID.String()
 	}
 	return store.NewEvent{Type: "turn.completed", Data: completed}
+}
+
+// The events' data of a turn are structs, not maps: encoding/json writes a struct without
+// sorting its keys or boxing its values (two turn events: 4.5 µs and 22 allocations less;
+// issue 17). Their fields are in the order encoding/json wrote the maps' keys (sorted), so
+// the envelopes are the bytes they were (TestEventDataEncodesAsTheMapsDid).
+
+// turnCompletedData is turn.completed's data. conversation_id is null for an ephemeral turn.
+type turnCompletedData struct {
+	AgentID        string  `json:"agent_id,omitempty"`
+	ConversationID *string `json:"conversation_id"`
+	FinishReason   string  `json:"finish_reason"`
+	Model          string  `json:"model"`
+	ReplyPreview   string  `json:"reply_preview"`
+	Surface        string  `json:"surface"`
+}
+
+// spendData is spend.recorded's data for a model turn.
+type spendData struct {
+	AmountUSD      json.Number `json:"amount_usd"`
+	BalanceUSD     json.Number `json:"balance_usd"`
+	Category       string      `json:"category"`
+	ConversationID *string     `json:"conversation_id,omitempty"`
+}
+
+// conversationCreatedData is conversation.created's data.
+type conversationCreatedData struct {
+	Channel        string `json:"channel"`
+	ConversationID string `json:"conversation_id"`
 }
 
 // supersededError is a commit refused because the background response the turn finishes
@@ -453,7 +481,7 @@ func newConversationID(t Turn) string {
 }
 
 func createdEvent(conv store.Conversation) store.NewEvent {
-	return store.NewEvent{Type: "conversation.created", Data: map[string]any{"conversation_id": conv.ShortID, "channel": conv.Channel}}
+	return store.NewEvent{Type: "conversation.created", Data: conversationCreatedData{Channel: conv.Channel, ConversationID: conv.ShortID}}
 }
 
 // park stores the actions the turn parked, in its conversation, and returns their events.
@@ -505,12 +533,8 @@ func chargeOf(out *Outcome) *store.Charge {
 }
 
 func spendEvent(out *Outcome, balance int64) store.NewEvent {
-	data := map[string]any{"amount_usd": json.Number(money.FormatUSD(out.CostNanoUSD)), "category": "model_usage",
-		"balance_usd": json.Number(money.FormatUSD(balance))}
-	if ref := conversationRef(out); ref != nil {
-		data["conversation_id"] = ref
-	}
-	return store.NewEvent{Type: "spend.recorded", Data: data}
+	return store.NewEvent{Type: "spend.recorded", Data: spendData{AmountUSD: json.Number(money.FormatUSD(out.CostNanoUSD)),
+		BalanceUSD: json.Number(money.FormatUSD(balance)), Category: "model_usage", ConversationID: conversationRef(out)}}
 }
 
 // failed meters what a failed turn already consumed and turns the failure into the error
@@ -560,18 +584,18 @@ func (p *Pipeline) meter(ctx context.Context, t Turn, out *Outcome) {
 	}
 }
 
-func conversationRef(out *Outcome) any {
+// conversationRef is the short id of the turn's conversation; nil for an ephemeral turn.
+func conversationRef(out *Outcome) *string {
 	if out.Conversation == nil {
 		return nil
 	}
-	return out.Conversation.ShortID
+	return &out.Conversation.ShortID
 }
 
 // preview is the start of a reply, for events: at most 200 characters.
 func preview(s string) string {
-	r := []rune(s)
-	if len(r) <= 200 {
-		return s
+	if utf8.RuneCountInString(s) <= 200 {
+		return s // the usual reply: no copy
 	}
-	return string(r[:199]) + "…"
+	return string([]rune(s)[:199]) + "…"
 }
