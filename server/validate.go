@@ -18,10 +18,11 @@ import (
 // operation (echoPath). A request echo matched to no operation of the document (its 404s
 // and 405s) goes through gorillamux as before, so it is answered as before.
 func requestValidator(spec *openapi3.T, opts *echomw.Options) (echo.MiddlewareFunc, error) {
-	fallback, err := gorillamux.NewRouter(spec)
+	mux, err := gorillamux.NewRouter(spec)
 	if err != nil {
 		return nil, err
 	}
+	fallback := routers.Router(mux)
 	routes := map[string]*routers.Route{}
 	for path, item := range spec.Paths.Map() {
 		for method, op := range item.Operations() {
@@ -30,7 +31,7 @@ func requestValidator(spec *openapi3.T, opts *echomw.Options) (echo.MiddlewareFu
 	}
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			var router routers.Router = fallback
+			router := fallback
 			if r, ok := routes[c.Request().Method+" "+c.Path()]; ok {
 				router = routed{route: r, names: c.ParamNames(), values: c.ParamValues()}
 			}
