@@ -101,3 +101,39 @@ func TestConversationRefsHoldTheConversationAndCascade(t *testing.T) {
 	require.NoError(t, s.Pool().QueryRow(ctx, `SELECT count(*) FROM ledger WHERE workspace_id = $1`, w.ID).Scan(&ledger))
 	require.Equal(t, 2, ledger, "the ledger keeps the deleted conversation's charge")
 }
+
+// TestConversationRefsLockOnlyAChangedConversation: an update that keeps a row's
+// conversation neither checks nor locks it, as the foreign key did not, so it cannot deadlock
+// with a deletion of that conversation; an update that moves the row locks its new one.
+func TestConversationRefsLockOnlyAChangedConversation(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.New(t)
+	w, err := s.CreateWorkspace(ctx, "w", 1000)
+	require.NoError(t, err)
+	a, err := s.CreateConversation(ctx, w.ID, "api")
+	require.NoError(t, err)
+	b, err := s.CreateConversation(ctx, w.ID, "api")
+	require.NoError(t, err)
+	require.NoError(t, s.InTx(ctx, func(tx *store.Tx) error {
+		return tx.InsertResponse(ctx, w.ID, store.StoredResponse{ShortID: "resp_moved", ConversationID: &a.ID, Status: "in_progress", Model: "m", Body: []byte("{}")})
+	}))
+	// lockable reports whether another transaction could lock the conversation FOR UPDATE
+	// now, which any FOR KEY SHARE lock forbids.
+	lockable := func(id uuid.UUID) bool {
+		other, err := s.Pool().Begin(ctx)
+		require.NoError(t, err)
+		defer func() { _ = other.Rollback(ctx) }()
+		_, err = other.Exec(ctx, `SELECT 1 FROM conversations WHERE id = $1 FOR UPDATE NOWAIT`, id)
+		return err == nil
+	}
+
+	tx, err := s.Pool().Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(ctx) }()
+	_, err = tx.Exec(ctx, `UPDATE responses SET status = 'completed', conversation_id = coalesce(NULL, conversation_id) WHERE short_id = 'resp_moved'`)
+	require.NoError(t, err)
+	require.True(t, lockable(a.ID), "the unchanged conversation is not locked")
+	_, err = tx.Exec(ctx, `UPDATE responses SET conversation_id = $1 WHERE short_id = 'resp_moved'`, b.ID)
+	require.NoError(t, err)
+	require.False(t, lockable(b.ID), "the new conversation is held until the update commits")
+}
