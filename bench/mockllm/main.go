@@ -46,6 +46,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/tidwall/gjson"
 )
 
 type config struct {
@@ -127,13 +129,55 @@ func (m *mock) statsJSON() []byte {
 	return b
 }
 
-// request is what the mock needs from a request body; everything else is read and ignored.
+// request is what the mock needs from a request body; everything else is checked to be JSON
+// and ignored.
 type request struct {
-	Model         string `json:"model"`
-	Stream        bool   `json:"stream"`
-	StreamOptions struct {
-		IncludeUsage bool `json:"include_usage"`
-	} `json:"stream_options"`
+	Model        string
+	Stream       bool
+	IncludeUsage bool // stream_options.include_usage
+}
+
+// parseRequest reads the request's three fields with gjson instead of encoding/json. The
+// builder assistant's requests carry 17 KB of system prompt and tool schemas, and
+// json.Unmarshal scans such a body twice, byte by byte: about 200 µs a request on the
+// reference machine, more than half the mock's CPU for a stored turn, spent on work a real
+// vendor does on its own machines. gjson validates the body, then walks its top level once
+// (BenchmarkParseRequest: about 2.5 times as fast here, 4 times on the captured request).
+// Malformed bodies and fields of the wrong type are still refused.
+func parseRequest(body []byte) (request, error) {
+	if !gjson.ValidBytes(body) {
+		return request{}, errors.New("body is not JSON")
+	}
+	root := gjson.ParseBytes(body)
+	if !root.IsObject() {
+		return request{}, errors.New("body is not a JSON object")
+	}
+	var req request
+	var err error
+	root.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "model":
+			if v.Type != gjson.String {
+				err = errors.New("model is not a string")
+			}
+			req.Model = v.Str
+		case "stream":
+			req.Stream, err = boolean("stream", v)
+		case "stream_options":
+			req.IncludeUsage, err = boolean("stream_options.include_usage", v.Get("include_usage"))
+		}
+		return err == nil
+	})
+	return req, err
+}
+
+// boolean is a field that is true, false, null or absent.
+func boolean(name string, v gjson.Result) (bool, error) {
+	switch v.Type {
+	case gjson.True, gjson.False, gjson.Null:
+		return v.Bool(), nil
+	}
+	return false, errors.New(name + " is not a boolean")
 }
 
 var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
@@ -163,9 +207,9 @@ func (m *mock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		m.fail(w, http.StatusBadRequest, "reading the body: "+err.Error())
 		return
 	}
-	var req request
-	if err := json.Unmarshal(buf.Bytes(), &req); err != nil {
-		m.fail(w, http.StatusBadRequest, "body is not JSON: "+err.Error())
+	req, err := parseRequest(buf.Bytes())
+	if err != nil {
+		m.fail(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	var protocol string
@@ -183,7 +227,7 @@ func (m *mock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		protocol, req.Model, req.Stream = "gemini", model, method == "streamGenerateContent"
-		req.StreamOptions.IncludeUsage = true
+		req.IncludeUsage = true
 		if req.Stream && r.URL.Query().Get("alt") != "sse" {
 			m.fail(w, http.StatusBadRequest, "this mock streams gemini only with alt=sse")
 			return
@@ -197,7 +241,7 @@ func (m *mock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if m.cfg.captureDir != "" {
 		m.capture(protocol, req.Model, r, buf.Bytes())
 	}
-	a := m.answer(protocol, req.Model, req.StreamOptions.IncludeUsage)
+	a := m.answer(protocol, req.Model, req.IncludeUsage)
 	if a.err != nil {
 		m.fail(w, http.StatusBadRequest, a.err.Error())
 		return

@@ -115,3 +115,82 @@ func TestModelOptions(t *testing.T) {
 		t.Fatalf("answer %+v", a)
 	}
 }
+
+func TestParseRequestReadsTopLevelFieldsAndRefusesBadBodies(t *testing.T) {
+	for body, want := range map[string]request{
+		`{"model":"m","stream":true,"stream_options":{"include_usage":true}}`:       {Model: "m", Stream: true, IncludeUsage: true},
+		`{"messages":[{"role":"user","model":"inner"}],"model":"m","stream":false}`: {Model: "m"},
+		`{"tools":[{"model":"inner","stream":true}]}`:                               {},
+		`{"model":"m","stream":null}`:                                               {Model: "m"},
+	} {
+		got, err := parseRequest([]byte(body))
+		if err != nil || got != want {
+			t.Errorf("%s: got %+v, %v; want %+v", body, got, err, want)
+		}
+	}
+	for _, body := range []string{`{"model":"m"`, `{"model":"m",}`, `[{"model":"m"}]`, `"m"`, ``,
+		`{"model":3}`, `{"model":"m","stream":"yes"}`, `{"model":"m","stream_options":{"include_usage":1}}`} {
+		if got, err := parseRequest([]byte(body)); err == nil {
+			t.Errorf("%s: accepted as %+v", body, got)
+		}
+	}
+}
+
+func TestMalformedBodyIsRefused(t *testing.T) {
+	srv := httptest.NewServer(&mock{cfg: config{mode: "instant", chunks: 1, chunkText: "x"}})
+	defer srv.Close()
+	resp, err := srv.Client().Post(srv.URL+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"m",`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 400 || !strings.Contains(string(b), "not JSON") {
+		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
+}
+
+// largeRequest is shaped like the builder assistant's: a long system prompt full of escapes,
+// and tool schemas, about 17 KB.
+func largeRequest() []byte {
+	prompt := strings.Repeat("You build agents.\n- Say \"what\" you do, then do it.\n", 160)
+	var tools []any
+	for i := range 12 {
+		tools = append(tools, map[string]any{"type": "function", "function": map[string]any{
+			"name": "tool_" + strings.Repeat("x", i), "description": strings.Repeat("Does a thing. ", 20),
+			"parameters": map[string]any{"type": "object", "properties": map[string]any{
+				"name": map[string]any{"type": "string", "description": "the name"},
+				"n":    map[string]any{"type": "integer", "minimum": 0}}, "required": []string{"name"}}}})
+	}
+	b, _ := json.Marshal(map[string]any{"model": "beta-5.4", "messages": []any{
+		map[string]any{"role": "system", "content": prompt}, map[string]any{"role": "user", "content": "hi"}}, "tools": tools})
+	return b
+}
+
+// BenchmarkParseRequest against json.Unmarshal, the mock's way before: run both with -bench.
+func BenchmarkParseRequest(b *testing.B) {
+	body := largeRequest()
+	b.Run("gjson", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			if r, err := parseRequest(body); err != nil || r.Model == "" {
+				b.Fatal(r, err)
+			}
+		}
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			var r struct {
+				Model         string `json:"model"`
+				Stream        bool   `json:"stream"`
+				StreamOptions struct {
+					IncludeUsage bool `json:"include_usage"`
+				} `json:"stream_options"`
+			}
+			if err := json.Unmarshal(body, &r); err != nil || r.Model == "" {
+				b.Fatal(r, err)
+			}
+		}
+	})
+}
