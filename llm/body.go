@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
-	"unicode/utf8"
+
+	"switchboard/jsonappend"
 )
 
 // The request bodies of the two streaming adapters, encoded directly.
@@ -74,7 +75,7 @@ func anthropicBody(req Request, stream bool) ([]byte, bool) {
 		switch m.Role {
 		case RoleUser:
 			b = append(b, `{"content":[{"text":`...)
-			b = appendString(b, m.Text)
+			b = jsonappend.String(b, m.Text)
 			b = append(b, `,"type":"text"}],"role":"user"}`...)
 		case RoleAssistant:
 			if m.Text == "" && len(m.ToolCalls) == 0 {
@@ -85,7 +86,7 @@ func anthropicBody(req Request, stream bool) ([]byte, bool) {
 			comma := false
 			if m.Text != "" { // the API rejects empty text blocks
 				b = append(b, `{"text":`...)
-				b = appendString(b, m.Text)
+				b = jsonappend.String(b, m.Text)
 				b = append(b, `,"type":"text"}`...)
 				comma = true
 			}
@@ -95,11 +96,11 @@ func anthropicBody(req Request, stream bool) ([]byte, bool) {
 				}
 				comma = true
 				b = append(b, `{"id":`...)
-				b = appendString(b, tc.ID)
+				b = jsonappend.String(b, tc.ID)
 				b = append(b, `,"input":`...)
 				b = appendCompact(b, arguments(tc.Arguments))
 				b = append(b, `,"name":`...)
-				b = appendString(b, tc.Name)
+				b = jsonappend.String(b, tc.Name)
 				b = append(b, `,"type":"tool_use"}`...)
 			}
 			b = append(b, `],"role":"assistant"}`...)
@@ -110,10 +111,10 @@ func anthropicBody(req Request, stream bool) ([]byte, bool) {
 					b = append(b, ',')
 				}
 				b = append(b, `{"tool_use_id":`...)
-				b = appendString(b, r.CallID)
+				b = jsonappend.String(b, r.CallID)
 				if r.Content != "" {
 					b = append(b, `,"content":[{"text":`...)
-					b = appendString(b, r.Content)
+					b = jsonappend.String(b, r.Content)
 					b = append(b, `,"type":"text"}],"is_error":`...)
 					b = strconv.AppendBool(b, r.IsError)
 				} else if r.IsError {
@@ -129,10 +130,10 @@ func anthropicBody(req Request, stream bool) ([]byte, bool) {
 		first = false
 	}
 	b = append(b, `],"model":`...)
-	b = appendString(b, req.Model)
+	b = jsonappend.String(b, req.Model)
 	if req.System != "" {
 		b = append(b, `,"system":[{"text":`...)
-		b = appendString(b, req.System)
+		b = jsonappend.String(b, req.System)
 		b = append(b, `,"type":"text"}]`...)
 	}
 	if req.Temperature != nil {
@@ -178,7 +179,7 @@ func openaiBody(req Request, stream bool) ([]byte, bool) {
 	if req.System != "" {
 		sep()
 		b = append(b, `{"content":`...)
-		b = appendString(b, req.System)
+		b = jsonappend.String(b, req.System)
 		b = append(b, `,"role":"system"}`...)
 	}
 	for _, m := range req.Messages {
@@ -186,14 +187,14 @@ func openaiBody(req Request, stream bool) ([]byte, bool) {
 		case RoleUser:
 			sep()
 			b = append(b, `{"content":`...)
-			b = appendString(b, m.Text)
+			b = jsonappend.String(b, m.Text)
 			b = append(b, `,"role":"user"}`...)
 		case RoleAssistant:
 			sep()
 			b = append(b, `{"role":"assistant"`...)
 			if m.Text != "" || len(m.ToolCalls) == 0 {
 				b = append(b, `,"content":`...)
-				b = appendString(b, m.Text)
+				b = jsonappend.String(b, m.Text)
 			}
 			if len(m.ToolCalls) > 0 {
 				b = append(b, `,"tool_calls":[`...)
@@ -202,11 +203,11 @@ func openaiBody(req Request, stream bool) ([]byte, bool) {
 						b = append(b, ',')
 					}
 					b = append(b, `{"id":`...)
-					b = appendString(b, tc.ID)
+					b = jsonappend.String(b, tc.ID)
 					b = append(b, `,"function":{"arguments":`...)
-					b = appendString(b, string(arguments(tc.Arguments)))
+					b = jsonappend.String(b, string(arguments(tc.Arguments)))
 					b = append(b, `,"name":`...)
-					b = appendString(b, tc.Name)
+					b = jsonappend.String(b, tc.Name)
 					b = append(b, `},"type":"function"}`...)
 				}
 				b = append(b, ']')
@@ -217,15 +218,15 @@ func openaiBody(req Request, stream bool) ([]byte, bool) {
 			for _, r := range m.ToolResults {
 				sep()
 				b = append(b, `{"content":`...)
-				b = appendString(b, r.Content)
+				b = jsonappend.String(b, r.Content)
 				b = append(b, `,"tool_call_id":`...)
-				b = appendString(b, r.CallID)
+				b = jsonappend.String(b, r.CallID)
 				b = append(b, `,"role":"tool"}`...)
 			}
 		}
 	}
 	b = append(b, `],"model":`...)
-	b = appendString(b, req.Model)
+	b = jsonappend.String(b, req.Model)
 	b = append(b, `,"max_completion_tokens":`...)
 	b = strconv.AppendInt(b, maxTokens(req), 10)
 	if stream {
@@ -295,57 +296,4 @@ func appendCompact(b []byte, raw []byte) []byte {
 		}
 	}
 	return b
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString writes s as a JSON string, as encoding/json does: control characters, quote
-// and backslash escaped, <, > and & as \u escapes, invalid UTF-8 as U+FFFD, and U+2028 and
-// U+2029 escaped.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

@@ -206,7 +206,7 @@ func TestBodiesEncodeAsTheSDKDoes(t *testing.T) {
 		{Name: "noargs", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)},
 		{Name: "empty"},
 	}
-	odd := "tab\there, newline\n, quote \" backslash \\ nul \x00 bell \x07 <b>&amp; é 😀 \u2028 \u2029 bad \xff\xfe end"
+	odd := "tab\there, newline\n, quote \" backslash \\ nul \x00 bell \x07 backspace \b form feed \f <b>&amp; é 😀 \u2028 \u2029 bad \xff\xfe end"
 	reqs := map[string]Request{
 		"minimal": {Model: "m", Messages: []Message{{Role: RoleUser, Text: "Say hello."}}},
 		"system, temperature, max tokens, tools": {Model: "m", System: "You are " + odd, Temperature: &temp, MaxTokens: 77,

@@ -1,0 +1,56 @@
+package jsonappend
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"testing"
+)
+
+var tricky = []string{"", "plain", `quote " and \ backslash`, "new\nline\r\ttab\bback\fform", "\x00\x01\x1f\x7f",
+	"<script>&amp;</script>", "é ü 漢字 🙂", "\u2028 and \u2029", "bad \xff utf-8 \xc3", "\xed\xa0\x80 surrogate"}
+
+func encodingJSON(t testing.TB, s string) string {
+	want, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(want)
+}
+
+func TestStringEncodesAsEncodingJSONDoes(t *testing.T) {
+	for _, s := range tricky {
+		if got, want := string(String(nil, s)), encodingJSON(t, s); got != want {
+			t.Errorf("String(%q) = %s, encoding/json %s", s, got, want)
+		}
+	}
+	// Random strings over the bytes that matter: ASCII controls, the escaped punctuation,
+	// and the lead and continuation bytes of valid and invalid UTF-8.
+	alphabet := []byte("a\"\\<>&\n\b\f\x00\x1f\x7f\xc3\xa9\xe2\x80\xa8\xf0\x9f\x99\x82\xff")
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		b := make([]byte, r.IntN(12))
+		for i := range b {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		if got, want := string(String(nil, string(b))), encodingJSON(t, string(b)); got != want {
+			t.Fatalf("String(%q) = %s, encoding/json %s", b, got, want)
+		}
+	}
+}
+
+func TestStringAppends(t *testing.T) {
+	if got := string(String([]byte(`{"a":`), "x")); got != `{"a":"x"` {
+		t.Fatal(got)
+	}
+}
+
+func FuzzString(f *testing.F) {
+	for _, s := range tricky {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := string(String(nil, s)), encodingJSON(t, s); got != want {
+			t.Fatalf("String(%q) = %s, encoding/json %s", s, got, want)
+		}
+	})
+}
