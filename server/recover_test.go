@@ -77,3 +77,35 @@ func TestUnreadBodyIsA400WithoutNetworkDetail(t *testing.T) {
 		require.NotContains(t, rec.Body.String(), "::1", path)
 	}
 }
+
+// Every request writes one access log line with its request id, route, status, timing and
+// size, at level INFO, without the caller's source.
+func TestEveryRequestWritesOneAccessLogLine(t *testing.T) {
+	t.Parallel()
+	var logs bytes.Buffer
+	s, err := New(Config{PublicBaseURL: "http://sb.test"}, Deps{Catalog: catalog.Default(), Limiter: ratelimit.NewMemory(nil), Log: slog.New(slog.NewJSONHandler(&logs, nil))})
+	require.NoError(t, err)
+	s.echo.GET("/hello", func(c echo.Context) error { return c.String(http.StatusTeapot, "short and stout") })
+
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodGet, "/hello?q=1", nil)
+	req.RemoteAddr = "192.0.2.7:4321"
+	s.Handler().ServeHTTP(rec, req)
+	require.Equal(t, http.StatusTeapot, rec.Code)
+
+	lines := bytes.Split(bytes.TrimSpace(logs.Bytes()), []byte("\n"))
+	require.Len(t, lines, 1, logs.String())
+	var line map[string]any
+	require.NoError(t, json.Unmarshal(lines[0], &line))
+	require.Equal(t, "INFO", line["level"])
+	require.Equal(t, "request", line["msg"])
+	require.Equal(t, rec.Header().Get("X-Request-Id"), line["request_id"])
+	require.Equal(t, "GET", line["method"])
+	require.Equal(t, "/hello", line["path"])
+	require.EqualValues(t, http.StatusTeapot, line["status"])
+	require.EqualValues(t, len("short and stout"), line["bytes"])
+	require.Equal(t, "192.0.2.7", line["remote_ip"])
+	require.Contains(t, line, "latency_ms")
+	require.Contains(t, line, "time")
+	require.NotContains(t, line, "source")
+}
