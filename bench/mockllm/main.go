@@ -139,10 +139,10 @@ type request struct {
 
 // parseRequest reads the request's three fields with gjson instead of encoding/json. The
 // builder assistant's requests carry 17 KB of system prompt and tool schemas, and
-// json.Unmarshal scans such a body twice, byte by byte: about 200 µs a request on the
-// reference machine, more than half the mock's CPU for a stored turn, spent on work a real
+// json.Unmarshal scans such a body twice, byte by byte: 150-200 µs a request on the
+// reference machine, about half the mock's CPU for a stored turn, spent on work a real
 // vendor does on its own machines. gjson validates the body, then walks its top level once
-// (BenchmarkParseRequest: about 2.5 times as fast here, 4 times on the captured request).
+// (3 times as fast on a captured request, 4 times on BenchmarkParseRequest's synthetic one).
 // Malformed bodies and fields of the wrong type are still refused.
 func parseRequest(body []byte) (request, error) {
 	if !gjson.ValidBytes(body) {
