@@ -77,7 +77,7 @@ func TestConversationRefsHoldTheConversationAndCascade(t *testing.T) {
 
 	for i, conv := range []uuid.UUID{gone.ID, kept.ID} {
 		require.NoError(t, s.InTx(ctx, func(tx *store.Tx) error {
-			if err := tx.InsertResponse(ctx, w.ID, store.StoredResponse{ShortID: "resp_" + conv.String()[:8], ConversationID: &conv, Status: "completed", Model: "m", Body: []byte("{}")}); err != nil {
+			if err := tx.InsertResponse(ctx, w.ID, store.StoredResponse{ShortID: "resp_" + conv.String(), ConversationID: &conv, Status: "completed", Model: "m", Body: []byte("{}")}); err != nil {
 				return err
 			}
 			_, err := tx.Pgx().Exec(ctx, `INSERT INTO ledger (workspace_id, amount_nano_usd, balance_after, category, conversation_id) VALUES ($1, -1, $2, 'model_usage', $3)`, w.ID, 999-i, conv)

@@ -190,6 +190,7 @@ func addLedgerRow(p *dbsqlc.InsertLedgersParams, c *Charge, balanceAfter int64) 
 	if c.ConversationID != nil {
 		conversation = *c.ConversationID
 	}
+	p.Ids = append(p.Ids, newRowID())
 	p.Amounts = append(p.Amounts, -c.AmountNanoUSD)
 	p.BalancesAfter = append(p.BalancesAfter, balanceAfter)
 	p.Categories = append(p.Categories, c.Category)
@@ -203,7 +204,7 @@ func addLedgerRow(p *dbsqlc.InsertLedgersParams, c *Charge, balanceAfter int64) 
 // rows with the workspace's new cursor.
 func (t *Tx) queueSettle(ctx context.Context, b batchQueue, workspaceID uuid.UUID, balance int64, charge *Charge, events []Event) error {
 	if charge != nil {
-		if err := t.sql.InsertLedger(ctx, b, dbsqlc.InsertLedgerParams{WorkspaceID: workspaceID, AmountNanoUSD: -charge.AmountNanoUSD,
+		if err := t.sql.InsertLedger(ctx, b, dbsqlc.InsertLedgerParams{ID: newRowID(), WorkspaceID: workspaceID, AmountNanoUSD: -charge.AmountNanoUSD,
 			BalanceAfter: balance, Category: charge.Category, Model: &charge.Model, InputTokens: charge.InputTokens,
 			OutputTokens: charge.OutputTokens, ConversationID: charge.ConversationID}); err != nil {
 			return err

@@ -40,7 +40,7 @@ func (t *Tx) WriteTurns(ctx context.Context, turns []*TurnWrite) error {
 			}
 			continue
 		}
-		w.Conversation = &Conversation{ID: uuid.New(), ShortID: w.NewShortID, Channel: "api"}
+		w.Conversation = &Conversation{ID: newRowID(), ShortID: w.NewShortID, Channel: "api"}
 		created.Ids, created.WorkspaceIds = append(created.Ids, w.Conversation.ID), append(created.WorkspaceIds, w.WorkspaceID)
 		created.ShortIds, created.Channels = append(created.ShortIds, w.NewShortID), append(created.Channels, "api")
 		created.MessageSeqs = append(created.MessageSeqs, len(w.Messages))
@@ -98,7 +98,7 @@ func (t *Tx) InsertTurnRecords(ctx context.Context, workspaceIDs []uuid.UUID, re
 		if resp.ConversationID != nil {
 			conversation = *resp.ConversationID
 		}
-		p.ShortIds, p.ConversationIds = append(p.ShortIds, resp.ShortID), append(p.ConversationIds, conversation)
+		p.Ids, p.ShortIds, p.ConversationIds = append(p.Ids, newRowID()), append(p.ShortIds, resp.ShortID), append(p.ConversationIds, conversation)
 		p.Statuses, p.Models = append(p.Statuses, resp.Status), append(p.Models, resp.Model)
 		p.Backgrounds, p.Bodies = append(p.Backgrounds, resp.Background), append(p.Bodies, string(resp.Body))
 	}

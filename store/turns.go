@@ -136,9 +136,9 @@ func (q *queries) CreateConversation(ctx context.Context, workspaceID uuid.UUID,
 // CreateConversationAs opens a conversation under an `mc-` id chosen before (one a stream
 // announced before the turn committed).
 func (q *queries) CreateConversationAs(ctx context.Context, workspaceID uuid.UUID, shortID, channel string) (Conversation, error) {
-	c := Conversation{ShortID: shortID, Channel: channel}
-	r, err := q.sql.CreateConversation(ctx, q.db, dbsqlc.CreateConversationParams{WorkspaceID: workspaceID, ShortID: c.ShortID, Channel: channel})
-	c.ID, c.CreatedAt = r.ID, r.CreatedAt
+	c := Conversation{ID: newRowID(), ShortID: shortID, Channel: channel}
+	createdAt, err := q.sql.CreateConversation(ctx, q.db, dbsqlc.CreateConversationParams{ID: c.ID, WorkspaceID: workspaceID, ShortID: c.ShortID, Channel: channel})
+	c.CreatedAt = createdAt
 	return c, err
 }
 
@@ -189,9 +189,9 @@ type StoredResponse struct {
 	Body           json.RawMessage
 }
 
-// InsertResponse stores a response record.
+// InsertResponse stores a response record under a new ID (r.ID is not read).
 func (q *queries) InsertResponse(ctx context.Context, workspaceID uuid.UUID, r StoredResponse) error {
-	return q.sql.InsertResponse(ctx, q.db, dbsqlc.InsertResponseParams{WorkspaceID: workspaceID, ShortID: r.ShortID,
+	return q.sql.InsertResponse(ctx, q.db, dbsqlc.InsertResponseParams{ID: newRowID(), WorkspaceID: workspaceID, ShortID: r.ShortID,
 		ConversationID: r.ConversationID, Status: r.Status, Model: r.Model, Background: r.Background, Body: string(r.Body)})
 }
 

@@ -241,11 +241,12 @@ func (q *Queries) InsertEvents(ctx context.Context, db DBTX, arg InsertEventsPar
 }
 
 const insertLedger = `-- name: InsertLedger :exec
-INSERT INTO ledger (workspace_id, amount_nano_usd, balance_after, category, model, input_tokens, output_tokens, conversation_id)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+INSERT INTO ledger (id, workspace_id, amount_nano_usd, balance_after, category, model, input_tokens, output_tokens, conversation_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 `
 
 type InsertLedgerParams struct {
+	ID             uuid.UUID
 	WorkspaceID    uuid.UUID
 	AmountNanoUSD  int64
 	BalanceAfter   int64
@@ -258,6 +259,7 @@ type InsertLedgerParams struct {
 
 func (q *Queries) InsertLedger(ctx context.Context, db DBTX, arg InsertLedgerParams) error {
 	_, err := db.Exec(ctx, insertLedger,
+		arg.ID,
 		arg.WorkspaceID,
 		arg.AmountNanoUSD,
 		arg.BalanceAfter,
@@ -271,17 +273,18 @@ func (q *Queries) InsertLedger(ctx context.Context, db DBTX, arg InsertLedgerPar
 }
 
 const insertLedgers = `-- name: InsertLedgers :exec
-INSERT INTO ledger (workspace_id, amount_nano_usd, balance_after, category, model, input_tokens, output_tokens, conversation_id)
-SELECT $1::uuid, l.amount, l.balance_after, l.category, l.model, l.input_tokens, l.output_tokens,
+INSERT INTO ledger (id, workspace_id, amount_nano_usd, balance_after, category, model, input_tokens, output_tokens, conversation_id)
+SELECT l.id, $1::uuid, l.amount, l.balance_after, l.category, l.model, l.input_tokens, l.output_tokens,
        NULLIF(l.conversation_id, '00000000-0000-0000-0000-000000000000'::uuid)
-FROM (SELECT unnest($2::bigint[]) AS amount, unnest($3::bigint[]) AS balance_after,
-             unnest($4::text[]) AS category, unnest($5::text[]) AS model,
-             unnest($6::bigint[]) AS input_tokens, unnest($7::bigint[]) AS output_tokens,
-             unnest($8::uuid[]) AS conversation_id) AS l
+FROM (SELECT unnest($2::uuid[]) AS id, unnest($3::bigint[]) AS amount, unnest($4::bigint[]) AS balance_after,
+             unnest($5::text[]) AS category, unnest($6::text[]) AS model,
+             unnest($7::bigint[]) AS input_tokens, unnest($8::bigint[]) AS output_tokens,
+             unnest($9::uuid[]) AS conversation_id) AS l
 `
 
 type InsertLedgersParams struct {
 	WorkspaceID     uuid.UUID
+	Ids             []uuid.UUID
 	Amounts         []int64
 	BalancesAfter   []int64
 	Categories      []string
@@ -296,6 +299,7 @@ type InsertLedgersParams struct {
 func (q *Queries) InsertLedgers(ctx context.Context, db DBTX, arg InsertLedgersParams) error {
 	_, err := db.Exec(ctx, insertLedgers,
 		arg.WorkspaceID,
+		arg.Ids,
 		arg.Amounts,
 		arg.BalancesAfter,
 		arg.Categories,

@@ -71,26 +71,27 @@ func (q *Queries) ConversationByShortID(ctx context.Context, db DBTX, arg Conver
 }
 
 const createConversation = `-- name: CreateConversation :one
-INSERT INTO conversations (workspace_id, short_id, channel) VALUES ($1, $2, $3)
-RETURNING id, created_at
+INSERT INTO conversations (id, workspace_id, short_id, channel) VALUES ($1, $2, $3, $4)
+RETURNING created_at
 `
 
 type CreateConversationParams struct {
+	ID          uuid.UUID
 	WorkspaceID uuid.UUID
 	ShortID     string
 	Channel     string
 }
 
-type CreateConversationRow struct {
-	ID        uuid.UUID
-	CreatedAt time.Time
-}
-
-func (q *Queries) CreateConversation(ctx context.Context, db DBTX, arg CreateConversationParams) (CreateConversationRow, error) {
-	row := db.QueryRow(ctx, createConversation, arg.WorkspaceID, arg.ShortID, arg.Channel)
-	var i CreateConversationRow
-	err := row.Scan(&i.ID, &i.CreatedAt)
-	return i, err
+func (q *Queries) CreateConversation(ctx context.Context, db DBTX, arg CreateConversationParams) (time.Time, error) {
+	row := db.QueryRow(ctx, createConversation,
+		arg.ID,
+		arg.WorkspaceID,
+		arg.ShortID,
+		arg.Channel,
+	)
+	var created_at time.Time
+	err := row.Scan(&created_at)
+	return created_at, err
 }
 
 const failStuckResponses = `-- name: FailStuckResponses :many
@@ -278,11 +279,12 @@ type InsertMessagesParams struct {
 }
 
 const insertResponse = `-- name: InsertResponse :exec
-INSERT INTO responses (workspace_id, short_id, conversation_id, status, model, background, body)
-VALUES ($1, $2, $3, $4, $5, $6, $7)
+INSERT INTO responses (id, workspace_id, short_id, conversation_id, status, model, background, body)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 `
 
 type InsertResponseParams struct {
+	ID             uuid.UUID
 	WorkspaceID    uuid.UUID
 	ShortID        string
 	ConversationID *uuid.UUID
@@ -294,6 +296,7 @@ type InsertResponseParams struct {
 
 func (q *Queries) InsertResponse(ctx context.Context, db DBTX, arg InsertResponseParams) error {
 	_, err := db.Exec(ctx, insertResponse,
+		arg.ID,
 		arg.WorkspaceID,
 		arg.ShortID,
 		arg.ConversationID,
@@ -306,16 +309,17 @@ func (q *Queries) InsertResponse(ctx context.Context, db DBTX, arg InsertRespons
 }
 
 const insertResponses = `-- name: InsertResponses :exec
-INSERT INTO responses (workspace_id, short_id, conversation_id, status, model, background, body)
-SELECT $1::uuid, r.short_id, NULLIF(r.conversation_id, '00000000-0000-0000-0000-000000000000'::uuid),
+INSERT INTO responses (id, workspace_id, short_id, conversation_id, status, model, background, body)
+SELECT r.id, $1::uuid, r.short_id, NULLIF(r.conversation_id, '00000000-0000-0000-0000-000000000000'::uuid),
        r.status, r.model, r.background, r.body
-FROM (SELECT unnest($2::text[]) AS short_id, unnest($3::uuid[]) AS conversation_id,
-             unnest($4::text[]) AS status, unnest($5::text[]) AS model,
-             unnest($6::boolean[]) AS background, unnest($7::text[]) AS body) AS r
+FROM (SELECT unnest($2::uuid[]) AS id, unnest($3::text[]) AS short_id, unnest($4::uuid[]) AS conversation_id,
+             unnest($5::text[]) AS status, unnest($6::text[]) AS model,
+             unnest($7::boolean[]) AS background, unnest($8::text[]) AS body) AS r
 `
 
 type InsertResponsesParams struct {
 	WorkspaceID     uuid.UUID
+	Ids             []uuid.UUID
 	ShortIds        []string
 	ConversationIds []uuid.UUID
 	Statuses        []string
@@ -329,6 +333,7 @@ type InsertResponsesParams struct {
 func (q *Queries) InsertResponses(ctx context.Context, db DBTX, arg InsertResponsesParams) error {
 	_, err := db.Exec(ctx, insertResponses,
 		arg.WorkspaceID,
+		arg.Ids,
 		arg.ShortIds,
 		arg.ConversationIds,
 		arg.Statuses,

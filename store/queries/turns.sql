@@ -28,8 +28,8 @@ WHERE tail_bytes <= @max_bytes::bigint
 ORDER BY seq;
 
 -- name: CreateConversation :one
-INSERT INTO conversations (workspace_id, short_id, channel) VALUES (@workspace_id, @short_id, @channel)
-RETURNING id, created_at;
+INSERT INTO conversations (id, workspace_id, short_id, channel) VALUES (@id, @workspace_id, @short_id, @channel)
+RETURNING created_at;
 
 -- name: SetConversationAgent :exec
 UPDATE conversations SET agent_id = @agent_id, labels = @labels WHERE id = @id;
@@ -46,16 +46,16 @@ INSERT INTO messages (workspace_id, conversation_id, seq, role, content, tool_ca
 VALUES (@workspace_id, @conversation_id, @seq, @role, @content, @tool_calls, @tool_results);
 
 -- name: InsertResponse :exec
-INSERT INTO responses (workspace_id, short_id, conversation_id, status, model, background, body)
-VALUES (@workspace_id, @short_id, @conversation_id, @status, @model, @background, @body);
+INSERT INTO responses (id, workspace_id, short_id, conversation_id, status, model, background, body)
+VALUES (@id, @workspace_id, @short_id, @conversation_id, @status, @model, @background, @body);
 
 -- name: InsertResponses :exec
 -- InsertResponses is InsertResponse for a batch of one workspace's responses (the group
 -- commit), in one statement; a zero conversation_id stands for none.
-INSERT INTO responses (workspace_id, short_id, conversation_id, status, model, background, body)
-SELECT @workspace_id::uuid, r.short_id, NULLIF(r.conversation_id, '00000000-0000-0000-0000-000000000000'::uuid),
+INSERT INTO responses (id, workspace_id, short_id, conversation_id, status, model, background, body)
+SELECT r.id, @workspace_id::uuid, r.short_id, NULLIF(r.conversation_id, '00000000-0000-0000-0000-000000000000'::uuid),
        r.status, r.model, r.background, r.body
-FROM (SELECT unnest(@short_ids::text[]) AS short_id, unnest(@conversation_ids::uuid[]) AS conversation_id,
+FROM (SELECT unnest(@ids::uuid[]) AS id, unnest(@short_ids::text[]) AS short_id, unnest(@conversation_ids::uuid[]) AS conversation_id,
              unnest(@statuses::text[]) AS status, unnest(@models::text[]) AS model,
              unnest(@backgrounds::boolean[]) AS background, unnest(@bodies::text[]) AS body) AS r;
 
