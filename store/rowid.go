@@ -6,7 +6,7 @@ import "github.com/google/uuid"
 // 9562), whose first 48 bits are the time in milliseconds, rather than the random v4 of
 // gen_random_uuid(). These tables grow by a few rows on every turn, and a random key lands
 // each insert on a random leaf of the primary key's B-tree (and of messages', whose key
-// begins with the conversation id), and in the foreign-key checks' lookups after it: once
+// begins with the conversation id), and so does the reference checks' lookup after it: once
 // the index outgrows the cache, every turn reads and dirties pages all over it, and each
 // page first dirtied after a checkpoint is written whole to the WAL. Time-ordered keys put
 // a batch's rows side by side at the right edge. The remaining 74 bits stay random, so ids
