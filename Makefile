@@ -4,7 +4,7 @@ SHELL := /bin/bash
 GO ?= go
 PKGS := ./...
 
-.PHONY: run build test unit screenshots chromium axe generate check-generate check-generate-openapi check-generate-sqlc lint vet bench bench-bulk tidy check-go
+.PHONY: run build test unit screenshots chromium axe wrk generate check-generate check-generate-openapi check-generate-sqlc lint vet bench bench-bulk tidy check-go
 
 # Every target says what it does (==> lines): a first run on a fresh clone spends minutes
 # downloading and compiling, and should not look stuck.
@@ -24,7 +24,7 @@ run: build
 
 # The suite's output goes through scripts/testsummary: a line per package, the output of
 # each failed test, and a last line of totals; pipefail keeps the exit status of go test.
-test: check-go check-generate lint chromium axe
+test: check-go check-generate lint chromium axe wrk
 	@echo "==> Tests: go test -race on a throwaway PostgreSQL (compiling with -race comes first: minutes on a fresh clone); a line per package as it finishes"
 	@$(GO) build -o bin/testsummary ./scripts/testsummary
 	@set -o pipefail; scripts/with-test-db.sh $(GO) test -race -count=1 -json $(PKGS) | bin/testsummary
@@ -38,6 +38,11 @@ chromium:
 axe:
 	@scripts/ensure-axe.sh
 
+# wrk, the load generator of bench/run.sh peers (Debian's package, installed if missing), for
+# bench/cmd/loadtest's test of it.
+wrk:
+	@scripts/ensure-wrk.sh
+
 # Retakes the dashboard's screenshots in docs/screenshots (phone and desktop sizes of each
 # page), through the browser tests.
 screenshots: check-go chromium axe
@@ -46,7 +51,7 @@ screenshots: check-go chromium axe
 	@DASHBOARD_SCREENSHOTS=docs/screenshots scripts/with-test-db.sh $(GO) test -count=1 -run TestWebchatWidgetInABrowser ./server/
 
 # Tests only, without the generation and vet checks.
-unit: check-go chromium axe
+unit: check-go chromium axe wrk
 	@$(GO) build -o bin/testsummary ./scripts/testsummary
 	@set -o pipefail; scripts/with-test-db.sh $(GO) test -count=1 -json $(PKGS) | bin/testsummary
 

@@ -10,8 +10,12 @@
 #                          responses on the same model, one table; 5 s rows after a 1 s warm-up;
 #                          a bare Go reverse proxy (`loadtest proxy`) in front of the mock too,
 #                          the ceiling of a Go gateway on the machine; each row with the CPU
-#                          per request of every process; the issue 17 targets drawn in
-#                          bench/out/<date>-peers/targets.svg
+#                          per request of every process; the mock called directly, the load
+#                          generator's own ceiling; the issue 17 targets drawn in
+#                          bench/out/<date>-peers/targets.svg. Its rows come from wrk (Debian's
+#                          package, installed if missing: scripts/ensure-wrk.sh), which takes a
+#                          third of vegeta's CPU per request from the machine it measures;
+#                          BENCH_GEN=vegeta runs them with vegeta, as before the twelfth pass
 #   bench/run.sh overhead  scenario 8 (issue 18): two servers of this tree at once, metrics on
 #                          (METRICS_ADDR) and tracing off vs both off, ephemeral chat at 64 clients
 #                          alternately against each, 7 rounds; the median ratio of req/s
@@ -31,7 +35,7 @@
 # the baseline runs without: with BENCH_BASELINE=HEAD it measures the cost of metrics alone.
 # Other words of BENCH_HEAD_ENV are passed to this tree's server as environment (NAME=value).
 #
-# Nothing is installed: it needs Go and the PostgreSQL server binaries, like `make test`.
+# Nothing else is installed: it needs Go and the PostgreSQL server binaries, like `make test`.
 set -euo pipefail
 mode=${1:-short}
 case "$mode" in short | full | profile | peers | overhead) ;; *)
@@ -129,6 +133,11 @@ mock=$(listening mock)
 
 peer=""
 if [ "$mode" = peers ]; then
+	gen=${BENCH_GEN:-wrk}
+	if [ "$gen" = wrk ]; then
+		scripts/ensure-wrk.sh
+		command -v wrk >/dev/null 2>&1 || { say "wrk is missing (above); BENCH_GEN=vegeta runs without it"; exit 1; }
+	fi
 	version=${BENCH_PORTKEY_VERSION:-1.15.2}
 	say "installing the Portkey gateway $version from npm into $tmp/portkey ..."
 	npm install --prefix "$tmp/portkey" --no-audit --no-fund --loglevel=error "@portkey-ai/gateway@$version" >"$tmp/npm.log" 2>&1 ||
@@ -241,7 +250,7 @@ run_plan() {
 	if [ -n "$peer" ]; then
 		# CPU per request of each process, children included (PostgreSQL's backends).
 		local cpu="server=$srvpid,postgres=$(head -n1 "$tmp/data/postmaster.pid"),mock=$mockpid,portkey=$peerpid,bare-proxy=$barepid"
-		args+=(-only 7 -peer "$peer" -bare "$bare" -cpu "$cpu")
+		args+=(-only 7 -peer "$peer" -bare "$bare" -cpu "$cpu" -gen "$gen")
 	elif [ -n "${BENCH_ONLY:-}" ]; then
 		args+=(-only "$BENCH_ONLY")
 	fi

@@ -144,10 +144,16 @@ func main() {
 	fs.StringVar(&o.peer, "peer", "", "base URL of a peer gateway (Portkey) in front of the mock, for scenario 7")
 	fs.StringVar(&o.bare, "bare", "", "scenario 7: base URL of `loadtest proxy` in front of the mock (the bare Go proxy rows)")
 	fs.StringVar(&o.cpu, "cpu", "", "scenario 7: NAME=PID,... of the processes whose CPU per request each row reports (with their children; this process is loadgen)")
+	fs.StringVar(&o.gen, "gen", "vegeta", "scenario 7: the closed-loop load generator, vegeta or wrk (a C event loop; see wrk.go)")
+	fs.StringVar(&o.wrk, "wrk", "wrk", "scenario 7 with -gen wrk: the wrk binary")
 	_ = fs.Parse(os.Args[2:])
 	p, ok := plans[o.plan]
 	if !ok || o.server == "" || o.mock == "" || o.capture == "" || o.databaseURL == "" || o.switchboard == "" {
 		fmt.Fprintln(os.Stderr, "loadtest run: -plan short|full, -server, -mock, -capture, -database-url and -switchboard are required")
+		os.Exit(2)
+	}
+	if o.gen != "vegeta" && o.gen != "wrk" {
+		fmt.Fprintf(os.Stderr, "loadtest run: -gen %q: vegeta or wrk\n", o.gen)
 		os.Exit(2)
 	}
 	watch, err := parseCPUWatch(o.cpu)
@@ -177,6 +183,8 @@ func main() {
 type options struct {
 	plan, server, mock, capture, databaseURL, switchboard, jsonOut, mdOut, only, peer string
 	server2, databaseURL2, bare, cpu                                                  string
+	// gen is scenario 7's closed-loop generator: vegeta, or the wrk binary at wrk (wrk.go).
+	gen, wrk string
 }
 
 func (o options) wants(scenario int) bool {
@@ -538,28 +546,33 @@ func fmtRatios(rs []float64) string {
 }
 
 // peers is scenario 7: the same OpenAI-protocol chat completion (beta-5.4, "Say hello.",
-// not streamed) through Switchboard, through the peer gateway (Portkey, -peer) pointed at the
-// same mock, and through a bare Go proxy (-bare, `loadtest proxy`: the ceiling of a Go
-// gateway on the machine), at 1 and 64 clients, side by side in one run; then Switchboard's
-// stored response on the same model and input (POST /v1/responses, stored: conversation,
-// messages, response, ledger and events committed before the 200), against the same Portkey
-// rows. Each row also reports the CPU per request of the processes of -cpu.
+// not streamed) sent to the mock directly (the load generator's own ceiling, as in issue 17's
+// table), through Switchboard, through the peer gateway (Portkey, -peer) pointed at the same
+// mock, and through a bare Go proxy (-bare, `loadtest proxy`: the ceiling of a Go gateway on
+// the machine), at 1 and 64 clients, side by side in one run; then Switchboard's stored
+// response on the same model and input (POST /v1/responses, stored: conversation, messages,
+// response, ledger and events committed before the 200), against the same Portkey rows. Each
+// row also reports the CPU per request of the processes of -cpu, and every row of the run
+// comes from the same generator (-gen).
 func (b *bench) peers(ctx context.Context, key, chatURL, respURL string) error {
 	model := modelOf("openai")
 	body := chatBody(model, false)
+	marker := []byte(`"finish_reason":"stop"`)
 	sb := jsonTarget(chatURL, key, body)
-	sb.expect = []byte(`"finish_reason":"stop"`)
+	sb.expect = marker
+	direct := jsonTarget(strings.TrimSuffix(b.o.mock, "/")+"/v1/chat/completions", "mock", body)
+	direct.expect = marker
 	pk := jsonTarget(strings.TrimSuffix(b.o.peer, "/")+"/v1/chat/completions", "mock", body)
 	pk.header.Set("x-portkey-provider", "openai")
 	pk.header.Set("x-portkey-custom-host", strings.TrimSuffix(b.o.mock, "/")+"/v1")
-	pk.expect = []byte(`"finish_reason":"stop"`)
+	pk.expect = marker
 	if _, err := once(http.DefaultClient, pk); err != nil {
 		return fmt.Errorf("a chat completion through the peer gateway: %w", err)
 	}
 	var bare *target
 	if b.o.bare != "" {
 		t := jsonTarget(strings.TrimSuffix(b.o.bare, "/")+"/v1/chat/completions", "mock", body)
-		t.expect = []byte(`"finish_reason":"stop"`)
+		t.expect = marker
 		if _, err := once(http.DefaultClient, t); err != nil {
 			return fmt.Errorf("a chat completion through the bare Go proxy: %w", err)
 		}
@@ -568,18 +581,28 @@ func (b *bench) peers(ctx context.Context, key, chatURL, respURL string) error {
 	peers, bares := map[int]row{}, map[int]row{}
 	for _, c := range []int{1, 64} {
 		load := fmt.Sprintf("c=%d", c)
-		closedLoop(pk, c, b.p.warm)
-		peer := b.add(b.measured("7 Portkey gateway 1.15.2 (openai)", load, pk, c))
-		settle()
+		d, err := b.warmMeasured("7 mock vendor direct (openai)", load, direct, c)
+		if err != nil {
+			return err
+		}
+		b.add(d)
+		peer, err := b.warmMeasured("7 Portkey gateway 1.15.2 (openai)", load, pk, c)
+		if err != nil {
+			return err
+		}
+		peers[c] = b.add(peer)
 		if bare != nil {
-			closedLoop(*bare, c, b.p.warm)
-			r := b.measured("7 bare Go proxy (forwards only)", load, *bare, c)
+			r, err := b.warmMeasured("7 bare Go proxy (forwards only)", load, *bare, c)
+			if err != nil {
+				return err
+			}
 			r.Note = strings.TrimSpace(fmt.Sprintf("%.2fx Portkey's req/s %s", ratioOf(r, peer), r.Note))
 			bares[c] = b.add(r)
-			settle()
 		}
-		closedLoop(sb, c, b.p.warm)
-		r := b.measured("7 Switchboard chat ephemeral (openai)", load, sb, c)
+		r, err := b.warmMeasured("7 Switchboard chat ephemeral (openai)", load, sb, c)
+		if err != nil {
+			return err
+		}
 		r.added(peer)
 		ratio := ratioOf(r, peer)
 		r.Note = strings.TrimSpace(fmt.Sprintf("%.2fx Portkey's req/s%s %s", ratio, bareNote(r, bares[c]), r.Note))
@@ -589,14 +612,14 @@ func (b *bench) peers(ctx context.Context, key, chatURL, respURL string) error {
 		}
 		r.verdict(fmt.Sprintf(">= %.0fx Portkey's req/s", want), ratio >= want)
 		b.add(r)
-		settle()
-		peers[c] = peer
 	}
 	stored := jsonTarget(respURL, key, map[string]any{"model": model, "input": "Say hello."})
 	stored.expect = []byte(`"status":"completed"`)
 	for _, c := range []int{1, 64} {
-		closedLoop(stored, c, b.p.warm)
-		r := b.measured("7 Switchboard response stored (openai)", fmt.Sprintf("c=%d", c), stored, c)
+		r, err := b.warmMeasured("7 Switchboard response stored (openai)", fmt.Sprintf("c=%d", c), stored, c)
+		if err != nil {
+			return err
+		}
 		peer := peers[c]
 		r.added(peer)
 		ratio := ratioOf(r, peer)
@@ -605,20 +628,35 @@ func (b *bench) peers(ctx context.Context, key, chatURL, respURL string) error {
 			r.verdict("> 2,000 turns/s and >= 1.5x Portkey's req/s", r.RPS > 2000 && ratio >= 1.5)
 		}
 		b.add(r)
-		settle()
 	}
 	return nil
 }
 
-// measured is a closed-loop row of c clients, with the CPU per request each watched process
-// spent during it.
-func (b *bench) measured(scenario, load string, t target, c int) row {
+// warmMeasured is a closed-loop row of c clients after a warm-up at the same load, with the
+// CPU per request each watched process spent during it, then a pause for the machine to
+// settle. The caller adds it to the table, once it has written its ratios.
+func (b *bench) warmMeasured(scenario, load string, t target, c int) (row, error) {
+	if _, err := b.closed(t, c, b.p.warm); err != nil {
+		return row{}, err
+	}
 	before := b.watch.snapshot()
-	s := closedLoop(t, c, b.p.sweep)
+	s, err := b.closed(t, c, b.p.sweep)
+	if err != nil {
+		return row{}, err
+	}
 	after := b.watch.snapshot()
-	r := rowOf(scenario, load, "closed", s)
+	r := rowOf(scenario, load, "closed, "+b.o.gen, s)
 	r.CPU = perRequest(before, after, s.ok+s.errs)
-	return r
+	settle()
+	return r, nil
+}
+
+// closed is a closed loop of c clients for d from scenario 7's generator (-gen).
+func (b *bench) closed(t target, c int, d time.Duration) (*sample, error) {
+	if b.o.gen == "wrk" {
+		return wrkLoop(b.o.wrk, t, c, d)
+	}
+	return closedLoop(t, c, d), nil
 }
 
 // ratioOf is r's req/s over base's (0 when base did not run).

@@ -16,6 +16,9 @@ type sample struct {
 	elapsed  time.Duration
 	firstErr string
 	errKinds map[string]int
+	// quantiles, when lat is empty, are the percentiles (and 1: the maximum) of a run whose
+	// generator reported those rather than every latency (wrk.go).
+	quantiles map[float64]time.Duration
 }
 
 func (s *sample) fail(msg string) {
@@ -45,7 +48,7 @@ func (s *sample) finish() *sample {
 // pct is the nearest-rank percentile (q in 0..1) of the successful operations.
 func (s *sample) pct(q float64) time.Duration {
 	if len(s.lat) == 0 {
-		return 0
+		return s.quantiles[q]
 	}
 	i := int(math.Ceil(q*float64(len(s.lat)))) - 1
 	return s.lat[min(max(i, 0), len(s.lat)-1)]
@@ -53,7 +56,7 @@ func (s *sample) pct(q float64) time.Duration {
 
 func (s *sample) max() time.Duration {
 	if len(s.lat) == 0 {
-		return 0
+		return s.quantiles[1]
 	}
 	return s.lat[len(s.lat)-1]
 }
