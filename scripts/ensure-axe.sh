@@ -15,18 +15,7 @@ if [ -s "$dir/axe.min.js" ]; then
 	exit 0
 fi
 if ! command -v npm >/dev/null 2>&1; then
-	sudo=""
-	if [ "$(id -u)" != 0 ]; then
-		if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo="sudo -n"; else sudo=none; fi
-	fi
-	if [ "$sudo" = none ] || ! command -v apt-get >/dev/null 2>&1; then
-		echo "==> npm is missing: install it (Debian: apt-get install npm) for the accessibility checks of the browser tests" >&2
-		exit 0
-	fi
-	echo "==> Installing Debian's npm to fetch axe-core for the browser tests (apt-get; a minute or two)" >&2
-	export DEBIAN_FRONTEND=noninteractive
-	$sudo apt-get update -qq >&2
-	$sudo apt-get install -y -qq --no-install-recommends npm >&2
+	"$(dirname "$0")/debian-install.sh" "fetching axe-core for the browser tests (a minute or two)" npm || { [ $? -eq 2 ] && exit 0; }
 fi
 echo "==> Fetching axe-core $VERSION from the npm registry into $dir (the accessibility checks of the browser tests)" >&2
 tmp=$(mktemp -d)
