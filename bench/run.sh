@@ -77,18 +77,9 @@ trap 'exit 130' INT TERM
 
 say() { echo "bench: $*" >&2; }
 
-# port prints a port nothing listens on, below the kernel's ephemeral range, so no outgoing
-# connection can hold it either (scripts/freeport.sh may return a port of that range).
+# port prints a port nothing listens on, outside the kernel's ephemeral range
+# (scripts/freeport.sh).
 port() {
-	local lo hi p
-	read -r lo hi </proc/sys/net/ipv4/ip_local_port_range
-	for _ in $(seq 1 200); do
-		p=$((20000 + RANDOM % (lo > 21000 ? lo - 20000 : 1000)))
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-			echo "$p"
-			return
-		fi
-	done
 	"$scripts/freeport.sh"
 }
 
