@@ -15,9 +15,9 @@ import (
 
 // wrk (https://github.com/wg/wrk, Debian's `wrk`) drives scenario 7's closed-loop rows when
 // loadtest run -gen wrk (bench/run.sh peers does). On two vCPUs the load generator's CPU is
-// taken from the processes it measures: vegeta, a Go library, spends 100–120 µs of CPU per
-// request there, a third of the server's own cost in an ephemeral turn; wrk, an event loop in
-// C, about 35. Issue 17's reference table implies a generator of wrk's kind: its mock called
+// taken from the processes it measures: vegeta, a Go library, spent 89–120 µs of CPU per
+// request in the ephemeral row at 64 clients, a third of the server's own cost there; wrk, an
+// event loop in C, 39–48 (docs/benchmarks.md, twelfth pass). Issue 17's reference table implies a generator of wrk's kind: its mock called
 // directly answers 76,500 req/s at 64 clients, which vegeta's own cost would not allow on two
 // vCPUs. Each connection is one client: wrk sends its next request when the previous answer
 // has been read, as vegeta's closed loop does.
