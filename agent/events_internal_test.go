@@ -50,6 +50,12 @@ func TestEventDataEncodesAsTheMapsDid(t *testing.T) {
 				spend["conversation_id"] = ref
 			}
 			requireSameJSON(t, spend, spendEvent(&tc.out, 5_000_000_000).Data)
+
+			// The group commit's form, once the store has written the balance in, is the same bytes.
+			whole, err := json.Marshal(spendEvent(&tc.out, 5_000_000_000).Data)
+			require.NoError(t, err)
+			deferred := spendAfterCharge(&tc.out).Data.(store.AfterCharge)
+			require.Equal(t, string(whole), deferred.Head+money.FormatUSD(5_000_000_000)+deferred.Tail)
 		})
 	}
 	requireSameJSON(t, map[string]any{"conversation_id": "mc-abc", "channel": "api"}, createdEvent(*conv).Data)

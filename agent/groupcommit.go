@@ -27,8 +27,8 @@ import (
 //     statement per continued conversation, every response object and Idempotency-Key; a
 //     parked action or a finished background response costs a round trip each. Then the
 //     settlement of all the batch's units happens at once (store.Tx.SettleWorkspaces): per
-//     workspace one row update for their total spend and one range of event cursors, every
-//     ledger row and event in one pipelined batch. Each ledger row and spend.recorded event
+//     workspace one statement with one row update for their total spend, one range of event
+//     cursors, every ledger row and event; all of it travels with COMMIT. Each ledger row and spend.recorded event
 //     carries the balance after its own charge, as if the turns had been settled one by one
 //     in the batch's order; cursors stay gap-free and in commit order across replicas (the
 //     workspace rows are locked until COMMIT, as with Settle).
@@ -227,8 +227,8 @@ func (g *GroupCommit) drain() {
 	g.batches.Wait()
 }
 
-// commit writes the batch in one pipelined transaction (store.Pipelined: two round trips
-// for new turns) and wakes its units; if that fails, each unit is written again alone. It
+// commit writes the batch in one pipelined transaction (store.Pipelined: one round trip for
+// new turns) and wakes its units; if that fails, each unit is written again alone. It
 // returns the announcements of what committed, for after the slot is free.
 func (g *GroupCommit) commit(batch []*commitUnit) (announce func()) {
 	ctx := context.Background()

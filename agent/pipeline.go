@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -111,7 +112,6 @@ type Outcome struct {
 	Usage           llm.Usage
 	Model           catalog.Model
 	CostNanoUSD     int64
-	BalanceNanoUSD  int64
 	Steps           int
 	// Parked are the actions the turn parked for confirmation, written when it commits.
 	Parked []store.PendingAction
@@ -414,16 +414,12 @@ func writeRecord(ctx context.Context, tx *store.Tx, t Turn, rec store.TurnRecord
 // settlement is what Pipeline.settle writes for the unit, for Tx.SettleMany: the charge, the
 // turn's events, spend.recorded with the balance after this charge, then the record's events.
 func (u *commitUnit) settlement() store.Settlement {
-	out := u.out
-	charge := chargeOf(out)
-	return store.Settlement{Charge: charge, Build: func(balance int64) []store.NewEvent {
-		out.BalanceNanoUSD = balance
-		all := append([]store.NewEvent(nil), u.events...)
-		if charge != nil {
-			all = append(all, spendEvent(out, balance))
-		}
-		return append(all, u.recorded...)
-	}}
+	charge := chargeOf(u.out)
+	all := append([]store.NewEvent(nil), u.events...)
+	if charge != nil {
+		all = append(all, spendAfterCharge(u.out))
+	}
+	return store.Settlement{Charge: charge, Events: append(all, u.recorded...)}
 }
 
 // completedEvent is the turn.completed event of a turn.
@@ -508,14 +504,13 @@ func turnMessages(t Turn, produced []llm.Message) []llm.Message {
 // spend.recorded carrying the balance after the charge, before the recorded events.
 func (p *Pipeline) settle(ctx context.Context, tx *store.Tx, workspaceID uuid.UUID, out *Outcome, events, after []store.NewEvent) error {
 	charge := chargeOf(out)
-	balance, _, err := tx.Settle(ctx, workspaceID, charge, func(balance int64) []store.NewEvent {
+	_, _, err := tx.Settle(ctx, workspaceID, charge, func(balance int64) []store.NewEvent {
 		all := append([]store.NewEvent(nil), events...)
 		if charge != nil {
 			all = append(all, spendEvent(out, balance))
 		}
 		return append(all, after...)
 	})
-	out.BalanceNanoUSD = balance
 	return err
 }
 
@@ -535,6 +530,17 @@ func chargeOf(out *Outcome) *store.Charge {
 func spendEvent(out *Outcome, balance int64) store.NewEvent {
 	return store.NewEvent{Type: "spend.recorded", Data: spendData{AmountUSD: json.Number(money.FormatUSD(out.CostNanoUSD)),
 		BalanceUSD: json.Number(money.FormatUSD(balance)), Category: "model_usage", ConversationID: conversationRef(out)}}
+}
+
+// spendAfterCharge is spendEvent with the balance left for Tx.SettleMany to write in, which
+// knows it only once the database has taken the workspace's lock: the same bytes once it has.
+func spendAfterCharge(out *Outcome) store.NewEvent {
+	b, _ := json.Marshal(spendData{AmountUSD: json.Number(money.FormatUSD(out.CostNanoUSD)), BalanceUSD: "0",
+		Category: "model_usage", ConversationID: conversationRef(out)})
+	// The data begins {"amount_usd":<digits>,"balance_usd":0, so this is the first match.
+	const member = `"balance_usd":`
+	head, tail, _ := strings.Cut(string(b), member+"0")
+	return store.NewEvent{Type: "spend.recorded", Data: store.AfterCharge{Head: head + member, Tail: tail}}
 }
 
 // failed meters what a failed turn already consumed and turns the failure into the error

@@ -79,15 +79,12 @@ func settle(ctx context.Context, tx *store.Tx, batch []*deferredSpend) error {
 
 // settlementOf is what Pipeline.settle would write for the turn.
 func settlementOf(d *deferredSpend) store.Settlement {
-	out := &d.out
-	charge := chargeOf(out)
-	return store.Settlement{Charge: charge, Build: func(balance int64) []store.NewEvent {
-		all := append([]store.NewEvent(nil), d.events...)
-		if charge != nil {
-			all = append(all, spendEvent(out, balance))
-		}
-		return all
-	}}
+	charge := chargeOf(&d.out)
+	all := append([]store.NewEvent(nil), d.events...)
+	if charge != nil {
+		all = append(all, spendAfterCharge(&d.out))
+	}
+	return store.Settlement{Charge: charge, Events: all}
 }
 
 // NewWriteBehind starts the committer of p's ephemeral turns, flushing at most interval after

@@ -6,6 +6,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"switchboard/gen/dbsqlc"
 )
 
 // errQueueOnly is returned when something other than an :exec query is given to a
@@ -59,18 +61,70 @@ type errRow struct{}
 func (errRow) Scan(...any) error { return errQueueOnly }
 
 // affectsRows is a batchQueue whose statements fail as not found (what names the missing
-// thing) when their results are read and they affected no row.
+// thing) when they fail so in the database (raise_not_found) or, once their results are read,
+// affected no row. Only the first holds in a pipelined transaction whose batch travels with
+// COMMIT: by the time this process reads a count, the transaction has committed.
 type affectsRows struct {
 	batchQueue
 	what string
 }
 
 func (a affectsRows) Exec(_ context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	a.batch.Queue(sql, args...).Exec(func(ct pgconn.CommandTag) error {
+	a.batch.Queue(sql, args...).Fn = func(br pgx.BatchResults) error {
+		ct, err := br.Exec()
+		if err != nil {
+			return notFound(a.what, err)
+		}
 		if ct.RowsAffected() == 0 {
 			return &NotFoundError{What: a.what}
 		}
 		return nil
-	})
+	}
 	return pgconn.CommandTag{}, nil
+}
+
+// queueRow queues a generated :one query in batch and reads its row only when the batch's
+// results are read: in a pipelined transaction (Store.Pipelined), with COMMIT, so that no
+// round trip to this process happens between the statement and the commit. run calls the
+// generated method with the DBTX it is given, twice: first to queue the statement (the row it
+// gets back then is empty: run must ignore it when got is false), then, once the row has
+// come, to scan it (got is true), still through the generated code.
+func queueRow(batch *pgx.Batch, run func(db dbsqlc.DBTX, got bool) error) error {
+	q := &rowQueue{batchQueue: batchQueue{batch}}
+	if err := run(q, false); err != nil {
+		return err
+	}
+	if q.queued == nil {
+		return errors.New("store: queueRow's run queued no query")
+	}
+	q.queued.QueryRow(func(row pgx.Row) error { return run(gotRow{row}, true) })
+	return nil
+}
+
+// rowQueue is queueRow's DBTX while queueing: it queues the one QueryRow it is given.
+type rowQueue struct {
+	batchQueue
+	queued *pgx.QueuedQuery
+}
+
+func (q *rowQueue) QueryRow(_ context.Context, sql string, args ...any) pgx.Row {
+	q.queued = q.batch.Queue(sql, args...)
+	return emptyRow{}
+}
+
+// emptyRow scans nothing: the row comes later (queueRow).
+type emptyRow struct{}
+
+func (emptyRow) Scan(...any) error { return nil }
+
+// gotRow is queueRow's DBTX once the row has come: QueryRow hands it over.
+type gotRow struct{ row pgx.Row }
+
+func (g gotRow) Exec(context.Context, string, ...any) (pgconn.CommandTag, error) {
+	return pgconn.CommandTag{}, errQueueOnly
+}
+func (g gotRow) Query(context.Context, string, ...any) (pgx.Rows, error) { return nil, errQueueOnly }
+func (g gotRow) QueryRow(context.Context, string, ...any) pgx.Row        { return g.row }
+func (g gotRow) CopyFrom(context.Context, pgx.Identifier, []string, pgx.CopyFromSource) (int64, error) {
+	return 0, errQueueOnly
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"switchboard/gen/dbsqlc"
+	"switchboard/money"
 	"switchboard/shortid"
 )
 
@@ -110,26 +111,36 @@ func (t *Tx) Settle(ctx context.Context, workspaceID uuid.UUID, charge *Charge, 
 	return balance, events, nil
 }
 
-// Settlement is one charge and the events that go with it, for SettleMany. Build gets the
-// balance right after this charge.
+// Settlement is one charge (none when Charge is nil) and the events that go with it, for
+// SettleMany. An event whose Data is an AfterCharge carries the workspace's balance right
+// after this charge.
 type Settlement struct {
 	Charge *Charge
-	Build  func(balanceAfter int64) []NewEvent
+	Events []NewEvent
 }
 
-// SettleMany is Settle for several settlements of one workspace at once (the write-behind
-// batch): one workspace-row update for their total, one cursor range for all their events,
-// and every ledger row and event in one pipelined batch. Each ledger row and spend event
-// carries the balance after its own charge, as if they had been settled one by one in order.
+// AfterCharge is the data of an event that reports the workspace's balance right after its
+// settlement's charge (spend.recorded's balance_usd), for SettleMany: the data is Head, the
+// balance in USD as a JSON number (money.FormatUSD's text), then Tail. The balance is known
+// only once the database has taken the workspace's lock, and SettleMany has the database
+// write it in (format_usd, migration 0022), in the statement that takes the lock.
+type AfterCharge struct{ Head, Tail string }
+
+// SettleMany is Settle for several settlements of one workspace at once (the group commit,
+// the write-behind flush): one workspace-row update for their total, one cursor range for
+// all their events, every ledger row and event, in one statement (SettleWorkspace). Each
+// ledger row and AfterCharge event carries the balance after its own charge, as if they had
+// been settled one by one in order.
+//
+// Nothing is read back before the transaction goes on: in a pipelined transaction the
+// statement travels with COMMIT, so the workspace's row is locked only while PostgreSQL
+// writes the batch and commits it, not while a round trip to this process and its goroutine
+// wait their turn for the CPU (every other batch of the workspace waits that long). The
+// events' cursors, the announcements and the revocations are filled in as the row comes;
+// a workspace that is gone fails the transaction as not found.
 func (t *Tx) SettleMany(ctx context.Context, workspaceID uuid.UUID, items []Settlement) error {
-	total := totalOf(items)
-	locked, err := t.sql.LockWorkspaceForSettle(ctx, t.db, dbsqlc.LockWorkspaceForSettleParams{ID: workspaceID, Cost: total})
-	if err != nil {
-		return notFound("workspace", err)
-	}
 	batch := &pgx.Batch{}
-	if err := t.queueSettleMany(ctx, batchQueue{batch}, workspaceID, dbsqlc.ChargeWorkspacesRow{ID: workspaceID, BalanceNanoUSD: locked.BalanceNanoUSD,
-		EventSeq: locked.EventSeq, MonthlyCapNanoUSD: locked.MonthlyCapNanoUSD, MonthSpendNanoUSD: locked.MonthSpendNanoUSD}, total, items); err != nil {
+	if err := t.queueSettleMany(batch, workspaceID, items); err != nil {
 		return err
 	}
 	return t.db.SendBatch(ctx, batch).Close()
@@ -145,59 +156,91 @@ func totalOf(items []Settlement) int64 {
 	return total
 }
 
-// queueSettleMany queues SettleMany's writes for a workspace already charged total (locked:
-// its row after the charge): each ledger row with the balance after its own charge, then every
-// event with one cursor range.
-func (t *Tx) queueSettleMany(ctx context.Context, b batchQueue, workspaceID uuid.UUID, locked dbsqlc.ChargeWorkspacesRow, total int64, items []Settlement) error {
-	if total > 0 && (locked.BalanceNanoUSD <= 0 && locked.BalanceNanoUSD+total > 0 ||
-		CapReached(locked.MonthlyCapNanoUSD, locked.MonthSpendNanoUSD) && !CapReached(locked.MonthlyCapNanoUSD, locked.MonthSpendNanoUSD-total)) {
-		t.moneyChanged = append(t.moneyChanged, workspaceID)
-	}
-	balance := locked.BalanceNanoUSD + total // before the first charge
-	var all []NewEvent
-	ledger := dbsqlc.InsertLedgersParams{WorkspaceID: workspaceID}
+// queueSettleMany queues SettleMany's statement in batch.
+func (t *Tx) queueSettleMany(batch *pgx.Batch, workspaceID uuid.UUID, items []Settlement) error {
+	total := totalOf(items)
+	p := dbsqlc.SettleWorkspaceParams{ID: workspaceID, Cost: total, CreatedAt: time.Now().UTC().Truncate(time.Microsecond)}
+	var events []Event // without their cursors until the row comes
+	after := total     // the charges after the current one: its balance is the batch's plus this
 	for _, it := range items {
 		if c := it.Charge; c != nil {
-			balance -= c.AmountNanoUSD
-			addLedgerRow(&ledger, c, balance)
+			after -= c.AmountNanoUSD
+			addSettledLedgerRow(&p, c, after)
 		}
-		all = append(all, it.Build(balance)...)
-	}
-	if len(ledger.Amounts) > 0 { // one statement for the batch's rows, not one per charge
-		if err := t.sql.InsertLedgers(ctx, b, ledger); err != nil {
-			return err
+		for _, e := range it.Events {
+			ev, err := addSettledEvent(&p, workspaceID, e, after)
+			if err != nil {
+				return err
+			}
+			events = append(events, ev)
 		}
 	}
-	if len(all) == 0 {
+	p.EventCount = int64(len(events))
+	return queueRow(batch, func(db dbsqlc.DBTX, got bool) error {
+		row, err := t.sql.SettleWorkspace(context.Background(), db, p)
+		if !got || err != nil {
+			return notFound("workspace", err)
+		}
+		t.settled(workspaceID, total, row, p, events)
 		return nil
-	}
-	events, err := envelopes(workspaceID, locked.EventSeq, all)
-	if err != nil {
-		return err
-	}
-	if err := t.queueEvents(ctx, b, workspaceID, events); err != nil {
-		return err
-	}
-	for _, e := range events {
-		t.notices = append(t.notices, notice(e))
-	}
-	return nil
+	})
 }
 
-// addLedgerRow adds the ledger row of charge c, leaving the balance at balanceAfter.
-func addLedgerRow(p *dbsqlc.InsertLedgersParams, c *Charge, balanceAfter int64) {
-	var conversation uuid.UUID // the zero UUID: none (InsertLedgers)
+// addSettledLedgerRow adds the ledger row of charge c to p, after which the batch still
+// charges after.
+func addSettledLedgerRow(p *dbsqlc.SettleWorkspaceParams, c *Charge, after int64) {
+	var conversation uuid.UUID // the zero UUID: none (SettleWorkspace)
 	if c.ConversationID != nil {
 		conversation = *c.ConversationID
 	}
-	p.Ids = append(p.Ids, newRowID())
-	p.Amounts = append(p.Amounts, -c.AmountNanoUSD)
-	p.BalancesAfter = append(p.BalancesAfter, balanceAfter)
-	p.Categories = append(p.Categories, c.Category)
-	p.Models = append(p.Models, c.Model)
-	p.InputTokens = append(p.InputTokens, c.InputTokens)
-	p.OutputTokens = append(p.OutputTokens, c.OutputTokens)
-	p.ConversationIds = append(p.ConversationIds, conversation)
+	p.LedgerIds, p.ConversationIds = append(p.LedgerIds, newRowID()), append(p.ConversationIds, conversation)
+	p.Amounts, p.BalanceOffsets = append(p.Amounts, -c.AmountNanoUSD), append(p.BalanceOffsets, after)
+	p.Categories, p.Models = append(p.Categories, c.Category), append(p.Models, c.Model)
+	p.InputTokens, p.OutputTokens = append(p.InputTokens, c.InputTokens), append(p.OutputTokens, c.OutputTokens)
+}
+
+// addSettledEvent adds e to p and returns it with its envelope (the head of it, for an
+// AfterCharge event: settled completes it). after is what the batch charges after e's charge.
+func addSettledEvent(p *dbsqlc.SettleWorkspaceParams, workspaceID uuid.UUID, e NewEvent, after int64) (Event, error) {
+	ev := Event{WorkspaceID: workspaceID, ShortID: shortid.New(shortid.Event), Type: e.Type, CreatedAt: p.CreatedAt}
+	ac, balanced := e.Data.(AfterCharge)
+	data := e.Data
+	if balanced {
+		data = json.RawMessage(`null`) // the data is last: the envelope ends `null}`
+	}
+	body, err := json.Marshal(envelope{ID: ev.ShortID, Type: e.Type, WorkspaceID: workspaceID.String(), CreatedAt: ev.CreatedAt, Data: data})
+	if err != nil {
+		return Event{}, err
+	}
+	head, tail := string(body), ""
+	if balanced {
+		head, tail = head[:len(head)-len(`null}`)]+ac.Head, ac.Tail+"}"
+	}
+	ev.Envelope = []byte(head)
+	p.EventNumbers, p.EventShortIds, p.EventTypes = append(p.EventNumbers, int64(len(p.EventNumbers)+1)), append(p.EventShortIds, ev.ShortID), append(p.EventTypes, e.Type)
+	p.EnvelopeHeads, p.EnvelopeTails = append(p.EnvelopeHeads, head), append(p.EnvelopeTails, tail)
+	p.HasBalance, p.EventBalanceOffsets = append(p.HasBalance, balanced), append(p.EventBalanceOffsets, after)
+	return ev, nil
+}
+
+// settled takes in SettleWorkspace's row: the events get their cursors and whole envelopes
+// and are announced after the commit, a charge that stopped the workspace is pushed to the
+// replicas, and the relays are woken if a dispatch row was written.
+func (t *Tx) settled(workspaceID uuid.UUID, total int64, row dbsqlc.SettleWorkspaceRow, p dbsqlc.SettleWorkspaceParams, events []Event) {
+	if total > 0 && (row.BalanceNanoUSD <= 0 && row.BalanceNanoUSD+total > 0 ||
+		CapReached(row.MonthlyCapNanoUSD, row.MonthSpendNanoUSD) && !CapReached(row.MonthlyCapNanoUSD, row.MonthSpendNanoUSD-total)) {
+		t.moneyChanged = append(t.moneyChanged, workspaceID) // replicas that cached its keys must read it again
+	}
+	if row.Dispatched > 0 {
+		t.dispatched = true
+	}
+	for i, e := range events {
+		e.Seq = row.FirstSeq + p.EventNumbers[i]
+		if p.HasBalance[i] {
+			e.Envelope = []byte(p.EnvelopeHeads[i] + money.FormatUSD(row.BalanceNanoUSD+p.EventBalanceOffsets[i]) + p.EnvelopeTails[i])
+		}
+		t.notices = append(t.notices, notice(e))
+	}
 }
 
 // queueSettle queues Settle's writes: the ledger row, then the events and their dispatch

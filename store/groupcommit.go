@@ -121,40 +121,19 @@ func (t *Tx) InsertTurnRecords(ctx context.Context, workspaceIDs []uuid.UUID, re
 }
 
 // SettleWorkspaces is SettleMany for several workspaces at once (the group commit of a batch
-// spanning workspaces), in three round trips whatever their number: their rows locked in id
-// order, one UPDATE charging each its total, one pipelined batch of every ledger row and
-// event. In a pipelined transaction the lock travels with the UPDATE, and the last batch
-// with COMMIT. items[i] are the settlements of workspaceIDs[i], which must be distinct.
+// spanning workspaces), in one pipelined batch whatever their number: their rows locked in id
+// order, then each settled by its own statement (SettleWorkspace). In a pipelined transaction
+// all of it travels with COMMIT. items[i] are the settlements of workspaceIDs[i], which must
+// be distinct.
 func (t *Tx) SettleWorkspaces(ctx context.Context, workspaceIDs []uuid.UUID, items [][]Settlement) error {
-	if len(workspaceIDs) == 1 {
-		return t.SettleMany(ctx, workspaceIDs[0], items[0])
-	}
-	lock := &pgx.Batch{} // in a pipelined transaction, it travels with ChargeWorkspaces
-	if err := t.sql.LockWorkspacesInOrder(ctx, batchQueue{lock}, workspaceIDs); err != nil {
-		return err
-	}
-	if err := t.db.SendBatch(ctx, lock).Close(); err != nil {
-		return err
-	}
-	totals := make([]int64, len(items))
-	for i, it := range items {
-		totals[i] = totalOf(it)
-	}
-	rows, err := t.sql.ChargeWorkspaces(ctx, t.db, dbsqlc.ChargeWorkspacesParams{Ids: workspaceIDs, Costs: totals})
-	if err != nil {
-		return err
-	}
-	locked := make(map[uuid.UUID]dbsqlc.ChargeWorkspacesRow, len(rows))
-	for _, r := range rows {
-		locked[r.ID] = r
-	}
 	batch := &pgx.Batch{}
-	for i, ws := range workspaceIDs {
-		row, ok := locked[ws]
-		if !ok {
-			return &NotFoundError{What: "workspace"}
+	if len(workspaceIDs) > 1 {
+		if err := t.sql.LockWorkspacesInOrder(ctx, batchQueue{batch}, workspaceIDs); err != nil {
+			return err
 		}
-		if err := t.queueSettleMany(ctx, batchQueue{batch}, ws, row, totals[i], items[i]); err != nil {
+	}
+	for i, ws := range workspaceIDs {
+		if err := t.queueSettleMany(batch, ws, items[i]); err != nil {
 			return err
 		}
 	}

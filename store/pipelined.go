@@ -21,9 +21,12 @@ import (
 //     and travels with it. Its errors are that statement's.
 //   - COMMIT travels with whatever still waits.
 //
-// A batch of new turns thus costs two round trips: its writes with the workspace's lock and
-// charge, then the ledger rows and events with COMMIT. The transaction takes no savepoints
-// (nothing the group commit runs needs one) and cannot be handed to the job queue (Pgx).
+// A batch of new turns thus costs one round trip: its writes and its settlement (the
+// workspace's lock, charge, ledger rows and events: Tx.SettleMany) travel with COMMIT. A
+// statement that travels with COMMIT must fail in the database for the transaction to roll
+// back (raise_not_found, migration 0022): a check made here of its result would come after
+// the commit. The transaction takes no savepoints (nothing the group commit runs needs one)
+// and cannot be handed to the job queue (Pgx).
 //
 // Revocations (a charge that stopped its workspace) are announced before Pipelined returns,
 // so that no request following an answer is served from this process's cached state. The

@@ -1,9 +1,12 @@
 package store_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,11 +49,20 @@ func recordsOf(turns []*store.TurnWrite) ([]uuid.UUID, []store.TurnRecord) {
 	return workspaces, records
 }
 
+// spend is a settlement of cost and its spend.recorded event, which carries the balance
+// after the charge.
 func spend(cost int64) store.Settlement {
 	return store.Settlement{Charge: &store.Charge{AmountNanoUSD: cost, Category: "model_usage", Model: "m"},
-		Build: func(balance int64) []store.NewEvent {
-			return []store.NewEvent{{Type: "spend.recorded", Data: map[string]any{"balance": balance}}}
-		}}
+		Events: []store.NewEvent{{Type: "spend.recorded", Data: store.AfterCharge{Head: `{"balance_usd":`, Tail: `,"cost":` + strconv.FormatInt(cost, 10) + `}`}}}}
+}
+
+// eventData is the data of the workspace's events, in cursor order.
+func eventData(t *testing.T, s *store.Store, ws uuid.UUID) []string {
+	t.Helper()
+	var data []string
+	require.NoError(t, s.Pool().QueryRow(context.Background(),
+		`SELECT coalesce(array_agg(envelope::jsonb->>'data' ORDER BY seq), '{}') FROM events WHERE workspace_id = $1`, ws).Scan(&data))
+	return data
 }
 
 func count(t *testing.T, s *store.Store, sql string, args ...any) int {
@@ -60,11 +72,12 @@ func count(t *testing.T, s *store.Store, sql string, args ...any) int {
 	return n
 }
 
-// TestPipelinedTurnsTravelInTwoRoundTrips: a batch of new turns (conversations, messages,
-// responses, their settlement) reaches PostgreSQL in two round trips, its writes with the
-// workspace's lock and charge, then the ledger rows and events with COMMIT; all of it is
-// there afterwards, and its events are announced only when the caller runs announce.
-func TestPipelinedTurnsTravelInTwoRoundTrips(t *testing.T) {
+// TestPipelinedTurnsTravelInOneRoundTrip: a batch of new turns (conversations, messages,
+// responses, their settlement) reaches PostgreSQL in one round trip, with COMMIT, so nothing
+// waits on this process while the workspace is locked; all of it is there afterwards, each
+// spend event with the balance after its charge, and its events are announced (cursors and
+// whole envelopes) only when the caller runs announce.
+func TestPipelinedTurnsTravelInOneRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	s, w := pipeWorkspace(t, 1000)
 	listener, err := s.Pool().Acquire(ctx)
@@ -91,9 +104,9 @@ func TestPipelinedTurnsTravelInTwoRoundTrips(t *testing.T) {
 		return err
 	})
 	require.NoError(t, err)
-	require.Equal(t, 0, beforeSettle, "the turns' writes wait for the workspace's lock")
-	require.Equal(t, 1, afterSettle, "the writes travel with the lock and charge")
-	require.Equal(t, 2, store.RoundTrips(txn), "the ledger rows and events travel with COMMIT")
+	require.Equal(t, 0, beforeSettle, "the turns' writes wait")
+	require.Equal(t, 0, afterSettle, "the settlement waits too")
+	require.Equal(t, 1, store.RoundTrips(txn), "all of it travels with COMMIT")
 
 	for _, turn := range turns {
 		require.Equal(t, 1, count(t, s, `SELECT count(*) FROM conversations WHERE id = $1 AND short_id = $2 AND message_seq = $3`,
@@ -110,7 +123,7 @@ func TestPipelinedTurnsTravelInTwoRoundTrips(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(700), got.BalanceNanoUSD)
 	require.Equal(t, 2, count(t, s, `SELECT count(*) FROM ledger WHERE workspace_id = $1`, w.ID))
-	require.Equal(t, 2, count(t, s, `SELECT count(*) FROM events WHERE workspace_id = $1`, w.ID))
+	require.Equal(t, []string{`{"cost": 100, "balance_usd": 0.0000009}`, `{"cost": 200, "balance_usd": 0.0000007}`}, eventData(t, s, w.ID))
 
 	quiet, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel()
@@ -121,7 +134,14 @@ func TestPipelinedTurnsTravelInTwoRoundTrips(t *testing.T) {
 	defer cancel2()
 	n, err := listener.Conn().WaitForNotification(heard)
 	require.NoError(t, err)
-	require.Contains(t, n.Payload, w.ID.String())
+	notices, err := store.DecodeNotices([]byte(n.Payload))
+	require.NoError(t, err)
+	require.Len(t, notices, 2)
+	for i, want := range []string{`"balance_usd":0.0000009,"cost":100}`, `"balance_usd":0.0000007,"cost":200}`} {
+		require.Equal(t, w.ID, notices[i].WorkspaceID)
+		require.Equal(t, int64(i+1), notices[i].Seq)
+		require.True(t, strings.HasSuffix(string(notices[i].Envelope), `"data":{`+want+`}`), string(notices[i].Envelope))
+	}
 }
 
 // TestPipelinedErrorRollsBackTheBatch: a write that waits fails with the statement it
@@ -160,6 +180,34 @@ func TestPipelinedErrorRollsBackTheBatch(t *testing.T) {
 	}
 }
 
+// TestPipelinedGoneWorkspaceRollsBackTheBatch: the settlement travels with COMMIT, so a
+// workspace that is gone must fail it in the database: the other workspace's charge, settled
+// in the same batch with nothing else written (a write-behind flush), is rolled back too, and
+// the error is the store's not-found.
+func TestPipelinedGoneWorkspaceRollsBackTheBatch(t *testing.T) {
+	ctx := context.Background()
+	s, w := pipeWorkspace(t, 1000)
+	var txn *store.Tx
+	_, err := s.Pipelined(ctx, func(tx *store.Tx) error {
+		txn = tx
+		ids := []uuid.UUID{w.ID, uuid.New()}
+		if bytes.Compare(ids[0][:], ids[1][:]) > 0 {
+			ids[0], ids[1] = ids[1], ids[0]
+		}
+		return tx.SettleWorkspaces(ctx, ids, [][]store.Settlement{{spend(100)}, {spend(100)}})
+	})
+	require.ErrorIs(t, err, store.ErrNotFound)
+	var nf *store.NotFoundError
+	require.ErrorAs(t, err, &nf)
+	require.Equal(t, "workspace", nf.What)
+	require.Equal(t, 1, store.RoundTrips(txn))
+	got, err := s.WorkspaceByName(ctx, "pipe")
+	require.NoError(t, err)
+	require.Equal(t, int64(1000), got.BalanceNanoUSD, "rolled back")
+	require.Zero(t, count(t, s, `SELECT count(*) FROM ledger`))
+	require.Zero(t, count(t, s, `SELECT count(*) FROM events`))
+}
+
 // TestPipelinedNotFoundKeepsTheTransaction: a row that is not there is an answer, not a
 // failure: the transaction goes on and commits.
 func TestPipelinedNotFoundKeepsTheTransaction(t *testing.T) {
@@ -186,7 +234,8 @@ func TestPipelinedNotFoundKeepsTheTransaction(t *testing.T) {
 
 // TestPipelinedContinuedConversations: turns continuing conversations (two of one, one of
 // another) number their messages after what the conversations hold, in the order given, in
-// the same two round trips; a conversation that is gone fails the batch as not found.
+// the same round trip; a conversation that is gone fails the batch as not found, and rolls it
+// back although it travelled with COMMIT.
 func TestPipelinedContinuedConversations(t *testing.T) {
 	ctx := context.Background()
 	s, w := pipeWorkspace(t, 1000)
@@ -206,7 +255,7 @@ func TestPipelinedContinuedConversations(t *testing.T) {
 		return tx.SettleMany(ctx, w.ID, []store.Settlement{spend(1)})
 	})
 	require.NoError(t, err)
-	require.Equal(t, 2, store.RoundTrips(txn))
+	require.Equal(t, 1, store.RoundTrips(txn))
 	var contents []string
 	for _, c := range []*store.Conversation{a, b} {
 		history, err := s.History(ctx, w.ID, c.ID)

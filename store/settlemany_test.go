@@ -18,18 +18,11 @@ func TestSettleManyIsSettleOneByOne(t *testing.T) {
 	s := storetest.New(t)
 	w, err := s.CreateWorkspace(ctx, "many", 1000)
 	require.NoError(t, err)
-	var seen []int64
-	item := func(cost int64) store.Settlement {
-		return store.Settlement{Charge: &store.Charge{AmountNanoUSD: cost, Category: "model_usage", Model: "m"},
-			Build: func(balance int64) []store.NewEvent {
-				seen = append(seen, balance)
-				return []store.NewEvent{{Type: "spend.recorded", Data: map[string]any{"balance": balance}}}
-			}}
-	}
 	require.NoError(t, s.InTx(ctx, func(tx *store.Tx) error {
-		return tx.SettleMany(ctx, w.ID, []store.Settlement{item(100), item(200), item(300)})
+		return tx.SettleMany(ctx, w.ID, []store.Settlement{spend(100), spend(200), spend(300)})
 	}))
-	require.Equal(t, []int64{900, 700, 400}, seen)
+	require.Equal(t, []string{`{"cost": 100, "balance_usd": 0.0000009}`, `{"cost": 200, "balance_usd": 0.0000007}`,
+		`{"cost": 300, "balance_usd": 0.0000004}`}, eventData(t, s, w.ID))
 	got, err := s.WorkspaceByName(ctx, "many")
 	require.NoError(t, err)
 	require.Equal(t, int64(400), got.BalanceNanoUSD)
@@ -63,18 +56,11 @@ func TestSettleWorkspacesIsSettleManyPerWorkspace(t *testing.T) {
 	require.NoError(t, err)
 	_, err = s.AppendEvents(ctx, b.ID, []store.NewEvent{{Type: "agent.created", Data: map[string]any{}}})
 	require.NoError(t, err)
-	seen := map[string][]int64{}
-	item := func(name string, cost int64) store.Settlement {
-		return store.Settlement{Charge: &store.Charge{AmountNanoUSD: cost, Category: "model_usage", Model: "m"},
-			Build: func(balance int64) []store.NewEvent {
-				seen[name] = append(seen[name], balance)
-				return []store.NewEvent{{Type: "spend.recorded", Data: map[string]any{"balance": balance}}}
-			}}
-	}
 	require.NoError(t, s.InTx(ctx, func(tx *store.Tx) error {
-		return tx.SettleWorkspaces(ctx, []uuid.UUID{a.ID, b.ID}, [][]store.Settlement{{item("a", 100), item("a", 200)}, {item("b", 1000)}})
+		return tx.SettleWorkspaces(ctx, []uuid.UUID{a.ID, b.ID}, [][]store.Settlement{{spend(100), spend(200)}, {spend(1000)}})
 	}))
-	require.Equal(t, map[string][]int64{"a": {900, 700}, "b": {4000}}, seen)
+	require.Equal(t, []string{`{"cost": 100, "balance_usd": 0.0000009}`, `{"cost": 200, "balance_usd": 0.0000007}`}, eventData(t, s, a.ID))
+	require.Equal(t, []string{`{}`, `{"cost": 1000, "balance_usd": 0.000004}`}, eventData(t, s, b.ID))
 	for name, want := range map[string]struct{ balance, spend int64 }{"a": {700, 300}, "b": {4000, 1000}} {
 		got, err := s.WorkspaceByName(ctx, name)
 		require.NoError(t, err)
@@ -86,7 +72,7 @@ func TestSettleWorkspacesIsSettleManyPerWorkspace(t *testing.T) {
 	require.Equal(t, []int64{1, 2}, seqs)
 
 	err = s.InTx(ctx, func(tx *store.Tx) error {
-		return tx.SettleWorkspaces(ctx, []uuid.UUID{a.ID, uuid.New()}, [][]store.Settlement{{item("a", 1)}, {item("x", 1)}})
+		return tx.SettleWorkspaces(ctx, []uuid.UUID{a.ID, uuid.New()}, [][]store.Settlement{{spend(1)}, {spend(1)}})
 	})
 	require.ErrorIs(t, err, store.ErrNotFound)
 	got, err := s.WorkspaceByName(ctx, "a")
@@ -103,12 +89,11 @@ func TestSettleManyWritesEachChargesLedgerRow(t *testing.T) {
 	require.NoError(t, err)
 	conv, err := s.CreateConversation(ctx, w.ID, "api")
 	require.NoError(t, err)
-	none := func(int64) []store.NewEvent { return nil }
 	require.NoError(t, s.InTx(ctx, func(tx *store.Tx) error {
 		return tx.SettleMany(ctx, w.ID, []store.Settlement{
-			{Charge: &store.Charge{AmountNanoUSD: 100, Category: "model_usage", Model: "alpha", InputTokens: 11, OutputTokens: 3, ConversationID: &conv.ID}, Build: none},
-			{Build: none}, // no charge: no row
-			{Charge: &store.Charge{AmountNanoUSD: 40, Category: "sms", InputTokens: 0, OutputTokens: 0}, Build: none},
+			{Charge: &store.Charge{AmountNanoUSD: 100, Category: "model_usage", Model: "alpha", InputTokens: 11, OutputTokens: 3, ConversationID: &conv.ID}},
+			{}, // no charge: no row
+			{Charge: &store.Charge{AmountNanoUSD: 40, Category: "sms", InputTokens: 0, OutputTokens: 0}},
 		})
 	}))
 	type row struct {

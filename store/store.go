@@ -48,9 +48,12 @@ func (e *NotFoundError) Public() *apierr.Error {
 }
 
 // notFound is the one place where pgx's "no rows" becomes the domain's not-found: every
-// single-row query passes its error through it, naming what it looked for.
+// single-row query passes its error through it, naming what it looked for. So does a
+// statement that fails as not found in the database itself (raise_not_found, migration 0022:
+// no_data_found), as those that travel with COMMIT must.
 func notFound(what string, err error) error {
-	if errors.Is(err, pgx.ErrNoRows) {
+	var pgErr *pgconn.PgError
+	if errors.Is(err, pgx.ErrNoRows) || errors.As(err, &pgErr) && pgErr.Code == "P0002" { // no_data_found
 		return &NotFoundError{What: what}
 	}
 	return err

@@ -147,9 +147,7 @@ func TestWorkspaceRefsHoldTheWorkspaceAndCascade(t *testing.T) {
 // oneCharge is a settlement of one charge and its spend.recorded event.
 func oneCharge() []store.Settlement {
 	return []store.Settlement{{Charge: &store.Charge{AmountNanoUSD: 5, Category: "model_usage", Model: "m"},
-		Build: func(int64) []store.NewEvent {
-			return []store.NewEvent{{Type: "spend.recorded", Data: map[string]any{}}}
-		}}}
+		Events: []store.NewEvent{{Type: "spend.recorded", Data: map[string]any{}}}}}
 }
 
 // settle commits one charge and its event for ws.

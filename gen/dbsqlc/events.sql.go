@@ -272,45 +272,6 @@ func (q *Queries) InsertLedger(ctx context.Context, db DBTX, arg InsertLedgerPar
 	return err
 }
 
-const insertLedgers = `-- name: InsertLedgers :exec
-INSERT INTO ledger (id, workspace_id, amount_nano_usd, balance_after, category, model, input_tokens, output_tokens, conversation_id)
-SELECT l.id, $1::uuid, l.amount, l.balance_after, l.category, l.model, l.input_tokens, l.output_tokens,
-       NULLIF(l.conversation_id, '00000000-0000-0000-0000-000000000000'::uuid)
-FROM (SELECT unnest($2::uuid[]) AS id, unnest($3::bigint[]) AS amount, unnest($4::bigint[]) AS balance_after,
-             unnest($5::text[]) AS category, unnest($6::text[]) AS model,
-             unnest($7::bigint[]) AS input_tokens, unnest($8::bigint[]) AS output_tokens,
-             unnest($9::uuid[]) AS conversation_id) AS l
-`
-
-type InsertLedgersParams struct {
-	WorkspaceID     uuid.UUID
-	Ids             []uuid.UUID
-	Amounts         []int64
-	BalancesAfter   []int64
-	Categories      []string
-	Models          []string
-	InputTokens     []int64
-	OutputTokens    []int64
-	ConversationIds []uuid.UUID
-}
-
-// InsertLedgers stores a batch's ledger rows of one workspace in one statement (the zip of
-// InsertEvents); a zero conversation_id stands for none.
-func (q *Queries) InsertLedgers(ctx context.Context, db DBTX, arg InsertLedgersParams) error {
-	_, err := db.Exec(ctx, insertLedgers,
-		arg.WorkspaceID,
-		arg.Ids,
-		arg.Amounts,
-		arg.BalancesAfter,
-		arg.Categories,
-		arg.Models,
-		arg.InputTokens,
-		arg.OutputTokens,
-		arg.ConversationIds,
-	)
-	return err
-}
-
 const lockWorkspaceForSettle = `-- name: LockWorkspaceForSettle :one
 UPDATE workspaces SET balance_nano_usd = balance_nano_usd - $1, updated_at = now(),
     month_spend_nano_usd = CASE WHEN spend_month = date_trunc('month', now() AT TIME ZONE 'UTC')::date

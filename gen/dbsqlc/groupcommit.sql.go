@@ -7,6 +7,7 @@ package dbsqlc
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -18,9 +19,9 @@ WITH reserved AS (
     RETURNING message_seq - cardinality($3::text[]) AS last_seq
 )
 INSERT INTO messages (workspace_id, conversation_id, seq, role, content, tool_calls, tool_results)
-SELECT $1::uuid, $2::uuid, reserved.last_seq + generate_subscripts($3::text[], 1),
+SELECT $1::uuid, $2::uuid, coalesce(reserved.last_seq, raise_not_found('conversation')) + generate_subscripts($3::text[], 1),
        unnest($3::text[]), unnest($4::text[]), unnest($5::jsonb[]), unnest($6::jsonb[])
-FROM reserved
+FROM (SELECT) AS one LEFT JOIN reserved ON true
 `
 
 type AppendMessageRowsParams struct {
@@ -35,8 +36,8 @@ type AppendMessageRowsParams struct {
 // AppendMessageRows appends messages to a conversation in one statement (the group commit):
 // the UPDATE locks its row and reserves their seqs, as ReserveMessageSeqs does, and the INSERT
 // numbers them from it, so no result has to come back before the messages are written and
-// the statement travels in a pipelined batch. A conversation that is not the workspace's gets
-// nothing: the caller reads the count of rows.
+// the statement travels in a pipelined batch. A conversation that is not the workspace's fails
+// the statement as not found (raise_not_found): the batch may travel with COMMIT.
 func (q *Queries) AppendMessageRows(ctx context.Context, db DBTX, arg AppendMessageRowsParams) error {
 	_, err := db.Exec(ctx, appendMessageRows,
 		arg.WorkspaceID,
@@ -47,58 +48,6 @@ func (q *Queries) AppendMessageRows(ctx context.Context, db DBTX, arg AppendMess
 		arg.ToolResults,
 	)
 	return err
-}
-
-const chargeWorkspaces = `-- name: ChargeWorkspaces :many
-UPDATE workspaces w SET balance_nano_usd = w.balance_nano_usd - c.cost, updated_at = now(),
-    month_spend_nano_usd = CASE WHEN w.spend_month = date_trunc('month', now() AT TIME ZONE 'UTC')::date
-                                THEN w.month_spend_nano_usd + c.cost ELSE c.cost END,
-    spend_month = date_trunc('month', now() AT TIME ZONE 'UTC')::date
-FROM (SELECT unnest($1::uuid[]) AS id, unnest($2::bigint[]) AS cost) c
-WHERE w.id = c.id
-RETURNING w.id, w.balance_nano_usd, w.event_seq, w.monthly_cap_nano_usd, w.month_spend_nano_usd
-`
-
-type ChargeWorkspacesParams struct {
-	Ids   []uuid.UUID
-	Costs []int64
-}
-
-type ChargeWorkspacesRow struct {
-	ID                uuid.UUID
-	BalanceNanoUSD    int64
-	EventSeq          int64
-	MonthlyCapNanoUSD *int64
-	MonthSpendNanoUSD int64
-}
-
-// ChargeWorkspaces is LockWorkspaceForSettle for several workspaces at once (their rows
-// already locked by LockWorkspacesInOrder): each is charged its cost, counted in the month's
-// spend, and its balance and cursor are returned.
-func (q *Queries) ChargeWorkspaces(ctx context.Context, db DBTX, arg ChargeWorkspacesParams) ([]ChargeWorkspacesRow, error) {
-	rows, err := db.Query(ctx, chargeWorkspaces, arg.Ids, arg.Costs)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []ChargeWorkspacesRow{}
-	for rows.Next() {
-		var i ChargeWorkspacesRow
-		if err := rows.Scan(
-			&i.ID,
-			&i.BalanceNanoUSD,
-			&i.EventSeq,
-			&i.MonthlyCapNanoUSD,
-			&i.MonthSpendNanoUSD,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
 }
 
 const createConversations = `-- name: CreateConversations :exec
@@ -172,4 +121,125 @@ SELECT id FROM workspaces WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDA
 func (q *Queries) LockWorkspacesInOrder(ctx context.Context, db DBTX, ids []uuid.UUID) error {
 	_, err := db.Exec(ctx, lockWorkspacesInOrder, ids)
 	return err
+}
+
+const settleWorkspace = `-- name: SettleWorkspace :one
+WITH w AS (
+    UPDATE workspaces ws SET balance_nano_usd = ws.balance_nano_usd - $1::bigint, event_seq = ws.event_seq + $2::bigint,
+        updated_at = now(),
+        month_spend_nano_usd = CASE WHEN ws.spend_month = date_trunc('month', now() AT TIME ZONE 'UTC')::date
+                                    THEN ws.month_spend_nano_usd + $1::bigint ELSE $1::bigint END,
+        spend_month = date_trunc('month', now() AT TIME ZONE 'UTC')::date
+    WHERE ws.id = $3::uuid
+    RETURNING ws.id AS workspace_id, ws.balance_nano_usd, (ws.event_seq - $2::bigint)::bigint AS first_seq,
+              ws.monthly_cap_nano_usd, ws.month_spend_nano_usd
+), ledger_rows AS (
+    INSERT INTO ledger (id, workspace_id, amount_nano_usd, balance_after, category, model, input_tokens, output_tokens, conversation_id)
+    SELECT l.id, w.workspace_id, l.amount, w.balance_nano_usd + l.balance_offset, l.category, l.model, l.input_tokens, l.output_tokens,
+           NULLIF(l.conversation_id, '00000000-0000-0000-0000-000000000000'::uuid)
+    FROM w, (SELECT unnest($4::uuid[]) AS id, unnest($5::bigint[]) AS amount,
+                    unnest($6::bigint[]) AS balance_offset, unnest($7::text[]) AS category,
+                    unnest($8::text[]) AS model, unnest($9::bigint[]) AS input_tokens,
+                    unnest($10::bigint[]) AS output_tokens, unnest($11::uuid[]) AS conversation_id) AS l
+), inserted AS (
+    INSERT INTO events (workspace_id, seq, short_id, type, envelope, created_at)
+    SELECT w.workspace_id, w.first_seq + e.n, e.short_id, e.type,
+           CASE WHEN e.has_balance THEN e.head || format_usd(w.balance_nano_usd + e.balance_offset) || e.tail ELSE e.head END,
+           $12::timestamptz
+    FROM w, (SELECT unnest($13::bigint[]) AS n, unnest($14::text[]) AS short_id,
+                    unnest($15::text[]) AS type, unnest($16::text[]) AS head,
+                    unnest($17::text[]) AS tail, unnest($18::bool[]) AS has_balance,
+                    unnest($19::bigint[]) AS balance_offset) AS e
+    RETURNING workspace_id, seq, type
+), dispatched AS (
+    INSERT INTO event_dispatch (workspace_id, seq, type)
+    SELECT i.workspace_id, i.seq, i.type FROM inserted i
+    WHERE EXISTS (
+        SELECT 1 FROM webhook_endpoints we
+        WHERE we.workspace_id = i.workspace_id AND we.enabled
+          AND (i.type = ANY (we.event_types) OR '*' = ANY (we.event_types)))
+    RETURNING 1
+)
+SELECT coalesce(w.balance_nano_usd, raise_not_found('workspace'))::bigint AS balance_nano_usd,
+       coalesce(w.first_seq, 0)::bigint AS first_seq, w.monthly_cap_nano_usd,
+       coalesce(w.month_spend_nano_usd, 0)::bigint AS month_spend_nano_usd, (SELECT count(*) FROM dispatched) AS dispatched
+FROM (SELECT) AS one LEFT JOIN w ON true
+`
+
+type SettleWorkspaceParams struct {
+	Cost                int64
+	EventCount          int64
+	ID                  uuid.UUID
+	LedgerIds           []uuid.UUID
+	Amounts             []int64
+	BalanceOffsets      []int64
+	Categories          []string
+	Models              []string
+	InputTokens         []int64
+	OutputTokens        []int64
+	ConversationIds     []uuid.UUID
+	CreatedAt           time.Time
+	EventNumbers        []int64
+	EventShortIds       []string
+	EventTypes          []string
+	EnvelopeHeads       []string
+	EnvelopeTails       []string
+	HasBalance          []bool
+	EventBalanceOffsets []int64
+}
+
+type SettleWorkspaceRow struct {
+	BalanceNanoUSD    int64
+	FirstSeq          int64
+	MonthlyCapNanoUSD *int64
+	MonthSpendNanoUSD int64
+	Dispatched        int64
+}
+
+// SettleWorkspace settles a batch of one workspace (the group commit, the write-behind flush)
+// in one statement, so that it can travel with COMMIT and nothing waits on this process while
+// the workspace's row is locked: from the UPDATE that takes the lock to COMMIT, every other
+// batch of the workspace waits. It charges the workspace the batch's cost (counted in the
+// month's spend, UTC), moves its event cursor past the batch's events, and writes:
+//   - the ledger rows, each with the balance after its own charge: the balance after the
+//     whole batch plus its balance_offset (the charges after it);
+//   - the events, the cursor plus their event_numbers (1, 2, ...) their seqs; the envelope of an event with
+//     has_balance is its head, the balance after its charge (format_usd), then its tail;
+//   - their dispatch rows, for the events an enabled endpoint of the workspace subscribes to
+//     (as InsertEventDispatch).
+//
+// It returns the workspace's balance and month's spend after the batch, the cursor before it
+// and how many dispatch rows it wrote. A workspace that is gone fails it as not found
+// (raise_not_found): it travels with COMMIT.
+func (q *Queries) SettleWorkspace(ctx context.Context, db DBTX, arg SettleWorkspaceParams) (SettleWorkspaceRow, error) {
+	row := db.QueryRow(ctx, settleWorkspace,
+		arg.Cost,
+		arg.EventCount,
+		arg.ID,
+		arg.LedgerIds,
+		arg.Amounts,
+		arg.BalanceOffsets,
+		arg.Categories,
+		arg.Models,
+		arg.InputTokens,
+		arg.OutputTokens,
+		arg.ConversationIds,
+		arg.CreatedAt,
+		arg.EventNumbers,
+		arg.EventShortIds,
+		arg.EventTypes,
+		arg.EnvelopeHeads,
+		arg.EnvelopeTails,
+		arg.HasBalance,
+		arg.EventBalanceOffsets,
+	)
+	var i SettleWorkspaceRow
+	err := row.Scan(
+		&i.BalanceNanoUSD,
+		&i.FirstSeq,
+		&i.MonthlyCapNanoUSD,
+		&i.MonthSpendNanoUSD,
+		&i.Dispatched,
+	)
+	return i, err
 }

@@ -13,17 +13,6 @@ RETURNING balance_nano_usd, event_seq, monthly_cap_nano_usd, month_spend_nano_us
 INSERT INTO ledger (id, workspace_id, amount_nano_usd, balance_after, category, model, input_tokens, output_tokens, conversation_id)
 VALUES (@id, @workspace_id, @amount_nano_usd, @balance_after, @category, @model, @input_tokens, @output_tokens, @conversation_id);
 
--- name: InsertLedgers :exec
--- InsertLedgers stores a batch's ledger rows of one workspace in one statement (the zip of
--- InsertEvents); a zero conversation_id stands for none.
-INSERT INTO ledger (id, workspace_id, amount_nano_usd, balance_after, category, model, input_tokens, output_tokens, conversation_id)
-SELECT l.id, @workspace_id::uuid, l.amount, l.balance_after, l.category, l.model, l.input_tokens, l.output_tokens,
-       NULLIF(l.conversation_id, '00000000-0000-0000-0000-000000000000'::uuid)
-FROM (SELECT unnest(@ids::uuid[]) AS id, unnest(@amounts::bigint[]) AS amount, unnest(@balances_after::bigint[]) AS balance_after,
-             unnest(@categories::text[]) AS category, unnest(@models::text[]) AS model,
-             unnest(@input_tokens::bigint[]) AS input_tokens, unnest(@output_tokens::bigint[]) AS output_tokens,
-             unnest(@conversation_ids::uuid[]) AS conversation_id) AS l;
-
 -- name: SetEventSeq :exec
 UPDATE workspaces SET event_seq = @event_seq WHERE id = @id;
 

@@ -21,30 +21,74 @@ SELECT unnest(@workspace_ids::uuid[]), unnest(@conversation_ids::uuid[]), unnest
 -- block those inserts, and deadlock with a batch still writing its conversations).
 SELECT id FROM workspaces WHERE id = ANY(@ids::uuid[]) ORDER BY id FOR NO KEY UPDATE;
 
--- name: ChargeWorkspaces :many
--- ChargeWorkspaces is LockWorkspaceForSettle for several workspaces at once (their rows
--- already locked by LockWorkspacesInOrder): each is charged its cost, counted in the month's
--- spend, and its balance and cursor are returned.
-UPDATE workspaces w SET balance_nano_usd = w.balance_nano_usd - c.cost, updated_at = now(),
-    month_spend_nano_usd = CASE WHEN w.spend_month = date_trunc('month', now() AT TIME ZONE 'UTC')::date
-                                THEN w.month_spend_nano_usd + c.cost ELSE c.cost END,
-    spend_month = date_trunc('month', now() AT TIME ZONE 'UTC')::date
-FROM (SELECT unnest(@ids::uuid[]) AS id, unnest(@costs::bigint[]) AS cost) c
-WHERE w.id = c.id
-RETURNING w.id, w.balance_nano_usd, w.event_seq, w.monthly_cap_nano_usd, w.month_spend_nano_usd;
+-- name: SettleWorkspace :one
+-- SettleWorkspace settles a batch of one workspace (the group commit, the write-behind flush)
+-- in one statement, so that it can travel with COMMIT and nothing waits on this process while
+-- the workspace's row is locked: from the UPDATE that takes the lock to COMMIT, every other
+-- batch of the workspace waits. It charges the workspace the batch's cost (counted in the
+-- month's spend, UTC), moves its event cursor past the batch's events, and writes:
+--   - the ledger rows, each with the balance after its own charge: the balance after the
+--     whole batch plus its balance_offset (the charges after it);
+--   - the events, the cursor plus their event_numbers (1, 2, ...) their seqs; the envelope of an event with
+--     has_balance is its head, the balance after its charge (format_usd), then its tail;
+--   - their dispatch rows, for the events an enabled endpoint of the workspace subscribes to
+--     (as InsertEventDispatch).
+-- It returns the workspace's balance and month's spend after the batch, the cursor before it
+-- and how many dispatch rows it wrote. A workspace that is gone fails it as not found
+-- (raise_not_found): it travels with COMMIT.
+WITH w AS (
+    UPDATE workspaces ws SET balance_nano_usd = ws.balance_nano_usd - @cost::bigint, event_seq = ws.event_seq + @event_count::bigint,
+        updated_at = now(),
+        month_spend_nano_usd = CASE WHEN ws.spend_month = date_trunc('month', now() AT TIME ZONE 'UTC')::date
+                                    THEN ws.month_spend_nano_usd + @cost::bigint ELSE @cost::bigint END,
+        spend_month = date_trunc('month', now() AT TIME ZONE 'UTC')::date
+    WHERE ws.id = @id::uuid
+    RETURNING ws.id AS workspace_id, ws.balance_nano_usd, (ws.event_seq - @event_count::bigint)::bigint AS first_seq,
+              ws.monthly_cap_nano_usd, ws.month_spend_nano_usd
+), ledger_rows AS (
+    INSERT INTO ledger (id, workspace_id, amount_nano_usd, balance_after, category, model, input_tokens, output_tokens, conversation_id)
+    SELECT l.id, w.workspace_id, l.amount, w.balance_nano_usd + l.balance_offset, l.category, l.model, l.input_tokens, l.output_tokens,
+           NULLIF(l.conversation_id, '00000000-0000-0000-0000-000000000000'::uuid)
+    FROM w, (SELECT unnest(@ledger_ids::uuid[]) AS id, unnest(@amounts::bigint[]) AS amount,
+                    unnest(@balance_offsets::bigint[]) AS balance_offset, unnest(@categories::text[]) AS category,
+                    unnest(@models::text[]) AS model, unnest(@input_tokens::bigint[]) AS input_tokens,
+                    unnest(@output_tokens::bigint[]) AS output_tokens, unnest(@conversation_ids::uuid[]) AS conversation_id) AS l
+), inserted AS (
+    INSERT INTO events (workspace_id, seq, short_id, type, envelope, created_at)
+    SELECT w.workspace_id, w.first_seq + e.n, e.short_id, e.type,
+           CASE WHEN e.has_balance THEN e.head || format_usd(w.balance_nano_usd + e.balance_offset) || e.tail ELSE e.head END,
+           @created_at::timestamptz
+    FROM w, (SELECT unnest(@event_numbers::bigint[]) AS n, unnest(@event_short_ids::text[]) AS short_id,
+                    unnest(@event_types::text[]) AS type, unnest(@envelope_heads::text[]) AS head,
+                    unnest(@envelope_tails::text[]) AS tail, unnest(@has_balance::bool[]) AS has_balance,
+                    unnest(@event_balance_offsets::bigint[]) AS balance_offset) AS e
+    RETURNING workspace_id, seq, type
+), dispatched AS (
+    INSERT INTO event_dispatch (workspace_id, seq, type)
+    SELECT i.workspace_id, i.seq, i.type FROM inserted i
+    WHERE EXISTS (
+        SELECT 1 FROM webhook_endpoints we
+        WHERE we.workspace_id = i.workspace_id AND we.enabled
+          AND (i.type = ANY (we.event_types) OR '*' = ANY (we.event_types)))
+    RETURNING 1
+)
+SELECT coalesce(w.balance_nano_usd, raise_not_found('workspace'))::bigint AS balance_nano_usd,
+       coalesce(w.first_seq, 0)::bigint AS first_seq, w.monthly_cap_nano_usd,
+       coalesce(w.month_spend_nano_usd, 0)::bigint AS month_spend_nano_usd, (SELECT count(*) FROM dispatched) AS dispatched
+FROM (SELECT) AS one LEFT JOIN w ON true;
 
 -- name: AppendMessageRows :exec
 -- AppendMessageRows appends messages to a conversation in one statement (the group commit):
 -- the UPDATE locks its row and reserves their seqs, as ReserveMessageSeqs does, and the INSERT
 -- numbers them from it, so no result has to come back before the messages are written and
--- the statement travels in a pipelined batch. A conversation that is not the workspace's gets
--- nothing: the caller reads the count of rows.
+-- the statement travels in a pipelined batch. A conversation that is not the workspace's fails
+-- the statement as not found (raise_not_found): the batch may travel with COMMIT.
 WITH reserved AS (
     UPDATE conversations SET message_seq = message_seq + cardinality(@roles::text[]), updated_at = now()
     WHERE workspace_id = @workspace_id::uuid AND id = @id::uuid
     RETURNING message_seq - cardinality(@roles::text[]) AS last_seq
 )
 INSERT INTO messages (workspace_id, conversation_id, seq, role, content, tool_calls, tool_results)
-SELECT @workspace_id::uuid, @id::uuid, reserved.last_seq + generate_subscripts(@roles::text[], 1),
+SELECT @workspace_id::uuid, @id::uuid, coalesce(reserved.last_seq, raise_not_found('conversation')) + generate_subscripts(@roles::text[], 1),
        unnest(@roles::text[]), unnest(@contents::text[]), unnest(@tool_calls::jsonb[]), unnest(@tool_results::jsonb[])
-FROM reserved;
+FROM (SELECT) AS one LEFT JOIN reserved ON true;
