@@ -105,7 +105,7 @@ func init() {
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: loadtest models-file | loadtest run [flags] | loadtest compare BASELINE.json HEAD.json | loadtest chart -o FILE.svg RESULTS.json... | loadtest proxy -upstream URL")
+		fmt.Fprintln(os.Stderr, "usage: loadtest models-file | loadtest run [flags] | loadtest compare BASELINE.json HEAD.json | loadtest chart -o FILE.svg RESULTS.json... | loadtest proxy -upstream URL | loadtest delay -target HOST:PORT -delay D")
 		os.Exit(2)
 	}
 	switch os.Args[1] {
@@ -122,6 +122,9 @@ func main() {
 		return
 	case "proxy":
 		proxyCommand(os.Args[2:])
+		return
+	case "delay":
+		delayCommand(os.Args[2:])
 		return
 	case "run":
 	default:
