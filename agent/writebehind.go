@@ -188,8 +188,9 @@ func (w *WriteBehind) flush(ctx context.Context) error {
 	return err
 }
 
-// settle commits the batch in a pipelined transaction (store.Pipelined: the workspace row is
-// held for one round trip and COMMIT, not two), then announces its events.
+// settle commits the batch in a pipelined transaction (store.Pipelined: one round trip, the
+// settlement with COMMIT, so the workspace row is held for no round trip), then announces
+// its events.
 func (w *WriteBehind) settle(ctx context.Context, batch []*deferredSpend) error {
 	announce, err := w.store.Pipelined(ctx, func(tx *store.Tx) error { return settle(ctx, tx, batch) })
 	if err == nil {

@@ -177,7 +177,7 @@ func (t *Tx) queueSettleMany(batch *pgx.Batch, workspaceID uuid.UUID, items []Se
 	}
 	p.EventCount = int64(len(events))
 	return queueRow(batch, func(db dbsqlc.DBTX, got bool) error {
-		row, err := t.sql.SettleWorkspace(context.Background(), db, p)
+		row, err := t.sql.SettleWorkspace(context.Background(), db, p) // queueRow's DBTXs use no context
 		if !got || err != nil {
 			return notFound("workspace", err)
 		}

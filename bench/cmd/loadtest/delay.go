@@ -25,11 +25,7 @@ func delayCommand(args []string) {
 		fmt.Fprintln(os.Stderr, "usage: loadtest delay -target HOST:PORT -delay D [-addr HOST:PORT]")
 		os.Exit(2)
 	}
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "loadtest delay:", err)
-		os.Exit(1)
-	}
+	ln := mustListen("delay", *addr)
 	fmt.Fprintf(os.Stderr, "loadtest delay: %s -> %s, %s each way\n", ln.Addr(), *target, *delay)
 	fmt.Fprintln(os.Stderr, "loadtest delay:", serveDelayed(ln, *target, *delay))
 	os.Exit(1)

@@ -28,11 +28,7 @@ func proxyCommand(args []string) {
 		fmt.Fprintln(os.Stderr, "usage: loadtest proxy -upstream http://HOST:PORT [-addr HOST:PORT] [-addr-file F]")
 		os.Exit(2)
 	}
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "loadtest proxy:", err)
-		os.Exit(1)
-	}
+	ln := mustListen("proxy", *addr)
 	if *addrFile != "" {
 		if err := os.WriteFile(*addrFile, []byte(ln.Addr().String()), 0o644); err != nil {
 			fmt.Fprintln(os.Stderr, "loadtest proxy:", err)
@@ -42,6 +38,16 @@ func proxyCommand(args []string) {
 	srv := &http.Server{Handler: bareProxy(target), ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintln(os.Stderr, "loadtest proxy:", srv.Serve(ln))
 	os.Exit(1)
+}
+
+// mustListen listens on addr for the loadtest command cmd, or exits saying why not.
+func mustListen(cmd, addr string) net.Listener {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "loadtest %s: %v\n", cmd, err)
+		os.Exit(1)
+	}
+	return ln
 }
 
 // bareProxy forwards every request to upstream, keeping as many idle connections to it as
