@@ -60,10 +60,14 @@ func observe(p *agent.Pipeline, st *store.Store, cat *catalog.Catalog, m *metric
 	})
 }
 
-// turnOutcome is `completed` or the error's type (invalid_request_error, upstream_error, ...).
+// turnOutcome is `completed`, `cancelled` (its caller gave up) or the error's type
+// (invalid_request_error, upstream_error, ...).
 func turnOutcome(err error) string {
 	if err == nil {
 		return "completed"
+	}
+	if errors.Is(err, context.Canceled) {
+		return "cancelled"
 	}
 	if e := apierr.As(err); e != nil {
 		return e.Type()

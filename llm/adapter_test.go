@@ -260,6 +260,7 @@ func TestCanceledContext(t *testing.T) {
 		_, err := client.Generate(ctx, conversation(), nil)
 		var e *llm.Error
 		require.ErrorAs(t, err, &e)
+		require.Equal(t, llm.ErrCancelled, e.Kind, "a caller who gave up is not a vendor timing out")
 		require.ErrorIs(t, err, context.Canceled)
 	})
 }

@@ -29,7 +29,7 @@ func (f failure) toError(ctx context.Context) *Error {
 	case isTimeout(ctx, f.err):
 		return &Error{Kind: ErrTimeout, Message: "the model provider did not answer in time", Err: f.err}
 	case errors.Is(f.err, context.Canceled) || errors.Is(ctx.Err(), context.Canceled):
-		return &Error{Kind: ErrTimeout, Message: "the model call was canceled", Err: f.err}
+		return &Error{Kind: ErrCancelled, Message: "the model call was cancelled", Err: f.err}
 	case f.status == http.StatusTooManyRequests:
 		return &Error{Kind: ErrRateLimited, Status: f.status, Message: "the model provider is rate limiting requests; try again later", Err: f.err}
 	case f.status >= 400:

@@ -105,6 +105,7 @@ type ErrorKind string
 // The kinds of upstream failure; each becomes the error code a client sees.
 const (
 	ErrTimeout       ErrorKind = "timeout"
+	ErrCancelled     ErrorKind = "cancelled" // the caller gave up (its context was canceled): nobody waits for the answer
 	ErrRateLimited   ErrorKind = "rate_limited"
 	ErrUpstream      ErrorKind = "upstream_error"   // 5xx or another refusal by the vendor
 	ErrMalformed     ErrorKind = "malformed_stream" // a response or stream we could not read
@@ -127,3 +128,7 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// Is makes a cancelled call context.Canceled whatever error the SDK wrapped the cancellation
+// in, so callers tell a caller who gave up from a failure with errors.Is alone.
+func (e *Error) Is(target error) bool { return e.Kind == ErrCancelled && target == context.Canceled }

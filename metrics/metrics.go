@@ -100,8 +100,10 @@ func (m *Metrics) Echo() echo.MiddlewareFunc {
 			start := time.Now()
 			err := next(c)
 			status := c.Response().Status
-			if err != nil {
-				// The error handler writes the status after the middleware returns.
+			if err != nil && !c.Response().Committed {
+				// Not handled yet: the error handler writes the status after the middleware
+				// returns. Once the request logger has handled it, the written status is the
+				// answer's (a 499 for a client that hung up, a 200 for a stream that failed late).
 				status = errorStatus(err)
 			}
 			route := c.Path()

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -63,6 +64,10 @@ func (s *Server) handleError(err error, c echo.Context) {
 	if c.Response().Committed {
 		return
 	}
+	if clientClosed(c, err) {
+		_ = c.NoContent(statusClientClosedRequest)
+		return
+	}
 	e := s.classify(err)
 	if e.Status() >= 500 {
 		s.log.ErrorContext(c.Request().Context(), "request failed",
@@ -79,6 +84,19 @@ func (s *Server) handleError(err error, c echo.Context) {
 	if err != nil {
 		s.log.ErrorContext(c.Request().Context(), "write error response", slog.String("error", err.Error()))
 	}
+}
+
+// statusClientClosedRequest is nginx's 499, "client closed request": the client hung up
+// before its answer was written. Nobody can read an answer then, so none is written; the
+// access log and the request metric say 499, not the 500 of a failure, and no error is logged
+// (a load balancer's retries or a user closing a tab are not the server failing).
+const statusClientClosedRequest = 499
+
+// clientClosed tells a request that failed because its client went away: the request's
+// context is canceled (net/http does that when the connection closes) and the error is that
+// cancellation, not a failure of its own that happened meanwhile.
+func clientClosed(c echo.Context, err error) bool {
+	return errors.Is(c.Request().Context().Err(), context.Canceled) && errors.Is(err, context.Canceled)
 }
 
 func (s *Server) classify(err error) *apierr.Error {

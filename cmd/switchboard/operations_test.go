@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -153,6 +154,67 @@ func TestMetricsCountTurnsDeliveriesAndRefusals(t *testing.T) {
 		require.Contains(t, scrape, want)
 	}
 	require.NotContains(t, scrape, key[:12])
+}
+
+// TestClientThatHangsUpIsA499NotAFailure: a client that closes its connection while the
+// vendor is still working is not the server failing. The access log and the request metric say
+// 499 (nginx's "client closed request"), the vendor call and the turn count as cancelled, and
+// no error is logged; before, each such request was a 500, a vendor "timeout" and an ERROR line.
+func TestClientThatHangsUpIsA499NotAFailure(t *testing.T) {
+	t.Parallel()
+	fake := llmtest.NewAnthropic(t)
+	fake.Push(llmtest.Reply{Text: "nobody reads this", Delay: time.Minute})
+	key, _, _ := apikey.New()
+	env := processEnv(t, fake, key)
+	metricsAddr := freeAddr(t)
+	env["METRICS_ADDR"] = metricsAddr
+	p := startServe(t, env)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.base+"/v1/chat/completions",
+		strings.NewReader(`{"model":"alpha-sonnet-4-6","messages":[{"role":"user","content":"hi"}]}`))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	done := make(chan error, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	require.Eventually(t, func() bool { return len(fake.Requests()) == 1 }, 30*time.Second, 10*time.Millisecond,
+		"the turn reaches the vendor")
+	cancel()
+	require.ErrorIs(t, <-done, context.Canceled)
+
+	var scrape string
+	require.Eventually(t, func() bool {
+		resp, err := http.Get("http://" + metricsAddr + "/metrics")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		scrape = string(body)
+		return strings.Contains(scrape, `route="/v1/chat/completions"`)
+	}, 30*time.Second, 50*time.Millisecond, "the request is counted once it ends")
+	for _, want := range []string{
+		`switchboard_http_request_duration_seconds_count{method="POST",route="/v1/chat/completions",status="499"} 1`,
+		`switchboard_vendor_call_duration_seconds_count{family="alpha",outcome="cancelled"} 1`,
+		`switchboard_turns_total{model="alpha-sonnet-4-6",outcome="cancelled",surface="chat.completions"} 1`,
+	} {
+		require.Contains(t, scrape, want)
+	}
+	require.NotContains(t, scrape, `status="500"`)
+	require.NotContains(t, scrape, `outcome="timeout"`)
+
+	logs := p.logs.String()
+	require.Regexp(t, `"msg":"request".*"path":"/v1/chat/completions","status":499`, logs)
+	require.NotContains(t, logs, `"level":"ERROR"`)
+	require.Equal(t, "completed", p.post(t, key, `{"input":"hello"}`)["status"], "the server goes on serving")
 }
 
 // TestKilledReplicaTurnsFinishOnTheOther: a replica killed with SIGKILL while 8 slow
