@@ -30,6 +30,23 @@ func (p *process) status(t *testing.T, key, path string) int {
 	return resp.StatusCode
 }
 
+// scrapeUntil reads METRICS_ADDR's /metrics until it contains want, and returns that scrape.
+func scrapeUntil(t *testing.T, metricsAddr, want, msg string) string {
+	t.Helper()
+	var scrape string
+	require.Eventually(t, func() bool {
+		resp, err := http.Get("http://" + metricsAddr + "/metrics")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		scrape = string(body)
+		return strings.Contains(scrape, want)
+	}, 30*time.Second, 50*time.Millisecond, msg)
+	return scrape
+}
+
 // TestTwoProcessesShareOneRedisBudget: with REDIS_URL, a burst split across two replicas is
 // refused at the combined limit; when Redis stops, both keep serving (fail open) and say so.
 func TestTwoProcessesShareOneRedisBudget(t *testing.T) {
@@ -127,17 +144,8 @@ func TestMetricsCountTurnsDeliveriesAndRefusals(t *testing.T) {
 	require.True(t, refused, "RATE_LIMIT_KEY_RPM=8 refuses within 20 requests")
 	require.Equal(t, http.StatusNotFound, p.status(t, "", "/metrics"), "never on the public port")
 
-	var scrape string
-	require.Eventually(t, func() bool {
-		resp, err := http.Get("http://" + metricsAddr + "/metrics")
-		if err != nil {
-			return false
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		scrape = string(body)
-		return strings.Contains(scrape, `switchboard_webhook_deliveries_total{outcome="delivered"}`)
-	}, 30*time.Second, 50*time.Millisecond, "the delivery is counted once its job ends")
+	scrape := scrapeUntil(t, metricsAddr, `switchboard_webhook_deliveries_total{outcome="delivered"}`,
+		"the delivery is counted once its job ends")
 	for _, want := range []string{
 		`switchboard_turns_total{model="alpha-sonnet-4-6",outcome="completed",surface="responses"} 1`,
 		`switchboard_vendor_call_duration_seconds_count{family="alpha",outcome="ok"} 1`,
@@ -190,17 +198,7 @@ func TestClientThatHangsUpIsA499NotAFailure(t *testing.T) {
 	cancel()
 	require.ErrorIs(t, <-done, context.Canceled)
 
-	var scrape string
-	require.Eventually(t, func() bool {
-		resp, err := http.Get("http://" + metricsAddr + "/metrics")
-		if err != nil {
-			return false
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		scrape = string(body)
-		return strings.Contains(scrape, `route="/v1/chat/completions"`)
-	}, 30*time.Second, 50*time.Millisecond, "the request is counted once it ends")
+	scrape := scrapeUntil(t, metricsAddr, `route="/v1/chat/completions"`, "the request is counted once it ends")
 	for _, want := range []string{
 		`switchboard_http_request_duration_seconds_count{method="POST",route="/v1/chat/completions",status="499"} 1`,
 		`switchboard_vendor_call_duration_seconds_count{family="alpha",outcome="cancelled"} 1`,
