@@ -3,7 +3,8 @@
 #
 #   bench/run.sh [short]   the quick run of `make bench` (under 3 minutes): every scenario, one table
 #   bench/run.sh full      the figures of docs/benchmarks.md (about 15 minutes), then the profiles
-#   bench/run.sh profile   only the CPU and allocation profiles of scenarios 2 and 3
+#   bench/run.sh profile   only the CPU and allocation profiles of scenarios 2 and 3, and the
+#                          contention (mutex and block) profiles of their parallel forms
 #   bench/run.sh peers     scenario 7: the Portkey gateway (npm @portkey-ai/gateway, installed into
 #                          the temporary directory; BENCH_PORTKEY_VERSION, default 1.15.2) in front
 #                          of the same mock, beside Switchboard's chat completions and stored
@@ -175,6 +176,15 @@ profile() {
 			go tool pprof -top -cum -nodecount=80 bench.test "cpu-$b.pprof" >"cpu-$b-cum.txt" 2>/dev/null
 			go tool pprof -sample_index=alloc_space -top -nodecount=40 bench.test "mem-$b.pprof" >"alloc-$b-top.txt" 2>/dev/null
 			go tool pprof -sample_index=alloc_space -top -cum -nodecount=80 bench.test "mem-$b.pprof" >"alloc-$b-cum.txt" 2>/dev/null
+		done
+		# Where the 64 goroutines of a parallel run wait: at locks (mutex) and on channels,
+		# selects and locks (block), each with its stacks. On a saturated machine a wait here
+		# is mostly a wait for the CPU by another name (docs/benchmarks.md, fifteenth pass).
+		for b in EphemeralChatOpenAIParallel StoredResponseParallel; do
+			./bench.test -test.run '^$' -test.bench "^Benchmark$b\$" -test.benchtime 4s \
+				-test.mutexprofile "mutex-$b.pprof" -test.blockprofile "block-$b.pprof" | tee "bench-$b.txt"
+			go tool pprof -traces bench.test "mutex-$b.pprof" >"mutex-$b-traces.txt" 2>/dev/null
+			go tool pprof -traces bench.test "block-$b.pprof" >"block-$b-traces.txt" 2>/dev/null
 		done
 	)
 	say "profiles in $dir (go tool pprof -http=: $dir/bench.test $dir/cpu-EphemeralChat.pprof)"
