@@ -3,8 +3,9 @@
 #
 #   bench/run.sh [short]   the quick run of `make bench` (under 3 minutes): every scenario, one table
 #   bench/run.sh full      the figures of docs/benchmarks.md (about 15 minutes), then the profiles
-#   bench/run.sh profile   only the CPU and allocation profiles of scenarios 2 and 3, and the
-#                          contention (mutex and block) profiles of their parallel forms
+#   bench/run.sh profile   only the CPU and allocation profiles of scenarios 2 and 3, the
+#                          contention (mutex and block) profiles of their parallel forms, and
+#                          CPU profiles of the real server process under wrk (PPROF_ADDR)
 #   bench/run.sh peers     scenario 7: the Portkey gateway (npm @portkey-ai/gateway, installed into
 #                          the temporary directory; BENCH_PORTKEY_VERSION, default 1.15.2) in front
 #                          of the same mock, beside Switchboard's chat completions and stored
@@ -190,12 +191,6 @@ profile() {
 	say "profiles in $dir (go tool pprof -http=: $dir/bench.test $dir/cpu-EphemeralChat.pprof)"
 }
 
-if [ "$mode" = profile ]; then
-	machine | tee "$out/machine.txt"
-	profile "$out" 10s
-	exit 0
-fi
-
 "$tmp/bin/loadtest" models-file >"$tmp/models.yaml"
 # start_server BINARY DATABASE_URL [NAME=value ...]
 start_server() {
@@ -265,6 +260,43 @@ psql_admin() {
 	"$bin" "$admin_url" -v ON_ERROR_STOP=1 "$@"
 }
 
+# serve_profile DIR SECONDS: CPU profiles of the real process (`switchboard serve` with
+# PPROF_ADDR) under wrk at 64 clients, an ephemeral chat completion then a stored response.
+# Unlike the in-process benchmarks, which hand the server httptest requests, these include
+# net/http's serving path and the client's socket (docs/benchmarks.md, sixteenth pass).
+serve_profile() {
+	local dir=$1 secs=${2:-10} pp row
+	scripts/ensure-wrk.sh
+	command -v wrk >/dev/null 2>&1 || { say "wrk is missing (above): no profile of the real process"; return 0; }
+	psql_admin -c "CREATE DATABASE bench_profile" >/dev/null
+	pp=$(port)
+	start_server "$tmp/bin/switchboard" "postgres://postgres@127.0.0.1:$pgport/bench_profile?sslmode=disable" "PPROF_ADDR=127.0.0.1:$pp" ||
+		{ tail -n 5 "$tmp/server.log" >&2; exit 1; }
+	for row in "ServeChat /v1/chat/completions {\"model\":\"beta-5.4\",\"messages\":[{\"role\":\"user\",\"content\":\"Say hello.\"}]}" \
+		"ServeStored /v1/responses {\"model\":\"beta-5.4\",\"input\":\"Say hello.\"}"; do
+		read -r name path body <<<"$row"
+		printf 'wrk.method = "POST"\nwrk.body = %s\nwrk.headers["Content-Type"] = "application/json"\nwrk.headers["Authorization"] = "Bearer sk-svc_benchmark-bootstrap-key-000000000000000"\n' \
+			"'$body'" >"$tmp/$name.lua"
+		say "profiles: switchboard serve, $name at 64 clients, ${secs}s under pprof ..."
+		wrk -t2 -c64 -d2s -s "$tmp/$name.lua" "http://127.0.0.1:$srvport$path" >/dev/null
+		go tool pprof -proto -seconds "$secs" -output "$dir/cpu-$name.pprof" "http://127.0.0.1:$pp/debug/pprof/profile" 2>/dev/null &
+		local fetch=$!
+		wrk -t2 -c64 -d"$((secs + 2))s" --latency -s "$tmp/$name.lua" "http://127.0.0.1:$srvport$path" | tee "$dir/wrk-$name.txt"
+		wait "$fetch" || { say "no profile from PPROF_ADDR"; exit 1; }
+		go tool pprof -top -nodecount=40 "$dir/cpu-$name.pprof" >"$dir/cpu-$name-top.txt" 2>/dev/null
+		go tool pprof -top -cum -nodecount=80 "$dir/cpu-$name.pprof" >"$dir/cpu-$name-cum.txt" 2>/dev/null
+	done
+	kill "$srvpid" 2>/dev/null || true
+	wait "$srvpid" 2>/dev/null || true
+}
+
+if [ "$mode" = profile ]; then
+	machine | tee "$out/machine.txt"
+	profile "$out" 10s
+	serve_profile "$out" 10
+	exit 0
+fi
+
 if [ "$mode" = overhead ]; then
 	for name in on off; do psql_admin -c "CREATE DATABASE bench_$name" >/dev/null; done
 	url_on="postgres://postgres@127.0.0.1:$pgport/bench_on?sslmode=disable"
@@ -322,5 +354,6 @@ fi
 
 if [ "$mode" = full ] && [ -z "${BENCH_ONLY:-}" ]; then
 	profile "$out" 10s
+	serve_profile "$out" 10
 	say "results in $out"
 fi

@@ -27,6 +27,7 @@ type config struct {
 	ModelsFile         string
 	MCPAddr            string
 	MetricsAddr        string // METRICS_ADDR: serves GET /metrics; empty: no metrics at all
+	PprofAddr          string // PPROF_ADDR: serves Go's profiles under /debug/pprof/; empty: none
 	StartingCreditNano int64
 	App                app.Config // what the process is wired with (app.New)
 	// Secrets seals webhook secrets (SECRETS_KEY, and SECRETS_KEY_PREVIOUS to open during a
@@ -81,6 +82,7 @@ func loadConfig(getenv env) (config, error) {
 		ModelsFile:      getenv("MODELS_FILE"),
 		MCPAddr:         getenv("MCP_ADDR"),
 		MetricsAddr:     getenv("METRICS_ADDR"),
+		PprofAddr:       getenv("PPROF_ADDR"),
 		DefaultGOGC:     getenv("GOGC") == "",
 		App:             app.DefaultConfig(),
 		HTTP:            httpdeadline.Default,

@@ -55,6 +55,7 @@ func configRows() []configVar {
 		configVar{[]string{"CONFIRMATION_TTL"}, code(shortDuration(d.ConfirmationTTL)), "how long a parked risky or spend action waits for `YES <code>` before it expires"},
 		configVar{[]string{"MCP_ADDR"}, "", "optional second listen address serving only the MCP tool server"},
 		configVar{[]string{"METRICS_ADDR"}, "", "optional listen address serving only `GET /metrics` (Prometheus); unset, no metric is kept (see Operations)"},
+		configVar{[]string{"PPROF_ADDR"}, "", "optional listen address serving only Go's runtime profiles under `/debug/pprof/` (CPU, heap, allocations, goroutines, execution trace) for `go tool pprof`; an internal address only, never the public one (see Operations)"},
 		configVar{[]string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"}, "", "traces over OTLP/HTTP to this collector (e.g. `http://otel-collector:4318`); the other standard `OTEL_*` variables apply (`OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_SERVICE_NAME`, `OTEL_TRACES_SAMPLER`, ...); unset, no span is made"},
 		configVar{[]string{"REDIS_URL"}, "", "`redis://[user:password@]host:port[/db]`: rate limits shared by every replica through Redis; when Redis does not answer, each replica limits in-process (fail open, logged; see Operations)"},
 		configVar{[]string{"DRAIN_DELAY"}, code(shortDuration(d.DrainDelay)) + " (`0s` in development)", "after SIGTERM, how long `/ready` answers 503 `draining` while requests are still served, before the server stops accepting and drains"},

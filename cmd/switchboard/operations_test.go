@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"io"
 	"net/http"
@@ -163,6 +165,65 @@ func TestMetricsCountTurnsDeliveriesAndRefusals(t *testing.T) {
 		require.Contains(t, scrape, want)
 	}
 	require.NotContains(t, scrape, key[:12])
+}
+
+// TestPprofAddrServesProfilesOffThePublicPort: with PPROF_ADDR, a CPU profile taken while
+// turns run samples the server's own request path, and a goroutine dump names its code; the
+// public port serves neither.
+func TestPprofAddrServesProfilesOffThePublicPort(t *testing.T) {
+	t.Parallel()
+	fake := llmtest.NewAnthropic(t)
+	key, _, _ := apikey.New()
+	env := processEnv(t, fake, key)
+	pprofAddr := freeAddr(t)
+	env["PPROF_ADDR"] = pprofAddr
+	p := startServe(t, env)
+
+	profile := make(chan []byte, 1)
+	go func() {
+		resp, err := http.Get("http://" + pprofAddr + "/debug/pprof/profile?seconds=2")
+		if err != nil {
+			profile <- nil
+			return
+		}
+		defer resp.Body.Close()
+		zipped, _ := io.ReadAll(resp.Body)
+		profile <- gunzip(zipped)
+	}()
+	var body []byte
+	for deadline := time.Now().Add(30 * time.Second); body == nil && time.Now().Before(deadline); {
+		p.status(t, key, "/v1/models")
+		select {
+		case body = <-profile:
+			require.NotNil(t, body, "the CPU profile answers, gzipped")
+		default:
+		}
+	}
+	require.Contains(t, string(body), "net/http.(*conn).serve", "the profile sampled the requests it was taken during")
+	require.Contains(t, string(body), "switchboard/server.", "and names the server's own functions")
+
+	resp, err := http.Get("http://" + pprofAddr + "/debug/pprof/goroutine?debug=1")
+	require.NoError(t, err)
+	dump, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, string(dump), "switchboard/")
+
+	require.Equal(t, http.StatusNotFound, p.status(t, "", "/debug/pprof/"), "never on the public port")
+	require.Equal(t, http.StatusNotFound, p.status(t, key, "/debug/pprof/profile?seconds=1"))
+}
+
+// gunzip is the decompressed form of a gzipped profile, or nil.
+func gunzip(b []byte) []byte {
+	r, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return nil
+	}
+	out, err := io.ReadAll(r)
+	if err != nil {
+		return nil
+	}
+	return out
 }
 
 // TestClientThatHangsUpIsA499NotAFailure: a client that closes its connection while the

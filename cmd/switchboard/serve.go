@@ -83,24 +83,20 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	if err != nil {
 		return listenError("ADDR", cfg.Addr, err)
 	}
-	var metricsLn net.Listener
-	if cfg.MetricsAddr != "" {
-		if metricsLn, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
-			ln.Close()
-			return listenError("METRICS_ADDR", cfg.MetricsAddr, err)
-		}
+	side := sidePorts(cfg, a.Metrics)
+	if err := listenSide(side); err != nil {
+		ln.Close()
+		return err
 	}
+	defer closeSide(side)
 	if err := a.Start(ctx); err != nil {
 		ln.Close()
-		if metricsLn != nil {
-			metricsLn.Close()
-		}
 		return err
 	}
 	// Header, body, write and idle time-outs; event streams keep their own rules
 	// (httpdeadline's package comment has the values and why).
 	httpServer := httpdeadline.NewServer(cfg.Addr, a.Handler(), cfg.HTTP)
-	errc := make(chan error, 3)
+	errc := make(chan error, 2+len(side))
 	go func() { errc <- httpServer.Serve(ln) }()
 	log.Info("serving", slog.String("addr", cfg.Addr), slog.String("app_env", cfg.AppEnv))
 	if cfg.MCPAddr != "" {
@@ -116,16 +112,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 		log.Info("serving MCP", slog.String("addr", cfg.MCPAddr))
 	}
 
-	if metricsLn != nil {
-		metricsServer := metricsServer(a.Metrics.Handler())
-		go func() {
-			if err := metricsServer.Serve(metricsLn); !errors.Is(err, http.ErrServerClosed) {
-				errc <- fmt.Errorf("metrics (METRICS_ADDR): %w", err)
-			}
-		}()
-		defer metricsServer.Close()
-		log.Info("serving metrics", slog.String("addr", cfg.MetricsAddr))
-	}
+	serveSide(side, errc, log)
 
 	select {
 	case err := <-errc:
@@ -157,14 +144,6 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	}
 	log.Info("stopped")
 	return nil
-}
-
-// metricsServer serves GET /metrics only; it runs until the process ends, so the last
-// scrape can see the drain.
-func metricsServer(h http.Handler) *http.Server {
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", h)
-	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second}
 }
 
 // secondSignal is closed by a SIGINT or SIGTERM that comes after the first: an operator who
