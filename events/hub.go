@@ -15,9 +15,12 @@ import (
 	"switchboard/store"
 )
 
-// Hub holds one LISTEN connection per process and fans notices out to the subscribers of
-// each workspace, so a thousand SSE clients cost one database connection, not a thousand
-// polls.
+// Hub holds one LISTEN connection per process and fans committed events out to the
+// subscribers of each workspace, so a thousand SSE clients cost one database connection, not
+// a thousand polls. A notice names a workspace and the cursors of its new events
+// (store.Notice); for a workspace with subscribers in this process the hub reads those
+// events from the table once, whatever the number of subscribers, and hands them out; the
+// notices of other workspaces cost it a line read and a map lookup.
 type Hub struct {
 	store *store.Store
 	log   *slog.Logger
@@ -32,6 +35,12 @@ type Hub struct {
 	mu   sync.Mutex
 	subs map[uuid.UUID]map[*Subscription]struct{}
 	seen map[uuid.UUID]int64 // highest cursor announced per watched workspace
+	// pending holds, per watched workspace, the cursors announced and not yet read from the
+	// table (several notices merged); fetched is the highest cursor read so far. The reader
+	// (fetchLoop) is woken through fetch.
+	pending map[uuid.UUID]store.Notice
+	fetched map[uuid.UUID]int64
+	fetch   chan struct{}
 	// wake is signalled when events were queued for delivery, for the webhook relay.
 	wake chan struct{}
 	// closing is closed when the process starts shutting down: feeds end so the drain is
@@ -68,6 +77,7 @@ func (h *Hub) tellRevocation(rv store.Revocation) {
 func NewHub(st *store.Store, log *slog.Logger) *Hub {
 	return &Hub{store: st, log: log, CatchUp: 2 * time.Second, LiveCheck: 5 * time.Second,
 		subs: map[uuid.UUID]map[*Subscription]struct{}{}, seen: map[uuid.UUID]int64{},
+		pending: map[uuid.UUID]store.Notice{}, fetched: map[uuid.UUID]int64{}, fetch: make(chan struct{}, 1),
 		wake: make(chan struct{}, 1), closing: make(chan struct{}), streams: newStreams()}
 }
 
@@ -77,19 +87,21 @@ func (h *Hub) Closing() <-chan struct{} { return h.closing }
 // BeginShutdown tells every feed to end.
 func (h *Hub) BeginShutdown() { h.closeOnce.Do(func() { close(h.closing) }) }
 
-// Subscription receives the notices of one workspace. When it falls behind (its buffer is
-// full) or the hub's connection was lost, Lagged is signalled and the subscriber must read
-// what it missed from the table; the notices themselves are a fast path, never the record.
+// Subscription receives the committed events of one workspace, in cursor order. When it
+// falls behind (its buffer is full), the hub's connection was lost or the hub could not read
+// the events, Lagged is signalled and the subscriber must read what it missed from the
+// table; C is a fast path, never the record: it may skip events (a subscriber that sees a
+// gap reads the table) and repeat some.
 type Subscription struct {
-	C      chan store.Notice
+	C      chan store.Event
 	Lagged chan struct{}
 	hub    *Hub
 	ws     uuid.UUID
 }
 
-// Subscribe starts receiving the workspace's notices. Close it when done.
+// Subscribe starts receiving the workspace's events. Close it when done.
 func (h *Hub) Subscribe(workspaceID uuid.UUID) *Subscription {
-	s := &Subscription{C: make(chan store.Notice, 256), Lagged: make(chan struct{}, 1), hub: h, ws: workspaceID}
+	s := &Subscription{C: make(chan store.Event, 256), Lagged: make(chan struct{}, 1), hub: h, ws: workspaceID}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.subs[workspaceID] == nil {
@@ -108,6 +120,8 @@ func (s *Subscription) Close() {
 	if len(h.subs[s.ws]) == 0 {
 		delete(h.subs, s.ws)
 		delete(h.seen, s.ws)
+		delete(h.pending, s.ws)
+		delete(h.fetched, s.ws)
 	}
 }
 
@@ -129,19 +143,100 @@ func (s *Subscription) lag() {
 	}
 }
 
-func (h *Hub) dispatch(n store.Notice) {
+// dispatch hands a committed event to its workspace's subscribers; one whose buffer is full
+// is told to read the table instead.
+func (h *Hub) dispatch(e store.Event) {
 	h.mu.Lock()
-	if _, watched := h.subs[n.WorkspaceID]; watched && n.Seq > h.seen[n.WorkspaceID] {
-		h.seen[n.WorkspaceID] = n.Seq
-	}
-	for s := range h.subs[n.WorkspaceID] {
+	defer h.mu.Unlock()
+	for s := range h.subs[e.WorkspaceID] {
 		select {
-		case s.C <- n:
+		case s.C <- e:
 		default:
 			s.lag()
 		}
 	}
+}
+
+// announced takes in a notice: for a watched workspace its cursors are left for fetchLoop
+// to read (merged with any still waiting), the others are dropped.
+func (h *Hub) announced(n store.Notice) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, watched := h.subs[n.WorkspaceID]; !watched {
+		return
+	}
+	h.seen[n.WorkspaceID] = max(h.seen[n.WorkspaceID], n.Last)
+	if p, ok := h.pending[n.WorkspaceID]; ok {
+		n.First, n.Last = min(p.First, n.First), max(p.Last, n.Last)
+	}
+	h.pending[n.WorkspaceID] = n
+	select {
+	case h.fetch <- struct{}{}:
+	default:
+	}
+}
+
+// fetchLoop reads the announced events of watched workspaces from the table and dispatches
+// them, until ctx ends. Notices that arrive while it reads are merged and read next time, so
+// a reader that falls behind reads larger ranges, not more of them.
+func (h *Hub) fetchLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-h.fetch:
+		}
+		h.mu.Lock()
+		pending := h.pending
+		h.pending = map[uuid.UUID]store.Notice{}
+		h.mu.Unlock()
+		for _, n := range pending {
+			h.read(ctx, n)
+		}
+	}
+}
+
+// read dispatches the events of n not read yet, in pages; when the table cannot be read the
+// workspace's subscribers are told to read it themselves.
+func (h *Hub) read(ctx context.Context, n store.Notice) {
+	ws := n.WorkspaceID
+	h.mu.Lock()
+	after := max(n.First-1, h.fetched[ws])
 	h.mu.Unlock()
+	for after < n.Last {
+		page, err := h.store.EventsAfter(ctx, ws, after, fetchPage)
+		if err != nil {
+			if ctx.Err() == nil {
+				h.log.Warn("reading announced events failed; their feeds read the table", slog.String("error", err.Error()))
+				h.lag(ws)
+			}
+			return
+		}
+		for _, e := range page {
+			h.dispatch(e)
+			after = e.Seq
+		}
+		if len(page) < fetchPage {
+			break
+		}
+	}
+	h.mu.Lock()
+	if _, watched := h.subs[ws]; watched {
+		h.fetched[ws] = max(h.fetched[ws], after)
+	}
+	h.mu.Unlock()
+}
+
+// fetchPage is how many events read fetches at a time.
+const fetchPage = 500
+
+// lag tells the subscribers of one workspace to read the table.
+func (h *Hub) lag(ws uuid.UUID) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.subs[ws] {
+		s.lag()
+	}
 }
 
 // wakeRelay tells the webhook relay that events were queued for delivery (DispatchChannel),
@@ -151,29 +246,6 @@ func (h *Hub) wakeRelay() {
 	case h.wake <- struct{}{}:
 	default:
 	}
-}
-
-// noticePrefix is how every event notice begins (store's notice, or a pack of one
-// workspace's notices: a JSON object whose first member is the workspace id).
-const noticePrefix = `{"w":"`
-
-// unwatched reports, reading only the workspace id at the head of the payload, that a notice
-// concerns a workspace without a subscriber in this process: it is then not decoded (under
-// load every turn announces two events, and most workspaces have no open feed). Anything it
-// cannot read that way is decoded as before.
-func (h *Hub) unwatched(payload string) bool {
-	const end = len(noticePrefix) + 36 // a UUID's text form
-	if len(payload) <= end || payload[:len(noticePrefix)] != noticePrefix || payload[end] != '"' {
-		return false
-	}
-	ws, err := uuid.Parse(payload[len(noticePrefix):end])
-	if err != nil {
-		return false
-	}
-	h.mu.Lock()
-	_, watched := h.subs[ws]
-	h.mu.Unlock()
-	return !watched
 }
 
 // lagAll tells every subscriber to re-read from the table: notices may have been lost while
@@ -219,6 +291,7 @@ func (h *Hub) catchUp(ctx context.Context) {
 
 // Run listens until ctx ends, reconnecting after failures, and catches up periodically.
 func (h *Hub) Run(ctx context.Context) {
+	go h.fetchLoop(ctx)
 	go func() {
 		tick := time.NewTicker(h.CatchUp)
 		defer tick.Stop()
@@ -286,16 +359,13 @@ func (h *Hub) listen(ctx context.Context) error {
 			h.wakeRelay()
 			continue
 		}
-		if h.unwatched(msg.Payload) {
-			continue
-		}
-		notices, err := store.DecodeNotices([]byte(msg.Payload))
+		notices, err := store.DecodeNotices(msg.Payload)
 		if err != nil {
 			h.log.Error("malformed event notice", slog.String("payload", msg.Payload))
 			continue
 		}
 		for _, n := range notices {
-			h.dispatch(n)
+			h.announced(n)
 		}
 	}
 }

@@ -110,32 +110,52 @@ func TestHubFansOutCommittedEvents(t *testing.T) {
 	mine := appendEvents(t, b.store, b.ws, turn(1))[0]
 	other := appendEvents(t, b.store, b.other, turn(2))[0]
 
-	n := receive(t, sub.C, "notice")
-	require.Equal(t, store.Notice{WorkspaceID: b.ws, Seq: mine.Seq, Type: "turn.completed", Envelope: mine.Envelope}, n)
-	require.Equal(t, n, receive(t, second.C, "notice of the second subscriber"))
-	require.Equal(t, other.Seq, receive(t, theirs.C, "the other workspace's notice").Seq)
-	// Notices arrive in commit order: the other workspace's came after mine, so by now
-	// anything meant for my subscribers has arrived.
-	requireEmpty(t, sub.C, "one workspace never receives another's notices")
-	requireEmpty(t, second.C, "one workspace never receives another's notices")
-
-	stored, err := b.store.EventBySeq(context.Background(), b.ws, n.Seq)
-	require.NoError(t, err)
-	require.JSONEq(t, string(stored.Envelope), string(n.Envelope), "the notice carries the stored envelope")
+	e := receive(t, sub.C, "event")
+	require.Equal(t, []any{b.ws, mine.Seq, mine.ShortID, "turn.completed"}, []any{e.WorkspaceID, e.Seq, e.ShortID, e.Type})
+	require.Equal(t, string(mine.Envelope), string(e.Envelope), "the envelope as committed")
+	require.Equal(t, e, receive(t, second.C, "event for the second subscriber"))
+	got := receive(t, theirs.C, "the other workspace's event")
+	require.Equal(t, []any{b.other, other.Seq}, []any{got.WorkspaceID, got.Seq})
+	// One workspace never receives another's events: the next one mine receive is mine.
+	next := appendEvents(t, b.store, b.ws, turn(3))[0]
+	require.Equal(t, next.Seq, receive(t, sub.C, "the next event").Seq)
+	require.Equal(t, next.Seq, receive(t, second.C, "the next event").Seq)
 
 	second.Close()
 	theirs.Close()
 	require.Equal(t, 1, h.Subscribers())
 }
 
-func TestHubLargeEnvelopeIsReadFromTheTable(t *testing.T) {
+// TestHubDeliversAnnouncedEventsWhole: the events of a transaction, however many and however
+// large (a NOTIFY payload holds at most 8000 bytes), reach every subscriber whole, in order,
+// from one notice.
+func TestHubDeliversAnnouncedEventsWhole(t *testing.T) {
 	t.Parallel()
 	h, b := setupHub(t)
 	sub := listening(t, h, b.ws)
-	big := appendEvents(t, b.store, b.ws, store.NewEvent{Type: "turn.completed", Data: map[string]string{"text": strings.Repeat("x", 8000)}})[0]
-	n := receive(t, sub.C, "notice")
-	require.Equal(t, big.Seq, n.Seq)
-	require.Nil(t, n.Envelope, "PostgreSQL refuses NOTIFY payloads over 8000 bytes: the notice comes without its body")
+	second := h.Subscribe(b.ws)
+	defer second.Close()
+	h.mu.Lock()
+	sub.C = make(chan store.Event, 2*fetchPage) // room for all of it: no lag
+	h.mu.Unlock()
+	var events []store.NewEvent
+	for i := range fetchPage + fetchPage/2 { // two pages
+		events = append(events, turn(i))
+	}
+	events = append(events, store.NewEvent{Type: "turn.completed", Data: map[string]string{"text": strings.Repeat("x", 9000)}})
+	want := appendEvents(t, b.store, b.ws, events...)
+	for _, w := range want {
+		got := receive(t, sub.C, "event")
+		require.Equal(t, w.Seq, got.Seq)
+		require.Equal(t, string(w.Envelope), string(got.Envelope))
+	}
+	requireEmpty(t, sub.Lagged, "every event came through the hub")
+	// The other subscriber's buffer filled up: it got the first events and was told to read
+	// the rest from the table.
+	for _, w := range want[:cap(second.C)] {
+		require.Equal(t, w.Seq, receive(t, second.C, "event").Seq)
+	}
+	receive(t, second.Lagged, "lag signal")
 }
 
 // TestHubLagsASlowSubscriber: a subscriber whose buffer is full is told to read from the
@@ -147,14 +167,14 @@ func TestHubLagsASlowSubscriber(t *testing.T) {
 	slow := h.Subscribe(ws)
 	defer slow.Close()
 	for seq := int64(1); seq <= int64(cap(slow.C)); seq++ {
-		h.dispatch(store.Notice{WorkspaceID: ws, Seq: seq})
+		h.dispatch(store.Event{WorkspaceID: ws, Seq: seq})
 	}
 	requireEmpty(t, slow.Lagged, "a full buffer is not a lag yet")
 	fast := h.Subscribe(ws)
 	defer fast.Close()
-	h.dispatch(store.Notice{WorkspaceID: ws, Seq: int64(cap(slow.C)) + 1})
+	h.dispatch(store.Event{WorkspaceID: ws, Seq: int64(cap(slow.C)) + 1})
 	receive(t, slow.Lagged, "lag signal")
-	require.Equal(t, int64(cap(slow.C))+1, receive(t, fast.C, "notice").Seq, "others still get the notice")
+	require.Equal(t, int64(cap(slow.C))+1, receive(t, fast.C, "event").Seq, "others still get the event")
 	requireEmpty(t, h.wake, "a notice alone does not wake the relay (DispatchChannel does)")
 }
 
@@ -175,7 +195,7 @@ func TestHubCatchUpRecoversLostNotices(t *testing.T) {
 	appendEvents(t, b.store, b.other, turn(4))
 	theirs := h.Subscribe(b.other)
 	defer theirs.Close()
-	h.dispatch(store.Notice{WorkspaceID: b.other, Seq: 1}) // theirs saw its notice
+	h.announced(store.Notice{WorkspaceID: b.other, First: 1, Last: 1}) // theirs saw its notice
 
 	h.catchUp(ctx)
 	receive(t, sub.Lagged, "lag signal for the lost notices")
@@ -271,7 +291,7 @@ func TestHubResumeIsGapFree(t *testing.T) {
 		case n := <-sub.C:
 			switch {
 			case n.Seq <= cursor:
-			case n.Seq == cursor+1 && n.Envelope != nil:
+			case n.Seq == cursor+1:
 				var env struct{ Type string }
 				require.NoError(t, json.Unmarshal(n.Envelope, &env))
 				require.Equal(t, n.Type, env.Type)
@@ -300,27 +320,22 @@ func TestHubShutdown(t *testing.T) {
 	receive(t, h.Closing(), "closing signal")
 }
 
-// TestHubSkipsUnwatchedNotices: a notice is read by its workspace id alone when nobody in the
-// process watches that workspace; a watched one, or one that does not start as store's
-// notices do, is decoded.
-func TestHubSkipsUnwatchedNotices(t *testing.T) {
+// TestHubReadsOnlyWatchedWorkspaces: a notice of a workspace nobody in the process watches is
+// dropped; a watched one's cursors wait to be read, merged with the next notices.
+func TestHubReadsOnlyWatchedWorkspaces(t *testing.T) {
 	t.Parallel()
 	h, b := setupHub(t)
 	sub := h.Subscribe(b.ws)
 	defer sub.Close()
-	notice := func(ws uuid.UUID) string {
-		raw, err := json.Marshal(store.Notice{WorkspaceID: ws, Seq: 7, Type: "turn.completed", Envelope: json.RawMessage(`{"a":1}`)})
-		require.NoError(t, err)
-		return string(raw)
-	}
-	require.True(t, strings.HasPrefix(notice(b.ws), noticePrefix), "store's notices start with the workspace id")
-	require.False(t, h.unwatched(notice(b.ws)))
-	require.True(t, h.unwatched(notice(b.other)))
-	require.False(t, h.unwatched(`{"s":7,"w":"`+b.other.String()+`"}`), "another member order is decoded")
-	require.False(t, h.unwatched(`{"w":"not-a-uuid-not-a-uuid-not-a-uuid-xx"}`))
-	require.False(t, h.unwatched(`{"w":"`))
+	h.announced(store.Notice{WorkspaceID: b.other, First: 1, Last: 4})
+	h.announced(store.Notice{WorkspaceID: b.ws, First: 3, Last: 5})
+	h.announced(store.Notice{WorkspaceID: b.ws, First: 6, Last: 9})
+	require.Equal(t, map[uuid.UUID]store.Notice{b.ws: {WorkspaceID: b.ws, First: 3, Last: 9}}, h.pending)
+	require.Equal(t, int64(9), h.seen[b.ws])
 	sub.Close()
-	require.True(t, h.unwatched(notice(b.ws)), "a workspace without subscribers any more")
+	require.Empty(t, h.pending, "a workspace without subscribers any more")
+	h.announced(store.Notice{WorkspaceID: b.ws, First: 10, Last: 10})
+	require.Empty(t, h.pending)
 
 	// End to end: the other workspace's event reaches no one, and the watched one's does.
 	mine := h.Subscribe(b.ws)
@@ -329,7 +344,7 @@ func TestHubSkipsUnwatchedNotices(t *testing.T) {
 	receive(t, mine.Lagged, "lag signal after LISTEN")
 	appendEvents(t, b.store, b.other, turn(1))
 	ev := appendEvents(t, b.store, b.ws, turn(2))[0]
-	require.Equal(t, ev.Seq, receive(t, mine.C, "notice").Seq)
+	require.Equal(t, ev.Seq, receive(t, mine.C, "event").Seq)
 }
 
 // TestHubWakesTheRelayOnlyForQueuedDeliveries: events that no enabled endpoint subscribes to

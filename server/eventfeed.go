@@ -103,16 +103,16 @@ func (f *eventFeed) VisitStreamEventsResponse(w http.ResponseWriter) error {
 	}
 }
 
-// notice sends an announced event when it is the next one and carries its envelope;
-// anything else (a gap, a large envelope) is read from the table.
-func (f *eventFeed) notice(n store.Notice) error {
-	if n.Seq <= f.cursor {
+// notice sends an event the hub handed over when it is the next one; after a gap the feed
+// reads the table.
+func (f *eventFeed) notice(e store.Event) error {
+	if e.Seq <= f.cursor {
 		return nil
 	}
-	if n.Seq != f.cursor+1 || n.Envelope == nil {
+	if e.Seq != f.cursor+1 {
 		return f.replay()
 	}
-	return f.send(store.Event{Seq: n.Seq, Type: n.Type, Envelope: n.Envelope})
+	return f.send(e)
 }
 
 func (f *eventFeed) replay() error {

@@ -4,14 +4,13 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
-	"strconv"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"switchboard/gen/dbsqlc"
-	"switchboard/money"
+	"switchboard/jsonappend"
 	"switchboard/shortid"
 )
 
@@ -31,13 +30,43 @@ type Event struct {
 	CreatedAt   time.Time
 }
 
-// envelope is the wire shape: exactly these keys, in this order.
+// envelope is the wire shape: exactly these keys, in this order. marshalEnvelope writes it.
 type envelope struct {
 	ID          string    `json:"id"`
 	Type        string    `json:"type"`
 	WorkspaceID string    `json:"workspace_id"`
 	CreatedAt   time.Time `json:"created_at"`
 	Data        any       `json:"data"`
+}
+
+// marshalEnvelope is json.Marshal of ev's envelope with data, byte for byte, without
+// reflecting on the envelope itself (only data goes through encoding/json): under load the
+// write-behind flush builds two envelopes per ephemeral turn.
+func marshalEnvelope(ev Event, data any) ([]byte, error) {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return nil, err
+	}
+	b := appendEnvelopeHead(make([]byte, 0, envelopeHeadMax+len(raw)+1), ev)
+	return append(append(b, raw...), '}'), nil
+}
+
+// envelopeHeadMax is about the longest head appendEnvelopeHead writes for a plain type.
+const envelopeHeadMax = 160
+
+// appendEnvelopeHead appends ev's envelope up to its data: `{"id":...,"data":`. The time is
+// written as time.Time's MarshalJSON writes it (RFC 3339 with nanoseconds, trailing zeros
+// dropped), the strings as encoding/json escapes them.
+func appendEnvelopeHead(b []byte, ev Event) []byte {
+	b = append(b, `{"id":`...)
+	b = jsonappend.String(b, ev.ShortID)
+	b = append(b, `,"type":`...)
+	b = jsonappend.String(b, ev.Type)
+	b = append(b, `,"workspace_id":"`...)
+	b = appendUUID(b, ev.WorkspaceID)
+	b = append(b, `","created_at":"`...)
+	b = ev.CreatedAt.AppendFormat(b, time.RFC3339Nano)
+	return append(b, `","data":`...)
 }
 
 // AppendEvents writes events to the outbox in the caller's transaction and gives them the
@@ -102,8 +131,8 @@ func (t *Tx) Settle(ctx context.Context, workspaceID uuid.UUID, charge *Charge, 
 	if err := t.queueSettle(ctx, batchQueue{batch}, workspaceID, balance, charge, events); err != nil {
 		return 0, nil, err
 	}
-	for _, e := range events {
-		t.notices = append(t.notices, notice(e))
+	if len(events) > 0 {
+		t.notices = append(t.notices, Notice{WorkspaceID: workspaceID, First: events[0].Seq, Last: events[len(events)-1].Seq})
 	}
 	if err := t.db.SendBatch(ctx, batch).Close(); err != nil {
 		return 0, nil, err
@@ -159,31 +188,50 @@ func totalOf(items []Settlement) int64 {
 // queueSettleMany queues SettleMany's statement in batch.
 func (t *Tx) queueSettleMany(batch *pgx.Batch, workspaceID uuid.UUID, items []Settlement) error {
 	total := totalOf(items)
-	p := dbsqlc.SettleWorkspaceParams{ID: workspaceID, Cost: total, CreatedAt: time.Now().UTC().Truncate(time.Microsecond)}
-	var events []Event // without their cursors until the row comes
-	after := total     // the charges after the current one: its balance is the batch's plus this
+	p := settleParams(items)
+	p.ID, p.Cost, p.CreatedAt = workspaceID, total, time.Now().UTC().Truncate(time.Microsecond)
+	after := total // the charges after the current one: its balance is the batch's plus this
 	for _, it := range items {
 		if c := it.Charge; c != nil {
 			after -= c.AmountNanoUSD
 			addSettledLedgerRow(&p, c, after)
 		}
 		for _, e := range it.Events {
-			ev, err := addSettledEvent(&p, workspaceID, e, after)
-			if err != nil {
+			if err := addSettledEvent(&p, workspaceID, e, after); err != nil {
 				return err
 			}
-			events = append(events, ev)
 		}
 	}
-	p.EventCount = int64(len(events))
+	p.EventCount = int64(len(p.EventNumbers))
 	return queueRow(batch, func(db dbsqlc.DBTX, got bool) error {
 		row, err := t.sql.SettleWorkspace(context.Background(), db, p) // queueRow's DBTXs use no context
 		if !got || err != nil {
 			return notFound("workspace", err)
 		}
-		t.settled(workspaceID, total, row, p, events)
+		t.settled(workspaceID, total, row, p.EventCount)
 		return nil
 	})
+}
+
+// settleParams are SettleWorkspace's parameters with room for the rows of items: a flush
+// under load settles a few hundred, and growing fifteen arrays to that size one doubling at a
+// time cost it about a hundred allocations.
+func settleParams(items []Settlement) dbsqlc.SettleWorkspaceParams {
+	var charges, events int
+	for _, it := range items {
+		if it.Charge != nil {
+			charges++
+		}
+		events += len(it.Events)
+	}
+	return dbsqlc.SettleWorkspaceParams{
+		LedgerIds: make([]uuid.UUID, 0, charges), Amounts: make([]int64, 0, charges), BalanceOffsets: make([]int64, 0, charges),
+		Categories: make([]string, 0, charges), Models: make([]string, 0, charges), InputTokens: make([]int64, 0, charges),
+		OutputTokens: make([]int64, 0, charges), ConversationIds: make([]uuid.UUID, 0, charges),
+		EventNumbers: make([]int64, 0, events), EventShortIds: make([]string, 0, events), EventTypes: make([]string, 0, events),
+		EnvelopeHeads: make([]string, 0, events), EnvelopeTails: make([]string, 0, events), HasBalance: make([]bool, 0, events),
+		EventBalanceOffsets: make([]int64, 0, events),
+	}
 }
 
 // addSettledLedgerRow adds the ledger row of charge c to p, after which the batch still
@@ -199,34 +247,31 @@ func addSettledLedgerRow(p *dbsqlc.SettleWorkspaceParams, c *Charge, after int64
 	p.InputTokens, p.OutputTokens = append(p.InputTokens, c.InputTokens), append(p.OutputTokens, c.OutputTokens)
 }
 
-// addSettledEvent adds e to p and returns it with its envelope (the head of it, for an
-// AfterCharge event: settled completes it). after is what the batch charges after e's charge.
-func addSettledEvent(p *dbsqlc.SettleWorkspaceParams, workspaceID uuid.UUID, e NewEvent, after int64) (Event, error) {
+// addSettledEvent adds e to p: its envelope, or for an AfterCharge event the head and tail
+// around the balance, which the database writes in. after is what the batch charges after
+// e's charge.
+func addSettledEvent(p *dbsqlc.SettleWorkspaceParams, workspaceID uuid.UUID, e NewEvent, after int64) error {
 	ev := Event{WorkspaceID: workspaceID, ShortID: shortid.New(shortid.Event), Type: e.Type, CreatedAt: p.CreatedAt}
-	ac, balanced := e.Data.(AfterCharge)
-	data := e.Data
-	if balanced {
-		data = json.RawMessage(`null`) // the data is last: the envelope ends `null}`
+	var head, tail string
+	if ac, balanced := e.Data.(AfterCharge); balanced {
+		head, tail = string(append(appendEnvelopeHead(make([]byte, 0, envelopeHeadMax+len(ac.Head)), ev), ac.Head...)), ac.Tail+"}"
+	} else {
+		body, err := marshalEnvelope(ev, e.Data)
+		if err != nil {
+			return err
+		}
+		head = string(body)
 	}
-	body, err := json.Marshal(envelope{ID: ev.ShortID, Type: e.Type, WorkspaceID: workspaceID.String(), CreatedAt: ev.CreatedAt, Data: data})
-	if err != nil {
-		return Event{}, err
-	}
-	head, tail := string(body), ""
-	if balanced {
-		head, tail = head[:len(head)-len(`null}`)]+ac.Head, ac.Tail+"}"
-	}
-	ev.Envelope = []byte(head)
 	p.EventNumbers, p.EventShortIds, p.EventTypes = append(p.EventNumbers, int64(len(p.EventNumbers)+1)), append(p.EventShortIds, ev.ShortID), append(p.EventTypes, e.Type)
 	p.EnvelopeHeads, p.EnvelopeTails = append(p.EnvelopeHeads, head), append(p.EnvelopeTails, tail)
-	p.HasBalance, p.EventBalanceOffsets = append(p.HasBalance, balanced), append(p.EventBalanceOffsets, after)
-	return ev, nil
+	p.HasBalance, p.EventBalanceOffsets = append(p.HasBalance, tail != ""), append(p.EventBalanceOffsets, after)
+	return nil
 }
 
-// settled takes in SettleWorkspace's row: the events get their cursors and whole envelopes
-// and are announced after the commit, a charge that stopped the workspace is pushed to the
-// replicas, and the relays are woken if a dispatch row was written.
-func (t *Tx) settled(workspaceID uuid.UUID, total int64, row dbsqlc.SettleWorkspaceRow, p dbsqlc.SettleWorkspaceParams, events []Event) {
+// settled takes in SettleWorkspace's row: the events (if any) are announced after the
+// commit, a charge that stopped the workspace is pushed to the replicas, and the relays are
+// woken if a dispatch row was written.
+func (t *Tx) settled(workspaceID uuid.UUID, total int64, row dbsqlc.SettleWorkspaceRow, events int64) {
 	if total > 0 && (row.BalanceNanoUSD <= 0 && row.BalanceNanoUSD+total > 0 ||
 		CapReached(row.MonthlyCapNanoUSD, row.MonthSpendNanoUSD) && !CapReached(row.MonthlyCapNanoUSD, row.MonthSpendNanoUSD-total)) {
 		t.moneyChanged = append(t.moneyChanged, workspaceID) // replicas that cached its keys must read it again
@@ -234,12 +279,8 @@ func (t *Tx) settled(workspaceID uuid.UUID, total int64, row dbsqlc.SettleWorksp
 	if row.Dispatched > 0 {
 		t.dispatched = true
 	}
-	for i, e := range events {
-		e.Seq = row.FirstSeq + p.EventNumbers[i]
-		if p.HasBalance[i] {
-			e.Envelope = []byte(p.EnvelopeHeads[i] + money.FormatUSD(row.BalanceNanoUSD+p.EventBalanceOffsets[i]) + p.EnvelopeTails[i])
-		}
-		t.notices = append(t.notices, notice(e))
+	if events > 0 {
+		t.notices = append(t.notices, Notice{WorkspaceID: workspaceID, First: row.FirstSeq + 1, Last: row.FirstSeq + events})
 	}
 }
 
@@ -265,7 +306,7 @@ func envelopes(workspaceID uuid.UUID, seq int64, events []NewEvent) ([]Event, er
 	out := make([]Event, len(events))
 	for i, e := range events {
 		ev := Event{WorkspaceID: workspaceID, Seq: seq + int64(i) + 1, ShortID: shortid.New(shortid.Event), Type: e.Type, CreatedAt: now}
-		body, err := json.Marshal(envelope{ID: ev.ShortID, Type: e.Type, WorkspaceID: workspaceID.String(), CreatedAt: now, Data: e.Data})
+		body, err := marshalEnvelope(ev, e.Data)
 		if err != nil {
 			return nil, err
 		}
@@ -308,77 +349,6 @@ func (q *queries) EventCursors(ctx context.Context, workspaceIDs []uuid.UUID) (m
 	return out, nil
 }
 
-// announce sends committed events' notices to every replica's listener. It runs after the
-// commit, outside the transaction: a NOTIFY inside it would take PostgreSQL's cluster-wide
-// notification lock at commit and serialize all committing turns. A notice lost to a crash
-// here only delays a live tail: the outbox is the record, and the hub catches up from it.
-func (s *Store) announce(ctx context.Context, notices []string) {
-	_ = s.sql.Announce(ctx, s.pool, dbsqlc.AnnounceParams{Channel: EventChannel, Payloads: packNotices(notices)})
-}
-
-// packLimit bounds a packed payload under PostgreSQL's 8000-byte NOTIFY limit.
-const packLimit = 7900
-
-// packNotices joins runs of one workspace's notices into packs, {"w":"<id>","p":[n1,n2,...]},
-// each under packLimit: a batch's events of a workspace cost PostgreSQL (and every listener)
-// a few notifications instead of one each (two per ephemeral turn, three per new stored
-// conversation). A notice too large to share a payload is sent alone. DecodeNotices reads both.
-func packNotices(notices []string) []string {
-	out := make([]string, 0, len(notices))
-	var pack []byte
-	var head string // the open pack's `{"w":"<id>"`
-	flush := func() {
-		if pack != nil {
-			out = append(out, string(append(pack, "]}"...)))
-			pack, head = nil, ""
-		}
-	}
-	for _, n := range notices {
-		h, ok := noticeHead(n)
-		if !ok || len(h)+len(`,"p":[`)+len(n)+len("]}") > packLimit {
-			flush()
-			out = append(out, n)
-			continue
-		}
-		if pack != nil && (h != head || len(pack)+1+len(n)+len("]}") > packLimit) {
-			flush()
-		}
-		if pack == nil {
-			pack, head = append(append(make([]byte, 0, 1024), h...), `,"p":[`...), h
-		} else {
-			pack = append(pack, ',')
-		}
-		pack = append(pack, n...)
-	}
-	flush()
-	return out
-}
-
-// noticeHead is the `{"w":"<workspace id>"` with which every notice's payload begins.
-func noticeHead(n string) (string, bool) {
-	const end = len(`{"w":"`) + 36 + 1
-	if len(n) <= end || n[:6] != `{"w":"` || n[end-1] != '"' {
-		return "", false
-	}
-	return n[:end], true
-}
-
-// DecodeNotices reads an event announcement: one notice, or a pack of one workspace's notices
-// (packNotices), in order.
-func DecodeNotices(payload []byte) ([]Notice, error) {
-	var n struct {
-		Notice
-		Pack []Notice `json:"p"`
-	}
-	if err := json.Unmarshal(payload, &n); err != nil {
-		return nil, err
-	}
-	if n.Pack != nil {
-		return n.Pack, nil
-	}
-	return []Notice{n.Notice}, nil
-}
-
 // EventChannel is the PostgreSQL NOTIFY channel on which committed events are announced.
 const EventChannel = "sb_events"
 
@@ -387,63 +357,6 @@ const EventChannel = "sb_events"
 // then, so a workspace without webhooks never costs a relay a claim (the relay's periodic
 // sweep remains for an announcement lost to a crash).
 const DispatchChannel = "sb_dispatch"
-
-// notifyLimit keeps payloads under PostgreSQL's 8000-byte NOTIFY limit; a larger envelope is
-// announced without its body and read from the table by whoever needs it.
-const notifyLimit = 7000
-
-// Notice is the payload of an event announcement.
-type Notice struct {
-	WorkspaceID uuid.UUID       `json:"w"`
-	Seq         int64           `json:"s"`
-	Type        string          `json:"t"`
-	Envelope    json.RawMessage `json:"e,omitempty"`
-}
-
-// notice is the announcement payload of an event: json.Marshal of its Notice, written out by
-// hand because json.Marshal re-scans and compacts the envelope (a RawMessage), which was 1.8%
-// of a stored turn's CPU in process. The envelope is compact JSON already (envelopes), and an
-// event type that would need escaping takes json.Marshal's path.
-func notice(e Event) string {
-	if !plainType(e.Type) {
-		return marshalNotice(e)
-	}
-	b := make([]byte, 0, len(`{"w":"","s":,"t":"","e":}`)+36+20+len(e.Type)+len(e.Envelope))
-	b = append(b, `{"w":"`...)
-	b = appendUUID(b, e.WorkspaceID)
-	b = append(b, `","s":`...)
-	b = strconv.AppendInt(b, e.Seq, 10)
-	b = append(b, `,"t":"`...)
-	b = append(b, e.Type...)
-	b = append(b, '"')
-	if len(e.Envelope) > 0 && len(e.Envelope) <= notifyLimit {
-		b = append(b, `,"e":`...)
-		b = append(b, e.Envelope...)
-	}
-	return string(append(b, '}'))
-}
-
-// marshalNotice is notice by json.Marshal.
-func marshalNotice(e Event) string {
-	n := Notice{WorkspaceID: e.WorkspaceID, Seq: e.Seq, Type: e.Type}
-	if len(e.Envelope) <= notifyLimit {
-		n.Envelope = e.Envelope
-	}
-	payload, _ := json.Marshal(n) // plain types and valid JSON: cannot fail
-	return string(payload)
-}
-
-// plainType reports that an event type needs no escaping in a JSON string (every type the
-// contract names: lower-case words, dots and underscores).
-func plainType(t string) bool {
-	for i := 0; i < len(t); i++ {
-		c := t[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
 
 // appendUUID appends id in its canonical text form, as uuid.UUID.String would, without the
 // intermediate string.

@@ -18,7 +18,7 @@ import (
 type Tx struct {
 	queries
 	tx         pgx.Tx   // nil in a pipelined transaction (Store.Pipelined)
-	notices    []string // announcements of the events appended, sent after commit
+	notices    []Notice // announcements of the events appended, sent after commit
 	keyNotices []string // announcements of the idempotency keys completed, sent after commit
 	// moneyChanged holds the workspaces whose charge in this transaction made them unable to
 	// work (credit used up, monthly cap reached): announced after commit (RevocationChannel).
