@@ -67,14 +67,13 @@ func run(ctx context.Context, args []string, getenv env, stdout, stderr io.Write
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewJSONHandler(stderr, nil))
 	switch args[0] {
 	case "serve":
 		// Under load every request logs a line: they are written off the request path,
 		// together (logwriter), and all of them before run returns.
 		lines := logwriter.New(stderr)
 		defer lines.Close()
-		log = slog.New(slog.NewJSONHandler(lines, nil))
+		log := slog.New(slog.NewJSONHandler(lines, nil))
 		if cfg.ThrowawaySecretsKey != "" {
 			log.Warn("SECRETS_KEY is not set: webhook secrets of this development run are sealed with a throwaway key; "+
 				"set SECRETS_KEY to it to keep them readable after a restart",
