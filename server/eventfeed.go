@@ -52,7 +52,7 @@ func (h *v1Handlers) StreamEvents(ctx context.Context, req v1api.StreamEventsReq
 }
 
 // eventFeed writes the stream. It subscribes before it replays, so nothing committed at the
-// seam is missed, and it drops notices at or below its cursor, so nothing is sent twice. Like
+// seam is missed, and it drops events at or below its cursor, so nothing is sent twice. Like
 // every stream it implements the generated Visit itself: the generated text/event-stream
 // response copies a finished io.Reader, while a feed writes and flushes as events happen.
 type eventFeed struct {
@@ -87,8 +87,8 @@ func (f *eventFeed) VisitStreamEventsResponse(w http.ResponseWriter) error {
 			return nil
 		case <-f.hub.Closing():
 			return nil // the server is shutting down; the client resumes with Last-Event-ID
-		case n := <-sub.C:
-			if err := f.notice(n); err != nil {
+		case e := <-sub.C:
+			if err := f.handed(e); err != nil {
 				return err
 			}
 		case <-sub.Lagged:
@@ -103,9 +103,9 @@ func (f *eventFeed) VisitStreamEventsResponse(w http.ResponseWriter) error {
 	}
 }
 
-// notice sends an event the hub handed over when it is the next one; after a gap the feed
+// handed sends an event the hub handed over when it is the next one; after a gap the feed
 // reads the table.
-func (f *eventFeed) notice(e store.Event) error {
+func (f *eventFeed) handed(e store.Event) error {
 	if e.Seq <= f.cursor {
 		return nil
 	}

@@ -253,7 +253,8 @@ func addSettledLedgerRow(p *dbsqlc.SettleWorkspaceParams, c *Charge, after int64
 func addSettledEvent(p *dbsqlc.SettleWorkspaceParams, workspaceID uuid.UUID, e NewEvent, after int64) error {
 	ev := Event{WorkspaceID: workspaceID, ShortID: shortid.New(shortid.Event), Type: e.Type, CreatedAt: p.CreatedAt}
 	var head, tail string
-	if ac, balanced := e.Data.(AfterCharge); balanced {
+	ac, balanced := e.Data.(AfterCharge)
+	if balanced {
 		head, tail = string(append(appendEnvelopeHead(make([]byte, 0, envelopeHeadMax+len(ac.Head)), ev), ac.Head...)), ac.Tail+"}"
 	} else {
 		body, err := marshalEnvelope(ev, e.Data)
@@ -264,7 +265,7 @@ func addSettledEvent(p *dbsqlc.SettleWorkspaceParams, workspaceID uuid.UUID, e N
 	}
 	p.EventNumbers, p.EventShortIds, p.EventTypes = append(p.EventNumbers, int64(len(p.EventNumbers)+1)), append(p.EventShortIds, ev.ShortID), append(p.EventTypes, e.Type)
 	p.EnvelopeHeads, p.EnvelopeTails = append(p.EnvelopeHeads, head), append(p.EnvelopeTails, tail)
-	p.HasBalance, p.EventBalanceOffsets = append(p.HasBalance, tail != ""), append(p.EventBalanceOffsets, after)
+	p.HasBalance, p.EventBalanceOffsets = append(p.HasBalance, balanced), append(p.EventBalanceOffsets, after)
 	return nil
 }
 
