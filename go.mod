@@ -18,6 +18,7 @@ require (
 	github.com/labstack/echo/v4 v4.16.0
 	github.com/ledongthuc/pdf v0.0.0-20260907135840-6c8c28e0e8a0
 	github.com/mark3labs/mcp-go v1.2.1
+	github.com/nyaruka/phonenumbers v1.8.1
 	github.com/oapi-codegen/echo-middleware v1.1.0
 	github.com/oapi-codegen/runtime v1.8.0
 	github.com/openai/openai-go/v3 v3.95.0
@@ -43,7 +44,7 @@ require (
 	golang.org/x/net v0.60.0
 	golang.org/x/text v0.43.0
 	google.golang.org/genai v1.77.0
-	google.golang.org/protobuf v1.35.2
+	google.golang.org/protobuf v1.36.11
 	gopkg.in/yaml.v3 v3.0.1
 )
 

@@ -28,6 +28,7 @@ import (
 	"switchboard/bulk"
 	"switchboard/campaigns"
 	"switchboard/catalog"
+	"switchboard/channels"
 	"switchboard/compliance"
 	"switchboard/contacts"
 	"switchboard/converse"
@@ -92,6 +93,9 @@ type Config struct {
 	// SMS is the SMS provider account (TWILIO_*); without credentials campaigns cannot
 	// start and phone-number routes answer 409 sms_provider_not_configured.
 	SMS sms.Config
+	// ChannelWorkers is how many replies to inbound messages (SMS) one replica works at
+	// once (CHANNEL_WORKERS); each mostly waits on the model.
+	ChannelWorkers int
 	// CampaignPeriod is the span a campaign's rate_per_minute is counted over: a minute
 	// (tests shorten it).
 	CampaignPeriod time.Duration
@@ -130,6 +134,7 @@ func DefaultConfig() Config {
 			SetPasswordTTL: 72 * time.Hour, SignInPerMinute: 10},
 		ComplianceVersion: compliance.DefaultVersion,
 		CampaignPeriod:    time.Minute,
+		ChannelWorkers:    500,
 	}
 }
 
@@ -230,7 +235,9 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	if err != nil {
 		return nil, err
 	}
-	camps := campaigns.New(st, comp, provider, inserter, campaigns.Config{Period: cfg.CampaignPeriod, Now: cfg.Clock})
+	camps := campaigns.New(st, comp, provider, inserter, campaigns.Config{Period: cfg.CampaignPeriod, Now: cfg.Clock,
+		StatusCallback: channels.StatusCallbackURL(cfg.Server.PublicBaseURL)})
+	chans := channels.New(st, provider, agents, inserter, cfg.Server.PublicBaseURL, log.With(slog.String("component", "channels")))
 	replicaID := newReplicaID()
 	jobWorkers := []jobWorker{
 		worker(resp.Worker()),
@@ -242,6 +249,7 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 		worker(campaigns.NewWorker(camps, log.With(slog.String("component", "campaigns")))),
 		worker(campaigns.NewSweepWorker(camps)),
 		worker(phones.RenewWorker()),
+		worker(channels.NewReplyWorker(chans)),
 	}
 	jobs, err := newWorkingClient(st, cfg, log, workMiddleware(m, tr), replicaID, append(camps.PeriodicJobs(), phones.PeriodicJobs()...), jobWorkers...)
 	if err != nil {
@@ -259,7 +267,7 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 		Hub: hub, Jobs: inserter, Guard: guard, Ops: ops, Agents: agents, MCP: mcp.Handler(mcp.New(ops, server.MCPCaller, log, mcp.WithConfirmations(pipeline))), Log: log,
 		Ready:    ready,
 		Pending:  meter.Pending,
-		Contacts: contacts.New(st), Campaigns: camps, PhoneNumbers: phones, Actions: pipeline,
+		Contacts: contacts.New(st), Campaigns: camps, PhoneNumbers: phones, Channels: chans, Actions: pipeline,
 		Accounts: acc, Dashboard: dashboard.New(dashboard.Deps{Store: st, Accounts: acc, Ops: ops, Jobs: inserter, Compliance: comp, Mailer: mail, Log: log}),
 	}
 	if tr != nil {
@@ -359,6 +367,9 @@ func newWorkingClient(st *store.Store, cfg Config, log *slog.Logger, middleware 
 		Queues: map[string]river.QueueConfig{
 			river.QueueDefault:   {MaxWorkers: 20},
 			events.DeliveryQueue: {MaxWorkers: 50},
+			// Replies to inbound messages mostly wait on the model: at 200 texts a second and
+			// 2 s a reply, 400 are in flight.
+			channels.Queue: {MaxWorkers: cfg.ChannelWorkers},
 		},
 		FetchCooldown: jobFetchCooldown,
 		// A job whose replica died is retried once this has passed; the background worker

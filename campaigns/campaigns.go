@@ -31,6 +31,7 @@ import (
 	"switchboard/access"
 	"switchboard/apierr"
 	"switchboard/compliance"
+	"switchboard/sms"
 	"switchboard/store"
 )
 
@@ -125,7 +126,7 @@ type List struct {
 // release is the SMS adapter (package sms).
 type Sender interface {
 	Configured() bool
-	Send(ctx context.Context, from, to, body string) (providerID string, err error)
+	SendMessage(ctx context.Context, m sms.Outbound) (providerID string, err error)
 }
 
 // Config tunes the sending.
@@ -134,6 +135,9 @@ type Config struct {
 	Period time.Duration
 	// Now is the clock windows and start times are read by; time.Now when nil.
 	Now func() time.Time
+	// StatusCallback is where the carrier reports what became of a message sent from a
+	// channel (its delivery status callback URL); nil sends without one.
+	StatusCallback func(store.Channel) string
 }
 
 // Service manages campaigns.
@@ -394,17 +398,33 @@ func deploymentMaySend(ctx context.Context, q interface {
 	return nil
 }
 
-// sendingNumber is the number campaigns send from: the workspace's newest active number.
-func sendingNumber(ctx context.Context, tx *store.Tx, ws uuid.UUID) (string, error) {
+// sender is the number campaigns send from, with its channel when it is one: the
+// workspace's newest connected SMS channel (replies then reach the campaign's agent, and the
+// carrier reports deliveries), else its newest active number.
+type sender struct {
+	number  string
+	channel *store.Channel
+}
+
+func sendingNumber(ctx context.Context, tx *store.Tx, ws uuid.UUID) (sender, error) {
+	chans, err := tx.ListChannels(ctx, ws, "sms")
+	if err != nil {
+		return sender{}, err
+	}
+	for _, c := range chans {
+		if c.Status == store.ChannelConnected && c.Address != nil {
+			return sender{number: *c.Address, channel: &c}, nil
+		}
+	}
 	active := "active"
 	nums, err := tx.ListPhoneNumbers(ctx, ws, &active)
 	if err != nil {
-		return "", err
+		return sender{}, err
 	}
 	if len(nums) == 0 {
-		return "", apierr.Conflict("no_sending_number", "The workspace has no phone number to send from; buy one (POST /api/phone-numbers) first.")
+		return sender{}, apierr.Conflict("no_sending_number", "The workspace has no phone number to send from; buy one (POST /api/phone-numbers) and connect it (POST /api/channels) first.")
 	}
-	return nums[0].E164, nil
+	return sender{number: nums[0].E164}, nil
 }
 
 // Pause pauses a scheduled or running campaign; sending stops before its next contact.

@@ -9,6 +9,7 @@ import (
 	"switchboard/apierr"
 	"switchboard/money"
 	"switchboard/phonenumbers"
+	"switchboard/quota"
 	"switchboard/store"
 )
 
@@ -17,27 +18,16 @@ import (
 const (
 	// PausedSuspended: the workspace was suspended (in the suspending transaction, or by the
 	// sending job when it finds the workspace suspended).
-	PausedSuspended = store.PausedWorkspaceSuspended
+	PausedSuspended = quota.Suspended
 	// PausedNoCredit: the workspace's balance is used up.
-	PausedNoCredit = "insufficient_quota"
+	PausedNoCredit = quota.NoCredit
 	// PausedCapReached: the workspace's spend this month reached its monthly cap.
-	PausedCapReached = "spend_cap_reached"
+	PausedCapReached = quota.CapReached
 )
 
 // cannotPay is the pause reason when the workspace cannot pay for messages now (suspended,
-// no credit, monthly cap reached), else "". As with turns, the message that uses the last
-// of the money is sent and charged; the next one is not sent.
-func cannotPay(w store.Workspace) string {
-	switch {
-	case w.Status == store.WorkspaceSuspended:
-		return PausedSuspended
-	case w.BalanceNanoUSD <= 0:
-		return PausedNoCredit
-	case store.CapReached(w.MonthlyCapNanoUSD, w.MonthSpendNanoUSD):
-		return PausedCapReached
-	}
-	return ""
-}
+// no credit, monthly cap reached), else "": the one quota rule.
+func cannotPay(w store.Workspace) string { return quota.Refusal(w) }
 
 // mayPay is nil when the workspace can pay for messages, else the 403 insufficient_quota
 // that refuses to start a campaign, saying why.

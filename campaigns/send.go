@@ -12,6 +12,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"switchboard/contacts"
+	"switchboard/sms"
 	"switchboard/store"
 )
 
@@ -136,7 +137,7 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[TickArgs]) error {
 	if wait := untilWindow(c, now); wait > 0 {
 		return river.JobSnooze(min(wait, s.cfg.Period))
 	}
-	var from string
+	var from sender
 	err = s.store.InTx(ctx, func(tx *store.Tx) error { from, err = sendingNumber(ctx, tx, ws); return err })
 	if err != nil {
 		return w.pause(ctx, c, "no_sending_number")
@@ -224,7 +225,7 @@ func (s *Service) setStatusIf(ctx context.Context, c store.Campaign, from, to st
 
 // decide records the decision about one contact and, for a send, messages it. It reports
 // whether a message was sent (or attempted); errStop when the campaign stopped running.
-func (w *Worker) decide(ctx context.Context, c store.Campaign, contact store.AudienceContact, from string) (bool, error) {
+func (w *Worker) decide(ctx context.Context, c store.Campaign, contact store.AudienceContact, from sender) (bool, error) {
 	s, ws := w.s, c.WorkspaceID
 	reason := ""
 	switch {
@@ -244,6 +245,17 @@ func (w *Worker) decide(ctx context.Context, c store.Campaign, contact store.Aud
 		}
 		if cur.Status != Running || cur.AgentID == nil || cur.FirstMessage == nil {
 			return errStop // paused, cancelled, or its agent was deleted meanwhile
+		}
+		if reason == "" {
+			// Carrier rules: a contact who texted STOP to this number is not messaged from it
+			// until they text START.
+			out, err := tx.OptedOut(ctx, ws, from.number, *contact.Phone)
+			if err != nil {
+				return err
+			}
+			if out {
+				reason = "opted_out"
+			}
 		}
 		if reason != "" {
 			_, ok, err := tx.ClaimCampaignSend(ctx, ws, c.ID, contact.ID, "skipped", &reason, nil)
@@ -267,6 +279,12 @@ func (w *Worker) decide(ctx context.Context, c store.Campaign, contact store.Aud
 		if err := tx.OpenAgentConversation(ctx, ws, conv.ID, *cur.AgentID, &contact.ID, nil); err != nil {
 			return err
 		}
+		if from.channel != nil {
+			// The contact's reply on this channel continues this conversation, with this agent.
+			if err := tx.AddThread(ctx, ws, conv.ID, from.channel.ID, *contact.Phone); err != nil {
+				return err
+			}
+		}
 		if err := tx.AppendMessages(ctx, ws, conv.ID, []store.Message{{Role: "assistant", Content: body}}); err != nil {
 			return err
 		}
@@ -282,7 +300,11 @@ func (w *Worker) decide(ctx context.Context, c store.Campaign, contact store.Aud
 		return false, err
 	}
 	// The decision is committed: whatever happens now, this contact is not messaged again.
-	providerID, sendErr := s.sender.Send(ctx, from, *contact.Phone, body)
+	out := sms.Outbound{From: from.number, To: *contact.Phone, Body: body}
+	if from.channel != nil && s.cfg.StatusCallback != nil {
+		out.StatusCallback = s.cfg.StatusCallback(*from.channel)
+	}
+	providerID, sendErr := s.sender.SendMessage(ctx, out)
 	status, failed, sentN := "sent", 0, 1
 	var why, pid *string
 	if sendErr != nil {

@@ -118,10 +118,25 @@ type Request struct {
 	ConversationID string // continue this conversation of the agent; "" opens one
 	Contact        *Contact
 	Channel        string // the conversation's channel when one is opened; "api" by default
+	// ContactID is the known contact of a conversation this message opens (a channel found
+	// them by their phone number); Contact, when also given, is merged into it.
+	ContactID *uuid.UUID
+	// Thread ties a conversation this message opens to its channel and remote party, so that
+	// their next message continues it.
+	Thread *Thread
+	// SkipGreeting opens a conversation without the persona's greeting: on channels where
+	// the person writes first (SMS), the reply is the first thing they get.
+	SkipGreeting bool
 	// OnConversation receives the conversation id before anything else happens.
 	OnConversation func(id string) error
 	// OnDelta receives the reply as it is produced.
 	OnDelta func(string) error
+}
+
+// Thread is a conversation's channel and remote party (a texter's E.164 number).
+type Thread struct {
+	ChannelID uuid.UUID
+	Remote    string
 }
 
 // Answer is the reply to one message.
@@ -274,15 +289,28 @@ func (s *Service) conversation(ctx context.Context, a store.Agent, bp *blueprint
 			return err
 		}
 		id = conv.ID
-		var contactID *uuid.UUID
-		if contact != nil {
+		contactID := req.ContactID
+		switch {
+		case contactID != nil && contact != nil:
+			if err := tx.MergeContact(ctx, a.WorkspaceID, *contactID, *contact); err != nil {
+				return err
+			}
+		case contact != nil:
 			cid, err := tx.CreateContact(ctx, a.WorkspaceID, *contact)
 			if err != nil {
 				return err
 			}
 			contactID = &cid
 		}
-		msgs := []store.Message{{Role: string(llm.RoleAssistant), Content: bp.Agent.Persona.Greeting}}
+		if req.Thread != nil {
+			if err := tx.AddThread(ctx, a.WorkspaceID, conv.ID, req.Thread.ChannelID, req.Thread.Remote); err != nil {
+				return err
+			}
+		}
+		var msgs []store.Message
+		if !req.SkipGreeting {
+			msgs = append(msgs, store.Message{Role: string(llm.RoleAssistant), Content: bp.Agent.Persona.Greeting})
+		}
 		var disclosedAt *time.Time
 		if disclosure.Applies {
 			now := s.now()
@@ -292,8 +320,10 @@ func (s *Service) conversation(ctx context.Context, a store.Agent, bp *blueprint
 		if err := tx.OpenAgentConversation(ctx, a.WorkspaceID, conv.ID, a.ID, contactID, disclosedAt); err != nil {
 			return err
 		}
-		if err := tx.AppendMessages(ctx, a.WorkspaceID, conv.ID, msgs); err != nil {
-			return err
+		if len(msgs) > 0 {
+			if err := tx.AppendMessages(ctx, a.WorkspaceID, conv.ID, msgs); err != nil {
+				return err
+			}
 		}
 		data := map[string]any{"conversation_id": conv.ShortID, "channel": conv.Channel, "agent_id": a.ID.String()}
 		if contactID != nil {

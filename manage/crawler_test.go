@@ -119,37 +119,40 @@ func TestCrawlerCancelsForADeletedSource(t *testing.T) {
 	require.Equal(t, river.EventKindJobCancelled, result.EventKind, "a job never reads another workspace's source")
 }
 
-func TestChannels(t *testing.T) {
+// TestDeployToChannelTellsTheTruth: an agent deployed with channel_id to a connected channel
+// answers its inbound traffic, and get_agent says so; by type it is outbound only, and
+// get_agent names no inbound channel.
+func TestDeployToChannelTellsTheTruth(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	svc, b := setup(t)
-	for _, tc := range []struct {
-		in          manage.CreateChannelInput
-		code, param string
-	}{
-		{manage.CreateChannelInput{Provider: "fax", Name: "x"}, "invalid_value", "provider"},
-		{manage.CreateChannelInput{Provider: "sms", Name: ""}, "invalid_value", "name"},
-		{manage.CreateChannelInput{Provider: "sms", Name: string(make([]rune, 101))}, "invalid_value", "name"},
-	} {
-		_, err := svc.CreateChannel(ctx, b.ws, tc.in)
-		requireAPIError(t, err, apierr.KindInvalid, tc.code, tc.param)
-	}
-	require.Zero(t, b.count(t, "channels"))
-
-	ch, err := svc.CreateChannel(ctx, b.ws, manage.CreateChannelInput{Provider: "sms", Name: "Main line"})
-	require.NoError(t, err)
-	require.JSONEq(t, `{}`, string(ch.Config))
-	_, err = svc.CreateChannel(ctx, b.other, manage.CreateChannelInput{Provider: "sms", Name: "Theirs"})
-	require.NoError(t, err)
+	ch := b.channel(t, b.ws, "sms", "Main line", true)
 	id := createAgent(t, svc, b.ws, "Holder")
-	_, err = svc.DeployAgent(ctx, b.ws, manage.DeployAgentInput{AgentID: id, ChannelID: ch.ID})
-	require.NoError(t, err)
+	byType := createAgent(t, svc, b.ws, "Outbound")
 
-	list, err := svc.ListChannels(ctx, b.ws)
+	res, err := svc.DeployAgent(ctx, b.ws, manage.DeployAgentInput{AgentID: byType, Channel: "sms"})
 	require.NoError(t, err)
-	require.Len(t, list, 1, "another workspace's channels are not listed")
-	require.Equal(t, ch.ID, list[0].ID)
-	require.Equal(t, id, *list[0].InboundAgentID)
+	require.Contains(t, res.Message, "outbound messages (campaigns) only")
+	require.NotNil(t, res.Note)
+	got, err := svc.GetAgent(ctx, b.ws, manage.GetAgentInput{AgentID: byType})
+	require.NoError(t, err)
+	require.Equal(t, []string{"sms"}, got.Agent.Deployments)
+	require.Empty(t, got.Agent.InboundChannels, "a deployment by type receives nothing")
+
+	res, err = svc.DeployAgent(ctx, b.ws, manage.DeployAgentInput{AgentID: id, ChannelID: ch.ID})
+	require.NoError(t, err)
+	require.True(t, *res.Inbound)
+	require.Equal(t, "Holder answers inbound traffic on Main line.", res.Message)
+	got, err = svc.GetAgent(ctx, b.ws, manage.GetAgentInput{AgentID: id})
+	require.NoError(t, err)
+	require.Equal(t, []manage.InboundChannel{{ChannelID: ch.ID, Provider: "sms", Name: "Main line"}}, got.Agent.InboundChannels)
+
+	// A channel that stops being connected stops being described as traffic.
+	_, err = b.store.Pool().Exec(ctx, `UPDATE channels SET status = 'needs_setup', setup = 'gone' WHERE id = $1`, ch.ID)
+	require.NoError(t, err)
+	got, err = svc.GetAgent(ctx, b.ws, manage.GetAgentInput{AgentID: id})
+	require.NoError(t, err)
+	require.Empty(t, got.Agent.InboundChannels)
 }
 
 // TestDisclosure covers get_agent's disclosure block for each state of the safeguard.
@@ -189,7 +192,8 @@ func TestDisclosure(t *testing.T) {
 			created, err := svc.CreateAgent(ctx, b.ws, manage.CreateAgentInput{YAML: yaml})
 			require.NoError(t, err)
 			if tc.voice == "deployment" {
-				_, err := svc.DeployAgent(ctx, b.ws, manage.DeployAgentInput{AgentID: created.AgentID, Channel: "telco_voice"})
+				line := b.channel(t, b.ws, "telco_voice", "Voice line "+tc.name, true)
+				_, err := svc.DeployAgent(ctx, b.ws, manage.DeployAgentInput{AgentID: created.AgentID, ChannelID: line.ID})
 				require.NoError(t, err)
 			}
 			if tc.updates != nil {

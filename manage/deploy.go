@@ -44,6 +44,9 @@ func (s *Service) DeployAgent(ctx context.Context, ws uuid.UUID, in DeployAgentI
 	}
 	a, d := plan.agent, plan.deploy
 	dep, err := s.store.DeployAgent(ctx, ws, d)
+	if errors.Is(err, store.ErrChannelNotConnected) {
+		return DeployAgentResult{}, notConnected(plan.channel.Name, plan.channel.Provider, plan.channel.Setup)
+	}
 	if err != nil {
 		return DeployAgentResult{}, apierr.WithParam(err, "channel_id")
 	}
@@ -63,6 +66,12 @@ func (s *Service) deployResult(a store.Agent, dep store.Deployment, withRow bool
 	out := DeployAgentResult{Success: true, DeploymentID: dep.ID.String(), Channel: dep.ChannelType}
 	if !withRow {
 		out.Message = a.Name + " is deployed to " + dep.ChannelType + "."
+		if dep.ChannelType != string(blueprint.ChannelWebchat) {
+			out.Message = a.Name + " is deployed to " + dep.ChannelType + " for outbound messages (campaigns) only."
+			n := "A deployment by channel type answers no inbound traffic: deploy with channel_id (a connected " + dep.ChannelType +
+				" channel of GET /api/channels) to answer what arrives on it."
+			out.Note = &n
+		}
 		return out
 	}
 	out.ChannelName, out.Inbound = &dep.ChannelName, &dep.Inbound
@@ -278,64 +287,6 @@ func (s *Service) GetAnalytics(ctx context.Context, ws uuid.UUID, in AnalyticsIn
 	return AnalyticsResult{Success: true, AgentID: a.ID.String(), AgentName: a.Name, TotalConversations: total, LabelCounts: counts}, nil
 }
 
-// ChannelView is a channel row.
-type ChannelView struct {
-	ID             string          `json:"id"`
-	Provider       string          `json:"provider"`
-	Name           string          `json:"name"`
-	Config         json.RawMessage `json:"config"`
-	InboundAgentID *string         `json:"inboundAgentId"`
-	CreatedAt      string          `json:"createdAt"`
-}
-
-// CreateChannelInput creates a channel row.
-type CreateChannelInput struct {
-	Provider blueprint.ChannelType `json:"provider"`
-	Name     string                `json:"name"`
-	Config   json.RawMessage       `json:"config,omitempty"`
-}
-
-// CreateChannel stores a channel of the workspace.
-func (s *Service) CreateChannel(ctx context.Context, ws uuid.UUID, in CreateChannelInput) (ChannelView, error) {
-	if !slices.Contains(blueprint.ChannelTypes(), in.Provider) {
-		return ChannelView{}, apierr.Invalid("provider", "invalid_value", "provider must be one of %s.", channelList())
-	}
-	if n := len([]rune(in.Name)); n < 1 || n > 100 {
-		return ChannelView{}, apierr.Invalid("name", "invalid_value", "name must be 1 to 100 characters.")
-	}
-	cfg := in.Config
-	if len(cfg) == 0 {
-		cfg = json.RawMessage(`{}`)
-	}
-	c, err := s.store.CreateChannel(ctx, ws, string(in.Provider), in.Name, cfg)
-	if err != nil {
-		return ChannelView{}, err
-	}
-	return channelView(c), nil
-}
-
-// ListChannels lists the workspace's channels.
-func (s *Service) ListChannels(ctx context.Context, ws uuid.UUID) ([]ChannelView, error) {
-	list, err := s.store.ListChannels(ctx, ws)
-	if err != nil {
-		return nil, err
-	}
-	out := []ChannelView{}
-	for _, c := range list {
-		out = append(out, channelView(c))
-	}
-	return out, nil
-}
-
-func channelView(c store.Channel) ChannelView {
-	v := ChannelView{ID: c.ID.String(), Provider: c.Provider, Name: c.Name, Config: c.Config, CreatedAt: rfc3339(c.CreatedAt)}
-	if c.InboundAgent != nil {
-		id := c.InboundAgent.String()
-		v.InboundAgentID = &id
-	}
-	return v
-}
-
 // channelList is the channel types as an error message lists them.
 func channelList() string { return strings.Join(blueprint.Strings(blueprint.ChannelTypes()), ", ") }
 
@@ -381,7 +332,41 @@ func (s *Service) planDeploy(ctx context.Context, ws uuid.UUID, in DeployAgentIn
 		if in.Channel != "" && string(in.Channel) != ch.Provider {
 			return deployPlan{}, apierr.Invalid("channel", "channel_mismatch", "channel says %s but channel %s is a %s channel.", in.Channel, in.ChannelID, ch.Provider)
 		}
+		if ch.Status != store.ChannelConnected {
+			return deployPlan{}, notConnected(ch.Name, ch.Provider, ch.Setup)
+		}
 		plan.channel, plan.deploy.ChannelID = &ch, &ch.ID
+		return plan, nil
+	}
+	if in.Channel != blueprint.ChannelWebchat {
+		n, err := s.store.ConnectedChannels(ctx, ws, string(in.Channel))
+		if err != nil {
+			return deployPlan{}, err
+		}
+		if n == 0 {
+			return deployPlan{}, notConnected("", string(in.Channel), nil)
+		}
 	}
 	return plan, nil
+}
+
+// notConnected refuses a deployment that could carry no traffic: to a channel that needs
+// setup (name given), or to a channel type of which the workspace has no connected channel.
+func notConnected(name, provider string, setup *string) *apierr.Error {
+	var e *apierr.Error
+	if name != "" {
+		why := ""
+		if setup != nil {
+			why = " " + *setup
+		}
+		e = apierr.Conflict("channel_not_connected", "The channel %q is not connected, so nothing can reach an agent on it.%s", name, why)
+	} else {
+		e = apierr.Conflict("channel_not_connected", "The workspace has no connected %s channel, so nothing can reach an agent deployed to %s.", provider, provider)
+	}
+	e.Param = "channel_id"
+	if name == "" {
+		e.Param = "channel"
+	}
+	e.Hint = "Connect one with POST /api/channels (provider " + provider + "), check its status with GET /api/channels, then deploy with its channel_id."
+	return e
 }

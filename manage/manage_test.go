@@ -486,6 +486,12 @@ func TestDeployAgent(t *testing.T) {
 		for _, channel := range blueprint.ChannelTypes() {
 			typ := string(channel)
 			id := createAgent(t, svc, b.ws, "Agent "+typ)
+			if channel != blueprint.ChannelWebchat {
+				// Every type but webchat needs a connected channel of its provider first.
+				_, err := svc.DeployAgent(ctx, b.ws, manage.DeployAgentInput{AgentID: id, Channel: channel})
+				requireAPIError(t, err, apierr.KindConflict, "channel_not_connected", "channel")
+				b.channel(t, b.ws, typ, "Line "+typ, true)
+			}
 			res, err := svc.DeployAgent(ctx, b.ws, manage.DeployAgentInput{AgentID: id, Channel: channel})
 			require.NoError(t, err, typ)
 			require.Equal(t, typ, res.Channel)
@@ -510,10 +516,9 @@ func TestDeployAgent(t *testing.T) {
 	_, err := svc.UpdateAgent(ctx, b.ws, manage.UpdateAgentInput{AgentID: disabled, Updates: map[string]json.RawMessage{"status": json.RawMessage(`"disabled"`)}})
 	require.NoError(t, err)
 	theirs := createAgent(t, svc, b.other, "Theirs")
-	sms, err := svc.CreateChannel(ctx, b.ws, manage.CreateChannelInput{Provider: "sms", Name: "Main line"})
-	require.NoError(t, err)
-	theirChannel, err := svc.CreateChannel(ctx, b.other, manage.CreateChannelInput{Provider: "sms", Name: "Their line"})
-	require.NoError(t, err)
+	sms := b.channel(t, b.ws, "sms", "Main line", true)
+	theirChannel := b.channel(t, b.other, "sms", "Their line", true)
+	unconnected := b.channel(t, b.ws, "sms", "Unconnected line", false)
 
 	for _, tc := range []struct {
 		name        string
@@ -533,6 +538,8 @@ func TestDeployAgent(t *testing.T) {
 		{"another workspace's agent on my channel", manage.DeployAgentInput{AgentID: theirs, ChannelID: sms.ID}, apierr.KindNotFound, "agent_not_found", "agent_id"},
 		{"another workspace's channel", manage.DeployAgentInput{AgentID: mine, ChannelID: theirChannel.ID}, apierr.KindNotFound, "channel_not_found", "channel_id"},
 		{"an unknown channel", manage.DeployAgentInput{AgentID: mine, ChannelID: uuid.NewString()}, apierr.KindNotFound, "channel_not_found", "channel_id"},
+		{"a channel that needs setup", manage.DeployAgentInput{AgentID: mine, ChannelID: unconnected.ID}, apierr.KindConflict, "channel_not_connected", "channel_id"},
+		{"a type with no connected channel", manage.DeployAgentInput{AgentID: mine, Channel: "telco_voice"}, apierr.KindConflict, "channel_not_connected", "channel"},
 	} {
 		t.Run("refused: "+tc.name, func(t *testing.T) {
 			_, err := svc.DeployAgent(ctx, b.ws, tc.in)
@@ -554,8 +561,7 @@ func TestDeployInboundSeat(t *testing.T) {
 	svc, b := setup(t)
 	x := createAgent(t, svc, b.ws, "Agent X")
 	y := createAgent(t, svc, b.ws, "Agent Y")
-	sms, err := svc.CreateChannel(ctx, b.ws, manage.CreateChannelInput{Provider: "sms", Name: "Main line", Config: json.RawMessage(`{"number":"+15550100"}`)})
-	require.NoError(t, err)
+	sms := b.channel(t, b.ws, "sms", "Main line", true)
 	chID := mustUUID(t, sms.ID)
 	holder := func() *uuid.UUID {
 		t.Helper()
@@ -613,6 +619,7 @@ func TestGenerateTestLink(t *testing.T) {
 	require.Equal(t, publicURL+"/agents/"+id+"/test", res.TestURL)
 	require.Nil(t, res.EmbedURL, "no webchat deployment yet")
 
+	b.channel(t, b.ws, "sms", "Main line", true)
 	_, err = svc.DeployAgent(ctx, b.ws, manage.DeployAgentInput{AgentID: id, Channel: "sms"})
 	require.NoError(t, err)
 	res, err = svc.GenerateTestLink(ctx, b.ws, manage.TestLinkInput{AgentID: id})
@@ -743,4 +750,22 @@ func TestOperationsDecodeStrictly(t *testing.T) {
 	list, err := ops["list_agents"].Run(ctx, b.ws, nil)
 	require.NoError(t, err)
 	require.Equal(t, 1, list.(manage.ListAgentsResult).Total)
+}
+
+// channelRow is a channel stored as package channels stores it.
+type channelRow struct{ ID string }
+
+// channel stores a channel of ws, connected or needing setup (the channel layer decides that
+// from the carrier; these tests of the deploy rules only need the row).
+func (b *testBundle) channel(t *testing.T, ws uuid.UUID, provider, name string, connected bool) channelRow {
+	t.Helper()
+	w := store.ChannelWrite{ID: store.NewChannelID(), Provider: provider, Name: name, Config: json.RawMessage(`{}`),
+		Status: store.ChannelConnected, InboundToken: uuid.NewString()}
+	if !connected {
+		why := "not connected in this test"
+		w.Status, w.Setup = store.ChannelNeedsSetup, &why
+	}
+	c, err := b.store.CreateChannel(context.Background(), ws, w)
+	require.NoError(t, err)
+	return channelRow{ID: c.ID.String()}
 }

@@ -30,31 +30,42 @@ type Disclosure struct {
 
 // AgentView is an agent in full, with the names update_agent takes.
 type AgentView struct {
-	ID                    string                   `json:"id"`
-	Name                  string                   `json:"name"`
-	Description           string                   `json:"description"`
-	Status                string                   `json:"status"`
-	Language              string                   `json:"language"`
-	DisplayName           string                   `json:"displayName"`
-	Tone                  string                   `json:"tone"`
-	Greeting              string                   `json:"greeting"`
-	LLMProvider           string                   `json:"llmProvider"`
-	LLMModel              string                   `json:"llmModel"`
-	Temperature           float64                  `json:"temperature"`
-	MaxTokens             int                      `json:"maxTokens"`
-	SystemPrompt          string                   `json:"systemPrompt"`
-	BusinessRules         *blueprint.BusinessRules `json:"businessRules"`
-	Labels                []string                 `json:"labels"`
-	ToolsConfig           []blueprint.Tool         `json:"toolsConfig"`
-	Channels              []blueprint.Channel      `json:"channels"`
-	Deployments           []string                 `json:"deployments"`
-	KnowledgeSources      []SourceView             `json:"knowledgeSources"`
-	DisclosureEnabled     bool                     `json:"disclosureEnabled"`
-	DisclosureText        *string                  `json:"disclosureText"`
-	DisclosureRecordingID *string                  `json:"disclosureRecordingId"`
-	CreatedAt             string                   `json:"createdAt"`
-	UpdatedAt             string                   `json:"updatedAt"`
-	Disclosure            *Disclosure              `json:"disclosure,omitempty"`
+	ID            string                   `json:"id"`
+	Name          string                   `json:"name"`
+	Description   string                   `json:"description"`
+	Status        string                   `json:"status"`
+	Language      string                   `json:"language"`
+	DisplayName   string                   `json:"displayName"`
+	Tone          string                   `json:"tone"`
+	Greeting      string                   `json:"greeting"`
+	LLMProvider   string                   `json:"llmProvider"`
+	LLMModel      string                   `json:"llmModel"`
+	Temperature   float64                  `json:"temperature"`
+	MaxTokens     int                      `json:"maxTokens"`
+	SystemPrompt  string                   `json:"systemPrompt"`
+	BusinessRules *blueprint.BusinessRules `json:"businessRules"`
+	Labels        []string                 `json:"labels"`
+	ToolsConfig   []blueprint.Tool         `json:"toolsConfig"`
+	Channels      []blueprint.Channel      `json:"channels"`
+	Deployments   []string                 `json:"deployments"`
+	// InboundChannels are the connected channels whose inbound traffic the agent answers:
+	// deployments alone describe no traffic (a channel may need setup, a deployment by type
+	// is outbound only).
+	InboundChannels       []InboundChannel `json:"inboundChannels"`
+	KnowledgeSources      []SourceView     `json:"knowledgeSources"`
+	DisclosureEnabled     bool             `json:"disclosureEnabled"`
+	DisclosureText        *string          `json:"disclosureText"`
+	DisclosureRecordingID *string          `json:"disclosureRecordingId"`
+	CreatedAt             string           `json:"createdAt"`
+	UpdatedAt             string           `json:"updatedAt"`
+	Disclosure            *Disclosure      `json:"disclosure,omitempty"`
+}
+
+// InboundChannel is a connected channel whose inbound traffic an agent answers.
+type InboundChannel struct {
+	ChannelID string `json:"channelId"`
+	Provider  string `json:"provider"`
+	Name      string `json:"name"`
 }
 
 // SourceView is a knowledge source with its ingestion status.
@@ -148,6 +159,14 @@ func (s *Service) view(ctx context.Context, a store.Agent) (AgentView, error) {
 		v.Deployments = append(v.Deployments, typ)
 	}
 	sort.Strings(v.Deployments)
+	seats, err := s.store.AgentInboundSeats(ctx, a.WorkspaceID, a.ID)
+	if err != nil {
+		return AgentView{}, err
+	}
+	v.InboundChannels = []InboundChannel{}
+	for _, seat := range seats {
+		v.InboundChannels = append(v.InboundChannels, InboundChannel{ChannelID: seat.ChannelID.String(), Provider: seat.Provider, Name: seat.Name})
+	}
 	sources, err := s.store.AgentSources(ctx, a.WorkspaceID, a.ID)
 	if err != nil {
 		return AgentView{}, err

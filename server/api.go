@@ -138,30 +138,6 @@ func (h *apiHandlers) UpdateAgent(ctx context.Context, req apiapi.UpdateAgentReq
 	return apiapi.UpdateAgent200JSONResponse(out), nil
 }
 
-func (h *apiHandlers) ListChannels(ctx context.Context, _ apiapi.ListChannelsRequestObject) (apiapi.ListChannelsResponseObject, error) {
-	list, err := h.s.ops.ListChannels(ctx, workspaceOf(ctx))
-	if err != nil {
-		return nil, err
-	}
-	return apiapi.ListChannels200JSONResponse{Object: apiapi.List, Data: list}, nil
-}
-
-func (h *apiHandlers) CreateChannel(ctx context.Context, req apiapi.CreateChannelRequestObject) (apiapi.CreateChannelResponseObject, error) {
-	in := manage.CreateChannelInput{Provider: req.Body.Provider, Name: req.Body.Name}
-	if req.Body.Config != nil {
-		raw, err := json.Marshal(*req.Body.Config)
-		if err != nil {
-			return nil, err
-		}
-		in.Config = raw
-	}
-	out, err := h.s.ops.CreateChannel(ctx, workspaceOf(ctx), in)
-	if err != nil {
-		return nil, err
-	}
-	return apiapi.CreateChannel201JSONResponse(out), nil
-}
-
 // restParam names the path parameter `id` where an operation names its tool argument.
 func restParam(err error) error {
 	if e := apierr.As(err); e != nil && e.Param == "agent_id" {

@@ -96,7 +96,10 @@ func TestAPIChannels(t *testing.T) {
 	var list struct{ Data []map[string]any }
 	require.NoError(t, json.Unmarshal(raw, &list))
 	require.Len(t, list.Data, 1)
-	require.Nil(t, list.Data[0]["inboundAgentId"])
+	require.Contains(t, list.Data[0], "inbound_agent_id")
+	require.Nil(t, list.Data[0]["inbound_agent_id"])
+	require.Equal(t, "needs_setup", list.Data[0]["status"], "this server does not carry voice traffic yet")
+	require.Contains(t, list.Data[0]["setup"], "does not carry telco_voice traffic yet")
 }
 
 func TestBlueprintSchemaIsServed(t *testing.T) {

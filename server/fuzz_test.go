@@ -66,7 +66,10 @@ var fuzzOps = []fuzzOp{
 	{"agentChat", http.MethodPost, "/api/agents/{id}/chat", "application/json", "$agent", "", `{"message":"And tomorrow?","stream":true}`},
 	{"updateAgent", http.MethodPatch, "/api/agents/{id}", "application/json", "$agent", "", `{"greeting":"Good morning!","status":"disabled","disclosureText":null}`},
 	{"listChannels", http.MethodGet, "/api/channels", "", "", "", ""},
-	{"createChannel", http.MethodPost, "/api/channels", "application/json", "", "", `{"provider":"sms","name":"Main line","config":{"number":"+15550100"}}`},
+	{"createChannel", http.MethodPost, "/api/channels", "application/json", "", "", `{"provider":"sms","name":"Main line","config":{"phone_number":"+1 415 555 0188"}}`},
+	{"getChannel", http.MethodGet, "/api/channels/{id}", "", "$channel", "", ""},
+	{"updateChannel", http.MethodPatch, "/api/channels/{id}", "application/json", "$channel", "", `{"name":"Front desk","config":{"help_text":"Call us at +1 415 555 0100."}}`},
+	{"deleteChannel", http.MethodDelete, "/api/channels/{id}", "", "$doomedchannel", "", ""},
 	{"chat", http.MethodPost, "/api/chat", "application/json", "", "", `{"message":"List my agents","model":"beta-5.4"}`},
 	{"chat", http.MethodPost, "/api/chat", "application/json", "", "", `{"message":"YES 123456","conversation_id":"$conversation","stream":true}`},
 	{"listKeys", http.MethodGet, "/api/keys", "", "", "", ""},
@@ -269,6 +272,10 @@ func fuzzRefs(t testing.TB, b *testBundle, auth string) *strings.Replacer {
 	_, _, err = b.store.BlockWebchatVisitor(context.Background(), b.workspace.ID, visitors[1], "")
 	require.NoError(t, err)
 	camp := campaignRefs(t, b, auth, decode)
+	var channel, doomedChannel struct{ ID string }
+	decode(http.MethodPost, "/api/channels", "application/json", `{"provider":"sms","name":"Fuzzed","config":{"phone_number":"+14155550177"}}`, &channel)
+	decode(http.MethodPost, "/api/channels", "application/json", `{"provider":"webchat","name":"Doomed"}`, &doomedChannel)
+	camp = append(camp, "$doomedchannel", doomedChannel.ID, "$channel", channel.ID)
 	return strings.NewReplacer(append([]string{"$visitor2", visitors[1], "$visitor", visitors[0], "$response", response.ID, "$conversation", response.Conversation, "$webhook2", doomed.ID, "$webhook", webhook.ID, "$agent", agent.AgentID, "$event", event, "$revocable", revocable.ID, "$upload", upload.ID}, camp...)...)
 }
 

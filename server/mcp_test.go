@@ -16,6 +16,8 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
+
+	"switchboard/sms/smstest"
 )
 
 // mcpSession is a real MCP client over streamable HTTP, authenticated with a key ("" sends
@@ -205,12 +207,14 @@ func TestMCPRejectsEveryInvalidBlueprintWithPathAndLine(t *testing.T) {
 
 func TestMCPInboundSeatTransitions(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	carrier := smstest.New(t)
+	carrier.AddNumber("+14155550100")
+	b := setup(t, func(o *setupOpts) { o.smsBaseURL = carrier.URL })
 	s := b.mcp(t, b.url, b.key)
 	x := s.ok("create_agent", map[string]any{"yaml": agentYAML("Agent X")})["agentId"].(string)
 	y := s.ok("create_agent", map[string]any{"yaml": agentYAML("Agent Y")})["agentId"].(string)
 
-	resp, raw := b.do(t, http.MethodPost, "/api/channels", "Bearer "+b.key, `{"provider":"sms","name":"Main line","config":{"number":"+15550100"}}`)
+	resp, raw := b.do(t, http.MethodPost, "/api/channels", "Bearer "+b.key, `{"provider":"sms","name":"Main line","config":{"phone_number":"+14155550100"}}`)
 	require.Equal(t, http.StatusCreated, resp.StatusCode, string(raw))
 	var ch struct{ ID string }
 	require.NoError(t, json.Unmarshal(raw, &ch))
@@ -233,7 +237,7 @@ func TestMCPInboundSeatTransitions(t *testing.T) {
 	require.Equal(t, x, third["replacedAgentId"])
 
 	_, raw = b.get(t, "/api/channels")
-	require.Contains(t, string(raw), `"inboundAgentId":"`+y+`"`)
+	require.Contains(t, string(raw), `"inbound_agent_id":"`+y+`"`)
 	require.Equal(t, []any{"sms"}, s.ok("get_agent", map[string]any{"agent_id": x})["agent"].(map[string]any)["deployments"],
 		"the previous holder stays deployed for outbound")
 

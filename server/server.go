@@ -21,6 +21,7 @@ import (
 	"switchboard/accounts"
 	"switchboard/campaigns"
 	"switchboard/catalog"
+	"switchboard/channels"
 	"switchboard/contacts"
 	"switchboard/converse"
 	"switchboard/events"
@@ -77,6 +78,8 @@ type Deps struct {
 	Contacts     *contacts.Service
 	Campaigns    *campaigns.Service
 	PhoneNumbers *phonenumbers.Service
+	// Channels serves /api/channels and the providers' inbound webhooks under /hooks.
+	Channels *channels.Service
 	// Actions, when set, parks the destructive bulk calls of /api/bulk/{tool} and confirms
 	// them (POST /api/actions/{action_id}/confirm); the turn pipeline is one.
 	Actions mcp.Confirmations
@@ -121,6 +124,7 @@ type Server struct {
 	contacts  *contacts.Service
 	campaigns *campaigns.Service
 	phones    *phonenumbers.Service
+	channels  *channels.Service
 	actions   mcp.Confirmations
 }
 
@@ -148,7 +152,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 			deps.Hub.OnRevocation(s.auth.forget)
 		}
 	}
-	s.contacts, s.campaigns, s.phones = deps.Contacts, deps.Campaigns, deps.PhoneNumbers
+	s.contacts, s.campaigns, s.phones, s.channels = deps.Contacts, deps.Campaigns, deps.PhoneNumbers, deps.Channels
 	s.actions = deps.Actions
 	s.ready = &readiness{checks: append([]ReadyCheck{{Name: "database", Check: s.store.Ping}}, deps.Ready...)}
 	e := s.echo
@@ -171,6 +175,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		return nil, err
 	}
 	s.routeMCP(e)
+	s.routeHooks(e)
 	s.routeOAuth(e)
 	s.routeDashboard(e)
 	return s, nil

@@ -1,6 +1,7 @@
 // Package sms is the SMS and phone-number provider adapter, on the provider's official Go
-// SDK (github.com/twilio/twilio-go): sending a campaign's messages, and searching, buying
-// and releasing numbers. Tests point the SDK at an httptest server (Config.BaseURL), so the
+// SDK (github.com/twilio/twilio-go): sending a campaign's messages and replies, searching,
+// buying, releasing and configuring numbers, and reading the provider's signed webhooks
+// (inbound.go). Tests point the SDK at an httptest server (Config.BaseURL), so the
 // real SDK speaks the real wire protocol to a fake.
 //
 // Without credentials the provider is disabled: every call fails with a clear 409
@@ -37,6 +38,9 @@ type Config struct {
 // disabled provider.
 type Provider struct {
 	rest *twilio.RestClient
+	// authToken is kept beside the client because inbound webhooks are signed with it
+	// (ValidSignature); the SDK's client does not expose its credentials.
+	authToken string
 }
 
 // Available is a number the provider offers for purchase.
@@ -68,7 +72,7 @@ func New(cfg Config) (*Provider, error) {
 	}
 	c := &twclient.Client{Credentials: twclient.NewCredentials(cfg.AccountSID, cfg.AuthToken), HTTPClient: httpClient}
 	c.SetAccountSid(cfg.AccountSID)
-	return &Provider{rest: twilio.NewRestClientWithParams(twilio.ClientParams{Client: c})}, nil
+	return &Provider{rest: twilio.NewRestClientWithParams(twilio.ClientParams{Client: c}), authToken: cfg.AuthToken}, nil
 }
 
 // rebase sends every request of the SDK to base (same path and query, under base's path).
@@ -94,23 +98,35 @@ func ErrNotConfigured() *apierr.Error {
 		"No SMS provider is configured on this server: set TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN (and restart) to send SMS and buy phone numbers.")
 }
 
+// Outbound is one SMS to send. StatusCallback, when set, is the URL the provider POSTs the
+// message's delivery status to (queued, sent, delivered, undelivered, failed ...).
+type Outbound struct {
+	From, To, Body string
+	StatusCallback string
+}
+
 // Send sends one SMS and returns the provider's message id.
 func (p *Provider) Send(ctx context.Context, from, to, body string) (string, error) {
+	return p.SendMessage(ctx, Outbound{From: from, To: to, Body: body})
+}
+
+// SendMessage sends m and returns the provider's message id (its SID).
+func (p *Provider) SendMessage(ctx context.Context, m Outbound) (string, error) {
 	if !p.Configured() {
 		return "", ErrNotConfigured()
 	}
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	params := (&openapi.CreateMessageParams{}).SetTo(to).SetFrom(from).SetBody(body)
+	params := (&openapi.CreateMessageParams{}).SetTo(m.To).SetFrom(m.From).SetBody(m.Body)
+	if m.StatusCallback != "" {
+		params.SetStatusCallback(m.StatusCallback)
+	}
 	msg, err := p.rest.Api.CreateMessage(params)
 	if err != nil {
 		return "", providerError(err)
 	}
-	if msg.Sid == nil {
-		return "", nil
-	}
-	return *msg.Sid, nil
+	return deref(msg.Sid), nil
 }
 
 // Search lists numbers available in country (ISO 3166 alpha-2), optionally in an area code
@@ -175,6 +191,52 @@ func (p *Provider) Release(ctx context.Context, sid string) error {
 		if errors.As(err, &rest) && rest.Status == http.StatusNotFound {
 			return nil // already gone at the provider
 		}
+		return providerError(err)
+	}
+	return nil
+}
+
+// Number is a phone number on the provider account, with where its messaging webhook points.
+type Number struct {
+	SID            string
+	PhoneNumber    string
+	SmsURL         string
+	StatusCallback string
+}
+
+// FindNumber looks e164 up on the account; false when the account does not hold it.
+func (p *Provider) FindNumber(ctx context.Context, e164 string) (Number, bool, error) {
+	if !p.Configured() {
+		return Number{}, false, ErrNotConfigured()
+	}
+	if err := ctx.Err(); err != nil {
+		return Number{}, false, err
+	}
+	// The provider's PhoneNumber filter also matches partial numbers, so the list can hold
+	// more than the one asked for: only an exact match counts.
+	found, err := p.rest.Api.ListIncomingPhoneNumber((&openapi.ListIncomingPhoneNumberParams{}).SetPhoneNumber(e164).SetPageSize(50))
+	if err != nil {
+		return Number{}, false, providerError(err)
+	}
+	for _, n := range found {
+		if deref(n.PhoneNumber) == e164 {
+			return Number{SID: deref(n.Sid), PhoneNumber: e164, SmsURL: deref(n.SmsUrl), StatusCallback: deref(n.StatusCallback)}, true, nil
+		}
+	}
+	return Number{}, false, nil
+}
+
+// ConfigureSMS points the messaging webhook of the number sid at smsURL: the provider POSTs
+// every inbound SMS to that number there.
+func (p *Provider) ConfigureSMS(ctx context.Context, sid, smsURL string) error {
+	if !p.Configured() {
+		return ErrNotConfigured()
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	params := (&openapi.UpdateIncomingPhoneNumberParams{}).SetSmsUrl(smsURL).SetSmsMethod(http.MethodPost)
+	if _, err := p.rest.Api.UpdateIncomingPhoneNumber(sid, params); err != nil {
 		return providerError(err)
 	}
 	return nil

@@ -2,7 +2,9 @@ package sms_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -70,4 +72,91 @@ func TestWithoutCredentialsEveryCallSaysWhatToSet(t *testing.T) {
 
 	_, err = sms.New(sms.Config{AccountSID: "AC1", AuthToken: "t", BaseURL: "not a url"})
 	require.Error(t, err)
+}
+
+func newProvider(t *testing.T, fake *smstest.Server) *sms.Provider {
+	t.Helper()
+	p, err := sms.New(sms.Config{AccountSID: smstest.AccountSID, AuthToken: smstest.AuthToken, BaseURL: fake.URL})
+	require.NoError(t, err)
+	return p
+}
+
+func TestSendMessageAsksForDeliveryStatus(t *testing.T) {
+	t.Parallel()
+	fake := smstest.New(t)
+	p := newProvider(t, fake)
+	id, err := p.SendMessage(context.Background(), sms.Outbound{From: "+14155550100", To: "+14155550123", Body: "Your table is ready",
+		StatusCallback: "https://switchboard.example/sms/status?ws=1"})
+	require.NoError(t, err)
+	require.Equal(t, []smstest.Message{{SID: id, From: "+14155550100", To: "+14155550123", Body: "Your table is ready",
+		StatusCallback: "https://switchboard.example/sms/status?ws=1"}}, fake.Messages())
+
+	_, err = p.SendMessage(context.Background(), sms.Outbound{From: "+14155550100", To: "+14155550124", Body: "No callback"})
+	require.NoError(t, err)
+	require.Empty(t, fake.WaitMessages(t, 2, time.Second)[1].StatusCallback)
+}
+
+func TestFindNumberAndPointItsWebhook(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	fake := smstest.New(t)
+	p := newProvider(t, fake)
+
+	added := fake.AddNumber("+14155550100")
+	bought, err := p.Buy(ctx, "+12125550102")
+	require.NoError(t, err)
+
+	n, ok, err := p.FindNumber(ctx, "+14155550100")
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, sms.Number{SID: added, PhoneNumber: "+14155550100"}, n)
+	n, ok, err = p.FindNumber(ctx, "+12125550102")
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, bought, n.SID)
+	_, ok, err = p.FindNumber(ctx, "+14155550199")
+	require.NoError(t, err)
+	require.False(t, ok, "not on the account")
+
+	require.NoError(t, p.ConfigureSMS(ctx, added, "https://switchboard.example/sms/inbound?ws=1"))
+	require.Equal(t, "https://switchboard.example/sms/inbound?ws=1", fake.NumberSMSURL("+14155550100"))
+	n, _, err = p.FindNumber(ctx, "+14155550100")
+	require.NoError(t, err)
+	require.Equal(t, "https://switchboard.example/sms/inbound?ws=1", n.SmsURL)
+
+	err = p.ConfigureSMS(ctx, "PN00000000000000000000000000000404", "https://switchboard.example/sms/inbound")
+	require.Equal(t, "provider_refused", apierr.As(err).Code)
+
+	require.NoError(t, p.Release(ctx, added))
+	_, ok, err = p.FindNumber(ctx, "+14155550100")
+	require.NoError(t, err)
+	require.False(t, ok, "released")
+}
+
+// The provider's PhoneNumber filter matches partial numbers: the exact one can be on a
+// later page, which the SDK fetches through next_page_uri.
+func TestFindNumberReadsEveryPage(t *testing.T) {
+	t.Parallel()
+	fake := smstest.New(t)
+	p := newProvider(t, fake)
+	for i := range 60 {
+		fake.AddNumber(fmt.Sprintf("+14155550100%02d", i))
+	}
+	sid := fake.AddNumber("+14155550100")
+	n, ok, err := p.FindNumber(context.Background(), "+14155550100")
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, sid, n.SID)
+}
+
+func TestTwoWayCallsWithoutCredentialsSayWhatToSet(t *testing.T) {
+	t.Parallel()
+	p, err := sms.New(sms.Config{})
+	require.NoError(t, err)
+	ctx := context.Background()
+	_, err = p.SendMessage(ctx, sms.Outbound{From: "+14155550100", To: "+14155550123", Body: "Hi"})
+	require.Equal(t, "sms_provider_not_configured", apierr.As(err).Code)
+	_, _, err = p.FindNumber(ctx, "+14155550100")
+	require.Equal(t, "sms_provider_not_configured", apierr.As(err).Code)
+	require.Equal(t, "sms_provider_not_configured", apierr.As(p.ConfigureSMS(ctx, "PN1", "https://x.example")).Code)
 }

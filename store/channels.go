@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"switchboard/gen/dbsqlc"
+	"switchboard/secrets"
 )
 
 // Channel is a connected channel (a phone number, a messaging account, a webchat site).
@@ -18,35 +19,161 @@ type Channel struct {
 	WorkspaceID  uuid.UUID
 	Provider     string
 	Name         string
-	Config       json.RawMessage
-	InboundAgent *uuid.UUID // the agent holding the inbound seat, if any
+	Config       json.RawMessage // the settings, secrets replaced by hints
+	InboundAgent *uuid.UUID      // the agent holding the inbound seat, if any
 	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	Status       string  // ChannelConnected or ChannelNeedsSetup
+	Setup        *string // what is missing, when it needs setup
+	InboundToken string  // the secret part of its inbound URL
+	Address      *string // its own address: an SMS channel's E.164 number
+	Secrets      *secrets.Sealed
+	LastInbound  *time.Time
 }
 
-func toChannel(c dbsqlc.ListChannelsRow) Channel {
-	return Channel{ID: c.ID, WorkspaceID: c.WorkspaceID, Provider: c.Provider, Name: c.Name, Config: c.Config,
-		InboundAgent: c.InboundAgent, CreatedAt: c.CreatedAt}
+// ErrChannelNotConnected refuses a deployment to a channel that cannot carry traffic.
+var ErrChannelNotConnected = errors.New("channel not connected")
+
+// Channel statuses.
+const (
+	ChannelConnected  = "connected"
+	ChannelNeedsSetup = "needs_setup"
+)
+
+// channelRow is the columns every channel query selects.
+type channelRow = dbsqlc.ChannelByIDRow
+
+func toChannel(c channelRow) Channel {
+	out := Channel{ID: c.ID, WorkspaceID: c.WorkspaceID, Provider: c.Provider, Name: c.Name, Config: c.Config,
+		InboundAgent: c.InboundAgent, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, Status: c.Status, Setup: c.Setup,
+		InboundToken: c.InboundToken, Address: c.Address, LastInbound: c.LastInboundAt}
+	if c.Secrets != nil && c.SecretsKeyID != nil {
+		out.Secrets = &secrets.Sealed{Ciphertext: c.Secrets, KeyID: *c.SecretsKeyID}
+	}
+	return out
 }
 
-// CreateChannel stores a channel.
-func (q *queries) CreateChannel(ctx context.Context, workspaceID uuid.UUID, provider, name string, config json.RawMessage) (Channel, error) {
-	id, err := q.sql.CreateChannel(ctx, q.db, dbsqlc.CreateChannelParams{WorkspaceID: workspaceID, Provider: provider, Name: name, Config: config})
+// ChannelWrite is what is stored of a channel when it is connected or changed.
+type ChannelWrite struct {
+	ID           uuid.UUID // chosen before, so that its secrets can be bound to it
+	Provider     string
+	Name         string
+	Config       json.RawMessage
+	Status       string
+	Setup        *string
+	InboundToken string
+	Address      *string
+	Secrets      *secrets.Sealed
+}
+
+func sealedColumns(s *secrets.Sealed) ([]byte, *string) {
+	if s == nil {
+		return nil, nil
+	}
+	return s.Ciphertext, &s.KeyID
+}
+
+// NewChannelID is the id of a channel about to be created.
+func NewChannelID() uuid.UUID { return newRowID() }
+
+// CreateChannel stores a channel; ErrExists when its address is another channel's.
+func (q *queries) CreateChannel(ctx context.Context, workspaceID uuid.UUID, c ChannelWrite) (Channel, error) {
+	sealed, keyID := sealedColumns(c.Secrets)
+	id, err := q.sql.CreateChannel(ctx, q.db, dbsqlc.CreateChannelParams{ID: c.ID, WorkspaceID: workspaceID, Provider: c.Provider, Name: c.Name,
+		Config: c.Config, Status: c.Status, Setup: c.Setup, InboundToken: c.InboundToken, Address: c.Address, Secrets: sealed, SecretsKeyID: keyID})
+	if isUniqueViolation(err) {
+		return Channel{}, ErrExists
+	}
 	if err != nil {
 		return Channel{}, err
 	}
 	return q.ChannelByID(ctx, workspaceID, id)
 }
 
+// UpdateChannel replaces a channel's settings; ErrExists when its new address is another
+// channel's.
+func (q *queries) UpdateChannel(ctx context.Context, workspaceID uuid.UUID, c ChannelWrite) (Channel, error) {
+	sealed, keyID := sealedColumns(c.Secrets)
+	err := q.sql.UpdateChannel(ctx, q.db, dbsqlc.UpdateChannelParams{WorkspaceID: workspaceID, ID: c.ID, Name: c.Name, Config: c.Config,
+		Status: c.Status, Setup: c.Setup, Address: c.Address, Secrets: sealed, SecretsKeyID: keyID})
+	if isUniqueViolation(err) {
+		return Channel{}, ErrExists
+	}
+	if err != nil {
+		return Channel{}, err
+	}
+	return q.ChannelByID(ctx, workspaceID, c.ID)
+}
+
+// DeleteChannel removes a channel and its deployments.
+func (q *queries) DeleteChannel(ctx context.Context, workspaceID, id uuid.UUID) error {
+	n, err := q.sql.DeleteChannel(ctx, q.db, dbsqlc.DeleteChannelParams{WorkspaceID: workspaceID, ID: id})
+	return affected("channel", n, err)
+}
+
 // ChannelByID returns a channel of the workspace.
 func (q *queries) ChannelByID(ctx context.Context, workspaceID, id uuid.UUID) (Channel, error) {
 	c, err := q.sql.ChannelByID(ctx, q.db, dbsqlc.ChannelByIDParams{WorkspaceID: workspaceID, ID: id})
-	return toChannel(dbsqlc.ListChannelsRow(c)), notFound("channel", err)
+	return toChannel(c), notFound("channel", err)
 }
 
-// ListChannels lists the workspace's channels, newest first.
-func (q *queries) ListChannels(ctx context.Context, workspaceID uuid.UUID) ([]Channel, error) {
-	rows, err := q.sql.ListChannels(ctx, q.db, workspaceID)
-	return mapRows(rows, toChannel), err
+// ChannelByToken returns the channel an inbound URL names, whatever its workspace.
+func (q *queries) ChannelByToken(ctx context.Context, provider, token string) (Channel, error) {
+	c, err := q.sql.ChannelByToken(ctx, q.db, dbsqlc.ChannelByTokenParams{Provider: provider, InboundToken: token})
+	return toChannel(channelRow(c)), notFound("channel", err)
+}
+
+// ChannelByAddress returns the workspace's channel of a provider with this address.
+func (q *queries) ChannelByAddress(ctx context.Context, workspaceID uuid.UUID, provider, address string) (Channel, error) {
+	c, err := q.sql.ChannelByAddress(ctx, q.db, dbsqlc.ChannelByAddressParams{WorkspaceID: workspaceID, Provider: provider, Address: &address})
+	return toChannel(channelRow(c)), notFound("channel", err)
+}
+
+// ListChannels lists the workspace's channels (of one provider when it is not empty),
+// newest first.
+func (q *queries) ListChannels(ctx context.Context, workspaceID uuid.UUID, provider string) ([]Channel, error) {
+	var p *string
+	if provider != "" {
+		p = &provider
+	}
+	rows, err := q.sql.ListChannels(ctx, q.db, dbsqlc.ListChannelsParams{WorkspaceID: workspaceID, Provider: p})
+	return mapRows(rows, func(r dbsqlc.ListChannelsRow) Channel { return toChannel(channelRow(r)) }), err
+}
+
+// TouchChannelInbound notes that the channel just received something.
+func (q *queries) TouchChannelInbound(ctx context.Context, workspaceID, id uuid.UUID) error {
+	return q.sql.TouchChannelInbound(ctx, q.db, dbsqlc.TouchChannelInboundParams{WorkspaceID: workspaceID, ID: id})
+}
+
+// ConnectedChannels counts the workspace's connected channels of a provider.
+func (q *queries) ConnectedChannels(ctx context.Context, workspaceID uuid.UUID, provider string) (int64, error) {
+	return q.sql.CountConnectedChannels(ctx, q.db, dbsqlc.CountConnectedChannelsParams{WorkspaceID: workspaceID, Provider: provider})
+}
+
+// NumberOwner says whether the workspace bought the number (its carrier id, "" when it did
+// not) and whether another workspace did.
+func (q *queries) NumberOwner(ctx context.Context, workspaceID uuid.UUID, e164 string) (sid string, elsewhere bool, err error) {
+	sid, err = q.sql.NumberBought(ctx, q.db, dbsqlc.NumberBoughtParams{WorkspaceID: workspaceID, E164: e164})
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return "", false, err
+	}
+	elsewhere, err = q.sql.NumberTakenElsewhere(ctx, q.db, dbsqlc.NumberTakenElsewhereParams{WorkspaceID: workspaceID, E164: e164})
+	return sid, elsewhere, err
+}
+
+// InboundSeat is a connected channel whose inbound seat an agent holds.
+type InboundSeat struct {
+	ChannelID uuid.UUID
+	Provider  string
+	Name      string
+}
+
+// AgentInboundSeats lists the connected channels whose inbound traffic the agent answers.
+func (q *queries) AgentInboundSeats(ctx context.Context, workspaceID, agentID uuid.UUID) ([]InboundSeat, error) {
+	rows, err := q.sql.AgentInboundSeats(ctx, q.db, dbsqlc.AgentInboundSeatsParams{WorkspaceID: workspaceID, AgentID: agentID})
+	return mapRows(rows, func(r dbsqlc.AgentInboundSeatsRow) InboundSeat {
+		return InboundSeat{ChannelID: r.ID, Provider: r.Provider, Name: r.Name}
+	}), err
 }
 
 // Deploy is a request to deploy an agent.
@@ -63,8 +190,11 @@ type Deployment struct {
 	ID          uuid.UUID
 	ChannelType string
 	ChannelName string
-	Inbound     bool
-	Replaced    *uuid.UUID // the agent that lost the inbound seat
+	// ChannelStatus is the channel's status as the deploy locked it (connected or
+	// needs_setup); empty for a deployment by type.
+	ChannelStatus string
+	Inbound       bool
+	Replaced      *uuid.UUID // the agent that lost the inbound seat
 }
 
 // DeployAgent deploys an agent, following the seat rules: an empty inbound seat is taken; a
@@ -93,7 +223,10 @@ func (q *queries) deploy(ctx context.Context, workspaceID uuid.UUID, d Deploy) (
 	if err != nil {
 		return out, notFound("channel", err)
 	}
-	out.ChannelType, out.ChannelName = ch.Provider, ch.Name
+	out.ChannelType, out.ChannelName, out.ChannelStatus = ch.Provider, ch.Name, ch.Status
+	if ch.Status != ChannelConnected {
+		return out, ErrChannelNotConnected
+	}
 	holder, err := q.sql.InboundHolder(ctx, q.db, d.ChannelID)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return out, err

@@ -22,6 +22,7 @@ import (
 	"switchboard/bulk"
 	"switchboard/campaigns"
 	"switchboard/catalog"
+	"switchboard/channels"
 	"switchboard/contacts"
 	"switchboard/converse"
 	"switchboard/manage"
@@ -42,6 +43,21 @@ const (
 func (e ChannelListObject) Valid() bool {
 	switch e {
 	case List:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeletedChannelObject.
+const (
+	ChannelDeleted DeletedChannelObject = "channel.deleted"
+)
+
+// Valid indicates whether the value is a known member of the DeletedChannelObject enum.
+func (e DeletedChannelObject) Valid() bool {
+	switch e {
+	case ChannelDeleted:
 		return true
 	default:
 		return false
@@ -291,8 +307,11 @@ type CampaignPatch struct {
 	Schedule     *Schedule           `json:"schedule,omitempty"`
 }
 
-// Channel defines model for Channel.
-type Channel = manage.ChannelView
+// Channel A connected channel. `status` is `connected` when traffic can flow, `needs_setup`
+// (with `setup` saying what is missing) otherwise; deploy_agent refuses a channel that
+// is not connected (`channel_not_connected`). The messaging apps behind `msgapp_1` to
+// `msgapp_4` are named in the README.
+type Channel = channels.View
 
 // ChannelList defines model for ChannelList.
 type ChannelList struct {
@@ -387,6 +406,16 @@ type CreatedKey struct {
 	RevokedAt  *time.Time `json:"revoked_at"`
 	Role       Role       `json:"role"`
 }
+
+// DeletedChannel defines model for DeletedChannel.
+type DeletedChannel struct {
+	Deleted bool                 `json:"deleted"`
+	Id      openapi_types.UUID   `json:"id"`
+	Object  DeletedChannelObject `json:"object"`
+}
+
+// DeletedChannelObject defines model for DeletedChannel.Object.
+type DeletedChannelObject string
 
 // Disclosure defines model for Disclosure.
 type Disclosure = manage.Disclosure
@@ -538,11 +567,22 @@ type ListCampaignsParams struct {
 // ListCampaignsParamsStatus defines parameters for ListCampaigns.
 type ListCampaignsParamsStatus string
 
+// ListChannelsParams defines parameters for ListChannels.
+type ListChannelsParams struct {
+	Provider *ChannelType `form:"provider,omitempty" json:"provider,omitempty"`
+}
+
 // CreateChannelJSONBody defines parameters for CreateChannel.
 type CreateChannelJSONBody struct {
 	Config   *map[string]interface{} `json:"config,omitempty"`
 	Name     string                  `json:"name"`
 	Provider ChannelType             `json:"provider"`
+}
+
+// UpdateChannelJSONBody defines parameters for UpdateChannel.
+type UpdateChannelJSONBody struct {
+	Config *map[string]interface{} `json:"config,omitempty"`
+	Name   *string                 `json:"name,omitempty"`
 }
 
 // ListContactsParams defines parameters for ListContacts.
@@ -644,6 +684,9 @@ type UpdateCampaignJSONRequestBody = CampaignPatch
 // CreateChannelJSONRequestBody defines body for CreateChannel for application/json ContentType.
 type CreateChannelJSONRequestBody CreateChannelJSONBody
 
+// UpdateChannelJSONRequestBody defines body for UpdateChannel for application/json ContentType.
+type UpdateChannelJSONRequestBody UpdateChannelJSONBody
+
 // ChatJSONRequestBody defines body for Chat for application/json ContentType.
 type ChatJSONRequestBody = ChatRequest
 
@@ -712,12 +755,21 @@ type ServerInterface interface {
 	// StartCampaign Start a draft or paused campaign (gated)
 	// (POST /api/campaigns/{id}/start)
 	StartCampaign(ctx echo.Context, id openapi_types.UUID) error
-	// ListChannels Extension: list channels with the agent holding each inbound seat
+	// ListChannels The workspace's channels, newest first, with the agent holding each inbound seat
 	// (GET /api/channels)
-	ListChannels(ctx echo.Context) error
-	// CreateChannel Extension: create a channel row
+	ListChannels(ctx echo.Context, params ListChannelsParams) error
+	// CreateChannel Connect a channel
 	// (POST /api/channels)
 	CreateChannel(ctx echo.Context) error
+	// DeleteChannel Delete a channel and its deployments (the agents on it stop receiving from it)
+	// (DELETE /api/channels/{id})
+	DeleteChannel(ctx echo.Context, id openapi_types.UUID) error
+	// GetChannel One channel
+	// (GET /api/channels/{id})
+	GetChannel(ctx echo.Context, id openapi_types.UUID) error
+	// UpdateChannel Rename a channel or change its settings; its status is checked again
+	// (PATCH /api/channels/{id})
+	UpdateChannel(ctx echo.Context, id openapi_types.UUID) error
 	// Chat Chat with the builder assistant
 	// (POST /api/chat)
 	Chat(ctx echo.Context) error
@@ -1029,8 +1081,17 @@ func (w *ServerInterfaceWrapper) StartCampaign(ctx echo.Context) error {
 func (w *ServerInterfaceWrapper) ListChannels(ctx echo.Context) error {
 	var err error
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListChannelsParams
+	// ------------- Optional query parameter "provider" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "provider", ctx.QueryParams(), &params.Provider, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter provider: %s", err))
+	}
+
 	// Invoke the callback with all the unmarshaled arguments
-	err = w.Handler.ListChannels(ctx)
+	err = w.Handler.ListChannels(ctx, params)
 	return err
 }
 
@@ -1040,6 +1101,54 @@ func (w *ServerInterfaceWrapper) CreateChannel(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.CreateChannel(ctx)
+	return err
+}
+
+// DeleteChannel converts echo context to params.
+func (w *ServerInterfaceWrapper) DeleteChannel(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DeleteChannel(ctx, id)
+	return err
+}
+
+// GetChannel converts echo context to params.
+func (w *ServerInterfaceWrapper) GetChannel(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetChannel(ctx, id)
+	return err
+}
+
+// UpdateChannel converts echo context to params.
+func (w *ServerInterfaceWrapper) UpdateChannel(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.UpdateChannel(ctx, id)
 	return err
 }
 
@@ -1448,6 +1557,9 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/api/agents/:id/chat", wrapper.AgentChat, options.OperationMiddlewares["agentChat"]...)
 	router.GET(options.BaseURL+"/api/channels", wrapper.ListChannels, options.OperationMiddlewares["listChannels"]...)
 	router.POST(options.BaseURL+"/api/channels", wrapper.CreateChannel, options.OperationMiddlewares["createChannel"]...)
+	router.DELETE(options.BaseURL+"/api/channels/:id", wrapper.DeleteChannel, options.OperationMiddlewares["deleteChannel"]...)
+	router.GET(options.BaseURL+"/api/channels/:id", wrapper.GetChannel, options.OperationMiddlewares["getChannel"]...)
+	router.PATCH(options.BaseURL+"/api/channels/:id", wrapper.UpdateChannel, options.OperationMiddlewares["updateChannel"]...)
 	router.POST(options.BaseURL+"/api/chat", wrapper.Chat, options.OperationMiddlewares["chat"]...)
 	router.GET(options.BaseURL+"/api/keys", wrapper.ListKeys, options.OperationMiddlewares["listKeys"]...)
 	router.POST(options.BaseURL+"/api/keys", wrapper.CreateKey, options.OperationMiddlewares["createKey"]...)
@@ -4174,6 +4286,7 @@ func (response StartCampaign500JSONResponse) VisitStartCampaignResponse(w http.R
 }
 
 type ListChannelsRequestObject struct {
+	Params ListChannelsParams
 }
 
 type ListChannelsResponseObject interface {
@@ -4194,7 +4307,30 @@ func (response ListChannels200JSONResponse) VisitListChannelsResponse(w http.Res
 	return err
 }
 
-type ListChannels401JSONResponse struct{ ErrorJSONResponse }
+type ListChannels400JSONResponse struct{ ErrorJSONResponse }
+
+func (response ListChannels400JSONResponse) VisitListChannelsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannels401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
 
 func (response ListChannels401JSONResponse) VisitListChannelsResponse(w http.ResponseWriter) error {
 
@@ -4359,6 +4495,52 @@ func (response CreateChannel403JSONResponse) VisitCreateChannelResponse(w http.R
 	return err
 }
 
+type CreateChannel409JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateChannel409JSONResponse) VisitCreateChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateChannel413JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateChannel413JSONResponse) VisitCreateChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateChannel429JSONResponse struct {
 	Error struct {
 		Code    *string `json:"code,omitempty"`
@@ -4394,6 +4576,506 @@ type CreateChannel500JSONResponse struct {
 }
 
 func (response CreateChannel500JSONResponse) VisitCreateChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteChannelRequestObject struct {
+	Id openapi_types.UUID `json:"id"`
+}
+
+type DeleteChannelResponseObject interface {
+	VisitDeleteChannelResponse(w http.ResponseWriter) error
+}
+
+type DeleteChannel200JSONResponse DeletedChannel
+
+func (response DeleteChannel200JSONResponse) VisitDeleteChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteChannel400JSONResponse struct{ ErrorJSONResponse }
+
+func (response DeleteChannel400JSONResponse) VisitDeleteChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteChannel401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response DeleteChannel401JSONResponse) VisitDeleteChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteChannel403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response DeleteChannel403JSONResponse) VisitDeleteChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteChannel404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response DeleteChannel404JSONResponse) VisitDeleteChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteChannel429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response DeleteChannel429JSONResponse) VisitDeleteChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteChannel500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response DeleteChannel500JSONResponse) VisitDeleteChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetChannelRequestObject struct {
+	Id openapi_types.UUID `json:"id"`
+}
+
+type GetChannelResponseObject interface {
+	VisitGetChannelResponse(w http.ResponseWriter) error
+}
+
+type GetChannel200JSONResponse Channel
+
+func (response GetChannel200JSONResponse) VisitGetChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetChannel400JSONResponse struct{ ErrorJSONResponse }
+
+func (response GetChannel400JSONResponse) VisitGetChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetChannel401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetChannel401JSONResponse) VisitGetChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetChannel403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetChannel403JSONResponse) VisitGetChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetChannel404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetChannel404JSONResponse) VisitGetChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetChannel429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetChannel429JSONResponse) VisitGetChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetChannel500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetChannel500JSONResponse) VisitGetChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateChannelRequestObject struct {
+	Id   openapi_types.UUID `json:"id"`
+	Body *UpdateChannelJSONRequestBody
+}
+
+type UpdateChannelResponseObject interface {
+	VisitUpdateChannelResponse(w http.ResponseWriter) error
+}
+
+type UpdateChannel200JSONResponse Channel
+
+func (response UpdateChannel200JSONResponse) VisitUpdateChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateChannel400JSONResponse struct{ ErrorJSONResponse }
+
+func (response UpdateChannel400JSONResponse) VisitUpdateChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateChannel401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateChannel401JSONResponse) VisitUpdateChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateChannel403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateChannel403JSONResponse) VisitUpdateChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateChannel404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateChannel404JSONResponse) VisitUpdateChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateChannel409JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateChannel409JSONResponse) VisitUpdateChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateChannel413JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateChannel413JSONResponse) VisitUpdateChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateChannel429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateChannel429JSONResponse) VisitUpdateChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateChannel500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateChannel500JSONResponse) VisitUpdateChannelResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -7657,12 +8339,21 @@ type StrictServerInterface interface {
 	// StartCampaign Start a draft or paused campaign (gated)
 	// (POST /api/campaigns/{id}/start)
 	StartCampaign(ctx context.Context, request StartCampaignRequestObject) (StartCampaignResponseObject, error)
-	// ListChannels Extension: list channels with the agent holding each inbound seat
+	// ListChannels The workspace's channels, newest first, with the agent holding each inbound seat
 	// (GET /api/channels)
 	ListChannels(ctx context.Context, request ListChannelsRequestObject) (ListChannelsResponseObject, error)
-	// CreateChannel Extension: create a channel row
+	// CreateChannel Connect a channel
 	// (POST /api/channels)
 	CreateChannel(ctx context.Context, request CreateChannelRequestObject) (CreateChannelResponseObject, error)
+	// DeleteChannel Delete a channel and its deployments (the agents on it stop receiving from it)
+	// (DELETE /api/channels/{id})
+	DeleteChannel(ctx context.Context, request DeleteChannelRequestObject) (DeleteChannelResponseObject, error)
+	// GetChannel One channel
+	// (GET /api/channels/{id})
+	GetChannel(ctx context.Context, request GetChannelRequestObject) (GetChannelResponseObject, error)
+	// UpdateChannel Rename a channel or change its settings; its status is checked again
+	// (PATCH /api/channels/{id})
+	UpdateChannel(ctx context.Context, request UpdateChannelRequestObject) (UpdateChannelResponseObject, error)
 	// Chat Chat with the builder assistant
 	// (POST /api/chat)
 	Chat(ctx context.Context, request ChatRequestObject) (ChatResponseObject, error)
@@ -8279,8 +8970,10 @@ func (sh *strictHandler) StartCampaign(ctx echo.Context, id openapi_types.UUID) 
 }
 
 // ListChannels operation middleware
-func (sh *strictHandler) ListChannels(ctx echo.Context) error {
+func (sh *strictHandler) ListChannels(ctx echo.Context, params ListChannelsParams) error {
 	var request ListChannelsRequestObject
+
+	request.Params = params
 
 	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
 		return sh.ssi.ListChannels(ctx.Request().Context(), request.(ListChannelsRequestObject))
@@ -8341,6 +9034,104 @@ func (sh *strictHandler) CreateChannel(ctx echo.Context) error {
 		return err
 	} else if validResponse, ok := response.(CreateChannelResponseObject); ok {
 		return validResponse.VisitCreateChannelResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// DeleteChannel operation middleware
+func (sh *strictHandler) DeleteChannel(ctx echo.Context, id openapi_types.UUID) error {
+	var request DeleteChannelRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteChannel(ctx.Request().Context(), request.(DeleteChannelRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteChannel")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DeleteChannelResponseObject); ok {
+		return validResponse.VisitDeleteChannelResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetChannel operation middleware
+func (sh *strictHandler) GetChannel(ctx echo.Context, id openapi_types.UUID) error {
+	var request GetChannelRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetChannel(ctx.Request().Context(), request.(GetChannelRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetChannel")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetChannelResponseObject); ok {
+		return validResponse.VisitGetChannelResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// UpdateChannel operation middleware
+func (sh *strictHandler) UpdateChannel(ctx echo.Context, id openapi_types.UUID) error {
+	var request UpdateChannelRequestObject
+
+	request.Id = id
+
+	var body UpdateChannelJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.UpdateChannel(ctx.Request().Context(), request.(UpdateChannelRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UpdateChannel")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(UpdateChannelResponseObject); ok {
+		return validResponse.VisitUpdateChannelResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -9006,258 +9797,282 @@ func (sh *strictHandler) UnblockVisitor(ctx echo.Context, id string) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3rkhu5sSD8Khn8zhdi61SzLyON7e5w7LY1mvGsrRmFWmPHWZcOC10FknAXAQ6AaorWKGJ/7QPsQ+yD",
-	"nSfZQCaAurB4a13n8kMhNlmFSyIzkfd8M8jVfKEkl9YMLt4MNDcLJQ3HP55qrbT7kCtpubTuI1ssSpEz",
-	"K5Q8+adR0n1n8hmfM/y1KIT7iZXPtVpwbYUbacJKw5PBovHVmwEPg7e/zlXB3f+yKkt2U/LBhdUVTwZ2",
-	"teCDi4GxWsjp4G0yKFRuxpUu3cNrP84ErXbthzk3hk15728Lptl8r7npi7Uh3iYDzX+shObF4OIfcS7/",
-	"/Ks4kLr5J8/t2vMEkZ7H3G65ybVYONgOLgZXEvBhEBLsjAOXd7xUCw5mxjQvYCnsDE7uztxav2GWf6+f",
-	"KDkpRW4POs1/03wyuBj8fyc1jpzQr+akPeyfVLHqW+jLGQdV2RtVyQLcKKVgMucwZZYnwF+z3JYryN6k",
-	"tPl0cAHpILwwrl8YBzilgySV6eCOayOUpOfT6vT0izyvtObSQvjJfcnTwdsMhrRm+N6P+yQO+8KPepSA",
-	"0sCksjOuU5n7XUXwIqwjkIcZfpGBMO5nCUwCndXRKJV4rB5KDohXUw/rNp7fVEZIbsyLqqQvNiBdQIJk",
-	"kM+YlLzEh4Xlc9PAwPop/wXTmq3wLc2Z5cUVLmGi9JzZwcWgYJYfWzGPyNmiLL4o1WoeWEKcaxs6PKHF",
-	"vXRj9ayihRU9pFcIk5fKVJo/lQ4IReOpG6VKzmT7sRc8V7oQcvptsR+3iG++5K/tvq8sSrb6js372cVU",
-	"c27d574fRdGCd1WJog/Ut1ItS15M+bWqdM7b8G4jTMEXdrZl4UJaPuXajRpZ68497rnMBZuGRTSpG7+G",
-	"XDO3h0s4g0lNReAGAeWIXVgDhcorh1GOZjRnjVka614w2mF7FkeB1aJUrICJKLlkcw4M5kzfFmopx+47",
-	"R73u/7F/ziA0wT1qBsluMBjLbNWzwStY8hsjLB/jJsO4c3XHDfxY8YoX8F//+/8QCISc4h9ueytcERMI",
-	"F37H9Qo8b0GwLLgsNjxecxfDVgaWs9XRCK5wd2H65UwZDpmDVpZK3CRIFWC04haMde+GWSppRQmMxlAT",
-	"sDNmETbuMOgtXjjOlQy4rObuKvKvDpIB7XLgGAntceAuLVasBsmAVty4sdZvyDBgC47u1fq0BsmgdZiD",
-	"ZMAWAr+VFSvH1hFs3xz0OjGAjSjDWqBzKzcwrBbl+L/+1/91bN8hqKNCuQ+eeHFjx3Oda70mKRog8aQc",
-	"0S7QV7JRAlhnqCW72XAVdM+g+Y6cVpuEn7KcP1MFLzf9+FyrO1Fw3TxUVi5mbJAMbrh1/03ZfM56T2rO",
-	"Xr9Ut1w219mge7mJxdZ0Gabk/npA9kwf+yY0K2O5W/N80S8HWj5fcM1spZszy2p+Q0uySrbwd6IFl0Xp",
-	"sH6h1YQbg1KuowtmKvyAXLTspwalSuNkJTE97PauFsVht3cf7iF4G9gW8aB9x/lNNy629sE3cKQNv+b5",
-	"dkAfEbUNg4Yw0xY3em7EPuGgKdY0gbRGOcng9fFUHfsv50yyKR+hRPY3wZfNn4/FfKE0CWp4DQ3MUth8",
-	"dqOYLk7oTQQvvv1kxuyVNEuihwO0nlxJJ6CixD0WRS9ucpOzkgVZaevg69J2c4IHBuqxPK9TksPEoQcM",
-	"HRuDGz5Rmh+Nethfe+UsDysKNJGrsuS5HTt9giGwrWbSTLgeWzWeVXOGV8qciXIslRUTr2n0k4gW02mH",
-	"vUws1+PzMV0zY2Yd0iGSVIZrVAm4cdPe8tVS6WI8ZzZHvsqlow7Zd210CCRMm4T99THfmtnuhDc9CkOn",
-	"WK3G+BfCdn8urfmiXPXPxRzqPXAC1KJcXYKDxgqWM3e/MUB4w4yhTtJa1miQ7MNa1YLjeRHGEJWVymzg",
-	"sFVQow/BT+QRJIJwsJV2EJs7jgI5K0tzCf/iWsESdSrQldsXEhkvRoMuPgq5qOzYxmslckch7ZePeuVL",
-	"VdmD37HKOhlk/1e6HLi5zO4SOsPvtBB0uUfAlgabbTCPBsun09rBHv3ofOQ5297cMbzY5o9PGov9Wvsr",
-	"/r2yyh3Q6SPluLqveGnZfZZlvf64g6+0hdaeBbzw7OtgoCCvPYzw/u4kfmQLrCy5RoE30uGdMMIqfQnG",
-	"KncvKLnGQR4Y8BPDcM71lBcgpFUgLBGr+1HISsjp0Tqh4gXgPszZ679yOXXoc/74UTKYCxn+/qKHwwSp",
-	"sPHa2elp67WzPl115kW3xntfnLde+13frbAXZTyJV919SKMHo7v6ZvMROiBhiO+DVQHOHIZOp87m+XEG",
-	"okCY74BKw+7ZgMuj0z0AaqzmZBftGiEdlwBmgEmn40qnd7pHYcgMZFd5zhf2AhwlnODPx/RzBoXi5qhx",
-	"K0ULzwYD6kY6+qswPaY1BNf+pisc6bqaz5le9V3Ipspzbky/RQr5d59W09lKGCQJqwuv7ieyuo3iOs0L",
-	"bqrS3l9yDRtdN7wfbijc03r0vtW7fXScejcH6AQBNvcG7g+oiZid3HkuZPPbs2SXcXgN/TsG1QZNP3Yk",
-	"/d4NrN1DvofBtc3H1/jOofbY1pZ3MrGmsbYLrB2v9phaDpt7zl5/S28+Pv1srDKdC45ZVqrp6Gs2F+UB",
-	"BODfQwpoGXnm7LWYu/X8/uwPdPnSn2fJFvvPgTf9/djHFvIPzONw6u/amzq43tlLH4F2DFIRfk3g1e99",
-	"EENVGzI3ZcUXWkg7eklmoT2hEt8jqep+lq+3m278vws7+yqylg13/143fptJ7XqlMed2kWD7vd+yZu15",
-	"NX3D6ep/l5u/KgSX+aH6+lWU+oUJvlDmhyLBX1hAowt3QuAqaBSlMNYkYNnUgNIgCrOuFfiRx6Jos9ad",
-	"0sQa/xTmPYzi1nqINb0PQf9UqvyWF38jfepQxY4EljE7QP7SnHmffVfdWyXoi0MzC2fz2lbEJUglOSyZ",
-	"gam4Q4vP2rheI+xVUV7OeFQ8OhrkAwNLfpM7XbOpxuw0Ujemi3tKmgB5tRPYQRE4AOA3NMDYz76/vtA5",
-	"5j7UaO5ubZ7e3VTl7ZWeVtHp3r8Rkoy6RHpTlbfgGO0DAywMkjjFzGmJz548BzRCgQ+DGCJPPnF0cwQ0",
-	"1g1Hq+G8oZO11+bklwPhu8G4vUEZ2CjTb4LWc++hPGxRZOTdZHhnkwnPLe/BelYu2crA6QVIZWdCTpGA",
-	"CkdJK257DYchkGndvP96ITQ3B1G6kMbqChffz528Mbwl1zcWY9h8UfL9UTwceZ86fCsWC5pn77Gub8Wi",
-	"d6w1CY4tmXBy+jh3MoMDzSaHwVa13NRa7rpnOFeVtAlyrokoLdfAZAHVAqyCibjjQPvaxbbqqz1qnTV6",
-	"+fOvV9I6986BNo+vgYXx2HbICY7+R8+jx35fOa0qb3FP7oC8bHEgMTXIZUsQyqG4qqt+4xg5OnQlpZDT",
-	"C7zfvnn6Ek7YQuBmTnQlzckbev1tr8/j50IFGPjGCQf8hreHW9xHIN2Oc3FZ+yDfoaJpC/cQLIdawSuS",
-	"8tsYMlNLmDPphR8mgUurV3W8C4bJuOOCoVR2PMGoRFGYo14GftgF1pTGtvMN/1zfxfaEzRdMTA/1+5Li",
-	"ijJ4AeiDxTfNRSpT+RNMtJrDT+Bdne6Tgp9S+dPx8XH8554rNJtY+AmMZdrCcOrEL4qMJFkMw0pVZSHD",
-	"Jy/AiSMZ/ASZw/KiKnmRgZhAhgOMmcUISTbjrEiAl4ZD5pE5w/khvoZjxJc0Z+4H+CkQe+fppP4eFqwy",
-	"PPxfwDCjD2MC8gVUhuvsaMsANvhV3VqD1WDLgPjsODy4c+il0rdmwXKMtTKVWXBZbB0/vjCOT4dJ6pHJ",
-	"aQ8MvIU8WZ+LkDuOkYA7ODVxR1kIi+GuFuXDuZJ2Vq4AH4ScLZqL61tNApmQpppMRC4cLH6slGXuW3xg",
-	"nLPF2J/g+sIpFC5olV59iCplwXNB0IkMkAbw6+mgJjQxSOk2tiCKJj0Hk9Sj5UzmvIwfSpoulVmcPkOS",
-	"yuLvGTDtpAbJyhFcxRlzT7fhPAw4ALh9YiiCnCapLJ1kEXaOAdpMwtPR2ZePAF1WMRpayZwn7nTmyljI",
-	"NLN8vOB6PBeysjxzp46fklS6YYTEY1wKWajlJWTIG83IX1AZSTvRf2ciEfvFJVBwgrTSNKD7kdGaRvDU",
-	"7cPvCtSCSwOsx0kVaAj3Zb0G6OZL5TBrxSJ4tS6DnGktuHELDpaACG2CpvvmaOQO5OHD51rkfPTwYXtB",
-	"buKFN4ECQ4eTccifzxg6Ka3qEgYaMVKJTJKkNVquRnM3aUwab7MLYICBSNpfI25tzGP5iJ53+yDPl9u4",
-	"Qxxm+VTp1QWkAzM36cDRRcfth181tugoh09RaQsAQBo12QheusUu3N7dthZcw/Wza/CPw/Dsy1P45vrZ",
-	"8e9wxyy3XBtk2GePvyAUVBO3DSXdNjzULuF3p6lUGr78HRkEyErw2oLkvDDww5Pr4/OjxMHKLwSGZ4Fv",
-	"/BFOR6dn8MP1V0cXEL+1Clgqs38/y2D4w3UCT66OgEyUCfwef5U+ANZRjXGMpnV0mk/w/hLuhrbh+EZw",
-	"ZQglMVbEEJerz55ZwLfQ5MRM5CdzJfkK+S2X9tL7vT2BIu2bVHoO6n6TbuuI7M+JMTjhgcZQ2nNQgwFU",
-	"rB7HR9jSCw6KqWxjWs7cZCtgUybkhWdcwtLfMBQW0czJJMsZ107nAGOVI9kjCsXtsWuOxf18MWxf898v",
-	"zUTXFLviIvxISWt/fdJY5PrbVPWdwI93yTuOUm21DPUeoFcY+i0CvJUh1fylVm12ObXJou2nqd/sBeY9",
-	"7Jt1ZOh9MX8itLHjRvDD+8qI2KgF+B03lbkg1L/qzaxoSH/Nt5zgGrwGUdyMX8yFMaQUSjU2pPqPvVMo",
-	"GfRIbWRy6Aht7si6MtsgcSB6tU/ShBetDkTKjjyzAQe9MnB/gnHP/cv7xnY+TMLTmMvikMdxkYfnA8S9",
-	"dQZqLaOxgWQNZH30hWO8I5NZN0SgFD2oz7ptkCDkHSQte0XkmhtyNooD2UCfZThaIrphH/Ga7DKPxiXY",
-	"5QoNTO7SY+S7Lfh2eHrnomixutaGd4Vfej5hRtEMcIAf3r+L8ArvfysX1ab4qPGejK4pO2z1qYbn+vh2",
-	"x5guwcwN1E+1dIjEyYsoIk60mgd39bYlEpLiNBOGZsxeK4lD+gsKcgQW9EPpNFJMRy164tF6LpCmZ//L",
-	"PYIUemIbzveJbWgw121gvw7P7QxhjNhFWPGOqHUPh1vBLNs/nzSQQI8guH7FOtlud6BYhAuuZG9qxK2+",
-	"I7ieY2bCu4aFvTcl4N6E/O4C2A762Tngp6Mnd5yUtdRXtSBEuGwSfD9AXKWQmM6OwSH3jNLbKMYuGoFl",
-	"e+d9913Vizp9zF/WecgB66z/8KBNP/m9U7n8+/1RxIexK48YH49b1ct/uZ5qm89Q9rC8zNX4TgmUegz6",
-	"NOdmyhaL8Vn98bz++EX98dH+8WHNddwzTKybL/L0LhSo+MT5IjFV5D4resdUEcoS8dlg7waI3TE82yN2",
-	"ksF8YxiqzxUfszo8oSd1jX6kfAZbaQkLpm8xO57lM9CVNKBkuQJM+oPsP55eg6/roQpOxTyyViLdNnL0",
-	"zvArSunblmR3z7y231LRNqeizX2KcOW1qy5+bEb1eyZE7cipkTWuD5WGH3749qsjsov3+TFqC24j36Y3",
-	"g7Ih1Kzje2W4fmBqk3s/QoOPcjHAPD14QumjyhElWtc5Tfsk70Sy7QaNUdol0X+GcRR3Zyf4pcnIZu61",
-	"Kf8kJWXeGC7thnzSOkuorYW9Q5LPkz2z3dZQwi1zjDml/fFB4REz3/TAvcyVTTtvG+CGW5+pa9TEHvtH",
-	"m9rtQZaamFP3vuyZGLK7t7jjJKYXfNLHWYNEuXNhPYZSf9qvtmX1tcFK/tOJ0rV/c84KDnamVTWdYXDQ",
-	"JVE6+l2Z9I5Kn7vOC7jlfGFgGTIkfZgmlq/ZS4SmyiKtGDasXuKln3bWX3/q+4GOjQ9lRSOkCrCObhJC",
-	"jbjRNvEkHWrbbP1q0cfuTGQ8zHvlW+KbJFXSH9/GFw6Px94S29Yj6SjJ0UlL/swCtFrCMHjyz05PTy+p",
-	"lpgZW13J3E0QyvxwCXOlOSy55lDyiQVV2aOmwHOI40fwstgU/FhWcwnMAnLpVmS4+90tmbn7aDlTJQdh",
-	"dlx962FQark+cykkD3faRJQ+YGXGWcE13HAhp3C2W4BxQyd+c8nWi6NLMF2o9zP9bf6yjexq7PGxj7K1",
-	"WvZgiVPoHJypEhYMb0omb8GByAAzouD98WieltbHw6GoKBRFklBKRgEMmkEnibuA8hlGLoexdoI8kidu",
-	"JVJ3TdpN/58nix5w70vvRKqHhhP2En2wfb+L4LBLlFkTJHa/sDEbfvOV3CUl46MZL8G7ASnhBkOT6vPp",
-	"S1Y8680NrfMTz083X+hdg9tBV3QCpspnjrH8+9mjs8ePHz8+PTv/oivQ7nM3dlIvD0q2fLsvFh5oIe9B",
-	"PychPT9ck1wzOh0ertGLMjUXiIlcJZm1exIX7iH6vpvXfEtCd9zUzoSgT+MlCCjjzts8J4X3HdDmfaDM",
-	"Vjull6d64DVjZuwkkP6rUfLXdoy2mb4ykMZdXJDh71nMPMPAqgXB5B7qwH2Oq7GN1pr3Pcb3cYLvw9Pz",
-	"PlTYjTfNzrNYVwY/0B2ycyWbirnsDv/4oPeGO27vq+iv7ss2+2TWHXPu2e/efwnErWVLuLE/UDHLen1a",
-	"9C1vybQU8p1C7zpJ0N/GOKbvOuEbYVmNWff0BOFpvGuatD/Tv/DVR0je3bdCMN9QDM7wXHObQGZuj81d",
-	"Ph6NRtklmJlaSrKy+3J/aJPtKWph7BhDXd4lYGiL+5BPxOsNaTJ36vYd59Vqtyf3hSo3uCTx7bjGWtRo",
-	"Gi5a8Gktmo6kTwLZWpdgsShFXw1lxCfKV8Ig7GPygqCRCr9E9107vJ6DYRM+rZguQE0mvYErfFuZl7nP",
-	"TQ0sxSzULZdUaddt1pd+6eUrUtlN+U/+NW+G3205a8za74pxg3mVKj7WiSUCrGLpS5dhFPucM0lB4YuS",
-	"WYdgwZQdwn2MKH0k2A7bdM1qw/n5/XsQJh3I9ay4A5f92FkDk+7Dx7Bvw1Nfrv4eNUTb9e4xk9yBMxSm",
-	"nmg25+RB8QW/Qi6HsD3l396xz8PPsWNDt+sCtkdYw93N/Qgwh2O988AW4LZHzra1UMhg6IaeMsuPOhPR",
-	"+oOhLkyLJSGoq0K/TdENhTfNBZnQ6VnM+8CcnJ3m6M1w/Kzu4u6luU45mIbCKjvj0gqy7/o02yQkI1EM",
-	"7yXxLSrIgUzJh9K+20W8oezjLeXDTJQO9l534dzylXeX1Glf/i7ccqGvbxpjvBoZSAF/bvkKd+0Y4FSK",
-	"f3EQtr+Myc9bItiAt/cIkXQnsrcu70hjl+SNA/atL3jw7lPT472befoWuJk53qcodkjbcpzqgYFHp3+A",
-	"G1WsYgsaYlwsD9XH541OMtjeZSm5RnmsmAuZynnl6ByZW7CnFczQTfzAwDW31mkvaP0YwZNSuJMDU+kJ",
-	"ZiFazPMrFGa7aW71qi/nKzL3WKF5C1fvldUaXHsfBly/0Hci7aCad6i70pHgcjsGUVC9GgnNuh+jZomC",
-	"npQokiAWzFqu3VD/+Y/T4z+8evMoeftvfS/cp/BKo5DIdgjuW/qjF7IzJfl3lL1zGHI/fPiCS75kpRk9",
-	"fAg1M8ak7mYmLLOwqHQ+Y4ZfQrZgohh7H3loYwRcOm2C8hjpfffYCP7uC31R55Z85sQTNO/hgh8YyHwK",
-	"+RgTVcche7UxfSpbNkEafWicGFmwVSNv086iRIJ/YUV1Y91ToVnHgms/dSodFdFgyxmzeI2iD5NjVyuq",
-	"h6A5pm6YPfN5U1kn9EIrnxdtUT7JKh34VF1N4A+1EIaLsjKQLbgWqqC8nixJZfiCyyLDdi606LWMUccO",
-	"FmxFAtoNK7FXVqG4T4tVfoM+JRhBJSwsVVUWgFbYCLhmQv9RJ6/2Ii67Lq2fpRId0UaE2m7NQw5BEkrf",
-	"YgY98wm8NCAikBYOyzC5lZL8Z6rSo1ReNaoe1HuNiizl2RoryhJwUQaGbjIhp04aodn98t3rR6NUfttA",
-	"F0zzxbcr6dAVfneOM5sQSNhC9daeEJ9LzozDTy8ohWjlC6xHYStzEZ/JEgc2/FxXl8A5MxhKRXngF3Q8",
-	"uZLWCUNYjh/rrU3wqPDs/fRh3Bir4ua/ev4tvtOdKZVYyOIS2sQZIKP5pEIIc4G9l5as90LBZCbdH/f4",
-	"AcXmXvawr5e9SXUbMijrA16/XYipNcDGSmq45F677LKkZumAGdbG2w8QrUX220aax9lX22gFrEYJjyJL",
-	"VqNoVBiw20NuxR1v9Gvy2aKEj/uncIbB30307vKSnui3yFU8f8Y3IEfG5RD4hvsDcbNdEG5Xi3urQz11",
-	"xQLEwpb3rCsdrTStI04iKTWM1/1o3kHQPnB1FI3moaxhzg77Ea6SFmlGTbFibzNScwQESWOUD5301Vzw",
-	"p/LotiB4WOrXNtB9P5lwbT5qNMBmXh9qBI832u9LlbNS2P7XN/LzNtH31AzpjTdoD1eZ/rJbe7DY6V6q",
-	"ToeQ27Bo7DyO2CT2TTS+vofPJkShhdAeDe+P0i+8nSWqpE4xHiQD1IsxKM/D9U7w5YYb+/q9FQ6I4VZn",
-	"p0ldMjukFW6pON6sL9DGWrqNJkrzcBkxA0Ypif9TEvi976VmUYL2tN9efXeFxrcw6w8vn+wz4vbKBQ3V",
-	"ePiP07NXqB//dP6P0+MvXh1d/OP0+DF91asud6sctBf85z9fPHuGtg+/p0sS6usFAdoqSCchkVxNwNeq",
-	"gCFW5yugUYeHSuSYBZMG5qKQYjqzR5dwo+wsnIQktaKvV9n9d9rn3f+BOlOud+1dWb5BdPVdlbvZeNj+",
-	"ZFEypA78IzS7DH/P7LwMHibfinlRTHop5x65pKFlar/lHruAUmA31YPGOB7sLLpZ4G/AulqUYwfXq+P/",
-	"yY7/9erN+Xm/6WWd0/nen327pJajjY647XWLAjEpNgqM68eKUBg/7YvIerdq3ffUqUvYPtap/pqDVMvQ",
-	"xhUVNDnlBtNvhmQlVxK+efqyFYV9cNkiM2Pnj7/sKVbJX8P1n6+Ozx9/GTQUwq7D5NJ4vm0MTAZhMD9/",
-	"u2ViG8T7OSWJJu6ZbIsVh/JKC7ty7H/uyYkzzfVVRW1/UQxEdyx+XQNiZu2CxhByotZB+Tz4eV88vX4J",
-	"WlWWGzp7bJmDxx0aTmJNtRU1SndAFxrEfFHyOZeWEsGCbSKVz548x7raBoZOh1fYoAErgdmlCtZcc0T2",
-	"EOpU5+P7g1EYTVyxcbijrZO7s+wila2W52/S4HlMBwmkuG36hA5O+ohpY4O3bzOsiPcVz4XBjEoqH+aN",
-	"F0WVOxbKc7SLONSwF5A9//7a18klgGRg2a0vnBbzcIGZVP7H1bO/wjBr8qIVm5eZb5Bu4H9cf/8d9mt3",
-	"X1P79dFolA7eZpepzJ5fvXzy5+ZMJ29E8bY5HQbvI/1mFEA+xgczb6rDOm9A7XsxvJyO0I2No4ZTpMqi",
-	"EvhrS8XZwCjw+eRgOLMGC7DdcOCvuc6FU6qx6pxy/8XhiAmZjOIHTExP8Lwka3Qp9va+VqfibJ0JpZJi",
-	"+g0PsdhENmi3kpBdPX8+fvrd3/5YcMSJOe0d+7I1vHC3fAUYq+s9742nMbMQhtGUlsrMS0HZ0aV3JQoZ",
-	"cEEoSYYgK6y7LAfXNXHiOTVs/heD89Hp6BTZ9YJL9+PF4IvR6eiLAbXmRpKlw6VUzpM30er99sQb7okR",
-	"aDbnFhWef/RdOxnL7RgzMmPeI0IgdHskGhySRyDrdwlkyJYp/hS7KdMt1zLE12yTpARSNPt0hFfJYKFM",
-	"j5zzJGZoypCbyYjPKI219XHhfhNDOixf2vuO16X5zRHtSViTSkfKxDQw71nYC3j48Pz09OHD2jDq6/lT",
-	"LUpkWsE14i42hyBUrZHKWdLDailhwTVmBbhLjAFJ4TBnK1onXoHIIBO4oSKgYUhGi6U9ppJGz9x32QU8",
-	"Ov0CMq1KPpbKjllZqiVaRIMh2EOm1XccjZ1LreQU3IZBmFQ+Oj2FDL8bu++IqKh8kmkONGT0jreJ33CY",
-	"Vtw4Kr5ZgdUrN/wlMJlKcq0U2NdWkGcv8yjgf8ou8cdg+NPcqPKOF61Hw5fZJbBUNgDh82oMtzDVfOmm",
-	"n5PAyiScnf7/3mAuLBrrPBrQOlKZsRuFRaMKLSaex4X+AYLaB/gKq9wJyt7l0MZ2v64RXMlU+jWFaWQ3",
-	"h1mYcKJkwdTe0r4h+3j46PSRWyXBIJbEzsC96ctQxkvv26KmBu8DjDXEQ3yLl0BiwJu/Qv7pbZ41+R1k",
-	"yCjWY4d35D2v5aoXvcE8b7scAr8wCyUNzX1+enrQtnZVgPexqTjzupe6RfKODT+i6ftGjcs8wWAvevrs",
-	"oKe/OOjpRwc9/YdDnj47aCXnh4z9+AAINr29AdEbXN8TnaqsEQXvUF7k5hTi8vq4ZsODi4FjPDh+QzJy",
-	"y5pyxKk2idWtHgdJ9ybF6+7HiqMtyt930f5co+EnbofmLtMPRkZ1388NVOTB+3mRz8dBWgcWv/8EJF9y",
-	"YykeYBNK1kJPh83X4fQfh8k7bWK36Raf6g3K7Cos7YV0R92D75+9N4RtJYpsw1mUIEL+5ueFvp8lh6ae",
-	"FLGiA3a5YLU+u47zRBmjpRaWd9kxKqobeXJowTf40Iyt095wG7r8rAWEj4Mi3/BGxY+gfkHdgBGwN9sW",
-	"5thz+7aVzR1a5g5jIWqdIV+wjXHUSfhdOfBOfAsNiz+yLHwArrfsQL/h/G62OGMSzVHzprEtUME9mOIJ",
-	"FhNct+p8GGrotcG8oOpwnArHNYsFXyBFL7g2SrKESlUltVUugdBJG3RVcpMANXNOUslNzkrSmtGIoVRp",
-	"nJK9Aq1KThaTGbMj+Ctnd3y9iQf207EKe6IAw5CvWg/H9vw+EtO3q/BBlrjqBwZCP2qMSCNb8dW3TdZE",
-	"PSWEBZ95dHRJ/hnqthEKkyFUgmsjjN1cioEhk9h5I/ycSjRPPOpsqdb+0W4TOyER8yTDXDCvtFsgOfil",
-	"UqpQUsygqYkXWHepVIYXbSNFa6zWGuhpMnDjPUcmdUoy8kVyMvqLola1g0CI+UQWiQ5Gk8rsCoOzLzAl",
-	"7ARj8479mxeUwGTak2cwxAPzUabd4mup5K+FseYogazgpWUZDLHgHeWcYa9NbNGCdlfsm4UHmxVKcp9x",
-	"Y8j1hHti3nKH9vQbVayO3EZChtVwPffn6DKM1XjOt6Xkwc1KOxyl8kr611v+VczVuuFTJr35HPPSmF6R",
-	"WZ/eCOwFTwEb0JMx3C88tg9iZSnk1EfWuYMfYsE/+BfX6uiia5maMYxPpEYxs2rOJEy5JRs+utoImLhx",
-	"+tmjyVEClbSiJA+HyG+rBbqc3RpmaHIzhheXFHPJcgsFt0yUDWoDZm7JwUfxfhgYekwe6djZyGv1kV3g",
-	"z5epZDARrzGLZ1IZVnqPou/pClYtRH6Jm6jZie+zNoJrToB/8fTqq2dPwXBvWk0HX2Fd5UBdxu81HeDw",
-	"viBmyR+YsJk+UxzeoU9m7IPKB826jJ9CRnDzXyFwyE/fJeb2cO1b42tP5T4wl8yf7qYK5s8TyApmWfjJ",
-	"Lc//dNHhDZHoR6MREXYq16hxBNnrY2P4MbGXzLccRNKjzrtqQodL5B1dV8KgGbtkQpJVF52E7vRVjs18",
-	"vSl2zdXcnI48LRgwtgOezTq7CKNBMuBU3bZdq+5tsueIWCC3OxQCbP8x/Ck33leS73y9nelav0z5LG9f",
-	"bdGfHgSyI9em9I28PJdUExC/2WA3Pv348xN8rznmc8T2YAqYbzHRkGIKd+v4Jm943+DFhzydDv5oXUJG",
-	"n3QtGve0mq3NBp2gLuy7h+33jIIJ0z582+cWoAwTW2L6FpkkOUpWBtffGuP/hlv0JVRy8EndFbqSv+lj",
-	"O9HyBV8obQHdxuhX1JWE4ZTbsftrrCvZg3LUH3cfA4RvlnyQq7uFyW+c5vN2P/3OPbp1qtg2CCt9jluK",
-	"SCwAOg5BHI1v6ipf4ZvYRiMZVJLoeMyCW4Q8xo2HXh2gTWLxFPG64ZsPKuWzJ8/BcH3nO4JjeEwlSmwu",
-	"aYwwlkmnH7jfXzy9fklJo054xyu84bVvdOEPXT2Z02BxhmFGXcezNWc/JmQrTdFBrMT4GhSzMqC8Mu/c",
-	"HSNTyfDiykRhskvIhMzLquDj2GF3ggN1wZkdXUIlnYIsaTqmOTw6PR1B9oaVZZzPu//bEwL/sWJlKn0m",
-	"e15pTbV0K2lhiL791guNkgMn3Z/mwmCZyixxcpKQUwIg/khNP7PuKWcULsEsqmidmInsja8ylEAMEUkg",
-	"9LVOUumb0/23BKjDdQLEhd9Sm81W2IYP+grQe+gEwA4WZkepzMnWElz6K075Xyv0FaJq3nTmN6PE3NLP",
-	"w9IxJiSLcSvUMrTgWYLpicRJMlxtULgI4pTAGHaT1UmmFJhBADXcSTpZHTZDcUz0VgZDtjG+xgtEwsBS",
-	"C2u5dMdyPVNLEmlpXXTPkgHmEsSE9s+mmrslNQLPNkcMZb7Hp0N6CnK7gHTQjVZIB2+zEC7TUKfbADaO",
-	"wB408JZmwy6yV60TpoCrGNshjFdDg3Hi/PQ0IBo2C8cDJsOLG5gwFBsAk3ZMEW6+0SoGh7Abp6Kenzq9",
-	"TzkFPQxdZxYGUqVuwKnMiJs7ct7S2T5zsovSFhmKsH264YtKuvv7Zc2v37d26Ia/Clzu8wulINkJhl0W",
-	"giwzHKcvk3vkbtrz0/P3ujyfLN+3vucUSOCLlkfsvYzrWjKKDXIM5TcVZJP0dv4ZynpVlPLcDQLDJsdR",
-	"klOAGJnG4rlvFP+CmFZLOdtCRp40BKZ3ixp5zz0fnQrft4JGq8aDXAQfjKu0Wttt4CuN7m6/1viSBi89",
-	"LMSk04GkNIqEbSxO0RAV4gQn3hDejGt/YNx/aHqmO/jvKDogzoYiDFhBL3Nohhq2E2XdJKFmgbv58evY",
-	"+fHSexBwdxJueCqdUFAy6w3egIHtI/i7N347EcTJ3n5aDGnJjtqdxkUM5iBhzOeOBakC65307hqdblQ6",
-	"gko7XJCIIQytNmlG/mLeHbmshlnds5BeP8JNYzkGulkoxQpfT7rRqF7ISyV1epFYMcoXGPdN+F/6Wl8P",
-	"H154o/xaaZz1NjozZnylHF401YZUhvo6/pVQ3Qbq6jbdijzDWGQnlthx1yaWTXDqDnJdmszJiUdOgpZK",
-	"HuM5+eOIctjDh49O/xBkcK+mdRIz0q0ldygvw++iJbV6xSj8FAXYEXxrUVfMZxwdCFpMZ9aXqmiUDYte",
-	"SWzIUHLA55OmN8ernXDHSoEecqfiKHS5CTd3yZmWhuyYRKG9dYga4jvOiIWNOlWJ+mLDGi1qP4R42e5g",
-	"+7EjtmLv0e2XwC9eNmsXMfyFCGkhbqzm1MPYDVhpKFklqXkG8Wm6G+jbyIJ7ZLaa95L8tC6+7Qwxa9HU",
-	"BxZyftG4/RGjy2osivFlsWX45xBV1nGJUkDQVNxxiR4QlofYAOWTaAwMs9AqONiKvCKQNRoDHV1CJquy",
-	"zFKZu6vGhLAQsl+1GgeTk7TVCTgbwVWwf7REJsqbCd9gVAovhGU3aKxC5SNeaEcoQ2HXk6CLNPKJSr+f",
-	"vjuMwt4+0h1GHQE+sonktzvsF2hf2BDbF26vqLA7eiM9vT7n+15YJ0RNHzsAsCNz4ho+j/sx8JZfIQV9",
-	"JCxHEDev1qD+Or0EvW9D9JBvlcKobMkmpEbq+LRBrde+EoqxamGamh3Wo/Me0UuvsmtuqjkPyf7C4lsL",
-	"XsAwtnUK+a3+hvUFLtDIUX81ZUIerYcUPHfg+BzIq8u1fqOt90tbeNDA2ldFVw67P1nFWkGfjqy+QYtb",
-	"KW55j+3nIhp9DjPzpPIwO89G61ifISy+Lvc2hF22a0fDS1+iFy17FxjMRqmfqaTIp2Ff4DYWLoHMzE0G",
-	"tcBO5jjmEwlh+Oj8PAGqQyI7cj3a1zqCvfdyQ9AhcADv4q8rgNDU18+uUxlKrpJTZFqRHkJaCcVi0OLN",
-	"3IzDs6gX1M97Q6fP1b3jqaQ+mL6MZl9nb8NlQSljNLpUY1+aypeGy0JZF2iU2kC45Exikd6JipzVXFAg",
-	"foXQo7JwSaPwrTt/CjtbK87rw/G/gExIU00mIhcOuj9WyjJfrzaEtBm2QvfgTOQzXxHCk18qb3iuMNo1",
-	"UnZG8fJu0iyUO6OyKTPOCh9tFqPPKPWBEgXIN+TrNfzBLQyNjGOrmTSY0Zn1KVXXbpLPyYaR9LK5X6PV",
-	"7nNUZhBdgvLSo7HAcLeprXsbhcCyrY7SOvrsw2EozbHVkxiW8ctwDT4N0ewX2Fg0bq+OcaPrZKZKlHox",
-	"Dr5ZsOl+Keoe0B+rEom7cBohlXW9wJ4Gh2enu6qU4Ph4n+2JT1jZba2eaRhjYzONj+w98UeyHe9/lf7z",
-	"BpHk0QtB8ADqbd7ldJFJNFgcCdi9wu/3nRzJnujVZrV5jKBbiAXH9uyhOh0MZ8JYpbF5jypNKile1Rdf",
-	"osY+Dww6JpNWKItJAIV+zGvE6EFzFJ3mqVzPoWQg+TIYn1v5YtSz4ZLEl3l+jMXChHd69yRj+pxQn1xH",
-	"RmC44TFRssCaRu6aUT6/JpXD7PXY3OWtMGXKftTC3K4ohieEC4QKX4ZzyHyFKx9eiEG1mE+Qyg2Vlprl",
-	"AFv7tMpXjUEX+zXmIAg5vQh5jj6mgUJ9N+c0JtGrTTLzsXHMlo7gogOwDIbZmw4E32ZJtKnH/MbsjZvo",
-	"rZOuTeyrQbHOIc2xJ8sRMypoNXvkNPqGBZS02UhhhL4MRsqopfZzeyUwrjuvP1y+3CdMlaOpF+VqnyS5",
-	"d8si6yaQPb2jrPJ7JZDF3LHuKPvljtXb/jhZY4GJPvDZQ0ksiEm1MUMO0c9aw/gsS71gYd8gSK5dajtT",
-	"tryN9Dj2te7N1sIW7mg1xZ54N6uG1WIei+25gR4YyHAs9GwK7BBGpbHWTauoctBrOMEHVTvqeZ7Hsrs9",
-	"TQrdOhK/Qf4Lka1eNi08VAQB08H9ZgP2CO2TJ9QESkwEqFOPtlZti89tQp+vUUhyE89vnDg1dIIDhlNh",
-	"nPnRCHw6SfFHClPElZFYoCb22P8YF5RKIY3lLPavKUMU8Qiek80JWz5ldZv7jNyBCzblm/rx912KDRTt",
-	"iR5u7zK6G3KmsQwnlZ6wbApDjKGLVVk74b6WTVuRvtv7sSMH7584VLsoqTdH31zup0MjizdEKTe77Pck",
-	"1TUaB29/nxr57xqh0zWnuqHluT1j3XInO82ZKGGYM8OPhRvbCCvufCdXNQHqmN8Plx83ncD56eneEPF4",
-	"2hoq9mHwevO+0CnFXNj+kR43Ozqc7+rosA68LllQIDG/E6qitowbYIRvfD4x6YT1m7j5FdG6mtRs7Le4",
-	"rf2i2D282kHs/p4gfdccHNIeLx0K0GaQITVmMHw6Ovvy0QVk/56RwvR7p/idPYZCTIVTc/HWMgk2EcX/",
-	"FZWtT+WCae4UI8NJNtF8ru544bU1X7ogQ66QjaJYQqUn/N0XwtCppFAI6YYnxJpCc3TjloT0e9H0vbc8",
-	"yKaWgUIhGFIuA4/MtkQM03sfSvui0T9NvLDf2SaLV/j5t5KOe4fmRlzpGsQim+vKZSeN2rS91JnNq9KK",
-	"BdP2xHH0Y6cgNlKwn1z/jWT8BaZIsDkvqP5/BsMsr3QJx19jb4A//vcw5Sg3d9lRgs0j58pYeAzPxJ/Q",
-	"+nR2mpyenoJWS5PADy+/Pv79qNGdVatlqAc246zg+tIHjpbVXJpUDplcgdIF1wmsXfTIBSi7JQmEnwRO",
-	"k0Bm2dS4/4kTJB36xNzihkjia7gH33HkWGi4wbGxvFFIGaclphLLITUaJvjsb//YmB7Ljkbwkk2p/0YZ",
-	"tSvDnYRpyZyYXdJcP2VUwgk5kmOzVN3rhAQKWHFzIlUCZyenvjeLz7o5QkuRWpAJH7ALCHqYCQBZKokV",
-	"MnJLUGtSQpVa1oZ/KiENWuD+xkpR4LnhWuOTQlIBOs2kIavfZfBh3IVXqKNo/QJZvkzIb8aqI2oZvNLD",
-	"+vjxRbWEM6oa5jcQEkA8720n7KgJFoer83bQbKmWPqeZ/N+ijgpiLW3ngfF1FX1tL/91KocOe2DO9ZQX",
-	"STizonB/hMMJtkC1BMNW5ggaagreNNRMoKiInfaa4b5FsDZ0js1XQg/Vtjlz20fjkLEltN2gfbC3m7/v",
-	"Zri95jAO+Klrx4fbjVjchnuGcPVBwMGf9X3zORYYIuhHyTEUHHYXByLJIZdVSAUhZaq/Rkm0YHB254U5",
-	"7CnPyGOq8xk33h/RMiwcJXWOJphbsQBhfUGIZr5hcylu51ZpnsGNxjmEhRuW39ZJDbbFx0fwlZsRKT2V",
-	"HcsFUFkME3hVHwPA11si4YelnE0001m6l//9t2P2W8HZPeI4auNVQzsYEkaxm5IfbaOMZHM21CdHjs9T",
-	"cP+MU6HC2QeqwnQiq9QaWYHh9ujnnCGFQjZlR3mNuyc1CigzKpUdaR0F3mAZ8AV8SWDDdG008KHhWLvP",
-	"kurxthmVjxqkArrui7F/IISeeoZebMl++hj6+KfJffrlk/UvoMHOhlym+6j+TRHm0yYqvaBFfDZ3V0Jq",
-	"H+Z9/HaP7VGsEY8PWK9Lbh+cvOWrzS7C7xdcUsUF6nCKbfyw+Ghd18Jw37yPAuDpj1ypW8GTukOkTOVV",
-	"ZWdKi3/5+tpoSDhyNIQFIzLMN8Crht2ou9Bn7hZbn6qlobr5mk/EayzAxxOK50ol6fC+HETJDHachKGv",
-	"+Ue9t4+S0GnSGjA813yjY/EvDiAfkA7+wlfbwmzdeSSgyqJh49f8Tt2Gu9zXTSx+SSV6bMcXfvX8Wyr2",
-	"OKRTIz84nZvpkcMQiTe6OV4Q2zR9aJsE89AitOTFZrSGrcwFrGM0svxUGjGVvDgWEpubJmBiPx/spxkm",
-	"8R0ujbAtUoA+SoCh0kkqK+k+93ddVbJcJSAV5mtwaQUrgVmgKpg9TVdRDiPCTaUjJDT3TTBoHeVbzOLw",
-	"G6xLXyaAZVlKzhzOufd8U8u5kJYyLqgpcSqRcktWYHQLtX0AT3duAT7mEvN7KJ2IPDsGMmq77yVSavqZ",
-	"4ZFfBoJ2qrpssoUMU5OydivR+K2vKOSGGC20uBMln3LsDYErJdxxEPCRjT7yEj3zWDTRQXezM+gvfPVx",
-	"Yrb7W5//HUs2Entwm5goh3Uzh11Ckonj0heExCSakk8sqMrdAN0I7zWzooPcLqb1wj3TtTTii588ept8",
-	"he58NnPUpLYLeUQYEvDax3/0qwzyrvuSeba7ib82RYadBsFDRIdNMsAl3XzEClJ5EC8g9xWKD5iv7K4X",
-	"HMiG8ybfSiqd0ixyFvxKhjrkhB4uXBYjeBGXEe9i7HjtQ5iFdYybrIi9Ciy+H3nIhxMsNlcXjYv+lYrJ",
-	"bv97oPjHMOUEMkILyjE517ZngD13T37nH3zXapmUcYpbKDkz/SUwP2SIUGM32wThAJhfI0vuxoY2s4Pf",
-	"sYzld5FbNioxohQWSlAvtMi5L50epDma+kGdDowPgZAorRWCOv/XRaBbuH3C7pgoqSLSj5VCZ7OF4ZnP",
-	"O4Y/wuno9Ax+uP7qEn64hrOzx0kqn1zB2RenRxfAboyv6o0eex8NNI5EkCVQiMmE6/jUHyDD5TVLtt8o",
-	"O0PXesjqxidG8L0sV25SB4EnVwHE6Eq/URXWOgxl1VjMN8aAXI2C2KPz81Rmmk+rklmlV+ObShZlnYuf",
-	"NcMoEHhYZ3PG9JQXINXyAkXtYoo5JW5QzOFOZYYJ1yPNc6WLuri5b7nOLJ8qvbqAdICg9jng6SC7dDcu",
-	"Kxn1BGMWCkWeLcjVnVMEhIdSfwK3W26db9WbjsVTmd1Uq3Fz4oxyjxZM33p1qtL5jBne6IXlNIK6pnhv",
-	"2lHf3fmnatXgGB8xcTKQwjoNud14RO7Sg8dpM1gP+UwGHm96+q5cfw9fnH35JdilOi65tYhkBb9wqKk0",
-	"PLnqiwdoHsD6mBjBF9Vb8r+ipoDkN9jVgr41eL30Ty3uN1FhU0kWj3qFp+bPzYz4K6sB9qdqBax1g8GQ",
-	"+XISITDJ0xs0CAsJqsfU08TLhk6y4cLZaNm8Mp5RXT+7hljRY6K0++I4Zwv3NpQqZ2W4FEbuikQqyPw9",
-	"gG0T6ssD60+cn8O26+CytgM164eEFSS+nuC22iG9pSyQvA+XEwNZH9KOZ1N5dM3Z2DGtwT1eRru0kOY+",
-	"726JyT9vxuQ/3hWS/5GE3u+dsGJ2iL2AavHkZ869PssyHnQTRkkvsAok/nB3tPKvttzxWzOw2jxp3WDS",
-	"tRGgOtaVdT48Pm42GpB++Jleo49+XWjr0QNYuEQx3M2rZ/ECG1J3W6dmLBgVIKCqW5NKFr21aTr36cc0",
-	"gFSLUrHCbI6Av7aK3DYYse0N93VVrAlV6S35mEby3oQ507eFWsoxBcPH3tqpNKrSOTcjwNaLwoZkfqe6",
-	"bg+2DwvoibZPpW+eXXLp8/xR28ElPTD47AV0IvJvb04m7MfRHEuSKR1jlNkS6+T7AOwws/cjPSHCP365",
-	"WvAYbE1zEmiysAinZ3O9gniW1P0p1nJbLbi5gAwT77GNK8bhu78C8DIYstIo/+3r4/j9UXhyZudllkoE",
-	"eZMPLYpJdtn+SuWWx8oP2IiCQYQ3QTRKRal0qzsiXxWLFTzcrh6YRg/aYTayr61bt4Mi/heW6P7A1fkP",
-	"mFMwcuvC4HvfWoKaVxp4dPYYskqaakGB8OM5LwQbu1Vg0Wc8eizieXaK6RL4zhepzOiIx1apcen0eco8",
-	"IC+Mk3bRXoF/EipeUuvtZnFQzLRwD6YyVi3jMleFkFNS5VWxar3B4PlXX0MIbI/ThJfdLmM78oCPt3xh",
-	"Kd5L85Jhcx9H0TDMajy8hCxNM4hl2U4QehkYjgX8DEwVgnGU9bgRGwuIKIgttYniHhjI3ITNDsMN81Yq",
-	"vUGLABrr+ZGXn3VovB7Swx/LqchAcaExxiiV10Tu2MX4NQUjh/7VcfyCXEAIDofKS645LJnAhx2DERaG",
-	"ZE1NZSijklFOy48Vr3xfLCGn3KA3V6rlJWT0k19AI3N6vtnD+AMuf1c688uaJRB4qL93YBxOtepQFoEc",
-	"/RpLKqXaJ0SHY9uUcHt2ev5og5l4kzXm4cnDtjyyM8VhXQ7ZwpZZyHZyvyaxq74DxMpyskc2GVwqOxyu",
-	"xciSdSaGfqaNbIwO8uMZPjx6bJDVfLBn5R/6LZHivcpeBHtgsb95rFAQhQu4YRh0xF/bBJ55FEvgzy+f",
-	"/dXh0fOvvu6RvYgZjZZaWF6rDV4s2tl9IzKMD6YkbMe5JrL9yvyJV7KW7+bcMseWsOsm8lnkPx8yWnyj",
-	"RL3kN/mM2ZObUuW3vDi+E0ZYtcO7+Cd6+G/h2Q/ZB7M11Tbvn98BxB380qLd6KTi/uKGu1pO9PbhA/ds",
-	"XdedzispWFumLn9FUWRLUUy5hVvOF05iDG9YdctlKDAkLLr+3OP+d6+i3Gi1NFiRV2lMATWkoNZPxap4",
-	"dZU8KnYhdFgl5tXWFeeGvrhyM6yuWdGLqmMksTBh5ocJmcKSfFZUWy5U1mjOcDSC72UecS7xSbexMX8N",
-	"FMNlESuEuoUSVHrj6vyWx35UX08uDMRWBIS8KdoHU1RoWD13yqGPU4EYpoJTSAVzVXAq93e5tiXHh3g5",
-	"CcL/CK5SGU5yOVM+0cODvXNoQBoA2hdQaZB8GQ4wAWNFWQKVQb1ZEQ4suD5mRaG5MaCZ5YAm2REguVPY",
-	"TIeeW22L60JZiOKMAmqWzDj1q7UrNQEmvQ/Wn3bwC0tlx+HgWxngpCI96hZhdM9P3C76nY5uJZ5NfRyX",
-	"o+bMv96N/FslUdywnM0vfSSzD2Br0dcInq7HAI7aQYCPe4MAA7aKoj+3s0OsDYIOrKVVSK8145ePMHvJ",
-	"cu1G+895frzT+9hYzqdOZW7fWZvuq0hcrGblPpX9sovb7iFq4Xz2iVYp4iJ/y7HY7cCkk+veofskV2yS",
-	"x/ZKp65JDBushOtIhMbsoT3KCL5TtpYfHD98BJn/exwoqcHv1vPr5E2X331SYiJaQRuNo6dSTCwvfqWl",
-	"nyZ2HfUeePLdnqe8047UEsqGW0WytrwUbEjvqLS4nfK80sKucIUUKHxVuTvjH6/evnI/67uw/kqXg4vB",
-	"zNrFxckJOuZnytiL35/+/nTw9tXb/xcAAP//",
+	"7L3rkhu5sT/4Khnc/4bYOtVsdksa2+xw7PZoNGOtRzMKtWTHWZcOC6wCSbiLAKeAaorWKOJ82gfYhzgP",
+	"5if5BzIB1IXFW+s6lw8KNckqXDMTmYnMX77tpWqxVJJLo3ujt72C66WSmuOHJ0WhCvtHqqTh0tg/2XKZ",
+	"i5QZoeTZP7WS9judzvmC4a9ZJuxPLH9eqCUvjLAtTVmuedRb1r562+O+8ebXqcq4/V+Wec4mOe+NTFHy",
+	"qGfWS94b9bQphJz13kW9TKV6XBa5fXjjx7mg0W78sOBasxnv/G3JCrY4qG/6YqOJd1Gv4D+VouBZb/SP",
+	"0Jd7/nVoSE3+yVOz8TytSMdjdrZcp4VY2rXtjXpXEvBhEBLMnAOXtzxXSw56zgqewUqYOZzdntuxfscM",
+	"/7F4rOQ0F6k5ajf/V8GnvVHv/ziraOSMftVnzWa/Vtm6a6Av5xxUaSaqlBnYVnLBZMphxgyPgL9hqcnX",
+	"kLyNafJxbwRxz78wrl4Y+3WKe1Es494tL7RQkp6Py+HwQZqWRcGlAf+T/ZLHvXcJ9GnM8KNr93Fo9oVr",
+	"9SQCVQCTysx5EcvUzSosL651WOR+gl8kILT9WQKTQHt1MoglbqtbJbuIVzO31k06n5RaSK71izKnL7YQ",
+	"nSeCqJfOmZQ8x4eF4Qtdo8DqKfcFKwq2xrcKzgzPrnAIU1UsmOmNehkz/NSIRSDOBmfxZa7WCy8SQl+7",
+	"yOExDe6lbatjFA2q6GC9TOg0V7os+BNpFyGrPTVRKudMNh97wVNVZELOnmaHSYvw5kv+xhz6yjJn6x/Y",
+	"oltczArOjf2760eRNda7LEXWtdRCEkXWtnaTgVIlJU8Nz8CTAKzmSnNwb4Mp2HQqUjBzoYFZegMm9YoX",
+	"GvqWfqvfmYGUSSg4S+cgzMmgF1X72xLE1NfTwyYit63SslC3IuPFUQTUEozVUGrtuT5fR/t54EaqVc6z",
+	"Gb9WZZHyJlU3Z53xpZnvIA8hDZ/xwrYaDrC9lHQgMSzZjHeQAH4NacHsHC7hHKaVrALbCCgrUoXRkKm0",
+	"tHxrJVPBWa2X2riXjGbY7MXSSbnMFctgKnJu1xYYLFhxk6mVHNvvrIy0/4/dcxpXE+yj2m7HvmXQhpmy",
+	"Y4JXsOITLQwf4yR9uwt1yzX8VPKSZ/Dv/+//pyUQcoYf7PTWOCImcF34LS/W4CQ4LsuSy2zL45UM12xt",
+	"2Wl9MoArnJ3vnlgssauVxBInCVL5NVpzA9rYd30vpTQiB0ZtqCkxGy6j0O4tntnzIepxWS4sXbtXe1GP",
+	"Ztmz4prm2LMcwLJ1L+rRiGuEvqmH+AYb62hfrXarF/Uam9mLemwp8FtZsnxsrFjs6oNeJzGwlWRYY+ns",
+	"yDX0y2U+/vd//489XC2BWi6Uh9CJU+r2PNeSERVLUQORY+VAdp6/oq161qbgyNlky4Hb3oP6O3JWblMx",
+	"83zxTGU83/bj85q09JvK8uWc9aLehBv734wtFqxzpxbszUt1w2V9nDW+3yqiK770XXJ3COMhSH92dajX",
+	"2nA75sWyW9s2fLHkBTNlUe9ZlosJDcko2aDfaSG4zPI1yfkp1xptCcsXTJf4B0rRvJsblMq11UjF7Dgd",
+	"qVxmx+lIXbSHy1ujtkAHTU3CTbqmPjQ3vkYjzfWr729r6QOhNtegpjI2lbpNvaPjjOxSyurqZH3ZNngp",
+	"6r05nalT9+WCSTbjA9SE/yb4qv7zqVgsVUEKMh5MPb0SJp1PFCuyM3oTFxzffjxn5gpVmyOtzVRJaxig",
+	"pTMWWSe1cp2ynHkddWfjnUpa6OCehqotJ/2U5DC1BAN9K9hgwqeq4KiAtQVdc+Qs9SPyXJKqPOepGVs7",
+	"juFim4JJPeXF2KjxvFwwPGQWTORjqYyYOguvm2kKMZu1BM7U8GJ8MaaDZ8yMJUMkm1LzAk0xrm23N3y9",
+	"UkU2XjCToqTl0vKL7DpIWizju438/LrEcSV+9643PQp9a9Cux/ipqdzuldsFX+br7r5Qpb5nVaplvr4E",
+	"uxprWM3ticcA1xvmDG3BxrAGvegQYauWHPeLKIa4LFd6i8wtvfviGPpEqUFKCQdTFnbFFlbGQMryXF/C",
+	"v3ihYIW2LBSlnRcyGc8GvTY9CrkszdiEgybISyHNVw87NU5VmqPfMcpYreTwV9oyuT7M9hBaze/1zLSl",
+	"h6eWmuCtCY/aIUC7tUc8utb5wEm2g6Wjf7EpHx/XBvtt4Q79Dyoq96xOFyuH0X3Dc8PuMizj7PY9cqWp",
+	"xnYM4IUTX0cvCsra4xjv79YGQLHA8pwXqAIHPrwVWhhVXII2yp4LSm5IkHsaXMfQX/BixjMQ0igQhpjV",
+	"/ihkKeTsZJNR8QCwfyzYm++5nFnyuXj0MOothPSfH+ww5WuvnQ+HjdfOu6zXuVPmau89uGi89oeuU+Eg",
+	"zngcjrq7sEYHRbct0PojtEHBlWKUX2cOfWtlJ4v0NAGR4ZrvWZWav7m2Lg+HByyoNgUnf3Tb+WulBDAN",
+	"TFqrV1pL1D4KfaYhuUpTvjQjsJxwhj+f0s8JZIrrk9qpFDxrWxzXW/noe6E7XJq4XIe7DLGl63KxYMW6",
+	"60DWZZpyrbs9gSi/u+yc1lR8I5EfnX/1MJXVThTHqV9wXebm7pqrn+imn+14B614T5/cHQ2+Q6yeajZH",
+	"2AR+be68uK/QEtF7pfNCyPq359E+p/wG+bcc2TWefmRZ+oM7ttubfAdHd1OOb8idY/3gjSnvFWJ1J3l7",
+	"sfa82uF8Oa7vBXvzlN58NPxi/DStA44ZlqvZ4Fu2EPkRDODeQw5ouH0W7I1Y2PH88fxPdPjSx/Noh0fo",
+	"yJP+buJjB/t74XE897c9UC1ab82li0FbLqqwfvXFq977KK6r5spM8pIvCyHN4CU5ig5clfAeaVV384W9",
+	"23bi/12Y+TdBtGw5+w868ZtCat8rtT53qwS7z/2GN+vAo+k7Tkf/+5z8ZSa4TI+116+C1i+0v4NmrilS",
+	"/IUBdLpwqwSuvUWRC210BIbNNKgCRKY3rQLX8lhkTdG6V5vYkJ9Cf4BW7FiP8a93EejXuUpvePY3sqeO",
+	"NexIYRmzI/SvgjMXK9E299YR3s6hm4WzReUr4hKkkhxWTMNM3KLHZ6NdZxF2migv5zwYHi0L8p6GFZ+k",
+	"eLlbM2P2uq1r3YU5RfUFeb13sb0hcMSCT6iBsev9cHuhtc1dpFGf3UY/nbMp85urYlaGYIfuiZBm1GbS",
+	"SZnfgBW09zQw30hkDTNrJT57/BzQCQUu/KSPMvnM8s0JUFsTjl7DRc0ma47N6i9Hru8W5/YWY2CrTr9t",
+	"tZ67O8vjBkVO3m2OdzadYnzDJtWzfMXWGoYjkMrMhZwhA2WWk9bcdDoOfQDZpnv/zVIUXB/F6UJqU5Q4",
+	"+G7p5JzhDb2+NhjNFsucH07ifsu7zOEbsVxSPwe3dX0jlp1tbWhwbMWE1dPHqdUZ7NJsuzDYaZbrysrd",
+	"vCtOVSlNhJJrKnLDC2Ayg3IJRsFU3HKgee0TW9XRHqzOirzc/lcjaex7a0Pr21ejwrBte/QEy/+D5+EO",
+	"/1A9rcxvcE52g5xucSQz1dhlR1jKsbRalN3OMbroKEophZyN8Hz77slLOGNLgZM5K0qpz97S6+867zx+",
+	"KVyAAYecaMBNeHcAxl0U0t00F4Z1CPEdq5o2aA+X5VgveElafpNC5moFCyad8sMkcGmKdRUBg4Ezdrug",
+	"L5UZTzFoTWT6pFOAH3eA1bWx3XLDPdd1sD1miyUTs2PvfclwRR0cg/Ckxjf1KJax/BmmhVrAz+CuOu1f",
+	"Cn6O5c+np6fhn30uK9jUwM+gDSsM9GdW/aKIVNLFMJxXlQYSfHIEVh1J4GdILJVnZc6zBMQUEmxgzAxG",
+	"prI5Z1kEPNccEkfMCfYP4TVsI7yEUYH4pXu89XRUfQ9LVmru/8+gn9AfY1rkEZSaF8nJjgaMv1e1Y/Ve",
+	"gx0N4rNj/+DeplequNFLlmL0lS71kstsZ/vhhXF42ndStUyX9sDAecijzb6IuEMbEdiNU1O7lZkwGGZs",
+	"UD9cKGnm+RrwQUjZsj64rtFEkAipy+lUpMKuxU+lMsx+iw+MU7Ycux3cHDgFx3mr0pkPwaTMeCpodYIA",
+	"pAbceFqkCXUKUkWTWpBEo46NiarWUiZTnoc/cuoulknoPkGWSsLvCbDCag2S5QO4Cj2mjm/9fmjAwNZU",
+	"SQxFkLMolrnVLPzMMTCeSXgyOP/qIeCVVYhCVzLlkd2dhdIGkoIZPl7yYrwQsjQ8sbuOf0WxtM0Iidu4",
+	"EjJTq0tIUDbqgTugEtJ2wv2dDkzsBhdBxmmlVUEN2h8ZjWkAT+w83KxALbnUwDouqTwP4byMswBtf7Hs",
+	"J41YBGfWJZCyohBc2wF7T0BYbVpN+83JwG7I/fvPC5Hywf37zQHZjn0gLjC8cNKW+NM5w0tKo9qMgU6M",
+	"WKKQJG2Nhlugu5sspgJPsxEwwECkwh0jdmzMUfmAnrfzoJsvO3FLOMzwmSrWI4h7eqHjnuWL1rUfflWb",
+	"ouUcPkOjzS8A8qhOBvDSDnZp526nteQFXD+7Bvc49M+/GsJ3189O/4AzZqnhhUaBff7oAZGgmtppKGmn",
+	"4VbtEv4wjKUq4Ks/kEOAvARvDEjOMw2vHl+fXpxEdq3cQKB/7uXGn2E4GJ7Dq+tvTkYQvjUKWCyT/zhP",
+	"oP/qOoLHVydALsoI/oi/ShcSa7lGW0HT2LqCT/H8EvaENn77BnCliSQxVkSTlKv2nhnAt9DlxHSQJwsl",
+	"+RrlLZfm0t17OwZF3texdBLU/ibt1JHYn5NgsMoDtaEKJ0E1BlCxqh0Xc0sv2FWMZZPSUmY7WwObMSFH",
+	"TnAJQ5+hLwySmdVJVnNeWJsDtFGWZU8oOLfDrzkWd7uLYYe6/35tLrq62hUG4VqKGvPr0saC1N9lqu9d",
+	"/HCWvGcr5U7PUOcGOoOh2yPAG5lp9V8q02bfpTZ5tF031Zudi3kH/2YVK3pXyp+KQptxLfjhQ+VIbLUC",
+	"3IzrxpxX6l935lrUtL/6W1Zx9bcGQd0MXyyE1mQUSjXWZPqP3aVQ1OvQ2sjl0FLa7Ja1dbZeZJfo9SFp",
+	"FE61OpIoW/rMFhp0xsDdGcY+9y93N7b3YVKexlxmxzyOgzw+QyDMrdVQYxi1CUQbS9bFX9jGewqZTUcE",
+	"atG9aq+bDgki3l7U8FcEqbkliyM7Ugx0eYaDJ6Id9hGOybbwqB2CbalQo+Q2Pwa521jflkxvHRQNUdeY",
+	"8L7wSycn9CC4AY64h3fv4nr595/KZbktPmp8oKCr6w4771T9c11yu+VMl6AXGqqnGjZEZPVFVBGnhVr4",
+	"6+pdQyQixW6mDN2YnV4SS/QjCnIE5u1DaS1STAPOOuLROg6Q+s3+VwcEKXTENlwcEttQE667lv3aP7c3",
+	"hDFQF1HFe5LWHS7cMmbY4Xm8ngU6FMHNI9bqdvsDxcK64EgO5kac6nsu13PMTHjfsLAPZgTcmZHfXwHb",
+	"wz97G/x8/GS3k/KUtgTuNpOjB+jSNKVGL2gSfk+c0e1yoa2dOM3VKoIEze+x5qZcJrHso+Gb0EfQbI23",
+	"jtboFRqc/ndCRvVKaH7p5OmYHDHeomZ+OGgvx9Jb2GG0/cQ9MJYKU3ncKE/Q+eCsbds1Wy41TPhcyAyS",
+	"hZ6x5XJ8noBRsfQfH5J7zG5R5uNFXjy5+ubZk06TNssKd2fRcUdHg7qnQa0kuEdHwCQ6QKpfyYEWNN8D",
+	"7CgfirTZp+bGCDnTkXPPwVxIA7pM58A0xL1///f/sEmaxT07t2VurXw1dZ6+gmdcGoHxVR/E9jkucX9c",
+	"Fw2bM6vn4tu9bCXsdxyy++0k17FLkm1f1fGi5Z2zJ7pudzyC56++/v7p4/HXV9dPxq9efH82V+pGn731",
+	"r707e4u5Me8uAbPVpqrwMSaHDDJn1ub3S/QemvEx5p6TEZ3W3l1ACKytbspl1yo3hEFUefM8z5NDj16/",
+	"k/4f5IF9vRJPn0K1bwMs1LR8P6E6DUZBngQm7+CO7cr5JrHsUxBczurguEzSkAr7rjpPutMYjtOXHNV9",
+	"OnWpGv7Lzex/x6CG56ka3yqBZpfGoAp/dFR/XlR/Pqj+fHh4gGp9HHeMU20nrD259chEnzlhLeSq3WVE",
+	"75mrRmlqLh31/RZifxDh7pDBqLfYGgfv4CvGrIqP6sidpR8pocqUhYQlK24QsMMe4EUpNSiZrwGzjiH5",
+	"zyfX4ACdVMYJxSlpZPLuYkcXjXNFOcW7snzvmFj7ey7s9lzYhUMtKJ17p00f20n9jhmZe5L6ZEXrfVXA",
+	"q1dPvzmhi7mui9TqCqmW8NeZwl2zqjbpvdS8uKerO79uggYXZmcNBeIHxyhdXDkg7IcqqfKQ7MHAtm2D",
+	"ifK+if8TDOS6PT/DL3VCl3bOneOepKzwiebSbElor9IUm26g98gyfHxguu0GSdhhjjGpvTtA0T+iF9se",
+	"uNN9Sf2iqbngmhsHFaDV1Jy6R+ua/1EKcUjq/VAXKpgzcLC6YzWmF3zaJVm9qr53YB2qu9vt17vSipvL",
+	"SvanNUtCgMWCZdb2KVQ5m2N04iVxOgZ+MOmMMQeewTO44XypybKvBdMjotZBlhiBHTWCaBFQyWk/zbTj",
+	"buyNI29WP5Ybn4jKr3W4pyXSCBNtMk/U4rZdGn6NP/ZDIeBm3inhG98krZI+PA0vHJ8QsiO4tkPTUZJj",
+	"lAi5fzIo1Ar6PpTofDgcXhKIpB6bopSp7cAjj3EJC1VwWFnTPedTA6o0J3WF55ibZ8HzbFv0dV4uJDAD",
+	"KKUbqSn2dztkZs+j1VzlHITec/RtxmGq1WbPuZDcn2lTkbuIuTlnGS9gwoWcwfl+BcY2HbnJRTsPjjbD",
+	"tFe9W+jvurDfKq7Gjh67OLtQqw4qsQadXWcC54P+JGfyBuwSaWBaZLw7INbx0mZ72BTh1FEoG+WEZcCg",
+	"HvUW2QMonWPqhG9r75IH9sSpBO6uWLsegODYomO5D+V3YtVj45k7md5fvr2P4rBPldlQJPa/sBWOY/uR",
+	"3GYl7cKpL73riTL+0Plb7U9XtvR5Z3J6lSB9Mdx+oLc9/kcd0VHw4/7H+cPzR48ePRqeXzxoK7SHnI2t",
+	"3O+jsr3fHUqFR17RdZCf1ZCeH29Jbjidjo8X6ySZSgqETNKc7tU6Mqc+nrv82OyzqJrU3ozEz3NN6UnG",
+	"7rd+Tgbve5DNhyCZnX5Kp091rNec6bHVQLqPRsnfmDH6ZrqQabU9uCDB35OQ+oqRnUtakzuYA3fZrto0",
+	"GmM+dBs/xA5+iKvmD2HCbj1p9t/bbBiDH+kM2TuSbWhS++PPPuq5YbfbIdx0w7qjkXkgZjY++8OHR2Xd",
+	"iZvEtXlFV4fV+ArRNbwVK6SQ7xX720JheBoCKX9o3Sz5YdV6PQykgXbjfXEa3J7+la8/AXrAgUfmDd+C",
+	"Rql5WnATQaJvTvVtOh4MBskl6LlaSfKyO7xR9Ml2X81irN1HuZddFnwq3mzJ07tVN+/Zb6H2h5K8UDnv",
+	"Vi3w7TDGStWoOy4a69MYNG1JlwbyDfk3alEqbVB5cvp1cuSB5LD1wnvgW399nO9n87XahHYhvSyXuejC",
+	"qUcGoQxQTGs5pWsd9Lrhl3gf2UxY4qDZlM9KVmSgptPOUEC+Czhr4bL9/aLopbrhktDM7ewdmFanoJTK",
+	"bMsoda+5e4X9rsBar913S7YxZyOGx1rRmRRp4cAgMS9owZmkNJtlzowlEe+b9wGUWuQutnaPs706O/z+",
+	"ufm7JYxaK9cx4ta6HCafa5R0F8GMFYieuMIrd0BlblZuQWwOu5we/H9asAWnKyEHoeiz44TpANR8z4pF",
+	"v8TaQ+36QVjoZ4N2t1fWway4zRo6Oxa32XKyqxhQQuVNZszwk1ZHNH7vefTdIsgO1QfqdpLapvDoHNGd",
+	"AD2LmXSY5bjXv759Hb8o5aKtBWxyDib2sdLMuTSCHNYOuCDy6Z2UFeEixAjiCIWSS054P81iC5DuDWUY",
+	"TlXhHdj2wLnha3f/UyXSusN9h4ayOWmMmq3ldHr6ueFrnLUVgDMp/sVBmG5gqF+2irOFbu8QdG535GDn",
+	"hGWNfaYENtg1Pn8leReUpA/ut+oa4HbheJcyAz4R1kqqexoeDv8EE5WtQzE1Elws9fUcFrWaaFiobCV5",
+	"gfpYthAylovS8jkKN+8gzJimk/iehmsXm4vunAE8zoXdOdBlMcW8boOZ05nC6OaCm2LdFXIchHvAvN8h",
+	"1Tt1tZrUPkQAVy907UgzSug9kKxaGlxqxiAyQgCTUEdSGtRBXzqCo0mDWDJjeGGb+q9/DE//9Prtw+jd",
+	"/+p64S5QVjVopt0reCiYUufKzpXkP1BU+HHEff/+Cy75iuV6cP8+VMIYYTLq2ALMwLIs0jnT/BKSJRPZ",
+	"2F36+4J8wKW1JigznN63jw3g7w46kapjpXOrnqC/Egd8T0PiQDnGmPo/9ngAte5j2XByUut9bdXIjK1r",
+	"mfBmHjQS/IQ1KrSxT/mCSEteuK5jabmIGlvNmcFjFC9lOdZnJISZgmMynD4QISGWFUQCNBAS0Lnm0lbj",
+	"ngM/KGj5PbpMf5mXGpIlL4TKKFMyiWLpv+ASUxWu3KA3cvCtOFiyNSloE5Zj1cdMcZ8G4SboQBZwqYSB",
+	"lSrzDNCtHBauDpFy0kIqGIVhV8VKkljizboWHi2zvsk+6kMVNxi6zRwkAjWIBFQIS2UIF0CwKXNVFoNY",
+	"XtVwZKq5BkOWkAu0EXkOOCgNfdsZ5nD43t3w7esng1g+rZELAifg26W05Ap/uMCetY+MbJB6Y05Izzln",
+	"2tKnU5R8GPfIp8OMwjNJZJcN/67werDPBPpSEbLGiLYnVdJYZQgLnCCC5RS3Cvfede/bDcE3tv+r50/x",
+	"nXZPsURooEtoMqdfmYJPS1xhLrC+3Yp1HiiYHlp0B3J+RLW5UzwcGjZQ57otOenVBm+eLiTUasvGcipq",
+	"Z1+7bIukOhjLHNFGD1uIxiC7fSP17exKjlgDq0jCkciKVSQaDAasn5MacctrNfFc/j3R4+FJ8b7x91O9",
+	"27KkI5wvSBUnn/ENSFFwWQKecLchtrcR0TYmTXyo1PCwYn7Kxzr+GlscBVaqeeO7ybxFoF3L1TI06puy",
+	"QTl7/Ec4ShqkHtTVioPdSPUWcElqrXzsNNr6gD/XFXVjBY9Lpt21dD9Op7zQnzS8Ybus96jr460XErlK",
+	"WS5M9+tb5XmT6TtQmDoDKJrNlbobyPAAETs7yNRpMXJzLWozDy3WmX0bj2/O4YuJuWgQtCPDu5P0C+dn",
+	"CSapNYwxnW0hJEYZunW9FXy15cS+/mBQLCF+7HwYVUUIfKL2jhoOdcSWJtXSaTRVBfeHEdOglZL4P8Fq",
+	"3PlcqsO8NLt9evXDFTrffK+vXj4+pMXdWDA107j/j+H5a7SPf774x/D0weuT0T+Gp4/oq05zuY0b0xzw",
+	"X/4yevYMfR9uTpek1FcDAvRVkE1CKrmagkP/gT7inWZQQzYj0DG9ZFLDQmRSzObm5BImysz9TkgyK7qq",
+	"P959pl3hCq+o+u9m/fm14VtUV6vzc2na6YVYUGqZM+QO/OALCvvPc7PI/Q0TlZw8W2bTTs65Q9UjX5a6",
+	"23OPlZYpUp0Q9jEwCas3b1f4a2tdLvOxXder0/+Xnf7r9duLi27Xy6akc/WVu2ZJZZ1rVceb4xYZUlIo",
+	"vRrGjxh7GBDuYLndtWpVW9qaS1ii25r+BQepVr5UNhpocsY15hP1yUuuJHz35GUjrPxoIDg9ZxePvuqA",
+	"/+Vv4PovV6cXj77yFgpR13F6adjfJgVGPd+Y679ZhLa5xIddShJP3LESLeaFp2UhzNqK/4VjJ84KXlyV",
+	"VFod1UC8jsWvq4WYG7OkNoScqs2lfO7veV88uX4JhSoN17T3WIQMtzskQMPLOV+DnjMSO6IAsVjmfMGl",
+	"ocw275uI5bPHz7FSgYa+teEVlrxBbEWzUt6bq0/IH0J4BS5hwTuF0cXl79GQt85uz5NRLJO3MTld494I",
+	"3sb+5jHuRRDjtOkvvOCkPzEPrvfuXYIYo9/wVGhMEW2gF2RlakUoT9EvYknDjCB5/uO1Qx6nBUnAsBsH",
+	"RRkSi4HpWP7n1bPvoZ/UZdGaLfKELgqZhv/n+scfwA7efm3HHvcGg0Hce5dcxjJ5fvXy8V/qPZ29Fdm7",
+	"eneYjYD8m1BEPGW7J85Vh8iZQCXSMV6ettC2ja36XUw8JoiuIwjoasNxLywjXz+7BqMytr4EzX3At4s5",
+	"OQntkjTSCQUS6JB44YRKUisJ7xx/jbLwyaY0iiVlK1SdEv+gA0tCcvX8+fjJD3/7c8aROBa0CFjysnYd",
+	"d8PXgFHI7gq+9jTmTEI/+NRimTh1KDm5dHeKQnqiEEqSR8gIY0/N3nXFpbhhNef/qHcxGA6GKLeXXNof",
+	"R70Hg+HgAVqzZo68S7tMSapnb4P7+92Z8+CTRCjYghu0fP7Rdf4kLDVjzDUNGZ24Ar6QLjFjn64Gku67",
+	"gQTlM0XWYul6Ou4aHvlKfpK6QBZnl7HwOuotle5QeB6H3FPps04ZCRxVYNkSHLibRJ82y1VNuOVV1RN9",
+	"QnMSRsfS8jRJD8zoFmYE9+9fDIf371ceUlcqhWB+CebGrYM94SyBEG4GIQXTw2olYckLzHewTMCA1HFY",
+	"sDWNE89ClJQRTAhf2TfJaLA0x1hS64n9LhnBw+EDSAqVcwTgYXmuVuga9R5htzIOcJaUPfR6rgolZ2An",
+	"DELH8uFwCAl+N7bfEVMRMp2uN9Rn9I5zjk84zEquNc9gsgZTrG3zl8BkLOmOJcOS4YKu+BJHAu6n5BJ/",
+	"9B7AgmuV3/Ks8aj/MrkEFsvaQriMIc0NzAq+st0vSHNlEs6H/6fznAuDXjtHBjSOWCZsohCPLyvE1Ak7",
+	"X5pFUGUWB16NuDPu7qFJ7W5cA7iSsXRj8t3Idna20H5HyZVZOJf7lrzq/sPhQztKWoNQbSAB+6ZD+A2n",
+	"39Os4gZ3GRjKM/hAF6eKhMg3d5b80zk/K/Y7yqORbUZF78no3sjCzzqjet61JQR+oZdKaur7Yjg8alr7",
+	"imu4qFvsefO6usHyVgw/pO67Wg3DPMOoL3r6/KinHxz19MOjnv7TMU+fHzWSi2PafnTECtavfT2h16S+",
+	"YzpVGi0y3uK8IM0p1uXNaSWGe6OeFTzYfk1FssOacaSpJotVVXR7UfskxePup5KjU8qddxXgUCDDz1xp",
+	"0h6mH42NqpLKW7jILe+XxT6fhmjtsrj5RyD5imtDgQHbSLJSelpivkoU+DRC3poV+324+FRndGbbcmkO",
+	"pN3qAXL//IMRbCMFZhfNogbhM1O/LPL9IiU0lfsJWBVYQIhVhu0mzRNnDFaFMLwtjtFi3SqTfXXT3scW",
+	"bK3KsbvI5RetIHwaEvmO17BMvPkFVW1bwLKXO4Rjx+nbNDb3WJl7vIZodfpMyCbFUZH295XAe+nN14L/",
+	"xLrwEbTecAj9TvP7xeKcSXRHLepeN88FdxCKZwiTuOnV+Tjc0OmDeUG4d5wg8eo47CPk6CUvtJIsIhCu",
+	"qPLKRTAptZBcayjKnOsIqE5+FEuuU5aT1YxODKVybY3sNRQq5+QxmTMzgO85u+Wb9ZGwVJlRWG4KGMZ+",
+	"VXZ4347KhWS6SkAu2hJHfU+DL/WPoWnkNL56WhdNVK5HGHApSCeXdFFDhYw85Bquir/j8G3Xh6KhzyTi",
+	"L/ufEV754fBha0qV9Y9+m1Bkro7K690rzepydv1iKZUHS9PoauIZIkrlSvOs6aRotNUYAz1Nnm4858if",
+	"S9lGDv4noU8UvlrYFfDBnygiCcI3lskVRmmPMDfsDIP0Tt2bI8pk0s3OE+jjhrlw0zasXCz5G6GNPokg",
+	"yXhuWAJ9hPKj5DMsY4zVr9DviiUJcWOTTEnuUm803UHhnJjz3KFjfaKy9YmdiE+16m8mAZ1c+rZqz7mK",
+	"v9zft9IMB7G8ku71xkUrJm1N+Iyhp4hJwAQ1VqzJv09vePGCu/CiDM5wN/BQmY3luZAzF2JnN76PUIbw",
+	"L16ok1HbMzVnGKhINbjm5YJJmHF02bvMFFpMnDj97MjkJIJSGpHTVYdIb8ol3j3bMczR5aY1zy4p+JKl",
+	"BjJumMhr3AZM39BNHwX+YYToKV1Nh6JxzqoP4gJ/vowlg6l4g+k801Kz3F0tunLZYNRSpJc4iUqcuBKW",
+	"A7jmvIYuDpo712rc+wZR0D13+YuLuIfNO6jPnN/TfjJdrjg8Qx/P2UfVD+qIk59DR7D9X+Hi0IV9m5mb",
+	"zTVPjW8dl7sIXXJ/2pPKuz/PIMmYYf4nOzz306glGwLTDwYDYuxYbnDjAJI3p1rzUxIviavmiqxHRc09",
+	"EDux9xtDJdvQMc7fYLAAeXXxttDuvkqxTrpzxW7cOde7o5sWjBzbs551BGFco17U44Tb20Thexcd2CJC",
+	"/7abwgU7vA23y7X3leR7X2+mvFYvU2LLu9c77Kd7nu3ojlO6GolOSqopiN99sFuffvTlKb7XHBM7QuVF",
+	"BcxVm6hpMZk9dVz9TDxv8OBDmU4bf7KpIePldKUad1TxrtwGreguLGmKlU21gikrXBx3o+aGrzbsqg+T",
+	"5ihZ7q/+NgT/d9zgXUIpe5/1uqIo5e/22F6yfMGXqjCA18Z4r1iUEvozbsb207goZQfJUenxQxwQrg79",
+	"UVfdDUp+ay2fd4fZd/bRnV2FimwIlzFuGCIBRWMcqgtEtQc9fpn/JlQoinqlrFeN0aGWWe2h10dYkwgL",
+	"I97U7ua9Sfns8XPQvLi1+rm72J6UIse6vVoLbZi09oH9/cWT65eUPWqVdzzCa7f2rJjhwa1DpqlV+JXE",
+	"HvrJVOQIAda+7MfMbFVQmBDLMdAG1awEKMHMXe6OUagkeHAlItPJJSRCpnmZ8XEoXj7FhtrLmZxcQimt",
+	"gSypO1ZweDgcDiB5y/I89Oeu/5sdAv+pZHksXUp7WhYFoQSX0kAf7/YbL9SwB87aPy2ERgDOJLJ6kpAz",
+	"WkD8keopJ+1dTihcghk00VoxE8lbh58UQQgRiYBNp4hfHMXS1f38vyJrhy1zHgFJ4XdUwbgRtuGiv/zq",
+	"3bcKYIsKk5NYpuRr8Vf6a06JYGu8K0TTvH6ZXw8Xs0O/8EPHmJAkxK1QNeaMJxHmKZIkSXC03uCiFadM",
+	"Rj+bpMo2pcAMWlDNraaTVGEzFMdEbyXQZ1vja5xCJDSsCmEMl3ZbrudqRSotjYvOWXLAXIKY0vzZrOB2",
+	"SLUItO0RQ4krn2yJnqLdRhD32tEKce9d4sNlauZ0c4G1ZbB7Nbql3rBA91VjhyngKsR2CO3MUO+cuBgO",
+	"PaFB328wOV5sw0ShWFudrGMKdXM1rDE4hE2siXoxtHafsga6b7pKMfSsSpWcYpmQNLfsjFjz3epGYnUX",
+	"VRgUKMJ02YYvSmnP75eVvP7Q1qFt/spLuS8vlIJ0J+i3RQiKTL+dDgD4xJ60F8OLDzo8lzXfNb7nFEjg",
+	"4NgD9V6Gca0YxQZZgfK7CbJNe7v4AnW9Mmh59gSBfl3iKMkpQIxcY2Hft6p/Xk2rtJxdISOPawrT+0WN",
+	"fOByutaE7xpBrdzVUVcEH02qNKqGbpErtcKZv9X4kposPS7EpFVbJdeKlG1EqaipCqGDM+cIrwe439P2",
+	"P3Q90xn8d1QdkGY9GgNC6SWWzNDCtqqs7cSDF9iTH78ORXUv3Q0Czk7ChMfSKgU5M87hDRjhPoC/O+e3",
+	"VUGs7u26xZCW5MQ17zBnRAjmIGXMJZF5rQKBTzpnjZduhCFBGA8jUjGEptFG9chfTMCjK6t+UpWDpddP",
+	"cNKIy0AnC+Va4etROxrVKXmxpBo2cl2r2ocrff/+Swf6df/+yDnlNzByNgsEzZl2kDk8q5sNsfRAO+4V",
+	"D3MDFcxNG5qnH9B2AtaOPTYRP8GaOyh1qTOrJ55YDVoqeYr75LYj6GH37z8c/snr4M5Ma2VoxDuxdyhB",
+	"w82iobU6w8j/FBTYATw1aCumc44XCIWYzY3DrKjhh4VbSSw1kXPA56P6bY4zO+GW5QJvyK2Jo/DKTdi+",
+	"c84KqcmPSRzaCUhUU9+xR0Q4asETdcWG1ap/fwz1slkc/FNHbIWyzrsPgV+9btZEM/yVKGk+bqyS1P1Q",
+	"aF0VkLNSUlkQktN0NtC3QQR36GyV7CX9aVN92xti1uCpj6zk/Kpp+xNGl1VUFOLLyOP/hUSVta5EKSBo",
+	"Jm65xBsQlvrYAOWSaDT0E1+F3fuKnCGQ1EoenVxCIss8T2KZ2qNG+7AQ8l81arLTJWmjyHoygCvv/2io",
+	"TJQ347/BqBSeCcMm6KxC4yMcaCeoQ2E9F2+L1PKJcjefrjOMwt4+0RlGtQ4+sYvk9zPsV+hf2BLb50+v",
+	"YLBbfiM7vdrnux5YZ8RNnzoAsKVz4hi+jPPRy5bfIAd9IirHJa4frd78tXYJ3r718YZ8pxZG+CXbiBq5",
+	"4/MGtV47SBRt1FLXLTsEpnM3opfOZC+4LhfcZ/0Lg28teQb9ULDK57e6E9YhXaCTo/pqxoQ82QwpeG6X",
+	"40tgr7bU+p23Pixv4UYDax4VbT3s7mwVQIM+H1t9hx63XNzwDt/PKDh9jnPzxPI4P89W71iXIyy8Lg92",
+	"hF02QaThpcPqRc/eCIPZKPUzlhT51O8K3EYEE0j0QidQKezkjmMukRD6Dy8uIiBAEtnS69G/1lLs3S03",
+	"eBsCG3BX/BUUCHV9/ew6lh57lS5FZiXZIWSVUCwGDV4v9Ng/i3ZB9bxzdLpc3VseS6rw6fA0u2qWay4z",
+	"Shmj1qUaO4wqhxGXeHwXqEFt4LqkTCJa71QFyapHFIhf4uoRPlxUQ8C1+09hZxsovS4c/wEkQupyOhWp",
+	"sKv7U6kMc8C1PqRNszVeD85FOneIEI79YjnhqcJo18DZCcXL204Tj3uG/nA25yxz0WYh+oxSHyhRgO6G",
+	"HF7Dn+zA0Mk4NgWTGjM6ky6j6tp28iX5MKJOMfdb9Np9icYMkos3XjosFujvd7W1TyMfWLbzorSKPjvg",
+	"ntRLnMYt5U7ipOYRjesj31dSTzuvK/1cf4u3lS/rMv+eDovRvLeMqig8OvDmKke9HCP1haSTWHN29A3n",
+	"Yw9VxXzXGyfRAJ4aXYUD+yLnKIVNwexpgMfNNFcrkGoVy37iELDw1FMFleSvbuqgn6ASMNbclMvEzS6h",
+	"Tyf+1CgK4bSS5ZJiF1WehWPRT9qPwCh7BpB+VBZ5MoLk+auvv3/6ePz11fWT8asX3yfwH7FMzuZK3eiz",
+	"t55n3p29NeqGy3d2GBhqhR/taEuJeD5WD7l0wPG+V5/IVb8mQ7tFN7Ha72nQYiaZKQurZAwf0Om1EppH",
+	"4V6T/Jo+nhAVhgRLCQTE91iekgo0gqSOEYv5XaQAXoKrzoxx4pIRpkFNu0gIMjY5iWIJ4RP01dI9+vT6",
+	"R3hw/tVXBGo07WrnJIJkzvMllg+rvYtN+uL4Dy6GtYI7rnoJRRQaBX958v1z1Fme/vDtj26vK9B7zJ+c",
+	"c9tcpQlNVDmbG+gTHBrO/9ThvhJ5oVpT18YsIzn6YSm6um2L/eTl359+//TH8X2rN1EFdaEhV8puX7m8",
+	"JGUEEwwjUoRQqUF9hk8s4WD2nBKS7shxIetEV4PQ9wmNG9OgiCrijuBMBkjovbFhN1wm1S0+a8+kDioH",
+	"DT4aIJms+CSdM5OMQFpWccVeKL7g0ifj1RgU+o0poAsDEU39PohsxusVNkJRgOSMLyY8O3vbULjfYSDj",
+	"KSSG56kaY4nAJIJkoWdsuRyfJ8iq7tPDZOTIP2rOJeTTCe321I7F13IjbETH+sg3jwuecWkEy2twbDMM",
+	"HUUYMrbgGSTI2nYwVHHT/rVkWq9UgRcCbCnGN3yNVTFYaebj8DzDqN3a5+VyXLVxywsxXVe/TpQJHzA7",
+	"MsPQYTuu6iH/Pt47YLcn6A3RnOUeXC65fvL4xZOX1+O/PvlPRMIaxtKNXdtXxk6gJiHjURgyM8inQqCF",
+	"PGswoZ6rlZX3cyGNnWnc+/d//w+bpFncSyIHDikKwHuXHXfrrjTmJ4LXsrtZyxOo0HA76hGfD/dBb0WV",
+	"ynSUptRC667Uri2loj5xSIDbkt161pdmWvwaULisKK00qA5jIKi4bSsg3LdTFP+mNUCVaOvc9pE09VbJ",
+	"291EhEEGlPv4+w38bvKgda3p11Y8I8RLODU1hRC6PGsMmEffORQ85eIW0aILtbDCfRdtRduDNj4++fwy",
+	"hc8XSC8/Sr5dkHwB4RlBtbL2HMd6RMInW7kIDa91jhxKcCOUQyPx37K85BH9Hkt6gJHmSarmQt1apRDT",
+	"v3I+Nei37KcNNQ+TyTJSm274khBoKeNJ8vyerpyEkPFUZKEKWN8V4Ar2AEGzV85aOzICjLaKVSyTt+9q",
+	"sM7kFQ4MjQ5XF8CL2uvJjnCOX7La9O4zo5P+BmTML18desGpjEHlTyrA5SBaxtchJBo/BQZteFEO1KDo",
+	"Fq/Tr/VjC4ipI0W2XtsO0/SWYslzISssfOjPhRVpWCpY5TqWlBTrEJ6pjPA9jdHPUSNfRkeA4hnBkzBF",
+	"UZ8Em568PE2gJgaSr7z8bIDSUIVIWq5kkZ4iIrlwkfUdiE/Tuq3nIs1gwgMaU4bAyeQ2oWnGsp+8Gevb",
+	"tJELTRBLhdA3a0oU8jkJHkZccw6Jg9F2OYyYuYugBbHcAudcLz7QmKdRDpoW7flrBDoQcjbyYEoucYLy",
+	"ibcDJ0UhdJ7cBqeaS+O2YNRasAT6ydvWCr5LohC4F0CUkre2o3fWQtehiiclVHsspQ4oJYRtoNEcAJzk",
+	"yiMSMlQNJwm6YJIItouK3R+EkrRpxX88UJ7PiMdDXS/z9SFIPO8HVdNGqXlyS9B1d0KpCQA17VYOA6ip",
+	"pv1poGm8EL3nIEqiUH6DKnF4oJJf9FH8RfoasIyQvwvaONT24sK4QKzTXOgGundzj7+3v6JWjRX4J+ta",
+	"aMQiIPrbhu5pSLAtdGMKrEdO+Nub8Vt4r0mvYQcf1Rqt+nkeivxsEjIOPXIT5L/WK0WHOecm66lHFA6h",
+	"QU0hR7SBCt9kJzR8eG4b+XyLSpLteDGx6lTfKg6Ys4XJ7CcDcJgV2Z8pFxJHRmqBmppT92MYUCyF1Iaz",
+	"UC0396nKA3hOgS1YYDqR/I0Zo2mXUMzxks1Im3Nf1it9dx2KNRLtuHpvzjLENKaswFofdFlh2Az6mKgX",
+	"Sr+0busNmzUu6msm2KNhZ2bylo49pGZOlUC7+rI/HZu+vCUVOrUUJ81YL5oZ2e71iVI5Z3L/+1aN3N9C",
+	"q0ZvOaHh2TmjeWF1pwUTOfRTpvmpsG1rYcQtp3JQagp4UbhlXX7atgMXw+HBK+LotNFUqProDPJDVycX",
+	"C2G6W3pUrx95sa9+5ObitdmC7qf5rVClRg7Zskb4xpeT+E5Uv02aXxGvq2klxn53NR6WKu/WqzPihOxd",
+	"fXTefDh0KAucubCFBPoYpTCC5D8SMpj+aA2/80eQiZmwZi6eWjqCjOk5/q+oSF4sl6zg1jDSnHQT5yN0",
+	"1prDR0xQKiSDoJYQvqU7+3yuO+EW+7xxeEyiCRzLaTsk5N9RPcC/EaauKx3I372ScellZLLj6pTe+1jW",
+	"F7X+eZKS3cy2Oej8z7/XjTg4/zfQStshFsRcWy87qxXA6eTOZFHmRixZYc6sRD+1BmIN5+3x9d9Ix18i",
+	"DgNFTlAlwX6SlkUOp99iAcI//9++y0GqbzGwyMcAPYJn4mv0Pp0Po+FwCIVa6Qhevfz29I8U80MejEKt",
+	"POj4nLOMF5cuOzUvF1LHss/kGlSR8SKCjYMepQBBaESe8SMvaSJIDJtp+z9JgqjFnwhgVlNJXKE4H6Ae",
+	"JBY6brBtxFD2uHQ0xFgi5nKtKqODmHOPjekxDGpjM6r2mQfrSnOrYRpyJyaX1NfPCeFEo0SyYpYgxM9I",
+	"oYA112dSRXB+NnSVYB20xwl6ikI0F9YcxTB2WoAkliQKGQ7Ax7MhqVS6NvxTCanRA/c3losM9w3HGp4U",
+	"kqK0CiY1ef0ufRjirX+FrnCqF8jzpT2IGkKbqpUPlepX248vqhWcEzS5m4BHmXCyt4kKoqaIQF+Bg6Db",
+	"Uq1cNB8F2Ysq9Yg1rJ172hVvcADi7utY9i31uAuuyO9ZltkPfnO8L1CtMCjyBGpmCp40VLEwK0mcdrrh",
+	"nuKy1myO7UdCB9c2JXPz8scSY0Npm6B/sAuiGQ2IvYWNsMHPXaDOn24k4racM0Sr9zwN/qLPmy8RxZhW",
+	"P2iOvqqRPTiQSI45rDbjX7bqDZBzduuUOQxqZBT0XKRzrt19RMOxcBJVQFCgb8QShHGok3VQo/pQ7MyN",
+	"KngCkwL7EAYmLL2pkBNMQ44PAOM7kNNj2fJcuHsv7WVVlwBw8T01lfDjcs42nmkN3en/7tsx+72qzQHJ",
+	"IpXzqmYd9Imi2CTnJ7s4Y0f0zmcnji9Tcf+C8Vb83nuuQswSo9QGW4HmXUFdvxwYFlSyCYLFWdwd+CtA",
+	"8CuxbGnrqPB6z4CrEkQKG2LCoYMPHceF/VtS0Z+moHKpiVSlx34xdg/4EHIn0LMdMTmfwh7/PAArv362",
+	"/hXED28BTLmL6V9XYT4vGsoLGsQXc3ZFZPZReNHv59j+KC7cPmCdV3KH0OQNX2+/IvxxySXBOk44K3iB",
+	"YaKYcVaBZ2qOjTscdfchVepG8CjkuzAZy6vSzFUh/uWKeKEj4cTyEKJSJghqgEcNm6hbX8zedkiZMFic",
+	"r+BT8QZR/nlE8VyxJBveYU7mTBsoNYe+i3VdCFkafhI5vzDFtqUF33qx+Fe7IB+RD/7K17vSbO1+RKDy",
+	"rObjL/gt5r7hWe7jaX9NOMCmdRd+9fwphRT3adfoHtxlVHXoYUjEW685XpDY1F1kG3n30DJnBp1xeslT",
+	"dBSNYJOiUeTHUouZ5NmpkJbUigh0KBpsXwmd3NOgVhK0MA1WgC5OgL4qoliW0v6dXD1/Pn7yw9/+nHGM",
+	"+VlwaQiLOAKpoAqvBmaAuSxAqD2M40I9jBg3lpaR0N03xcx41G8RKsJNsKqvEQFiv+acWZqz76VMSmUs",
+	"KxlKjNUuhBs5N2cZRrdQbUlwfGcH4GIuEUSEMEvoZkdDsuCUGIsa6a3gK/vBbuOlZ2hrqsu6WEgQ/ySh",
+	"REGPWhy+dbDFtonBshC3Iucznrk05VgS7dgVcJGNPtV1jumsKcfV3X4Z9Fe+/jTB4D7iu0nCf8e6ECQe",
+	"7CSmylLd3FKXkOTiuHRVJzA51ofi96KN0PENt6JduX1C64V9pu1pxBc/ezYd3RXa/dkuUaPKL+QIoU+L",
+	"19z+k98ktkFV/NyJ3W3yta4y7HUIHqM6bNMBLunkI1EQy6NkAV1fofqAoGj2eMGGjN9vuluJpTWaRcqi",
+	"kPGFZXh9oVguswG8CMMIZ7Ft2YcwC2MFN3kROw1YfD/IkI+nWGwvYRIG/RtVk+38DyDxT+HK8WzUQEjY",
+	"CTPz3D75g3vwfUtyEKwVTiHnTHfX2fiYIUK12exShP3C/A43o6EOQfaetTJ+CNKyVu4BtTBf52pZiJS7",
+	"+mxem6Ou71WYY/gQCInaWmalJtO1SlMN2j5jt0zkBLv8U6nwstlA/9yBm8GfYTgYnsOr628u4dU1nJ8/",
+	"imL5+ArOHwxPRsAm2pUOwxt7Fw00DkyQRJCJ6ZQX4ak/QYLDq9eFmygzx6t1Dx2HTwzgR5mvbad2BR57",
+	"VBC6SndAIAG7nQVQMwzILVARe3hxEcuk4LMyZ0YV6/GklFleAf4l9TAKXDzKomKYkSnVaoSqdjbDnBLb",
+	"KALFxTJBVLdBwVNVZFUFNcKbSJnhM1WsRxD36kAzcS+5tCcuyxkVHmcGMkU3W5AqhOcQbpW6UeLscKt8",
+	"q850LB7LZFKux02EG8w9WrLixplTZZHOmea1gtvWIqgKl3WmHXWdnV+X65rE+IQZmZ4VNnnIzsYRcpsf",
+	"HE3r3mbIZ9RzdNNR3NVj+piVOs25MUhkGR9Z0lQFPL7qigeob8Bmmw5nyJm3dP+KlgKyX1dAcRM1o954",
+	"NfTPre7XSWEb7qsjvcxx828JSeMLxOb7ulwDa5xg0GcOs9IHJjl+gxpjIUN1uHrqdFmzSbYcOFs9m1fa",
+	"CarrZ9cBwAsTD66fXZ+mbGnfhlylAVRLD+wRiVyQuHMAazNWhweCXF5cwK7j4LLyA9VBSv0IIle0YBdA",
+	"aSdeJrL38XqiZ+tjav5uq8FWcDa2Qqt3h5fRLy2kvsu7O2LyL+ox+Y/2heR/IqX3R6us6D1qL6BZPP2F",
+	"S68vEiuUTsKg6XlRgczvz45G/tWOM35nBlZTJu1DEHpB5lhb1/n49LjdaUD24Rd6jD78bZGtIw9g/hDF",
+	"cDdnnoUDDC/hyMxYMgIgIGjvaSmzTgDc1nn6KR0g5TJXLNPbI+CvjaJrG4zYdo77CqlxSqWAcj6mltxt",
+	"woIVN5layTEFw3uscx5Lrcoi5XoA15xCyF0yvzVddwfb+wF0RNvHsm/NX/u3dHn+aO3gkO5pfHYErYj8",
+	"m8nZlP00WCDuOSVjY4wyW2ExPheA7Xt290iPifFPX66XPARbU5+0NIkfhLWzebGGsJdUYjoAxq+XXI8g",
+	"wcT7Zc4EIh3iJ794CfRZrpX79s1p+P7EPzk3izyJJS55XQ4ts2ly2fxKpYYH5AesdskgrDetaNCKYmlH",
+	"d+KALAOCh53VPQ38jeGSrpuTgXmDsI52FfE/P0T7AUfn/sCcgoEdFwbfu/qViFluLeHzR5CUUpdLCoQf",
+	"L3gm2NiOAoFCceuxUsj5ENMl8J0HsUxoi8dGqXFu7XnKPKBbGKvtor8CPxIpXiIORqMCCWZaAAFGemh0",
+	"LlOVCTkjU15l68YbDJ5/8y34wPbQjX/ZzhI3+2WgDY2gSxTvVfCcYQVhy9HQTyo6vIQkjhMI2O9nuHoJ",
+	"aD4j7LOZwmUcJB3XiLUBBBI8GWFUguW4exoS26FP82pd98bSObRoQUPRALrlZy0er5p0649wKtJznK++",
+	"OYjlNbG7bY+/oWBkD94W2s/oCgiXw5IyAkytmMCHrYARBvrkTY2lh1FxEKA/lbx0xbeFnHGNt7lSrS4h",
+	"oZ/cAGqZ04vtN4yvcPj70plfViKBlocAgL3gsKZVi7NoyfFeY0X1WrqUaL9t2xJuz4cXD7e4ibd5Y+6f",
+	"3W/qI3tTHDb1kB1imflsJ/srCtEgQdeGkz+yLuBi2ZJwDUEWbQoxvGfaKsZoIz+d48ORxxZdzQV7lu6h",
+	"3xMpPqjuRWsPDDKVlhhe4REKgnIBE4ZBR/yNieCZI7EI/vLy2feWjp5/822H7kXCaLAqhOGV2eDUor0l",
+	"PoPA+GhGwm6aqxPbb+w+8UpW+t2CG2bFEvTt8WzlLMqfjxktvlWjdqDiZ5NcpTc8O70VWhi153bxa3r4",
+	"b/7Zj0hQza523f65GUCYwa8t2o12KswvTLht5YTbPnzgjvXx2905IwWxZSr4K4oic0DyN5wvrcbo36By",
+	"C+4CTRi8+rOPu9+diTIp1Epj2R9VYAqoJgO1eiqg4lUoeQR2IQo/SsyrrRDn+q5mQD2sro7oRegYUQW2",
+	"76H1XUSHpDsrwpbzyBr1Hk4G8KNMA81FLunWl0qqLYrmMtPeKrQDDUUoNuPq3JTHrlWHJ+cbYmvtKwRU",
+	"qr13RcUOqHVhjUMXpwIhTAW7kAoWKuME93e5MSUrh3g+9cr/AK5i6XdyNVcu0cMte2vTgCwA9C+g0SD5",
+	"ym9gBNqIPAcqrzFZEw0seXHKsqzgWkPBDAd0yQ4A2Z3CZlr8HO4BL4bDGlAWkjijgJoV09b8asxKTUPB",
+	"hhrCNdofUpmx3/hGBjiZSA/bIIz2eSwh0X3paEfixNSnuXIsOHOvtyP/1lFQNwxni0sXyewC2Br8NYAn",
+	"mzGAg2YQ4KPOIEBPrSLrzu1sMWuNob1oaQDpNXr86iFmLxle2Nb+a5Ge7r19rA3nc6cyN8+sbedVYC5W",
+	"iXKXyn7Zpm37kF3zD2keHDdKEQb5e47F/gtM2rn2GXpIcsU2feygdOqKxbCKqz+OEEfUCk+PwjuAH5Sp",
+	"9AcrDx9C4j6PPSfV5N1mfp2ctOXdZ2Um4hX00Vh+ysXU8Ow3Cv00NZukd8+x7+485b1+pIZS1t+pkjX1",
+	"Je9Dek+jxc6Up2UhzBpHSIHCV6U9M/7x+t1r+3Nx68dfFnlv1JsbsxydneHF/FxpM/rj8I/D3rvX7/53",
+	"AAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -107,7 +107,7 @@ func (q *Queries) CampaignAudienceNext(ctx context.Context, db DBTX, arg Campaig
 }
 
 const campaignByID = `-- name: CampaignByID :one
-SELECT id, workspace_id, name, status, agent_id, deployment_id, audience, first_message, start_at, window_start, window_end, timezone, rate_per_minute, paused_reason, sent_count, failed_count, skipped_count, started_at, completed_at, cancelled_at, created_at, updated_at FROM campaigns WHERE workspace_id = $1 AND id = $2
+SELECT id, workspace_id, name, status, agent_id, deployment_id, audience, first_message, start_at, window_start, window_end, timezone, rate_per_minute, paused_reason, sent_count, failed_count, skipped_count, started_at, completed_at, cancelled_at, created_at, updated_at, delivered_count, undelivered_count FROM campaigns WHERE workspace_id = $1 AND id = $2
 `
 
 type CampaignByIDParams struct {
@@ -141,6 +141,8 @@ func (q *Queries) CampaignByID(ctx context.Context, db DBTX, arg CampaignByIDPar
 		&i.CancelledAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.DeliveredCount,
+		&i.UndeliveredCount,
 	)
 	return i, err
 }
@@ -167,7 +169,7 @@ func (q *Queries) CampaignDeployment(ctx context.Context, db DBTX, arg CampaignD
 }
 
 const campaignSends = `-- name: CampaignSends :many
-SELECT id, workspace_id, campaign_id, contact_id, status, reason, conversation_id, provider_message_id, created_at, updated_at FROM campaign_sends WHERE workspace_id = $1 AND campaign_id = $2
+SELECT id, workspace_id, campaign_id, contact_id, status, reason, conversation_id, provider_message_id, created_at, updated_at, delivery FROM campaign_sends WHERE workspace_id = $1 AND campaign_id = $2
 ORDER BY created_at, id
 `
 
@@ -196,6 +198,7 @@ func (q *Queries) CampaignSends(ctx context.Context, db DBTX, arg CampaignSendsP
 			&i.ProviderMessageID,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.Delivery,
 		); err != nil {
 			return nil, err
 		}
@@ -315,7 +318,7 @@ INSERT INTO campaigns (workspace_id, name, status, agent_id, deployment_id, audi
     start_at, window_start, window_end, timezone, rate_per_minute)
 VALUES ($1, $2, $3, $4, $5, $6, $7,
     $8, $9, $10, $11, $12)
-RETURNING id, workspace_id, name, status, agent_id, deployment_id, audience, first_message, start_at, window_start, window_end, timezone, rate_per_minute, paused_reason, sent_count, failed_count, skipped_count, started_at, completed_at, cancelled_at, created_at, updated_at
+RETURNING id, workspace_id, name, status, agent_id, deployment_id, audience, first_message, start_at, window_start, window_end, timezone, rate_per_minute, paused_reason, sent_count, failed_count, skipped_count, started_at, completed_at, cancelled_at, created_at, updated_at, delivered_count, undelivered_count
 `
 
 type InsertCampaignParams struct {
@@ -372,12 +375,14 @@ func (q *Queries) InsertCampaign(ctx context.Context, db DBTX, arg InsertCampaig
 		&i.CancelledAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.DeliveredCount,
+		&i.UndeliveredCount,
 	)
 	return i, err
 }
 
 const listCampaigns = `-- name: ListCampaigns :many
-SELECT id, workspace_id, name, status, agent_id, deployment_id, audience, first_message, start_at, window_start, window_end, timezone, rate_per_minute, paused_reason, sent_count, failed_count, skipped_count, started_at, completed_at, cancelled_at, created_at, updated_at FROM campaigns
+SELECT id, workspace_id, name, status, agent_id, deployment_id, audience, first_message, start_at, window_start, window_end, timezone, rate_per_minute, paused_reason, sent_count, failed_count, skipped_count, started_at, completed_at, cancelled_at, created_at, updated_at, delivered_count, undelivered_count FROM campaigns
 WHERE workspace_id = $1 AND ($2::text IS NULL OR status = $2::text)
   AND ($3::uuid IS NULL OR agent_id = $3::uuid)
 ORDER BY created_at DESC, id DESC
@@ -421,6 +426,8 @@ func (q *Queries) ListCampaigns(ctx context.Context, db DBTX, arg ListCampaignsP
 			&i.CancelledAt,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.DeliveredCount,
+			&i.UndeliveredCount,
 		); err != nil {
 			return nil, err
 		}
@@ -433,7 +440,7 @@ func (q *Queries) ListCampaigns(ctx context.Context, db DBTX, arg ListCampaignsP
 }
 
 const lockCampaign = `-- name: LockCampaign :one
-SELECT id, workspace_id, name, status, agent_id, deployment_id, audience, first_message, start_at, window_start, window_end, timezone, rate_per_minute, paused_reason, sent_count, failed_count, skipped_count, started_at, completed_at, cancelled_at, created_at, updated_at FROM campaigns WHERE workspace_id = $1 AND id = $2 FOR UPDATE
+SELECT id, workspace_id, name, status, agent_id, deployment_id, audience, first_message, start_at, window_start, window_end, timezone, rate_per_minute, paused_reason, sent_count, failed_count, skipped_count, started_at, completed_at, cancelled_at, created_at, updated_at, delivered_count, undelivered_count FROM campaigns WHERE workspace_id = $1 AND id = $2 FOR UPDATE
 `
 
 type LockCampaignParams struct {
@@ -467,6 +474,8 @@ func (q *Queries) LockCampaign(ctx context.Context, db DBTX, arg LockCampaignPar
 		&i.CancelledAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.DeliveredCount,
+		&i.UndeliveredCount,
 	)
 	return i, err
 }
@@ -510,7 +519,7 @@ UPDATE campaigns SET status = $1, paused_reason = $2,
     cancelled_at = CASE WHEN $1 = 'cancelled' THEN now() ELSE cancelled_at END,
     updated_at = now()
 WHERE workspace_id = $3 AND id = $4
-RETURNING id, workspace_id, name, status, agent_id, deployment_id, audience, first_message, start_at, window_start, window_end, timezone, rate_per_minute, paused_reason, sent_count, failed_count, skipped_count, started_at, completed_at, cancelled_at, created_at, updated_at
+RETURNING id, workspace_id, name, status, agent_id, deployment_id, audience, first_message, start_at, window_start, window_end, timezone, rate_per_minute, paused_reason, sent_count, failed_count, skipped_count, started_at, completed_at, cancelled_at, created_at, updated_at, delivered_count, undelivered_count
 `
 
 type SetCampaignStatusParams struct {
@@ -552,6 +561,8 @@ func (q *Queries) SetCampaignStatus(ctx context.Context, db DBTX, arg SetCampaig
 		&i.CancelledAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.DeliveredCount,
+		&i.UndeliveredCount,
 	)
 	return i, err
 }
@@ -562,7 +573,7 @@ UPDATE campaigns SET name = $1, agent_id = $2, deployment_id = $3,
     window_start = $7, window_end = $8, timezone = $9,
     rate_per_minute = $10, updated_at = now()
 WHERE workspace_id = $11 AND id = $12
-RETURNING id, workspace_id, name, status, agent_id, deployment_id, audience, first_message, start_at, window_start, window_end, timezone, rate_per_minute, paused_reason, sent_count, failed_count, skipped_count, started_at, completed_at, cancelled_at, created_at, updated_at
+RETURNING id, workspace_id, name, status, agent_id, deployment_id, audience, first_message, start_at, window_start, window_end, timezone, rate_per_minute, paused_reason, sent_count, failed_count, skipped_count, started_at, completed_at, cancelled_at, created_at, updated_at, delivered_count, undelivered_count
 `
 
 type UpdateCampaignParams struct {
@@ -619,6 +630,8 @@ func (q *Queries) UpdateCampaign(ctx context.Context, db DBTX, arg UpdateCampaig
 		&i.CancelledAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.DeliveredCount,
+		&i.UndeliveredCount,
 	)
 	return i, err
 }

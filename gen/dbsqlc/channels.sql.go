@@ -46,8 +46,102 @@ func (q *Queries) AgentDeployments(ctx context.Context, db DBTX, arg AgentDeploy
 	return items, nil
 }
 
+const agentInboundSeats = `-- name: AgentInboundSeats :many
+SELECT c.id, c.provider, c.name FROM deployments d JOIN channels c ON c.id = d.channel_id
+WHERE d.workspace_id = $1 AND d.agent_id = $2 AND d.inbound AND c.status = 'connected'
+ORDER BY c.created_at, c.id
+`
+
+type AgentInboundSeatsParams struct {
+	WorkspaceID uuid.UUID
+	AgentID     uuid.UUID
+}
+
+type AgentInboundSeatsRow struct {
+	ID       uuid.UUID
+	Provider string
+	Name     string
+}
+
+// AgentInboundSeats are the connected channels whose inbound seat the agent holds: the
+// traffic that can reach it.
+func (q *Queries) AgentInboundSeats(ctx context.Context, db DBTX, arg AgentInboundSeatsParams) ([]AgentInboundSeatsRow, error) {
+	rows, err := db.Query(ctx, agentInboundSeats, arg.WorkspaceID, arg.AgentID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AgentInboundSeatsRow{}
+	for rows.Next() {
+		var i AgentInboundSeatsRow
+		if err := rows.Scan(&i.ID, &i.Provider, &i.Name); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const channelByAddress = `-- name: ChannelByAddress :one
+SELECT c.id, c.workspace_id, c.provider, c.name, c.config, d.agent_id AS inbound_agent, c.created_at,
+       c.status, c.setup, c.inbound_token, c.address, c.secrets, c.secrets_key_id, c.last_inbound_at, c.updated_at
+FROM channels c LEFT JOIN deployments d ON d.channel_id = c.id AND d.inbound
+WHERE c.workspace_id = $1 AND c.provider = $2 AND c.address = $3
+`
+
+type ChannelByAddressParams struct {
+	WorkspaceID uuid.UUID
+	Provider    string
+	Address     *string
+}
+
+type ChannelByAddressRow struct {
+	ID            uuid.UUID
+	WorkspaceID   uuid.UUID
+	Provider      string
+	Name          string
+	Config        []byte
+	InboundAgent  *uuid.UUID
+	CreatedAt     time.Time
+	Status        string
+	Setup         *string
+	InboundToken  string
+	Address       *string
+	Secrets       []byte
+	SecretsKeyID  *string
+	LastInboundAt *time.Time
+	UpdatedAt     time.Time
+}
+
+func (q *Queries) ChannelByAddress(ctx context.Context, db DBTX, arg ChannelByAddressParams) (ChannelByAddressRow, error) {
+	row := db.QueryRow(ctx, channelByAddress, arg.WorkspaceID, arg.Provider, arg.Address)
+	var i ChannelByAddressRow
+	err := row.Scan(
+		&i.ID,
+		&i.WorkspaceID,
+		&i.Provider,
+		&i.Name,
+		&i.Config,
+		&i.InboundAgent,
+		&i.CreatedAt,
+		&i.Status,
+		&i.Setup,
+		&i.InboundToken,
+		&i.Address,
+		&i.Secrets,
+		&i.SecretsKeyID,
+		&i.LastInboundAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
 const channelByID = `-- name: ChannelByID :one
-SELECT c.id, c.workspace_id, c.provider, c.name, c.config, d.agent_id AS inbound_agent, c.created_at
+SELECT c.id, c.workspace_id, c.provider, c.name, c.config, d.agent_id AS inbound_agent, c.created_at,
+       c.status, c.setup, c.inbound_token, c.address, c.secrets, c.secrets_key_id, c.last_inbound_at, c.updated_at
 FROM channels c LEFT JOIN deployments d ON d.channel_id = c.id AND d.inbound
 WHERE c.workspace_id = $1 AND c.id = $2
 `
@@ -58,13 +152,21 @@ type ChannelByIDParams struct {
 }
 
 type ChannelByIDRow struct {
-	ID           uuid.UUID
-	WorkspaceID  uuid.UUID
-	Provider     string
-	Name         string
-	Config       []byte
-	InboundAgent *uuid.UUID
-	CreatedAt    time.Time
+	ID            uuid.UUID
+	WorkspaceID   uuid.UUID
+	Provider      string
+	Name          string
+	Config        []byte
+	InboundAgent  *uuid.UUID
+	CreatedAt     time.Time
+	Status        string
+	Setup         *string
+	InboundToken  string
+	Address       *string
+	Secrets       []byte
+	SecretsKeyID  *string
+	LastInboundAt *time.Time
+	UpdatedAt     time.Time
 }
 
 func (q *Queries) ChannelByID(ctx context.Context, db DBTX, arg ChannelByIDParams) (ChannelByIDRow, error) {
@@ -78,32 +180,145 @@ func (q *Queries) ChannelByID(ctx context.Context, db DBTX, arg ChannelByIDParam
 		&i.Config,
 		&i.InboundAgent,
 		&i.CreatedAt,
+		&i.Status,
+		&i.Setup,
+		&i.InboundToken,
+		&i.Address,
+		&i.Secrets,
+		&i.SecretsKeyID,
+		&i.LastInboundAt,
+		&i.UpdatedAt,
 	)
 	return i, err
 }
 
+const channelByToken = `-- name: ChannelByToken :one
+SELECT c.id, c.workspace_id, c.provider, c.name, c.config, d.agent_id AS inbound_agent, c.created_at,
+       c.status, c.setup, c.inbound_token, c.address, c.secrets, c.secrets_key_id, c.last_inbound_at, c.updated_at
+FROM channels c LEFT JOIN deployments d ON d.channel_id = c.id AND d.inbound
+WHERE c.provider = $1 AND c.inbound_token = $2
+`
+
+type ChannelByTokenParams struct {
+	Provider     string
+	InboundToken string
+}
+
+type ChannelByTokenRow struct {
+	ID            uuid.UUID
+	WorkspaceID   uuid.UUID
+	Provider      string
+	Name          string
+	Config        []byte
+	InboundAgent  *uuid.UUID
+	CreatedAt     time.Time
+	Status        string
+	Setup         *string
+	InboundToken  string
+	Address       *string
+	Secrets       []byte
+	SecretsKeyID  *string
+	LastInboundAt *time.Time
+	UpdatedAt     time.Time
+}
+
+// ChannelByToken finds the channel an inbound webhook is for: the token is the credential of
+// the URL, so the workspace comes from the row.
+func (q *Queries) ChannelByToken(ctx context.Context, db DBTX, arg ChannelByTokenParams) (ChannelByTokenRow, error) {
+	row := db.QueryRow(ctx, channelByToken, arg.Provider, arg.InboundToken)
+	var i ChannelByTokenRow
+	err := row.Scan(
+		&i.ID,
+		&i.WorkspaceID,
+		&i.Provider,
+		&i.Name,
+		&i.Config,
+		&i.InboundAgent,
+		&i.CreatedAt,
+		&i.Status,
+		&i.Setup,
+		&i.InboundToken,
+		&i.Address,
+		&i.Secrets,
+		&i.SecretsKeyID,
+		&i.LastInboundAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const countConnectedChannels = `-- name: CountConnectedChannels :one
+SELECT count(*) FROM channels WHERE workspace_id = $1 AND provider = $2 AND status = 'connected'
+`
+
+type CountConnectedChannelsParams struct {
+	WorkspaceID uuid.UUID
+	Provider    string
+}
+
+func (q *Queries) CountConnectedChannels(ctx context.Context, db DBTX, arg CountConnectedChannelsParams) (int64, error) {
+	row := db.QueryRow(ctx, countConnectedChannels, arg.WorkspaceID, arg.Provider)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const createChannel = `-- name: CreateChannel :one
-INSERT INTO channels (workspace_id, provider, name, config) VALUES ($1, $2, $3, $4)
+INSERT INTO channels (id, workspace_id, provider, name, config, status, setup, inbound_token, address, secrets, secrets_key_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9,
+        $10, $11)
 RETURNING id
 `
 
 type CreateChannelParams struct {
-	WorkspaceID uuid.UUID
-	Provider    string
-	Name        string
-	Config      []byte
+	ID           uuid.UUID
+	WorkspaceID  uuid.UUID
+	Provider     string
+	Name         string
+	Config       []byte
+	Status       string
+	Setup        *string
+	InboundToken string
+	Address      *string
+	Secrets      []byte
+	SecretsKeyID *string
 }
 
 func (q *Queries) CreateChannel(ctx context.Context, db DBTX, arg CreateChannelParams) (uuid.UUID, error) {
 	row := db.QueryRow(ctx, createChannel,
+		arg.ID,
 		arg.WorkspaceID,
 		arg.Provider,
 		arg.Name,
 		arg.Config,
+		arg.Status,
+		arg.Setup,
+		arg.InboundToken,
+		arg.Address,
+		arg.Secrets,
+		arg.SecretsKeyID,
 	)
 	var id uuid.UUID
 	err := row.Scan(&id)
 	return id, err
+}
+
+const deleteChannel = `-- name: DeleteChannel :execrows
+DELETE FROM channels WHERE workspace_id = $1 AND id = $2
+`
+
+type DeleteChannelParams struct {
+	WorkspaceID uuid.UUID
+	ID          uuid.UUID
+}
+
+// DeleteChannel removes a channel; its deployments go with it (ON DELETE CASCADE).
+func (q *Queries) DeleteChannel(ctx context.Context, db DBTX, arg DeleteChannelParams) (int64, error) {
+	result, err := db.Exec(ctx, deleteChannel, arg.WorkspaceID, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const deployByType = `-- name: DeployByType :one
@@ -224,24 +439,38 @@ func (q *Queries) InboundHolder(ctx context.Context, db DBTX, channelID *uuid.UU
 }
 
 const listChannels = `-- name: ListChannels :many
-SELECT c.id, c.workspace_id, c.provider, c.name, c.config, d.agent_id AS inbound_agent, c.created_at
+SELECT c.id, c.workspace_id, c.provider, c.name, c.config, d.agent_id AS inbound_agent, c.created_at,
+       c.status, c.setup, c.inbound_token, c.address, c.secrets, c.secrets_key_id, c.last_inbound_at, c.updated_at
 FROM channels c LEFT JOIN deployments d ON d.channel_id = c.id AND d.inbound
-WHERE c.workspace_id = $1
+WHERE c.workspace_id = $1 AND ($2::text IS NULL OR c.provider = $2::text)
 ORDER BY c.created_at DESC, c.id
 `
 
-type ListChannelsRow struct {
-	ID           uuid.UUID
-	WorkspaceID  uuid.UUID
-	Provider     string
-	Name         string
-	Config       []byte
-	InboundAgent *uuid.UUID
-	CreatedAt    time.Time
+type ListChannelsParams struct {
+	WorkspaceID uuid.UUID
+	Provider    *string
 }
 
-func (q *Queries) ListChannels(ctx context.Context, db DBTX, workspaceID uuid.UUID) ([]ListChannelsRow, error) {
-	rows, err := db.Query(ctx, listChannels, workspaceID)
+type ListChannelsRow struct {
+	ID            uuid.UUID
+	WorkspaceID   uuid.UUID
+	Provider      string
+	Name          string
+	Config        []byte
+	InboundAgent  *uuid.UUID
+	CreatedAt     time.Time
+	Status        string
+	Setup         *string
+	InboundToken  string
+	Address       *string
+	Secrets       []byte
+	SecretsKeyID  *string
+	LastInboundAt *time.Time
+	UpdatedAt     time.Time
+}
+
+func (q *Queries) ListChannels(ctx context.Context, db DBTX, arg ListChannelsParams) ([]ListChannelsRow, error) {
+	rows, err := db.Query(ctx, listChannels, arg.WorkspaceID, arg.Provider)
 	if err != nil {
 		return nil, err
 	}
@@ -257,6 +486,14 @@ func (q *Queries) ListChannels(ctx context.Context, db DBTX, workspaceID uuid.UU
 			&i.Config,
 			&i.InboundAgent,
 			&i.CreatedAt,
+			&i.Status,
+			&i.Setup,
+			&i.InboundToken,
+			&i.Address,
+			&i.Secrets,
+			&i.SecretsKeyID,
+			&i.LastInboundAt,
+			&i.UpdatedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -269,7 +506,7 @@ func (q *Queries) ListChannels(ctx context.Context, db DBTX, workspaceID uuid.UU
 }
 
 const lockChannel = `-- name: LockChannel :one
-SELECT provider, name FROM channels WHERE workspace_id = $1 AND id = $2 FOR UPDATE
+SELECT provider, name, status FROM channels WHERE workspace_id = $1 AND id = $2 FOR UPDATE
 `
 
 type LockChannelParams struct {
@@ -280,14 +517,95 @@ type LockChannelParams struct {
 type LockChannelRow struct {
 	Provider string
 	Name     string
+	Status   string
 }
 
 // LockChannel makes two deploys to one channel decide in turn.
 func (q *Queries) LockChannel(ctx context.Context, db DBTX, arg LockChannelParams) (LockChannelRow, error) {
 	row := db.QueryRow(ctx, lockChannel, arg.WorkspaceID, arg.ID)
 	var i LockChannelRow
-	err := row.Scan(&i.Provider, &i.Name)
+	err := row.Scan(&i.Provider, &i.Name, &i.Status)
 	return i, err
+}
+
+const numberBought = `-- name: NumberBought :one
+SELECT provider_sid FROM phone_numbers WHERE workspace_id = $1 AND e164 = $2 AND status = 'active'
+`
+
+type NumberBoughtParams struct {
+	WorkspaceID uuid.UUID
+	E164        string
+}
+
+func (q *Queries) NumberBought(ctx context.Context, db DBTX, arg NumberBoughtParams) (string, error) {
+	row := db.QueryRow(ctx, numberBought, arg.WorkspaceID, arg.E164)
+	var provider_sid string
+	err := row.Scan(&provider_sid)
+	return provider_sid, err
+}
+
+const numberTakenElsewhere = `-- name: NumberTakenElsewhere :one
+SELECT EXISTS (SELECT 1 FROM phone_numbers WHERE e164 = $1 AND status = 'active' AND workspace_id <> $2)
+`
+
+type NumberTakenElsewhereParams struct {
+	E164        string
+	WorkspaceID uuid.UUID
+}
+
+// NumberTakenElsewhere says whether another workspace owns the number (bought it).
+func (q *Queries) NumberTakenElsewhere(ctx context.Context, db DBTX, arg NumberTakenElsewhereParams) (bool, error) {
+	row := db.QueryRow(ctx, numberTakenElsewhere, arg.E164, arg.WorkspaceID)
+	var exists bool
+	err := row.Scan(&exists)
+	return exists, err
+}
+
+const touchChannelInbound = `-- name: TouchChannelInbound :exec
+UPDATE channels SET last_inbound_at = now() WHERE workspace_id = $1 AND id = $2
+`
+
+type TouchChannelInboundParams struct {
+	WorkspaceID uuid.UUID
+	ID          uuid.UUID
+}
+
+func (q *Queries) TouchChannelInbound(ctx context.Context, db DBTX, arg TouchChannelInboundParams) error {
+	_, err := db.Exec(ctx, touchChannelInbound, arg.WorkspaceID, arg.ID)
+	return err
+}
+
+const updateChannel = `-- name: UpdateChannel :exec
+UPDATE channels SET name = $1, config = $2, status = $3, setup = $4, address = $5,
+    secrets = $6, secrets_key_id = $7, updated_at = now()
+WHERE workspace_id = $8 AND id = $9
+`
+
+type UpdateChannelParams struct {
+	Name         string
+	Config       []byte
+	Status       string
+	Setup        *string
+	Address      *string
+	Secrets      []byte
+	SecretsKeyID *string
+	WorkspaceID  uuid.UUID
+	ID           uuid.UUID
+}
+
+func (q *Queries) UpdateChannel(ctx context.Context, db DBTX, arg UpdateChannelParams) error {
+	_, err := db.Exec(ctx, updateChannel,
+		arg.Name,
+		arg.Config,
+		arg.Status,
+		arg.Setup,
+		arg.Address,
+		arg.Secrets,
+		arg.SecretsKeyID,
+		arg.WorkspaceID,
+		arg.ID,
+	)
+	return err
 }
 
 const vacateInboundSeat = `-- name: VacateInboundSeat :exec

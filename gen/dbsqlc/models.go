@@ -56,28 +56,30 @@ type BulkRun struct {
 }
 
 type Campaign struct {
-	ID            uuid.UUID
-	WorkspaceID   uuid.UUID
-	Name          string
-	Status        string
-	AgentID       *uuid.UUID
-	DeploymentID  *uuid.UUID
-	Audience      []byte
-	FirstMessage  *string
-	StartAt       *time.Time
-	WindowStart   *string
-	WindowEnd     *string
-	Timezone      *string
-	RatePerMinute int
-	PausedReason  *string
-	SentCount     int
-	FailedCount   int
-	SkippedCount  int
-	StartedAt     *time.Time
-	CompletedAt   *time.Time
-	CancelledAt   *time.Time
-	CreatedAt     time.Time
-	UpdatedAt     time.Time
+	ID               uuid.UUID
+	WorkspaceID      uuid.UUID
+	Name             string
+	Status           string
+	AgentID          *uuid.UUID
+	DeploymentID     *uuid.UUID
+	Audience         []byte
+	FirstMessage     *string
+	StartAt          *time.Time
+	WindowStart      *string
+	WindowEnd        *string
+	Timezone         *string
+	RatePerMinute    int
+	PausedReason     *string
+	SentCount        int
+	FailedCount      int
+	SkippedCount     int
+	StartedAt        *time.Time
+	CompletedAt      *time.Time
+	CancelledAt      *time.Time
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
+	DeliveredCount   int
+	UndeliveredCount int
 }
 
 type CampaignSend struct {
@@ -91,15 +93,42 @@ type CampaignSend struct {
 	ProviderMessageID *string
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
+	Delivery          *string
 }
 
 type Channel struct {
-	ID          uuid.UUID
-	WorkspaceID uuid.UUID
-	Provider    string
-	Name        string
-	Config      []byte
-	CreatedAt   time.Time
+	ID            uuid.UUID
+	WorkspaceID   uuid.UUID
+	Provider      string
+	Name          string
+	Config        []byte
+	CreatedAt     time.Time
+	Status        string
+	Setup         *string
+	InboundToken  string
+	Address       *string
+	Secrets       []byte
+	SecretsKeyID  *string
+	LastInboundAt *time.Time
+	UpdatedAt     time.Time
+}
+
+type ChannelMessage struct {
+	ID                uuid.UUID
+	WorkspaceID       uuid.UUID
+	ChannelID         *uuid.UUID
+	Direction         string
+	ProviderMessageID *string
+	Remote            string
+	Local             string
+	Body              string
+	Segments          int
+	Status            string
+	Reason            *string
+	ConversationID    *uuid.UUID
+	ReplyTo           *uuid.UUID
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
 }
 
 type ComplianceAcceptance struct {
@@ -159,6 +188,14 @@ type Conversation struct {
 	FailedAttempts    int
 	AwaitingContact   bool
 	PickupTimedOutAt  *time.Time
+}
+
+type ConversationThread struct {
+	ConversationID uuid.UUID
+	WorkspaceID    uuid.UUID
+	ChannelID      uuid.UUID
+	Remote         string
+	CreatedAt      time.Time
 }
 
 type Deployment struct {
@@ -356,6 +393,13 @@ type Session struct {
 	Token  string
 	Data   []byte
 	Expiry time.Time
+}
+
+type SmsOptOut struct {
+	WorkspaceID uuid.UUID
+	Sender      string
+	Remote      string
+	OptedOutAt  time.Time
 }
 
 type Upload struct {

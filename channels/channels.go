@@ -1,0 +1,242 @@
+// Package channels connects the channels agents answer on and carries their traffic: the
+// /api/channels resource (connect, change, delete; credentials sealed with SECRETS_KEY), the
+// signed inbound webhooks at PUBLIC_BASE_URL/hooks/{provider}/{token}, and the durable jobs
+// that answer what arrives through the deployed-agent runtime and deliver the reply.
+//
+// SMS is the first channel carried end to end (sms.go, reply.go); webchat needs no channel
+// row to work (the widget is reached through its deployment); telco_voice and the messaging
+// apps are stored and stay `needs_setup` until this server carries their traffic, so that
+// deploy_agent never claims traffic that cannot arrive.
+package channels
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+
+	"switchboard/apierr"
+	"switchboard/blueprint"
+	"switchboard/converse"
+	"switchboard/sms"
+	"switchboard/store"
+)
+
+// Service is the channel layer.
+type Service struct {
+	store     *store.Store
+	carrier   *sms.Provider
+	agents    *converse.Service
+	jobs      *river.Client[pgx.Tx]
+	publicURL string
+	log       *slog.Logger
+}
+
+// New returns the channel layer. publicURL is PUBLIC_BASE_URL (without a trailing slash):
+// inbound URLs are built on it and the carrier's signatures are checked against them.
+func New(st *store.Store, carrier *sms.Provider, agents *converse.Service, jobs *river.Client[pgx.Tx], publicURL string, log *slog.Logger) *Service {
+	return &Service{store: st, carrier: carrier, agents: agents, jobs: jobs, publicURL: strings.TrimSuffix(publicURL, "/"), log: log}
+}
+
+// View is a channel as /api answers it.
+type View struct {
+	ID             uuid.UUID       `json:"id"`
+	Object         string          `json:"object"`
+	Provider       string          `json:"provider"`
+	Name           string          `json:"name"`
+	Status         string          `json:"status"`
+	Setup          *string         `json:"setup"`
+	InboundURL     *string         `json:"inbound_url"`
+	Address        *string         `json:"address"`
+	Config         json.RawMessage `json:"config"`
+	InboundAgentID *uuid.UUID      `json:"inbound_agent_id"`
+	CreatedAt      time.Time       `json:"created_at"`
+	UpdatedAt      time.Time       `json:"updated_at"`
+	LastInboundAt  *time.Time      `json:"last_inbound_at"`
+}
+
+// Deleted is the answer to a deletion.
+type Deleted struct {
+	ID      uuid.UUID `json:"id"`
+	Object  string    `json:"object"`
+	Deleted bool      `json:"deleted"`
+}
+
+// Input is what POST and PATCH /api/channels give; nil fields are left as they are (PATCH).
+type Input struct {
+	Provider blueprint.ChannelType
+	Name     *string
+	Config   map[string]json.RawMessage
+}
+
+func (s *Service) view(c store.Channel) View {
+	v := View{ID: c.ID, Object: "channel", Provider: c.Provider, Name: c.Name, Status: c.Status, Setup: c.Setup, Address: c.Address,
+		Config: c.Config, InboundAgentID: c.InboundAgent, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, LastInboundAt: c.LastInbound}
+	if c.Provider != string(blueprint.ChannelWebchat) {
+		u := s.InboundURL(c)
+		v.InboundURL = &u
+	}
+	if len(v.Config) == 0 {
+		v.Config = json.RawMessage(`{}`)
+	}
+	return v
+}
+
+// InboundURL is where the channel's provider sends its traffic.
+func (s *Service) InboundURL(c store.Channel) string {
+	return s.publicURL + "/hooks/" + c.Provider + "/" + c.InboundToken
+}
+
+// statusURL is where the carrier reports what became of a message the channel sent.
+func (s *Service) statusURL(c store.Channel) string { return s.InboundURL(c) + "/status" }
+
+// Create connects a channel.
+func (s *Service) Create(ctx context.Context, ws uuid.UUID, in Input) (View, error) {
+	if !slices.Contains(blueprint.ChannelTypes(), in.Provider) {
+		return View{}, apierr.Invalid("provider", "invalid_value", "provider must be one of %s.", strings.Join(blueprint.Strings(blueprint.ChannelTypes()), ", "))
+	}
+	if in.Name == nil {
+		return View{}, apierr.Invalid("name", "missing_parameter", "name is required: 1 to 100 characters.")
+	}
+	w := store.ChannelWrite{ID: store.NewChannelID(), Provider: string(in.Provider), InboundToken: newToken()}
+	if err := s.prepare(ctx, ws, &w, in, nil); err != nil {
+		return View{}, err
+	}
+	c, err := s.store.CreateChannel(ctx, ws, w)
+	if errors.Is(err, store.ErrExists) {
+		return View{}, numberTaken(w.Address)
+	}
+	if err != nil {
+		return View{}, err
+	}
+	s.pointCarrier(ctx, c)
+	return s.view(c), nil
+}
+
+// Update renames a channel or changes its settings, and decides its status again.
+func (s *Service) Update(ctx context.Context, ws, id uuid.UUID, in Input) (View, error) {
+	cur, err := s.store.ChannelByID(ctx, ws, id)
+	if err != nil {
+		return View{}, apierr.WithParam(err, "id")
+	}
+	in.Provider = blueprint.ChannelType(cur.Provider)
+	if in.Name == nil {
+		in.Name = &cur.Name
+	}
+	w := store.ChannelWrite{ID: cur.ID, Provider: cur.Provider, InboundToken: cur.InboundToken}
+	if err := s.prepare(ctx, ws, &w, in, &cur); err != nil {
+		return View{}, err
+	}
+	c, err := s.store.UpdateChannel(ctx, ws, w)
+	if errors.Is(err, store.ErrExists) {
+		return View{}, numberTaken(w.Address)
+	}
+	if err != nil {
+		return View{}, err
+	}
+	s.pointCarrier(ctx, c)
+	return s.view(c), nil
+}
+
+// Get returns one channel of the workspace.
+func (s *Service) Get(ctx context.Context, ws, id uuid.UUID) (View, error) {
+	c, err := s.store.ChannelByID(ctx, ws, id)
+	if err != nil {
+		return View{}, apierr.WithParam(err, "id")
+	}
+	return s.view(c), nil
+}
+
+// List lists the workspace's channels, of one provider when it is not empty.
+func (s *Service) List(ctx context.Context, ws uuid.UUID, provider string) ([]View, error) {
+	list, err := s.store.ListChannels(ctx, ws, provider)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]View, 0, len(list))
+	for _, c := range list {
+		out = append(out, s.view(c))
+	}
+	return out, nil
+}
+
+// Delete removes a channel and its deployments, as delete_channels does.
+func (s *Service) Delete(ctx context.Context, ws, id uuid.UUID) (Deleted, error) {
+	if err := s.store.DeleteChannel(ctx, ws, id); err != nil {
+		return Deleted{}, apierr.WithParam(err, "id")
+	}
+	return Deleted{ID: id, Object: "channel.deleted", Deleted: true}, nil
+}
+
+// prepare checks the input and fills in what is stored: name, config (credentials sealed),
+// address and status. cur is the stored channel on an update.
+func (s *Service) prepare(ctx context.Context, ws uuid.UUID, w *store.ChannelWrite, in Input, cur *store.Channel) error {
+	if n := utf8.RuneCountInString(*in.Name); n < 1 || n > 100 || strings.TrimSpace(*in.Name) == "" {
+		return apierr.Invalid("name", "invalid_value", "name must be 1 to 100 characters.")
+	}
+	w.Name = strings.TrimSpace(*in.Name)
+	cfg, err := s.mergeConfig(w, in.Config, cur)
+	if err != nil {
+		return err
+	}
+	st := status{connected: true}
+	switch in.Provider {
+	case blueprint.ChannelSMS:
+		st, err = s.prepareSMS(ctx, ws, w, cfg)
+		if err != nil {
+			return err
+		}
+	case blueprint.ChannelWebchat:
+	default:
+		st = needsSetup("This server does not carry " + string(in.Provider) + " traffic yet: the channel is stored, and agents cannot be deployed on it until it does.")
+	}
+	raw, err := cfg.public()
+	if err != nil {
+		return err
+	}
+	w.Config, w.Status, w.Setup = raw, store.ChannelConnected, nil
+	if !st.connected {
+		w.Status, w.Setup = store.ChannelNeedsSetup, &st.setup
+	}
+	return nil
+}
+
+// status is a channel's verdict: connected, or what it needs.
+type status struct {
+	connected bool
+	setup     string
+}
+
+func needsSetup(why string) status { return status{setup: why} }
+
+func numberTaken(address *string) error {
+	n := ""
+	if address != nil {
+		n = *address
+	}
+	return apierr.Conflict("number_taken", "The number %s is already connected as a channel, here or in another workspace.", n)
+}
+
+// newToken is an inbound URL's secret: 32 random bytes, hex.
+func newToken() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// StatusCallbackURL builds, for PUBLIC_BASE_URL, the delivery status callback URL of a
+// channel's messages (campaigns send through the channel too).
+func StatusCallbackURL(publicURL string) func(store.Channel) string {
+	s := &Service{publicURL: strings.TrimSuffix(publicURL, "/")}
+	return s.statusURL
+}

@@ -1,0 +1,353 @@
+package channels
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/riverqueue/river"
+
+	"switchboard/apierr"
+	"switchboard/converse"
+	"switchboard/money"
+	"switchboard/phonenumbers"
+	"switchboard/quota"
+	"switchboard/sms"
+	"switchboard/store"
+)
+
+// Queue is the job queue of channel replies: its own, so that hundreds of replies waiting
+// on a slow model never hold up background turns or webhook deliveries.
+const Queue = "channels"
+
+// ReplyArgs is the job that answers one inbound message.
+type ReplyArgs struct {
+	WorkspaceID uuid.UUID `json:"workspace_id"`
+	MessageID   uuid.UUID `json:"message_id"`
+}
+
+// Kind names the job.
+func (ReplyArgs) Kind() string { return "channel_reply" }
+
+// InsertOpts puts the job on the channels queue; a few attempts, since a model that fails
+// three times in a row will not answer this message in time anyway.
+func (ReplyArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: Queue, MaxAttempts: replyAttempts} }
+
+const replyAttempts = 3
+
+// Reasons an inbound message is kept without a reply.
+const (
+	reasonNoAgent       = "no_agent"
+	reasonOptedOut      = "opted_out"
+	reasonAgentDisabled = "agent_disabled"
+	reasonHandedOver    = "handed_to_human"
+	reasonModelFailed   = "model_failed"
+)
+
+// ReplyWorker works ReplyArgs.
+type ReplyWorker struct {
+	river.WorkerDefaults[ReplyArgs]
+	s *Service
+}
+
+// NewReplyWorker is the reply job's worker.
+func NewReplyWorker(s *Service) *ReplyWorker { return &ReplyWorker{s: s} }
+
+// Timeout bounds one answer: a model call with its tools, and the carrier.
+func (w *ReplyWorker) Timeout(*river.Job[ReplyArgs]) time.Duration { return 6 * time.Minute }
+
+// Work answers an inbound message: carrier keywords without the model; otherwise the agent
+// of the remote party's open conversation, or the one holding the channel's inbound seat,
+// through the same runtime as POST /api/agents/{id}/chat; the reply is sent once (a rerun
+// after a crash finds it claimed). A message nobody may answer is kept in its conversation.
+func (w *ReplyWorker) Work(ctx context.Context, job *river.Job[ReplyArgs]) error {
+	s, ws := w.s, job.Args.WorkspaceID
+	m, err := s.store.ChannelMessageByID(ctx, ws, job.Args.MessageID)
+	if errors.Is(err, store.ErrNotFound) || err == nil && m.ChannelID == nil {
+		return nil // erased, or its channel was deleted
+	}
+	if err != nil {
+		return err
+	}
+	c, err := s.store.ChannelByID(ctx, ws, *m.ChannelID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	switch m.Status {
+	case "answered":
+		return s.resend(ctx, c, m) // a rerun after the answer was decided: send it if it was not
+	case "stored":
+		return nil
+	}
+	r := &reply{s: s, c: c, m: m}
+	if handled, err := r.keyword(ctx); handled || err != nil {
+		return err
+	}
+	return r.answer(ctx, job.Attempt >= replyAttempts)
+}
+
+// reply is the answering of one inbound message.
+type reply struct {
+	s *Service
+	c store.Channel
+	m store.ChannelMessage
+}
+
+// keyword answers the carrier keywords (STOP, START, HELP and their synonyms) without the
+// model: the opt-out is recorded for this sender number and confirmed once.
+func (r *reply) keyword(ctx context.Context) (bool, error) {
+	kw := sms.KeywordOf(r.m.Body)
+	if kw == sms.KeywordNone {
+		return false, nil
+	}
+	w, err := r.s.store.WorkspaceByID(ctx, r.c.WorkspaceID)
+	if err != nil {
+		return true, err
+	}
+	var text string
+	switch kw {
+	case sms.KeywordStop:
+		text = sms.StopConfirmation(w.Name)
+	case sms.KeywordStart:
+		text = sms.StartConfirmation(w.Name)
+	default:
+		text = r.helpText(w.Name)
+	}
+	conv, err := r.s.store.LatestThread(ctx, r.c.ID, r.m.Remote)
+	var convID *uuid.UUID
+	if err == nil {
+		convID = &conv.ID
+	}
+	err = r.s.store.InTx(ctx, func(tx *store.Tx) error {
+		if kw != sms.KeywordHelp {
+			if err := tx.SetOptOut(ctx, r.c.WorkspaceID, r.m.Local, r.m.Remote, kw == sms.KeywordStop); err != nil {
+				return err
+			}
+		}
+		if err := tx.SetChannelMessageState(ctx, r.c.WorkspaceID, r.m.ID, "answered", ptr("keyword_"+kw.String()), convID); err != nil {
+			return err
+		}
+		return r.s.chargeSMS(ctx, tx, r.c, r.m.Remote, r.m.Body, "inbound", convID)
+	})
+	if err != nil {
+		return true, err
+	}
+	return true, r.s.send(ctx, r.c, r.m, text, convID)
+}
+
+// helpText is the channel's help_text, or the default naming the workspace and how to stop.
+func (r *reply) helpText(workspace string) string {
+	var cfg map[string]any
+	_ = json.Unmarshal(r.c.Config, &cfg)
+	if t, ok := cfg["help_text"].(string); ok && t != "" {
+		return t
+	}
+	return sms.DefaultHelpText(workspace)
+}
+
+// answer runs the agent on the message, or keeps it when nobody may answer.
+func (r *reply) answer(ctx context.Context, lastAttempt bool) error {
+	s, ws := r.s, r.c.WorkspaceID
+	optedOut, err := s.store.OptedOut(ctx, ws, r.m.Local, r.m.Remote)
+	if err != nil {
+		return err
+	}
+	thread, err := s.store.LatestThread(ctx, r.c.ID, r.m.Remote)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	open := err == nil && thread.Status != converse.StatusClosed
+	agentID := r.c.InboundAgent
+	if open && thread.AgentID != nil {
+		agentID = thread.AgentID // a reply to a campaign, or a conversation going on
+	}
+	w, err := s.store.WorkspaceByID(ctx, ws)
+	if err != nil {
+		return err
+	}
+	reason := quota.Refusal(w)
+	switch {
+	case optedOut:
+		reason = reasonOptedOut // carriers forbid messaging them until START
+	case reason != "":
+	case agentID == nil:
+		reason = reasonNoAgent
+	}
+	if reason == "" {
+		a, err := s.store.AgentByID(ctx, ws, *agentID)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		if err != nil || a.Status != "enabled" {
+			reason = reasonAgentDisabled
+		}
+	}
+	if reason != "" {
+		return r.keep(ctx, thread, open, reason)
+	}
+	req := converse.Request{WorkspaceID: ws, AgentID: *agentID, Message: r.m.Body, Channel: "sms", SkipGreeting: true,
+		Thread: &converse.Thread{ChannelID: r.c.ID, Remote: r.m.Remote}}
+	if open {
+		req.ConversationID = thread.ShortID
+	} else {
+		contact, err := s.store.ContactForPhone(ctx, ws, r.m.Remote)
+		if err != nil {
+			return err
+		}
+		req.ContactID = &contact
+	}
+	if err := s.store.SetChannelMessageState(ctx, ws, r.m.ID, "answering", nil, nil); err != nil {
+		return err
+	}
+	ans, err := s.agents.Chat(ctx, req)
+	if err != nil {
+		if apierr.IsKind(err, apierr.KindUpstream) && !lastAttempt {
+			return err // the model failed: River tries again
+		}
+		s.log.WarnContext(ctx, "an inbound message got no answer", slog.String("message", r.m.ID.String()), slog.String("error", err.Error()))
+		return r.keep(ctx, thread, open, reasonModelFailed)
+	}
+	ref, err := s.store.ConversationByRef(ctx, ws, ans.ConversationID)
+	if err != nil {
+		return err
+	}
+	text := sms.Reply(ans.Reply)
+	state, why := "answered", (*string)(nil)
+	if text == "" {
+		state, why = "stored", ptr(reasonHandedOver) // a person holds the conversation: the agent is silent
+	}
+	err = s.store.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.SetChannelMessageState(ctx, ws, r.m.ID, state, why, &ref.ID); err != nil {
+			return err
+		}
+		return s.chargeSMS(ctx, tx, r.c, r.m.Remote, r.m.Body, "inbound", &ref.ID)
+	})
+	if err != nil || text == "" {
+		return err
+	}
+	return s.send(ctx, r.c, r.m, text, &ref.ID)
+}
+
+// keep stores the message in the remote party's conversation (opening one with no agent when
+// there is none) without a reply, and says why on the message.
+func (r *reply) keep(ctx context.Context, thread store.ThreadConversation, open bool, reason string) error {
+	s, ws := r.s, r.c.WorkspaceID
+	return s.store.InTx(ctx, func(tx *store.Tx) error {
+		convID := thread.ID
+		if !open {
+			contact, err := tx.ContactForPhone(ctx, ws, r.m.Remote)
+			if err != nil {
+				return err
+			}
+			conv, err := tx.OpenThread(ctx, ws, "sms", r.c.ID, r.m.Remote, contact)
+			if err != nil {
+				return err
+			}
+			convID = conv.ID
+			data := map[string]any{"conversation_id": conv.ShortID, "channel": conv.Channel, "contact_id": contact.String()}
+			if _, err := tx.AppendEvents(ctx, ws, []store.NewEvent{{Type: "conversation.created", Data: data}}); err != nil {
+				return err
+			}
+		}
+		if err := tx.AppendMessages(ctx, ws, convID, []store.Message{{Role: "user", Content: r.m.Body}}); err != nil {
+			return err
+		}
+		if err := tx.SetChannelMessageState(ctx, ws, r.m.ID, "stored", &reason, &convID); err != nil {
+			return err
+		}
+		return s.chargeSMS(ctx, tx, r.c, r.m.Remote, r.m.Body, "inbound", &convID)
+	})
+}
+
+// send delivers the reply to an inbound message through the carrier, once: the reply is
+// claimed (`sending`, unique per inbound message) before the carrier is called, and charged
+// once the carrier accepted it.
+func (s *Service) send(ctx context.Context, c store.Channel, in store.ChannelMessage, text string, convID *uuid.UUID) error {
+	var id uuid.UUID
+	err := s.store.InTx(ctx, func(tx *store.Tx) error {
+		var fresh bool
+		var err error
+		id, fresh, err = tx.ClaimOutbound(ctx, c.WorkspaceID, store.OutboundMessage{ChannelID: c.ID, Remote: in.Remote, Local: in.Local,
+			Body: text, Segments: sms.Segments(text), ConversationID: convID, ReplyTo: &in.ID})
+		if err == nil && !fresh {
+			id = uuid.Nil
+		}
+		return err
+	})
+	if err != nil || id == uuid.Nil {
+		return err // claimed before: sent, or being sent
+	}
+	sid, sendErr := s.carrier.SendMessage(ctx, sms.Outbound{From: in.Local, To: in.Remote, Body: text, StatusCallback: s.statusURL(c)})
+	// The carrier has answered: record it even if the job is being cancelled.
+	done := context.WithoutCancel(ctx)
+	return s.store.InTx(done, func(tx *store.Tx) error {
+		if sendErr != nil {
+			s.log.WarnContext(ctx, "the carrier refused a reply", slog.String("channel", c.ID.String()), slog.String("error", sendErr.Error()))
+			return tx.FinishOutbound(done, c.WorkspaceID, id, "failed", ptr(publicMessage(sendErr)), nil)
+		}
+		if err := tx.FinishOutbound(done, c.WorkspaceID, id, "queued", nil, &sid); err != nil {
+			return err
+		}
+		return s.chargeSMS(done, tx, c, in.Remote, text, "outbound", convID)
+	})
+}
+
+// resend sends the decided answer of a message whose job stopped before the send was
+// claimed; a claimed one is left alone (it went out, or the carrier's answer was lost with
+// the process: at most once).
+func (s *Service) resend(ctx context.Context, c store.Channel, in store.ChannelMessage) error {
+	_, err := s.store.ReplyOf(ctx, c.WorkspaceID, in.ID)
+	if err == nil || !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	if in.ConversationID == nil || in.Reason != nil {
+		return nil // a keyword's answer is sent in the same run; nothing to rebuild
+	}
+	last, err := s.store.LastAssistantMessage(ctx, c.WorkspaceID, *in.ConversationID)
+	if err != nil || last == "" {
+		return err
+	}
+	return s.send(ctx, c, in, sms.Reply(last), in.ConversationID)
+}
+
+// chargeSMS meters one SMS by its segments at the price of the remote party's country (the
+// price rule of campaigns), with its spend.recorded {category: "sms", direction, segments}.
+// It settles, so it comes last in its transaction.
+func (s *Service) chargeSMS(ctx context.Context, tx *store.Tx, c store.Channel, remote, body, direction string, convID *uuid.UUID) error {
+	credits, segments := phonenumbers.SMSCredits(remote, body)
+	cost := int64(credits) * phonenumbers.NanoUSDPerCredit
+	var short string
+	if convID != nil {
+		conv, err := tx.ConversationByRef(ctx, c.WorkspaceID, convID.String())
+		if err != nil {
+			return err
+		}
+		short = conv.ShortID
+	}
+	charge := &store.Charge{AmountNanoUSD: cost, Category: "sms", ConversationID: convID}
+	_, _, err := tx.Settle(ctx, c.WorkspaceID, charge, func(balance int64) []store.NewEvent {
+		data := map[string]any{"amount_usd": json.Number(money.FormatUSD(cost)), "category": "sms", "direction": direction,
+			"balance_usd": json.Number(money.FormatUSD(balance)), "segments": segments, "credits": credits, "channel_id": c.ID.String()}
+		if short != "" {
+			data["conversation_id"] = short
+		}
+		return []store.NewEvent{{Type: "spend.recorded", Data: data}}
+	})
+	return err
+}
+
+// publicMessage is what is kept of a carrier's refusal: its public words, not internals.
+func publicMessage(err error) string {
+	if e := apierr.As(err); e != nil && e.Kind != apierr.KindInternal {
+		return e.Message
+	}
+	return "the carrier could not be reached"
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,189 @@
+package store
+
+import (
+	"context"
+	"errors"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"switchboard/gen/dbsqlc"
+)
+
+// ChannelMessage is a message that crossed a channel, either way.
+type ChannelMessage = dbsqlc.ChannelMessage
+
+// InboundMessage is a message a channel received.
+type InboundMessage struct {
+	ChannelID         uuid.UUID
+	ProviderMessageID string
+	Remote, Local     string
+	Body              string
+	Segments          int
+}
+
+// RecordInbound stores an inbound message once per carrier id: a retried webhook returns
+// false and writes nothing.
+func (q *queries) RecordInbound(ctx context.Context, workspaceID uuid.UUID, m InboundMessage) (uuid.UUID, bool, error) {
+	id, err := q.sql.InsertInboundMessage(ctx, q.db, dbsqlc.InsertInboundMessageParams{WorkspaceID: workspaceID, ChannelID: &m.ChannelID,
+		ProviderMessageID: &m.ProviderMessageID, Remote: m.Remote, Local: m.Local, Body: m.Body, Segments: m.Segments})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return uuid.Nil, false, nil
+	}
+	return id, err == nil, err
+}
+
+// LockChannelMessage reads a channel message and locks it until the transaction ends.
+func (q *queries) LockChannelMessage(ctx context.Context, workspaceID, id uuid.UUID) (ChannelMessage, error) {
+	m, err := q.sql.LockChannelMessage(ctx, q.db, dbsqlc.LockChannelMessageParams{WorkspaceID: workspaceID, ID: id})
+	return m, notFound("channel message", err)
+}
+
+// ChannelMessageByID reads a channel message.
+func (q *queries) ChannelMessageByID(ctx context.Context, workspaceID, id uuid.UUID) (ChannelMessage, error) {
+	m, err := q.sql.ChannelMessageByID(ctx, q.db, dbsqlc.ChannelMessageByIDParams{WorkspaceID: workspaceID, ID: id})
+	return m, notFound("channel message", err)
+}
+
+// SetChannelMessageState moves an inbound message along (answering, answered, stored), with
+// the reason it got no reply and its conversation.
+func (q *queries) SetChannelMessageState(ctx context.Context, workspaceID, id uuid.UUID, status string, reason *string, conversationID *uuid.UUID) error {
+	return q.sql.SetChannelMessageState(ctx, q.db, dbsqlc.SetChannelMessageStateParams{WorkspaceID: workspaceID, ID: id, Status: status,
+		Reason: reason, ConversationID: conversationID})
+}
+
+// OutboundMessage is a message about to be sent on a channel.
+type OutboundMessage struct {
+	ChannelID      uuid.UUID
+	Remote, Local  string
+	Body           string
+	Segments       int
+	ConversationID *uuid.UUID
+	ReplyTo        *uuid.UUID // the inbound message it answers
+}
+
+// ClaimOutbound records an outbound message as `sending`, before the carrier is called. For
+// a reply, false means the inbound message was already answered (or is being answered).
+func (q *queries) ClaimOutbound(ctx context.Context, workspaceID uuid.UUID, m OutboundMessage) (uuid.UUID, bool, error) {
+	id, err := q.sql.InsertOutboundMessage(ctx, q.db, dbsqlc.InsertOutboundMessageParams{WorkspaceID: workspaceID, ChannelID: &m.ChannelID,
+		Remote: m.Remote, Local: m.Local, Body: m.Body, Segments: m.Segments, ConversationID: m.ConversationID, ReplyTo: m.ReplyTo})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return uuid.Nil, false, nil
+	}
+	return id, err == nil, err
+}
+
+// ReplyOf is the reply to an inbound message.
+func (q *queries) ReplyOf(ctx context.Context, workspaceID, inboundID uuid.UUID) (ChannelMessage, error) {
+	m, err := q.sql.ReplyOf(ctx, q.db, dbsqlc.ReplyOfParams{WorkspaceID: workspaceID, ReplyTo: &inboundID})
+	return m, notFound("reply", err)
+}
+
+// FinishOutbound records the carrier's answer to a send: its id and status, or the failure.
+func (q *queries) FinishOutbound(ctx context.Context, workspaceID, id uuid.UUID, status string, reason, providerID *string) error {
+	return q.sql.FinishOutboundMessage(ctx, q.db, dbsqlc.FinishOutboundMessageParams{WorkspaceID: workspaceID, ID: id, Status: status,
+		Reason: reason, ProviderMessageID: providerID})
+}
+
+// UpdateDelivery applies a delivery status callback to an outbound message of the channel;
+// false when no message moved (unknown id, or already final).
+func (q *queries) UpdateDelivery(ctx context.Context, channelID uuid.UUID, providerID, status string, reason *string) (bool, error) {
+	_, err := q.sql.UpdateDeliveryStatus(ctx, q.db, dbsqlc.UpdateDeliveryStatusParams{ChannelID: &channelID, ProviderMessageID: &providerID,
+		Status: status, Reason: reason})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// ThreadConversation is the newest conversation of a remote party on a channel.
+type ThreadConversation struct {
+	ID        uuid.UUID
+	ShortID   string
+	Status    string
+	AgentID   *uuid.UUID
+	ContactID *uuid.UUID
+}
+
+// LatestThread returns the remote party's newest conversation on the channel.
+func (q *queries) LatestThread(ctx context.Context, channelID uuid.UUID, remote string) (ThreadConversation, error) {
+	r, err := q.sql.ThreadConversation(ctx, q.db, dbsqlc.ThreadConversationParams{ChannelID: channelID, Remote: remote})
+	return ThreadConversation(r), notFound("thread", err)
+}
+
+// AddThread ties a conversation to a channel and its remote party.
+func (q *queries) AddThread(ctx context.Context, workspaceID, conversationID, channelID uuid.UUID, remote string) error {
+	return q.sql.InsertThread(ctx, q.db, dbsqlc.InsertThreadParams{ConversationID: conversationID, WorkspaceID: workspaceID, ChannelID: channelID, Remote: remote})
+}
+
+// SetOptOut records that remote said STOP to sender (out) or START (not out).
+func (q *queries) SetOptOut(ctx context.Context, workspaceID uuid.UUID, sender, remote string, out bool) error {
+	if out {
+		return q.sql.OptOut(ctx, q.db, dbsqlc.OptOutParams{WorkspaceID: workspaceID, Sender: sender, Remote: remote})
+	}
+	return q.sql.OptIn(ctx, q.db, dbsqlc.OptInParams{WorkspaceID: workspaceID, Sender: sender, Remote: remote})
+}
+
+// OptedOut says whether remote asked sender to stop.
+func (q *queries) OptedOut(ctx context.Context, workspaceID uuid.UUID, sender, remote string) (bool, error) {
+	return q.sql.OptedOut(ctx, q.db, dbsqlc.OptedOutParams{WorkspaceID: workspaceID, Sender: sender, Remote: remote})
+}
+
+// ContactForPhone returns the workspace's contact with this phone number (the oldest live
+// one), creating it when there is none.
+func (q *queries) ContactForPhone(ctx context.Context, workspaceID uuid.UUID, phone string) (uuid.UUID, error) {
+	c, err := q.sql.ContactByPhone(ctx, q.db, dbsqlc.ContactByPhoneParams{WorkspaceID: workspaceID, Phone: &phone})
+	if err == nil {
+		return c.ID, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return uuid.Nil, err
+	}
+	return q.sql.CreatePhoneContact(ctx, q.db, dbsqlc.CreatePhoneContactParams{WorkspaceID: workspaceID, Phone: &phone})
+}
+
+// RecordCampaignDelivery applies the carrier's final word (delivered or undelivered) to a
+// campaign message and its campaign's counters, once; false when the id is no campaign
+// message of the workspace or it already had one.
+func (q *queries) RecordCampaignDelivery(ctx context.Context, workspaceID uuid.UUID, providerID, delivery string) (bool, error) {
+	campaign, err := q.sql.SetCampaignSendDelivery(ctx, q.db, dbsqlc.SetCampaignSendDeliveryParams{WorkspaceID: workspaceID,
+		ProviderMessageID: &providerID, Delivery: &delivery})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	p := dbsqlc.CountCampaignDeliveryParams{WorkspaceID: workspaceID, ID: campaign}
+	if delivery == "delivered" {
+		p.Delivered = 1
+	} else {
+		p.Undelivered = 1
+	}
+	return true, q.sql.CountCampaignDelivery(ctx, q.db, p)
+}
+
+// OpenThread opens a conversation on a channel for a remote party with no agent answering
+// (nobody holds the channel's inbound seat, or the workspace cannot pay for a reply): the
+// message is kept and visible, and the next one continues it.
+func (t *Tx) OpenThread(ctx context.Context, workspaceID uuid.UUID, channel string, channelID uuid.UUID, remote string, contactID uuid.UUID) (Conversation, error) {
+	conv, err := t.CreateConversation(ctx, workspaceID, channel)
+	if err != nil {
+		return conv, err
+	}
+	err = t.sql.OpenAgentConversation(ctx, t.db, dbsqlc.OpenAgentConversationParams{WorkspaceID: workspaceID, ID: conv.ID, ContactID: &contactID})
+	if err != nil {
+		return conv, err
+	}
+	return conv, t.AddThread(ctx, workspaceID, conv.ID, channelID, remote)
+}
+
+// LastAssistantMessage is the text of the conversation's last assistant message ("" when
+// there is none).
+func (q *queries) LastAssistantMessage(ctx context.Context, workspaceID, conversationID uuid.UUID) (string, error) {
+	s, err := q.sql.LastAssistantMessage(ctx, q.db, dbsqlc.LastAssistantMessageParams{WorkspaceID: workspaceID, ConversationID: conversationID})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	return s, err
+}

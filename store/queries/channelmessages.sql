@@ -1,0 +1,83 @@
+-- name: InsertInboundMessage :one
+-- InsertInboundMessage records an inbound message once: a retried webhook (same carrier id)
+-- returns no row.
+INSERT INTO channel_messages (workspace_id, channel_id, direction, provider_message_id, remote, local, body, segments, status)
+VALUES (@workspace_id, @channel_id, 'inbound', @provider_message_id, @remote, @local, @body, @segments, 'received')
+ON CONFLICT (channel_id, direction, provider_message_id) WHERE provider_message_id IS NOT NULL DO NOTHING
+RETURNING id;
+
+-- name: LockChannelMessage :one
+SELECT * FROM channel_messages WHERE workspace_id = @workspace_id AND id = @id FOR UPDATE;
+
+-- name: ChannelMessageByID :one
+SELECT * FROM channel_messages WHERE workspace_id = @workspace_id AND id = @id;
+
+-- name: SetChannelMessageState :exec
+UPDATE channel_messages SET status = @status, reason = sqlc.narg(reason), conversation_id = sqlc.narg(conversation_id), updated_at = now()
+WHERE workspace_id = @workspace_id AND id = @id;
+
+-- name: InsertOutboundMessage :one
+-- InsertOutboundMessage claims the reply to an inbound message (at most one: reply_to is
+-- unique) or records another outbound message; no row comes back when the reply exists.
+INSERT INTO channel_messages (workspace_id, channel_id, direction, remote, local, body, segments, status, conversation_id, reply_to)
+VALUES (@workspace_id, @channel_id, 'outbound', @remote, @local, @body, @segments, 'sending', sqlc.narg(conversation_id), sqlc.narg(reply_to))
+ON CONFLICT (reply_to) WHERE reply_to IS NOT NULL DO NOTHING
+RETURNING id;
+
+-- name: ReplyOf :one
+SELECT * FROM channel_messages WHERE workspace_id = @workspace_id AND reply_to = @reply_to;
+
+-- name: FinishOutboundMessage :exec
+UPDATE channel_messages SET status = @status, reason = sqlc.narg(reason), provider_message_id = sqlc.narg(provider_message_id), updated_at = now()
+WHERE workspace_id = @workspace_id AND id = @id;
+
+-- name: UpdateDeliveryStatus :one
+-- UpdateDeliveryStatus applies a carrier's status callback to an outbound message. A final
+-- status (delivered, undelivered, failed) is never replaced by an earlier one arriving late.
+UPDATE channel_messages SET status = @status, reason = coalesce(sqlc.narg(reason), reason), updated_at = now()
+WHERE channel_id = @channel_id AND direction = 'outbound' AND provider_message_id = @provider_message_id
+  AND status NOT IN ('delivered', 'undelivered', 'failed')
+RETURNING id;
+
+-- name: ThreadConversation :one
+-- ThreadConversation is the newest conversation of the remote party on the channel, with its
+-- agent and status.
+SELECT c.id, c.short_id, c.status, c.agent_id, c.contact_id FROM conversation_threads t JOIN conversations c ON c.id = t.conversation_id
+WHERE t.channel_id = @channel_id AND t.remote = @remote
+ORDER BY t.created_at DESC LIMIT 1;
+
+-- name: InsertThread :exec
+INSERT INTO conversation_threads (conversation_id, workspace_id, channel_id, remote) VALUES (@conversation_id, @workspace_id, @channel_id, @remote)
+ON CONFLICT (conversation_id) DO NOTHING;
+
+-- name: OptOut :exec
+INSERT INTO sms_opt_outs (workspace_id, sender, remote) VALUES (@workspace_id, @sender, @remote)
+ON CONFLICT (workspace_id, sender, remote) DO NOTHING;
+
+-- name: OptIn :exec
+DELETE FROM sms_opt_outs WHERE workspace_id = @workspace_id AND sender = @sender AND remote = @remote;
+
+-- name: OptedOut :one
+SELECT EXISTS (SELECT 1 FROM sms_opt_outs WHERE workspace_id = @workspace_id AND sender = @sender AND remote = @remote);
+
+-- name: ContactByPhone :one
+-- ContactByPhone is the oldest live contact of the workspace with this phone number.
+SELECT id, name FROM contacts WHERE workspace_id = @workspace_id AND phone = @phone AND deleted_at IS NULL
+ORDER BY created_at, id LIMIT 1;
+
+-- name: CreatePhoneContact :one
+INSERT INTO contacts (workspace_id, phone, source) VALUES (@workspace_id, @phone, 'conversation') RETURNING id;
+
+-- name: SetCampaignSendDelivery :one
+-- SetCampaignSendDelivery records the carrier's final word on a campaign message, once.
+UPDATE campaign_sends SET delivery = @delivery, updated_at = now()
+WHERE provider_message_id = @provider_message_id AND workspace_id = @workspace_id AND delivery IS NULL AND status = 'sent'
+RETURNING campaign_id;
+
+-- name: CountCampaignDelivery :exec
+UPDATE campaigns SET delivered_count = delivered_count + @delivered::int, undelivered_count = undelivered_count + @undelivered::int, updated_at = now()
+WHERE workspace_id = @workspace_id AND id = @id;
+
+-- name: LastAssistantMessage :one
+SELECT content FROM messages WHERE workspace_id = @workspace_id AND conversation_id = @conversation_id AND role = 'assistant'
+ORDER BY seq DESC LIMIT 1;
