@@ -268,7 +268,7 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 		Ready:    ready,
 		Pending:  meter.Pending,
 		Contacts: contacts.New(st), Campaigns: camps, PhoneNumbers: phones, Channels: chans, Actions: pipeline,
-		Accounts: acc, Dashboard: dashboard.New(dashboard.Deps{Store: st, Accounts: acc, Ops: ops, Jobs: inserter, Compliance: comp, Mailer: mail, Log: log}),
+		Accounts: acc, Dashboard: dashboard.New(dashboard.Deps{Store: st, Accounts: acc, Ops: ops, Channels: chans, Jobs: inserter, Compliance: comp, Mailer: mail, Log: log}),
 	}
 	if tr != nil {
 		deps.Outer = append(deps.Outer, tr.Echo())

@@ -91,9 +91,11 @@ type Schedule struct {
 
 // Counts are a campaign's decisions so far.
 type Counts struct {
-	Sent    int `json:"sent"`
-	Failed  int `json:"failed"`
-	Skipped int `json:"skipped"`
+	Sent        int `json:"sent"`
+	Delivered   int `json:"delivered"`
+	Undelivered int `json:"undelivered"`
+	Failed      int `json:"failed"`
+	Skipped     int `json:"skipped"`
 }
 
 // Campaign is a campaign as /api answers it.
@@ -564,7 +566,8 @@ func view(c store.Campaign) Campaign {
 	return Campaign{ID: c.ID, Object: "campaign", Name: c.Name, Status: c.Status, AgentID: c.AgentID, DeploymentID: c.DeploymentID,
 		Audience: aud, FirstMessage: c.FirstMessage,
 		Schedule:     Schedule{StartAt: c.StartAt, WindowStart: c.WindowStart, WindowEnd: c.WindowEnd, Timezone: c.Timezone, RatePerMinute: c.RatePerMinute},
-		PausedReason: c.PausedReason, Counts: Counts{Sent: c.SentCount, Failed: c.FailedCount, Skipped: c.SkippedCount},
+		PausedReason: c.PausedReason, Counts: Counts{Sent: c.SentCount, Delivered: c.DeliveredCount, Undelivered: c.UndeliveredCount,
+			Failed: c.FailedCount, Skipped: c.SkippedCount},
 		StartedAt: c.StartedAt, CompletedAt: c.CompletedAt, CancelledAt: c.CancelledAt, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
 }
 

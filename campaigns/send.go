@@ -329,6 +329,12 @@ func (w *Worker) decide(ctx context.Context, c store.Campaign, contact store.Aud
 			if err := tx.FinishCampaignSend(finish, ws, sendID, status, why, pid); err != nil {
 				return err
 			}
+			if pid != nil && from.channel != nil {
+				// A delivery report may have come in before the carrier's id was recorded.
+				if err := tx.ApplyEarlyReports(finish, ws, from.channel.ID, *pid); err != nil {
+					return err
+				}
+			}
 			return s.chargeSend(finish, tx, c, sendID, sendErr == nil, *contact.Phone, body)
 		})
 	})

@@ -49,7 +49,7 @@ const (
 
 // secretsBinding ties sealed credentials to their channel: copied into another row, they do
 // not open.
-func secretsBinding(c *store.ChannelWrite) string { return "channels.secrets/" + c.ID.String() }
+func secretsBinding(c *store.ChannelWrite) string { return store.ChannelSecretsBinding(c.ID) }
 
 // mergeConfig is the stored config (on an update) with the given keys applied: a value
 // replaces, null removes; credentials are sealed into w.Secrets.

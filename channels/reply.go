@@ -34,7 +34,9 @@ func (ReplyArgs) Kind() string { return "channel_reply" }
 
 // InsertOpts puts the job on the channels queue; a few attempts, since a model that fails
 // three times in a row will not answer this message in time anyway.
-func (ReplyArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: Queue, MaxAttempts: replyAttempts} }
+func (ReplyArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: Queue, MaxAttempts: replyAttempts}
+}
 
 const replyAttempts = 3
 
@@ -194,6 +196,12 @@ func (r *reply) answer(ctx context.Context, lastAttempt bool) error {
 	req := converse.Request{WorkspaceID: ws, AgentID: *agentID, Message: r.m.Body, Channel: "sms", SkipGreeting: true,
 		Thread: &converse.Thread{ChannelID: r.c.ID, Remote: r.m.Remote}}
 	if open {
+		if thread.AgentID == nil {
+			// Kept earlier with nobody to answer: the seat's agent takes it from here.
+			if err := s.store.AssignConversationAgent(ctx, ws, thread.ID, *agentID); err != nil {
+				return err
+			}
+		}
 		req.ConversationID = thread.ShortID
 	} else {
 		contact, err := s.store.ContactForPhone(ctx, ws, r.m.Remote)
@@ -292,6 +300,9 @@ func (s *Service) send(ctx context.Context, c store.Channel, in store.ChannelMes
 			return tx.FinishOutbound(done, c.WorkspaceID, id, "failed", ptr(publicMessage(sendErr)), nil)
 		}
 		if err := tx.FinishOutbound(done, c.WorkspaceID, id, "queued", nil, &sid); err != nil {
+			return err
+		}
+		if err := tx.ApplyEarlyReports(done, c.WorkspaceID, c.ID, sid); err != nil {
 			return err
 		}
 		return s.chargeSMS(done, tx, c, in.Remote, text, "outbound", convID)

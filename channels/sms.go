@@ -203,18 +203,7 @@ func (s *Service) deliveryReport(ctx context.Context, c store.Channel, form url.
 	if !known {
 		return nil // accepted, scheduled, sending, read...: nothing to record
 	}
-	return s.store.InTx(ctx, func(tx *store.Tx) error {
-		if _, err := tx.UpdateDelivery(ctx, c.ID, u.MessageSID, st, reason); err != nil {
-			return err
-		}
-		switch st {
-		case "delivered":
-			_, err = tx.RecordCampaignDelivery(ctx, c.WorkspaceID, u.MessageSID, "delivered")
-		case "undelivered", "failed":
-			_, err = tx.RecordCampaignDelivery(ctx, c.WorkspaceID, u.MessageSID, "undelivered")
-		}
-		return err
-	})
+	return s.store.ReportDelivery(ctx, c.WorkspaceID, c.ID, u.MessageSID, st, reason)
 }
 
 // deliveryStatuses maps the carrier's message statuses to those a sent message records.

@@ -47,12 +47,16 @@ type site struct {
 	shots     string
 }
 
-// newSite starts a production-mode server with a workspace, users of three roles, an agent
-// with a conversation, 30 days of spend and a webhook endpoint with attempts.
-func newSite(t *testing.T) *site {
+// newSite starts a production-mode server with a workspace, users of four roles, two agents
+// with a conversation each, 30 days of spend and a webhook endpoint with attempts. configure,
+// if given, changes the server's configuration first (a fake carrier, say).
+func newSite(t *testing.T, configure ...func(*app.Config)) *site {
 	st := storetest.New(t)
 	cfg := app.DefaultConfig()
 	cfg.WebhookAllowPrivate = true
+	for _, c := range configure {
+		c(&cfg)
+	}
 	ctx := context.Background()
 	a, err := app.New(cfg, st, catalog.Default(), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	require.NoError(t, err)

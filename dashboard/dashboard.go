@@ -1,9 +1,10 @@
 // Package dashboard is the workspace's web pages: sign-in, overview, agents, conversations,
-// keys, webhooks and settings. Pages are rendered on the server (html/template) from templates and a
-// stylesheet embedded in the binary: no front-end build, nothing from another site, and no
-// script but the Events page's small live view (static/events.js, allowed by that page's
-// Content-Security-Policy only). Forms post plainly; a state-changing request from another site is refused
-// (http.CrossOriginProtection), and the session cookie is HttpOnly and SameSite=Lax.
+// channels, keys, webhooks and settings. Pages are rendered on the server (html/template) from
+// templates and a stylesheet embedded in the binary: no front-end build, nothing from another
+// site, and no script but the Events page's small live view (static/events.js) and the
+// Channels page's Copy buttons (static/channels.js), each allowed by its own page's
+// Content-Security-Policy only. Forms post plainly; a state-changing request from another site
+// is refused (http.CrossOriginProtection), and the session cookie is HttpOnly and SameSite=Lax.
 //
 // Every button asks the permission table (access) before it is shown, and every handler
 // asks it again before it acts, so a viewer sees no create or revoke button and is refused
@@ -29,6 +30,7 @@ import (
 	"switchboard/access"
 	"switchboard/accounts"
 	"switchboard/apierr"
+	"switchboard/channels"
 	"switchboard/compliance"
 	"switchboard/mailer"
 	"switchboard/manage"
@@ -50,6 +52,7 @@ type Deps struct {
 	Store    *store.Store
 	Accounts *accounts.Service
 	Ops      *manage.Service
+	Channels *channels.Service     // the Channels page
 	Jobs     *river.Client[pgx.Tx] // inserts webhook redeliveries
 	// Compliance is the outbound compliance acknowledgment, accepted on the Settings page.
 	Compliance *compliance.Service
@@ -85,6 +88,11 @@ func New(d Deps) http.Handler {
 	mux.HandleFunc("POST "+Prefix+"/agents/{id}/status", h.signed(access.AgentsWrite, h.setAgentStatus))
 	mux.HandleFunc("GET "+Prefix+"/conversations", h.signed(access.Read, h.conversations))
 	mux.HandleFunc("GET "+Prefix+"/conversations/{ref}", h.signed(access.Read, h.transcript))
+	mux.HandleFunc("GET "+Prefix+"/channels", h.signed(access.Read, h.channelsPage))
+	mux.HandleFunc("POST "+Prefix+"/channels", h.signed(access.Channels, h.connectChannel))
+	mux.HandleFunc("POST "+Prefix+"/channels/{id}/check", h.signed(access.Channels, h.checkChannel))
+	mux.HandleFunc("GET "+Prefix+"/channels/{id}/delete", h.signed(access.Channels, h.confirmDeleteChannel))
+	mux.HandleFunc("POST "+Prefix+"/channels/{id}/delete", h.signed(access.Channels, h.deleteChannel))
 	mux.HandleFunc("GET "+Prefix+"/keys", h.signed(access.Keys, h.keys))
 	mux.HandleFunc("POST "+Prefix+"/keys", h.signed(access.Keys, h.createKey))
 	mux.HandleFunc("POST "+Prefix+"/keys/{id}/revoke", h.signed(access.Keys, h.revokeKey))

@@ -133,6 +133,7 @@ type toolError struct {
 	Code    string   `json:"code"`
 	Message string   `json:"message"`
 	Param   string   `json:"param,omitempty"`
+	Hint    string   `json:"hint,omitempty"`   // what to do next, when the error says
 	Errors  []string `json:"errors,omitempty"` // each blueprint error, with its path and line
 }
 
@@ -152,7 +153,7 @@ func (t toolkit) failed(ctx context.Context, tool string, err error) *mcpgo.Call
 }
 
 func failure(e *apierr.Error) *mcpgo.CallToolResult {
-	f := failed{Error: toolError{Code: e.Code, Message: e.Message, Param: e.Param}}
+	f := failed{Error: toolError{Code: e.Code, Message: e.Message, Param: e.Param, Hint: e.Hint}}
 	if f.Error.Code == "" {
 		f.Error.Code = e.Type()
 	}

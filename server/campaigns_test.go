@@ -256,7 +256,7 @@ type campaignView struct {
 	ID           string  `json:"id"`
 	Status       string  `json:"status"`
 	PausedReason *string `json:"paused_reason"`
-	Counts       struct{ Sent, Failed, Skipped int }
+	Counts       struct{ Sent, Delivered, Undelivered, Failed, Skipped int }
 }
 
 func requireGate(t *testing.T, resp *http.Response, raw []byte) {

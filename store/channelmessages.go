@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -186,4 +187,54 @@ func (q *queries) LastAssistantMessage(ctx context.Context, workspaceID, convers
 		return "", nil
 	}
 	return s, err
+}
+
+// AssignConversationAgent gives an agentless conversation to the agent answering it now.
+func (q *queries) AssignConversationAgent(ctx context.Context, workspaceID, id, agentID uuid.UUID) error {
+	return q.sql.AssignConversationAgent(ctx, q.db, dbsqlc.AssignConversationAgentParams{WorkspaceID: workspaceID, ID: id, AgentID: &agentID})
+}
+
+// ReportDelivery applies a carrier's delivery report to the outbound message of the channel
+// it names and, for a final status, to its campaign's counters (once). A report on a message
+// whose send has not recorded the carrier's id yet is kept, and applied by that send
+// (ApplyEarlyReports).
+func (q *queries) ReportDelivery(ctx context.Context, workspaceID, channelID uuid.UUID, providerID, status string, reason *string) error {
+	known, err := q.sql.DeliveryTargetKnown(ctx, q.db, dbsqlc.DeliveryTargetKnownParams{WorkspaceID: workspaceID, ChannelID: channelID, MessageID: providerID})
+	if err != nil {
+		return err
+	}
+	if known == nil || !*known {
+		return q.sql.InsertEarlyReport(ctx, q.db, dbsqlc.InsertEarlyReportParams{ChannelID: channelID, ProviderMessageID: providerID, Status: status, Reason: reason})
+	}
+	return q.applyDelivery(ctx, workspaceID, channelID, providerID, status, reason)
+}
+
+// ApplyEarlyReports applies the reports that arrived before the send recorded the carrier's
+// id; the send's transaction calls it once the id is recorded.
+func (q *queries) ApplyEarlyReports(ctx context.Context, workspaceID, channelID uuid.UUID, providerID string) error {
+	reports, err := q.sql.TakeEarlyReports(ctx, q.db, dbsqlc.TakeEarlyReportsParams{ChannelID: channelID, ProviderMessageID: providerID})
+	if err != nil {
+		return err
+	}
+	slices.SortFunc(reports, func(a, b dbsqlc.TakeEarlyReportsRow) int { return a.ReceivedAt.Compare(b.ReceivedAt) })
+	for _, r := range reports {
+		if err := q.applyDelivery(ctx, workspaceID, channelID, providerID, r.Status, r.Reason); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (q *queries) applyDelivery(ctx context.Context, workspaceID, channelID uuid.UUID, providerID, status string, reason *string) error {
+	if _, err := q.UpdateDelivery(ctx, channelID, providerID, status, reason); err != nil {
+		return err
+	}
+	var err error
+	switch status {
+	case "delivered":
+		_, err = q.RecordCampaignDelivery(ctx, workspaceID, providerID, "delivered")
+	case "undelivered", "failed":
+		_, err = q.RecordCampaignDelivery(ctx, workspaceID, providerID, "undelivered")
+	}
+	return err
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/google/uuid"
+
 	"switchboard/gen/dbsqlc"
 	"switchboard/secrets"
 )
@@ -117,6 +119,13 @@ func (s *Store) SealSecrets(ctx context.Context, rotate bool) (SealReport, error
 			break
 		}
 	}
+	if rotate {
+		n, err := s.resealChannelSecrets(ctx, old)
+		report.Rotated += n
+		if err != nil {
+			return report, err
+		}
+	}
 	counts, err := s.SecretKeyCounts(ctx)
 	if err != nil {
 		return report, err
@@ -127,4 +136,44 @@ func (s *Store) SealSecrets(ctx context.Context, rotate bool) (SealReport, error
 		}
 	}
 	return report, nil
+}
+
+// ChannelSecretsBinding ties a channel's sealed credentials to the channel: copied into
+// another row, they do not open.
+func ChannelSecretsBinding(id uuid.UUID) string { return "channels.secrets/" + id.String() }
+
+// resealChannelSecrets seals again with the current key the channels' credentials sealed
+// with one of the old keys, a batch per transaction.
+func (s *Store) resealChannelSecrets(ctx context.Context, old []string) (int, error) {
+	total := 0
+	for len(old) > 0 {
+		n := 0
+		err := s.InTx(ctx, func(t *Tx) error {
+			rows, err := t.sql.ChannelSecretsToReseal(ctx, t.db, dbsqlc.ChannelSecretsToResealParams{KeyIds: old, Max: sealBatch})
+			if err != nil {
+				return err
+			}
+			n = len(rows)
+			for _, r := range rows {
+				binding := ChannelSecretsBinding(r.ID)
+				plain, err := s.secrets.Open(secrets.Sealed{Ciphertext: r.Secrets, KeyID: *r.SecretsKeyID}, binding)
+				if err != nil {
+					return fmt.Errorf("channel %s: %w", r.ID, err)
+				}
+				sealed, err := s.secrets.Seal(plain, binding)
+				if err != nil {
+					return err
+				}
+				if err := t.sql.ResealChannelSecrets(ctx, t.db, dbsqlc.ResealChannelSecretsParams{ID: r.ID, Secrets: sealed.Ciphertext, SecretsKeyID: &sealed.KeyID}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		total += n
+		if err != nil || n < sealBatch {
+			return total, err
+		}
+	}
+	return total, nil
 }

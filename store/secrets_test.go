@@ -174,3 +174,31 @@ func TestRotationSealsEverySecretWithTheNewKey(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, map[string]int{newKey.ID(): 3}, report.Remaining, "secrets no configured key opens are counted")
 }
+
+// TestRotationResealsChannelCredentials: `switchboard secrets rotate` reseals the channels'
+// credentials with the new key too, bound to their channel.
+func TestRotationResealsChannelCredentials(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setupSecrets(t)
+	id := store.NewChannelID()
+	sealed, err := secrets.NewKeyring(b.key).Seal([]byte(`{"access_token":"tok"}`), store.ChannelSecretsBinding(id))
+	require.NoError(t, err)
+	_, err = b.store.CreateChannel(ctx, b.ws, store.ChannelWrite{ID: id, Provider: "msgapp_1", Name: "App", Config: []byte(`{}`),
+		Status: store.ChannelNeedsSetup, InboundToken: "t-" + id.String(), Secrets: &sealed})
+	require.NoError(t, err)
+	newKey, _, err := secrets.GenerateKey()
+	require.NoError(t, err)
+	report, err := b.store.WithSecrets(secrets.NewKeyring(newKey, b.key)).SealSecrets(ctx, true)
+	require.NoError(t, err)
+	require.Equal(t, 1, report.Rotated)
+
+	c, err := b.store.ChannelByID(ctx, b.ws, id)
+	require.NoError(t, err)
+	require.Equal(t, newKey.ID(), c.Secrets.KeyID)
+	plain, err := secrets.NewKeyring(newKey).Open(*c.Secrets, store.ChannelSecretsBinding(id))
+	require.NoError(t, err, "the new key alone opens them")
+	require.JSONEq(t, `{"access_token":"tok"}`, string(plain))
+	_, err = secrets.NewKeyring(newKey).Open(*c.Secrets, store.ChannelSecretsBinding(store.NewChannelID()))
+	require.Error(t, err, "bound to their channel")
+}

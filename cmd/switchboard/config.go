@@ -125,6 +125,13 @@ func loadConfig(getenv env) (config, error) {
 			return c, err
 		}
 	}
+	if v := getenv("CHANNEL_WORKERS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 10000 {
+			return c, fmt.Errorf("CHANNEL_WORKERS must be a number of workers from 1 to 10000, not %q", v)
+		}
+		a.ChannelWorkers = n
+	}
 	if v := getenv("METER_FLUSH_INTERVAL"); v != "" {
 		if a.MeterFlushInterval, err = time.ParseDuration(v); err != nil || a.MeterFlushInterval < 0 || a.MeterFlushInterval > time.Second {
 			return c, fmt.Errorf("METER_FLUSH_INTERVAL must be a duration from 0s (commit before answering) to 1s, such as 10ms, not %q", v)

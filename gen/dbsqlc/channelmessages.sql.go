@@ -7,9 +7,27 @@ package dbsqlc
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 )
+
+const assignConversationAgent = `-- name: AssignConversationAgent :exec
+UPDATE conversations SET agent_id = $1, updated_at = now() WHERE workspace_id = $2 AND id = $3 AND agent_id IS NULL
+`
+
+type AssignConversationAgentParams struct {
+	AgentID     *uuid.UUID
+	WorkspaceID uuid.UUID
+	ID          uuid.UUID
+}
+
+// AssignConversationAgent gives a conversation kept with no agent (nobody held the seat, or
+// the workspace could not pay) to the agent that answers its next message.
+func (q *Queries) AssignConversationAgent(ctx context.Context, db DBTX, arg AssignConversationAgentParams) error {
+	_, err := db.Exec(ctx, assignConversationAgent, arg.AgentID, arg.WorkspaceID, arg.ID)
+	return err
+}
 
 const channelMessageByID = `-- name: ChannelMessageByID :one
 SELECT id, workspace_id, channel_id, direction, provider_message_id, remote, local, body, segments, status, reason, conversation_id, reply_to, created_at, updated_at FROM channel_messages WHERE workspace_id = $1 AND id = $2
@@ -104,6 +122,24 @@ func (q *Queries) CreatePhoneContact(ctx context.Context, db DBTX, arg CreatePho
 	return id, err
 }
 
+const deliveryTargetKnown = `-- name: DeliveryTargetKnown :one
+SELECT EXISTS (SELECT 1 FROM channel_messages m WHERE m.channel_id = $1::uuid AND m.direction = 'outbound' AND m.provider_message_id = $2::text)
+    OR EXISTS (SELECT 1 FROM campaign_sends s WHERE s.workspace_id = $3::uuid AND s.provider_message_id = $2::text)
+`
+
+type DeliveryTargetKnownParams struct {
+	ChannelID   uuid.UUID
+	MessageID   string
+	WorkspaceID uuid.UUID
+}
+
+func (q *Queries) DeliveryTargetKnown(ctx context.Context, db DBTX, arg DeliveryTargetKnownParams) (*bool, error) {
+	row := db.QueryRow(ctx, deliveryTargetKnown, arg.ChannelID, arg.MessageID, arg.WorkspaceID)
+	var column_1 *bool
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
 const finishOutboundMessage = `-- name: FinishOutboundMessage :exec
 UPDATE channel_messages SET status = $1, reason = $2, provider_message_id = $3, updated_at = now()
 WHERE workspace_id = $4 AND id = $5
@@ -124,6 +160,27 @@ func (q *Queries) FinishOutboundMessage(ctx context.Context, db DBTX, arg Finish
 		arg.ProviderMessageID,
 		arg.WorkspaceID,
 		arg.ID,
+	)
+	return err
+}
+
+const insertEarlyReport = `-- name: InsertEarlyReport :exec
+INSERT INTO early_delivery_reports (channel_id, provider_message_id, status, reason) VALUES ($1, $2, $3, $4)
+`
+
+type InsertEarlyReportParams struct {
+	ChannelID         uuid.UUID
+	ProviderMessageID string
+	Status            string
+	Reason            *string
+}
+
+func (q *Queries) InsertEarlyReport(ctx context.Context, db DBTX, arg InsertEarlyReportParams) error {
+	_, err := db.Exec(ctx, insertEarlyReport,
+		arg.ChannelID,
+		arg.ProviderMessageID,
+		arg.Status,
+		arg.Reason,
 	)
 	return err
 }
@@ -391,6 +448,42 @@ func (q *Queries) SetChannelMessageState(ctx context.Context, db DBTX, arg SetCh
 		arg.ID,
 	)
 	return err
+}
+
+const takeEarlyReports = `-- name: TakeEarlyReports :many
+DELETE FROM early_delivery_reports WHERE channel_id = $1 AND provider_message_id = $2
+RETURNING status, reason, received_at
+`
+
+type TakeEarlyReportsParams struct {
+	ChannelID         uuid.UUID
+	ProviderMessageID string
+}
+
+type TakeEarlyReportsRow struct {
+	Status     string
+	Reason     *string
+	ReceivedAt time.Time
+}
+
+func (q *Queries) TakeEarlyReports(ctx context.Context, db DBTX, arg TakeEarlyReportsParams) ([]TakeEarlyReportsRow, error) {
+	rows, err := db.Query(ctx, takeEarlyReports, arg.ChannelID, arg.ProviderMessageID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []TakeEarlyReportsRow{}
+	for rows.Next() {
+		var i TakeEarlyReportsRow
+		if err := rows.Scan(&i.Status, &i.Reason, &i.ReceivedAt); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const threadConversation = `-- name: ThreadConversation :one

@@ -247,6 +247,44 @@ func (q *Queries) ChannelByToken(ctx context.Context, db DBTX, arg ChannelByToke
 	return i, err
 }
 
+const channelSecretsToReseal = `-- name: ChannelSecretsToReseal :many
+SELECT id, secrets, secrets_key_id FROM channels WHERE secrets_key_id = ANY($1::text[])
+ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED
+`
+
+type ChannelSecretsToResealParams struct {
+	KeyIds []string
+	Max    int32
+}
+
+type ChannelSecretsToResealRow struct {
+	ID           uuid.UUID
+	Secrets      []byte
+	SecretsKeyID *string
+}
+
+// ChannelSecretsToReseal are channels whose credentials are sealed with one of the given
+// (previous) keys, locked for resealing.
+func (q *Queries) ChannelSecretsToReseal(ctx context.Context, db DBTX, arg ChannelSecretsToResealParams) ([]ChannelSecretsToResealRow, error) {
+	rows, err := db.Query(ctx, channelSecretsToReseal, arg.KeyIds, arg.Max)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ChannelSecretsToResealRow{}
+	for rows.Next() {
+		var i ChannelSecretsToResealRow
+		if err := rows.Scan(&i.ID, &i.Secrets, &i.SecretsKeyID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const countConnectedChannels = `-- name: CountConnectedChannels :one
 SELECT count(*) FROM channels WHERE workspace_id = $1 AND provider = $2 AND status = 'connected'
 `
@@ -559,6 +597,21 @@ func (q *Queries) NumberTakenElsewhere(ctx context.Context, db DBTX, arg NumberT
 	var exists bool
 	err := row.Scan(&exists)
 	return exists, err
+}
+
+const resealChannelSecrets = `-- name: ResealChannelSecrets :exec
+UPDATE channels SET secrets = $1, secrets_key_id = $2 WHERE id = $3
+`
+
+type ResealChannelSecretsParams struct {
+	Secrets      []byte
+	SecretsKeyID *string
+	ID           uuid.UUID
+}
+
+func (q *Queries) ResealChannelSecrets(ctx context.Context, db DBTX, arg ResealChannelSecretsParams) error {
+	_, err := db.Exec(ctx, resealChannelSecrets, arg.Secrets, arg.SecretsKeyID, arg.ID)
+	return err
 }
 
 const touchChannelInbound = `-- name: TouchChannelInbound :exec

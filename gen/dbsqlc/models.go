@@ -210,6 +210,14 @@ type Deployment struct {
 	UpdatedAt   time.Time
 }
 
+type EarlyDeliveryReport struct {
+	ChannelID         uuid.UUID
+	ProviderMessageID string
+	Status            string
+	Reason            *string
+	ReceivedAt        time.Time
+}
+
 type Event struct {
 	WorkspaceID uuid.UUID
 	Seq         int64

@@ -90,3 +90,15 @@ CREATE INDEX campaign_sends_provider_idx ON campaign_sends (provider_message_id)
 ALTER TABLE campaigns
     ADD COLUMN delivered_count   int NOT NULL DEFAULT 0,
     ADD COLUMN undelivered_count int NOT NULL DEFAULT 0;
+
+-- A delivery report that arrives before the send that it reports on recorded the carrier's
+-- id (the carrier can call back within milliseconds): kept here, and applied by that send's
+-- transaction.
+CREATE TABLE early_delivery_reports (
+    channel_id          uuid NOT NULL REFERENCES channels (id) ON DELETE CASCADE,
+    provider_message_id text NOT NULL,
+    status              text NOT NULL,
+    reason              text,
+    received_at         timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX early_delivery_reports_idx ON early_delivery_reports (channel_id, provider_message_id);

@@ -81,3 +81,19 @@ WHERE workspace_id = @workspace_id AND id = @id;
 -- name: LastAssistantMessage :one
 SELECT content FROM messages WHERE workspace_id = @workspace_id AND conversation_id = @conversation_id AND role = 'assistant'
 ORDER BY seq DESC LIMIT 1;
+
+-- name: AssignConversationAgent :exec
+-- AssignConversationAgent gives a conversation kept with no agent (nobody held the seat, or
+-- the workspace could not pay) to the agent that answers its next message.
+UPDATE conversations SET agent_id = @agent_id, updated_at = now() WHERE workspace_id = @workspace_id AND id = @id AND agent_id IS NULL;
+
+-- name: InsertEarlyReport :exec
+INSERT INTO early_delivery_reports (channel_id, provider_message_id, status, reason) VALUES (@channel_id, @provider_message_id, @status, sqlc.narg(reason));
+
+-- name: TakeEarlyReports :many
+DELETE FROM early_delivery_reports WHERE channel_id = @channel_id AND provider_message_id = @provider_message_id
+RETURNING status, reason, received_at;
+
+-- name: DeliveryTargetKnown :one
+SELECT EXISTS (SELECT 1 FROM channel_messages m WHERE m.channel_id = @channel_id::uuid AND m.direction = 'outbound' AND m.provider_message_id = @message_id::text)
+    OR EXISTS (SELECT 1 FROM campaign_sends s WHERE s.workspace_id = @workspace_id::uuid AND s.provider_message_id = @message_id::text);

@@ -90,3 +90,12 @@ SELECT workspace_id, agent_id FROM deployments WHERE id = @id;
 -- name: DeploymentByID :one
 SELECT d.workspace_id, d.agent_id, d.channel_type, d.config, w.name AS workspace_name, w.status AS workspace_status, w.balance_nano_usd
 FROM deployments d JOIN workspaces w ON w.id = d.workspace_id WHERE d.id = @id;
+
+-- name: ChannelSecretsToReseal :many
+-- ChannelSecretsToReseal are channels whose credentials are sealed with one of the given
+-- (previous) keys, locked for resealing.
+SELECT id, secrets, secrets_key_id FROM channels WHERE secrets_key_id = ANY(@key_ids::text[])
+ORDER BY id LIMIT @max FOR UPDATE SKIP LOCKED;
+
+-- name: ResealChannelSecrets :exec
+UPDATE channels SET secrets = @secrets, secrets_key_id = @secrets_key_id WHERE id = @id;

@@ -1,0 +1,485 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"switchboard/catalog"
+	"switchboard/compliance"
+	"switchboard/llm/llmtest"
+	"switchboard/sms/smstest"
+	"switchboard/store"
+)
+
+// The carrier's number for the channels of these tests, and two people who text it.
+const (
+	lineNumber = "+14155550100"
+	ann        = "+14155552671"
+	bob        = "+14155552672"
+)
+
+// channelView is a channel as /api answers it.
+type channelView struct {
+	ID             string         `json:"id"`
+	Provider       string         `json:"provider"`
+	Name           string         `json:"name"`
+	Status         string         `json:"status"`
+	Setup          *string        `json:"setup"`
+	InboundURL     *string        `json:"inbound_url"`
+	Address        *string        `json:"address"`
+	Config         map[string]any `json:"config"`
+	InboundAgentID *string        `json:"inbound_agent_id"`
+	LastInboundAt  *string        `json:"last_inbound_at"`
+}
+
+// smsWorld is a server whose carrier is faked at the wire, with an SMS channel on the
+// carrier's number and an agent holding its inbound seat.
+type smsWorld struct {
+	b       *testBundle
+	carrier *smstest.Server
+	channel channelView
+	agentID string
+}
+
+func newSMSWorld(t *testing.T, opts ...func(*setupOpts)) *smsWorld {
+	t.Helper()
+	carrier := smstest.New(t)
+	carrier.AddNumber(lineNumber)
+	b := setup(t, append([]func(*setupOpts){func(o *setupOpts) { o.smsBaseURL = carrier.URL }}, opts...)...)
+	w := &smsWorld{b: b, carrier: carrier}
+	w.channel = decode[channelView](t, b.send(t, http.MethodPost, "/api/channels", `{"provider":"sms","name":"Main line","config":{"phone_number":"(415) 555-0100","region":"us"}}`, 201))
+	require.Equal(t, "connected", w.channel.Status, w.channel.Setup)
+	w.agentID = b.newAgent(t, "Texting agent")
+	s := b.mcp(t, b.url, b.key)
+	res := s.ok("deploy_agent", map[string]any{"agent_id": w.agentID, "channel_id": w.channel.ID})
+	require.Equal(t, true, res["inbound"])
+	return w
+}
+
+// hookPath is the path of the channel's inbound URL (the test server is reached at b.url,
+// while the URL the carrier signs is PUBLIC_BASE_URL's).
+func (w *smsWorld) hookPath(t *testing.T, suffix string) (signed, target string) {
+	t.Helper()
+	u, err := url.Parse(*w.channel.InboundURL + suffix)
+	require.NoError(t, err)
+	return u.String(), w.b.url + u.Path
+}
+
+// text posts an inbound SMS as the carrier would, signed, and returns the answer.
+func (w *smsWorld) text(t *testing.T, from, body, sid string) (*http.Response, string) {
+	t.Helper()
+	return w.post(t, "", smstest.InboundForm(from, lineNumber, body, sid), true)
+}
+
+func (w *smsWorld) post(t *testing.T, suffix string, form url.Values, signed bool) (*http.Response, string) {
+	t.Helper()
+	signedURL, target := w.hookPath(t, suffix)
+	sig := ""
+	if signed {
+		sig = w.carrier.Sign(signedURL, form)
+	}
+	resp, err := smstest.PostWithSignature(context.Background(), http.DefaultClient, target, form, sig)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var raw strings.Builder
+	_, _ = io.Copy(&raw, resp.Body)
+	return resp, raw.String()
+}
+
+// repliesTo are the messages the carrier was asked to send to a number.
+func (w *smsWorld) repliesTo(number string) []smstest.Message {
+	var out []smstest.Message
+	for _, m := range w.carrier.Messages() {
+		if m.To == number {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func (w *smsWorld) waitReplies(t *testing.T, number string, n int) []smstest.Message {
+	t.Helper()
+	require.Eventually(t, func() bool { return len(w.repliesTo(number)) >= n }, 20*time.Second, 10*time.Millisecond,
+		"%d replies to %s expected, carrier has %v", n, number, w.carrier.Messages())
+	return w.repliesTo(number)
+}
+
+// inbound counts the channel's inbound messages in a state ("" counts all).
+func (w *smsWorld) inbound(t *testing.T, status string) int {
+	t.Helper()
+	return w.b.countWhere(t, `SELECT count(*) FROM channel_messages WHERE workspace_id = $1 AND direction = 'inbound' AND ($2 = '' OR status = $2)`,
+		w.b.workspace.ID, status)
+}
+
+func (w *smsWorld) settled(t *testing.T, sid string) string {
+	t.Helper()
+	var status string
+	require.Eventually(t, func() bool {
+		err := w.b.store.Pool().QueryRow(context.Background(), `SELECT status FROM channel_messages WHERE provider_message_id = $1 AND direction = 'inbound'`, sid).Scan(&status)
+		return err == nil && status != "received" && status != "answering"
+	}, 20*time.Second, 10*time.Millisecond)
+	return status
+}
+
+func TestSMSIsAnsweredByTheSeatedAgentThroughTheCarrier(t *testing.T) {
+	t.Parallel()
+	w := newSMSWorld(t)
+	b := w.b
+	require.Equal(t, lineNumber, *w.channel.Address, "the number is normalized to E.164")
+	require.Equal(t, "http://switchboard.test/hooks/sms/", (*w.channel.InboundURL)[:len("http://switchboard.test/hooks/sms/")])
+	require.Equal(t, *w.channel.InboundURL, w.carrier.NumberSMSURL(lineNumber), "the number's messaging webhook points at the channel")
+
+	resp, body := w.text(t, ann, "When do you **open**?", "SM00000000000000000000000000000001")
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	require.Contains(t, resp.Header.Get("Content-Type"), "text/xml")
+	require.Equal(t, "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Response></Response>", body, "an empty messaging response: the reply goes out through the API")
+
+	replies := w.waitReplies(t, ann, 1)
+	require.Equal(t, lineNumber, replies[0].From)
+	require.Equal(t, "reply to: When do you open?", replies[0].Body, "the agent's model answered the text, in plain text (Markdown removed)")
+	_, statusURL := w.hookPath(t, "/status")
+	require.True(t, strings.HasSuffix(replies[0].StatusCallback, strings.TrimPrefix(statusURL, b.url)), replies[0].StatusCallback)
+	require.Equal(t, "answered", w.settled(t, "SM00000000000000000000000000000001"))
+
+	// The model saw the texter's words, through the deployed agent's runtime (its system prompt).
+	reqs := b.vendors[catalog.Beta].Requests()
+	require.Len(t, reqs, 1)
+	require.Contains(t, reqs[0].System, "Your name is Helper")
+
+	// One conversation per texter on the channel, on the sms channel, with a contact found by phone.
+	var convID uuid.UUID
+	var channel string
+	var contactPhone *string
+	require.NoError(t, b.store.Pool().QueryRow(context.Background(), `SELECT c.id, c.channel, ct.phone FROM conversations c
+		JOIN conversation_threads t ON t.conversation_id = c.id LEFT JOIN contacts ct ON ct.id = c.contact_id
+		WHERE t.remote = $1`, ann).Scan(&convID, &channel, &contactPhone))
+	require.Equal(t, "sms", channel)
+	require.Equal(t, ann, *contactPhone)
+
+	resp, body = w.text(t, ann, "And on Sundays?", "SM00000000000000000000000000000002")
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	w.waitReplies(t, ann, 2)
+	require.Equal(t, 1, b.countWhere(t, `SELECT count(*) FROM conversation_threads WHERE remote = $1`, ann), "the second text continues the conversation")
+	lines, err := b.store.Transcript(context.Background(), b.workspace.ID, convID)
+	require.NoError(t, err)
+	var said []string
+	for _, l := range lines {
+		said = append(said, l.Role+": "+l.Content)
+	}
+	require.Equal(t, []string{"user: When do you **open**?", "assistant: reply to: When do you **open**?",
+		"user: And on Sundays?", "assistant: reply to: And on Sundays?"}, said, "no greeting: the texter wrote first")
+
+	// Each text, in and out, is metered by its segments.
+	var sms []storedEvent
+	smsSpend := func() []storedEvent {
+		sms = nil
+		for _, e := range b.events(t, "spend.recorded") {
+			if e.Data["category"] == "sms" {
+				sms = append(sms, e)
+			}
+		}
+		return sms
+	}
+	// The reply's charge commits once the carrier's answer is recorded, just after it sent.
+	require.Eventually(t, func() bool { return len(smsSpend()) == 4 }, 10*time.Second, 10*time.Millisecond)
+	directions := map[string]int{}
+	for _, e := range sms {
+		directions[e.Data["direction"].(string)]++
+		require.Equal(t, 1.0, e.Data["segments"])
+		require.NotEmpty(t, e.Data["conversation_id"])
+	}
+	require.Equal(t, map[string]int{"inbound": 2, "outbound": 2}, directions)
+
+	ch := decode[channelView](t, b.send(t, http.MethodGet, "/api/channels/"+w.channel.ID, "", 200))
+	require.NotNil(t, ch.LastInboundAt)
+	require.Equal(t, w.agentID, *ch.InboundAgentID)
+}
+
+func TestSMSWithABadSignatureIs403AndStoresNothing(t *testing.T) {
+	t.Parallel()
+	w := newSMSWorld(t)
+	form := smstest.InboundForm(ann, lineNumber, "Hello", "SM00000000000000000000000000000009")
+	resp, _ := w.post(t, "", form, false)
+	require.Equal(t, http.StatusForbidden, resp.StatusCode, "no signature")
+
+	signedURL, target := w.hookPath(t, "")
+	forged := smstest.SignWith("not-the-auth-token", signedURL, form)
+	resp, err := smstest.PostWithSignature(context.Background(), http.DefaultClient, target, form, forged)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusForbidden, resp.StatusCode, "signed with another token")
+
+	tampered := smstest.InboundForm(ann, lineNumber, "Hello", "SM00000000000000000000000000000009")
+	sig := w.carrier.Sign(signedURL, tampered)
+	tampered.Set("Body", "Send me everything")
+	resp, err = smstest.PostWithSignature(context.Background(), http.DefaultClient, target, tampered, sig)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusForbidden, resp.StatusCode, "a changed body")
+
+	resp, err = smstest.PostWithSignature(context.Background(), http.DefaultClient, w.b.url+"/hooks/sms/"+strings.Repeat("0", 64), form,
+		w.carrier.Sign("http://switchboard.test/hooks/sms/"+strings.Repeat("0", 64), form))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusNotFound, resp.StatusCode, "an unknown token")
+
+	require.Zero(t, w.inbound(t, ""), "nothing stored")
+	require.Zero(t, w.b.countWhere(t, `SELECT count(*) FROM river_job WHERE kind = 'channel_reply'`))
+	require.Empty(t, w.carrier.Messages())
+}
+
+func TestSMSRetriedByTheCarrierIsAnsweredOnce(t *testing.T) {
+	t.Parallel()
+	w := newSMSWorld(t)
+	w.b.vendors[catalog.Beta].Push(llmtest.Reply{Text: "We open at nine.", Delay: 300 * time.Millisecond})
+	const sid = "SM00000000000000000000000000000003"
+	for range 3 {
+		resp, body := w.text(t, ann, "Open?", sid)
+		require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	}
+	w.waitReplies(t, ann, 1)
+	require.Equal(t, "answered", w.settled(t, sid))
+	time.Sleep(200 * time.Millisecond) // room for a wrong second reply to show
+	require.Len(t, w.repliesTo(ann), 1)
+	require.Equal(t, 1, w.inbound(t, ""))
+	require.Len(t, w.b.vendors[catalog.Beta].Requests(), 1)
+}
+
+func TestSMSKeywordsStopStartAndHelp(t *testing.T) {
+	t.Parallel()
+	w := newSMSWorld(t)
+	b := w.b
+
+	w.text(t, ann, "  Stop ", "SM00000000000000000000000000000010")
+	stop := w.waitReplies(t, ann, 1)[0]
+	require.Contains(t, stop.Body, "unsubscribed")
+	require.Contains(t, stop.Body, "acme")
+	optedOut, err := b.store.OptedOut(context.Background(), b.workspace.ID, lineNumber, ann)
+	require.NoError(t, err)
+	require.True(t, optedOut)
+
+	// Opted out: the text is kept, nobody answers, no model call.
+	w.text(t, ann, "Are you still there?", "SM00000000000000000000000000000011")
+	require.Equal(t, "stored", w.settled(t, "SM00000000000000000000000000000011"))
+	require.Len(t, w.repliesTo(ann), 1)
+	require.Empty(t, b.vendors[catalog.Beta].Requests())
+
+	w.text(t, ann, "UNSTOP", "SM00000000000000000000000000000012")
+	start := w.waitReplies(t, ann, 2)[1]
+	require.Contains(t, start.Body, "STOP")
+	w.text(t, ann, "Hello again", "SM00000000000000000000000000000013")
+	require.Equal(t, "reply to: Hello again", w.waitReplies(t, ann, 3)[2].Body)
+
+	w.text(t, bob, "help", "SM00000000000000000000000000000014")
+	help := w.waitReplies(t, bob, 1)[0]
+	require.Contains(t, help.Body, "acme")
+	require.Contains(t, help.Body, "STOP")
+	b.send(t, http.MethodPatch, "/api/channels/"+w.channel.ID, `{"config":{"help_text":"Sunrise Bakery: call 415 555 0100. Reply STOP to opt out."}}`, 200)
+	w.text(t, bob, "INFO", "SM00000000000000000000000000000015")
+	require.Equal(t, "Sunrise Bakery: call 415 555 0100. Reply STOP to opt out.", w.waitReplies(t, bob, 2)[1].Body)
+	require.Len(t, b.vendors[catalog.Beta].Requests(), 1, "keywords never reach the model")
+}
+
+func TestSMSFromAWorkspaceThatCannotPayGetsNoModelCallAndNoReply(t *testing.T) {
+	t.Parallel()
+	w := newSMSWorld(t)
+	_, err := w.b.store.Pool().Exec(context.Background(), `UPDATE workspaces SET balance_nano_usd = 0 WHERE id = $1`, w.b.workspace.ID)
+	require.NoError(t, err)
+	w.text(t, ann, "Hello?", "SM00000000000000000000000000000020")
+	require.Equal(t, "stored", w.settled(t, "SM00000000000000000000000000000020"))
+	var reason string
+	require.NoError(t, w.b.store.Pool().QueryRow(context.Background(), `SELECT reason FROM channel_messages WHERE provider_message_id = 'SM00000000000000000000000000000020'`).Scan(&reason))
+	require.Equal(t, "insufficient_quota", reason)
+	require.Empty(t, w.b.vendors[catalog.Beta].Requests())
+	require.Empty(t, w.carrier.Messages())
+	require.Equal(t, 1, w.b.countWhere(t, `SELECT count(*) FROM messages m JOIN conversation_threads t ON t.conversation_id = m.conversation_id
+		WHERE t.remote = $1 AND m.role = 'user'`, ann), "the text is kept in its conversation, visible")
+}
+
+func TestSMSWithNobodyOnTheSeatIsKept(t *testing.T) {
+	t.Parallel()
+	carrier := smstest.New(t)
+	carrier.AddNumber(lineNumber)
+	b := setup(t, func(o *setupOpts) { o.smsBaseURL = carrier.URL })
+	w := &smsWorld{b: b, carrier: carrier}
+	w.channel = decode[channelView](t, b.send(t, http.MethodPost, "/api/channels", `{"provider":"sms","name":"Spare line","config":{"phone_number":"`+lineNumber+`"}}`, 201))
+	w.text(t, ann, "Anyone?", "SM00000000000000000000000000000030")
+	require.Equal(t, "stored", w.settled(t, "SM00000000000000000000000000000030"))
+	require.Empty(t, carrier.Messages())
+	require.Empty(t, b.vendors[catalog.Beta].Requests())
+}
+
+func TestSMSReplyToACampaignReachesTheCampaignsAgentAndDeliveryReportsMoveItsCounters(t *testing.T) {
+	t.Parallel()
+	w := newSMSWorld(t, func(o *setupOpts) { o.campaignPeriod = 200 * time.Millisecond })
+	b := w.b
+	b.accept(t, compliance.DefaultVersion)
+	campaigner := b.newAgent(t, "Campaign agent")
+	d, err := b.store.DeployAgent(context.Background(), b.workspace.ID, store.Deploy{AgentID: uuid.MustParse(campaigner), ChannelType: "sms", Config: json.RawMessage(`{}`)})
+	require.NoError(t, err)
+	b.newContact(t, `{"name":"Ann","phone":"`+ann+`","tags":["promo"],"consent_sms":true}`)
+	b.newContact(t, `{"name":"Bob","phone":"`+bob+`","tags":["promo"],"consent_sms":true}`)
+	b.newContact(t, `{"name":"Cat","phone":"+14155552673","tags":["promo"],"consent_sms":true}`)
+	// Cat said STOP to this number before: the campaign skips her.
+	require.NoError(t, b.store.SetOptOut(context.Background(), b.workspace.ID, lineNumber, "+14155552673", true))
+
+	c := decode[campaignView](t, b.send(t, http.MethodPost, "/api/campaigns", `{"name":"Promo","agent_id":"`+campaigner+`","deployment_id":"`+d.ID.String()+
+		`","first_message":"Fresh croissants today! Reply to order.","audience":{"tags":["promo"]}}`, 201))
+	get := func() campaignView {
+		return decode[campaignView](t, b.send(t, http.MethodGet, "/api/campaigns/"+c.ID, "", 200))
+	}
+	require.Eventually(t, func() bool { return get().Status == "completed" }, 20*time.Second, 20*time.Millisecond)
+	got := get()
+	require.Equal(t, 2, got.Counts.Sent)
+	require.Equal(t, 1, got.Counts.Skipped)
+	sends, err := b.store.CampaignSends(context.Background(), b.workspace.ID, uuid.MustParse(c.ID))
+	require.NoError(t, err)
+	var reasons []string
+	for _, s := range sends {
+		reasons = append(reasons, s.Status+":"+str(s.Reason))
+	}
+	require.Contains(t, reasons, "skipped:opted_out")
+
+	promo := w.repliesTo(ann)
+	require.Len(t, promo, 1)
+	require.Equal(t, lineNumber, promo[0].From)
+	require.NotEmpty(t, promo[0].StatusCallback, "a campaign sent from a channel asks for delivery reports")
+
+	// Ann replies: the campaign's agent answers in the campaign's conversation, although
+	// another agent holds the channel's inbound seat.
+	w.text(t, ann, "Two please", "SM00000000000000000000000000000040")
+	require.Equal(t, "reply to: Two please", w.waitReplies(t, ann, 2)[1].Body)
+	var agentID uuid.UUID
+	var first string
+	require.NoError(t, b.store.Pool().QueryRow(context.Background(), `SELECT c.agent_id, (SELECT content FROM messages WHERE conversation_id = c.id ORDER BY seq LIMIT 1)
+		FROM conversations c JOIN conversation_threads t ON t.conversation_id = c.id WHERE t.remote = $1`, ann).Scan(&agentID, &first))
+	require.Equal(t, campaigner, agentID.String())
+	require.Equal(t, "Fresh croissants today! Reply to order.", first, "the outbound message is in the transcript")
+
+	// Delivery reports, signed like inbound texts, move the campaign's counters once each.
+	bobs := w.repliesTo(bob)
+	require.Len(t, bobs, 1)
+	for _, status := range []string{"sent", "delivered", "delivered"} {
+		resp, body := w.post(t, "/status", smstest.StatusForm(promo[0].SID, status, lineNumber, ann), true)
+		require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	}
+	resp, _ := w.post(t, "/status", smstest.StatusForm(bobs[0].SID, "undelivered", lineNumber, bob), true)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	resp, _ = w.post(t, "/status", smstest.StatusForm(bobs[0].SID, "delivered", lineNumber, bob), false)
+	require.Equal(t, http.StatusForbidden, resp.StatusCode, "an unsigned report changes nothing")
+	got = get()
+	require.Equal(t, 1, got.Counts.Delivered)
+	require.Equal(t, 1, got.Counts.Undelivered)
+
+	// The agent's own reply to Ann gets its delivery report too.
+	reply := w.repliesTo(ann)[1]
+	w.post(t, "/status", smstest.StatusForm(reply.SID, "delivered", lineNumber, ann), true)
+	require.Equal(t, 1, b.countWhere(t, `SELECT count(*) FROM channel_messages WHERE provider_message_id = $1 AND status = 'delivered'`, reply.SID))
+}
+
+func TestChannelsResource(t *testing.T) {
+	t.Parallel()
+	carrier := smstest.New(t)
+	carrier.AddNumber(lineNumber)
+	b := setup(t, func(o *setupOpts) { o.smsBaseURL = carrier.URL })
+
+	for _, tc := range []struct{ body, param, code string }{
+		{`{"provider":"sms","name":"No number"}`, "config.phone_number", "missing_parameter"},
+		{`{"provider":"sms","name":"Bad","config":{"phone_number":"+1555"}}`, "config.phone_number", "invalid_value"},
+		{`{"provider":"sms","name":"National","config":{"phone_number":"4155550100"}}`, "config.phone_number", "invalid_value"},
+		{`{"provider":"sms","name":"Extra","config":{"phone_number":"` + lineNumber + `","colour":"red"}}`, "config.colour", "unknown_parameter"},
+		{`{"provider":"sms","name":"Help","config":{"phone_number":"` + lineNumber + `","help_text":""}}`, "config.help_text", "invalid_value"},
+		{`{"provider":"fax","name":"Fax"}`, "provider", "invalid_value"},
+		{`{"provider":"sms","name":" "}`, "name", "invalid_value"},
+	} {
+		e := b.fail(t, http.MethodPost, "/api/channels", tc.body, 400)
+		require.Equal(t, tc.param, str(e.Param), tc.body)
+		require.Equal(t, tc.code, str(e.Code), tc.body)
+	}
+	require.Zero(t, b.countWhere(t, `SELECT count(*) FROM channels`), "a refusal writes nothing")
+
+	// A number that is not on the carrier account needs setup, and says why.
+	other := decode[channelView](t, b.send(t, http.MethodPost, "/api/channels", `{"provider":"sms","name":"Elsewhere","config":{"phone_number":"+14155550177"}}`, 201))
+	require.Equal(t, "needs_setup", other.Status)
+	require.Contains(t, *other.Setup, "not on this server's carrier account")
+	carrier.AddNumber("+14155550177")
+	other = decode[channelView](t, b.send(t, http.MethodPatch, "/api/channels/"+other.ID, `{}`, 200))
+	require.Equal(t, "connected", other.Status, "a PATCH checks again")
+
+	main := decode[channelView](t, b.send(t, http.MethodPost, "/api/channels", `{"provider":"sms","name":"Main","config":{"phone_number":"`+lineNumber+`"}}`, 201))
+	e := b.fail(t, http.MethodPost, "/api/channels", `{"provider":"sms","name":"Again","config":{"phone_number":"`+lineNumber+`"}}`, 409)
+	require.Equal(t, "number_taken", str(e.Code))
+
+	// Credentials are sealed, and shown as a hint.
+	app := decode[channelView](t, b.send(t, http.MethodPost, "/api/channels", `{"provider":"msgapp_1","name":"App","config":{"access_token":"EAAG-very-secret-0000-wxyz","phone_id":"1234"}}`, 201))
+	require.Equal(t, "…wxyz", app.Config["access_token"])
+	require.Equal(t, "1234", app.Config["phone_id"])
+	require.Equal(t, "needs_setup", app.Status)
+	var stored []byte
+	require.NoError(t, b.store.Pool().QueryRow(context.Background(), `SELECT config::text::bytea || coalesce(secrets, '') FROM channels WHERE id = $1`, app.ID).Scan(&stored))
+	require.NotContains(t, string(stored), "very-secret", "never stored in the clear")
+	app = decode[channelView](t, b.send(t, http.MethodPatch, "/api/channels/"+app.ID, `{"name":"App two","config":{"phone_id":null}}`, 200))
+	require.Equal(t, "App two", app.Name)
+	require.Equal(t, map[string]any{"access_token": "…wxyz"}, app.Config, "credentials left out are kept; null removes a key")
+
+	list := decode[struct{ Data []channelView }](t, b.send(t, http.MethodGet, "/api/channels?provider=sms", "", 200))
+	require.Len(t, list.Data, 2)
+
+	// Another workspace sees none of it.
+	theirs := b.newKey(t, mustWorkspace(t, b, "globex"), "owner")
+	resp, _ := b.do(t, http.MethodGet, "/api/channels/"+main.ID, "Bearer "+theirs, "")
+	require.Equal(t, http.StatusNotFound, resp.StatusCode)
+	resp, raw := b.do(t, http.MethodGet, "/api/channels", "Bearer "+theirs, "")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.NotContains(t, string(raw), main.ID)
+	resp, _ = b.do(t, http.MethodPost, "/api/channels", "Bearer "+theirs, `{"provider":"sms","name":"Mine now","config":{"phone_number":"`+lineNumber+`"}}`)
+	require.Equal(t, http.StatusConflict, resp.StatusCode, "a number connected in one workspace cannot be taken by another")
+
+	// Members read channels; connecting and deleting need the channels permission (admin).
+	member := b.newKey(t, b.workspace, "member")
+	resp, _ = b.do(t, http.MethodGet, "/api/channels", "Bearer "+member, "")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	resp, _ = b.do(t, http.MethodDelete, "/api/channels/"+main.ID, "Bearer "+member, "")
+	require.Equal(t, http.StatusForbidden, resp.StatusCode)
+
+	// Deleting removes the channel's deployments.
+	agent := b.newAgent(t, "On main")
+	s := b.mcp(t, b.url, b.key)
+	s.ok("deploy_agent", map[string]any{"agent_id": agent, "channel_id": main.ID})
+	b.send(t, http.MethodDelete, "/api/channels/"+main.ID, "", 200)
+	require.Zero(t, b.countWhere(t, `SELECT count(*) FROM deployments WHERE channel_id = $1`, main.ID))
+	b.fail(t, http.MethodGet, "/api/channels/"+main.ID, "", 404)
+}
+
+func TestDeployAgentNeverClaimsTrafficThatCannotArrive(t *testing.T) {
+	t.Parallel()
+	b := setup(t) // no carrier: an SMS channel needs setup
+	s := b.mcp(t, b.url, b.key)
+	agent := b.newAgent(t, "Hopeful")
+	ch := decode[channelView](t, b.send(t, http.MethodPost, "/api/channels", `{"provider":"sms","name":"Main","config":{"phone_number":"`+lineNumber+`"}}`, 201))
+	require.Equal(t, "needs_setup", ch.Status)
+	require.Contains(t, *ch.Setup, "TWILIO_ACCOUNT_SID")
+
+	for _, args := range []map[string]any{
+		{"agent_id": agent, "channel_id": ch.ID},
+		{"agent_id": agent, "channel": "sms"},
+		{"agent_id": agent, "channel": "telco_voice"},
+		{"agent_id": agent, "channel": "msgapp_2"},
+	} {
+		e := s.fails("deploy_agent", args, "channel_not_connected")
+		require.Contains(t, e["hint"], "/api/channels", args)
+	}
+	require.Zero(t, b.countWhere(t, `SELECT count(*) FROM deployments`))
+	s.ok("deploy_agent", map[string]any{"agent_id": agent, "channel": "webchat"}) // webchat needs no channel row
+	got := s.ok("get_agent", map[string]any{"agent_id": agent})["agent"].(map[string]any)
+	require.Equal(t, []any{}, got["inboundChannels"], "no traffic described")
+}
