@@ -64,46 +64,46 @@ func PlainText(markdown string) string {
 	return strings.Trim(text, "\n")
 }
 
-// Cut shortens text to at most max characters (runes: what a phone shows, not bytes). It
+// Cut shortens text to at most n characters (runes: what a phone shows, not bytes). It
 // cuts after the last whole sentence or line that fits, so the reply ends cleanly; when that
 // would drop more than half of what fits, it cuts after the last whole word instead and
 // appends "..." (three dots, not "…", which is outside the GSM-7 alphabet and would send a
 // cut GSM-7 text as UCS-2, in twice the segments). Whole words keep URLs whole: a URL is only
-// split when it alone fills max.
-func Cut(text string, max int) string {
+// split when it alone fills n.
+func Cut(text string, n int) string {
 	r := []rune(text)
-	if len(r) <= max {
+	if len(r) <= n {
 		return text
 	}
-	if max <= 0 {
+	if n <= 0 {
 		return ""
 	}
-	if i := sentenceEnd(r, max); i >= max/2 {
+	if i := sentenceEnd(r, n); i >= n/2 {
 		if s := strings.TrimRightFunc(string(r[:i]), unicode.IsSpace); s != "" {
 			return s
 		}
 	}
-	limit := max - len(ellipsis)
-	if limit <= 0 {
-		return string(r[:max])
+	room := n - len(ellipsis)
+	if room <= 0 {
+		return string(r[:n])
 	}
-	i := limit
+	i := room
 	for i > 0 && !unicode.IsSpace(r[i]) {
 		i--
 	}
 	s := strings.TrimRightFunc(string(r[:i]), unicode.IsSpace)
-	if s == "" { // one word (a URL) longer than max: nothing to do but split it
-		s = string(r[:limit])
+	if s == "" { // one word (a URL) longer than n: nothing to do but split it
+		s = string(r[:room])
 	}
 	return s + ellipsis
 }
 
 const ellipsis = "..."
 
-// sentenceEnd is the largest n <= max such that r[:n] ends a sentence (., ! or ?, maybe
+// sentenceEnd is the largest n <= limit such that r[:n] ends a sentence (., ! or ?, maybe
 // followed by a closing quote or bracket, then a space) or a line; -1 if none.
-func sentenceEnd(r []rune, max int) int {
-	for n := max; n > 0; n-- {
+func sentenceEnd(r []rune, limit int) int {
+	for n := limit; n > 0; n-- {
 		if r[n] == '\n' {
 			return n
 		}
