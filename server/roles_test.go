@@ -139,6 +139,7 @@ type fixtures struct {
 	agentID, responseID, webhookID string
 	uploadID                       string
 	receiver                       string
+	channelID                      string // a webchat channel (connected without a carrier)
 }
 
 func (b *testBundle) fixtures(t *testing.T) fixtures {
@@ -154,6 +155,11 @@ func (b *testBundle) fixtures(t *testing.T) fixtures {
 	var up struct{ ID string }
 	require.NoError(t, json.Unmarshal(raw, &up))
 	f.uploadID = up.ID
+	resp, raw = b.do(t, http.MethodPost, "/api/channels", "Bearer "+b.key, `{"provider":"webchat","name":"Site"}`)
+	require.Equal(t, http.StatusCreated, resp.StatusCode, string(raw))
+	var ch struct{ ID string }
+	require.NoError(t, json.Unmarshal(raw, &ch))
+	f.channelID = ch.ID
 	return f
 }
 
@@ -282,6 +288,9 @@ func (b *testBundle) httpProbes(f fixtures) []probe {
 		{"updateAgent", "member", api(http.MethodPatch, "/api/agents/"+f.agentID, `{"name":"Renamed"}`)},
 		{"listChannels", "viewer", api(http.MethodGet, "/api/channels", "")},
 		{"createChannel", "admin", api(http.MethodPost, "/api/channels", `{"provider":"sms","name":"Line"}`)},
+		{"getChannel", "viewer", api(http.MethodGet, "/api/channels/"+f.channelID, "")},
+		{"updateChannel", "admin", api(http.MethodPatch, "/api/channels/"+f.channelID, `{"name":"Renamed site"}`)},
+		{"deleteChannel", "admin", api(http.MethodDelete, "/api/channels/"+f.channelID, "")},
 		{"chat", "viewer", api(http.MethodPost, "/api/chat", `{"message":"hello","model":"beta-5.4"}`)},
 		{"listKeys", "admin", api(http.MethodGet, "/api/keys", "")},
 		// Creating keys needs a session (sessions_test.go): a user of the key's role calls it.
