@@ -83,7 +83,7 @@ func (w *ReplyWorker) Work(ctx context.Context, job *river.Job[ReplyArgs]) error
 	}
 	switch m.Status {
 	case "answered":
-		return s.resend(ctx, c, m) // a rerun after the answer was decided: send it if it was not
+		return s.sendReply(ctx, c, m) // a rerun after the answer was decided: send it if it was not
 	case "stored":
 		return nil
 	}
@@ -135,12 +135,15 @@ func (r *reply) keyword(ctx context.Context) (bool, error) {
 		if err := tx.SetChannelMessageState(ctx, r.c.WorkspaceID, r.m.ID, "answered", ptr("keyword_"+kw.String()), convID); err != nil {
 			return err
 		}
+		if err := r.s.claimReply(ctx, tx, r.c, r.m, text, convID); err != nil {
+			return err
+		}
 		return r.s.chargeSMS(ctx, tx, r.c, r.m.Remote, r.m.Body, "inbound", convID)
 	})
 	if err != nil {
 		return true, err
 	}
-	return true, r.s.send(ctx, r.c, r.m, text, convID)
+	return true, r.s.sendReply(ctx, r.c, r.m)
 }
 
 // helpText is the channel's help_text, or the default naming the workspace and how to stop.
@@ -230,16 +233,23 @@ func (r *reply) answer(ctx context.Context, lastAttempt bool) error {
 	if text == "" {
 		state, why = "stored", ptr(reasonHandedOver) // a person holds the conversation: the agent is silent
 	}
+	// The answer and its text are decided together: a rerun of this job sends exactly this
+	// reply, or nothing if it was handed to the carrier already.
 	err = s.store.InTx(ctx, func(tx *store.Tx) error {
 		if err := tx.SetChannelMessageState(ctx, ws, r.m.ID, state, why, &ref.ID); err != nil {
 			return err
+		}
+		if text != "" {
+			if err := s.claimReply(ctx, tx, r.c, r.m, text, &ref.ID); err != nil {
+				return err
+			}
 		}
 		return s.chargeSMS(ctx, tx, r.c, r.m.Remote, r.m.Body, "inbound", &ref.ID)
 	})
 	if err != nil || text == "" {
 		return err
 	}
-	return s.send(ctx, r.c, r.m, text, &ref.ID)
+	return s.sendReply(ctx, r.c, r.m)
 }
 
 // keep stores the message in the remote party's conversation (opening one with no agent when
@@ -273,58 +283,45 @@ func (r *reply) keep(ctx context.Context, thread store.ThreadConversation, open 
 	})
 }
 
-// send delivers the reply to an inbound message through the carrier, once: the reply is
-// claimed (`sending`, unique per inbound message) before the carrier is called, and charged
-// once the carrier accepted it.
-func (s *Service) send(ctx context.Context, c store.Channel, in store.ChannelMessage, text string, convID *uuid.UUID) error {
-	var id uuid.UUID
-	err := s.store.InTx(ctx, func(tx *store.Tx) error {
-		var fresh bool
-		var err error
-		id, fresh, err = tx.ClaimOutbound(ctx, c.WorkspaceID, store.OutboundMessage{ChannelID: c.ID, Remote: in.Remote, Local: in.Local,
-			Body: text, Segments: sms.Segments(text), ConversationID: convID, ReplyTo: &in.ID})
-		if err == nil && !fresh {
-			id = uuid.Nil
-		}
-		return err
-	})
-	if err != nil || id == uuid.Nil {
-		return err // claimed before: sent, or being sent
+// claimReply writes the reply to an inbound message, pending, in the transaction that
+// decides it (at most one per inbound message).
+func (s *Service) claimReply(ctx context.Context, tx *store.Tx, c store.Channel, in store.ChannelMessage, text string, convID *uuid.UUID) error {
+	_, _, err := tx.ClaimOutbound(ctx, c.WorkspaceID, store.OutboundMessage{ChannelID: c.ID, Remote: in.Remote, Local: in.Local,
+		Body: text, Segments: sms.Segments(text), ConversationID: convID, ReplyTo: &in.ID})
+	return err
+}
+
+// sendReply hands an inbound message's pending reply to the carrier, once: it moves to
+// `sending` before the carrier is called (a rerun finds it there and sends nothing), and is
+// charged once the carrier accepted it.
+func (s *Service) sendReply(ctx context.Context, c store.Channel, in store.ChannelMessage) error {
+	reply, err := s.store.ReplyOf(ctx, c.WorkspaceID, in.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil // nothing to say (a person holds the conversation)
 	}
-	sid, sendErr := s.carrier.SendMessage(ctx, sms.Outbound{From: in.Local, To: in.Remote, Body: text, StatusCallback: s.statusURL(c)})
+	if err != nil || reply.Status != "pending" {
+		return err
+	}
+	claimed, err := s.store.ClaimSend(ctx, c.WorkspaceID, reply.ID)
+	if err != nil || !claimed {
+		return err
+	}
+	sid, sendErr := s.carrier.SendMessage(ctx, sms.Outbound{From: reply.Local, To: reply.Remote, Body: reply.Body, StatusCallback: s.statusURL(c)})
 	// The carrier has answered: record it even if the job is being cancelled.
 	done := context.WithoutCancel(ctx)
 	return s.store.InTx(done, func(tx *store.Tx) error {
 		if sendErr != nil {
 			s.log.WarnContext(ctx, "the carrier refused a reply", slog.String("channel", c.ID.String()), slog.String("error", sendErr.Error()))
-			return tx.FinishOutbound(done, c.WorkspaceID, id, "failed", ptr(publicMessage(sendErr)), nil)
+			return tx.FinishOutbound(done, c.WorkspaceID, reply.ID, "failed", ptr(publicMessage(sendErr)), nil)
 		}
-		if err := tx.FinishOutbound(done, c.WorkspaceID, id, "queued", nil, &sid); err != nil {
+		if err := tx.FinishOutbound(done, c.WorkspaceID, reply.ID, "queued", nil, &sid); err != nil {
 			return err
 		}
 		if err := tx.ApplyEarlyReports(done, c.WorkspaceID, c.ID, sid); err != nil {
 			return err
 		}
-		return s.chargeSMS(done, tx, c, in.Remote, text, "outbound", convID)
+		return s.chargeSMS(done, tx, c, reply.Remote, reply.Body, "outbound", reply.ConversationID)
 	})
-}
-
-// resend sends the decided answer of a message whose job stopped before the send was
-// claimed; a claimed one is left alone (it went out, or the carrier's answer was lost with
-// the process: at most once).
-func (s *Service) resend(ctx context.Context, c store.Channel, in store.ChannelMessage) error {
-	_, err := s.store.ReplyOf(ctx, c.WorkspaceID, in.ID)
-	if err == nil || !errors.Is(err, store.ErrNotFound) {
-		return err
-	}
-	if in.ConversationID == nil || in.Reason != nil {
-		return nil // a keyword's answer is sent in the same run; nothing to rebuild
-	}
-	last, err := s.store.LastAssistantMessage(ctx, c.WorkspaceID, *in.ConversationID)
-	if err != nil || last == "" {
-		return err
-	}
-	return s.send(ctx, c, in, sms.Reply(last), in.ConversationID)
 }
 
 // chargeSMS meters one SMS by its segments at the price of the remote party's country (the

@@ -179,9 +179,6 @@ func (s *Service) receiveSMS(ctx context.Context, c store.Channel, form url.Valu
 		if err != nil || !fresh {
 			return err
 		}
-		if err := tx.TouchChannelInbound(ctx, c.WorkspaceID, c.ID); err != nil {
-			return err
-		}
 		_, err = s.jobs.InsertTx(ctx, tx.Pgx(), ReplyArgs{WorkspaceID: c.WorkspaceID, MessageID: id}, nil)
 		return err
 	})

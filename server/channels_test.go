@@ -483,3 +483,39 @@ func TestDeployAgentNeverClaimsTrafficThatCannotArrive(t *testing.T) {
 	got := s.ok("get_agent", map[string]any{"agent_id": agent})["agent"].(map[string]any)
 	require.Equal(t, []any{}, got["inboundChannels"], "no traffic described")
 }
+
+// TestSMSReplyJobRerunSendsTheDecidedReplyOnce: a reply job run again (its replica died)
+// sends the reply decided with the answer, and only if it was not handed to the carrier yet.
+func TestSMSReplyJobRerunSendsTheDecidedReplyOnce(t *testing.T) {
+	t.Parallel()
+	w := newSMSWorld(t)
+	b := w.b
+	ctx := context.Background()
+	const sid = "SM00000000000000000000000000000050"
+	w.text(t, ann, "First question", sid)
+	w.waitReplies(t, ann, 1)
+	var msgID uuid.UUID
+	require.NoError(t, b.store.Pool().QueryRow(ctx, `SELECT id FROM channel_messages WHERE provider_message_id = $1`, sid).Scan(&msgID))
+	rerun := func() {
+		_, err := b.store.Pool().Exec(ctx, `INSERT INTO river_job (args, kind, max_attempts, queue, state, scheduled_at)
+			VALUES ($1, 'channel_reply', 3, 'channels', 'available', now())`, `{"workspace_id":"`+b.workspace.ID.String()+`","message_id":"`+msgID.String()+`"}`)
+		require.NoError(t, err)
+		require.Eventually(t, func() bool {
+			return b.countWhere(t, `SELECT count(*) FROM river_job WHERE kind = 'channel_reply' AND state <> 'completed'`) == 0
+		}, 10*time.Second, 10*time.Millisecond)
+	}
+	rerun()
+	require.Len(t, w.repliesTo(ann), 1, "handed to the carrier already: not sent again")
+
+	// A reply decided but not handed over when the process died goes out, with its own text
+	// (not whatever the conversation said last).
+	w.text(t, ann, "Second question", "SM00000000000000000000000000000051")
+	w.waitReplies(t, ann, 2)
+	_, err := b.store.Pool().Exec(ctx, `UPDATE channel_messages SET status = 'pending', provider_message_id = NULL WHERE reply_to = $1`, msgID)
+	require.NoError(t, err)
+	rerun()
+	replies := w.repliesTo(ann)
+	require.Len(t, replies, 3)
+	require.Equal(t, "reply to: First question", replies[2].Body)
+	require.Len(t, b.vendors[catalog.Beta].Requests(), 2, "a rerun never asks the model again")
+}

@@ -63,8 +63,9 @@ type OutboundMessage struct {
 	ReplyTo        *uuid.UUID // the inbound message it answers
 }
 
-// ClaimOutbound records an outbound message as `sending`, before the carrier is called. For
-// a reply, false means the inbound message was already answered (or is being answered).
+// ClaimOutbound records an outbound message as `pending`: for a reply, in the transaction that
+// decides the answer, so that a rerun sends exactly this text. For a reply, false means the
+// inbound message already has its reply.
 func (q *queries) ClaimOutbound(ctx context.Context, workspaceID uuid.UUID, m OutboundMessage) (uuid.UUID, bool, error) {
 	id, err := q.sql.InsertOutboundMessage(ctx, q.db, dbsqlc.InsertOutboundMessageParams{WorkspaceID: workspaceID, ChannelID: &m.ChannelID,
 		Remote: m.Remote, Local: m.Local, Body: m.Body, Segments: m.Segments, ConversationID: m.ConversationID, ReplyTo: m.ReplyTo})
@@ -179,16 +180,6 @@ func (t *Tx) OpenThread(ctx context.Context, workspaceID uuid.UUID, channel stri
 	return conv, t.AddThread(ctx, workspaceID, conv.ID, channelID, remote)
 }
 
-// LastAssistantMessage is the text of the conversation's last assistant message ("" when
-// there is none).
-func (q *queries) LastAssistantMessage(ctx context.Context, workspaceID, conversationID uuid.UUID) (string, error) {
-	s, err := q.sql.LastAssistantMessage(ctx, q.db, dbsqlc.LastAssistantMessageParams{WorkspaceID: workspaceID, ConversationID: conversationID})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return "", nil
-	}
-	return s, err
-}
-
 // AssignConversationAgent gives an agentless conversation to the agent answering it now.
 func (q *queries) AssignConversationAgent(ctx context.Context, workspaceID, id, agentID uuid.UUID) error {
 	return q.sql.AssignConversationAgent(ctx, q.db, dbsqlc.AssignConversationAgentParams{WorkspaceID: workspaceID, ID: id, AgentID: &agentID})
@@ -237,4 +228,14 @@ func (q *queries) applyDelivery(ctx context.Context, workspaceID, channelID uuid
 		_, err = q.RecordCampaignDelivery(ctx, workspaceID, providerID, "undelivered")
 	}
 	return err
+}
+
+// ClaimSend moves a pending outbound message to `sending` just before the carrier is
+// called; false when it was handed over before (a rerun must not send it again).
+func (q *queries) ClaimSend(ctx context.Context, workspaceID, id uuid.UUID) (bool, error) {
+	_, err := q.sql.ClaimSend(ctx, q.db, dbsqlc.ClaimSendParams{WorkspaceID: workspaceID, ID: id})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
 }

@@ -46,7 +46,10 @@ type channelRow = dbsqlc.ChannelByIDRow
 func toChannel(c channelRow) Channel {
 	out := Channel{ID: c.ID, WorkspaceID: c.WorkspaceID, Provider: c.Provider, Name: c.Name, Config: c.Config,
 		InboundAgent: c.InboundAgent, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, Status: c.Status, Setup: c.Setup,
-		InboundToken: c.InboundToken, Address: c.Address, LastInbound: c.LastInboundAt}
+		InboundToken: c.InboundToken, Address: c.Address}
+	if t, ok := c.LastInboundAt.(time.Time); ok { // max() of no rows is NULL
+		out.LastInbound = &t
+	}
 	if c.Secrets != nil && c.SecretsKeyID != nil {
 		out.Secrets = &secrets.Sealed{Ciphertext: c.Secrets, KeyID: *c.SecretsKeyID}
 	}
@@ -138,11 +141,6 @@ func (q *queries) ListChannels(ctx context.Context, workspaceID uuid.UUID, provi
 	}
 	rows, err := q.sql.ListChannels(ctx, q.db, dbsqlc.ListChannelsParams{WorkspaceID: workspaceID, Provider: p})
 	return mapRows(rows, func(r dbsqlc.ListChannelsRow) Channel { return toChannel(channelRow(r)) }), err
-}
-
-// TouchChannelInbound notes that the channel just received something.
-func (q *queries) TouchChannelInbound(ctx context.Context, workspaceID, id uuid.UUID) error {
-	return q.sql.TouchChannelInbound(ctx, q.db, dbsqlc.TouchChannelInboundParams{WorkspaceID: workspaceID, ID: id})
 }
 
 // ConnectedChannels counts the workspace's connected channels of a provider.

@@ -61,6 +61,25 @@ func (q *Queries) ChannelMessageByID(ctx context.Context, db DBTX, arg ChannelMe
 	return i, err
 }
 
+const claimSend = `-- name: ClaimSend :one
+UPDATE channel_messages SET status = 'sending', updated_at = now()
+WHERE workspace_id = $1 AND id = $2 AND status = 'pending'
+RETURNING id
+`
+
+type ClaimSendParams struct {
+	WorkspaceID uuid.UUID
+	ID          uuid.UUID
+}
+
+// ClaimSend hands a pending outbound message to the carrier, once: a rerun finds it sending.
+func (q *Queries) ClaimSend(ctx context.Context, db DBTX, arg ClaimSendParams) (uuid.UUID, error) {
+	row := db.QueryRow(ctx, claimSend, arg.WorkspaceID, arg.ID)
+	var id uuid.UUID
+	err := row.Scan(&id)
+	return id, err
+}
+
 const contactByPhone = `-- name: ContactByPhone :one
 SELECT id, name FROM contacts WHERE workspace_id = $1 AND phone = $2 AND deleted_at IS NULL
 ORDER BY created_at, id LIMIT 1
@@ -221,7 +240,7 @@ func (q *Queries) InsertInboundMessage(ctx context.Context, db DBTX, arg InsertI
 
 const insertOutboundMessage = `-- name: InsertOutboundMessage :one
 INSERT INTO channel_messages (workspace_id, channel_id, direction, remote, local, body, segments, status, conversation_id, reply_to)
-VALUES ($1, $2, 'outbound', $3, $4, $5, $6, 'sending', $7, $8)
+VALUES ($1, $2, 'outbound', $3, $4, $5, $6, 'pending', $7, $8)
 ON CONFLICT (reply_to) WHERE reply_to IS NOT NULL DO NOTHING
 RETURNING id
 `
@@ -237,8 +256,8 @@ type InsertOutboundMessageParams struct {
 	ReplyTo        *uuid.UUID
 }
 
-// InsertOutboundMessage claims the reply to an inbound message (at most one: reply_to is
-// unique) or records another outbound message; no row comes back when the reply exists.
+// InsertOutboundMessage records the reply to an inbound message as pending (at most one:
+// reply_to is unique) or another outbound message; no row comes back when the reply exists.
 func (q *Queries) InsertOutboundMessage(ctx context.Context, db DBTX, arg InsertOutboundMessageParams) (uuid.UUID, error) {
 	row := db.QueryRow(ctx, insertOutboundMessage,
 		arg.WorkspaceID,
@@ -275,23 +294,6 @@ func (q *Queries) InsertThread(ctx context.Context, db DBTX, arg InsertThreadPar
 		arg.Remote,
 	)
 	return err
-}
-
-const lastAssistantMessage = `-- name: LastAssistantMessage :one
-SELECT content FROM messages WHERE workspace_id = $1 AND conversation_id = $2 AND role = 'assistant'
-ORDER BY seq DESC LIMIT 1
-`
-
-type LastAssistantMessageParams struct {
-	WorkspaceID    uuid.UUID
-	ConversationID uuid.UUID
-}
-
-func (q *Queries) LastAssistantMessage(ctx context.Context, db DBTX, arg LastAssistantMessageParams) (string, error) {
-	row := db.QueryRow(ctx, lastAssistantMessage, arg.WorkspaceID, arg.ConversationID)
-	var content string
-	err := row.Scan(&content)
-	return content, err
 }
 
 const lockChannelMessage = `-- name: LockChannelMessage :one

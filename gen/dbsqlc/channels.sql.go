@@ -87,7 +87,8 @@ func (q *Queries) AgentInboundSeats(ctx context.Context, db DBTX, arg AgentInbou
 
 const channelByAddress = `-- name: ChannelByAddress :one
 SELECT c.id, c.workspace_id, c.provider, c.name, c.config, d.agent_id AS inbound_agent, c.created_at,
-       c.status, c.setup, c.inbound_token, c.address, c.secrets, c.secrets_key_id, c.last_inbound_at, c.updated_at
+       c.status, c.setup, c.inbound_token, c.address, c.secrets, c.secrets_key_id,
+       (SELECT max(m.created_at) FROM channel_messages m WHERE m.channel_id = c.id AND m.direction = 'inbound') AS last_inbound_at, c.updated_at
 FROM channels c LEFT JOIN deployments d ON d.channel_id = c.id AND d.inbound
 WHERE c.workspace_id = $1 AND c.provider = $2 AND c.address = $3
 `
@@ -112,7 +113,7 @@ type ChannelByAddressRow struct {
 	Address       *string
 	Secrets       []byte
 	SecretsKeyID  *string
-	LastInboundAt *time.Time
+	LastInboundAt interface{}
 	UpdatedAt     time.Time
 }
 
@@ -141,7 +142,8 @@ func (q *Queries) ChannelByAddress(ctx context.Context, db DBTX, arg ChannelByAd
 
 const channelByID = `-- name: ChannelByID :one
 SELECT c.id, c.workspace_id, c.provider, c.name, c.config, d.agent_id AS inbound_agent, c.created_at,
-       c.status, c.setup, c.inbound_token, c.address, c.secrets, c.secrets_key_id, c.last_inbound_at, c.updated_at
+       c.status, c.setup, c.inbound_token, c.address, c.secrets, c.secrets_key_id,
+       (SELECT max(m.created_at) FROM channel_messages m WHERE m.channel_id = c.id AND m.direction = 'inbound') AS last_inbound_at, c.updated_at
 FROM channels c LEFT JOIN deployments d ON d.channel_id = c.id AND d.inbound
 WHERE c.workspace_id = $1 AND c.id = $2
 `
@@ -165,7 +167,7 @@ type ChannelByIDRow struct {
 	Address       *string
 	Secrets       []byte
 	SecretsKeyID  *string
-	LastInboundAt *time.Time
+	LastInboundAt interface{}
 	UpdatedAt     time.Time
 }
 
@@ -194,7 +196,8 @@ func (q *Queries) ChannelByID(ctx context.Context, db DBTX, arg ChannelByIDParam
 
 const channelByToken = `-- name: ChannelByToken :one
 SELECT c.id, c.workspace_id, c.provider, c.name, c.config, d.agent_id AS inbound_agent, c.created_at,
-       c.status, c.setup, c.inbound_token, c.address, c.secrets, c.secrets_key_id, c.last_inbound_at, c.updated_at
+       c.status, c.setup, c.inbound_token, c.address, c.secrets, c.secrets_key_id,
+       (SELECT max(m.created_at) FROM channel_messages m WHERE m.channel_id = c.id AND m.direction = 'inbound') AS last_inbound_at, c.updated_at
 FROM channels c LEFT JOIN deployments d ON d.channel_id = c.id AND d.inbound
 WHERE c.provider = $1 AND c.inbound_token = $2
 `
@@ -218,7 +221,7 @@ type ChannelByTokenRow struct {
 	Address       *string
 	Secrets       []byte
 	SecretsKeyID  *string
-	LastInboundAt *time.Time
+	LastInboundAt interface{}
 	UpdatedAt     time.Time
 }
 
@@ -478,7 +481,8 @@ func (q *Queries) InboundHolder(ctx context.Context, db DBTX, channelID *uuid.UU
 
 const listChannels = `-- name: ListChannels :many
 SELECT c.id, c.workspace_id, c.provider, c.name, c.config, d.agent_id AS inbound_agent, c.created_at,
-       c.status, c.setup, c.inbound_token, c.address, c.secrets, c.secrets_key_id, c.last_inbound_at, c.updated_at
+       c.status, c.setup, c.inbound_token, c.address, c.secrets, c.secrets_key_id,
+       (SELECT max(m.created_at) FROM channel_messages m WHERE m.channel_id = c.id AND m.direction = 'inbound') AS last_inbound_at, c.updated_at
 FROM channels c LEFT JOIN deployments d ON d.channel_id = c.id AND d.inbound
 WHERE c.workspace_id = $1 AND ($2::text IS NULL OR c.provider = $2::text)
 ORDER BY c.created_at DESC, c.id
@@ -503,7 +507,7 @@ type ListChannelsRow struct {
 	Address       *string
 	Secrets       []byte
 	SecretsKeyID  *string
-	LastInboundAt *time.Time
+	LastInboundAt interface{}
 	UpdatedAt     time.Time
 }
 
@@ -611,20 +615,6 @@ type ResealChannelSecretsParams struct {
 
 func (q *Queries) ResealChannelSecrets(ctx context.Context, db DBTX, arg ResealChannelSecretsParams) error {
 	_, err := db.Exec(ctx, resealChannelSecrets, arg.Secrets, arg.SecretsKeyID, arg.ID)
-	return err
-}
-
-const touchChannelInbound = `-- name: TouchChannelInbound :exec
-UPDATE channels SET last_inbound_at = now() WHERE workspace_id = $1 AND id = $2
-`
-
-type TouchChannelInboundParams struct {
-	WorkspaceID uuid.UUID
-	ID          uuid.UUID
-}
-
-func (q *Queries) TouchChannelInbound(ctx context.Context, db DBTX, arg TouchChannelInboundParams) error {
-	_, err := db.Exec(ctx, touchChannelInbound, arg.WorkspaceID, arg.ID)
 	return err
 }
 

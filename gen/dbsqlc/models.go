@@ -97,20 +97,19 @@ type CampaignSend struct {
 }
 
 type Channel struct {
-	ID            uuid.UUID
-	WorkspaceID   uuid.UUID
-	Provider      string
-	Name          string
-	Config        []byte
-	CreatedAt     time.Time
-	Status        string
-	Setup         *string
-	InboundToken  string
-	Address       *string
-	Secrets       []byte
-	SecretsKeyID  *string
-	LastInboundAt *time.Time
-	UpdatedAt     time.Time
+	ID           uuid.UUID
+	WorkspaceID  uuid.UUID
+	Provider     string
+	Name         string
+	Config       []byte
+	CreatedAt    time.Time
+	Status       string
+	Setup        *string
+	InboundToken string
+	Address      *string
+	Secrets      []byte
+	SecretsKeyID *string
+	UpdatedAt    time.Time
 }
 
 type ChannelMessage struct {

@@ -18,7 +18,6 @@ ALTER TABLE channels
     -- bound to the channel's id; config keeps only a hint of each.
     ADD COLUMN secrets         bytea,
     ADD COLUMN secrets_key_id  text,
-    ADD COLUMN last_inbound_at timestamptz,
     ADD COLUMN updated_at      timestamptz NOT NULL DEFAULT now();
 -- Channels made before: a token each (two random UUIDs: 244 random bits), webchat connected.
 UPDATE channels SET inbound_token = replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', '');
@@ -56,10 +55,11 @@ CREATE TABLE channel_messages (
     body                text NOT NULL,
     segments            int NOT NULL DEFAULT 0,
     -- inbound: received (its job is queued), answering, answered, stored (kept, no reply:
-    -- no agent, opted out, no credit); outbound: sending, then the carrier's queued, sent,
-    -- delivered, undelivered or failed.
+    -- no agent, opted out, no credit); outbound: pending (decided, written with the answer
+    -- it is), sending (handed to the carrier), then the carrier's queued, sent, delivered,
+    -- undelivered or failed.
     status              text NOT NULL CHECK (status IN ('received', 'answering', 'answered', 'stored',
-                            'sending', 'queued', 'sent', 'delivered', 'undelivered', 'failed')),
+                            'pending', 'sending', 'queued', 'sent', 'delivered', 'undelivered', 'failed')),
     -- Why: an inbound message stored without a reply (no_agent, opted_out, insufficient_quota,
     -- ...), an outbound one that failed (the carrier's words and code).
     reason              text,
@@ -74,6 +74,9 @@ CREATE UNIQUE INDEX channel_messages_provider_idx ON channel_messages (channel_i
 CREATE UNIQUE INDEX channel_messages_reply_idx ON channel_messages (reply_to) WHERE reply_to IS NOT NULL;
 CREATE INDEX channel_messages_conversation_idx ON channel_messages (conversation_id) WHERE conversation_id IS NOT NULL;
 CREATE INDEX channel_messages_workspace_idx ON channel_messages (workspace_id, created_at DESC);
+-- A channel's last inbound message, read with the channel (no column to update: every inbound
+-- webhook updating the channel's row would queue them all on its lock).
+CREATE INDEX channel_messages_inbound_idx ON channel_messages (channel_id, created_at DESC) WHERE direction = 'inbound';
 
 -- Who said STOP to which of the workspace's numbers (carrier rules: per sender), until START.
 CREATE TABLE sms_opt_outs (

@@ -17,10 +17,10 @@ UPDATE channel_messages SET status = @status, reason = sqlc.narg(reason), conver
 WHERE workspace_id = @workspace_id AND id = @id;
 
 -- name: InsertOutboundMessage :one
--- InsertOutboundMessage claims the reply to an inbound message (at most one: reply_to is
--- unique) or records another outbound message; no row comes back when the reply exists.
+-- InsertOutboundMessage records the reply to an inbound message as pending (at most one:
+-- reply_to is unique) or another outbound message; no row comes back when the reply exists.
 INSERT INTO channel_messages (workspace_id, channel_id, direction, remote, local, body, segments, status, conversation_id, reply_to)
-VALUES (@workspace_id, @channel_id, 'outbound', @remote, @local, @body, @segments, 'sending', sqlc.narg(conversation_id), sqlc.narg(reply_to))
+VALUES (@workspace_id, @channel_id, 'outbound', @remote, @local, @body, @segments, 'pending', sqlc.narg(conversation_id), sqlc.narg(reply_to))
 ON CONFLICT (reply_to) WHERE reply_to IS NOT NULL DO NOTHING
 RETURNING id;
 
@@ -78,10 +78,6 @@ RETURNING campaign_id;
 UPDATE campaigns SET delivered_count = delivered_count + @delivered::int, undelivered_count = undelivered_count + @undelivered::int, updated_at = now()
 WHERE workspace_id = @workspace_id AND id = @id;
 
--- name: LastAssistantMessage :one
-SELECT content FROM messages WHERE workspace_id = @workspace_id AND conversation_id = @conversation_id AND role = 'assistant'
-ORDER BY seq DESC LIMIT 1;
-
 -- name: AssignConversationAgent :exec
 -- AssignConversationAgent gives a conversation kept with no agent (nobody held the seat, or
 -- the workspace could not pay) to the agent that answers its next message.
@@ -97,3 +93,9 @@ RETURNING status, reason, received_at;
 -- name: DeliveryTargetKnown :one
 SELECT EXISTS (SELECT 1 FROM channel_messages m WHERE m.channel_id = @channel_id::uuid AND m.direction = 'outbound' AND m.provider_message_id = @message_id::text)
     OR EXISTS (SELECT 1 FROM campaign_sends s WHERE s.workspace_id = @workspace_id::uuid AND s.provider_message_id = @message_id::text);
+
+-- name: ClaimSend :one
+-- ClaimSend hands a pending outbound message to the carrier, once: a rerun finds it sending.
+UPDATE channel_messages SET status = 'sending', updated_at = now()
+WHERE workspace_id = @workspace_id AND id = @id AND status = 'pending'
+RETURNING id;

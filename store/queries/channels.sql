@@ -6,13 +6,15 @@ RETURNING id;
 
 -- name: ChannelByID :one
 SELECT c.id, c.workspace_id, c.provider, c.name, c.config, d.agent_id AS inbound_agent, c.created_at,
-       c.status, c.setup, c.inbound_token, c.address, c.secrets, c.secrets_key_id, c.last_inbound_at, c.updated_at
+       c.status, c.setup, c.inbound_token, c.address, c.secrets, c.secrets_key_id,
+       (SELECT max(m.created_at) FROM channel_messages m WHERE m.channel_id = c.id AND m.direction = 'inbound') AS last_inbound_at, c.updated_at
 FROM channels c LEFT JOIN deployments d ON d.channel_id = c.id AND d.inbound
 WHERE c.workspace_id = @workspace_id AND c.id = @id;
 
 -- name: ListChannels :many
 SELECT c.id, c.workspace_id, c.provider, c.name, c.config, d.agent_id AS inbound_agent, c.created_at,
-       c.status, c.setup, c.inbound_token, c.address, c.secrets, c.secrets_key_id, c.last_inbound_at, c.updated_at
+       c.status, c.setup, c.inbound_token, c.address, c.secrets, c.secrets_key_id,
+       (SELECT max(m.created_at) FROM channel_messages m WHERE m.channel_id = c.id AND m.direction = 'inbound') AS last_inbound_at, c.updated_at
 FROM channels c LEFT JOIN deployments d ON d.channel_id = c.id AND d.inbound
 WHERE c.workspace_id = @workspace_id AND (sqlc.narg(provider)::text IS NULL OR c.provider = sqlc.narg(provider)::text)
 ORDER BY c.created_at DESC, c.id;
@@ -21,13 +23,15 @@ ORDER BY c.created_at DESC, c.id;
 -- ChannelByToken finds the channel an inbound webhook is for: the token is the credential of
 -- the URL, so the workspace comes from the row.
 SELECT c.id, c.workspace_id, c.provider, c.name, c.config, d.agent_id AS inbound_agent, c.created_at,
-       c.status, c.setup, c.inbound_token, c.address, c.secrets, c.secrets_key_id, c.last_inbound_at, c.updated_at
+       c.status, c.setup, c.inbound_token, c.address, c.secrets, c.secrets_key_id,
+       (SELECT max(m.created_at) FROM channel_messages m WHERE m.channel_id = c.id AND m.direction = 'inbound') AS last_inbound_at, c.updated_at
 FROM channels c LEFT JOIN deployments d ON d.channel_id = c.id AND d.inbound
 WHERE c.provider = @provider AND c.inbound_token = @inbound_token;
 
 -- name: ChannelByAddress :one
 SELECT c.id, c.workspace_id, c.provider, c.name, c.config, d.agent_id AS inbound_agent, c.created_at,
-       c.status, c.setup, c.inbound_token, c.address, c.secrets, c.secrets_key_id, c.last_inbound_at, c.updated_at
+       c.status, c.setup, c.inbound_token, c.address, c.secrets, c.secrets_key_id,
+       (SELECT max(m.created_at) FROM channel_messages m WHERE m.channel_id = c.id AND m.direction = 'inbound') AS last_inbound_at, c.updated_at
 FROM channels c LEFT JOIN deployments d ON d.channel_id = c.id AND d.inbound
 WHERE c.workspace_id = @workspace_id AND c.provider = @provider AND c.address = @address;
 
@@ -39,9 +43,6 @@ WHERE workspace_id = @workspace_id AND id = @id;
 -- name: DeleteChannel :execrows
 -- DeleteChannel removes a channel; its deployments go with it (ON DELETE CASCADE).
 DELETE FROM channels WHERE workspace_id = @workspace_id AND id = @id;
-
--- name: TouchChannelInbound :exec
-UPDATE channels SET last_inbound_at = now() WHERE workspace_id = @workspace_id AND id = @id;
 
 -- name: CountConnectedChannels :one
 SELECT count(*) FROM channels WHERE workspace_id = @workspace_id AND provider = @provider AND status = 'connected';
