@@ -21,6 +21,15 @@
 #   bench/run.sh overhead  scenario 8 (issue 18): two servers of this tree at once, metrics on
 #                          (METRICS_ADDR) and tracing off vs both off, ephemeral chat at 64 clients
 #                          alternately against each, 7 rounds; the median ratio of req/s
+#   bench/run.sh sms       issue 40: two-way SMS under load. Two replicas of this tree on one
+#                          database, the fake carrier (bench/cmd/fakecarrier), the model answering
+#                          after 2 s; 200 signed inbound webhooks a second for 60 s alternately to
+#                          both replicas, replica B SIGKILLed at 30 s; then every accepted message
+#                          must have exactly one reply (bench/cmd/smsload). BENCH_SMS_RATE,
+#                          BENCH_SMS_DURATION, BENCH_SMS_SENDERS, BENCH_SMS_DELAY (the model's),
+#                          BENCH_SMS_KILL_AT (empty: no kill), BENCH_SMS_WAIT (for the replies,
+#                          default 5m), BENCH_CHANNEL_WORKERS change it;
+#                          results and both replicas' logs in bench/out/<date>-sms/
 #
 # Builds the server, the mock vendor and the load generator, starts a throwaway PostgreSQL
 # (synchronous_commit on, fsync on: the production settings), the mock and the server, all on
@@ -33,6 +42,10 @@
 # judged against a baseline measured in the same run: two tables, baseline first (run first
 # too, unless BENCH_BASELINE_LAST=1).
 #
+# BENCH_SERVER_REF=<git ref> builds "this tree's" server from that commit instead of the working
+# tree (the benchmark kit still comes from the working tree): figures of a committed server
+# while the tree is being edited. BENCH_SERVER_BIN=<file> uses that binary instead (experiments).
+#
 # BENCH_HEAD_ENV="METRICS=1" starts this tree's server with METRICS_ADDR set (metrics on) while
 # the baseline runs without: with BENCH_BASELINE=HEAD it measures the cost of metrics alone.
 # Other words of BENCH_HEAD_ENV are passed to this tree's server as environment (NAME=value).
@@ -40,8 +53,8 @@
 # Nothing else is installed: it needs Go and the PostgreSQL server binaries, like `make test`.
 set -euo pipefail
 mode=${1:-short}
-case "$mode" in short | full | profile | peers | overhead) ;; *)
-	echo "usage: bench/run.sh [short|full|profile|peers|overhead]" >&2
+case "$mode" in short | full | profile | peers | overhead | sms) ;; *)
+	echo "usage: bench/run.sh [short|full|profile|peers|overhead|sms]" >&2
 	exit 2
 	;;
 esac
@@ -87,7 +100,18 @@ port() {
 
 say "building (go build) ..."
 mkdir -p "$tmp/bin"
-go build -o "$tmp/bin/switchboard" ./cmd/switchboard
+if [ -n "${BENCH_SERVER_BIN:-}" ]; then
+	say "using the server binary $BENCH_SERVER_BIN (BENCH_SERVER_BIN) ..."
+	cp "$BENCH_SERVER_BIN" "$tmp/bin/switchboard"
+elif [ -n "${BENCH_SERVER_REF:-}" ]; then
+	say "building the server of $BENCH_SERVER_REF (BENCH_SERVER_REF) instead of the working tree's ..."
+	git worktree add -q --detach "$tmp/server-src" "$BENCH_SERVER_REF"
+	(cd "$tmp/server-src" && go build -o "$tmp/bin/switchboard" ./cmd/switchboard) ||
+		{ git worktree remove --force "$tmp/server-src"; exit 1; }
+	git worktree remove --force "$tmp/server-src"
+else
+	go build -o "$tmp/bin/switchboard" ./cmd/switchboard
+fi
 if [ -n "${BENCH_BASELINE:-}" ]; then
 	say "building the baseline server of $BENCH_BASELINE ..."
 	git worktree add -q --detach "$tmp/baseline-src" "$BENCH_BASELINE"
@@ -96,7 +120,11 @@ if [ -n "${BENCH_BASELINE:-}" ]; then
 fi
 go build -o "$tmp/bin/mockllm" ./bench/mockllm
 go build -o "$tmp/bin/loadtest" ./bench/cmd/loadtest
-if [ "$mode" != short ]; then
+if [ "$mode" = sms ]; then
+	go build -o "$tmp/bin/fakecarrier" ./bench/cmd/fakecarrier
+	go build -o "$tmp/bin/smsload" ./bench/cmd/smsload
+fi
+if [ "$mode" != short ] && [ "$mode" != sms ]; then
 	go test -c -o "$tmp/bin/bench.test" ./bench
 fi
 
@@ -295,6 +323,82 @@ if [ "$mode" = profile ]; then
 	profile "$out" 10s
 	serve_profile "$out" 10
 	exit 0
+fi
+
+# sms: issue 40 (docs/benchmarks.md, "Two-way SMS under load").
+if [ "$mode" = sms ]; then
+	delay=${BENCH_SMS_DELAY:-2s}
+	# The agent's model answers after $delay with "re: " and the message it answers, which is
+	# how smsload tells which message each reply SMS answers.
+	printf 'beta-5.4-mini:\n  upstream: "paced-sms@ttft=%s,chunks=1,echo=1"\n' "$delay" >>"$tmp/models.yaml"
+	number=+14155550100
+	"$tmp/bin/fakecarrier" -number "$number" -addr-file "$tmp/carrier.addr" -stats-addr-file "$tmp/carrier-stats.addr" 2>"$tmp/carrier.log" &
+	carrierpid=$!
+	pids+=($carrierpid)
+	carrier=$(listening carrier)
+	carrier_stats=$(listening carrier-stats)
+	psql_admin -c "CREATE DATABASE bench_sms" >/dev/null
+	db_url="postgres://postgres@127.0.0.1:$pgport/bench_sms?sslmode=disable"
+	env DATABASE_URL="$db_url" "$tmp/bin/switchboard" migrate >"$tmp/migrate.log" 2>&1 || { cat "$tmp/migrate.log" >&2; exit 1; }
+	key=sk-svc_benchmark-bootstrap-key-000000000000000
+	secrets_key=$(head -c 32 /dev/urandom | base64)
+	port_a=$(port)
+	port_b=$(port)
+	while [ "$port_b" = "$port_a" ]; do port_b=$(port); done
+	# replica NAME PORT: a replica of this tree; both share the database, SECRETS_KEY and
+	# PUBLIC_BASE_URL (replica A's address: the carrier signs over the inbound URL).
+	replica() {
+		env DATABASE_URL="$db_url${BENCH_DB_PARAMS:+&$BENCH_DB_PARAMS}" ADDR="127.0.0.1:$2" APP_ENV=production \
+			PUBLIC_BASE_URL="http://127.0.0.1:$port_a" BOOTSTRAP_API_KEY=$key SECRETS_KEY="$secrets_key" \
+			RATE_LIMIT_KEY_RPM=100000000 RATE_LIMIT_WORKSPACE_RPM=100000000 WEBHOOK_ALLOW_PRIVATE=1 \
+			MODELS_FILE="$tmp/models.yaml" BETA_API_KEY=mock BETA_BASE_URL="$mock/v1" BETA_PROTOCOL=openai \
+			TWILIO_ACCOUNT_SID=ACtest0000000000000000000000000000 TWILIO_AUTH_TOKEN=testtoken TWILIO_BASE_URL="$carrier" \
+			${BENCH_CHANNEL_WORKERS:+CHANNEL_WORKERS=$BENCH_CHANNEL_WORKERS} \
+			"$tmp/bin/switchboard" serve 2>"$tmp/server-$1.log" &
+		srvpid=$!
+		pids+=($srvpid)
+		for _ in $(seq 1 300); do
+			kill -0 "$srvpid" 2>/dev/null || { tail -n 5 "$tmp/server-$1.log" >&2; say "replica $1 exited"; exit 1; }
+			if (exec 3<>"/dev/tcp/127.0.0.1/$2") 2>/dev/null; then return 0; fi
+			sleep 0.1
+		done
+		say "replica $1 did not start"
+		exit 1
+	}
+	say "starting replica A on 127.0.0.1:$port_a and replica B on 127.0.0.1:$port_b, carrier at $carrier, model delay $delay ..."
+	replica a "$port_a"
+	pid_a=$srvpid
+	replica b "$port_b"
+	pid_b=$srvpid
+	disown "$pid_b" # killed on purpose: no "Killed" notice from the shell (cleanup still kills it)
+	env DATABASE_URL="$db_url" SECRETS_KEY="$secrets_key" "$tmp/bin/switchboard" workspaces credit default --usd 100000 >/dev/null
+	kill_at=${BENCH_SMS_KILL_AT-30s}
+	args=(-a "http://127.0.0.1:$port_a" -b "http://127.0.0.1:$port_b" -key "$key" -number "$number"
+		-carrier "$carrier_stats" -database-url "$db_url" -rate "${BENCH_SMS_RATE:-200}"
+		-duration "${BENCH_SMS_DURATION:-60s}" -senders "${BENCH_SMS_SENDERS:-2000}" -wait "${BENCH_SMS_WAIT:-5m}" -json "$out/results.json")
+	[ -z "$kill_at" ] || args+=(-kill-pid "$pid_b" -kill-at "$kill_at")
+	# CPU of each process during the load, beside the rest of the machine's (a shared machine).
+	args+=(-cpu "a=$pid_a,b=$pid_b,postgres=$(head -n1 "$tmp/data/postmaster.pid"),mock=$mockpid,carrier=$carrierpid")
+	status=0
+	"$tmp/bin/smsload" "${args[@]}" >"$tmp/table-sms.txt" || status=$?
+	rescues=$(grep -c 'requeued the running jobs of a replica that died' "$tmp/server-a.log" || true)
+	echo
+	machine | tee "$out/machine.txt"
+	if [ -n "${BENCH_SERVER_BIN:-}" ]; then
+		server_rev="$BENCH_SERVER_BIN"
+	elif [ -n "${BENCH_SERVER_REF:-}" ]; then
+		server_rev="$BENCH_SERVER_REF ($(git rev-parse --short "$BENCH_SERVER_REF"))"
+	else
+		server_rev="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . 2>/dev/null || echo ' with uncommitted changes')"
+	fi
+	echo "plan: sms (issue 40); server: $server_rev; model delay $delay; CHANNEL_WORKERS ${BENCH_CHANNEL_WORKERS:-default}; replica A logged $rescues rescue(s)"
+	tee "$out/table.txt" <"$tmp/table-sms.txt"
+	kill "$pid_a" 2>/dev/null || true
+	wait "$pid_a" 2>/dev/null || true
+	for name in a b; do gzip -c "$tmp/server-$name.log" >"$out/server-$name.log.gz" 2>/dev/null || true; done
+	cp "$tmp/carrier.log" "$out/" 2>/dev/null || true
+	say "results in $out"
+	exit $status
 fi
 
 if [ "$mode" = overhead ]; then

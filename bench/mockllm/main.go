@@ -16,7 +16,9 @@
 // whatever -mode says, so one mock (and one Switchboard process) can serve both kinds (point a
 // catalog model's upstream name at "paced-..." with MODELS_FILE). A model name may end with
 // "@key=value,..." to override -ttft, -interval and -chunks for that model alone, e.g.
-// "paced-long@ttft=50ms,interval=200ms,chunks=15".
+// "paced-long@ttft=50ms,interval=200ms,chunks=15". The option echo=1 makes each chunk of the
+// answer "re: " and the text of the request's last user message, so that a benchmark can tell
+// which message an answer answers (bench/run.sh sms); such answers are rendered per request.
 //
 // Answers are pre-rendered per protocol and model, so the mock costs as little as possible
 // next to the server it measures. -capture DIR writes the first request of each protocol and
@@ -60,6 +62,7 @@ type config struct {
 	inputTokens  int
 	outputTokens int
 	captureDir   string
+	echo         bool // a model's echo=1 option, never a flag
 }
 
 func main() {
@@ -246,6 +249,9 @@ func (m *mock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		m.fail(w, http.StatusBadRequest, a.err.Error())
 		return
 	}
+	if a.echo {
+		a = m.echoed(protocol, req.Model, req.IncludeUsage, buf.Bytes())
+	}
 	paced := a.paced
 	if !req.Stream {
 		if paced { // the whole answer, once the last chunk would have been generated
@@ -357,6 +363,7 @@ func (m *mock) capture(protocol, model string, r *http.Request, body []byte) {
 type answer struct {
 	err            error // a model name with bad @options
 	paced          bool
+	echo           bool // a template: render it again per request with the echo (echoed)
 	ttft, interval time.Duration
 	json           []byte
 	head           []byte
@@ -383,6 +390,7 @@ func (m *mock) answer(protocol, model string, includeUsage bool) *answer {
 // modelConfig applies a model name's "@key=value,..." overrides to the flags.
 func (m *mock) modelConfig(model string) (config, bool, error) {
 	c := m.cfg
+	c.echo = false
 	paced := c.mode == "paced" || (c.pacedPrefix != "" && strings.HasPrefix(model, c.pacedPrefix))
 	_, opts, found := strings.Cut(model, "@")
 	if !found {
@@ -401,8 +409,13 @@ func (m *mock) modelConfig(model string) (config, bool, error) {
 			if err == nil && c.chunks < 1 {
 				err = errors.New("must be at least 1")
 			}
+		case "echo":
+			c.echo = v == "1" || v == "true"
+			if !c.echo && v != "0" && v != "false" {
+				err = errors.New("must be 1 or 0")
+			}
 		default:
-			err = errors.New("unknown option (ttft, interval, chunks)")
+			err = errors.New("unknown option (ttft, interval, chunks, echo)")
 		}
 		if err != nil {
 			return c, paced, fmt.Errorf("model %q: option %q: %v", model, kv, err)
@@ -416,6 +429,49 @@ func (m *mock) render(k answerKey) *answer {
 	if err != nil {
 		return &answer{err: err}
 	}
+	if c.echo {
+		return &answer{paced: paced, echo: true}
+	}
+	return renderWith(k, c, paced)
+}
+
+// echoed renders an echo=1 model's answer for one request: each chunk is "re: " and the
+// request's last user message.
+func (m *mock) echoed(protocol, model string, includeUsage bool, body []byte) *answer {
+	c, paced, _ := m.modelConfig(model) // checked when the template was rendered
+	c.chunkText = "re: " + lastUserText(protocol, body)
+	return renderWith(answerKey{protocol, model, includeUsage}, c, paced)
+}
+
+// lastUserText is the text of the last user message of a request of protocol: a string
+// content, or its text parts joined.
+func lastUserText(protocol string, body []byte) string {
+	list, role, content := "messages", "user", "content"
+	if protocol == "gemini" {
+		list, content = "contents", "parts"
+	}
+	var last gjson.Result
+	gjson.GetBytes(body, list).ForEach(func(_, msg gjson.Result) bool {
+		if r := msg.Get("role"); r.Str == role || (protocol == "gemini" && !r.Exists()) {
+			last = msg.Get(content)
+		}
+		return true
+	})
+	if last.Type == gjson.String {
+		return last.Str
+	}
+	var parts []string
+	last.ForEach(func(_, part gjson.Result) bool {
+		if t := part.Get("text"); t.Type == gjson.String && (protocol == "gemini" || part.Get("type").Str == "text") {
+			parts = append(parts, t.Str)
+		}
+		return true
+	})
+	return strings.Join(parts, " ")
+}
+
+// renderWith renders the answer of k with the settings c.
+func renderWith(k answerKey, c config, paced bool) *answer {
 	text := strings.Repeat(c.chunkText, c.chunks)
 	in, out := c.inputTokens, c.outputTokens
 	if out <= 0 {

@@ -194,3 +194,35 @@ func BenchmarkParseRequest(b *testing.B) {
 		}
 	})
 }
+
+// An echo=1 model answers each request with its last user message, through the real
+// adapters of the three protocols, streamed or not.
+func TestEchoAnswersTheLastUserMessage(t *testing.T) {
+	srv := httptest.NewServer(&mock{cfg: config{mode: "instant", pacedPrefix: "paced-", chunks: 5, chunkText: "x", inputTokens: 1}})
+	defer srv.Close()
+	for _, protocol := range []string{llm.ProtocolAnthropic, llm.ProtocolOpenAI, llm.ProtocolGemini} {
+		base := srv.URL
+		if protocol == llm.ProtocolOpenAI {
+			base += "/v1"
+		}
+		client, err := llm.New(llm.Config{Protocol: protocol, BaseURL: base, APIKey: "k"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, onDelta := range []func(string) error{nil, func(string) error { return nil }} {
+			req := llm.Request{Model: "paced-echo@ttft=1ms,chunks=1,echo=1", System: "be brief", Messages: []llm.Message{
+				{Role: llm.RoleUser, Text: "question 1"}, {Role: llm.RoleAssistant, Text: "re: question 1"},
+				{Role: llm.RoleUser, Text: "question 2"}}}
+			res, err := client.Generate(context.Background(), req, onDelta)
+			if err != nil {
+				t.Fatal(protocol, i, err)
+			}
+			if res.Text != "re: question 2" {
+				t.Fatalf("%s (streamed: %v): %q", protocol, i == 1, res.Text)
+			}
+		}
+	}
+	if _, _, err := (&mock{}).modelConfig("m@echo=yes"); err == nil {
+		t.Fatal("echo=yes accepted")
+	}
+}
