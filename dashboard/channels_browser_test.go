@@ -147,7 +147,9 @@ func TestChannelsInABrowser(t *testing.T) {
 	_, err = s.store.DeployAgent(ctx, s.workspace.ID, store.Deploy{AgentID: uuid.MustParse(s.agentID), ChannelType: "sms", ChannelID: &frontID,
 		Config: json.RawMessage(`{}`)})
 	require.NoError(t, err)
-	require.NoError(t, s.store.TouchChannelInbound(ctx, s.workspace.ID, front.ID))
+	_, _, err = s.store.RecordInbound(ctx, s.workspace.ID, store.InboundMessage{ChannelID: front.ID, ProviderMessageID: "SM0000000000000000000000000000000a",
+		Remote: "+14155552671", Local: "+14155550100", Body: "Hello", Segments: 1})
+	require.NoError(t, err)
 	require.NoError(t, chromedp.Do(admin, chromedp.Navigate(s.url+"/dashboard/channels"), chromedp.WaitVisible(chromedp.CSS(sel))))
 	href, err := chromedp.Run(admin, chromedp.AttributeValue(chromedp.CSS(sel+" dd.agent a"), "href"))
 	require.NoError(t, err)
