@@ -9,7 +9,6 @@ import (
 	"unicode/utf8"
 
 	"switchboard/apierr"
-	"switchboard/secrets"
 	"switchboard/store"
 )
 
@@ -187,20 +186,4 @@ func (cfg *config) str(key string) (string, bool, error) {
 func (cfg *config) set(key, value string) {
 	raw, _ := json.Marshal(value)
 	cfg.plain[key] = raw
-}
-
-// Opened returns a stored channel's credentials (for the providers that call out with them).
-func Opened(keys *secrets.Keyring, c store.Channel) (map[string]string, error) {
-	out := map[string]string{}
-	if c.Secrets == nil {
-		return out, nil
-	}
-	if keys == nil {
-		return nil, secretsKeyMissing()
-	}
-	plain, err := keys.Open(*c.Secrets, secretsBinding(&store.ChannelWrite{ID: c.ID}))
-	if err != nil {
-		return nil, err
-	}
-	return out, json.Unmarshal(plain, &out)
 }

@@ -34,12 +34,6 @@ func (q *queries) RecordInbound(ctx context.Context, workspaceID uuid.UUID, m In
 	return id, err == nil, err
 }
 
-// LockChannelMessage reads a channel message and locks it until the transaction ends.
-func (q *queries) LockChannelMessage(ctx context.Context, workspaceID, id uuid.UUID) (ChannelMessage, error) {
-	m, err := q.sql.LockChannelMessage(ctx, q.db, dbsqlc.LockChannelMessageParams{WorkspaceID: workspaceID, ID: id})
-	return m, notFound("channel message", err)
-}
-
 // ChannelMessageByID reads a channel message.
 func (q *queries) ChannelMessageByID(ctx context.Context, workspaceID, id uuid.UUID) (ChannelMessage, error) {
 	m, err := q.sql.ChannelMessageByID(ctx, q.db, dbsqlc.ChannelMessageByIDParams{WorkspaceID: workspaceID, ID: id})

@@ -126,12 +126,6 @@ func (q *queries) ChannelByToken(ctx context.Context, provider, token string) (C
 	return toChannel(channelRow(c)), notFound("channel", err)
 }
 
-// ChannelByAddress returns the workspace's channel of a provider with this address.
-func (q *queries) ChannelByAddress(ctx context.Context, workspaceID uuid.UUID, provider, address string) (Channel, error) {
-	c, err := q.sql.ChannelByAddress(ctx, q.db, dbsqlc.ChannelByAddressParams{WorkspaceID: workspaceID, Provider: provider, Address: &address})
-	return toChannel(channelRow(c)), notFound("channel", err)
-}
-
 // ListChannels lists the workspace's channels (of one provider when it is not empty),
 // newest first.
 func (q *queries) ListChannels(ctx context.Context, workspaceID uuid.UUID, provider string) ([]Channel, error) {

@@ -296,38 +296,6 @@ func (q *Queries) InsertThread(ctx context.Context, db DBTX, arg InsertThreadPar
 	return err
 }
 
-const lockChannelMessage = `-- name: LockChannelMessage :one
-SELECT id, workspace_id, channel_id, direction, provider_message_id, remote, local, body, segments, status, reason, conversation_id, reply_to, created_at, updated_at FROM channel_messages WHERE workspace_id = $1 AND id = $2 FOR UPDATE
-`
-
-type LockChannelMessageParams struct {
-	WorkspaceID uuid.UUID
-	ID          uuid.UUID
-}
-
-func (q *Queries) LockChannelMessage(ctx context.Context, db DBTX, arg LockChannelMessageParams) (ChannelMessage, error) {
-	row := db.QueryRow(ctx, lockChannelMessage, arg.WorkspaceID, arg.ID)
-	var i ChannelMessage
-	err := row.Scan(
-		&i.ID,
-		&i.WorkspaceID,
-		&i.ChannelID,
-		&i.Direction,
-		&i.ProviderMessageID,
-		&i.Remote,
-		&i.Local,
-		&i.Body,
-		&i.Segments,
-		&i.Status,
-		&i.Reason,
-		&i.ConversationID,
-		&i.ReplyTo,
-		&i.CreatedAt,
-		&i.UpdatedAt,
-	)
-	return i, err
-}
-
 const optIn = `-- name: OptIn :exec
 DELETE FROM sms_opt_outs WHERE workspace_id = $1 AND sender = $2 AND remote = $3
 `

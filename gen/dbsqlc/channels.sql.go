@@ -85,61 +85,6 @@ func (q *Queries) AgentInboundSeats(ctx context.Context, db DBTX, arg AgentInbou
 	return items, nil
 }
 
-const channelByAddress = `-- name: ChannelByAddress :one
-SELECT c.id, c.workspace_id, c.provider, c.name, c.config, d.agent_id AS inbound_agent, c.created_at,
-       c.status, c.setup, c.inbound_token, c.address, c.secrets, c.secrets_key_id,
-       (SELECT max(m.created_at) FROM channel_messages m WHERE m.channel_id = c.id AND m.direction = 'inbound') AS last_inbound_at, c.updated_at
-FROM channels c LEFT JOIN deployments d ON d.channel_id = c.id AND d.inbound
-WHERE c.workspace_id = $1 AND c.provider = $2 AND c.address = $3
-`
-
-type ChannelByAddressParams struct {
-	WorkspaceID uuid.UUID
-	Provider    string
-	Address     *string
-}
-
-type ChannelByAddressRow struct {
-	ID            uuid.UUID
-	WorkspaceID   uuid.UUID
-	Provider      string
-	Name          string
-	Config        []byte
-	InboundAgent  *uuid.UUID
-	CreatedAt     time.Time
-	Status        string
-	Setup         *string
-	InboundToken  string
-	Address       *string
-	Secrets       []byte
-	SecretsKeyID  *string
-	LastInboundAt interface{}
-	UpdatedAt     time.Time
-}
-
-func (q *Queries) ChannelByAddress(ctx context.Context, db DBTX, arg ChannelByAddressParams) (ChannelByAddressRow, error) {
-	row := db.QueryRow(ctx, channelByAddress, arg.WorkspaceID, arg.Provider, arg.Address)
-	var i ChannelByAddressRow
-	err := row.Scan(
-		&i.ID,
-		&i.WorkspaceID,
-		&i.Provider,
-		&i.Name,
-		&i.Config,
-		&i.InboundAgent,
-		&i.CreatedAt,
-		&i.Status,
-		&i.Setup,
-		&i.InboundToken,
-		&i.Address,
-		&i.Secrets,
-		&i.SecretsKeyID,
-		&i.LastInboundAt,
-		&i.UpdatedAt,
-	)
-	return i, err
-}
-
 const channelByID = `-- name: ChannelByID :one
 SELECT c.id, c.workspace_id, c.provider, c.name, c.config, d.agent_id AS inbound_agent, c.created_at,
        c.status, c.setup, c.inbound_token, c.address, c.secrets, c.secrets_key_id,

@@ -6,9 +6,6 @@ VALUES (@workspace_id, @channel_id, 'inbound', @provider_message_id, @remote, @l
 ON CONFLICT (channel_id, direction, provider_message_id) WHERE provider_message_id IS NOT NULL DO NOTHING
 RETURNING id;
 
--- name: LockChannelMessage :one
-SELECT * FROM channel_messages WHERE workspace_id = @workspace_id AND id = @id FOR UPDATE;
-
 -- name: ChannelMessageByID :one
 SELECT * FROM channel_messages WHERE workspace_id = @workspace_id AND id = @id;
 

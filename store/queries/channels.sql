@@ -28,13 +28,6 @@ SELECT c.id, c.workspace_id, c.provider, c.name, c.config, d.agent_id AS inbound
 FROM channels c LEFT JOIN deployments d ON d.channel_id = c.id AND d.inbound
 WHERE c.provider = @provider AND c.inbound_token = @inbound_token;
 
--- name: ChannelByAddress :one
-SELECT c.id, c.workspace_id, c.provider, c.name, c.config, d.agent_id AS inbound_agent, c.created_at,
-       c.status, c.setup, c.inbound_token, c.address, c.secrets, c.secrets_key_id,
-       (SELECT max(m.created_at) FROM channel_messages m WHERE m.channel_id = c.id AND m.direction = 'inbound') AS last_inbound_at, c.updated_at
-FROM channels c LEFT JOIN deployments d ON d.channel_id = c.id AND d.inbound
-WHERE c.workspace_id = @workspace_id AND c.provider = @provider AND c.address = @address;
-
 -- name: UpdateChannel :exec
 UPDATE channels SET name = @name, config = @config, status = @status, setup = sqlc.narg(setup), address = sqlc.narg(address),
     secrets = sqlc.narg(secrets), secrets_key_id = sqlc.narg(secrets_key_id), updated_at = now()
