@@ -110,24 +110,44 @@ func (p *Pipeline) Park(ctx context.Context, c Caller, name string, args json.Ra
 }
 
 // ConfirmAction confirms an action parked outside a conversation (Park) by its act_ id and
-// code, and runs it. The confirming key needs the tool's permission, as in a turn. A wrong
-// code rejects the action (a code cannot be guessed by trying), an expired one expires it,
-// and a bulk action whose set grew by more than 10% is aborted (aborted_drift); each ends
-// with confirmation.resolved. The result is the tool's.
+// code, and runs it: confirm_action on MCP. Confirm does it for any action.
 func (p *Pipeline) ConfirmAction(ctx context.Context, c Caller, actionID, code string) (any, error) {
+	return p.confirm(ctx, c, actionID, code, false)
+}
+
+// Confirm confirms any pending action of the workspace by its act_ id and code, one parked
+// in a conversation too (POST /api/confirmations/{id}): the code is the same proof of the
+// user's consent as their `YES <code>` reply.
+func (p *Pipeline) Confirm(ctx context.Context, c Caller, actionID, code string) (any, error) {
+	return p.confirm(ctx, c, actionID, code, true)
+}
+
+// confirm runs a confirmation. The confirming key needs the tool's permission, as in a turn.
+// A wrong code rejects the action (a code cannot be guessed by trying), an expired one
+// expires it, and a bulk action whose set grew by more than 10% is aborted (aborted_drift);
+// each ends with confirmation.resolved. The result is the tool's. Without inConversation,
+// an action of a conversation is not found: it is confirmed there, with `YES <code>`.
+func (p *Pipeline) confirm(ctx context.Context, c Caller, actionID, code string, inConversation bool) (any, error) {
 	var action store.PendingAction
 	var tool Tool
 	var refusal error
+	conversation := ""
 	err := p.store.InTx(ctx, func(tx *store.Tx) error {
 		refusal = nil
 		a, err := tx.ActionByShortIDForUpdate(ctx, c.WorkspaceID, actionID)
-		if errors.Is(err, store.ErrNotFound) || (err == nil && a.ConversationID != uuid.Nil) {
-			// An action of a conversation is confirmed in it, with `YES <code>`.
+		if errors.Is(err, store.ErrNotFound) || (err == nil && a.ConversationID != uuid.Nil && !inConversation) {
 			refusal = apierr.NotFound("action_id", "action_not_found", "No action %q waits for confirm_action in this workspace; an action parked in a conversation is confirmed there with `YES <code>`.", actionID)
 			return nil
 		}
 		if err != nil {
 			return err
+		}
+		if a.ConversationID != uuid.Nil {
+			conv, err := tx.ConversationByRef(ctx, c.WorkspaceID, a.ConversationID.String())
+			if err != nil {
+				return err
+			}
+			conversation = conv.ShortID
 		}
 		action = a
 		resolution := ""
@@ -151,7 +171,7 @@ func (p *Pipeline) ConfirmAction(ctx context.Context, c Caller, actionID, code s
 				return leavePending{err}
 			}
 			resolution = store.ActionApproved
-			if r, why := p.recheck(ctx, t, a, Call{WorkspaceID: c.WorkspaceID, Arguments: a.Arguments}); r != "" {
+			if r, why := p.recheck(ctx, t, a, Call{WorkspaceID: c.WorkspaceID, Arguments: a.Arguments, ConversationID: a.ConversationID}); r != "" {
 				resolution = r
 				refusal = apierr.Conflict(r, "Nothing was done (%s): %s", strings.TrimSuffix(a.Summary, "."), why)
 			}
@@ -159,7 +179,7 @@ func (p *Pipeline) ConfirmAction(ctx context.Context, c Caller, actionID, code s
 		if err := tx.ResolveAction(ctx, c.WorkspaceID, a.ID, resolution); err != nil {
 			return err
 		}
-		_, err = tx.AppendEvents(ctx, c.WorkspaceID, []store.NewEvent{resolvedEvent(a, resolution, "")})
+		_, err = tx.AppendEvents(ctx, c.WorkspaceID, []store.NewEvent{resolvedEvent(a, resolution, conversation)})
 		return err
 	})
 	var pending leavePending
@@ -172,7 +192,7 @@ func (p *Pipeline) ConfirmAction(ctx context.Context, c Caller, actionID, code s
 	if refusal != nil {
 		return nil, refusal
 	}
-	result, runErr := tool.Run(ctx, Call{WorkspaceID: c.WorkspaceID, Arguments: action.Arguments})
+	result, runErr := tool.Run(ctx, Call{WorkspaceID: c.WorkspaceID, Arguments: action.Arguments, ConversationID: action.ConversationID})
 	record := any(result)
 	if runErr != nil {
 		msg := "an internal error occurred"

@@ -26,8 +26,10 @@
 //   - Scalars are not coerced: a string field needs a string (quote `"123"`), an integer field
 //     an integer (a whole float such as 100.0 counts, as in JSON Schema), a boolean field true
 //     or false (`yes` and `on` are strings).
-//   - llm.provider is a vendor family (alpha, beta or gamma) and llm.model an id of that
-//     family in the model catalog.
+//   - llm.provider is a vendor family (alpha, beta or gamma). llm.model is any non-empty
+//     string, as the spec says; a model id the catalog serves for another family is refused,
+//     and a name the catalog does not serve is accepted with a warning (ModelWarnings): the
+//     agent's turns then fail with model_not_found rather than run a guessed model.
 //   - language is a well-formed BCP 47 tag whose first subtag is a 2- or 3-letter language
 //     code known to golang.org/x/text/language, with hyphens (not en_US); und is rejected.
 //   - timezone is an IANA zone name that time.LoadLocation knows ("UTC" included, "Local"
@@ -106,7 +108,7 @@ const (
 // missing value is told apart from zero; they are never nil in a blueprint Parse returns.
 type LLM struct {
 	Provider     catalog.Family `yaml:"provider" json:"provider" validate:"required,enum"`
-	Model        string         `yaml:"model" json:"model" validate:"required"` // an id of Provider's family in the catalog
+	Model        string         `yaml:"model" json:"model" validate:"required"` // any name; served ones are ids of Provider's family in the catalog
 	Temperature  *float64       `yaml:"temperature" json:"temperature" validate:"required,min=0,max=2"`
 	MaxTokens    *int           `yaml:"max_tokens" json:"max_tokens" validate:"required,min=1,max=8192"`
 	SystemPrompt string         `yaml:"system_prompt" json:"system_prompt" validate:"required,min=10,max=10000"`

@@ -310,8 +310,15 @@ func TestCatalogParameter(t *testing.T) {
 	require.NoError(t, err)
 	_, err = Parse([]byte(minimal), cat)
 	require.NoError(t, err)
-	_, err = Parse([]byte(strings.Replace(minimal, "model: beta-5.4", "model: vendor-model-x", 1)), cat)
-	require.ErrorContains(t, err, `agent.llm.model (line 10): unknown model "vendor-model-x"; beta models: beta-5.4, beta-5.4-mini`)
+	// Spec: "agent.llm.model | string". A name the catalog does not serve (here the upstream
+	// name, not an id) is valid, with a warning naming the served models of the family.
+	bp, err := Parse([]byte(strings.Replace(minimal, "model: beta-5.4", "model: vendor-model-x", 1)), cat)
+	require.NoError(t, err)
+	require.Equal(t, []string{`agent.llm.model: "vendor-model-x" is not a model this platform serves, so the agent's turns fail with model_not_found until it names one; served beta models: beta-5.4, beta-5.4-mini`},
+		ModelWarnings(bp, cat))
+	bp, err = Parse([]byte(minimal), cat)
+	require.NoError(t, err)
+	require.Empty(t, ModelWarnings(bp, cat), "a served model is no warning")
 }
 
 func TestLineNumbersOfAliases(t *testing.T) {

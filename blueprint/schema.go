@@ -36,15 +36,21 @@ func JSONSchema() []byte {
 	return out
 }
 
-// addModels lists the catalog's models under llm.model, and each family's models in a
-// condition on llm.provider.
+// addModels lists the catalog's models as examples of llm.model (any string is valid), and
+// for each provider refuses the ids served for the other families, as Parse does.
 func addModels(llm map[string]any, cat *catalog.Catalog) {
-	llm["properties"].(map[string]any)["model"].(map[string]any)["enum"] = cat.IDs()
+	llm["properties"].(map[string]any)["model"].(map[string]any)["examples"] = cat.IDs()
 	var branches []any
 	for _, f := range Providers() {
+		var others []string
+		for _, m := range cat.All() {
+			if m.Family != f {
+				others = append(others, m.ID)
+			}
+		}
 		branches = append(branches, map[string]any{
 			"if":   map[string]any{"required": []string{"provider"}, "properties": map[string]any{"provider": map[string]any{"const": f}}},
-			"then": map[string]any{"properties": map[string]any{"model": map[string]any{"enum": familyModels(cat, f)}}},
+			"then": map[string]any{"properties": map[string]any{"model": map[string]any{"not": map[string]any{"enum": others}}}},
 		})
 	}
 	llm["allOf"] = branches

@@ -184,25 +184,18 @@ func checkSource(at string, s Source, d *decoder) {
 	}
 }
 
-// checkModel requires llm.model to be an id of llm.provider's family.
+// checkModel refuses a model id the platform serves for another provider than llm.provider:
+// llm.model is any string (the spec), but a served id under the wrong provider is a mistake
+// that can be named. A name the platform does not serve at all is accepted, and
+// ModelWarnings says what that means.
 func checkModel(llm *LLM, cat *catalog.Catalog, d *decoder) {
-	if llm.Model == "" {
+	m, ok := cat.Lookup(llm.Model)
+	if !ok || !validFamily(llm.Provider) || m.Family == llm.Provider {
 		return
 	}
 	const path = "agent.llm.model"
 	family := llm.Provider
-	if !validFamily(family) {
-		family = ""
-	}
-	m, ok := cat.Lookup(llm.Model)
-	switch {
-	case !ok && family == "":
-		d.add(path, d.lineOf(path), fmt.Sprintf("unknown model %q; models: %s", llm.Model, strings.Join(cat.IDs(), ", ")))
-	case !ok:
-		d.add(path, d.lineOf(path), fmt.Sprintf("unknown model %q; %s models: %s", llm.Model, family, strings.Join(familyModels(cat, family), ", ")))
-	case family != "" && m.Family != family:
-		d.add(path, d.lineOf(path), fmt.Sprintf("%s is a %s model, not %s; %s models: %s", m.ID, m.Family, family, family, strings.Join(familyModels(cat, family), ", ")))
-	}
+	d.add(path, d.lineOf(path), fmt.Sprintf("%s is a %s model, not %s; %s models: %s", m.ID, m.Family, family, family, strings.Join(familyModels(cat, family), ", ")))
 }
 
 func validFamily(f catalog.Family) bool { return slices.Contains(Providers(), f) }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"switchboard/catalog"
 )
 
 // Thresholds above which Warnings speaks up.
@@ -54,4 +56,27 @@ func Warnings(bp *Blueprint) []string {
 		}
 	}
 	return out
+}
+
+// ModelWarnings warns when llm.model names a model the platform does not serve (cat, or the
+// default catalog when nil). Such a blueprint is valid, since the spec makes llm.model any
+// string, but every turn of the agent fails with model_not_found until the model is changed:
+// the platform never guesses another model.
+func ModelWarnings(bp *Blueprint, cat *catalog.Catalog) []string {
+	if cat == nil {
+		cat = catalog.Default()
+	}
+	l := bp.Agent.LLM
+	if l == nil || l.Model == "" {
+		return nil
+	}
+	if _, ok := cat.Lookup(l.Model); ok {
+		return nil
+	}
+	served := cat.IDs()
+	if validFamily(l.Provider) {
+		served = familyModels(cat, l.Provider)
+	}
+	return []string{fmt.Sprintf("agent.llm.model: %q is not a model this platform serves, so the agent's turns fail with model_not_found until it names one; served %s models: %s",
+		l.Model, l.Provider, strings.Join(served, ", "))}
 }

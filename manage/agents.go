@@ -39,7 +39,10 @@ func (s *Service) CreateAgent(ctx context.Context, ws uuid.UUID, in CreateAgentI
 	if err != nil {
 		return CreateAgentResult{}, invalidBlueprint("yaml", err)
 	}
-	warnings := append([]string{}, blueprint.Warnings(bp)...)
+	warnings := append(blueprint.Warnings(bp), blueprint.ModelWarnings(bp, s.catalog)...)
+	if warnings == nil {
+		warnings = []string{}
+	}
 	raw, err := json.Marshal(bp)
 	if err != nil {
 		return CreateAgentResult{}, err
@@ -115,6 +118,9 @@ type AgentRef struct {
 	Success   bool   `json:"success"`
 	AgentID   string `json:"agentId"`
 	AgentName string `json:"agentName"`
+	// Warnings (update_agent) name valid but questionable settings, such as a model the
+	// platform does not serve.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // DeleteAgent removes the agent, its knowledge base and its deployments.

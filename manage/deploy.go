@@ -20,7 +20,7 @@ type DeployAgentInput struct {
 	Channel         blueprint.ChannelType `json:"channel,omitempty"`
 	Config          json.RawMessage       `json:"config,omitempty" jsonschema_description:"Opaque per-deployment settings; stored, never used for routing"`
 	ChannelID       string                `json:"channel_id,omitempty" jsonschema:"format=uuid" jsonschema_description:"A channel of the workspace"`
-	TakeOverInbound bool                  `json:"take_over_inbound,omitempty" jsonschema:"default=false" jsonschema_description:"Move the channel's inbound seat to this agent; needs channel_id"`
+	TakeOverInbound bool                  `json:"take_over_inbound,omitempty" jsonschema:"default=false" jsonschema_description:"Move the channel's inbound seat to this agent; needs channel_id and refuses the legacy channel parameter"`
 }
 
 // DeployAgentResult is deploy_agent's result.
@@ -303,6 +303,12 @@ func (s *Service) planDeploy(ctx context.Context, ws uuid.UUID, in DeployAgentIn
 	if in.TakeOverInbound && in.ChannelID == "" {
 		return deployPlan{}, apierr.Invalid("take_over_inbound", "channel_id_required",
 			"take_over_inbound needs channel_id: the channel parameter names a kind of channel, not a channel whose inbound seat can be taken.")
+	}
+	// The spec rejects the legacy parameter with take_over_inbound always, even when it agrees
+	// with the channel row: a caller mixing the two has not decided which one names the seat.
+	if in.TakeOverInbound && in.Channel != "" {
+		return deployPlan{}, apierr.Invalid("channel", "channel_not_allowed",
+			"channel is the legacy parameter and is rejected with take_over_inbound: give channel_id alone to name the channel whose inbound seat moves.")
 	}
 	if in.ChannelID == "" && in.Channel == "" {
 		return deployPlan{}, apierr.Invalid("channel", "missing_parameter", "Give channel_id (a channel of the workspace) or channel (a channel type).")

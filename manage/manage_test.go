@@ -529,6 +529,10 @@ func TestDeployAgent(t *testing.T) {
 		{"neither channel nor channel_id", manage.DeployAgentInput{AgentID: mine}, apierr.KindInvalid, "missing_parameter", "channel"},
 		{"unknown channel type", manage.DeployAgentInput{AgentID: mine, Channel: "fax"}, apierr.KindInvalid, "invalid_value", "channel"},
 		{"take_over_inbound without channel_id", manage.DeployAgentInput{AgentID: mine, Channel: "sms", TakeOverInbound: true}, apierr.KindInvalid, "channel_id_required", "take_over_inbound"},
+		// Spec: "the legacy `channel` parameter does not identify a channel row to own and is
+		// rejected when `take_over_inbound` is used" — even when it agrees with channel_id.
+		{"legacy channel with take_over_inbound, agreeing", manage.DeployAgentInput{AgentID: mine, Channel: "sms", ChannelID: sms.ID, TakeOverInbound: true}, apierr.KindInvalid, "channel_not_allowed", "channel"},
+		{"legacy channel with take_over_inbound, disagreeing", manage.DeployAgentInput{AgentID: mine, Channel: "webchat", ChannelID: sms.ID, TakeOverInbound: true}, apierr.KindInvalid, "channel_not_allowed", "channel"},
 		{"config not an object", manage.DeployAgentInput{AgentID: mine, Channel: "sms", Config: json.RawMessage(`[1]`)}, apierr.KindInvalid, "invalid_value", "config"},
 		{"agent_id not a UUID", manage.DeployAgentInput{AgentID: "x", Channel: "sms"}, apierr.KindInvalid, "invalid_id", "agent_id"},
 		{"channel_id not a UUID", manage.DeployAgentInput{AgentID: mine, ChannelID: "x"}, apierr.KindInvalid, "invalid_id", "channel_id"},

@@ -50,7 +50,7 @@ type AgentUpdates struct {
 	Tone                  blueprint.Tone   `json:"tone,omitempty" blueprint:"agent.persona.tone"`
 	Greeting              string           `json:"greeting,omitempty" blueprint:"agent.persona.greeting" jsonschema:"minLength=1,maxLength=500"`
 	LLMProvider           catalog.Family   `json:"llmProvider,omitempty" blueprint:"agent.llm.provider"`
-	LLMModel              string           `json:"llmModel,omitempty" blueprint:"agent.llm.model" jsonschema_description:"A model id of the provider's family"`
+	LLMModel              string           `json:"llmModel,omitempty" blueprint:"agent.llm.model" jsonschema_description:"Any model name; the platform serves the ids of the provider's family, and another name is stored with a warning"`
 	Temperature           float64          `json:"temperature,omitempty" blueprint:"agent.llm.temperature" jsonschema:"minimum=0,maximum=2"`
 	MaxTokens             int              `json:"maxTokens,omitempty" blueprint:"agent.llm.max_tokens" jsonschema:"minimum=1,maximum=8192"`
 	SystemPrompt          string           `json:"systemPrompt,omitempty" blueprint:"agent.llm.system_prompt" jsonschema:"minLength=10,maxLength=10000"`
@@ -123,7 +123,16 @@ func (s *Service) UpdateAgent(ctx context.Context, ws uuid.UUID, in UpdateAgentI
 	if err != nil {
 		return AgentRef{}, apierr.WithParam(err, "agent_id")
 	}
-	return AgentRef{Success: true, AgentID: updated.ID.String(), AgentName: updated.Name}, nil
+	return AgentRef{Success: true, AgentID: updated.ID.String(), AgentName: updated.Name, Warnings: s.modelWarnings(updated)}, nil
+}
+
+// modelWarnings is the warning of an agent whose llm.model the platform does not serve.
+func (s *Service) modelWarnings(a store.Agent) []string {
+	bp, err := decodeBlueprint(a)
+	if err != nil {
+		return nil // a stored blueprint always decodes; the caller has the agent already
+	}
+	return blueprint.ModelWarnings(bp, s.catalog)
 }
 
 // planUpdate checks an update_agent call and computes the agent's new row without writing

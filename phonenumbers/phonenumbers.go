@@ -1,7 +1,8 @@
 // Package phonenumbers searches, buys, lists and releases the workspace's phone numbers at
-// the SMS provider. Buying is a spend action: the REST route needs the admin role and a
-// confirm_price equal to the quoted price; the builder assistant's buy_phone_number tool
-// parks it until the user answers `YES <code>` (the summary quotes the price). The charge
+// the SMS provider. Buying is a spend action, parked for confirmation on every surface: the
+// builder assistant's buy_phone_number tool until the user answers `YES <code>`, and the REST
+// route (admin) until POST /api/confirmations/{id} sends the code; the summary quotes the
+// price in credits. The charge
 // goes to the ledger with spend.recorded {category: "phone_number"}.
 package phonenumbers
 
@@ -207,6 +208,43 @@ func (s *Service) Quote(in BuyInput) (string, int, error) {
 	return country, credits, nil
 }
 
+// CheckPurchase checks a purchase before it is parked for confirmation, so nothing is parked
+// that could not run: the number and country, confirm_price when given (it must be the
+// quote), a configured provider and a balance and spend cap that cover the first month. Buy
+// checks them all again when the confirmed purchase runs.
+func (s *Service) CheckPurchase(ctx context.Context, ws uuid.UUID, in BuyInput) error {
+	country, credits, err := s.Quote(in)
+	if err != nil {
+		return err
+	}
+	if in.ConfirmPrice != nil && *in.ConfirmPrice != credits {
+		return &apierr.Error{Kind: apierr.KindConflict, Param: "confirm_price", Code: "price_mismatch",
+			Message: fmt.Sprintf("The price of a %s number is %d credits a month, not %d.", country, credits, *in.ConfirmPrice)}
+	}
+	if !s.provider.Configured() {
+		return sms.ErrNotConfigured()
+	}
+	return s.affordable(ctx, ws, int64(credits)*NanoUSDPerCredit)
+}
+
+// affordable refuses a charge the workspace's balance or monthly spend cap does not cover.
+func (s *Service) affordable(ctx context.Context, ws uuid.UUID, cost int64) error {
+	w, err := s.store.WorkspaceByID(ctx, ws)
+	if err != nil {
+		return err
+	}
+	if w.BalanceNanoUSD < cost {
+		return apierr.Quota("The workspace's balance ($%s) does not cover this number ($%s).", money.FormatUSD(w.BalanceNanoUSD), money.FormatUSD(cost))
+	}
+	if w.MonthlyCapNanoUSD != nil && w.MonthSpendNanoUSD+cost > *w.MonthlyCapNanoUSD {
+		e := apierr.Quota("This number ($%s) would take the workspace past its monthly spend cap of $%s ($%s spent this month).",
+			money.FormatUSD(cost), money.FormatUSD(*w.MonthlyCapNanoUSD), money.FormatUSD(w.MonthSpendNanoUSD))
+		e.Hint = "An admin can raise or clear the cap on the dashboard's Settings page."
+		return e
+	}
+	return nil
+}
+
 // Buy purchases a number: the price must be confirmed, the workspace must afford it; the
 // provider buys it, then the number, the ledger charge and spend.recorded are written in one
 // transaction (if that fails, the number is released at the provider again).
@@ -227,18 +265,8 @@ func (s *Service) Buy(ctx context.Context, ws uuid.UUID, in BuyInput) (PhoneNumb
 		return PhoneNumber{}, sms.ErrNotConfigured()
 	}
 	cost := int64(credits) * NanoUSDPerCredit
-	w, err := s.store.WorkspaceByID(ctx, ws)
-	if err != nil {
+	if err := s.affordable(ctx, ws, cost); err != nil {
 		return PhoneNumber{}, err
-	}
-	if w.BalanceNanoUSD < cost {
-		return PhoneNumber{}, apierr.Quota("The workspace's balance ($%s) does not cover this number ($%s).", money.FormatUSD(w.BalanceNanoUSD), money.FormatUSD(cost))
-	}
-	if w.MonthlyCapNanoUSD != nil && w.MonthSpendNanoUSD+cost > *w.MonthlyCapNanoUSD {
-		e := apierr.Quota("This number ($%s) would take the workspace past its monthly spend cap of $%s ($%s spent this month).",
-			money.FormatUSD(cost), money.FormatUSD(*w.MonthlyCapNanoUSD), money.FormatUSD(w.MonthSpendNanoUSD))
-		e.Hint = "An admin can raise or clear the cap on the dashboard's Settings page."
-		return PhoneNumber{}, e
 	}
 	number := strings.TrimSpace(in.PhoneNumber)
 	sid, err := s.provider.Buy(ctx, number)

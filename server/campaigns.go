@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"switchboard/access"
 	"switchboard/apierr"
 	"switchboard/campaigns"
 	"switchboard/contacts"
@@ -38,14 +39,20 @@ func campaignsSlash(next echo.HandlerFunc) echo.HandlerFunc {
 
 // outboundGate is the campaign gate: a non-draft create and a start answer 409
 // `{"error": "outbound_compliance_required", "version": ...}` until an owner or admin of
-// the workspace accepted the current compliance version. It runs after authentication and
-// the role check, and before the request validator, so a client learns of the gate first.
+// the workspace accepted the current compliance version. The order is the contract's:
+// authentication, then the role, then this gate, then the request validator. The route's
+// own permission (authorize) covers start; a non-draft create is a launch too, so its
+// launching role is checked here, before the gate: a member learns 403, never 409.
 func (s *Server) outboundGate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
 		gated := r.Method == http.MethodPost && (c.Path() == "/api/campaigns/:id/start" || c.Path() == "/api/campaigns" && !draftBody(r.Context()))
 		if !gated || s.campaigns == nil {
 			return next(c)
+		}
+		p, _ := principalFrom(r.Context())
+		if err := access.Check(p.Access(), access.CampaignsStart, "Launching a campaign (POST "+c.Path()+" without draft: true)"); err != nil {
+			return err
 		}
 		err := s.campaigns.Gate(r.Context(), workspaceOf(r.Context()))
 		var gate *campaigns.GateError
@@ -309,13 +316,24 @@ func (h *apiHandlers) SearchPhoneNumbers(ctx context.Context, req apiapi.SearchP
 	return apiapi.SearchPhoneNumbers200JSONResponse(out), nil
 }
 
+// BuyPhoneNumber parks the purchase, as the spec says a spend action does: the checks run
+// now, the buying once POST /api/confirmations/{id} sends the code. The parked action is the
+// builder assistant's buy_phone_number, so a purchase is confirmed one way on every surface.
 func (h *apiHandlers) BuyPhoneNumber(ctx context.Context, req apiapi.BuyPhoneNumberRequestObject) (apiapi.BuyPhoneNumberResponseObject, error) {
 	b := req.Body
-	out, err := h.s.phones.Buy(ctx, workspaceOf(ctx), phonenumbers.BuyInput{PhoneNumber: b.PhoneNumber, Country: b.Country, ConfirmPrice: b.ConfirmPrice})
+	in := phonenumbers.BuyInput{PhoneNumber: b.PhoneNumber, Country: b.Country, ConfirmPrice: b.ConfirmPrice}
+	if err := h.s.phones.CheckPurchase(ctx, workspaceOf(ctx), in); err != nil {
+		return nil, err
+	}
+	args, err := json.Marshal(map[string]string{"phone_number": strings.TrimSpace(b.PhoneNumber), "country": b.Country})
 	if err != nil {
 		return nil, err
 	}
-	return apiapi.BuyPhoneNumber201JSONResponse(out), nil
+	parked, err := h.s.park(ctx, "buy_phone_number", args)
+	if err != nil {
+		return nil, err
+	}
+	return apiapi.BuyPhoneNumber202JSONResponse(parked), nil
 }
 
 func (h *apiHandlers) ReleasePhoneNumber(ctx context.Context, req apiapi.ReleasePhoneNumberRequestObject) (apiapi.ReleasePhoneNumberResponseObject, error) {

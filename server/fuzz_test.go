@@ -104,6 +104,8 @@ var fuzzOps = []fuzzOp{
 	{"runBulkTool", http.MethodPost, "/api/bulk/{id}", "application/json", "delete_contacts", "", `{"filter":{"tag":"gold"}}`},
 	{"getBulkRun", http.MethodGet, "/api/bulk/runs/{id}", "", "$bulkRun", "", ""},
 	{"confirmAction", http.MethodPost, "/api/actions/{id}/confirm", "application/json", "$bulkAction", "", `{"code":"$bulkCode"}`},
+	{"listConfirmations", http.MethodGet, "/api/confirmations", "", "", "", ""},
+	{"confirmPendingAction", http.MethodPost, "/api/confirmations/{id}", "application/json", "$buyAction", "", `{"code":"$buyCode"}`},
 }
 
 // fuzzAgentYAML is a valid blueprint (voiceAgent of the MCP tests, with a webchat channel).

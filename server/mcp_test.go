@@ -231,6 +231,10 @@ func TestMCPInboundSeatTransitions(t *testing.T) {
 	e := s.fails("deploy_agent", map[string]any{"agent_id": y, "take_over_inbound": true}, "channel_id_required")
 	require.Equal(t, "take_over_inbound", e["param"])
 	s.fails("deploy_agent", map[string]any{"agent_id": y, "channel": "sms", "take_over_inbound": true}, "channel_id_required")
+	// Spec: the legacy `channel` parameter "is rejected when `take_over_inbound` is used",
+	// even when it agrees with the channel row.
+	e = s.fails("deploy_agent", map[string]any{"agent_id": y, "channel": "sms", "channel_id": ch.ID, "take_over_inbound": true}, "channel_not_allowed")
+	require.Equal(t, "channel", e["param"])
 
 	third := s.ok("deploy_agent", map[string]any{"agent_id": y, "channel_id": ch.ID, "take_over_inbound": true})
 	require.Equal(t, true, third["inbound"])

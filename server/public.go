@@ -12,19 +12,19 @@ import (
 	"switchboard/openapi"
 )
 
-var (
-	//go:embed static/llms.txt
-	llmsTxt []byte
-	//go:embed static/errors.md
-	errorsDoc []byte
-)
+//go:embed static/errors.md
+var errorsDoc []byte
 
 // routePublic registers the routes that need no key: health, the machine-readable
 // description, the contracts, their changelog and the error documentation.
-func (s *Server) routePublic(e *echo.Echo) {
+func (s *Server) routePublic(e *echo.Echo) error {
+	llms, err := llmsTxt(s.ops)
+	if err != nil {
+		return err
+	}
 	e.GET("/health", s.health)
 	e.GET("/ready", s.readyz)
-	e.GET("/llms.txt", staticBlob("text/plain; charset=utf-8", llmsTxt))
+	e.GET("/llms.txt", staticBlob("text/plain; charset=utf-8", llms))
 	e.GET("/docs/errors", staticBlob("text/markdown; charset=utf-8", errorsDoc))
 	e.GET("/changelog", staticBlob("text/markdown; charset=utf-8", switchboard.Changelog))
 	e.GET("/openapi/v1.yaml", staticBlob("application/yaml", openapi.V1YAML))
@@ -34,6 +34,7 @@ func (s *Server) routePublic(e *echo.Echo) {
 	e.GET("/agents/:id/test", s.testPage)
 	e.GET("/embed/:id", s.embedScript)
 	s.routeWebchat(e)
+	return nil
 }
 
 func staticBlob(contentType string, body []byte) echo.HandlerFunc {

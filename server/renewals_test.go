@@ -75,7 +75,7 @@ func TestPhoneNumbersRenewMonthlyOnceAndLapseWhenUnpaid(t *testing.T) {
 	b := w.b
 	ctx := context.Background()
 	due := b.buyNumber(t)["id"].(string)
-	other := decode[map[string]any](t, b.send(t, http.MethodPost, "/api/phone-numbers", `{"phone_number":"+16045550103","country":"CA","confirm_price":130}`, 201))["id"].(string)
+	other := b.buy(t, `{"phone_number":"+16045550103","country":"CA","confirm_price":130}`)["id"].(string)
 	bought := b.phone(t, due)
 	require.WithinDuration(t, time.Now().AddDate(0, 1, 0), bought.PaidThrough, 4*24*time.Hour, "the first month is paid at purchase (a month: 28 to 31 days)")
 	require.Nil(t, bought.RenewalFailedAt)

@@ -41,7 +41,7 @@ func contentText(c *v1api.MessageContent) string {
 }
 
 // responsesInput reads the `input` of POST /v1/responses: a string is the turn text; an
-// array of items follows responses.SplitMessages.
+// array of items follows responses.SplitMessages, leading system/developer items lifted.
 func responsesInput(input v1api.ResponseInput) (responses.TurnInput, error) {
 	if s, err := input.AsResponseInput0(); err == nil {
 		raw, _ := input.MarshalJSON()
@@ -57,14 +57,15 @@ func responsesInput(input v1api.ResponseInput) (responses.TurnInput, error) {
 	for i, it := range items {
 		msgs[i] = responses.Message{Role: it.Role, Text: contentText(it.Content)}
 	}
-	return responses.SplitMessages(msgs, "input")
+	return responses.SplitMessages(msgs, "input", responses.LiftLeading)
 }
 
-// chatInput reads the `messages` of POST /v1/chat/completions.
+// chatInput reads the `messages` of POST /v1/chat/completions; its rule lifts every
+// system/developer message.
 func chatInput(messages []v1api.ChatMessage) (responses.TurnInput, error) {
 	msgs := make([]responses.Message, len(messages))
 	for i, m := range messages {
 		msgs[i] = responses.Message{Role: string(m.Role), Text: contentText(m.Content)}
 	}
-	return responses.SplitMessages(msgs, "messages")
+	return responses.SplitMessages(msgs, "messages", responses.LiftAll)
 }

@@ -326,6 +326,42 @@ func TestForeignFieldsOnTurnBodiesAreIgnored(t *testing.T) {
 	require.Contains(t, b.vendors[catalog.Gamma].Requests()[0].System, "be terse")
 }
 
+// v1-api.md, POST /v1/responses: "Input rules: leading `system`/`developer` items are lifted
+// into additional instructions; the last `user` item is the turn text." A later developer item
+// keeps its place in the history; an item after the last user item is refused with a 400
+// naming its index (the spec is silent; dropping it silently would hide the client's mistake).
+func TestResponsesInputItemsFollowTheSpec(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	fake := b.vendors[catalog.Gamma]
+	resp, body := b.do(t, "POST", "/v1/responses", "Bearer "+b.key, `{"model":"gamma-v4-pro","store":false,"input":[
+		{"role":"system","content":"lead one"},{"role":"developer","content":"lead two"},
+		{"role":"user","content":"first"},{"role":"developer","content":"later rule"},
+		{"role":"assistant","content":"ok"},{"role":"user","content":"second"}]}`)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+	sent := fake.Requests()[0]
+	require.Contains(t, sent.System, "lead one")
+	require.Contains(t, sent.System, "lead two")
+	require.NotContains(t, sent.System, "later rule", "only leading items are lifted")
+	var texts []string
+	for _, m := range sent.Messages {
+		texts = append(texts, string(m.Role)+": "+m.Text)
+	}
+	require.Equal(t, []string{"user: first", "user: [developer message] later rule", "assistant: ok", "user: second"}, texts)
+
+	for _, tc := range []struct{ input, param string }{
+		{`[{"role":"user","content":"q"},{"role":"assistant","content":"a"}]`, "input[1]"},
+		{`[{"role":"system","content":"s"},{"role":"user","content":"q"},{"role":"developer","content":"late"}]`, "input[2]"},
+	} {
+		resp, body := b.do(t, "POST", "/v1/responses", "Bearer "+b.key, `{"model":"gamma-v4-pro","input":`+tc.input+`}`)
+		e := errorOf(t, resp, body, http.StatusBadRequest)
+		require.Equal(t, "after_last_user_message", str(e.Code), string(body))
+		require.Equal(t, tc.param, str(e.Param))
+	}
+	require.Len(t, fake.Requests(), 1, "a refused input reaches no vendor")
+	require.Zero(t, b.count(t, "conversations"), "and writes nothing")
+}
+
 func TestUpstreamFailureBeforeOutputIsA500WithHint(t *testing.T) {
 	t.Parallel()
 	b := setup(t)

@@ -101,3 +101,17 @@ func (q *queries) ActionByShortIDForUpdate(ctx context.Context, workspaceID uuid
 	r, err := q.sql.ActionByShortIDForUpdate(ctx, q.db, dbsqlc.ActionByShortIDForUpdateParams{WorkspaceID: workspaceID, ShortID: shortID})
 	return pendingAction(r), notFound("action", err)
 }
+
+// PendingActionsOfWorkspace returns the workspace's actions still waiting for confirmation,
+// oldest first (at most 100).
+func (q *queries) PendingActionsOfWorkspace(ctx context.Context, workspaceID uuid.UUID) ([]PendingAction, error) {
+	rows, err := q.sql.PendingActionsOfWorkspace(ctx, q.db, workspaceID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]PendingAction, len(rows))
+	for i, r := range rows {
+		out[i] = pendingAction(r)
+	}
+	return out, nil
+}

@@ -215,6 +215,51 @@ func (q *Queries) PendingActionsForUpdate(ctx context.Context, db DBTX, arg Pend
 	return items, nil
 }
 
+const pendingActionsOfWorkspace = `-- name: PendingActionsOfWorkspace :many
+SELECT id, workspace_id, short_id, conversation_id, code, tool, arguments, summary, key_id, role, status, result, created_at, expires_at, resolved_at FROM pending_actions
+WHERE workspace_id = $1 AND status = 'pending' AND expires_at > now()
+ORDER BY created_at, id
+LIMIT 100
+`
+
+// The workspace's actions still waiting for confirmation (GET /api/confirmations), oldest
+// first; those past their expiry are left to the sweep.
+func (q *Queries) PendingActionsOfWorkspace(ctx context.Context, db DBTX, workspaceID uuid.UUID) ([]PendingAction, error) {
+	rows, err := db.Query(ctx, pendingActionsOfWorkspace, workspaceID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []PendingAction{}
+	for rows.Next() {
+		var i PendingAction
+		if err := rows.Scan(
+			&i.ID,
+			&i.WorkspaceID,
+			&i.ShortID,
+			&i.ConversationID,
+			&i.Code,
+			&i.Tool,
+			&i.Arguments,
+			&i.Summary,
+			&i.KeyID,
+			&i.Role,
+			&i.Status,
+			&i.Result,
+			&i.CreatedAt,
+			&i.ExpiresAt,
+			&i.ResolvedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const resolveAction = `-- name: ResolveAction :exec
 UPDATE pending_actions SET status = $1, resolved_at = now()
 WHERE workspace_id = $2 AND id = $3 AND status = 'pending'

@@ -37,3 +37,11 @@ RETURNING *;
 
 -- name: ActionByShortID :one
 SELECT * FROM pending_actions WHERE workspace_id = @workspace_id AND short_id = @short_id;
+
+-- name: PendingActionsOfWorkspace :many
+-- The workspace's actions still waiting for confirmation (GET /api/confirmations), oldest
+-- first; those past their expiry are left to the sweep.
+SELECT * FROM pending_actions
+WHERE workspace_id = @workspace_id AND status = 'pending' AND expires_at > now()
+ORDER BY created_at, id
+LIMIT 100;
