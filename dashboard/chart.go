@@ -2,8 +2,10 @@ package dashboard
 
 import (
 	"fmt"
+	"html/template"
 	"math"
 	"strconv"
+	"strings"
 
 	"switchboard/money"
 )
@@ -20,12 +22,16 @@ type chart struct {
 	Width  int
 	Height int
 	Base   int // the y of the axis
+	// Empty, when set, replaces the drawing: a scale over nothing but zeros would invent a
+	// "highest day" that never happened.
+	Empty string
 }
 
 type point struct {
 	Label string
 	Value float64
 	Text  string
+	Exact string // the exact value, when Text rounds it (a tooltip)
 }
 
 type bar struct {
@@ -33,7 +39,8 @@ type bar struct {
 	Tip        string
 }
 
-func barChart(title string, pts []point, unit string) chart {
+// barChart draws pts; empty is what it says instead when every value is zero.
+func barChart(title string, pts []point, unit, empty string) chart {
 	const width, height, top, base = 600, 160, 4, 159
 	c := chart{Title: title, Points: pts, Width: width, Height: height, Base: base}
 	hi := 0.0
@@ -41,7 +48,8 @@ func barChart(title string, pts []point, unit string) chart {
 		hi = math.Max(hi, p.Value)
 	}
 	if hi == 0 {
-		hi = 1
+		c.Empty = empty
+		return c
 	}
 	c.Max = unit + strconv.FormatFloat(hi, 'f', -1, 64)
 	if unit == "$" {
@@ -58,6 +66,24 @@ func barChart(title string, pts []point, unit string) chart {
 	return c
 }
 
-func usd(nano int64) string { return "$" + money.FormatUSD(nano) }
+// usd is an amount as people read money, in whole cents ($4.99, -$0.25).
+func usd(nano int64) string { return dollars(money.FormatCents(nano)) }
+
+// usdExact is an amount with every digit kept ($4.9876543): what a tooltip shows.
+func usdExact(nano int64) string { return dollars(money.FormatUSD(nano)) }
+
+func dollars(amount string) string {
+	if rest, neg := strings.CutPrefix(amount, "-"); neg {
+		return "-$" + rest
+	}
+	return "$" + amount
+}
+
+// moneyHTML shows an amount in cents with the exact amount as its tooltip: tables and cards
+// stay readable, and nothing is lost to rounding.
+func moneyHTML(nano int64) template.HTML {
+	return template.HTML(`<span class="money" title="` + template.HTMLEscapeString(usdExact(nano)) + `">` + //nolint:gosec // digits, "$", "-" and "." only, escaped anyway
+		template.HTMLEscapeString(usd(nano)) + `</span>`)
+}
 
 func itoa(i int) string { return strconv.Itoa(i) }

@@ -162,11 +162,11 @@ func (h *dash) overview(w http.ResponseWriter, r *http.Request, p store.Principa
 		d.TotalSpend += day.SpendNanoUSD
 		d.TotalTurns += day.Turns
 		label := day.Day.Format("Jan 2")
-		spend[i] = point{Label: label, Value: float64(day.SpendNanoUSD) / 1e9, Text: usd(day.SpendNanoUSD)}
+		spend[i] = point{Label: label, Value: float64(day.SpendNanoUSD) / 1e9, Text: usd(day.SpendNanoUSD), Exact: usdExact(day.SpendNanoUSD)}
 		turns[i] = point{Label: label, Value: float64(day.Turns), Text: itoa(int(day.Turns)) + " turns"}
 	}
-	d.SpendChart = barChart("Spend per day, last 30 days (USD)", spend, "$")
-	d.TurnsChart = barChart("Turns per day, last 30 days", turns, "")
+	d.SpendChart = barChart("Spend per day, last 30 days (USD)", spend, "$", "No spend in the last 30 days.")
+	d.TurnsChart = barChart("Turns per day, last 30 days", turns, "", "No turns in the last 30 days.")
 	h.render(w, r, http.StatusOK, "overview", view{Title: "Overview", Nav: "overview", P: p, Data: d})
 }
 
@@ -267,31 +267,18 @@ type transcriptData struct {
 	Messages     []transcriptMessage
 }
 
-type transcriptMessage struct {
-	Role, Content, Tools string
-}
-
 func (h *dash) transcript(w http.ResponseWriter, r *http.Request, p store.Principal) {
 	c, err := h.Store.ConversationByRef(r.Context(), p.WorkspaceID, r.PathValue("ref"))
 	if err != nil {
 		h.fail(w, r, p, err)
 		return
 	}
-	msgs, err := h.Store.History(r.Context(), p.WorkspaceID, c.ID)
+	msgs, err := h.Store.MessagesWithUsage(r.Context(), p.WorkspaceID, c.ID)
 	if err != nil {
 		h.fail(w, r, p, err)
 		return
 	}
-	d := transcriptData{Conversation: c}
-	for _, m := range msgs {
-		tools := ""
-		if len(m.ToolCalls) > 0 && string(m.ToolCalls) != "null" {
-			tools = string(m.ToolCalls)
-		} else if len(m.ToolResults) > 0 && string(m.ToolResults) != "null" {
-			tools = string(m.ToolResults)
-		}
-		d.Messages = append(d.Messages, transcriptMessage{Role: m.Role, Content: m.Content, Tools: tools})
-	}
+	d := transcriptData{Conversation: c, Messages: transcriptOf(msgs)}
 	h.render(w, r, http.StatusOK, "transcript", view{Title: "Conversation " + c.ShortID, Nav: "conversations", P: p, Data: d})
 }
 

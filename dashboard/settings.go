@@ -104,7 +104,8 @@ func (h *dash) setCap(w http.ResponseWriter, r *http.Request, p store.Principal)
 	}
 	msg := "The monthly spend cap is removed."
 	if capNano != nil {
-		msg = "The monthly spend cap is $" + money.FormatUSD(*capNano) + "; $" + money.FormatUSD(ws.MonthSpendNanoUSD) + " is spent this month."
+		// The cap as typed, to the digit; the spend as money reads.
+		msg = "The monthly spend cap is " + usdExact(*capNano) + "; " + usd(ws.MonthSpendNanoUSD) + " is spent this month."
 	}
 	h.flash(w, r, Prefix+"/settings", msg)
 }

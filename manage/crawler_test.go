@@ -163,6 +163,8 @@ func TestDisclosure(t *testing.T) {
 	voiceYAML := readFile(t, "../testdata/blueprints/valid/voice-hotline.yaml")
 	rec, err := b.store.CreateRecording(ctx, b.ws, "disclosure", "hello")
 	require.NoError(t, err)
+	// The voice blueprint's agent speaks es-MX, so its default text is the Spanish one.
+	const spanishVoice = "Hola, está hablando con un asistente de IA automatizado. Esta llamada puede ser grabada."
 
 	for _, tc := range []struct {
 		name    string
@@ -174,15 +176,15 @@ func TestDisclosure(t *testing.T) {
 		{name: "text only", note: "Text-only", want: manage.Disclosure{Enabled: true, Applies: false, Mode: "spoken_text",
 			SpokenText: manage.DefaultDisclosureText, UsingDefaultText: true}},
 		{name: "voice channel in the blueprint", note: "platform's default disclosure text", voice: "blueprint", want: manage.Disclosure{Enabled: true, Applies: true, Mode: "spoken_text",
-			SpokenText: manage.DefaultDisclosureText, UsingDefaultText: true}},
+			SpokenText: spanishVoice, UsingDefaultText: true}},
 		{name: "voice deployment", note: "platform's default disclosure text", voice: "deployment", want: manage.Disclosure{Enabled: true, Applies: true, Mode: "spoken_text",
 			SpokenText: manage.DefaultDisclosureText, UsingDefaultText: true}},
 		{name: "switched off", note: "switched off", voice: "blueprint", updates: map[string]json.RawMessage{"disclosureEnabled": json.RawMessage(`false`)},
-			want: manage.Disclosure{Enabled: false, Applies: false, Mode: "spoken_text", SpokenText: manage.DefaultDisclosureText, UsingDefaultText: true}},
+			want: manage.Disclosure{Enabled: false, Applies: false, Mode: "spoken_text", SpokenText: spanishVoice, UsingDefaultText: true}},
 		{name: "own text", note: "agent's own disclosure text", voice: "blueprint", updates: map[string]json.RawMessage{"disclosureText": json.RawMessage(`"I am an AI."`)},
 			want: manage.Disclosure{Enabled: true, Applies: true, Mode: "spoken_text", SpokenText: "I am an AI."}},
 		{name: "recording", note: "playing the disclosure recording", voice: "blueprint", updates: map[string]json.RawMessage{"disclosureRecordingId": json.RawMessage(`"` + rec.String() + `"`)},
-			want: manage.Disclosure{Enabled: true, Applies: true, Mode: "recording", SpokenText: manage.DefaultDisclosureText, UsingDefaultText: true}},
+			want: manage.Disclosure{Enabled: true, Applies: true, Mode: "recording", SpokenText: spanishVoice, UsingDefaultText: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			yaml := agentYAML("Agent")

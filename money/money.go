@@ -54,3 +54,19 @@ func FormatUSD(nano int64) string {
 	}
 	return fmt.Sprintf("%s%d.%s", sign, nano/NanoPerUSD, frac)
 }
+
+// FormatCents renders nano-USD rounded to whole cents, halves away from zero: 4_987_654_321
+// is "4.99". It is for reading, where the exact amount (FormatUSD) is a tooltip or an export
+// away; never for sums, which stay in nano-USD.
+func FormatCents(nano int64) string {
+	sign := ""
+	if nano < 0 {
+		sign, nano = "-", -nano
+	}
+	const nanoPerCent = NanoPerUSD / 100
+	cents := nano/nanoPerCent + (nano%nanoPerCent*2)/nanoPerCent // +1 when the rest is at least half a cent
+	if cents == 0 {
+		sign = "" // no "-0.00"
+	}
+	return fmt.Sprintf("%s%d.%02d", sign, cents/100, cents%100)
+}

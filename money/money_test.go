@@ -24,3 +24,14 @@ func TestParseAndFormatUSD(t *testing.T) {
 	require.Equal(t, "-0.25", FormatUSD(-250_000_000))
 	require.Equal(t, "0.00", FormatUSD(0))
 }
+
+func TestFormatCents(t *testing.T) {
+	t.Parallel()
+	for nano, want := range map[int64]string{
+		0: "0.00", 4_990_000_000: "4.99", 4_987_654_321: "4.99", 4_985_000_000: "4.99", 4_984_999_999: "4.98",
+		1500: "0.00", 5_000_000: "0.01", 4_999_999: "0.00", -250_000_000: "-0.25", -1500: "0.00", -5_000_000: "-0.01",
+		123_456_000_000_000: "123456.00",
+	} {
+		require.Equal(t, want, FormatCents(nano), nano)
+	}
+}

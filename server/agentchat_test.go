@@ -223,7 +223,7 @@ func TestAgentChatPersonaModelGreetingAndRecords(t *testing.T) {
 	require.Len(t, got.Messages, 3)
 	require.Equal(t, llm.Message{Role: llm.RoleAssistant, Text: "Salut ! Je suis Camille. Comment puis-je t'aider ?"}, got.Messages[0])
 	require.Equal(t, llm.RoleAssistant, got.Messages[1].Role)
-	require.Contains(t, got.Messages[1].Text, "automated AI assistant")
+	require.Contains(t, got.Messages[1].Text, "assistant IA automatisé", "the default disclosure in the agent's language")
 	require.Equal(t, llm.Message{Role: llm.RoleUser, Text: "Vous ouvrez à quelle heure ?"}, got.Messages[2])
 
 	// The conversation goes on, with its history.

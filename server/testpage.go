@@ -98,7 +98,7 @@ func (s *Server) testPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if disc := manage.DisclosureOf(a, &bp, deployed); disc.Applies {
+	if disc := manage.DisclosureFor(a, &bp, deployed, string(blueprint.ChannelWebchat)); disc.Applies {
 		data.Disclosure = disc.SpokenText
 	}
 	c.Response().Header().Set("Content-Type", "text/html; charset=utf-8")

@@ -30,9 +30,10 @@ const usage = `usage: switchboard COMMAND
   users create --workspace NAME --email E --role R
                                             create a dashboard user and print a one-time link to set its password
   secrets rotate                            seal every webhook secret with SECRETS_KEY (the old key in SECRETS_KEY_PREVIOUS)
-  webhooks listen [--server URL] [--key K] [--listen ADDR] [--events T,T]
+  webhooks listen [--server URL] [--key K] [--listen ADDR] [--events T,T] [--show-secret]
                                             print the workspace's events as signed webhooks to a local port
-                                            (a temporary endpoint, removed on exit)
+                                            (a temporary endpoint, removed on exit; its signing secret is
+                                            printed masked, in full with --show-secret)
   config table                              print the README's configuration table
 
 Configuration comes from the environment; see README.md.

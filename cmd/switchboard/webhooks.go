@@ -35,10 +35,12 @@ func webhooksCommand(ctx context.Context, cfg config, args []string, getenv env,
 		"an API key of the workspace (SWITCHBOARD_API_KEY; default BOOTSTRAP_API_KEY, else the development key of `make run`)")
 	listen := fs.String("listen", "127.0.0.1:0", "the local address receiving deliveries (port 0: any free port)")
 	types := fs.String("events", "*", "comma-separated event types to subscribe to")
+	showSecret := fs.Bool("show-secret", false, "print the endpoint's signing secret in full (masked by default: terminals get recorded and shared)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return usageError{err.Error()}
 	}
-	l := &listener{api: strings.TrimRight(*server, "/"), key: *key, out: stdout, log: stderr, client: &http.Client{Timeout: 30 * time.Second}}
+	l := &listener{api: strings.TrimRight(*server, "/"), key: *key, out: stdout, log: stderr, showSecret: *showSecret,
+		client: &http.Client{Timeout: 30 * time.Second}}
 	return l.run(ctx, *listen, strings.Split(*types, ","))
 }
 
@@ -58,10 +60,11 @@ func localURL(addr string) string {
 // workspace pointing at a local port, which verifies each delivery's Standard Webhooks
 // signature and prints the event. The endpoint is removed when the listener stops.
 type listener struct {
-	api, key string
-	out, log io.Writer
-	client   *http.Client
-	mu       sync.Mutex // serializes output
+	api, key   string
+	out, log   io.Writer
+	showSecret bool
+	client     *http.Client
+	mu         sync.Mutex // serializes output
 }
 
 type endpoint struct {
@@ -97,7 +100,7 @@ func (l *listener) run(ctx context.Context, addr string, types []string) error {
 	l.printf(l.log, "Ready. Endpoint %s of %s delivers to %s (events: %s); signatures are verified with its secret %s.\n"+
 		"Cause an event in another terminal, e.g.:\n  curl -s %s/v1/responses -H \"Authorization: Bearer $KEY\" -H 'Content-Type: application/json' -d '{\"input\":\"hi\"}'\n"+
 		"Press Ctrl-C to stop; the endpoint is removed then.\n",
-		ep.ID, l.api, target, strings.Join(types, ","), ep.Secret, l.api)
+		ep.ID, l.api, target, strings.Join(types, ","), l.secret(ep.Secret), l.api)
 
 	select {
 	case <-ctx.Done():
@@ -114,6 +117,31 @@ func (l *listener) run(ctx context.Context, addr string, types []string) error {
 		return nil
 	}
 	return err
+}
+
+// secret is the signing secret as the listener prints it: masked unless --show-secret, since
+// a terminal's output ends up in screen shares, recordings and pasted bug reports.
+func (l *listener) secret(s string) string {
+	if l.showSecret {
+		return s
+	}
+	return maskSecret(s) + " (--show-secret prints it in full)"
+}
+
+// maskSecret keeps a webhook secret's prefix and last four characters (whsec_…wxyz): enough
+// to tell two secrets apart, too little to sign with. A secret too short to keep four
+// characters of shows none.
+func maskSecret(s string) string {
+	const prefix, tail = "whsec_", 4
+	body, hasPrefix := strings.CutPrefix(s, prefix)
+	shown := ""
+	if hasPrefix {
+		shown = prefix
+	}
+	if len(body) >= 4*tail {
+		return shown + "…" + body[len(body)-tail:]
+	}
+	return shown + "…"
 }
 
 // register creates the temporary endpoint; a refusal is explained in terms of what to do.

@@ -42,6 +42,8 @@ func TestWebhooksListenPrintsSignedEvents(t *testing.T) {
 	})
 	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "Ready.") }, 30*time.Second, 20*time.Millisecond)
 	require.Len(t, p.webhooks(t, key), 1, "the temporary endpoint is registered")
+	require.Regexp(t, `with its secret whsec_…\S{4} \(--show-secret prints it in full\)`, stderr.String(), "the secret is masked")
+	require.NotRegexp(t, fullSecret, stderr.String())
 
 	fake.Push(llmtest.Reply{Text: "hello from the listener test"})
 	p.post(t, key, `{"input":"hi"}`)
@@ -65,11 +67,13 @@ func TestWebhooksListenPrintsSignedEvents(t *testing.T) {
 	require.Empty(t, p.webhooks(t, key), "the endpoint is removed on exit")
 
 	// A listener killed outright cannot remove its endpoint; the next one does.
-	killed := exec.Command(switchboardBinary(t), "webhooks", "listen", "--server", p.base, "--key", key)
+	// It also shows its secret in full, as asked.
+	killed := exec.Command(switchboardBinary(t), "webhooks", "listen", "--server", p.base, "--key", key, "--show-secret")
 	var killedErr syncBuffer
 	killed.Stderr = &killedErr
 	require.NoError(t, killed.Start())
 	require.Eventually(t, func() bool { return strings.Contains(killedErr.String(), "Ready.") }, 30*time.Second, 20*time.Millisecond)
+	require.Regexp(t, `with its secret `+fullSecret+`\.\n`, killedErr.String(), "--show-secret prints the secret in full")
 	require.NoError(t, killed.Process.Kill())
 	_ = killed.Wait()
 	left := p.webhooks(t, key)
@@ -97,6 +101,9 @@ func TestWebhooksListenExplainsARefusedTarget(t *testing.T) {
 	require.Error(t, err)
 	require.Contains(t, string(out), "WEBHOOK_ALLOW_PRIVATE=1")
 }
+
+// fullSecret matches a whole webhook secret: whsec_ and base64 of at least 24 bytes.
+const fullSecret = `whsec_[A-Za-z0-9+/]{32,}=*`
 
 // webhooks lists the workspace's webhook endpoints.
 func (p *process) webhooks(t *testing.T, key string) []any {

@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -26,7 +27,13 @@ func Start(t testing.TB) *Server {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
-		t.Fatalf("redis-server not found: run scripts/ensure-redis.sh (apt-get install redis-server); make test does")
+		// As the browser tests do without Chromium: skipped on a machine where make test could
+		// not install it (it said so first), a failure under CI.
+		const msg = "redis-server not found: run scripts/ensure-redis.sh (apt-get install redis-server); make test does"
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
 	}
 	port := freePort(t)
 	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
