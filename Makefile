@@ -4,7 +4,7 @@ SHELL := /bin/bash
 GO ?= go
 PKGS := ./...
 
-.PHONY: run build test unit screenshots chromium axe wrk generate check-generate check-generate-openapi check-generate-sqlc lint vet bench bench-bulk tidy check-go
+.PHONY: run build test unit screenshots chromium axe wrk redis generate check-generate check-generate-openapi check-generate-sqlc lint vet bench bench-bulk tidy check-go
 
 # Every target says what it does (==> lines): a first run on a fresh clone spends minutes
 # downloading and compiling, and should not look stuck.
@@ -24,7 +24,9 @@ run: build
 
 # The suite's output goes through scripts/testsummary: a line per package, the output of
 # each failed test, and a last line of totals; pipefail keeps the exit status of go test.
-test: check-go check-generate lint chromium axe wrk
+# The prerequisites come first: what is missing is said (or installed) before minutes of
+# compiling, never after.
+test: check-go chromium axe wrk redis check-generate lint
 	@echo "==> Tests: go test -race on a throwaway PostgreSQL (compiling with -race comes first: minutes on a fresh clone); a line per package as it finishes"
 	@$(GO) build -o bin/testsummary ./scripts/testsummary
 	@set -o pipefail; scripts/with-test-db.sh $(GO) test -race -count=1 -json $(PKGS) | bin/testsummary
@@ -38,6 +40,10 @@ chromium:
 axe:
 	@scripts/ensure-axe.sh
 
+# redis-server for the shared rate limiter's tests (Debian's package, installed if missing).
+redis:
+	@scripts/ensure-redis.sh
+
 # wrk, the load generator of bench/run.sh peers (Debian's package, installed if missing), for
 # bench/cmd/loadtest's test of it.
 wrk:
@@ -48,10 +54,10 @@ wrk:
 screenshots: check-go chromium axe
 	@echo "==> Screenshots: the dashboard's browser test writes docs/screenshots/*.png"
 	@DASHBOARD_SCREENSHOTS=docs/screenshots scripts/with-test-db.sh $(GO) test -count=1 -run InABrowser ./dashboard/
-	@DASHBOARD_SCREENSHOTS=docs/screenshots scripts/with-test-db.sh $(GO) test -count=1 -run TestWebchatWidgetInABrowser ./server/
+	@DASHBOARD_SCREENSHOTS=docs/screenshots scripts/with-test-db.sh $(GO) test -count=1 -run 'TestWebchatWidgetInABrowser|TestInboxInABrowser' ./server/
 
 # Tests only, without the generation and vet checks.
-unit: check-go chromium axe wrk
+unit: check-go chromium axe wrk redis
 	@$(GO) build -o bin/testsummary ./scripts/testsummary
 	@set -o pipefail; scripts/with-test-db.sh $(GO) test -count=1 -json $(PKGS) | bin/testsummary
 

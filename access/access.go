@@ -62,6 +62,7 @@ const (
 	TestLinks      Permission = "test_links"      // generate test links
 	Contacts       Permission = "contacts"        // create and change contacts
 	CampaignsDraft Permission = "campaigns.draft" // draft campaigns
+	Inbox          Permission = "inbox"           // take over, reply to, note, release and close conversations
 	Deploy         Permission = "deploy"          // deploy and undeploy agents
 	AgentsDelete   Permission = "agents.delete"   // delete agents
 	Channels       Permission = "channels"        // create, change and delete channels
@@ -83,6 +84,7 @@ var table = map[Permission]Role{
 	TestLinks:      Member,
 	Contacts:       Member,
 	CampaignsDraft: Member,
+	Inbox:          Member,
 	Deploy:         Admin,
 	AgentsDelete:   Admin,
 	Channels:       Admin,

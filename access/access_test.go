@@ -15,8 +15,8 @@ import (
 var want = map[access.Permission]string{
 	access.Read: "viewer", access.Turns: "viewer",
 	access.AgentsWrite: "member", access.Crawl: "member", access.TestLinks: "member", access.Contacts: "member",
-	access.CampaignsDraft: "member",
-	access.Deploy:         "admin", access.AgentsDelete: "admin", access.Channels: "admin", access.Webhooks: "admin",
+	access.CampaignsDraft: "member", access.Inbox: "member",
+	access.Deploy: "admin", access.AgentsDelete: "admin", access.Channels: "admin", access.Webhooks: "admin",
 	access.Bulk: "admin", access.CampaignsStart: "admin", access.Keys: "admin", access.PhoneNumbers: "admin",
 	access.Settings:       "admin",
 	access.KeysPrivileged: "owner",

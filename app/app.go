@@ -34,6 +34,7 @@ import (
 	"switchboard/converse"
 	"switchboard/dashboard"
 	"switchboard/events"
+	"switchboard/inbox"
 	"switchboard/llm"
 	"switchboard/mailer"
 	"switchboard/manage"
@@ -99,6 +100,9 @@ type Config struct {
 	// CampaignPeriod is the span a campaign's rate_per_minute is counted over: a minute
 	// (tests shorten it).
 	CampaignPeriod time.Duration
+	// InboxSweepPeriod is how often the team inbox looks for escalated conversations that
+	// waited unclaimed too long, to email the people who opted in (tests shorten it).
+	InboxSweepPeriod time.Duration
 }
 
 // AccountsConfig is the accounts configuration with the server's environment and address.
@@ -135,6 +139,7 @@ func DefaultConfig() Config {
 		ComplianceVersion: compliance.DefaultVersion,
 		CampaignPeriod:    time.Minute,
 		ChannelWorkers:    500,
+		InboxSweepPeriod:  30 * time.Second,
 	}
 }
 
@@ -238,6 +243,10 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	camps := campaigns.New(st, comp, provider, inserter, campaigns.Config{Period: cfg.CampaignPeriod, Now: cfg.Clock,
 		StatusCallback: channels.StatusCallbackURL(cfg.Server.PublicBaseURL)})
 	chans := channels.New(st, provider, agents, inserter, cfg.Server.PublicBaseURL, log.With(slog.String("component", "channels")))
+	// A person's reply goes out on the conversation's channel (inbox.Deliverer): the widget
+	// and API clients read it from the conversation; SMS sends it through the carrier.
+	team := inbox.New(st, map[string]inbox.Deliverer{"webchat": inbox.Stored{}, "api": inbox.Stored{}, "sms": chans.Deliverer()},
+		inserter, cfg.Server.PublicBaseURL, cfg.Clock, log.With(slog.String("component", "inbox")))
 	replicaID := newReplicaID()
 	jobWorkers := []jobWorker{
 		worker(resp.Worker()),
@@ -250,8 +259,11 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 		worker(campaigns.NewSweepWorker(camps)),
 		worker(phones.RenewWorker()),
 		worker(channels.NewReplyWorker(chans)),
+		worker(channels.NewSendWorker(chans)),
+		worker(inbox.NewUnclaimedWorker(team)),
 	}
-	jobs, err := newWorkingClient(st, cfg, log, workMiddleware(m, tr), replicaID, append(camps.PeriodicJobs(), phones.PeriodicJobs()...), jobWorkers...)
+	periodic := append(append(camps.PeriodicJobs(), phones.PeriodicJobs()...), team.PeriodicJobs(cfg.InboxSweepPeriod)...)
+	jobs, err := newWorkingClient(st, cfg, log, workMiddleware(m, tr), replicaID, periodic, jobWorkers...)
 	if err != nil {
 		return nil, err
 	}
@@ -267,8 +279,8 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 		Hub: hub, Jobs: inserter, Guard: guard, Ops: ops, Agents: agents, MCP: mcp.Handler(mcp.New(ops, server.MCPCaller, log, mcp.WithConfirmations(pipeline))), Log: log,
 		Ready:    ready,
 		Pending:  meter.Pending,
-		Contacts: contacts.New(st), Campaigns: camps, PhoneNumbers: phones, Channels: chans, Actions: pipeline,
-		Accounts: acc, Dashboard: dashboard.New(dashboard.Deps{Store: st, Accounts: acc, Ops: ops, Channels: chans, Jobs: inserter, Compliance: comp, Mailer: mail, Log: log}),
+		Contacts: contacts.New(st), Campaigns: camps, PhoneNumbers: phones, Channels: chans, Inbox: team, Actions: pipeline,
+		Accounts: acc, Dashboard: dashboard.New(dashboard.Deps{Store: st, Accounts: acc, Ops: ops, Channels: chans, Jobs: inserter, Compliance: comp, Mailer: mail, Inbox: team, Log: log}),
 	}
 	if tr != nil {
 		deps.Outer = append(deps.Outer, tr.Echo())

@@ -29,9 +29,9 @@ import (
 const rescueInterval = 3 * time.Second
 
 // rescuedKinds are the jobs rerun when their replica dies: background turns and webhook
-// deliveries (at least once by contract), and replies to inbound messages (each reply is
-// claimed before it is sent, so a rerun never sends it twice). Crawls wait for River's own rescue.
-var rescuedKinds = []string{responses.BackgroundArgs{}.Kind(), events.DeliveryArgs{}.Kind(), channels.ReplyArgs{}.Kind()}
+// deliveries (at least once by contract), and replies to inbound messages and people's
+// replies (each is claimed before it is sent, so a rerun never sends it twice). Crawls wait for River's own rescue.
+var rescuedKinds = []string{responses.BackgroundArgs{}.Kind(), events.DeliveryArgs{}.Kind(), channels.ReplyArgs{}.Kind(), channels.SendArgs{}.Kind()}
 
 // newReplicaID names this process in the job queue and its liveness lock: host, start time
 // and randomness, so that two processes never share one.

@@ -299,8 +299,18 @@ func (s *Service) sendReply(ctx context.Context, c store.Channel, in store.Chann
 	if errors.Is(err, store.ErrNotFound) {
 		return nil // nothing to say (a person holds the conversation)
 	}
-	if err != nil || reply.Status != "pending" {
+	if err != nil {
 		return err
+	}
+	return s.send(ctx, c, reply)
+}
+
+// send hands a pending outbound message to the carrier, once: it moves to `sending` before
+// the carrier is called (a rerun finds it there and sends nothing), and is charged once the
+// carrier accepted it.
+func (s *Service) send(ctx context.Context, c store.Channel, reply store.ChannelMessage) error {
+	if reply.Status != "pending" {
+		return nil
 	}
 	claimed, err := s.store.ClaimSend(ctx, c.WorkspaceID, reply.ID)
 	if err != nil || !claimed {

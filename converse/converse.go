@@ -6,10 +6,11 @@
 // without calling the model:
 //
 //  1. a closed conversation refuses the message (409 conversation_closed);
-//  2. a conversation handed to a human (transfer_to_human) is not answered by the agent: the
-//     message is stored for the human and the reply is empty, until the pickup timeout has
-//     passed without a human taking it; then the visitor is told once, and asked for contact
-//     details;
+//  2. a conversation a person holds (package inbox: they claimed it) is not answered by the
+//     agent: the message is stored for them and the reply is empty, until they release it;
+//     a conversation handed to a human (transfer_to_human) that nobody claimed is not
+//     answered either, until the pickup timeout has passed; then the visitor is told once,
+//     and asked for contact details;
 //  3. when the agent asked for contact details, the message is read for them (an email
 //     address, a phone number of 7 to 15 digits, a name after "my name is", "I am", "I'm",
 //     "this is" or "name:"); if it holds an email or a phone they are stored on the
@@ -277,11 +278,11 @@ func (s *Service) conversation(ctx context.Context, a store.Agent, bp *blueprint
 	if err != nil {
 		return store.AgentConversation{}, err
 	}
-	disclosure := manage.DisclosureOf(a, bp, deployed)
 	channel := req.Channel
 	if channel == "" {
 		channel = "api"
 	}
+	disclosure := manage.DisclosureFor(a, bp, deployed, channel)
 	var id uuid.UUID
 	err = s.store.InTx(ctx, func(tx *store.Tx) error {
 		conv, err := tx.CreateConversation(ctx, a.WorkspaceID, channel)
@@ -398,6 +399,12 @@ func (s *Service) rules(tc turnContext, message string) (*outcome, error) {
 	out := &outcome{flow: flow}
 	if conv.Status == StatusClosed {
 		return nil, apierr.Conflict("conversation_closed", "The conversation %s is closed; start a new one (leave conversation_id out).", conv.ShortID)
+	}
+	if conv.AssigneeUserID != nil {
+		// A person holds the conversation (the team inbox): the message is theirs to
+		// answer, contact details included.
+		out.rule = "held_by_person"
+		return out, nil
 	}
 	if conv.AwaitingContact {
 		name, email, phone := extractContact(message)
@@ -588,6 +595,11 @@ func (s *Service) settleOutcome(tc turnContext, tx *store.Tx, conv *store.AgentC
 	if out.fired != nil || out.notify != "" {
 		var err error
 		if summary, err = s.summary(ctx, tx, tc, conv); err != nil {
+			return err
+		}
+	}
+	if out.fired != nil {
+		if err := tx.SetEscalationSummary(ctx, ws, conv.ID, summary); err != nil {
 			return err
 		}
 	}

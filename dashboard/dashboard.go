@@ -1,9 +1,10 @@
-// Package dashboard is the workspace's web pages: sign-in, overview, agents, conversations,
-// channels, keys, webhooks and settings. Pages are rendered on the server (html/template) from
-// templates and a stylesheet embedded in the binary: no front-end build, nothing from another
-// site, and no script but the Events page's small live view (static/events.js) and the
-// Channels page's Copy buttons (static/channels.js), each allowed by its own page's
-// Content-Security-Policy only. Forms post plainly; a state-changing request from another site
+// Package dashboard is the workspace's web pages: sign-in, overview, the team inbox, agents,
+// conversations, channels, keys, webhooks and settings. Pages are rendered on the server
+// (html/template) from templates and a stylesheet embedded in the binary: no front-end build,
+// nothing from another site, and no script but the Events page's small live view
+// (static/events.js), the Inbox page's live queue (static/inbox.js) and the Channels page's
+// Copy buttons (static/channels.js), each allowed by its own page's Content-Security-Policy
+// only. Forms post plainly; a state-changing request from another site
 // is refused (http.CrossOriginProtection), and the session cookie is HttpOnly and SameSite=Lax.
 //
 // Every button asks the permission table (access) before it is shown, and every handler
@@ -32,6 +33,7 @@ import (
 	"switchboard/apierr"
 	"switchboard/channels"
 	"switchboard/compliance"
+	"switchboard/inbox"
 	"switchboard/mailer"
 	"switchboard/manage"
 	"switchboard/oauth"
@@ -58,7 +60,10 @@ type Deps struct {
 	Compliance *compliance.Service
 	// Mailer sends invitations when SMTP_URL is set; nil sends none (the link is shown anyway).
 	Mailer *mailer.Sender
-	Log    *slog.Logger
+	// Inbox is the team inbox: the Inbox page and the navigation's count of waiting
+	// conversations (nil: neither).
+	Inbox *inbox.Service
+	Log   *slog.Logger
 }
 
 type dash struct {
@@ -88,6 +93,15 @@ func New(d Deps) http.Handler {
 	mux.HandleFunc("POST "+Prefix+"/agents/{id}/status", h.signed(access.AgentsWrite, h.setAgentStatus))
 	mux.HandleFunc("GET "+Prefix+"/conversations", h.signed(access.Read, h.conversations))
 	mux.HandleFunc("GET "+Prefix+"/conversations/{ref}", h.signed(access.Read, h.transcript))
+	if d.Inbox != nil {
+		mux.HandleFunc("GET "+Prefix+"/inbox", h.signed(access.Read, h.inboxPage))
+		mux.HandleFunc("POST "+Prefix+"/inbox/me", h.signed(access.Inbox, h.inboxMine))
+		mux.HandleFunc("POST "+Prefix+"/inbox/{ref}/assign", h.signed(access.Inbox, h.inboxAct(h.inboxAssign)))
+		mux.HandleFunc("POST "+Prefix+"/inbox/{ref}/reply", h.signed(access.Inbox, h.inboxAct(h.inboxReply)))
+		mux.HandleFunc("POST "+Prefix+"/inbox/{ref}/note", h.signed(access.Inbox, h.inboxAct(h.inboxNote)))
+		mux.HandleFunc("POST "+Prefix+"/inbox/{ref}/release", h.signed(access.Inbox, h.inboxAct(h.inboxRelease)))
+		mux.HandleFunc("POST "+Prefix+"/inbox/{ref}/close", h.signed(access.Inbox, h.inboxAct(h.inboxClose)))
+	}
 	mux.HandleFunc("GET "+Prefix+"/channels", h.signed(access.Read, h.channelsPage))
 	mux.HandleFunc("POST "+Prefix+"/channels", h.signed(access.Channels, h.connectChannel))
 	mux.HandleFunc("POST "+Prefix+"/channels/{id}/check", h.signed(access.Channels, h.checkChannel))
@@ -215,6 +229,10 @@ type view struct {
 	Data    any
 	Signed  bool
 	DevMode bool
+	// Inbox: the navigation links the Inbox page; Waiting is its count of conversations
+	// waiting for a person.
+	Inbox   bool
+	Waiting int64
 }
 
 func (h *dash) render(w http.ResponseWriter, r *http.Request, status int, page string, v view) {
@@ -226,6 +244,9 @@ func (h *dash) render(w http.ResponseWriter, r *http.Request, status int, page s
 	v.DevMode = h.Accounts.Development()
 	if v.Flash == "" && v.Signed {
 		v.Flash = h.Accounts.Sessions().PopString(r.Context(), "flash")
+	}
+	if v.Signed && h.Inbox != nil {
+		v.Inbox, v.Waiting = true, h.waitingCount(r.Context(), v.P)
 	}
 	var b strings.Builder
 	if err := t.ExecuteTemplate(&b, "layout", v); err != nil {
@@ -262,6 +283,7 @@ func parsePages() map[string]*template.Template {
 	funcs := template.FuncMap{
 		"allows": func(p store.Principal, perm string) bool { return p.Access().Allows(access.Permission(perm)) },
 		"usd":    usd,
+		"money":  moneyHTML,
 		"when": func(t any) string {
 			switch v := t.(type) {
 			case time.Time:

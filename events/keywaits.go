@@ -25,7 +25,10 @@ type keyWaits struct {
 // listener reconnected). Call stop when done waiting. Register before looking at the key,
 // so that a change right after the look is not missed.
 func (h *Hub) WaitKey(workspaceID uuid.UUID, key string) (changed <-chan struct{}, stop func()) {
-	token := store.IdempotencyToken(workspaceID, key)
+	return h.wait(store.IdempotencyToken(workspaceID, key))
+}
+
+func (h *Hub) wait(token string) (changed <-chan struct{}, stop func()) {
 	c := make(chan struct{}, 1)
 	w := &h.keys
 	w.mu.Lock()
@@ -74,4 +77,10 @@ func (h *Hub) keyChanged(token string) {
 			}
 		}
 	}
+}
+
+// WaitConversation returns a channel signalled when a person writes into the conversation
+// (store.Tx.AnnounceConversation) or announcements may have been lost.
+func (h *Hub) WaitConversation(workspaceID, conversationID uuid.UUID) (changed <-chan struct{}, stop func()) {
+	return h.wait(store.ConversationToken(workspaceID, conversationID))
 }

@@ -13,8 +13,8 @@ import (
 	"switchboard/store"
 )
 
-// DefaultDisclosureText is spoken on voice calls when an agent has no text of its own: a null
-// stored text means this default, never silence.
+// DefaultDisclosureText is spoken on voice calls in English when an agent has no text of its
+// own: a null stored text means the default, never silence. DefaultDisclosure has the others.
 const DefaultDisclosureText = "Hello, you are speaking with an automated AI assistant. This call may be recorded."
 
 // Disclosure is the AI-disclosure safeguard of an agent, as get_agent reports it.
@@ -58,7 +58,10 @@ type AgentView struct {
 	DisclosureRecordingID *string          `json:"disclosureRecordingId"`
 	CreatedAt             string           `json:"createdAt"`
 	UpdatedAt             string           `json:"updatedAt"`
-	Disclosure            *Disclosure      `json:"disclosure,omitempty"`
+	// Warnings name valid but questionable settings, such as a model the platform does not
+	// serve (the agent's turns fail with model_not_found until it is changed).
+	Warnings   []string    `json:"warnings,omitempty"`
+	Disclosure *Disclosure `json:"disclosure,omitempty"`
 }
 
 // InboundChannel is a connected channel whose inbound traffic an agent answers.
@@ -154,7 +157,7 @@ func (s *Service) view(ctx context.Context, a store.Agent) (AgentView, error) {
 		SystemPrompt: ag.LLM.SystemPrompt, BusinessRules: ag.BusinessRules, Labels: nonNil(ag.Labels),
 		ToolsConfig: nonNilTools(ag.Tools), Channels: nonNilChannels(ag.Channels), Deployments: []string{},
 		DisclosureEnabled: a.DisclosureEnabled, DisclosureText: a.DisclosureText,
-		CreatedAt: rfc3339(a.CreatedAt), UpdatedAt: rfc3339(a.UpdatedAt)}
+		CreatedAt: rfc3339(a.CreatedAt), UpdatedAt: rfc3339(a.UpdatedAt), Warnings: blueprint.ModelWarnings(bp, s.catalog)}
 	for typ := range deployed {
 		v.Deployments = append(v.Deployments, typ)
 	}
@@ -180,7 +183,7 @@ func (s *Service) view(ctx context.Context, a store.Agent) (AgentView, error) {
 		id := a.DisclosureRecordingID.String()
 		v.DisclosureRecordingID = &id
 	}
-	d := disclosure(a, hasVoice(bp, deployed))
+	d := disclosure(a, ag.Language, string(blueprint.ChannelTelcoVoice), hasVoice(bp, deployed))
 	v.Disclosure = &d
 	return v, nil
 }
@@ -201,14 +204,17 @@ func hasVoice(bp *blueprint.Blueprint, deployed map[string]uuid.UUID) bool {
 
 // DisclosureOf is an agent's disclosure block, as get_agent reports it, from its blueprint
 // and its deployments (channel type to deployment id): the agent runtime gives the
-// disclosure exactly when it applies here.
+// disclosure exactly when it applies here. Its text is the one spoken on calls; DisclosureFor
+// gives another channel's.
 func DisclosureOf(a store.Agent, bp *blueprint.Blueprint, deployed map[string]uuid.UUID) Disclosure {
-	return disclosure(a, hasVoice(bp, deployed))
+	return DisclosureFor(a, bp, deployed, string(blueprint.ChannelTelcoVoice))
 }
 
-func disclosure(a store.Agent, voice bool) Disclosure {
+// disclosure is the block for an agent of the given language, with the text of channel.
+func disclosure(a store.Agent, language, channel string, voice bool) Disclosure {
+	text, english := DefaultDisclosure(channel, language)
 	d := Disclosure{Enabled: a.DisclosureEnabled, Applies: voice && a.DisclosureEnabled, Mode: DisclosureSpokenText,
-		SpokenText: DefaultDisclosureText, UsingDefaultText: a.DisclosureText == nil}
+		SpokenText: text, UsingDefaultText: a.DisclosureText == nil}
 	if a.DisclosureText != nil {
 		d.SpokenText = *a.DisclosureText
 	}
@@ -224,9 +230,12 @@ func disclosure(a store.Agent, voice bool) Disclosure {
 	case d.Mode == DisclosureRecording:
 		d.Note = "Calls start by playing the disclosure recording."
 	case d.UsingDefaultText:
-		d.Note = "Calls start with the platform's default disclosure text."
+		d.Note = "Calls start with the platform's default disclosure text; chats and messages show a written one that does not mention calls."
 	default:
 		d.Note = "Calls start with this agent's own disclosure text."
+	}
+	if d.UsingDefaultText && english {
+		d.Note += fallbackNote(language)
 	}
 	return d
 }

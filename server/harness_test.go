@@ -65,6 +65,7 @@ type setupOpts struct {
 	meterFlush     time.Duration
 	smsBaseURL     string        // TWILIO_BASE_URL of a fake provider (smstest); empty: no SMS provider
 	campaignPeriod time.Duration // 0: the default (a minute)
+	inboxSweep     time.Duration // 0: the default (30 seconds)
 }
 
 func setup(t testing.TB, opts ...func(*setupOpts)) *testBundle {
@@ -215,6 +216,9 @@ func startApp(t testing.TB, st *store.Store, o setupOpts, families map[string]ll
 	}
 	if o.campaignPeriod > 0 {
 		cfg.CampaignPeriod = o.campaignPeriod
+	}
+	if o.inboxSweep > 0 {
+		cfg.InboxSweepPeriod = o.inboxSweep
 	}
 	cfg.Delivery = events.DeliveryConfig{RetryBase: 50 * time.Millisecond, Timeout: 2 * time.Second, DisableAfter: o.disableAfter}
 	a, err := app.New(cfg, st, catalog.Default(), log)

@@ -314,7 +314,7 @@ func (b *testBundle) httpProbes(f fixtures) []probe {
 		{"revokeKey (privileged)", "owner", func(t *testing.T, key string) outcome {
 			return b.viaHTTP(t, http.MethodDelete, "/api/keys/"+b.keyIDOfNew(t, "admin"), key, "")
 		}},
-	}, b.campaignProbes()...)
+	}, append(b.campaignProbes(), b.inboxProbes()...)...)
 }
 
 func (e apiError) codeOrEmpty() string {

@@ -26,6 +26,7 @@ import (
 	"switchboard/converse"
 	"switchboard/events"
 	"switchboard/gen/v1api"
+	"switchboard/inbox"
 	"switchboard/manage"
 	"switchboard/mcp"
 	"switchboard/netguard"
@@ -80,6 +81,9 @@ type Deps struct {
 	PhoneNumbers *phonenumbers.Service
 	// Channels serves /api/channels and the providers' inbound webhooks under /hooks.
 	Channels *channels.Service
+	// Inbox serves /api/conversations and /api/inbox (the team inbox) and the webchat
+	// visitor's stream of people's replies.
+	Inbox *inbox.Service
 	// Actions, when set, parks the destructive bulk calls of /api/bulk/{tool} and confirms
 	// them (POST /api/actions/{action_id}/confirm); the turn pipeline is one.
 	Actions mcp.Confirmations
@@ -125,6 +129,7 @@ type Server struct {
 	campaigns *campaigns.Service
 	phones    *phonenumbers.Service
 	channels  *channels.Service
+	inbox     *inbox.Service
 	actions   mcp.Confirmations
 }
 
@@ -153,7 +158,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		}
 	}
 	s.contacts, s.campaigns, s.phones, s.channels = deps.Contacts, deps.Campaigns, deps.PhoneNumbers, deps.Channels
-	s.actions = deps.Actions
+	s.actions, s.inbox = deps.Actions, deps.Inbox
 	s.ready = &readiness{checks: append([]ReadyCheck{{Name: "database", Check: s.store.Ping}}, deps.Ready...)}
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
@@ -167,7 +172,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	e.Use(s.logRequests())
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisableStackAll: true, LogLevel: 0, DisablePrintStack: true}))
 
-	s.routePublic(e)
+	if err := s.routePublic(e); err != nil {
+		return nil, err
+	}
 	if err := s.routeV1(e); err != nil {
 		return nil, err
 	}

@@ -38,6 +38,7 @@ func (s *Server) routeWebchat(e *echo.Echo) {
 	e.OPTIONS("/embed/:id/config", s.webchatPreflight)
 	e.POST("/embed/:id/chat", s.webchatChat, s.bodyLimit())
 	e.OPTIONS("/embed/:id/chat", s.webchatPreflight)
+	e.GET("/embed/:id/stream", s.webchatStream)
 }
 
 // publicPermission is the x-permission of every operation of openapi/embed.yaml: no key, no
@@ -196,8 +197,9 @@ func (s *Server) webchatConfig(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if disc := manage.DisclosureOf(a, bp, deployed); disc.Applies {
-		out.Disclosure = &disc.SpokenText
+	if disc := manage.DisclosureFor(a, bp, deployed, string(blueprint.ChannelWebchat)); disc.Applies {
+		text := disc.SpokenText
+		out.Disclosure = &text
 	}
 	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
 	return c.JSON(http.StatusOK, out)

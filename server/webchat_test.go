@@ -301,5 +301,5 @@ func TestWebchatStaticRoutesFollowTheContract(t *testing.T) {
 	}
 	require.ElementsMatch(t, []string{"GET /embed/{deploymentId}.js", "GET /embed/static/widget.js", "GET /embed/static/widget.css",
 		"GET /embed/{deploymentId}/config", "OPTIONS /embed/{deploymentId}/config", "POST /embed/{deploymentId}/chat",
-		"OPTIONS /embed/{deploymentId}/chat"}, ops, "every public webchat route is in the contract")
+		"OPTIONS /embed/{deploymentId}/chat", "GET /embed/{deploymentId}/stream"}, ops, "every public webchat route is in the contract")
 }

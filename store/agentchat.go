@@ -35,6 +35,8 @@ type AgentConversation struct {
 	FailedAttempts    int
 	AwaitingContact   bool
 	PickupTimedOutAt  *time.Time
+	// AssigneeUserID is the person holding the conversation (the team inbox); nil: nobody.
+	AssigneeUserID *uuid.UUID
 }
 
 // AgentConversationState loads a conversation with its agent, contact and escalation state.
@@ -49,7 +51,7 @@ func (q *queries) AgentConversationState(ctx context.Context, workspaceID, id uu
 		Contact:     Contact{Name: r.ContactName, Email: r.ContactEmail, Phone: r.ContactPhone},
 		DisclosedAt: r.DisclosedAt, EscalationTrigger: r.EscalationTrigger, EscalationAction: r.EscalationAction,
 		EscalatedAt: r.EscalatedAt, FailedAttempts: r.FailedAttempts, AwaitingContact: r.AwaitingContact,
-		PickupTimedOutAt: r.PickupTimedOutAt,
+		PickupTimedOutAt: r.PickupTimedOutAt, AssigneeUserID: r.AssigneeUserID,
 	}, nil
 }
 

@@ -233,3 +233,9 @@ func (q *queries) ClaimSend(ctx context.Context, workspaceID, id uuid.UUID) (boo
 	}
 	return err == nil, err
 }
+
+// ThreadOf returns the channel and remote party carrying a conversation.
+func (q *queries) ThreadOf(ctx context.Context, workspaceID, conversationID uuid.UUID) (channelID uuid.UUID, remote string, err error) {
+	r, err := q.sql.ThreadOf(ctx, q.db, dbsqlc.ThreadOfParams{WorkspaceID: workspaceID, ConversationID: conversationID})
+	return r.ChannelID, r.Remote, notFound("thread", err)
+}

@@ -25,6 +25,7 @@ import (
 	"switchboard/channels"
 	"switchboard/contacts"
 	"switchboard/converse"
+	"switchboard/inbox"
 	"switchboard/manage"
 	"switchboard/phonenumbers"
 
@@ -43,6 +44,36 @@ const (
 func (e ChannelListObject) Valid() bool {
 	switch e {
 	case List:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ConfirmedActionObject.
+const (
+	Confirmation ConfirmedActionObject = "confirmation"
+)
+
+// Valid indicates whether the value is a known member of the ConfirmedActionObject enum.
+func (e ConfirmedActionObject) Valid() bool {
+	switch e {
+	case Confirmation:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ConfirmedActionStatus.
+const (
+	Approved ConfirmedActionStatus = "approved"
+)
+
+// Valid indicates whether the value is a known member of the ConfirmedActionStatus enum.
+func (e ConfirmedActionStatus) Valid() bool {
+	switch e {
+	case Approved:
 		return true
 	default:
 		return false
@@ -73,6 +104,36 @@ const (
 func (e OutboundComplianceRequiredError) Valid() bool {
 	switch e {
 	case OutboundComplianceRequiredErrorOutboundComplianceRequired:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ParkedActionObject.
+const (
+	ParkedActionObjectPendingAction ParkedActionObject = "pending_action"
+)
+
+// Valid indicates whether the value is a known member of the ParkedActionObject enum.
+func (e ParkedActionObject) Valid() bool {
+	switch e {
+	case ParkedActionObjectPendingAction:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ParkedActionStatus.
+const (
+	AwaitingConfirmation ParkedActionStatus = "awaiting_confirmation"
+)
+
+// Valid indicates whether the value is a known member of the ParkedActionStatus enum.
+func (e ParkedActionStatus) Valid() bool {
+	switch e {
+	case AwaitingConfirmation:
 		return true
 	default:
 		return false
@@ -127,6 +188,27 @@ func (e ListCampaignsParamsStatus) Valid() bool {
 	case Running:
 		return true
 	case Scheduled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListConversationsParamsStatus.
+const (
+	Closed    ListConversationsParamsStatus = "closed"
+	Escalated ListConversationsParamsStatus = "escalated"
+	Open      ListConversationsParamsStatus = "open"
+)
+
+// Valid indicates whether the value is a known member of the ListConversationsParamsStatus enum.
+func (e ListConversationsParamsStatus) Valid() bool {
+	switch e {
+	case Closed:
+		return true
+	case Escalated:
+		return true
+	case Open:
 		return true
 	default:
 		return false
@@ -188,24 +270,26 @@ type AgentSummary = manage.AgentSummary
 
 // AgentUpdates defines model for AgentUpdates.
 type AgentUpdates struct {
-	BusinessRules         *map[string]interface{}   `json:"businessRules,omitempty"`
-	Description           *string                   `json:"description,omitempty"`
-	DisclosureEnabled     *bool                     `json:"disclosureEnabled,omitempty"`
-	DisclosureRecordingId *openapi_types.UUID       `json:"disclosureRecordingId,omitempty"`
-	DisclosureText        *string                   `json:"disclosureText,omitempty"`
-	DisplayName           *string                   `json:"displayName,omitempty"`
-	Greeting              *string                   `json:"greeting,omitempty"`
-	Labels                *[]string                 `json:"labels,omitempty"`
-	Language              *string                   `json:"language,omitempty"`
-	LlmModel              *string                   `json:"llmModel,omitempty"`
-	LlmProvider           *catalog.Family           `json:"llmProvider,omitempty"`
-	MaxTokens             *int                      `json:"maxTokens,omitempty"`
-	Name                  *string                   `json:"name,omitempty"`
-	Status                *manage.AgentStatus       `json:"status,omitempty"`
-	SystemPrompt          *string                   `json:"systemPrompt,omitempty"`
-	Temperature           *float32                  `json:"temperature,omitempty"`
-	Tone                  *blueprint.Tone           `json:"tone,omitempty"`
-	ToolsConfig           *[]map[string]interface{} `json:"toolsConfig,omitempty"`
+	BusinessRules         *map[string]interface{} `json:"businessRules,omitempty"`
+	Description           *string                 `json:"description,omitempty"`
+	DisclosureEnabled     *bool                   `json:"disclosureEnabled,omitempty"`
+	DisclosureRecordingId *openapi_types.UUID     `json:"disclosureRecordingId,omitempty"`
+	DisclosureText        *string                 `json:"disclosureText,omitempty"`
+	DisplayName           *string                 `json:"displayName,omitempty"`
+	Greeting              *string                 `json:"greeting,omitempty"`
+	Labels                *[]string               `json:"labels,omitempty"`
+	Language              *string                 `json:"language,omitempty"`
+
+	// LlmModel any model name; one the platform does not serve is stored with a warning (see Agent.warnings)
+	LlmModel     *string                   `json:"llmModel,omitempty"`
+	LlmProvider  *catalog.Family           `json:"llmProvider,omitempty"`
+	MaxTokens    *int                      `json:"maxTokens,omitempty"`
+	Name         *string                   `json:"name,omitempty"`
+	Status       *manage.AgentStatus       `json:"status,omitempty"`
+	SystemPrompt *string                   `json:"systemPrompt,omitempty"`
+	Temperature  *float32                  `json:"temperature,omitempty"`
+	Tone         *blueprint.Tone           `json:"tone,omitempty"`
+	ToolsConfig  *[]map[string]interface{} `json:"toolsConfig,omitempty"`
 }
 
 // AgentWithDisclosure defines model for AgentWithDisclosure.
@@ -364,6 +448,23 @@ type ChatRequest struct {
 	Stream *bool   `json:"stream,omitempty"`
 }
 
+// ConfirmedAction defines model for ConfirmedAction.
+type ConfirmedAction struct {
+	Id     string                `json:"id"`
+	Object ConfirmedActionObject `json:"object"`
+
+	// Result the tool's result (for buy_phone_number, the purchased PhoneNumber)
+	Result map[string]interface{} `json:"result"`
+	Status ConfirmedActionStatus  `json:"status"`
+	Tool   string                 `json:"tool"`
+}
+
+// ConfirmedActionObject defines model for ConfirmedAction.Object.
+type ConfirmedActionObject string
+
+// ConfirmedActionStatus defines model for ConfirmedAction.Status.
+type ConfirmedActionStatus string
+
 // Contact defines model for Contact.
 type Contact = contacts.Contact
 
@@ -439,6 +540,40 @@ type GateOrConflictBody struct {
 	Version *string `json:"version,omitempty"`
 }
 
+// InboxConversation A conversation of the team inbox. `waiting`: escalated and nobody holds it.
+// `last_activity_at`: when a message was last added or the conversation last changed.
+type InboxConversation = inbox.Summary
+
+// InboxConversationDetail defines model for InboxConversationDetail.
+type InboxConversationDetail = inbox.Detail
+
+// InboxMessage A readable message: `user` (the visitor), `assistant` (the agent), `human` (a
+// person's reply, with its author) or `notice` (a line about the conversation, such as
+// "Ann joined the conversation", shown to the visitor, not to the agent).
+type InboxMessage = inbox.Message
+
+// InboxNote defines model for InboxNote.
+type InboxNote = inbox.Note
+
+// InboxPage defines model for InboxPage.
+type InboxPage = inbox.Page
+
+// InboxPerson A person of the workspace; `id` is null for the workspace itself (a key).
+type InboxPerson struct {
+	Email *string             `json:"email,omitempty"`
+	Id    *openapi_types.UUID `json:"id"`
+	Name  string              `json:"name"`
+}
+
+// InboxSettings defines model for InboxSettings.
+type InboxSettings = inbox.Settings
+
+// InboxText defines model for InboxText.
+type InboxText struct {
+	// Text 1 to 4000 characters once trimmed
+	Text string `json:"text"`
+}
+
 // Key defines model for Key.
 type Key struct {
 	CreatedAt time.Time          `json:"created_at"`
@@ -476,6 +611,38 @@ type OutboundComplianceRequired struct {
 
 // OutboundComplianceRequiredError defines model for OutboundComplianceRequired.Error.
 type OutboundComplianceRequiredError string
+
+// ParkedAction defines model for ParkedAction.
+type ParkedAction struct {
+	// Code the confirmation code; only in the answer of the call that parked the action
+	Code      *string   `json:"code,omitempty"`
+	ExpiresAt time.Time `json:"expires_at"`
+
+	// Id act_…: the id POST /api/confirmations/{id} takes
+	Id     string             `json:"id"`
+	Object ParkedActionObject `json:"object"`
+	Status ParkedActionStatus `json:"status"`
+
+	// Summary what will happen, in words: for a purchase, the number and its monthly price in credits
+	Summary string `json:"summary"`
+
+	// Tool what runs once confirmed, such as buy_phone_number
+	Tool string `json:"tool"`
+}
+
+// ParkedActionObject defines model for ParkedAction.Object.
+type ParkedActionObject string
+
+// ParkedActionStatus defines model for ParkedAction.Status.
+type ParkedActionStatus string
+
+// ParkedActionList defines model for ParkedActionList.
+type ParkedActionList struct {
+	Data []ParkedAction `json:"data"`
+
+	// Object "list"
+	Object string `json:"object"`
+}
 
 // PendingAction defines model for PendingAction.
 type PendingAction struct {
@@ -585,6 +752,11 @@ type UpdateChannelJSONBody struct {
 	Name   *string                 `json:"name,omitempty"`
 }
 
+// ConfirmPendingActionJSONBody defines parameters for ConfirmPendingAction.
+type ConfirmPendingActionJSONBody struct {
+	Code string `json:"code"`
+}
+
 // ListContactsParams defines parameters for ListContacts.
 type ListContactsParams struct {
 	// Tag contacts carrying this tag (exact)
@@ -610,6 +782,39 @@ type ImportContactsMultipartBody struct {
 	List *string            `json:"list,omitempty"`
 }
 
+// ListConversationsParams defines parameters for ListConversations.
+type ListConversationsParams struct {
+	Status *ListConversationsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Assignee a user id, `me` (a session) or `none`
+	Assignee *string             `form:"assignee,omitempty" json:"assignee,omitempty"`
+	Channel  *string             `form:"channel,omitempty" json:"channel,omitempty"`
+	AgentId  *openapi_types.UUID `form:"agent_id,omitempty" json:"agent_id,omitempty"`
+	Limit    *int                `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// After `next_after` of the previous page
+	After *string `form:"after,omitempty" json:"after,omitempty"`
+}
+
+// ListConversationsParamsStatus defines parameters for ListConversations.
+type ListConversationsParamsStatus string
+
+// AssignConversationJSONBody defines parameters for AssignConversation.
+type AssignConversationJSONBody struct {
+	UserId *string `json:"user_id"`
+}
+
+// UpdateMyInboxPreferencesJSONBody defines parameters for UpdateMyInboxPreferences.
+type UpdateMyInboxPreferencesJSONBody struct {
+	Name            *string `json:"name,omitempty"`
+	NotifyUnclaimed *bool   `json:"notify_unclaimed,omitempty"`
+}
+
+// UpdateInboxSettingsJSONBody defines parameters for UpdateInboxSettings.
+type UpdateInboxSettingsJSONBody struct {
+	NotifyAfterSeconds int `json:"notify_after_seconds"`
+}
+
 // CreateKeyJSONBody defines parameters for CreateKey.
 type CreateKeyJSONBody struct {
 	// Name What the key is for, shown in lists; empty when left out
@@ -627,7 +832,7 @@ type ListPhoneNumbersParamsStatus string
 
 // BuyPhoneNumberJSONBody defines parameters for BuyPhoneNumber.
 type BuyPhoneNumberJSONBody struct {
-	// ConfirmPrice the quoted monthly price in credits
+	// ConfirmPrice optional: the quoted monthly price in credits, checked against the quote
 	ConfirmPrice *int `json:"confirm_price,omitempty"`
 
 	// Country ISO 3166 two-letter code: US or CA
@@ -690,6 +895,9 @@ type UpdateChannelJSONRequestBody UpdateChannelJSONBody
 // ChatJSONRequestBody defines body for Chat for application/json ContentType.
 type ChatJSONRequestBody = ChatRequest
 
+// ConfirmPendingActionJSONRequestBody defines body for ConfirmPendingAction for application/json ContentType.
+type ConfirmPendingActionJSONRequestBody ConfirmPendingActionJSONBody
+
 // CreateContactJSONRequestBody defines body for CreateContact for application/json ContentType.
 type CreateContactJSONRequestBody = ContactInput
 
@@ -698,6 +906,21 @@ type ImportContactsMultipartRequestBody ImportContactsMultipartBody
 
 // UpdateContactJSONRequestBody defines body for UpdateContact for application/json ContentType.
 type UpdateContactJSONRequestBody = ContactPatch
+
+// AssignConversationJSONRequestBody defines body for AssignConversation for application/json ContentType.
+type AssignConversationJSONRequestBody AssignConversationJSONBody
+
+// ReplyToConversationJSONRequestBody defines body for ReplyToConversation for application/json ContentType.
+type ReplyToConversationJSONRequestBody = InboxText
+
+// AddConversationNoteJSONRequestBody defines body for AddConversationNote for application/json ContentType.
+type AddConversationNoteJSONRequestBody = InboxText
+
+// UpdateMyInboxPreferencesJSONRequestBody defines body for UpdateMyInboxPreferences for application/json ContentType.
+type UpdateMyInboxPreferencesJSONRequestBody UpdateMyInboxPreferencesJSONBody
+
+// UpdateInboxSettingsJSONRequestBody defines body for UpdateInboxSettings for application/json ContentType.
+type UpdateInboxSettingsJSONRequestBody UpdateInboxSettingsJSONBody
 
 // CreateKeyJSONRequestBody defines body for CreateKey for application/json ContentType.
 type CreateKeyJSONRequestBody CreateKeyJSONBody
@@ -773,6 +996,12 @@ type ServerInterface interface {
 	// Chat Chat with the builder assistant
 	// (POST /api/chat)
 	Chat(ctx echo.Context) error
+	// ListConfirmations The workspace's actions waiting for confirmation
+	// (GET /api/confirmations)
+	ListConfirmations(ctx echo.Context) error
+	// ConfirmPendingAction Confirm a parked action with its code, and run it
+	// (POST /api/confirmations/{id})
+	ConfirmPendingAction(ctx echo.Context, id string) error
 	// ListContactLists The workspace's contact lists, with their count of live contacts
 	// (GET /api/contact-lists)
 	ListContactLists(ctx echo.Context) error
@@ -797,6 +1026,36 @@ type ServerInterface interface {
 	// RestoreContact Restore a soft-deleted contact
 	// (POST /api/contacts/{id}/restore)
 	RestoreContact(ctx echo.Context, id openapi_types.UUID) error
+	// ListConversations The team inbox, newest activity first
+	// (GET /api/conversations)
+	ListConversations(ctx echo.Context, params ListConversationsParams) error
+	// GetConversation One conversation, with what a person taking it over needs
+	// (GET /api/conversations/{id})
+	GetConversation(ctx echo.Context, id string) error
+	// AssignConversation Take over a conversation, hand it to a person, or put it back in the queue
+	// (POST /api/conversations/{id}/assign)
+	AssignConversation(ctx echo.Context, id string) error
+	// CloseConversation Close a conversation
+	// (POST /api/conversations/{id}/close)
+	CloseConversation(ctx echo.Context, id string) error
+	// ReplyToConversation A person's reply, delivered on the conversation's channel
+	// (POST /api/conversations/{id}/messages)
+	ReplyToConversation(ctx echo.Context, id string) error
+	// AddConversationNote An internal note, for the team only
+	// (POST /api/conversations/{id}/notes)
+	AddConversationNote(ctx echo.Context, id string) error
+	// ReleaseConversation Hand a conversation back to its agent
+	// (POST /api/conversations/{id}/release)
+	ReleaseConversation(ctx echo.Context, id string) error
+	// UpdateMyInboxPreferences The signed-in person's name in conversations and their unclaimed-conversation emails
+	// (PATCH /api/inbox/me)
+	UpdateMyInboxPreferences(ctx echo.Context) error
+	// GetInboxSettings The inbox settings, the waiting count, and the signed-in person's preferences
+	// (GET /api/inbox/settings)
+	GetInboxSettings(ctx echo.Context) error
+	// UpdateInboxSettings How long an escalated conversation waits unclaimed before the opted-in people are emailed
+	// (PATCH /api/inbox/settings)
+	UpdateInboxSettings(ctx echo.Context) error
 	// ListKeys List the workspace's API keys (never their secrets)
 	// (GET /api/keys)
 	ListKeys(ctx echo.Context) error
@@ -809,7 +1068,7 @@ type ServerInterface interface {
 	// ListPhoneNumbers The workspace's phone numbers, newest first
 	// (GET /api/phone-numbers)
 	ListPhoneNumbers(ctx echo.Context, params ListPhoneNumbersParams) error
-	// BuyPhoneNumber Buy a phone number (a spend action; confirm the quoted price)
+	// BuyPhoneNumber Buy a phone number (a spend action, parked until confirmed)
 	// (POST /api/phone-numbers)
 	BuyPhoneNumber(ctx echo.Context) error
 	// SearchPhoneNumbers Search numbers available for purchase, with their monthly price in credits
@@ -1161,6 +1420,31 @@ func (w *ServerInterfaceWrapper) Chat(ctx echo.Context) error {
 	return err
 }
 
+// ListConfirmations converts echo context to params.
+func (w *ServerInterfaceWrapper) ListConfirmations(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListConfirmations(ctx)
+	return err
+}
+
+// ConfirmPendingAction converts echo context to params.
+func (w *ServerInterfaceWrapper) ConfirmPendingAction(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ConfirmPendingAction(ctx, id)
+	return err
+}
+
 // ListContactLists converts echo context to params.
 func (w *ServerInterfaceWrapper) ListContactLists(ctx echo.Context) error {
 	var err error
@@ -1316,6 +1600,182 @@ func (w *ServerInterfaceWrapper) RestoreContact(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.RestoreContact(ctx, id)
+	return err
+}
+
+// ListConversations converts echo context to params.
+func (w *ServerInterfaceWrapper) ListConversations(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListConversationsParams
+	// ------------- Optional query parameter "status" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "status", ctx.QueryParams(), &params.Status, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter status: %s", err))
+	}
+
+	// ------------- Optional query parameter "assignee" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "assignee", ctx.QueryParams(), &params.Assignee, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter assignee: %s", err))
+	}
+
+	// ------------- Optional query parameter "channel" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "channel", ctx.QueryParams(), &params.Channel, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter channel: %s", err))
+	}
+
+	// ------------- Optional query parameter "agent_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "agent_id", ctx.QueryParams(), &params.AgentId, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agent_id: %s", err))
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// ------------- Optional query parameter "after" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "after", ctx.QueryParams(), &params.After, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter after: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListConversations(ctx, params)
+	return err
+}
+
+// GetConversation converts echo context to params.
+func (w *ServerInterfaceWrapper) GetConversation(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetConversation(ctx, id)
+	return err
+}
+
+// AssignConversation converts echo context to params.
+func (w *ServerInterfaceWrapper) AssignConversation(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.AssignConversation(ctx, id)
+	return err
+}
+
+// CloseConversation converts echo context to params.
+func (w *ServerInterfaceWrapper) CloseConversation(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CloseConversation(ctx, id)
+	return err
+}
+
+// ReplyToConversation converts echo context to params.
+func (w *ServerInterfaceWrapper) ReplyToConversation(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ReplyToConversation(ctx, id)
+	return err
+}
+
+// AddConversationNote converts echo context to params.
+func (w *ServerInterfaceWrapper) AddConversationNote(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.AddConversationNote(ctx, id)
+	return err
+}
+
+// ReleaseConversation converts echo context to params.
+func (w *ServerInterfaceWrapper) ReleaseConversation(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ReleaseConversation(ctx, id)
+	return err
+}
+
+// UpdateMyInboxPreferences converts echo context to params.
+func (w *ServerInterfaceWrapper) UpdateMyInboxPreferences(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.UpdateMyInboxPreferences(ctx)
+	return err
+}
+
+// GetInboxSettings converts echo context to params.
+func (w *ServerInterfaceWrapper) GetInboxSettings(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetInboxSettings(ctx)
+	return err
+}
+
+// UpdateInboxSettings converts echo context to params.
+func (w *ServerInterfaceWrapper) UpdateInboxSettings(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.UpdateInboxSettings(ctx)
 	return err
 }
 
@@ -1588,9 +2048,21 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/api/bulk/:tool", wrapper.RunBulkTool, options.OperationMiddlewares["runBulkTool"]...)
 	router.GET(options.BaseURL+"/api/bulk/runs/:run_id", wrapper.GetBulkRun, options.OperationMiddlewares["getBulkRun"]...)
 	router.POST(options.BaseURL+"/api/actions/:action_id/confirm", wrapper.ConfirmAction, options.OperationMiddlewares["confirmAction"]...)
+	router.GET(options.BaseURL+"/api/confirmations", wrapper.ListConfirmations, options.OperationMiddlewares["listConfirmations"]...)
+	router.POST(options.BaseURL+"/api/confirmations/:id", wrapper.ConfirmPendingAction, options.OperationMiddlewares["confirmPendingAction"]...)
 	router.GET(options.BaseURL+"/api/webchat/blocked-visitors", wrapper.ListBlockedVisitors, options.OperationMiddlewares["listBlockedVisitors"]...)
 	router.POST(options.BaseURL+"/api/webchat/blocked-visitors", wrapper.BlockVisitor, options.OperationMiddlewares["blockVisitor"]...)
 	router.DELETE(options.BaseURL+"/api/webchat/blocked-visitors/:id", wrapper.UnblockVisitor, options.OperationMiddlewares["unblockVisitor"]...)
+	router.GET(options.BaseURL+"/api/conversations", wrapper.ListConversations, options.OperationMiddlewares["listConversations"]...)
+	router.GET(options.BaseURL+"/api/conversations/:id", wrapper.GetConversation, options.OperationMiddlewares["getConversation"]...)
+	router.POST(options.BaseURL+"/api/conversations/:id/assign", wrapper.AssignConversation, options.OperationMiddlewares["assignConversation"]...)
+	router.POST(options.BaseURL+"/api/conversations/:id/messages", wrapper.ReplyToConversation, options.OperationMiddlewares["replyToConversation"]...)
+	router.POST(options.BaseURL+"/api/conversations/:id/notes", wrapper.AddConversationNote, options.OperationMiddlewares["addConversationNote"]...)
+	router.POST(options.BaseURL+"/api/conversations/:id/release", wrapper.ReleaseConversation, options.OperationMiddlewares["releaseConversation"]...)
+	router.POST(options.BaseURL+"/api/conversations/:id/close", wrapper.CloseConversation, options.OperationMiddlewares["closeConversation"]...)
+	router.GET(options.BaseURL+"/api/inbox/settings", wrapper.GetInboxSettings, options.OperationMiddlewares["getInboxSettings"]...)
+	router.PATCH(options.BaseURL+"/api/inbox/settings", wrapper.UpdateInboxSettings, options.OperationMiddlewares["updateInboxSettings"]...)
+	router.PATCH(options.BaseURL+"/api/inbox/me", wrapper.UpdateMyInboxPreferences, options.OperationMiddlewares["updateMyInboxPreferences"]...)
 
 }
 
@@ -5304,6 +5776,331 @@ func (response Chat500JSONResponse) VisitChatResponse(w http.ResponseWriter) err
 	return err
 }
 
+type ListConfirmationsRequestObject struct {
+}
+
+type ListConfirmationsResponseObject interface {
+	VisitListConfirmationsResponse(w http.ResponseWriter) error
+}
+
+type ListConfirmations200JSONResponse ParkedActionList
+
+func (response ListConfirmations200JSONResponse) VisitListConfirmationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConfirmations401JSONResponse struct{ ErrorJSONResponse }
+
+func (response ListConfirmations401JSONResponse) VisitListConfirmationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConfirmations403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListConfirmations403JSONResponse) VisitListConfirmationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConfirmations429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListConfirmations429JSONResponse) VisitListConfirmationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConfirmations500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListConfirmations500JSONResponse) VisitListConfirmationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmPendingActionRequestObject struct {
+	Id   string `json:"id"`
+	Body *ConfirmPendingActionJSONRequestBody
+}
+
+type ConfirmPendingActionResponseObject interface {
+	VisitConfirmPendingActionResponse(w http.ResponseWriter) error
+}
+
+type ConfirmPendingAction200JSONResponse ConfirmedAction
+
+func (response ConfirmPendingAction200JSONResponse) VisitConfirmPendingActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmPendingAction400JSONResponse struct{ ErrorJSONResponse }
+
+func (response ConfirmPendingAction400JSONResponse) VisitConfirmPendingActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmPendingAction401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ConfirmPendingAction401JSONResponse) VisitConfirmPendingActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmPendingAction403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ConfirmPendingAction403JSONResponse) VisitConfirmPendingActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmPendingAction404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ConfirmPendingAction404JSONResponse) VisitConfirmPendingActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmPendingAction409JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ConfirmPendingAction409JSONResponse) VisitConfirmPendingActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmPendingAction413JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ConfirmPendingAction413JSONResponse) VisitConfirmPendingActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmPendingAction422JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ConfirmPendingAction422JSONResponse) VisitConfirmPendingActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmPendingAction429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ConfirmPendingAction429JSONResponse) VisitConfirmPendingActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmPendingAction500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ConfirmPendingAction500JSONResponse) VisitConfirmPendingActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListContactListsRequestObject struct {
 }
 
@@ -6535,6 +7332,1403 @@ func (response RestoreContact500JSONResponse) VisitRestoreContactResponse(w http
 	return err
 }
 
+type ListConversationsRequestObject struct {
+	Params ListConversationsParams
+}
+
+type ListConversationsResponseObject interface {
+	VisitListConversationsResponse(w http.ResponseWriter) error
+}
+
+type ListConversations200JSONResponse InboxPage
+
+func (response ListConversations200JSONResponse) VisitListConversationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConversations400JSONResponse struct{ ErrorJSONResponse }
+
+func (response ListConversations400JSONResponse) VisitListConversationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConversations401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListConversations401JSONResponse) VisitListConversationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConversations403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListConversations403JSONResponse) VisitListConversationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConversations429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListConversations429JSONResponse) VisitListConversationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConversations500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListConversations500JSONResponse) VisitListConversationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetConversationRequestObject struct {
+	Id string `json:"id"`
+}
+
+type GetConversationResponseObject interface {
+	VisitGetConversationResponse(w http.ResponseWriter) error
+}
+
+type GetConversation200JSONResponse InboxConversationDetail
+
+func (response GetConversation200JSONResponse) VisitGetConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetConversation401JSONResponse struct{ ErrorJSONResponse }
+
+func (response GetConversation401JSONResponse) VisitGetConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetConversation403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetConversation403JSONResponse) VisitGetConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetConversation404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetConversation404JSONResponse) VisitGetConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetConversation429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetConversation429JSONResponse) VisitGetConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetConversation500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetConversation500JSONResponse) VisitGetConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AssignConversationRequestObject struct {
+	Id   string `json:"id"`
+	Body *AssignConversationJSONRequestBody
+}
+
+type AssignConversationResponseObject interface {
+	VisitAssignConversationResponse(w http.ResponseWriter) error
+}
+
+type AssignConversation200JSONResponse InboxConversationDetail
+
+func (response AssignConversation200JSONResponse) VisitAssignConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AssignConversation400JSONResponse struct{ ErrorJSONResponse }
+
+func (response AssignConversation400JSONResponse) VisitAssignConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AssignConversation401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response AssignConversation401JSONResponse) VisitAssignConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AssignConversation403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response AssignConversation403JSONResponse) VisitAssignConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AssignConversation404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response AssignConversation404JSONResponse) VisitAssignConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AssignConversation409JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response AssignConversation409JSONResponse) VisitAssignConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AssignConversation429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response AssignConversation429JSONResponse) VisitAssignConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AssignConversation500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response AssignConversation500JSONResponse) VisitAssignConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CloseConversationRequestObject struct {
+	Id string `json:"id"`
+}
+
+type CloseConversationResponseObject interface {
+	VisitCloseConversationResponse(w http.ResponseWriter) error
+}
+
+type CloseConversation200JSONResponse InboxConversationDetail
+
+func (response CloseConversation200JSONResponse) VisitCloseConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CloseConversation401JSONResponse struct{ ErrorJSONResponse }
+
+func (response CloseConversation401JSONResponse) VisitCloseConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CloseConversation403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CloseConversation403JSONResponse) VisitCloseConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CloseConversation404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CloseConversation404JSONResponse) VisitCloseConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CloseConversation429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CloseConversation429JSONResponse) VisitCloseConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CloseConversation500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CloseConversation500JSONResponse) VisitCloseConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReplyToConversationRequestObject struct {
+	Id   string `json:"id"`
+	Body *ReplyToConversationJSONRequestBody
+}
+
+type ReplyToConversationResponseObject interface {
+	VisitReplyToConversationResponse(w http.ResponseWriter) error
+}
+
+type ReplyToConversation201JSONResponse InboxMessage
+
+func (response ReplyToConversation201JSONResponse) VisitReplyToConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReplyToConversation400JSONResponse struct{ ErrorJSONResponse }
+
+func (response ReplyToConversation400JSONResponse) VisitReplyToConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReplyToConversation401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ReplyToConversation401JSONResponse) VisitReplyToConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReplyToConversation403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ReplyToConversation403JSONResponse) VisitReplyToConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReplyToConversation404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ReplyToConversation404JSONResponse) VisitReplyToConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReplyToConversation409JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ReplyToConversation409JSONResponse) VisitReplyToConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReplyToConversation429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ReplyToConversation429JSONResponse) VisitReplyToConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReplyToConversation500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ReplyToConversation500JSONResponse) VisitReplyToConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddConversationNoteRequestObject struct {
+	Id   string `json:"id"`
+	Body *AddConversationNoteJSONRequestBody
+}
+
+type AddConversationNoteResponseObject interface {
+	VisitAddConversationNoteResponse(w http.ResponseWriter) error
+}
+
+type AddConversationNote201JSONResponse InboxNote
+
+func (response AddConversationNote201JSONResponse) VisitAddConversationNoteResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddConversationNote400JSONResponse struct{ ErrorJSONResponse }
+
+func (response AddConversationNote400JSONResponse) VisitAddConversationNoteResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddConversationNote401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response AddConversationNote401JSONResponse) VisitAddConversationNoteResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddConversationNote403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response AddConversationNote403JSONResponse) VisitAddConversationNoteResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddConversationNote404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response AddConversationNote404JSONResponse) VisitAddConversationNoteResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddConversationNote429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response AddConversationNote429JSONResponse) VisitAddConversationNoteResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddConversationNote500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response AddConversationNote500JSONResponse) VisitAddConversationNoteResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleaseConversationRequestObject struct {
+	Id string `json:"id"`
+}
+
+type ReleaseConversationResponseObject interface {
+	VisitReleaseConversationResponse(w http.ResponseWriter) error
+}
+
+type ReleaseConversation200JSONResponse InboxConversationDetail
+
+func (response ReleaseConversation200JSONResponse) VisitReleaseConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleaseConversation401JSONResponse struct{ ErrorJSONResponse }
+
+func (response ReleaseConversation401JSONResponse) VisitReleaseConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleaseConversation403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ReleaseConversation403JSONResponse) VisitReleaseConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleaseConversation404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ReleaseConversation404JSONResponse) VisitReleaseConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleaseConversation409JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ReleaseConversation409JSONResponse) VisitReleaseConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleaseConversation429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ReleaseConversation429JSONResponse) VisitReleaseConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleaseConversation500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ReleaseConversation500JSONResponse) VisitReleaseConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMyInboxPreferencesRequestObject struct {
+	Body *UpdateMyInboxPreferencesJSONRequestBody
+}
+
+type UpdateMyInboxPreferencesResponseObject interface {
+	VisitUpdateMyInboxPreferencesResponse(w http.ResponseWriter) error
+}
+
+type UpdateMyInboxPreferences200JSONResponse InboxSettings
+
+func (response UpdateMyInboxPreferences200JSONResponse) VisitUpdateMyInboxPreferencesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMyInboxPreferences400JSONResponse struct{ ErrorJSONResponse }
+
+func (response UpdateMyInboxPreferences400JSONResponse) VisitUpdateMyInboxPreferencesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMyInboxPreferences401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateMyInboxPreferences401JSONResponse) VisitUpdateMyInboxPreferencesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMyInboxPreferences403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateMyInboxPreferences403JSONResponse) VisitUpdateMyInboxPreferencesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMyInboxPreferences429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateMyInboxPreferences429JSONResponse) VisitUpdateMyInboxPreferencesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMyInboxPreferences500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateMyInboxPreferences500JSONResponse) VisitUpdateMyInboxPreferencesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInboxSettingsRequestObject struct {
+}
+
+type GetInboxSettingsResponseObject interface {
+	VisitGetInboxSettingsResponse(w http.ResponseWriter) error
+}
+
+type GetInboxSettings200JSONResponse InboxSettings
+
+func (response GetInboxSettings200JSONResponse) VisitGetInboxSettingsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInboxSettings401JSONResponse struct{ ErrorJSONResponse }
+
+func (response GetInboxSettings401JSONResponse) VisitGetInboxSettingsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInboxSettings403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetInboxSettings403JSONResponse) VisitGetInboxSettingsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInboxSettings429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetInboxSettings429JSONResponse) VisitGetInboxSettingsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInboxSettings500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetInboxSettings500JSONResponse) VisitGetInboxSettingsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateInboxSettingsRequestObject struct {
+	Body *UpdateInboxSettingsJSONRequestBody
+}
+
+type UpdateInboxSettingsResponseObject interface {
+	VisitUpdateInboxSettingsResponse(w http.ResponseWriter) error
+}
+
+type UpdateInboxSettings200JSONResponse InboxSettings
+
+func (response UpdateInboxSettings200JSONResponse) VisitUpdateInboxSettingsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateInboxSettings400JSONResponse struct{ ErrorJSONResponse }
+
+func (response UpdateInboxSettings400JSONResponse) VisitUpdateInboxSettingsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateInboxSettings401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateInboxSettings401JSONResponse) VisitUpdateInboxSettingsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateInboxSettings403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateInboxSettings403JSONResponse) VisitUpdateInboxSettingsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateInboxSettings429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateInboxSettings429JSONResponse) VisitUpdateInboxSettingsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateInboxSettings500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateInboxSettings500JSONResponse) VisitUpdateInboxSettingsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListKeysRequestObject struct {
 }
 
@@ -7031,16 +9225,16 @@ type BuyPhoneNumberResponseObject interface {
 	VisitBuyPhoneNumberResponse(w http.ResponseWriter) error
 }
 
-type BuyPhoneNumber201JSONResponse PhoneNumber
+type BuyPhoneNumber202JSONResponse ParkedAction
 
-func (response BuyPhoneNumber201JSONResponse) VisitBuyPhoneNumberResponse(w http.ResponseWriter) error {
+func (response BuyPhoneNumber202JSONResponse) VisitBuyPhoneNumberResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(201)
+	w.WriteHeader(202)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -8357,6 +10551,12 @@ type StrictServerInterface interface {
 	// Chat Chat with the builder assistant
 	// (POST /api/chat)
 	Chat(ctx context.Context, request ChatRequestObject) (ChatResponseObject, error)
+	// ListConfirmations The workspace's actions waiting for confirmation
+	// (GET /api/confirmations)
+	ListConfirmations(ctx context.Context, request ListConfirmationsRequestObject) (ListConfirmationsResponseObject, error)
+	// ConfirmPendingAction Confirm a parked action with its code, and run it
+	// (POST /api/confirmations/{id})
+	ConfirmPendingAction(ctx context.Context, request ConfirmPendingActionRequestObject) (ConfirmPendingActionResponseObject, error)
 	// ListContactLists The workspace's contact lists, with their count of live contacts
 	// (GET /api/contact-lists)
 	ListContactLists(ctx context.Context, request ListContactListsRequestObject) (ListContactListsResponseObject, error)
@@ -8381,6 +10581,36 @@ type StrictServerInterface interface {
 	// RestoreContact Restore a soft-deleted contact
 	// (POST /api/contacts/{id}/restore)
 	RestoreContact(ctx context.Context, request RestoreContactRequestObject) (RestoreContactResponseObject, error)
+	// ListConversations The team inbox, newest activity first
+	// (GET /api/conversations)
+	ListConversations(ctx context.Context, request ListConversationsRequestObject) (ListConversationsResponseObject, error)
+	// GetConversation One conversation, with what a person taking it over needs
+	// (GET /api/conversations/{id})
+	GetConversation(ctx context.Context, request GetConversationRequestObject) (GetConversationResponseObject, error)
+	// AssignConversation Take over a conversation, hand it to a person, or put it back in the queue
+	// (POST /api/conversations/{id}/assign)
+	AssignConversation(ctx context.Context, request AssignConversationRequestObject) (AssignConversationResponseObject, error)
+	// CloseConversation Close a conversation
+	// (POST /api/conversations/{id}/close)
+	CloseConversation(ctx context.Context, request CloseConversationRequestObject) (CloseConversationResponseObject, error)
+	// ReplyToConversation A person's reply, delivered on the conversation's channel
+	// (POST /api/conversations/{id}/messages)
+	ReplyToConversation(ctx context.Context, request ReplyToConversationRequestObject) (ReplyToConversationResponseObject, error)
+	// AddConversationNote An internal note, for the team only
+	// (POST /api/conversations/{id}/notes)
+	AddConversationNote(ctx context.Context, request AddConversationNoteRequestObject) (AddConversationNoteResponseObject, error)
+	// ReleaseConversation Hand a conversation back to its agent
+	// (POST /api/conversations/{id}/release)
+	ReleaseConversation(ctx context.Context, request ReleaseConversationRequestObject) (ReleaseConversationResponseObject, error)
+	// UpdateMyInboxPreferences The signed-in person's name in conversations and their unclaimed-conversation emails
+	// (PATCH /api/inbox/me)
+	UpdateMyInboxPreferences(ctx context.Context, request UpdateMyInboxPreferencesRequestObject) (UpdateMyInboxPreferencesResponseObject, error)
+	// GetInboxSettings The inbox settings, the waiting count, and the signed-in person's preferences
+	// (GET /api/inbox/settings)
+	GetInboxSettings(ctx context.Context, request GetInboxSettingsRequestObject) (GetInboxSettingsResponseObject, error)
+	// UpdateInboxSettings How long an escalated conversation waits unclaimed before the opted-in people are emailed
+	// (PATCH /api/inbox/settings)
+	UpdateInboxSettings(ctx context.Context, request UpdateInboxSettingsRequestObject) (UpdateInboxSettingsResponseObject, error)
 	// ListKeys List the workspace's API keys (never their secrets)
 	// (GET /api/keys)
 	ListKeys(ctx context.Context, request ListKeysRequestObject) (ListKeysResponseObject, error)
@@ -8393,7 +10623,7 @@ type StrictServerInterface interface {
 	// ListPhoneNumbers The workspace's phone numbers, newest first
 	// (GET /api/phone-numbers)
 	ListPhoneNumbers(ctx context.Context, request ListPhoneNumbersRequestObject) (ListPhoneNumbersResponseObject, error)
-	// BuyPhoneNumber Buy a phone number (a spend action; confirm the quoted price)
+	// BuyPhoneNumber Buy a phone number (a spend action, parked until confirmed)
 	// (POST /api/phone-numbers)
 	BuyPhoneNumber(ctx context.Context, request BuyPhoneNumberRequestObject) (BuyPhoneNumberResponseObject, error)
 	// SearchPhoneNumbers Search numbers available for purchase, with their monthly price in credits
@@ -9184,6 +11414,77 @@ func (sh *strictHandler) Chat(ctx echo.Context) error {
 	return nil
 }
 
+// ListConfirmations operation middleware
+func (sh *strictHandler) ListConfirmations(ctx echo.Context) error {
+	var request ListConfirmationsRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListConfirmations(ctx.Request().Context(), request.(ListConfirmationsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListConfirmations")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListConfirmationsResponseObject); ok {
+		return validResponse.VisitListConfirmationsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ConfirmPendingAction operation middleware
+func (sh *strictHandler) ConfirmPendingAction(ctx echo.Context, id string) error {
+	var request ConfirmPendingActionRequestObject
+
+	request.Id = id
+
+	var body ConfirmPendingActionJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ConfirmPendingAction(ctx.Request().Context(), request.(ConfirmPendingActionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ConfirmPendingAction")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ConfirmPendingActionResponseObject); ok {
+		return validResponse.VisitConfirmPendingActionResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // ListContactLists operation middleware
 func (sh *strictHandler) ListContactLists(ctx echo.Context) error {
 	var request ListContactListsRequestObject
@@ -9424,6 +11725,365 @@ func (sh *strictHandler) RestoreContact(ctx echo.Context, id openapi_types.UUID)
 		return err
 	} else if validResponse, ok := response.(RestoreContactResponseObject); ok {
 		return validResponse.VisitRestoreContactResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListConversations operation middleware
+func (sh *strictHandler) ListConversations(ctx echo.Context, params ListConversationsParams) error {
+	var request ListConversationsRequestObject
+
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListConversations(ctx.Request().Context(), request.(ListConversationsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListConversations")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListConversationsResponseObject); ok {
+		return validResponse.VisitListConversationsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetConversation operation middleware
+func (sh *strictHandler) GetConversation(ctx echo.Context, id string) error {
+	var request GetConversationRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetConversation(ctx.Request().Context(), request.(GetConversationRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetConversation")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetConversationResponseObject); ok {
+		return validResponse.VisitGetConversationResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// AssignConversation operation middleware
+func (sh *strictHandler) AssignConversation(ctx echo.Context, id string) error {
+	var request AssignConversationRequestObject
+
+	request.Id = id
+
+	var body AssignConversationJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.AssignConversation(ctx.Request().Context(), request.(AssignConversationRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "AssignConversation")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(AssignConversationResponseObject); ok {
+		return validResponse.VisitAssignConversationResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CloseConversation operation middleware
+func (sh *strictHandler) CloseConversation(ctx echo.Context, id string) error {
+	var request CloseConversationRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CloseConversation(ctx.Request().Context(), request.(CloseConversationRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CloseConversation")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CloseConversationResponseObject); ok {
+		return validResponse.VisitCloseConversationResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ReplyToConversation operation middleware
+func (sh *strictHandler) ReplyToConversation(ctx echo.Context, id string) error {
+	var request ReplyToConversationRequestObject
+
+	request.Id = id
+
+	var body ReplyToConversationJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ReplyToConversation(ctx.Request().Context(), request.(ReplyToConversationRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ReplyToConversation")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ReplyToConversationResponseObject); ok {
+		return validResponse.VisitReplyToConversationResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// AddConversationNote operation middleware
+func (sh *strictHandler) AddConversationNote(ctx echo.Context, id string) error {
+	var request AddConversationNoteRequestObject
+
+	request.Id = id
+
+	var body AddConversationNoteJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.AddConversationNote(ctx.Request().Context(), request.(AddConversationNoteRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "AddConversationNote")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(AddConversationNoteResponseObject); ok {
+		return validResponse.VisitAddConversationNoteResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ReleaseConversation operation middleware
+func (sh *strictHandler) ReleaseConversation(ctx echo.Context, id string) error {
+	var request ReleaseConversationRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ReleaseConversation(ctx.Request().Context(), request.(ReleaseConversationRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ReleaseConversation")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ReleaseConversationResponseObject); ok {
+		return validResponse.VisitReleaseConversationResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// UpdateMyInboxPreferences operation middleware
+func (sh *strictHandler) UpdateMyInboxPreferences(ctx echo.Context) error {
+	var request UpdateMyInboxPreferencesRequestObject
+
+	var body UpdateMyInboxPreferencesJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.UpdateMyInboxPreferences(ctx.Request().Context(), request.(UpdateMyInboxPreferencesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UpdateMyInboxPreferences")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(UpdateMyInboxPreferencesResponseObject); ok {
+		return validResponse.VisitUpdateMyInboxPreferencesResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetInboxSettings operation middleware
+func (sh *strictHandler) GetInboxSettings(ctx echo.Context) error {
+	var request GetInboxSettingsRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetInboxSettings(ctx.Request().Context(), request.(GetInboxSettingsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetInboxSettings")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetInboxSettingsResponseObject); ok {
+		return validResponse.VisitGetInboxSettingsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// UpdateInboxSettings operation middleware
+func (sh *strictHandler) UpdateInboxSettings(ctx echo.Context) error {
+	var request UpdateInboxSettingsRequestObject
+
+	var body UpdateInboxSettingsJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.UpdateInboxSettings(ctx.Request().Context(), request.(UpdateInboxSettingsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UpdateInboxSettings")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(UpdateInboxSettingsResponseObject); ok {
+		return validResponse.VisitUpdateInboxSettingsResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -9797,284 +12457,341 @@ func (sh *strictHandler) UnblockVisitor(ctx echo.Context, id string) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3rkhu5sT/4Khnc/4bYOtVsdksa2+xw7PZoNGOtRzMKtWTHWZcOC6wCSbiLAKeAaorWKOJ82gfYhzgP",
-	"5if5BzIB1IXFW+s6lw8KNckqXDMTmYnMX77tpWqxVJJLo3ujt72C66WSmuOHJ0WhCvtHqqTh0tg/2XKZ",
-	"i5QZoeTZP7WS9judzvmC4a9ZJuxPLH9eqCUvjLAtTVmuedRb1r562+O+8ebXqcq4/V+Wec4mOe+NTFHy",
-	"qGfWS94b9bQphJz13kW9TKV6XBa5fXjjx7mg0W78sOBasxnv/G3JCrY4qG/6YqOJd1Gv4D+VouBZb/SP",
-	"0Jd7/nVoSE3+yVOz8TytSMdjdrZcp4VY2rXtjXpXEvBhEBLMnAOXtzxXSw56zgqewUqYOZzdntuxfscM",
-	"/7F4rOQ0F6k5ajf/V8GnvVHv/ziraOSMftVnzWa/Vtm6a6Av5xxUaSaqlBnYVnLBZMphxgyPgL9hqcnX",
-	"kLyNafJxbwRxz78wrl4Y+3WKe1Es494tL7RQkp6Py+HwQZqWRcGlAf+T/ZLHvXcJ9GnM8KNr93Fo9oVr",
-	"9SQCVQCTysx5EcvUzSosL651WOR+gl8kILT9WQKTQHt1MoglbqtbJbuIVzO31k06n5RaSK71izKnL7YQ",
-	"nSeCqJfOmZQ8x4eF4Qtdo8DqKfcFKwq2xrcKzgzPrnAIU1UsmOmNehkz/NSIRSDOBmfxZa7WCy8SQl+7",
-	"yOExDe6lbatjFA2q6GC9TOg0V7os+BNpFyGrPTVRKudMNh97wVNVZELOnmaHSYvw5kv+xhz6yjJn6x/Y",
-	"oltczArOjf2760eRNda7LEXWtdRCEkXWtnaTgVIlJU8Nz8CTAKzmSnNwb4Mp2HQqUjBzoYFZegMm9YoX",
-	"GvqWfqvfmYGUSSg4S+cgzMmgF1X72xLE1NfTwyYit63SslC3IuPFUQTUEozVUGrtuT5fR/t54EaqVc6z",
-	"Gb9WZZHyJlU3Z53xpZnvIA8hDZ/xwrYaDrC9lHQgMSzZjHeQAH4NacHsHC7hHKaVrALbCCgrUoXRkKm0",
-	"tHxrJVPBWa2X2riXjGbY7MXSSbnMFctgKnJu1xYYLFhxk6mVHNvvrIy0/4/dcxpXE+yj2m7HvmXQhpmy",
-	"Y4JXsOITLQwf4yR9uwt1yzX8VPKSZ/Dv/+//pyUQcoYf7PTWOCImcF34LS/W4CQ4LsuSy2zL45UM12xt",
-	"2Wl9MoArnJ3vnlgssauVxBInCVL5NVpzA9rYd30vpTQiB0ZtqCkxGy6j0O4tntnzIepxWS4sXbtXe1GP",
-	"Ztmz4prm2LMcwLJ1L+rRiGuEvqmH+AYb62hfrXarF/Uam9mLemwp8FtZsnxsrFjs6oNeJzGwlWRYY+ns",
-	"yDX0y2U+/vd//489XC2BWi6Uh9CJU+r2PNeSERVLUQORY+VAdp6/oq161qbgyNlky4Hb3oP6O3JWblMx",
-	"83zxTGU83/bj85q09JvK8uWc9aLehBv734wtFqxzpxbszUt1w2V9nDW+3yqiK770XXJ3COMhSH92dajX",
-	"2nA75sWyW9s2fLHkBTNlUe9ZlosJDcko2aDfaSG4zPI1yfkp1xptCcsXTJf4B0rRvJsblMq11UjF7Dgd",
-	"qVxmx+lIXbSHy1ujtkAHTU3CTbqmPjQ3vkYjzfWr729r6QOhNtegpjI2lbpNvaPjjOxSyurqZH3ZNngp",
-	"6r05nalT9+WCSTbjA9SE/yb4qv7zqVgsVUEKMh5MPb0SJp1PFCuyM3oTFxzffjxn5gpVmyOtzVRJaxig",
-	"pTMWWSe1cp2ynHkddWfjnUpa6OCehqotJ/2U5DC1BAN9K9hgwqeq4KiAtQVdc+Qs9SPyXJKqPOepGVs7",
-	"juFim4JJPeXF2KjxvFwwPGQWTORjqYyYOguvm2kKMZu1BM7U8GJ8MaaDZ8yMJUMkm1LzAk0xrm23N3y9",
-	"UkU2XjCToqTl0vKL7DpIWizju438/LrEcSV+9643PQp9a9Cux/ipqdzuldsFX+br7r5Qpb5nVaplvr4E",
-	"uxprWM3ticcA1xvmDG3BxrAGvegQYauWHPeLKIa4LFd6i8wtvfviGPpEqUFKCQdTFnbFFlbGQMryXF/C",
-	"v3ihYIW2LBSlnRcyGc8GvTY9CrkszdiEgybISyHNVw87NU5VmqPfMcpYreTwV9oyuT7M9hBaze/1zLSl",
-	"h6eWmuCtCY/aIUC7tUc8utb5wEm2g6Wjf7EpHx/XBvtt4Q79Dyoq96xOFyuH0X3Dc8PuMizj7PY9cqWp",
-	"xnYM4IUTX0cvCsra4xjv79YGQLHA8pwXqAIHPrwVWhhVXII2yp4LSm5IkHsaXMfQX/BixjMQ0igQhpjV",
-	"/ihkKeTsZJNR8QCwfyzYm++5nFnyuXj0MOothPSfH+ww5WuvnQ+HjdfOu6zXuVPmau89uGi89oeuU+Eg",
-	"zngcjrq7sEYHRbct0PojtEHBlWKUX2cOfWtlJ4v0NAGR4ZrvWZWav7m2Lg+HByyoNgUnf3Tb+WulBDAN",
-	"TFqrV1pL1D4KfaYhuUpTvjQjsJxwhj+f0s8JZIrrk9qpFDxrWxzXW/noe6E7XJq4XIe7DLGl63KxYMW6",
-	"60DWZZpyrbs9gSi/u+yc1lR8I5EfnX/1MJXVThTHqV9wXebm7pqrn+imn+14B614T5/cHQ2+Q6yeajZH",
-	"2AR+be68uK/QEtF7pfNCyPq359E+p/wG+bcc2TWefmRZ+oM7ttubfAdHd1OOb8idY/3gjSnvFWJ1J3l7",
-	"sfa82uF8Oa7vBXvzlN58NPxi/DStA44ZlqvZ4Fu2EPkRDODeQw5ouH0W7I1Y2PH88fxPdPjSx/Noh0fo",
-	"yJP+buJjB/t74XE897c9UC1ab82li0FbLqqwfvXFq977KK6r5spM8pIvCyHN4CU5ig5clfAeaVV384W9",
-	"23bi/12Y+TdBtGw5+w868ZtCat8rtT53qwS7z/2GN+vAo+k7Tkf/+5z8ZSa4TI+116+C1i+0v4NmrilS",
-	"/IUBdLpwqwSuvUWRC210BIbNNKgCRKY3rQLX8lhkTdG6V5vYkJ9Cf4BW7FiP8a93EejXuUpvePY3sqeO",
-	"NexIYRmzI/SvgjMXK9E299YR3s6hm4WzReUr4hKkkhxWTMNM3KLHZ6NdZxF2migv5zwYHi0L8p6GFZ+k",
-	"eLlbM2P2uq1r3YU5RfUFeb13sb0hcMSCT6iBsev9cHuhtc1dpFGf3UY/nbMp85urYlaGYIfuiZBm1GbS",
-	"SZnfgBW09zQw30hkDTNrJT57/BzQCQUu/KSPMvnM8s0JUFsTjl7DRc0ma47N6i9Hru8W5/YWY2CrTr9t",
-	"tZ67O8vjBkVO3m2OdzadYnzDJtWzfMXWGoYjkMrMhZwhA2WWk9bcdDoOfQDZpnv/zVIUXB/F6UJqU5Q4",
-	"+G7p5JzhDb2+NhjNFsucH07ifsu7zOEbsVxSPwe3dX0jlp1tbWhwbMWE1dPHqdUZ7NJsuzDYaZbrysrd",
-	"vCtOVSlNhJJrKnLDC2Ayg3IJRsFU3HKgee0TW9XRHqzOirzc/lcjaex7a0Pr21ejwrBte/QEy/+D5+EO",
-	"/1A9rcxvcE52g5xucSQz1dhlR1jKsbRalN3OMbroKEophZyN8Hz77slLOGNLgZM5K0qpz97S6+867zx+",
-	"KVyAAYecaMBNeHcAxl0U0t00F4Z1CPEdq5o2aA+X5VgveElafpNC5moFCyad8sMkcGmKdRUBg4Ezdrug",
-	"L5UZTzFoTWT6pFOAH3eA1bWx3XLDPdd1sD1miyUTs2PvfclwRR0cg/Ckxjf1KJax/BmmhVrAz+CuOu1f",
-	"Cn6O5c+np6fhn30uK9jUwM+gDSsM9GdW/aKIVNLFMJxXlQYSfHIEVh1J4GdILJVnZc6zBMQUEmxgzAxG",
-	"prI5Z1kEPNccEkfMCfYP4TVsI7yEUYH4pXu89XRUfQ9LVmru/8+gn9AfY1rkEZSaF8nJjgaMv1e1Y/Ve",
-	"gx0N4rNj/+DeplequNFLlmL0lS71kstsZ/vhhXF42ndStUyX9sDAecijzb6IuEMbEdiNU1O7lZkwGGZs",
-	"UD9cKGnm+RrwQUjZsj64rtFEkAipy+lUpMKuxU+lMsx+iw+MU7Ycux3cHDgFx3mr0pkPwaTMeCpodYIA",
-	"pAbceFqkCXUKUkWTWpBEo46NiarWUiZTnoc/cuoulknoPkGWSsLvCbDCag2S5QO4Cj2mjm/9fmjAwNZU",
-	"SQxFkLMolrnVLPzMMTCeSXgyOP/qIeCVVYhCVzLlkd2dhdIGkoIZPl7yYrwQsjQ8sbuOf0WxtM0Iidu4",
-	"EjJTq0tIUDbqgTugEtJ2wv2dDkzsBhdBxmmlVUEN2h8ZjWkAT+w83KxALbnUwDouqTwP4byMswBtf7Hs",
-	"J41YBGfWJZCyohBc2wF7T0BYbVpN+83JwG7I/fvPC5Hywf37zQHZjn0gLjC8cNKW+NM5w0tKo9qMgU6M",
-	"WKKQJG2Nhlugu5sspgJPsxEwwECkwh0jdmzMUfmAnrfzoJsvO3FLOMzwmSrWI4h7eqHjnuWL1rUfflWb",
-	"ouUcPkOjzS8A8qhOBvDSDnZp526nteQFXD+7Bvc49M+/GsJ3189O/4AzZqnhhUaBff7oAZGgmtppKGmn",
-	"4VbtEv4wjKUq4Ks/kEOAvARvDEjOMw2vHl+fXpxEdq3cQKB/7uXGn2E4GJ7Dq+tvTkYQvjUKWCyT/zhP",
-	"oP/qOoLHVydALsoI/oi/ShcSa7lGW0HT2LqCT/H8EvaENn77BnCliSQxVkSTlKv2nhnAt9DlxHSQJwsl",
-	"+RrlLZfm0t17OwZF3texdBLU/ibt1JHYn5NgsMoDtaEKJ0E1BlCxqh0Xc0sv2FWMZZPSUmY7WwObMSFH",
-	"TnAJQ5+hLwySmdVJVnNeWJsDtFGWZU8oOLfDrzkWd7uLYYe6/35tLrq62hUG4VqKGvPr0saC1N9lqu9d",
-	"/HCWvGcr5U7PUKdemFgGSEbVqUSsYOWuF5c8uyS2UZpHkGTcHlNFOPhKWf9GxxKj++mrNRTc6vga+mQq",
-	"YHTJhKU3msROxSxWWKEWympJJNfPrmPpIkNPQLP1JSRk4iQjJxEymKzrg76ExJ9ro+pEsyLDTTGLZV+q",
-	"6myTig6ycMqhdEyUnfhYlXZxzJyvUfzZIb388bk/NEh+dTJjWJNuA9bZad2OGN5ICKz/UlmUmz/W9uGQ",
-	"YAN30xBeaTYQRlh12kn+d/BIV9G9d5VVU1FoM66Fq3yorJatdpubcd389mbY687smJq+Xn/Lmhr+nicY",
-	"COGLhdCazHipxpqcNWN3jRf1OvRschK11Gy7ZW0tuxfZJXp9SOKLU4aPPAdaGugW8nXm291FnH3uX+42",
-	"c+/DpO6OucyOeRwHeXxOR5hbq6HGMGoTiDaWrIu/sI33PBY2XUdo9/SqvW66kIh4e1HDwxTOuS15N9mR",
-	"YqDLlx98R+1AnaDYtIVHTW1pS4UaJbf5MZyUjfVtncKto70h6hoT3hcw6+SEHgTHzRGRE+5dXC///lO5",
-	"LLdFtI0PFHR1bW/nLbh/rktut64/JOiFPfj9Uw2rL7JHJir19oz3AQa7hkhEit1MGTqeO/UXS/QjCksF",
-	"5i16yW95gYnbWUcEYccBUo/F+OqAsJKOaJSLQ6JRasJ117Jf++f2Bp0G6iKqeE/SusMVacYMOzzz2rNA",
-	"h+q+ecRabXx/aF9YFxzJwdyIU33P5XqOuSTvG8j3wcy2OzPy+ytge/hnb4Ofj5/sdpJ9sSXUupnOPkAn",
-	"tCk1+q2T8Hvi3CQue91a9tNcrSJI0GEy1tyUyySWfXRVJPTRGjR4Tzxn6Fp2+t8JuUFWQvNLJ0/H5Drz",
-	"PhDmh4Mejlh6n0gYbT9xD4ylwuQrN8oTdBc5S8h2zZZLDRM+F9aSW+gZWy7H5wkYFUv/8SE5NO0WZT7C",
-	"58WTq2+ePel0QmRZ4W6ZOm5VaVD3NKiVBPfoCJhEl1X1K7k8g+Z7gOXrg8c2+9TcGCFnOnIOVZgLaUCX",
-	"6RyYhrj37//+HzZJs7hn57bMWYoZ0eSbLXjGpREYEfdBbJ/joBbGddGwObM6eoLdyxbEQschu99Och27",
-	"tOb25SovWv5Ue6LrdscjeP7q6++fPh5/fXX9ZPzqxfdnc6Vu9Nlb/9q7s7eYzfTuEjC/cKoKHxV0yCBz",
-	"ps04LNF7aMbHmHtORnRae3eBjbBmvimXXavcEAZR5X/1PE8uWHr9Tvp/kAf29Uo8fQrVvg2JUdPy/YTq",
-	"NBgFeRKYvIM7tivnm8SyT0FwWcaD43J/Q/Lyu+o86U48OU5fclT36dSlavgvN/EaHIManqdqfKsEml0a",
-	"w2D80VH9eVH9+aD68+HhIcX1cdwxsridYvjk1mNJfeYUw5BdeJcRvWd2ISUWugTi91uI/WGfu4M8o95i",
-	"a+aCAxwZsyqirSPbmX6kFDhTFhKWrLhBiBV7gBel1KBkvgbME4fkP59cg4PgUhkn3K2kkXu9ix1d/NQV",
-	"ZYHvysu+Yyr079nL27OXFw5nonTunTZ9bCf1O+bQ7knDlBWt91UBr149/ebE3Wl0XH1Xl361FM3OpPua",
-	"VbVJ76XmxT1d3dJ2EzS4wEhrKBA/OEbp4soBoXVUabCH5HsGtm0bTJSpT/yfYOjd7fkZfqkTumZ17hz3",
-	"JOXxTzSXZgsEQZVY2nQDvUde6OMDE6Q3SMIOc4wwBN0hpf4Rvdj2wJ3uS+pXg80F19w4cAetpubUPVrX",
-	"/I9SiEMa9oe6UMEsj4PVHasxveDTLsnqVfW9A+tQ3d1uv96VCN5cVrI/rVkSLhAXLLO2T6HK2RzjSS+J",
-	"0zFUh0lnjDm4E57BDedLTZZ9Lf0BMdAOssQInqoR9owQWE77aSaKd6OlHHkX/rHc+ERUfq3DzTqRRpho",
-	"k3miFrft0vBr/LEfvAI3804p+vgmaZX04Wl44fgUnh3h0B2ajpIc43r8hXehVtD3wV/nw+HwkmA/9dgU",
-	"pUxtBx4rjktYqILDypruOZ8aUKU5qSs8Rwx+KniebYuXz8uFBGYApXQjmcj+bofM7Hm0mqucg9B7jr7N",
-	"yFm12uw5F5L7M20qchfjOOcs4wVMuJAzON+vwNimIze5aOfB0WaY9qp3C/1dd/1bxdXY0WMXZxdq1UEl",
-	"1qCz60xwitCf5EzegF0iDUyLjHeHMDte2mwPmyJkQQo+pCy+DBjU4xQjewClc0x28W3tXfLAnjiVwN0V",
-	"a9cDEBxbdCz3ofxOrHpsBHon0/vLt/dRHPapMhuKxP4XtgKobD+S26ykXQD8pXc9UY4mOn+r/enKbz/v",
-	"hBOoUtovhtsP9LbH/6gjOgp+3P84f3j+6NGjR8PziwdthfaQs7GVrX9Ufv67Q6nwyCu6DvKzGtLz4y3J",
-	"DafT8RF+nSRTSYGQ+5vTvVpHrtvHc5cfmy8YVZPam0P6ea4pPcnY/dbPyeB9D7L5ECSz00/p9KmO9Zoz",
-	"PbYaSPfRKPkbM0bfTBeWsLYHFyT4exKSlTEWd0lrcgdz4C7bVZtGY8yHbuOH2MEPcdX8IUzYrSfN/nub",
-	"DWPwI50he0eyDf9rf/zZRz037HY7TKJuIH40Mg9EOcdnf/jwOLo7ka64Nq/o6rAaXyG6hrdihRTyvaK1",
-	"W7gZT0Mg5Q+tmyU/rFqvh8Fq0G68L7KG29O/8vUnwHs48Mi84VvwQzVPC24iSPTNqb5Nx4PBILkEPVcr",
-	"SV52hxCLPtnuq1mMtfso97LLgk/Fmy2Zlbfq5j37LdT+UJIXKufdqgW+HcZYqRp1x0VjfRqDpi3p0kC+",
-	"If9GLUplI9Kcb7U9DySHrRfeA9/66+N8P5uv1Sa0C5tnucxFV2UBZBDK2cVI/FO61kGvG36J95HNFDMO",
-	"mk35rGRFBmo67QwF5LugzhYOn8Evil6qGy4Jf97O3sGfdQpKqcy2HGD3mrtX2O8KrPXafbdkG3M2Ynis",
-	"FZ1JkRYOvhMzuRacSUr3WObMWBLxvnkfQKlF7mJr9zjbq7PD75+bv1vCqLVyHSNurcth8rlGSXcRzFgz",
-	"6okrlXMHHO1mrR1EU7HL6cs1TAu24HQl5EAvfT6jMB0QqO9ZY+qXWC2qXfEJSzNt0O72WkiYqbNZ9WjH",
-	"4raSn3aVb0qoIM2MGX7S6ojG7z2PvluERaKKTt1OUtsUHp0juhOgZzH3EROt9vrXt6/jF6VctLWATc7B",
-	"VExWmjmXRpDD2kFNRD63irIiXIQYgVKhUHLJCe+nWWyBPr6hnNCpKrwD2x44N3zt7n+q1Gd3uO/QUDYn",
-	"jVGztSxcTz83fI2ztgJwJsW/OAjTDeX1y1ZxttDtHYLO7Y4c7JywrLHPlMAGu8bnryTvgmv1wf1WXQPc",
-	"LhzvUhjCZ2NaSXVPw8Phn2CisnUof0eCi6W+AseiVsUOS8utJC9QH8sWQsZyUVo+R+HmHYQZ03QS39Nw",
-	"7WJz0Z0zgMe5sDsHuiymmIlvMMM0UxjdXHBTrLtCjoNwD1UKdkj1Tl2tJrUPEcDVC1070owSeg/ssZYG",
-	"l5oxiIww2yTUsa8GdZiejuBo0iCWzBhe2Kb+6x/D0z+9fvsweve/ul64C/hYDUxr9woeCn/VubJzJfkP",
-	"FBV+HHHfv/+CS75iuR7cvw+VMEZgkzoaBDOwLIt0zjS/hGTJRDZ2l/6+hCJwaa0JyuWn9+1jA/i7A7uk",
-	"embp3KonVZLwPQ2Jg1EZI1jD2CM41LqPZcPJSa33tVUjM7auYReYedBI8BNWFdHGPuVLWC154bqOpeUi",
-	"amw1ZwaPUbyU5VhRkzCBCo7JcPpATItYVqAW0MC0QOeaS1uNey5JvKDl93hA/WVeakiWvBAqo0zJJIql",
-	"/4JLTFW4coPeQE2w4mDJ1qSgTViOdTozxX0ahJugg8XApRIGVqrMM0C3cli4OqjNSQtbYhSGXZWXSWKJ",
-	"N+taeHzT+ib7qA9V3GDoNnMgFtQgElAhLJUhwAMB3cxVWQxieVVD/qnmGgxZwprQRuQ54KA09G1nmMPh",
-	"e3fDt6+fDGL5tEYuCHWBb5fSkiv84QJ71j4yskHqjTkhPeecaUufTlHyYdwjnw4zCs8kkV02/LtCWMI+",
-	"E+hLRVgoI9qeVEljlSEsSYOYo1PcKtx7171vNwTf2P6vnj/Fd9o9xRLBnC6hyZx+ZQo+LXGFucCKhCvW",
-	"eaBgemjRHcj5EdXmTvFwaNhAneu25KRXG7x5upBQqy0by6kMoX3tsi2S6vA5c8SHPWwhGoPs9o3Ut7Mr",
-	"OWINrCIJRyIrVpFoMBiw4lFqxC2vVTF0+fdEj4cnxfvG30/1bsuSjnC+IFWcfMY3IEXBZQl4wt2G2N5G",
-	"RNuYNPGhUsPDivkpH+v4a2xxFFip5o3vJvMWgXYtV8vQqG/KBuXs8R/hKGmQelBXKw52I9VbwCWptfKx",
-	"02jrA/5cV9SNFTwumXbX0v04nfJCf9Lwhu2y3uPkj7deSOQqZbkw3a9vledNpu/AzeoMoGg2V+pu6MkD",
-	"ROzsIFOnxcjNtajNPLRYZ/ZtPL45hy8m5qJB0I4M707SL5yfJZik1jDGdLaFkBhl6Nb1VvDVlhP7+oNB",
-	"sYT4sfNhVJWN8InaO6pu1BFbmlRLp9FUFdwfRkyDVkri/wSrcedzqQ7z0uz26dUPV+h8872+evn4kBZ3",
-	"Y8HUTOP+P4bnr9E+/vniH8PTB69PRv8Ynj6irzrN5TZuTHPAf/nL6Nkz9H24OV2SUl8NCNBXQTYJqeRq",
-	"Cg79B/qIUJtBDYuOYOL0kkkNC5FJMZubk0uYKDP3OyHJrOiq13n3mXaFK7yies0btxaTteFbVFer83Np",
-	"2umFWAJsmTPkDvzgS0D7z3OzyP0NExUJPVtm007OuUOdKl9IvNtzj7WxKVKdaiJgYBLW296u8NfWulzm",
-	"Y7uuV6f/Lzv91+u3FxfdrpdNSecqYnfNkgpx1+rEN8ctMqSkUCw3jB9RETEg3AGpu2vVqhq4NZewqLo1",
-	"/QsOUq18cXM00OSMa8wn6pOXXEn47snLRlj50dB9es4uHn3VAdjM38D1X65OLx595S0Uoq7j9NKwv00K",
-	"jHq+Mdd/s2xwc4kPu5Qknrhj7WDMC0/LQpi1Ff8Lx06cFby4KqkYPqqBeB2LX1cLMTdmSW0IOVWbS/nc",
-	"3/O+eHL9EgpVGq5p77FsHG53SICGl3O+Bj1nJHZEAWKxzPmCS0OZbd43Ectnj59jbQkNfWvDKyxShGiY",
-	"ZqW8N1efkD+E8ApcwoJ3CqOLy9+jIW+d3Z4no1gmb2Nyusa9EbyN/c1j3IsgxmnTX3jBSX9iHlzv3bsE",
-	"UWG/4anQmCLaQC/IytSKUJ6iX8SShhlB8vzHa4cVTwuSgGE3DhIxJBYjxOF/Xj37HvpJXRat2SJP6KKQ",
-	"afh/rn/8Aezg7dd27HFvMBjEvXfJZSyT51cvH/+l3tPZW5G9q3eH2QjIvwlFxFO2e+JcdYh1ClTUHuPl",
-	"aQtt29iq38XEY4LoOoKArjYc98Iy8vWzazAqY+tL0NwHfLuYk5PQLkkjnVAggQ6JF06oJLUi/s7x1yjk",
-	"n2xKo1hStkLVKfEPOrAkJFfPn4+f/PC3P2cciWNBi4AwkrXruBu+BoxCdlfwtacxZxL6wacWy8SpQ8nJ",
-	"pbtTFNIThVCSPEJGGHtq9q4rLsUNqzn/R72LwXAwRLm95NL+OOo9GAwHD9CaNXPkXdplSlI9exvc3+/O",
-	"nAefJELBFtyg5fOPrvMnYakZY65pyOjEFfClj4kZ+3Q1kHTfDSQonymy1sz9ndKo4ZGv5CepC2RxdhkL",
-	"r6PeUukOhedxyD2VPuuUkcBRBRaawYG7SfRps1ydi1te1anRJzQnYXQsLU+T9MCMbmFGcP/+xXB4/37l",
-	"IXXFbQiYmWBu3DrYE84SCOFmELYzPaxWEpa8wHwHywQMSB2HBVvTOPEsREkZwYQQsX2TjAZLc4wltZ7Y",
-	"75IRPBw+gKRQOUcAHpbnaoWuUe8RdivjIIJJ2UOv56pQcgZ2wiB0LB8Oh5Dgd2P7HTEVIdPpekN9Ru84",
-	"5/iEw6zk2qOjFmvb/CUwGUu6Y8mwyLugK77EkYD7KbnEH70HsOBa5bc8azzqv0wugcWythAuY0hzA7OC",
-	"r2z3C9JcmYTz4f/pPOfCoNfOkQGNI5YJmyjE48sKMXXCzhfTEVRLx8GNI+6Mu3toUrsb1wCuZCzdmHw3",
-	"sp2dLbTfUXJlFs7lviWvuv9w+NCOktYg1IdIwL7pYGDD6fc0q7jBXQaGgho+0MWpIiHyzZ0l/3TOz4r9",
-	"jvJoZJtR0Xsyujey8LPOqJ53bQmBX+ilkpr6vhgOj5rWvnIoLuoWe968rm6wvBXDD6n7rlbDMM8w6oue",
-	"Pj/q6QdHPf3wqKf/dMzT50eN5OKYth8dsYL1a19P6DWp75hOlUaLjLc4L0hzinV5c1qJ4d6oZwUPtl9T",
-	"keywZhxpqsliVd3jXtQ+SfG4+6nk6JRy510FOBTI8DPXBrWH6Udjo6oI9hYucsv7ZbHPpyFauyxu/hFI",
-	"vuLaUGDANpKslJ6WmK8SBT6NkLdmxX4fLj7VGZ3ZtlyaA2m3eoDcP/9gBNtIgdlFs6hB+MzUL4t8v0gJ",
-	"TQWaAlaFA9uvELM2aJ44Y7AqhOFtcYwW61aZ7OvR9j62YGvV+t1FLr9oBeHTkMh3vIZl4s0vqKoRAxYq",
-	"3SEcO07fprG5x8rc4zVEq9NnQjYpjsrqv68E3ktvvnr/J9aFj6D1hkPod5rfLxbnTKI7alH3unkuuINQ",
-	"PEOYxE2vzsfhhk4fzAvCveMEiVfHYR8hRy95oZVkEYFwRZVXLoJJqYXkWkNR5lxHkLMJz3UUS65TlpPV",
-	"jE4MpXJtjew1FCrn5DGZMzOA7zm75ZsVrbC4nFFYIAwYxn5VdnjfjsqFZLraTS7aEkd9T8Os4ByrpGHE",
-	"EQWBPa2LJiqwJAy4FKSTS7qoodJTHnINV8Xfcfi260PR0GcS8Zf9zwiv/HD4sDWlyvpHv00oC1hH5fXu",
-	"lWY9QLt+sZTKg6VRURyeIaJUrjTPmk6KRluNMdDT5OnGc478uZRt5OB/EvpE4auFXQEf/IkikiB8Y5lc",
-	"YZT2CHPDzjBI79S9OaJMJt3sPIE+bpgLN23DysWSvxHa6BOqGGRYAn2E8qPkMyw8jfXK0O+KRSRxY5NM",
-	"Se5SbzTdQeGcmPPcoWN9orL1CVbpcalW/c0koJNL31btOVejmfv7VprhIJZX0r3euGjFpK0JnzH0FDEJ",
-	"mKDGijX59+kNL15wF16UwRnuBh5q6bE8F3LmQuzsxvcRyhD+xQt1Mmp7puYMAxWpatq8XDAJM44ue5eZ",
-	"QouJE6efHZmcRFBKI3K66hDpTbnEu2c7hjm63LTm2SUFX7LUQMYNE3mN24DpG7rpo8A/jBA9pavpUObP",
-	"WfVBXODPl7FkMBVvMJ1nWmqWu6tFV+AcjFqK9BInUYkTV3R0ANec19DFQXPnWo173yAKuucuf3ER97B5",
-	"B/WZ83vaT6bLFYdn6OM5+6j6QR1x8nPoCLb/K1wcurBvM3Ozueap8a3jchehS+5Pe1J59+cZJBkzzP9k",
-	"h+d+GrVkQ2D6wWBAjB3LDW4cQPLmVGt+SuIlcfV3kfWoDL0HYif2fmOoyB46xvkbDBYgry7eFtrdVylW",
-	"tneu2I0753p3dNOCkWN71rOOIIxr1It6nHB7myh876IDW0To33ZTuGCHt+F2ufa+knzv682U1+plSmx5",
-	"93qH/XTPsx3dcUpX1dJJSTUF8bsPduvTj748xfeaY2JHqJWpgLlqEzUtJrOnjqt4iucNHnwo02njTzY1",
-	"ZLycrlTjjrrrldugFd2FRWixFq1WMGWFi+Nu1Nzw9aFdvWjSHCXL/dXfhuD/jhu8Syhl77NeVxSl/N0e",
-	"20uWL7BgJOC1Md4rFqWE/oybsf00LkrZQXJULP4QBwSR4HFX3Q1Kfmstn3eH2Xf20Z1dhYpsCJcxbhgi",
-	"AUVjHKoLRLUHPX6Z/yZUKKJCjlXVGB1qmdUeen2ENYmwMOJN7W7em5TPHj8HzYtbq5+7i+1JKXKstKy1",
-	"0IZJax/Y3188uX5J2aNWeccjvHZrz4oZHtw6ZJpahV9J7KGfTEWOEGDty37MzFYFhQmxHANtUM1KgBLM",
-	"3OXuGIVKQoU9RaaTS0iETPMy4+NQbn6KDbWXMzm5hFJaA1lSd6zg8HA4HEDyluV56M9d/zc7BP5TyfJY",
-	"upT2tCwKQgkupYE+3u03XqhhD5y1f1oIjQCcSWT1JCFntID4I1XATtq7nFC4BDNoorViJpK3Dj8pghAi",
-	"EgGbThG/OIqlq/v5f0XWDlvmPAKSwu+o5nQjbMNFf/nVu28VwBYVJidUyXXGw5X+mhtXW3XJihs0zeuX",
-	"+fVwMTv0Cz90jAlJQtwK1c/OeBJhniJJkgRH6w0uWnHKZPSzSapsUwrMoAXV3Go6SRU2Q3FM9FYCfbY1",
-	"vsYpRELDqhDGcGm35XquVqTS0rjonCUHzCWIKc2fzQpuh1SLQNseMZS4gteW6CnabQRxrx2tEPfeJT5c",
-	"pmZONxdYWwa7V6Nb6g1Lql81dpgCrkJsh9DODPXOiYvh0BMa9P0Gk+PFNkwUitXwyTqmUDdXdRyDQ9jE",
-	"mqgXQ2v3KWug+6arFEPPqlTJKZYJSXPLzog1361uJKEIsbUdTJdt+KKU9vx+WcnrD20d2uavvJT78kIp",
-	"SHeCfluEoMj02+kAgE/sSXsxvPigw3NZ813je06BBA6OPVDvZRjXilFskBUov5sg27S3iy9Q1yuDlmdP",
-	"EOjXJY6SnALEyDUW9n2r+ufVtErL2RUy8rimML1f1MgHLqdrTfiuEdTKXR11RfDRpEqjaugWuVIrnPlb",
-	"jS+pydLjQkxatVVyrUjZRpSKmqoQOjhzjvB6gPs9bf9D1zOdwX9H1QFp1qMxIJReYskMLWyrytpOPHiB",
-	"Pfnx61BU99LdIODsJEx4LK1SkDPjHN6AEe4D+LtzflsVxOrerlsMaUlOXPMOc0aEYA5SxlwSmdcqEPik",
-	"c9Z46UYYEoTxMCIVQ2gabVSP/MUEPLqy6idVOVh6/QQnjbgMdLJQrhW+HrWjUZ2SF0uqYSPXtap9uNL3",
-	"7790oF/374+cU34DI2ezQNCcaQeZw7O62RBLD7TjXvEwN1DB3LShefoBbSdg7dhjE/ETrLmDUpc6s3ri",
-	"idWgpZKnuE9uO4Iedv/+w+GfvA7uzLRWhka8E3uHEjTcLBpaqzOM/E9BgR3AU4O2YjrneIFQiNncOMyK",
-	"Gn5YuJXEUhM5B3w+qt/mOLMTblku8IbcmjgKr9yE7TvnrJCa/JjEoZ2ARDX1HXtEhKMWPFFXbFit+vfH",
-	"UC+bxcE/dcRWKOu8+xD41etmTTTDX4mS5uPGKkndD4XWVQE5KyWVBSE5TWcDfRtEcIfOVsle0p821be9",
-	"IWYNnvrISs6vmrY/YXRZRUUhvow8/l9IVFnrSpQCgmbilku8AWGpjw1QLolGQz/xVdi9r8gZAkmt5NHJ",
-	"JSSyzPMklqk9arQPCyH/VaMmO12SNoqsJwO48v6PhspEeTP+G4xK4ZkwbILOKjQ+woF2gjoU1nPxtkgt",
-	"nyh38+k6wyjs7ROdYVTr4BO7SH4/w36F/oUtsX3+9AoGu+U3stOrfb7rgXVG3PSpAwBbOieO4cs4H71s",
-	"+Q1y0Ceiclzi+tHqzV9rl+DtWx9vyHdqYYRfso2okTs+b1DrtYNE0UYtdd2yQ2A6dyN66Uz2gutywX3W",
-	"vzD41pJn0A8Fq3x+qzthHdIFOjmqr2ZMyJPNkILndjm+BPZqS63feevD8hZuNLDmUdHWw+7OVgE06POx",
-	"1XfoccvFDe/w/YyC0+c4N08sj/PzbPWOdTnCwuvyYEfYZRNEGl46rF707I0wmI1SP2NJkU/9rsBtRDCB",
-	"RC90ApXCTu445hIJof/w4iICAiSRLb0e/Wstxd7dcoO3IbABd8VfQYFQ19fPrmPpsVfpUmRWkh1CVgnF",
-	"YtDg9UKP/bNoF1TPO0eny9W95bGkCp8OT7OrZrnmMqOUMWpdqrHDqHIYcYnHd4Ea1AauS8okovVOVZCs",
-	"ekSB+CWuHuHDRTUEXLv/FHa2gdLrwvEfQCKkLqdTkQq7uj+VyjAHXOtD2jRb4/XgXKRzhwjh2C+WE54q",
-	"jHYNnJ1QvLztNPG4Z+gPZ3POMhdtFqLPKPWBEgXobsjhNfzJDgydjGNTMKkxozPpMqqubSdfkg8j6hRz",
-	"v0Wv3ZdozCC5eOOlw2KB/n5XW/s08oFlOy9Kq+izA+5JvcRp3FLuJE5qHtG4PvJ9JfW087rSz/W3eFv5",
-	"si7z7+mwGM17y6iKwqMDb65y1MsxUl9IOok1Z0ffcD72UFXMd71xEg3gqdFVOLAvco5S2BTMngZ43Exz",
-	"tQKpVrHsJw4BC089VVBJ/uqmDvoJKgFjzU25TNzsEvp04k+NohBOK1kuKXZR5Vk4Fv2k/QiMsmcA6Udl",
-	"kScjSJ6/+vr7p4/HX19dPxm/evF9Av8Ry+RsrtSNPnvreebd2Vujbrh8Z4eBoVb40Y62lIjnY/WQSwcc",
-	"73v1iVz1azK0W3QTq/2eBi1mkpmysErG8AGdXiuheRTuNcmv6eMJUWFIsJRAQHyP5SmpQCNI6hixmN9F",
-	"CuAluOrMGCcuGWEa1LSLhCBjk5MolhA+QV8t3aNPr3+EB+dffUWgRtOudk4iSOY8X2L5sNq72KQvjv/g",
-	"YlgruOOql1BEoVHwlyffP0ed5ekP3/7o9roCvcf8yTm3zVWa0ESVs7mBPsGh4fxPHe4rkReqNXVtzDKS",
-	"ox+WoqvbtthPXv796fdPfxzft3oTVVAXGnKl7PaVy0tSRjDBMCJFCJUa1Gf4xBIOZs8pIemOHBeyTnQ1",
-	"CH2f0LgxDYqoIu4IzmSAhN4bG3bDZVLd4rP2TOqgctDgowGSyYpP0jkzyQikZRVX7IXiCy59Ml6NQaHf",
-	"mAK6MBDR1O+DyGa8XmEjFAVIzvhiwrOztw2F+x0GMp5CYnieqjGWCEwiSBZ6xpbL8XmCrOo+PUxGjvyj",
-	"5lxCPp3Qbk/tWHwtN8JGdKyPfPO44BmXRrC8Bsc2w9BRhCFjC55BgqxtB0MVN+1fS6b1ShV4IcCWYnzD",
-	"11gVg5VmPg7PM4zarX1eLsdVG7e8ENN19etEmfABsyMzDB2246oe8u/jvQN2e4LeEM1Z7sHlkusnj188",
-	"eXk9/uuT/0QkrGEs3di1fWXsBGoSMh6FITODfCoEWsizBhPquVpZeT8X0tiZxr1///f/sEmaxb0kcuCQ",
-	"ogC8d9lxt+5KY34ieC27m7U8gQoNt6Me8flwH/RWVKlMR2lKLbTuSu3aUirqE4cEuC3ZrWd9aabFrwGF",
-	"y4rSSoPqMAaCitu2AsJ9O0Xxb1oDVIm2zm0fSVNvlbzdTUQYZEC5j7/fwO8mD1rXmn5txTNCvIRTU1MI",
-	"ocuzxoB59J1DwVMubhEtulALK9x30Va0PWjj45PPL1P4fIH08qPk2wXJFxCeEVQra89xrEckfLKVi9Dw",
-	"WufIoQQ3Qjk0Ev8ty0se0e+xpAcYaZ6kai7UrVUKMf0r51ODfst+2lDzMJksI7Xphi8JgZYyniTP7+nK",
-	"SQgZT0UWqoD1XQGuYA8QNHvlrLUjI8Boq1jFMnn7rgbrTF7hwNDocHUBvKi9nuwI5/glq03vPjM66W9A",
-	"xvzy1aEXnMoYVP6kAlwOomV8HUKi8VNg0IYX5UANim7xOv1aP7aAmDpSZOu17TBNbymWPBeywsKH/lxY",
-	"kYalglWuY0lJsQ7hmcoI39MY/Rw18mV0BCieETwJUxT1SbDpycvTBGpiIPnKy88GKA1ViKTlShbpKSKS",
-	"CxdZ34H4NK3bei7SDCY8oDFlCJxMbhOaZiz7yZuxvk0budAEsVQIfbOmRCGfk+BhxDXnkDgYbZfDiJm7",
-	"CFoQyy1wzvXiA415GuWgadGev0agAyFnIw+m5BInKJ94O3BSFELnyW1wqrk0bgtGrQVLoJ+8ba3guyQK",
-	"gXsBRCl5azt6Zy10Hap4UkK1x1LqgFJC2AYazQHASa48IiFD1XCSoAsmiWC7qNj9QShJm1b8xwPl+Yx4",
-	"PNT1Ml8fgsTzflA1bZSaJ7cEXXcnlJoAUNNu5TCAmmranwaaxgvRew6iJArlN6gShwcq+UUfxV+krwHL",
-	"CPm7oI1DbS8ujAvEOs2FbqB7N/f4e/sratVYgX+yroVGLAKiv23onoYE20I3psB65IS/vRm/hfea9Bp2",
-	"8FGt0aqf56HIzyYh49AjN0H+a71SdJhzbrKeekThEBrUFHJEG6jwTXZCw4fntpHPt6gk2Y4XE6tO9a3i",
-	"gDlbmMx+MgCHWZH9mXIhcWSkFqipOXU/hgHFUkhtOAvVcnOfqjyA5xTYggWmE8nfmDGadgnFHC/ZjLQ5",
-	"92W90nfXoVgj0Y6r9+YsQ0xjygqs9UGXFYbNoI+JeqH0S+u23rBZ46K+ZoI9GnZmJm/p2ENq5lQJtKsv",
-	"+9Ox6ctbUqFTS3HSjPWimZHtXp8olXMm979v1cj9LbRq9JYTGp6dM5oXVndaMJFDP2WanwrbthZG3HIq",
-	"B6WmgBeFW9blp207cDEcHrwijk4bTYWqj84gP3R1crEQprulR/X6kRf76kduLl6bLeh+mt8KVWrkkC1r",
-	"hG98OYnvRPXbpPkV8bqaVmLsd1fjYanybr06I07I3tVH582HQ4eywJkLW0igj1EKI0j+IyGD6Y/W8Dt/",
-	"BJmYCWvm4qmlI8iYnuP/iorkxXLJCm4NI81JN3E+QmetOXzEBKVCMghqCeFburPP57oTbrHPG4fHJJrA",
-	"sZy2Q0L+HdUD/Bth6rrSgfzdKxmXXkYmO65O6b2PZX1R658nKdnNbJuDzv/8e92Ig/N/A620HWJBzLX1",
-	"srNaAZxO7kwWZW7EkhXmzEr0U2sg1nDeHl//jXT8JeIwUOQEVRLsJ2lZ5HD6LRYg/PP/7bscpPoWA4t8",
-	"DNAjeCa+Ru/T+TAaDodQqJWO4NXLb0//SDE/5MEo1MqDjs85y3hx6bJT83IhdSz7TK5BFRkvItg46FEK",
-	"EIRG5Bk/8pImgsSwmbb/kySIWvyJAGY1lcQVivMB6kFioeMG20YMZY9LR0OMJWIu16oyOog599iYHsOg",
-	"Njajap95sK40txqmIXdickl9/ZwQTjRKJCtmCUL8jBQKWHN9JlUE52dDVwnWQXucoKcoRHNhzVEMY6cF",
-	"SGJJopDhAHw8G5JKpWvDP5WQGj1wf2O5yHDfcKzhSSEpSqtgUpPX79KHId76V+gKp3qBPF/ag6ghtKla",
-	"+VCpfrX9+KJawTlBk7sJeJQJJ3ubqCBqigj0FTgIui3VykXzUZC9qFKPWMPauadd8QYHIO6+jmXfUo+7",
-	"4Ir8nmWZ/eA3x/sC1QqDIk+gZqbgSUMVC7OSxGmnG+4pLmvN5th+JHRwbVMyNy9/LDE2lLYJ+ge7IJrR",
-	"gNhb2Agb/NwF6vzpRiJuyzlDtHrP0+Av+rz5ElGMafWD5uirGtmDA4nkmMNqM/5lq94AOWe3TpnDoEZG",
-	"Qc9FOufa3Uc0HAsnUQUEBfpGLEEYhzpZBzWqD8XO3KiCJzApsA9hYMLSmwo5wTTk+AAwvgM5PZYtz4W7",
-	"99JeVnUJABffU1MJPy7nbOOZ1tCd/u++HbPfq9ockCxSOa9q1kGfKIpNcn6yizN2RO98duL4MhX3Lxhv",
-	"xe+95yrELDFKbbAVaN4V1PXLgWFBJZsgWJzF3YG/AgS/EsuWto4Kr/cMuCpBpLAhJhw6+NBxXNi/JRX9",
-	"aQoql5pIVXrsF2P3gA8hdwI92xGT8yns8c8DsPLrZ+tfQfzwFsCUu5j+dRXm86KhvKBBfDFnV0RmH4UX",
-	"/X6O7Y/iwu0D1nkldwhN3vD19ivCH5dcEqzjhLOCFxgmihlnFXim5ti4w1F3H1KlbgSPQr4Lk7G8Ks1c",
-	"FeJfrogXOhJOLA8hKmWCoAZ41LCJuvXF7G2HlAmDxfkKPhVvEOWfRxTPFUuy4R3mZM60gVJz6LtY14WQ",
-	"peEnkfMLU2xbWvCtF4t/tQvyEfngr3y9K83W7kcEKs9qPv6C32LuG57lPp7214QDbFp34VfPn1JIcZ92",
-	"je7BXUZVhx6GRLz1muMFiU3dRbaRdw8tc2bQGaeXPEVH0Qg2KRpFfiy1mEmenQppSa2IQIeiwfaV0Mk9",
-	"DWolQQvTYAXo4gToqyKKZSnt38nV8+fjJz/87c8Zx5ifBZeGsIgjkAqq8GpgBpjLAoTawzgu1MOIcWNp",
-	"GQndfVPMjEf9FqEi3ASr+hoRIPZrzpmlOfteyqRUxrKSocRY7UK4kXNzlmF0C9WWBMd3dgAu5hJBRAiz",
-	"hG52NCQLTomxqJHeCr6yH+w2XnqGtqa6rIuFBPFPEkoU9KjF4VsHW2ybGCwLcStyPuOZS1OOJdGOXQEX",
-	"2ehTXeeYzppyXN3tl0F/5etPEwzuI76bJPx3rAtB4sFOYqos1c0tdQlJLo5LV3UCk2N9KH4v2ggd33Ar",
-	"2pXbJ7Re2GfankZ88bNn09Fdod2f7RI1qvxCjhD6tHjN7T/5TWIbVMXPndjdJl/rKsNeh+AxqsM2HeCS",
-	"Tj4SBbE8ShbQ9RWqDwiKZo8XbMj4/aa7lVhao1mkLAoZX1iG1xeK5TIbwIswjHAW25Z9CLMwVnCTF7HT",
-	"gMX3gwz5eIrF9hImYdC/UTXZzv8AEv8UrhzPRg2EhJ0wM8/tkz+4B9+3JAfBWuEUcs50d52NjxkiVJvN",
-	"LkXYL8zvcDMa6hBk71kr44cgLWvlHlAL83WuloVIuavP5rU56vpehTmGD4GQqK1lVmoyXas01aDtM3bL",
-	"RE6wyz+VCi+bDfTPHbgZ/BmGg+E5vLr+5hJeXcP5+aMolo+v4PzB8GQEbKJd6TC8sXfRQOPABEkEmZhO",
-	"eRGe+hMkOLx6XbiJMnO8WvfQcfjEAH6U+dp2alfgsUcFoat0BwQSsNtZADXDgNwCFbGHFxexTAo+K3Nm",
-	"VLEeT0qZ5RXgX1IPo8DFoywqhhmZUq1GqGpnM8wpsY0iUFwsE0R1GxQ8VUVWVVAjvImUGT5TxXoEca8O",
-	"NBP3kkt74rKcUeFxZiBTdLMFqUJ4DuFWqRslzg63yrfqTMfisUwm5XrcRLjB3KMlK26cOVUW6ZxpXiu4",
-	"bS2CqnBZZ9pR19n5dbmuSYxPmJHpWWGTh+xsHCG3+cHRtO5thnxGPUc3HcVdPaaPWanTnBuDRJbxkSVN",
-	"VcDjq654gPoGbLbpcIaceUv3r2gpIPt1BRQ3UTPqjVdD/9zqfp0UtuG+OtLLHDf/lpA0vkBsvq/LNbDG",
-	"CQZ95jArfWCS4zeoMRYyVIerp06XNZtky4Gz1bN5pZ2gun52HQC8MPHg+tn1acqW9m3IVRpAtfTAHpHI",
-	"BYk7B7A2Y3V4IMjlxQXsOg4uKz9QHaTUjyByRQt2AZR24mUiex+vJ3q2Pqbm77YabAVnYyu0end4Gf3S",
-	"Quq7vLsjJv+iHpP/aF9I/idSen+0yoreo/YCmsXTX7j0+iKxQukkDJqeFxXI/P7saORf7Tjjd2ZgNWXS",
-	"PgShF2SOtXWdj0+P250GZB9+ocfow98W2TryAOYPUQx3c+ZZOMDwEo7MjCUjAAKC9p6WMusEwG2dp5/S",
-	"AVIuc8UyvT0C/toourbBiG3nuK+QGqdUCijnY2rJ3SYsWHGTqZUcUzC8xzrnsdSqLFKuB3DNKYTcJfNb",
-	"03V3sL0fQEe0fSz71vy1f0uX54/WDg7pnsZnR9CKyL+ZnE3ZT4MF4p5TMjbGKLMVFuNzAdi+Z3eP9JgY",
-	"//TleslDsDX1SUuT+EFYO5sXawh7SSWmA2D8esn1CBJMvF/mTCDSIX7yi5dAn+VauW/fnIbvT/yTc7PI",
-	"k1jiktfl0DKbJpfNr1RqeEB+wGqXDMJ604oGrSiWdnQnDsgyIHjYWd3TwN8YLum6ORmYNwjraFcR//ND",
-	"tB9wdO4PzCkY2HFh8L2rX4mY5dYSPn8ESSl1uaRA+PGCZ4KN7SgQKBS3HiuFnA8xXQLfeRDLhLZ4bJQa",
-	"59aep8wDuoWx2i76K/AjkeIl4mA0KpBgpgUQYKSHRucyVZmQMzLlVbZuvMHg+Tffgg9sD934l+0scbNf",
-	"BtrQCLpE8V4FzxlWELYcDf2kosNLSOI4gYD9foarl4DmM8I+mylcxkHScY1YG0AgwZMRRiVYjrunIbEd",
-	"+jSv1nVvLJ1DixY0FA2gW37W4vGqSbf+CKciPcf56puDWF4Tu9v2+BsKRvbgbaH9jK6AcDksKSPA1IoJ",
-	"fNgKGGGgT97UWHoYFQcB+lPJS1d8W8gZ13ibK9XqEhL6yQ2gljm92H7D+AqHvy+d+WUlEmh5CADYCw5r",
-	"WrU4i5Yc7zVWVK+lS4n227Yt4fZ8ePFwi5t4mzfm/tn9pj6yN8VhUw/ZIZaZz3ayv6IQDRJ0bTj5I+sC",
-	"LpYtCdcQZNGmEMN7pq1ijDby0zk+HHls0dVcsGfpHvo9keKD6l609sAgU2mJ4RUeoSAoFzBhGHTE35gI",
-	"njkSi+AvL599b+no+TffduheJIwGq0IYXpkNTi3aW+IzCIyPZiTsprk6sf3G7hOvZKXfLbhhVixB3x7P",
-	"Vs6i/PmY0eJbNWoHKn42yVV6w7PTW6GFUXtuF7+mh//mn/2IBNXsatftn5sBhBn82qLdaKfC/MKE21ZO",
-	"uO3DB+5YH7/dnTNSEFumgr+iKDIHJH/D+dJqjP4NKrfgLtCEwas/+7j73Zkok0KtNJb9UQWmgGoyUKun",
-	"AipehZJHYBei8KPEvNoKca7vagbUw+rqiF6EjhFVYPseWt9FdEi6syJsOY+sUe/hZAA/yjTQXOSSbn2p",
-	"pNqiaC4z7a1CO9BQhGIzrs5NeexadXhyviG21r5CQKXae1dU7IBaF9Y4dHEqEMJUsAupYKEyTnB/lxtT",
-	"snKI51Ov/A/gKpZ+J1dz5RI93LK3Ng3IAkD/AhoNkq/8BkagjchzoPIakzXRwJIXpyzLCq41FMxwQJfs",
-	"AJDdKWymxc/hHvBiOKwBZSGJMwqoWTFtza/GrNQ0FGyoIVyj/SGVGfuNb2SAk4n0sA3CaJ/HEhLdl452",
-	"JE5MfZorx4Iz93o78m8dBXXDcLa4dJHMLoCtwV8DeLIZAzhoBgE+6gwC9NQqsu7czhaz1hjai5YGkF6j",
-	"x68eYvaS4YVt7b8W6ene28facD53KnPzzNp2XgXmYpUod6nsl23atg/ZNf+Q5sFxoxRhkL/nWOy/wKSd",
-	"a5+hhyRXbNPHDkqnrlgMq7j64whxRK3w9Ci8A/hBmUp/sPLwISTu89hzUk3ebebXyUlb3n1WZiJeQR+N",
-	"5adcTA3PfqPQT1OzSXr3HPvuzlPe60dqKGX9nSpZU1/yPqT3NFrsTHlaFsKscYQUKHxV2jPjH6/fvbY/",
-	"F7d+/GWR90a9uTHL0dkZXszPlTajPw7/OOy9e/3ufwcAAP//",
+	"7L3/ktu4tT/4Kijtd8uSL1utbtuTRF2p/fZ4PIk345kut53U3dBXhEhIQpoCOATYsuK46v61D7APcR8s",
+	"T7KFcwAQpKhfbbftmfEfLrckEgSBcw7Oz89510vlspCCCa1643e9kqlCCsXgw7OylKX5I5VCM6HNn7Qo",
+	"cp5SzaU4/YeSwnyn0gVbUvg1y7j5ieZXpSxYqbkZaUZzxaJeEXz1rsfc4M2vU5kx87+o8pxOc9Yb67Ji",
+	"UU+vC9Yb95QuuZj33ke9TKZqUpW5uXjjxwXH2W78sGRK0Tnr/K2gJV0e9Gz8YmOI91GvZD9XvGRZb/x3",
+	"/yx7/Rs/kJz+g6V643pckY7LzNsylZa8MGvbG/cuBYGLCRdELxhh4pblsmBELWjJMrLiekFOb8/MXP9E",
+	"NfupfCrFLOepPmo3/1fJZr1x7/84rWnkFH9Vp81hv5XZumuirxaMyEpPZSUyYkbJORUpI3OqWUTYW5rq",
+	"fE2SdzG+fNwbk7jnbpjUN0zcOsW9KBZx75aVikuB18fVaPQoTauyZEIT95P5ksW99wnp45zJT3bcp37Y",
+	"l3bUQURkSaiQesHKWKT2rfzywlr7Re4n8EVCuDI/C0IFwb0aDGMB22pXySzi5dyudZPOp5Xigin1ssrx",
+	"iy1E54gg6qULKgTL4WKu2VIFFFhfZb+gZUnXcFfJqGbZJUxhJssl1b1xL6OanWi+9MTZ4CxW5HK9dCLB",
+	"P2sXOTzFyb0yY3XMokEVHayXcZXmUlUleybMImTBVVMpc0ZF87KXLJVlxsX8eXaYtPB3vmJv9aG3FDld",
+	"/0iX3eJiXjKmzd9dP/Kssd5VxbOupeYCKTLY2k0GSqUQLNUsI44EyGohFSP2bqJLOpvxlOgFV4QaeiNU",
+	"qBUrFekb+q1/p5qkVJCS0XRBuB4Me1G9vy1BjM96ftiLiG2rVJTylmesPIqAWoKxnkownn3mm2g/D9wI",
+	"ucpZNmfXsipT1qTq5ltnrNCLHeTBhWZzVppR/QG2l5IOJIaCzlkHCcDXJC2peYcLckZmtawiZhAijUjl",
+	"WpFMppXhWyOZSkaDpwTzLii+YfMphk6qIpc0IzOeM7O2hJIlLW8yuRIT852Rkeb/ib1OwWoSc6ky27Fv",
+	"GZSmuup4wUuyYlPFNZvAS7pxl/KWKfJzxSqWkX//v/8fLgEXc/hgXm8NM6Ic1oXdsnJNrASHZSmYyLZc",
+	"XstwRdeGndaDIbmEt3OPRxZLzGolsYCXJEK6NVozTZQ297qnVELznFAcQ86Q2WAZubJ3scycD1GPiWpp",
+	"6Nre2ot6+JY9I67xHXuGA2i27kU9nHFA6Jt6iBuwsY7m1nq3elGvsZm9qEcLDt+KiuYTbcRi1zPwdhQD",
+	"W0mGNpbOzFyRflXkk3//9/+Yw9UQqOFCcQidWKVuz3UtGVGzFA4QWVb2ZOf4K9qqZ20KjpxOtxy47T0I",
+	"7xHzapuKmefLFzJj+eZiUkXm/JaJMaFiDXRzQRRjZEVLwcXc0ChDbaTIqTayhGQSSFITxcpbIwC6hEqe",
+	"L68CEewohebFgvai3pRp89+cLpe0c/uX9O0recNE+PKBMNkq92tmd49k9mSHkxX/7HqgWivNzJyXRbcK",
+	"r9myYCXVVRk+WVTLKU5JS9FgilnJmcjyNR4eM6YUGCiG2aiq4A8QzXk3i0mZK6Pm8vlxildVZMcqXm6v",
+	"N6njqmTKyHUgAkoU00bzMJLlluY8I9NKG0mpwPaa5mxIEkdqoKYamsLngEYQi2lesaLkQhNVsHRwgSNz",
+	"ODkMSVGyNDejSuEpDghNRYQ6skThT2BI+DHD+8w1IrMyWVelQInIrHZiRJpCKyWB6ydC6snMKDMJ6QsZ",
+	"29MN58AVmVdMKZYNrJTl2j5YCoYi9VD+7JIaQMOBnPAc3NQBLWUFil+TuwLubhJpyEQt+vYipklogbLf",
+	"VMc3NcYO7aZLnQ4NgZA2N6Rg1Ht7Mpcn9sslFXTOhmDD/JWzVfjzCV8WskTTBlSKnlpxnS6mkpbZKd4J",
+	"Cw53P11QfQlK6ZF+glQKY9KBjTrhWeceM5XSnDrrYufgneq1f8ADReqx7LklBSMzQzCkb44kMmUzWTJQ",
+	"ndtHVHPmNHUzcqIolXnOUj0xFjiFxdYlFWrGyomWk0W1pKAeLCkHjuAza5t3S6aSz+ctqT7TrJycT1Bl",
+	"mFBtyBDIplKsBCOaKfPYG7ZeyTKbLKlO4Yxkwggl0aUCtFjGPTZy79d1kNYH5971xktJnxZFvp7Ap6ZZ",
+	"svfELVmRr7ufBeLmgVGGi3x9QcxqrMlqYXQVSmC9yYKC/GpMa9iLDjnRZMFgv5BikMtyqbYcbJVzPB1D",
+	"nyA1nPA0gvSBslIxpXmuLsg/WSndsVBW5r2AyVg27LXpkYui0hPtT3N/KHGhv3ncaSvISh99j5ba6JOH",
+	"39KWyeE021NoDb/Xp9aWHo5aAsEbCI/gEMDd2iMe7ehsaCXbwdLR3diUj0+DyX5fWs3qo4rKPavTxcp+",
+	"dt+xXNO7TEtbj8seudI0QDom8NKKr6MXBWTtcYz3N2O9gVigec5KMF48H95yxbUsL4jS0pwLUmxIkAeK",
+	"2AeT/pKVc5YRLrQ0mgswq/mRi4qL+WCTUeEAMH8s6dsfmJgb8jl/8jjqLblwnx/tcMIEt52NRo3bzrr8",
+	"DgurMQf3PTpv3Pa7rlPhIM546o+6u7BGB0W3fQfhJbhB3gmmpVtnRvpcK5Is05OE8AzWfM+qBJGCYF0e",
+	"jw5YUKVLhpGEttveSAlCjT5udGOjfcOlpE8VSS7TlBV6TAwnnMLPJ/hzAqbeIDiVvE90S8hhKx/9wFWH",
+	"MxqW63BnL4x0XS2XtFx3HciqSlOmVLcPF+R3lzHZehU3SORm5249TGU1LwrzVC+ZqnJ9d83Vveimh/R4",
+	"1zr/QG/qHa3qQ6ye+m2OsAnc2tx5cV+DJaL2SuclF+G3Z9G+cMoG+bdCEAFPPzEs/dFDEu1NvkOIoinH",
+	"N+TOsRGMxivvFWJheKO9WHtu7XCbHffsJX37HO98Mvp4HjaxtqozeteMXbfTn6bc+Q6Oitrn0VeMEaDe",
+	"ofPYDD666611nFJNczkffk+XPD+C3ex9wG8NT96SvuVLM5/fn/0Bj3r8eBbtcPIdqVfcTVjtEDZOVB0v",
+	"a9pOxRZntd6lSxy0vI5+/cLFq++7F29kc2W8B2/4Ct1SB66Kvw91uLu5N99v0y/+xvXiOy/ItmgaB+kX",
+	"TZG475bgmbsVkN1aRsN3duBB+CeGisaH6BlVxplIj/UOXHobgyuXq0DtUN6hCy4ehi5ga7/kXGkVEU3n",
+	"isiS8Ext2iB25AnPmoJ8r+6yIa25+gijmLkeE4fpItBvc5nesOyvaL0da0aiejShR2h7JaM2p6ZtXK4j",
+	"iOKCU4fRZe2ZYoIIczCtXDyoa1xrf3YaRK8WzJs5LXv1gSIrNk0hCSAwmnr71MXgcf6donBB3uxdbGd2",
+	"HLHgUxxgYp9+uHXS2uZ9IYCN53S+TZXfXJbzyifFdL8I6mFtJp1W+Q0xgvaBItQNEhkz0NikL55eEXB5",
+	"EZum1AeZfGr4ZkBwrCnGWJaBBdicm9GWjlzfLa70LabHVgti22pd2dj2cZNCl/I2Nz+dzSAPpkO3y1d0",
+	"rchobPS3hVHSDANlhpPWTHe6KV2i4WYw4W3BS6aO4nQulC4rmHy3dLKu94YVEUxG0WWRs8NJ3G15l/F9",
+	"w4sCn3PwWNc3vOgca0ODoyvKjVUwSY3OYJZmW3hipxNA1Tb1Zk5BKiuhI5BcM55rVkIssSqIlmTGIdJt",
+	"3muf2KqPdm/j1uRl97+eSWPfWxsabl9AhX7b9ugJhv+HVz7X41A9rcpv4J3MBlnd4khmCthlR/rSsbRa",
+	"Vt2uOAyrlJUwFtEYzrc/PXtFTmnB4WVOy0qo03d4+/vOCMsvhQsgMZUhDdgX3p2ocxeFdDfN+WkdQnzH",
+	"qqYN2oNlOdbnXqGW36SQhVyRJRVW+aGCMKHLdZ0pBQlWZrtI3+cDGO100CnAjzvAQm1st9yw13UdbE/p",
+	"sqB8fmyUGQ1X0MEhWVMouFONYxGLf5FZKZfkX8QGVs1fkvwrFv86OTnx/8x1WUlnmvyLKE1LTfpzo35h",
+	"5jLqYuCnkJUmCVw5JkYdSci/SGKoPKtyliWEz0gCA0yoxtSQBaNZRFiuGEksMSfwfOJvgzH8TZA9Cl/a",
+	"y1tXR/X3pKCVYu7/jPQT/GOCizwmlWJlMtgxQJ00whVxXoMdA8K1E3fh3qFXsrxRBU3R3VOpgols5/j+",
+	"hom/2j2kHhlTBAgl1h8fbT4LiduPERGzcXJmtjLjGtLRNeiHSyn0Il8TuJCktAgn1zWbiCRcqGo24yk3",
+	"a/FzJTU138IFk5QWE7uDmxPHhB1nVbqcHWdSZizluDpeAOIAdj4t0iQhBcmySS1AolHHxkT1aCkVKcv9",
+	"Hzk+LhaJf3wCLJX43xNCS6M1CJoPyaV/Ymr51u2HIpAAnUoBiQ9iHsUiN5qFe3P0+AnybHj2zWMCATJf",
+	"rSBFyiKzO0upNElKqtmkYOVkyUWlWWJ2Hf6KYmGG4QK2ccVFJlcXJAHZqIb2gEpQ2/HRQuWZ2E4uIhnD",
+	"lZYlDmh+pDinIXlm3sO+FZEFE4rQjpCY4yF4L20tQPO8WPSTRuaDNesSktKy5EyZCTtPgF9tXE3zzWBo",
+	"NuThw6uSp2z48GFzQuBetS5QQiG8pQzxpwsKIVEt24whMJcMhCRqazjdEpzraDGVcJqNCSWQ9lTaY8TM",
+	"jVoqH+L15j0wzmZe3BAO1Wwuy/WYxD21VHHP8EUryAhfBa9oOIfNwWhzCwA8qpIheWUmW5h3N69VsJJc",
+	"v7gm9nLSP/tmRP50/eLkd/DGNNWsVCCwz548QhKUM/MaUpjXsKt2QX43ioUsyTe/q5M+NXuriWAsU+T1",
+	"0+uT80Fk1spOhPTPnNz4IxkNR2fk9fV3gzHx32pJaCyS/zhLSP/1dUSeXg4Iuigj8nv4VdjUacM1ygia",
+	"xtaVbAbnl00OtNs3JJcKSRIyUxRKuXrvqSZwF7icqPLyZCkFW4O8ZUJf2Ci7ZVDgfRULK0HNb8K8OhD7",
+	"FQoGozzgGLK0ElRBuhatx7G52XiDWcVYNCktpeZha0LnlIuxFVxc42fS5xrIzOgkqwUrjc1BlJaGZQeY",
+	"cdjh15zwu0V+6KHuv1+biy5Uu/wk7EhR4/26tDEv9XeZ6nsX358lHzhKtdMz1KkXJoYBknF9KiErGLnr",
+	"xCXLLpBtpGIRSTJmjqnSH3yVCL9RsYAqEPxqTUpmdHxF+mgqQC7LlKY3CsVOzSyQk2u0UBoUG12/uI6F",
+	"zUMdEEXXFyRBEycZW4mQkek6nPQFSdy5Nq5PNCMy7CtmsegLWZ9tQuJB5k85kI6JNC8+kZVZHL1gaxB/",
+	"ZkqvfrpyhwbKr05m9GvSbcBaO63bEcMahaPhL7VFufljsA+HpDbYSIO/pTmAn2H90E7yv4NHus4lvqus",
+	"mvFS6UmQHPOxqp+22m32jUPz25lhbzqrqAJ9PbzLmBouzuMNBP/FkiuFZryQE4XOmokN40W9Dj0bnUQt",
+	"NdtsWVvL7kVmid4cUiBlleEjz4GWBrqFfK35dncRZ677p41m7r0Y1d0JE9kxl8Mkj6/98e/WGqgxjeAF",
+	"oo0l6+IvGOMDj4VN1xHYPb16r5suJCTeXtTwMPlzbkt9VnakGOjy5XvfUTstyCs2beERqC1tqRBQcpsf",
+	"/UnZWN/WKdw62huirvHC+9JzrZxQQ++4OSJzwt4L6+Xufy6Kalv+3ORAQRdqezuj4O66LrndTm0hamkO",
+	"fndVw+qLzJEJSr05412Cwa4pIpHCY2YUHM+d+osh+jEmyRDqLHrBblkJBf5ZR75ixwES5mJ8c0BaSUc2",
+	"yvkh2SiBcN217Nfuur0prp66kCo+kLTuECLNqKaHV+g7FuhQ3TePWKON708k9OsCMzmYG+FVP3C5rqBy",
+	"5UPTBj+a2XZnRv5wBWwP/+wd8PPxk9lOtC+2JHY3YQ+G4ITWlQK/deJ/T6ybxKIcGMt+lstVRBJwmEwU",
+	"01WRxKKPBYf40Rg0ECdeUHAtW/1vgG6QFVfswsrTCbrOnA+EuumAhyMWzifiZ9tP7AVQ1FjPcgDuImsJ",
+	"mUfTolBkyhbcWHJLNadFMTlLiJaxcB8fo0PTbFHmMnxePrv87sWzTidElpU2ytQRVcVJPVBErgSxl44J",
+	"FeCyqn9Fl6fXfA+wfF3y2OYzbZ2qilwK5QIqTqt0Qagice/f//0/dJpmcc+8W5HTFCrn0TdbsowJzSEj",
+	"7qPYPsdBckxC0bD5ZiHKBlTiNqE4Og7Z/XaSfbAtf28HV1nZ8qeaE121HzwmV6+//eH508m3l9fPJq9f",
+	"/nC6kPJGnb5zt70/fQe1U+8vCFQzzmTpsoIOmWROlZ74JfoAzfgYc8/KiE5r7y7wIsbM11XRtcoNYRDV",
+	"/lfH8+iCxdvvpP97eWBur8XTp1Dt29ApgZbvXiikwcjLE8/kHdyxXTnfJJZ9CoKtaR4eV2nsS6Xf1+dJ",
+	"d5nLcfqSpbpPpy7V03+1iethGVSzPJWTW8nB7FKQBuOOjvrP8/rPR/Wfjw9PKQ7nccfM4nZB47Nbhzn2",
+	"mQsafS3jXWb0gbWMWMZoy5U/bCH2p33uTvKMektXJ7EpVa3/i9YZbR211fgjFtwBxkNByxuA4jEHeFkJ",
+	"RaTI1wSq0knyn8+uiYVqkxlDfLakUem9ix1t/tQl1pzvqgK/Y+H111rp7bXSS4tqUVn3Tps+tpP6HSt2",
+	"9xR9iprW+7Ikr18//25gYxodoe866BcUhHaW+AdW1Sa9V4qVD1Qdpe0maGITI42hgPxgGaWLK4eIDVIX",
+	"3R5SXbrsLm+6dGgpwP8JpN7dnp0iHEuCYVbrzrFXImrAVDGhtwAe1GWsTTfQB1ShPsXlYdmlR8c4KC+5",
+	"Qy3cl4Fa7kma7MrWhlg7pmrj7aRvNORptZ5AoGriwuagildluqCKZeTK/PYjRqR63b7kdiJtYdSxbbhe",
+	"UuYHJmF7nQLuCVQ6+/Zb9uCgkvgNtjSkMgHgie60XneJWm674E4xqzA829wuxbSF81Bypk/spaH1dZRR",
+	"4gvvP1ZQCyptDlY5jdb6ks26TjdnLu2dWCefwG6/2VX631xW9AEYwvdB3CXNjP1Zymq+gJzeC5S2kC5F",
+	"hTWILcANy8gNY4VC70pQggJ4hQdZwwgl1+QYbpQF1ECb0ADdTHRkPsJ9hVKQqNxa++wGJA3/ok3miVrc",
+	"tsvKCvhjP1wJbOadQBngTtTs8cNzf8PxZVQ7UtI7tE0pGORWuaSDUq5I3yXgnY1GowuE6FUTXVYiNQ9w",
+	"uI5MkKUsGVmxkpGczTSRlR6ESucRk59xlmfbahbyaikI1QROykZBl/ndTJkanWC1kDkjXO1RPzYPM7na",
+	"fHLOBXN6xYznNs90wWjGSjJlXMzJ2X4l0gwd2ZeLdh7ebYZpr3q30N+Vb7FVXE0sPXYe7HLVQSXGqDbr",
+	"jNCnpD/NqbghZokUoYpnrDuN3PLS5ngwFKKAYgIoVlJmhJIwVzQyB1C6gIIjN9beJffsCa/iubtm7TAJ",
+	"xLJFx3Ifyu/IqsdWAXQyvQuAfojisE+d3FAk9t+wFTJn+5HcZiVlixAunPsP62TBAV/vTxeiwVkngEQN",
+	"YnA+2n6gt6MuRx3Rkfel/8fZ47MnT548GZ2dP2obFYecjS18hqMQGd4fSoVHhkk7yM9oSFfHW/Mbjr/j",
+	"syw7SaaWAr7+OsfYZke94f2FLI6t2Yzql9pbx/t5QsWOZMx+qyt0OnwA2XwMktnpK7b6VMd6LaiaGA2k",
+	"+2gU7K2egH+sC/dbmYOLJPB74gvGIR+6wDW5gzlwl+0KXqMx50O38WPs4McI938ME3brSbM/drZhDN7T",
+	"GbJ3JtsQ3/bnAN7ruWG226JQdTfNACPzwI4EcO2PHx+eeie2GVP6NYZv6/mVfB/W8x0z5lvYJc99MuuP",
+	"reiem1bw1MOgTXA3PhTdxO7pX9j6E2BuHHhk3rAtiLGKpSXTEUnUzYm6TSfD4TC5IGohVwIjHRYTGPzi",
+	"3eFxyHe8l9h4UbIZf7uluvVW3nzgc0u5P53npcxZt2oBd/s51qpG6LhorE9j0rglXRrId+jfCDKFNrL9",
+	"2Vbb80By2Jp0MHSjvznO97N5W/BCu/CRiiLnXV1AgEGwbhqqIU4wtAZeN/gSYsLNMj9GFJ2xeUXLjMjZ",
+	"rDMdk+0Ct1tajAy3KKqQN0xgrwjz9hbwrlNQCqm31WHb22xsZ78rMHhqd3zPDGZtRH9ZK0MWs10soBtU",
+	"0y0ZFaqFAIdjuCRWxXOb37wn4FGfHW7/7PvbJYxaK9cx49a6HCafA0q6i2CG/m7PbFurOyCnN/tiAaKN",
+	"WU7XWmVW0iXDsJyFOXU1pVx3gN5+YD+4X2Jnt3Z3NmijtkG72/uWQbXUZoeyHYvbKkDb1WotweZRc6rZ",
+	"oPUgnL/zPLrHAjQVdl/rdpKaoeDoHGNMAK+F+lModtvrX9++js/FVL4N000OgwpG+C1Ions7JIkFt0nG",
+	"xGO6Q52dkFOZrclC5lCCPIxFAicZTTW/5Xo9oToZOxR2VwC7ogrLXmmWYQF8O/yLP5uTZu5aA21By9vd",
+	"aOCe3ARd60yV4nPBUFrk+U+z3vjvuxUG2JkrViopeu83qqDqvnadjBuAd+9ego8euTs44OZtqTv0K+qM",
+	"EH2sWj9Pwh+kE9bo+JOg4cSBq7wpAlzeRu8w2NgDui012fDw5YE7dx0anaGJ3SHHD20RYeXPATBBTW3T",
+	"sVC7bqv29PUC1g16H7gHtqilc9tbS9al2YcbsUeDQZF7NH403AarsSHxv2PayoAjBFPjyHgftbWPZmOZ",
+	"Q9u9HMpUH8iaBU9vqmJiLodi6Q+rVNyFyLagIpOzGbEXkVXJtWbCY4yG5L1fxTpYjOzrPNNAb2vSb9fa",
+	"dAlWV3p/sKsXqOaF5YGuRA2pjx3tR2Mp7HP2NLqU+Fm7522+2psudrMscldue7EtPe4SQq5mJ532MyYJ",
+	"QDuhDmmzPwYRSYwUUpoKbX8COWV+gG48CenTWBSgLbi2PbZ4hGtFaKUXshwARoCQmqfM3AAxXkKnstIb",
+	"KpaPkMUi7l0KQf4huWDZxnVxL3JOHhkmrERQ3GO/w7l2KmowsY+pFN0Fbta6b9oF727Fe1HPtZjCxes+",
+	"w9jP3aH6w1Kfze3eF2QtW7s6u2NNXfT6wp81dyPYH60PYttmHbxF9xq+261oDMGR0JngdNCGtLIEP3BH",
+	"fkSvxt22w4XhPiDS1nVof1DM7cuOoOGiX30ID1gS7pDZKGY3sqQvSMIzKLH0BWItkC6tWD4zgveGrXe1",
+	"L7qjLXZX//hRhiyszbWtT9wkyiXbUtFoVOjshAviD6miZDNWMpEyFdTUweLsbRHol+qjo6ZA+8D1pBJp",
+	"To0SdKhN4WxRa5puDNO1lvYi7D6oWCpFpg5N90IKd4Wi+6yi5obUTppQYKqGu+aIXKzO1whtpCU70Kpx",
+	"b3NXnnUNYO5QmNRcoTOjujwejUYBAB1GsHTJl0uWNXOFzrEXxh2Lm76oAF87ErfpvUbfXKUXTGiOSaMW",
+	"cjdyCh+iw1iuRnB+CAxYkJYPi+5taTh3g9h4M1m6JFIjTm7Y2uZg1xCQlkV3RAk3XxrQAxrEMHNPhbcu",
+	"WSrngv9zWzvpX3qYcQvd3gF8w+zIwWqLYY19Fh4M2DU/VxZwF3z/T+IU3h6guEs7XodKN6eaPVDk8egP",
+	"xIjzyAGwYvCApq7vMeDduFgCFUSuBCshJpotuYjFsjJ8DgEGl6SXUYWC94EiTlhDStWQPM252TmiqnKG",
+	"yg5EADIJhmDJdLnuMgB9gMU7/nZEVjpPuSByckgQpL6ha0euoPJsW4mVi6l1pbHXNVXEXHaBJZyuuQw2",
+	"MHSVbDRHEAxX6KZ9VWinP/oufRW6wI5SPfn3f/8PkgHPyNVP1xZlPpy9On3Hs/dE0xumDjO6mkWNB/p3",
+	"j+mHsMXBBjUyK57nZEGLgglAdl3JMlNjq0m6OrMoAD4EqgzxoS0KrQeF7e2oK+uYgC3XTT0NsKzOLm6X",
+	"vx1ZCNMuTevsubCPjD9CSX+DK3bmtjYXKAaTL+71PrzAv1nG/AHNUTZ5gvAMm8qIBhsPwz4CHQE2FAUF",
+	"1ZqVZqj/+vvo5A9v3j2O3v+vj8XFAenvXr9D+3N0rmxdgnnkqfPw4Usm2IrmavjwIam1JOCsEK7aSDrL",
+	"ihckKSjPJrYiDsxljIVnRM4QbBjvN5cNyd+sp5wrB58fMvMDRRLLxxPg44mDmA4eH4tGBjCO3ld0ac6z",
+	"dQCurBc+XA+fHtg4dEbXA9vTvmClfXQsjCDBwYwgAP0WKpZYkfOUYtOCkgFanzoQdDsWNeo2aYBuh1Ik",
+	"7lkU2xKX3zUs6Bd5pUhSsJLLDKEckygW7gsmAEvp0k56A9bZnNMFXaN7eUpzCtD1rrdjKu0LWtxuWCqu",
+	"yUpWeUYg59ovXIi6P2iBX4/9tOtu+0ksoOxMcdeArSGxbUmkLG8AW4ZalG0cEAio5IbKAIEakfgXsiqH",
+	"sbgMWhPU7+qzvBAMW2lzhsCkFOmbhwHIlHu6nb65fTCMxfOAXLDVpbm7EoZcye/O4cnKQTc0SL3xTkDP",
+	"OaPK0Ke1YBzOzNjhdY39NUlklg3+rltAwDMT0hcSwdrHuD2pFNpYKdChH5qizWCrYO/t4924vjLVPP/y",
+	"6jnc035SLCAkcUGazOlWpmSzClaYcb1gJVnRTk0P8CvLbqSJe7RnO8XDoU6WxtndDZpbb3CHn0VkDfFC",
+	"aF4ymq1h+S7aIinE919A9PuwhWhMsjtxMNzOLj1mTWhNEpZEVrQmUW/J8xw11VtIv2jGS5AeD0ftdYN/",
+	"mE3cliUdte5eqlj5DHeQFASXIeApsxtinjZG2gZUp4+FXetXzL3ysVmxLR3SsVKgGnaTeYtAu5ar5QEI",
+	"N2WDcvY48WCWOEk1DNWKg9154QiwJMEo943zGU74c9VvNVbwOLTPXUv302zGSvVJa/+2y3rXyHey1QWf",
+	"y5TmXHffvlWetx24G409OqsLm8NVqhtE5QAROz/IB9Fi5OZaBG/uRwyZfRuPb77DF1OQ2CBoS4Z3J+mX",
+	"rUA9eKwAb2/JMb3DrustZ6stJ/b1R8OK98XVZ6Oo7mvtkGR3tAUPIeWbVIun0UyWzB1GVBElpYD/Eff7",
+	"zudSiEPffOzzyx8vbXN3fOrrV08PGXE3WH1gGvf/Pjp7A/bxv87/Pjp59GYw/vvo5Al+1Wkut4HtmxP+",
+	"85/HL16Ac82+0wUq9fWECDgR0SZBlVzOiG1PQPrQQi8jQbMc7GOjCioUWfJM8PlCDy7IVOqF2wmBZkVX",
+	"bPLub9pVy/e6yCXNNn0207VNkepqyio0E7qNf6jZW31a5BS4Az4saXmTyZX/vNDL3JVfpOD3OC2yWSfn",
+	"WD3h8ggdfcZz1h22Ad3XmOAI44JNm6Fq1wiCZLvCH6x1VeQTs66XJ/8PPfnnm3fn592ul01JV+EKd73l",
+	"zxWrWHaNs9qcN8+AkpwPvZ4/+HMBLcV6Nq0P0iwBGgHGXDJvDKZ/yYiQK4JPQwNNzJkC/3Efw1dSkD89",
+	"e9XAXDm6t5Ba0PMn33R0lGRvyfWfL0/On3zjLBSkruP0Ur+/TQqMem4w+/yQeNpLfFjFDvLEcQCnvmIH",
+	"srPSquR6bcT/0rIToyUrLysNlhuogRDlh6/rhVhoXeAYXMzk5lJeuSKol8+uX5FSVpop3Ps5BETMdnuE",
+	"VvJqwdZELSiKHV4SvixytmRCY+zA+SZi8eLpFSCqKdI3NrwRBDYzT6+kC7OoAfpDbIABgU5c1AFcXK7I",
+	"BHjr9PYsGccieRdjNCTujcm72KVFxr2IxPDa+BdU/+CfANTXe/8+gbZ137GUK8gYaMArZ1VqRChLwS9i",
+	"SEOPSVKHGXBBEowtIM055FNINPzPyxc/kH4SyqI1XeYJVtFQRf7v659+JGby5msz97g3HA7j3vvkIhbJ",
+	"1eWrp38OnwSRjPBxANUD/JsgXAzC8SbWVQfN2OBCCyaDW2jGxjCJ3cXEgZarEOJY1RuOwR5B+tcvromW",
+	"GV1fEMUcGootyBz4cVEaqQSr7JRHJbJCJTF/T/Ai6/hzUnxifko2pVEsEMqnfijyDziwBEkur64mz378",
+	"6x8zBsSxxEXAwFQdJ79hawIQHbY+LbgaQB1J3/vUYpFYdSgZXNhgPxeOKLgU6BHSXJtTs3ddcylsWBCV",
+	"G/fOhqPhCOR2wYT5cdx7NBwNH4E1qxfAu7jLqQ1Yeff3exfKQolQ0iXTYPn8vbOmgqZ6AmCYHnISVgA3",
+	"kGXIjH0MDSTdsYEE5DPCTuiFC/aOGx75Wn6iuoAWZ5ex8CbqFVJ1KDxPPTimcLCYFAWOLKETPkzcvkQf",
+	"N8s24r5ldSN9NfA5wbEwPI3SA2JYXI/Jw4fno9HDh7WHtAHpiDj8dh3MCWcIBIG9sfkkXixXkOQFYECG",
+	"CShBdZws6drFPrlCSRmRKbbsdENSnCy+Yyxw9MR8l4zJ49EjkpQyZ9AhgOa5XIFr1HmE7crYHoao7IHX",
+	"c1VKMYe4LOEqFo9HI5LAdxPzHTIVts5R4UB9ivdY5/iUkXnFlGvfVq7N8BeEilhgjCUjRlJzjL0nlgTs",
+	"T8kF/Og8gCVTMr9lWeNS92VyQWgsgoWwcFqKaTIv2co8fomaKxXkbPR/Ws851+C1s2SA84hFQqcSGgZl",
+	"JZ9ZYee6/XNs9m/7oQIwvo09NKndzmtILkUs7JzcY0QbPparOhZqlrO0LvctwK/9x6PHZpa4Br6BdULM",
+	"nTZr3J9+z7OaGy5dyNxyo6sCtaqILwu3Z8k/rPOzZr+jPBrZJmTIHsjZDZjgrLPk9X1bQiAEayGFwmef",
+	"j0ZHvda+fu0WkgKevJlH0mB5I4Yf4+O7RvXTPIWSaLz67KirHx119eOjrv7DMVefHTWT82PGfnLECoZh",
+	"X0fogdS3TCcrrXjGWpznpTkmob09qcVwb9wzggfGD1QkM605A5pqstgPXOlLvCRqn6Rw3P1cMXBK2fOu",
+	"zlHwZHgMQEynzg/Pv3YDH630v7lHNoKpgYN2CxfZ5f2y2OfTEK1ZFvv+ERFsxZTGxIBtJFkrPS0xX6Po",
+	"fBohb8yK/T5cuKoTuqBtuTQn0h71ALl/9tEItoEPtYtmQYNwsI1fFvl+kRIaVqoGcrbdgOuWHhs0j5wx",
+	"XJVcs7Y4Bot1q0z+E9M1M9ynYPsb14sAImUXufyiFYRPQyJ/YgHQty/JzPz6kmku05sdwrHj9G0am3us",
+	"zD1eQ7A6HUxgk+Jegx/kQyXwXnrDx6hPrQsfQesNh9BXmt8vFgGbhSi5DL1ujgvuIBRPoY/Tplfnfrih",
+	"0wfzEjN9GfbsCRvFjoGjsbCNRtglJKq9chGZVooLphQpq5ypiCCORBSLujodnRhS5soY2WtSypyhx2RB",
+	"9ZD8wOgtA7M8bPGSEKjdlkQWTBAKuV+1Hd43s7IpmRZbx2ZbwqwfKDIvGdOQVKddeszl81A0rRZMxIJr",
+	"YvG5BhcYqOE67AkDq+JiHG7sZmlZnwpoEOl+hv6Pj0ePW69UW//gt3EGQ6NtoHOvNPqRg1sjFkK6bi7Y",
+	"tZ9l0G4BkEOaTorGWI054NXo6X5VJ+8jFJfFxk/wE6avlmYFXPIniEjsMRiL5BLKJ8YAnHYKSXon9s4x",
+	"wnyp5sMT0ocNs+mmG9X2gr3lSqtBRJKM5ZompA+1/ojMRpVNlUW/K8sGdmOTTApmgQMUxqDgnaj13IFj",
+	"fSqzNUIEWByy/iZC1uDCjRVcR/MVXSv0HmEs1bzhMBaXwt7eCLQCotmUzSl4iqgggN5GyzX69/EOJ15g",
+	"F15W3hluJ+6c1GaPuZjbFDuz8X3otUT+yUo5GLc9UwsKiYpaGl6Bmn4yZ+CytyVjuJjw4vizJZNBRCqh",
+	"eY6hDsDIgNizmcMCXG5KsewCky9pqkkGiBEBtxGqbjDSh4l/kCF6gqFpx53OqvfiAn6+iAUlM/4W6uxm",
+	"laKuUBb0BnidgqcX8BK1OLGgH0NyzVjQ/pQoZl2rce87aNPquMsFLuIeDG97keXsgXIv0+WKgzP06YLe",
+	"q34QtsT6HDqCef4lLA4G7NvM3ByueWp8b7ncZuii+9OcVM79eUqSjGrqfjLTsz+NW7LBM/1wOETGjsUG",
+	"Nw5J8vZEKXaC4iVBbH5kPZii7xSL7P1WM6HQawtu7JwCzgcXGC00uy/TalkDeGzEnMPHYaQFMsf2rGeI",
+	"RQBr1It6DBsLNvGi3kcHjgi9CdtDwYIdPobd5eB+Kdje25t4kPXNWHH2/s0O++mBYzuMcQrM5HZSUs4I",
+	"/+qD3Xr1ky9P8b1mUNjhJLo5aWw77ECLycypAzqjPW/g4AOZjhs/2NSQIThdq8bTKr85LSuhTt+VFYQ+",
+	"A7dBK7tLG2WsguJMSWa0tHncjabgZSUEF/MkIixXAFVBZlzQ3IX+NgT/n5iGWEIlep81XFFW4qs9tpcs",
+	"X7JClppA2BjiimUlSH/O9MR8mpSV6CA589NhDggkweNC3Q1Kfmcsn/eH2Xe2KnL7o1zgAbGkJw1DxENM",
+	"T3z74yi40DX3cN/YmmoF5Q1hW3voAAIR4+CiN0dYk4CZzt8GsXlnUr54ekUUK29trSrkyVQ8z0Bft5BU",
+	"EYFyrJfPrl9hPS8Ad5gjPIja03IOB7fyJeBG4ZcCntBPZjyH/hjtYD9AJsgS04RoDok2oGYlBAvMbHB3",
+	"AkIlgYMr4ZlKLkjCRZpXGZs4cWJUScgNaS5nMrgglTAGssDH0ZKRx6PRkCTvaJ7759nwf/OBhP1c0TwW",
+	"FmsircoSW+hVQpM+xPYbNwTAvKftn5ZcQXeqJDJ6EhdzXED4cQC2R9Le5QTTJagGE62VM5G8s80FIuJT",
+	"RCJCZzNo7hfFQt3womDZ/xUZO6zIWURQCr9PMLsiTNuw2V9u9R4aBbBFhckgFoiD60P6a4aFYGuIFYJp",
+	"3qhOD9LFzNTP3dQhJyTxeSvmYZAcEUGdIkqSBGbrDC5ccaxkdG+T1NWmmJiBC6qY0XSSOm0G85jwLsCi",
+	"25ZfYxUirhx4otmW64VcoUprgRXhnEUHzAXhM3x/Oi+ZmVKQgbY9YyiJhd1Bl+02JnGvna0Q994nLl0m",
+	"MKebC6wMgz0I6BaflgygIjHcYUy48rkdXFkz1DknzkcjR2ik7zYYHS9mYKTQSxDmYB1jqlsuxRxqNY39",
+	"Cuh+5yNicXn80HWJoWNVeH0aiwSluWFnaIbbrW4kRneRpQaBAtDOGyrCy0qY8/tVLa8/tnVohr90Uu7L",
+	"S6VwnXDbIgREpttO2x1vYE7a89H5R52erZrvmh/W9LtepZ56L/y8VhRzg4xA+WqCbNPezr9AXa/yWp45",
+	"QUg/lDhSMEwQQ9eY3/et6p9T02otZ1fKyNNAYfqwrJGspDNtf8kqzB+xogrGtlBSgBJjexcjm+Vbyiu7",
+	"Z4BeZNBdjwoR3JtUcSu4K7mk3ovfbH5JIEuPSzFpgTnmSqKyDSgVgargH3BqHeFhgvsDZf4D1zOewX8D",
+	"1QFo1qExAP5PYsgMMSEZy2xXBI8BBF8bPX5ONbMF4SWDtxNkymJhlIKcauvwJpDhPiR/s85vo4IY3ds+",
+	"FlJakoEd3oJBcZ/MgcqYLSJzWgUAn3S+NQTdEEMCMR7GqGJwhbONwsxfKMDDkFU/8WMM8fYBvDTgMuDJ",
+	"grVWcHvUzka1Sl4ssCmEAEw321cUVvrhw1e2I8bDh2PrlN8Ar9rA5gQnPWJZORBjNBti4RCw7C0Of4rU",
+	"+FNtzKy+h8HyIFjm2AT8BGPugNTFhxk9cWA0aCHFCeyT3Q6vhz18+Hj0B6eDWzOtVaER7wTFwgIN+xYN",
+	"rdUaRu4nr8CCpRELWWYIRBFg+WF9Sd182WwoJVhXCXAolUgBqcBM+9HDh0Zb3MzHxn4lRsVxXVD8kOZz",
+	"8BEBypSEIB2H/QAqW9K1e1jOaCm8cQxDA6t3Qo4FdgBQ1rJSOhYtBLKuLDMndu9JUXXDYyvXT5375d5t",
+	"z3Hyq9fymk2DfiXqnstAq2V+nxIQNWBmIBfVEh9PmZqRQZh3aH+1FEdNbFMR3Jus1uCpe1aXftW0/Qnz",
+	"1Goq8plqGDv4QvLTWsFVTC2a81smIJZCU5dlIG05jiL9hFYZZyJlzutkTYrEKD+UrBYyh8QGUeV5EovU",
+	"nDjKJZigJwydbkv7BXg84RByXV2SIbl0npSG8oUVOO4bOCdZxjWdgtsLzBhzbsFgA9DGoG26s2qCyqTc",
+	"vk/XGYYJdJ/oDMOWwp/Y2fL1DPsVeiq2ZAm608ub/obf0OKv9/muB9YpctOnTiVs6Zwwhy/jfHSy5TfI",
+	"QZ+IymGJw6PVGdLGLoE4Xh9i7Tu1MERC2UbUwB2fNz322oKrKC0LFWb8AcSdja1eWOO/ZKpaMocfwDXc",
+	"VbCM9F0Q1lfK2hPWYmaAu6T+ak65GGwmJ1yZ5fgS2Ksttb7y1sflLdhoQptHRVsPuztbefihz8dWfwLf",
+	"Xc5vWIcXKbJAo95Zky5YelO7bI721Iy9P+o4D1QsjnNBbXXcdfno/O3iYB/dRRN4nryyMMLgdBxDnh1W",
+	"pcYCk7L6XTnlAK5CErVUCaktAHRFUVvjSPqPz88jglgpomUogOuvZSnYADxxRgkMYLMPapQSfPT1i+tY",
+	"OFhYjNfMKzRs0MzBNBGcvFqqibsWtrm+3vpgbRnxLYsFYKs5qM8Nb6mWkMGO1Ww4upATC59l4esSBz1D",
+	"AhQQWJeUCgASnkkvqtUYawQqWD2ErosCcF6z/7oBy+4BhG2lwCOScKGq2Yyn3Kzuz5XU1GLqumw7RdcQ",
+	"uVzwdGHBKiw/x2LKUgmJuF5UJK4NIwbDAZINXPV0wWhmE+F8YhxWZWANA4atLJTEH8zEbmnOs4kuqVBQ",
+	"bJp0WWnX5iFfklMk6pSbv0U34JdoHQG5OGuowwQi/f2+u/bx5nLedsZw68S4A0K4TuI0Aqg7iROHB6Cw",
+	"ew6l4pN2RlLdu/4WA6mvQpn/QPnFaIZUozpBEA+8hcxB0YciAi7wJFaMHh18fepQtKh79MZJNCTPtaoz",
+	"lQElfrVgIIV1Sc1pAMfNLJcrIuQqFv3EgnPBqSdLAOcPgoikn4ASMFFMV0Vi3y7BTwN3apQlt1pJUWBa",
+	"pcwzfyy6l3Yz0NKcAagfVWWejEly9frbH54/nXx7ef1s8vrlDwn5j1gkpwspb9TpO8cz70/faXnDxHsz",
+	"DcgCg49mtpUAqCGjh1xYTHv3VFdjZqYF+p4zhFQTRv6Bgq57VFelUTJGj/D0WnHFIh9yRUepS3UEhSGB",
+	"LgcejD4WJ6gCjUkSwtdC6RkqgBfk2fDsm8dYwkAERbiFQLtIEM02GUSxIP4T6cvCXvr8+ify6OybbxBv",
+	"adY1DvS6ZXkx0eytDu6FIakmS6k0eXQedmwbh813tCR/fvbDFegsz3/8/ie71zUeP5R2LpgZrtaEprKa",
+	"LzTpI1IbvP+JhaRF8gK1JtTGDCNZ+qEp+M7NiP3k1d+e//D8p8lDozeBhmKemUtptq8qLlAZgdrHCBUh",
+	"UGpAn2FTQzhQ2Ce5wPA9LGRIdAG6v6u13HgNTPZC7vDeaUISvG+i6Q0TSZ1gQNtvEuLdkQYfDYFMVmya",
+	"LqhOxsagcL0JberDhasTDBiU9Buv4Hpnjv0+8GzOwuYfvl9BcmoMnOz0XUPhfg85lick0SxP5eRW8pQl",
+	"EUmWak6LYnKWAKvaT4+TsSX/qPkuvtSPK7unZi64FMrCNlrWB755WrKMCc1pHiDFzRPb6BMKsDKSAGub",
+	"ySiWlkybvwqq1EqWEGGgBZ/csDU07KCVXkz89RQSioPPRTGpx7hlJZ+t61+nUvsPULiZQVazmVd9kbsf",
+	"Ahnw2AG4VxSjucO9S66fPX357NX15C/P/hNAukaxsHNX5paJFaiJL8bkGs0MdNIgniLLGkyoFnJl5P2C",
+	"C23eNO79+7//h07TLO4lkcWt5CWBQM6OYL1v2/9JkL/MbgYlDEH/TgttG4CCnY32oYJFtcp0lKbUAhKv",
+	"1a4t7eU+cY6B3ZLdetaXZlr8GgDCjCitNagOY8CruG0rwAfwscBg0xr4Dr4Pue2eNHV8UHYYEUHWApZl",
+	"fg3p7yYPXNdAv3bN7+pTU2F2oy0Bh1x+cMaTkqWM3wKQdSmXRrjvoq1oexbI/ZPPL1P4fIH08pNg2wXJ",
+	"F5Dv4VUrY88xaJXEXR2YTflwWufYAhg3ckMUEP8tzSsW4e+xwAuo7doOquZS3hqlECrTcjbT4Lfspw01",
+	"D+rcMlSbblihbVKlXb0HqnYSkoylPPMNyvq2N5i3BxA1vnbWmpkhlrVRrGKRvHsfIE6jV9gzNDhcbW4x",
+	"aK+DHfkhv2S16f1nBk79DciYX7469JJhh4Xan1QSWx5pGF/5bG345Bm04UU5UIPCsGCnX+unFkZUR/Vu",
+	"2HYPKggLXrCcixqmn/QX3Ig0aC8ucxULrNe14NPYevyBgrBf1CjlUREB8Qy4TlA9qQbepkcvTxNDihLB",
+	"Vk5+NvBysHklLleyTE8ALJ3bpP8OMKpZaOvZ1DUyZR4oKgNMZ3Sb4GvGop+8najbtFGmjehPJVc3a6xh",
+	"cuUSDuFcMUaSZuNhKCoGPIVYbEGaDvsiNN5TS4uaC/b8NWAwcDEfO5wnW9OBpc7bMZ0in9WPboMTxYS2",
+	"WzBuLVhC+sm71gq+TyKfCejxnZJ35kHvjYWufINRrPV2ME8dKE+AKIGzOQDTyXZuRNCqAMKJdCE4IaIY",
+	"4L0cBuC0acXfH17QZ4QKwkcX+foQkKAPQ9FpA+g8u0VUvTsB6HjsnPYoh2Hn1K/9aVBznBB9YNFTIt8Z",
+	"BJuEOAyVX/RR/EX6GrDfuo0FbRxqeyFrGmfUVrQayJqyqWRWsG9EhSIi88wHqEjfef/PRqNB5M6I6ZpQ",
+	"sY6FrQ4au4YZcJT0KQl9+UGneNrdOQPzMVynjSgWEKLYecqDRcBLCGko2/FJk5wrzTJEpoN2FOATFVAu",
+	"CJgWq4UE/6l9jUY7CpHtbEXSJWshottY+XsUgRt957elxTU3+FcaT3XkGzYEC7duH0R/g2G8s+6ItjaQ",
+	"TN1c6w1e6m5fs8eCDyy3bx5Hd2pjs943sQhCa1ubjGgpQZnBPjYO2BR16VLKGeQZmb0C6EVCt3UfsfCZ",
+	"0Guk2Q0nFse3w7EK+YZR4QK0DXyezUY5Tgw54Jsw3qq2N8DBXvSHd8Ah+xrguB4vCCr5Ib1takiZsLmN",
+	"8Og/PEMU2I3uL+2WNC48vdmTZnuDGAt/8bVPzB2UWdfAxy7eNgx4pLeSfi28+UUV3ri+Mk6+ujZTdc1f",
+	"0BvsgG4yNmv/xGg323U7oxKgJrSkGTMaWp32uvQy3gz0QJEExoIQtflFEGz7Mtym4Zjb4AG9+2UL95wr",
+	"31tyky1g6pF9QfZrTRezUMf2Zd0hCRpvhWnSOYBc1bB6h9DQdvL5Hhxg5sHLKReM9I0mv6yURgylwZBY",
+	"qLTsjwjBATNDvUDO9In90U8oFuZIZjRzukfuEHKG5AqTlguqFEkEe6sn4LZPrE5F5+ips1/OLPy3uXCH",
+	"Eu6WYacK5wtgUlpCizlMRNF0TvqAD+E7DrYyMTWd97YoaU9GnYA4Wx7skNxzbEDf9Szz07GoOVsQeKyS",
+	"NlHLJhCQvX0qZc7M8bLvfmOX7R+h+cqqmuL0zDuD61iWhC0pz0k/pYqdcDO24sYWxC6kcoaG45Z1+Xnb",
+	"DpyPRgeviKXTxlC+2bjVOg5dnZwvue4e6UnYtvx8X9vyzcVrswXmHrJbLisFHLJljeCOLwdvCal+mzS/",
+	"RF5HYwL592sY+TCEJrtendnEGMtQR8M1+UMHDSRqTaSE9CEDdUyS/0jQGf57oiU5e0IyPudaXRA4tVRE",
+	"MqoW8L/E3syxKGjJjFmmrJfGxn+tJ97CcicgFZKhV0sQVt2efQ5iCdtlOLgi8tTan5bllJkS8O84rAZt",
+	"1DSqWgdyeXVo+TgZmexIi8P77suzjqN/HgQb+2bbgq/u56/tyg4Gi/G00g52ejHX1stOg76LndyZLKtc",
+	"84KW+tRI9JOMahrACz+9/ivq+AXAf2FWLDaw7idpVebk5Hvoe/3H/+0eOUzVLSSNOw/vE/KCfwt2ydko",
+	"Go1GpJQrFZHXr74/+T36Y9AlXMqVcwktGM1YeWHNmrxaChWLPhVrAgBYEdk46EEKIHJb5Bg/cpImIomm",
+	"c2X+R0kQtfgTcHMDlcT2J3bFh15iQVAOxm44RHCKsYBWH0EzcItsbC+b4GVQsEDn2GQ+99aVYkbD1OgE",
+	"Ty7wWf9KsD0JSCQjZrFzzSkqFGTN1KmQETk7HZE+oNBaRLkBRAF9pj60uocSRVyAJBYoCilMwNUqAKnU",
+	"ujb5h+RCQXT1rzTnGewbzNVfyQVm4JdUKOd9siUmt+4WTM+pb8CopnLYvYCoL1cuDb5fbz/cKFfkDLHI",
+	"7As4r5mVvU0wOjmDxkc1Jh2EpOXKVmpgASWv69Rpw9p5oGzPMNu3xn4di76hHpu8FLk9yzLzIXBXYkHv",
+	"CgpeBiQwU+CkwUbZWYXitDPE+hyWNbA5th8JHVzblMxND5chxobSNoXYb1dnEDAg9vbThAG/AH8XnG4o",
+	"4racM0irDxwN/qLPmy+xeQauvtccXTNNc3AAkRxzWG3mNm/VG0jO6K1V5qBghWJBW5kumLK5Jg3HwiCq",
+	"8UeJuuEF4dqCnYdYmuFUzJtrWbKETEt4BtdkStOb2uWmG3J8SCB3Fzg9Fi3Phc1pUk5WdQkAm7sdqIT3",
+	"yznbeKY1dav/228n9GszxQMKgWvnVWAd9JGi6DRng12csSMz+7MTx5epuH/B4Hxu7x1XAcCdlnKDrYhi",
+	"XQn7vxzMPlCyEa/PWtwdYH0Esfpi0dLWQeF1ngHbnBIVNoAiBgcfOI5L87fAXpNNQWVhJ7A5pPliYi9w",
+	"5YFWoGc78q0/hT3+edD4fv1s/SuoDduCrncX0z9UYT4vdN5LnMQXc3ZFaPZh6vjXc2x/hj5sH6GdIbkD",
+	"aTJo57UrjbCRizXHHlFhT2I0/6UKCwZclXdfSKx2P709I5dXzx+oWMiVGHhvNgApcb12YOSt4OS4Bq3o",
+	"J7Ytqzk7rFPq54pVDFwMzSnVDWoLJoucDSKSUKX4XDBsk1QpVhKeRSRZsjruCBdkJ1xY7HPMT0wEHIDu",
+	"IjhYhYROYQuZZ9BF2L63PWk95G0jAGqO148UAW00YvuwBiGyYOYxfm17UQ87N2/p/tGkj/ZK9ilRDIgO",
+	"0+Vh6bYFsOyG9I5IidsWvPQlWZ0jPR7dbyOTX3LQcF9w9T6Dhs/FVL49KGQYEPxvFWJIM7oE8Jq3W4Tn",
+	"AYkh9TK2Uec3xT54kOE70r/limtZRij/IytVbemAkfNB1gqt9AIuRScwT5kiqkoXsaCKxL1LIcCL7bAJ",
+	"w7bsPetWrnUCbPAPXwZNuetGe0bQy9nMN7CDswhbduNdtomFA1uyDib4ybBXCcA4UjM1JJcI9xKLVnZO",
+	"nSyLvfa75DK6AepikftmmvBh30Fb8R36VVjD8hstxg4Wwdr4gGflm5xoeoPkgUDCEGI62OzfzB0Pn/cg",
+	"qPnry5K8fv38u8G9pItvZ/RTPGs/islx16T1xGgKUN/IFbF6wwZipodcjVwHohKhTQeBguG0tFi4VpVY",
+	"o454x6o1JMgh37wd78AkJKhU74P7GIvfYwEKZUQqsWB5NhiSv0GLZxqKEdVOoefa6cWZRGeyrRi8sGQV",
+	"C4ldaIlRtpo3O71LEW4z4a2sJYox5RFg6073gfBsar1xb0guCepuHWLrD80u+BO8sDMN4hKIZUOe3XvS",
+	"tyWQDiIzO0WnOXPUuDsS5sb53MGwD5bUXxGuP54GRW8YynbaOg0WNq0g6HkF0qHA1nAgHmzFM0iHzWMB",
+	"lLJdetYpMNtnlb4/osHqCqs5ANRQsSZLWTLEFrOC54FCqHmPBgzF67a6vSFwRP/6xTXYeZBPMANYVThc",
+	"t4ob0rfYdhG5vHo+GJKnuVQYh8crmjLtkAidGYF9Vb6+TOULNqfFcndhIJfW91l56BojK1YYNOiUhtrF",
+	"A2UxCwMDCfKJQHHxtlLT0DBTH0QkYzm/ZQE2eUuVhNwm62SDxBzLTxbjMRYIDcg1+FMvPM5NONk5A37W",
+	"hsstKJWq0UER4VzISqQsI1TFItFVKYa+mVLisF5dRXDcW1RLKuKedX85Rc/oI1ZxgvJA23Wbtng89KXZ",
+	"1ttWD3eKHUx4U6ZA8R46kbIkFn38Gzz1UtgUNohJNVB+UgqNDKEswEt8VwVP1oiTaftN4X0TvGVi9ybx",
+	"q1qylBfcaH6rhYT1ZBm5fvXTVT2Ev2QiC82yiax0MiQ/1p06bbhu5ZtFWlgKJ1A7O4Kba17Jj6Sh7ZV3",
+	"r9jbT56qCg9+gVy/vS+4WSrq1vCrzvSRhfdlizn2S6etoGf7JTw4YT6vigQJ5JA6aLHQvNsLc8sRYcD+",
+	"BhbfZhXdZZaFbPmj1OxXyZrwYlv4UsBvX2N4+9hLNF2QkY/+gKtXCsCCOZqRSpYz+pmtjbbuC7jgBROu",
+	"ih9cw8Gpz/VFgIzvjJSGURKLhlXi0+EhkyVwVju3b8tB7ZAGIzR9VCw8Lhg0OKZr74rBSQ63KBxBENKf",
+	"2RbQ3+hKxqrCTObugxv25qu18ms4Hv+MbXsadO6cid4nuJeD4ePp0vJrN1yn734PTmvLEoooxkh/T0Tl",
+	"gkzXrnAKOYOWtvUSiwWmcNEsK5lqNJv734MhSYTUfLaeVCLNKV8aipfQih3OQCpchef1i1dXk9cvfxgg",
+	"Q7TV+xU1i+EHIbkUc+i1RUXTU/tA+UdCmHKiWCpFpowdEQsbVgax6EBJHQSH/c130kq2J5O9WGPQsWQz",
+	"VjKRMvVpfJsdYJ1d4dao11707grcL8Cx6Xr2b5Mmyv/+Gw3YtrNJrJFv+KcrgYbxsuaSk2aQwDCaOlCU",
+	"+HXf0VK8uYFfFqX8KvYetsK/GOokDr8KYB3qMHQHmRQN6bQ1CLnlsOgSoWPyaGSk9u+/eTwaoa7lDgWu",
+	"yNn5iPTPyZKLSjM1sJhBbQUOqJBlhE6h/5xI2XCLkN0kr/uXrx1vHYjOIJWmESrqvO3NV/H6hbPYn+UK",
+	"9AjQQpxCTnaqHYFyA544ZDhjJYBv1hL3JrvV6+zE7A1bb0+Y/MlYORBKmjJashL0FAA5zKhaTCUtM5ch",
+	"h/5b9yGV8oazyHeBoSIWl5BKw/+Jb4QlmAOjvAE4WgIRckjSp1N5yyzbmgc6JzCKEv42gpMnQpTjWGD1",
+	"o0RDLKdKk0ox0reeDRQDA+f1QMTntGRbExL/YhbkHvnhL2y9CwXR7EcTyjIiJbuFjlCQrOlsv18J8QMs",
+	"RFtzvrx6jkD7fdw11Cdsn6GOChYg4q0AES9R1qkuso18sCOnGsqYVcFSKLEdk02KhjzXWNSnXKVYGaGb",
+	"DYIPcBa5h9gIh+K6wQqkixNIX5ZRLCph/k4ur64mz3786x8zBki4SyZ0AsZCRIQkddMBQo2Fjr2xSHAx",
+	"zAuiBci4sbAWRiuw+ajD3IiIMhyfM2poztxngwxLLjS2i1O2sQFwbk4zgDgt0Ddh+c5MwAIfQmtdTIBB",
+	"TAxFEsyLsSGWW85W5oPZxgvH0CgPA7GQQOpMgu2zoGoegC3ttzCVfmKGGBYlv+U5mwP8Kc4UacesgA14",
+	"uQZwC2jyljJY3e0wGn9h609rWjVJ+G/GVLb47uYlZtJQHXhwucDi0AsCBfpotroGFb1oo6HCho1mVm6f",
+	"0HpprmmrG3DjZ+8xhSgrZn+2S9Sorqi1hNC37u/G9g9+k+qHg/8QTuxuk6+hyrC3lPoY1WGbDnCBJx+K",
+	"glgcJQsw/QzUBy0LBccLDKTdfiMqRSzAqZrSyPdBAt8u4oUrwkQ2JC/9NPxZDCl6Lv9EG8GN2R1bQpzm",
+	"JidD7k+x2B5b9JP+jRYYmfc/gMQ/RRGsY6NG39CdzZevzJU/2gs/tEQGm73DK4D7vrM05j7rJIK32aUI",
+	"u4X52oRZkbAxfws77Vi0tFdtXXdM4t5V2Pjf401DZjO23LdQsJByUtDyBjQQcI178GUQnzPQs81ZSrCj",
+	"VZ0E0g21PYx7Yf6IbUkLzWyglTEot7yOoj18eD46D9G3m1i1/YRnCLaUQeW3XdIkwJSNhW+Ii+J+KYVe",
+	"5GtSlDxFf2bJMq5VRBKEslYTqpPIvlDy9Kcfv3/+8sXlq+c//Th59eqHZIAgH2wJDXG2wPAPSRMEpIXh",
+	"HiBi4dzJtFpjAK5ft1eBmSKMOIU+Z3rBxBh09WwOrVq0rRpJYNuGJUtlmbkkp1gkKdVsLsu12fQQRzzu",
+	"oaZcNyDq7E/ESDKt1pNGx+dYQDMepAqua8T1FV17tyDkx7vo5TZKELH40Z/laC/gSf7UoqZbr4d5FPQx",
+	"UtIDM9VtgCyyUpVDwU4sykqgeeQAoAAUEJvSgvPSrAZQ7Otr+PKpa5lssagEvP6JY4tY9F9fk7OzJ5G5",
+	"8uzRyNELobhBF+TMfkX+SEbD0Rl5ff0dpKKt0Xpyj4WIz/k55FXNq5xqWa4n00pkOautsQtPUhMg0CTy",
+	"sFsRwhWwnyua24xeqQET7A+xSODqyZIrwMFNBhcY3bP95CDjy/WLhVugn/fEfQXR4fpyuD0WU5pTYasQ",
+	"HNuggEhp4VbeGuyWWqHHeMKFqmYznkLumJkm7W5M8W21Do6HT9iUzi3vpsB0qz2ulzjbITO6mq/DTb3N",
+	"SsioZylh86m+97leyZOcac2wZ8jYUKksydPLLmytkDE3x7T92K3DA7GMbOsRRPPeXYjQGLye+t0MwPN7",
+	"aS+ytbWI7+RihQSidaQOz/631IL4C0Se/7aC3NVQCek3NY9tG9fhC2y0x6iN1oa2fUpvKbc1OFtc35fq",
+	"BvmkIShnsjRfnKS0MHeTXKY0d8fF0IhqYIrECnpIC6iPFaPRPD4/J7vl/aputF+LazeDyGbi7pLVXYL1",
+	"Grj9eEPCcfkui+fQYvSSUegs0rvDzVBEy4W6y707KtfPw8r1J/sK1z+RVfTTbIaku8suIuA3mbHyFy27",
+	"vkRphKxS64BOVADz1ydJUCS+TRvYV8PelEn7Gq/bdLu2fnT/9Ljdq4QOBLtUv6WM9fMv0ccFu0GoO0KD",
+	"UuBA068184Ji31YhNYSFRHbIefopPWRVkUuKmQ87apiM4QVgyLyVggcMC2DSExzJhpuWtLzJ5EpMEGf6",
+	"RsgVGNCxULIqU6aG5JphGaXtgUoV2YNj7SbQAWQdi76xDs3fwrZHBZMYpmTTqMakBXZ9Mz2d0Z+HyyzB",
+	"6m4H/0tXZCqztcU2dk+2gcanyPgnr9YF86a3y9IC691NIiFwRhK/l2B9YxNbY0OvC6bGJIF+pUVOuQCI",
+	"a/PJLV5C+jRX0n779sR/P3BXLvQyT7ALWRLKoSKbGas2/EqmmvmGuYArQIlfb1xRrxXFwsxugMFM6hsf",
+	"m7d6oAh7q5nAfIRkqN9qM2+zivCfm6L5ALOzfwBc99DMC3Ct1+hSYDn6wB6fPSFJJVRVIMb0ZMkyTidm",
+	"FlAUBlsPVu/ZCJDI4Z5HsUhwiydayklOyznDWisM0xldF9I94SOS4gVWsYEdbRkTQMzNhbFILOb1hIlU",
+	"ZlzMzXBADY07KLn67nviMKP9Y9zN5i1hs1952lDQqx6hFEuWU2hyaTia9JOaDi9IEscJmbJULpkiySms",
+	"XkIUmy+NeCJzCcs4TDrizMEEPAkOxgD4ZTjugSKJeWASYBsE/s9YWI8nLigm/FJt00Boi8frIe36Qxdq",
+	"4TiOQL8ciPVeI7ub8dhbxPnFPGdVj59hjBCWw5Ay9OUPmzdyTfrobo+F6z6dIFw8VFhneJWYM2ULBFcX",
+	"JMGf7ASCpkTL7SHo1zD9fZ2CXtUiAZdnBtzkBAdgUjQ5C5ccAl8rMRhuwVpy27YNbulsdP54Sxxhmwfn",
+	"4enDpj6yFz18Uw/ZIZapayRgfgUh6iXoWjPA1mgIuFi0JFxDkEWbQgwCkVvFGG7kpwuEW/LYlmCHhZmV",
+	"vegrRvlH1b1w7QklmUwryL9xxU9euSBTCllp7K2OyAtLYhH586sXPxg6uvru+w7dC4XRcFVyzWqzwapF",
+	"bdCrjbxoLzDuzUjYTXMhsf32quG8frdkmhqxhPCRRs6C/LlPIOatGrWtrz+d5jK9YdmJq77ZGX7+Fi/+",
+	"q7v2Hgmq+ahd4WH7Br5+6FeXDmmREHx9lHvhtpXjw8Fwwd2Cwpftx1kjBdo21mnIGAJBbAZyw1hhNEZ3",
+	"h5Y3TLg4K9eEC+xrXAOxGBNlWsqVYiWcR9BdRckWXAsapWCtOKAxLPDipZtlqyarb8u3w7zLBqwoYC9G",
+	"HjghscO4JjzClo/dguZnUbzCJwyG5CeRepqLbD8bV70ZLIryrYlBg4wFrkpn4qV95YkdNbEIGHYgusZF",
+	"SEPV3rmioCe80RaNcWgTmYjPY4JHCEmWMgPw2jy/2MT44FqxfOaUfyhKczu5WkiLoW6XvbVpBC0A8C9Q",
+	"h6Xjq8uV5nlOprISxjZDGihYeeLq8kqqGQGX7JAAu2NeVYuffcD/fDSqrWwkcYoZVyuqAA4jfCs5I1TY",
+	"IKvdbVdWJ6SeuI1vNFdCE+kxdmxqlsfartNdgUozEyumPk2YsmTU3t5ODV03a60vugr87bIOybPNJNFh",
+	"M0v0SWeWqKNWRDTblMctZg0Y2omWFmpOqxq7oFqz0oz2X8v0ZG8wMpjO5y5waZ5Z284rz1y0FuW2tvqi",
+	"TdvmIrPmH9M8OG6W3E/yK/TB/vAl7lz7DD0Et3ybPnZQp6ItEGdcWeHpshAAoafWHxQ217efJ46TAnm3",
+	"WQgnpm1591mZCXkFfDSGn3I+0yz7jXZVnelN0ntg2Xd3C6C9fqSGUtbfqZI19aU7AcJuGi3mTVlalVyv",
+	"YYaYSX5ZmTPj72/evzE/l7du/lWZ98a9hdbF+PQUAvMLqfT496Pfj3rv37z//wMAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -490,6 +490,28 @@ func (q *Queries) ThreadConversation(ctx context.Context, db DBTX, arg ThreadCon
 	return i, err
 }
 
+const threadOf = `-- name: ThreadOf :one
+SELECT channel_id, remote FROM conversation_threads WHERE workspace_id = $1 AND conversation_id = $2
+`
+
+type ThreadOfParams struct {
+	WorkspaceID    uuid.UUID
+	ConversationID uuid.UUID
+}
+
+type ThreadOfRow struct {
+	ChannelID uuid.UUID
+	Remote    string
+}
+
+// ThreadOf is the channel and remote party carrying a conversation.
+func (q *Queries) ThreadOf(ctx context.Context, db DBTX, arg ThreadOfParams) (ThreadOfRow, error) {
+	row := db.QueryRow(ctx, threadOf, arg.WorkspaceID, arg.ConversationID)
+	var i ThreadOfRow
+	err := row.Scan(&i.ChannelID, &i.Remote)
+	return i, err
+}
+
 const updateDeliveryStatus = `-- name: UpdateDeliveryStatus :one
 UPDATE channel_messages SET status = $1, reason = coalesce($2, reason), updated_at = now()
 WHERE channel_id = $3 AND direction = 'outbound' AND provider_message_id = $4

@@ -169,24 +169,38 @@ type ContactListMember struct {
 }
 
 type Conversation struct {
-	ID                uuid.UUID
-	WorkspaceID       uuid.UUID
-	ShortID           string
-	Channel           string
-	Status            string
-	Labels            []string
-	MessageSeq        int
-	CreatedAt         time.Time
-	UpdatedAt         time.Time
-	AgentID           *uuid.UUID
-	ContactID         *uuid.UUID
-	DisclosedAt       *time.Time
-	EscalationTrigger *string
-	EscalationAction  *string
-	EscalatedAt       *time.Time
-	FailedAttempts    int
-	AwaitingContact   bool
-	PickupTimedOutAt  *time.Time
+	ID                  uuid.UUID
+	WorkspaceID         uuid.UUID
+	ShortID             string
+	Channel             string
+	Status              string
+	Labels              []string
+	MessageSeq          int
+	CreatedAt           time.Time
+	UpdatedAt           time.Time
+	AgentID             *uuid.UUID
+	ContactID           *uuid.UUID
+	DisclosedAt         *time.Time
+	EscalationTrigger   *string
+	EscalationAction    *string
+	EscalatedAt         *time.Time
+	FailedAttempts      int
+	AwaitingContact     bool
+	PickupTimedOutAt    *time.Time
+	AssigneeUserID      *uuid.UUID
+	AssignedAt          *time.Time
+	UnclaimedNotifiedAt *time.Time
+	EscalationSummary   *string
+}
+
+type ConversationNote struct {
+	ID             uuid.UUID
+	WorkspaceID    uuid.UUID
+	ConversationID uuid.UUID
+	AuthorUserID   *uuid.UUID
+	AuthorName     string
+	Body           string
+	CreatedAt      time.Time
 }
 
 type ConversationThread struct {
@@ -299,6 +313,9 @@ type Message struct {
 	ToolCalls      []byte
 	ToolResults    []byte
 	CreatedAt      time.Time
+	AuthorUserID   *uuid.UUID
+	AuthorName     *string
+	Notice         bool
 }
 
 type OauthClient struct {
@@ -432,6 +449,8 @@ type User struct {
 	SessionEpoch         int
 	CreatedAt            time.Time
 	UpdatedAt            time.Time
+	DisplayName          *string
+	NotifyUnclaimed      bool
 }
 
 type WebchatBlockedVisitor struct {
@@ -474,14 +493,15 @@ type WebhookEndpoint struct {
 }
 
 type Workspace struct {
-	ID                uuid.UUID
-	Name              string
-	Status            string
-	BalanceNanoUSD    int64
-	CreatedAt         time.Time
-	UpdatedAt         time.Time
-	EventSeq          int64
-	MonthlyCapNanoUSD *int64
-	SpendMonth        pgtype.Date
-	MonthSpendNanoUSD int64
+	ID                      uuid.UUID
+	Name                    string
+	Status                  string
+	BalanceNanoUSD          int64
+	CreatedAt               time.Time
+	UpdatedAt               time.Time
+	EventSeq                int64
+	MonthlyCapNanoUSD       *int64
+	SpendMonth              pgtype.Date
+	MonthSpendNanoUSD       int64
+	InboxNotifyAfterSeconds int
 }

@@ -166,7 +166,7 @@ func (q *Queries) FinishResponse(ctx context.Context, db DBTX, arg FinishRespons
 
 const history = `-- name: History :many
 SELECT role, content, tool_calls, tool_results FROM messages
-WHERE workspace_id = $1 AND conversation_id = $2
+WHERE workspace_id = $1 AND conversation_id = $2 AND NOT notice
 ORDER BY seq
 `
 
@@ -182,6 +182,7 @@ type HistoryRow struct {
 	ToolResults []byte
 }
 
+// Notices ("Ann joined the conversation") are for the visitor, not the model.
 func (q *Queries) History(ctx context.Context, db DBTX, arg HistoryParams) ([]HistoryRow, error) {
 	rows, err := db.Query(ctx, history, arg.WorkspaceID, arg.ConversationID)
 	if err != nil {
@@ -212,8 +213,8 @@ SELECT role, content, tool_calls, tool_results FROM (
     SELECT seq, role, content, tool_calls, tool_results,
            sum(octet_length(content) + coalesce(octet_length(tool_calls::text), 0)
                + coalesce(octet_length(tool_results::text), 0)) OVER (ORDER BY seq DESC) AS tail_bytes
-    FROM (SELECT workspace_id, conversation_id, seq, role, content, tool_calls, tool_results, created_at FROM messages
-          WHERE workspace_id = $1 AND conversation_id = $2
+    FROM (SELECT workspace_id, conversation_id, seq, role, content, tool_calls, tool_results, created_at, author_user_id, author_name, notice FROM messages
+          WHERE workspace_id = $1 AND conversation_id = $2 AND NOT notice
           ORDER BY seq DESC LIMIT $3::int) newest
 ) w
 WHERE tail_bytes <= $4::bigint

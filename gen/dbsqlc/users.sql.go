@@ -31,7 +31,7 @@ func (q *Queries) BumpSessionEpoch(ctx context.Context, db DBTX, arg BumpSession
 const createUser = `-- name: CreateUser :one
 INSERT INTO users (workspace_id, email, role, set_password_sha256, set_password_expires_at)
 VALUES ($1, $2, $3, $4, $5)
-RETURNING id, workspace_id, email, role, password_hash, set_password_sha256, set_password_expires_at, session_epoch, created_at, updated_at
+RETURNING id, workspace_id, email, role, password_hash, set_password_sha256, set_password_expires_at, session_epoch, created_at, updated_at, display_name, notify_unclaimed
 `
 
 type CreateUserParams struct {
@@ -62,6 +62,8 @@ func (q *Queries) CreateUser(ctx context.Context, db DBTX, arg CreateUserParams)
 		&i.SessionEpoch,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.DisplayName,
+		&i.NotifyUnclaimed,
 	)
 	return i, err
 }
@@ -81,7 +83,7 @@ func (q *Queries) DeleteExpiredSessions(ctx context.Context, db DBTX) (int64, er
 const ensureDevelopmentUser = `-- name: EnsureDevelopmentUser :one
 INSERT INTO users (workspace_id, email, role) VALUES ($1, $2, 'owner')
 ON CONFLICT (email) DO UPDATE SET updated_at = users.updated_at
-RETURNING id, workspace_id, email, role, password_hash, set_password_sha256, set_password_expires_at, session_epoch, created_at, updated_at
+RETURNING id, workspace_id, email, role, password_hash, set_password_sha256, set_password_expires_at, session_epoch, created_at, updated_at, display_name, notify_unclaimed
 `
 
 type EnsureDevelopmentUserParams struct {
@@ -104,12 +106,14 @@ func (q *Queries) EnsureDevelopmentUser(ctx context.Context, db DBTX, arg Ensure
 		&i.SessionEpoch,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.DisplayName,
+		&i.NotifyUnclaimed,
 	)
 	return i, err
 }
 
 const listUsers = `-- name: ListUsers :many
-SELECT id, workspace_id, email, role, password_hash, set_password_sha256, set_password_expires_at, session_epoch, created_at, updated_at FROM users WHERE workspace_id = $1 ORDER BY email
+SELECT id, workspace_id, email, role, password_hash, set_password_sha256, set_password_expires_at, session_epoch, created_at, updated_at, display_name, notify_unclaimed FROM users WHERE workspace_id = $1 ORDER BY email
 `
 
 func (q *Queries) ListUsers(ctx context.Context, db DBTX, workspaceID uuid.UUID) ([]User, error) {
@@ -132,6 +136,8 @@ func (q *Queries) ListUsers(ctx context.Context, db DBTX, workspaceID uuid.UUID)
 			&i.SessionEpoch,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.DisplayName,
+			&i.NotifyUnclaimed,
 		); err != nil {
 			return nil, err
 		}
@@ -189,7 +195,7 @@ const setPassword = `-- name: SetPassword :one
 UPDATE users SET password_hash = $1, set_password_sha256 = NULL, set_password_expires_at = NULL,
     session_epoch = session_epoch + 1, updated_at = now()
 WHERE workspace_id = $2 AND id = $3
-RETURNING id, workspace_id, email, role, password_hash, set_password_sha256, set_password_expires_at, session_epoch, created_at, updated_at
+RETURNING id, workspace_id, email, role, password_hash, set_password_sha256, set_password_expires_at, session_epoch, created_at, updated_at, display_name, notify_unclaimed
 `
 
 type SetPasswordParams struct {
@@ -214,12 +220,14 @@ func (q *Queries) SetPassword(ctx context.Context, db DBTX, arg SetPasswordParam
 		&i.SessionEpoch,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.DisplayName,
+		&i.NotifyUnclaimed,
 	)
 	return i, err
 }
 
 const userByEmail = `-- name: UserByEmail :one
-SELECT u.id, u.workspace_id, u.email, u.role, u.password_hash, u.set_password_sha256, u.set_password_expires_at, u.session_epoch, u.created_at, u.updated_at, w.name AS workspace_name FROM users u JOIN workspaces w ON w.id = u.workspace_id
+SELECT u.id, u.workspace_id, u.email, u.role, u.password_hash, u.set_password_sha256, u.set_password_expires_at, u.session_epoch, u.created_at, u.updated_at, u.display_name, u.notify_unclaimed, w.name AS workspace_name FROM users u JOIN workspaces w ON w.id = u.workspace_id
 WHERE u.email = $1
 `
 
@@ -234,6 +242,8 @@ type UserByEmailRow struct {
 	SessionEpoch         int
 	CreatedAt            time.Time
 	UpdatedAt            time.Time
+	DisplayName          *string
+	NotifyUnclaimed      bool
 	WorkspaceName        string
 }
 
@@ -251,13 +261,15 @@ func (q *Queries) UserByEmail(ctx context.Context, db DBTX, email string) (UserB
 		&i.SessionEpoch,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.DisplayName,
+		&i.NotifyUnclaimed,
 		&i.WorkspaceName,
 	)
 	return i, err
 }
 
 const userByID = `-- name: UserByID :one
-SELECT u.id, u.workspace_id, u.email, u.role, u.password_hash, u.set_password_sha256, u.set_password_expires_at, u.session_epoch, u.created_at, u.updated_at, w.name AS workspace_name FROM users u JOIN workspaces w ON w.id = u.workspace_id
+SELECT u.id, u.workspace_id, u.email, u.role, u.password_hash, u.set_password_sha256, u.set_password_expires_at, u.session_epoch, u.created_at, u.updated_at, u.display_name, u.notify_unclaimed, w.name AS workspace_name FROM users u JOIN workspaces w ON w.id = u.workspace_id
 WHERE u.workspace_id = $1 AND u.id = $2
 `
 
@@ -277,6 +289,8 @@ type UserByIDRow struct {
 	SessionEpoch         int
 	CreatedAt            time.Time
 	UpdatedAt            time.Time
+	DisplayName          *string
+	NotifyUnclaimed      bool
 	WorkspaceName        string
 }
 
@@ -294,13 +308,15 @@ func (q *Queries) UserByID(ctx context.Context, db DBTX, arg UserByIDParams) (Us
 		&i.SessionEpoch,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.DisplayName,
+		&i.NotifyUnclaimed,
 		&i.WorkspaceName,
 	)
 	return i, err
 }
 
 const userBySetPasswordToken = `-- name: UserBySetPasswordToken :one
-SELECT u.id, u.workspace_id, u.email, u.role, u.password_hash, u.set_password_sha256, u.set_password_expires_at, u.session_epoch, u.created_at, u.updated_at, w.name AS workspace_name FROM users u JOIN workspaces w ON w.id = u.workspace_id
+SELECT u.id, u.workspace_id, u.email, u.role, u.password_hash, u.set_password_sha256, u.set_password_expires_at, u.session_epoch, u.created_at, u.updated_at, u.display_name, u.notify_unclaimed, w.name AS workspace_name FROM users u JOIN workspaces w ON w.id = u.workspace_id
 WHERE u.set_password_sha256 = $1 AND u.set_password_expires_at > now()
 `
 
@@ -315,6 +331,8 @@ type UserBySetPasswordTokenRow struct {
 	SessionEpoch         int
 	CreatedAt            time.Time
 	UpdatedAt            time.Time
+	DisplayName          *string
+	NotifyUnclaimed      bool
 	WorkspaceName        string
 }
 
@@ -332,6 +350,8 @@ func (q *Queries) UserBySetPasswordToken(ctx context.Context, db DBTX, setPasswo
 		&i.SessionEpoch,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.DisplayName,
+		&i.NotifyUnclaimed,
 		&i.WorkspaceName,
 	)
 	return i, err

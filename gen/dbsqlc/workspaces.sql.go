@@ -14,7 +14,7 @@ import (
 const addCredit = `-- name: AddCredit :one
 UPDATE workspaces SET balance_nano_usd = balance_nano_usd + $1, updated_at = now()
 WHERE name = $2
-RETURNING id, name, status, balance_nano_usd, created_at, updated_at, event_seq, monthly_cap_nano_usd, spend_month, month_spend_nano_usd
+RETURNING id, name, status, balance_nano_usd, created_at, updated_at, event_seq, monthly_cap_nano_usd, spend_month, month_spend_nano_usd, inbox_notify_after_seconds
 `
 
 type AddCreditParams struct {
@@ -36,13 +36,14 @@ func (q *Queries) AddCredit(ctx context.Context, db DBTX, arg AddCreditParams) (
 		&i.MonthlyCapNanoUSD,
 		&i.SpendMonth,
 		&i.MonthSpendNanoUSD,
+		&i.InboxNotifyAfterSeconds,
 	)
 	return i, err
 }
 
 const createWorkspace = `-- name: CreateWorkspace :one
 INSERT INTO workspaces (name, balance_nano_usd) VALUES ($1, $2)
-RETURNING id, name, status, balance_nano_usd, created_at, updated_at, event_seq, monthly_cap_nano_usd, spend_month, month_spend_nano_usd
+RETURNING id, name, status, balance_nano_usd, created_at, updated_at, event_seq, monthly_cap_nano_usd, spend_month, month_spend_nano_usd, inbox_notify_after_seconds
 `
 
 type CreateWorkspaceParams struct {
@@ -64,6 +65,7 @@ func (q *Queries) CreateWorkspace(ctx context.Context, db DBTX, arg CreateWorksp
 		&i.MonthlyCapNanoUSD,
 		&i.SpendMonth,
 		&i.MonthSpendNanoUSD,
+		&i.InboxNotifyAfterSeconds,
 	)
 	return i, err
 }
@@ -89,7 +91,7 @@ func (q *Queries) EnsureWorkspace(ctx context.Context, db DBTX, arg EnsureWorksp
 const setMonthlyCap = `-- name: SetMonthlyCap :one
 UPDATE workspaces SET monthly_cap_nano_usd = $1, updated_at = now()
 WHERE name = $2
-RETURNING id, name, status, balance_nano_usd, created_at, updated_at, event_seq, monthly_cap_nano_usd, spend_month, month_spend_nano_usd
+RETURNING id, name, status, balance_nano_usd, created_at, updated_at, event_seq, monthly_cap_nano_usd, spend_month, month_spend_nano_usd, inbox_notify_after_seconds
 `
 
 type SetMonthlyCapParams struct {
@@ -112,6 +114,7 @@ func (q *Queries) SetMonthlyCap(ctx context.Context, db DBTX, arg SetMonthlyCapP
 		&i.MonthlyCapNanoUSD,
 		&i.SpendMonth,
 		&i.MonthSpendNanoUSD,
+		&i.InboxNotifyAfterSeconds,
 	)
 	return i, err
 }
@@ -119,7 +122,7 @@ func (q *Queries) SetMonthlyCap(ctx context.Context, db DBTX, arg SetMonthlyCapP
 const setMonthlyCapByID = `-- name: SetMonthlyCapByID :one
 UPDATE workspaces SET monthly_cap_nano_usd = $1, updated_at = now()
 WHERE id = $2
-RETURNING id, name, status, balance_nano_usd, created_at, updated_at, event_seq, monthly_cap_nano_usd, spend_month, month_spend_nano_usd
+RETURNING id, name, status, balance_nano_usd, created_at, updated_at, event_seq, monthly_cap_nano_usd, spend_month, month_spend_nano_usd, inbox_notify_after_seconds
 `
 
 type SetMonthlyCapByIDParams struct {
@@ -141,6 +144,7 @@ func (q *Queries) SetMonthlyCapByID(ctx context.Context, db DBTX, arg SetMonthly
 		&i.MonthlyCapNanoUSD,
 		&i.SpendMonth,
 		&i.MonthSpendNanoUSD,
+		&i.InboxNotifyAfterSeconds,
 	)
 	return i, err
 }
@@ -148,7 +152,7 @@ func (q *Queries) SetMonthlyCapByID(ctx context.Context, db DBTX, arg SetMonthly
 const setWorkspaceStatus = `-- name: SetWorkspaceStatus :one
 UPDATE workspaces SET status = $1, updated_at = now()
 WHERE name = $2
-RETURNING id, name, status, balance_nano_usd, created_at, updated_at, event_seq, monthly_cap_nano_usd, spend_month, month_spend_nano_usd
+RETURNING id, name, status, balance_nano_usd, created_at, updated_at, event_seq, monthly_cap_nano_usd, spend_month, month_spend_nano_usd, inbox_notify_after_seconds
 `
 
 type SetWorkspaceStatusParams struct {
@@ -170,12 +174,13 @@ func (q *Queries) SetWorkspaceStatus(ctx context.Context, db DBTX, arg SetWorksp
 		&i.MonthlyCapNanoUSD,
 		&i.SpendMonth,
 		&i.MonthSpendNanoUSD,
+		&i.InboxNotifyAfterSeconds,
 	)
 	return i, err
 }
 
 const workspaceByID = `-- name: WorkspaceByID :one
-SELECT id, name, status, balance_nano_usd, created_at, updated_at, event_seq, monthly_cap_nano_usd, spend_month, month_spend_nano_usd FROM workspaces WHERE id = $1
+SELECT id, name, status, balance_nano_usd, created_at, updated_at, event_seq, monthly_cap_nano_usd, spend_month, month_spend_nano_usd, inbox_notify_after_seconds FROM workspaces WHERE id = $1
 `
 
 func (q *Queries) WorkspaceByID(ctx context.Context, db DBTX, id uuid.UUID) (Workspace, error) {
@@ -192,12 +197,13 @@ func (q *Queries) WorkspaceByID(ctx context.Context, db DBTX, id uuid.UUID) (Wor
 		&i.MonthlyCapNanoUSD,
 		&i.SpendMonth,
 		&i.MonthSpendNanoUSD,
+		&i.InboxNotifyAfterSeconds,
 	)
 	return i, err
 }
 
 const workspaceByName = `-- name: WorkspaceByName :one
-SELECT id, name, status, balance_nano_usd, created_at, updated_at, event_seq, monthly_cap_nano_usd, spend_month, month_spend_nano_usd FROM workspaces WHERE name = $1
+SELECT id, name, status, balance_nano_usd, created_at, updated_at, event_seq, monthly_cap_nano_usd, spend_month, month_spend_nano_usd, inbox_notify_after_seconds FROM workspaces WHERE name = $1
 `
 
 func (q *Queries) WorkspaceByName(ctx context.Context, db DBTX, name string) (Workspace, error) {
@@ -214,6 +220,7 @@ func (q *Queries) WorkspaceByName(ctx context.Context, db DBTX, name string) (Wo
 		&i.MonthlyCapNanoUSD,
 		&i.SpendMonth,
 		&i.MonthSpendNanoUSD,
+		&i.InboxNotifyAfterSeconds,
 	)
 	return i, err
 }

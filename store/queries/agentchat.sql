@@ -1,7 +1,7 @@
 -- name: AgentConversationState :one
 SELECT c.id, c.short_id, c.channel, c.created_at, c.agent_id, c.status, c.labels, c.contact_id,
        c.disclosed_at, c.escalation_trigger, c.escalation_action, c.escalated_at, c.failed_attempts,
-       c.awaiting_contact, c.pickup_timed_out_at,
+       c.awaiting_contact, c.pickup_timed_out_at, c.assignee_user_id,
        k.name AS contact_name, k.email AS contact_email, k.phone AS contact_phone
 FROM conversations c LEFT JOIN contacts k ON k.id = c.contact_id AND k.workspace_id = c.workspace_id
 WHERE c.workspace_id = @workspace_id AND c.id = @id;

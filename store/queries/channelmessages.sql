@@ -96,3 +96,7 @@ SELECT EXISTS (SELECT 1 FROM channel_messages m WHERE m.channel_id = @channel_id
 UPDATE channel_messages SET status = 'sending', updated_at = now()
 WHERE workspace_id = @workspace_id AND id = @id AND status = 'pending'
 RETURNING id;
+
+-- name: ThreadOf :one
+-- ThreadOf is the channel and remote party carrying a conversation.
+SELECT channel_id, remote FROM conversation_threads WHERE workspace_id = @workspace_id AND conversation_id = @conversation_id;

@@ -7,8 +7,9 @@ SELECT id, short_id, channel, created_at FROM conversations
 WHERE workspace_id = @workspace_id AND id = @id;
 
 -- name: History :many
+-- Notices ("Ann joined the conversation") are for the visitor, not the model.
 SELECT role, content, tool_calls, tool_results FROM messages
-WHERE workspace_id = @workspace_id AND conversation_id = @conversation_id
+WHERE workspace_id = @workspace_id AND conversation_id = @conversation_id AND NOT notice
 ORDER BY seq;
 
 -- name: HistoryWindow :many
@@ -21,7 +22,7 @@ SELECT role, content, tool_calls, tool_results FROM (
            sum(octet_length(content) + coalesce(octet_length(tool_calls::text), 0)
                + coalesce(octet_length(tool_results::text), 0)) OVER (ORDER BY seq DESC) AS tail_bytes
     FROM (SELECT * FROM messages
-          WHERE workspace_id = @workspace_id AND conversation_id = @conversation_id
+          WHERE workspace_id = @workspace_id AND conversation_id = @conversation_id AND NOT notice
           ORDER BY seq DESC LIMIT @max_messages::int) newest
 ) w
 WHERE tail_bytes <= @max_bytes::bigint

@@ -61,8 +61,9 @@
     close.setAttribute("aria-label", t.close);
     head.appendChild(title);
     if (!opts.inline) head.appendChild(close);
-    var note = el("p", "sbw-note");
-    note.hidden = true;
+    // The AI disclosure is the first line of the log, not a strip above it: it scrolls with
+    // the conversation and never covers the first message.
+    var disclosure = "";
     var log = el("div", "sbw-log");
     log.setAttribute("role", "log");
     log.setAttribute("aria-live", "polite");
@@ -84,18 +85,24 @@
     form.appendChild(input);
     form.appendChild(send);
     panel.appendChild(head);
-    panel.appendChild(note);
     panel.appendChild(log);
     panel.appendChild(status);
     panel.appendChild(form);
     root.appendChild(panel);
     if (launcher) launcher.setAttribute("aria-controls", "sbw-panel");
 
-    function bubble(role, text) {
-      var li = el("div", "sbw-msg" + (role === "user" ? " sbw-user" : ""));
-      var who = el("span", "sbw-sr", (role === "user" ? t.you : title.textContent) + ": ");
+    function bubble(role, text, author) {
+      if (role === "notice") {
+        var line = el("p", "sbw-notice", text);
+        log.appendChild(line);
+        log.scrollTop = log.scrollHeight;
+        return line;
+      }
+      var li = el("div", "sbw-msg" + (role === "user" ? " sbw-user" : role === "human" ? " sbw-human" : ""));
+      // A person's reply shows their name; the visitor's and the agent's are named for screen readers.
+      if (role === "human") li.appendChild(el("span", "sbw-author", author));
+      else li.appendChild(el("span", "sbw-sr", (role === "user" ? t.you : title.textContent) + ": "));
       var body = el("span", null, text);
-      li.appendChild(who);
       li.appendChild(body);
       log.appendChild(li);
       log.scrollTop = log.scrollHeight;
@@ -111,8 +118,9 @@
     function unavailable() { stop("unavailable"); }
     function render(greeting) {
       log.textContent = "";
+      if (disclosure) log.appendChild(el("p", "sbw-disclosure", disclosure));
       if (greeting) bubble("assistant", greeting);
-      for (var i = 0; i < state.messages.length; i++) bubble(state.messages[i].role, state.messages[i].text);
+      for (var i = 0; i < state.messages.length; i++) bubble(state.messages[i].role, state.messages[i].text, state.messages[i].author);
     }
     function open() {
       panel.hidden = false;
@@ -140,11 +148,41 @@
       if (!cfg) return;
       title.textContent = cfg.display_name;
       panel.setAttribute("lang", cfg.language || lang);
-      if (cfg.disclosure) { note.textContent = cfg.disclosure; note.hidden = false; }
+      disclosure = cfg.disclosure || "";
       render(cfg.greeting);
       if (cfg.available === false) { stop("paused"); return; }
       panel.setAttribute("data-state", "ready");
     }, unavailable);
+
+    // listen opens the visitor's stream once there is a conversation: the replies of the
+    // people who took it over, and lines such as "Ann joined the conversation", arrive
+    // without the visitor writing first. The EventSource reconnects by itself, resuming
+    // after the last message it got (Last-Event-ID); state.seq does the same across reloads.
+    var source = null;
+    function listen() {
+      if (opts.chatUrl || !state.token || source || typeof EventSource === "undefined") return;
+      var url = base + "/embed/" + dep + "/stream?visitor_token=" + encodeURIComponent(state.token) + "&after=" + (state.seq || 0);
+      source = new EventSource(url);
+      source.addEventListener("message", function (e) {
+        var m = JSON.parse(e.data);
+        if (m.seq <= (state.seq || 0)) return;
+        state.seq = m.seq;
+        var role = m.kind === "notice" ? "notice" : "human";
+        bubble(role, m.text, m.author);
+        state.messages.push({ role: role, text: m.text, author: m.author });
+        save(key, state);
+        if (role === "human") status.textContent = "";
+        panel.setAttribute("data-human", "1");
+      });
+      source.onerror = function () {
+        // A refused stream (the conversation is gone) is closed for good; start over later.
+        if (source && source.readyState === 2) source = null;
+      };
+    }
+    function forget() {
+      if (source) { source.close(); source = null; }
+      state.seq = 0;
+    }
 
     function sendMessage(text, retried) {
       status.textContent = t.typing;
@@ -166,8 +204,9 @@
         }
         if (!r.ok || !r.body) {
           return r.json().then(function (e) { return (e && e.error) || {}; }, function () { return {}; }).then(function (e) {
-            if ((e.code === "visitor_token_invalid" || e.code === "conversation_not_found") && state.token && !retried) {
-              state.token = ""; // a conversation the server no longer gives this visitor: start over
+            if ((e.code === "visitor_token_invalid" || e.code === "conversation_not_found" || e.code === "conversation_closed") && state.token && !retried) {
+              state.token = ""; // a conversation gone or closed by the team: start over
+              forget();
               return sendMessage(text, true);
             }
             if (r.status === 403 && e.code !== "role_not_allowed") stop(e.code === "visitor_blocked" ? "blocked" : e.code === "insufficient_quota" ? "paused" : "unavailable");
@@ -184,7 +223,7 @@
             else if (line.indexOf("data: ") === 0) data += line.slice(6);
           });
           var d = data ? JSON.parse(data) : {};
-          if (ev === "conversation") { state.token = d.visitor_token || d.conversation_id; save(key, state); }
+          if (ev === "conversation") { state.token = d.visitor_token || d.conversation_id; save(key, state); listen(); }
           else if (ev === "delta") {
             if (!reply) reply = bubble("assistant", "");
             got += d.text;
@@ -230,6 +269,7 @@
       save(key, state);
       sendMessage(text, false);
     });
+    listen();
     open();
   }
   window.SwitchboardWebchat = { mount: mount };
