@@ -106,6 +106,16 @@ var fuzzOps = []fuzzOp{
 	{"confirmAction", http.MethodPost, "/api/actions/{id}/confirm", "application/json", "$bulkAction", "", `{"code":"$bulkCode"}`},
 	{"listConfirmations", http.MethodGet, "/api/confirmations", "", "", "", ""},
 	{"confirmPendingAction", http.MethodPost, "/api/confirmations/{id}", "application/json", "$buyAction", "", `{"code":"$buyCode"}`},
+	{"listConversations", http.MethodGet, "/api/conversations", "", "", "status=open&assignee=none&limit=5", ""},
+	{"getConversation", http.MethodGet, "/api/conversations/{id}", "", "$visitor", "", ""},
+	{"assignConversation", http.MethodPost, "/api/conversations/{id}/assign", "application/json", "$visitor", "", `{"user_id":"$member"}`},
+	{"replyToConversation", http.MethodPost, "/api/conversations/{id}/messages", "application/json", "$held", "", `{"text":"Hello from the team"}`},
+	{"addConversationNote", http.MethodPost, "/api/conversations/{id}/notes", "application/json", "$visitor", "", `{"text":"Called back"}`},
+	{"releaseConversation", http.MethodPost, "/api/conversations/{id}/release", "", "$released", "", ""},
+	{"closeConversation", http.MethodPost, "/api/conversations/{id}/close", "", "$visitor2", "", ""},
+	{"getInboxSettings", http.MethodGet, "/api/inbox/settings", "", "", "", ""},
+	{"updateInboxSettings", http.MethodPatch, "/api/inbox/settings", "application/json", "", "", `{"notify_after_seconds":300}`},
+	{"updateMyInboxPreferences", http.MethodPatch, "/api/inbox/me", "application/json", "", "", `{"name":"Ann","notify_unclaimed":true}`},
 }
 
 // fuzzAgentYAML is a valid blueprint (voiceAgent of the MCP tests, with a webchat channel).
@@ -144,7 +154,8 @@ func FuzzHTTP(f *testing.F) {
 	require.NoError(f, err)
 	auth := "Bearer " + b.newKey(f, b.workspace, "owner")
 	refs := fuzzRefs(f, b, auth)
-	// Creating keys needs a dashboard session: that operation is sent with an owner's cookie.
+	// Creating keys and a person's inbox preferences need a dashboard session: those
+	// operations are sent with an owner's cookie.
 	base, err := url.Parse(b.url)
 	require.NoError(f, err)
 	session := b.signedIn(f, "owner").client.Jar.Cookies(base)
@@ -168,7 +179,7 @@ func FuzzHTTP(f *testing.F) {
 		if err != nil {
 			return 0, 0, "", false // not a URL a client could send
 		}
-		if op.operationID == "createKey" {
+		if op.operationID == "createKey" || op.operationID == "updateMyInboxPreferences" {
 			for _, c := range session {
 				req.AddCookie(c)
 			}
@@ -273,11 +284,19 @@ func fuzzRefs(t testing.TB, b *testBundle, auth string) *strings.Replacer {
 	}
 	_, _, err = b.store.BlockWebchatVisitor(context.Background(), b.workspace.ID, visitors[1], "")
 	require.NoError(t, err)
+	// The team inbox: a member, a conversation she holds, and one of an agent to hand back.
+	member := b.newUser(t, b.workspace, "fuzz.member@example.com", "member")
+	for _, ref := range []string{"mc-fuzzheld", "mc-fuzzreleased"} {
+		_, err := b.store.Pool().Exec(context.Background(), `INSERT INTO conversations (workspace_id, short_id, channel, status, agent_id, assignee_user_id)
+			VALUES ($1, $2, 'webchat', 'escalated', $3, $4)`, b.workspace.ID, ref, agent.AgentID, member.ID)
+		require.NoError(t, err)
+	}
 	camp := campaignRefs(t, b, auth, decode)
 	var channel, doomedChannel struct{ ID string }
 	decode(http.MethodPost, "/api/channels", "application/json", `{"provider":"sms","name":"Fuzzed","config":{"phone_number":"+14155550177"}}`, &channel)
 	decode(http.MethodPost, "/api/channels", "application/json", `{"provider":"webchat","name":"Doomed"}`, &doomedChannel)
 	camp = append(camp, "$doomedchannel", doomedChannel.ID, "$channel", channel.ID)
+	camp = append(camp, "$member", member.ID.String(), "$held", "mc-fuzzheld", "$released", "mc-fuzzreleased")
 	return strings.NewReplacer(append([]string{"$visitor2", visitors[1], "$visitor", visitors[0], "$response", response.ID, "$conversation", response.Conversation, "$webhook2", doomed.ID, "$webhook", webhook.ID, "$agent", agent.AgentID, "$event", event, "$revocable", revocable.ID, "$upload", upload.ID}, camp...)...)
 }
 

@@ -71,7 +71,17 @@ func wSend(text string) string {
 
 func poll[T any](ctx context.Context, t *testing.T, expr string) T {
 	t.Helper()
-	v, err := chromedp.Run(ctx, chromedp.Poll[T](expr, chromedp.WithPollingTimeout(30*time.Second)))
+	var v T
+	var err error
+	// A page that is still settling after a navigation can swap its JavaScript context under
+	// a poll (CDP "Cannot find context with specified id", seen on a loaded machine): the
+	// poll starts again in the new one.
+	for range 3 {
+		v, err = chromedp.Run(ctx, chromedp.Poll[T](expr, chromedp.WithPollingTimeout(30*time.Second)))
+		if err == nil || !strings.Contains(err.Error(), "Cannot find context with specified id") {
+			break
+		}
+	}
 	require.NoError(t, err, expr)
 	return v
 }
