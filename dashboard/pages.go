@@ -197,7 +197,14 @@ func (h *dash) agents(w http.ResponseWriter, r *http.Request, p store.Principal)
 type agentData struct {
 	Agent     *manage.AgentView
 	Blueprint string
+	// Webchat are the agent's webchat deployments, each with its embed snippet and allowed
+	// origins (GET /api/agents/{id}/deployments).
+	Webchat []manage.DeploymentView
 }
+
+// agentCSP is the dashboard's policy plus this site's script (static/copy.js, the snippets'
+// Copy buttons).
+const agentCSP = "default-src 'none'; style-src 'self'; img-src 'self' data:; script-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
 func (h *dash) agent(w http.ResponseWriter, r *http.Request, p store.Principal) {
 	res, err := h.Ops.GetAgent(r.Context(), p.WorkspaceID, manage.GetAgentInput{AgentID: r.PathValue("id")})
@@ -205,8 +212,21 @@ func (h *dash) agent(w http.ResponseWriter, r *http.Request, p store.Principal) 
 		h.fail(w, r, p, err)
 		return
 	}
+	deployments, err := h.Ops.ListDeployments(r.Context(), p.WorkspaceID, manage.ListDeploymentsInput{AgentID: res.Agent.ID})
+	if err != nil {
+		h.fail(w, r, p, err)
+		return
+	}
+	d := agentData{Agent: res.Agent}
+	for _, dep := range deployments.Deployments {
+		if dep.EmbedSnippet != nil {
+			d.Webchat = append(d.Webchat, dep)
+		}
+	}
 	bp, _ := json.MarshalIndent(res.Agent, "", "  ")
-	h.render(w, r, http.StatusOK, "agent", view{Title: res.Agent.Name, Nav: "agents", P: p, Data: agentData{Agent: res.Agent, Blueprint: string(bp)}})
+	d.Blueprint = string(bp)
+	w.Header().Set("Content-Security-Policy", agentCSP)
+	h.render(w, r, http.StatusOK, "agent", view{Title: res.Agent.Name, Nav: "agents", P: p, Data: d})
 }
 
 func (h *dash) setAgentStatus(w http.ResponseWriter, r *http.Request, p store.Principal) {

@@ -122,7 +122,7 @@ func (s *Service) GenerateTestLink(ctx context.Context, ws uuid.UUID, in TestLin
 	if id, ok := deployed[string(blueprint.ChannelWebchat)]; ok {
 		embed := s.embedURL(id)
 		out.EmbedURL = &embed
-		out.Note = "Add <script src=\"" + embed + "\" async></script> to a page to show the chat widget."
+		out.Note = "Add " + EmbedSnippet(embed) + " to a page to show the chat widget."
 	}
 	if a.Status != string(AgentEnabled) {
 		out.Note = "The agent is disabled: the test page shows it but it does not reply. " + out.Note

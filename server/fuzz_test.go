@@ -64,6 +64,10 @@ var fuzzOps = []fuzzOp{
 	{"getAgent", http.MethodGet, "/api/agents/{id}", "", "$agent", "", ""},
 	{"agentChat", http.MethodPost, "/api/agents/{id}/chat", "application/json", "$agent", "", `{"message":"When do you open?","contact":{"name":"Ada","email":"ada@example.com"}}`},
 	{"agentChat", http.MethodPost, "/api/agents/{id}/chat", "application/json", "$agent", "", `{"message":"And tomorrow?","stream":true}`},
+	{"listDeployments", http.MethodGet, "/api/agents/{id}/deployments", "", "$agent", "", ""},
+	{"deployAgent", http.MethodPost, "/api/agents/{id}/deployments", "application/json", "$agent", "", `{"channel":"webchat","config":{"allowed_origins":["https://shop.example"]}}`},
+	{"generateTestLink", http.MethodPost, "/api/agents/{id}/test-link", "", "$agent", "", ""},
+	{"undeployAgent", http.MethodDelete, "/api/agents/$agent/deployments/{id}", "", "$deployment", "", ""},
 	{"updateAgent", http.MethodPatch, "/api/agents/{id}", "application/json", "$agent", "", `{"greeting":"Good morning!","status":"disabled","disclosureText":null}`},
 	{"listChannels", http.MethodGet, "/api/channels", "", "", "", ""},
 	{"createChannel", http.MethodPost, "/api/channels", "application/json", "", "", `{"provider":"sms","name":"Main line","config":{"phone_number":"+1 415 555 0188"}}`},
@@ -165,7 +169,7 @@ func FuzzHTTP(f *testing.F) {
 	v1, api := contract.Load(f, openapi.V1YAML), contract.Load(f, openapi.APIYAML)
 
 	send := func(t testing.TB, op fuzzOp, id, query string, body []byte) (status int, elapsed time.Duration, answer string, ok bool) {
-		target := b.url + strings.ReplaceAll(op.path, "{id}", url.PathEscape(refs.Replace(id)))
+		target := b.url + strings.ReplaceAll(refs.Replace(op.path), "{id}", url.PathEscape(refs.Replace(id)))
 		if query != "" {
 			target += "?" + sendable(query)
 		}
@@ -266,6 +270,8 @@ func fuzzRefs(t testing.TB, b *testBundle, auth string) *strings.Replacer {
 	decode(http.MethodPost, "/v1/webhooks", "application/json", `{"url":"https://hooks.example.com/doomed"}`, &doomed)
 	var agent struct{ AgentID string }
 	decode(http.MethodPost, "/api/agents", "application/yaml", fuzzAgentYAML, &agent)
+	var deployment struct{ DeploymentID string }
+	decode(http.MethodPost, "/api/agents/"+agent.AgentID+"/deployments", "application/json", `{"channel":"webchat"}`, &deployment)
 	// Keys are created through a session; the fuzzed key to revoke is made in the store.
 	_, sum, display := apikey.New()
 	k, err := b.store.CreateKey(context.Background(), b.workspace.ID, "member", sum, display)
@@ -296,7 +302,7 @@ func fuzzRefs(t testing.TB, b *testBundle, auth string) *strings.Replacer {
 	decode(http.MethodPost, "/api/channels", "application/json", `{"provider":"sms","name":"Fuzzed","config":{"phone_number":"+14155550177"}}`, &channel)
 	decode(http.MethodPost, "/api/channels", "application/json", `{"provider":"webchat","name":"Doomed"}`, &doomedChannel)
 	camp = append(camp, "$doomedchannel", doomedChannel.ID, "$channel", channel.ID)
-	camp = append(camp, "$member", member.ID.String(), "$held", "mc-fuzzheld", "$released", "mc-fuzzreleased")
+	camp = append(camp, "$deployment", deployment.DeploymentID, "$member", member.ID.String(), "$held", "mc-fuzzheld", "$released", "mc-fuzzreleased")
 	return strings.NewReplacer(append([]string{"$visitor2", visitors[1], "$visitor", visitors[0], "$response", response.ID, "$conversation", response.Conversation, "$webhook2", doomed.ID, "$webhook", webhook.ID, "$agent", agent.AgentID, "$event", event, "$revocable", revocable.ID, "$upload", upload.ID}, camp...)...)
 }
 

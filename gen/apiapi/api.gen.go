@@ -518,6 +518,18 @@ type DeletedChannel struct {
 // DeletedChannelObject defines model for DeletedChannel.Object.
 type DeletedChannelObject string
 
+// DeployRequest defines model for DeployRequest.
+type DeployRequest = manage.DeployAgentInput
+
+// Deployed defines model for Deployed.
+type Deployed = manage.DeployAgentResult
+
+// Deployment defines model for Deployment.
+type Deployment = manage.DeploymentView
+
+// DeploymentList defines model for DeploymentList.
+type DeploymentList = manage.ListDeploymentsResult
+
 // Disclosure defines model for Disclosure.
 type Disclosure = manage.Disclosure
 
@@ -691,6 +703,12 @@ type Schedule struct {
 	// WindowStart HH:MM in timezone; with window_end bounds the hours of sending (an end before the start spans midnight); both null: any hour
 	WindowStart *string `json:"window_start,omitempty"`
 }
+
+// TestLink defines model for TestLink.
+type TestLink = manage.TestLinkResult
+
+// Undeployed defines model for Undeployed.
+type Undeployed = manage.UndeployAgentResult
 
 // Upload defines model for Upload.
 type Upload = manage.UploadView
@@ -877,6 +895,9 @@ type UpdateAgentJSONRequestBody = AgentUpdates
 // AgentChatJSONRequestBody defines body for AgentChat for application/json ContentType.
 type AgentChatJSONRequestBody = AgentChatRequest
 
+// DeployAgentJSONRequestBody defines body for DeployAgent for application/json ContentType.
+type DeployAgentJSONRequestBody = DeployRequest
+
 // RunBulkToolJSONRequestBody defines body for RunBulkTool for application/json ContentType.
 type RunBulkToolJSONRequestBody = BulkArguments
 
@@ -951,6 +972,18 @@ type ServerInterface interface {
 	// AgentChat Send a message to a deployed agent and get its reply (JSON or a stream)
 	// (POST /api/agents/{id}/chat)
 	AgentChat(ctx echo.Context, id openapi_types.UUID) error
+	// ListDeployments An agent's deployments, a webchat one with its embed snippet and allowed origins
+	// (GET /api/agents/{id}/deployments)
+	ListDeployments(ctx echo.Context, id openapi_types.UUID) error
+	// DeployAgent Deploy the agent to a channel (the MCP tool deploy_agent)
+	// (POST /api/agents/{id}/deployments)
+	DeployAgent(ctx echo.Context, id openapi_types.UUID) error
+	// UndeployAgent Remove one deployment of the agent; it stops receiving from that channel
+	// (DELETE /api/agents/{id}/deployments/{deploymentId})
+	UndeployAgent(ctx echo.Context, id openapi_types.UUID, deploymentId openapi_types.UUID) error
+	// GenerateTestLink The agent's test page and, once deployed to webchat, its embed script (the MCP tool generate_test_link)
+	// (POST /api/agents/{id}/test-link)
+	GenerateTestLink(ctx echo.Context, id openapi_types.UUID) error
 	// GetBulkRun Report on a bulk run (get_bulk_run)
 	// (GET /api/bulk/runs/{run_id})
 	GetBulkRun(ctx echo.Context, runId string) error
@@ -1187,6 +1220,78 @@ func (w *ServerInterfaceWrapper) AgentChat(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.AgentChat(ctx, id)
+	return err
+}
+
+// ListDeployments converts echo context to params.
+func (w *ServerInterfaceWrapper) ListDeployments(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListDeployments(ctx, id)
+	return err
+}
+
+// DeployAgent converts echo context to params.
+func (w *ServerInterfaceWrapper) DeployAgent(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DeployAgent(ctx, id)
+	return err
+}
+
+// UndeployAgent converts echo context to params.
+func (w *ServerInterfaceWrapper) UndeployAgent(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// ------------- Path parameter "deploymentId" -------------
+	var deploymentId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "deploymentId", ctx.Param("deploymentId"), &deploymentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter deploymentId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.UndeployAgent(ctx, id, deploymentId)
+	return err
+}
+
+// GenerateTestLink converts echo context to params.
+func (w *ServerInterfaceWrapper) GenerateTestLink(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GenerateTestLink(ctx, id)
 	return err
 }
 
@@ -2015,6 +2120,10 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/api/agents/:id", wrapper.GetAgent, options.OperationMiddlewares["getAgent"]...)
 	router.PATCH(options.BaseURL+"/api/agents/:id", wrapper.UpdateAgent, options.OperationMiddlewares["updateAgent"]...)
 	router.POST(options.BaseURL+"/api/agents/:id/chat", wrapper.AgentChat, options.OperationMiddlewares["agentChat"]...)
+	router.GET(options.BaseURL+"/api/agents/:id/deployments", wrapper.ListDeployments, options.OperationMiddlewares["listDeployments"]...)
+	router.POST(options.BaseURL+"/api/agents/:id/deployments", wrapper.DeployAgent, options.OperationMiddlewares["deployAgent"]...)
+	router.DELETE(options.BaseURL+"/api/agents/:id/deployments/:deploymentId", wrapper.UndeployAgent, options.OperationMiddlewares["undeployAgent"]...)
+	router.POST(options.BaseURL+"/api/agents/:id/test-link", wrapper.GenerateTestLink, options.OperationMiddlewares["generateTestLink"]...)
 	router.GET(options.BaseURL+"/api/channels", wrapper.ListChannels, options.OperationMiddlewares["listChannels"]...)
 	router.POST(options.BaseURL+"/api/channels", wrapper.CreateChannel, options.OperationMiddlewares["createChannel"]...)
 	router.DELETE(options.BaseURL+"/api/channels/:id", wrapper.DeleteChannel, options.OperationMiddlewares["deleteChannel"]...)
@@ -3113,6 +3222,681 @@ type AgentChat500JSONResponse struct {
 }
 
 func (response AgentChat500JSONResponse) VisitAgentChatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDeploymentsRequestObject struct {
+	Id openapi_types.UUID `json:"id"`
+}
+
+type ListDeploymentsResponseObject interface {
+	VisitListDeploymentsResponse(w http.ResponseWriter) error
+}
+
+type ListDeployments200JSONResponse DeploymentList
+
+func (response ListDeployments200JSONResponse) VisitListDeploymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDeployments400JSONResponse struct{ ErrorJSONResponse }
+
+func (response ListDeployments400JSONResponse) VisitListDeploymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDeployments401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListDeployments401JSONResponse) VisitListDeploymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDeployments403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListDeployments403JSONResponse) VisitListDeploymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDeployments404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListDeployments404JSONResponse) VisitListDeploymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDeployments429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListDeployments429JSONResponse) VisitListDeploymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDeployments500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListDeployments500JSONResponse) VisitListDeploymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeployAgentRequestObject struct {
+	Id   openapi_types.UUID `json:"id"`
+	Body *DeployAgentJSONRequestBody
+}
+
+type DeployAgentResponseObject interface {
+	VisitDeployAgentResponse(w http.ResponseWriter) error
+}
+
+type DeployAgent201JSONResponse Deployed
+
+func (response DeployAgent201JSONResponse) VisitDeployAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeployAgent400JSONResponse struct{ ErrorJSONResponse }
+
+func (response DeployAgent400JSONResponse) VisitDeployAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeployAgent401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response DeployAgent401JSONResponse) VisitDeployAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeployAgent403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response DeployAgent403JSONResponse) VisitDeployAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeployAgent404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response DeployAgent404JSONResponse) VisitDeployAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeployAgent409JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response DeployAgent409JSONResponse) VisitDeployAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeployAgent413JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response DeployAgent413JSONResponse) VisitDeployAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeployAgent415JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response DeployAgent415JSONResponse) VisitDeployAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeployAgent429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response DeployAgent429JSONResponse) VisitDeployAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeployAgent500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response DeployAgent500JSONResponse) VisitDeployAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UndeployAgentRequestObject struct {
+	Id           openapi_types.UUID `json:"id"`
+	DeploymentId openapi_types.UUID `json:"deploymentId"`
+}
+
+type UndeployAgentResponseObject interface {
+	VisitUndeployAgentResponse(w http.ResponseWriter) error
+}
+
+type UndeployAgent200JSONResponse Undeployed
+
+func (response UndeployAgent200JSONResponse) VisitUndeployAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UndeployAgent400JSONResponse struct{ ErrorJSONResponse }
+
+func (response UndeployAgent400JSONResponse) VisitUndeployAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UndeployAgent401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UndeployAgent401JSONResponse) VisitUndeployAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UndeployAgent403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UndeployAgent403JSONResponse) VisitUndeployAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UndeployAgent404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UndeployAgent404JSONResponse) VisitUndeployAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UndeployAgent429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UndeployAgent429JSONResponse) VisitUndeployAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UndeployAgent500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UndeployAgent500JSONResponse) VisitUndeployAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GenerateTestLinkRequestObject struct {
+	Id openapi_types.UUID `json:"id"`
+}
+
+type GenerateTestLinkResponseObject interface {
+	VisitGenerateTestLinkResponse(w http.ResponseWriter) error
+}
+
+type GenerateTestLink200JSONResponse TestLink
+
+func (response GenerateTestLink200JSONResponse) VisitGenerateTestLinkResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GenerateTestLink400JSONResponse struct{ ErrorJSONResponse }
+
+func (response GenerateTestLink400JSONResponse) VisitGenerateTestLinkResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GenerateTestLink401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GenerateTestLink401JSONResponse) VisitGenerateTestLinkResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GenerateTestLink403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GenerateTestLink403JSONResponse) VisitGenerateTestLinkResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GenerateTestLink404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GenerateTestLink404JSONResponse) VisitGenerateTestLinkResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GenerateTestLink429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GenerateTestLink429JSONResponse) VisitGenerateTestLinkResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GenerateTestLink500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GenerateTestLink500JSONResponse) VisitGenerateTestLinkResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -10506,6 +11290,18 @@ type StrictServerInterface interface {
 	// AgentChat Send a message to a deployed agent and get its reply (JSON or a stream)
 	// (POST /api/agents/{id}/chat)
 	AgentChat(ctx context.Context, request AgentChatRequestObject) (AgentChatResponseObject, error)
+	// ListDeployments An agent's deployments, a webchat one with its embed snippet and allowed origins
+	// (GET /api/agents/{id}/deployments)
+	ListDeployments(ctx context.Context, request ListDeploymentsRequestObject) (ListDeploymentsResponseObject, error)
+	// DeployAgent Deploy the agent to a channel (the MCP tool deploy_agent)
+	// (POST /api/agents/{id}/deployments)
+	DeployAgent(ctx context.Context, request DeployAgentRequestObject) (DeployAgentResponseObject, error)
+	// UndeployAgent Remove one deployment of the agent; it stops receiving from that channel
+	// (DELETE /api/agents/{id}/deployments/{deploymentId})
+	UndeployAgent(ctx context.Context, request UndeployAgentRequestObject) (UndeployAgentResponseObject, error)
+	// GenerateTestLink The agent's test page and, once deployed to webchat, its embed script (the MCP tool generate_test_link)
+	// (POST /api/agents/{id}/test-link)
+	GenerateTestLink(ctx context.Context, request GenerateTestLinkRequestObject) (GenerateTestLinkResponseObject, error)
 	// GetBulkRun Report on a bulk run (get_bulk_run)
 	// (GET /api/bulk/runs/{run_id})
 	GetBulkRun(ctx context.Context, request GetBulkRunRequestObject) (GetBulkRunResponseObject, error)
@@ -10901,6 +11697,130 @@ func (sh *strictHandler) AgentChat(ctx echo.Context, id openapi_types.UUID) erro
 		return err
 	} else if validResponse, ok := response.(AgentChatResponseObject); ok {
 		return validResponse.VisitAgentChatResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListDeployments operation middleware
+func (sh *strictHandler) ListDeployments(ctx echo.Context, id openapi_types.UUID) error {
+	var request ListDeploymentsRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListDeployments(ctx.Request().Context(), request.(ListDeploymentsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListDeployments")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListDeploymentsResponseObject); ok {
+		return validResponse.VisitListDeploymentsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// DeployAgent operation middleware
+func (sh *strictHandler) DeployAgent(ctx echo.Context, id openapi_types.UUID) error {
+	var request DeployAgentRequestObject
+
+	request.Id = id
+
+	var body DeployAgentJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DeployAgent(ctx.Request().Context(), request.(DeployAgentRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeployAgent")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DeployAgentResponseObject); ok {
+		return validResponse.VisitDeployAgentResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// UndeployAgent operation middleware
+func (sh *strictHandler) UndeployAgent(ctx echo.Context, id openapi_types.UUID, deploymentId openapi_types.UUID) error {
+	var request UndeployAgentRequestObject
+
+	request.Id = id
+	request.DeploymentId = deploymentId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.UndeployAgent(ctx.Request().Context(), request.(UndeployAgentRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UndeployAgent")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(UndeployAgentResponseObject); ok {
+		return validResponse.VisitUndeployAgentResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GenerateTestLink operation middleware
+func (sh *strictHandler) GenerateTestLink(ctx echo.Context, id openapi_types.UUID) error {
+	var request GenerateTestLinkRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GenerateTestLink(ctx.Request().Context(), request.(GenerateTestLinkRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GenerateTestLink")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GenerateTestLinkResponseObject); ok {
+		return validResponse.VisitGenerateTestLinkResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -12457,341 +13377,356 @@ func (sh *strictHandler) UnblockVisitor(ctx echo.Context, id string) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3/ktu4tT/4Kijtd8uSL1utbtuTRF2p/fZ4PIk345kut53U3dBXhEhIQpoCOATYsuK46v61D7APcR8s",
-	"T7KFcwAQpKhfbbftmfEfLrckEgSBcw7Oz89510vlspCCCa1643e9kqlCCsXgw7OylKX5I5VCM6HNn7Qo",
-	"cp5SzaU4/YeSwnyn0gVbUvg1y7j5ieZXpSxYqbkZaUZzxaJeEXz1rsfc4M2vU5kx87+o8pxOc9Yb67Ji",
-	"UU+vC9Yb95QuuZj33ke9TKZqUpW5uXjjxwXH2W78sGRK0Tnr/K2gJV0e9Gz8YmOI91GvZD9XvGRZb/x3",
-	"/yx7/Rs/kJz+g6V643pckY7LzNsylZa8MGvbG/cuBYGLCRdELxhh4pblsmBELWjJMrLiekFOb8/MXP9E",
-	"NfupfCrFLOepPmo3/1fJZr1x7/84rWnkFH9Vp81hv5XZumuirxaMyEpPZSUyYkbJORUpI3OqWUTYW5rq",
-	"fE2SdzG+fNwbk7jnbpjUN0zcOsW9KBZx75aVikuB18fVaPQoTauyZEIT95P5ksW99wnp45zJT3bcp37Y",
-	"l3bUQURkSaiQesHKWKT2rfzywlr7Re4n8EVCuDI/C0IFwb0aDGMB22pXySzi5dyudZPOp5Xigin1ssrx",
-	"iy1E54gg6qULKgTL4WKu2VIFFFhfZb+gZUnXcFfJqGbZJUxhJssl1b1xL6OanWi+9MTZ4CxW5HK9dCLB",
-	"P2sXOTzFyb0yY3XMokEVHayXcZXmUlUleybMImTBVVMpc0ZF87KXLJVlxsX8eXaYtPB3vmJv9aG3FDld",
-	"/0iX3eJiXjKmzd9dP/Kssd5VxbOupeYCKTLY2k0GSqUQLNUsI44EyGohFSP2bqJLOpvxlOgFV4QaeiNU",
-	"qBUrFekb+q1/p5qkVJCS0XRBuB4Me1G9vy1BjM96ftiLiG2rVJTylmesPIqAWoKxnkownn3mm2g/D9wI",
-	"ucpZNmfXsipT1qTq5ltnrNCLHeTBhWZzVppR/QG2l5IOJIaCzlkHCcDXJC2peYcLckZmtawiZhAijUjl",
-	"WpFMppXhWyOZSkaDpwTzLii+YfMphk6qIpc0IzOeM7O2hJIlLW8yuRIT852Rkeb/ib1OwWoSc6ky27Fv",
-	"GZSmuup4wUuyYlPFNZvAS7pxl/KWKfJzxSqWkX//v/8fLgEXc/hgXm8NM6Ic1oXdsnJNrASHZSmYyLZc",
-	"XstwRdeGndaDIbmEt3OPRxZLzGolsYCXJEK6NVozTZQ297qnVELznFAcQ86Q2WAZubJ3scycD1GPiWpp",
-	"6Nre2ot6+JY9I67xHXuGA2i27kU9nHFA6Jt6iBuwsY7m1nq3elGvsZm9qEcLDt+KiuYTbcRi1zPwdhQD",
-	"W0mGNpbOzFyRflXkk3//9/+Yw9UQqOFCcQidWKVuz3UtGVGzFA4QWVb2ZOf4K9qqZ20KjpxOtxy47T0I",
-	"7xHzapuKmefLFzJj+eZiUkXm/JaJMaFiDXRzQRRjZEVLwcXc0ChDbaTIqTayhGQSSFITxcpbIwC6hEqe",
-	"L68CEewohebFgvai3pRp89+cLpe0c/uX9O0recNE+PKBMNkq92tmd49k9mSHkxX/7HqgWivNzJyXRbcK",
-	"r9myYCXVVRk+WVTLKU5JS9FgilnJmcjyNR4eM6YUGCiG2aiq4A8QzXk3i0mZK6Pm8vlxildVZMcqXm6v",
-	"N6njqmTKyHUgAkoU00bzMJLlluY8I9NKG0mpwPaa5mxIEkdqoKYamsLngEYQi2lesaLkQhNVsHRwgSNz",
-	"ODkMSVGyNDejSuEpDghNRYQ6skThT2BI+DHD+8w1IrMyWVelQInIrHZiRJpCKyWB6ydC6snMKDMJ6QsZ",
-	"29MN58AVmVdMKZYNrJTl2j5YCoYi9VD+7JIaQMOBnPAc3NQBLWUFil+TuwLubhJpyEQt+vYipklogbLf",
-	"VMc3NcYO7aZLnQ4NgZA2N6Rg1Ht7Mpcn9sslFXTOhmDD/JWzVfjzCV8WskTTBlSKnlpxnS6mkpbZKd4J",
-	"Cw53P11QfQlK6ZF+glQKY9KBjTrhWeceM5XSnDrrYufgneq1f8ADReqx7LklBSMzQzCkb44kMmUzWTJQ",
-	"ndtHVHPmNHUzcqIolXnOUj0xFjiFxdYlFWrGyomWk0W1pKAeLCkHjuAza5t3S6aSz+ctqT7TrJycT1Bl",
-	"mFBtyBDIplKsBCOaKfPYG7ZeyTKbLKlO4Yxkwggl0aUCtFjGPTZy79d1kNYH5971xktJnxZFvp7Ap6ZZ",
-	"svfELVmRr7ufBeLmgVGGi3x9QcxqrMlqYXQVSmC9yYKC/GpMa9iLDjnRZMFgv5BikMtyqbYcbJVzPB1D",
-	"nyA1nPA0gvSBslIxpXmuLsg/WSndsVBW5r2AyVg27LXpkYui0hPtT3N/KHGhv3ncaSvISh99j5ba6JOH",
-	"39KWyeE021NoDb/Xp9aWHo5aAsEbCI/gEMDd2iMe7ehsaCXbwdLR3diUj0+DyX5fWs3qo4rKPavTxcp+",
-	"dt+xXNO7TEtbj8seudI0QDom8NKKr6MXBWTtcYz3N2O9gVigec5KMF48H95yxbUsL4jS0pwLUmxIkAeK",
-	"2AeT/pKVc5YRLrQ0mgswq/mRi4qL+WCTUeEAMH8s6dsfmJgb8jl/8jjqLblwnx/tcMIEt52NRo3bzrr8",
-	"DgurMQf3PTpv3Pa7rlPhIM546o+6u7BGB0W3fQfhJbhB3gmmpVtnRvpcK5Is05OE8AzWfM+qBJGCYF0e",
-	"jw5YUKVLhpGEttveSAlCjT5udGOjfcOlpE8VSS7TlBV6TAwnnMLPJ/hzAqbeIDiVvE90S8hhKx/9wFWH",
-	"MxqW63BnL4x0XS2XtFx3HciqSlOmVLcPF+R3lzHZehU3SORm5249TGU1LwrzVC+ZqnJ9d83Vveimh/R4",
-	"1zr/QG/qHa3qQ6ye+m2OsAnc2tx5cV+DJaL2SuclF+G3Z9G+cMoG+bdCEAFPPzEs/dFDEu1NvkOIoinH",
-	"N+TOsRGMxivvFWJheKO9WHtu7XCbHffsJX37HO98Mvp4HjaxtqozeteMXbfTn6bc+Q6Oitrn0VeMEaDe",
-	"ofPYDD666611nFJNczkffk+XPD+C3ex9wG8NT96SvuVLM5/fn/0Bj3r8eBbtcPIdqVfcTVjtEDZOVB0v",
-	"a9pOxRZntd6lSxy0vI5+/cLFq++7F29kc2W8B2/4Ct1SB66Kvw91uLu5N99v0y/+xvXiOy/ItmgaB+kX",
-	"TZG475bgmbsVkN1aRsN3duBB+CeGisaH6BlVxplIj/UOXHobgyuXq0DtUN6hCy4ehi5ga7/kXGkVEU3n",
-	"isiS8Ext2iB25AnPmoJ8r+6yIa25+gijmLkeE4fpItBvc5nesOyvaL0da0aiejShR2h7JaM2p6ZtXK4j",
-	"iOKCU4fRZe2ZYoIIczCtXDyoa1xrf3YaRK8WzJs5LXv1gSIrNk0hCSAwmnr71MXgcf6donBB3uxdbGd2",
-	"HLHgUxxgYp9+uHXS2uZ9IYCN53S+TZXfXJbzyifFdL8I6mFtJp1W+Q0xgvaBItQNEhkz0NikL55eEXB5",
-	"EZum1AeZfGr4ZkBwrCnGWJaBBdicm9GWjlzfLa70LabHVgti22pd2dj2cZNCl/I2Nz+dzSAPpkO3y1d0",
-	"rchobPS3hVHSDANlhpPWTHe6KV2i4WYw4W3BS6aO4nQulC4rmHy3dLKu94YVEUxG0WWRs8NJ3G15l/F9",
-	"w4sCn3PwWNc3vOgca0ODoyvKjVUwSY3OYJZmW3hipxNA1Tb1Zk5BKiuhI5BcM55rVkIssSqIlmTGIdJt",
-	"3muf2KqPdm/j1uRl97+eSWPfWxsabl9AhX7b9ugJhv+HVz7X41A9rcpv4J3MBlnd4khmCthlR/rSsbRa",
-	"Vt2uOAyrlJUwFtEYzrc/PXtFTmnB4WVOy0qo03d4+/vOCMsvhQsgMZUhDdgX3p2ocxeFdDfN+WkdQnzH",
-	"qqYN2oNlOdbnXqGW36SQhVyRJRVW+aGCMKHLdZ0pBQlWZrtI3+cDGO100CnAjzvAQm1st9yw13UdbE/p",
-	"sqB8fmyUGQ1X0MEhWVMouFONYxGLf5FZKZfkX8QGVs1fkvwrFv86OTnx/8x1WUlnmvyLKE1LTfpzo35h",
-	"5jLqYuCnkJUmCVw5JkYdSci/SGKoPKtyliWEz0gCA0yoxtSQBaNZRFiuGEksMSfwfOJvgzH8TZA9Cl/a",
-	"y1tXR/X3pKCVYu7/jPQT/GOCizwmlWJlMtgxQJ00whVxXoMdA8K1E3fh3qFXsrxRBU3R3VOpgols5/j+",
-	"hom/2j2kHhlTBAgl1h8fbT4LiduPERGzcXJmtjLjGtLRNeiHSyn0Il8TuJCktAgn1zWbiCRcqGo24yk3",
-	"a/FzJTU138IFk5QWE7uDmxPHhB1nVbqcHWdSZizluDpeAOIAdj4t0iQhBcmySS1AolHHxkT1aCkVKcv9",
-	"Hzk+LhaJf3wCLJX43xNCS6M1CJoPyaV/Ymr51u2HIpAAnUoBiQ9iHsUiN5qFe3P0+AnybHj2zWMCATJf",
-	"rSBFyiKzO0upNElKqtmkYOVkyUWlWWJ2Hf6KYmGG4QK2ccVFJlcXJAHZqIb2gEpQ2/HRQuWZ2E4uIhnD",
-	"lZYlDmh+pDinIXlm3sO+FZEFE4rQjpCY4yF4L20tQPO8WPSTRuaDNesSktKy5EyZCTtPgF9tXE3zzWBo",
-	"NuThw6uSp2z48GFzQuBetS5QQiG8pQzxpwsKIVEt24whMJcMhCRqazjdEpzraDGVcJqNCSWQ9lTaY8TM",
-	"jVoqH+L15j0wzmZe3BAO1Wwuy/WYxD21VHHP8EUryAhfBa9oOIfNwWhzCwA8qpIheWUmW5h3N69VsJJc",
-	"v7gm9nLSP/tmRP50/eLkd/DGNNWsVCCwz548QhKUM/MaUpjXsKt2QX43ioUsyTe/q5M+NXuriWAsU+T1",
-	"0+uT80Fk1spOhPTPnNz4IxkNR2fk9fV3gzHx32pJaCyS/zhLSP/1dUSeXg4Iuigj8nv4VdjUacM1ygia",
-	"xtaVbAbnl00OtNs3JJcKSRIyUxRKuXrvqSZwF7icqPLyZCkFW4O8ZUJf2Ci7ZVDgfRULK0HNb8K8OhD7",
-	"FQoGozzgGLK0ElRBuhatx7G52XiDWcVYNCktpeZha0LnlIuxFVxc42fS5xrIzOgkqwUrjc1BlJaGZQeY",
-	"cdjh15zwu0V+6KHuv1+biy5Uu/wk7EhR4/26tDEv9XeZ6nsX358lHzhKtdMz1KkXJoYBknF9KiErGLnr",
-	"xCXLLpBtpGIRSTJmjqnSH3yVCL9RsYAqEPxqTUpmdHxF+mgqQC7LlKY3CsVOzSyQk2u0UBoUG12/uI6F",
-	"zUMdEEXXFyRBEycZW4mQkek6nPQFSdy5Nq5PNCMy7CtmsegLWZ9tQuJB5k85kI6JNC8+kZVZHL1gaxB/",
-	"ZkqvfrpyhwbKr05m9GvSbcBaO63bEcMahaPhL7VFufljsA+HpDbYSIO/pTmAn2H90E7yv4NHus4lvqus",
-	"mvFS6UmQHPOxqp+22m32jUPz25lhbzqrqAJ9PbzLmBouzuMNBP/FkiuFZryQE4XOmokN40W9Dj0bnUQt",
-	"NdtsWVvL7kVmid4cUiBlleEjz4GWBrqFfK35dncRZ677p41m7r0Y1d0JE9kxl8Mkj6/98e/WGqgxjeAF",
-	"oo0l6+IvGOMDj4VN1xHYPb16r5suJCTeXtTwMPlzbkt9VnakGOjy5XvfUTstyCs2beERqC1tqRBQcpsf",
-	"/UnZWN/WKdw62huirvHC+9JzrZxQQ++4OSJzwt4L6+Xufy6Kalv+3ORAQRdqezuj4O66LrndTm0hamkO",
-	"fndVw+qLzJEJSr05412Cwa4pIpHCY2YUHM+d+osh+jEmyRDqLHrBblkJBf5ZR75ixwES5mJ8c0BaSUc2",
-	"yvkh2SiBcN217Nfuur0prp66kCo+kLTuECLNqKaHV+g7FuhQ3TePWKON708k9OsCMzmYG+FVP3C5rqBy",
-	"5UPTBj+a2XZnRv5wBWwP/+wd8PPxk9lOtC+2JHY3YQ+G4ITWlQK/deJ/T6ybxKIcGMt+lstVRBJwmEwU",
-	"01WRxKKPBYf40Rg0ECdeUHAtW/1vgG6QFVfswsrTCbrOnA+EuumAhyMWzifiZ9tP7AVQ1FjPcgDuImsJ",
-	"mUfTolBkyhbcWHJLNadFMTlLiJaxcB8fo0PTbFHmMnxePrv87sWzTidElpU2ytQRVcVJPVBErgSxl44J",
-	"FeCyqn9Fl6fXfA+wfF3y2OYzbZ2qilwK5QIqTqt0Qagice/f//0/dJpmcc+8W5HTFCrn0TdbsowJzSEj",
-	"7qPYPsdBckxC0bD5ZiHKBlTiNqE4Og7Z/XaSfbAtf28HV1nZ8qeaE121HzwmV6+//eH508m3l9fPJq9f",
-	"/nC6kPJGnb5zt70/fQe1U+8vCFQzzmTpsoIOmWROlZ74JfoAzfgYc8/KiE5r7y7wIsbM11XRtcoNYRDV",
-	"/lfH8+iCxdvvpP97eWBur8XTp1Dt29ApgZbvXiikwcjLE8/kHdyxXTnfJJZ9CoKtaR4eV2nsS6Xf1+dJ",
-	"d5nLcfqSpbpPpy7V03+1iethGVSzPJWTW8nB7FKQBuOOjvrP8/rPR/Wfjw9PKQ7nccfM4nZB47Nbhzn2",
-	"mQsafS3jXWb0gbWMWMZoy5U/bCH2p33uTvKMektXJ7EpVa3/i9YZbR211fgjFtwBxkNByxuA4jEHeFkJ",
-	"RaTI1wSq0knyn8+uiYVqkxlDfLakUem9ix1t/tQl1pzvqgK/Y+H111rp7bXSS4tqUVn3Tps+tpP6HSt2",
-	"9xR9iprW+7Ikr18//25gYxodoe866BcUhHaW+AdW1Sa9V4qVD1Qdpe0maGITI42hgPxgGaWLK4eIDVIX",
-	"3R5SXbrsLm+6dGgpwP8JpN7dnp0iHEuCYVbrzrFXImrAVDGhtwAe1GWsTTfQB1ShPsXlYdmlR8c4KC+5",
-	"Qy3cl4Fa7kma7MrWhlg7pmrj7aRvNORptZ5AoGriwuagildluqCKZeTK/PYjRqR63b7kdiJtYdSxbbhe",
-	"UuYHJmF7nQLuCVQ6+/Zb9uCgkvgNtjSkMgHgie60XneJWm674E4xqzA829wuxbSF81Bypk/spaH1dZRR",
-	"4gvvP1ZQCyptDlY5jdb6ks26TjdnLu2dWCefwG6/2VX631xW9AEYwvdB3CXNjP1Zymq+gJzeC5S2kC5F",
-	"hTWILcANy8gNY4VC70pQggJ4hQdZwwgl1+QYbpQF1ECb0ADdTHRkPsJ9hVKQqNxa++wGJA3/ok3miVrc",
-	"tsvKCvhjP1wJbOadQBngTtTs8cNzf8PxZVQ7UtI7tE0pGORWuaSDUq5I3yXgnY1GowuE6FUTXVYiNQ9w",
-	"uI5MkKUsGVmxkpGczTSRlR6ESucRk59xlmfbahbyaikI1QROykZBl/ndTJkanWC1kDkjXO1RPzYPM7na",
-	"fHLOBXN6xYznNs90wWjGSjJlXMzJ2X4l0gwd2ZeLdh7ebYZpr3q30N+Vb7FVXE0sPXYe7HLVQSXGqDbr",
-	"jNCnpD/NqbghZokUoYpnrDuN3PLS5ngwFKKAYgIoVlJmhJIwVzQyB1C6gIIjN9beJffsCa/iubtm7TAJ",
-	"xLJFx3Ifyu/IqsdWAXQyvQuAfojisE+d3FAk9t+wFTJn+5HcZiVlixAunPsP62TBAV/vTxeiwVkngEQN",
-	"YnA+2n6gt6MuRx3Rkfel/8fZ47MnT548GZ2dP2obFYecjS18hqMQGd4fSoVHhkk7yM9oSFfHW/Mbjr/j",
-	"syw7SaaWAr7+OsfYZke94f2FLI6t2Yzql9pbx/t5QsWOZMx+qyt0OnwA2XwMktnpK7b6VMd6LaiaGA2k",
-	"+2gU7K2egH+sC/dbmYOLJPB74gvGIR+6wDW5gzlwl+0KXqMx50O38WPs4McI938ME3brSbM/drZhDN7T",
-	"GbJ3JtsQ3/bnAN7ruWG226JQdTfNACPzwI4EcO2PHx+eeie2GVP6NYZv6/mVfB/W8x0z5lvYJc99MuuP",
-	"reiem1bw1MOgTXA3PhTdxO7pX9j6E2BuHHhk3rAtiLGKpSXTEUnUzYm6TSfD4TC5IGohVwIjHRYTGPzi",
-	"3eFxyHe8l9h4UbIZf7uluvVW3nzgc0u5P53npcxZt2oBd/s51qpG6LhorE9j0rglXRrId+jfCDKFNrL9",
-	"2Vbb80By2Jp0MHSjvznO97N5W/BCu/CRiiLnXV1AgEGwbhqqIU4wtAZeN/gSYsLNMj9GFJ2xeUXLjMjZ",
-	"rDMdk+0Ct1tajAy3KKqQN0xgrwjz9hbwrlNQCqm31WHb22xsZ78rMHhqd3zPDGZtRH9ZK0MWs10soBtU",
-	"0y0ZFaqFAIdjuCRWxXOb37wn4FGfHW7/7PvbJYxaK9cx49a6HCafA0q6i2CG/m7PbFurOyCnN/tiAaKN",
-	"WU7XWmVW0iXDsJyFOXU1pVx3gN5+YD+4X2Jnt3Z3NmijtkG72/uWQbXUZoeyHYvbKkDb1WotweZRc6rZ",
-	"oPUgnL/zPLrHAjQVdl/rdpKaoeDoHGNMAK+F+lModtvrX9++js/FVL4N000OgwpG+C1Ions7JIkFt0nG",
-	"xGO6Q52dkFOZrclC5lCCPIxFAicZTTW/5Xo9oToZOxR2VwC7ogrLXmmWYQF8O/yLP5uTZu5aA21By9vd",
-	"aOCe3ARd60yV4nPBUFrk+U+z3vjvuxUG2JkrViopeu83qqDqvnadjBuAd+9ego8euTs44OZtqTv0K+qM",
-	"EH2sWj9Pwh+kE9bo+JOg4cSBq7wpAlzeRu8w2NgDui012fDw5YE7dx0anaGJ3SHHD20RYeXPATBBTW3T",
-	"sVC7bqv29PUC1g16H7gHtqilc9tbS9al2YcbsUeDQZF7NH403AarsSHxv2PayoAjBFPjyHgftbWPZmOZ",
-	"Q9u9HMpUH8iaBU9vqmJiLodi6Q+rVNyFyLagIpOzGbEXkVXJtWbCY4yG5L1fxTpYjOzrPNNAb2vSb9fa",
-	"dAlWV3p/sKsXqOaF5YGuRA2pjx3tR2Mp7HP2NLqU+Fm7522+2psudrMscldue7EtPe4SQq5mJ532MyYJ",
-	"QDuhDmmzPwYRSYwUUpoKbX8COWV+gG48CenTWBSgLbi2PbZ4hGtFaKUXshwARoCQmqfM3AAxXkKnstIb",
-	"KpaPkMUi7l0KQf4huWDZxnVxL3JOHhkmrERQ3GO/w7l2KmowsY+pFN0Fbta6b9oF727Fe1HPtZjCxes+",
-	"w9jP3aH6w1Kfze3eF2QtW7s6u2NNXfT6wp81dyPYH60PYttmHbxF9xq+261oDMGR0JngdNCGtLIEP3BH",
-	"fkSvxt22w4XhPiDS1nVof1DM7cuOoOGiX30ID1gS7pDZKGY3sqQvSMIzKLH0BWItkC6tWD4zgveGrXe1",
-	"L7qjLXZX//hRhiyszbWtT9wkyiXbUtFoVOjshAviD6miZDNWMpEyFdTUweLsbRHol+qjo6ZA+8D1pBJp",
-	"To0SdKhN4WxRa5puDNO1lvYi7D6oWCpFpg5N90IKd4Wi+6yi5obUTppQYKqGu+aIXKzO1whtpCU70Kpx",
-	"b3NXnnUNYO5QmNRcoTOjujwejUYBAB1GsHTJl0uWNXOFzrEXxh2Lm76oAF87ErfpvUbfXKUXTGiOSaMW",
-	"cjdyCh+iw1iuRnB+CAxYkJYPi+5taTh3g9h4M1m6JFIjTm7Y2uZg1xCQlkV3RAk3XxrQAxrEMHNPhbcu",
-	"WSrngv9zWzvpX3qYcQvd3gF8w+zIwWqLYY19Fh4M2DU/VxZwF3z/T+IU3h6guEs7XodKN6eaPVDk8egP",
-	"xIjzyAGwYvCApq7vMeDduFgCFUSuBCshJpotuYjFsjJ8DgEGl6SXUYWC94EiTlhDStWQPM252TmiqnKG",
-	"yg5EADIJhmDJdLnuMgB9gMU7/nZEVjpPuSByckgQpL6ha0euoPJsW4mVi6l1pbHXNVXEXHaBJZyuuQw2",
-	"MHSVbDRHEAxX6KZ9VWinP/oufRW6wI5SPfn3f/8PkgHPyNVP1xZlPpy9On3Hs/dE0xumDjO6mkWNB/p3",
-	"j+mHsMXBBjUyK57nZEGLgglAdl3JMlNjq0m6OrMoAD4EqgzxoS0KrQeF7e2oK+uYgC3XTT0NsKzOLm6X",
-	"vx1ZCNMuTevsubCPjD9CSX+DK3bmtjYXKAaTL+71PrzAv1nG/AHNUTZ5gvAMm8qIBhsPwz4CHQE2FAUF",
-	"1ZqVZqj/+vvo5A9v3j2O3v+vj8XFAenvXr9D+3N0rmxdgnnkqfPw4Usm2IrmavjwIam1JOCsEK7aSDrL",
-	"ihckKSjPJrYiDsxljIVnRM4QbBjvN5cNyd+sp5wrB58fMvMDRRLLxxPg44mDmA4eH4tGBjCO3ld0ac6z",
-	"dQCurBc+XA+fHtg4dEbXA9vTvmClfXQsjCDBwYwgAP0WKpZYkfOUYtOCkgFanzoQdDsWNeo2aYBuh1Ik",
-	"7lkU2xKX3zUs6Bd5pUhSsJLLDKEckygW7gsmAEvp0k56A9bZnNMFXaN7eUpzCtD1rrdjKu0LWtxuWCqu",
-	"yUpWeUYg59ovXIi6P2iBX4/9tOtu+0ksoOxMcdeArSGxbUmkLG8AW4ZalG0cEAio5IbKAIEakfgXsiqH",
-	"sbgMWhPU7+qzvBAMW2lzhsCkFOmbhwHIlHu6nb65fTCMxfOAXLDVpbm7EoZcye/O4cnKQTc0SL3xTkDP",
-	"OaPK0Ke1YBzOzNjhdY39NUlklg3+rltAwDMT0hcSwdrHuD2pFNpYKdChH5qizWCrYO/t4924vjLVPP/y",
-	"6jnc035SLCAkcUGazOlWpmSzClaYcb1gJVnRTk0P8CvLbqSJe7RnO8XDoU6WxtndDZpbb3CHn0VkDfFC",
-	"aF4ymq1h+S7aIinE919A9PuwhWhMsjtxMNzOLj1mTWhNEpZEVrQmUW/J8xw11VtIv2jGS5AeD0ftdYN/",
-	"mE3cliUdte5eqlj5DHeQFASXIeApsxtinjZG2gZUp4+FXetXzL3ysVmxLR3SsVKgGnaTeYtAu5ar5QEI",
-	"N2WDcvY48WCWOEk1DNWKg9154QiwJMEo943zGU74c9VvNVbwOLTPXUv302zGSvVJa/+2y3rXyHey1QWf",
-	"y5TmXHffvlWetx24G409OqsLm8NVqhtE5QAROz/IB9Fi5OZaBG/uRwyZfRuPb77DF1OQ2CBoS4Z3J+mX",
-	"rUA9eKwAb2/JMb3DrustZ6stJ/b1R8OK98XVZ6Oo7mvtkGR3tAUPIeWbVIun0UyWzB1GVBElpYD/Eff7",
-	"zudSiEPffOzzyx8vbXN3fOrrV08PGXE3WH1gGvf/Pjp7A/bxv87/Pjp59GYw/vvo5Al+1Wkut4HtmxP+",
-	"85/HL16Ac82+0wUq9fWECDgR0SZBlVzOiG1PQPrQQi8jQbMc7GOjCioUWfJM8PlCDy7IVOqF2wmBZkVX",
-	"bPLub9pVy/e6yCXNNn0207VNkepqyio0E7qNf6jZW31a5BS4Az4saXmTyZX/vNDL3JVfpOD3OC2yWSfn",
-	"WD3h8ggdfcZz1h22Ad3XmOAI44JNm6Fq1wiCZLvCH6x1VeQTs66XJ/8PPfnnm3fn592ul01JV+EKd73l",
-	"zxWrWHaNs9qcN8+AkpwPvZ4/+HMBLcV6Nq0P0iwBGgHGXDJvDKZ/yYiQK4JPQwNNzJkC/3Efw1dSkD89",
-	"e9XAXDm6t5Ba0PMn33R0lGRvyfWfL0/On3zjLBSkruP0Ur+/TQqMem4w+/yQeNpLfFjFDvLEcQCnvmIH",
-	"srPSquR6bcT/0rIToyUrLysNlhuogRDlh6/rhVhoXeAYXMzk5lJeuSKol8+uX5FSVpop3Ps5BETMdnuE",
-	"VvJqwdZELSiKHV4SvixytmRCY+zA+SZi8eLpFSCqKdI3NrwRBDYzT6+kC7OoAfpDbIABgU5c1AFcXK7I",
-	"BHjr9PYsGccieRdjNCTujcm72KVFxr2IxPDa+BdU/+CfANTXe/8+gbZ137GUK8gYaMArZ1VqRChLwS9i",
-	"SEOPSVKHGXBBEowtIM055FNINPzPyxc/kH4SyqI1XeYJVtFQRf7v659+JGby5msz97g3HA7j3vvkIhbJ",
-	"1eWrp38OnwSRjPBxANUD/JsgXAzC8SbWVQfN2OBCCyaDW2jGxjCJ3cXEgZarEOJY1RuOwR5B+tcvromW",
-	"GV1fEMUcGootyBz4cVEaqQSr7JRHJbJCJTF/T/Ai6/hzUnxifko2pVEsEMqnfijyDziwBEkur64mz378",
-	"6x8zBsSxxEXAwFQdJ79hawIQHbY+LbgaQB1J3/vUYpFYdSgZXNhgPxeOKLgU6BHSXJtTs3ddcylsWBCV",
-	"G/fOhqPhCOR2wYT5cdx7NBwNH4E1qxfAu7jLqQ1Yeff3exfKQolQ0iXTYPn8vbOmgqZ6AmCYHnISVgA3",
-	"kGXIjH0MDSTdsYEE5DPCTuiFC/aOGx75Wn6iuoAWZ5ex8CbqFVJ1KDxPPTimcLCYFAWOLKETPkzcvkQf",
-	"N8s24r5ldSN9NfA5wbEwPI3SA2JYXI/Jw4fno9HDh7WHtAHpiDj8dh3MCWcIBIG9sfkkXixXkOQFYECG",
-	"CShBdZws6drFPrlCSRmRKbbsdENSnCy+Yyxw9MR8l4zJ49EjkpQyZ9AhgOa5XIFr1HmE7crYHoao7IHX",
-	"c1VKMYe4LOEqFo9HI5LAdxPzHTIVts5R4UB9ivdY5/iUkXnFlGvfVq7N8BeEilhgjCUjRlJzjL0nlgTs",
-	"T8kF/Og8gCVTMr9lWeNS92VyQWgsgoWwcFqKaTIv2co8fomaKxXkbPR/Ws851+C1s2SA84hFQqcSGgZl",
-	"JZ9ZYee6/XNs9m/7oQIwvo09NKndzmtILkUs7JzcY0QbPparOhZqlrO0LvctwK/9x6PHZpa4Br6BdULM",
-	"nTZr3J9+z7OaGy5dyNxyo6sCtaqILwu3Z8k/rPOzZr+jPBrZJmTIHsjZDZjgrLPk9X1bQiAEayGFwmef",
-	"j0ZHvda+fu0WkgKevJlH0mB5I4Yf4+O7RvXTPIWSaLz67KirHx119eOjrv7DMVefHTWT82PGfnLECoZh",
-	"X0fogdS3TCcrrXjGWpznpTkmob09qcVwb9wzggfGD1QkM605A5pqstgPXOlLvCRqn6Rw3P1cMXBK2fOu",
-	"zlHwZHgMQEynzg/Pv3YDH630v7lHNoKpgYN2CxfZ5f2y2OfTEK1ZFvv+ERFsxZTGxIBtJFkrPS0xX6Po",
-	"fBohb8yK/T5cuKoTuqBtuTQn0h71ALl/9tEItoEPtYtmQYNwsI1fFvl+kRIaVqoGcrbdgOuWHhs0j5wx",
-	"XJVcs7Y4Bot1q0z+E9M1M9ynYPsb14sAImUXufyiFYRPQyJ/YgHQty/JzPz6kmku05sdwrHj9G0am3us",
-	"zD1eQ7A6HUxgk+Jegx/kQyXwXnrDx6hPrQsfQesNh9BXmt8vFgGbhSi5DL1ujgvuIBRPoY/Tplfnfrih",
-	"0wfzEjN9GfbsCRvFjoGjsbCNRtglJKq9chGZVooLphQpq5ypiCCORBSLujodnRhS5soY2WtSypyhx2RB",
-	"9ZD8wOgtA7M8bPGSEKjdlkQWTBAKuV+1Hd43s7IpmRZbx2ZbwqwfKDIvGdOQVKddeszl81A0rRZMxIJr",
-	"YvG5BhcYqOE67AkDq+JiHG7sZmlZnwpoEOl+hv6Pj0ePW69UW//gt3EGQ6NtoHOvNPqRg1sjFkK6bi7Y",
-	"tZ9l0G4BkEOaTorGWI054NXo6X5VJ+8jFJfFxk/wE6avlmYFXPIniEjsMRiL5BLKJ8YAnHYKSXon9s4x",
-	"wnyp5sMT0ocNs+mmG9X2gr3lSqtBRJKM5ZompA+1/ojMRpVNlUW/K8sGdmOTTApmgQMUxqDgnaj13IFj",
-	"fSqzNUIEWByy/iZC1uDCjRVcR/MVXSv0HmEs1bzhMBaXwt7eCLQCotmUzSl4iqgggN5GyzX69/EOJ15g",
-	"F15W3hluJ+6c1GaPuZjbFDuz8X3otUT+yUo5GLc9UwsKiYpaGl6Bmn4yZ+CytyVjuJjw4vizJZNBRCqh",
-	"eY6hDsDIgNizmcMCXG5KsewCky9pqkkGiBEBtxGqbjDSh4l/kCF6gqFpx53OqvfiAn6+iAUlM/4W6uxm",
-	"laKuUBb0BnidgqcX8BK1OLGgH0NyzVjQ/pQoZl2rce87aNPquMsFLuIeDG97keXsgXIv0+WKgzP06YLe",
-	"q34QtsT6HDqCef4lLA4G7NvM3ByueWp8b7ncZuii+9OcVM79eUqSjGrqfjLTsz+NW7LBM/1wOETGjsUG",
-	"Nw5J8vZEKXaC4iVBbH5kPZii7xSL7P1WM6HQawtu7JwCzgcXGC00uy/TalkDeGzEnMPHYaQFMsf2rGeI",
-	"RQBr1It6DBsLNvGi3kcHjgi9CdtDwYIdPobd5eB+Kdje25t4kPXNWHH2/s0O++mBYzuMcQrM5HZSUs4I",
-	"/+qD3Xr1ky9P8b1mUNjhJLo5aWw77ECLycypAzqjPW/g4AOZjhs/2NSQIThdq8bTKr85LSuhTt+VFYQ+",
-	"A7dBK7tLG2WsguJMSWa0tHncjabgZSUEF/MkIixXAFVBZlzQ3IX+NgT/n5iGWEIlep81XFFW4qs9tpcs",
-	"X7JClppA2BjiimUlSH/O9MR8mpSV6CA589NhDggkweNC3Q1Kfmcsn/eH2Xe2KnL7o1zgAbGkJw1DxENM",
-	"T3z74yi40DX3cN/YmmoF5Q1hW3voAAIR4+CiN0dYk4CZzt8GsXlnUr54ekUUK29trSrkyVQ8z0Bft5BU",
-	"EYFyrJfPrl9hPS8Ad5gjPIja03IOB7fyJeBG4ZcCntBPZjyH/hjtYD9AJsgS04RoDok2oGYlBAvMbHB3",
-	"AkIlgYMr4ZlKLkjCRZpXGZs4cWJUScgNaS5nMrgglTAGssDH0ZKRx6PRkCTvaJ7759nwf/OBhP1c0TwW",
-	"FmsircoSW+hVQpM+xPYbNwTAvKftn5ZcQXeqJDJ6EhdzXED4cQC2R9Le5QTTJagGE62VM5G8s80FIuJT",
-	"RCJCZzNo7hfFQt3womDZ/xUZO6zIWURQCr9PMLsiTNuw2V9u9R4aBbBFhckgFoiD60P6a4aFYGuIFYJp",
-	"3qhOD9LFzNTP3dQhJyTxeSvmYZAcEUGdIkqSBGbrDC5ccaxkdG+T1NWmmJiBC6qY0XSSOm0G85jwLsCi",
-	"25ZfYxUirhx4otmW64VcoUprgRXhnEUHzAXhM3x/Oi+ZmVKQgbY9YyiJhd1Bl+02JnGvna0Q994nLl0m",
-	"MKebC6wMgz0I6BaflgygIjHcYUy48rkdXFkz1DknzkcjR2ik7zYYHS9mYKTQSxDmYB1jqlsuxRxqNY39",
-	"Cuh+5yNicXn80HWJoWNVeH0aiwSluWFnaIbbrW4kRneRpQaBAtDOGyrCy0qY8/tVLa8/tnVohr90Uu7L",
-	"S6VwnXDbIgREpttO2x1vYE7a89H5R52erZrvmh/W9LtepZ56L/y8VhRzg4xA+WqCbNPezr9AXa/yWp45",
-	"QUg/lDhSMEwQQ9eY3/et6p9T02otZ1fKyNNAYfqwrJGspDNtf8kqzB+xogrGtlBSgBJjexcjm+Vbyiu7",
-	"Z4BeZNBdjwoR3JtUcSu4K7mk3ovfbH5JIEuPSzFpgTnmSqKyDSgVgargH3BqHeFhgvsDZf4D1zOewX8D",
-	"1QFo1qExAP5PYsgMMSEZy2xXBI8BBF8bPX5ONbMF4SWDtxNkymJhlIKcauvwJpDhPiR/s85vo4IY3ds+",
-	"FlJakoEd3oJBcZ/MgcqYLSJzWgUAn3S+NQTdEEMCMR7GqGJwhbONwsxfKMDDkFU/8WMM8fYBvDTgMuDJ",
-	"grVWcHvUzka1Sl4ssCmEAEw321cUVvrhw1e2I8bDh2PrlN8Ar9rA5gQnPWJZORBjNBti4RCw7C0Of4rU",
-	"+FNtzKy+h8HyIFjm2AT8BGPugNTFhxk9cWA0aCHFCeyT3Q6vhz18+Hj0B6eDWzOtVaER7wTFwgIN+xYN",
-	"rdUaRu4nr8CCpRELWWYIRBFg+WF9Sd182WwoJVhXCXAolUgBqcBM+9HDh0Zb3MzHxn4lRsVxXVD8kOZz",
-	"8BEBypSEIB2H/QAqW9K1e1jOaCm8cQxDA6t3Qo4FdgBQ1rJSOhYtBLKuLDMndu9JUXXDYyvXT5375d5t",
-	"z3Hyq9fymk2DfiXqnstAq2V+nxIQNWBmIBfVEh9PmZqRQZh3aH+1FEdNbFMR3Jus1uCpe1aXftW0/Qnz",
-	"1Goq8plqGDv4QvLTWsFVTC2a81smIJZCU5dlIG05jiL9hFYZZyJlzutkTYrEKD+UrBYyh8QGUeV5EovU",
-	"nDjKJZigJwydbkv7BXg84RByXV2SIbl0npSG8oUVOO4bOCdZxjWdgtsLzBhzbsFgA9DGoG26s2qCyqTc",
-	"vk/XGYYJdJ/oDMOWwp/Y2fL1DPsVeiq2ZAm608ub/obf0OKv9/muB9YpctOnTiVs6Zwwhy/jfHSy5TfI",
-	"QZ+IymGJw6PVGdLGLoE4Xh9i7Tu1MERC2UbUwB2fNz322oKrKC0LFWb8AcSdja1eWOO/ZKpaMocfwDXc",
-	"VbCM9F0Q1lfK2hPWYmaAu6T+ak65GGwmJ1yZ5fgS2Ksttb7y1sflLdhoQptHRVsPuztbefihz8dWfwLf",
-	"Xc5vWIcXKbJAo95Zky5YelO7bI721Iy9P+o4D1QsjnNBbXXcdfno/O3iYB/dRRN4nryyMMLgdBxDnh1W",
-	"pcYCk7L6XTnlAK5CErVUCaktAHRFUVvjSPqPz88jglgpomUogOuvZSnYADxxRgkMYLMPapQSfPT1i+tY",
-	"OFhYjNfMKzRs0MzBNBGcvFqqibsWtrm+3vpgbRnxLYsFYKs5qM8Nb6mWkMGO1Ww4upATC59l4esSBz1D",
-	"AhQQWJeUCgASnkkvqtUYawQqWD2ErosCcF6z/7oBy+4BhG2lwCOScKGq2Yyn3Kzuz5XU1GLqumw7RdcQ",
-	"uVzwdGHBKiw/x2LKUgmJuF5UJK4NIwbDAZINXPV0wWhmE+F8YhxWZWANA4atLJTEH8zEbmnOs4kuqVBQ",
-	"bJp0WWnX5iFfklMk6pSbv0U34JdoHQG5OGuowwQi/f2+u/bx5nLedsZw68S4A0K4TuI0Aqg7iROHB6Cw",
-	"ew6l4pN2RlLdu/4WA6mvQpn/QPnFaIZUozpBEA+8hcxB0YciAi7wJFaMHh18fepQtKh79MZJNCTPtaoz",
-	"lQElfrVgIIV1Sc1pAMfNLJcrIuQqFv3EgnPBqSdLAOcPgoikn4ASMFFMV0Vi3y7BTwN3apQlt1pJUWBa",
-	"pcwzfyy6l3Yz0NKcAagfVWWejEly9frbH54/nXx7ef1s8vrlDwn5j1gkpwspb9TpO8cz70/faXnDxHsz",
-	"DcgCg49mtpUAqCGjh1xYTHv3VFdjZqYF+p4zhFQTRv6Bgq57VFelUTJGj/D0WnHFIh9yRUepS3UEhSGB",
-	"LgcejD4WJ6gCjUkSwtdC6RkqgBfk2fDsm8dYwkAERbiFQLtIEM02GUSxIP4T6cvCXvr8+ify6OybbxBv",
-	"adY1DvS6ZXkx0eytDu6FIakmS6k0eXQedmwbh813tCR/fvbDFegsz3/8/ie71zUeP5R2LpgZrtaEprKa",
-	"LzTpI1IbvP+JhaRF8gK1JtTGDCNZ+qEp+M7NiP3k1d+e//D8p8lDozeBhmKemUtptq8qLlAZgdrHCBUh",
-	"UGpAn2FTQzhQ2Ce5wPA9LGRIdAG6v6u13HgNTPZC7vDeaUISvG+i6Q0TSZ1gQNtvEuLdkQYfDYFMVmya",
-	"LqhOxsagcL0JberDhasTDBiU9Buv4Hpnjv0+8GzOwuYfvl9BcmoMnOz0XUPhfg85lick0SxP5eRW8pQl",
-	"EUmWak6LYnKWAKvaT4+TsSX/qPkuvtSPK7unZi64FMrCNlrWB755WrKMCc1pHiDFzRPb6BMKsDKSAGub",
-	"ySiWlkybvwqq1EqWEGGgBZ/csDU07KCVXkz89RQSioPPRTGpx7hlJZ+t61+nUvsPULiZQVazmVd9kbsf",
-	"Ahnw2AG4VxSjucO9S66fPX357NX15C/P/hNAukaxsHNX5paJFaiJL8bkGs0MdNIgniLLGkyoFnJl5P2C",
-	"C23eNO79+7//h07TLO4lkcWt5CWBQM6OYL1v2/9JkL/MbgYlDEH/TgttG4CCnY32oYJFtcp0lKbUAhKv",
-	"1a4t7eU+cY6B3ZLdetaXZlr8GgDCjCitNagOY8CruG0rwAfwscBg0xr4Dr4Pue2eNHV8UHYYEUHWApZl",
-	"fg3p7yYPXNdAv3bN7+pTU2F2oy0Bh1x+cMaTkqWM3wKQdSmXRrjvoq1oexbI/ZPPL1P4fIH08pNg2wXJ",
-	"F5Dv4VUrY88xaJXEXR2YTflwWufYAhg3ckMUEP8tzSsW4e+xwAuo7doOquZS3hqlECrTcjbT4Lfspw01",
-	"D+rcMlSbblihbVKlXb0HqnYSkoylPPMNyvq2N5i3BxA1vnbWmpkhlrVRrGKRvHsfIE6jV9gzNDhcbW4x",
-	"aK+DHfkhv2S16f1nBk79DciYX7469JJhh4Xan1QSWx5pGF/5bG345Bm04UU5UIPCsGCnX+unFkZUR/Vu",
-	"2HYPKggLXrCcixqmn/QX3Ig0aC8ucxULrNe14NPYevyBgrBf1CjlUREB8Qy4TlA9qQbepkcvTxNDihLB",
-	"Vk5+NvBysHklLleyTE8ALJ3bpP8OMKpZaOvZ1DUyZR4oKgNMZ3Sb4GvGop+8najbtFGmjehPJVc3a6xh",
-	"cuUSDuFcMUaSZuNhKCoGPIVYbEGaDvsiNN5TS4uaC/b8NWAwcDEfO5wnW9OBpc7bMZ0in9WPboMTxYS2",
-	"WzBuLVhC+sm71gq+TyKfCejxnZJ35kHvjYWufINRrPV2ME8dKE+AKIGzOQDTyXZuRNCqAMKJdCE4IaIY",
-	"4L0cBuC0acXfH17QZ4QKwkcX+foQkKAPQ9FpA+g8u0VUvTsB6HjsnPYoh2Hn1K/9aVBznBB9YNFTIt8Z",
-	"BJuEOAyVX/RR/EX6GrDfuo0FbRxqeyFrGmfUVrQayJqyqWRWsG9EhSIi88wHqEjfef/PRqNB5M6I6ZpQ",
-	"sY6FrQ4au4YZcJT0KQl9+UGneNrdOQPzMVynjSgWEKLYecqDRcBLCGko2/FJk5wrzTJEpoN2FOATFVAu",
-	"CJgWq4UE/6l9jUY7CpHtbEXSJWshottY+XsUgRt957elxTU3+FcaT3XkGzYEC7duH0R/g2G8s+6ItjaQ",
-	"TN1c6w1e6m5fs8eCDyy3bx5Hd2pjs943sQhCa1ubjGgpQZnBPjYO2BR16VLKGeQZmb0C6EVCt3UfsfCZ",
-	"0Guk2Q0nFse3w7EK+YZR4QK0DXyezUY5Tgw54Jsw3qq2N8DBXvSHd8Ah+xrguB4vCCr5Ib1takiZsLmN",
-	"8Og/PEMU2I3uL+2WNC48vdmTZnuDGAt/8bVPzB2UWdfAxy7eNgx4pLeSfi28+UUV3ri+Mk6+ujZTdc1f",
-	"0BvsgG4yNmv/xGg323U7oxKgJrSkGTMaWp32uvQy3gz0QJEExoIQtflFEGz7Mtym4Zjb4AG9+2UL95wr",
-	"31tyky1g6pF9QfZrTRezUMf2Zd0hCRpvhWnSOYBc1bB6h9DQdvL5Hhxg5sHLKReM9I0mv6yURgylwZBY",
-	"qLTsjwjBATNDvUDO9In90U8oFuZIZjRzukfuEHKG5AqTlguqFEkEe6sn4LZPrE5F5+ips1/OLPy3uXCH",
-	"Eu6WYacK5wtgUlpCizlMRNF0TvqAD+E7DrYyMTWd97YoaU9GnYA4Wx7skNxzbEDf9Szz07GoOVsQeKyS",
-	"NlHLJhCQvX0qZc7M8bLvfmOX7R+h+cqqmuL0zDuD61iWhC0pz0k/pYqdcDO24sYWxC6kcoaG45Z1+Xnb",
-	"DpyPRgeviKXTxlC+2bjVOg5dnZwvue4e6UnYtvx8X9vyzcVrswXmHrJbLisFHLJljeCOLwdvCal+mzS/",
-	"RF5HYwL592sY+TCEJrtendnEGMtQR8M1+UMHDSRqTaSE9CEDdUyS/0jQGf57oiU5e0IyPudaXRA4tVRE",
-	"MqoW8L/E3syxKGjJjFmmrJfGxn+tJ97CcicgFZKhV0sQVt2efQ5iCdtlOLgi8tTan5bllJkS8O84rAZt",
-	"1DSqWgdyeXVo+TgZmexIi8P77suzjqN/HgQb+2bbgq/u56/tyg4Gi/G00g52ejHX1stOg76LndyZLKtc",
-	"84KW+tRI9JOMahrACz+9/ivq+AXAf2FWLDaw7idpVebk5Hvoe/3H/+0eOUzVLSSNOw/vE/KCfwt2ydko",
-	"Go1GpJQrFZHXr74/+T36Y9AlXMqVcwktGM1YeWHNmrxaChWLPhVrAgBYEdk46EEKIHJb5Bg/cpImIomm",
-	"c2X+R0kQtfgTcHMDlcT2J3bFh15iQVAOxm44RHCKsYBWH0EzcItsbC+b4GVQsEDn2GQ+99aVYkbD1OgE",
-	"Ty7wWf9KsD0JSCQjZrFzzSkqFGTN1KmQETk7HZE+oNBaRLkBRAF9pj60uocSRVyAJBYoCilMwNUqAKnU",
-	"ujb5h+RCQXT1rzTnGewbzNVfyQVm4JdUKOd9siUmt+4WTM+pb8CopnLYvYCoL1cuDb5fbz/cKFfkDLHI",
-	"7As4r5mVvU0wOjmDxkc1Jh2EpOXKVmpgASWv69Rpw9p5oGzPMNu3xn4di76hHpu8FLk9yzLzIXBXYkHv",
-	"CgpeBiQwU+CkwUbZWYXitDPE+hyWNbA5th8JHVzblMxND5chxobSNoXYb1dnEDAg9vbThAG/AH8XnG4o",
-	"4racM0irDxwN/qLPmy+xeQauvtccXTNNc3AAkRxzWG3mNm/VG0jO6K1V5qBghWJBW5kumLK5Jg3HwiCq",
-	"8UeJuuEF4dqCnYdYmuFUzJtrWbKETEt4BtdkStOb2uWmG3J8SCB3Fzg9Fi3Phc1pUk5WdQkAm7sdqIT3",
-	"yznbeKY1dav/228n9GszxQMKgWvnVWAd9JGi6DRng12csSMz+7MTx5epuH/B4Hxu7x1XAcCdlnKDrYhi",
-	"XQn7vxzMPlCyEa/PWtwdYH0Esfpi0dLWQeF1ngHbnBIVNoAiBgcfOI5L87fAXpNNQWVhJ7A5pPliYi9w",
-	"5YFWoGc78q0/hT3+edD4fv1s/SuoDduCrncX0z9UYT4vdN5LnMQXc3ZFaPZh6vjXc2x/hj5sH6GdIbkD",
-	"aTJo57UrjbCRizXHHlFhT2I0/6UKCwZclXdfSKx2P709I5dXzx+oWMiVGHhvNgApcb12YOSt4OS4Bq3o",
-	"J7Ytqzk7rFPq54pVDFwMzSnVDWoLJoucDSKSUKX4XDBsk1QpVhKeRSRZsjruCBdkJ1xY7HPMT0wEHIDu",
-	"IjhYhYROYQuZZ9BF2L63PWk95G0jAGqO148UAW00YvuwBiGyYOYxfm17UQ87N2/p/tGkj/ZK9ilRDIgO",
-	"0+Vh6bYFsOyG9I5IidsWvPQlWZ0jPR7dbyOTX3LQcF9w9T6Dhs/FVL49KGQYEPxvFWJIM7oE8Jq3W4Tn",
-	"AYkh9TK2Uec3xT54kOE70r/limtZRij/IytVbemAkfNB1gqt9AIuRScwT5kiqkoXsaCKxL1LIcCL7bAJ",
-	"w7bsPetWrnUCbPAPXwZNuetGe0bQy9nMN7CDswhbduNdtomFA1uyDib4ybBXCcA4UjM1JJcI9xKLVnZO",
-	"nSyLvfa75DK6AepikftmmvBh30Fb8R36VVjD8hstxg4Wwdr4gGflm5xoeoPkgUDCEGI62OzfzB0Pn/cg",
-	"qPnry5K8fv38u8G9pItvZ/RTPGs/islx16T1xGgKUN/IFbF6wwZipodcjVwHohKhTQeBguG0tFi4VpVY",
-	"o454x6o1JMgh37wd78AkJKhU74P7GIvfYwEKZUQqsWB5NhiSv0GLZxqKEdVOoefa6cWZRGeyrRi8sGQV",
-	"C4ldaIlRtpo3O71LEW4z4a2sJYox5RFg6073gfBsar1xb0guCepuHWLrD80u+BO8sDMN4hKIZUOe3XvS",
-	"tyWQDiIzO0WnOXPUuDsS5sb53MGwD5bUXxGuP54GRW8YynbaOg0WNq0g6HkF0qHA1nAgHmzFM0iHzWMB",
-	"lLJdetYpMNtnlb4/osHqCqs5ANRQsSZLWTLEFrOC54FCqHmPBgzF67a6vSFwRP/6xTXYeZBPMANYVThc",
-	"t4ob0rfYdhG5vHo+GJKnuVQYh8crmjLtkAidGYF9Vb6+TOULNqfFcndhIJfW91l56BojK1YYNOiUhtrF",
-	"A2UxCwMDCfKJQHHxtlLT0DBTH0QkYzm/ZQE2eUuVhNwm62SDxBzLTxbjMRYIDcg1+FMvPM5NONk5A37W",
-	"hsstKJWq0UER4VzISqQsI1TFItFVKYa+mVLisF5dRXDcW1RLKuKedX85Rc/oI1ZxgvJA23Wbtng89KXZ",
-	"1ttWD3eKHUx4U6ZA8R46kbIkFn38Gzz1UtgUNohJNVB+UgqNDKEswEt8VwVP1oiTaftN4X0TvGVi9ybx",
-	"q1qylBfcaH6rhYT1ZBm5fvXTVT2Ev2QiC82yiax0MiQ/1p06bbhu5ZtFWlgKJ1A7O4Kba17Jj6Sh7ZV3",
-	"r9jbT56qCg9+gVy/vS+4WSrq1vCrzvSRhfdlizn2S6etoGf7JTw4YT6vigQJ5JA6aLHQvNsLc8sRYcD+",
-	"BhbfZhXdZZaFbPmj1OxXyZrwYlv4UsBvX2N4+9hLNF2QkY/+gKtXCsCCOZqRSpYz+pmtjbbuC7jgBROu",
-	"ih9cw8Gpz/VFgIzvjJSGURKLhlXi0+EhkyVwVju3b8tB7ZAGIzR9VCw8Lhg0OKZr74rBSQ63KBxBENKf",
-	"2RbQ3+hKxqrCTObugxv25qu18ms4Hv+MbXsadO6cid4nuJeD4ePp0vJrN1yn734PTmvLEoooxkh/T0Tl",
-	"gkzXrnAKOYOWtvUSiwWmcNEsK5lqNJv734MhSYTUfLaeVCLNKV8aipfQih3OQCpchef1i1dXk9cvfxgg",
-	"Q7TV+xU1i+EHIbkUc+i1RUXTU/tA+UdCmHKiWCpFpowdEQsbVgax6EBJHQSH/c130kq2J5O9WGPQsWQz",
-	"VjKRMvVpfJsdYJ1d4dao11707grcL8Cx6Xr2b5Mmyv/+Gw3YtrNJrJFv+KcrgYbxsuaSk2aQwDCaOlCU",
-	"+HXf0VK8uYFfFqX8KvYetsK/GOokDr8KYB3qMHQHmRQN6bQ1CLnlsOgSoWPyaGSk9u+/eTwaoa7lDgWu",
-	"yNn5iPTPyZKLSjM1sJhBbQUOqJBlhE6h/5xI2XCLkN0kr/uXrx1vHYjOIJWmESrqvO3NV/H6hbPYn+UK",
-	"9AjQQpxCTnaqHYFyA544ZDhjJYBv1hL3JrvV6+zE7A1bb0+Y/MlYORBKmjJashL0FAA5zKhaTCUtM5ch",
-	"h/5b9yGV8oazyHeBoSIWl5BKw/+Jb4QlmAOjvAE4WgIRckjSp1N5yyzbmgc6JzCKEv42gpMnQpTjWGD1",
-	"o0RDLKdKk0ox0reeDRQDA+f1QMTntGRbExL/YhbkHvnhL2y9CwXR7EcTyjIiJbuFjlCQrOlsv18J8QMs",
-	"RFtzvrx6jkD7fdw11Cdsn6GOChYg4q0AES9R1qkuso18sCOnGsqYVcFSKLEdk02KhjzXWNSnXKVYGaGb",
-	"DYIPcBa5h9gIh+K6wQqkixNIX5ZRLCph/k4ur64mz3786x8zBki4SyZ0AsZCRIQkddMBQo2Fjr2xSHAx",
-	"zAuiBci4sbAWRiuw+ajD3IiIMhyfM2poztxngwxLLjS2i1O2sQFwbk4zgDgt0Ddh+c5MwAIfQmtdTIBB",
-	"TAxFEsyLsSGWW85W5oPZxgvH0CgPA7GQQOpMgu2zoGoegC3ttzCVfmKGGBYlv+U5mwP8Kc4UacesgA14",
-	"uQZwC2jyljJY3e0wGn9h609rWjVJ+G/GVLb47uYlZtJQHXhwucDi0AsCBfpotroGFb1oo6HCho1mVm6f",
-	"0HpprmmrG3DjZ+8xhSgrZn+2S9Sorqi1hNC37u/G9g9+k+qHg/8QTuxuk6+hyrC3lPoY1WGbDnCBJx+K",
-	"glgcJQsw/QzUBy0LBccLDKTdfiMqRSzAqZrSyPdBAt8u4oUrwkQ2JC/9NPxZDCl6Lv9EG8GN2R1bQpzm",
-	"JidD7k+x2B5b9JP+jRYYmfc/gMQ/RRGsY6NG39CdzZevzJU/2gs/tEQGm73DK4D7vrM05j7rJIK32aUI",
-	"u4X52oRZkbAxfws77Vi0tFdtXXdM4t5V2Pjf401DZjO23LdQsJByUtDyBjQQcI178GUQnzPQs81ZSrCj",
-	"VZ0E0g21PYx7Yf6IbUkLzWyglTEot7yOoj18eD46D9G3m1i1/YRnCLaUQeW3XdIkwJSNhW+Ii+J+KYVe",
-	"5GtSlDxFf2bJMq5VRBKEslYTqpPIvlDy9Kcfv3/+8sXlq+c//Th59eqHZIAgH2wJDXG2wPAPSRMEpIXh",
-	"HiBi4dzJtFpjAK5ft1eBmSKMOIU+Z3rBxBh09WwOrVq0rRpJYNuGJUtlmbkkp1gkKdVsLsu12fQQRzzu",
-	"oaZcNyDq7E/ESDKt1pNGx+dYQDMepAqua8T1FV17tyDkx7vo5TZKELH40Z/laC/gSf7UoqZbr4d5FPQx",
-	"UtIDM9VtgCyyUpVDwU4sykqgeeQAoAAUEJvSgvPSrAZQ7Otr+PKpa5lssagEvP6JY4tY9F9fk7OzJ5G5",
-	"8uzRyNELobhBF+TMfkX+SEbD0Rl5ff0dpKKt0Xpyj4WIz/k55FXNq5xqWa4n00pkOautsQtPUhMg0CTy",
-	"sFsRwhWwnyua24xeqQET7A+xSODqyZIrwMFNBhcY3bP95CDjy/WLhVugn/fEfQXR4fpyuD0WU5pTYasQ",
-	"HNuggEhp4VbeGuyWWqHHeMKFqmYznkLumJkm7W5M8W21Do6HT9iUzi3vpsB0qz2ulzjbITO6mq/DTb3N",
-	"SsioZylh86m+97leyZOcac2wZ8jYUKksydPLLmytkDE3x7T92K3DA7GMbOsRRPPeXYjQGLye+t0MwPN7",
-	"aS+ytbWI7+RihQSidaQOz/631IL4C0Se/7aC3NVQCek3NY9tG9fhC2y0x6iN1oa2fUpvKbc1OFtc35fq",
-	"BvmkIShnsjRfnKS0MHeTXKY0d8fF0IhqYIrECnpIC6iPFaPRPD4/J7vl/aputF+LazeDyGbi7pLVXYL1",
-	"Grj9eEPCcfkui+fQYvSSUegs0rvDzVBEy4W6y707KtfPw8r1J/sK1z+RVfTTbIaku8suIuA3mbHyFy27",
-	"vkRphKxS64BOVADz1ydJUCS+TRvYV8PelEn7Gq/bdLu2fnT/9Ljdq4QOBLtUv6WM9fMv0ccFu0GoO0KD",
-	"UuBA068184Ji31YhNYSFRHbIefopPWRVkUuKmQ87apiM4QVgyLyVggcMC2DSExzJhpuWtLzJ5EpMEGf6",
-	"RsgVGNCxULIqU6aG5JphGaXtgUoV2YNj7SbQAWQdi76xDs3fwrZHBZMYpmTTqMakBXZ9Mz2d0Z+HyyzB",
-	"6m4H/0tXZCqztcU2dk+2gcanyPgnr9YF86a3y9IC691NIiFwRhK/l2B9YxNbY0OvC6bGJIF+pUVOuQCI",
-	"a/PJLV5C+jRX0n779sR/P3BXLvQyT7ALWRLKoSKbGas2/EqmmvmGuYArQIlfb1xRrxXFwsxugMFM6hsf",
-	"m7d6oAh7q5nAfIRkqN9qM2+zivCfm6L5ALOzfwBc99DMC3Ct1+hSYDn6wB6fPSFJJVRVIMb0ZMkyTidm",
-	"FlAUBlsPVu/ZCJDI4Z5HsUhwiydayklOyznDWisM0xldF9I94SOS4gVWsYEdbRkTQMzNhbFILOb1hIlU",
-	"ZlzMzXBADY07KLn67nviMKP9Y9zN5i1hs1952lDQqx6hFEuWU2hyaTia9JOaDi9IEscJmbJULpkiySms",
-	"XkIUmy+NeCJzCcs4TDrizMEEPAkOxgD4ZTjugSKJeWASYBsE/s9YWI8nLigm/FJt00Boi8frIe36Qxdq",
-	"4TiOQL8ciPVeI7ub8dhbxPnFPGdVj59hjBCWw5Ay9OUPmzdyTfrobo+F6z6dIFw8VFhneJWYM2ULBFcX",
-	"JMGf7ASCpkTL7SHo1zD9fZ2CXtUiAZdnBtzkBAdgUjQ5C5ccAl8rMRhuwVpy27YNbulsdP54Sxxhmwfn",
-	"4enDpj6yFz18Uw/ZIZapayRgfgUh6iXoWjPA1mgIuFi0JFxDkEWbQgwCkVvFGG7kpwuEW/LYlmCHhZmV",
-	"vegrRvlH1b1w7QklmUwryL9xxU9euSBTCllp7K2OyAtLYhH586sXPxg6uvru+w7dC4XRcFVyzWqzwapF",
-	"bdCrjbxoLzDuzUjYTXMhsf32quG8frdkmhqxhPCRRs6C/LlPIOatGrWtrz+d5jK9YdmJq77ZGX7+Fi/+",
-	"q7v2Hgmq+ahd4WH7Br5+6FeXDmmREHx9lHvhtpXjw8Fwwd2Cwpftx1kjBdo21mnIGAJBbAZyw1hhNEZ3",
-	"h5Y3TLg4K9eEC+xrXAOxGBNlWsqVYiWcR9BdRckWXAsapWCtOKAxLPDipZtlqyarb8u3w7zLBqwoYC9G",
-	"HjghscO4JjzClo/dguZnUbzCJwyG5CeRepqLbD8bV70ZLIryrYlBg4wFrkpn4qV95YkdNbEIGHYgusZF",
-	"SEPV3rmioCe80RaNcWgTmYjPY4JHCEmWMgPw2jy/2MT44FqxfOaUfyhKczu5WkiLoW6XvbVpBC0A8C9Q",
-	"h6Xjq8uV5nlOprISxjZDGihYeeLq8kqqGQGX7JAAu2NeVYuffcD/fDSqrWwkcYoZVyuqAA4jfCs5I1TY",
-	"IKvdbVdWJ6SeuI1vNFdCE+kxdmxqlsfartNdgUozEyumPk2YsmTU3t5ODV03a60vugr87bIOybPNJNFh",
-	"M0v0SWeWqKNWRDTblMctZg0Y2omWFmpOqxq7oFqz0oz2X8v0ZG8wMpjO5y5waZ5Z284rz1y0FuW2tvqi",
-	"TdvmIrPmH9M8OG6W3E/yK/TB/vAl7lz7DD0Et3ybPnZQp6ItEGdcWeHpshAAoafWHxQ217efJ46TAnm3",
-	"WQgnpm1591mZCXkFfDSGn3I+0yz7jXZVnelN0ntg2Xd3C6C9fqSGUtbfqZI19aU7AcJuGi3mTVlalVyv",
-	"YYaYSX5ZmTPj72/evzE/l7du/lWZ98a9hdbF+PQUAvMLqfT496Pfj3rv37z//wMAAP//",
+	"7L3rkts4sj/4Kgjtf8OSD0t1sd0zo4qJ/Ve73TPeadsVLnsmzg59RIiEJExRgJoAS9Z4HHE+7QPsQ5wH",
+	"myfZQCYAghSpS5XLdnf7g8MliQRBIDOR119+6KVysZSCCa16ow+9gqmlFIrBh2dFIQvzRyqFZkKbP+ly",
+	"mfOUai7F8T+UFOY7lc7ZgsKvWcbNTzS/LOSSFZqbkaY0VyzqLYOvPvSYG7z+dSozZv4XZZ7TSc56I12U",
+	"LOrp9ZL1Rj2lCy5mvY9RL5OpGpdFbi7e+HHOcbYbPyyYUnTGWn9b0oIu9no2frExxMeoV7CfS16wrDf6",
+	"u3+Wvf6dH0hO/sFSvXE9rkjLZeZtmUoLvjRr2xv1LgSBiwkXRM8ZYeKG5XLJiJrTgmVkxfWcHN+cmrn+",
+	"iWr2qngqxTTnqT5oN/9Xwaa9Ue//OK5o5Bh/Vcf1Yb+X2bptom/mjMhST2QpMmJGyTkVKSMzqllE2Hua",
+	"6nxNkg8xvnzcG5G4524YVzeM3TrFvSgWce+GFYpLgdfH5cnJozQti4IJTdxP5ksW9z4mpI9zJq/suE/9",
+	"sK/tqIOIyIJQIfWcFbFI7Vv55YW19ovcT+CLhHBlfhaECoJ7NRjGArbVrpJZxIuZXes6nU9KxQVT6nWZ",
+	"4xcdROeIIOqlcyoEy+FirtlCBRRYXWW/oEVB13BXwahm2QVMYSqLBdW9US+jmh1pvvDEWeMstszleuFE",
+	"gn/WNnJ4ipN7Y8ZqmUWNKlpYL+MqzaUqC/ZMmEXIgqsmUuaMivplr1kqi4yL2fNsP2nh73zD3ut9b1nm",
+	"dP2SLtrFxaxgTJu/237kWW29y5JnbUvNBVJksLWbDJRKIViqWUYcCZDVXCpG7N1EF3Q65SnRc64INfRG",
+	"qFArVijSN/Rb/U41SakgBaPpnHA9GPaian8bghif9Xy/FxFdq7Qs5A3PWHEQATUEYzWVYDz7zHfRbh64",
+	"FnKVs2zGrmRZpKxO1fW3zthSz7eQBxeazVhhRvUH2E5K2pMYlnTGWkgAviZpQc07nJNTMq1kFTGDEGlE",
+	"KteKZDItDd8ayVQwGjwlmPeS4hvWn2LopFzmkmZkynNm1pZQsqDFdSZXYmy+MzLS/D+21ylYTWIuVWY7",
+	"di2D0lSXLS94QVZsorhmY3hJN+5C3jBFfi5ZyTLy7//3/8Ml4GIGH8zrrWFGlMO6sBtWrImV4LAsSyay",
+	"jssrGa7o2rDTejAkF/B27vHIYolZrSQW8JJESLdGa6aJ0uZe95RSaJ4TimPIKTIbLCNX9i6WmfMh6jFR",
+	"Lgxd21t7UQ/fsmfENb5jz3AAzda9qIczDgh9Uw9xA9bW0dxa7VYv6tU2sxf16JLDt6Kk+Vgbsdj2DLwd",
+	"xUAnydDa0pmZK9Ivl/n43//9P+ZwNQRquFDsQydWqdtxXUNGVCyFA0SWlT3ZOf6KOvWsTcGR00nHgdvc",
+	"g/AeMSu7VMw8X7yQGcs3F5MqMuM3TIwIFWugm3OiGCMrWgguZoZGGWojy5xqI0tIJoEkNVGsuDECoE2o",
+	"5PniMhDBjlJovpzTXtSbMG3+m9HFgrZu/4K+fyOvmQhfPhAmnXK/Ynb3SGZPdjhZ8c+2B6q10szMebFs",
+	"V+E1WyxZQXVZhE8W5WKCU9JS1JhiWnAmsnyNh8eUKQUGimE2qkr4A0Rz3s5iUubKqLl8dpjiVS6zQxUv",
+	"t9eb1HFZMGXkOhABJYppo3kYyXJDc56RSamNpFRge01yNiSJIzVQUw1N4XNAI4jFJC/ZsuBCE7Vk6eAc",
+	"R+ZwchiSomRhbkaVwlMcEJqKCHVkicKfwJDwY4b3mWtEZmWyLguBEpFZ7cSINIVWSgLXj4XU46lRZhLS",
+	"FzK2pxvOgSsyK5lSLBtYKcu1fbAUDEXqvvzZJjWAhgM54Tm4rgNaygoUvzp3BdxdJ9KQiRr07UVMndAC",
+	"Zb+ujm9qjC3aTZs6HRoCIW1uSMGo9/5oJo/slwsq6IwNwYb5K2er8OcjvljKAk0bUCl6asV1Op9IWmTH",
+	"eCcsONz9dE71BSilB/oJUimMSQc26phnrXvMVEpz6qyLrYO3qtf+AQ8Uqcay55YUjEwNwZC+OZLIhE1l",
+	"wUB1bh5R9ZnT1M3IiaJU5jlL9dhY4BQWWxdUqCkrxlqO5+WCgnqwoBw4gk+tbd4umQo+mzWk+lSzYnw2",
+	"RpVhTLUhQyCbUrECjGimzGOv2Xoli2y8oDqFM5IJI5REmwrQYBn32Mi9X9tBWh2cO9cbLyV9ulzm6zF8",
+	"qpslO0/cgi3zdfuzQNw8MMrwMl+fE7Maa7KaG12FElhvMqcgv2rTGvaifU40uWSwX0gxyGW5VB0HW+kc",
+	"T4fQJ0gNJzyNIH2grFRMaZ6rc/JPVkh3LBSleS9gMpYNe0165GJZ6rH2p7k/lLjQ3z1utRVkqQ++R0tt",
+	"9Mn9b2nK5HCazSk0ht/pU2tKD0ctgeANhEdwCOBu7RCPdnQ2tJJtb+nobqzLx6fBZH8srGb1SUXljtVp",
+	"Y2U/ux9YrultpqWtx2WHXKkbIC0TeG3F18GLArL2MMb7m7HeQCzQPGcFGC+eD2+44loW50Rpac4FKTYk",
+	"yANF7INJf8GKGcsIF1oazQWY1fzIRcnFbLDJqHAAmD8W9P1PTMwM+Zw9eRz1Fly4z4+2OGGC205PTmq3",
+	"nbb5HeZWYw7ue3RWu+13bafCXpzx1B91t2GNFopu+g7CS3CDvBNMS7fOjPS5ViRZpEcJ4Rms+Y5VCSIF",
+	"wbo8PtljQZUuGEYSmm57IyUINfq40Y2N9g2Xkj5VJLlIU7bUI2I44Rh+PsKfEzD1BsGp5H2iHSGHTj76",
+	"iasWZzQs1/7OXhjpqlwsaLFuO5BVmaZMqXYfLsjvNmOy8SpukMjNzt26n8pqXhTmqV4zVeb69pqre9FN",
+	"D+nhrnV+R2/qLa3qfaye6m0OsAnc2tx6cd+CJaJ2SucFF+G3p9GucMoG+TdCEAFPPzEs/clDEs1NvkWI",
+	"oi7HN+TOoRGM2ivvFGJheKO5WDtubXGbHfbsBX3/HO98cvLpPGxibVVn9K4Zu26rP0258x0cFZXPo68Y",
+	"I0C9Q+exGXxy11vjOKWa5nI2/JEueH4Au9n7gN9qnrwFfc8XZj6/P/0DHvX48TTa4uQ7UK+4nbDaImyc",
+	"qDpc1jSdig3OarxLmzhoeB39+oWLV913L97I+sp4D97wDbql9lwVfx/qcLdzb37s0i/+xvX8By/IOjSN",
+	"vfSLukjcdUvwzO0KyHYto+Y72/Mg/BNDReMuekaZcSbSQ70DF97G4MrlKlA7lHfogouHoQvY2i85V1pF",
+	"RNOZIrIgPFObNogdecyzuiDfqbtsSGuuPsEoZq6HxGHaCPT7XKbXLPsrWm+HmpGoHo3pAdpewajNqWka",
+	"l+sIorjg1GF0UXmmmCDCHEwrFw9qG9fan60G0Zs582ZOw159oMiKTVJIAgiMpt4udTF4nH+nKFyQdzsX",
+	"25kdByz4BAcY26fvb500tnlXCGDjOa1vU+bXF8Ws9Ekx7S+CeliTSSdlfk2MoH2gCHWDRMYMNDbpi6eX",
+	"BFxexKYp9UEmHxu+GRAca4IxlkVgAdbnZrSlA9e3w5XeYXp0WhBdq3VpY9uHTQpdyl1ufjqdQh5Mi26X",
+	"r+hakZOR0d/mRkkzDJQZTloz3eqmdImGm8GE90teMHUQp3OhdFHC5Nulk3W916yIYDKKLpY525/E3Za3",
+	"Gd/XfLnE5+w91tU1X7aOtaHB0RXlxioYp0ZnMEvTFZ7Y6gRQlU29mVOQylLoCCTXlOeaFRBLLJdESzLl",
+	"EOk277VLbFVHu7dxK/Ky+1/NpLbvjQ0Nty+gQr9tO/QEw//DS5/rsa+eVubX8E5mg6xucSAzBeyyJX3p",
+	"UFotynZXHIZVilIYi2gE59ufnr0hx3TJ4WWOi1Ko4w94+8fWCMsvhQsgMZUhDdgX3p6ocxuFdDvN+Wnt",
+	"Q3yHqqY12oNlOdTnXqKWX6eQuVyRBRVW+aGCMKGLdZUpBQlWZrtI3+cDGO100CrADzvAQm1su9yw17Ud",
+	"bE/pYkn57NAoMxquoINDsqZQcKcaxSIW/yLTQi7Iv4gNrJq/JPlXLP51dHTk/5nrsoJONfkXUZoWmvRn",
+	"Rv3CzGXUxcBPIUtNErhyRIw6kpB/kcRQeVbmLEsIn5IEBhhTjakhc0aziLBcMZJYYk7g+cTfBmP4myB7",
+	"FL60lzeujqrvyZKWirn/M9JP8I8xLvKIlIoVyWDLAFXSCFfEeQ22DAjXjt2FO4deyeJaLWmK7p5SLZnI",
+	"to7vbxj7q91DqpExRYBQYv3x0eazkLj9GBExGyenZiszriEdXYN+uJBCz/M1gQtJSpfh5NpmE5GEC1VO",
+	"pzzlZi1+LqWm5lu4YJzS5dju4ObEMWHHWZUuZ8eZlBlLOa6OF4A4gJ1PgzRJSEGyqFMLkGjUsjFRNVpK",
+	"Rcpy/0eOj4tF4h+fAEsl/veE0MJoDYLmQ3Lhn5havnX7oQgkQKdSQOKDmEWxyI1m4d4cPX6CPBuefveY",
+	"QIDMVytIkbLI7M5CKk2Sgmo2XrJivOCi1Cwxuw5/RbEww3AB27jiIpOrc5KAbFRDe0AlqO34aKHyTGwn",
+	"F5GM4UrLAgc0P1Kc05A8M+9h34rIJROK0JaQmOMheC9tLUDzvFj0k1rmgzXrEpLSouBMmQk7T4BfbVxN",
+	"881gaDbk4cPLgqds+PBhfULgXrUuUEIhvKUM8adzCiFRLZuMITCXDIQkams43QKc62gxFXCajQglkPZU",
+	"2GPEzI1aKh/i9eY9MM5mXtwQDtVsJov1iMQ9tVBxz/BFI8gIXwWvaDiHzcBocwsAPKqSIXljJrs0725e",
+	"a8kKcvXiitjLSf/0uxPyp6sXR7+DN6apZoUCgX365BGSoJya15DCvIZdtXPyu5NYyIJ897sq6VOz95oI",
+	"xjJF3j69OjobRGat7ERI/9TJjT+Sk+HJKXl79cNgRPy3WhIai+Q/ThPSf3sVkacXA4Iuyoj8Hn4VNnXa",
+	"cI0ygqa2dQWbwvllkwPt9g3JhUKShMwUhVKu2nuqCdwFLieqvDxZSMHWIG+Z0Oc2ym4ZFHhfxcJKUPOb",
+	"MK8OxH6JgsEoDziGLKwEVZCuRatxbG423mBWMRZ1Skupedia0BnlYmQFF9f4mfS5BjIzOslqzgpjcxCl",
+	"pWHZAWYctvg1x/x2kR+6r/vv1+aiC9UuPwk7UlR7vzZtzEv9bab6zsX3Z8kdRym3eoZa9cLEMEAyqk4l",
+	"ZAUjd524ZNk5so1ULCJJxswxVfiDrxThNyoWUAWCX61JwYyOr0gfTQXIZZnQ9Fqh2KmYBXJyjRZKg2Kj",
+	"qxdXsbB5qAOi6PqcJGjiJCMrETIyWYeTPieJO9dG1YlmRIZ9xSwWfSGrs01IPMj8KQfSMZHmxceyNIuj",
+	"52wN4s9M6c2rS3dooPxqZUa/Ju0GrLXT2h0xrFY4Gv5SWZSbPwb7sE9qg400+FvqA/gZVg9tJf9beKSr",
+	"XOLbyqopL5QeB8kxn6r6qdNus28cmt/ODHvXWkUV6OvhXcbUcHEebyD4LxZcKTTjhRwrdNaMbRgv6rXo",
+	"2egkaqjZZsuaWnYvMkv0bp8CKasMH3gONDTQDvK15tvtRZy57p82mrnzYlR3x0xkh1wOkzy89se/W2Og",
+	"2jSCF4g2lqyNv2CMOx4Lm64jsHt61V7XXUhIvL2o5mHy51xHfVZ2oBho8+V731EzLcgrNk3hEagtTakQ",
+	"UHKTH/1JWVvfxincONproq72wrvSc62cUEPvuDkgc8LeC+vl7n8ulmVX/tx4T0EXantbo+Duuja53Uxt",
+	"IWphDn53Vc3qi8yRCUq9OeNdgsG2KSKRwmOmFBzPrfqLIfoRJskQ6ix6wW5YAQX+WUu+YssBEuZifLdH",
+	"WklLNsrZPtkogXDdtuxX7rqdKa6eupAq7khatwiRZlTT/Sv0HQu0qO6bR6zRxncnEvp1gZnszY3wqndc",
+	"rkuoXLlr2uAnM9tuzch3V8B28M/OAb8cP5ntRPuiI7G7DnswBCe0LhX4rRP/e2LdJBblwFj201yuIpKA",
+	"w2SsmC6XSSz6WHCIH41BA3HiOQXXstX/BugGWXHFzq08HaPrzPlAqJsOeDhi4Xwifrb9xF4ARY3VLAfg",
+	"LrKWkHk0XS4VmbA5N5bcQs3ocjk+TYiWsXAfH6ND02xR5jJ8Xj+7+OHFs1YnRJYVNsrUElXFST1QRK4E",
+	"sZeOCBXgsqp+RZen13z3sHxd8tjmM22dqopcCuUcKk7LdE6oInHv3//9P3SSZnHPvNsypylUzqNvtmAZ",
+	"E5pDRtwnsX0Og+QYh6Jh881ClA2oxK1DcbQcsrvtJPtgW/7eDK6youFPNSe6aj54RC7ffv/T86fj7y+u",
+	"no3fvv7peC7ltTr+4G77ePwBaqc+nhOoZpzKwmUF7TPJnCo99kt0B834EHPPyohWa+828CLGzNflsm2V",
+	"a8IgqvyvjufRBYu330r/9/LA3F6Jp8+h2jehUwIt371QSIORlyeeyVu4o1s53ySWXQqCrWkeHlZp7Eul",
+	"P1bnSXuZy2H6kqW6z6cuVdN/s4nrYRlUszyV4xvJwexSkAbjjo7qz7Pqz0fVn4/3TykO53HLzOJmQeOz",
+	"G4c59oULGn0t421mdMdaRixjtOXKd1uI3Wmf25M8o97C1UlsSlXr/6JVRltLbTX+iAV3gPGwpMU1QPGY",
+	"A7wohSJS5GsCVekk+c9nV8RCtcmMIT5bUqv03saONn/qAmvOt1WB37Lw+lutdHet9MKiWpTWvdOkj25S",
+	"v2XF7o6iT1HRel8W5O3b5z8MbEyjJfRdBf2CgtDWEv/Aqtqk91Kx4oGqorTtBE1sYqQxFJAfLKO0ceUQ",
+	"sUGqott9qksX7eVNFw4tBfg/gdS7m9NjhGNJMMxq3Tn2SkQNmCgmdAfgQVXGWncD3aEK9SkuD8suPDrG",
+	"XnnJLWrhrgzUYkfSZFu2NsTaMVUbbyd9oyFPyvUYAlVjFzYHVbws0jlVLCOX5reXGJHqtfuSm4m0S6OO",
+	"deF6SZnvmYTtdQq4J1Dp7Nt37MFeJfEbbGlIZQzAE+1pve4Stei64FYxqzA8W98uxbSF81Byqo/spaH1",
+	"dZBR4gvvP1VQCypt9lY5jdb6mk3bTjdnLu2cWCufwG6/21b6X19W9AEYwvdB3AXNjP1ZyHI2h5zec5S2",
+	"kC5FhTWILcANy8g1Y0uF3pWgBAXwCveyhhFKrs4x3CgLqIHWoQHamejAfIT7CqUgUbm19tkNSBr+RevM",
+	"EzW4bZuVFfDHbrgS2MxbgTLAnajZ44fn/obDy6i2pKS3aJtSMMitckkHhVyRvkvAOz05OTlHiF411kUp",
+	"UvMAh+vIBFnIgpEVKxjJ2VQTWepBqHQeMPkpZ3nWVbOQlwtBqCZwUtYKuszvZsrU6ASrucwZ4WqH+rF5",
+	"mMnV5pNzLpjTK6Y8t3mmc0YzVpAJ42JGTncrkWboyL5ctPXwbjJMc9Xbhf62fItOcTW29Nh6sMtVC5UY",
+	"o9qsM0Kfkv4kp+KamCVShCqesfY0cstLm+PBUIgCigmgWEmZEUrCXNHIHEDpHAqO3Fg7l9yzJ7yK5+6K",
+	"tcMkEMsWLcu9L78jqx5aBdDK9C4AehfFYZc6uaFI7L6hEzKn+0huspKyRQjnzv2HdbLggK/2pw3R4LQV",
+	"QKICMTg76T7Qm1GXg47oyPvS/+P08emTJ0+enJyePWoaFfucjQ18hoMQGT7uS4UHhklbyM9oSJeHW/Mb",
+	"jr/DsyxbSaaSAr7+OsfYZku94f2FLA6t2Yyql9pZx/tlQsWOZMx+q0t0OtyBbD4FyWz1FVt9qmW95lSN",
+	"jQbSfjQK9l6PwT/WhvutzMFFEvg98QXjkA+9xDW5hTlwm+0KXqM253238VPs4KcI938KE7bzpNkdO9sw",
+	"Bu/pDNk5ky7Et905gPd6bpjttihU7U0zwMjcsyMBXPvy08NTb8U2Y0q/xfBtNb+C78J6vmXGfAO75LlP",
+	"Zn3ZiO65aQVP3Q/aBHfjrugmdk//wtafAXNjzyPzmnUgxiqWFkxHJFHXR+omHQ+Hw+ScqLlcCYx0WExg",
+	"8Iu3h8ch3/FeYuPLgk35+47q1ht5fcfnFnJ3Os9rmbN21QLu9nOsVI3QcVFbn9qkcUvaNJAf0L8RZApt",
+	"ZPuzTttzT3LoTDoYutHfHeb72bwtfKFlLte3jI1Uq3BAuoNLSOpA0LS5DRvhkr6v33cx9sE+2aNdGUGv",
+	"lvTnEjw5R0GmapUjZNHWHPLNuUerwX4SCc1zuWLZWBZ8xoVKNkGLGlfcFTBI02s2ljescEkMe8ZC9pCs",
+	"SAMgWQ80iwLBioMg6XeSyeb24G+dR2O1N88PyphqZ8BtPi0hdVepPiSDoRqw5yxuA7FQe1W/MtucYLs2",
+	"8w7H5A9+Mi2KDxL2q4quG4hSyCkjjD7Ohg1GsO5I7C2C3x2EsL6VnDy3t0BuHkhJbDFh2ZXgyyXTW14S",
+	"7WwB8dwlVZohtjJ1VlH7uG/b8urqY0pwnOLvEUmO4b7jD+F7fBz+QyU1Kdim3zUorpPO7OIdQmaLu7Ri",
+	"qIbYAgS852bdpk1cQOOH4QbvofqG89kfI7ia0V2AgrdCHi6XOW9r7AUHCEKhQIHjEWbLQCANvoQ0r3rl",
+	"PiOKTtmspEVG5HTaWmHBtuHVLizsldNz1FJeM4Htn8waWwzbVttni7y2t1kNY3d0L3hqe8qOGcwetf6y",
+	"RtELJrBarQEK5BeMCtUAdcUxXF2K4rktWdpBYZU56PbPvr9dwqixci0zbqzLnkxeUdJtCBFatj6znSpv",
+	"0Qyl3uoSQOrMcrpuadOCLhhm2ljkcgcTwXULjv0dW7z+Epu1NhuuQmfUTVW4sxUpFEBvNh3dsriNmvJt",
+	"3VMT7Ac5o5oNGg/C+TsbwD0W0CaxoWp73NMMBdYwnqD2WoCUgPr1nUdj9zo+FxP5Pswg3Q/9HxE1IS/+",
+	"/ZAkFq8uGRHfpgVK54WcyGxN5jIHVJFhLBIwTmmq+Q3X6zHVycg1VnGYFiuqEMmCZhli2jQzuvBnc8DP",
+	"XLe/DgDc7b2D7snz37bOVCk+E4xZPfPVtDf6+/ZTHHbmkhVKit7HjcLm3fqiSz7avgSfPBln7xwa7x69",
+	"RQvC1qSPT1W+70n4Tm6equHNOOghtecqb4oAl4rZ2w8Jfo8GinU23H954M5th0ZrtsH2LKK7dn2y8mcP",
+	"nbbuQKpshHopdhW86wWsG7Qzcg9sUEvrtjeWrM1ZF27EDg0GRe7BLSHgNliNDYn/A9NWBhwgmGpHxseo",
+	"qX3Ue8Xt28FtX6a6I2sueXpdLsfmcsA/uRv4wDaQ1TkVmZxOib2IrAquNRMeNjwk790q1t5iZFczuRog",
+	"a51+29amTbA6NJ29jVKgmheWB9pyL6U+dLSXxlLYFb+pNR7zs3bP23y1d23sZlnkttz2oivj/QK8rmYn",
+	"nfYzIgmgNaIOaRM6BxFJjBRSmgptfwI5ZX6ABnsJ6dNYLEFbcJ34bD0o14rQUs9lMQDYHyE1T5m5Ad07",
+	"dCJLvaFi+aSXWMS9CyHIPyQXLNu4Lu5FLm4jwxzUCOp17Xc411ZFDSb2KZWi2yDI24hME8PGrXgv6rmu",
+	"kbh47WcY+7k9+26/aiZzuw/vWMvWrs729JE2en3hz5rbEexL64Po2qy9t+heM3K2KxpDcCS05izvtSGN",
+	"xP877shL9GrcbjtcZs0dkmfaDu07pdF83UkxuOiXd+EBS8ItMhvF7EYk75wkPAPUBF/z3cDd1IrlUyN4",
+	"r9l6W0fCW9pitw15H2TIwtpc2XDiJlEuWAdIgVGhsyMuiD+klgWbsoKJlKmgTB4WZ2fXX79UnxwIDToC",
+	"r8elSHNqlKB9bQpni1rTdGOYtrW0F2FDYcVSKTK1bwY3UriL6+6yiuobUjlpQoGpau6aA9KrW18jtJEW",
+	"bE+rxr3NbXnW9XS7Ra1xfYVOjery+OTkJMCUxaQUXfDFAhT2ekJYS2bZvvXKX1XOTjO5ZtN7jb65Us+Z",
+	"0BzrQCyKfuQUPgR8s1yN/XYgMGBx1+6WsNPRQ/Ya4W6nsnB1IUacXLO1LauqUJ0ti25J/Nl8aQAEqhHD",
+	"1D0V3rpgqZwJ/k8j5du7FP2yM4c66PYWeFpmR/ZWWwxr7LLwYMC2+blKv9u07PksTuHuAMVtOuw7oNkZ",
+	"1eyBIo9P/kCMOI8cpjoGD2h6LeQqZxmiZ7tYAhVErgQrICaaLbiIxaI0fA4BBpd3n1GFgveBIk5YQz7A",
+	"kDzNudk5ospiisoORAAyCYZgwXSxbjMAfYDFO/62RFZaT7kgcrJPEKS6oW1HLqGYvKtq2sXU2irTqjJp",
+	"Yi47R1QG1y8OexK74nSaI66Vq13XHuih1R99m1ZJbfiFqR7/+7//B8mAZ+Ty1ZVLPAtmr44/8Owj0fSa",
+	"qf2MrjpOwZ7+3UNaHHU42KDsdcXznMzpcskEgLWvZJGpkdUkXel4FGAZA1WGLR8ssLzHee9tKRVvmYBF",
+	"4Eg9DbCsKhhqVrQfWNvarDZvbaO0i4w/AUpPjSu2lqvUFygGky/u9e6O2VNHJrlDv7NNniA8wz5xosbG",
+	"w7A1UEuADUXBkmrNCjPUf/395OgP7z48jj7+r0/FxQHpb1+/fVtuta5shapw4Knz8OFrJtiK5mr48CGp",
+	"tCTgrLADhZF0lhXPSbKkPBvbIncwlzEWnhE5xf4BeL+5bEj+Zj3lXLmOOCEzP1AksXw8Bj4eu64RweNj",
+	"USvqwdH7ii7MebYO+iXouQ/Xw6cHNg6d0fUgQh5fssI+OhZGkOBgRhCAfgtFyGyZ85RiH6KCAQCv2rOP",
+	"RiyqRhqk1kcjlCJxzwLTF7j8rgdRf5mXiiRLVnCZITpzEsXCfcEEwCNe2ElvdGow5/SSrtG9PKE5hW40",
+	"rl1zKu0L2lYcsFRck5Us84xAGZVfuLCRzqDRz2Lkpz3G2tsx1UksoJJccddTtSaxLcqBLK4BLo7axhk4",
+	"IBBQwQ2VQVMJbK4zl2UxjMVF0G2oelef5YX9LZQ2ZwhMSpG+eRjgRrqn2+mb2wfDWDwPyAW7V5u7S2HI",
+	"lfzuDJ6sHBpTjdRr7wT0nDOqDH1aC8ZBx40cBOfIX5NEZtng76qrEzwzIX0hsf/KCLcnlUIbK4XMqcI+",
+	"p1PYKth7+3g3rgebMM+/uHwO9zSfFAsISZyTOnO6lSnYtIQVZlzPWUFWtFXTA0jqoh086h7t2VbxsK+T",
+	"pXZ2t+PgVxvc4mcRWU28EJoXjGZrWL7zpkgKW/bMIfq930LUJtmeOBhuZ5sesya0IglLIitakai35HmO",
+	"muoNpF/U4yVIj/sD8bvB72YTN2VJC3yNlypWPsMdJAXBZQh4wuyGmKeNkLYBqPFTwdH7FXOvfGihS0OH",
+	"dKwUqIbtZN4g0LblangAwk3ZoJwdTjyYJU5SDUO1Ym93XjgCLEkwyn1Dd4cT/lIl2bUVPAzAe9vSvZpO",
+	"WaE+azl/t6x3vfnHnS74XKY057r99k553nTgbvTqagUMqA9XqnZctD1E7GwvH0SDketrEby5HzFk9i4e",
+	"33yHrwZjoEbQlgxvT9KvG4F68FgBhO6CY3qHXdcbzlYdJ/bVJ2v/4mvUTk8gGMAXZlYOHB4/nUY7usTU",
+	"qRZPo6ksmDuMqCJKSgH/YyuPW59LYWuZ+mOfX7y8AK+4e+rbN0/3GXF7/5nANO7//eT0HdjH/zr7+8nR",
+	"o3eD0d9Pjp7gV63mcrNXTX3Cf/7z6MULcK7ZdzpHpb6aEAEnItokqJLLKbEdh0gfuuJmJOh/h63p1JIK",
+	"RRY8E3w214NzMpF67nZCoFnRFpu8/Zu2VUS+YUr/xMV1R+VQZ01hWIDVqJzaHVzpqjr5NKX4nZVFVdW8",
+	"n329vr6RxbGtqsOt2x1KjN6KrLPc8+BCu21Jsp+gkPKw8kn3ZnctoHy7zCVtWZ3J2ubvtYDySKGZ0E28",
+	"bc3e6+NlTkF0w4cFLa4zufKf53qRu9qgFJxyx8ts2irWrRJ7cYABOeU5a48pgmFGF4wgbCCWSgNKjFmb",
+	"pNsaDQRBuczHhukvjv4fevTPdx/Oztr9gpvHcIkr3PaWP5esZNkVzmpz3jwDMecCPNX8IdgA6HzW7W4d",
+	"5GYJ0EI1trx5Y/BLFYwIuSL4NPQeiBlTENzoY2xVCvKnZ29qGH8H97JUc3r25LuWDubsPbn688XR2ZPv",
+	"nPmM1HWY0eT3t06BUc8NZp8fEk9ziffkLdixW9aLQupgWhZcr41usrDsxGjBiotSg1sBbBQQEvB1tRBz",
+	"rZc4BhdTubmUl65C7/WzqzekkKVmCvd+BtE6s92+IwB5M2drouYUz0ReEL5Y5swIHAxsOcdZLF48vQQE",
+	"X0X6UkBP5MKmjeqVdDFANUBnnY1+IbCeC4mB/9VVQAFvHd+cJqNYJB9iDNXFvRH5EDsxF/ciEsNr419Q",
+	"moZ/AjB07+PHBNok/8BSriCdpdbOIytTc76zFJx2hjT0iCRVDAwXJMHAF9KcQ9qHLNj/vHjxE+knoSxa",
+	"00WeYIkXVeT/vnr1kpjJm6/N3OPecDiMex+T81gklxdvnv45fBKE2cLHATQk8G+C8ITY/iGxfmRo/gsX",
+	"WvBC3EIzdg08InFNclTYUkNVG46RSEH6Vy+uiJYZXZ8TxRz6nsW0GPhxURqpBEtAlUfBtEIlMX+P8SLr",
+	"lXZSfGx+SjalUSwQOrJ6KPIPeFcFSS4uL8fPXv71jxkD4ljgImDUtEriuGZrApBwtngyuBpAxEnfO3xj",
+	"kVhdPRmc20wULhxRcCnQXam5NgpS76riUtiwIGQ86p0OT4YnILeXTJgfR71Hw5PhI3C16DnwLu5yaqOp",
+	"Pjbz0cVZUSIUdME0mOV/by34oakeA/i6hziHFcANZBkyYx/jVkl74CoB+YwwZ3ruMhFGtXBRJT9RM0R3",
+	"SJsl+y7qLaVq0cafejB24WDYKQocWRAjKWDi9iX6uFlKFyV4xcikzK9Rlgx8wnosDE+j9IAAK9cj8vDh",
+	"2cnJw4eV+74GIY59n+w6mBPOEAg2ksFm53ixXEEGIoBPGiagBG1FsqBrF5jnCiVlRCbYIt4NSXGy+I6x",
+	"wNET810yIo9PHpGkkDmDjlQWGyKpwhV2ZWzPbLREwCW/KqSYQdIA4SoWj09OSALfjc13yFTYqlGFA/Up",
+	"3mMjNxNGZiVTrl1wsTbDnxMqYoEBwIwYSc0xMSSxJGB/Ss7hR+eeLpiS+Q3Lape6L5NzQmMRLISFb1VM",
+	"k1nBVubxCzSrqCCnJ/+nDetwDS5lSwY4j1gkdCKhQWVW8KkVdkLqObR7UiSr+u9DIyYbGKtTu53XkFyI",
+	"WNg5uceIZrsCrqpAvVnOwsaDOhoN9B+fPDazxDUwOzs1hmVCzJ22pMGffsYucNxw4fI5LDe6EmWrinjM",
+	"AnuW/MN65iv2O8jdlm1C1O1ocbDRliJrrcf+2JQQCPm/lELhs89OTg56rW0u2O/L3Blv8OTNJKcayxsx",
+	"/Bgf3zaqn+Yx1Ovj1acHXf3ooKsfH3T1Hw65+vSgmZwdMvaTA1YwzElwhB5Ifct0stSKZ6zBeV6aY4bk",
+	"+6NKDPdGPSN4YPxARTLTmiFGTZ3FfuJKX+AlUfMkhePu55KBx9Sed1UCjSfDQwAJW3V+eP6VG/hgpf/d",
+	"PbIRTA2iBx1cZJf362Kfz0O0Zlns+0dEsBVTGrNWukiyUnoaYr5Cbfw8Qt6YFbsDDHBVK65G03KpT6Q5",
+	"6h5y//STEWwNj3QbzYIG4WDCvy7y/SolNKxU1ThkWsiFUWJ9C7kNmkfOGK4KrllTHIPF2imT/8R0xQz3",
+	"Kdj+xvU8wO/ZRi6/aAXh85DIn1jQWMbXC2d+fckkl+n1FuHYcvrWjc0dVuYOryFYnQ6Wuk5xb8EPclcJ",
+	"vJPe8DHqc+vCB9B6zSH0jeZ3i0UADiJKLkKvm+OCWwjFY+gbuunVuR9uaPXBvMY0dIY9Iq3XHKY4Ao7G",
+	"qksaYVe6qPLKRWRSKi6YUqQoc6YigiAnUSwq6AR0YkiZK2Nkr0khc4YekznVQ/ITozcMzPKwpWBCAFhA",
+	"ErlkglBITKzs8L6Zlc0XtsBPNhUYZv1AkVnBmIaMT+1yty6eh6JpNWciFlwTCx43OMdADddhD0JYFRfj",
+	"cGPX6x77VEBDcvcz9Bt/fPK48UqV9Q9+G2cw1NpUO/cKdO51V4BbIxZCuu6BClxNLIP2XgBrU3dS1Maq",
+	"zQGvRk/3m6qyBHHibC+mBD9hbnVhVsBlJoOIxJ7WsUguoLZnBKh+x5BBemTvHCEGnao/PCF92DCbC70B",
+	"BSHYe660GkQkyViuaUL6AESBsIFU2Txu9LuybGA3NsmkYBbVQmEMCt6JWs8dONYnMlsjfoUFyetvwrcN",
+	"zt1YwXU0X9G1Qu8RBvrNGw5jcSHs7bUsAIDbm7AZBU8RFQSgBWmxRv8+3uHEC+zC69I7w+3EnZPa7DEX",
+	"M5v/aTa+D709yT9ZIQejpmdqTiGLVkvDKwA4QWYMXPa2nhEXE14cf7ZkMohIKTTPMdQBAC6QGGHmMAeX",
+	"m1IsO8fMYJpqkgGcScBthKprjPRhViqkLx9h3oTjTmfVe3EBP5/HgpIpfw9FoNNSUVfFDXoDvM6Sp+fw",
+	"EpU4sYg0Q3LFWNBunyhmXauxh12uBy7iHgxve9/m7IFyL9PmioMz9Omc3qt+ELZg/RI6gnn+BSwOZpM0",
+	"mbk+XP3U+NFyuU0fR/enOamc+/OYJBnV1P1kpmd/GjVkg2f64XCIjB2LDW4ckuT9kVLsCMVLgr2gkPVg",
+	"ikZQw+Yie7/XTCj02oIbO6cAQsMFRgvN7su0XFToMhsx5/BxGGmBtMYd6xkCZcAa9aIew0bWdTCzj9Ge",
+	"I0Iv7OZQsGD7j2F3ObhfCrbz9jpYaXUzlkN+fLfFfnrg2A5jnALLDJyUlFPCv/lgO69+8vUpvlcMqo6c",
+	"RAc076wmZ0HRmzENOqM9b+DgA5mOGz/Y1JAhON2uGjcArGdtmOOvBCNBs4IlK3y7BMPQWLEKyi0AjypN",
+	"ci6uI5LMmLZR8gfKyB//qATLs4IIOCnMGbmADtMoXWSemaGAjBU8qDWe08Cvvk//RgM4/ON21gxX9pvR",
+	"t4v2L0TbwkWE+gYYhsC8BwSyEYlClHzMYsGILnFtL76sS6TVCDTUAQgu3HNDxR7Qxd7rptZC4Q6t2Eww",
+	"OI0RsW0Ui8SyD+DFhUx5ThK7cIkNswtZ8ZpcobJe9UQJB4iFb55eS10xlgOC9Sekv9GoxCh+9pGRmVhr",
+	"E4bE9pMEBsevXHtROmMKjFYjAaD6kWczpiOrXcsiFtinHXJ9B5jMstGdJGmTEUFvintSNevtbD6zf963",
+	"QOmQSFmt4cA3deAXog7gtgZWICgEjodBLLg8PxJKkxYFAH/eqQE0unxUjaVavLthvvJ9HrpByvdO8jaC",
+	"dYZK97fzdjtxvWYLeYNaW7B+oWPynHBjS8il0TRTxm8gL7mQC3SmVNjMHbT2GU7aqHXQRh7+HQ7yNnYx",
+	"+u1R7so/PqMu0YznCfOR+WKUe2RB/4yurB+jp5vzG85kq5rBNd8YcScjhiZDbSGtG9cbgFp69SpUgWGd",
+	"G6fBzBLH2Aw4NsTaZhS63wLLcFLm18dFKdTxh6KEpNhOo/C5VgRqHxVRkkxpYcvPLTYCeLeTohSCi1kS",
+	"EZYrQNgkUy5o7pJCNzS1PzENWWal6H3RRLaiFN9od49DZCkLY5m51NuiFKRvrH7zaVyUooXuzE/7nQ5I",
+	"goclQdco+YPhho/7CWoL5tT9KJeShhrRuBai8s0ux85YCr6p2oy7bywUnAJUhlB1g17kkEscXPTuQBNT",
+	"8fdB1rY7041wUKy4sRBbUEFR8jyDSI5F0o4IoMi8fnb1Bp061lpF3B+b3EmLWWmNc4tcZ4xAKeAJ/WTK",
+	"c+jU3UwDB6RHY8QlH+IezaEEAwyjhCAujk37HYNQScClmfBMJeck4SLNy4yNnTgxtiZUDdSXMxmck1Jc",
+	"C7kS+DhaMPL45GRIkg80z/3zbGJ4/YGE/VzSPBYWIjMti8JoRPAj6UPWd+2GoJ/QcfOnBVcLqtN5Ehmb",
+	"nYsZLiD8OICoVNLc5QQT6cHPkbJGNn3ywVYZRsQXD0SETqcsNX/FQl3z5ZJl/1dEFF0scxYRlMIfE8y7",
+	"DxP6bV2QW72HSUSSBhUmg1hg+x6f7L1miF+zhixS0BtroHpBIZGZ+pmbOlQLJL6iIQEXQsaSCOCVUJIk",
+	"MFsXisMVRwAm9zZJBZKFKfu4oIqZUzOpCirQKYB3gUejq/LCusq5cj0fzLZczeUKgx22HwT2U4TQ/Dnh",
+	"U3x/OiuYmVJQm9RdS5LEwu6gq4MakbjXzGOPex8TV0gRBFrrC6wMgz0I6BaflgwASCncYSzF8Vn/XFkX",
+	"igtbn52cOEIjfbfBGJI3AyOFXoAwB1Ufi6ByKWYAMUWFbUpwdkIsnLAfukJGcqwKr09jkaA0N+zsPUub",
+	"6kZCCjhTQKBAR6oNFeF1Kcz5/aaS15/amWOGv3BS7utLskfdifSbIgREpttOkD8sG5iT9uzk7JNOz4L9",
+	"tc0PoQjBFxhS77mf14pi1YgRKN+8UV3a29lXqOuVXssDG6MfShwpGJYOYdKE3/dO9c+paZWWs62Y4Gmg",
+	"MN2tniAr6FTbX7ISKwusqIKxLQI2gNsy29cK2CzvQIVqn4Hz3vcOtPXvTaq4FdwWuKr24jdbeRDI0sOK",
+	"Dxo9KHIlUdkGcM1AVfAPOHaBnaD0+YEy/0FSEp7BfwPVAWjWgUgCbHFiyAxbWTCW2WaOHroYvjZ6/Ixq",
+	"ZnHsCgZvJ8iExcIoBTnVNhWKQO3zkPzNhp6MCmJ0b/tYKHZIBnZ4i2HNfZo/KmMW+8ZpFYDX2vrW4EJD",
+	"6EuEphyhisEVzjYKa0IBNwiTGfuJH2OIt2MACOAk8WRBiBi4PWrWKVolLxbYy1JACA52U8xgpR8+fGMb",
+	"eT58OLLpWhuY2xstRSB9CyG4Xe8lNBti4YC77S0ONptUsNlNqO++R+/22N3m2ATYR2PugNTFhxk9cWA0",
+	"aCHFEeyT3Q6vhz18+PjkD04Ht2Zao3Y/3orljaX79i1qWqs1jNxPXoEFSyMWssgQPzNoQYDIAx7hDzaU",
+	"EoSDAhTXUqQAsGim/ejhQ6MtblbqYptVo+K45q1+SPM5+Ii46grCJYB7bswFqiG6aB+WM1oIbxzD0MDq",
+	"rUjpgR0AlLUolY5FAzi9rf7Iid17UlTd8M/FsvzsUUf/bjuOk1+9llfvdfwrUfdcbVIl8/uUgKgBMwO5",
+	"qJL4eMpUjAzCvEX7q6Q4amKbiuDOMqYaT92zuvSrpu3PWMFUUZHP4MHYwVdSudRIu8WiE8hrgSw7mrr8",
+	"c2mBGhTpJ7TMOBMpc14na1IkRvmhZDWXOaS8izLPk1ik5sRRQWJPFGbEYT1GQRI4hFwz2mRILpwnpaZ8",
+	"ITaD+wbOSZZxTSfg9gIzxpxbMNgAtDFaMOKtmgCzIrfv03aGYWnVZzrDLmEvPrOz5dsZ9iv0VHTUj7nT",
+	"y5v+ht/Q4q/2+bYH1jFy05fNCXgKc/g6zkcnW36DHPSZqByWODxanSFt7BKI4/Uh1r5VC0MA1y6iBu74",
+	"soWTVxYTFhORglowQOa3sdVza/wXTJUL5pDlbPrSkmWk74KwHkPJnrAWTRHcJdVXM8rFYDM54dIsx9fA",
+	"Xk2p9Y23Pi1vwUYTWj8qmnrY7dnKoyZ/Obb6E/jucn7NWrxIke2P4p016Zyl15XL5mBPzcj7ow7zQMXi",
+	"MBdUp+OuzUfnbxd7++jO6/3yyBvb/QicjiOowEK8olhgxm6/rdoYYDdJohYq2ci9pBb9hvQfn51FBFE0",
+	"RcNQANdfw1KwAXjijBIYwGYfVPiV+OirF1excN1sMF4zK9GwQTMH00Rw8mqhxu5a2ObqeuuDtQBTNywW",
+	"AAnvOpRseEu1hNpmTCLF0YUcW9Rvi7qfOFBSEuBDYsIpFdD/aCq9qFYjrB4vYfUQcT8KegqZ/de1bnK+",
+	"75GtIX9EEi5UOZ3ylJvV/bmUmtpWQK4OS9E1RC7nPJ1bGEPLz7GYsFRCiaYXFQkWeZuHJg5JHlz1dM5o",
+	"ZhPhfGIc1utjdTuGrSzI4B/MxG5ozrOxLqhQAEPUWtxwZR7yNTlFola5+Vt0A36N1hGQi7OGWkwg0t/t",
+	"u2seby7nbWsMt0qM2yOE6yROLYC6lThxeICQvudQKj5payTVvetvMZD6JpT5D5RfjHpINaoSBPHAm8sc",
+	"FH0oL7fFXEQxenDw9anDV65qZZon0ZA816rKVIbmdqs5AymsC2pOAzhuprlcESFXsegnFrYZTj1ZQE/B",
+	"IIhI+gkoAWPFdLlM7Nsl+GngTo2i4FYrWS4xrVLmmT8W3Uu7GWhpzgDUj8oiT0YkuXz7/U/Pn46/v7h6",
+	"Nn77+qeE/EcskuO5lNfq+IPjmY/HH7S8ZuKjmQZkgcFHM9tSAAit0UPObSs+91SHPmKmBfqeM4RUvfvd",
+	"A0UUnwmqy8IoGSeP8PRaccUiH3JFR6lLdbQlg0tWVD30YnGEKtCIJGHXHQAlQQXwnDwbnn73GIvbiaAI",
+	"xBdoFwk24UkGUSyI/0T6cmkvfX71ijw6/e47ROKdto0ziEgyZ/lyrNl7HdwLQ1JNFlJp8ugsbDQ/CnsG",
+	"a0n+/OynS9BZnr/88ZXd66qNoK2LNsNVmtBElrO5Jn3E8Ib3P7KddJC8QK0JtTHDSJZ+aAq+czNiP3nz",
+	"t+c/PX81fmj0JtBQzDNzKc32lctzVEYAFQerBlCpAX2GTQzhAOSL5ALD97CQIdEFTQkdCs/Ga2CyF3KH",
+	"904TkuB9Y02vmUiqBAPafJNaHXiNj4ZAJq6QdWQMCuX6WmPqw7lDkAkYlPRrrwA+EegR4/YBCkuDnqW+",
+	"zWJyDFUVYR0cZCUOcCKa5akc30iesiQiyULN6HI5Pk2AVe2nx8nIkn9UfxcPAsOV3VMzF1wKZQH9LesD",
+	"3zwtWMaE5jQPMMRnkNUK2Nl0wTKSAGubySiWFkybv5ZUqZUsIMJAl3x8zdbQZ5SWej7211NIKA4+L5fj",
+	"aowbVvDpuvp1IrX/AJA+GWQ1m3lVF7n7IZABjx2Ae0UxmjtE9OTq2dPXz95cjf/y7D8BvvkkFnbuytwy",
+	"tgI18aXQXKOZgU4aRNpnWY0J1VyujLyfcwG1x3Hv3//9P3SSZnEviWxHA14QCORsCdb7irbPggltdjMo",
+	"Yaj6C7mmJwFc9OnJLrzoqFKZDtKUGv3PKrWroyv+Z84xsFuyXc/62kyLXwN0tBGllQbVYgx4FbdpBfgA",
+	"flfp8A/wfcht94bXAdHO/YjoW+3wAYXpZl0D/dr17A9KyTG70YKDQS4/OOObpcS8rVo9NJ86s0Dun3x+",
+	"mcLnK6SXV4J1C5KvIN/Dq1bGnmPQ4Zm7OjCb8uG0zpFtbVPLDVFA/Dc0L1mEv8cCL6CoeaKquZA3RimE",
+	"yrScTTX4LftpTc2DOrcM1aZrttQ2qdKu3gNVOQlJxlKe+b7qfdvS3NsD2E+sctaamWGXI6NYxSL58DHo",
+	"RYRe4QpBxli3NrcYtNfBlvyQX7La9PELt9T4DciYX7469Jph773Kn4QAaDOsaFc+Wxs+eQateVH21KAw",
+	"LNjq13rVQA9uqd51ZqyvIFzyJcu5qBq4kf6cG5G2jrAONBZYr2vbEs2N1Fk/UBD2i2qlPCoiIJ4B8Req",
+	"J9XA2/To5amjC1Mi2MrJzxqSKriP7XIli/QI2mhxm/TfAlM8DW09m7pGJsxDCGfQ7QfdJviasegn78fq",
+	"Jq2VaSMucMHV9RprmFy5hOt9pRgjie39ZMsroagYkPZi0dGDKOyYV3tPLW0/FbDnrwCdj4vZyCEA25oO",
+	"LHXuRvuNfFY/ug2OFBPabsGosWAJ6ScfGiv4MYl8JqBH/k0+mAd9NBa6shUiyxxrvR0AcAv+L2AN4mz2",
+	"QPtlHPxFCGccgPuSNmxfxJoGJND9oH03rfj7Q5L9giCy+Ohlvt4HPvZu+KpNaNVnN4jtdCtoVY+q2hxl",
+	"P1TV6rU/D56qE6IPLK5m5HtGYvtIh675iz6Kv0pfA/S+dbGgjUNtJ5hp7YzqRKuBrCmbSmYF+0ZUKHKQ",
+	"oyiK+s77f3pyMojcGTFZEyrWsbDVQSPXShGOkj4loS+fLMsinVMFVkFrT0XMx3A9GKNYQIhi6ykPFgEv",
+	"IKShbC9gDaiKLEPMcmhUCD5RAeWCgGmxmkvwn9rXqDUqFNnWJpVdqKtPayt/jyIQi8qxY9+2sGtjg3+l",
+	"8VRHvmGr6HDrdjVvqzGMd9Yd0PAUkqnra73BS+2NTXdY8IHl9t3j6FYNTte7JhZBaK2z/aSWEpQZ7HDq",
+	"Wl6gLl1IOYU8I7NXAMpPaFdfSttYAbpQ1vukxuLwRqlWId8wKlyAtobPs9lC1YkhB3wTxltVd2vUCqN5",
+	"v96oZFdrVNf9E9sN3KXraQUpE7Y9FR79h2fYH2SjL2izWakLT292K+1uHWrhL751EL2FMutau9rF64LQ",
+	"Rnor6LfCm19U4Y3rOOrkq2tAXNX8BV2j9+gzarP2jwAzulO3+wkQpY0mtKAZMxpalfa68DLeDPRAkQTG",
+	"ghC1+UUQbAg67NJwzG3wgN79soV7zqVtQNrGFjD1yL4g+7Wmi9kmOPZl3SEJGm+JadI5gFxVsHr70FA3",
+	"+fwIDjDz4MWEC0b6RpNflEojhtJgSCxUWvZHhOCoEMyVnOoj+6OfUCzMkcxo5nSP3CHkDMklJi0vqVIk",
+	"Eey9HoPbPrE6FSB/KpLYL6e2MZS5cIsS7pZhqwrnC2BSWkDzcUxE0XRG+oAP4XvRNzIxNZ31OpS0Jyet",
+	"gDgdD3Y9vszydTzL/HQoak4HAo9V0sZqUQcCsrdPpMyZOV523W/sst0j1F9ZlROcnnlncB3LgrAF5Tnp",
+	"p1SxI27GVtzYggPw/skpGo4d6/Jz1w6cnZzsvSKWTmtDZWxKy1x7rWPf1cn5guv2kQxRLOh7vigXdn4L",
+	"LvBTpaNwodkMOyJtBOMabIG5h+yGy1IBh3SsEdzx9eAtIdV3SfML5HU0JpB/v4WR90NosuvVmk2MsQx1",
+	"MFyTP3TQQKLWREpIHzJQRyT5jwSd4b8nWpLTJyTjM67VOYFTS0Uko2oO/0sIpmaxWNKCGbNMWS+Njf9a",
+	"T7xt2JSAVEiGXi3BFh/27HMQS9hI0cEVkafW/rQsp8yUgH9HYTVoraZRVTqQy6tDy8fJyGRLWhzed1+e",
+	"dRz9yyDY2DfrCr66n781st4bLMbTSjPY6cVcUy87Djryt3JnsihzzZe00MdGoh9lVNMAXvjp1V9Rx18C",
+	"/BdmxU45AGEkaVnk5OhHIxjYH/+3e+QwVTeQNO48vE/IC/492CWnJ9HJyQkp5EpF5O2bH49+j/4YdAkX",
+	"cuVcQnNGM1acW7MmLxdCxaJPxZoAAFZENg56kAKI3BY5xo+cpIlIoulMmf9REkQN/sTWO5VKgjC4vvjQ",
+	"SywIysHYNYcITjEW0ATSNhEyi2KRje1lY7wMChboDASZ1XYxjddomBqd4Mk5PutfCTauBIlkxCz2ND1G",
+	"hYKsmToWMiKnxyekDyi0FlFuAFFAn6lvdhZLFHEBkligKKQwAVerAKRS6drkH5ILBdHVv9KcZ7BvMFd/",
+	"JReYgV9QoZz3yZaY3LhbMD2nugGjmsph90KvNblyafD9avvhRrkip4hFZl/Aec2s7K2D0ckptMStMOkg",
+	"JC1XrgvS3PrDnNeL1qydB8p2k7YdTe3Xsegb6rHJS5HbsywzHwJ3JRb0rqDgZUACMwVOGvCakqxEcdoa",
+	"Yn0OyxrYHN1HQgvX1iVz3cNliLGmtE0g9tvWMxIMiBbs97q/Cwb8CvxdcLqhiOs4Z5BWHzga/EWfN19j",
+	"HyVcfa85YuIphYMDiOSQw2ozt7lTbyA5ozdWmYOCFYoFbUU6Z8rmmtQcC4Oowh8l6povCdcW7DzE0gyn",
+	"Yt5cy4IlZFLAM7gmE5peVy43XZPjQwK5u8DpsWh4LmxOk3Kyqr2TGuRuByrh/XJOd8+n2tSt/m+/HdNv",
+	"jWf2KASunFeBddBHiqKTnA22ccaWzOwvThxfp+L+FYPzub13XAUAd1rKDbYiirUl7P9yMPtAyUa8Pmtx",
+	"t4D1EcTqi0VDWweF13kGoELTuu1s3yvKreO4MH8LiJA2BJWFnfgDaPPmi7G9wJUHWoGebcm3/hz2+JdB",
+	"4/v1s/WvoDasA13vNqZ/qMJ8Wei81ziJr+bsitDsw9Txb+fY7gx92D5CW0Nye9Jk0M5rWxphLRdrhj2i",
+	"gnut+S9VWDDgqrz7QmK1+/HNKbm4fP5AxUKuxMB7swFIieu1AyNvBCdHFWhFP2EqpTmFs8M6pX4uWcnA",
+	"xVCf0pwCHJKWZMnkMmeDiCRUKT4TDNsklYoVhGcRSRasijvCBdkRFxb7HPMTEwEHoLsIDlYhoVPYXOaZ",
+	"gi7Rris1nLQe8rYWADXH6yeKgNYasd2tQYhcMvMYv7a9qJfmUnV2/6jTR3Ml+5QoBkSH6fKwdF0BLLsh",
+	"vQNS4rqCl74kq3Wkxyf328jklxw03BVcvc+g4XMxke/3ChkGBP9bhRjSjC4AvOZ9h/DcIzGkWsYm6nxL",
+	"k9uCCtds9YYrrmURofyPrFS1pQNGzgdZK7TUc7gUncA8ZYqoMp3HgioS9y6EAC+2wyYMJhX3rFu50gno",
+	"BICUoNoGJVSYXxULI+jldOob2MFZVPDZjBV4l21i4cCWrIMJfjLsVQAwjtRMDckFwr3EopGdUyXLginz",
+	"uE0uoxugKha5b6YJH/YD05TnW/SrsIblN1qMHSyCtfEBz8o3OdH0GskDgYQhxLS32b+ZOx4+70FQ89eX",
+	"BXn79vkPg3tJF+9m9GM8az+JyXHbpPXEaApQ38gVsXrDBmKmh1yNXAeiAqFNB4GC4bS0WLhWlVijjnjH",
+	"qjEkyCEIrVXyAJOQoFK9D+5jLH6PBSiUESnFnOXZYEj+Bi2eaShGVDOFnmunF2cSncm2YvDcklUsJHah",
+	"JUbZqt/s9C5FuM2Et7KWKMaUR4A1L4Cp9oHwrGu9cW9ILgjqbi1iCz0wVZkkXtiaBnEBxLIhz+496dsS",
+	"SAuRmZ2ik5w5atweCXPjfOlg2J0l9TeE60+nQdFrhrKdNk6DuU0rCHpegXRYYms4EA+24hmkw+axAErZ",
+	"Nj3rGJjti0rfl2iwusJqDgA1VKzJQhYMscWs4HmgEGreowFD8bqtbq8JHNG/enEFdh7kE0wBVhUO105x",
+	"Q/q+pf/F5fPBkDzNpcI4PF5Rl2n7ROjMCOyb8vV1Kl+wOQ2Wuw0DubS+L8pDVxhZscKgRqc01C4eKItZ",
+	"GBhIkE8Eiou3leqGhpn6ICIZy/kNC7DJG6ok5DZZJxsk5lh+shiPsUBoQK7Bn3rucW7Cyc4Y8LM2XG5B",
+	"qVSFDooI50KWImUZoSoWiS4LMfTNlBKH9eoqguPevFxQEfes+8spekYfsYoTlAfartu0weOhL8223rZ6",
+	"uFPsYMKbMgWK99CJlCWx6OPf4KmXwqawQUyqhvKTUmhkCGUBXuK7KniyRpxM228K7xvjLWO7N4lf1YKl",
+	"fMmN5reaS1hPlpGrN68uqyH8JWO51Cwby1InQ/Ky6tRpw3Ur3yzSwlI4gdraEdxc80Z+Ig1tp7x7w95/",
+	"9lRVePAL5PruvuBmqahbw2860ycW3hcN5tgtnTpBz3ZLeHDCfFkVCRLIIXXQYqF5txfmliPCgP0NLL7N",
+	"KrqLLAvZ8qXU7FfJmvBiHXwp4LdvMbxd7CXqLsjIR3/A1SsFYMEczEgFyxn9wtZGU/cFXPAlE66KH1zD",
+	"wanP9XmAjO+MlJpREouaVeLT4SGTJXBWO7dvw0HtkAYjNH1ULDwuGDQ4pmvvisFJDjsUjiAI6c9sC+hv",
+	"dCVjVWEmc/vBDXvzzVr5NRyPf8a2PTU6d85E7xPcycHw8Xhh+bUdrtN3vwentWUJRRRjpL8jonJOJmtX",
+	"OIWcQQvbeonFAlO4aJYVTNWazf3vwZAkQmo+XY9LkeaULwzFS2jFDmcgFa7C8+rFm8vx29c/DZAhmur9",
+	"iprF8IOQXIoZ9Nqiou6pfaD8IyFMOVYslSJTxo6IhQ0rg1h0oKQOgsP+5jtpJd3JZC/WGHQs2JQVTKRM",
+	"fR7fZgtYZ1u4Neo1F729AvcrcGy6nv1d0kT533+jAdtmNok18g3/tCXQMF5UXHJUDxIYRlN7ihK/7lta",
+	"itc38OuilF/F3sNW+BdDncThVwGsQxWGbiGTZU06dQYhOw6LNhE6Io9OjNT+/XePT05Q13KHAlfk9OyE",
+	"9M/IgotSMzWwmEFNBQ6okGWETqD/nEjZsEPIbpLX/cvXlrcORGeQSlMLFbXe9u6beP3KWezPcgV6BGgh",
+	"TiEnW9WOQLkBTxwynLESwDdriXuT3ap1dmL2mq27EyZfGSsHQkkTRgtWgJ4CIIcZVfOJpEXmMuTQf+s+",
+	"pFJecxb5LjBUxOICUmn4P/GNsARzYJQ3AEdLIEIOSfp0Im+YZVvzQOcERlHC30dw8kSIchwLrH6UaIjl",
+	"VGlSKkb61rOBYmDgvB6I+JwWrDMh8S9mQe6RH/7C1ttQEM1+1KEsI1KwG+gIBcmazvb7lRA/wEI0NeeL",
+	"y+cItN/HXUN9wvYZaqlgASLuBIh4jbJOtZFt5IMdOdVQxqyWLIUS2xHZpGjIc41FdcqVihURutkg+ABn",
+	"kXuIjXAormusQNo4gfRlEcWiFObv5OLycvzs5V//mDFAwl0woRMwFiIiJKmaDhBqLHTsjUWCi2FeEC1A",
+	"xo2FtTAagc1HLeZGRJTh+JxRQ3PmPhtkWHChsV2cso0NgHNzmgHE6RJ9E5bvzAQs8CG01sUEGMTEUCTB",
+	"vBgbYrnhbGU+mG08dwyN8jAQCwmkziTYPguq5gHY0n4LU+knZojhsuA3PGczgD/FmSLtmBWwAS/XAG4O",
+	"Td5SBqvbDaPxF7b+vKZVnYT/Zkxli+9uXmIqDdWBB5cLLA49J1Cgj2ara1DRizYaKmzYaGbldgmt1+aa",
+	"proBN37xHlOIsmL2p1uiRlVFrSWEvnV/17Z/8JtUPxz8h3Bit0u+hirDzlLqQ1SHLh3gHE8+FAWxOEgW",
+	"YPoZqA9aLhUcLzCQdvuNqBSxAKdqSiPfBwl8u4gXrggT2ZC89tPwZzGk6Ln8E20EN2Z3dIQ4zU1Ohtyf",
+	"YtEdW/ST/o0WGJn334PEP0cRrGOjWt/Qrc2XL82VL+2Fdy2RwWbv8Argvm8tjbnPOongbbYpwm5hvjVh",
+	"ViRszN/ATjsULe1NU9cdkbh3GTb+93jTkNmMLfctFCyknCxpcQ0aCLjGPfgyiM8p6NnmLCXY0apKAmmH",
+	"2h7GvTB/xLakhWY20MoYlFteRdEePjw7OQvRt+tYtf2EZwi2lEHlt13SJMCUjYVviIvifiGFnudrsix4",
+	"iv7MgmVcq4gkCGWtxlQnkX2h5Omrlz8+f/3i4s3zVy/Hb978lAwQ5IMtoCFOBwz/kNRBQBoY7gEiFs6d",
+	"TMo1BuD6VXsVmCnCiFPoc6bnTIxAV89m0KpF26qRBLZtWLBUFplLcopFklLNZrJYm00PccTjHmrKVQOi",
+	"1v5EjCSTcj2udXyOBTTjQargukJcX9G1dwtCfryLXnZRgojFS3+Wo72AJ/lTi5puvR7mUdDHSEkPzFS1",
+	"AbLISmUOBTuxKEqB5pEDgAJQQGxKC85LsxpAsW+v4MunrmWyxaIS8PpHji1i0X97RU5Pn0TmytNHJ45e",
+	"CMUNOien9ivyR3IyPDklb69+gFS0NVpP7rEQ8Tk7g7yqWZlTLYv1eFKKLGeVNXbuSWoMBJpEHnYrQrgC",
+	"9nNJc5vRKzVggv0hFglcPV5wBTi4yeAco3u2nxxkfLl+sXAL9PMeu68gOlxdDrfHYkJzKmwVgmMbFBAp",
+	"XbqVtwa7pVboMZ5wocrplKeQO2amSdsbU3xfroPj4TM2pXPLuykw3WqPqiXOtsiMtubrcFNvsxIy6llK",
+	"2Hyq732uV/IoZ1oz7BkyMlQqC/L0og1bK2TMzTFtP3br8EAsI9t6BNG8txci1Aavpn47A/DsXtqLdLYW",
+	"8Z1crJBAtI7U4dn/lloQf4XI89+XkLsaKiH9uubRtXEtvsBae4zKaK1p28f0hnJbg9Ph+r5Q18gnNUE5",
+	"lYX54iilS3M3yWVKc3dcDI2oBqZIrKCHtIDqWDEazeOzM7Jd3q+qRvuVuHYziGwm7jZZ3SZYr4DbDzck",
+	"HJdvs3j2LUYvGIXOIr1b3AxFtFyo29y7pXL9LKxcf7KrcP0zWUWvplMk3W12EQG/yZQVv2jZ9TVKI2SV",
+	"Sgd0ogKYvzpJgiLxLm1gVw17XSbtarxu0+2a+tH902O3VwkdCHapfksZ62dfo48LdoNQd4QGpcCBpl9p",
+	"5kuKfVuF1BAWEtk+5+nn9JCVy1xSzHzYUsNkDC8AQ+aNFDxgWACTHuNINty0oMV1JldijDjT10KuwICO",
+	"hZJlkTI1JFcMyyhtD1SqyA4cazeBFiDrWPSNdWj+FrY9KpjEMCWbRjUiDbDr68nxlP48XGQJVnc7+F+6",
+	"IhOZrS22sXuyDTQ+RcY/erNeMm96uywtsN7dJBICZyTxewnWNzaxNTb0esnUiCTQr3SZUy4A4tp8couX",
+	"kD7NlbTfvj/y3w/clXO9yBPsQpaEcmiZTY1VG34lU818w1zAFaDErzeuqNeKYmFmN8BgJvWNj81bPVCE",
+	"vddMYD5CMtTvtZm3WUX4z03RfIDZ2T8Arnto5gW41mt0KbAcfWCPT5+QpBSqXCLG9HjBMk7HZhZQFAZb",
+	"D1bv6QkgkcM9j2KR4BaPtZTjnBYzhrVWGKYzui6ke8JHJMVzrGIDO9oyJoCYmwtjkVjM6zETqcy4mJnh",
+	"gBpqd1By+cOPxGFG+8e4m81bwma/8bShoFc9QikWLKfQ5NJwNOknFR2ekySOEzJhqVwwRZJjWL2EKDZb",
+	"GPFEZhKWcZi0xJmDCXgSHIwA8Mtw3ANFEvPAJMA2CPyfsbAeT1xQTPil2qaB0AaPV0Pa9Ycu1MJxHIF+",
+	"ORDrvUJ2N+Ox94jzi3nOqho/wxghLIchZejLHzZv5Jr00d0eC9d9OkG4eKiwzvAqMWPKFgiuzkmCP9kJ",
+	"BE2JFt0h6Lcw/V2dgt5UIgGXZwrc5AQHYFLUOQuXHAJfKzEYdmAtuW3rgls6PTl73BFH6PLgPDx+WNdH",
+	"dqKHb+ohW8QydY0EzK8gRL0EXWsG2Bo1AReLhoSrCbJoU4hBILJTjOFGfr5AuCWPrgQ7LMws7UXfMMo/",
+	"qe6Fa08oyWRaQv6NK37yygWZUMhKY+91RF5YEovIn9+8+MnQ0eUPP7boXiiMhquCa1aZDVYtaoJebeRF",
+	"e4Fxb0bCdpoLie23Vw3n9bsF09SIJYSPNHIW5M99AjF3atS2vv54ksv0mmVHrvpma/j5e7z4r+7aeySo",
+	"+qO2hYftG/j6oV9dOqRFQvD1Ue6Fm1aODwfDBbcLCl80H2eNFGjbWKUhYwgEsRnINWNLozG6O7S8ZsLF",
+	"WbkmXGBf4wqIxZgok0KuFCvgPILuKko24FrQKAVrxQGNYYEXL9wsGzVZfVu+HeZd1mBFAXsx8sAJiR3G",
+	"NeERtnzsBjQ/i+IVPmEwJK9E6mkusv1sXPVmsCjKtyYGDTIWuCqtiZf2lcd21MQiYNiB6BoXIQ1Ve+eK",
+	"gp7wRls0xqFNZCI+jwkeISRZyAzAa/P8fBPjg2vF8qlT/qEoze3kai4thrpd9samEbQAwL9AHZaOry5X",
+	"muc5mchSGNsMaWDJiiNXl1dQzQi4ZIcE2B3zqhr87AP+ZycnlZWNJE4x42pFFcBhhG8lp4QKG2S1u+3K",
+	"6oTUY7fxteZKaCI9xo5N9fJY23W6LVBpZmLF1OcJUxaM2tubqaHreq31eVuBv13WIXm2mSQ6rGeJPmnN",
+	"EnXUiohmm/K4wawBQzvR0kDNaVRjL6nWrDCj/dciPdoZjAym86ULXOpnVtd55ZmLVqLc1lafN2nbXGTW",
+	"/FOaB4fNkvtJfoM+2B2+xJ1rnqH74JZ36WN7dSrqgDjjygpPl4UACD2V/qCwub79PHacFMi7zUI4MWnK",
+	"uy/KTMgr4KMx/JTzqWbZb7Sr6lRvkt4Dy77bWwDt9CPVlLL+VpWsri/dChB202gxb8rSsuB6DTPETPKL",
+	"0pwZf3/38Z35ubhx8y+LvDfqzbVejo6PITA/l0qPfn/y+5Pex3cf//8AAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
