@@ -53,7 +53,9 @@ func toStored(msgs []llm.Message) ([]store.Message, error) {
 	return out, nil
 }
 
-func fromStored(m store.Message) (llm.Message, error) {
+// FromStored reads a stored message back, its tool calls and results decoded: the turn's
+// history, and the dashboard's transcripts, read them the same way.
+func FromStored(m store.Message) (llm.Message, error) {
 	msg := llm.Message{Role: llm.Role(m.Role), Text: m.Content}
 	if len(m.ToolCalls) > 0 {
 		var calls []storedCall

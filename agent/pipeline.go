@@ -234,7 +234,7 @@ func (p *Pipeline) history(ctx context.Context, t Turn, model catalog.Model) ([]
 			stored = stored[1:]
 		}
 		for _, m := range stored {
-			msg, err := fromStored(m)
+			msg, err := FromStored(m)
 			if err != nil {
 				return nil, err
 			}

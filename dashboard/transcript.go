@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 
+	"switchboard/agent"
+	"switchboard/llm"
 	"switchboard/money"
 	"switchboard/store"
 )
@@ -32,73 +34,49 @@ type toolCall struct {
 	HasResult, IsError      bool
 }
 
-type storedCall struct {
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
-}
-
-type storedResult struct {
-	CallID  string `json:"call_id"`
-	Name    string `json:"name"`
-	Content string `json:"content"`
-	IsError bool   `json:"is_error"`
-}
-
 // transcriptOf pairs each tool call with its result (the tool message after it answers it by
 // call id) so a call reads as one collapsed item; tool messages whose results were all paired
 // are not shown again.
 func transcriptOf(msgs []store.MessageWithUsage) []transcriptMessage {
-	results := map[string]storedResult{}
-	for _, m := range msgs {
-		var rs []storedResult
-		if len(m.ToolResults) > 0 && json.Unmarshal(m.ToolResults, &rs) == nil {
-			for _, r := range rs {
-				results[r.CallID] = r
-			}
+	decoded := make([]llm.Message, len(msgs))
+	readable := make([]bool, len(msgs))
+	results := map[string]llm.ToolResult{}
+	for i, m := range msgs {
+		msg, err := agent.FromStored(store.Message{Role: m.Role, Content: m.Content, ToolCalls: m.ToolCalls, ToolResults: m.ToolResults})
+		decoded[i], readable[i] = msg, err == nil
+		for _, r := range msg.ToolResults {
+			results[r.CallID] = r
 		}
 	}
 	paired := map[string]bool{}
 	var out []transcriptMessage
-	for _, m := range msgs {
+	for i, m := range msgs {
 		tm := transcriptMessage{Role: m.Role, Content: m.Content}
 		if u := m.Usage; u != nil {
 			tm.Usage = &usageLine{Model: u.Model, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, Cost: "$" + money.FormatUSD(u.CostNanoUSD)}
 		}
-		if calls, ok := decodeCalls(m.ToolCalls); ok {
-			for _, c := range calls {
-				r, found := results[c.ID]
-				paired[c.ID] = found
-				tm.Calls = append(tm.Calls, toolCall{Name: c.Name, Arguments: indent(c.Arguments), Result: indentText(r.Content), HasResult: found, IsError: r.IsError})
-			}
-		} else if hasJSON(m.ToolCalls) {
-			tm.Raw = string(m.ToolCalls)
+		for _, c := range decoded[i].ToolCalls {
+			r, found := results[c.ID]
+			paired[c.ID] = found
+			tm.Calls = append(tm.Calls, toolCall{Name: c.Name, Arguments: indent(c.Arguments), Result: indentText(r.Content), HasResult: found, IsError: r.IsError})
 		}
-		if m.Role == "tool" && allPaired(m.ToolResults, paired) && tm.Content == "" {
+		if !readable[i] {
+			tm.Raw = string(m.ToolCalls) + string(m.ToolResults) // not ours to read: shown as stored
+		}
+		if m.Role == "tool" && readable[i] && allPaired(decoded[i].ToolResults, paired) && tm.Content == "" {
 			continue
 		}
-		if m.Role == "tool" && tm.Raw == "" && hasJSON(m.ToolResults) {
-			tm.Raw = string(m.ToolResults)
+		if m.Role == "tool" && tm.Raw == "" && len(decoded[i].ToolResults) > 0 {
+			tm.Raw = string(m.ToolResults) // results of calls not shown above
 		}
 		out = append(out, tm)
 	}
 	return out
 }
 
-func hasJSON(b json.RawMessage) bool { return len(b) > 0 && string(b) != "null" }
-
-func decodeCalls(b json.RawMessage) ([]storedCall, bool) {
-	var calls []storedCall
-	if !hasJSON(b) || json.Unmarshal(b, &calls) != nil || len(calls) == 0 {
-		return nil, false
-	}
-	return calls, true
-}
-
 // allPaired reports whether every result of a tool message answers a call shown above.
-func allPaired(b json.RawMessage, paired map[string]bool) bool {
-	var rs []storedResult
-	if !hasJSON(b) || json.Unmarshal(b, &rs) != nil || len(rs) == 0 {
+func allPaired(rs []llm.ToolResult, paired map[string]bool) bool {
+	if len(rs) == 0 {
 		return false
 	}
 	for _, r := range rs {
