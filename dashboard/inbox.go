@@ -174,7 +174,7 @@ func threadOf(det inbox.Detail, actor inbox.Actor, now time.Time) *inboxThread {
 		t.HolderName = det.Assignee.Name
 		t.Mine = actor.Person() && det.Assignee.ID != nil && *det.Assignee.ID == actor.UserID
 	}
-	t.CanRelease = !t.Closed && det.Agent != nil && (det.Status == "escalated" || det.Assignee != nil)
+	t.CanRelease = det.CanRelease()
 	if det.Escalation != nil {
 		t.EscalatedWhen = det.Escalation.EscalatedAt
 	}

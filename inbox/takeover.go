@@ -218,7 +218,7 @@ func (s *Service) Release(ctx context.Context, workspaceID uuid.UUID, ref string
 		if err != nil {
 			return err
 		}
-		if hold.Status != "escalated" && hold.AssigneeUserID == nil {
+		if !handedOver(hold.Status, hold.AssigneeUserID != nil) {
 			return apierr.Conflict("conversation_not_escalated", "The conversation %s is with its agent already.", hold.ShortID)
 		}
 		if hold.AgentID == nil {
@@ -261,6 +261,16 @@ func (s *Service) Close(ctx context.Context, workspaceID uuid.UUID, ref string, 
 		return Detail{}, err
 	}
 	return s.detail(ctx, workspaceID, conv.ID)
+}
+
+// handedOver reports whether a conversation is with people rather than its agent: escalated,
+// or held by someone.
+func handedOver(status string, held bool) bool { return status == "escalated" || held }
+
+// CanRelease reports whether Release would hand the conversation back to its agent: it is
+// with people, not closed, and has an agent.
+func (d Detail) CanRelease() bool {
+	return d.Status != "closed" && d.Agent != nil && handedOver(d.Status, d.Assignee != nil)
 }
 
 func checkText(text string) (string, error) {
