@@ -87,13 +87,13 @@ check-generate-openapi:
 	done; exit $$status
 
 check-generate-sqlc:
-	@echo "==> check-generate: gen/dbsqlc against store/ (the first run compiles sqlc: a few minutes)"
-	@tmp=$$(mktemp -d) && trap 'rm -rf $$tmp' EXIT && mkdir -p $$tmp/store $$tmp/gen && \
+	@echo "==> check-generate: store/internal/dbsqlc against store/ (the first run compiles sqlc: a few minutes)"
+	@tmp=$$(mktemp -d) && trap 'rm -rf $$tmp' EXIT && mkdir -p $$tmp/store && \
 	cp -r store/sqlc.yaml store/migrations store/queries $$tmp/store/ && \
 	$(SQLC) generate -f $$tmp/store/sqlc.yaml && \
-	if ! diff -r -q $$tmp/gen/dbsqlc gen/dbsqlc >/dev/null; then \
-		echo "gen/dbsqlc is out of date with store/queries or store/migrations: run make generate"; \
-		diff -r -u gen/dbsqlc $$tmp/gen/dbsqlc | head -40; exit 1; \
+	if ! diff -r -q $$tmp/store/internal/dbsqlc store/internal/dbsqlc >/dev/null; then \
+		echo "store/internal/dbsqlc is out of date with store/queries or store/migrations: run make generate"; \
+		diff -r -u store/internal/dbsqlc $$tmp/store/internal/dbsqlc | head -40; exit 1; \
 	fi
 
 vet:

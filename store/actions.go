@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"switchboard/gen/dbsqlc"
+	"switchboard/store/internal/dbsqlc"
 )
 
 // PendingAction is a risky or spend tool call parked until the user confirms it.

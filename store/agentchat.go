@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"switchboard/gen/dbsqlc"
+	"switchboard/store/internal/dbsqlc"
 )
 
 // Contact is the person on the other side of an agent's conversation, as far as known.

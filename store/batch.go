@@ -7,7 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"switchboard/gen/dbsqlc"
+	"switchboard/store/internal/dbsqlc"
 )
 
 // errQueueOnly is returned when something other than an :exec query is given to a

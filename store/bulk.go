@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"switchboard/gen/dbsqlc"
+	"switchboard/store/internal/dbsqlc"
 )
 
 // BulkSet is the rows one bulk tool acts on: an explicit id list (ByIDs), or the filter keys

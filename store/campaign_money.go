@@ -5,7 +5,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"switchboard/gen/dbsqlc"
+	"switchboard/store/internal/dbsqlc"
 )
 
 // Campaign pause reasons for money (the others are the campaigns package's).

@@ -8,7 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"switchboard/gen/dbsqlc"
+	"switchboard/store/internal/dbsqlc"
 )
 
 // ChannelMessage is a message that crossed a channel, either way.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"switchboard/gen/dbsqlc"
+	"switchboard/store/internal/dbsqlc"
 )
 
 // ComplianceAcceptance is a workspace's acceptance of one version of the outbound

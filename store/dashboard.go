@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"switchboard/gen/dbsqlc"
+	"switchboard/store/internal/dbsqlc"
 )
 
 // DayUsage is a workspace's spend and charged turns of one UTC day.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"switchboard/gen/dbsqlc"
+	"switchboard/store/internal/dbsqlc"
 )
 
 // Claim is the state of an idempotency key after a request tried to claim it.

@@ -8,7 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"switchboard/access"
-	"switchboard/gen/dbsqlc"
+	"switchboard/store/internal/dbsqlc"
 )
 
 // APIKey is a stored key: its hash, never its secret.

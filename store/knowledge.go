@@ -5,7 +5,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"switchboard/gen/dbsqlc"
+	"switchboard/store/internal/dbsqlc"
 )
 
 func toSource(s dbsqlc.AgentSourcesRow) Source {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"switchboard/gen/dbsqlc"
+	"switchboard/store/internal/dbsqlc"
 )
 
 // MessageWithUsage is a message as an operator reads it: with the model, tokens and cost of

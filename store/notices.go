@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"switchboard/gen/dbsqlc"
+	"switchboard/store/internal/dbsqlc"
 )
 
 // Notice announces that a workspace's events of cursors First..Last committed. It carries

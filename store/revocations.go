@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"switchboard/gen/dbsqlc"
+	"switchboard/store/internal/dbsqlc"
 )
 
 // RevocationChannel is the PostgreSQL NOTIFY channel on which key revocations and workspace

@@ -2,7 +2,7 @@
 // run by goose) and every query; each query on workspace data filters by workspace_id.
 //
 // The queries live in queries/*.sql; sqlc checks them against the schema and generates
-// gen/dbsqlc (`make generate`). The methods here only convert between the generated rows and
+// internal/dbsqlc (`make generate`). The methods here only convert between the generated rows and
 // the store's types; they exist on Store (the pool) and on Tx (a transaction) alike.
 package store
 
@@ -17,7 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"switchboard/apierr"
-	"switchboard/gen/dbsqlc"
+	"switchboard/store/internal/dbsqlc"
 	"switchboard/secrets"
 )
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"switchboard/gen/dbsqlc"
+	"switchboard/store/internal/dbsqlc"
 )
 
 // User is a person of a workspace who signs in to the dashboard.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"switchboard/gen/dbsqlc"
+	"switchboard/store/internal/dbsqlc"
 )
 
 // WebhookEndpoint is a registered receiver of a workspace's events.
