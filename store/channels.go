@@ -9,8 +9,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"switchboard/store/internal/dbsqlc"
 	"switchboard/secrets"
+	"switchboard/store/internal/dbsqlc"
 )
 
 // Channel is a connected channel (a phone number, a messaging account, a webchat site).

@@ -9,9 +9,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"switchboard/store/internal/dbsqlc"
 	"switchboard/jsonappend"
 	"switchboard/shortid"
+	"switchboard/store/internal/dbsqlc"
 )
 
 // NewEvent is an event to append to the outbox: a type and its snake_case data.

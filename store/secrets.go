@@ -7,8 +7,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"switchboard/store/internal/dbsqlc"
 	"switchboard/secrets"
+	"switchboard/store/internal/dbsqlc"
 )
 
 // ErrNoSecretsKey is returned when a secret must be sealed or opened and the store has no

@@ -17,8 +17,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"switchboard/apierr"
-	"switchboard/store/internal/dbsqlc"
 	"switchboard/secrets"
+	"switchboard/store/internal/dbsqlc"
 )
 
 var (

@@ -8,8 +8,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"switchboard/store/internal/dbsqlc"
 	"switchboard/shortid"
+	"switchboard/store/internal/dbsqlc"
 )
 
 // Tx is a transaction: the writes of one turn (messages, response, ledger, events) commit

@@ -8,8 +8,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"switchboard/store/internal/dbsqlc"
 	"switchboard/shortid"
+	"switchboard/store/internal/dbsqlc"
 )
 
 // UploadPrefix starts the public id of an upload (upl_…).
