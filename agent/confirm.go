@@ -41,6 +41,14 @@ func yesCode(text string) (string, bool) {
 	return m[1], true
 }
 
+// now is the pipeline's clock.
+func (p *Pipeline) now() time.Time {
+	if p.Now != nil {
+		return p.Now()
+	}
+	return time.Now()
+}
+
 func newCode() string {
 	n, err := rand.Int(rand.Reader, big.NewInt(1_000_000))
 	if err != nil {
@@ -60,7 +68,7 @@ func (p *Pipeline) parker(t Turn, out *Outcome) func(context.Context, Tool, llm.
 		}
 		a := store.PendingAction{ID: uuid.New(), ShortID: shortid.New(shortid.Action), Code: p.freshCode(out),
 			Tool: tool.Name, Arguments: prepared.Arguments, Summary: prepared.Summary, Role: t.Role.String(),
-			ExpiresAt: time.Now().Add(p.ConfirmationTTL), WorkspaceID: t.WorkspaceID}
+			ExpiresAt: p.now().Add(p.ConfirmationTTL), WorkspaceID: t.WorkspaceID}
 		if t.KeyID != uuid.Nil {
 			id := t.KeyID
 			a.KeyID = &id
@@ -208,7 +216,7 @@ func (p *Pipeline) confirmations(ctx context.Context, t *Turn, out *Outcome) (bo
 // was a `YES` for it that cannot run, answer says why.
 func (p *Pipeline) judge(ctx context.Context, t Turn, a store.PendingAction, code string, isYes bool, answer *string) string {
 	mine := isYes && a.Code == code
-	if !time.Now().Before(a.ExpiresAt) {
+	if !p.now().Before(a.ExpiresAt) {
 		if mine {
 			*answer = fmt.Sprintf("The code %s has expired, so nothing was done (%s). Ask again if you still want it.", a.Code, strings.TrimSuffix(a.Summary, "."))
 		}

@@ -182,13 +182,33 @@ func TestAnyOtherReplyRejectsAndTheModelIsTold(t *testing.T) {
 	require.Contains(t, late.Text, "already rejected")
 }
 
+// clock is a pipeline's clock, moved by hand.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
 func TestAnExpiredCodeNeverRuns(t *testing.T) {
 	t.Parallel()
 	b := consentSetup(t)
-	b.pipeline.ConfirmationTTL = time.Millisecond
+	c := &clock{now: time.Now()}
+	b.pipeline.Now = c.Now
 	out := b.park(t, nil)
 	code := out.Parked[0].Code
-	time.Sleep(5 * time.Millisecond)
+	require.WithinDuration(t, c.Now().Add(agent.DefaultConfirmationTTL), out.Parked[0].ExpiresAt, time.Second)
+	c.Advance(agent.DefaultConfirmationTTL) // the code is good until then, not at that instant
 	late := b.turn(t, access.Admin, out.Conversation, "YES "+code)
 	require.Zero(t, b.wipes.Load())
 	require.Contains(t, late.Text, "expired")
@@ -197,12 +217,26 @@ func TestAnExpiredCodeNeverRuns(t *testing.T) {
 	require.Equal(t, "expired", resolved[0]["resolution"])
 }
 
+func TestACodeRunsUntilItExpires(t *testing.T) {
+	t.Parallel()
+	b := consentSetup(t)
+	c := &clock{now: time.Now()}
+	b.pipeline.Now = c.Now
+	b.pipeline.ConfirmationTTL = time.Hour
+	out := b.park(t, nil)
+	c.Advance(time.Hour - time.Second)
+	done := b.turn(t, access.Admin, out.Conversation, "YES "+out.Parked[0].Code)
+	require.EqualValues(t, 1, b.wipes.Load(), done.Text)
+	require.Contains(t, done.Text, "Done")
+}
+
 func TestTheSweepExpiresWhatNobodyAnswered(t *testing.T) {
 	t.Parallel()
 	b := consentSetup(t)
-	b.pipeline.ConfirmationTTL = time.Millisecond
+	// The action was parked an hour ago: past its expiry by the database's clock, which the
+	// sweep reads.
+	b.pipeline.Now = func() time.Time { return time.Now().Add(-time.Hour) }
 	b.park(t, nil)
-	time.Sleep(5 * time.Millisecond)
 	n, err := b.pipeline.ExpireActions(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, 1, n)

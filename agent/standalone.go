@@ -79,7 +79,7 @@ func (p *Pipeline) Park(ctx context.Context, c Caller, name string, args json.Ra
 	}
 	a := store.PendingAction{ID: uuid.New(), ShortID: shortid.New(shortid.Action), Code: newCode(),
 		Tool: name, Arguments: prepared.Arguments, Summary: prepared.Summary, Role: c.Role.String(),
-		ExpiresAt: time.Now().Add(p.ConfirmationTTL), WorkspaceID: c.WorkspaceID}
+		ExpiresAt: p.now().Add(p.ConfirmationTTL), WorkspaceID: c.WorkspaceID}
 	if c.KeyID != uuid.Nil {
 		id := c.KeyID
 		a.KeyID = &id
@@ -155,7 +155,7 @@ func (p *Pipeline) confirm(ctx context.Context, c Caller, actionID, code string,
 		case a.Status != "pending":
 			refusal = apierr.Conflict("action_resolved", "The action %s was already %s; nothing was run again.", a.ShortID, a.Status)
 			return nil
-		case !time.Now().Before(a.ExpiresAt):
+		case !p.now().Before(a.ExpiresAt):
 			resolution = store.ActionExpired
 			refusal = apierr.Conflict("action_expired", "The action %s has expired, so nothing was done. Call the tool again if you still want it.", a.ShortID)
 		case a.Code != strings.TrimSpace(code):

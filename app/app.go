@@ -274,13 +274,16 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	ready = append([]server.ReadyCheck{migrationsCheck(st)}, ready...)
 	// Sign-in attempts have their own budgets (accounts.Service.SignIn).
 	acc := accounts.New(cfg.AccountsConfig(), st, ratelimit.NewMemory(nil))
+	// Webhook endpoints follow one set of rules on /v1 and the dashboard.
+	endpoints := events.NewEndpoints(st, guard, inserter)
 	deps := server.Deps{
 		Store: st, Catalog: cat, Limiter: limiter, Responses: resp,
-		Hub: hub, Jobs: inserter, Guard: guard, Ops: ops, Agents: agents, MCP: mcp.Handler(mcp.New(ops, server.MCPCaller, log, mcp.WithConfirmations(pipeline))), Log: log,
+		Hub: hub, Webhooks: endpoints, Ops: ops, Agents: agents, MCP: mcp.Handler(mcp.New(ops, server.MCPCaller, log, mcp.WithConfirmations(pipeline))), Log: log,
 		Ready:    ready,
 		Pending:  meter.Pending,
 		Contacts: contacts.New(st), Campaigns: camps, PhoneNumbers: phones, Channels: chans, Inbox: team, Actions: pipeline,
-		Accounts: acc, Dashboard: dashboard.New(dashboard.Deps{Store: st, Accounts: acc, Ops: ops, Channels: chans, Jobs: inserter, Compliance: comp, Mailer: mail, Inbox: team, Log: log}),
+		Accounts: acc, Dashboard: dashboard.New(dashboard.Deps{Store: st, Accounts: acc, Ops: ops, Channels: chans, Webhooks: endpoints, Compliance: comp, Mailer: mail, Inbox: team,
+			Catalog: cat, BuilderModels: dashboard.BuilderModels(cat, cfg.Families), Log: log}),
 	}
 	if tr != nil {
 		deps.Outer = append(deps.Outer, tr.Echo())

@@ -21,7 +21,6 @@ package bulk
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -93,8 +92,8 @@ type Skip struct {
 type kind struct {
 	tool        string
 	description string
-	verb, nouns string // "Delete", "conversations"
-	schema      func(name, description string) manage.Operation
+	verb, nouns string          // "Delete", "conversations"
+	schema      json.RawMessage // the JSON Schema of the tool's input type
 	decode      func(raw json.RawMessage) (input, error)
 	destructive bool
 	count       func(ctx context.Context, st *store.Store, ws uuid.UUID, set store.BulkSet) (int, error)
@@ -137,14 +136,10 @@ func (s *Service) kinds() []kind {
 	return append([]kind{conversationsKind(), channelsKind(), deploymentsKind()}, moreKinds()...)
 }
 
-// errWrongInput is what the registered Run of a kind reports for input of another type.
-var errWrongInput = errors.New("bulk: arguments of another tool")
-
-// operation registers a kind: its typed input gives the schema; the call decodes it again
-// into an input (decode), then prepares, rechecks or runs it.
+// operation registers a kind: its typed input gives the schema; the call decodes it into an
+// input (decode), then prepares, rechecks or runs it.
 func (s *Service) operation(k kind) manage.Operation {
-	o := inputOperation(k)
-	o.Class = agent.Change
+	o := manage.Operation{Name: k.tool, Description: k.description, Schema: k.schema, Class: agent.Change, Permission: access.Bulk}
 	if k.destructive {
 		o.Class, o.ParksOnMCP = agent.Risky, true
 		o.Prepare = func(ctx context.Context, c agent.Call) (agent.Prepared, error) { return s.prepare(ctx, k, c) }

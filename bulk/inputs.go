@@ -12,9 +12,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"switchboard/access"
-	"switchboard/agent"
 	"switchboard/apierr"
+	"switchboard/blueprint"
 	"switchboard/manage"
 	"switchboard/store"
 )
@@ -36,12 +35,12 @@ type ConversationsInput struct {
 
 // ConversationFilter are delete_conversations' filter keys.
 type ConversationFilter struct {
-	Status    string `json:"status,omitempty" jsonschema:"enum=open,enum=escalated,enum=closed"`
-	Channel   string `json:"channel,omitempty" jsonschema:"maxLength=50,description=The conversation's channel: api (builder assistant and /v1 turns) or a channel type such as webchat or sms."`
-	ContactID string `json:"contact_id,omitempty" jsonschema:"format=uuid"`
-	Source    string `json:"source,omitempty" jsonschema:"enum=assistant,enum=agent,description=assistant: conversations with the builder assistant (/v1 and /api/chat); agent: conversations of a deployed agent."`
-	OlderThan string `json:"older_than,omitempty" jsonschema:"maxLength=40,description=Only conversations created before this: an age such as 30d or 12h or 2w or 90m, or an RFC 3339 date-time or a date (YYYY-MM-DD)."`
-	All       bool   `json:"all,omitempty" jsonschema:"description=Every conversation of the workspace; needs confirm_count. Not combined with other keys."`
+	Status    ConversationStatus `json:"status,omitempty"`
+	Channel   string             `json:"channel,omitempty" jsonschema:"maxLength=50,description=The conversation's channel: api (builder assistant and /v1 turns) or a channel type such as webchat or sms."`
+	ContactID string             `json:"contact_id,omitempty" jsonschema:"format=uuid"`
+	Source    ConversationSource `json:"source,omitempty" jsonschema:"description=assistant: conversations with the builder assistant (/v1 and /api/chat); agent: conversations of a deployed agent."`
+	OlderThan string             `json:"older_than,omitempty" jsonschema:"maxLength=40,description=Only conversations created before this: an age such as 30d or 12h or 2w or 90m, or an RFC 3339 date-time or a date (YYYY-MM-DD)."`
+	All       bool               `json:"all,omitempty" jsonschema:"description=Every conversation of the workspace; needs confirm_count. Not combined with other keys."`
 }
 
 // ChannelsInput is delete_channels' input.
@@ -53,9 +52,9 @@ type ChannelsInput struct {
 // ChannelFilter are delete_channels' filter keys. A channel's status is `deployed` while an
 // agent is deployed on it, else `unused`.
 type ChannelFilter struct {
-	Provider string `json:"provider,omitempty" jsonschema:"enum=webchat,enum=telco_voice,enum=sms,enum=msgapp_1,enum=msgapp_2,enum=msgapp_3,enum=msgapp_4"`
-	Status   string `json:"status,omitempty" jsonschema:"enum=deployed,enum=unused,description=deployed: an agent is deployed on the channel; unused: none is."`
-	All      bool   `json:"all,omitempty" jsonschema:"description=Every channel of the workspace; needs confirm_count. Not combined with other keys."`
+	Provider blueprint.ChannelType `json:"provider,omitempty"`
+	Status   ChannelStatus         `json:"status,omitempty" jsonschema:"description=deployed: an agent is deployed on the channel; unused: none is."`
+	All      bool                  `json:"all,omitempty" jsonschema:"description=Every channel of the workspace; needs confirm_count. Not combined with other keys."`
 }
 
 // UndeployInput is undeploy_agents' input; its ids are deployment ids (deploy_agent's
@@ -72,18 +71,6 @@ type UndeployFilter struct {
 	All       bool   `json:"all,omitempty" jsonschema:"description=Every deployment of the workspace; needs confirm_count. Not combined with other keys."`
 }
 
-// inputOperation is the operation of a kind with its input schema (Run is set by operation).
-func inputOperation(k kind) manage.Operation {
-	return k.schema(k.tool, k.description)
-}
-
-// schemaOf is an operation whose schema is In's (its Run is replaced).
-func schemaOf[In any](name, description string) manage.Operation {
-	return manage.NewOperation(name, description, agent.Change, access.Bulk, func(context.Context, uuid.UUID, In) (Result, error) {
-		return Result{}, errWrongInput
-	})
-}
-
 // decode reads a kind's arguments strictly (unknown keys refused) into an input.
 func decode(k kind, raw json.RawMessage) (input, error) {
 	if len(bytes.TrimSpace(raw)) == 0 || string(raw) == "null" {
@@ -95,16 +82,6 @@ func decode(k kind, raw json.RawMessage) (input, error) {
 	}
 	in.raw = raw
 	return in, nil
-}
-
-// strict decodes raw into v, refusing unknown keys.
-func strict(raw json.RawMessage, v any, tool string) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return apierr.Invalid("", "invalid_arguments", "The arguments do not fit the input schema of %s: %v", tool, err)
-	}
-	return nil
 }
 
 // selection checks the choice between filter and ids, and reads the ids: UUIDs, or for
@@ -213,10 +190,10 @@ func olderThan(value string, now time.Time) (*time.Time, error) {
 func conversationsKind() kind {
 	return kind{tool: "delete_conversations", verb: "Delete", nouns: "conversations", destructive: true,
 		description: "Delete conversations and their messages, by filter (status, channel, contact_id, source, older_than, or all) or ids (UUIDs or mc- ids). Parks one confirmation stating the count and a sample; the conversation the confirmation is given in is kept.",
-		schema:      schemaOf[ConversationsInput],
+		schema:      manage.InputSchema[ConversationsInput](),
 		decode: func(raw json.RawMessage) (input, error) {
-			var v ConversationsInput
-			if err := strict(raw, &v, "delete_conversations"); err != nil {
+			v, err := manage.DecodeInput[ConversationsInput]("delete_conversations", raw)
+			if err != nil {
 				return input{}, err
 			}
 			in, err := selection(v.Selection, v.Filter != nil, "mc-")
@@ -226,10 +203,10 @@ func conversationsKind() kind {
 			f := v.Filter
 			var k keys
 			k.all = f.All
-			k.add("status", f.Status)
+			k.add("status", string(f.Status))
 			k.add("channel", f.Channel)
 			k.add("contact", f.ContactID)
-			k.add("source", f.Source)
+			k.add("source", string(f.Source))
 			k.add("older than", f.OlderThan)
 			if err := k.check(&in); err != nil {
 				return in, err
@@ -240,7 +217,7 @@ func conversationsKind() kind {
 			if in.set.OlderThan, err = olderThan(f.OlderThan, time.Now()); err != nil {
 				return in, err
 			}
-			in.set.Status, in.set.Channel, in.set.Source = f.Status, f.Channel, f.Source
+			in.set.Status, in.set.Channel, in.set.Source = string(f.Status), f.Channel, string(f.Source)
 			return in, nil
 		},
 		count: func(ctx context.Context, st *store.Store, ws uuid.UUID, set store.BulkSet) (int, error) {
@@ -258,10 +235,10 @@ func conversationsKind() kind {
 func channelsKind() kind {
 	return kind{tool: "delete_channels", verb: "Delete", nouns: "channels", destructive: true,
 		description: "Delete channels and their deployments (the agents on them stop receiving from them), by filter (provider, status deployed or unused, or all) or ids. Parks one confirmation stating the count and a sample.",
-		schema:      schemaOf[ChannelsInput],
+		schema:      manage.InputSchema[ChannelsInput](),
 		decode: func(raw json.RawMessage) (input, error) {
-			var v ChannelsInput
-			if err := strict(raw, &v, "delete_channels"); err != nil {
+			v, err := manage.DecodeInput[ChannelsInput]("delete_channels", raw)
+			if err != nil {
 				return input{}, err
 			}
 			in, err := selection(v.Selection, v.Filter != nil, "")
@@ -270,12 +247,12 @@ func channelsKind() kind {
 			}
 			f := v.Filter
 			k := keys{all: f.All}
-			k.add("provider", f.Provider)
-			k.add("status", f.Status)
+			k.add("provider", string(f.Provider))
+			k.add("status", string(f.Status))
 			if err := k.check(&in); err != nil {
 				return in, err
 			}
-			in.set.Provider, in.set.Status = f.Provider, f.Status
+			in.set.Provider, in.set.Status = string(f.Provider), string(f.Status)
 			return in, nil
 		},
 		count: func(ctx context.Context, st *store.Store, ws uuid.UUID, set store.BulkSet) (int, error) {
@@ -293,10 +270,10 @@ func channelsKind() kind {
 func deploymentsKind() kind {
 	return kind{tool: "undeploy_agents", verb: "Undeploy", nouns: "deployments", destructive: true,
 		description: "Undeploy agents: remove deployments, so those agents stop receiving from those channels, by filter (agent_id, channel_id, or all) or ids (deployment ids, as deploy_agent answers them). Parks one confirmation stating the count and a sample.",
-		schema:      schemaOf[UndeployInput],
+		schema:      manage.InputSchema[UndeployInput](),
 		decode: func(raw json.RawMessage) (input, error) {
-			var v UndeployInput
-			if err := strict(raw, &v, "undeploy_agents"); err != nil {
+			v, err := manage.DecodeInput[UndeployInput]("undeploy_agents", raw)
+			if err != nil {
 				return input{}, err
 			}
 			in, err := selection(v.Selection, v.Filter != nil, "")

@@ -6,6 +6,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"switchboard/campaigns"
+	"switchboard/manage"
 	"switchboard/store"
 )
 
@@ -33,9 +35,9 @@ type DeleteCampaignsInput struct {
 
 // DeleteCampaignFilter are delete_campaigns' filter keys.
 type DeleteCampaignFilter struct {
-	Status         string `json:"status,omitempty" jsonschema:"enum=draft,enum=scheduled,enum=running,enum=paused,enum=completed,enum=cancelled"`
-	All            bool   `json:"all,omitempty" jsonschema:"description=Every campaign of the workspace (running ones only with include_running); needs confirm_count. Not combined with status."`
-	IncludeRunning bool   `json:"include_running,omitempty" jsonschema:"description=Same as the top-level include_running."`
+	Status         campaigns.Status `json:"status,omitempty"`
+	All            bool             `json:"all,omitempty" jsonschema:"description=Every campaign of the workspace (running ones only with include_running); needs confirm_count. Not combined with status."`
+	IncludeRunning bool             `json:"include_running,omitempty" jsonschema:"description=Same as the top-level include_running."`
 }
 
 // CancelCampaignsInput is cancel_campaigns' input.
@@ -46,16 +48,9 @@ type CancelCampaignsInput struct {
 
 // CancelCampaignFilter are cancel_campaigns' filter keys.
 type CancelCampaignFilter struct {
-	Status string `json:"status,omitempty" jsonschema:"enum=scheduled,enum=running,enum=paused"`
-	All    bool   `json:"all,omitempty" jsonschema:"description=Every in-flight campaign; needs confirm_count. Not combined with status."`
+	Status InFlightStatus `json:"status,omitempty"`
+	All    bool           `json:"all,omitempty" jsonschema:"description=Every in-flight campaign; needs confirm_count. Not combined with status."`
 }
-
-var (
-	allCampaignStatuses = []string{"draft", "scheduled", "running", "paused", "completed", "cancelled"}
-	notRunning          = []string{"draft", "scheduled", "paused", "completed", "cancelled"}
-	inFlight            = []string{"scheduled", "running", "paused"}
-	settled             = []string{"draft", "completed", "cancelled"}
-)
 
 // skippedLimit bounds the items skipped names one by one.
 const skippedLimit = 100
@@ -66,10 +61,10 @@ func moreKinds() []kind { return []kind{contactsKind(), deleteCampaignsKind(), c
 func contactsKind() kind {
 	return kind{tool: "delete_contacts", verb: "Delete", nouns: "contacts", destructive: true,
 		description: "Soft-delete contacts, by filter (tag, list_id, or all) or ids: they are hidden and never messaged by campaigns, and can be restored (POST /api/contacts/{id}/restore). Parks one confirmation stating the count and a sample.",
-		schema:      schemaOf[ContactsInput],
+		schema:      manage.InputSchema[ContactsInput](),
 		decode: func(raw json.RawMessage) (input, error) {
-			var v ContactsInput
-			if err := strict(raw, &v, "delete_contacts"); err != nil {
+			v, err := manage.DecodeInput[ContactsInput]("delete_contacts", raw)
+			if err != nil {
 				return input{}, err
 			}
 			in, err := selection(v.Selection, v.Filter != nil, "")
@@ -128,10 +123,10 @@ func skippedCampaigns(statuses []string, reason string) func(context.Context, *s
 func deleteCampaignsKind() kind {
 	return kind{tool: "delete_campaigns", verb: "Delete", nouns: "campaigns", destructive: true,
 		description: "Delete campaigns and their send records, by filter (status, or all) or ids. Running campaigns are skipped (listed in skipped with reason running) unless include_running is true. Parks one confirmation stating the count and a sample.",
-		schema:      schemaOf[DeleteCampaignsInput],
+		schema:      manage.InputSchema[DeleteCampaignsInput](),
 		decode: func(raw json.RawMessage) (input, error) {
-			var v DeleteCampaignsInput
-			if err := strict(raw, &v, "delete_campaigns"); err != nil {
+			v, err := manage.DecodeInput[DeleteCampaignsInput]("delete_campaigns", raw)
+			if err != nil {
 				return input{}, err
 			}
 			in, err := selection(v.Selection, v.Filter != nil, "")
@@ -141,22 +136,22 @@ func deleteCampaignsKind() kind {
 			in.includeRunning = v.IncludeRunning || (v.Filter != nil && v.Filter.IncludeRunning)
 			in.set.Statuses = notRunning
 			if in.includeRunning {
-				in.set.Statuses = allCampaignStatuses
+				in.set.Statuses = campaigns.Statuses()
 			}
 			if v.Filter == nil {
 				return in, nil
 			}
 			k := keys{all: v.Filter.All}
-			k.add("status", v.Filter.Status)
+			k.add("status", string(v.Filter.Status))
 			if err := k.check(&in); err != nil {
 				return in, err
 			}
-			in.set.Status = v.Filter.Status
+			in.set.Status = string(v.Filter.Status)
 			return in, nil
 		},
 		count:   countCampaigns,
 		sample:  sampleCampaigns,
-		skipped: skippedCampaigns([]string{"running"}, "running"),
+		skipped: skippedCampaigns([]string{campaigns.Running}, "running"),
 		apply: func(ctx context.Context, tx *store.Tx, ws uuid.UUID, set store.BulkSet, limit int) (int, error) {
 			return tx.DeleteCampaigns(ctx, ws, set, limit)
 		},
@@ -166,10 +161,10 @@ func deleteCampaignsKind() kind {
 func cancelCampaignsKind() kind {
 	return kind{tool: "cancel_campaigns", verb: "Cancel", nouns: "campaigns",
 		description: "Cancel in-flight campaigns (scheduled, running or paused): they stop sending, for good. By filter (status, or all with confirm_count) or ids; ids of campaigns not in flight are listed in skipped (reason not_in_flight). Safe: runs at once, no confirmation.",
-		schema:      schemaOf[CancelCampaignsInput],
+		schema:      manage.InputSchema[CancelCampaignsInput](),
 		decode: func(raw json.RawMessage) (input, error) {
-			var v CancelCampaignsInput
-			if err := strict(raw, &v, "cancel_campaigns"); err != nil {
+			v, err := manage.DecodeInput[CancelCampaignsInput]("cancel_campaigns", raw)
+			if err != nil {
 				return input{}, err
 			}
 			in, err := selection(v.Selection, v.Filter != nil, "")
@@ -181,11 +176,11 @@ func cancelCampaignsKind() kind {
 				return in, nil
 			}
 			k := keys{all: v.Filter.All}
-			k.add("status", v.Filter.Status)
+			k.add("status", string(v.Filter.Status))
 			if err := k.check(&in); err != nil {
 				return in, err
 			}
-			in.set.Status = v.Filter.Status
+			in.set.Status = string(v.Filter.Status)
 			return in, nil
 		},
 		count:   countCampaigns,

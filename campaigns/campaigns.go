@@ -30,7 +30,9 @@ import (
 
 	"switchboard/access"
 	"switchboard/apierr"
+	"switchboard/blueprint"
 	"switchboard/compliance"
+	"switchboard/manage"
 	"switchboard/sms"
 	"switchboard/store"
 )
@@ -47,6 +49,13 @@ const (
 
 // Statuses lists the statuses in their usual order.
 func Statuses() []string { return []string{Draft, Scheduled, Running, Paused, Completed, Cancelled} }
+
+// Status is a campaign's status as an input's type (package bulk's filters): the schema of a
+// field of this type lists Statuses (manage.Enumerated).
+type Status string
+
+// EnumValues lists the statuses.
+func (Status) EnumValues() []string { return Statuses() }
 
 // Limits.
 const (
@@ -353,7 +362,7 @@ func (s *Service) ready(ctx context.Context, tx *store.Tx, c store.Campaign) err
 	if err != nil {
 		return apierr.WithParam(err, "agent_id")
 	}
-	if a.Status != "enabled" {
+	if a.Status != string(manage.AgentEnabled) {
 		return apierr.Conflict("agent_disabled", "The agent %q is disabled; a disabled agent runs no campaigns. Enable it first.", a.Name)
 	}
 	if c.DeploymentID == nil {
@@ -394,7 +403,7 @@ func deploymentMaySend(ctx context.Context, q interface {
 	if d.AgentID != agentID {
 		return apierr.Unprocessable("deployment_id", "deployment_of_other_agent", "The deployment belongs to another agent; use one of the campaign's agent.")
 	}
-	if d.ChannelType != "sms" {
+	if d.ChannelType != string(blueprint.ChannelSMS) {
 		return apierr.Unprocessable("deployment_id", "channel_cannot_send", "The deployment is on %s; campaigns send over sms deployments only.", d.ChannelType)
 	}
 	return nil
@@ -409,7 +418,7 @@ type sender struct {
 }
 
 func sendingNumber(ctx context.Context, tx *store.Tx, ws uuid.UUID) (sender, error) {
-	chans, err := tx.ListChannels(ctx, ws, "sms")
+	chans, err := tx.ListChannels(ctx, ws, string(blueprint.ChannelSMS))
 	if err != nil {
 		return sender{}, err
 	}

@@ -25,10 +25,6 @@ const (
 	PausedCapReached = quota.CapReached
 )
 
-// cannotPay is the pause reason when the workspace cannot pay for messages now (suspended,
-// no credit, monthly cap reached), else "": the one quota rule.
-func cannotPay(w store.Workspace) string { return quota.Refusal(w) }
-
 // mayPay is nil when the workspace can pay for messages, else the 403 insufficient_quota
 // that refuses to start a campaign, saying why.
 func mayPay(ctx context.Context, q interface {
@@ -39,7 +35,7 @@ func mayPay(ctx context.Context, q interface {
 		return err
 	}
 	var e *apierr.Error
-	switch cannotPay(w) {
+	switch quota.Refusal(w) { // the one quota rule
 	case "":
 		return nil
 	case PausedSuspended:

@@ -11,7 +11,11 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"switchboard/blueprint"
 	"switchboard/contacts"
+	"switchboard/llm"
+	"switchboard/manage"
+	"switchboard/quota"
 	"switchboard/sms"
 	"switchboard/store"
 )
@@ -131,7 +135,7 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[TickArgs]) error {
 	if err != nil {
 		return err
 	}
-	if a.Status != "enabled" {
+	if a.Status != string(manage.AgentEnabled) {
 		return w.pause(ctx, c, "agent_disabled")
 	}
 	if wait := untilWindow(c, now); wait > 0 {
@@ -194,7 +198,7 @@ func (w *Worker) unpaid(ctx context.Context, c store.Campaign) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if reason := cannotPay(ws); reason != "" {
+	if reason := quota.Refusal(ws); reason != "" {
 		return true, w.pause(ctx, c, reason)
 	}
 	return false, nil
@@ -264,7 +268,7 @@ func (w *Worker) decide(ctx context.Context, c store.Campaign, contact store.Aud
 			}
 			return tx.CountCampaignSend(ctx, ws, c.ID, 0, 0, 1)
 		}
-		conv, err := tx.CreateConversation(ctx, ws, "sms")
+		conv, err := tx.CreateConversation(ctx, ws, string(blueprint.ChannelSMS))
 		if err != nil {
 			return err
 		}
@@ -285,7 +289,7 @@ func (w *Worker) decide(ctx context.Context, c store.Campaign, contact store.Aud
 				return err
 			}
 		}
-		if err := tx.AppendMessages(ctx, ws, conv.ID, []store.Message{{Role: "assistant", Content: body}}); err != nil {
+		if err := tx.AppendMessages(ctx, ws, conv.ID, []store.Message{{Role: string(llm.RoleAssistant), Content: body}}); err != nil {
 			return err
 		}
 		data := map[string]any{"conversation_id": conv.ShortID, "channel": conv.Channel, "agent_id": cur.AgentID.String(),

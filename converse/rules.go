@@ -4,6 +4,10 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+
+	"switchboard/apierr"
+	"switchboard/blueprint"
+	"switchboard/store"
 )
 
 // words splits text into lower-case words: runs of letters, digits and apostrophes (’
@@ -143,4 +147,133 @@ func extractContact(text string) (name, email, phone string) {
 		}
 	}
 	return name, email, phone
+}
+
+// Fixed replies of the rules.
+const (
+	DefaultAfterHoursMessage = "We are closed right now. Please come back during our opening hours."
+	BlockedTopicReply        = "I'm sorry, I can't discuss that topic. Is there something else I can help you with?"
+	askContact               = "Could you give me your name and an email address or phone number?"
+)
+
+// rules applies the rules that answer without the model (see the package comment); nil
+// means the model answers.
+func (s *Service) rules(tc turnContext, message string) (*outcome, error) {
+	conv := tc.conv
+	flow := flowOf(conv)
+	out := &outcome{flow: flow}
+	if conv.Status == StatusClosed {
+		return nil, apierr.Conflict("conversation_closed", "The conversation %s is closed; start a new one (leave conversation_id out).", conv.ShortID)
+	}
+	if conv.AssigneeUserID != nil {
+		// A person holds the conversation (the team inbox): the message is theirs to
+		// answer, contact details included.
+		out.rule = "held_by_person"
+		return out, nil
+	}
+	if conv.AwaitingContact {
+		name, email, phone := extractContact(message)
+		if email != "" || phone != "" {
+			c := store.Contact{Name: nonEmpty(name), Email: nonEmpty(email), Phone: nonEmpty(phone)}
+			out.contact = &c
+			out.flow.AwaitingContact = false
+			out.rule = "contact_collected"
+			out.reply = "Thank you" + greetName(name, conv.Contact.Name) + ". Our team will get back to you at " + firstOf(email, phone) + "."
+			if escalationEmail(tc.bp) != "" {
+				out.notify = "Contact details received"
+			}
+			return out, nil
+		}
+		if conv.Status == StatusEscalated {
+			out.rule = "contact_requested"
+			out.reply = "So that our team can get back to you: " + askContact
+			return out, nil
+		}
+	}
+	if conv.Status == StatusEscalated {
+		out.rule = "handed_to_human"
+		if conv.PickupTimedOutAt == nil && conv.EscalatedAt != nil && tc.now.Sub(*conv.EscalatedAt) >= pickupTimeout(tc.bp) {
+			now := tc.now
+			out.flow.PickupTimedOutAt = &now
+			out.rule = "pickup_timed_out"
+			if conv.Contact.Reachable() {
+				out.reply = "I'm sorry, nobody from our team is free right now. They will get back to you at " + firstOf(deref(conv.Contact.Email), deref(conv.Contact.Phone)) + "."
+			} else {
+				out.reply = "I'm sorry, nobody from our team is free right now. " + askContact + " They will get back to you."
+				out.flow.AwaitingContact = true
+			}
+		}
+		return out, nil
+	}
+	r := tc.bp.BusinessRules
+	if r != nil {
+		open, err := Open(r.BusinessHours, tc.now)
+		if err != nil {
+			return nil, err
+		}
+		if !open {
+			out.rule = "after_hours"
+			out.reply = r.BusinessHours.AfterHoursMessage
+			if out.reply == "" {
+				out.reply = DefaultAfterHoursMessage
+			}
+			return out, nil
+		}
+		ws := words(message)
+		if topic := firstPhrase(ws, r.BlockedTopics); topic != "" {
+			out.rule = "blocked_topic"
+			out.reply = BlockedTopicReply
+			return out, nil
+		}
+		if e := r.Escalation; enabled(e) && conv.EscalatedAt == nil && messageTriggers(e, ws, message) {
+			s.escalate(tc, string(e.Trigger), out)
+			return out, nil
+		}
+	}
+	return nil, nil
+}
+
+func enabled(e *blueprint.Escalation) bool {
+	return e != nil && e.Enabled != nil && *e.Enabled && e.Trigger != "" && e.Action != ""
+}
+
+// messageTriggers reports whether a message fires a message-based escalation trigger.
+func messageTriggers(e *blueprint.Escalation, ws []string, message string) bool {
+	switch e.Trigger {
+	case blueprint.TriggerUserRequest:
+		return firstPhrase(ws, HumanRequestPhrases) != ""
+	case blueprint.TriggerKeywordMatch:
+		keywords := e.Keywords
+		if len(keywords) == 0 {
+			keywords = DefaultEscalationKeywords
+		}
+		return firstPhrase(ws, keywords) != ""
+	case blueprint.TriggerSentiment:
+		return Sentiment(message) <= SentimentThreshold
+	}
+	return false
+}
+
+func greetName(name string, known *string) string {
+	if name == "" && known != nil {
+		name = *known
+	}
+	if name == "" {
+		return ""
+	}
+	return ", " + name
+}
+
+func firstOf(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

@@ -2,9 +2,10 @@
 // conversations, channels, keys, webhooks and settings. Pages are rendered on the server
 // (html/template) from templates and a stylesheet embedded in the binary: no front-end build,
 // nothing from another site, and no script but the Events page's small live view
-// (static/events.js), the Inbox page's live queue (static/inbox.js) and the Channels page's
-// Copy buttons (static/channels.js), each allowed by its own page's Content-Security-Policy
-// only. Forms post plainly; a state-changing request from another site
+// (static/events.js), the Inbox page's live queue (static/inbox.js), the Channels page's
+// Copy buttons (static/channels.js), the Build page's chat with the builder assistant
+// (static/build.js) and the agent page's blueprint editor (static/agent.js), each allowed by
+// its own page's Content-Security-Policy only. Forms post plainly; a state-changing request from another site
 // is refused (http.CrossOriginProtection), and the session cookie is HttpOnly and SameSite=Lax.
 //
 // Every button asks the permission table (access) before it is shown, and every handler
@@ -25,14 +26,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/riverqueue/river"
-
 	"switchboard/access"
 	"switchboard/accounts"
 	"switchboard/apierr"
+	"switchboard/catalog"
 	"switchboard/channels"
 	"switchboard/compliance"
+	"switchboard/events"
 	"switchboard/inbox"
 	"switchboard/mailer"
 	"switchboard/manage"
@@ -54,8 +54,8 @@ type Deps struct {
 	Store    *store.Store
 	Accounts *accounts.Service
 	Ops      *manage.Service
-	Channels *channels.Service     // the Channels page
-	Jobs     *river.Client[pgx.Tx] // inserts webhook redeliveries
+	Channels *channels.Service // the Channels page
+	Webhooks *events.Endpoints // the Webhooks page: endpoints, redeliveries
 	// Compliance is the outbound compliance acknowledgment, accepted on the Settings page.
 	Compliance *compliance.Service
 	// Mailer sends invitations when SMTP_URL is set; nil sends none (the link is shown anyway).
@@ -63,7 +63,12 @@ type Deps struct {
 	// Inbox is the team inbox: the Inbox page and the navigation's count of waiting
 	// conversations (nil: neither).
 	Inbox *inbox.Service
-	Log   *slog.Logger
+	// Catalog checks blueprints in the agent page's editor.
+	Catalog *catalog.Catalog
+	// BuilderModels are the models the Build page's assistant can run on (BuilderModels):
+	// none makes the page say how to configure one.
+	BuilderModels []string
+	Log           *slog.Logger
 }
 
 type dash struct {
@@ -91,6 +96,7 @@ func New(d Deps) http.Handler {
 	mux.HandleFunc("GET "+Prefix+"/agents", h.signed(access.Read, h.agents))
 	mux.HandleFunc("GET "+Prefix+"/agents/{id}", h.signed(access.Read, h.agent))
 	mux.HandleFunc("POST "+Prefix+"/agents/{id}/status", h.signed(access.AgentsWrite, h.setAgentStatus))
+	h.routeBuilder(mux)
 	mux.HandleFunc("GET "+Prefix+"/conversations", h.signed(access.Read, h.conversations))
 	mux.HandleFunc("GET "+Prefix+"/conversations/{ref}", h.signed(access.Read, h.transcript))
 	if d.Inbox != nil {

@@ -194,41 +194,6 @@ func (h *dash) agents(w http.ResponseWriter, r *http.Request, p store.Principal)
 	h.render(w, r, http.StatusOK, "agents", view{Title: "Agents", Nav: "agents", P: p, Data: res.Agents})
 }
 
-type agentData struct {
-	Agent     *manage.AgentView
-	Blueprint string
-	// Webchat are the agent's webchat deployments, each with its embed snippet and allowed
-	// origins (GET /api/agents/{id}/deployments).
-	Webchat []manage.DeploymentView
-}
-
-// agentCSP is the dashboard's policy plus this site's script (static/copy.js, the snippets'
-// Copy buttons).
-const agentCSP = "default-src 'none'; style-src 'self'; img-src 'self' data:; script-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
-
-func (h *dash) agent(w http.ResponseWriter, r *http.Request, p store.Principal) {
-	res, err := h.Ops.GetAgent(r.Context(), p.WorkspaceID, manage.GetAgentInput{AgentID: r.PathValue("id")})
-	if err != nil {
-		h.fail(w, r, p, err)
-		return
-	}
-	deployments, err := h.Ops.ListDeployments(r.Context(), p.WorkspaceID, manage.ListDeploymentsInput{AgentID: res.Agent.ID})
-	if err != nil {
-		h.fail(w, r, p, err)
-		return
-	}
-	d := agentData{Agent: res.Agent}
-	for _, dep := range deployments.Deployments {
-		if dep.EmbedSnippet != nil {
-			d.Webchat = append(d.Webchat, dep)
-		}
-	}
-	bp, _ := json.MarshalIndent(res.Agent, "", "  ")
-	d.Blueprint = string(bp)
-	w.Header().Set("Content-Security-Policy", agentCSP)
-	h.render(w, r, http.StatusOK, "agent", view{Title: res.Agent.Name, Nav: "agents", P: p, Data: d})
-}
-
 func (h *dash) setAgentStatus(w http.ResponseWriter, r *http.Request, p store.Principal) {
 	status := r.PostFormValue("status")
 	if status != "enabled" && status != "disabled" {
@@ -375,7 +340,7 @@ type webhookView struct {
 }
 
 func (h *dash) webhooks(w http.ResponseWriter, r *http.Request, p store.Principal) {
-	eps, err := h.Store.ListWebhookEndpoints(r.Context(), p.WorkspaceID, 100)
+	eps, err := h.Webhooks.List(r.Context(), p, 100)
 	if err != nil {
 		h.fail(w, r, p, err)
 		return
@@ -395,7 +360,7 @@ func (h *dash) webhooks(w http.ResponseWriter, r *http.Request, p store.Principa
 
 func (h *dash) enableWebhook(w http.ResponseWriter, r *http.Request, p store.Principal) {
 	on := true
-	e, err := h.Store.UpdateWebhookEndpoint(r.Context(), p.WorkspaceID, r.PathValue("ref"), store.WebhookUpdate{Enabled: &on})
+	e, err := h.Webhooks.Update(r.Context(), p, r.PathValue("ref"), events.EndpointChange{Enabled: &on})
 	if err != nil {
 		h.fail(w, r, p, err)
 		return
@@ -403,22 +368,10 @@ func (h *dash) enableWebhook(w http.ResponseWriter, r *http.Request, p store.Pri
 	h.flash(w, r, Prefix+"/webhooks", "The endpoint "+e.URL+" is enabled again.")
 }
 
+// redeliver queues an event again by the rule /v1 redeliveries follow (events.Endpoints).
 func (h *dash) redeliver(w http.ResponseWriter, r *http.Request, p store.Principal) {
-	e, err := h.Store.WebhookEndpointByRef(r.Context(), p.WorkspaceID, r.PathValue("ref"))
+	e, ev, err := h.Webhooks.Redeliver(r.Context(), p, r.PathValue("ref"), r.PostFormValue("event_id"))
 	if err != nil {
-		h.fail(w, r, p, err)
-		return
-	}
-	if !e.Enabled {
-		h.fail(w, r, p, apierr.Conflict("webhook_endpoint_disabled", "The endpoint is disabled; enable it first."))
-		return
-	}
-	ev, err := h.Store.EventByShortID(r.Context(), p.WorkspaceID, r.PostFormValue("event_id"))
-	if err != nil {
-		h.fail(w, r, p, err)
-		return
-	}
-	if _, err := h.Jobs.Insert(r.Context(), events.DeliveryArgs{WorkspaceID: p.WorkspaceID, EndpointID: e.ID, EventSeq: ev.Seq}, nil); err != nil {
 		h.fail(w, r, p, err)
 		return
 	}

@@ -12,7 +12,6 @@ import (
 	"switchboard/apierr"
 	"switchboard/blueprint"
 	"switchboard/store"
-	"switchboard/webchat"
 )
 
 // ListDeploymentsInput names the agent whose deployments are listed.
@@ -68,7 +67,12 @@ func (s *Service) ListDeployments(ctx context.Context, ws uuid.UUID, in ListDepl
 			embed := s.embedURL(id)
 			snippet := EmbedSnippet(embed)
 			v.EmbedURL, v.EmbedSnippet = &embed, &snippet
-			cfg, _ := webchat.ParseConfig(d.Config)
+			// Read here, not with webchat.ParseConfig: webchat's rules build on this package
+			// (disclosure, agent status), and the list is only shown.
+			var cfg struct {
+				AllowedOrigins []string `json:"allowed_origins"`
+			}
+			_ = json.Unmarshal(d.Config, &cfg)
 			v.AllowedOrigins = nonNil(cfg.AllowedOrigins)
 		}
 		out.Deployments = append(out.Deployments, v)

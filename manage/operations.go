@@ -46,6 +46,16 @@ func NewOperation[In, Out any](name, description string, class agent.Class, perm
 	return op(name, description, class, perm, run)
 }
 
+// InputSchema is the JSON Schema of an input type In, derived as for every operation; for
+// operations that decode their arguments themselves (package bulk).
+func InputSchema[In any]() json.RawMessage { return inputSchema[In]() }
+
+// DecodeInput reads the arguments of the operation name into In, as every operation does:
+// unknown keys are refused, with a 400 naming the operation.
+func DecodeInput[In any](name string, args json.RawMessage) (In, error) {
+	return decodeInput[In](name, args)
+}
+
 // Register adds operations written outside this package to every surface that lists
 // Operations (the MCP tools, the builder assistant's tools). Call it while wiring, before
 // the surfaces are built.

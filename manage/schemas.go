@@ -44,12 +44,25 @@ func reflector() *jsonschema.Reflector {
 					s.Enum = append(s.Enum, v)
 				}
 				return s
+			case t.Kind() == reflect.String && t.Implements(reflect.TypeFor[Enumerated]()):
+				s := &jsonschema.Schema{Type: "string"}
+				for _, v := range reflect.Zero(t).Interface().(Enumerated).EnumValues() {
+					s.Enum = append(s.Enum, v)
+				}
+				return s
 			case t == reflect.TypeFor[json.RawMessage]():
 				return &jsonschema.Schema{Type: "object"} // config objects, passed through as given
 			}
 			return nil
 		},
 	}
+}
+
+// Enumerated is a string type of an input defined outside this package that lists its own
+// values (package bulk's filters): the schema of a field of that type enumerates them, so no
+// tag repeats the list.
+type Enumerated interface {
+	EnumValues() []string
 }
 
 // property returns the schema of one property of an object schema.

@@ -66,10 +66,7 @@ func (s *Service) idempotent(ctx context.Context, req CreateRequest, run *Run) (
 		changed, stop = s.keys.WaitKey(req.WorkspaceID, req.IdempotencyKey)
 		defer stop()
 	}
-	deadline := time.NewTimer(idempotencyWait)
-	defer deadline.Stop()
-	recheck := time.NewTicker(s.idempotencyRecheck)
-	defer recheck.Stop()
+	deadline := s.after(idempotencyWait)
 	for {
 		if s.onClaim != nil {
 			s.onClaim()
@@ -86,13 +83,14 @@ func (s *Service) idempotent(ctx context.Context, req CreateRequest, run *Run) (
 		case claim.Owned:
 			return s.runClaimed(ctx, req, run)
 		}
+		recheck := s.after(s.idempotencyRecheck)
 		select {
 		case <-ctx.Done():
 			return Created{}, ctx.Err()
-		case <-deadline.C:
+		case <-deadline:
 			return Created{}, apierr.Conflict("idempotency_key_in_use", "A request with this Idempotency-Key is still running; retry in a few seconds.")
 		case <-changed:
-		case <-recheck.C:
+		case <-recheck:
 		}
 	}
 }

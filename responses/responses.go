@@ -45,11 +45,15 @@ type Service struct {
 
 	idempotencyRecheck time.Duration
 	onClaim            func() // a test's hook, called before each claim of an Idempotency-Key
+	// after is the clock a waiting Idempotency-Key retry waits by (time.After); tests fire
+	// its channels by hand.
+	after func(time.Duration) <-chan time.Time
 }
 
 // New returns the service. jobs only inserts: an insert-only River client is enough.
 func New(cfg Config, st *store.Store, turns *agent.Pipeline, jobs *river.Client[pgx.Tx], keys KeyWaiter, log *slog.Logger) *Service {
-	return &Service{cfg: cfg, store: st, turns: turns, jobs: jobs, keys: keys, log: log, idempotencyRecheck: idempotencyRecheck}
+	return &Service{cfg: cfg, store: st, turns: turns, jobs: jobs, keys: keys, log: log, idempotencyRecheck: idempotencyRecheck,
+		after: time.After}
 }
 
 // CreateRequest is POST /v1/responses, decoded.

@@ -148,10 +148,29 @@ func TestFailedIdempotentTurnFreesItsKey(t *testing.T) {
 	require.Len(t, b.vendor.Requests(), 2)
 }
 
-// claims counts the claims of an Idempotency-Key and signals each on a channel. Unasked
-// re-checks are made rare, so that every claim after the first is one the waiter was told
-// to make.
-func (b *testBundle) claims(t *testing.T) (count func() int, each <-chan struct{}) {
+// waitClock is the clock a waiting retry waits by, fired by hand: the wait's deadline, and
+// each re-check timer, announced on armed when the retry found the key held and waits.
+type waitClock struct {
+	deadline chan time.Time
+	armed    chan chan time.Time
+}
+
+func (c *waitClock) after(d time.Duration) <-chan time.Time {
+	switch d {
+	case responses.IdempotencyWait:
+		return c.deadline
+	case responses.IdempotencyRecheck:
+		fire := make(chan time.Time, 1)
+		c.armed <- fire
+		return fire
+	}
+	panic("an unexpected wait: " + d.String())
+}
+
+// claims counts the claims of an Idempotency-Key and signals each on a channel; the waits
+// are on a clock the test moves, so that every claim after the first is one the waiter was
+// told to make.
+func (b *testBundle) claims(t *testing.T) (count func() int, each <-chan struct{}, clock *waitClock) {
 	t.Helper()
 	// The hub listens before the test starts: its first LISTEN tells every waiter to look.
 	require.Eventually(t, func() bool {
@@ -165,13 +184,16 @@ func (b *testBundle) claims(t *testing.T) (count func() int, each <-chan struct{
 		n++
 		mu.Unlock()
 		c <- struct{}{}
-	}, time.Hour)
-	return func() int { mu.Lock(); defer mu.Unlock(); return n }, c
+	})
+	clock = &waitClock{deadline: make(chan time.Time, 1), armed: make(chan chan time.Time, 100)}
+	b.svc.SetAfter(clock.after)
+	return func() int { mu.Lock(); defer mu.Unlock(); return n }, c, clock
 }
 
 // waitingRequest starts a request whose key another request holds; it returns once the
-// request has looked at the key once and found it held.
-func (b *testBundle) waitingRequest(t *testing.T, req responses.CreateRequest, each <-chan struct{}) <-chan createResult {
+// request has looked at the key once, found it held, and waits; recheck fires the wait's
+// re-check timer.
+func (b *testBundle) waitingRequest(t *testing.T, req responses.CreateRequest, each <-chan struct{}, clock *waitClock) (_ <-chan createResult, recheck chan<- time.Time) {
 	t.Helper()
 	out := make(chan createResult, 1)
 	go func() {
@@ -179,9 +201,7 @@ func (b *testBundle) waitingRequest(t *testing.T, req responses.CreateRequest, e
 		out <- createResult{created, err}
 	}()
 	receiveWithin(t, each, "the waiting request's first claim")
-	// Give a polling waiter the time to show itself; a waiter that is told needs none.
-	time.Sleep(300 * time.Millisecond)
-	return out
+	return out, receiveWithin(t, clock.armed, "the waiting request's wait")
 }
 
 type createResult struct {
@@ -206,7 +226,7 @@ func receiveWithin[T any](t *testing.T, c <-chan T, what string) T {
 func TestIdempotencyWaiterIsToldOfTheCompletion(t *testing.T) {
 	t.Parallel()
 	b := setup(t, defaults)
-	count, each := b.claims(t)
+	count, each, clock := b.claims(t)
 	req := b.request("wait for me")
 	req.IdempotencyKey = "order-7"
 	sum := canonical(t, req.Body)
@@ -215,7 +235,7 @@ func TestIdempotencyWaiterIsToldOfTheCompletion(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, held.Owned, "the first request holds the key")
 
-	result := b.waitingRequest(t, req, each)
+	result, _ := b.waitingRequest(t, req, each, clock)
 	body := `{"id":"resp_first0000000000000000","object":"response","status":"completed"}`
 	require.NoError(t, b.store.InTx(ctx, func(tx *store.Tx) error {
 		return tx.WriteTurnRecord(ctx, b.workspace.ID, store.TurnRecord{IdempotencyKey: req.IdempotencyKey,
@@ -233,7 +253,7 @@ func TestIdempotencyWaiterIsToldOfTheCompletion(t *testing.T) {
 func TestIdempotencyWaiterIsToldOfTheRelease(t *testing.T) {
 	t.Parallel()
 	b := setup(t, defaults)
-	count, each := b.claims(t)
+	count, each, clock := b.claims(t)
 	b.vendor.Push(llmtest.Reply{Delay: time.Hour})
 	req := b.request("run me once")
 	req.IdempotencyKey = "order-8"
@@ -246,7 +266,7 @@ func TestIdempotencyWaiterIsToldOfTheRelease(t *testing.T) {
 	receiveWithin(t, each, "the first request's claim")
 	require.Eventually(t, func() bool { return len(b.vendor.Requests()) == 1 }, 30*time.Second, 10*time.Millisecond, "the first turn is in flight")
 
-	result := b.waitingRequest(t, req, each)
+	result, _ := b.waitingRequest(t, req, each, clock)
 	fail() // the first request ends without a turn: its key is released
 	require.Error(t, <-first)
 	r := receiveWithin(t, result, "answer to the waiting request")
@@ -254,6 +274,33 @@ func TestIdempotencyWaiterIsToldOfTheRelease(t *testing.T) {
 	require.Nil(t, r.created.Replay, "the retry ran the turn itself")
 	require.Equal(t, 3, count(), "the first request's claim, then the waiter's: one before waiting, one when told")
 	require.Len(t, b.vendor.Requests(), 2)
+}
+
+// TestIdempotencyWaiterLooksAgainUnaskedThenGivesUp: announcements can be lost, so a
+// waiting retry looks again when its re-check timer fires; when the wait's deadline passes
+// with the key still held, it answers idempotency_key_in_use.
+func TestIdempotencyWaiterLooksAgainUnaskedThenGivesUp(t *testing.T) {
+	t.Parallel()
+	b := setup(t, defaults)
+	count, each, clock := b.claims(t)
+	req := b.request("still running")
+	req.IdempotencyKey = "order-9"
+	held, err := b.store.ClaimIdempotencyKey(context.Background(), b.workspace.ID, req.IdempotencyKey, canonical(t, req.Body), time.Hour, time.Hour)
+	require.NoError(t, err)
+	require.True(t, held.Owned, "another request holds the key")
+
+	result, recheck := b.waitingRequest(t, req, each, clock)
+	require.Equal(t, 1, count())
+	recheck <- time.Time{}
+	receiveWithin(t, each, "the look the re-check asked for")
+	receiveWithin(t, clock.armed, "the wait after the second look")
+	require.Equal(t, 2, count())
+
+	clock.deadline <- time.Time{}
+	r := receiveWithin(t, result, "answer to the waiting request")
+	require.Equal(t, "idempotency_key_in_use", apierr.As(r.err).Code)
+	require.Equal(t, 2, count(), "no look after the deadline")
+	require.Empty(t, b.vendor.Requests())
 }
 
 func canonical(t *testing.T, body any) []byte {

@@ -331,71 +331,6 @@ func TestAgentChatRefusals(t *testing.T) {
 	require.Len(t, vendor.Requests(), calls)
 }
 
-const hoursAgentYAML = `agent:
-  name: Opening Hours
-  language: en
-  persona:
-    display_name: Otto
-    tone: professional
-    greeting: Hello, this is Otto.
-  llm:
-    provider: alpha
-    model: alpha-haiku-4-5
-    temperature: 0.5
-    max_tokens: 200
-    system_prompt: You answer questions about the shop.
-  business_rules:
-    business_hours:
-      timezone: Europe/Berlin
-      schedule:
-        monday: {start: "22:00", end: "06:00"}
-        saturday: {start: "09:00", end: "17:00"}
-        sunday: {start: "09:00", end: "17:00"}
-      holidays: ["2026-12-26"]
-      after_hours_message: We are closed. Come back during opening hours.
-`
-
-func TestAgentChatBusinessHours(t *testing.T) {
-	t.Parallel()
-	// Daylight saving starts in Berlin on Sunday 2026-03-29: 07:30 UTC is 08:30 on Saturday
-	// (closed) and 09:30 on Sunday (open).
-	clock := newClock(t, "2026-03-28T07:30:00Z")
-	b := setup(t, func(o *setupOpts) { o.clock = clock.Now })
-	id := b.createAgent(t, hoursAgentYAML)
-	vendor := b.vendors[catalog.Alpha]
-
-	closed := b.chat(t, id, map[string]any{"message": "Are you open?"})
-	require.Equal(t, "We are closed. Come back during opening hours.", closed.Reply)
-	require.Zero(t, closed.Usage.TotalTokens)
-	require.Empty(t, vendor.Requests(), "the model is not called after hours")
-
-	clock.Advance(24 * time.Hour)
-	open := b.chat(t, id, map[string]any{"message": "Are you open?", "conversation_id": closed.ConversationID})
-	require.Equal(t, "reply to: Are you open?", open.Reply)
-	require.Len(t, vendor.Requests(), 1)
-	// The temperature reaches Anthropic's wire too.
-	require.InDelta(t, 0.5, *vendor.Requests()[0].Temperature, 1e-9)
-
-	for instant, isOpen := range map[string]bool{
-		"2026-11-23T21:30:00Z": true,  // Monday 22:30: the overnight shift began
-		"2026-11-24T04:30:00Z": true,  // Tuesday 05:30: Monday's shift goes on
-		"2026-11-24T05:30:00Z": false, // Tuesday 06:30
-		"2026-12-26T10:00:00Z": false, // a Saturday, but a holiday
-	} {
-		at, err := time.Parse(time.RFC3339, instant)
-		require.NoError(t, err)
-		clock.Advance(at.Sub(clock.Now()))
-		calls := len(vendor.Requests())
-		ans := b.chat(t, id, map[string]any{"message": "Hello?"})
-		require.Equal(t, isOpen, ans.Reply != "We are closed. Come back during opening hours.", instant)
-		require.Equal(t, isOpen, len(vendor.Requests()) == calls+1, instant)
-	}
-	completed := b.events(t, "turn.completed")
-	require.Equal(t, "after_hours", completed[0].Data["handled_by"])
-	require.Equal(t, "agent", completed[0].Data["surface"])
-	require.Len(t, b.events(t, "spend.recorded"), 3, "only the model turns were charged")
-}
-
 const rulesAgentYAML = `agent:
   name: Rules
   language: en
@@ -419,169 +354,42 @@ const rulesAgentYAML = `agent:
       pickup_timeout_minutes: 10
 `
 
-func TestAgentChatBlockedTopics(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	id := b.createAgent(t, rulesAgentYAML)
-	vendor := b.vendors[catalog.Gamma]
-
-	for _, msg := range []string{"What do you think about POLITICS?", "Is your competitor-pricing better?"} {
-		ans := b.chat(t, id, map[string]any{"message": msg})
-		require.Equal(t, "I'm sorry, I can't discuss that topic. Is there something else I can help you with?", ans.Reply, msg)
-	}
-	require.Empty(t, vendor.Requests())
-	// Whole words only: "politician" is not the topic; the model is told about paraphrases.
-	ans := b.chat(t, id, map[string]any{"message": "Is a politician buying here?"})
-	require.Equal(t, "reply to: Is a politician buying here?", ans.Reply)
-	require.Len(t, vendor.Requests(), 1)
-	require.Contains(t, vendor.Requests()[0].System, "politics; competitor pricing")
-	require.InDelta(t, 0.4, *vendor.Requests()[0].Temperature, 1e-6)
-	require.Equal(t, 256, vendor.Requests()[0].MaxTokens)
-}
-
-func TestAgentChatTransferToHumanAndPickupTimeout(t *testing.T) {
+// TestAgentChatEscalationOverHTTP: the business rules themselves are package converse's
+// tests; here, what only the assembled process shows: the escalation's JSON shape, the
+// notification mailed by the job queue over SMTP_URL, the deployed agents' clock (the pickup
+// timeout), and the conversation's state through get_conversations.
+func TestAgentChatEscalationOverHTTP(t *testing.T) {
 	t.Parallel()
 	sink := mailtest.New(t)
 	clock := newClock(t, "2026-11-23T10:00:00Z")
 	b := setup(t, func(o *setupOpts) { o.clock, o.smtpURL = clock.Now, sink.URL() })
 	id := b.createAgent(t, rulesAgentYAML)
-	vendor := b.vendors[catalog.Gamma]
 
-	first := b.chat(t, id, map[string]any{"message": "Where is my parcel?"})
-	esc := b.chat(t, id, map[string]any{"message": "Can I talk to a real person please?", "conversation_id": first.ConversationID})
+	blocked := b.chat(t, id, map[string]any{"message": "What about politics?"})
+	require.Equal(t, "open", blocked.Status)
+	require.Nil(t, blocked.Escalation)
+	require.Zero(t, blocked.Usage.TotalTokens, "a rule answered")
+	esc := b.chat(t, id, map[string]any{"message": "Can I talk to a real person please?", "conversation_id": blocked.ConversationID})
 	require.Equal(t, "escalated", esc.Status)
 	require.NotNil(t, esc.Escalation)
 	require.Equal(t, "user_request", esc.Escalation.Trigger)
 	require.Equal(t, "transfer_to_human", esc.Escalation.Action)
-	require.Contains(t, esc.Reply, "member of our team")
-	require.Len(t, vendor.Requests(), 1, "the escalation answers without the model")
+	require.Equal(t, []string{}, esc.Labels)
+	require.Empty(t, b.vendors[catalog.Gamma].Requests())
 
-	// The human gets a short summary by email.
 	mail := waitMail(t, sink, 1)[0]
 	require.Equal(t, []string{"team@example.com"}, mail.To)
 	require.Contains(t, mail.Subject, "user_request")
-	require.Contains(t, mail.Body, "Where is my parcel?")
 	require.Contains(t, mail.Body, "Can I talk to a real person please?")
-	// And the dashboard an event.
-	completed := b.events(t, "turn.completed")
-	last := completed[len(completed)-1]
-	require.Equal(t, "escalated", last.Data["status"])
-	require.Equal(t, "transfer_to_human", last.Data["escalation"].(map[string]any)["action"])
 
-	// The agent stops answering: the human has the conversation.
-	quiet := b.chat(t, id, map[string]any{"message": "Hello?", "conversation_id": first.ConversationID})
-	require.Equal(t, "", quiet.Reply)
-	require.Equal(t, "escalated", quiet.Status)
-
-	// Nobody picked it up within 10 minutes: the visitor is told and asked for contact details.
 	clock.Advance(10 * time.Minute)
-	timeout := b.chat(t, id, map[string]any{"message": "Anyone there?", "conversation_id": first.ConversationID})
+	timeout := b.chat(t, id, map[string]any{"message": "Anyone there?", "conversation_id": blocked.ConversationID})
 	require.Contains(t, timeout.Reply, "nobody from our team is free")
-	require.Contains(t, timeout.Reply, "email address or phone number")
-	thanks := b.chat(t, id, map[string]any{"message": "Sure, I'm Ada and my email is ada@example.com", "conversation_id": first.ConversationID})
-	require.Contains(t, thanks.Reply, "ada@example.com")
-	require.Len(t, vendor.Requests(), 1)
-
 	s := b.mcp(t, b.url, b.key)
-	detail := s.ok("get_conversations", map[string]any{"agent_id": id, "conversation_id": first.ConversationID})
+	detail := s.ok("get_conversations", map[string]any{"agent_id": id, "conversation_id": blocked.ConversationID})
 	conv := detail["conversations"].([]any)[0].(map[string]any)
 	require.Equal(t, "escalated", conv["status"])
-	contact := conv["contact"].(map[string]any)
-	require.Equal(t, "Ada", contact["name"])
-	require.Equal(t, "ada@example.com", contact["email"])
 	require.NotNil(t, conv["escalation"].(map[string]any)["pickupTimedOutAt"])
-	// The team hears about the contact details too.
-	require.Contains(t, waitMail(t, sink, 2)[1].Body, "ada@example.com")
-}
-
-const contactAgentYAML = `agent:
-  name: Contact Collector
-  language: en
-  persona:
-    display_name: Cora
-    tone: friendly
-    greeting: Hi, I'm Cora.
-  llm:
-    provider: beta
-    model: beta-5.4
-    temperature: 0.7
-    max_tokens: 256
-    system_prompt: You help customers of an online shop.
-  business_rules:
-    escalation:
-      enabled: true
-      trigger: keyword_match
-      action: collect_contact
-      keywords: [refund, "speak to the boss"]
-`
-
-func TestAgentChatKeywordsCollectContact(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	id := b.createAgent(t, contactAgentYAML)
-	vendor := b.vendors[catalog.Beta]
-
-	plain := b.chat(t, id, map[string]any{"message": "Are refunds possible?"}) // "refunds" is not the keyword
-	require.Equal(t, "reply to: Are refunds possible?", plain.Reply)
-	ask := b.chat(t, id, map[string]any{"message": "I want a REFUND.", "conversation_id": plain.ConversationID})
-	require.Equal(t, "open", ask.Status)
-	require.Equal(t, "keyword_match", ask.Escalation.Trigger)
-	require.Equal(t, "collect_contact", ask.Escalation.Action)
-	require.Contains(t, ask.Reply, "email address or phone number")
-	// A message without contact details is answered by the model; the next one is read again.
-	other := b.chat(t, id, map[string]any{"message": "What do you sell?", "conversation_id": plain.ConversationID})
-	require.Equal(t, "reply to: What do you sell?", other.Reply)
-	got := b.chat(t, id, map[string]any{"message": "My name is Grace Hopper, call me at +1 555 010 2030", "conversation_id": plain.ConversationID})
-	require.Contains(t, got.Reply, "Grace Hopper")
-	require.Contains(t, got.Reply, "+1 555 010 2030")
-	require.Len(t, vendor.Requests(), 2)
-
-	s := b.mcp(t, b.url, b.key)
-	detail := s.ok("get_conversations", map[string]any{"agent_id": id, "conversation_id": plain.ConversationID})
-	contact := detail["conversations"].([]any)[0].(map[string]any)["contact"].(map[string]any)
-	require.Equal(t, "Grace Hopper", contact["name"])
-	require.Equal(t, "+1 555 010 2030", contact["phone"])
-}
-
-func TestAgentChatSentimentAndFailedAttemptsNotifyByEmail(t *testing.T) {
-	t.Parallel()
-	sink := mailtest.New(t)
-	b := setup(t, func(o *setupOpts) { o.smtpURL = sink.URL() })
-	sentiment := b.createAgent(t, strings.NewReplacer("keyword_match", "sentiment", "collect_contact", "email_notification",
-		"      keywords: [refund, \"speak to the boss\"]\n", "      notification_email: care@example.com\n").Replace(contactAgentYAML))
-	failing := b.createAgent(t, strings.NewReplacer("Contact Collector", "Failing", "keyword_match", "after_2_failed_attempts",
-		"collect_contact", "email_notification", "      keywords: [refund, \"speak to the boss\"]\n", "      notification_email: care@example.com\n").Replace(contactAgentYAML))
-	vendor := b.vendors[catalog.Beta]
-
-	calm := b.chat(t, sentiment, map[string]any{"message": "This is bad"})
-	require.Nil(t, calm.Escalation)
-	angry := b.chat(t, sentiment, map[string]any{"message": "This is terrible and useless, I hate it", "conversation_id": calm.ConversationID,
-		"contact": map[string]any{"email": "bob@example.com"}})
-	require.Equal(t, "sentiment", angry.Escalation.Trigger)
-	require.Equal(t, "email_notification", angry.Escalation.Action)
-	require.Contains(t, angry.Reply, "bob@example.com", "a reachable contact is not asked again")
-	mail := waitMail(t, sink, 1)[0]
-	require.Equal(t, []string{"care@example.com"}, mail.To)
-	require.Contains(t, mail.Body, "I hate it")
-	require.Contains(t, mail.Body, "bob@example.com")
-
-	// Two turns in a row that the model could not answer escalate; one good turn between
-	// them resets the count.
-	vendor.Push(llmtest.Reply{Text: "I'm sorry, I don't know."}, llmtest.Reply{Text: "We ship in 2 days."},
-		llmtest.Reply{Text: "I'm sorry, I don't know."}, llmtest.Reply{Text: "Sorry, I couldn't find that."})
-	a := b.chat(t, failing, map[string]any{"message": "Question 1"})
-	for _, q := range []string{"Question 2", "Question 3"} {
-		next := b.chat(t, failing, map[string]any{"message": q, "conversation_id": a.ConversationID})
-		require.Nil(t, next.Escalation, q)
-	}
-	last := b.chat(t, failing, map[string]any{"message": "Question 4", "conversation_id": a.ConversationID})
-	require.NotNil(t, last.Escalation)
-	require.Equal(t, "after_2_failed_attempts", last.Escalation.Trigger)
-	require.True(t, strings.HasPrefix(last.Reply, "Sorry, I couldn't find that.\n\n"), last.Reply)
-	require.Contains(t, last.Reply, "email address or phone number")
-	mail = waitMail(t, sink, 2)[1]
-	require.Contains(t, mail.Subject, "after_2_failed_attempts")
-	require.Contains(t, mail.Body, "Question 4")
 }
 
 const toolsAgentYAML = `agent:

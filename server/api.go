@@ -50,6 +50,9 @@ func (s *Server) routeAPI(e *echo.Echo) error {
 	if err != nil {
 		return err
 	}
+	if err := s.learnSpends(spec); err != nil {
+		return err
+	}
 	e.Pre(campaignsSlash)
 	g := e.Group("/api", s.sessionAuth, s.authenticator(true), authorize(perms), skipForUploads(s.bodyLimit()), skipForUploads(s.guardInput(spec)),
 		skipForUploads(keepRawBody), s.outboundGate, importMultipart, skipForUploads(validator))

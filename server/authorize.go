@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"strings"
 
@@ -31,6 +32,47 @@ func routePermissions(spec *openapi3.T) (map[string]access.Permission, error) {
 		}
 	}
 	return out, nil
+}
+
+// spendsExtension marks, on each operation of the OpenAPI documents, whether it spends the
+// workspace's money (it runs turns): `x-spends: true`. A workspace at its monthly spend cap
+// is refused these, and only these (quota.Check). Absent is false.
+const spendsExtension = "x-spends"
+
+// routeSpends lists, by "METHOD /echo/path/:param", the operations of spec marked x-spends.
+// A value that is not a boolean is an error at start, as is an unknown x-permission.
+func routeSpends(spec *openapi3.T) (map[string]bool, error) {
+	out := map[string]bool{}
+	for path, item := range spec.Paths.Map() {
+		for method, op := range item.Operations() {
+			v, present := op.Extensions[spendsExtension]
+			if !present {
+				continue
+			}
+			spends, ok := v.(bool)
+			if !ok {
+				return nil, fmt.Errorf("%s %s: %s must be true or false, not %v", method, path, spendsExtension, v)
+			}
+			if spends {
+				out[method+" "+echoPath(path)] = true
+			}
+		}
+	}
+	return out, nil
+}
+
+// learnSpends adds the spending operations of spec to those mayWork holds at the cap. It
+// runs while the routes are built, before any request.
+func (s *Server) learnSpends(spec *openapi3.T) error {
+	spends, err := routeSpends(spec)
+	if err != nil {
+		return err
+	}
+	if s.spends == nil {
+		s.spends = map[string]bool{}
+	}
+	maps.Copy(s.spends, spends)
+	return nil
 }
 
 var pathParam = regexp.MustCompile(`\{([^}]+)\}`)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
-	"fmt"
 	"mime/multipart"
 	"net/http"
 	"sort"
@@ -72,6 +71,8 @@ func ids(cs []contactView) []string {
 
 func sorted(s ...string) []string { sort.Strings(s); return s }
 
+// TestContactsCreateFilterSoftDeleteAndRestore: the rules are package contacts' tests; here,
+// each route's shape and statuses, and the query parameters reaching the filters.
 func TestContactsCreateFilterSoftDeleteAndRestore(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -83,9 +84,6 @@ func TestContactsCreateFilterSoftDeleteAndRestore(t *testing.T) {
 
 	e := b.fail(t, http.MethodPost, "/api/contacts", `{"name":"Nobody","phone":"0415 555"}`, 400)
 	require.Equal(t, "phone", str(e.Param))
-	e = b.fail(t, http.MethodPost, "/api/contacts", `{"name":"Unreachable"}`, 400)
-	require.Equal(t, "missing_contact_point", str(e.Code))
-	require.Len(t, b.listContacts(t, ""), 2, "nothing written by the refused creates")
 
 	require.Equal(t, sorted(ada.ID, bob.ID), ids(b.listContacts(t, "?tag=beta")))
 	require.Equal(t, []string{ada.ID}, ids(b.listContacts(t, "?tag=vip")))
@@ -104,8 +102,6 @@ func TestContactsCreateFilterSoftDeleteAndRestore(t *testing.T) {
 	patched := decode[contactView](t, b.send(t, http.MethodPatch, "/api/contacts/"+bob.ID, `{"phone":"+442071838750","email":null,"consent_sms":true}`, 200))
 	require.Nil(t, patched.Email)
 	require.Equal(t, "+442071838750", *patched.Phone)
-	e = b.fail(t, http.MethodPatch, "/api/contacts/"+bob.ID, `{"phone":null}`, 400)
-	require.Equal(t, "missing_contact_point", str(e.Code))
 
 	deleted := decode[contactView](t, b.send(t, http.MethodDelete, "/api/contacts/"+ada.ID, "", 200))
 	require.NotNil(t, deleted.DeletedAt)
@@ -115,7 +111,6 @@ func TestContactsCreateFilterSoftDeleteAndRestore(t *testing.T) {
 	require.Equal(t, "contact_deleted", str(e.Code))
 	restored := decode[contactView](t, b.send(t, http.MethodPost, "/api/contacts/"+ada.ID+"/restore", "", 200))
 	require.Nil(t, restored.DeletedAt)
-	require.Equal(t, []string{"vip", "beta"}, restored.Tags, "restored with its tags")
 	require.Equal(t, sorted(ada.ID, bob.ID), ids(b.listContacts(t, "")))
 
 	b.fail(t, http.MethodGet, "/api/contacts/"+uuid.NewString(), "", 404)
@@ -152,62 +147,34 @@ func (b *testBundle) importCSV(t *testing.T, csv, list string) (*http.Response, 
 	return b.doRaw(t, http.MethodPost, "/api/contacts/import", b.key, w.FormDataContentType(), body.String())
 }
 
-func TestContactsImportReportsEachBadRowAndImportsTheRest(t *testing.T) {
+// TestContactsImportOverHTTP: the import's rules are package contacts' tests; here, the
+// multipart upload, the report's shape and the refusals' statuses.
+func TestContactsImportOverHTTP(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	existing := b.newContact(t, `{"name":"Ada","phone":"+14155550100","tags":["vip"]}`)
-	csv := "Name,Phone,Email,Tags,Consent_SMS\n" +
-		"Ada Lovelace,+14155550100,,beta,yes\n" + // row 2: updates Ada
-		"Bob,+14155550111,,beta;gold,1\n" + // row 3: new
-		"Carol,555-0199,,,\n" + // row 4: bad phone
-		"Dan,,,,\n" + // row 5: no phone nor email
-		"Eve,+14155550122,,,maybe\n" + // row 6: bad consent
-		"\n" +
-		"Fay,,fay@example.com,,no\n" // row 8: new
+	csv := "Name,Phone,Email\n" +
+		"Bob,+14155550111,\n" + // row 2: new
+		"Carol,555-0199,\n" // row 3: bad phone
 	resp, raw := b.importCSV(t, csv, "Spring promo")
 	require.Equal(t, http.StatusOK, resp.StatusCode, string(raw))
-	var res struct {
+	res := decode[struct {
+		Object                         string
 		Rows, Created, Updated, Failed int
 		Errors                         []struct {
-			Row     int
-			Field   string
-			Message string
+			Row            int
+			Field, Message string
 		}
-	}
-	require.NoError(t, json.Unmarshal(raw, &res))
-	require.Equal(t, 6, res.Rows)
-	require.Equal(t, 2, res.Created)
-	require.Equal(t, 1, res.Updated)
-	require.Equal(t, 3, res.Failed)
-	require.Len(t, res.Errors, 3)
-	require.Equal(t, 4, res.Errors[0].Row)
+		Truncated *bool `json:"errors_truncated"`
+	}](t, raw)
+	require.Equal(t, "contact_import", res.Object)
+	require.Equal(t, [4]int{2, 1, 0, 1}, [4]int{res.Rows, res.Created, res.Updated, res.Failed}, "rows, created, updated, failed")
+	require.Len(t, res.Errors, 1)
+	require.Equal(t, 3, res.Errors[0].Row)
 	require.Equal(t, "phone", res.Errors[0].Field)
-	require.Contains(t, res.Errors[0].Message, "E.164")
-	require.Equal(t, 5, res.Errors[1].Row)
-	require.Equal(t, 6, res.Errors[2].Row)
-	require.Equal(t, "consent_sms", res.Errors[2].Field)
-
-	all := b.listContacts(t, "")
-	require.Len(t, all, 3, "Ada (updated), Bob and Fay; no duplicate of Ada")
-	ada := decode[contactView](t, b.send(t, http.MethodGet, "/api/contacts/"+existing.ID, "", 200))
-	require.Equal(t, "Ada Lovelace", *ada.Name)
-	require.Equal(t, []string{"vip", "beta"}, ada.Tags)
-	require.True(t, ada.ConsentSMS)
-	lists := decode[struct {
-		Data []struct {
-			ID       string
-			Name     string
-			Contacts int
-		}
-	}](t, b.send(t, http.MethodGet, "/api/contact-lists", "", 200))
-	require.Len(t, lists.Data, 1)
-	require.Equal(t, "Spring promo", lists.Data[0].Name)
-	require.Equal(t, 3, lists.Data[0].Contacts)
-	for _, c := range b.listContacts(t, "?list_id="+lists.Data[0].ID) {
-		if c.ID != existing.ID {
-			require.Equal(t, "import", c.Source)
-		}
-	}
+	require.NotEmpty(t, res.Errors[0].Message)
+	require.NotNil(t, res.Truncated)
+	lists := decode[struct{ Data []struct{ Name string } }](t, b.send(t, http.MethodGet, "/api/contact-lists", "", 200))
+	require.Equal(t, "Spring promo", lists.Data[0].Name, "the list field reaches the import")
 
 	resp, raw = b.importCSV(t, "name,fone\nAda,+14155550100\n", "")
 	e := errorOf(t, resp, raw, 400)
@@ -345,21 +312,18 @@ func (b *testBundle) buy(t *testing.T, body string) map[string]any {
 	return done["result"].(map[string]any)
 }
 
-func TestCampaignSendsOncePerConsentingContactAcrossARestart(t *testing.T) {
+// TestCampaignRunsThroughTheJobQueue: who is messaged, once, across processes, and how a
+// paused campaign resumes are package campaigns' tests; here, the routes' shapes and the
+// process's job queue working a launched campaign to completion.
+func TestCampaignRunsThroughTheJobQueue(t *testing.T) {
 	t.Parallel()
 	w := newCampaignWorld(t, func(o *setupOpts) { o.campaignPeriod = 300 * time.Millisecond })
 	b := w.b
 	b.accept(t, compliance.DefaultVersion)
 	b.buyNumber(t)
-	var consenting []string
-	for i := range 5 {
-		c := b.newContact(t, `{"name":"C`+string(rune('a'+i))+`","phone":"+1415555020`+string(rune('0'+i))+`","tags":["promo"],"consent_sms":true}`)
-		consenting = append(consenting, *c.Phone)
-	}
+	b.newContact(t, `{"name":"Ca","phone":"+14155550200","tags":["promo"],"consent_sms":true}`)
+	b.newContact(t, `{"name":"Cb","phone":"+14155550201","tags":["promo"],"consent_sms":true}`)
 	b.newContact(t, `{"name":"No consent","phone":"+14155550300","tags":["promo"]}`)
-	gone := b.newContact(t, `{"name":"Deleted","phone":"+14155550301","tags":["promo"],"consent_sms":true}`)
-	b.send(t, http.MethodDelete, "/api/contacts/"+gone.ID, "", 200)
-	b.newContact(t, `{"name":"Other tag","phone":"+14155550302","tags":["other"],"consent_sms":true}`)
 
 	c := decode[campaignView](t, b.send(t, http.MethodPost, "/api/campaigns", `{"name":"Promo","agent_id":"`+w.agentID+`","deployment_id":"`+w.deploymentID+
 		`","first_message":"Spring sale!","audience":{"tags":["promo"]},"schedule":{"rate_per_minute":2}}`, 201))
@@ -367,78 +331,24 @@ func TestCampaignSendsOncePerConsentingContactAcrossARestart(t *testing.T) {
 	get := func() campaignView {
 		return decode[campaignView](t, b.send(t, http.MethodGet, "/api/campaigns/"+c.ID, "", 200))
 	}
-	require.Eventually(t, func() bool { return get().Counts.Sent >= 2 }, 30*time.Second, 20*time.Millisecond)
-
-	// Restart: the process stops (its job snoozed in the queue), another starts on the
-	// same database; a second tick job is inserted as a racing replica would.
-	stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	require.NoError(t, b.app.Stop(stopCtx))
-	replica, _ := b.replica(t)
-	require.NotNil(t, replica)
-	_, err := b.store.Pool().Exec(context.Background(),
-		`INSERT INTO river_job (args, kind, max_attempts, queue, state, scheduled_at) VALUES ($1, 'campaign_tick', 25, 'default', 'available', now())`,
-		`{"workspace_id":"`+b.workspace.ID.String()+`","campaign_id":"`+c.ID+`"}`)
-	require.NoError(t, err)
-
-	decisions := func() []string {
-		sends, err := b.store.CampaignSends(context.Background(), b.workspace.ID, uuid.MustParse(c.ID))
-		require.NoError(t, err)
-		var out []string
-		for _, s := range sends {
-			out = append(out, s.Status+":"+str(s.Reason))
-		}
-		return out
-	}
-	// Every contact decided with its answer recorded, every consenting one messaged, and the
-	// campaign completed with counters that add up.
-	jobs := func() string {
-		rows, err := b.store.Pool().Query(context.Background(), `SELECT kind, state::text, attempt, coalesce(errors::text,''), scheduled_at FROM river_job ORDER BY id`)
-		require.NoError(t, err)
-		defer rows.Close()
-		var out []string
-		for rows.Next() {
-			var kind, state, errs string
-			var attempt int
-			var at time.Time
-			require.NoError(t, rows.Scan(&kind, &state, &attempt, &errs, &at))
-			out = append(out, fmt.Sprintf("%s/%s/%d/%s/%s", kind, state, attempt, at.Format(time.StampMilli), errs))
-		}
-		return strings.Join(out, "\n")
-	}
-	require.Eventually(t, func() bool { return get().Status == "completed" }, 60*time.Second, 50*time.Millisecond,
-		"decisions: %v, messages at the provider: %d, campaign %+v, jobs:\n%s", decisions(), len(w.sms.Messages()), get(), jobs())
+	require.Eventually(t, func() bool { return get().Status == "completed" }, 60*time.Second, 50*time.Millisecond)
 	final := get()
-	require.Equal(t, [3]int{5, 0, 2}, [3]int{final.Counts.Sent, final.Counts.Failed, final.Counts.Skipped}, "sent, failed, skipped: %v", decisions())
-	require.Len(t, decisions(), 7)
-	for _, d := range decisions() {
-		require.NotEqual(t, "sending:", d, "every send has its answer: %v", decisions())
-	}
-	skipped := 0
-	for _, d := range decisions() {
-		if strings.HasPrefix(d, "skipped:") {
-			skipped++
-		}
-	}
-	require.Equal(t, 2, skipped, "no consent, deleted: %v", decisions())
+	require.Equal(t, [3]int{2, 0, 1}, [3]int{final.Counts.Sent, final.Counts.Failed, final.Counts.Skipped}, "sent, failed, skipped")
+	require.Len(t, w.sms.Messages(), 2)
+	b.fail(t, http.MethodPost, "/api/campaigns/"+c.ID+"/start", "", 409)
+	b.fail(t, http.MethodPatch, "/api/campaigns/"+c.ID, `{"name":"Too late"}`, 409)
 
-	var to []string
-	for _, m := range w.sms.Messages() {
-		to = append(to, m.To)
-		require.Equal(t, "Spring sale!", m.Body)
-		require.Equal(t, "+14155550100", m.From, "from the workspace's number")
-	}
-	sort.Strings(to)
-	sort.Strings(consenting)
-	require.Equal(t, consenting, to, "exactly one message per consenting contact")
-
-	created := b.events(t, "conversation.created")
-	require.Len(t, created, 5, "each send opened a conversation with its contact")
-	for _, e := range created {
-		require.Equal(t, c.ID, e.Data["campaign_id"])
-		require.NotEmpty(t, e.Data["contact_id"])
-		require.Equal(t, w.agentID, e.Data["agent_id"])
-	}
+	// Pause and start again, on a campaign that waits for its start.
+	later := decode[campaignView](t, b.send(t, http.MethodPost, "/api/campaigns", `{"name":"Later","agent_id":"`+w.agentID+`","deployment_id":"`+w.deploymentID+
+		`","first_message":"Hi","audience":{"tags":["promo"]},"schedule":{"start_at":"2999-01-01T00:00:00Z"}}`, 201))
+	paused := decode[campaignView](t, b.send(t, http.MethodPost, "/api/campaigns/"+later.ID+"/pause", "", 200))
+	require.Equal(t, "paused", paused.Status)
+	require.Equal(t, "user", str(paused.PausedReason))
+	b.fail(t, http.MethodPatch, "/api/campaigns/"+later.ID, `{"draft":true}`, 400)
+	b.send(t, http.MethodPatch, "/api/campaigns/"+later.ID, `{"first_message":"Hi again"}`, 200)
+	resumed := decode[campaignView](t, b.send(t, http.MethodPost, "/api/campaigns/"+later.ID+"/start", "", 200))
+	require.Equal(t, "scheduled", resumed.Status)
+	require.Nil(t, resumed.PausedReason)
 }
 
 func TestDisablingTheAgentPausesItsCampaigns(t *testing.T) {
@@ -462,6 +372,9 @@ func TestDisablingTheAgentPausesItsCampaigns(t *testing.T) {
 	require.Equal(t, "invalid_transition", errorOf(t, resp, raw, 409).codeOrEmpty())
 }
 
+// TestPhoneNumbersSearchBuyAndRelease: the prices, the charge and the release are package
+// phonenumbers' tests; here, each route's shape and statuses, and the purchase parked until
+// its code confirms it.
 func TestPhoneNumbersSearchBuyAndRelease(t *testing.T) {
 	t.Parallel()
 	w := newCampaignWorld(t)
@@ -495,15 +408,9 @@ func TestPhoneNumbersSearchBuyAndRelease(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, w.sms.Bought())
 
-	before := b.balance(t)
 	n := b.buyNumber(t)
 	require.Equal(t, "active", n["status"])
 	require.Equal(t, []string{"+14155550100"}, w.sms.Bought())
-	require.Equal(t, before-1_150_000_000, b.balance(t), "115 credits = $1.15")
-	spend := b.events(t, "spend.recorded")
-	require.Len(t, spend, 1)
-	require.Equal(t, "phone_number", spend[0].Data["category"])
-	require.Equal(t, 1.15, spend[0].Data["amount_usd"])
 
 	released := decode[map[string]any](t, b.send(t, http.MethodDelete, "/api/phone-numbers/"+n["id"].(string), "", 200))
 	require.Equal(t, "released", released["status"])
@@ -708,43 +615,8 @@ func campaignRefs(t testing.TB, b *testBundle, auth string, decode func(method, 
 		"$buyAction", purchase.ID, "$buyCode", purchase.Code}
 }
 
-func TestAPausedCampaignResumesWhereItStopped(t *testing.T) {
-	t.Parallel()
-	w := newCampaignWorld(t, func(o *setupOpts) { o.campaignPeriod = 200 * time.Millisecond })
-	b := w.b
-	b.accept(t, compliance.DefaultVersion)
-	b.buyNumber(t)
-	list := "Regulars"
-	for i := range 3 {
-		b.newContact(t, `{"phone":"+1415555040`+string(rune('0'+i))+`","lists":["`+list+`"],"consent_sms":true}`)
-	}
-	lists := decode[struct{ Data []struct{ ID string } }](t, b.send(t, http.MethodGet, "/api/contact-lists", "", 200))
-	c := decode[campaignView](t, b.send(t, http.MethodPost, "/api/campaigns", `{"name":"Drip","agent_id":"`+w.agentID+`","deployment_id":"`+w.deploymentID+
-		`","first_message":"Hi","audience":{"list_ids":["`+lists.Data[0].ID+`"]},"schedule":{"rate_per_minute":1}}`, 201))
-	get := func() campaignView {
-		return decode[campaignView](t, b.send(t, http.MethodGet, "/api/campaigns/"+c.ID, "", 200))
-	}
-	require.Eventually(t, func() bool { return get().Counts.Sent >= 1 }, 30*time.Second, 20*time.Millisecond)
-	paused := decode[campaignView](t, b.send(t, http.MethodPost, "/api/campaigns/"+c.ID+"/pause", "", 200))
-	require.Equal(t, "paused", paused.Status)
-	require.Equal(t, "user", str(paused.PausedReason))
-	b.fail(t, http.MethodPatch, "/api/campaigns/"+c.ID, `{"draft":true}`, 400)
-	b.send(t, http.MethodPatch, "/api/campaigns/"+c.ID, `{"first_message":"Hi again"}`, 200)
-	b.send(t, http.MethodPost, "/api/campaigns/"+c.ID+"/start", "", 200)
-	require.Eventually(t, func() bool { return get().Status == "completed" }, 60*time.Second, 20*time.Millisecond)
-	require.Equal(t, 3, get().Counts.Sent)
-	seen := map[string]bool{}
-	for _, m := range w.sms.Messages() {
-		require.False(t, seen[m.To], "messaged once: %s", m.To)
-		seen[m.To] = true
-	}
-	require.Len(t, seen, 3)
-	b.fail(t, http.MethodPost, "/api/campaigns/"+c.ID+"/start", "", 409)
-	b.fail(t, http.MethodPatch, "/api/campaigns/"+c.ID, `{"name":"Too late"}`, 409)
-}
-
-// A contact an agent collected (a freely typed phone, source conversation) can be tagged and
-// given consent without its phone being rewritten; changing the phone holds it to E.164.
+// A contact an agent collected (a freely typed phone, source conversation) is linked to its
+// conversation and managed through /api/contacts (the rules of its fields: package contacts).
 func TestAContactAnAgentCollectedCanBeManaged(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -764,9 +636,7 @@ func TestAContactAnAgentCollectedCanBeManaged(t *testing.T) {
 
 	c := decode[contactView](t, b.send(t, http.MethodGet, "/api/contacts/"+contactID, "", 200))
 	require.Equal(t, "conversation", c.Source)
-	c = decode[contactView](t, b.send(t, http.MethodPatch, "/api/contacts/"+contactID, `{"tags":["walk-in"],"consent_sms":true}`, 200))
 	require.Equal(t, "555 010 2030", *c.Phone, "kept as typed")
-	require.Equal(t, []string{"walk-in"}, c.Tags)
-	e := b.fail(t, http.MethodPatch, "/api/contacts/"+contactID, `{"phone":"555 010 2030"}`, 400)
-	require.Equal(t, "phone", str(e.Param))
+	c = decode[contactView](t, b.send(t, http.MethodPatch, "/api/contacts/"+contactID, `{"tags":["walk-in"]}`, 200))
+	require.Equal(t, "555 010 2030", *c.Phone, "a change of its tags keeps it")
 }

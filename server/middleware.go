@@ -23,7 +23,7 @@ import (
 	"switchboard/apikey"
 	"switchboard/inputguard"
 	"switchboard/mcp"
-	"switchboard/money"
+	"switchboard/quota"
 	"switchboard/ratelimit"
 	"switchboard/store"
 )
@@ -128,10 +128,7 @@ func (s *Server) authenticateRequest(c echo.Context, next echo.HandlerFunc, devF
 		p.BalanceNanoUSD -= spent
 		p.MonthSpendNanoUSD += spent
 	}
-	if err := workspaceMayWork(p); err != nil {
-		return err
-	}
-	if err := withinSpendCap(c, p, time.Now()); err != nil {
+	if err := s.mayWork(c, p); err != nil {
 		return err
 	}
 	c.SetRequest(c.Request().WithContext(context.WithValue(ctx, principalKey, p)))
@@ -221,43 +218,22 @@ func (s *Server) principal(ctx context.Context, header string) (store.Principal,
 	return p, err
 }
 
-func workspaceMayWork(p store.Principal) error {
-	if p.WorkspaceState == store.WorkspaceSuspended {
-		e := apierr.Quota("The workspace %q is suspended.", p.WorkspaceName)
-		e.Hint = "Ask an operator to resume it (`switchboard workspaces resume NAME`)."
-		return e
-	}
-	if p.BalanceNanoUSD <= 0 {
-		e := apierr.Quota("The workspace %q has no credit left.", p.WorkspaceName)
-		e.Hint = "Ask an operator to add credit (`switchboard workspaces credit NAME --usd AMOUNT`)."
-		return e
-	}
-	return nil
+// mayWork refuses, with 403 insufficient_quota, a call the workspace may not make now
+// (quota.Check): any call of a suspended workspace or one without credit, and a spending
+// call (x-spends) at the monthly cap. The cap's spend is the counter that each charge moves
+// with the balance (store.Tx.Settle), read with the key, so the check costs no query. As
+// with the balance, the turn that crosses the cap completes; the next one is refused.
+func (s *Server) mayWork(c echo.Context, p store.Principal) error {
+	return quotaError(quota.Check(quota.OfPrincipal(p), s.spends[c.Request().Method+" "+c.Path()], time.Now()))
 }
 
-// spendingRoutes are the operations that spend the workspace's money: they run turns. A
-// workspace whose monthly spend cap is reached is refused these, and only these: reading,
-// configuring and the event feed go on, so that its people can see why and act.
-var spendingRoutes = map[string]bool{
-	"POST /v1/responses":        true,
-	"POST /v1/chat/completions": true,
-	"POST /api/chat":            true,
-	"POST /api/agents/:id/chat": true,
-}
-
-// withinSpendCap refuses, with 403 insufficient_quota, a spending call of a workspace whose
-// spend this calendar month (UTC) has reached its monthly cap. The message says when the cap
-// resets: the first of next month, 00:00 UTC. The spend is the counter that each charge moves
-// with the balance (store.Tx.Settle), read with the key, so the check costs no query. As with
-// the balance, the turn that crosses the cap completes; the next one is refused.
-func withinSpendCap(c echo.Context, p store.Principal, now time.Time) error {
-	if !spendingRoutes[c.Request().Method+" "+c.Path()] || !store.CapReached(p.MonthlyCapNanoUSD, p.MonthSpendNanoUSD) {
+// quotaError is the HTTP error of a refusal; nil when there is none.
+func quotaError(r *quota.Refused) error {
+	if r == nil {
 		return nil
 	}
-	e := apierr.Quota("The workspace %q reached its monthly spend cap of $%s ($%s spent this month); the cap resets on %s.",
-		p.WorkspaceName, money.FormatUSD(*p.MonthlyCapNanoUSD), money.FormatUSD(p.MonthSpendNanoUSD),
-		store.NextMonth(now).Format("2006-01-02 15:04 UTC"))
-	e.Hint = "An admin can raise or clear the cap on the dashboard's Settings page, or an operator with `switchboard workspaces cap NAME --usd AMOUNT` (or `--clear`)."
+	e := apierr.Quota("%s", r.Message)
+	e.Hint = r.Hint
 	return e
 }
 

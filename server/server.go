@@ -12,11 +12,9 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 	echomw "github.com/oapi-codegen/echo-middleware"
-	"github.com/riverqueue/river"
 
 	"switchboard/accounts"
 	"switchboard/campaigns"
@@ -29,7 +27,6 @@ import (
 	"switchboard/inbox"
 	"switchboard/manage"
 	"switchboard/mcp"
-	"switchboard/netguard"
 	"switchboard/oauth"
 	"switchboard/phonenumbers"
 	"switchboard/ratelimit"
@@ -53,7 +50,7 @@ type Config struct {
 	// once through LISTEN/NOTIFY (see authCache).
 	AuthCacheTTL time.Duration
 	// WebchatTokenKey signs the webchat visitor tokens; empty derives it from the store's
-	// SECRETS_KEY keyring (webchatTokens), or draws a random key per process without one.
+	// SECRETS_KEY keyring (webchat.KeyedTokens), or draws a random key per process without one.
 	WebchatTokenKey []byte
 }
 
@@ -62,13 +59,12 @@ type Deps struct {
 	Store     *store.Store
 	Catalog   *catalog.Catalog
 	Limiter   ratelimit.Limiter
-	Responses *responses.Service    // the /v1 turn domain
-	Hub       *events.Hub           // live event fan-out for GET /v1/events
-	Jobs      *river.Client[pgx.Tx] // inserts jobs (webhook redeliveries); it need not work them
-	Guard     netguard.Guard        // which webhook URLs may be registered
-	Ops       *manage.Service       // agent-management operations (/api, /mcp)
-	Agents    *converse.Service     // the deployed-agent runtime (POST /api/agents/{id}/chat)
-	MCP       http.Handler          // the MCP tool server
+	Responses *responses.Service // the /v1 turn domain
+	Hub       *events.Hub        // live event fan-out for GET /v1/events
+	Webhooks  *events.Endpoints  // /v1/webhooks: endpoints, URL checks, redeliveries
+	Ops       *manage.Service    // agent-management operations (/api, /mcp)
+	Agents    *converse.Service  // the deployed-agent runtime (POST /api/agents/{id}/chat)
+	MCP       http.Handler       // the MCP tool server
 	Log       *slog.Logger
 	// Accounts, when set, lets a dashboard session stand for a key on /api (sessionAuth).
 	Accounts *accounts.Service
@@ -109,8 +105,8 @@ type Server struct {
 	limiter   ratelimit.Limiter
 	responses *responses.Service
 	hub       *events.Hub
-	jobs      *river.Client[pgx.Tx]
-	guard     netguard.Guard
+	webhooks  *events.Endpoints
+	spends    map[string]bool // the routes of x-spends operations (learnSpends)
 	ops       *manage.Service
 	agents    *converse.Service
 	mcp       http.Handler
@@ -121,9 +117,9 @@ type Server struct {
 	ready     *readiness
 	outer     []echo.MiddlewareFunc
 	limited   func(budget string)
-	visitors  *webchat.Tokens // the webchat visitor tokens
-	oauth     *oauth.Service  // MCP over OAuth; nil without the dashboard (its login step)
-	auth      *authCache      // principals of recently used keys
+	webchat   *webchat.Service // the rules of the public webchat routes and the test page
+	oauth     *oauth.Service   // MCP over OAuth; nil without the dashboard (its login step)
+	auth      *authCache       // principals of recently used keys
 	pending   func(uuid.UUID) int64
 	contacts  *contacts.Service
 	campaigns *campaigns.Service
@@ -136,14 +132,14 @@ type Server struct {
 // New builds the server and its routes.
 func New(cfg Config, deps Deps) (*Server, error) {
 	s := &Server{cfg: cfg, store: deps.Store, catalog: deps.Catalog, limiter: deps.Limiter, responses: deps.Responses,
-		hub: deps.Hub, jobs: deps.Jobs, guard: deps.Guard, ops: deps.Ops, agents: deps.Agents, mcp: deps.MCP, log: deps.Log, echo: echo.New(),
+		hub: deps.Hub, webhooks: deps.Webhooks, ops: deps.Ops, agents: deps.Agents, mcp: deps.MCP, log: deps.Log, echo: echo.New(),
 		accounts: deps.Accounts, dashboard: deps.Dashboard}
 	s.outer, s.limited, s.pending = deps.Outer, deps.RateLimited, deps.Pending
-	visitors, err := webchatTokens(cfg, deps.Store)
+	visitors, err := webchat.KeyedTokens(cfg.WebchatTokenKey, deps.Store)
 	if err != nil {
 		return nil, err
 	}
-	s.visitors = visitors
+	s.webchat = webchat.NewService(deps.Store, visitors, deps.Agents, cfg.PublicBaseURL)
 	if err := checkEmbedContract(); err != nil {
 		return nil, err
 	}
@@ -254,6 +250,9 @@ func (s *Server) routeV1(e *echo.Echo) error {
 	// guardInput before the validator, which must never parse a nesting bomb.
 	perms, err := routePermissions(spec)
 	if err != nil {
+		return err
+	}
+	if err := s.learnSpends(spec); err != nil {
 		return err
 	}
 	g := e.Group("/v1", s.authenticate, s.endWithKey, authorize(perms), s.bodyLimit(), s.guardInput(spec), validator)

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -46,10 +45,7 @@ func (s *Server) sessionAuth(next echo.HandlerFunc) echo.HandlerFunc {
 			return &apierr.Error{Kind: apierr.KindRateLimited, Code: "rate_limit_exceeded",
 				Message: "Rate limit exceeded: " + strconv.Itoa(res.Limit) + " requests per minute."}
 		}
-		if err := workspaceMayWork(p); err != nil {
-			return err
-		}
-		if err := withinSpendCap(c, p, time.Now()); err != nil {
+		if err := s.mayWork(c, p); err != nil {
 			return err
 		}
 		c.SetRequest(r.WithContext(context.WithValue(r.Context(), principalKey, p)))

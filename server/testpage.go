@@ -1,8 +1,6 @@
 package server
 
 import (
-	"encoding/json"
-	"errors"
 	"html/template"
 	"net/http"
 	"strings"
@@ -11,10 +9,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"switchboard/apierr"
-	"switchboard/blueprint"
-	"switchboard/manage"
-	"switchboard/store"
-	"switchboard/webchat"
 )
 
 // testPageTemplate is the page behind an agent's test link. The agent's UUID in the path is
@@ -72,52 +66,34 @@ type testPageData struct {
 	ID, Name, DisplayName, Greeting, Language, Status, Disclosure string
 }
 
+// testPage serves /agents/{id}/test; webchat.Service.TestPage finds the agent and its
+// bootstrap, as GET /embed/{deploymentId}/config would answer it.
 func (s *Server) testPage(c echo.Context) error {
-	id, err := uuid.Parse(c.Param("id"))
-	if err != nil {
-		return apierr.NotFound("id", "agent_not_found", "No such agent.")
-	}
-	a, err := s.store.AgentByIDAnyWorkspace(c.Request().Context(), id)
-	if errors.Is(err, store.ErrNotFound) {
-		return apierr.NotFound("id", "agent_not_found", "No such agent.")
-	}
+	p, err := s.webchat.TestPage(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
 	}
-	var bp blueprint.Blueprint
-	if err := json.Unmarshal(a.Blueprint, &bp); err != nil {
-		return err
-	}
-	data := testPageData{ID: a.ID.String(), Name: a.Name, DisplayName: bp.Agent.Persona.DisplayName,
-		Greeting: bp.Agent.Persona.Greeting, Language: bp.Agent.Language, Status: a.Status}
-	if data.DisplayName == "" {
-		data.DisplayName = a.Name
-	}
-	// The disclosure the widget shows, as GET /embed/{id}/config would.
-	deployed, err := s.store.AgentDeployments(c.Request().Context(), a.WorkspaceID, a.ID)
-	if err != nil {
-		return err
-	}
-	if disc := manage.DisclosureFor(a, &bp, deployed, string(blueprint.ChannelWebchat)); disc.Applies {
-		data.Disclosure = disc.SpokenText
+	data := testPageData{ID: p.Agent.ID.String(), Name: p.Agent.Name, DisplayName: p.DisplayName,
+		Greeting: p.Greeting, Language: p.Language, Status: p.Agent.Status}
+	if p.Disclosure != nil {
+		data.Disclosure = *p.Disclosure
 	}
 	c.Response().Header().Set("Content-Type", "text/html; charset=utf-8")
 	c.Response().WriteHeader(http.StatusOK)
 	return testPageTemplate.Execute(c.Response(), data)
 }
 
-// embedScript serves /embed/{deploymentId}.js: the webchat loader of a webchat deployment
-// (a launcher button; the widget loads from /embed/static/ when a visitor opens it).
+// embedScript serves /embed/{deploymentId}.js: the webchat loader of a deployment (a launcher
+// button; the widget loads from /embed/static/ when a visitor opens it).
 func (s *Server) embedScript(c echo.Context) error {
 	id, err := uuid.Parse(strings.TrimSuffix(c.Param("id"), ".js"))
 	if err != nil || !strings.HasSuffix(c.Param("id"), ".js") {
 		return apierr.NotFound("id", "deployment_not_found", "No such deployment.")
 	}
-	if _, _, err := s.store.DeploymentAgent(c.Request().Context(), id); errors.Is(err, store.ErrNotFound) {
-		return apierr.NotFound("id", "deployment_not_found", "No such deployment.")
-	} else if err != nil {
+	script, err := s.webchat.Loader(c.Request().Context(), id)
+	if err != nil {
 		return err
 	}
 	c.Response().Header().Set(echo.HeaderCacheControl, "public, max-age=300")
-	return c.Blob(http.StatusOK, "text/javascript; charset=utf-8", webchat.Loader(s.cfg.PublicBaseURL, id))
+	return c.Blob(http.StatusOK, "text/javascript; charset=utf-8", script)
 }

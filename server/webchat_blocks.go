@@ -2,20 +2,17 @@ package server
 
 import (
 	"context"
-	"errors"
-	"strings"
 
-	"switchboard/apierr"
 	"switchboard/gen/apiapi"
 	"switchboard/store"
 )
 
 // Blocked webchat visitors (/api/webchat/blocked-visitors). A visitor is their webchat
-// conversation, so a block names its `mc-` id; webchatChat refuses the visitor's token with
-// 403 visitor_blocked (see blockVisitor in openapi/api.yaml).
+// conversation, so a block names its `mc-` id; webchat.Service.Chat refuses the visitor's
+// token with 403 visitor_blocked (see blockVisitor in openapi/api.yaml).
 
 func (h *apiHandlers) ListBlockedVisitors(ctx context.Context, _ apiapi.ListBlockedVisitorsRequestObject) (apiapi.ListBlockedVisitorsResponseObject, error) {
-	list, err := h.s.store.ListWebchatBlockedVisitors(ctx, workspaceOf(ctx))
+	list, err := h.s.webchat.Blocked(ctx, workspaceOf(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -29,14 +26,11 @@ func (h *apiHandlers) ListBlockedVisitors(ctx context.Context, _ apiapi.ListBloc
 func (h *apiHandlers) BlockVisitor(ctx context.Context, req apiapi.BlockVisitorRequestObject) (apiapi.BlockVisitorResponseObject, error) {
 	reason := ""
 	if req.Body.Reason != nil {
-		reason = strings.TrimSpace(*req.Body.Reason)
+		reason = *req.Body.Reason
 	}
-	v, created, err := h.s.store.BlockWebchatVisitor(ctx, workspaceOf(ctx), req.Body.VisitorId, reason)
-	if errors.Is(err, store.ErrNotWebchat) {
-		return nil, apierr.Invalid("visitor_id", "not_webchat", "visitor_id must name a webchat conversation; %s is a conversation of another channel.", req.Body.VisitorId)
-	}
+	v, created, err := h.s.webchat.Block(ctx, workspaceOf(ctx), req.Body.VisitorId, reason)
 	if err != nil {
-		return nil, apierr.WithParam(err, "visitor_id")
+		return nil, err
 	}
 	if !created {
 		return apiapi.BlockVisitor200JSONResponse(blockedVisitorBody(v)), nil
@@ -45,9 +39,9 @@ func (h *apiHandlers) BlockVisitor(ctx context.Context, req apiapi.BlockVisitorR
 }
 
 func (h *apiHandlers) UnblockVisitor(ctx context.Context, req apiapi.UnblockVisitorRequestObject) (apiapi.UnblockVisitorResponseObject, error) {
-	v, err := h.s.store.UnblockWebchatVisitor(ctx, workspaceOf(ctx), req.Id)
+	v, err := h.s.webchat.Unblock(ctx, workspaceOf(ctx), req.Id)
 	if err != nil {
-		return nil, apierr.WithParam(err, "id")
+		return nil, err
 	}
 	return apiapi.UnblockVisitor200JSONResponse(blockedVisitorBody(v)), nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"switchboard/apierr"
+	"switchboard/gen/embedapi"
 	"switchboard/store"
 	"switchboard/webchat"
 )
@@ -17,27 +18,17 @@ import (
 // announcement, in case one was lost.
 const streamRecheck = 10 * time.Second
 
-// humanMessage is a frame of the visitor's stream (schema HumanMessage of openapi/embed.yaml).
-type humanMessage struct {
-	Seq       int       `json:"seq"`
-	Kind      string    `json:"kind"` // reply or notice
-	Text      string    `json:"text"`
-	Author    string    `json:"author"`
-	CreatedAt time.Time `json:"created_at"`
-}
-
 // webchatStream serves GET /embed/{deploymentId}/stream: the replies of the people who took
 // the visitor's conversation over, and the lines about it, as they are written. It wakes on
 // the conversation's announcement (store.Tx.AnnounceConversation, heard by the hub on every
 // replica) and reads the messages after its cursor, so a lost announcement only delays a
 // frame until the next recheck, and a reconnect (Last-Event-ID) misses nothing.
+//
+// It stays a hand-registered route (see routeWebchat); embedDeployment has found the
+// deployment and answered CORS.
 func (s *Server) webchatStream(c echo.Context) error {
-	d, err := s.webchatDeployment(c)
-	if err != nil {
-		return err
-	}
-	q := c.QueryParams()
-	convRef, ok := s.visitors.Conversation(d.ID, q.Get("visitor_token"))
+	d := deploymentOf(c.Request().Context())
+	convRef, ok := s.webchat.Visitor(d, c.QueryParam("visitor_token"))
 	if !ok || convRef == "" {
 		return apierr.Invalid("visitor_token", "visitor_token_invalid", "The visitor token is not one this chat issued; start a new conversation without it.")
 	}
@@ -121,15 +112,15 @@ func streamCursor(c echo.Context) (int, error) {
 }
 
 func sendHumanMessage(out *sseWriter, m store.AuthoredMessage) error {
-	kind := "reply"
+	kind := embedapi.HumanMessageKindReply
 	if m.Notice {
-		kind = "notice"
+		kind = embedapi.HumanMessageKindNotice
 	}
 	author := ""
 	if m.AuthorName != nil {
 		author = *m.AuthorName
 	}
-	body, err := json.Marshal(humanMessage{Seq: m.Seq, Kind: kind, Text: m.Content, Author: author, CreatedAt: m.CreatedAt})
+	body, err := json.Marshal(embedapi.HumanMessage{Seq: m.Seq, Kind: kind, Text: m.Content, Author: author, CreatedAt: m.CreatedAt})
 	if err != nil {
 		return err
 	}

@@ -2,14 +2,14 @@ package server
 
 import (
 	"context"
-	"strings"
 
-	"switchboard/apierr"
 	"switchboard/events"
 	"switchboard/gen/v1api"
-	"switchboard/shortid"
 	"switchboard/store"
 )
+
+// The webhook endpoints' rules live in events.Endpoints, shared with the dashboard; these
+// handlers only translate.
 
 func endpointObject(e store.WebhookEndpoint) v1api.WebhookEndpoint {
 	types := make([]v1api.WebhookEventType, len(e.EventTypes))
@@ -20,53 +20,28 @@ func endpointObject(e store.WebhookEndpoint) v1api.WebhookEndpoint {
 		Description: e.Description, Enabled: e.Enabled, CreatedAt: e.CreatedAt.Unix(), UpdatedAt: e.UpdatedAt.Unix()}
 }
 
-// eventTypes normalizes a subscription: duplicates dropped, and `*` alone when present.
-func eventTypes(in *[]v1api.WebhookEventType) []string {
+// eventTypeNames is a subscription as the domain takes it; nil stays nil (not given).
+func eventTypeNames(in *[]v1api.WebhookEventType) []string {
 	if in == nil {
-		return []string{"*"}
+		return nil
 	}
-	seen := map[string]bool{}
-	var out []string
-	for _, t := range *in {
-		if t == "*" {
-			return []string{"*"}
-		}
-		if !seen[string(t)] {
-			seen[string(t)] = true
-			out = append(out, string(t))
-		}
+	out := make([]string, len(*in))
+	for i, t := range *in {
+		out[i] = string(t)
 	}
 	return out
 }
 
-func (h *v1Handlers) checkURL(ctx context.Context, url string) error {
-	if err := h.s.guard.CheckURL(ctx, url); err != nil {
-		return apierr.Invalid("url", "url_not_allowed", "%s", strings.TrimPrefix(err.Error(), "address not allowed: "))
-	}
-	return nil
-}
-
-// endpoint finds an endpoint of the caller's workspace by `whe-` id or UUID.
-func (h *v1Handlers) endpoint(ctx context.Context, ref string) (store.WebhookEndpoint, error) {
-	p, _ := principalFrom(ctx)
-	e, err := h.s.store.WebhookEndpointByRef(ctx, p.WorkspaceID, ref)
-	return e, apierr.WithParam(err, "id")
-}
-
 func (h *v1Handlers) CreateWebhook(ctx context.Context, req v1api.CreateWebhookRequestObject) (v1api.CreateWebhookResponseObject, error) {
 	p, _ := principalFrom(ctx)
-	if err := h.checkURL(ctx, req.Body.Url); err != nil {
-		return nil, err
-	}
-	secret := events.NewSecret()
-	e, err := h.s.store.CreateWebhookEndpoint(ctx, store.WebhookEndpoint{WorkspaceID: p.WorkspaceID, ShortID: shortid.New(shortid.Webhook),
-		URL: req.Body.Url, EventTypes: eventTypes(req.Body.EventTypes), Description: req.Body.Description, Secret: secret})
+	e, err := h.s.webhooks.Create(ctx, p, events.NewEndpoint{URL: req.Body.Url, EventTypes: eventTypeNames(req.Body.EventTypes),
+		Description: req.Body.Description})
 	if err != nil {
 		return nil, err
 	}
 	o := endpointObject(e)
 	return v1api.CreateWebhook201JSONResponse{Body: v1api.WebhookEndpointWithSecret{Id: o.Id, Object: "webhook_endpoint", Url: o.Url, EventTypes: o.EventTypes,
-		Description: o.Description, Enabled: o.Enabled, CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt, Secret: secret}}, nil
+		Description: o.Description, Enabled: o.Enabled, CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt, Secret: e.Secret}}, nil
 }
 
 func (h *v1Handlers) ListWebhooks(ctx context.Context, req v1api.ListWebhooksRequestObject) (v1api.ListWebhooksResponseObject, error) {
@@ -75,7 +50,7 @@ func (h *v1Handlers) ListWebhooks(ctx context.Context, req v1api.ListWebhooksReq
 	if req.Params.Limit != nil {
 		limit = *req.Params.Limit
 	}
-	list, err := h.s.store.ListWebhookEndpoints(ctx, p.WorkspaceID, limit)
+	list, err := h.s.webhooks.List(ctx, p, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +62,8 @@ func (h *v1Handlers) ListWebhooks(ctx context.Context, req v1api.ListWebhooksReq
 }
 
 func (h *v1Handlers) GetWebhook(ctx context.Context, req v1api.GetWebhookRequestObject) (v1api.GetWebhookResponseObject, error) {
-	e, err := h.endpoint(ctx, req.Id)
+	p, _ := principalFrom(ctx)
+	e, err := h.s.webhooks.Get(ctx, p, req.Id)
 	if err != nil {
 		return nil, err
 	}
@@ -97,42 +73,29 @@ func (h *v1Handlers) GetWebhook(ctx context.Context, req v1api.GetWebhookRequest
 func (h *v1Handlers) UpdateWebhook(ctx context.Context, req v1api.UpdateWebhookRequestObject) (v1api.UpdateWebhookResponseObject, error) {
 	p, _ := principalFrom(ctx)
 	b := req.Body
-	if b.Url != nil {
-		if err := h.checkURL(ctx, *b.Url); err != nil {
-			return nil, err
-		}
-	}
-	u := store.WebhookUpdate{URL: b.Url, Description: b.Description, Enabled: b.Enabled}
-	if b.EventTypes != nil {
-		u.EventTypes = eventTypes(b.EventTypes)
-	}
-	e, err := h.s.store.UpdateWebhookEndpoint(ctx, p.WorkspaceID, req.Id, u)
+	e, err := h.s.webhooks.Update(ctx, p, req.Id, events.EndpointChange{URL: b.Url, EventTypes: eventTypeNames(b.EventTypes),
+		Description: b.Description, Enabled: b.Enabled})
 	if err != nil {
-		return nil, apierr.WithParam(err, "id")
+		return nil, err
 	}
 	return v1api.UpdateWebhook200JSONResponse{Body: endpointObject(e)}, nil
 }
 
 func (h *v1Handlers) DeleteWebhook(ctx context.Context, req v1api.DeleteWebhookRequestObject) (v1api.DeleteWebhookResponseObject, error) {
 	p, _ := principalFrom(ctx)
-	err := h.s.store.DeleteWebhookEndpoint(ctx, p.WorkspaceID, req.Id)
-	if err != nil {
-		return nil, apierr.WithParam(err, "id")
+	if err := h.s.webhooks.Delete(ctx, p, req.Id); err != nil {
+		return nil, err
 	}
 	return v1api.DeleteWebhook204Response{}, nil
 }
 
 func (h *v1Handlers) ListWebhookAttempts(ctx context.Context, req v1api.ListWebhookAttemptsRequestObject) (v1api.ListWebhookAttemptsResponseObject, error) {
 	p, _ := principalFrom(ctx)
-	e, err := h.endpoint(ctx, req.Id)
-	if err != nil {
-		return nil, err
-	}
 	limit := 50
 	if req.Params.Limit != nil {
 		limit = *req.Params.Limit
 	}
-	attempts, err := h.s.store.ListWebhookAttempts(ctx, p.WorkspaceID, e.ID, limit)
+	attempts, err := h.s.webhooks.Attempts(ctx, p, req.Id, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -147,18 +110,8 @@ func (h *v1Handlers) ListWebhookAttempts(ctx context.Context, req v1api.ListWebh
 
 func (h *v1Handlers) RedeliverWebhookEvent(ctx context.Context, req v1api.RedeliverWebhookEventRequestObject) (v1api.RedeliverWebhookEventResponseObject, error) {
 	p, _ := principalFrom(ctx)
-	e, err := h.endpoint(ctx, req.Id)
+	e, ev, err := h.s.webhooks.Redeliver(ctx, p, req.Id, req.Body.EventId)
 	if err != nil {
-		return nil, err
-	}
-	if !e.Enabled {
-		return nil, apierr.Conflict("webhook_endpoint_disabled", "The endpoint is disabled; re-enable it with PATCH {\"enabled\": true} first.")
-	}
-	ev, err := h.s.store.EventByShortID(ctx, p.WorkspaceID, req.Body.EventId)
-	if err != nil {
-		return nil, apierr.WithParam(err, "event_id")
-	}
-	if _, err := h.s.jobs.Insert(ctx, events.DeliveryArgs{WorkspaceID: p.WorkspaceID, EndpointID: e.ID, EventSeq: ev.Seq}, nil); err != nil {
 		return nil, err
 	}
 	return v1api.RedeliverWebhookEvent202JSONResponse{Body: v1api.RedeliverResult{Object: "webhook_redelivery", EndpointId: e.ShortID, EventId: ev.ShortID}}, nil

@@ -375,15 +375,6 @@ func appendUUID(b []byte, id uuid.UUID) []byte {
 	return append(b, text[:]...)
 }
 
-// Pgx exposes the transaction to the job queue, whose inserts must commit together with the
-// store's writes. A pipelined transaction (Store.Pipelined) has none to expose.
-func (t *Tx) Pgx() pgx.Tx {
-	if t.tx == nil {
-		panic("store: Pgx on a pipelined transaction")
-	}
-	return t.tx
-}
-
 // EventsAfter lists the workspace's events with a cursor above after, oldest first.
 func (q *queries) EventsAfter(ctx context.Context, workspaceID uuid.UUID, after int64, limit int) ([]Event, error) {
 	rows, err := q.sql.EventsAfter(ctx, q.db, dbsqlc.EventsAfterParams{WorkspaceID: workspaceID, After: after, Max: limit})

@@ -90,26 +90,12 @@ type queries struct {
 	watchers *watchers
 }
 
-// inTx runs fn in a transaction: a real one on the pool, a savepoint inside a Tx, so a
-// method that needs several statements to commit together works on both.
-func (q *queries) inTx(ctx context.Context, fn func(q *queries) error) error {
-	return pgx.BeginFunc(ctx, q.db, func(tx pgx.Tx) error {
-		return fn(&queries{db: tx, sql: q.sql, secrets: q.secrets, watchers: q.watchers})
-	})
-}
-
 // Store runs queries on a pgx pool.
 type Store struct {
 	queries
 	pool *pgxpool.Pool
 	// txObserver, when set (ObserveTx), is called around each InTx transaction (traces).
 	txObserver func(ctx context.Context) (context.Context, func(error))
-}
-
-// ObserveTx sets the function called as each InTx transaction begins; the transaction runs
-// in the context it returns, and done gets its outcome. Set it before the store is shared.
-func (s *Store) ObserveTx(f func(ctx context.Context) (_ context.Context, done func(error))) {
-	s.txObserver = f
 }
 
 // New wraps a pool.

@@ -1,0 +1,105 @@
+package contacts_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"switchboard/apierr"
+	"switchboard/contacts"
+)
+
+func TestImportReportsEachBadRowAndImportsTheRest(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	existing := w.create(t, contacts.Input{Name: ptr("Ada"), Phone: ptr("+14155550100"), Tags: []string{"vip"}})
+	csv := "\xef\xbb\xbfName,Phone,Email,Tags,Consent_SMS\n" + // a spreadsheet's byte-order mark
+		"Ada Lovelace,+14155550100,,beta,yes\n" + // row 2: updates Ada
+		"Bob,+14155550111,,beta;gold,1\n" + // row 3: new
+		"Carol,555-0199,,,\n" + // row 4: bad phone
+		"Dan,,,,\n" + // row 5: no phone nor email
+		"Eve,+14155550122,,,maybe\n" + // row 6: bad consent
+		"\n" +
+		"Fay,,fay@example.com,,no\n" // row 8: new
+	res, err := w.svc.Import(ctx, w.ws, []byte(csv), " Spring promo ")
+	require.NoError(t, err)
+	require.Equal(t, 6, res.Rows, "the blank line is not a row")
+	require.Equal(t, [3]int{2, 1, 3}, [3]int{res.Created, res.Updated, res.Failed}, "created, updated, failed")
+	require.Len(t, res.Errors, 3)
+	require.Equal(t, contacts.RowError{Row: 4, Field: "phone", Message: res.Errors[0].Message}, res.Errors[0])
+	require.Contains(t, res.Errors[0].Message, "E.164")
+	require.Equal(t, 5, res.Errors[1].Row)
+	require.Equal(t, 6, res.Errors[2].Row)
+	require.Equal(t, "consent_sms", res.Errors[2].Field)
+	require.False(t, res.Truncate)
+
+	page, err := w.svc.List(ctx, w.ws, contacts.Filter{})
+	require.NoError(t, err)
+	require.Len(t, page.Data, 3, "Ada (updated), Bob and Fay; no duplicate of Ada")
+	ada, err := w.svc.Get(ctx, w.ws, existing.ID)
+	require.NoError(t, err)
+	require.Equal(t, "Ada Lovelace", *ada.Name)
+	require.Equal(t, []string{"vip", "beta"}, ada.Tags, "tags are added to")
+	require.True(t, ada.ConsentSMS)
+	require.Equal(t, contacts.SourceAPI, ada.Source, "an update keeps the source")
+	lists, err := w.svc.Lists(ctx, w.ws)
+	require.NoError(t, err)
+	require.Len(t, lists.Data, 1)
+	require.Equal(t, "Spring promo", lists.Data[0].Name)
+	require.EqualValues(t, 3, lists.Data[0].Contacts)
+	for _, c := range page.Data {
+		if c.ID != existing.ID {
+			require.Equal(t, contacts.SourceImport, c.Source)
+		}
+		if c.Name != nil && *c.Name == "Bob" {
+			require.Equal(t, []string{"beta", "gold"}, c.Tags)
+			require.True(t, c.ConsentSMS)
+		}
+	}
+}
+
+func TestImportRefusesAFileItCannotRead(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	for csv, code := range map[string]string{
+		"":                                    "empty_file",
+		"name,fone\nAda,+14155550100\n":       "unknown_column",
+		"name,phone,Phone\nAda,+1415,+1415\n": "duplicate_column",
+		"name,tags\nAda,vip\n":                "missing_column",
+		"name,phone\n\xff\xfe,+14155550100\n": "invalid_encoding",
+	} {
+		_, err := w.svc.Import(context.Background(), w.ws, []byte(csv), "")
+		e := apierr.As(err)
+		require.NotNil(t, e, csv)
+		require.Equal(t, code, e.Code, csv)
+	}
+	_, err := w.svc.Import(context.Background(), w.ws, []byte("phone\n+14155550100\n"), strings.Repeat("x", contacts.MaxListLen+1))
+	require.Equal(t, "list", apierr.As(err).Param)
+	page, err := w.svc.List(context.Background(), w.ws, contacts.Filter{})
+	require.NoError(t, err)
+	require.Empty(t, page.Data, "a refused file writes nothing")
+}
+
+func TestImportTagsAndListsAndConsents(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	res, err := w.svc.Import(context.Background(), w.ws, []byte("email,tags,lists,consent_sms,consent_calls\n"+
+		"a@example.com,x|y,L1;L2,TRUE,0\n"+
+		"b@example.com,,,false,Yes\n"), "")
+	require.NoError(t, err)
+	require.Equal(t, 2, res.Created)
+	page, err := w.svc.List(context.Background(), w.ws, contacts.Filter{Query: "a@example.com"})
+	require.NoError(t, err)
+	a := page.Data[0]
+	require.Equal(t, []string{"x", "y"}, a.Tags)
+	require.Len(t, a.Lists, 2)
+	require.True(t, a.ConsentSMS)
+	require.False(t, a.ConsentCalls)
+	page, err = w.svc.List(context.Background(), w.ws, contacts.Filter{ConsentCalls: ptr(true)})
+	require.NoError(t, err)
+	require.Len(t, page.Data, 1)
+	require.Equal(t, "b@example.com", *page.Data[0].Email)
+}

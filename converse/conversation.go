@@ -1,0 +1,156 @@
+package converse
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"switchboard/apierr"
+	"switchboard/blueprint"
+	"switchboard/llm"
+	"switchboard/manage"
+	"switchboard/store"
+)
+
+// conversation continues the requested conversation of the agent, or opens one: the greeting
+// is its first message, then the disclosure when it applies, with conversation.created.
+func (s *Service) conversation(ctx context.Context, a store.Agent, bp *blueprint.Blueprint, req Request) (store.AgentConversation, error) {
+	contact := storeContact(req.Contact)
+	if req.ConversationID != "" {
+		ref, err := s.store.ConversationByRef(ctx, a.WorkspaceID, req.ConversationID)
+		if err != nil {
+			return store.AgentConversation{}, apierr.WithParam(err, "conversation_id")
+		}
+		conv, err := s.store.AgentConversationState(ctx, a.WorkspaceID, ref.ID)
+		if err != nil {
+			return conv, apierr.WithParam(err, "conversation_id")
+		}
+		if conv.AgentID == nil || *conv.AgentID != a.ID {
+			return conv, apierr.NotFound("conversation_id", "conversation_not_found", "This agent has no conversation %q.", req.ConversationID)
+		}
+		if contact != nil {
+			err := s.store.InTx(ctx, func(tx *store.Tx) error { return mergeContact(ctx, tx, a.WorkspaceID, &conv, *contact) })
+			if err != nil {
+				return conv, err
+			}
+		}
+		return conv, nil
+	}
+	deployed, err := s.store.AgentDeployments(ctx, a.WorkspaceID, a.ID)
+	if err != nil {
+		return store.AgentConversation{}, err
+	}
+	channel := req.Channel
+	if channel == "" {
+		channel = "api"
+	}
+	disclosure := manage.DisclosureFor(a, bp, deployed, channel)
+	var id uuid.UUID
+	err = s.store.InTx(ctx, func(tx *store.Tx) error {
+		conv, err := tx.CreateConversation(ctx, a.WorkspaceID, channel)
+		if err != nil {
+			return err
+		}
+		id = conv.ID
+		contactID := req.ContactID
+		switch {
+		case contactID != nil && contact != nil:
+			if err := tx.MergeContact(ctx, a.WorkspaceID, *contactID, *contact); err != nil {
+				return err
+			}
+		case contact != nil:
+			cid, err := tx.CreateContact(ctx, a.WorkspaceID, *contact)
+			if err != nil {
+				return err
+			}
+			contactID = &cid
+		}
+		if req.Thread != nil {
+			if err := tx.AddThread(ctx, a.WorkspaceID, conv.ID, req.Thread.ChannelID, req.Thread.Remote); err != nil {
+				return err
+			}
+		}
+		var msgs []store.Message
+		if !req.SkipGreeting {
+			msgs = append(msgs, store.Message{Role: string(llm.RoleAssistant), Content: bp.Agent.Persona.Greeting})
+		}
+		var disclosedAt *time.Time
+		if disclosure.Applies {
+			now := s.now()
+			disclosedAt = &now
+			msgs = append(msgs, store.Message{Role: string(llm.RoleAssistant), Content: disclosure.SpokenText})
+		}
+		if err := tx.OpenAgentConversation(ctx, a.WorkspaceID, conv.ID, a.ID, contactID, disclosedAt); err != nil {
+			return err
+		}
+		if len(msgs) > 0 {
+			if err := tx.AppendMessages(ctx, a.WorkspaceID, conv.ID, msgs); err != nil {
+				return err
+			}
+		}
+		data := map[string]any{"conversation_id": conv.ShortID, "channel": conv.Channel, "agent_id": a.ID.String()}
+		if contactID != nil {
+			data["contact_id"] = contactID.String()
+		}
+		_, _, err = tx.Settle(ctx, a.WorkspaceID, nil, func(int64) []store.NewEvent {
+			return []store.NewEvent{{Type: "conversation.created", Data: data}}
+		})
+		return err
+	})
+	if err != nil {
+		return store.AgentConversation{}, err
+	}
+	return s.store.AgentConversationState(ctx, a.WorkspaceID, id)
+}
+
+func storeContact(c *Contact) *store.Contact {
+	if c == nil {
+		return nil
+	}
+	out := store.Contact{Name: nonEmpty(c.Name), Email: nonEmpty(c.Email), Phone: nonEmpty(c.Phone)}
+	if out.Empty() {
+		return nil
+	}
+	return &out
+}
+
+func nonEmpty(s string) *string {
+	if s = strings.TrimSpace(s); s == "" {
+		return nil
+	}
+	return &s
+}
+
+// mergeContact fills in the conversation's contact, creating it when it has none.
+func mergeContact(ctx context.Context, tx *store.Tx, ws uuid.UUID, conv *store.AgentConversation, c store.Contact) error {
+	if conv.ContactID == nil {
+		id, err := tx.CreateContact(ctx, ws, c)
+		if err != nil {
+			return err
+		}
+		conv.ContactID = &id
+		if err := tx.SetConversationContact(ctx, ws, conv.ID, id); err != nil {
+			return err
+		}
+	} else if err := tx.MergeContact(ctx, ws, *conv.ContactID, c); err != nil {
+		return err
+	}
+	merge := func(dst **string, src *string) {
+		if src != nil {
+			*dst = src
+		}
+	}
+	merge(&conv.Contact.Name, c.Name)
+	merge(&conv.Contact.Email, c.Email)
+	merge(&conv.Contact.Phone, c.Phone)
+	return nil
+}
+
+// flowOf is the conversation's state as a turn starts.
+func flowOf(c store.AgentConversation) store.ConversationFlow {
+	return store.ConversationFlow{Status: c.Status, EscalationTrigger: c.EscalationTrigger, EscalationAction: c.EscalationAction,
+		EscalatedAt: c.EscalatedAt, FailedAttempts: c.FailedAttempts, AwaitingContact: c.AwaitingContact,
+		PickupTimedOutAt: c.PickupTimedOutAt}
+}
