@@ -218,6 +218,13 @@ func (q *queries) AgentLabelCounts(ctx context.Context, workspaceID, agentID uui
 	return int(total), counts, nil
 }
 
+// AgentRuleAnswers counts the agent's turns that rule (a turn.completed's handled_by, such
+// as "after_hours") answered since a time.
+func (q *queries) AgentRuleAnswers(ctx context.Context, workspaceID, agentID uuid.UUID, rule string, since time.Time) (int, error) {
+	return q.sql.AgentRuleAnswers(ctx, q.db, dbsqlc.AgentRuleAnswersParams{WorkspaceID: workspaceID,
+		Since: since, AgentID: agentID.String(), Rule: rule})
+}
+
 // CreateAgentConversation opens a conversation of an agent on a channel (for channel bridges
 // and tests; the /v1 surfaces open conversations of the builder assistant).
 func (q *queries) CreateAgentConversation(ctx context.Context, workspaceID, agentID uuid.UUID, channel string, labels []string) (string, error) {

@@ -58,3 +58,15 @@ GROUP BY label;
 -- AgentByIDAnyWorkspace is for the public test page only: there the unguessable id is the
 -- capability.
 SELECT * FROM agents WHERE id = @id;
+
+-- name: AgentRuleAnswers :one
+-- How many of an agent's turns a rule answered since a time: its turn.completed events whose
+-- handled_by names the rule. No column records the rule, the event does (the webhooks and
+-- the event feed carry it), so the count reads what partners read. The envelope is text: the
+-- primary key's workspace prefix, the type and the time narrow the rows before any parse.
+SELECT count(*)::int FROM events
+WHERE workspace_id = sqlc.arg(workspace_id)
+  AND type = 'turn.completed'
+  AND created_at >= sqlc.arg(since)
+  AND (envelope::jsonb -> 'data' ->> 'agent_id') = sqlc.arg(agent_id)::text
+  AND (envelope::jsonb -> 'data' ->> 'handled_by') = sqlc.arg(rule)::text;

@@ -145,6 +145,38 @@ func (q *Queries) AgentLabelCounts(ctx context.Context, db DBTX, arg AgentLabelC
 	return items, nil
 }
 
+const agentRuleAnswers = `-- name: AgentRuleAnswers :one
+SELECT count(*)::int FROM events
+WHERE workspace_id = $1
+  AND type = 'turn.completed'
+  AND created_at >= $2
+  AND (envelope::jsonb -> 'data' ->> 'agent_id') = $3::text
+  AND (envelope::jsonb -> 'data' ->> 'handled_by') = $4::text
+`
+
+type AgentRuleAnswersParams struct {
+	WorkspaceID uuid.UUID
+	Since       time.Time
+	AgentID     string
+	Rule        string
+}
+
+// How many of an agent's turns a rule answered since a time: its turn.completed events whose
+// handled_by names the rule. No column records the rule, the event does (the webhooks and
+// the event feed carry it), so the count reads what partners read. The envelope is text: the
+// primary key's workspace prefix, the type and the time narrow the rows before any parse.
+func (q *Queries) AgentRuleAnswers(ctx context.Context, db DBTX, arg AgentRuleAnswersParams) (int, error) {
+	row := db.QueryRow(ctx, agentRuleAnswers,
+		arg.WorkspaceID,
+		arg.Since,
+		arg.AgentID,
+		arg.Rule,
+	)
+	var column_1 int
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
 const agentsNamed = `-- name: AgentsNamed :many
 SELECT id, workspace_id, name, status, blueprint, disclosure_enabled, disclosure_text, disclosure_recording_id, created_at, updated_at FROM agents
 WHERE workspace_id = $1 AND name ILIKE '%' || $2::text || '%' ESCAPE '\'
