@@ -4,7 +4,7 @@ SHELL := /bin/bash
 GO ?= go
 PKGS := ./...
 
-.PHONY: run build test unit screenshots chromium axe wrk redis generate check-generate check-generate-openapi check-generate-sqlc lint vet bench bench-bulk tidy check-go
+.PHONY: fmt-check run build test unit screenshots chromium axe wrk redis generate check-generate check-generate-openapi check-generate-sqlc lint vet bench bench-bulk tidy check-go
 
 # Every target says what it does (==> lines): a first run on a fresh clone spends minutes
 # downloading and compiling, and should not look stuck.
@@ -61,7 +61,11 @@ unit: check-go chromium axe wrk redis
 	@$(GO) build -o bin/testsummary ./scripts/testsummary
 	@set -o pipefail; scripts/with-test-db.sh $(GO) test -count=1 -json $(PKGS) | bin/testsummary
 
-SQLC := $(GO) tool -modfile=tools/go.mod sqlc
+# sqlc built without cgo parses SQL with libpg_query compiled to WebAssembly instead of C: the
+# same parser and byte-identical output, and its first build spends about a fifth less CPU
+# (305 s against 381 s of user+sys on a cold cache), all of it on the critical path of a fresh
+# clone's `make test`.
+SQLC := CGO_ENABLED=0 $(GO) tool -modfile=tools/go.mod sqlc
 
 generate:
 	$(GO) tool oapi-codegen -config gen/v1api/oapi-codegen.yaml openapi/v1.yaml
@@ -97,15 +101,22 @@ check-generate-sqlc:
 		diff -r -u store/internal/dbsqlc $$tmp/store/internal/dbsqlc | head -40; exit 1; \
 	fi
 
-vet:
-	@echo "==> go vet, gofmt"
+vet: fmt-check
+	@echo "==> go vet"
 	@$(GO) vet $(PKGS)
+
+fmt-check:
+	@echo "==> gofmt"
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 # golangci-lint (pinned in tools/go.mod, configured in .golangci.yaml) after vet and gofmt.
-lint: vet
-	@echo "==> golangci-lint (the first run compiles it: a few minutes)"
+# golangci-lint's govet runs go vet's own analyzers (the list of cmd/vet, which golangci-lint
+# mirrors), so lint does not also run `go vet`: on a fresh clone that second pass compiled
+# every package a second time without -race, for no check that lint lacks. `make vet` is
+# still there for a quick look.
+lint: fmt-check
+	@echo "==> golangci-lint, govet included (the first run compiles it: a few minutes)"
 	@$(GO) tool -modfile=tools/go.mod golangci-lint run --allow-parallel-runners $(PKGS)
 
 # BASELINE=<git ref> also measures that commit's server in the same run, side by side.

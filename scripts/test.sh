@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The suite of `make test`: the static checks (generation drift, vet, gofmt, golangci-lint)
+# The suite of `make test`: the static checks (generation drift, gofmt, golangci-lint with govet)
 # and the tests, side by side rather than one after the other.
 #
 # Why side by side: on a fresh clone most of the checks' time is compiling their tools (sqlc,
@@ -14,7 +14,7 @@ GO=${GO:-go}
 log=$(mktemp /tmp/switchboard-checks.XXXXXX)
 trap 'rm -f "$log"' EXIT
 
-echo "==> Checks (generation drift, vet, gofmt, golangci-lint) start beside the tests; their output follows the tests' summary"
+echo "==> Checks (generation drift, gofmt, golangci-lint with govet) start beside the tests; their output follows the tests' summary"
 start=$(date +%s)
 (
 	make --no-print-directory GO="$GO" check-generate lint >"$log" 2>&1
