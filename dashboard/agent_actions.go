@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"switchboard/access"
-	"switchboard/apierr"
 	"switchboard/blueprint"
 	"switchboard/manage"
 	"switchboard/store"
@@ -43,26 +42,11 @@ func (h *dash) undeployAgent(w http.ResponseWriter, r *http.Request, p store.Pri
 	h.flash(w, r, Prefix+"/agents/"+id+"#deployments", res.Message)
 }
 
-// recrawl crawls a website source of the agent again, at its address and depth
-// (crawl_website).
+// recrawl crawls a website source of the agent again, at its address and depth: the same
+// source, its pages replaced (manage.RecrawlSource).
 func (h *dash) recrawl(w http.ResponseWriter, r *http.Request, p store.Principal) {
 	id := r.PathValue("id")
-	got, err := h.Ops.GetAgent(r.Context(), p.WorkspaceID, manage.GetAgentInput{AgentID: id})
-	if err != nil {
-		h.fail(w, r, p, err)
-		return
-	}
-	var source *manage.SourceView
-	for i, s := range got.Agent.KnowledgeSources {
-		if s.ID == r.PathValue("source") && s.Type == string(blueprint.SourceWebsiteCrawl) && s.URL != nil {
-			source = &got.Agent.KnowledgeSources[i]
-		}
-	}
-	if source == nil {
-		h.fail(w, r, p, apierr.NotFound("source", "source_not_found", "The agent has no website source with that id."))
-		return
-	}
-	res, err := h.Ops.CrawlWebsite(r.Context(), p.WorkspaceID, manage.CrawlWebsiteInput{AgentID: id, URL: *source.URL, Depth: source.Depth})
+	res, err := h.Ops.RecrawlSource(r.Context(), p.WorkspaceID, id, r.PathValue("source"))
 	if err != nil {
 		h.fail(w, r, p, err)
 		return

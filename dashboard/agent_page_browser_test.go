@@ -67,6 +67,15 @@ func TestAgentPageInABrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`p.notice`)),
 	))
 	require.Contains(t, text(admin, t, "p.notice"), "queued")
+	// The same source is crawled again (its pages replaced), not a second one added beside it.
+	sources, err := s.store.AgentSources(ctx, s.workspace.ID, uuid.MustParse(s.agentID))
+	require.NoError(t, err)
+	ids := []uuid.UUID{}
+	for _, src := range sources {
+		ids = append(ids, src.ID)
+	}
+	require.Len(t, ids, 2)
+	require.Contains(t, ids, ready.ID)
 
 	// The analytics are the routes' numbers.
 	var convs struct {

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
@@ -242,4 +243,40 @@ func TestAgentTools(t *testing.T) {
 	require.NoError(t, err)
 	_, err = tools["get_agent"].Run(ctx, agent.Call{WorkspaceID: b.other, Arguments: json.RawMessage(`{"agent_id":"` + id + `"}`)})
 	requireAPIError(t, err, apierr.KindNotFound, "agent_not_found", "agent_id")
+}
+
+// TestRecrawlSourceQueuesTheSameSourceAgain: a re-crawl puts the source back to queued and
+// queues its crawl once more, without adding a second source; a file source, an unknown id
+// and another workspace's agent are 404.
+func TestRecrawlSourceQueuesTheSameSourceAgain(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	svc, b := setup(t)
+	id := createAgent(t, svc, b.ws, "Recrawled")
+	first, err := svc.CrawlWebsite(ctx, b.ws, manage.CrawlWebsiteInput{AgentID: id, URL: "http://127.0.0.1:9/docs"})
+	require.NoError(t, err)
+	sid := mustUUID(t, first.SourceID)
+	require.NoError(t, b.store.SetSourceStatus(ctx, b.ws, sid, "ready", nil, 4))
+
+	again, err := svc.RecrawlSource(ctx, b.ws, id, first.SourceID)
+	require.NoError(t, err)
+	require.Equal(t, first.SourceID, again.SourceID)
+	require.Equal(t, "queued", again.Status)
+	src, err := b.store.SourceByID(ctx, b.ws, sid)
+	require.NoError(t, err)
+	require.Equal(t, "queued", src.Status)
+	sources, err := b.store.AgentSources(ctx, b.ws, mustUUID(t, id))
+	require.NoError(t, err)
+	require.Len(t, sources, 1)
+	var jobs int
+	require.NoError(t, b.store.Pool().QueryRow(ctx,
+		`SELECT count(*) FROM river_job WHERE kind = 'crawl_website' AND args->>'source_id' = $1`, first.SourceID).Scan(&jobs))
+	require.Equal(t, 2, jobs)
+
+	for _, ref := range []string{uuid.NewString(), "not-a-uuid"} {
+		_, err = svc.RecrawlSource(ctx, b.ws, id, ref)
+		require.ErrorContains(t, err, "no website source")
+	}
+	_, err = svc.RecrawlSource(ctx, b.other, id, first.SourceID)
+	require.Error(t, err, "another workspace's agent is not found")
 }

@@ -72,6 +72,53 @@ func (s *Service) CrawlWebsite(ctx context.Context, ws uuid.UUID, in CrawlWebsit
 			" and stores their text in the agent's knowledge base; get_agent shows the source's status."}, nil
 }
 
+// RecrawlSource crawls a website source of an agent again, at its address and depth. The same
+// source goes back to queued and the crawl replaces its pages (the worker replaces a
+// source's chunks), rather than a second source beside the first.
+func (s *Service) RecrawlSource(ctx context.Context, ws uuid.UUID, agentID, sourceID string) (CrawlWebsiteResult, error) {
+	a, err := s.agent(ctx, ws, "agent_id", agentID)
+	if err != nil {
+		return CrawlWebsiteResult{}, err
+	}
+	kb, err := s.store.KnowledgeBaseOf(ctx, ws, a.ID)
+	if err != nil {
+		return CrawlWebsiteResult{}, err
+	}
+	src, err := s.websiteSource(ctx, ws, kb, sourceID)
+	if err != nil {
+		return CrawlWebsiteResult{}, err
+	}
+	if err := s.guard.CheckURL(ctx, *src.URL); err != nil {
+		return CrawlWebsiteResult{}, apierr.Invalid("url", "url_not_allowed", "%s", strings.TrimPrefix(err.Error(), "address not allowed: "))
+	}
+	err = s.store.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.SetSourceStatus(ctx, ws, src.ID, SourceQueued, nil, src.Pages); err != nil {
+			return err
+		}
+		_, err := s.jobs.InsertTx(ctx, tx.Pgx(), CrawlArgs{WorkspaceID: ws, SourceID: src.ID}, nil)
+		return err
+	})
+	if err != nil {
+		return CrawlWebsiteResult{}, err
+	}
+	return CrawlWebsiteResult{Success: true, KnowledgeBaseID: kb.String(), SourceID: src.ID.String(), URL: *src.URL, Status: SourceQueued,
+		Message: "The crawl of " + *src.URL + " is queued again: its pages are replaced when it has run."}, nil
+}
+
+// websiteSource is a website source of the knowledge base kb, or 404 source_not_found.
+func (s *Service) websiteSource(ctx context.Context, ws, kb uuid.UUID, ref string) (store.Source, error) {
+	notFound := apierr.NotFound("source", "source_not_found", "The agent has no website source with that id.")
+	id, err := uuid.Parse(ref)
+	if err != nil {
+		return store.Source{}, notFound
+	}
+	src, err := s.store.SourceByID(ctx, ws, id)
+	if errors.Is(err, store.ErrNotFound) || err == nil && (src.KnowledgeBaseID != kb || src.Type != string(blueprint.SourceWebsiteCrawl) || src.URL == nil) {
+		return store.Source{}, notFound
+	}
+	return src, err
+}
+
 func itoa(n int) string { return strconv.Itoa(n) }
 
 // CrawlArgs is the durable job of crawling one website source.
