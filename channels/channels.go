@@ -40,12 +40,16 @@ type Service struct {
 	jobs      *river.Client[pgx.Tx]
 	publicURL string
 	log       *slog.Logger
+	providers map[string]Provider
 }
 
 // New returns the channel layer. publicURL is PUBLIC_BASE_URL (without a trailing slash):
 // inbound URLs are built on it and the carrier's signatures are checked against them.
 func New(st *store.Store, carrier *sms.Provider, agents *converse.Service, jobs *river.Client[pgx.Tx], publicURL string, log *slog.Logger) *Service {
-	return &Service{store: st, carrier: carrier, agents: agents, jobs: jobs, publicURL: strings.TrimSuffix(publicURL, "/"), log: log}
+	s := &Service{store: st, carrier: carrier, agents: agents, jobs: jobs, publicURL: strings.TrimSuffix(publicURL, "/"), log: log,
+		providers: map[string]Provider{}}
+	s.Register(blueprint.ChannelSMS, smsProvider{s: s})
+	return s
 }
 
 // View is a channel as /api answers it.
@@ -119,7 +123,7 @@ func (s *Service) Create(ctx context.Context, ws uuid.UUID, in Input) (View, err
 	if err != nil {
 		return View{}, err
 	}
-	s.pointCarrier(ctx, c)
+	s.connected(ctx, c)
 	return s.view(c), nil
 }
 
@@ -144,7 +148,7 @@ func (s *Service) Update(ctx context.Context, ws, id uuid.UUID, in Input) (View,
 	if err != nil {
 		return View{}, err
 	}
-	s.pointCarrier(ctx, c)
+	s.connected(ctx, c)
 	return s.view(c), nil
 }
 
@@ -189,35 +193,24 @@ func (s *Service) prepare(ctx context.Context, ws uuid.UUID, w *store.ChannelWri
 	if err != nil {
 		return err
 	}
-	st := status{connected: true}
-	switch in.Provider {
-	case blueprint.ChannelSMS:
-		st, err = s.prepareSMS(ctx, ws, w, cfg)
-		if err != nil {
+	st := Status{Connected: true}
+	if p, ok := s.provider(string(in.Provider)); ok {
+		if st, err = p.Prepare(ctx, ws, w, cfg); err != nil {
 			return err
 		}
-	case blueprint.ChannelWebchat:
-	default:
-		st = needsSetup("This server does not carry " + string(in.Provider) + " traffic yet: the channel is stored, and agents cannot be deployed on it until it does.")
+	} else if in.Provider != blueprint.ChannelWebchat {
+		st = NeedsSetup("This server does not carry " + string(in.Provider) + " traffic yet: the channel is stored, and agents cannot be deployed on it until it does.")
 	}
 	raw, err := cfg.public()
 	if err != nil {
 		return err
 	}
 	w.Config, w.Status, w.Setup = raw, store.ChannelConnected, nil
-	if !st.connected {
-		w.Status, w.Setup = store.ChannelNeedsSetup, &st.setup
+	if !st.Connected {
+		w.Status, w.Setup = store.ChannelNeedsSetup, &st.Setup
 	}
 	return nil
 }
-
-// status is a channel's verdict: connected, or what it needs.
-type status struct {
-	connected bool
-	setup     string
-}
-
-func needsSetup(why string) status { return status{setup: why} }
 
 func numberTaken(address *string) error {
 	n := ""
@@ -239,4 +232,37 @@ func newToken() string {
 func StatusCallbackURL(publicURL string) func(store.Channel) string {
 	s := &Service{publicURL: strings.TrimSuffix(publicURL, "/")}
 	return s.statusURL
+}
+
+// ErrSignature is the answer to a request whose signature does not verify: 403, nothing
+// stored.
+var ErrSignature = &apierr.Error{Kind: apierr.KindPermission, Code: "invalid_signature",
+	Message: "The request's signature does not verify against this channel's inbound URL."}
+
+// Receive takes a request to /hooks/{provider}/{token}[/{sub}]: the token finds the channel,
+// and the channel type's provider verifies the request and answers it.
+func (s *Service) Receive(ctx context.Context, provider, token string, req Request) (Answer, error) {
+	c, err := s.store.ChannelByToken(ctx, provider, token)
+	if errors.Is(err, store.ErrNotFound) {
+		return Answer{}, apierr.NotFound("", "channel_not_found", "No channel has this inbound URL.")
+	}
+	if err != nil {
+		return Answer{}, err
+	}
+	p, ok := s.provider(provider)
+	if !ok {
+		return Answer{}, apierr.NotFound("", "channel_not_found", "This server does not carry %s traffic yet.", provider)
+	}
+	cfg, err := s.OpenConfig(c)
+	if err != nil {
+		return Answer{}, err
+	}
+	req.URL = s.InboundURL(c)
+	if req.Sub != "" {
+		req.URL += "/" + req.Sub
+	}
+	if req.RawQuery != "" {
+		req.URL += "?" + req.RawQuery
+	}
+	return p.Hook(ctx, c, cfg, req)
 }

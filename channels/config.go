@@ -12,11 +12,11 @@ import (
 	"switchboard/store"
 )
 
-// config is a channel's settings as the service works with them: the plain values, and the
-// credentials, which are stored sealed and shown only as a hint.
-type config struct {
-	plain   map[string]json.RawMessage
-	secrets map[string]string
+// Config is a channel's settings as the service and its providers work with them: the plain
+// values, and the credentials (opened), which are stored sealed and shown only as a hint.
+type Config struct {
+	Plain   map[string]json.RawMessage
+	Secrets map[string]string
 }
 
 // secretNames are config keys that hold credentials whatever the provider; so does any key
@@ -52,8 +52,8 @@ func secretsBinding(c *store.ChannelWrite) string { return store.ChannelSecretsB
 
 // mergeConfig is the stored config (on an update) with the given keys applied: a value
 // replaces, null removes; credentials are sealed into w.Secrets.
-func (s *Service) mergeConfig(w *store.ChannelWrite, patch map[string]json.RawMessage, cur *store.Channel) (*config, error) {
-	cfg := &config{plain: map[string]json.RawMessage{}, secrets: map[string]string{}}
+func (s *Service) mergeConfig(w *store.ChannelWrite, patch map[string]json.RawMessage, cur *store.Channel) (*Config, error) {
+	cfg := newConfig()
 	if cur != nil {
 		if err := s.loadConfig(cfg, w, cur); err != nil {
 			return nil, err
@@ -69,21 +69,21 @@ func (s *Service) mergeConfig(w *store.ChannelWrite, patch map[string]json.RawMe
 			return nil, apierr.Invalid(param, "invalid_value", "%s is too long: at most %d bytes of JSON.", param, maxConfigValue)
 		}
 		if string(bytes.TrimSpace(v)) == "null" {
-			delete(cfg.plain, k)
-			delete(cfg.secrets, k)
+			delete(cfg.Plain, k)
+			delete(cfg.Secrets, k)
 			continue
 		}
 		if !isSecret(k) {
-			cfg.plain[k] = v
+			cfg.Plain[k] = v
 			continue
 		}
 		var secret string
 		if err := json.Unmarshal(v, &secret); err != nil || strings.TrimSpace(secret) == "" {
 			return nil, apierr.Invalid(param, "invalid_value", "%s is a credential: give it as a non-empty string.", param)
 		}
-		cfg.secrets[k] = secret
+		cfg.Secrets[k] = secret
 	}
-	if len(cfg.plain)+len(cfg.secrets) > maxConfigKeys {
+	if len(cfg.Plain)+len(cfg.Secrets) > maxConfigKeys {
 		return nil, apierr.Invalid("config", "invalid_value", "config has too many keys: at most %d.", maxConfigKeys)
 	}
 	if err := s.seal(cfg, w); err != nil {
@@ -93,7 +93,7 @@ func (s *Service) mergeConfig(w *store.ChannelWrite, patch map[string]json.RawMe
 }
 
 // loadConfig reads a stored channel's config: the plain values, and its credentials opened.
-func (s *Service) loadConfig(cfg *config, w *store.ChannelWrite, cur *store.Channel) error {
+func (s *Service) loadConfig(cfg *Config, w *store.ChannelWrite, cur *store.Channel) error {
 	stored := map[string]json.RawMessage{}
 	if len(cur.Config) > 0 {
 		if err := json.Unmarshal(cur.Config, &stored); err != nil {
@@ -109,29 +109,29 @@ func (s *Service) loadConfig(cfg *config, w *store.ChannelWrite, cur *store.Chan
 		if err != nil {
 			return err
 		}
-		if err := json.Unmarshal(plain, &cfg.secrets); err != nil {
+		if err := json.Unmarshal(plain, &cfg.Secrets); err != nil {
 			return err
 		}
 	}
 	for k, v := range stored {
-		if _, secret := cfg.secrets[k]; !secret {
-			cfg.plain[k] = v // a hint in the stored config is not a value
+		if _, secret := cfg.Secrets[k]; !secret {
+			cfg.Plain[k] = v // a hint in the stored config is not a value
 		}
 	}
 	return nil
 }
 
 // seal puts the credentials, sealed, into w; none leaves w.Secrets nil.
-func (s *Service) seal(cfg *config, w *store.ChannelWrite) error {
+func (s *Service) seal(cfg *Config, w *store.ChannelWrite) error {
 	w.Secrets = nil
-	if len(cfg.secrets) == 0 {
+	if len(cfg.Secrets) == 0 {
 		return nil
 	}
 	keys := s.store.Secrets()
 	if keys == nil {
 		return secretsKeyMissing()
 	}
-	raw, err := json.Marshal(cfg.secrets)
+	raw, err := json.Marshal(cfg.Secrets)
 	if err != nil {
 		return err
 	}
@@ -151,12 +151,12 @@ func secretsKeyMissing() *apierr.Error {
 
 // public is the config as it is stored and shown: plain values, and a hint for each
 // credential ("…" and its last 4 characters, when it is long enough to spare them).
-func (cfg *config) public() (json.RawMessage, error) {
-	out := make(map[string]any, len(cfg.plain)+len(cfg.secrets))
-	for k, v := range cfg.plain {
+func (cfg *Config) public() (json.RawMessage, error) {
+	out := make(map[string]any, len(cfg.Plain)+len(cfg.Secrets))
+	for k, v := range cfg.Plain {
 		out[k] = v
 	}
-	for k, v := range cfg.secrets {
+	for k, v := range cfg.Secrets {
 		out[k] = hint(v)
 	}
 	return json.Marshal(out)
@@ -170,9 +170,14 @@ func hint(secret string) string {
 	return "…" + string(r[len(r)-4:])
 }
 
-// str reads a plain string setting; ok is false when it is absent.
-func (cfg *config) str(key string) (string, bool, error) {
-	raw, ok := cfg.plain[key]
+func newConfig() *Config {
+	return &Config{Plain: map[string]json.RawMessage{}, Secrets: map[string]string{}}
+}
+
+// Str reads a plain string setting; ok is false when it is absent, and a value that is not a
+// string is a 400 naming config.<key>.
+func (cfg *Config) Str(key string) (string, bool, error) {
+	raw, ok := cfg.Plain[key]
 	if !ok {
 		return "", false, nil
 	}
@@ -183,7 +188,8 @@ func (cfg *config) str(key string) (string, bool, error) {
 	return v, true, nil
 }
 
-func (cfg *config) set(key, value string) {
+// Set sets a plain string setting.
+func (cfg *Config) Set(key, value string) {
 	raw, _ := json.Marshal(value)
-	cfg.plain[key] = raw
+	cfg.Plain[key] = raw
 }

@@ -18,8 +18,8 @@ func TestIsSecret(t *testing.T) {
 }
 
 func TestPublicConfigShowsHintsOnly(t *testing.T) {
-	cfg := &config{plain: map[string]json.RawMessage{"phone_id": json.RawMessage(`"1234"`)},
-		secrets: map[string]string{"access_token": "EAAG-very-secret-0000-wxyz", "pin": "1234", "short_secret": "abc"}}
+	cfg := &Config{Plain: map[string]json.RawMessage{"phone_id": json.RawMessage(`"1234"`)},
+		Secrets: map[string]string{"access_token": "EAAG-very-secret-0000-wxyz", "pin": "1234", "short_secret": "abc"}}
 	raw, err := cfg.public()
 	require.NoError(t, err)
 	var got map[string]any

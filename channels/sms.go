@@ -2,9 +2,8 @@ package channels
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"strings"
 	"unicode/utf8"
@@ -22,81 +21,80 @@ const (
 	smsKeys     = "phone_number, region, help_text"
 )
 
-// prepareSMS checks an SMS channel's settings and decides its status: the number is valid
+// Prepare checks an SMS channel's settings and decides its status: the number is valid
 // (normalized to E.164 with libphonenumber), not another workspace's, and on this server's
 // carrier account (bought through /api/phone-numbers, or found there).
-func (s *Service) prepareSMS(ctx context.Context, ws uuid.UUID, w *store.ChannelWrite, cfg *config) (status, error) {
-	for k := range cfg.plain {
+func (p smsProvider) Prepare(ctx context.Context, ws uuid.UUID, w *store.ChannelWrite, cfg *Config) (Status, error) {
+	s := p.s
+	for k := range cfg.Plain {
 		if k != "phone_number" && k != "region" && k != "help_text" && k != "number_sid" {
-			return status{}, apierr.Invalid("config."+k, "unknown_parameter", "An sms channel has no setting %q: its settings are %s.", k, smsKeys)
+			return Status{}, apierr.Invalid("config."+k, "unknown_parameter", "An sms channel has no setting %q: its settings are %s.", k, smsKeys)
 		}
 	}
-	if len(cfg.secrets) > 0 {
-		return status{}, apierr.Invalid("config", "unknown_parameter", "An sms channel takes no credentials: it uses this server's carrier account (TWILIO_*). Its settings are %s.", smsKeys)
+	if len(cfg.Secrets) > 0 {
+		return Status{}, apierr.Invalid("config", "unknown_parameter", "An sms channel takes no credentials: it uses this server's carrier account (TWILIO_*). Its settings are %s.", smsKeys)
 	}
-	region, _, err := cfg.str("region")
+	region, _, err := cfg.Str("region")
 	if err != nil {
-		return status{}, err
+		return Status{}, err
 	}
-	number, ok, err := cfg.str("phone_number")
+	number, ok, err := cfg.Str("phone_number")
 	if err != nil {
-		return status{}, err
+		return Status{}, err
 	}
 	if !ok || strings.TrimSpace(number) == "" {
-		return status{}, apierr.Invalid("config.phone_number", "missing_parameter", "config.phone_number is required: the channel's number in E.164, such as +14155550100.")
+		return Status{}, apierr.Invalid("config.phone_number", "missing_parameter", "config.phone_number is required: the channel's number in E.164, such as +14155550100.")
 	}
 	e164, err := sms.NormalizeE164(number, strings.ToUpper(region))
 	if err != nil {
-		return status{}, apierr.Invalid("config.phone_number", "invalid_value", "config.phone_number: %s", err.Error())
+		return Status{}, apierr.Invalid("config.phone_number", "invalid_value", "config.phone_number: %s", err.Error())
 	}
-	cfg.set("phone_number", e164)
+	cfg.Set("phone_number", e164)
 	w.Address = &e164
-	if help, ok, err := cfg.str("help_text"); err != nil {
-		return status{}, err
+	if help, ok, err := cfg.Str("help_text"); err != nil {
+		return Status{}, err
 	} else if ok && (strings.TrimSpace(help) == "" || utf8.RuneCountInString(help) > maxHelpText) {
-		return status{}, apierr.Invalid("config.help_text", "invalid_value", "config.help_text must be 1 to %d characters.", maxHelpText)
+		return Status{}, apierr.Invalid("config.help_text", "invalid_value", "config.help_text must be 1 to %d characters.", maxHelpText)
 	}
 	bought, elsewhere, err := s.store.NumberOwner(ctx, ws, e164)
 	if err != nil {
-		return status{}, err
+		return Status{}, err
 	}
 	if elsewhere {
-		return status{}, numberTaken(&e164)
+		return Status{}, numberTaken(&e164)
 	}
-	delete(cfg.plain, "number_sid")
+	delete(cfg.Plain, "number_sid")
 	if !s.carrier.Configured() {
-		return needsSetup("This server has no carrier account: set TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN, restart, then PATCH this channel to check again."), nil
+		return NeedsSetup("This server has no carrier account: set TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN, restart, then PATCH this channel to check again."), nil
 	}
 	sid := bought
 	if sid == "" {
 		n, found, err := s.carrier.FindNumber(ctx, e164)
 		if err != nil {
 			s.log.WarnContext(ctx, "looking up a number at the carrier", slog.String("number", e164), slog.String("error", err.Error()))
-			return needsSetup("The carrier could not be reached to look up " + e164 + ": PATCH this channel to try again."), nil
+			return NeedsSetup("The carrier could not be reached to look up " + e164 + ": PATCH this channel to try again."), nil
 		}
 		if !found {
-			return needsSetup("The number " + e164 + " is not on this server's carrier account: buy it through /api/phone-numbers or add it to the account, then PATCH this channel."), nil
+			return NeedsSetup("The number " + e164 + " is not on this server's carrier account: buy it through /api/phone-numbers or add it to the account, then PATCH this channel."), nil
 		}
 		sid = n.SID
 	}
-	cfg.set("number_sid", sid)
-	return status{connected: true}, nil
+	cfg.Set("number_sid", sid)
+	return Status{Connected: true}, nil
 }
 
-// pointCarrier points a connected SMS channel's number at its inbound URL, so that texts
-// reach it without a visit to the carrier's console. It is best effort: a failure is logged
-// and the README says where to paste the URL by hand. The default PUBLIC_BASE_URL (localhost)
-// is never sent, since it would replace a working webhook with one the carrier cannot reach.
-func (s *Service) pointCarrier(ctx context.Context, c store.Channel) {
-	if c.Provider != "sms" || c.Status != store.ChannelConnected || !s.carrier.Configured() {
+// Connected points a connected SMS channel's number at its inbound URL, so that texts reach
+// it without a visit to the carrier's console. The default PUBLIC_BASE_URL (localhost) is
+// never sent, since it would replace a working webhook with one the carrier cannot reach.
+func (p smsProvider) Connected(ctx context.Context, c store.Channel, cfg *Config) {
+	s := p.s
+	if !s.carrier.Configured() {
 		return
 	}
 	if u, err := url.Parse(s.publicURL); err != nil || u.Hostname() == "localhost" {
 		return
 	}
-	cfg := &config{plain: map[string]json.RawMessage{}}
-	_ = json.Unmarshal(c.Config, &cfg.plain)
-	sid, _, _ := cfg.str("number_sid")
+	sid, _, _ := cfg.Str("number_sid")
 	if sid == "" {
 		return
 	}
@@ -105,55 +103,42 @@ func (s *Service) pointCarrier(ctx context.Context, c store.Channel) {
 	}
 }
 
-// Hook is a request of a provider to /hooks/{provider}/{token}, or to .../status for the
-// delivery reports of what the channel sent.
-type Hook struct {
-	Provider, Token string
-	Status          bool
-	Form            url.Values
-	Signature       string // X-Twilio-Signature
-}
-
-// Answer is what the provider gets back.
-type Answer struct {
-	ContentType string
-	Body        string
-}
-
-// ErrSignature is the answer to a request whose signature does not verify: 403, nothing
-// stored.
-var ErrSignature = &apierr.Error{Kind: apierr.KindPermission, Code: "invalid_signature",
-	Message: "The request's signature does not verify against this channel's inbound URL."}
-
-// Receive takes an inbound webhook: the signature is checked over exactly the channel's
-// inbound URL before anything is read; a message is stored with its reply job in one
-// transaction, and the provider is answered at once (the reply goes out from the job, so a
-// slow model never makes the carrier retry).
-func (s *Service) Receive(ctx context.Context, h Hook) (Answer, error) {
-	c, err := s.store.ChannelByToken(ctx, h.Provider, h.Token)
-	if errors.Is(err, store.ErrNotFound) {
-		return Answer{}, apierr.NotFound("", "channel_not_found", "No channel has this inbound URL.")
+// Hook answers the carrier's requests to an SMS channel: inbound texts at the inbound URL,
+// delivery reports at .../status. The body must be the carrier's form, and its signature
+// (X-Twilio-Signature) must verify over exactly the URL it was sent to before anything else is
+// read. A text is stored with its reply job in one transaction and the carrier is answered at
+// once: the reply goes out from the job, so a slow model never makes the carrier retry.
+func (p smsProvider) Hook(ctx context.Context, c store.Channel, _ *Config, req Request) (Answer, error) {
+	s := p.s
+	if req.Sub != "" && req.Sub != "status" {
+		return Answer{}, apierr.NotFound("", "not_found", "An SMS channel's inbound URL has no %q route: the carrier calls the inbound URL and its /status.", req.Sub)
 	}
+	if req.Method != http.MethodPost {
+		return Answer{}, &apierr.Error{Kind: apierr.KindMethodNotAllowed, Code: "method_not_allowed", Message: "The carrier's webhooks are POST requests."}
+	}
+	if !strings.HasPrefix(req.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
+		return Answer{}, apierr.Invalid("", "invalid_webhook", "The webhook body must be application/x-www-form-urlencoded, as the carrier sends it.")
+	}
+	form, err := url.ParseQuery(string(req.Body))
 	if err != nil {
-		return Answer{}, err
+		return Answer{}, apierr.Invalid("", "invalid_webhook", "The webhook body could not be read as a form.")
 	}
-	if h.Provider != "sms" {
-		return Answer{}, apierr.NotFound("", "channel_not_found", "This server does not carry %s traffic yet.", h.Provider)
-	}
-	target := s.InboundURL(c)
-	if h.Status {
-		target = s.statusURL(c)
-	}
-	if !s.carrier.ValidSignature(target, h.Form, h.Signature) {
+	status := req.Sub == "status"
+	signature := req.Header.Get("X-Twilio-Signature")
+	if !s.carrier.ValidSignature(req.URL, form, signature) {
 		s.log.WarnContext(ctx, "refused an inbound webhook: bad signature", slog.String("channel", c.ID.String()),
-			slog.Bool("signed", h.Signature != ""), slog.Bool("status_callback", h.Status))
+			slog.Bool("signed", signature != ""), slog.Bool("status_callback", status))
 		return Answer{}, ErrSignature
 	}
-	if h.Status {
-		return Answer{ContentType: sms.TwiMLContentType, Body: sms.EmptyResponse()}, s.deliveryReport(ctx, c, h.Form)
+	ok := Answer{ContentType: sms.TwiMLContentType, Body: sms.EmptyResponse()}
+	if status {
+		return ok, s.deliveryReport(ctx, c, form)
 	}
-	return Answer{ContentType: sms.TwiMLContentType, Body: sms.EmptyResponse()}, s.receiveSMS(ctx, c, h.Form)
+	return ok, s.receiveSMS(ctx, c, form)
 }
+
+// smsProvider carries SMS on this server's carrier account.
+type smsProvider struct{ s *Service }
 
 // receiveSMS stores an inbound text once (a retried MessageSid is a no-op) with its reply job.
 func (s *Service) receiveSMS(ctx context.Context, c store.Channel, form url.Values) error {

@@ -3,8 +3,8 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -85,29 +85,34 @@ func (h *apiHandlers) DeleteChannel(ctx context.Context, req apiapi.DeleteChanne
 
 // routeHooks mounts the providers' inbound webhooks: no key (the token in the path finds
 // the channel, the provider's signature proves the sender), a body limit, and the answer the
-// provider expects.
+// provider expects. Any method and sub-path reach the channel's provider, which decides what
+// it serves (SMS: POST at the inbound URL and its /status; an app's verification handshake is
+// a GET).
 func (s *Server) routeHooks(e *echo.Echo) {
 	if s.channels == nil {
 		return
 	}
-	e.POST("/hooks/:provider/:token", s.hook(false), s.bodyLimit())
-	e.POST("/hooks/:provider/:token/status", s.hook(true), s.bodyLimit())
+	e.Any("/hooks/:provider/:token", s.hook, s.bodyLimit())
+	e.Any("/hooks/:provider/:token/*", s.hook, s.bodyLimit())
 }
 
-func (s *Server) hook(status bool) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		req := c.Request()
-		if !strings.HasPrefix(req.Header.Get(echo.HeaderContentType), echo.MIMEApplicationForm) {
-			return apierr.Invalid("", "invalid_webhook", "The webhook body must be application/x-www-form-urlencoded, as the carrier sends it.")
-		}
-		if err := req.ParseForm(); err != nil {
-			return apierr.Invalid("", "invalid_webhook", "The webhook body could not be read as a form.")
-		}
-		ans, err := s.channels.Receive(req.Context(), channels.Hook{Provider: c.Param("provider"), Token: c.Param("token"), Status: status,
-			Form: req.PostForm, Signature: req.Header.Get("X-Twilio-Signature")})
-		if err != nil {
-			return err
-		}
-		return c.Blob(http.StatusOK, ans.ContentType, []byte(ans.Body))
+func (s *Server) hook(c echo.Context) error {
+	req := c.Request()
+	body, err := io.ReadAll(req.Body)
+	if err != nil {
+		return err // the body limit's 413, or the client went away
 	}
+	ans, err := s.channels.Receive(req.Context(), c.Param("provider"), c.Param("token"), channels.Request{
+		Method: req.Method, Sub: c.Param("*"), RawQuery: req.URL.RawQuery, Query: req.URL.Query(), Header: req.Header, Body: body})
+	if err != nil {
+		return err
+	}
+	status := ans.Status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	if ans.ContentType == "" {
+		return c.NoContent(status)
+	}
+	return c.Blob(status, ans.ContentType, []byte(ans.Body))
 }

@@ -232,6 +232,17 @@ func TestSMSWithABadSignatureIs403AndStoresNothing(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusNotFound, resp.StatusCode, "an unknown token")
 
+	// The hooks take any method and sub-path to the channel's provider, which serves only
+	// what its carrier calls.
+	resp, err = http.Get(target)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode, "a GET of an SMS inbound URL")
+	resp, err = smstest.PostWithSignature(context.Background(), http.DefaultClient, target+"/elsewhere", form, w.carrier.Sign(signedURL+"/elsewhere", form))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusNotFound, resp.StatusCode, "a sub-path SMS does not serve")
+
 	require.Zero(t, w.inbound(t, ""), "nothing stored")
 	require.Zero(t, w.b.countWhere(t, `SELECT count(*) FROM river_job WHERE kind = 'channel_reply'`))
 	require.Empty(t, w.carrier.Messages())
