@@ -30,6 +30,10 @@
 #                          BENCH_SMS_KILL_AT (empty: no kill), BENCH_SMS_WAIT (for the replies,
 #                          default 5m), BENCH_CHANNEL_WORKERS change it;
 #                          results and both replicas' logs in bench/out/<date>-sms/
+#   bench/run.sh knowledge issue 49: search_knowledge_base's query on an agent holding 10,000 and
+#                          100,000 chunks (store/knowledgebench_test.go; KNOWLEDGE_BENCH_SIZES
+#                          changes the sizes), p50 and p99 of 500 searches, on a throwaway
+#                          PostgreSQL; KNOWLEDGE_BENCH_EXPLAIN=1 prints the query plans
 #
 # Builds the server, the mock vendor and the load generator, starts a throwaway PostgreSQL
 # (synchronous_commit on, fsync on: the production settings), the mock and the server, all on
@@ -53,8 +57,8 @@
 # Nothing else is installed: it needs Go and the PostgreSQL server binaries, like `make test`.
 set -euo pipefail
 mode=${1:-short}
-case "$mode" in short | full | profile | peers | overhead | sms) ;; *)
-	echo "usage: bench/run.sh [short|full|profile|peers|overhead|sms]" >&2
+case "$mode" in short | full | profile | peers | overhead | sms | knowledge) ;; *)
+	echo "usage: bench/run.sh [short|full|profile|peers|overhead|sms|knowledge]" >&2
 	exit 2
 	;;
 esac
@@ -62,6 +66,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 scripts=$root/scripts
 cd "$root"
+
+if [ "$mode" = knowledge ]; then
+	exec "$scripts/with-test-db.sh" go test -tags knowledgebench -count=1 -timeout 30m -run TestMeasureKnowledgeSearch -v ./store/
+fi
 
 load_at_start=$(cut -d' ' -f1-3 /proc/loadavg)
 tmp=$(mktemp -d /tmp/switchboard-bench.XXXXXX)

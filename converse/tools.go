@@ -153,18 +153,10 @@ func (s *Service) searchTool(tc turnContext, notes *turnNotes) agent.Tool {
 	}
 }
 
-// Search finds an agent's knowledge chunks for a query: every word must match (PostgreSQL
-// websearch syntax); when nothing does, any word may.
+// Search finds an agent's knowledge chunks for a query, in the agent's language: chunks
+// holding every word first; when none does, those holding the most of them.
 func (s *Service) Search(ctx context.Context, ws, agentID uuid.UUID, query string, limit int) ([]store.Chunk, error) {
-	chunks, err := s.store.SearchKnowledge(ctx, ws, agentID, query, limit)
-	if err != nil || len(chunks) > 0 {
-		return chunks, err
-	}
-	ws2 := words(query)
-	if len(ws2) < 2 {
-		return chunks, nil
-	}
-	return s.store.SearchKnowledge(ctx, ws, agentID, strings.Join(ws2, " or "), limit)
+	return s.store.SearchKnowledge(ctx, ws, agentID, query, limit)
 }
 
 func (s *Service) labelTool(tc turnContext, notes *turnNotes) agent.Tool {

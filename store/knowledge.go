@@ -2,8 +2,11 @@ package store
 
 import (
 	"context"
+	"errors"
+	"strings"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"switchboard/store/internal/dbsqlc"
 )
@@ -46,12 +49,61 @@ func (q *queries) AddChunks(ctx context.Context, workspaceID, sourceID uuid.UUID
 	return err
 }
 
-// SearchKnowledge finds the chunks of an agent's knowledge base that best match the query
-// (PostgreSQL full-text search), best first.
+// Limits of a knowledge search.
+const (
+	// searchTerms is how many of a query's distinct lexemes count: the tiers below grow with
+	// the number of their combinations, and a question rarely needs more.
+	searchTerms = 6
+	// searchCandidates is how many matching chunks one tier ranks. They all hold the same
+	// number of the query's terms (the tier above found none), so the cap only drops among
+	// equals, and it bounds the cost of a query of common words on a large knowledge base.
+	searchCandidates = 500
+)
+
+// SearchKnowledge finds the chunks of an agent's knowledge base that best match the query,
+// best first. The query is read in the knowledge base's language (stemmed, stop words out);
+// chunks holding all its terms come first, and when none does, those holding all but one,
+// and so on down to any one term (tiers: each is one GIN index scan, and only the first tier
+// that matches is ranked, by ts_rank).
 func (q *queries) SearchKnowledge(ctx context.Context, workspaceID, agentID uuid.UUID, query string, limit int) ([]Chunk, error) {
-	rows, err := q.sql.SearchKnowledge(ctx, q.db, dbsqlc.SearchKnowledgeParams{WorkspaceID: workspaceID, AgentID: agentID,
-		Query: query, Max: limit})
-	return mapRows(rows, func(r dbsqlc.SearchKnowledgeRow) Chunk { return Chunk(r) }), err
+	plan, err := q.sql.KnowledgeSearchPlan(ctx, q.db, dbsqlc.KnowledgeSearchPlanParams{WorkspaceID: workspaceID, AgentID: agentID, Query: query})
+	if errors.Is(err, pgx.ErrNoRows) || err == nil && (len(plan.Sources) == 0 || len(plan.Lexemes) == 0) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	terms := plan.Lexemes[:min(len(plan.Lexemes), searchTerms)]
+	for m := len(terms); m >= 1; m-- {
+		rows, err := q.sql.SearchKnowledgeTier(ctx, q.db, dbsqlc.SearchKnowledgeTierParams{WorkspaceID: workspaceID, Sources: plan.Sources,
+			Query: AtLeast(terms, m), Candidates: searchCandidates, Max: limit})
+		if err != nil || len(rows) > 0 {
+			return mapRows(rows, func(r dbsqlc.SearchKnowledgeTierRow) Chunk { return Chunk(r) }), err
+		}
+	}
+	return nil, nil
+}
+
+// AtLeast is the tsquery matching documents that hold at least m of the lexemes: the OR of
+// the AND of each m of them ('a' & 'b' | 'a' & 'c' | 'b' & 'c' for three lexemes and m = 2).
+func AtLeast(lexemes []string, m int) string {
+	quoted := make([]string, len(lexemes))
+	for i, l := range lexemes {
+		quoted[i] = "'" + strings.ReplaceAll(strings.ReplaceAll(l, `\`, `\\`), "'", "''") + "'"
+	}
+	var alts []string
+	var pick func(start int, chosen []string)
+	pick = func(start int, chosen []string) {
+		if len(chosen) == m {
+			alts = append(alts, strings.Join(chosen, " & "))
+			return
+		}
+		for i := start; i <= len(quoted)-(m-len(chosen)); i++ {
+			pick(i+1, append(chosen, quoted[i]))
+		}
+	}
+	pick(0, make([]string, 0, m))
+	return strings.Join(alts, " | ")
 }
 
 // AgentSources lists the sources of an agent's knowledge base, oldest first.

@@ -15,14 +15,21 @@ DELETE FROM knowledge_chunks WHERE workspace_id = @workspace_id AND source_id = 
 INSERT INTO knowledge_chunks (workspace_id, source_id, url, title, content)
 VALUES (@workspace_id, @source_id, @url, @title, @content);
 
--- name: SearchKnowledge :many
--- SearchKnowledge ranks an agent's chunks by PostgreSQL full-text search, best first.
-SELECT k.url, k.title, k.content FROM knowledge_chunks k
-JOIN knowledge_sources s ON s.id = k.source_id
-JOIN knowledge_bases b ON b.id = s.knowledge_base_id
-WHERE k.workspace_id = @workspace_id AND b.agent_id = @agent_id
-  AND k.tsv @@ websearch_to_tsquery('simple', @query::text)
-ORDER BY ts_rank(k.tsv, websearch_to_tsquery('simple', @query::text)) DESC
+-- name: KnowledgeSearchPlan :one
+-- KnowledgeSearchPlan is what a search of an agent's knowledge needs before it looks: its
+-- sources, and the query's lexemes in the knowledge base's language (stemmed, stop words out).
+SELECT coalesce((SELECT array_agg(s.id) FROM knowledge_sources s WHERE s.knowledge_base_id = b.id), '{}')::uuid[] AS sources,
+    tsvector_to_array(to_tsvector(b.ts_config, @query::text))::text[] AS lexemes
+FROM knowledge_bases b WHERE b.workspace_id = @workspace_id AND b.agent_id = @agent_id;
+
+-- name: SearchKnowledgeTier :many
+-- SearchKnowledgeTier ranks by ts_rank at most @candidates chunks of the sources that match
+-- the tsquery, and returns the best first.
+SELECT c.url, c.title, c.content FROM (
+    SELECT k.url, k.title, k.content, k.tsv FROM knowledge_chunks k
+    WHERE k.workspace_id = @workspace_id AND k.source_id = ANY(@sources::uuid[]) AND k.tsv @@ (@query::text)::tsquery
+    LIMIT @candidates::int) c
+ORDER BY ts_rank(c.tsv, (@query::text)::tsquery) DESC
 LIMIT @max::int;
 
 -- name: AgentSources :many

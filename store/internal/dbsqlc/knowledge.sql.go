@@ -95,44 +95,72 @@ type InsertChunksParams struct {
 	Content     string
 }
 
-const searchKnowledge = `-- name: SearchKnowledge :many
-SELECT k.url, k.title, k.content FROM knowledge_chunks k
-JOIN knowledge_sources s ON s.id = k.source_id
-JOIN knowledge_bases b ON b.id = s.knowledge_base_id
-WHERE k.workspace_id = $1 AND b.agent_id = $2
-  AND k.tsv @@ websearch_to_tsquery('simple', $3::text)
-ORDER BY ts_rank(k.tsv, websearch_to_tsquery('simple', $3::text)) DESC
-LIMIT $4::int
+const knowledgeSearchPlan = `-- name: KnowledgeSearchPlan :one
+SELECT coalesce((SELECT array_agg(s.id) FROM knowledge_sources s WHERE s.knowledge_base_id = b.id), '{}')::uuid[] AS sources,
+    tsvector_to_array(to_tsvector(b.ts_config, $1::text))::text[] AS lexemes
+FROM knowledge_bases b WHERE b.workspace_id = $2 AND b.agent_id = $3
 `
 
-type SearchKnowledgeParams struct {
+type KnowledgeSearchPlanParams struct {
+	Query       string
 	WorkspaceID uuid.UUID
 	AgentID     uuid.UUID
+}
+
+type KnowledgeSearchPlanRow struct {
+	Sources []uuid.UUID
+	Lexemes []string
+}
+
+// KnowledgeSearchPlan is what a search of an agent's knowledge needs before it looks: its
+// sources, and the query's lexemes in the knowledge base's language (stemmed, stop words out).
+func (q *Queries) KnowledgeSearchPlan(ctx context.Context, db DBTX, arg KnowledgeSearchPlanParams) (KnowledgeSearchPlanRow, error) {
+	row := db.QueryRow(ctx, knowledgeSearchPlan, arg.Query, arg.WorkspaceID, arg.AgentID)
+	var i KnowledgeSearchPlanRow
+	err := row.Scan(&i.Sources, &i.Lexemes)
+	return i, err
+}
+
+const searchKnowledgeTier = `-- name: SearchKnowledgeTier :many
+SELECT c.url, c.title, c.content FROM (
+    SELECT k.url, k.title, k.content, k.tsv FROM knowledge_chunks k
+    WHERE k.workspace_id = $1 AND k.source_id = ANY($2::uuid[]) AND k.tsv @@ ($3::text)::tsquery
+    LIMIT $4::int) c
+ORDER BY ts_rank(c.tsv, ($3::text)::tsquery) DESC
+LIMIT $5::int
+`
+
+type SearchKnowledgeTierParams struct {
+	WorkspaceID uuid.UUID
+	Sources     []uuid.UUID
 	Query       string
+	Candidates  int
 	Max         int
 }
 
-type SearchKnowledgeRow struct {
+type SearchKnowledgeTierRow struct {
 	URL     string
 	Title   string
 	Content string
 }
 
-// SearchKnowledge ranks an agent's chunks by PostgreSQL full-text search, best first.
-func (q *Queries) SearchKnowledge(ctx context.Context, db DBTX, arg SearchKnowledgeParams) ([]SearchKnowledgeRow, error) {
-	rows, err := db.Query(ctx, searchKnowledge,
+// SearchKnowledgeTier ranks by ts_rank at most @candidates chunks of the sources that match
+// the tsquery, and returns the best first.
+func (q *Queries) SearchKnowledgeTier(ctx context.Context, db DBTX, arg SearchKnowledgeTierParams) ([]SearchKnowledgeTierRow, error) {
+	rows, err := db.Query(ctx, searchKnowledgeTier,
 		arg.WorkspaceID,
-		arg.AgentID,
+		arg.Sources,
 		arg.Query,
+		arg.Candidates,
 		arg.Max,
 	)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []SearchKnowledgeRow{}
+	items := []SearchKnowledgeTierRow{}
 	for rows.Next() {
-		var i SearchKnowledgeRow
+		var i SearchKnowledgeTierRow
 		if err := rows.Scan(&i.URL, &i.Title, &i.Content); err != nil {
 			return nil, err
 		}

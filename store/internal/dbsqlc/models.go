@@ -262,6 +262,7 @@ type KnowledgeBasis struct {
 	WorkspaceID uuid.UUID
 	AgentID     uuid.UUID
 	CreatedAt   time.Time
+	TsConfig    interface{}
 }
 
 type KnowledgeChunk struct {
@@ -271,6 +272,7 @@ type KnowledgeChunk struct {
 	URL         string
 	Title       string
 	Content     string
+	TsConfig    interface{}
 	Tsv         interface{}
 }
 
