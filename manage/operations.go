@@ -4,6 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -116,9 +121,52 @@ func describe[In any](d func(context.Context, uuid.UUID, In) (string, error)) fu
 func decodeInput[In any](name string, args json.RawMessage) (In, error) {
 	var in In
 	if err := decodeArgs(args, &in); err != nil {
-		return in, apierr.Invalid("", "invalid_arguments", "The arguments do not fit the input schema of %s: %v", name, err)
+		return in, apierr.Invalid("", "invalid_arguments", "The arguments do not fit the input schema of %s: %s", name, describeDecodeError(err))
 	}
 	return in, nil
+}
+
+// describeDecodeError says what is wrong with the arguments in JSON's terms: the field's path
+// and the JSON type it needs, never the Go type it decodes into (bulk.ConversationStatus means
+// nothing to a caller).
+func describeDecodeError(err error) string {
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	switch {
+	case errors.As(err, &typeErr):
+		where := typeErr.Field
+		if where == "" {
+			where = "the arguments"
+		}
+		return fmt.Sprintf("%s must be %s, not %s", where, jsonKind(typeErr.Type), typeErr.Value)
+	case errors.As(err, &syntaxErr):
+		return "the arguments are not valid JSON (" + syntaxErr.Error() + ")"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "the arguments are not valid JSON (they end too soon)"
+	}
+	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+// jsonKind names the JSON type a Go type is read from.
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16,
+		reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	default:
+		return "an object"
+	}
 }
 
 func decodeArgs(raw json.RawMessage, into any) error {
