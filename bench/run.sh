@@ -30,6 +30,13 @@
 #                          BENCH_SMS_KILL_AT (empty: no kill), BENCH_SMS_WAIT (for the replies,
 #                          default 5m), BENCH_CHANNEL_WORKERS change it;
 #                          results and both replicas' logs in bench/out/<date>-sms/
+#   bench/run.sh fanout    issue 49: BENCH_FANOUT_FEEDS (default 10,000) event feeds (GET
+#                          /v1/events) open on one server, then BENCH_FANOUT_EVENTS (default 10)
+#                          events sent through them one at a time (bench/cmd/fanout): p50, p99
+#                          and max from the POST that causes each event to its frame on every
+#                          feed, the deliveries missed, the server's memory (VmRSS, VmHWM) and
+#                          CPU per delivery; BENCH_FANOUT_PPROF=HOST:PORT serves pprof from it and
+#                          saves a CPU profile of the events' phase (cpu.pprof)
 #   bench/run.sh knowledge issue 49: search_knowledge_base's query on an agent holding 10,000 and
 #                          100,000 chunks (store/knowledgebench_test.go; KNOWLEDGE_BENCH_SIZES
 #                          changes the sizes), p50 and p99 of 500 searches, on a throwaway
@@ -57,8 +64,8 @@
 # Nothing else is installed: it needs Go and the PostgreSQL server binaries, like `make test`.
 set -euo pipefail
 mode=${1:-short}
-case "$mode" in short | full | profile | peers | overhead | sms | knowledge) ;; *)
-	echo "usage: bench/run.sh [short|full|profile|peers|overhead|sms|knowledge]" >&2
+case "$mode" in short | full | profile | peers | overhead | sms | knowledge | fanout) ;; *)
+	echo "usage: bench/run.sh [short|full|profile|peers|overhead|sms|knowledge|fanout]" >&2
 	exit 2
 	;;
 esac
@@ -132,7 +139,10 @@ if [ "$mode" = sms ]; then
 	go build -o "$tmp/bin/fakecarrier" ./bench/cmd/fakecarrier
 	go build -o "$tmp/bin/smsload" ./bench/cmd/smsload
 fi
-if [ "$mode" != short ] && [ "$mode" != sms ]; then
+if [ "$mode" = fanout ]; then
+	go build -o "$tmp/bin/fanout" ./bench/cmd/fanout
+fi
+if [ "$mode" != short ] && [ "$mode" != sms ] && [ "$mode" != fanout ]; then
 	go test -c -o "$tmp/bin/bench.test" ./bench
 fi
 
@@ -406,6 +416,23 @@ if [ "$mode" = sms ]; then
 	for name in a b; do gzip -c "$tmp/server-$name.log" >"$out/server-$name.log.gz" 2>/dev/null || true; done
 	cp "$tmp/carrier.log" "$out/" 2>/dev/null || true
 	say "results in $out"
+	exit $status
+fi
+
+# fanout: issue 49, item 5 (docs/benchmarks.md, "Event fan-out").
+if [ "$mode" = fanout ]; then
+	psql_admin -c "CREATE DATABASE bench_fanout" >/dev/null
+	profile_env=()
+	[ -z "${BENCH_FANOUT_PPROF:-}" ] || profile_env=("PPROF_ADDR=$BENCH_FANOUT_PPROF")
+	start_server "$tmp/bin/switchboard" "postgres://postgres@127.0.0.1:$pgport/bench_fanout?sslmode=disable" ${profile_env[@]+"${profile_env[@]}"} ||
+		{ tail -n 5 "$tmp/server.log" >&2; exit 1; }
+	say "fanout: ${BENCH_FANOUT_FEEDS:-10000} feeds on 127.0.0.1:$srvport (open files: $(ulimit -n)) ..."
+	status=0
+	"$tmp/bin/fanout" -server "http://127.0.0.1:$srvport" -key sk-svc_benchmark-bootstrap-key-000000000000000 \
+		-feeds "${BENCH_FANOUT_FEEDS:-10000}" -events "${BENCH_FANOUT_EVENTS:-10}" -pid "$srvpid" \
+		${BENCH_FANOUT_PPROF:+-pprof "$BENCH_FANOUT_PPROF" -profile "$out/cpu.pprof"} >"$tmp/table-fanout.txt" || status=$?
+	machine | tee "$out/machine.txt"
+	tee "$out/table.txt" <"$tmp/table-fanout.txt"
 	exit $status
 fi
 
