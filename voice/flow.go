@@ -34,10 +34,6 @@ const (
 	sayRecorded   = "Thank you, your message was recorded. Goodbye."
 )
 
-// maxWaits is how many times a slow turn's answer is waited for (each up to SlowAfter)
-// before the caller is asked to say it again.
-const maxWaits = 6
-
 // Call outcomes, as voice_calls.outcome keeps them.
 const (
 	outcomeNoCredit    = "no_credit"

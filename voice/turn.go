@@ -84,7 +84,8 @@ func (f *flow) result(ctx context.Context) (string, error) {
 }
 
 // pickUp waits up to SlowAfter for turn seq's answer and speaks it; while it is not there,
-// the carrier is told to come back (a holding phrase the first time), up to maxWaits times.
+// the carrier is told to come back (a holding phrase the first time), until the turn's
+// model call has timed out.
 func (f *flow) pickUp(ctx context.Context, call store.VoiceCall, sp speaker, seq, wait int) (string, error) {
 	t, err := f.s.awaitTurn(ctx, f.c.WorkspaceID, call, seq)
 	if err != nil {
@@ -93,7 +94,8 @@ func (f *flow) pickUp(ctx context.Context, call store.VoiceCall, sp speaker, seq
 	switch {
 	case t.Status == "answered":
 		return f.speak(ctx, call, sp, t)
-	case t.Status == "failed" || wait >= maxWaits:
+	case t.Status == "failed" || time.Since(t.CreatedAt) > f.s.TurnTimeout+f.s.SlowAfter:
+		// Failed, or lost with a replica that stopped while answering it: asked again.
 		return twiml.Voice([]twiml.Element{sp.say(sayNotHeard), f.listen(sp, seq+1)})
 	}
 	var verbs []twiml.Element
