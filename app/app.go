@@ -44,6 +44,7 @@ import (
 	"switchboard/netguard"
 	"switchboard/phonenumbers"
 	"switchboard/ratelimit"
+	"switchboard/recordings"
 	"switchboard/responses"
 	"switchboard/server"
 	"switchboard/sms"
@@ -292,7 +293,7 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 		Hub: hub, Webhooks: endpoints, Ops: ops, Agents: agents, MCP: mcp.Handler(mcp.New(ops, server.MCPCaller, log, mcp.WithConfirmations(pipeline))), Log: log,
 		Ready:    ready,
 		Pending:  meter.Pending,
-		Contacts: contacts.New(st), Campaigns: camps, PhoneNumbers: phones, Channels: chans, Inbox: team, Actions: pipeline,
+		Contacts: contacts.New(st), Campaigns: camps, PhoneNumbers: phones, Channels: chans, Recordings: recordings.New(st), Inbox: team, Actions: pipeline,
 		Accounts: acc, Dashboard: dashboard.New(dashboard.Deps{Store: st, Accounts: acc, Ops: ops, Channels: chans, Webhooks: endpoints, Compliance: comp, Mailer: mail, Inbox: team,
 			Catalog: cat, BuilderModels: dashboard.BuilderModels(cat, cfg.Families), Log: log}),
 	}
