@@ -5,8 +5,8 @@ import (
 	"strconv"
 )
 
-// NumberVoiceURL and NumberStatusCallback are where the voice webhook and the call status
-// callback of the account's number e164 point; empty when unset or not on the account.
+// NumberVoiceURL is where the voice webhook of the account's number e164 points; empty when
+// unset or not on the account.
 func (s *Server) NumberVoiceURL(e164 string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -16,7 +16,7 @@ func (s *Server) NumberVoiceURL(e164 string) string {
 	return ""
 }
 
-// NumberStatusCallback: see NumberVoiceURL.
+// NumberStatusCallback is where the call status callback of the account's number e164 points.
 func (s *Server) NumberStatusCallback(e164 string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
