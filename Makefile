@@ -4,7 +4,7 @@ SHELL := /bin/bash
 GO ?= go
 PKGS := ./...
 
-.PHONY: fmt-check run build test unit screenshots chromium axe wrk redis generate check-generate check-generate-openapi check-generate-sqlc lint vet bench bench-bulk tidy check-go
+.PHONY: fmt-check run build test unit screenshots chromium axe wrk redis audio generate check-generate check-generate-openapi check-generate-sqlc lint vet bench bench-bulk tidy check-go
 
 # Every target says what it does (==> lines): a first run on a fresh clone spends minutes
 # downloading and compiling, and should not look stuck.
@@ -29,7 +29,7 @@ run: build
 # The static checks come before the tests, not beside them: run side by side on a cold
 # two-core machine, golangci-lint's package loading outran its 10-minute timeout while the
 # tests compiled with -race (measured 27 November 2026).
-test: check-go chromium axe wrk redis check-generate lint
+test: check-go chromium axe wrk redis audio check-generate lint
 	@echo "==> Tests: go test -race on a throwaway PostgreSQL (compiling with -race comes first: minutes on a fresh clone); a line per package as it finishes"
 	@$(GO) build -o bin/testsummary ./scripts/testsummary
 	@set -o pipefail; scripts/with-test-db.sh $(GO) test -race -count=1 -json $(PKGS) | bin/testsummary
@@ -47,6 +47,11 @@ axe:
 redis:
 	@scripts/ensure-redis.sh
 
+# espeak-ng and sox, which make the audio of the recordings tests (Debian's packages,
+# installed if missing).
+audio:
+	@scripts/ensure-audio.sh
+
 # wrk, the load generator of bench/run.sh peers (Debian's package, installed if missing), for
 # bench/cmd/loadtest's test of it.
 wrk:
@@ -60,7 +65,7 @@ screenshots: check-go chromium axe
 	@DASHBOARD_SCREENSHOTS=docs/screenshots scripts/with-test-db.sh $(GO) test -count=1 -run 'TestWebchatWidgetInABrowser|TestInboxInABrowser' ./server/
 
 # Tests only, without the generation and vet checks.
-unit: check-go chromium axe wrk redis
+unit: check-go chromium axe wrk redis audio
 	@$(GO) build -o bin/testsummary ./scripts/testsummary
 	@set -o pipefail; scripts/with-test-db.sh $(GO) test -count=1 -json $(PKGS) | bin/testsummary
 

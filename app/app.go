@@ -25,6 +25,7 @@ import (
 
 	"switchboard/accounts"
 	"switchboard/agent"
+	"switchboard/blueprint"
 	"switchboard/bulk"
 	"switchboard/campaigns"
 	"switchboard/catalog"
@@ -43,11 +44,13 @@ import (
 	"switchboard/netguard"
 	"switchboard/phonenumbers"
 	"switchboard/ratelimit"
+	"switchboard/recordings"
 	"switchboard/responses"
 	"switchboard/server"
 	"switchboard/sms"
 	"switchboard/store"
 	"switchboard/tracing"
+	"switchboard/voice"
 )
 
 // Config is everything a process is told. It comes complete: start from DefaultConfig
@@ -103,6 +106,9 @@ type Config struct {
 	// InboxSweepPeriod is how often the team inbox looks for escalated conversations that
 	// waited unclaimed too long, to email the people who opted in (tests shorten it).
 	InboxSweepPeriod time.Duration
+	// VoiceSlowAfter is how long a phone call's turn waits for the model before the caller
+	// hears a holding phrase (voice.DefaultSlowAfter when 0; tests shorten it).
+	VoiceSlowAfter time.Duration
 }
 
 // AccountsConfig is the accounts configuration with the server's environment and address.
@@ -243,6 +249,12 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	camps := campaigns.New(st, comp, provider, inserter, campaigns.Config{Period: cfg.CampaignPeriod, Now: cfg.Clock,
 		StatusCallback: channels.StatusCallbackURL(cfg.Server.PublicBaseURL)})
 	chans := channels.New(st, provider, agents, inserter, cfg.Server.PublicBaseURL, log.With(slog.String("component", "channels")))
+	// Phone calls on telco_voice channels (package voice).
+	calls := voice.New(st, provider, agents, chans, cfg.Server.PublicBaseURL, cfg.Clock, log.With(slog.String("component", "voice")))
+	if cfg.VoiceSlowAfter > 0 {
+		calls.SlowAfter = cfg.VoiceSlowAfter
+	}
+	chans.Register(blueprint.ChannelTelcoVoice, calls)
 	// A person's reply goes out on the conversation's channel (inbox.Deliverer): the widget
 	// and API clients read it from the conversation; SMS sends it through the carrier.
 	team := inbox.New(st, map[string]inbox.Deliverer{"webchat": inbox.Stored{}, "api": inbox.Stored{}, "sms": chans.Deliverer()},
@@ -281,7 +293,7 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 		Hub: hub, Webhooks: endpoints, Ops: ops, Agents: agents, MCP: mcp.Handler(mcp.New(ops, server.MCPCaller, log, mcp.WithConfirmations(pipeline))), Log: log,
 		Ready:    ready,
 		Pending:  meter.Pending,
-		Contacts: contacts.New(st), Campaigns: camps, PhoneNumbers: phones, Channels: chans, Inbox: team, Actions: pipeline,
+		Contacts: contacts.New(st), Campaigns: camps, PhoneNumbers: phones, Channels: chans, Recordings: recordings.New(st), Inbox: team, Actions: pipeline,
 		Accounts: acc, Dashboard: dashboard.New(dashboard.Deps{Store: st, Accounts: acc, Ops: ops, Channels: chans, Webhooks: endpoints, Compliance: comp, Mailer: mail, Inbox: team,
 			Catalog: cat, BuilderModels: dashboard.BuilderModels(cat, cfg.Families), Log: log}),
 	}

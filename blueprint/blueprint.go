@@ -43,7 +43,8 @@
 //   - escalation may list keywords (up to 50, 1 to 100 characters each) for keyword_match and
 //     pickup_timeout_minutes (1 to 1440) for transfer_to_human; both are additions.
 //   - escalation needs enabled; when enabled is true it also needs trigger and action.
-//     notification_email is an email address of at most 254 characters.
+//     notification_email is an email address of at most 254 characters. transfer_number (an
+//     addition) is an E.164 number, such as +14155550100.
 //   - A source url is an http:// or https:// URL with a host, at most 2048 characters; url is
 //     allowed (not required) on other source types too, and so is path (at most 1024
 //     characters). depth is allowed only on website_crawl.
@@ -220,6 +221,9 @@ type Escalation struct {
 	// PickupTimeoutMinutes is how long a transfer_to_human waits for a human before the
 	// visitor is told and asked for contact details; default 5.
 	PickupTimeoutMinutes *int `yaml:"pickup_timeout_minutes,omitempty" json:"pickup_timeout_minutes,omitempty" validate:"omitempty,min=1,max=1440"`
+	// TransferNumber (E.164) is who a transfer_to_human calls on a phone call (package
+	// voice): the caller is put through, and the summary whispered to whoever answers.
+	TransferNumber string `yaml:"transfer_number,omitempty" json:"transfer_number,omitempty" validate:"omitempty,e164"`
 }
 
 // Trigger is what starts an escalation.

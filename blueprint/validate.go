@@ -271,6 +271,8 @@ func message(fe validator.FieldError) string {
 		return "must be a time as HH:MM, 00:00 to 24:00"
 	case "date":
 		return "must be a date as YYYY-MM-DD"
+	case "e164":
+		return "must be a phone number in E.164, such as +14155550100"
 	case "upload_id":
 		return "must be an upload id: upl_ and 22 letters or digits, as POST /api/uploads returns"
 	}

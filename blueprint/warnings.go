@@ -51,6 +51,9 @@ func Warnings(bp *Blueprint) []string {
 		if enabled && e.Action == ActionEmailNotification && e.NotificationEmail == "" {
 			warn("agent.business_rules.escalation.notification_email", "not set, so the email_notification action has no address to write to")
 		}
+		if _, voice := first[ChannelTelcoVoice]; voice && enabled && e.Action == ActionTransferToHuman && e.TransferNumber == "" {
+			warn("agent.business_rules.escalation.transfer_number", "not set, so a transfer_to_human on a phone call has nobody to call: the caller is told someone will call back")
+		}
 		if !enabled && (e.Trigger != "" || e.Action != "") {
 			warn("agent.business_rules.escalation", "trigger and action are set but enabled is false, so nothing escalates")
 		}

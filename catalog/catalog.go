@@ -142,3 +142,7 @@ func (c *Catalog) All() []Model {
 
 // IDs returns the model ids in catalog order.
 func (c *Catalog) IDs() []string { return append([]string(nil), c.order...) }
+
+// VoiceNanoUSDPerMinute is the price of a phone call on a telco_voice channel, inbound or
+// outbound, per started minute (package voice): 2 US cents, carrier and speech included.
+const VoiceNanoUSDPerMinute = 20_000_000

@@ -117,6 +117,9 @@ type Request struct {
 	// SkipGreeting opens a conversation without the persona's greeting: on channels where
 	// the person writes first (SMS), the reply is the first thing they get.
 	SkipGreeting bool
+	// Instructions are the channel's own, added to the system prompt (a phone call's: the
+	// reply is spoken, so short plain sentences).
+	Instructions string
 	// OnConversation receives the conversation id before anything else happens.
 	OnConversation func(id string) error
 	// OnDelta receives the reply as it is produced.
@@ -255,7 +258,7 @@ func (s *Service) modelTurn(tc turnContext, req Request) (*Answer, error) {
 	conv := tc.conv.Conversation
 	res, err := s.pipeline.Run(tc.ctx, agent.Turn{WorkspaceID: tc.agent.WorkspaceID, Model: tc.bp.LLM.Model, Surface: "agent",
 		Conversation: &conv, Text: req.Message, Persist: true, OnDelta: req.OnDelta,
-		System: systemPrompt(tc.bp, offered), Tools: tools, Temperature: &temperature, MaxTokens: *tc.bp.LLM.MaxTokens,
+		System: withInstructions(systemPrompt(tc.bp, offered), req.Instructions), Tools: tools, Temperature: &temperature, MaxTokens: *tc.bp.LLM.MaxTokens,
 		AgentID: &tc.agent.ID})
 	if err != nil {
 		return nil, err

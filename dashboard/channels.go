@@ -31,7 +31,7 @@ type providerOption struct{ Value, Label string }
 var providers = []providerOption{
 	{string(blueprint.ChannelSMS), "SMS"},
 	{string(blueprint.ChannelWebchat), "Web chat"},
-	{string(blueprint.ChannelTelcoVoice), "Phone calls (telco_voice), not carried yet"},
+	{string(blueprint.ChannelTelcoVoice), "Phone calls (telco_voice)"},
 	{string(blueprint.ChannelMsgApp1), "Messaging app 1 (msgapp_1), not carried yet"},
 	{string(blueprint.ChannelMsgApp2), "Messaging app 2 (msgapp_2), not carried yet"},
 	{string(blueprint.ChannelMsgApp3), "Messaging app 3 (msgapp_3), not carried yet"},
@@ -114,12 +114,13 @@ func (h *dash) connectChannel(w http.ResponseWriter, r *http.Request, p store.Pr
 		PhoneNumber: strings.TrimSpace(r.PostFormValue("phone_number")), Region: strings.TrimSpace(r.PostFormValue("region")),
 		HelpText: r.PostFormValue("help_text")}
 	in := channels.Input{Provider: blueprint.ChannelType(f.Provider), Name: &f.Name}
-	if in.Provider == blueprint.ChannelSMS { // the other providers' settings are not on this form
+	// SMS and voice channels are numbers; the other providers' settings are not on this form.
+	if in.Provider == blueprint.ChannelSMS || in.Provider == blueprint.ChannelTelcoVoice {
 		in.Config = map[string]json.RawMessage{"phone_number": jsonString(f.PhoneNumber)}
 		if f.Region != "" {
 			in.Config["region"] = jsonString(f.Region)
 		}
-		if strings.TrimSpace(f.HelpText) != "" {
+		if in.Provider == blueprint.ChannelSMS && strings.TrimSpace(f.HelpText) != "" {
 			in.Config["help_text"] = jsonString(f.HelpText)
 		}
 	}

@@ -128,7 +128,7 @@ func TestChannelsInABrowser(t *testing.T) {
 	// A provider not carried yet: the SMS settings go away, and the channel needs setup.
 	require.NoError(t, chromedp.Do(admin,
 		chromedp.Navigate(s.url+"/dashboard/channels"),
-		chromedp.SetValue(chromedp.CSS(`select[name=provider]`), "telco_voice"),
+		chromedp.SetValue(chromedp.CSS(`select[name=provider]`), "msgapp_1"),
 	))
 	_, err = chromedp.Run(admin, chromedp.Evaluate[bool](`document.querySelector('select[name=provider]').dispatchEvent(new Event('change'))`))
 	require.NoError(t, err)
@@ -138,9 +138,9 @@ func TestChannelsInABrowser(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#connect-form button[type=submit]`)),
 		chromedp.WaitVisible(chromedp.CSS(`p.notice`)),
 	))
-	require.Contains(t, text(admin, t, "p.notice"), "needs setup: This server does not carry telco_voice traffic yet")
+	require.Contains(t, text(admin, t, "p.notice"), "needs setup: This server does not carry msgapp_1 traffic yet")
 	voice := channelNamed("Store phone")
-	require.Contains(t, text(admin, t, "#setup-"+voice.ID.String()), "does not carry telco_voice traffic yet")
+	require.Contains(t, text(admin, t, "#setup-"+voice.ID.String()), "does not carry msgapp_1 traffic yet")
 
 	// An agent deployed for inbound on the front desk, which got a text: named and linked.
 	frontID := front.ID

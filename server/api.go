@@ -55,7 +55,7 @@ func (s *Server) routeAPI(e *echo.Echo) error {
 	}
 	e.Pre(campaignsSlash)
 	g := e.Group("/api", s.sessionAuth, s.authenticator(true), authorize(perms), skipForUploads(s.bodyLimit()), skipForUploads(s.guardInput(spec)),
-		skipForUploads(keepRawBody), s.outboundGate, importMultipart, skipForUploads(validator))
+		skipForUploads(keepRawBody), s.outboundGate, importMultipart, recordingsMultipart, skipForUploads(validator))
 	apiapi.RegisterHandlers(basePath{g: g, prefix: "/api"}, apiapi.NewStrictHandler(&apiHandlers{s: s}, apiStrictMiddlewares))
 	return nil
 }

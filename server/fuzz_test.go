@@ -89,6 +89,10 @@ var fuzzOps = []fuzzOp{
 	{"importContacts", http.MethodPost, "/api/contacts/import", "multipart/form-data; boundary=fuzzb", "", "",
 		"--fuzzb\r\nContent-Disposition: form-data; name=\"file\"; filename=\"c.csv\"\r\nContent-Type: text/csv\r\n\r\nname,phone,tags,consent_sms\nBob,+14155550177,vip;gold,yes\n\r\n--fuzzb--\r\n"},
 	{"getContact", http.MethodGet, "/api/contacts/{id}", "", "$contact", "", ""},
+	{"listRecordings", http.MethodGet, "/api/recordings", "", "", "", ""},
+	{"createRecording", http.MethodPost, "/api/recordings", "multipart/form-data; boundary=rb", "", "", recordingProbeBody},
+	{"getRecording", http.MethodGet, "/api/recordings/{id}", "", "$recording", "", ""},
+	{"deleteRecording", http.MethodDelete, "/api/recordings/{id}", "", "$recording", "", ""},
 	{"updateContact", http.MethodPatch, "/api/contacts/{id}", "application/json", "$contact", "", `{"tags":["vip","gold"],"email":null,"consent_calls":true}`},
 	{"deleteContact", http.MethodDelete, "/api/contacts/{id}", "", "$doomedContact", "", ""},
 	{"restoreContact", http.MethodPost, "/api/contacts/{id}/restore", "", "$deletedContact", "", ""},
@@ -279,6 +283,8 @@ func fuzzRefs(t testing.TB, b *testBundle, auth string) *strings.Replacer {
 	revocable := struct{ ID string }{k.ID.String()}
 	var upload struct{ ID string }
 	decode(http.MethodPost, "/api/uploads?filename=notes.txt", "text/plain", "Parking is free after six.", &upload)
+	var recording struct{ ID string }
+	decode(http.MethodPost, "/api/recordings", "multipart/form-data; boundary=rb", recordingProbeBody, &recording)
 	var event string
 	require.NoError(t, b.store.Pool().QueryRow(context.Background(), `SELECT short_id FROM events WHERE workspace_id = $1 ORDER BY seq LIMIT 1`, b.workspace.ID).Scan(&event))
 	// Two webchat visitors (their conversations), the second one blocked already.
@@ -303,7 +309,7 @@ func fuzzRefs(t testing.TB, b *testBundle, auth string) *strings.Replacer {
 	decode(http.MethodPost, "/api/channels", "application/json", `{"provider":"webchat","name":"Doomed"}`, &doomedChannel)
 	camp = append(camp, "$doomedchannel", doomedChannel.ID, "$channel", channel.ID)
 	camp = append(camp, "$deployment", deployment.DeploymentID, "$member", member.ID.String(), "$held", "mc-fuzzheld", "$released", "mc-fuzzreleased")
-	return strings.NewReplacer(append([]string{"$visitor2", visitors[1], "$visitor", visitors[0], "$response", response.ID, "$conversation", response.Conversation, "$webhook2", doomed.ID, "$webhook", webhook.ID, "$agent", agent.AgentID, "$event", event, "$revocable", revocable.ID, "$upload", upload.ID}, camp...)...)
+	return strings.NewReplacer(append([]string{"$visitor2", visitors[1], "$visitor", visitors[0], "$response", response.ID, "$conversation", response.Conversation, "$webhook2", doomed.ID, "$webhook", webhook.ID, "$agent", agent.AgentID, "$event", event, "$revocable", revocable.ID, "$upload", upload.ID, "$recording", recording.ID}, camp...)...)
 }
 
 // The seed corpus of FuzzHTTP has a valid request of every operation of both contracts.

@@ -66,6 +66,7 @@ type setupOpts struct {
 	smsBaseURL     string        // TWILIO_BASE_URL of a fake provider (smstest); empty: no SMS provider
 	campaignPeriod time.Duration // 0: the default (a minute)
 	inboxSweep     time.Duration // 0: the default (30 seconds)
+	voiceSlowAfter time.Duration // 0: the default (voice.DefaultSlowAfter)
 }
 
 func setup(t testing.TB, opts ...func(*setupOpts)) *testBundle {
@@ -220,6 +221,7 @@ func startApp(t testing.TB, st *store.Store, o setupOpts, families map[string]ll
 	if o.inboxSweep > 0 {
 		cfg.InboxSweepPeriod = o.inboxSweep
 	}
+	cfg.VoiceSlowAfter = o.voiceSlowAfter
 	cfg.Delivery = events.DeliveryConfig{RetryBase: 50 * time.Millisecond, Timeout: 2 * time.Second, DisableAfter: o.disableAfter}
 	a, err := app.New(cfg, st, catalog.Default(), log)
 	require.NoError(t, err)

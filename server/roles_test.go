@@ -305,6 +305,13 @@ func (b *testBundle) httpProbes(f fixtures) []probe {
 			return b.viaRaw(t, http.MethodPost, "/api/uploads?filename=notes.txt", key, "text/plain", "Parking is free after six.")
 		}},
 		{"getUpload", "viewer", api(http.MethodGet, "/api/uploads/"+f.uploadID, "")},
+		// Recordings: agents.write uploads and deletes, read lists.
+		{"listRecordings", "viewer", api(http.MethodGet, "/api/recordings", "")},
+		{"createRecording", "member", func(t *testing.T, key string) outcome {
+			return b.viaRaw(t, http.MethodPost, "/api/recordings", key, "multipart/form-data; boundary=rb", recordingProbeBody)
+		}},
+		{"getRecording", "viewer", api(http.MethodGet, "/api/recordings/00000000-0000-4000-8000-00000000a11d", "")},
+		{"deleteRecording", "member", api(http.MethodDelete, "/api/recordings/00000000-0000-4000-8000-00000000a11d", "")},
 		{"listBlockedVisitors", "viewer", api(http.MethodGet, "/api/webchat/blocked-visitors", "")},
 		{"blockVisitor", "member", api(http.MethodPost, "/api/webchat/blocked-visitors", `{"visitor_id":"mc-nosuchvisitor"}`)},
 		{"unblockVisitor", "member", api(http.MethodDelete, "/api/webchat/blocked-visitors/mc-nosuchvisitor", "")},

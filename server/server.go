@@ -30,6 +30,7 @@ import (
 	"switchboard/oauth"
 	"switchboard/phonenumbers"
 	"switchboard/ratelimit"
+	"switchboard/recordings"
 	"switchboard/responses"
 	"switchboard/store"
 	"switchboard/webchat"
@@ -77,6 +78,8 @@ type Deps struct {
 	PhoneNumbers *phonenumbers.Service
 	// Channels serves /api/channels and the providers' inbound webhooks under /hooks.
 	Channels *channels.Service
+	// Recordings serves /api/recordings and the carrier's /media/recordings/{token}.{ext}.
+	Recordings *recordings.Service
 	// Inbox serves /api/conversations and /api/inbox (the team inbox) and the webchat
 	// visitor's stream of people's replies.
 	Inbox *inbox.Service
@@ -125,6 +128,7 @@ type Server struct {
 	campaigns *campaigns.Service
 	phones    *phonenumbers.Service
 	channels  *channels.Service
+	recs      *recordings.Service
 	inbox     *inbox.Service
 	actions   mcp.Confirmations
 }
@@ -154,6 +158,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		}
 	}
 	s.contacts, s.campaigns, s.phones, s.channels = deps.Contacts, deps.Campaigns, deps.PhoneNumbers, deps.Channels
+	s.recs = deps.Recordings
 	s.actions, s.inbox = deps.Actions, deps.Inbox
 	s.ready = &readiness{checks: append([]ReadyCheck{{Name: "database", Check: s.store.Ping}}, deps.Ready...)}
 	e := s.echo
@@ -179,6 +184,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	}
 	s.routeMCP(e)
 	s.routeHooks(e)
+	s.routeMedia(e)
 	s.routeOAuth(e)
 	s.routeDashboard(e)
 	return s, nil

@@ -27,7 +27,7 @@ func skipForUploads(mw echo.MiddlewareFunc) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		wrapped := mw(next)
 		return func(c echo.Context) error {
-			if c.Request().Method == http.MethodPost && (c.Path() == uploadRoute || c.Path() == contactsImportRoute) {
+			if c.Request().Method == http.MethodPost && (c.Path() == uploadRoute || c.Path() == contactsImportRoute || c.Path() == recordingsRoute) {
 				return next(c)
 			}
 			return wrapped(c)

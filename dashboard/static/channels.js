@@ -34,10 +34,11 @@
   var provider = form.elements.provider;
   var number = form.elements.phone_number;
   function show() {
-    var isSMS = provider.value === "sms";
-    sms.hidden = !isSMS;
-    sms.disabled = !isSMS; // not sent for another provider
-    number.required = isSMS;
+    // SMS and voice channels are numbers (help_text is SMS's alone, and ignored for voice).
+    var isNumber = provider.value === "sms" || provider.value === "telco_voice";
+    sms.hidden = !isNumber;
+    sms.disabled = !isNumber; // not sent for another provider
+    number.required = isNumber;
   }
   provider.addEventListener("change", show);
   show();

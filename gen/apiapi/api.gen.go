@@ -28,6 +28,7 @@ import (
 	"switchboard/inbox"
 	"switchboard/manage"
 	"switchboard/phonenumbers"
+	"switchboard/recordings"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/labstack/echo/v4"
@@ -518,6 +519,9 @@ type DeletedChannel struct {
 // DeletedChannelObject defines model for DeletedChannel.Object.
 type DeletedChannelObject string
 
+// DeletedRecording defines model for DeletedRecording.
+type DeletedRecording = recordings.Deleted
+
 // DeployRequest defines model for DeployRequest.
 type DeployRequest = manage.DeployAgentInput
 
@@ -685,6 +689,15 @@ type PhoneNumberList = phonenumbers.List
 
 // PhoneNumberOffers defines model for PhoneNumberOffers.
 type PhoneNumberOffers = phonenumbers.Offers
+
+// Recording defines model for Recording.
+type Recording = recordings.View
+
+// RecordingList defines model for RecordingList.
+type RecordingList struct {
+	Data   []Recording `json:"data"`
+	Object string      `json:"object"`
+}
 
 // Role defines model for Role.
 type Role string
@@ -868,6 +881,9 @@ type SearchPhoneNumbersParams struct {
 	Limit    *int    `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
+// CreateRecordingMultipartBody defines parameters for CreateRecording.
+type CreateRecordingMultipartBody = openapi_types.File
+
 // CreateUploadParams defines parameters for CreateUpload.
 type CreateUploadParams struct {
 	// Filename The file's name, for a raw body (a multipart part names its own).
@@ -948,6 +964,9 @@ type CreateKeyJSONRequestBody CreateKeyJSONBody
 
 // BuyPhoneNumberJSONRequestBody defines body for BuyPhoneNumber for application/json ContentType.
 type BuyPhoneNumberJSONRequestBody BuyPhoneNumberJSONBody
+
+// CreateRecordingMultipartRequestBody defines body for CreateRecording for multipart/form-data ContentType.
+type CreateRecordingMultipartRequestBody = CreateRecordingMultipartBody
 
 // BlockVisitorJSONRequestBody defines body for BlockVisitor for application/json ContentType.
 type BlockVisitorJSONRequestBody BlockVisitorJSONBody
@@ -1110,6 +1129,18 @@ type ServerInterface interface {
 	// ReleasePhoneNumber Release a number back to the provider (the month paid is not refunded)
 	// (DELETE /api/phone-numbers/{id})
 	ReleasePhoneNumber(ctx echo.Context, id openapi_types.UUID) error
+	// ListRecordings List the workspace's recordings (disclosure clips and voicemail drops), newest first
+	// (GET /api/recordings)
+	ListRecordings(ctx echo.Context) error
+	// CreateRecording Upload a recording (WAV or MP3) that calls play
+	// (POST /api/recordings)
+	CreateRecording(ctx echo.Context) error
+	// DeleteRecording Delete a recording; 409 recording_in_use while an agent plays it as its disclosure
+	// (DELETE /api/recordings/{id})
+	DeleteRecording(ctx echo.Context, id openapi_types.UUID) error
+	// GetRecording A recording's metadata (the carrier alone fetches its audio, from an unlisted URL)
+	// (GET /api/recordings/{id})
+	GetRecording(ctx echo.Context, id openapi_types.UUID) error
 	// CreateUpload Upload a document for the knowledge base (text, Markdown, HTML or PDF)
 	// (POST /api/uploads)
 	CreateUpload(ctx echo.Context, params CreateUploadParams) error
@@ -2000,6 +2031,56 @@ func (w *ServerInterfaceWrapper) ReleasePhoneNumber(ctx echo.Context) error {
 	return err
 }
 
+// ListRecordings converts echo context to params.
+func (w *ServerInterfaceWrapper) ListRecordings(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListRecordings(ctx)
+	return err
+}
+
+// CreateRecording converts echo context to params.
+func (w *ServerInterfaceWrapper) CreateRecording(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CreateRecording(ctx)
+	return err
+}
+
+// DeleteRecording converts echo context to params.
+func (w *ServerInterfaceWrapper) DeleteRecording(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DeleteRecording(ctx, id)
+	return err
+}
+
+// GetRecording converts echo context to params.
+func (w *ServerInterfaceWrapper) GetRecording(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetRecording(ctx, id)
+	return err
+}
+
 // CreateUpload converts echo context to params.
 func (w *ServerInterfaceWrapper) CreateUpload(ctx echo.Context) error {
 	var err error
@@ -2126,6 +2207,10 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/api/agents/:id/test-link", wrapper.GenerateTestLink, options.OperationMiddlewares["generateTestLink"]...)
 	router.GET(options.BaseURL+"/api/channels", wrapper.ListChannels, options.OperationMiddlewares["listChannels"]...)
 	router.POST(options.BaseURL+"/api/channels", wrapper.CreateChannel, options.OperationMiddlewares["createChannel"]...)
+	router.GET(options.BaseURL+"/api/recordings", wrapper.ListRecordings, options.OperationMiddlewares["listRecordings"]...)
+	router.POST(options.BaseURL+"/api/recordings", wrapper.CreateRecording, options.OperationMiddlewares["createRecording"]...)
+	router.DELETE(options.BaseURL+"/api/recordings/:id", wrapper.DeleteRecording, options.OperationMiddlewares["deleteRecording"]...)
+	router.GET(options.BaseURL+"/api/recordings/:id", wrapper.GetRecording, options.OperationMiddlewares["getRecording"]...)
 	router.DELETE(options.BaseURL+"/api/channels/:id", wrapper.DeleteChannel, options.OperationMiddlewares["deleteChannel"]...)
 	router.GET(options.BaseURL+"/api/channels/:id", wrapper.GetChannel, options.OperationMiddlewares["getChannel"]...)
 	router.PATCH(options.BaseURL+"/api/channels/:id", wrapper.UpdateChannel, options.OperationMiddlewares["updateChannel"]...)
@@ -10569,6 +10654,609 @@ func (response ReleasePhoneNumber500JSONResponse) VisitReleasePhoneNumberRespons
 	return err
 }
 
+type ListRecordingsRequestObject struct {
+}
+
+type ListRecordingsResponseObject interface {
+	VisitListRecordingsResponse(w http.ResponseWriter) error
+}
+
+type ListRecordings200JSONResponse RecordingList
+
+func (response ListRecordings200JSONResponse) VisitListRecordingsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListRecordings401JSONResponse struct{ ErrorJSONResponse }
+
+func (response ListRecordings401JSONResponse) VisitListRecordingsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListRecordings403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListRecordings403JSONResponse) VisitListRecordingsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListRecordings429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListRecordings429JSONResponse) VisitListRecordingsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListRecordings500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListRecordings500JSONResponse) VisitListRecordingsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRecordingRequestObject struct {
+	Body *multipart.Reader
+}
+
+type CreateRecordingResponseObject interface {
+	VisitCreateRecordingResponse(w http.ResponseWriter) error
+}
+
+type CreateRecording201JSONResponse Recording
+
+func (response CreateRecording201JSONResponse) VisitCreateRecordingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRecording400JSONResponse struct{ ErrorJSONResponse }
+
+func (response CreateRecording400JSONResponse) VisitCreateRecordingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRecording401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateRecording401JSONResponse) VisitCreateRecordingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRecording403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateRecording403JSONResponse) VisitCreateRecordingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRecording413JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateRecording413JSONResponse) VisitCreateRecordingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRecording415JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateRecording415JSONResponse) VisitCreateRecordingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRecording429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateRecording429JSONResponse) VisitCreateRecordingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRecording500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateRecording500JSONResponse) VisitCreateRecordingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteRecordingRequestObject struct {
+	Id openapi_types.UUID `json:"id"`
+}
+
+type DeleteRecordingResponseObject interface {
+	VisitDeleteRecordingResponse(w http.ResponseWriter) error
+}
+
+type DeleteRecording200JSONResponse DeletedRecording
+
+func (response DeleteRecording200JSONResponse) VisitDeleteRecordingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteRecording400JSONResponse struct{ ErrorJSONResponse }
+
+func (response DeleteRecording400JSONResponse) VisitDeleteRecordingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteRecording401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response DeleteRecording401JSONResponse) VisitDeleteRecordingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteRecording403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response DeleteRecording403JSONResponse) VisitDeleteRecordingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteRecording404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response DeleteRecording404JSONResponse) VisitDeleteRecordingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteRecording409JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response DeleteRecording409JSONResponse) VisitDeleteRecordingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteRecording429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response DeleteRecording429JSONResponse) VisitDeleteRecordingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteRecording500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response DeleteRecording500JSONResponse) VisitDeleteRecordingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRecordingRequestObject struct {
+	Id openapi_types.UUID `json:"id"`
+}
+
+type GetRecordingResponseObject interface {
+	VisitGetRecordingResponse(w http.ResponseWriter) error
+}
+
+type GetRecording200JSONResponse Recording
+
+func (response GetRecording200JSONResponse) VisitGetRecordingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRecording400JSONResponse struct{ ErrorJSONResponse }
+
+func (response GetRecording400JSONResponse) VisitGetRecordingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRecording401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetRecording401JSONResponse) VisitGetRecordingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRecording403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetRecording403JSONResponse) VisitGetRecordingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRecording404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetRecording404JSONResponse) VisitGetRecordingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRecording429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetRecording429JSONResponse) VisitGetRecordingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRecording500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetRecording500JSONResponse) VisitGetRecordingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateUploadRequestObject struct {
 	Params      CreateUploadParams
 	ContentType string
@@ -11428,6 +12116,18 @@ type StrictServerInterface interface {
 	// ReleasePhoneNumber Release a number back to the provider (the month paid is not refunded)
 	// (DELETE /api/phone-numbers/{id})
 	ReleasePhoneNumber(ctx context.Context, request ReleasePhoneNumberRequestObject) (ReleasePhoneNumberResponseObject, error)
+	// ListRecordings List the workspace's recordings (disclosure clips and voicemail drops), newest first
+	// (GET /api/recordings)
+	ListRecordings(ctx context.Context, request ListRecordingsRequestObject) (ListRecordingsResponseObject, error)
+	// CreateRecording Upload a recording (WAV or MP3) that calls play
+	// (POST /api/recordings)
+	CreateRecording(ctx context.Context, request CreateRecordingRequestObject) (CreateRecordingResponseObject, error)
+	// DeleteRecording Delete a recording; 409 recording_in_use while an agent plays it as its disclosure
+	// (DELETE /api/recordings/{id})
+	DeleteRecording(ctx context.Context, request DeleteRecordingRequestObject) (DeleteRecordingResponseObject, error)
+	// GetRecording A recording's metadata (the carrier alone fetches its audio, from an unlisted URL)
+	// (GET /api/recordings/{id})
+	GetRecording(ctx context.Context, request GetRecordingRequestObject) (GetRecordingResponseObject, error)
 	// CreateUpload Upload a document for the knowledge base (text, Markdown, HTML or PDF)
 	// (POST /api/uploads)
 	CreateUpload(ctx context.Context, request CreateUploadRequestObject) (CreateUploadResponseObject, error)
@@ -13225,6 +13925,108 @@ func (sh *strictHandler) ReleasePhoneNumber(ctx echo.Context, id openapi_types.U
 	return nil
 }
 
+// ListRecordings operation middleware
+func (sh *strictHandler) ListRecordings(ctx echo.Context) error {
+	var request ListRecordingsRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListRecordings(ctx.Request().Context(), request.(ListRecordingsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListRecordings")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListRecordingsResponseObject); ok {
+		return validResponse.VisitListRecordingsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CreateRecording operation middleware
+func (sh *strictHandler) CreateRecording(ctx echo.Context) error {
+	var request CreateRecordingRequestObject
+
+	if reader, err := ctx.Request().MultipartReader(); err != nil {
+		return err
+	} else {
+		request.Body = reader
+	}
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateRecording(ctx.Request().Context(), request.(CreateRecordingRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateRecording")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CreateRecordingResponseObject); ok {
+		return validResponse.VisitCreateRecordingResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// DeleteRecording operation middleware
+func (sh *strictHandler) DeleteRecording(ctx echo.Context, id openapi_types.UUID) error {
+	var request DeleteRecordingRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteRecording(ctx.Request().Context(), request.(DeleteRecordingRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteRecording")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DeleteRecordingResponseObject); ok {
+		return validResponse.VisitDeleteRecordingResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetRecording operation middleware
+func (sh *strictHandler) GetRecording(ctx echo.Context, id openapi_types.UUID) error {
+	var request GetRecordingRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetRecording(ctx.Request().Context(), request.(GetRecordingRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetRecording")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetRecordingResponseObject); ok {
+		return validResponse.VisitGetRecordingResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // CreateUpload operation middleware
 func (sh *strictHandler) CreateUpload(ctx echo.Context, params CreateUploadParams) error {
 	var request CreateUploadRequestObject
@@ -13377,358 +14179,370 @@ func (sh *strictHandler) UnblockVisitor(ctx echo.Context, id string) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L39kts4si/4Kgjt3bDkw1J9tLvPjCom9la73TPe025XuOyZuDv0FVEkJGGKAtgEWLLG44jz1z7APsR5",
-	"sPMkG8gEQJAi9VHlst3d/sPhkkSCIJCZyM9fvh+kcllIwYRWg8n7QclUIYVi8OFZWcrS/JFKoZnQ5k9a",
-	"FDlPqeZSHP9DSWG+U+mCLSn8mmXc/ETzy1IWrNTcjDSjuWLRoAi+ej9gbvDm16nMmPlfVHlOr3M2mOiy",
-	"YtFArws2mAyULrmYDz5Eg0ymalqVubl448cFx9lu/LBkStE56/ytoCVd7vVs/GJjiA/RoGS/VLxk2WDy",
-	"d/8se/1bP5C8/gdL9cb1uCIdl5m3ZSoteWHWdjAZXAgCFxMuiF4wwsQty2XBiFrQkmVkxfWCHN+emrn+",
-	"mWr2snwqxSznqT5oN/9HyWaDyeD/OK5p5Bh/VcfNYb+X2bproq8XjMhKX8tKZMSMknMqUkbmVLOIsHc0",
-	"1fmaJO9jfPl4MCHxwN0wrW+YunWKB1Es4sEtKxWXAq+Pq5OTb9K0KksmNHE/mS9ZPPiQkCHOmby04z71",
-	"w76yo44iIktChdQLVsYitW/llxfW2i/yMIEvEsKV+VkQKgju1WgcC9hWu0pmES/mdq2bdH5dKS6YUq+q",
-	"HL/oITpHBNEgXVAhWA4Xc82WKqDA+ir7BS1Luoa7SkY1yy5gCjNZLqkeTAYZ1exI86UnzgZnsSKX66UT",
-	"Cf5Z28jhKU7utRmrYxYNquhgvYyrNJeqKtkzYRYhC666ljJnVDQve8VSWWZczJ9n+0kLf+dr9k7ve0uR",
-	"0/XPdNktLuYlY9r83fUjzxrrXVU861pqLpAig63dZKBUCsFSzTLiSICsFlIxYu8muqSzGU+JXnBFqKE3",
-	"QoVasVKRoaHf+neqSUoFKRlNF4Tr0XgQ1fvbEsT4rOf7vYjoW6WilLc8Y+VBBNQSjPVUgvHsM99Gu3ng",
-	"RshVzrI5u5JVmbImVTffOmOFXmwhDy40m7PSjOoPsJ2UtCcxFHTOOkgAviZpSc07nJNTMqtlFTGDEGlE",
-	"KteKZDKtDN8ayVQyGjwlmHdB8Q2bTzF0UhW5pBmZ8ZyZtSWULGl5k8mVmJrvjIw0/0/tdQpWk5hLldmO",
-	"XcugNNVVxwtekBW7VlyzKbykG3cpb5kiv1SsYhn57//3/8Ml4GIOH8zrrWFGlMO6sFtWromV4LAsBRNZ",
-	"z+W1DFd0bdhpPRqTC3g793hkscSsVhILeEkipFujNdNEaXOve0olNM8JxTHkDJkNlpErexfLzPkQDZio",
-	"loau7a2DaIBvOTDiGt9xYDiAZutBNMAZB4S+qYe4ARvraG6td2sQDRqbOYgGtODwrahoPtVGLHY9A29H",
-	"MdBLMrSxdGbmigyrIp/+93/+lzlcDYEaLhT70IlV6nZc15IRNUvhAJFlZU92jr+iXj1rU3Dk9LrnwG3v",
-	"QXiPmFd9KmaeL1/IjOWbi0kVmfNbJiaEijXQzTlRjJEVLQUXc0OjDLWRIqfayBKSSSBJTRQrb40A6BIq",
-	"eb68DESwoxSaFws6iAbXTJv/5nS5pJ3bv6TvXssbJsKXD4RJr9yvmd09ktmTHU5W/LPrgWqtNDNzXhbd",
-	"Krxmy4KVVFdl+GRRLa9xSlqKBlPMSs5Elq/x8JgxpcBAMcxGVQV/gGjOu1lMylwZNZfPD1O8qiI7VPFy",
-	"e71JHZclU0auAxFQopg2moeRLLc05xm5rrSRlApsr+ucjUniSA3UVENT+BzQCGJxnVesKLnQRBUsHZ3j",
-	"yBxODkNSlCzNzahSeIoDQlMRoY4sUfgTGBJ+zPA+c43IrEzWVSlQIjKrnRiRptBKSeD6qZB6OjPKTEKG",
-	"Qsb2dMM5cEXmFVOKZSMrZbm2D5aCoUjdlz+7pAbQcCAnPAc3dUBLWYHi1+SugLubRBoyUYu+vYhpElqg",
-	"7DfV8U2NsUO76VKnQ0MgpM0NKRgN3h3N5ZH9ckkFnbMx2DB/5WwV/nzEl4Us0bQBlWKgVlyni2tJy+wY",
-	"74QFh7ufLqi+AKX0QD9BKoUx6cBGnfKsc4+ZSmlOnXWxdfBO9do/4JEi9Vj23JKCkZkhGDI0RxK5ZjNZ",
-	"MlCd20dUc+Y0dTNyoiiVec5SPTUWOIXF1iUVasbKqZbTRbWkoB4sKQeO4DNrm3dLppLP5y2pPtOsnJ5N",
-	"UWWYUm3IEMimUqwEI5op89gbtl7JMpsuqU7hjGTCCCXRpQK0WMY9NnLv13WQ1gfnzvXGS8mQFkW+nsKn",
-	"plmy88QtWZGvu58F4uaRUYaLfH1OzGqsyWphdBVKYL3JgoL8akxrPIj2OdFkwWC/kGKQy3Kpeg62yjme",
-	"DqFPkBpOeBpB+khZqZjSPFfn5J+slO5YKCvzXsBkLBsP2vTIRVHpqfanuT+UuNDfPem0FWSlD75HS230",
-	"yf1vacvkcJrtKbSG3+lTa0sPRy2B4A2ER3AI4G7tEI92dDa2km1v6ehubMrHp8FkfyytZvVRReWO1eli",
-	"ZT+7H1iu6V2mpa3HZYdcaRogHRN4ZcXXwYsCsvYwxvubsd5ALNA8ZyUYL54Pb7niWpbnRGlpzgUpNiTI",
-	"I0Xsg8lwyco5ywgXWhrNBZjV/MhFxcV8tMmocACYP5b03U9MzA35nH37JBosuXCfv9nihAluOz05adx2",
-	"2uV3WFiNObjvm7PGbf/edSrsxRlP/VF3F9booOi27yC8BDfIO8G0dOvMyJBrRZJlepQQnsGa71iVIFIQ",
-	"rMuTkz0WVOmSYSSh7bY3UoJQo48b3dho33ApGVJFkos0ZYWeEMMJx/DzEf6cgKk3Ck4l7xPtCTn08tFP",
-	"XHU4o2G59nf2wkhX1XJJy3XXgayqNGVKdftwQX53GZOtV3GDRG527tb9VFbzojBP9YqpKtd311zdi256",
-	"SA93rfN7elPvaFXvY/XUb3OATeDW5s6L+wYsEbVTOi+5CL89jXaFUzbIvxWCCHj6W8PSHz0k0d7kO4Qo",
-	"mnJ8Q+4cGsFovPJOIRaGN9qLtePWDrfZYc9e0nfP8c5vTz6eh02sreqM3jVj1231pyl3voOjovZ5DBVj",
-	"BKh37Dw2o4/uemsdp1TTXM7HP9Ilzw9gN3sf8FvDk7ek7/jSzOcPp3/Eox4/nkZbnHwH6hV3E1ZbhI0T",
-	"VYfLmrZTscVZrXfpEgctr6Nfv3Dx6vsexBvZXBnvwRu/RrfUnqvi70Md7m7uzQ99+sXfuF784AVZj6ax",
-	"l37RFIm7bgmeuV0B2a5lNHxnex6Ef2aoaNxHz6gyzkR6qHfgwtsYXLlcBWqH8g5dcPEwdAFb+yXnSquI",
-	"aDpXRJaEZ2rTBrEjT3nWFOQ7dZcNac3VRxjFzPWQOEwXgX6fy/SGZX9F6+1QMxLVoyk9QNsrGbU5NW3j",
-	"ch1BFBecOowua88UE0SYg2nl4kFd41r7s9Mger1g3sxp2auPFFmx6xSSAAKjabBLXQwe598pChfk7c7F",
-	"dmbHAQt+jQNM7dP3t05a27wrBLDxnM63qfKbi3Je+aSY7hdBPazNpNdVfkOMoH2kCHWDRMYMNDbpi6eX",
-	"BFxexKYpDUEmHxu+GREc6xpjLMvAAmzOzWhLB65vjyu9x/TotSD6VuvSxrYPmxS6lPvc/HQ2gzyYDt0u",
-	"X9G1IicTo78tjJJmGCgznLRmutNN6RINN4MJ7wpeMnUQp3OhdFnB5Lulk3W9N6yIYDKKLouc7U/ibsu7",
-	"jO8bXhT4nL3HurrhRedYGxocXVFurIJpanQGszR94YmtTgBV29SbOQWprISOQHLNeK5ZCbHEqiBakhmH",
-	"SLd5r11iqz7avY1bk5fd/3omjX1vbWi4fQEV+m3boScY/h9f+lyPffW0Kr+BdzIbZHWLA5kpYJct6UuH",
-	"0mpZdbviMKxSVsJYRBM43/787DU5pgWHlzkuK6GO3+PtHzojLL8WLoDEVIY0YF94e6LOXRTS7TTnp7UP",
-	"8R2qmjZoD5blUJ97hVp+k0IWckWWVFjlhwrChC7XdaYUJFiZ7SJDnw9gtNNRpwA/7AALtbHtcsNe13Ww",
-	"PaXLgvL5oVFmNFxBB4dkTaHgTjWJRSz+RWalXJJ/ERtYNX9J8q9Y/Ovo6Mj/M9dlJZ1p8i+iNC01Gc6N",
-	"+oWZy6iLgZ9CVpokcOWEGHUkIf8iiaHyrMpZlhA+IwkMMKUaU0MWjGYRYbliJLHEnMDzib8NxvA3QfYo",
-	"fGkvb10d1d+TglaKuf8zMkzwjyku8oRUipXJaMsAddIIV8R5DbYMCNdO3YU7h17J8kYVNEV3T6UKJrKt",
-	"4/sbpv5q95B6ZEwRIJRYf3y0+Swkbj9GRMzGyZnZyoxrSEfXoB8updCLfE3gQpLSIpxc12wiknChqtmM",
-	"p9ysxS+V1NR8CxdMU1pM7Q5uThwTdpxV6XJ2nEmZsZTj6ngBiAPY+bRIk4QUJMsmtQCJRh0bE9WjpVSk",
-	"LPd/5Pi4WCT+8QmwVOJ/TwgtjdYgaD4mF/6JqeVbtx+KQAJ0KgUkPoh5FIvcaBbuzdHjJ8iz8el3TwgE",
-	"yHy1ghQpi8zuLKXSJCmpZtOCldMlF5Vmidl1+CuKhRmGC9jGFReZXJ2TBGSjGtsDKkFtx0cLlWdiO7mI",
-	"ZAxXWpY4oPmR4pzG5Jl5D/tWRBZMKEI7QmKOh+C9tLUAzfNiMUwamQ/WrEtISsuSM2Um7DwBfrVxNc03",
-	"o7HZkMePL0uesvHjx80JgXvVukAJhfCWMsSfLiiERLVsM4bAXDIQkqit4XRLcK6jxVTCaTYhlEDaU2mP",
-	"ETM3aql8jNeb98A4m3lxQzhUs7ks1xMSD9RSxQPDF60gI3wVvKLhHDYHo80tAPCoSsbktZlsYd7dvFbB",
-	"SnL14orYy8nw9LsT8uerF0f/Dm9MU81KBQL79NtvkATlzLyGFOY17Kqdk38/iYUsyXf/Xid9avZOE8FY",
-	"psibp1dHZ6PIrJWdCBmeOrnxJ3IyPjklb65+GE2I/1ZLQmOR/NtpQoZvriLy9GJE0EUZkT/Ar8KmThuu",
-	"UUbQNLauZDM4v2xyoN2+MblQSJKQmaJQytV7TzWBu8DlRJWXJ0sp2BrkLRP63EbZLYMC76tYWAlqfhPm",
-	"1YHYL1EwGOUBx5CllaAK0rVoPY7NzcYbzCrGoklpKTUPWxM6p1xMrODiGj+TIddAZkYnWS1YaWwOorQ0",
-	"LDvCjMMOv+aU3y3yQ/d1//3WXHSh2uUnYUeKGu/XpY15qb/NVN+5+P4sueco1VbPUKdemBgGSCb1qYSs",
-	"YOSuE5csO0e2kYpFJMmYOaZKf/BVIvxGxQKqQPCrNSmZ0fEVGaKpALks1zS9USh2amaBnFyjhdKg2Ojq",
-	"xVUsbB7qiCi6PicJmjjJxEqEjFyvw0mfk8Sda5P6RDMiw75iFouhkPXZJiQeZP6UA+mYSPPiU1mZxdEL",
-	"tgbxZ6b0+uWlOzRQfnUyo1+TbgPW2mndjhjWKBwNf6ktys0fg33YJ7XBRhr8Lc0B/Azrh3aS/x080nUu",
-	"8V1l1YyXSk+D5JiPVf3Ua7fZNw7Nb2eGve2sogr09fAuY2q4OI83EPwXS64UmvFCThU6a6Y2jBcNOvRs",
-	"dBK11GyzZW0texCZJXq7T4GUVYYPPAdaGmgP+Vrz7e4izlz3TxvN3HkxqrtTJrJDLodJHl7749+tNVBj",
-	"GsELRBtL1sVfMMY9j4VN1xHYPYN6r5suJCTeQdTwMPlzrqc+KztQDHT58r3vqJ0W5BWbtvAI1Ja2VAgo",
-	"uc2P/qRsrG/rFG4d7Q1R13jhXem5Vk6osXfcHJA5Ye+F9XL3PxdF1Zc/N91T0IXa3tYouLuuS263U1uI",
-	"WpqD313VsPoic2SCUm/OeJdgsG2KSKTwmBkFx3On/mKIfoJJMoQ6i16wW1ZCgX/Wka/YcYCEuRjf7ZFW",
-	"0pGNcrZPNkogXLct+5W7bmeKq6cupIp7ktYdQqQZ1XT/Cn3HAh2q++YRa7Tx3YmEfl1gJntzI7zqPZfr",
-	"EipX7ps2+NHMtjsz8v0VsB38s3PAz8dPZjvRvuhJ7G7CHozBCa0rBX7rxP+eWDeJRTkwlv0sl6uIJOAw",
-	"mSqmqyKJxRALDvGjMWggTryg4Fq2+t8I3SArrti5ladTdJ05Hwh10wEPRyycT8TPdpjYC6CosZ7lCNxF",
-	"1hIyj6ZFocg1W3BjyS3VnBbF9DQhWsbCfXyCDk2zRZnL8Hn17OKHF886nRBZVtooU0dUFSf1SBG5EsRe",
-	"OiFUgMuq/hVdnl7z3cPydcljm8+0daoqcimUC6g4rdIFoYrEg//+z/+i12kWD8y7FTlNoXIefbMly5jQ",
-	"HDLiPortcxgkxzQUDZtvFqJsQCVuE4qj45DdbSfZB9vy93ZwlZUtf6o50VX7wRNy+eb7n54/nX5/cfVs",
-	"+ubVT8cLKW/U8Xt324fj91A79eGcQDXjTJYuK2ifSeZU6alfontoxoeYe1ZGdFp7d4EXMWa+roquVW4I",
-	"g6j2vzqeRxcs3n4n/d/LA3N7LZ4+hWrfhk4JtHz3QiENRl6eeCbv4I5+5XyTWHYpCLameXxYpbEvlf5Q",
-	"nyfdZS6H6UuW6j6dulRP//UmrodlUM3yVE5vJQezS0EajDs66j/P6j+/qf98sn9KcTiPO2YWtwsan906",
-	"zLHPXNDoaxnvMqN71jJiGaMtV77fQuxO+9ye5BkNlq5OYlOqWv8XrTPaOmqr8UcsuAOMh4KWNwDFYw7w",
-	"shKKSJGvCVSlk+R/PbsiFqpNZgzx2ZJGpfc2drT5UxdYc76tCvyOhddfa6X7a6WXFtWisu6dNn30k/od",
-	"K3Z3FH2KmtaHsiRv3jz/YWRjGh2h7zroFxSEdpb4B1bVJr1XipWPVB2l7SZoYhMjjaGA/GAZpYsrx4gN",
-	"Uhfd7lNduuwub7pwaCnA/wmk3t2eHiMcS4JhVuvOsVciasC1YkL3AB7UZaxNN9A9qlCf4vKw7MKjY+yV",
-	"l9yhFu7KQC13JE12ZWtDrB1TtfF2MjQa8nW1nkKgaurC5qCKV2W6oIpl5NL89jNGpAbdvuR2Im1h1LE+",
-	"XC8p8z2TsL1OAfcEKp19+5492KskfoMtDalMAXiiO63XXaKWfRfcKWYVhmeb26WYtnAeSs70kb00tL4O",
-	"Mkp84f3HCmpBpc3eKqfRWl+xWdfp5sylnRPr5BPY7bfbSv+by4o+AEP4Poi7pJmxP0tZzReQ03uO0hbS",
-	"paiwBrEFuGEZuWGsUOhdCUpQAK9wL2sYoeSaHMONsoAaaBMaoJuJDsxHeKhQChKVW2uf3YCk4V+0yTxR",
-	"i9u2WVkBf+yGK4HNvBMoA9yJmj1+eO5vOLyMaktKeoe2KQWD3CqXdFDKFRm6BLzTk5OTc4ToVVNdViI1",
-	"D3C4jkyQpSwZWbGSkZzNNJGVHoVK5wGTn3GWZ301C3m1FIRqAidlo6DL/G6mTI1OsFrInBGudqgfm4eZ",
-	"XG0+OeeCOb1ixnObZ7pgNGMluWZczMnpbiXSDB3Zl4u2Ht5thmmverfQ35Zv0SuuppYeOw92ueqgEmNU",
-	"m3VG6FMyvM6puCFmiRShimesO43c8tLmeDAUooBiAihWUmaEkjBXNDIHULqAgiM31s4l9+wJr+K5u2bt",
-	"MAnEskXHcu/L78iqh1YBdDK9C4DeR3HYpU5uKBK7b+iFzOk/ktuspGwRwrlz/2GdLDjg6/3pQjQ47QSQ",
-	"qEEMzk76D/R21OWgIzryvvR/O31y+u233357cnr2Tduo2OdsbOEzHITI8GFfKjwwTNpBfkZDujzcmt9w",
-	"/B2eZdlJMrUU8PXXOcY2O+oNHy5kcWjNZlS/1M463s8TKnYkY/ZbXaLT4R5k8zFIZquv2OpTHeu1oGpq",
-	"NJDuo1Gwd3oK/rEu3G9lDi6SwO+JLxiHfOgC1+QO5sBdtit4jcac993Gj7GDHyPc/zFM2N6TZnfsbMMY",
-	"fKAzZOdM+hDfducAPui5YbbbolB1N80AI3PPjgRw7c8fH556K7YZU/oNhm/r+ZV8F9bzHTPmW9glz30y",
-	"68+t6J6bVvDU/aBNcDfui25i9/Q/2PoTYG7seWTesB7EWMXSkumIJOrmSN2m0/F4nJwTtZArgZEOiwkM",
-	"fvHu8DjkOz5IbLwo2Yy/66luvZU393xuKXen87ySOetWLeBuP8da1QgdF431aUwat6RLA/kB/RtBptBG",
-	"tj/rtT33JIfepIOxG/3tYb6fzdvCFypyub5jbKRehQPSHVxCUg+Cps1t2AiXDH39vouxj/bJHu3LCHpZ",
-	"0F8q8OQcBZmqdY6QRVtzyDfnHq0G+0kkNM/limVTWfI5FyrZBC1qXXFfwCBNb9hU3rLSJTHsGQvZQ7Ii",
-	"DYBkPdAsCgQrDoKk30smm9uDv/UejfXePD8oY6qbAbf5tITUfaX6kAyGasCes7gLxELjVf3KbHOC7drM",
-	"exyTP/jJdCg+SNgva7puIUohp0ww+jgftxjBuiOxtwh+dxDC+lZy8tzeAbl5ICWx5TXLrgQvCqa3vCTa",
-	"2QLiuQVVmiG2MnVWUfe4b7ry6ppjSnCc4u8RSY7hvuP34Xt8GP9DJQ0p2KXftSiul87s4h1CZsv7tGKo",
-	"h9gCBLznZt2lTVxA44fhBu+h+obz2R8juJ7RfYCCt0IeFkXOuxp7wQGCUChQ4HiE2TIQSIMvIc2rWbnP",
-	"iKIzNq9omRE5m3VWWLBteLVLC3vl9BxVyBsmsP2TWWOLYdtp+2yR1/Y2q2Hsju4FT+1O2TGD2aPWX9Yq",
-	"esEEVqs1QIH8klGhWqCuOIarS1E8tyVLOyisNgfd/tn3t0sYtVauY8atddmTyWtKugshQsvWZ7ZT5R2a",
-	"oTRbXQJInVlO1y1tVtIlw0wbi1zuYCK47sCxv2eL119js9Z2w1XojLqpCve2IoUC6M2mo1sWt1VTvq17",
-	"aoL9IOdUs1HrQTh/ZwO4xwLaJDZU7Y57mqHAGsYT1F4LkBJQv77zaOxfx+fiWr4LM0j3Q/9HRE3Ii383",
-	"JonFq0smxLdpgdJ5Ia9ltiYLmQOqyDgWCRinNNX8luv1lOpk4hqrOEyLFVWIZEGzDDFt2hld+LM54Oeu",
-	"218PAO723kEP5PnvWmeqFJ8Lxqye+XI2mPx9+ykOO3PJSiXF4MNGYfNufdElH21fgo+ejLN3Do13j96h",
-	"BWFn0sfHKt/3JHwvN0/d8GYa9JDac5U3RYBLxRzshwS/RwPFJhvuvzxw57ZDozPbYHsW0X27Pln5s4dO",
-	"23Qg1TZCsxS7Dt4NAtYN2hm5B7aopXPbW0vW5awLN2KHBoMi9+CWEHAbrMaGxP+BaSsDDhBMjSPjQ9TW",
-	"Ppq94vbt4LYvU92TNQue3lTF1FwO+Cf3Ax/YBrK6oCKTsxmxF5FVybVmwsOGh+S9W8XaW4zsaibXAGRt",
-	"0m/X2nQJVoems7dRClTzwvJAV+6l1IeO9rOxFHbFbxqNx/ys3fM2X+1tF7tZFrkrt73oy3i/AK+r2Umn",
-	"/UxIAmiNqEPahM5RRBIjhZSmQtufQE6ZH6DBXkKGNBYFaAuuE5+tB+VaEVrphSxHAPsjpOYpMzege4de",
-	"y0pvqFg+6SUW8eBCCPIPyQXLNq6LB5GL28gwBzWCel37Hc61U1GDiX1MpeguCPI2ItPGsHErPogGrmsk",
-	"Ll73GcZ+6c6+26+aydzuwzvWsrWrsz19pIteX/iz5m4E+7P1QfRt1t5b9KAZOdsVjTE4EjpzlvfakFbi",
-	"/z135Gf0atxtO1xmzT2SZ7oO7Xul0XzZSTG46Jf34QFLwh0yG8XsRiTvnCQ8A9QEX/Pdwt3UiuUzI3hv",
-	"2HpbR8I72mJ3DXkfZMjC2lzZcOImUS5ZD0iBUaGzIy6IP6SKks1YyUTKVFAmD4uzs+uvX6qPDoQGHYHX",
-	"00qkOTVK0L42hbNFrWm6MUzXWtqLsKGwYqkUmdo3gxsp3MV1d1lFzQ2pnTShwFQNd80B6dWdrxHaSEu2",
-	"p1Xj3uauPOt6ut2h1ri5QqdGdXlycnISYMpiUoou+XIJCnszIawjs2zfeuUvKmennVyz6b1G31ylF0xo",
-	"jnUgFkU/cgofAr5ZrsZ+OxAYsLhr90vY6ekhe4NwtzNZuroQI05u2NqWVdWozpZFtyT+bL40AAI1iGHm",
-	"ngpvXbJUzgX/p5Hy3V2Kft2ZQz10ewc8LbMje6sthjV2WXgwYNf8XKXfXVr2fBKncH+A4i4d9h3Q7Jxq",
-	"9kiRJyd/JEacRw5THYMHNL0RcpWzDNGzXSyBCiJXgpUQE82WXMRiWRk+hwCDy7vPqELB+0gRJ6whH2BM",
-	"nubc7BxRVTlDZQciAJkEQ7Bkulx3GYA+wOIdf1siK52nXBA52ScIUt/QtSOXUEzeVzXtYmpdlWl1mTQx",
-	"l50jKoPrF4c9iV1xOs0R18rVrmsP9NDpj75Lq6Qu/MJUT//7P/8LyYBn5PLllUs8C2avjt/z7APR9Iap",
-	"/YyuJk7Bnv7dQ1oc9TjYoOx1xfOcLGhRMAFg7StZZmpiNUlXOh4FWMZAlWHLBwss73HeB1tKxTsmYBE4",
-	"Uk8DLKsLhtoV7QfWtrarzTvbKO0i44+A0tPgiq3lKs0FisHkiweD+2P2NJFJ7tHvbJMnCM+wT5xosPE4",
-	"bA3UEWBDUVBQrVlphvrffz85+uPb90+iD//jY3FxQPrb12/flludK1ujKhx46jx+/IoJtqK5Gj9+TGot",
-	"CTgr7EBhJJ1lxXOSFJRnU1vkDuYyxsIzImfYPwDvN5eNyd+sp5wr1xEnZOZHiiSWj6fAx1PXNSJ4fCwa",
-	"RT04+lDRpTnP1kG/BL3w4Xr49MjGoTO6HkXI4wUr7aNjYQQJDmYEAei3UITMipynFPsQlQwAeNWefTRi",
-	"UTfSII0+GqEUiQcWmL7E5Xc9iIZFXimSFKzkMkN05iSKhfuCCYBHvLCT3ujUYM7pgq7RvXxNcwrdaFy7",
-	"5lTaF7StOGCpuCYrWeUZgTIqv3BhI51Rq5/FxE97irW3U6qTWEAlueKup2pDYluUA1neAFwctY0zcEAg",
-	"oJIbKoOmEthcZyGrchyLi6DbUP2uPssL+1sobc4QmJQiQ/MwwI10T7fTN7ePxrF4HpALdq82d1fCkCv5",
-	"9zN4snJoTA1Sb7wT0HPOqDL0aS0YBx03cRCcE39NEpllg7/rrk7wzIQMhcT+KxPcnlQKbawUsqAK+5zO",
-	"YKtg7+3j3bgebMI8/+LyOdzTflIsICRxTprM6VamZLMKVphxvWAlWdFOTQ8gqctu8KgHtGc7xcO+TpbG",
-	"2d2Ng19vcIefRWQN8UJoXjKarWH5ztsiKWzZs4Do934L0Zhkd+JguJ1desya0JokLImsaE2i3pLnOWqq",
-	"t5B+0YyXID3uD8TvBr+fTdyWJR3wNV6qWPkMd5AUBJch4GtmN8Q8bYK0DUCNHwuO3q+Ye+VDC11aOqRj",
-	"pUA17CbzFoF2LVfLAxBuygbl7HDiwSxxkmocqhV7u/PCEWBJglEeGro7nPDnKslurOBhAN7blu7lbMZK",
-	"9UnL+ftlvevNP+11wecypTnX3bf3yvO2A3ejV1cnYEBzuEp146LtIWLne/kgWozcXIvgzf2IIbP38fjm",
-	"O3wxGAMNgrZkeHeSftUK1IPHCiB0lxzTO+y63nK26jmxrz5a+xdfo3Z6AsEAvjSzcuDw+Ok02tElpkm1",
-	"eBrNZMncYUQVUVIK+B9bedz5XApbyzQf+/zi5wvwirunvnn9dJ8Rt/efCUzj4d9PTt+Cffyvs7+fHH3z",
-	"djT5+8nRt/hVp7nc7lXTnPBf/jJ58QKca/adzlGprydEwImINgmq5HJGbMchMoSuuBkJ+t9hazpVUKHI",
-	"kmeCzxd6dE6upV64nRBoVnTFJu/+pl0Vka+Z0j9xcdNTOdRbUxgWYLUqp3YHV/qqTj5OKX5vZVFdNe9n",
-	"36yvb2VxbKvqcOt2jxKjNyLrLfc8uNBuW5LsRyikPKx80r3ZfQso3xS5pB2rc722+XsdoDxSaCZ0G29b",
-	"s3f6uMgpiG74sKTlTSZX/vNCL3NXG5SCU+64yGadYt0qsRcHGJAznrPumCIYZnTJCMIGYqk0oMSYtUn6",
-	"rdFAEFRFPjVMf3H0/9Cjf759f3bW7RfcPIYrXOGut/ylYhXLrnBWm/PmGYg5F+Cp5w/BBkDns2536yA3",
-	"S4AWqrHlzRuDX6pkRMgVwaeh90DMmYLgxhBjq1KQPz973cD4O7iXpVrQs2+/6+hgzt6Rq79cHJ19+50z",
-	"n5G6DjOa/P42KTAauMHs80PiaS/xnrwFO3bHelFIHUyrkuu10U2Wlp0YLVl5UWlwK4CNAkICvq4XYqF1",
-	"gWNwMZObS3npKvRePbt6TUpZaaZw7+cQrTPb7TsCkNcLtiZqQfFM5CXhyyJnRuBgYMs5zmLx4uklIPgq",
-	"MpQCeiKXNm1Ur6SLAaoROuts9AuB9VxIDPyvrgIKeOv49jSZxCJ5H2OoLh5MyPvYibl4EJEYXhv/gtI0",
-	"/BOAoQcfPiTQJvkHlnIF6SyNdh5ZlZrznaXgtDOkoSckqWNguCAJBr6Q5hzSPmTB/q+LFz+RYRLKojVd",
-	"5gmWeFFF/u+rlz8TM3nztZl7PBiPx/HgQ3Iei+Ty4vXTv4RPgjBb+DiAhgT+TRCeENs/JNaPDM1/4UIL",
-	"XohbaMZugEckrkmOCltqqHrDMRIpyPDqxRXRMqPrc6KYQ9+zmBYjPy5KI5VgCajyKJhWqCTm7yleZL3S",
-	"TopPzU/JpjSKBUJH1g9F/gHvqiDJxeXl9NnPf/1TxoA4lrgIGDWtkzhu2JoAJJwtngyuBhBxMvQO31gk",
-	"VldPRuc2E4ULRxRcinEsoKO2J2PEKETSYSUgFUoIQ2BnEi5I8u6o/iU5J4YLYEHA3ayQS/wMHinra4aW",
-	"xxX0DzcbOqobgL87wjudMx/ClMqjsVoXsTX1YlE3qh8+Ofmmsxn96NzijtuKXbBr0DOruTa64OCqFkhA",
-	"m0F0fDI4HZ+MT+CIKpgwP04G34xPxt+AV0kvQEwhQac2cOzDUB9cSBmFX0mXTIMH4u+dtU001VPAmfdo",
-	"7rDZSKssQ7kzxBBd0h2jS+AoQkQ3vXBJF5NGZKw+KlAJRs9Pl9H+NhoUUnUYHk897rxwiPMUZassiRGK",
-	"MHH7EkOkS6XLChyA5LrKb1BsjnxufiyM+EJBCZTB9YQ8fnx2cvL4cR2paKClY4sruw7mMDe8gJSJfd3x",
-	"YrkSIfUOKUGzmCzp2uUgGAozh0JErrEbvhuS4mTxHWOBoyfmu2RCgOJKmTNovmVhMJI6MmNXxrYHR6ML",
-	"og+rUoo55EcQrmLx5OSEJPDd1HyHRI9dKVU40JDiPTZIdc3IvGLKdUYu12b4c0JFLDDWmQE7csyBSSwJ",
-	"2J8srzpPfMmUzG9Z1rjUfZmcExqLYCEsUq1imsxLtjKPX6IFSQU5Pfk/bQSLa/CeWzLAecQiodcSenFm",
-	"JZ9ZuS6kXkBnK0Uy6L4OcggkiI0BNqndzmtMLkQs7JzcY0S7MwNXdU6CWc7Shr56eioMn5w8MbPENTA7",
-	"OzM2dELMnbZ6w0tIYwI5brhwqSuWG101ttW6PDyDPTb/YYMQNfsd5FnMNtH4dnRz2OjAkXWWnn9oSwjs",
-	"blBIofDZZycnB73WNm/z91Xu7FR48mY+V4PljRh+go/vGtVP8xigCfDq04Ou/uagq58cdPUfD7n69KCZ",
-	"nB0y9rcHrGCYfuEIPZD6lulkpRXPWIvzvDTHZNBQVRhMBkbwwPiBNmimNUc4niaL/cSVvsBLovZJCsfd",
-	"LxUD57A97+pcIU+Gh2Avdpo38PwrN/DB9s3bB2QjmBoESnq4yC7vl8U+n4ZozbLY94+IYCumNCbo9JFk",
-	"rfS0xHwNUPlphLyxoHbHUuCqTgiRtpHWnEh71D3k/ulHI9gG9Oo2mgUNwiGif1nk+0VKaFipukfKrJRL",
-	"o8T6bnkbNI+cMV6VXLO2OAbjvFcm/5npmhkeUrD9jetFAFW0jVx+1QrCpyGRP7Ogh44vjc78+pLrXKY3",
-	"W4Rjx+nbNDZ3WJk7HKRgdToE7ibFvQGXz30l8E56w8eoT60LH0DrDd/XV5rfLRYBI4kouQwdjI4L7iAU",
-	"j6FF6qZX52G4odMH8woz7hm2w7QBApjiBDgaC0xphA34otoBGZHrSnHBlCJllTMVEcRziWJRo0SgE0PK",
-	"XBkje01KmTP0mCyoHpOfGL1lYJaH3RMTAhgKksiCCUIhB7O2w4dmVjY12mJc2axnmPUjReYlYxqSW7VL",
-	"U7t4Hoqm1YKJWHBNLE7e6BxjUlyH7RZhVVw4x43dLPEcUgG9193P0Fr9ycmT1ivV1j/4bZzB0OjI7dwr",
-	"0KTYXQFujVgI6RolKnA1sQw6mQGCT9NJ0RirMQe8Gp36r+siGoTEs22nEvyEaeSlWQGXhA0iEtt3xyK5",
-	"gDKmCQAYHkOy7JG9c4Jwe6r58IQMYcNs2vcG6oVg77jSahSRJGO5pgkZAuYGIiRSZVPW0cXMspHd2CST",
-	"glkAD4XhNngnaj13EEO4ltkaoTosHuBwE6ludO7GCq6j+YquFXH+Z7tS41hcCHt7I+EBkAWv2ZyCp4gK",
-	"AiiKtFxjKAPvcOIFduFV5f3+duLOH2/2mIu59VGbjR9CG1PyT1bK0aTtmVpQSBjW0vAKYGuQOYPohC3d",
-	"xMWEF8efLZmMIlIJzXN0zQNWDeSAmDkswOWmFMvOMQmapppkgNwScBuh6gaDmpiAC5naR5gi4rjTWfVe",
-	"XMDP57GgZMbfQb3rrFLUFayD3gCvU/D0HF6iFicWfGdMrhgu/KtnFz+8eEYUs67V2CNMN2M08QCGt21+",
-	"c/ZIuZfpcsXBGfp0QR9UPwi7zX4OHcE8/wIWBxNn2szcHK55avxoudxmyqP705xUzv15TJKMaup+MtOz",
-	"P01assEz/Xg8RsaOxQY3jiGko9gRipckCCnhFI2ghs1F9n6nmcAokwI3dk4Bb4cLDIya3ZdptayBdDbC",
-	"6+HjMNICGZw71jPEBIE1GkQDhj27m7htH6I9R4S23+2hYMH2H8PucnC/FGzn7U1c1vpmrPz88HaL/fTI",
-	"sR2GcwVWVDgpKWeEf/XB9l797Zen+F4xKLByEh2Ay7OGnAVFb8406Iz2vIGDD2Q6bvxoU0OGODx8jfFa",
-	"K/q6VOUWdve8C279pWAk6NNQsNJ3ijAMjsW6GFxmRBuVJufiJiLJnGmbIPBIGXnkH5VgZVoQ/CelOTOX",
-	"0FwbpY3MMzMUkLWCB3XGd1rQ3Q/p72hhpn/Yzqrhyn41AnfxwoXoWriIUN/7wxCY94hAIiZR2CAAE3gw",
-	"wktcx4/P6yLpNAoNdQB4DffcULMHNPD3uqq1WLgDajYTDE5nBKubxCKx7ANQeSFTnpPELlxiw+5C1rwm",
-	"V6i81+1gwgFi4fvGN7J2jCWBfQoSMtzo0WIUQfvIyEyss/9EYltpAoPjV66zKp0zBUaskQBQ+MmzOdOR",
-	"1bZlGQtMFYE05xHm8Ww0Zkm6ZETQluOBVM9mJ59P7K/33V96JFLW6LXwVT34lagHuK2BVQgKguNhEAsu",
-	"xZGE0qRDIcCfB7s0gFaDk7qnVoe3N0zVfshDN8h230neRrDOUQn/et5uJ65XbClvUWsL1i90VJ4TbmwL",
-	"WRjNM2X8FlKyS7lE50oNS91Da5/gpI06B22VINzjIO9iF6PfHuWu8uUT6hLt+J4wH5mvw3lAFvTP6MsC",
-	"Mnq6Ob/hTLaqGVzzlRF3MmJoMjQW0rp1vUGopVevQhUY1rl1GswtcUzNgFNDrF1GovtN1efCdZXfHJeV",
-	"UMfvywqSZHuNwudaESj7VERJMqOlrby3sBDg7U7KSggu5klEWK4AXJTMuKC5SxLd0NT+zDRknVVi8FkT",
-	"28pKfKXdPQ6RQpbGMnOpuGUlyNBY/ebTtKxEB92Zn/Y7HZAED0uKblDye8MNH/YT1BbHqv9RLkUNNaJp",
-	"I2Tl+3xOnbEUfFN3WHffWBQ8BYAUoeoGbdghtzi46O2BJqbi74IsbnemG+GgWHlr0cWgeKTieQaRHQsi",
-	"HhEA0Hn17Oo1OnWstYqQRzbZk5bzyhrnFrTPGIFSwBOGyYzn0KS8nRYOIJfGiEvexwOaQ/UJGEYJQUgg",
-	"mwY8BaGSgIsz4ZlKzknCRZpXGZs6cWJsTSiYaC5nMjonlbgRciXwcbRk5MnJyZgk72me++fZRPHmAwn7",
-	"paJ5LCw6aFqVpdGI4EcyhCzwxg1BK6Xj9k9LrpZUp4skMjY7F3NcQPhxBFGqpL3LiS250CD1W9n1yXtb",
-	"YBkRX0wQETqbsdT8FQt1w4uCZf9XRBRdFjmLCErhDwnm4YcJ/rYkyq3e4yQiSYsKk1EssHORT/5eM4Tu",
-	"WUNWKeiNDTzBoIbKTP3MTR2qBxJf4ZCACyFjSQTIUihJEpitC83hiiP2lHubpMYHwxR+XFDFzKmZ1AUW",
-	"6BTAu8Cj0VeJYV3nXLl2F2ZbrhZyhcEP2woDW0lCqP6c8Bm+P52XzEwpKMvqry1JYmF30JWATUg8aOe1",
-	"x4MPiSusCAKvzQVWhsEeBXSLT0tGgCEV7jBWIfkqAK6sC8WFsc9OThyhkaHbYAzRm4GRQi9AmIOqj/Vf",
-	"uRRzQNeiwvZjODshFknZD12DQjlWhdensUhQmht29p6lTXUjISWcKSBQoBnXhorwqhLm/H5dy+uP7cwx",
-	"w184KfflJd2j7kSGbRECItNtJ8gflo3MSXt2cvZRp2dxDrvmhyiM4AsMqffcz2tFsYrECJSv3qg+7e3s",
-	"C9T1Kq/lgY0xDCWOFAxLiTCJwu97r/rn1LRay9lWXPA0UJjuV1+QlXSm7S9ZhZUGVlTB2Bb8G3B9mW3p",
-	"BWyW9wBidc/Aee8HB9r6DyZV3ApuC1zVe/G7rUQIZOlhxQit9hu5kqhsQ1FsoCr4Bxy7wE5Q9f1Imf8g",
-	"SQnP4L+B6gA060puAbE5MWSGXTwYy2wfS4/aDF8bPX5ONbMQfiWDtxPkmsXCKAU51TY1ikDZ95j8zYae",
-	"jApidG/7WCh+SEZ2eAvfzX3aPypjFvbHaRUAVdv51uBCQ9RPROWcoIrBFc42CmtEATIJkxuHiR9jjLdj",
-	"AAiQNPFkQXQcuD1q1y1aJS8W2MZTQAgOdlPMYaUfP35te5g+fjyx6VsbcOMb3VQgnQvRx13bKTQbYuEw",
-	"y+0tDjGc1IjhbZTzoQcu97Dl5tgExEtj7oDUxYcZPXFkNGghxRHsk90Or4c9fvzk5I9OB7dmWgu2IN4K",
-	"Y46oBfYtGlqrNYzcT16BBUsjFrLMEDo06L6AoAse3BA2lBJEwgIA20qkgC1ppv3N48dGW9ys3MUOs0bF",
-	"cX1r/ZDmc/ARIeUVhEsA8t2YC1RDdNE+LGe0FN44hqGB1TtB4gM7AChrWSkdixZmfFc9khO7D6SouuGf",
-	"i6L65FFH/247jpPfvJbXbPP8G1H3XK1SLfOHlICoATMDuaiW+HjK1IwMwrxD+6ulOGpim4rgzrKmBk89",
-	"sLr0m6btT1jRVFORz+DB2MEXUsnUSsPFIhTIa4GsO5q6fHRpgRsUGSa0yjgTKXNeJ2tSJEb5oWS1kDmk",
-	"wIsqz5NYpObEUUFiTxRmxGF9RkkSOIRcH95kTC6cJ6WhfCFWg/sGzkmWcU2vwe0FZow5t2CwEWhjtGTE",
-	"WzUBhkVu36frDMNSq090hl3CXnxiZ8vXM+w36KnoqSdzp5c3/Q2/ocVf7/NdD6xj5KbPmxPwFObwZZyP",
-	"Trb8DjnoE1E5LHF4tDpD2tglEMcbQqx9qxaG2LV9RA3c8XkLKa8sHC4mIgW1YdCUwMZWz63xXzJVLZkD",
-	"1bPpSwXLyNAFYT2mkj1hLZAkuEvqr+aUi9FmcsKlWY4vgb3aUusrb31c3oKNJrR5VLT1sLuzlQeM/nxs",
-	"9Wfw3eX8hnV4kSLbGsY7a9IFS29ql83BnpqJ90cd5oGKxWEuqF7HXZePzt8u9vbRnTdbBZLXtvETOB0n",
-	"UJGF+EWxwIzdYVf1MSCOkkQtVbKRe0ktGg4ZPjk7iwgCiIqWoQCuv5alYAPwxBklMIDNPqihO/HRVy+u",
-	"YuEa+WC8Zl6hYYNmDqaJ4OTVUk3dtbDN9fXWB2sBp25ZLAAN3zVn2fCWagm1zphEiqMLObWA57bhQOLw",
-	"WEkAjYkJp1RA66eZ9KJaTbCavILVw2YDUdBOyey/bjTS85CUtqa8G5USuyC5uixF1xC5XPB0YWENLT/H",
-	"4pqlEko2vahIsOjbPDRxIPrgqqcLRjObCOcT47B+H6vdMWxlQQf/aCZ2S3OeTXVJhQJYos7ihivzkC/J",
-	"KRJ1ys3foxvwS7SOgFycNdRhApHhbt9d+3hzOW9bY7h1YtweIVwncRoB1K3EicMDevYDh1LxSVsjqe5d",
-	"f4+B1NehzH+k/GI0Q6pRnSCIB95C5qDoQ7m5LeYiitGDg69PHbR0XSvTPonG5LlWdaYy9PVbLRhIYV1S",
-	"cxrAcTPL5YoIuYrFMLGI1XDqyRLaKQZBRDJMQAmYKqarIrFvl+CnkTs1ypJbraQoMK1S5pk/Ft1Luxlo",
-	"ac4A1I+qMk8mJLl88/1Pz59Ov7+4ejZ98+qnhPxbLJLjhZQ36vi945kPx++1vGHig5kGZIHBRzPbSgAo",
-	"rdFDzm0XQvdUh0ZipgX6njOEVLPx3yNFFJ8LqquSIa4znF4rrljkQ67oKHWpjrZksGBl3T4wFkeoAk1I",
-	"EjYcApASVADPybPx6XdPsNidCIrAfIF2kWD/oWQUxYL4T2QoC3vp86uX5JvT775DZN5Z1zijiCQLlhdT",
-	"zd7p4F4YkmqylEqTb87CHvuTsF2yluQvz366BJ3l+c8/vrR7XXdQtHXRZrhaE7qW1XyhyRDhy+H9j2wT",
-	"ISQvUGtCbcwwkqUfmoLv3Iw4TF7/7flPz19OHxu9CTQU88xcSrN9VXGOygig5GDVACo1oM+wa0M4AAEj",
-	"ucDwPSxkSHRBP0aHyrPxGpjshdzhvdOEJHjfVNMbJpI6wYC236RRB97gozGQiStknRiDQrmW3pj6cO4Q",
-	"ZQIGJcPGK4BPBNrjuH2AwtKgXavvMJkcQ1VFWAcHWYkjnIhmeSqnt5KnLIlIslRzWhTT0wRY1X56kkws",
-	"+UfNd/GgMFzZPTVzcdjq2MvAsj7wzdOSZUxoTvMAU3wOWa2ApU2XLCMJsLaZjGJpybT5q6BKrWQJEQZa",
-	"8OkNW0OLVVrpxdRfTyGhOPhcFNN6jFtW8tm6/vVaav8BIH4yyGo286ovcvdDIAMeOwL3imI0dwjpydWz",
-	"p6+evb6a/sez/wVwziexsHNX5papFaiJL4XmGs0MdNJgkwGWNZhQLeTKyPsFF1B7HA/++z//i16nWTxI",
-	"ItvMgZcEAjlbgvW+ou2TYESb3QxKGOrWSq7fSwAffXqyCz86qlWmgzSlVuu3Wu2CWdwNgfr0Y+taO/Ss",
-	"L820+C1ASRtRWmtQHcaAV3HbVoAP4PeVDv8A34fc9mB4HRDt3I+IvtYOH1CYbtY10K+hD4huIHdgdqMF",
-	"C8O+JErLol1KzLuq1UPzqTcL5OHJ59cpfL5AenkpWL8g+QLyPbxqZew5Bs2tuasDsykfTuuc2K4+jdwQ",
-	"BcR/S/OKRfh7LPACiponqppLeWuUQqhMy9lMg99ymDbUPKhzy1BtumGFtkmVdvUeqdpJSDKW8sy3lB/a",
-	"bu7eHsBWarWz1swMGzwZxSoWyfsPQRsm9ArXCDLGurW5xaC9jrbkh/ya1aYPn7nFxu9Axvz61aFXDNsO",
-	"1v4kBECbY0W78tna8MkzaMOLsqcGhWHBTr/WyxaacEf1rjNjfQVhwQuWc1H3riPDBTcibR1hHWgssF7X",
-	"tilaGKmzfqQg7Bc1SnlUREA8AwIwVE+qkbfp0cvTRBumRLCVk58NZFVwH9vlSpbpEbTV4jbpvwO2eBba",
-	"ejZ1jVwzDymcQfcfdJvga8ZimLybqtu0UaaNOMElVzdrrGFy5RKuF5ZijCS2F5Qtr4SiYkDei0VPT6Kw",
-	"WWDjPbW0/VXAnr8CtD4u5hOHCGxrOrDUuR/9N/JZ/eg2OIJ+abgFk9aCJWSYvG+t4Ick8pmAHgk4eW8e",
-	"9MFY6MpWiBQ51no7QOAOPGDAHsTZ7IH+yzj4ixDeOAD7JV1Yv4g9Dcig+0H9blrxD4cs+xlBZfHRRb7e",
-	"B072fnirbajVZ7eI7XQnqFWPstoeZT+U1fq1Pw2+qhOijyzOZuTbZWLnTIe2+as+ir9IXwO0/XWxoI1D",
-	"7WBw08aZ1YteA1lUNrXMCvqNKFHkIEhRNA1dNOD05GQUuTPjek2oWMfCVgtNXKtFOFqGlIS+fVJUZbqg",
-	"CqyEzp6LmJ/hejRGsYCQxdZTHywEXkKIQ9m2yBpQFlmGmObQyBB8pALKBwHjYrWQ4E+1r9FoZCiyrU0s",
-	"+1BYnzZW/gFFIhaZY0e/bWHY1gb/RuOrjnzDrtnh1u1q7tZgGO+8O6AhKiRXN9d6g5e6G5/usOgDS+67",
-	"J9GdGqCud00sglBbb3tKLSUoN9gB1bXEQN26lHIGeUdmrwC0n9C+vpW28QJ0qWz2UY3F4Y1UrYK+YWS4",
-	"gG0Dr2ezxaoTQw4IJ4y/qv7WqTVm8369U8mu1qmuOyi2I7hPV9QaYiZsiyo8GhDPsH/IRt/QdjNTF67e",
-	"7Gba31rUwmF87TB6B+XWtX61i9cHqY30VtKvhTi/qkIc15HUyVfXoLiuAQy6Su/Rh9Rm8R8BhnSvbvcT",
-	"IEwbTWhJM2Y0tDoNdullvBnokSIJjAUha/OLINgwdNyn4Zjb4AGDh2UL95xL26C0iy1g6pF9QfZbTR+z",
-	"TXLsy7pDEjTeCtOmcwC9qmH29qGhfvL5ERxi5sHLay4YGRpNflkpjZhKozGx0GnZnxCSo0Y0V3Kmj+yP",
-	"fkKxMEcyo5nTPXKHmDMml5jEXFClSCLYOz0FN35idSpAAlUksV/ObOMoc+EWJdwtw1YVzhfEpLSE5uSY",
-	"mKLpnAwBL8L3qm9lZmo6H/Qoad+edALk9DzY9QAzy9fzLPPToSg6PYg8VkmbqmUTGMjefi1lzszxsut+",
-	"Y5ftHqH5yqq6xumZdwZXsiwJW1Kek2FKFTviZmzFjS04Am+gnKHh2LMuv/TtwNnJyd4rYum0MVTGZrTK",
-	"tdc69l2dnC+57h7JEMWSvuPLamnnt+QCP9U6CheazbFj0kZwrsUWmIvIbrmsFHBIzxrBHV8O/hJSfZ80",
-	"v0BeR2MC+fdrWHk/xCa7Xp3ZxRjbUAfDN/lDBw0kak2khAwhI3VCkn9L0Dn+B6IlOf2WZHzOtToncGqp",
-	"iGRULeB/CcHVLBYFLZkxy5T10th4sPXM24ZOCUiFZOzVEmz5Yc8+B7mEjRYdfBF5au1Py3LKTAn4dxJW",
-	"hzZqHFWtA7k8O7R8nIxMtqTJ4X0P5WnH0T8Poo19s75grPv5a6PrvcFjPK20g59ezLX1suOgY38ndybL",
-	"Kte8oKU+NhL9KKOaBnDDT6/+ijp+AXBgmCU74wCMkaRVmZOjH41gYH/6n+6R41TdQhK58/B+S17w78Eu",
-	"OT2JTk5OSClXKiJvXv949Af0x6BLuJQr5xJaMJqx8tyaNXm1FCoWQyrWBACxIrJx0IMUQCS3yDF+5CRN",
-	"RBJN58r8j5IgavEntuKpVRKExfXFiF5iQZAOxm44RHCKsYAmkbapkFkUi3RsL5viZVDAQOcgyKy2i2m9",
-	"RsPU6ARPzvFZ/0qwsSVIJCNmsefpMSoUZM3UsZAROT0+IUNApbUIcyOICvrMfbOzWLKIC5DEAkUhhQm4",
-	"2gUglVrXJv+QXCiItv6V5jyDfYO5+iu5wIz8kgrlvE+25OTW3YLpOvUNGOVUDssXerHJlUuLH9bbDzfK",
-	"FTlFbDL7As5rZmVvE5xOzqBlbo1RByFquXJdkRbWH+a8XrRh7TxSttu07Xhqv47F0FCPTWaK3J5lmfkQ",
-	"uCuxwHcFBTAjEpgpcNKA15RkFYrTzpDrc1jWwOboPxI6uLYpmZseLkOMDaXtGmLBXT0lwYDowIJv+rtg",
-	"wC/A3wWnG4q4nnMGafWRo8Ff9XnzJfZVwtX3miMmolI4OIBIDjmsNnOde/UGkjN6a5U5KGChWOBWpgum",
-	"bO5Jw7Ewimo8UqJueEG4tuDnIbZmOBXz5lqWLCHXJTyDa3JN05va5aYbcnxMIJcXOD0WLc+FzXFSTlZ1",
-	"d1aDXO5AJXxYzunvAdWYutX/7bdT+rURzR6FwbXzKrAOhkhR9Dpno22csSVT+7MTx5epuH/BYH1u7x1X",
-	"AeCdlnKDrYhiXQn8vx4MP1CyEb/PWtwd4H0Esfti0dLWQeF1ngGo2LRuO9sHi3LrOC7N3wIipC1BZWEo",
-	"/gjavPliai9w5YJWoGdb8q8/hT3+edD5fvts/RuoFetB27uL6R+qMJ8XSu8VTuKLObsiNPswlfzrObY7",
-	"Yx+2j9DOkNyeNBm099qWRtjIxZpjz6jgXmv+SxUWELiq76GQWP1+fHtKLi6fP1KxkCsx8t5sAFbieu3A",
-	"yVvByUkNYjFMmEppTuHssE6pXypWMXAxNKe0oACPpCUpmCxyNopIQpXic8GwbVKlWEl4FpFkyeq4I1yQ",
-	"HXFhsdAxPzERcAC6i+BgFRI6hy1kninoGu26VMNJ6yFwGwFQc7x+pAhoozHb/RqGyIKZx/i1HUSDNJeq",
-	"txtIkz7aKzmkRDEgOkyfh6XrC2DZDRkckBLXF7z0JVqdIz05edjGJr/moOGu4OpDBg2fi2v5bq+QYUDw",
-	"v1fIIc3oEsBs3vUIzz0SQ+plbKPQdzS9LalwzVdvueJalhHK/8hKVVtKYOR8kLVCK72AS9EJzFOmiKrS",
-	"RSyoIvHgQgjwYjuswmBS8cC6lWudgF4DsBJU36CECvOrYmEEvZzNfEM7OItKPp+zEu+yTS0c+JJ1MMFP",
-	"hr1KAMqRmqkxuUD4l1i0snPqZFkwZZ50yWV0A9TFIw/NNOHDfmCa8nyLfhXWtPxOi7ODRbA2PuBb+aYn",
-	"mt4geSCwMISY9jb7N3PHw+c9CmoAh7Ikb948/2H0IOni/Yx+jGftRzE57pq0nhhNAeoduSJWb9hA0PQQ",
-	"rJHrSFQi1OkoUDCclhYL17oSa9YR/1i1hgQ5BKG1Wh5gEhJUrg/BfYzF8LEAhTIilViwPBuNyd+g5TMN",
-	"xYhqp9Bz7fTiTKIz2VYQnluyioXErrTEKFvNm53epQi3mfBW1hLFmPKIsOYFMNU+EJ5NrTcejMkFQd2t",
-	"Q2yhB6Yum8QLO9MgLoBYNuTZgyd9WwLpIDKzU/Q6Z44at0fC3DifOxh2b0n9FfH642lQ9IahbKet02Bh",
-	"0wqCHlggHQpsFQfiwVZAg3TYPBZAKdumZx0Ds31W6fszGqyu0JoDYA0Va7KUJUOsMSt4HimEnvfowFDM",
-	"bqvdGwJHDK9eXIGdB/kEM4BZhcO1V9yQoW/xf3H5fDQmT3OpMA6PVzRl2j4ROjMC+6p8fZnKF2xOi+Xu",
-	"wkAure+z8tAVRlasMGjQKQ21i0fKYhgGBhLkE4Hi4m2lpqFhpj6KSMZyfssCrPKWKgm5TdbJBok5lp8s",
-	"5mMsECqQa/Cnnnvcm3Cycwb8rA2XW5AqVaOFIuK5kJVIWUaoikWiq1KMfXOlxGG/uorgeLCollTEA+v+",
-	"coqe0Ues4gTlgbYLN23xeOhLs624rR7uFDuY8KZMgeI9dCJlSSyG+Dd46qWwKWwQk2qg/qQUGhtCWYCX",
-	"+K4qnqwRN9P2n8L7pnjL1O5N4le1ZCkvuNH8VgsJ68kycvX65WU9hL9kKgvNsqmsdDImP9edO224buWb",
-	"R1qYCidQOzuEm2tey4+koe2Ud6/Zu0+eqgoPfoFc398n3CwVdWv4VWf6yML7osUcu6VTLwjabgkPTpjP",
-	"qyJBAjmkDlpsNO/2wtxyRBiwv4HFt1lFd5FlIVv+LDX7TbImvFgPXwr47WsMbxd7iaYLMvLRH3D1SgHY",
-	"MAczUslyRj+ztdHWfQEnvGDCVfGDazg49bk+D5DynZHSMEpi0bBKfDo8ZLIEzmrn9m05qB3yYISmj4qF",
-	"xwmDhsd07V0xOMlxj8IRBCH9mW0B/o2uZKwqzGTuPrhhb75aK7+F4/Ev2ManQefOmeh9gjs5GD4eLy2/",
-	"dsN3+m744LS2LKGIYowMd0RUzsn12hVOIWfQ0rZiYrHAFC6aZSVTjeZz/3M0JomQms/W00qkOeVLQ/ES",
-	"WrPDGUiFq/C8evH6cvrm1U8jZIi2er+iZjH8ICSXYg69t6hoemofKf9ICFNOFUulyJSxI2Jhw8ogFh1I",
-	"qYPgsL/5zlpJfzLZizUGHUs2YyUTKVOfxrfZAd7ZFW6NBu1F767A/QIcm66Hf580Uf7332nAtp1NYo18",
-	"wz9dCTSMlzWXHDWDBIbR1J6ixK/7lhbjzQ38sijlN7H3sBX+xVAncfhVAOtQh6E7yKRoSKfeIGTPYdEl",
-	"QifkmxMjtf/w3ZOTE9S13KHAFTk9OyHDM7LkotJMjSxmUFuBAypkGaHX0I9OpGzcI2Q3yevh5WvHWwei",
-	"M0ilaYSKOm97+1W8fuEs9he5Aj0CtBCnkJOtakeg3IAnDhnOWAngm7XEvclu9To7MXvD1v0Jky+NlQOh",
-	"pGtGS1aCngIghxlVi2tJy8xlyKH/1n1IpbzhLPJdYaiIxQWk0vB/4hthCebIKG8AjpZAhByS9Om1vGWW",
-	"bc0DnRMYRQl/F8HJEyHqcSyw+lGiIZZTpUmlGBlazwaKgZHzeiACdFqy3oTE/zAL8oD88B9svQ0F0exH",
-	"E8oyIiW7hQ5RkKzpbL/fCPEDLERbc764fI7A+0PcNdQnbN+hjgoWIOJegIhXKOtUF9lGPtiRUw1lzKpg",
-	"KZTYTsgmRUOeayzqU65SrIzQzQbBBziL3ENshENx3WAF0sUJZCjLKBaVMH8nF5eX02c///VPGQNk3CUT",
-	"OgFjISJCkroJAaHGQsdeWSS4GOYF0QJk3FhYC6MV2Pymw9yIiDIcnzNqaM7cZ4MMSy40to9TttEBcG5O",
-	"M4A4LdA3YfnOTMACH0KrXUyAQUwMRRLMi7EhllvOVuaD2cZzx9AoDwOxkEDqTILttKBqHoAt7bcwlWFi",
-	"hhgXJb/lOZsD/CnOFGnHrIANeLmGcAto+pYyWN1+GI3/YOtPa1o1SfhvxlS2eO/mJWbSUB14cLnA4tBz",
-	"AgX6aLa6hhWDaKPBwoaNZlZul9B6Za5pqxtw42fvOYUoK2Z/+iVqVFfUWkIYWvd3Y/tHv0v1w8F/CCd2",
-	"++RrqDLsLKU+RHXo0wHO8eRDURCLg2QBpp+B+qBloeB4gYG0229EpYgFOFVTGvm+SODbRfxwRZjIxuSV",
-	"n4Y/iyFFz+WfaCO4MbujJ8RpbnIy5OEUi/7Yop/077TAyLz/HiT+KYpgHRs1+ohubcZ8aa782V543xIZ",
-	"bP4OrwDu+87SmIeskwjeZpsi7Bbma1NmRcJG/S3stEPR0l63dd0JiQeXwfg13jRkNmMLfgsFCyknBS1v",
-	"QAMB17gHXwbxOQM925ylBDtc1Ukg3VDb43gQ5o/YFrXQ3AZaG4Nyy+so2uPHZydnIfp2E6t2mPAMwZYy",
-	"qPy2S5oEmLKx8A1yUdwvpdCLfE2KkqfozyxZxrWKSIJQ1mpKdRLZF0qevvz5x+evXly8fv7y5+nr1z8l",
-	"IwT5YEtokNMDwz8mTRCQFoZ7gIiFcyfX1RoDcMO63QrMFGHEKfQ90wsmJqCrZ3No3aJt1UgC2zYuWSrL",
-	"zCU5xSJJqWZzWa7Npoc44vEANeW6IVFnvyJGkutqPW10gI4FNOdBquC6Rlxf0bV3C0J+vIte9lGCiMXP",
-	"/ixHewFP8qcWNd16PcyjoK+Rkh6YqW4LZJGVqhwKdmJRVgLNIwcABaCA2KQWnJdmNYBi31zBl09dC2WL",
-	"RSXg9Y8cW8Ri+OaKnJ5+G5krT785cfRCKG7QOTm1X5E/kZPxySl5c/UDpKKt0Xpyj4WIz9kZ5FXNq5xq",
-	"Wa6n15XIclZbY+eepKZAoEnkYbcihCtgv1Q0txm9UgMm2B9jkcDV0yVXgIObjM4xumf7y0HGl+sfC7dA",
-	"f++p+wqiw/XlcHssrmlOha1CcGyDAiKlhVt5a7BbaoWe4wkXqprNeAq5Y2aatLsxxffVOjgePmGTOre8",
-	"mwLTrfakXuJsi8zoasYONw02KyGjgaWEzaf6Xuh6JY9ypjXDniETQ6WyJE8vurC1QsbcHNP2Z7cOD8Qy",
-	"sq1HEM17eyFCY/B66nczAM8epL1Ib2sR38nFCglE60gdnv3vqSXxF4g8/30FuauhEjJsah59G9fhC2y0",
-	"x6iN1oa2fUxvKbc1OD2u7wt1g3zSEJQzWZovjlJamLtJLlOau+NibEQ1MEViBT2kBdTHitFonpydke3y",
-	"flU33q/FtZtBZDNxt8nqLsF6Bdx+uCHhuHybxbNvMXrJKHQWGdzhZiii5ULd5d4tletnYeX6t7sK1z+R",
-	"VfRyNkPS3WYXEfCbzFj5q5ZdX6I0QlapdUAnKoD565MkKBLv0wZ21bA3ZdKuRuw23a6tHz08PfZ7ldCB",
-	"YJfq95SxfvYl+rhgNwh1R2hQChxo+rVmXlDs4yqkhrCQyPY5Tz+lh6wqckkx82FLDZMxvAAMmbdS8IBh",
-	"AUx6iiPZcNOSljeZXIkp4kzfCLkCAzoWSlZlytSYXDEso7Q9UakiO3Cs3QQ6gKxjMTTWoflb2HapYBLD",
-	"lGwa1YS0wK5vro9n9JfxMkuwutvB/9IVuZbZ2mIbuyfbQONTZPyj1+uCedPbZWmB9e4mkRA4I4nfS7C+",
-	"samtsaHXBVMTkkD/0iKnXADEtfnkFi8hQ5orab99d+S/H7krF3qZJ9iFLAnlUJHNjFUbfiVTzXwDXcAV",
-	"oMSvN66o14piYWY3wmAm9Y2QzVs9UoS900xgPkIy1u+0mbdZRfjPTdF8gNnZPwCue2zmBbjWa3QpsBx9",
-	"YE9OvyVJJVRVIMb0dMkyTqdmFlAUBlsPVu/pCSCRwz3fxCLBLZ5qKac5LecMa60wTGd0XUj3hI9IiudY",
-	"xQZ2tGVMADE3F8YisZjXUyZSmXExN8MBNTTuoOTyhx+Jw4z2j3E3m7eEzX7taUNB73qEUixZTqHJpeFo",
-	"MkxqOjwnSRwn5JqlcskUSY5h9RKi2HxpxBOZS1jGcdIRZw4m4ElwNAHAL8NxjxRJzAOTANsg8H/Gwno8",
-	"cUEx4ZdqmwZCWzxeD2nXH7pSC8dxBPrlQKz3CtndjMfeIc4v5jmrevwMY4SwHIaUoU9/2LyRazJEd3ss",
-	"XDfqBOHiocI6w6vEnClbILg6Jwn+ZCcQNCVa9oeg38D0d3UKel2LBFyeGXCTExyASdHkLFxyCHytxGjc",
-	"g7Xktq0Pbun05OxJTxyhz4Pz+PhxUx/ZiR6+qYdsEcvUNRIwv4IQ9RJ0rRlgazQEXCxaEq4hyKJNIQaB",
-	"yF4xhhv56QLhljz6EuywMLOyF33FKP+ouheuPaEkk2kF+Teu+MkrF+SaQlYae6cj8sKSWET+8vrFT4aO",
-	"Ln/4sUP3QmE0XpVcs9pssGpRG/RqIy/aC4wHMxK201xIbL+/ajiv3y2ZpkYsIXykkbMgfx4SiLlXo7b1",
-	"9cfXuUxvWHbkqm+2hp+/x4v/6q59QIJqPmpbeNi+ga8f+s2lQ1okBF8f5V64beX4cDBccLeg8EX7cdZI",
-	"gbaNdRoyhkAQm4HcMFYYjdHdoeUNEy7OyjXhAvsa10AsxkS5LuVKsRLOI+iuomQLrgWNUrBWHNAYFnjx",
-	"0s2yVZM1tOXbYd5lA1YUsBcjD5yQ2GFcEx5hy8duQfOzKF7hE0Zj8lKknuYi28/GVW8Gi6J8a2LQIGOB",
-	"q9KZeGlfeWpHTSwChh2IrnER0lC1d64o6AlvtEVjHNpEJuLzmOARQpKlzAC8Ns/PNzE+uFYsnznlH4rS",
-	"3E6uFtJiqNtlb20aQQsA/AvUYen46nKleZ6Ta1kJY5shDRSsPHJ1eSXVjIBLdkyA3TGvqsXPPuB/dnJS",
-	"W9lI4hQzrlZUARxG+FZyRqiwQVa7266sTkg9dRvfaK6EJtIT7NjULI+1Xae7ApVmJlZMfZowZcmovb2d",
-	"Grpu1lqfdxX422Udk2ebSaLjZpbot51Zoo5aEdFsUx63mDVgaCdaWqg5rWrsgmrNSjPa/16mRzuDkcF0",
-	"PneBS/PM6juvPHPRWpTb2urzNm2bi8yaf0zz4LBZcj/Jr9AHu8OXuHPtM3Qf3PI+fWyvTkU9EGdcWeHp",
-	"shAAoafWHxQ217efp46TAnm3WQgnrtvy7rMyE/IK+GgMP+V8pln2O+2qOtObpPfIsu/2FkA7/UgNpWy4",
-	"VSVr6kt3AoTdNFrMm7K0Krlewwwxk/yiMmfG399+eGt+Lm/d/KsyH0wGC62LyfExBOYXUunJH07+cDL4",
-	"8PbD/x8AAP//",
+	"7L3rkts4lj/4KgjtbFjyMJXKtF3TrYyO/WfZrm7v+JLhtLtitum/CJGQhE4KYBFgymq3I+bTPsA+xDxY",
+	"P8kGzgHAi0hd8mK7qvzB4ZREgiBwzsG5/s6nXiyXmRRMaNUbf+rlTGVSKAYfnue5zM0fsRSaCW3+pFmW",
+	"8phqLsXx35UU5jsVL9iSwq9Jws1PNL3IZcZyzc1IM5oqFvSyylefeswNXv86lgkz/4siTek0Zb2xzgsW",
+	"9PQ6Y71xT+mci3nvc9BLZKwmRZ6aizd+XHCc7cYPS6YUnbPW3zKa0+Vez8YvNob4HPRy9kvBc5b0xn/z",
+	"z7LXf/ADyenfWaw3rscVabnMvC1Tcc4zs7a9ce9cELiYcEH0ghEmrlkqM0bUguYsISuuF+T4+sTM9c9U",
+	"szf5UylmKY/1Qbv5bzmb9ca9/+O4pJFj/FUd14f9USbrtom+WzAiCz2VhUiIGSXlVMSMzKlmAWEfaazT",
+	"NYk+hfjyYW9Mwp67YVLeMHHrFPaCUIS9a5YrLgVeHxaj0aM4LvKcCU3cT+ZLFvY+R6SPcyZv7LhP/bBv",
+	"7aiDgMicUCH1guWhiO1b+eWFtfaL3I/gi4hwZX4WhAqCezUYhgK21a6SWcTzuV3rOp1PC8UFU+ptkeIX",
+	"HUTniCDoxQsqBEvhYq7ZUlUosLzKfkHznK7hrpxRzZJzmMJM5kuqe+NeQjU70nzpibPGWSxL5XrpRIJ/",
+	"1jZyeIqTe2fGaplFjSpaWC/hKk6lKnL2XJhFSCpXTaVMGRX1y96yWOYJF/MXyX7Swt/5jn3U+96SpXT9",
+	"mi7bxcU8Z0ybv9t+5EltvYuCJ21LzQVSZGVrNxkolkKwWLOEOBIgq4VUjNi7ic7pbMZjohdcEWrojVCh",
+	"VixXpG/ot/ydahJTQXJG4wXhejDsBeX+NgQxPuvFfi8iulYpy+U1T1h+EAE1BGM5lcp49pkfgt08cCXk",
+	"KmXJnF3KIo9Znarrb52wTC+2kAcXms1Zbkb1B9hOStqTGDI6Zy0kAF+TOKfmHc7ICZmVsoqYQYg0IpVr",
+	"RRIZF4ZvjWTKGa08pTLvjOIb1p9i6KTIUkkTMuMpM2tLKFnS/CqRKzEx3xkZaf6f2OsUrCYxlyqzHbuW",
+	"QWmqi5YXPCcrNlVcswm8pBt3Ka+ZIr8UrGAJ+df/+//hEnAxhw/m9dYwI8phXdg1y9fESnBYloyJpOPy",
+	"UoYrujbstB4MyTm8nXs8slhkVisKBbwkEdKt0ZpporS51z2lEJqnhOIYcobMBsvIlb2LJeZ8CHpMFEtD",
+	"1/bWXtDDt+wZcY3v2DMcQJN1L+jhjCuEvqmHuAFr62huLXerF/Rqm9kLejTj8K0oaDrRRiy2PQNvRzHQ",
+	"STK0tnRm5or0iyyd/Ou//8ccroZADReKfejEKnU7rmvIiJKlcIDAsrInO8dfQaeetSk4UjrtOHCbe1C9",
+	"R8yLLhUzTZevZMLSzcWkisz5NRNjQsUa6OaMKMbIiuaCi7mhUYbaSJZSbWQJSSSQpCaK5ddGALQJlTRd",
+	"XlREsKMUmmYL2gt6U6bNf3O6XNLW7V/Sj+/kFRPVl68Ik065XzK7eySzJzucrPhn2wPVWmlm5rzM2lV4",
+	"zZYZy6ku8uqTRbGc4pS0FDWmmOWciSRd4+ExY0qBgWKYjaoC/gDRnLazmJSpMmounx+meBVZcqji5fZ6",
+	"kzoucqaMXAcioEQxbTQPI1muacoTMi20kZQKbK9pyoYkcqQGaqqhKXwOaAShmKYFy3IuNFEZiwdnODKH",
+	"k8OQFCVLczOqFJ7igNBUQKgjSxT+BIaEHxO8z1wjEiuTdZELlIjMaidGpCm0UiK4fiKknsyMMhORvpCh",
+	"Pd1wDlyRecGUYsnASlmu7YOlYChS9+XPNqkBNFyRE56D6zqgpayK4lfnrgp314m0ykQN+vYipk5oFWW/",
+	"ro5vaowt2k2bOl01BKq0uSEFg97Ho7k8sl8uqaBzNgQb5q+crao/H/FlJnM0bUCl6KkV1/FiKmmeHOOd",
+	"sOBw99MF1eeglB7oJ4ilMCYd2KgTnrTuMVMxTamzLrYO3qpe+wc8UKQcy55bUjAyMwRD+uZIIlM2kzkD",
+	"1bl5RNVnTmM3IyeKYpmmLNYTY4FTWGydU6FmLJ9oOVkUSwrqwZJy4Ag+s7Z5u2TK+XzekOozzfLJ6QRV",
+	"hgnVhgyBbArFcjCimTKPvWLrlcyTyZLqGM5IJoxQEm0qQINl3GMD935tB2l5cO5cb7yU9GmWpesJfKqb",
+	"JTtP3Jxl6br9WSBuHhhlOEvXZ8SsxpqsFkZXoQTWmywoyK/atIa9YJ8TTWYM9gspBrkslarjYCuc4+kQ",
+	"+gSp4YSnEaQPlJWKMU1TdUb+wXLpjoW8MO8FTMaSYa9Jj1xkhZ5of5r7Q4kL/cPjVltBFvrge7TURp/c",
+	"/5amTK5OszmFxvA7fWpN6eGopSJ4K8Kjcgjgbu0Qj3Z0NrSSbW/p6G6sy8enlcn+lFvN6k5F5Y7VaWNl",
+	"P7tnLNX0JtPS1uOyQ67UDZCWCby14uvgRQFZexjj/WysNxALNE1ZDsaL58NrrriW+RlRWppzQYoNCfJA",
+	"Eftg0l+yfM4SwoWWRnMBZjU/clFwMR9sMiocAOaPJf34kom5IZ/TJ4+D3pIL9/nRFidM5baT0ah220mb",
+	"32FhNebKfY9Oa7f9R9upsBdnPPVH3U1Yo4Wim76D6iW4Qd4JpqVbZ0b6XCsSLeOjiPAE1nzHqlQiBZV1",
+	"eTzaY0GVzhlGEppueyMlCDX6uNGNjfYNl5I+VSQ6j2OW6TExnHAMPx/hzxGYeoPKqeR9oh0hh04+eslV",
+	"izMalmt/Zy+MdFkslzRftx3IqohjplS7Dxfkd5sx2XgVN0jgZudu3U9lNS8K81RvmSpSfXPN1b3opof0",
+	"cNc6v6U39YZW9T5WT/k2B9gEbm1uvLjvwRJRO6XzkovqtyfBrnDKBvk3QhAVnn5iWPrOQxLNTb5BiKIu",
+	"xzfkzqERjNor7xRi1fBGc7F23NriNjvs2Uv68QXe+WR0dx42sbaqM3rXjF231Z+m3PkOjorS59FXjBGg",
+	"3qHz2Azu3PXWOE6ppqmcD3+iS54ewG72PuC3midvST/ypZnPH07+iEc9fjwJtjj5DtQrbiastggbJ6oO",
+	"lzVNp2KDsxrv0iYOGl5Hv37VxSvvuxdvZH1lvAdv+A7dUnuuir8PdbibuTc/d+kXP3O9eOYFWYemsZd+",
+	"UReJu26pPHO7ArJdy6j5zvY8CP/MUNG4jZ5RJJyJ+FDvwLm3MbhyuQrUDuUduuDiYegCtvZLypVWAdF0",
+	"rojMCU/Upg1iR57wpC7Id+ouG9KaqzsYxcz1kDhMG4H+mMr4iiV/RevtUDMS1aMJPUDbyxm1OTVN43Id",
+	"QBQXnDqMLkvPFBNEmINp5eJBbeNa+7PVIHq3YN7MadirDxRZsWkMSQAVo6m3S12sPM6/U1BdkA87F9uZ",
+	"HQcs+BQHmNin72+dNLZ5Vwhg4zmtb1OkV+f5vPBJMe0vgnpYk0mnRXpFjKB9oAh1gwTGDDQ26aunFwRc",
+	"XsSmKfVBJh8bvhkQHGuKMZZlxQKsz81oSweub4crvcP06LQgulbrwsa2D5sUupS73Px0NoM8mBbdLl3R",
+	"tSKjsdHfFkZJMwyUGE5aM93qpnSJhpvBhI8Zz5k6iNO5UDovYPLt0sm63mtWRGUyii6zlO1P4m7L24zv",
+	"K55l+Jy9x7q84lnrWBsaHF1RbqyCSWx0BrM0XeGJrU4AVdrUmzkFsSyEDkByzXiqWQ6xxCIjWpIZh0i3",
+	"ea9dYqs82r2NW5KX3f9yJrV9b2xodfsqVOi3bYeeYPh/eOFzPfbV04r0Ct7JbJDVLQ5kpgq7bElfOpRW",
+	"86LdFYdhlbwQxiIaw/n25+fvyDHNOLzMcV4IdfwJb//cGmH5tXABJKYypAH7wtsTdW6ikG6nOT+tfYjv",
+	"UNW0RnuwLIf63AvU8usUspArsqTCKj9UECZ0vi4zpSDBymwX6ft8AKOdDloF+GEHWFUb2y437HVtB9tT",
+	"uswonx8aZUbDFXRwSNYUCu5U41CE4p9klssl+SexgVXzlyT/DMU/j46O/D9zXZLTmSb/JErTXJP+3Khf",
+	"mLmMuhj4KWShSQRXjolRRyLyTxIZKk+KlCUR4TMSwQATqjE1ZMFoEhCWKkYiS8wRPJ/422AMfxNkj8KX",
+	"9vLG1UH5PclooZj7PyH9CP+Y4CKPSaFYHg22DFAmjXBFnNdgy4Bw7cRduHPolcyvVEZjdPcUKmMi2Tq+",
+	"v2Hir3YPKUfGFAFCifXHB5vPQuL2YwTEbJycma1MuIZ0dA364VIKvUjXBC4kMc2qk2ubTUAiLlQxm/GY",
+	"m7X4pZCamm/hgklMs4ndwc2JY8KOsypdzo4zKRMWc1wdLwBxADufBmmSKgXJvE4tQKJBy8YE5WgxFTFL",
+	"/R8pPi4UkX98BCwV+d8jQnOjNQiaDsm5f2Js+dbthyKQAB1LAYkPYh6EIjWahXtz9PgJ8nx48sNjAgEy",
+	"X60gRcwCsztLqTSJcqrZJGP5ZMlFoVlkdh3+CkJhhuECtnHFRSJXZyQC2aiG9oCKUNvx0ULlmdhOLiAJ",
+	"w5WWOQ5ofqQ4pyF5bt7DvhWRGROK0JaQmOMheC9tLUDzvFD0o1rmgzXrIhLTPOdMmQk7T4BfbVxN881g",
+	"aDbk4cOLnMds+PBhfULgXrUuUEIhvKUM8ccLCiFRLZuMITCXDIQkams43Ryc62gx5XCajQklkPaU22PE",
+	"zI1aKh/i9eY9MM5mXtwQDtVsLvP1mIQ9tVRhz/BFI8gIX1Ve0XAOm4PR5hYAeFRFQ/LOTDYz725eK2M5",
+	"uXx1SezlpH/yw4j8+fLV0X/AG9NYs1yBwD558ghJUM7Ma0hhXsOu2hn5j1EoZE5++I8y6VOzj5oIxhJF",
+	"3j+9PDodBGat7ERI/8TJjT+R0XB0Qt5fPhuMif9WS0JDEf37SUT67y8D8vR8QNBFGZA/wK/Cpk4brlFG",
+	"0NS2LmczOL9scqDdviE5V0iSkJmiUMqVe081gbvA5USVlydLKdga5C0T+sxG2S2DAu+rUFgJan4T5tWB",
+	"2C9QMBjlAceQuZWgCtK1aDmOzc3GG8wqhqJOaTE1D1sTOqdcjK3g4ho/kz7XQGZGJ1ktWG5sDqK0NCw7",
+	"wIzDFr/mhN8s8kP3df/91lx0VbXLT8KOFNTer00b81J/m6m+c/H9WXLLUYqtnqFWvTAyDBCNy1MJWcHI",
+	"XScuWXKGbCMVC0iUMHNM5f7gK0T1GxUKqALBr9YkZ0bHV6SPpgLkskxpfKVQ7JTMAjm5RgullWKjy1eX",
+	"obB5qAOi6PqMRGjiRGMrERIyXVcnfUYid66NyxPNiAz7ikko+kKWZ5uQeJD5Uw6kYyTNi09kYRZHL9ga",
+	"xJ+Z0rs3F+7QQPnVyox+TdoNWGuntTtiWK1wtPpLaVFu/ljZh31SG2ykwd9SH8DPsHxoK/nfwCNd5hLf",
+	"VFbNeK70pJIcc1fVT512m33jqvntzLAPrVVUFX29epcxNVycxxsI/oslVwrNeCEnCp01ExvGC3otejY6",
+	"iRpqttmyppbdC8wSfdinQMoqwweeAw0NtIN8rfl2cxFnrvuHjWbuvBjV3QkTySGXwyQPr/3x79YYqDaN",
+	"ygsEG0vWxl8wxi2PhU3XEdg9vXKv6y4kJN5eUPMw+XOuoz4rOVAMtPnyve+omRbkFZum8KioLU2pUKHk",
+	"Jj/6k7K2vo1TuHG010Rd7YV3pedaOaGG3nFzQOaEvRfWy93/QmRFV/7cZE9BV9X2tkbB3XVtcruZ2kLU",
+	"0hz87qqa1ReYIxOUenPGuwSDbVNEIoXHzCg4nlv1F0P0Y0ySIdRZ9IJdsxwK/JOWfMWWA6Sai/HDHmkl",
+	"Ldkop/tko1SE67Zlv3TX7Uxx9dSFVHFL0rpBiDShmu5foe9YoEV13zxijTa+O5HQrwvMZG9uhFe95XJd",
+	"QOXKbdMG78xsuzEj314B28E/Owf8evxkthPti47E7jrswRCc0LpQ4LeO/O+RdZNYlANj2c9SuQpIBA6T",
+	"iWK6yKJQ9LHgED8agwbixAsKrmWr/w3QDbLiip1ZeTpB15nzgVA3HfBwhML5RPxs+5G9AIoay1kOwF1k",
+	"LSHzaJplikzZghtLbqnmNMsmJxHRMhTu42N0aJotSlyGz9vn589ePW91QiRJbqNMLVFVnNQDReRKEHvp",
+	"mFABLqvyV3R5es13D8vXJY9tPtPWqarApVAuoOK0iBeEKhL2/vXf/0OncRL2zLtlKY2hch59szlLmNAc",
+	"MuLuxPY5DJJjUhUNm29WRdmAStw6FEfLIbvbTrIPtuXvzeAqyxv+VHOiq+aDx+Ti/Y8vXzyd/Hh++Xzy",
+	"/u3L44WUV+r4k7vt8/EnqJ36fEagmnEmc5cVtM8kU6r0xC/RLTTjQ8w9KyNarb2bwIsYM18XWdsq14RB",
+	"UPpfHc+jCxZvv5H+7+WBub0UT19CtW9Cp1S0fPdCVRoMvDzxTN7CHd3K+Sax7FIQbE3z8LBKY18q/bk8",
+	"T9rLXA7TlyzVfTl1qZz+u01cD8ugmqWxnFxLDmaXgjQYd3SUf56Wfz4q/3y8f0pxdR43zCxuFjQ+v3aY",
+	"Y1+5oNHXMt5kRresZcQyRluufLuF2J32uT3JM+gtXZ3EplS1/i9aZrS11Fbjj1hwBxgPGc2vAIrHHOB5",
+	"IRSRIl0TqEon0X89vyQWqk0mDPHZolql9zZ2tPlT51hzvq0K/IaF199rpbtrpZcW1aKw7p0mfXST+g0r",
+	"dncUfYqS1vsyJ+/fv3g2sDGNltB3GfSrFIS2lvhXrKpNei8Uyx+oMkrbTtDEJkYaQwH5wTJKG1cOERuk",
+	"LLrdp7p02V7edO7QUoD/I0i9uz45RjiWCMOs1p1jr0TUgKliQncAHpRlrHU30C2qUJ/i8rDk3KNj7JWX",
+	"3KIW7spAzXckTbZla0OsHVO18XbSNxrytFhPIFA1cWFzUMWLPF5QxRJyYX57jRGpXrsvuZlImxl1rAvX",
+	"S8p0zyRsr1PAPRWVzr59xx7sVRK/wZaGVCYAPNGe1usuUcuuC24Us6qGZ+vbpZi2cB5KzvSRvbRqfR1k",
+	"lPjC+7sKakGlzd4qp9Fa37JZ2+nmzKWdE2vlE9jtD9tK/+vLij4AQ/g+iLukibE/c1nMF5DTe4bSFtKl",
+	"qLAGsQW4YQm5YixT6F2plKAAXuFe1jBCydU5hhtlATXQOjRAOxMdmI9wX6EUJCq31j67AUnDv2ideYIG",
+	"t22zsir8sRuuBDbzRqAMcCdq9vjhhb/h8DKqLSnpLdqmFAxyq1zSQS5XpO8S8E5Go9EZQvSqic4LEZsH",
+	"OFxHJshS5oysWM5IymaayEIPqkrnAZOfcZYmXTULabEUhGoCJ2WtoMv8bqZMjU6wWsiUEa52qB+bh5lc",
+	"bT455YI5vWLGU5tnumA0YTmZMi7m5GS3EmmGDuzLBVsP7ybDNFe9Xehvy7foFFcTS4+tB7tctVCJMarN",
+	"OiP0KelPUyquiFkiRajiCWtPI7e8tDkeDIUooJgAipWUCaGkmisamAMoXkDBkRtr55J79oRX8dxdsnY1",
+	"CcSyRcty78vvyKqHVgG0Mr0LgN5GcdilTm4oErtv6ITM6T6Sm6ykbBHCmXP/YZ0sOODL/WlDNDhpBZAo",
+	"QQxOR90HejPqctARHXhf+r+fPD558uTJk9HJ6aOmUbHP2djAZzgIkeHzvlR4YJi0hfyMhnRxuDW/4fg7",
+	"PMuylWRKKeDrr1OMbbbUG95fyOLQms2gfKmddbxfJ1TsSMbst7pAp8MtyOYuSGarr9jqUy3rtaBqYjSQ",
+	"9qNRsI96Av6xNtxvZQ4uEsHvkS8Yh3zoDNfkBubATbar8hq1Oe+7jXexg3cR7r8LE7bzpNkdO9swBu/p",
+	"DNk5ky7Et905gPd6bpjttihU7U0zwMjcsyMBXPv67uGpt2KbMaXfY/i2nF/Od2E93zBjvoFd8sIns75u",
+	"RPfctCpP3Q/aBHfjtugmdk//k62/AObGnkfmFetAjFUszpkOSKSujtR1PBkOh9EZUQu5EhjpsJjA4Bdv",
+	"D49DvuO9xMaznM34x47q1mt5dcvn5nJ3Os9bmbJ21QLu9nMsVY2q46K2PrVJ45a0aSDP0L9RyRTayPZn",
+	"nbbnnuTQmXQwdKN/OMz3s3nbxgt5vLgv9Uq5e+Cdv1RdePjnqOEz75DdU2yU98JcnkEG1g3DSCXBHJAZ",
+	"4nK3OsBGbRrIRmSp76EOXDrCYJ9E267kqTcZ/aUAp9dRJam3TKeywHQOJOjMA/tg642IpqlcsWQicz7n",
+	"QkWb+E6NK26LraTpFZvIa5a7fI89w0Z7HEJIA3AIHWhBVs4gHARZqpNMNrcHf+vUIsq9eXFQclk7Y29z",
+	"/wmpu1ANIG8ONaY9Z3ETNIraq/qV2eYv3LWZt9AonvnJtOiISNhvSrpugG8hp4wxUDsfNhjBem6xDQt+",
+	"dxAY/VZy8tzegk56ICWx5ZQll4JnGdNbXhJdEgJC3xlVmiEMNXUGZPu479tSEOtjSvAx4+8BiY7hvuNP",
+	"1ff4PPy7impSsE0VblBcJ53ZxTuEzJa36VpRDrEFM3nPzbpJR70KjR8GsbyHlVCdz/5wyuWMboOpvBUd",
+	"MstS3tYDDQ4QRI2BWtAjTCyCmCN8CRlxdZADRhSdsXlB84TI2ay1GIVtg/ZdWoQwpz+pTF4xgZ2yglLL",
+	"aTUTt8hre5vVMHYHQitPbc9uMoPZo9Zf1qgPwlxfqzUAlsCSUaEa+Lc4hivhUTy11V07KKy0nN3+2fe3",
+	"Sxg0Vq5lxo112ZPJS0q6CSFCd9vntqnnDfrG1LuCAp6fWU7XWG6W0yXDpCQL8u4QNbhugfy/ZTfcX2Nf",
+	"22ZvWmgiu6kKd3ZthVrxzf6sWxa3UX6/rdFshK0z51SzQeNBOH9nA7jHAjAn9p5tDxGbocBxgCeovRbQ",
+	"N6DUf+fR2L2OL8RUfqwm2+7XKAHBR6GE4OOQRBbaLxoT39EGUAaEnMpkTRYyBQCWYSgisONprPk11+sJ",
+	"1dHY9aBx8B8rqhD0gyYJwv80k9/wZ3PAz11jxA6s4O1tlu4pSNK2zlQpPheMWT3zzaw3/tv2Uxx25oLl",
+	"Sore540a8N36osvT2r4Ed563tHe6kfck36BbY2t+zF0hHXgSvpVHrOwNNKm029pzlTdFgMta7e0Hmr9H",
+	"r8k6G+6/PHDntkOjNTFje8LVbRtkWfmzh05bd0uVNkK9ar2Mc/YqrFvp/OQe2KCW1m1vLFmbX7O6ETs0",
+	"GBS5B3fPgNtgNTYk/jOmrQw4QDDVjozPQVP7qLfV27fZ3b5MdUvWzHh8VWQTczlAxdwOp2EbHu2CikTO",
+	"ZsReRFY515oJj7BeJe/dKtbeYmRX370adm2dftvWpk2wOuChvY1SoJpXlgfa0lSlPnS018ZS2BXqqvVo",
+	"87N2z9t8tQ9t7GZZ5Kbc9qqrOOAcvK5mJ532MyYRAFuiDmlzXwcBiYwUUpoKbX8COWV+gF6EEenTUGSg",
+	"LbimhbZ0lmtFaKEXMh8AQpKQmsfM3IDuHTqVhd5QsXx+UCjC3rkQ5O+SC5ZsXBf2AhfiktV03QBKm+13",
+	"ONdWRQ0mdpdK0U3A9m3wqgn341a8F/Rcg01cvPYzjP3Snqi4X+GXud1Hwqxla1dne6ZNG72+8mfNzQj2",
+	"tfVBdG3W3lt0r8lL2xWNITgSWtO799qQRo3ELXfkNXo1brYdLgnpFnlGbYf2rTKOvu38IVz0i9vwgCXh",
+	"FpmNYnYjkndGIp4AwIQvj29AlGrF0pkRvFdsva154w1tsZtmBxxkyMLaXNpw4iZRLlkHnoNRoZMjLog/",
+	"pLKczVjORMxUBVEAFmdng2S/VHeOGQfNk9eTQsQpNUrQvjaFs0WtaboxTNta2ouw97JisRSJ2jfZHSnc",
+	"xXV3WUX1DSmdNFWBqWrumgMy0Vtfo2ojLdmeVo17m5vyrGt/d4Oy7PoKnRjV5fFoNKrA72L+js75cgkK",
+	"ez13riUJb9/S7m8qvamZh7TpvUbfXKEXTGiOJTO24UDgFD7ExrNcja2JIDBgIepul9vU0W73CpGBZzJ3",
+	"JTRGnFyxta1AKwGwLYtuyZHafGnATqoRw8w9Fd46Z7GcC/4PI+XbGzr9upOsOuj2BtBjZkf2VlsMa+yy",
+	"8GDAtvm5osibdDf6Ik7h7gDFDYJKHpN3TjV7oMjj0R+JEeeBg5/H4AGNr4RcpSxBoHEXS6CCyJVgOcRE",
+	"kyUXoVgWhs8hwOBKFBKqUPA+UMQJa8gHGJKnKTc7R1SRz1DZgQhAIsEQzJnO120GoA+weMfflshK6ylX",
+	"iZzsEwQpb2jbkQuou+8qMHcxtbYivrKinJjLzhDAwrXWw/bNro6fpggB5sr8tcfEaPVH36SrVBvUY6wn",
+	"//rv/0Ey4Am5eHPpEs8qs1fHn3jymWh6xdR+Rlcd0mFP/+4h3aA6HGxQIbziaUoWNMuYAFz7lcwTNbaa",
+	"pKuyDyqwz0CV1e4YFoPfQ+L3tlTVt0zAgpXEngZYUtZWNYv/DywDbhbmt3ac2kXGdwBoVOOKrZU99QUK",
+	"weQLe73bwxvVQVxu0RpukycIT7Clnqix8bDaRaklwIaiIKNas9wM9b//Njr644dPj4PP/3ZXXFwh/e3r",
+	"t293staVLQEoDjx1Hj58ywRb0VQNHz4kpZYEnFVt1mEknWXFMxJllCcTiwcA5jLGwhMiZ9hqAe83lw3J",
+	"z9ZTzpVrHlRl5geKRJaPJ8DHE9dgo/L4UNTqn3D0vqJLc56tK60l9MKH6+HTAxuHTuh6ECCPZyy3jw6F",
+	"ESQ4mBEEoN9CvTbLUh5TbNmUM8AqVnu2HAlF2XOE1FqOVKVI2LMY/jkuv2vX1M/SQpEoYzmXCQJZR0Eo",
+	"3BdMAJLkuZ30RlMLc05ndI3u5SlNKTTucZ2tY2lf0HYtgaXimqxkkSYEKs78wlV7Dg0arT/GftoTLFOe",
+	"UB2FAoruFXftZ2sS2wJCyPwKkPWo7TGCAwIB5dxQGfTfwD5EC1nkw1CcVxozle/qs7ywFYjS5gyBSSnS",
+	"Nw8DiE33dDt9c/tgGIoXFXLBRt/m7kIYciX/cQpPVg64qkbqtXcCek4ZVYY+rQXjUPbGDq107K+JArNs",
+	"8HfZAAueGZG+kNiqZozbE0uhjZVCFlRhS9gZbBXsvX28G9fjcpjnn1+8gHuaTwoFhCTOSJ053crkbFbA",
+	"CjOuFywnK9qq6QF6d96Os3WP9myreNjXyVI7u9tbBpQb3OJnEUlNvBCa5owma1i+s6ZIqnY3WkD0e7+F",
+	"qE2yPXGwup1tesya0JIkLImsaEmi3pLnKWqq15B+UY+XID3u37PADX47m7gpS1qQfrxUsfIZ7iAxCC5D",
+	"wFNmN8Q8bYy0DZiWd4Xc71fMvfKh5TMNHdKxUkU1bCfzBoG2LVfDA1DdlA3K2eHEg1niJNWwqlbs7c6r",
+	"jgBLUhnlvlHOqxP+WtXrtRU8DOt829K9mc1Yrr4o8kG3rJ/lnIkkXU86XfCpjGnKdfvtnfK86cDdaGvW",
+	"iq1QH65Q7RBye4jY+V4+iAYj19ei8uZ+xCqzd/H45jt8M3AMNYK2ZHhzkt5S93gjeLgix0ytZQsBARIQ",
+	"dLZyjSwlmZpzMmHGwspbqck9d4/BzsiDB9ZN4RPY0VFtG9gVWSpposiCpQneUjlyV/TabHz2qBf0WhWT",
+	"fYuZOZaU+R4z1cR4qIxYUp5Okly240wfgMW9vepB8X+wyXRtc4B2YZfWDkd4B+/Prm6q35Da+IcE7ysF",
+	"qYeVAzWqUT3l3oE3puSCrVxd8UwYxv63O3DCvG0kyoDHGNC+lxzTq6xcu+Zs1aExX95ZpypfI3oygmAc",
+	"X5pZuT4W+Okk2NHQqs6nqA0a9nPKIFVESSngf+w6dGO9sNoFq/7YF+evzyEq5Z76/t3TfUbc3iqrQgD9",
+	"v41OPoB/6p+nfxsdPfowGP9tdPQEv2p1VzXbatUn/Je/jF+9Aue2faczNKrLCRFw4qNPAE1iOSO2ORrp",
+	"QwPvhFRadWIXTZVRociSJ4LPF3pwRqZSL9xOCDTr23IDbv6mbRXJ75jSL7m46qjc66zprRZANioXdwc3",
+	"u6q+7gY1pLOyrwT48LOvQ4E0sqi2VVW5dbtFid97kXSWWx9c6LotSf0OCpkPK192b3bbAub3oBZsrk7n",
+	"2Ymp7EzoZmsAzT7q4yylILrhw5LmV4lc+c8LvUxdbV4Mp+pxlsxaxbo9Us8PUL9mPGXtMX1wjNAlI4hw",
+	"ilAFAGhl1ibq9gZVBEGRpRPD9OdH/w89+seHT6en7X75TUUFFa/Wt/ylYAVLLnFWm/PmCYg5F2At5w/B",
+	"PgAStWEvq/mZJUAPEVf4xuAXzhkRckXwaei9E3OmILjYx9wGKcifn7+rwZEe3HZXLejpkx82X2PBPpLL",
+	"v5wfnT75wbmvnOZ0iNPC72+dAoOeG8w+v0o8zSXek7dgx25Yrw2pu3GRc702usnSshOjOcvPCw1uPVC9",
+	"QEjA1+VCLLTOcAwuZnJzKS9chezb55fvSC4LzRTu/Ryi5Wa7ffMS8m7B1kQtKJ6JPCd8maXMCBwMLDvH",
+	"dShePb0AsHFF+lJA+/bcpm3rlXQxeDVAZ7mNPiMGqAtJQ/zDVSACbx1fn0TjUESfQgyVh70x+RQ6MRf2",
+	"AhLCa+NfUBqKfwKGfe/z5wg6uj9jMVeQTlbrPJQUsTnfWQxOc0MaekyiMgaNCxJh4BlpzjUFgSz0/zp/",
+	"9ZL0o6osWtNlGmGJJVXk/75885qYyZuvzdzD3nA4DHufo7NQRBfn757+pfokCHNXHwcotsC/ESKpYqea",
+	"yMZxoE85XGhxVnELzdg18JbI9fNS1e4/qtxwzAQQpH/56pJomdD1GVHMAYVaTJmBH9eagRGWYCsP2GuF",
+	"SmT+nuBFNirkpPjE/BRtSqNQIMpt+VDkH4huCBKdX1xMnr/+658SBsSxxEXArIUyieqKrQmgV9ri5crV",
+	"0O+A9H3AJRSR1dWjwZnNBOPCEQWXYhgKaP7vyRjhVJF0WA6gqhLCgNhEiQsSfTwqf4nOiOECWBAI9yjk",
+	"Ej+DB8rGeqA7eyEUodB3ZOArq6OPR3inC6ZBmoDywNE2RGNdLaHw8S3Sfzx6RKLNhr7mXbFFgq2YB7sG",
+	"IyOaa6ML9i5LgQS0WclOGfdOhqPhCI6ojAnz47j3aDgaPgKvrl6AmEKCjm3ihg8Df3YpHSj8crpkGjyA",
+	"f2utLaSxnkBLDN94AjYbaZUlKHf6GCKP2mPkERxFCD6pF84cH9ci0+VRgUowGrRtTrMPQS+TqsXweOpb",
+	"ZAjXHIOibJU5MUIRJm5foo90qXRegAOeTIv0CsXmwNfGhMKILxSUQBlcj8nDh6ej0cOHZaSw1tgBu/HZ",
+	"dTCHueEFpEwgO3uxXIkq9fYpQbOYLOna5QAZCjOHQkCmha4OSXGy+I6hwNEj8100JkBxuUwZ9Am0MDRR",
+	"GRm1K6M0XSti03Mg+rfKpZhDfhLhKhSPRyMSwXcT8x0SPTbQVdWB+hTvsUHiKSPzginXxD1fm+HPCBWh",
+	"wFyDBNiRYw5aZEnA/mR51UXCcqZkes2S2qXuy+iM0FBUFsKCaiumyTxnK/P4JVqQVJCT0f9pI8hcQ/TK",
+	"kgHOIxQRnUpoG5zkfGblupB6AU34FEmkYEMCcggkiI3B16ndzmtIzkUo7JzcY0SziQxXZU6QWc7chp47",
+	"2r/0H48em1niGpidnRkbOiLmTls95SWkMYEcN5y71DHLjQ4NwWpdHh7FHpt/t0HAkv0O8uwnm8ChOxrP",
+	"bDQLSlqhHz43JQQ2YsmkUPjs09HooNfa5kT7sUidnQpP3synrLG8EcOP8fFto/ppHgM0CF59ctDVjw66",
+	"+vFBV//xkKtPDprJ6SFjPzlgBavpT47QK1LfMp0stOIJa3Cel+aYjF1VFawzHsavaINmWnOEw6qz2Euu",
+	"9DleEjRPUjjufikYBGfseVfm6nkyPAQmttW8gedfuoEPtm8+3CMbwdTAp93BRXZ5vy32+TJEa5bFvn9A",
+	"BFsxpTFBroskS6WnIeZLLN0vI+SNBbU7lglXtUL4NI20+kSao+4h90/ujGBrKNHbaBY0CNe84dsi329S",
+	"QsNKle2cINhJSxt+k+aRM4arnGvWFMdgnHfK5D8zXTLDfQq2n7leVKDCtpHLr1pB+DIk8mdWaffloQnK",
+	"iDOZpjK+2iIcW07furG5w8rc4SAFq9M1C6hT3Htw+dxWAu+kN3yM+tK68AG0XvN9faf53WIRMMqIksuq",
+	"g9FxwQ2E4jF0c9706twPN7T6YN5ixQvDzr02QABTHANHY4E3DbBXaFA6IAMyLRQXTCmSFylTAUE8pSAU",
+	"JUoLOjGkTJUxstcklylDj8mC6iF5yeg1A7O82ug1IoBhIonMmCAUcqBLO7xvZmVLEyzGnK06gFk/UGSe",
+	"M6YhuVy7NNHzF1XRtFowEQquicWpHJxhTIrramdYWBUXznFj10us+1RIyJK2P4cC3BOPG69UWv/gt3EG",
+	"gxWe6Jhz7hXop+6uALdGKIR0PV0VuJpYAk0XAUGr7qSojVWbA16NTv13ZREbQlLaDnkRfsIyjtysgCuC",
+	"ABEJEX8ViugcygjHACB6DMnqR/bOMcJdqvrDI9KHDbNlFxuoM4J95EqrQUCihKWaRqQPmDeIUEqVLRlB",
+	"FzNLBnZjo0QKZgF0FIbb4J2o9dxBDGEqkzVC5Vg8zv4mUuTgzI1VuY6mK7pWxPmf7UoNQ3Eu7O21hAdA",
+	"9pyyOQVPERUEsnpovsZQBt7hxAvswtvC+/3txJ0/3uwxF3ProzYb34eOy+QfLJeDcdMztaCQsK+l4RXA",
+	"tiFzBtEJWzqNiwkvjj9bMhkEpBCap+iaB6woyAExc1iAy00plpxhEQKNNUkAOanCbYSqKwxqYgI8VEoc",
+	"YYqI405n1XtxAT+fhYKSGf8I9eazQlEHGAF6A7xOxuMzeIlSnFjwqyG5ZLjwb5+fP3v1nChmXauhR3iv",
+	"x2jCHgxvO5Kn7IFyL9PmioMz9OmC3qt+UG2M/TV0BPP8c1gcTJxpMnN9uPqp8ZPlclupgu5Pc1I59+cx",
+	"iRKqqfvJTM/+NG7IBs/0w+EQGTsUG9w4hJCOYkcoXqJKSAmnaAQ1bC6y90fNBEaZFLixUwp4V1xgYNTs",
+	"voyLZQlktRFerz4OIy2Q1bdjPauYPLBGvaAHa4RdsOoge3uN+MysTXMoWLD9x7C7XLlfCrbz9joucnkz",
+	"Vl5//rDFfnrg2A7DuQIrmpyUlDPCv/tgO69+8u0pvpcMChydRIfGAUlNzoKiN2cadEZ73sDBBzIdN36w",
+	"qSFDHB6+xnitFX1tqnIDO3/e1u7gjWCk0iclY7nv1GIYHIvlMbjMiDYqTcrFVUCiOdM2QeCBMvLIPyrC",
+	"ytBK8J/k5sxcMlIohtJGpokZCshawYNa4zsN6Pz79Hc0ehZ83s6q1ZX9bgTu4oVz0bZwAaG+944hMO8R",
+	"gURMorBBBybwYISXuI47X9dF0moUGuoA8CjuuaFkDy6yQntd1Vos3AGlmwlWTmcEixyHIrLsA1CVVaY8",
+	"I5FduMiG3YUseU2uUHkv2zFVBwiFnJFoo+VSZCwJ7BMSkf5GjySjCNpHBmZirf1fItv1Fxgcv3JNoOmc",
+	"KTBijQSAwmuezJkOrLYt81BgqgikOQ8wj2ejMVLUJiMqbXHuSfWsd9L6wv56332pQyIltV4n39WDX4l6",
+	"gNtasQpBQXA8DGLBpTiSqjRpUQjw594uDaDRYKjsldfi7a2mat/noVvJdt9J3kawzlEJ/37ebieut2wp",
+	"r1Frq6xf1VF5RrixLWRmNM+Y8WtIycb6PKpJCQvfQWtf4KQNWgdtlCDc4iBvYxej3x6lrvLlC+oSzfie",
+	"MB+Zr8O5Rxb0z+jKAjJ6ujm/4Uy2qhlc850RdzJi1WSoLaR163qDUEuvXlVVYFjnxmkwt8QxMQNODLG2",
+	"GYnuN1WeC9MivTrOC6GOP+UFJMl2GoUvtCJQdq2IkmRGc4t8YWFZwNsd5YUQXMyjgLBUAbgvmXFBU5ck",
+	"uqGp/ZlpyDorRO+rJrblhfhOu3scIpnMjWXmUnHzQpC+sfrNp0leiBa6Mz/tdzogCR6WFF2j5E+GGz7v",
+	"J6gtjlz3o3z5N2hEk1rIynfvnThjqfKN67dffmNRKBUAwlRVNyi8htziykUfDjQxFf9YyeJ2Z7oRDorl",
+	"1xbdD4pHCp4mENmxIP4BAQCrt88v36FTx1qrCDlmkz1pPi+scW5BM40RKAU8oR/NeKpZHm2khQPIrDHi",
+	"ok9hj6ZQfQKGUUQQksumAU9AqETg4ox4oqIzEnERp0XCJk6cGFsTCibqyxkNzkghroRcCXwczRl5PBoN",
+	"SfSJpql/nk0Urz+QsF8KmobCovPGRZ4bjQh+JH3IAq/dUGlldtz8acnVkup4EQXGZudijgsIPw4gShU1",
+	"dzmyJRcapH4juz76ZAssA+KLCQJCZzMWm79Coa54lrHk/wqIosssZQFBKfw5wjz8aoK/LYlyq/cwCkjU",
+	"oMJoEArsHOaTv9cMobPWkFUKemMNz7NSQ2WmfuqmDtUDka9wiMCFkLAoAGQ3lCQRzNaF5nDFEfvNvU1U",
+	"4vNhCj8uqGLm1IzKAgt0CuBd4NHoqsSwrnOuXLsZsy2XC7nC4IdtRYOtXCFUf0b4DN+fznNmplQpy+qu",
+	"LYlCYXfQlYCNSdhr5rWHvc+RK6yoBF7rC6wMgz2o0C0+LRoAhlt1h7EKyVcBcGVdKC6MfToaOUIjfbfB",
+	"GKI3AyOFnoMwB1Uf679SKeaAbkeF7YdyOiIWydwPXYKyOVaF16ehiFCaG3b2nqVNdSMiOZwpIFCgGd6G",
+	"ivC2EOb8flfK67t25pjhz52U+/aS7lF3Iv2mCAGR6bYT5A9LBuakPR2d3un0LM5o2/wQBRV8gVXqPfPz",
+	"WlGsIjEC5bs3qkt7O/0Gdb3Ca3lgY/SrEkcKhqVEmETh971T/XNqWqnlbCsueFpRmG5XX5DkdKbtL0mB",
+	"lQZWVMHYFnwfcLWZbakHbJZ2ANK1z8B573sH2vr3JlXcCm4LXJV78butRKjI0sOKERrtb1IlUdmGotiK",
+	"quAfcOwCO5Wq7wfK/AdJSngG/wyqA9CsK7kFxPTIkBl20WEssX1kPWo6fG30+DnVzEJo5gzeTpApC4VR",
+	"ClKqbWoUgbLvIfnZhp6MCmJ0b/tYKH6IBnZ4C5/Pfdo/KmMW9sdpFQAV3frW4EJD1F1ExR2jisEVzjao",
+	"1ogCZBImN/YjP8YQb8cAECDZ4smC6Dhwe9CsW7RKXiiwja6AEBzsppjDSj98+M72EH74cGzTtzbg/je6",
+	"GUE6F6L/u7ZvaDaEwvUMsLc4xH5SIvY3uwz0feMA3zbAHJuAOGvMHZC6+DCjJw6MBi2kOIJ9stvh9bCH",
+	"Dx+P/uh0cGumNWALwq1tBBC1wL5FTWu1hpH7ySuwYGmEQuYJQvdWup8g6IIHF4UNpQSRsABAuhAxYLua",
+	"aT96+NBoi5uVu9jh2ag4rm+0H9J8rnzElg4KwiXQcsGYC1RDdNE+LGU0F944hqGB1VubNFTsAKCsZaF0",
+	"KBo9G9rqkZzYvSdF1Q3/QmTFF486+nfbcZz85rW8epv134i652qVSpnfpwREDZgZyEWlxMdTpmRkEOYt",
+	"2l8pxVET21QEd5Y11XjqntWl3zRtf8GKppKKfAYPxg6+kUqmRhouFqFAXgtk3dHY5aNLC9ygSD+iRcKZ",
+	"iJnzOlmTIjLKDyWrhUwhBV4UaRqFIjYnjqok9gTVjDisz8hJBIeQ64MdDcm586TUlC/EanDfwDnJEq7p",
+	"FNxeYMaYcwsGG4A2RnNGvFVTwbBI7fu0nWFYavWFzrAL2Isv7Gz5fob9Bj0VHfVk7vTypr/hN7T4y32+",
+	"6YF1jNz0dXMCnsIcvo3z0cmW3yEHfSEqhyWuHq3OkDZ2CcTx+hBr36qFIXZtF1EDd3zdQspLC4eLiUiV",
+	"2jBoCmJjq2fW+M+ZKpbMgerZ9KWMJaTvgrAeU8mesBZIEtwl5VdzysVgMznhwizHt8BeTan1nbfulrdg",
+	"owmtHxVNPezmbOUBo78eW/0ZfHcpv2ItXqTAtmbyzpp4weKr0mVzsKdm7P1Rh3mgQnGYC6rTcdfmo/O3",
+	"i719dGf1Vp3knW28Bk7HMVRkIX5RKDBjt99WfQyIoyRSSxVt5F5Si4ZD+o9PTwOCAKKiYSiA669hKdgA",
+	"PHFGCQxgsw9K6E589OWry1C4RloYr5kXaNigmYNpIjh5tVQTdy1sc3m99cFawKlrFgroRuGaI214S7WE",
+	"WmdMIsXRhZxYwHPb8CNyeKykAo2JCadUQOu1mfSiWo2xmryA1cNmH0GlnZnZf11rZOkhKW1NeTsqJXYh",
+	"c3VZiq4hcrng8cLCGlp+DsWUxRJKNr2oiLDo2zw0ciD64KqnC0YTmwjnE+Owfh+r3TFsZUEH/2gmdk1T",
+	"nkx0ToUCWKLW4oZL85BvySkStMrN36Mb8Fu0joBcnDXUYgKR/m7fXfN4czlvW2O4ZWLcHiFcJ3FqAdSt",
+	"xInDA3r2PYdS8UlbI6nuXX+PgdR3VZn/QPnFqIdUgzJBEA+8hUxB0Ydyc1vMRRSjBwdfnzpo6bJWpnkS",
+	"DckLrcpMZeiruVowkMI6p+Y0gONmlsoVEXIVin5kEavh1JM5tDOtBBFJPwIlYKKYLrLIvl2Enwbu1Mhz",
+	"brWSLMO0Spkm/lh0L+1moKU5A1A/KvI0GpPo4v2PL188nfx4fvl88v7ty4j8eyii44WUV+r4k+OZz8ef",
+	"tLxi4rOZBmSBwUcz20IAKK3RQ85sF1D3VIdGYqYF+p4zhFS98eYDRRSfC6qLnCGuM5xeK65Y4EOu6Ch1",
+	"qY62ZDBjedm+MxRHqAKNSVRt+AUgJagAnpHnw5MfHmOxOxEUgfkq2kWE/b+iQRAK4j+RvszspS8u35BH",
+	"Jz/8gMi8s7ZxBgGJFizNJpp91JV7YUiqyVIqTR6djqDtJI2N0BpX25VrSf7y/OUF6CwvXv/0xu512cHU",
+	"1kWb4UpNaCqL+UKTPsKXw/sf2SZeSF6g1lS1McNIln5oDL5zM2I/evfzi5cv3kweGr0JNBTzzFRKs31F",
+	"dobKCKDkYNUAKjWgz7CpIRyAgJFcYPgeFrJKdJV+qA6VZ+M1MNkLucN7pwmJ8L6JpldMRGWCAW2+Sa0O",
+	"vMZHQyATV8g6NgaFci31MfXhzCHKVBiU9GuvAD4RaI/j9gEKSyvtkn2H1+gYqiqqdXCQlTjAiWiWxnIC",
+	"Lb+igERLNadZNjmJgFXtp8fR2JJ/UH8XDwrDld1TMxeHrY69DCzrA988zVnChOY0rWCKzyGrFbC06ZIl",
+	"JALWNpNRLM6ZNn9lVKmVzCHCQDM+uWJraHFMC72Y+OspJBRXPmfZpBzjmuV8ti5/nUrtPwDETwJZzWZe",
+	"5UXufghkwGMH4F5RjKYOIT26fP707fN3l5P/fP5fAOc8CoWduzK3TKxAjXwpNNdoZqCTBpsMsKTGhGoh",
+	"V0beL7iA2uOw96///h86jZOwFwW2mQPPCQRytgTrfUXbF8GINrtZKWEoWyu5fi8V+OiT0S786KBUmQ7S",
+	"lBqtF0u1C2ZxMwTqk7vWtXboWd+aafFbgJI2orTUoFqMAa/iNq0AH8DvKh1+Bt9Xue3e8Dog2rkfEX2v",
+	"HT6gMN2sa0W/hj4guobcgdmNFiwM+5IoLbNmKTFvq1avmk+dWSD3Tz6/TuHzDdLLG8G6Bck3kO/hVStj",
+	"zzFoLs9dHZhN+XBa59h29anlhigg/muaFizA30OBF1DUPFHVXMproxRCZVrKZhr8lv24puZBnVuCatMV",
+	"y7RNqrSr90CVTkKSsJgnzkgjfXTZl/YAtlIrnbVmZtjgyShWoYg+fa60YUKvcIkgY6xbm1sM2utgS37I",
+	"r1lt+vyVW2z8DmTMr18desuw7WDpT0IAtDlWtCufrQ2fPIPWvCh7alAYFmz1a71poAm3VO86M9ZXEGY8",
+	"YykXZe860l9wI9LWAdaBhgLrdW2booWROusHCsJ+Qa2URwUExDMgAEP1pBp4mx69PHW0YUoEWzn5WUNW",
+	"BfexXa5oGR9BWy1uk/5bYItnVVvPpq6RKfOQwgl0/0G3Cb5mKPrRx4m6jmtl2ogTnHN1tcYaJlcu4Xph",
+	"KcZIZHtB2fJKKCoG5L1QdPQkqjYLrL2nlra/Ctjzl4DWx8V87BCBbU0Hljp3o/8GPqsf3QZH0C8Nt2Dc",
+	"WLCI9KNPjRX8HAU+E9AjAUefzIM+Gwtd2QqRLMVabwcI3IIHDNiDOJs90H8ZB38RwhtXwH5JG9YvYk8D",
+	"Muh+UL+bVvz9Ict+RVBZfHSWrveBk70d3moTavX5NWI73Qhq1aOsNkfZD2W1fO0vg6/qhOgDi7MZ+HaZ",
+	"2DnToW3+qo/ib9LXAG1/XSxo41A7GNy0dmZ1otdAFpVNLbOCfiNKFDgIUhRNfRcNOBmNBoE7M6ZrQsU6",
+	"FLZaaOxaLcLR0qek6tsnWZHHC6rASmjtuYj5Ga5HYxAKCFlsPfXBQuA5hDiUbYusAWWRJYhpDo0MwUcq",
+	"oHwQMC5WCwn+VPsatUaGItnaxLILhfVpbeXvUSRikTl29NsWhm1s8G80vurIt9o1u7p1u5q71RjGO+8O",
+	"aIgKydX1td7gpfbGpzss+ool98Pj4EYNUNe7JhZAqK2zPaWWEpQb7IDqWmKgbp1LOYO8I7NXANpPaFff",
+	"Stt4AbpU1vuohuLwRqpWQd8wMlzAtobXs9li1YkhB4RTjb+q7tapJWbzfr1Tya7Wqa47KLYjuE1X1BJi",
+	"ptoWVXg0IJ5g/5CNvqHNZqYuXL3ZzbS7taiFw/jeYfQGyq1r/WoXrwtSG+ktp98LcX5VhTiuI6mTr65B",
+	"cVkDWOkqvUcfUpvFfwQY0p263UtAmDaa0JImzGhoZRrs0st4M9ADRSIYC0LW5hdBsGHosEvDMbfBA3r3",
+	"yxbuORe2QWkbW8DUA/uC7LeaPmab5NiXdYckaLwFpk2nAHpVwuztQ0Pd5PMTOMTMg5dTLhjpG01+WSiN",
+	"mEqDIbHQacmfEJKjRDRXcqaP7I9+QqEwRzKjidM9UoeYMyQXmMScUaVIJNhHPQE3fmR1KkACVSSyX85s",
+	"4yhz4RYl3C3DVhXOF8TENIfm5JiYoumc9AEvwveqb2RmajrvdShpT0atADkdD3Y9wMzydTzL/HQoik4H",
+	"Io9V0iZqWQcGsrdPpUyZOV523W/sst0j1F9ZFVOcnnlncCXLnLAl5Snpx1SxI27GVtzYggPwBsoZGo4d",
+	"6/JL1w6cjkZ7r4il09pQCZvRItVe69h3dVK+5Lp9JEMUS/qRL4ulnd+SC/xU6ihcaDbHjkkbwbkGW2Au",
+	"IrvmslDAIR1rBHd8O/hLSPVd0vwceR2NCeTf72Hl/RCb7Hq1ZhdjbEMdDN/kDx00kKg1kSLSh4zUMYn+",
+	"PULn+B+IluTkCUn4nGt1RuDUUgFJqFrA/xKCq0koMpozY5Yp66Wx8WDrmbcNnSKQCtHQqyXY8sOefQ5y",
+	"CRstOvgi8tTan5bllJkS8O+4Wh1aq3FUpQ7k8uzQ8nEyMtqSJof33ZenHUf/Oog29s26grHu5++NrvcG",
+	"j/G00gx+ejHX1MuOKx37W7kzWhap5hnN9bGR6EcJ1bQCN/z08q+o42cAB4ZZsjMOwBhRXOQpOfrJCAb2",
+	"p//lHjmM1TUkkTsP7xPyiv8IdsnJKBiNRiSXKxWQ9+9+OvoD+mPQJZzLlXMJLRhNWH5mzZq0WAoVij4V",
+	"awKAWAHZOOhBCiCSW+AYP3CSJiCRpnNl/kdJEDT4E1vxlCoJwuL6YkQvsSBIB2PXHCI4xVBAk0jbVMgs",
+	"ikU6tpdN8DIoYKBzEGRW28W0XqNhanSCR2f4rH9G2NgSJJIRs9jz9BgVCrJm6ljIgJwcj0gfUGktwtwA",
+	"ooI+c9/sLJYs4gJEoUBRSGECrnYBSKXUtcnfJRcKoq1/pSlPYN9grv5KLjAjP6dCOe+TLTm5drdguk55",
+	"A0Y5lcPyhV5scuXS4vvl9sONckVOEJvMvoDzmlnZWwenkzNomVti1EGIWq5cV6SF9Yc5rxetWTsPlO02",
+	"bTue2q9D0TfUY5OZArdnSWI+VNyVWOC7ggKYAamYKXDSgNeUJAWK09aQ6wtY1orN0X0ktHBtXTLXPVyG",
+	"GGtK2xRiwW09JcGAaMGCr/u7YMBvwN8FpxuKuI5zBmn1gaPBX/V58y32VcLV95ojJqJSODiASA45rDZz",
+	"nTv1BpIyem2VOShgoVjglscLpmzuSc2xMAhKPFKirnhGuLbg51VszepUzJtrmbOITHN4BtdkSuOr0uWm",
+	"a3J8SCCXFzg9FA3Phc1xUk5WtXdWg1zuikp4v5zT3QOqNnWr/9tvJ/R7I5o9CoNL51XFOugjRdFpygbb",
+	"OGNLpvZXJ45vU3H/hsH63N47rgLAOy3lBlsRxdoS+H89GH6gZCN+n7W4W8D7CGL3haKhrYPC6zwDULFp",
+	"3Xa2Dxbl1nGcm78FREgbgsrCUPwRtHnzxcRe4MoFrUBPtuRffwl7/Oug8/322fo3UCvWgbZ3E9O/qsJ8",
+	"XSi9tziJb+bsCtDsw1Ty7+fY7ox92D5CW0Nye9Jkpb3XtjTCWi7WHHtGVe615r9U1QICV/XdFxKr34+v",
+	"T8j5xYsHKhRyJQbemw3ASlyvHTh5Izg5LkEs+hFTMU0pnB3WKfVLwQoGLob6lBYU4JG0JBmTWcoGAYmo",
+	"UnwuGLZNKhTLCU8CEi1ZGXeEC5IjLiwWOuYnRgIOQHcRHKxCQuewhUwTBV2jXZdqOGk9BG4tAGqO1zuK",
+	"gNYas92uYYjMmHmMX9te0ItTqTq7gdTpo7mSfUoUA6LD9HlYuq4Alt2Q3gEpcV3BS1+i1TrS49H9Njb5",
+	"NQcNdwVX7zNo+EJM5ce9QoYVgv+9Qg5pRpcAZvOxQ3jukRhSLmMThb6l6W1OhWu+es0V1zIPUP4HVqra",
+	"UgIj5ytZK7TQC7gUncA8ZoqoIl6EgioS9s6FAC+2wyqsTCrsWbdyqRPQKQArQfUNSqhqflUojKCXs5lv",
+	"aAdnUc7nc5bjXbaphQNfsg4m+MmwVw5AOVIzNSTnCP8SikZ2TpksC6bM4za5jG6Asnjkvpmm+rBnTFOe",
+	"btGvqjUtv9Pi7MoiWBsf8K180xNNr5A8EFgYQkx7m/2buePV5z2o1AD2ZU7ev3/xbHAv6eLdjH6MZ+2d",
+	"mBw3TVqPjKYA9Y5cEas3bCBoegjWwHUkyhHqdFBRMJyWFgrXuhJr1hH/WDWGBDkEobVSHmASElSu98F9",
+	"jMXwoQCFMiCFWLA0GQzJz9DymVbFiGqm0HPt9OJEojPZVhCeWbIKhcSutMQoW/Wbnd6lCLeZ8FbWEsWY",
+	"8oiw5gUw1b4iPOtab9gbknOCuluL2EIPTFk2iRe2pkGcA7FsyLN7T/q2BNJCZGan6DRljhq3R8LcOF87",
+	"GHZrSf0d8fruNCh6xVC208ZpsLBpBZUeWCAdMmwVB+LBVkCDdNg8FkAp26ZnHQOzfVXp+xoNVldozQGw",
+	"hoo1WcqcIdaYFTwPFELPe3RgKGa31e41gSP6l68uwc6DfIIZwKzC4dopbkjft/g/v3gxGJKnqVQYh8cr",
+	"6jJtnwidGYF9V76+TeULNqfBcjdhIJfW91V56BIjK1YY1OiUVrWLB8piGFYMJMgnAsXF20p1Q8NMfRCQ",
+	"hKX8mlWwyhuqJOQ2WScbJOZYfrKYj6FAqECuwZ965nFvqpOdM+BnbbjcglSpEi0UEc+FLETMEkJVKCJd",
+	"5GLomytFDvvVVQSHvUWxpCLsWfeXU/SMPmIVJygPtF24aYPHq74024rb6uFOsYMJb8oUKN5DJ1IShaKP",
+	"f4OnXgqbwgYxqRrqT0yhsSGUBXiJ76riyRpxM23/KbxvgrdM7N5EflVzFvOMG81vtZCwniwhl+/eXJRD",
+	"+EsmMtMsmchCR0PyuuzcacN1K9880sJUOIHa2iHcXPNO3pGGtlPevWMfv3iqKjz4FXJ9d59ws1TUreF3",
+	"nemOhfd5gzl2S6dOELTdEh6cMF9XRYIEckgdtNho3u2FueWIMGB/A4tvs4ruPEmqbPlaavabZE14sQ6+",
+	"FPDb9xjeLvYSdRdk4KM/4OqVArBhDmaknKWMfmVro6n7Ak54xoSr4gfXcOXU5/qsgpTvjJSaURKKmlXi",
+	"0+Ehk6XirHZu34aD2iEPBmj6qFB4nDBoeEzX3hWDkxx2KByVIKQ/sy3Av9GVjFWFmcztBzfszXdr5bdw",
+	"PP4F2/jU6Nw5E71PcCcHw8fjpeXXdvhO3w0fnNaWJRRRjJH+jojKGZmuXeEUcgbNbSsmFgpM4aJJkjNV",
+	"az73vwZDEgmp+Ww9KUScUr40FC+hNTucgVS4Cs/LV+8uJu/fvhwgQzTV+xU1i+EHIakUc+i9RUXdU/tA",
+	"+UdCmHKiWCxFoowdEQobVgax6EBKHQSH/c131oq6k8lerTHomLMZy5mImfoyvs0W8M62cGvQay56ewXu",
+	"N+DYdD38u6SJ8r//TgO2zWwSa+Qb/mlLoGE8L7nkqB4kMIym9hQlft23tBivb+C3RSm/ib2HrfAvhjqJ",
+	"w68CWIcyDN1CJllNOnUGITsOizYROiaPRkZq/+GHx6MR6lruUOCKnJyOSP+ULLkoNFMDixnUVOCACllC",
+	"6BT60YmYDTuE7CZ53b98bXnriuispNLUQkWtt334Ll6/cRb7i1yBHgFaiFPIyVa1o6LcgCcOGc5YCeCb",
+	"tcS9yW7lOjsxe8XW3QmTb4yVA6GkKaM5y0FPAZDDhKrFVNI8cRly6L91H2IprzgLfFcYKkJxDqk0/B/4",
+	"RliCOTDKG4CjRRAhhyR9OpXXzLKteaBzAqMo4R8DOHkCRD0OBVY/SjTEUqo0KRQjfevZQDEwcF4PRICO",
+	"c9aZkPifZkHukR/+k623oSCa/ahDWQYkZ9fQIQqSNZ3t9xshfoCFaGrO5xcvEHi/j7uG+oTtO9RSwQJE",
+	"3AkQ8RZlnWoj28AHO1KqoYxZZSyGEtsx2aRoyHMNRXnKFYrlAbrZIPgAZ5F7iI1wKK5rrEDaOIH0ZR6E",
+	"ohDm7+j84mLy/PVf/5QwQMZdMqEjMBYCIiQpmxAQaix07JVFKhfDvCBagIwbCmthNAKbj1rMjYAow/Ep",
+	"o4bmzH02yLDkQmP7OGUbHQDnpjQBiNMMfROW78wELPAhtNrFBBjExFAkwrwYG2K55mxlPphtPHMMjfKw",
+	"IhYiSJ2JsJ0WVM0DsKX9FqbSj8wQwyzn1zxlc4A/xZki7ZgVsAEv1xBuAU3fYgar2w2j8Z9s/WVNqzoJ",
+	"/2xMZYv3bl5iJg3VgQeXCywOPSNQoI9mq2tY0Qs2Gixs2Ghm5XYJrbfmmqa6ATd+9Z5TiLJi9qdbogZl",
+	"Ra0lhL51f9e2f/C7VD8c/IdwYrdLvlZVhp2l1IeoDl06wBmefCgKQnGQLMD0M1AftMwUHC8wkHb7jagU",
+	"oQCnakwD3xcJfLuIH64IE8mQvPXT8GcxpOi5/BNtBDdmd3SEOM1NTobcn2LRHVv0k/6dFhiZ99+DxL9E",
+	"Eaxjo1of0a3NmC/Mla/thbctkcHm7/AK4L5vLY25zzqJyttsU4TdwnxvyqxItVF/AzvtULS0d01dd0zC",
+	"3kVl/BJvGjKbsQW/hYKFlJOM5leggYBr3IMvg/icgZ5tzlKCHa7KJJB2qO1h2Kvmj9gWtdDcBlobg3LL",
+	"yyjaw4eno9Mq+nYdq7Yf8QTBlhKo/LZLGlUwZUPhG+SiuF9KoRfpmmQ5j9GfmbOEaxWQCKGs1YTqKLAv",
+	"FD198/qnF29fnb978eb15N27l9EAQT7YEhrkdMDwD0kdBKSB4V5BxMK5k2mxxgBcv2y3AjNFGHEKfc/0",
+	"gokx6OrJHFq3aFs1EsG2DXMWyzxxSU6hiGKq2Vzma7PpVRzxsIeactmQqLVfESPRtFhPah2gQwHNeZAq",
+	"uC4R11d07d2CkB/vopddlCBC8dqf5Wgv4En+1KKmW6+HeRT0NVLSAzOVbYEsslKRQsFOKPJCoHnkAKAA",
+	"FBCb1ILz0qwGUOz7S/jyqWuhbLGoBLz+kWOLUPTfX5KTkyeBufLk0cjRC6G4QWfkxH5F/kRGw9EJeX/5",
+	"DFLR1mg9ucdCxOf0FPKq5kVKtczXk2khkpSV1tiZJ6kJEGgUeNitAOEK2C8FTW1Gr9SACfbHUERw9WTJ",
+	"FeDgRoMzjO7Z/nKQ8eX6x8It0N974r6C6HB5OdweiilNqbBVCI5tUEDENHMrbw12S63QczziQhWzGY8h",
+	"d8xMk7Y3pvixWFeOhy/YpM4t76bAdKs9Lpc42SIz2pqxw029zUrIoGcpYfOpvhe6XsmjlGnNsGfI2FCp",
+	"zMnT8zZsrSpjbo5p+7NbhwdiGdnWI4jmvb0QoTZ4OfWbGYCn99JepLO1iO/kYoUEonXEDs/+99SS+BtE",
+	"nv+xgNzVqhLSr2seXRvX4gustccojdaatn1Mrym3NTgdru9zdYV8UhOUM5mbL45impm7SSpjmrrjYmhE",
+	"NTBFZAU9pAWUx4rRaB6fnpLt8n5VNt4vxbWbQWAzcbfJ6jbBegncfrgh4bh8m8WzbzF6zih0Fund4GYo",
+	"ouVC3eTeLZXrp9XK9Se7Cte/kFX0ZjZD0t1mFxHwm8xY/quWXd+iNEJWKXVAJyqA+cuTpFIk3qUN7Kph",
+	"r8ukXY3YbbpdUz+6f3rs9iqhA8Eu1e8pY/30W/RxwW4Q6o7QSilwRdMvNfOMYh9XITWEhUSyz3n6JT1k",
+	"aL5uTf95yZV+W152jwzhn7LNaVWZ8W84PFu+JeknXMWpVEXOSJzyDPO/riWPMZ8yyWWmBrdzWe2AEM+g",
+	"otOBhoPvoEi4HAQkuuIiiUg/KicZjSGUANmsDxSp/OL390USBSRL6dpYcdafoW2eKeCF0zRVZyTyLzkx",
+	"LxmNQwFRt6nRZeG3Es0fvGPWh8XFnCxpvOCCoRPCJsT2T6A5wWgE3h0aGwYbgFPknXslw60/n/+V9C+e",
+	"voJK1VcXjwLSAoN+OiI2/ce2bUaWiywcbVIgB02WKrLdDWhSxq8BWRxeI2FGX8sDSNX1+ROuJwok3xrm",
+	"DYWi6xJzhODTSP/NfB6Qn16ePw1AmV1mOVPmvPj5/K8BFJgNwAVy8iQUUSFUkSGI92TJEk4nZuTojFB4",
+	"ZXxZdDF4YAKcHmbNxjLPi0xPYKGgqC0UGBCF14Fr4PMECOUMy6dxzR6fPDI6ud3/iZZyktJ87q+qrKcZ",
+	"CAvhqhdLMd9eB1dkqaTJjkI4DMR5OrwdPvdOJO4vG6Yt36orAwxXLC+v+46jfaeS/D2SIC2XmPRLzhq4",
+	"ctI0VSD8NoU0yEw1XOVcs1KHLc+CnQosok/X6fueDmt8VLKT6sq14IrMsWH197LLuyS7Zw6i2i/1GdQi",
+	"lRKUi0mhGFkhOI2w9UeGBiGeQDH1rzyod1FmN7b1FyG9/Wnue1XhHkW7frUeKLJkmpqTDrU8ROXMCU2h",
+	"Pp5pQOaHQIzRAQLbKUCQQlgn9/u3L78q/LWTmagNqO6mOYDNoAhF3YU3SovAEQH67gRHsml0S5pfJXIl",
+	"UMMhV0KuIDAYCiWLPGZqSC4ZwsMwDooaVWSHcu0m0NKgJxR9s9jmb6wEURVVx5aHjEmjic/V9HhGfxku",
+	"kwhRq1xbE7oiU5msbc8W92SbQPkU+fLo3TpjPqToqk8gKukmERHw/RG/l6BAn8cxywwBmB1RYxIZ3fM4",
+	"SykX0LrHfHKLF5E+TZW033488t8P3JULvUwj7K4cVcVElsyis/pXMtZMH2EqUQR4aZT49cYV9d7eUJjZ",
+	"DVBHpAnGwPE1HyjCPmomMM86GuqP2szbrCL856ZoPsDs7B/Qhmho5gX9etaonrIUY/uPT56QLrV7SM5x",
+	"61H/HYGaDPc8Mro6bHFNT4YCOqNtG17cVLYBnQM0DOtwgOZMVpm2vXwmTMTScDoo/VBPW72DkotnPxHX",
+	"C8c/xt1s3tJbS44er1hmG33nLKXQvN9wNOlHJR2ekSgMIzJlsVwyRaJjWL2IKDZfGglF5hKWcRi15M9W",
+	"JuBJcDAGIGPDccbCNA+MKphtFUM6FNYstuYBFDJSbdPbaYPHyyHt+vMkgnWwd0MfUMhhvUR2N+Oxj9i/",
+	"BE9VVY6fYO4jLIch5RXLWa0pPdekj2lEoYhs1/AI22ABclSCV4k5Uxb4ZHVGIvzJTqDSbHXZbfCgYrqr",
+	"A+q7UiTg8syAm5zgAKy9OmfhkkNC30oMhh0Ysm7bumBkT0anjzvyo7pss4fHD29gi+3t86DO12F+BSHq",
+	"JehaM8AMrAm4UDQkXE2QBZtCDBIsO8UYbuSXsxwteWw3Gwt70Xeb8X5sxkTGBdQVOFAHr1yQKYVqG/ZR",
+	"B+SVJbGA/OXdq5eGji6e/TTY15S0alETzHdDjfcC4950+O00VyW23x/Kh9fvSm3cHM9GzoL8uU8Nu1Oj",
+	"trhhx9NUxlcsOXKoAlvjBj/ixX91194jQdUftS2CYN/A4yL85uIIFuHN4z64F25aOT5mABfcLHJw3nyc",
+	"NVKgHX1ZXompXYg5R64Yy4zG6O7Q8ooJlz/KNeEiFHWASWOiTHO5UiyH8wi6RirZgKHEYBtYKw5AGYEr",
+	"eO5m2cCa6FtYqmo9Wa1dAmDKBx4QLrLDuOaiwsJiXIPmZ9GJq08YDMkbEXuaC2yfTodKU1kUxUTicdHN",
+	"RHFVWgvK7CtP7Kg2JuMGomtchLiq2rsQuxkXtEVjHNoCDeLrM+ARQpKlTKApR5qebWIXcq1YOnPKP4Bt",
+	"uJ1cLaTtDWWXvbFpBC0AiJtShxHqUbOU5mlKprIQxjZDGshYfuTwRnKqGYFUkyEBdsd6kQY/+0Tm09Go",
+	"tLKRxClWkqyoApi/6lvJGaE2uOJ228GFCKknbuNrTWPRRHqMnWjrsD8z8xateUIwcyumvkz6Zc6ovb1Z",
+	"8rauY0idtQGX2WUdkuebxW/DevXbk9bqN0etiNS8KY8bzFphaCdaGmigDZSpjGrNcjPa/17GRzuTLCvT",
+	"+dqF+/Uzq+u88sxFS1FuMaPOmrRtLjJrfpfmwWGz5H6S352vu9MyceeaZ+g+/Zi69LG9OrB2QDdzZYWn",
+	"y66GiGupP0A7CxLZzxPHSRV5twnwIaZNefdVmQl5BXw0hp9SPtPs92lovOQzvUl6Dyz7bm9tutOPVFPK",
+	"+ltVsrq+dKNGF5tGi3lTFhc512uYIVbInhfmzPjbh88fzM/5tZt/kae9cW+hdTY+PoaE44VUevyH0R9G",
+	"vc8fPv//AQAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

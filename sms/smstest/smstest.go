@@ -33,6 +33,7 @@ type Message struct {
 type number struct {
 	sid, phoneNumber          string
 	smsURL, smsMethod         string
+	voiceURL, voiceMethod     string
 	statusCallback, statusCBM string
 	created, updated          time.Time
 }
@@ -143,7 +144,7 @@ func (s *Server) NumberSMSURL(e164 string) string {
 func (s *Server) addNumber(e164 string) *number {
 	s.numbersSeq++
 	now := time.Now().UTC().Truncate(time.Second)
-	n := &number{sid: fmt.Sprintf("PN%032d", s.numbersSeq), phoneNumber: e164, smsMethod: http.MethodPost,
+	n := &number{sid: fmt.Sprintf("PN%032d", s.numbersSeq), phoneNumber: e164, smsMethod: http.MethodPost, voiceMethod: http.MethodPost,
 		statusCBM: http.MethodPost, created: now, updated: now}
 	s.numbers = append(s.numbers, n)
 	return n
@@ -359,6 +360,8 @@ func (n *number) update(r *http.Request) {
 	}
 	set("SmsUrl", &n.smsURL)
 	set("SmsMethod", &n.smsMethod)
+	set("VoiceUrl", &n.voiceURL)
+	set("VoiceMethod", &n.voiceMethod)
 	set("StatusCallback", &n.statusCallback)
 	set("StatusCallbackMethod", &n.statusCBM)
 }
@@ -368,7 +371,7 @@ func (n *number) json() map[string]any {
 		"sid": n.sid, "account_sid": AccountSID, "phone_number": n.phoneNumber, "friendly_name": n.phoneNumber,
 		"sms_url": n.smsURL, "sms_method": n.smsMethod, "sms_fallback_url": "", "sms_fallback_method": http.MethodPost,
 		"sms_application_sid": "", "status_callback": n.statusCallback, "status_callback_method": n.statusCBM,
-		"voice_url": "", "voice_method": http.MethodPost, "voice_fallback_url": "", "voice_fallback_method": http.MethodPost,
+		"voice_url": n.voiceURL, "voice_method": n.voiceMethod, "voice_fallback_url": "", "voice_fallback_method": http.MethodPost,
 		"voice_caller_id_lookup": false, "voice_application_sid": "", "voice_receive_mode": "voice", "trunk_sid": nil,
 		"capabilities":         map[string]bool{"voice": true, "sms": true, "mms": true, "fax": false},
 		"address_requirements": "none", "address_sid": nil, "identity_sid": nil, "bundle_sid": nil, "beta": false,

@@ -400,6 +400,11 @@ type Recording struct {
 	Kind        string
 	Name        string
 	CreatedAt   time.Time
+	Format      *string
+	DurationMs  *int
+	SizeBytes   *int
+	Audio       []byte
+	MediaToken  string
 }
 
 type Response struct {
@@ -453,6 +458,39 @@ type User struct {
 	UpdatedAt            time.Time
 	DisplayName          *string
 	NotifyUnclaimed      bool
+}
+
+type VoiceCall struct {
+	ID             uuid.UUID
+	WorkspaceID    uuid.UUID
+	ChannelID      uuid.UUID
+	CallSid        string
+	Direction      string
+	Remote         string
+	Local          string
+	AgentID        *uuid.UUID
+	ConversationID *uuid.UUID
+	SilentGathers  int
+	Outcome        *string
+	CarrierStatus  *string
+	DurationS      *int
+	Minutes        *int
+	VoicemailURL   *string
+	VoicemailS     *int
+	StartedAt      time.Time
+	EndedAt        *time.Time
+}
+
+type VoiceTurn struct {
+	CallID      uuid.UUID
+	Seq         int
+	WorkspaceID uuid.UUID
+	Speech      string
+	Status      string
+	Reply       *string
+	Action      *string
+	CreatedAt   time.Time
+	AnsweredAt  *time.Time
 }
 
 type WebchatBlockedVisitor struct {
