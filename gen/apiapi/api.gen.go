@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"switchboard/audit"
 	"switchboard/blueprint"
 	"switchboard/bulk"
 	"switchboard/campaigns"
@@ -25,6 +26,7 @@ import (
 	"switchboard/channels"
 	"switchboard/contacts"
 	"switchboard/converse"
+	"switchboard/erasure"
 	"switchboard/inbox"
 	"switchboard/manage"
 	"switchboard/phonenumbers"
@@ -34,6 +36,45 @@ import (
 	"github.com/oapi-codegen/runtime"
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
+
+// Defines values for AuditEntryActorType.
+const (
+	AuditEntryActorTypeKey      AuditEntryActorType = "key"
+	AuditEntryActorTypeOperator AuditEntryActorType = "operator"
+	AuditEntryActorTypeSystem   AuditEntryActorType = "system"
+	AuditEntryActorTypeUser     AuditEntryActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the AuditEntryActorType enum.
+func (e AuditEntryActorType) Valid() bool {
+	switch e {
+	case AuditEntryActorTypeKey:
+		return true
+	case AuditEntryActorTypeOperator:
+		return true
+	case AuditEntryActorTypeSystem:
+		return true
+	case AuditEntryActorTypeUser:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AuditEntryObject.
+const (
+	AuditEntryObjectAuditEntry AuditEntryObject = "audit_entry"
+)
+
+// Valid indicates whether the value is a known member of the AuditEntryObject enum.
+func (e AuditEntryObject) Valid() bool {
+	switch e {
+	case AuditEntryObjectAuditEntry:
+		return true
+	default:
+		return false
+	}
+}
 
 // Defines values for ChannelListObject.
 const (
@@ -302,6 +343,38 @@ type Audience struct {
 	Tags       *[]string             `json:"tags,omitempty"`
 }
 
+// AuditEntry defines model for AuditEntry.
+type AuditEntry struct {
+	// Action e.g. `agent.deployed`; the README lists them
+	Action string `json:"action"`
+	Actor  struct {
+		// Id the user's or key's id
+		Id *openapi_types.UUID `json:"id"`
+
+		// Label the person's email
+		Label string              `json:"label"`
+		Role  string              `json:"role"`
+		Type  AuditEntryActorType `json:"type"`
+	} `json:"actor"`
+	CreatedAt time.Time          `json:"created_at"`
+	Id        openapi_types.UUID `json:"id"`
+	Object    AuditEntryObject   `json:"object"`
+
+	// Summary what changed
+	Summary    map[string]interface{} `json:"summary"`
+	TargetId   string                 `json:"target_id"`
+	TargetType string                 `json:"target_type"`
+}
+
+// AuditEntryActorType defines model for AuditEntry.Actor.Type.
+type AuditEntryActorType string
+
+// AuditEntryObject defines model for AuditEntry.Object.
+type AuditEntryObject string
+
+// AuditPage defines model for AuditPage.
+type AuditPage = audit.Page
+
 // BlockedVisitor defines model for BlockedVisitor.
 type BlockedVisitor struct {
 	CreatedAt time.Time `json:"created_at"`
@@ -533,6 +606,9 @@ type DeploymentList = manage.ListDeploymentsResult
 // Disclosure defines model for Disclosure.
 type Disclosure = manage.Disclosure
 
+// ErasureReport defines model for ErasureReport.
+type ErasureReport = erasure.Report
+
 // ErrorEnvelope The error envelope, as the `error` frame of a stream carries it.
 type ErrorEnvelope struct {
 	Error struct {
@@ -686,6 +762,9 @@ type PhoneNumberList = phonenumbers.List
 // PhoneNumberOffers defines model for PhoneNumberOffers.
 type PhoneNumberOffers = phonenumbers.Offers
 
+// Retention defines model for Retention.
+type Retention = erasure.Retention
+
 // Role defines model for Role.
 type Role string
 
@@ -741,6 +820,23 @@ type ListAgentsParams struct {
 // CreateAgentJSONBody defines parameters for CreateAgent.
 type CreateAgentJSONBody struct {
 	Yaml string `json:"yaml"`
+}
+
+// ListAuditLogParams defines parameters for ListAuditLog.
+type ListAuditLogParams struct {
+	Action *string `form:"action,omitempty" json:"action,omitempty"`
+
+	// Actor a user or key id, or `user`, `key`, `operator`, `system`
+	Actor *string `form:"actor,omitempty" json:"actor,omitempty"`
+
+	// Target the target's id
+	Target *string    `form:"target,omitempty" json:"target,omitempty"`
+	Since  *time.Time `form:"since,omitempty" json:"since,omitempty"`
+	Until  *time.Time `form:"until,omitempty" json:"until,omitempty"`
+	Limit  *int       `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// After `next_after` of the previous page
+	After *openapi_types.UUID `form:"after,omitempty" json:"after,omitempty"`
 }
 
 // ListCampaignsParams defines parameters for ListCampaigns.
@@ -868,6 +964,11 @@ type SearchPhoneNumbersParams struct {
 	Limit    *int    `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
+// SetRetentionJSONBody defines parameters for SetRetention.
+type SetRetentionJSONBody struct {
+	RetentionDays *int `json:"retention_days"`
+}
+
 // CreateUploadParams defines parameters for CreateUpload.
 type CreateUploadParams struct {
 	// Filename The file's name, for a raw body (a multipart part names its own).
@@ -949,6 +1050,9 @@ type CreateKeyJSONRequestBody CreateKeyJSONBody
 // BuyPhoneNumberJSONRequestBody defines body for BuyPhoneNumber for application/json ContentType.
 type BuyPhoneNumberJSONRequestBody BuyPhoneNumberJSONBody
 
+// SetRetentionJSONRequestBody defines body for SetRetention for application/json ContentType.
+type SetRetentionJSONRequestBody SetRetentionJSONBody
+
 // BlockVisitorJSONRequestBody defines body for BlockVisitor for application/json ContentType.
 type BlockVisitorJSONRequestBody BlockVisitorJSONBody
 
@@ -984,6 +1088,9 @@ type ServerInterface interface {
 	// GenerateTestLink The agent's test page and, once deployed to webchat, its embed script (the MCP tool generate_test_link)
 	// (POST /api/agents/{id}/test-link)
 	GenerateTestLink(ctx echo.Context, id openapi_types.UUID) error
+	// ListAuditLog Who did what in the workspace, newest first
+	// (GET /api/audit-log)
+	ListAuditLog(ctx echo.Context, params ListAuditLogParams) error
 	// GetBulkRun Report on a bulk run (get_bulk_run)
 	// (GET /api/bulk/runs/{run_id})
 	GetBulkRun(ctx echo.Context, runId string) error
@@ -1056,6 +1163,9 @@ type ServerInterface interface {
 	// UpdateContact Change some fields of a contact
 	// (PATCH /api/contacts/{id})
 	UpdateContact(ctx echo.Context, id openapi_types.UUID) error
+	// EraseContact Erase a contact's personal data everywhere, irreversibly
+	// (POST /api/contacts/{id}/erase)
+	EraseContact(ctx echo.Context, id openapi_types.UUID) error
 	// RestoreContact Restore a soft-deleted contact
 	// (POST /api/contacts/{id}/restore)
 	RestoreContact(ctx echo.Context, id openapi_types.UUID) error
@@ -1110,6 +1220,12 @@ type ServerInterface interface {
 	// ReleasePhoneNumber Release a number back to the provider (the month paid is not refunded)
 	// (DELETE /api/phone-numbers/{id})
 	ReleasePhoneNumber(ctx echo.Context, id openapi_types.UUID) error
+	// GetRetention How long the workspace keeps conversations
+	// (GET /api/retention)
+	GetRetention(ctx echo.Context) error
+	// SetRetention Set how long the workspace keeps conversations
+	// (PUT /api/retention)
+	SetRetention(ctx echo.Context) error
 	// CreateUpload Upload a document for the knowledge base (text, Markdown, HTML or PDF)
 	// (POST /api/uploads)
 	CreateUpload(ctx echo.Context, params CreateUploadParams) error
@@ -1292,6 +1408,66 @@ func (w *ServerInterfaceWrapper) GenerateTestLink(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.GenerateTestLink(ctx, id)
+	return err
+}
+
+// ListAuditLog converts echo context to params.
+func (w *ServerInterfaceWrapper) ListAuditLog(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListAuditLogParams
+	// ------------- Optional query parameter "action" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "action", ctx.QueryParams(), &params.Action, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter action: %s", err))
+	}
+
+	// ------------- Optional query parameter "actor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "actor", ctx.QueryParams(), &params.Actor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter actor: %s", err))
+	}
+
+	// ------------- Optional query parameter "target" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "target", ctx.QueryParams(), &params.Target, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter target: %s", err))
+	}
+
+	// ------------- Optional query parameter "since" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "since", ctx.QueryParams(), &params.Since, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter since: %s", err))
+	}
+
+	// ------------- Optional query parameter "until" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "until", ctx.QueryParams(), &params.Until, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter until: %s", err))
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// ------------- Optional query parameter "after" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "after", ctx.QueryParams(), &params.After, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter after: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListAuditLog(ctx, params)
 	return err
 }
 
@@ -1692,6 +1868,22 @@ func (w *ServerInterfaceWrapper) UpdateContact(ctx echo.Context) error {
 	return err
 }
 
+// EraseContact converts echo context to params.
+func (w *ServerInterfaceWrapper) EraseContact(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.EraseContact(ctx, id)
+	return err
+}
+
 // RestoreContact converts echo context to params.
 func (w *ServerInterfaceWrapper) RestoreContact(ctx echo.Context) error {
 	var err error
@@ -2000,6 +2192,24 @@ func (w *ServerInterfaceWrapper) ReleasePhoneNumber(ctx echo.Context) error {
 	return err
 }
 
+// GetRetention converts echo context to params.
+func (w *ServerInterfaceWrapper) GetRetention(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetRetention(ctx)
+	return err
+}
+
+// SetRetention converts echo context to params.
+func (w *ServerInterfaceWrapper) SetRetention(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.SetRetention(ctx)
+	return err
+}
+
 // CreateUpload converts echo context to params.
 func (w *ServerInterfaceWrapper) CreateUpload(ctx echo.Context) error {
 	var err error
@@ -2172,6 +2382,10 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/api/inbox/settings", wrapper.GetInboxSettings, options.OperationMiddlewares["getInboxSettings"]...)
 	router.PATCH(options.BaseURL+"/api/inbox/settings", wrapper.UpdateInboxSettings, options.OperationMiddlewares["updateInboxSettings"]...)
 	router.PATCH(options.BaseURL+"/api/inbox/me", wrapper.UpdateMyInboxPreferences, options.OperationMiddlewares["updateMyInboxPreferences"]...)
+	router.GET(options.BaseURL+"/api/audit-log", wrapper.ListAuditLog, options.OperationMiddlewares["listAuditLog"]...)
+	router.POST(options.BaseURL+"/api/contacts/:id/erase", wrapper.EraseContact, options.OperationMiddlewares["eraseContact"]...)
+	router.GET(options.BaseURL+"/api/retention", wrapper.GetRetention, options.OperationMiddlewares["getRetention"]...)
+	router.PUT(options.BaseURL+"/api/retention", wrapper.SetRetention, options.OperationMiddlewares["setRetention"]...)
 
 }
 
@@ -3897,6 +4111,157 @@ type GenerateTestLink500JSONResponse struct {
 }
 
 func (response GenerateTestLink500JSONResponse) VisitGenerateTestLinkResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAuditLogRequestObject struct {
+	Params ListAuditLogParams
+}
+
+type ListAuditLogResponseObject interface {
+	VisitListAuditLogResponse(w http.ResponseWriter) error
+}
+
+type ListAuditLog200JSONResponse AuditPage
+
+func (response ListAuditLog200JSONResponse) VisitListAuditLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAuditLog400JSONResponse struct{ ErrorJSONResponse }
+
+func (response ListAuditLog400JSONResponse) VisitListAuditLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAuditLog401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListAuditLog401JSONResponse) VisitListAuditLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAuditLog403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListAuditLog403JSONResponse) VisitListAuditLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAuditLog404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListAuditLog404JSONResponse) VisitListAuditLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAuditLog429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListAuditLog429JSONResponse) VisitListAuditLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAuditLog500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListAuditLog500JSONResponse) VisitListAuditLogResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -7965,6 +8330,134 @@ func (response UpdateContact500JSONResponse) VisitUpdateContactResponse(w http.R
 	return err
 }
 
+type EraseContactRequestObject struct {
+	Id openapi_types.UUID `json:"id"`
+}
+
+type EraseContactResponseObject interface {
+	VisitEraseContactResponse(w http.ResponseWriter) error
+}
+
+type EraseContact200JSONResponse ErasureReport
+
+func (response EraseContact200JSONResponse) VisitEraseContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EraseContact401JSONResponse struct{ ErrorJSONResponse }
+
+func (response EraseContact401JSONResponse) VisitEraseContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EraseContact403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response EraseContact403JSONResponse) VisitEraseContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EraseContact404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response EraseContact404JSONResponse) VisitEraseContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EraseContact429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response EraseContact429JSONResponse) VisitEraseContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EraseContact500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response EraseContact500JSONResponse) VisitEraseContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type RestoreContactRequestObject struct {
 	Id openapi_types.UUID `json:"id"`
 }
@@ -10569,6 +11062,238 @@ func (response ReleasePhoneNumber500JSONResponse) VisitReleasePhoneNumberRespons
 	return err
 }
 
+type GetRetentionRequestObject struct {
+}
+
+type GetRetentionResponseObject interface {
+	VisitGetRetentionResponse(w http.ResponseWriter) error
+}
+
+type GetRetention200JSONResponse Retention
+
+func (response GetRetention200JSONResponse) VisitGetRetentionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRetention401JSONResponse struct{ ErrorJSONResponse }
+
+func (response GetRetention401JSONResponse) VisitGetRetentionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRetention403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetRetention403JSONResponse) VisitGetRetentionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRetention429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetRetention429JSONResponse) VisitGetRetentionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRetention500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetRetention500JSONResponse) VisitGetRetentionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetRetentionRequestObject struct {
+	Body *SetRetentionJSONRequestBody
+}
+
+type SetRetentionResponseObject interface {
+	VisitSetRetentionResponse(w http.ResponseWriter) error
+}
+
+type SetRetention200JSONResponse Retention
+
+func (response SetRetention200JSONResponse) VisitSetRetentionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetRetention400JSONResponse struct{ ErrorJSONResponse }
+
+func (response SetRetention400JSONResponse) VisitSetRetentionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetRetention401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response SetRetention401JSONResponse) VisitSetRetentionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetRetention403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response SetRetention403JSONResponse) VisitSetRetentionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetRetention429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response SetRetention429JSONResponse) VisitSetRetentionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetRetention500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response SetRetention500JSONResponse) VisitSetRetentionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateUploadRequestObject struct {
 	Params      CreateUploadParams
 	ContentType string
@@ -11302,6 +12027,9 @@ type StrictServerInterface interface {
 	// GenerateTestLink The agent's test page and, once deployed to webchat, its embed script (the MCP tool generate_test_link)
 	// (POST /api/agents/{id}/test-link)
 	GenerateTestLink(ctx context.Context, request GenerateTestLinkRequestObject) (GenerateTestLinkResponseObject, error)
+	// ListAuditLog Who did what in the workspace, newest first
+	// (GET /api/audit-log)
+	ListAuditLog(ctx context.Context, request ListAuditLogRequestObject) (ListAuditLogResponseObject, error)
 	// GetBulkRun Report on a bulk run (get_bulk_run)
 	// (GET /api/bulk/runs/{run_id})
 	GetBulkRun(ctx context.Context, request GetBulkRunRequestObject) (GetBulkRunResponseObject, error)
@@ -11374,6 +12102,9 @@ type StrictServerInterface interface {
 	// UpdateContact Change some fields of a contact
 	// (PATCH /api/contacts/{id})
 	UpdateContact(ctx context.Context, request UpdateContactRequestObject) (UpdateContactResponseObject, error)
+	// EraseContact Erase a contact's personal data everywhere, irreversibly
+	// (POST /api/contacts/{id}/erase)
+	EraseContact(ctx context.Context, request EraseContactRequestObject) (EraseContactResponseObject, error)
 	// RestoreContact Restore a soft-deleted contact
 	// (POST /api/contacts/{id}/restore)
 	RestoreContact(ctx context.Context, request RestoreContactRequestObject) (RestoreContactResponseObject, error)
@@ -11428,6 +12159,12 @@ type StrictServerInterface interface {
 	// ReleasePhoneNumber Release a number back to the provider (the month paid is not refunded)
 	// (DELETE /api/phone-numbers/{id})
 	ReleasePhoneNumber(ctx context.Context, request ReleasePhoneNumberRequestObject) (ReleasePhoneNumberResponseObject, error)
+	// GetRetention How long the workspace keeps conversations
+	// (GET /api/retention)
+	GetRetention(ctx context.Context, request GetRetentionRequestObject) (GetRetentionResponseObject, error)
+	// SetRetention Set how long the workspace keeps conversations
+	// (PUT /api/retention)
+	SetRetention(ctx context.Context, request SetRetentionRequestObject) (SetRetentionResponseObject, error)
 	// CreateUpload Upload a document for the knowledge base (text, Markdown, HTML or PDF)
 	// (POST /api/uploads)
 	CreateUpload(ctx context.Context, request CreateUploadRequestObject) (CreateUploadResponseObject, error)
@@ -11821,6 +12558,31 @@ func (sh *strictHandler) GenerateTestLink(ctx echo.Context, id openapi_types.UUI
 		return err
 	} else if validResponse, ok := response.(GenerateTestLinkResponseObject); ok {
 		return validResponse.VisitGenerateTestLinkResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListAuditLog operation middleware
+func (sh *strictHandler) ListAuditLog(ctx echo.Context, params ListAuditLogParams) error {
+	var request ListAuditLogRequestObject
+
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListAuditLog(ctx.Request().Context(), request.(ListAuditLogRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListAuditLog")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListAuditLogResponseObject); ok {
+		return validResponse.VisitListAuditLogResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -12626,6 +13388,31 @@ func (sh *strictHandler) UpdateContact(ctx echo.Context, id openapi_types.UUID) 
 	return nil
 }
 
+// EraseContact operation middleware
+func (sh *strictHandler) EraseContact(ctx echo.Context, id openapi_types.UUID) error {
+	var request EraseContactRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.EraseContact(ctx.Request().Context(), request.(EraseContactRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "EraseContact")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(EraseContactResponseObject); ok {
+		return validResponse.VisitEraseContactResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // RestoreContact operation middleware
 func (sh *strictHandler) RestoreContact(ctx echo.Context, id openapi_types.UUID) error {
 	var request RestoreContactRequestObject
@@ -13225,6 +14012,75 @@ func (sh *strictHandler) ReleasePhoneNumber(ctx echo.Context, id openapi_types.U
 	return nil
 }
 
+// GetRetention operation middleware
+func (sh *strictHandler) GetRetention(ctx echo.Context) error {
+	var request GetRetentionRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetRetention(ctx.Request().Context(), request.(GetRetentionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetRetention")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetRetentionResponseObject); ok {
+		return validResponse.VisitGetRetentionResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// SetRetention operation middleware
+func (sh *strictHandler) SetRetention(ctx echo.Context) error {
+	var request SetRetentionRequestObject
+
+	var body SetRetentionJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.SetRetention(ctx.Request().Context(), request.(SetRetentionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "SetRetention")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(SetRetentionResponseObject); ok {
+		return validResponse.VisitSetRetentionResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // CreateUpload operation middleware
 func (sh *strictHandler) CreateUpload(ctx echo.Context, params CreateUploadParams) error {
 	var request CreateUploadRequestObject
@@ -13377,359 +14233,380 @@ func (sh *strictHandler) UnblockVisitor(ctx echo.Context, id string) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L39kts4si/4Kgjt3bDkw1J9tN0zo4qJvdVu94x32u1aV3kmzg59RUiEJExRAJsAS9Z4HHH+2gfYhzgP",
-	"Nk9yA5kACFKkPqpctrvbfzhckkgQBDIT+fnL972pXOZSMKFVb/S+VzCVS6EYfHheFLIwf0yl0Exo8yfN",
-	"84xPqeZSHP9DSWG+U9MFW1L4NU25+Ylml4XMWaG5GWlGM8WiXh589b7H3OD1r6cyZeZ/UWYZnWSsN9JF",
-	"yaKeXuesN+opXXAx732IeqmcqnFZZObijR8XHGe78cOSKUXnrPW3nBZ0udez8YuNIT5EvYL9XPKCpb3R",
-	"3/2z7PVv/UBy8g821RvX44q0XGbelqlpwXOztr1R70IQuJhwQfSCESZuWSZzRtSCFiwlK64X5Pj21Mz1",
-	"T1SzV8UzKWYZn+qDdvN/FGzWG/X+j+OKRo7xV3VcH/Y7ma7bJnq9YESWeiJLkRIzSsapmDIyp5pFhL2j",
-	"U52tSfI+xpePeyMS99wN4+qGsVunuBfFIu7dskJxKfD6uDw5+WY6LYuCCU3cT+ZLFvc+JKSPcyav7LjP",
-	"/LCv7aiDiMiCUCH1ghWxmNq38ssLa+0XuZ/AFwnhyvwsCBUE92owjAVsq10ls4gXc7vWdTqflIoLptTr",
-	"MsMvOojOEUHUmy6oECyDi7lmSxVQYHWV/YIWBV3DXQWjmqUXMIWZLJZU90a9lGp2pPnSE2eNs1ieyfXS",
-	"iQT/rG3k8Awnd23GaplFjSpaWC/lappJVRbsuTCLkAZXTaTMGBX1y16zqSxSLuYv0v2khb/zmr3T+96S",
-	"Z3T9E122i4t5wZg2f7f9yNPaepclT9uWmgukyGBrNxloKoVgU81S4kiArBZSMWLvJrqgsxmfEr3gilBD",
-	"b4QKtWKFIn1Dv9XvVJMpFaRgdLogXA+Gvaja34Ygxme92O9FRNcq5YW85SkrDiKghmCsphKMZ5/5NtrN",
-	"AzdCrjKWztmVLIspq1N1/a1TluvFFvLgQrM5K8yo/gDbSUl7EkNO56yFBOBrMi2oeYdzckpmlawiZhAi",
-	"jUjlWpFUTkvDt0YyFYwGTwnmnVN8w/pTDJ2UeSZpSmY8Y2ZtCSVLWtykciXG5jsjI83/Y3udgtUk5lJl",
-	"tmPXMihNddnyghdkxSaKazaGl3TjLuUtU+TnkpUsJf/+//5/XAIu5vDBvN4aZkQ5rAu7ZcWaWAkOy5Iz",
-	"kXZcXslwRdeGndaDIbmAt3OPRxZLzGolsYCXJEK6NVozTZQ297qnlELzjFAcQ86Q2WAZubJ3sdScD1GP",
-	"iXJp6Nre2ot6+JY9I67xHXuGA2i67kU9nHFA6Jt6iBuwto7m1mq3elGvtpm9qEdzDt+KkmZjbcRi2zPw",
-	"dhQDnSRDa0tnZq5Iv8yz8b//67/N4WoI1HCh2IdOrFK347qGjKhYCgeILCt7snP8FXXqWZuCI6OTjgO3",
-	"uQfhPWJedqmYWbZ8KVOWbS4mVWTOb5kYESrWQDfnRDFGVrQQXMwNjTLURvKMaiNLSCqBJDVRrLg1AqBN",
-	"qGTZ8jIQwY5SaJYvaC/qTZg2/83pcklbt39J313LGybClw+ESafcr5jdPZLZkx1OVvyz7YFqrTQzc17m",
-	"7Sq8ZsucFVSXRfhkUS4nOCUtRY0pZgVnIs3WeHjMmFJgoBhmo6qEP0A0Z+0sJmWmjJrL54cpXmWeHqp4",
-	"ub3epI7Lgikj14EIKFFMG83DSJZbmvGUTEptJKUC22uSsSFJHKmBmmpoCp8DGkEsJlnJ8oILTVTOpoNz",
-	"HJnDyWFIipKluRlVCk9xQGgqItSRJQp/AkPCjyneZ64RqZXJuiwESkRmtRMj0hRaKQlcPxZSj2dGmUlI",
-	"X8jYnm44B67IvGRKsXRgpSzX9sFSMBSp+/Jnm9QAGg7khOfgug5oKStQ/OrcFXB3nUhDJmrQtxcxdUIL",
-	"lP26Or6pMbZoN23qdGgIhLS5IQWj3rujuTyyXy6poHM2BBvmr5ytwp+P+DKXBZo2oFL01Irr6WIiaZEe",
-	"452w4HD3swXVF6CUHugnmEphTDqwUcc8bd1jpqY0o8662Dp4q3rtH/BIkWose25JwcjMEAzpmyOJTNhM",
-	"FgxU5+YRVZ85nboZOVE0lVnGpnpsLHAKi60LKtSMFWMtx4tySUE9WFIOHMFn1jZvl0wFn88bUn2mWTE+",
-	"G6PKMKbakCGQTalYAUY0U+axN2y9kkU6XlI9hTOSCSOURJsK0GAZ99jIvV/bQVodnDvXGy8lfZrn2XoM",
-	"n+pmyc4Tt2B5tm5/FoibR0YZzrP1OTGrsSarhdFVKIH1JgsK8qs2rWEv2udEkzmD/UKKQS7LpOo42Ern",
-	"eDqEPkFqOOFpBOkjZaXilGaZOif/ZIV0x0JRmvcCJmPpsNekRy7yUo+1P839ocSF/vZJq60gS33wPVpq",
-	"o0/uf0tTJofTbE6hMfxOn1pTejhqCQRvIDyCQwB3a4d4tKOzoZVse0tHd2NdPj4LJvtDYTWrjyoqd6xO",
-	"Gyv72X3PMk3vMi1tPS475ErdAGmZwGsrvg5eFJC1hzHe34z1BmKBZhkrwHjxfHjLFdeyOCdKS3MuSLEh",
-	"QR4pYh9M+ktWzFlKuNDSaC7ArOZHLkou5oNNRoUDwPyxpO9+ZGJuyOfs6ZOot+TCff5mixMmuO305KR2",
-	"22mb32FhNebgvm/Oarf9ru1U2Isznvmj7i6s0ULRTd9BeAlukHeCaenWmZE+14oky+lRQngKa75jVYJI",
-	"QbAuT072WFClC4aRhKbb3kgJQo0+bnRjo33DpaRPFUkuplOW6xExnHAMPx/hzwmYeoPgVPI+0Y6QQycf",
-	"/chVizMalmt/Zy+MdFUul7RYtx3IqpxOmVLtPlyQ323GZONV3CCRm527dT+V1bwozFO9ZqrM9N01V/ei",
-	"mx7Sw13r/J7e1Dta1ftYPdXbHGATuLW58+K+AUtE7ZTOSy7Cb0+jXeGUDfJvhCACnn5qWPqjhySam3yH",
-	"EEVdjm/InUMjGLVX3inEwvBGc7F23NriNjvs2Uv67gXe+fTk43nYxNqqzuhdM3bdVn+acuc7OCoqn0df",
-	"MUaAeofOYzP46K63xnFKNc3kfPgDXfLsAHaz9wG/1Tx5S/qOL818fn/6Bzzq8eNptMXJd6BecTdhtUXY",
-	"OFF1uKxpOhUbnNV4lzZx0PA6+vULF6+670G8kfWV8R684TW6pfZcFX8f6nB3c29+6NIv/sb14nsvyDo0",
-	"jb30i7pI3HVL8MztCsh2LaPmO9vzIPwTQ0XjPnpGmXImpod6By68jcGVy1Wgdijv0AUXD0MXsLVfMq60",
-	"ioimc0VkQXiqNm0QO/KYp3VBvlN32ZDWXH2EUcxcD4nDtBHod5mc3rD0r2i9HWpGono0pgdoewWjNqem",
-	"aVyuI4jiglOH0WXlmWKCCHMwrVw8qG1ca3+2GkTXC+bNnIa9+kiRFZtMIQkgMJp6u9TF4HH+naJwQd7u",
-	"XGxndhyw4BMcYGyfvr910tjmXSGAjee0vk2Z3VwU89InxbS/COphTSadlNkNMYL2kSLUDRIZM9DYpC+f",
-	"XRJweRGbptQHmXxs+GZAcKwJxliWgQVYn5vRlg5c3w5Xeofp0WlBdK3WpY1tHzYpdCl3ufnpbAZ5MC26",
-	"Xbaia0VORkZ/WxglzTBQajhpzXSrm9IlGm4GE97lvGDqIE7nQumihMm3Syfreq9ZEcFkFF3mGdufxN2W",
-	"txnfNzzP8Tl7j3V1w/PWsTY0OLqi3FgF46nRGczSdIUntjoBVGVTb+YUTGUpdASSa8YzzQqIJZY50ZLM",
-	"OES6zXvtElvV0e5t3Iq87P5XM6nte2NDw+0LqNBv2w49wfD/8NLneuyrp5XZDbyT2SCrWxzITAG7bElf",
-	"OpRWi7LdFYdhlaIUxiIawfn2p+fX5JjmHF7muCiFOn6Pt39ojbD8UrgAElMZ0oB94e2JOndRSLfTnJ/W",
-	"PsR3qGpaoz1YlkN97iVq+XUKWcgVWVJhlR8qCBO6WFeZUpBgZbaL9H0+gNFOB60C/LADLNTGtssNe13b",
-	"wfaMLnPK54dGmdFwBR0ckjWFgjvVKBax+BeZFXJJ/kVsYNX8Jcm/YvGvo6Mj/89clxZ0psm/iNK00KQ/",
-	"N+oXZi6jLgZ+CllqksCVI2LUkYT8iySGytMyY2lC+IwkMMCYakwNWTCaRoRlipHEEnMCzyf+NhjD3wTZ",
-	"o/ClvbxxdVR9T3JaKub+T0k/wT/GuMgjUipWJIMtA1RJI1wR5zXYMiBcO3YX7hx6JYsbldMpuntKlTOR",
-	"bh3f3zD2V7uHVCNjigChxPrjo81nIXH7MSJiNk7OzFamXEM6ugb9cCmFXmRrAheSKc3DybXNJiIJF6qc",
-	"zfiUm7X4uZSamm/hgvGU5mO7g5sTx4QdZ1W6nB1nUqZsynF1vADEAex8GqRJQgqSRZ1agESjlo2JqtGm",
-	"VExZ5v/I8HGxSPzjE2CpxP+eEFoYrUHQbEgu/BOnlm/dfigCCdBTKSDxQcyjWGRGs3Bvjh4/QZ4PT799",
-	"QiBA5qsVpJiyyOzOUipNkoJqNs5ZMV5yUWqWmF2Hv6JYmGG4gG1ccZHK1TlJQDaqoT2gEtR2fLRQeSa2",
-	"k4tIynClZYEDmh8pzmlInpv3sG9FZM6EIrQlJOZ4CN5LWwvQPC8W/aSW+WDNuoRMaVFwpsyEnSfArzau",
-	"pvlmMDQb8vjxZcGnbPj4cX1C4F61LlBCIbylDPFPFxRColo2GUNgLhkISdTWcLoFONfRYirgNBsRSiDt",
-	"qbDHiJkbtVQ+xOvNe2Cczby4IRyq2VwW6xGJe2qp4p7hi0aQEb4KXtFwDpuD0eYWAHhUJUNybSabm3c3",
-	"r5Wzgly9vCL2ctI//faE/Onq5dHv4I3pVLNCgcA+ffoNkqCcmdeQwryGXbVz8ruTWMiCfPu7KulTs3ea",
-	"CMZSRd48uzo6G0RmrexESP/UyY0/kpPhySl5c/X9YET8t1oSGovkP04T0n9zFZFnFwOCLsqI/B5+FTZ1",
-	"2nCNMoKmtnUFm8H5ZZMD7fYNyYVCkoTMFIVSrtp7qgncBS4nqrw8WUrB1iBvmdDnNspuGRR4X8XCSlDz",
-	"mzCvDsR+iYLBKA84hiysBFWQrkWrcWxuNt5gVjEWdUqbUvOwNaFzysXICi6u8TPpcw1kZnSS1YIVxuYg",
-	"SkvDsgPMOGzxa4753SI/dF/336/NRReqXX4SdqSo9n5t2piX+ttM9Z2L78+Se45SbvUMteqFiWGAZFSd",
-	"SsgKRu46ccnSc2QbqVhEkpSZY6rwB18pwm9ULKAKBL9ak4IZHV+RPpoKkMsyodMbhWKnYhbIyTVaKA2K",
-	"ja5eXsXC5qEOiKLrc5KgiZOMrERIyWQdTvqcJO5cG1UnmhEZ9hXTWPSFrM42IfEg86ccSMdEmhcfy9Is",
-	"jl6wNYg/M6XrV5fu0ED51cqMfk3aDVhrp7U7YlitcDT8pbIoN38M9mGf1AYbafC31AfwM6we2kr+d/BI",
-	"V7nEd5VVM14oPQ6SYz5W9VOn3WbfODS/nRn2trWKKtDXw7uMqeHiPN5A8F8suVJoxgs5VuisGdswXtRr",
-	"0bPRSdRQs82WNbXsXmSW6O0+BVJWGT7wHGhooB3ka823u4s4c90/bTRz58Wo7o6ZSA+5HCZ5eO2Pf7fG",
-	"QLVpBC8QbSxZG3/BGPc8FjZdR2D39Kq9rruQkHh7Uc3D5M+5jvqs9EAx0ObL976jZlqQV2yawiNQW5pS",
-	"IaDkJj/6k7K2vo1TuHG010Rd7YV3pedaOaGG3nFzQOaEvRfWy93/QuRlV/7ceE9BF2p7W6Pg7ro2ud1M",
-	"bSFqaQ5+d1XN6ovMkQlKvTnjXYLBtikikcJjZhQcz636iyH6ESbJEOosesFuWQEF/mlLvmLLARLmYny7",
-	"R1pJSzbK2T7ZKIFw3bbsV+66nSmunrqQKu5JWncIkaZU0/0r9B0LtKjum0es0cZ3JxL6dYGZ7M2N8Kr3",
-	"XK5LqFy5b9rgRzPb7szI91fAdvDPzgE/Hz+Z7UT7oiOxuw57MAQntC4V+K0T/3ti3SQW5cBY9rNMriKS",
-	"gMNkrJgu8yQWfSw4xI/GoIE48YKCa9nqfwN0g6y4YudWno7RdeZ8INRNBzwcsXA+ET/bfmIvgKLGapYD",
-	"cBdZS8g8mua5IhO24MaSW6o5zfPxaUK0jIX7+AQdmmaLUpfh8/r5xfcvn7c6IdK0sFGmlqgqTuqRInIl",
-	"iL10RKgAl1X1K7o8vea7h+Xrksc2n2nrVFXkUigXUHFaTheEKhL3/v1f/00n0zTumXfLMzqFynn0zRYs",
-	"ZUJzyIj7KLbPYZAc41A0bL5ZiLIBlbh1KI6WQ3a3nWQfbMvfm8FVVjT8qeZEV80Hj8jlm+9+fPFs/N3F",
-	"1fPxm9c/Hi+kvFHH791tH47fQ+3Uh3MC1YwzWbisoH0mmVGlx36J7qEZH2LuWRnRau3dBV7EmPm6zNtW",
-	"uSYMosr/6ngeXbB4+530fy8PzO2VePoUqn0TOiXQ8t0LhTQYeXnimbyFO7qV801i2aUg2Jrm4WGVxr5U",
-	"+kN1nrSXuRymL1mq+3TqUjX9601cD8ugmmVTOb6VHMwuBWkw7uio/jyr/vym+vPJ/inF4TzumFncLGh8",
-	"fuswxz5zQaOvZbzLjO5Zy4hljLZc+X4LsTvtc3uSZ9RbujqJTalq/V+0ymhrqa3GH7HgDjAeclrcABSP",
-	"OcCLUigiRbYmUJVOkv98fkUsVJtMGeKzJbVK723saPOnLrDmfFsV+B0Lr7/WSnfXSi8tqkVp3TtN+ugm",
-	"9TtW7O4o+hQVrfdlQd68efH9wMY0WkLfVdAvKAhtLfEPrKpNei8VKx6pKkrbTtDEJkYaQwH5wTJKG1cO",
-	"ERukKrrdp7p02V7edOHQUoD/E0i9uz09RjiWBMOs1p1jr0TUgIliQncAHlRlrHU30D2qUJ/h8rD0wqNj",
-	"7JWX3KIW7spALXYkTbZla0OsHVO18XbSNxrypFyPIVA1dmFzUMXLYrqgiqXk0vz2E0akeu2+5GYibW7U",
-	"sS5cLymzPZOwvU4B9wQqnX37jj3YqyR+gy0NqYwBeKI9rdddopZdF9wpZhWGZ+vbpZi2cB5KzvSRvTS0",
-	"vg4ySnzh/ccKakGlzd4qp9FaX7NZ2+nmzKWdE2vlE9jtt9tK/+vLij4AQ/g+iLukqbE/C1nOF5DTe47S",
-	"FtKlqLAGsQW4YSm5YSxX6F0JSlAAr3Avaxih5Oocw42ygBpoHRqgnYkOzEd4qFAKEpVba5/dgKThX7TO",
-	"PFGD27ZZWQF/7IYrgc28EygD3ImaPX544W84vIxqS0p6i7YpBYPcKpd0UMgV6bsEvNOTk5NzhOhVY12U",
-	"Ymoe4HAdmSBLWTCyYgUjGZtpIks9CJXOAyY/4yxLu2oWsnIpCNUETspaQZf53UyZGp1gtZAZI1ztUD82",
-	"DzO52nxyxgVzesWMZzbPdMFoygoyYVzMyeluJdIMHdmXi7Ye3k2Gaa56u9Dflm/RKa7Glh5bD3a5aqES",
-	"Y1SbdUboU9KfZFTcELNEilDFU9aeRm55aXM8GApRQDEBFCspU0JJmCsamQNouoCCIzfWziX37Amv4rm7",
-	"Yu0wCcSyRcty78vvyKqHVgG0Mr0LgN5HcdilTm4oErtv6ITM6T6Sm6ykbBHCuXP/YZ0sOOCr/WlDNDht",
-	"BZCoQAzOTroP9GbU5aAjOvK+9P84fXL69OnTpyenZ980jYp9zsYGPsNBiAwf9qXCA8OkLeRnNKTLw635",
-	"Dcff4VmWrSRTSQFff51hbLOl3vDhQhaH1mxG1UvtrOP9PKFiRzJmv9UlOh3uQTYfg2S2+oqtPtWyXguq",
-	"xkYDaT8aBXunx+Afa8P9VubgIgn8nviCcciHznFN7mAO3GW7gteozXnfbfwYO/gxwv0fw4TtPGl2x842",
-	"jMEHOkN2zqQL8W13DuCDnhtmuy0KVXvTDDAy9+xIANf+9PHhqbdimzGl32D4tppfwXdhPd8xY76BXfLC",
-	"J7P+1IjuuWkFT90P2gR3477oJnZP/8LWnwBzY88j84Z1IMYqNi2Yjkiibo7U7XQ8HA6Tc6IWciUw0mEx",
-	"gcEv3h4eh3zHB4mN5wWb8Xcd1a238uaezy3k7nSe1zJj7aoF3O3nWKkaoeOitj61SeOWtGkg36N/I8gU",
-	"2sj2Z522557k0Jl0MHSjvz3M97N5W/hCeSbXd4yNVKtwQLqDS0jqQNC0uQ0b4ZK+r993MfbBPtmjXRlB",
-	"r3L6cwmenKMgU7XKEbJoaw755tyj1WA/iYRmmVyxdCwLPudCJZugRY0r7gsYpOkNG8tbVrgkhj1jIXtI",
-	"VqQBkKwHmkWBYMVBkPQ7yWRze/C3zqOx2psXB2VMtTPgNp+WkLqrVB+SwVAN2HMWd4FYqL2qX5ltTrBd",
-	"m3mPY/J7P5kWxQcJ+1VF1w1EKeSUEUYf58MGI1h3JPYWwe8OQljfSk6e21sgNw+kJLacsPRK8DxnestL",
-	"op0tIJ6bU6UZYitTZxW1j/umLa+uPqYExyn+HpHkGO47fh++x4fhP1RSk4Jt+l2D4jrpzC7eIWS2vE8r",
-	"hmqILUDAe27WXdrEBTR+GG7wHqpvOJ/9MYKrGd0HKHgr5GGeZ7ytsRccIAiFAgWOR5gtA4E0+BLSvOqV",
-	"+4woOmPzkhYpkbNZa4UF24ZXu7SwV07PUbm8YQLbP5k1thi2rbbPFnltb7Maxu7oXvDU9pQdM5g9av1l",
-	"jaIXTGC1WgMUyC8ZFaoB6opjuLoUxTNbsrSDwipz0O2ffX+7hFFj5Vpm3FiXPZm8oqS7ECK0bH1uO1Xe",
-	"oRlKvdUlgNSZ5XTd0mYFXTLMtLHI5Q4mgusWHPt7tnj9JTZrbTZchc6om6pwZytSKIDebDq6ZXEbNeXb",
-	"uqcm2A9yTjUbNB6E83c2gHssoE1iQ9X2uKcZCqxhPEHttQApAfXrO4/G7nV8ISbyXZhBuh/6PyJqQl78",
-	"uyFJLF5dMiK+TQuUzgs5kemaLGQGqCLDWCRgnNKp5rdcr8dUJyPXWMVhWqyoQiQLmqaIadPM6MKfzQE/",
-	"d93+OgBwt/cOeiDPf9s6U6X4XDBm9cxXs97o79tPcdiZS1YoKXofNgqbd+uLLvlo+xJ89GScvXNovHv0",
-	"Di0IW5M+Plb5vifhe7l5qoY346CH1J6rvCkCXCpmbz8k+D0aKNbZcP/lgTu3HRqt2Qbbs4ju2/XJyp89",
-	"dNq6A6myEeql2FXwrhewbtDOyD2wQS2t295YsjZnXbgROzQYFLkHt4SA22A1NiT+90xbGXCAYKodGR+i",
-	"pvZR7xW3bwe3fZnqnqyZ8+lNmY/N5YB/cj/wgW0gqwsqUjmbEXsRWRVcayY8bHhI3rtVrL3FyK5mcjVA",
-	"1jr9tq1Nm2B1aDp7G6VANS8tD7TlXkp96Gg/GUthV/ym1njMz9o9b/PV3raxm2WRu3Lby66M9wvwupqd",
-	"dNrPiCSA1og6pE3oHEQkMVJIaSq0/QnklPkBGuwlpE9jkYO24Drx2XpQrhWhpV7IYgCwP0JqPmXmBnTv",
-	"0Iks9YaK5ZNeYhH3LoQg/5BcsHTjurgXubiNDHNQI6jXtd/hXFsVNZjYx1SK7oIgbyMyTQwbt+K9qOe6",
-	"RuLitZ9h7Of27Lv9qpnM7T68Yy1buzrb00fa6PWlP2vuRrA/WR9E12btvUUPmpGzXdEYgiOhNWd5rw1p",
-	"JP7fc0d+Qq/G3bbDZdbcI3mm7dC+VxrNl50Ug4t+eR8esCTcIrNRzG5E8s5JwlNATfA13w3cTa1YNjOC",
-	"94att3UkvKMtdteQ90GGLKzNlQ0nbhLlknWAFBgVOj3igvhDKi/YjBVMTJkKyuRhcXZ2/fVL9dGB0KAj",
-	"8HpcimlGjRK0r03hbFFrmm4M07aW9iJsKKzYVIpU7ZvBjRTu4rq7rKL6hlROmlBgqpq75oD06tbXCG2k",
-	"JdvTqnFvc1eedT3d7lBrXF+hU6O6PDk5OQkwZTEpRRd8uQSFvZ4Q1pJZtm+98heVs9NMrtn0XqNvrtQL",
-	"JjTHOhCLoh85hQ8B3yxXY78dCAxY3LX7Jex09JC9QbjbmSxcXYgRJzdsbcuqKlRny6JbEn82XxoAgWrE",
-	"MHNPhbcu2FTOBf+nkfLtXYp+2ZlDHXR7BzwtsyN7qy2GNXZZeDBg2/xcpd9dWvZ8Eqdwd4DiLh32HdDs",
-	"nGr2SJEnJ38gRpxHDlMdgwd0eiPkKmMpome7WAIVRK4EKyAmmi65iMWyNHwOAQaXd59ShYL3kSJOWEM+",
-	"wJA8y7jZOaLKYobKDkQAUgmGYMF0sW4zAH2AxTv+tkRWWk+5IHKyTxCkuqFtRy6hmLyratrF1Noq06oy",
-	"aWIuO0dUBtcvDnsSu+J0miGulatd1x7oodUffZdWSW34hVM9/vd//TeSAU/J5asrl3gWzF4dv+fpB6Lp",
-	"DVP7GV11nII9/buHtDjqcLBB2euKZxlZ0DxnAsDaV7JI1chqkq50PAqwjIEqw5YPFlje47z3tpSKt0zA",
-	"InBMPQ2wtCoYala0H1jb2qw2b22jtIuMPwJKT40rtpar1BcoBpMv7vXuj9lTRya5R7+zTZ4gPMU+caLG",
-	"xsOwNVBLgA1FQU61ZoUZ6n/9/eToD2/fP4k+/I+PxcUB6W9fv31bbrWubIWqcOCp8/jxaybYimZq+Pgx",
-	"qbQk4KywA4WRdJYVz0mSU56ObZE7mMsYC0+JnGH/ALzfXDYkf7Oecq5cR5yQmR8pklg+HgMfj13XiODx",
-	"sagV9eDofUWX5jxbB/0S9MKH6+HTIxuHTul6ECGP56ywj46FESQ4mBEEoN9CETLLMz6l2IeoYADAq/bs",
-	"oxGLqpEGqfXRCKVI3LPA9AUuv+tB1M+zUpEkZwWXKaIzJ1Es3BdMADzihZ30RqcGc07ndI3u5QnNKHSj",
-	"ce2ap9K+oG3FAUvFNVnJMksJlFH5hQsb6Qwa/SxGftpjrL0dU53EAirJFXc9VWsS26IcyOIG4OKobZyB",
-	"AwIBFdxQGTSVwOY6C1kWw1hcBN2Gqnf1WV7Y30Jpc4bApBTpm4cBbqR7up2+uX0wjMWLgFywe7W5uxSG",
-	"XMnvzuDJyqEx1Ui99k5AzxmjytCntWAcdNzIQXCO/DVJZJYN/q66OsEzE9IXEvuvjHB7plJoY6WQBVXY",
-	"53QGWwV7bx/vxvVgE+b5F5cv4J7mk2IBIYlzUmdOtzIFm5WwwozrBSvIirZqegBJXbSDRz2gPdsqHvZ1",
-	"stTO7nYc/GqDW/wsIq2JF0KzgtF0Dct33hRJYcueBUS/91uI2iTbEwfD7WzTY9aEViRhSWRFKxL1ljzP",
-	"UFO9hfSLerwE6XF/IH43+P1s4qYsaYGv8VLFyme4g0xBcBkCnjC7IeZpI6RtAGr8WHD0fsXcKx9a6NLQ",
-	"IR0rBaphO5k3CLRtuRoegHBTNihnhxMPZomTVMNQrdjbnReOAEsSjPLQ0N3hhD9XSXZtBQ8D8N62dK9m",
-	"M1aoT1rO3y3rXW/+cacLPpNTmnHdfnunPG86cDd6dbUCBtSHK1U7LtoeIna+lw+iwcj1tQje3I8YMnsX",
-	"j2++wxeDMVAjaEuGdyfp141APXisAEJ3yTG9w67rLWerjhP76qO1f/E1aqcnEAzgSzMrBw6Pn06jHV1i",
-	"6lSLp9FMFswdRlQRJaWA/7GVx53PpbC1TP2xLy5+ugCvuHvqm+tn+4y4vf9MYBr3/35y+hbs43+d/f3k",
-	"6Ju3g9HfT46e4let5nKzV019wn/+8+jlS3Cu2Xc6R6W+mhABJyLaJKiSyxmxHYdIH7ripiTof4et6VRO",
-	"hSJLngo+X+jBOZlIvXA7IdCsaItN3v1N2yoir5nSP3Jx01E51FlTGBZgNSqndgdXuqpOPk4pfmdlUVU1",
-	"72dfr69vZHFsq+pw63aPEqM3Iu0s9zy40G5bkuxHKKQ8rHzSvdl9Cyjf5JmkLaszWdv8vRZQHik0E7qJ",
-	"t63ZO32cZxREN3xY0uImlSv/eaGXmasNmoJT7jhPZ61i3SqxFwcYkDOesfaYIhhmdMkIwgZiqTSgxJi1",
-	"Sbqt0UAQlHk2Nkx/cfT/0qN/vn1/dtbuF9w8hktc4ba3/LlkJUuvcFab8+YpiDkX4KnmD8EGQOezbnfr",
-	"IDdLgBaqseXNG4NfqmBEyBXBp6H3QMyZguBGH2OrUpA/Pb+uYfwd3MtSLejZ029bOpizd+TqzxdHZ0+/",
-	"deYzUtdhRpPf3zoFRj03mH1+SDzNJd6Tt2DH7lgvCqmD07Lgem10k6VlJ0YLVlyUGtwKYKOAkICvq4VY",
-	"aJ3jGFzM5OZSXroKvdfPr65JIUvNFO79HKJ1Zrt9RwByvWBrohYUz0ReEL7MM2YEDga2nOMsFi+fXQKC",
-	"ryJ9KaAncmHTRvVKuhigGqCzzka/EFjPhcTA/+oqoIC3jm9Pk1Eskvcxhuri3oi8j52Yi3sRieG18S8o",
-	"TcM/ARi69+FDAm2Sv2dTriCdpdbOIy2n5nxnU3DaGdLQI5JUMTBckAQDX0hzDmkfsmD/8+Llj6SfhLJo",
-	"TZdZgiVeVJH/++rVT8RM3nxt5h73hsNh3PuQnMciuby4fvbn8EkQZgsfB9CQwL8JwhNi+4fE+pGh+S9c",
-	"aMELcQvN2DXwiMQ1yVFhSw1VbThGIgXpX728IlqmdH1OFHPoexbTYuDHRWmkEiwBVR4F0wqVxPw9xous",
-	"V9pJ8bH5KdmURrFA6Mjqocg/4F0VJLm4vBw//+mvf0wZEMcSFwGjplUSxw1bE4CEs8WTwdUAIk763uEb",
-	"i8Tq6sng3GaicOGIgksxjAV01PZkjBiFSDqsAKRCCWEI7EzCBUneHVW/JOfEcAEsCLibFXKJn8EjZX3N",
-	"0PK4hP7hZkMHVQPwd0d4p3PmQ5hSeTRW6yK2pl4sqkb1/Scn37Q2ox+cW9xxW7ELds0wFhdiHbyp7RkE",
-	"iV9IHIo8Ofk9SWz4C0oBZKkTozWnBIpwlEsDN3TGpRgEzZ9hIB81MG93ix53s2ivn/8/b55fXY+/e/X9",
-	"f46vX7x8/urNdUL6DjH9mxOiBk7kI8CqQley5toor72rSoICMwXh/FHvdHgyPIEzNWfC/DjqfTM8GX4D",
-	"bjC9ALmKHDi1kW4fN/vgYuAorQu6ZBpcJn9vLcaiUz0GYHwPPw/UievHUlzUPsYUk/agYgJnJ0LQ6YXL",
-	"EhnVQnnV2YZaO7qq2rwMb6NeLlWLpfTMA+ULB5FP8TCQBTFSHCZuX6KPjKR0UYLHkkzK7Abl/MAXE8TC",
-	"yFuU7EDKXI/I48dnJyePH1ehlRq8O/bksutgtA/DvMhK2IgeL5YrEbJbnxK048mSrl3ShGEJc4pFZILt",
-	"+92QFCeL7xgLHD0x3yUjAixSyIxBtzCL25FUoSS7MrafOVqJEC5ZFVLMIaGDcBWLJycnJIHvxuY75FJs",
-	"o6nCgfoU77FRtQkj85Ip18q5WJvhzwkVscDgbAryg2PSTmJJwP5khYsLHRRMyeyWpbVL3ZfJOaGxCBbC",
-	"Qusqpsm8YCvz+CWavFSQ05P/04bcuAZ3vyUDnEcsEjqR0Dw0LfjMHkRCGk6em2tSaBcPghNEng1a1qnd",
-	"zmtILkQs7JzcY0SzlQRXVRKFWc7Cxuo6mkD0n5w8MbPENTA7OzNGf0LMnbbcxAs6Y7M5brhwuTaWG135",
-	"uFUTPZ6EPef/YaMmFfsd5ApNN+EDd7Sf2GgZkrbWyn9oSghsx5BLofDZZycnB73WNvf4d2XmDGt48mYC",
-	"Wo3ljRh+go9vG9VP8xiwFPDq04Ou/uagq58cdPUfDrn69KCZnB0y9tMDVjDMF3GEHkh9y3Sy1IqnrMF5",
-	"Xppj9mqo2/RGPSN4YPxAfTXTmiN+UJ3FfuRKX+AlUfMkhePu55KBN9ued1VykyfDQ8AiW+0xeP6VG/hg",
-	"g+ztA7IRTA0iOx1cZJf3y2KfT0O0Zlns+0dEsBVTGjOKukiyUnoaYr5C1Pw0Qt6YfLuDP3BVK+ZJ06qs",
-	"T6Q56h5y//SjEWwNK3YbzYIG4SDcvyzy/SIlNKxU1dRlVsilUWJ9e78NmkfOGK4KrllTHIM3oVMm/4np",
-	"ihkeUrD9jetFgK20jVx+0QrCpyGRP7Gg6Y+v5U79+pJJJqc3W4Rjy+lbNzZ3WJk7PLpgdTrI8DrFvQEf",
-	"1X0l8E56w8eoT60LH0DrNWfdV5rfLRYB1IkouQw9oo4L7iAUj6Gn66ZX52G4odUH8xpLBBj277TuLZji",
-	"CDgaK2JphB0Do8pjGpFJqbhgSpGizJiKCALQRLGoYC3QiSFlpoyRvSaFzBh6TBZUD8mPjN4yMMvDdo8J",
-	"AdAHSWTOBKGQNFrZ4X0zK5vLbUG5bJo2zPqRIvOCMQ3ZuNrl1V28CEUTOgS5JhbYb3COQTSuw/6QsCou",
-	"/uTGrtek9qmAZvHuZ+gF/+TkSeOVKusf/DbOYKi1EHfuFeiq7K4At0YshHSdHRW4mlgKrdcAcqjupKiN",
-	"VZsDXo1RiOuq6gcx/GyfrAQ/Yd57YVbAZY2DiMR+47FILqDuagSIi8eQ3Xtk7xwhPqCqPzwhfdgwm6e+",
-	"AdMh2DuutBpEJElZpmlC+gASgpCOVNkce/SJs3RgNzZJpWAWcURhfBDeiVrPHQQ9JjJdI7aIBTDsb0Lr",
-	"Dc7dWMF1NFvRtSLOYW5XClzU9vZahgZAIU7YnIKniAoCsI+0WGPsBe9w4gV24XXpAxV24i6AYPaYi7l1",
-	"qpuN70PfVfJPVsjBqOmZWlDIcNbS8AqAgZA5g3CKrTXFxYQXx58tmQwiUgrNM4wlALgOsR51yLXOqVIs",
-	"PcesbTrVJAWomYDbCFU3GIXFjGFILT/CnBbHnc6q9+ICfj6PBSUz/g4KdGeloq7CHvQGeJ2cT8/hJSpx",
-	"YtGChuSK4cK/fn7x/cvnRDHrWo09JHY9qBT3YHjblzhjj5R7mTZXHJyhzxb0QfWDsD3u59ARzPMvYHEw",
-	"06fJzPXh6qfGD5bLbWo/uj/NSeXcn8ckSamm7iczPfvTqCEbPNMPh0Nk7FhscOMQYlCKHaF4SYIYGE7R",
-	"CGrYXGTvd5oJDIspcGNnFACCuMBIrtl9OS2XFfLPRj5A+DiMtEDK6Y71DEFMYI16UY9hk/E60NyHaM8R",
-	"oU95cyhYsP3HsLsc3C8F23l7HUi2uhlLVT+83WI/PXJsh/FngSUgTkrKGeFffbCdVz/98hTfKwYVYU6i",
-	"A9J6WpOzoOjNmQad0Z43cPCBTMeNH2xqyJA4AF9jgNmKvjZVuQE2Pm/Dh38lGAkaS+Ss8K0tDINjdTFG",
-	"wxnRRqXJuLiJSDJn2mY0PFJGHvlHJVhKF2QrkMKcmUvoBo7SRmapGQrIWsGDWuM7Dazxh/R3NEDeP2xn",
-	"1XBlvxqBu3jhQrQtXESob1ZiCMx7RCBzlCjsaIAZRxjhJa5Fyed1kbQahdcuV4J7bqjYg4u81F5XtRYL",
-	"d8jSZoLB6YzoeqNYJJZ9ANsvZMpzktiFS2zYXciK1+QKlfeqf004QCx8o/tampGxJLCxQkL6G01ljCJo",
-	"HxmZibU2zEhs709gcPzKtYKlc6bAiDUSACpVeTpnOrLatixigbktkJc9wMSjjU4ySZuMCPqIPJDqWW89",
-	"9In99b5dTYdESmvNIb6qB78Q9QC3NbAKQUFwPAxiweVkklCatCgE+HNvlwbQ6MhSNQFr8faGueUPeegG",
-	"6fk7ydsI1jkq4V/P2+3E9Zot5S1qbcH6hY7Kc8KNbSFzo3lOGb+FHPJCLtG5UuFod9DaJzhpo9ZBGzUT",
-	"9zjI29jF6LdHmSvV+YS6RDO+J8xH5guHHpAF/TO6soCMnm7ObziTrWoG13xlxJ2MGJoMtYW0bl1vEGrp",
-	"1atQBYZ1bpwGc0scYzPg2BBrm5HoflPVuTAps5vjohTq+H1RQpJsp1H4QisCdaqKKElmtLBQARbHArzd",
-	"SVEKwcU8iQjLFKChkhkXNHNJohua2p+YhqyzUvQ+a2JbUYqvtLvHIZLLwlhmLhW3KAXpG6vffBoXpWih",
-	"O/PTfqcDkuBhSdE1Sn5vuOHDfoLaAm91P8qlqKFGNK6FrHxj0rEzloJvqpbw7hsL26cAQSNU3aBvPOQW",
-	"Bxe9PdDEVPxdkMXtznQjHBQrbi0cGuTtlzxLIbJjUc8jAog/r59fXaNTx1qrmOZvkz1pMS+tcW5RBo0R",
-	"KAU8oZ/MeAZd1Ztp4YDKaYy45H3coxmUy4BhlBDEMLJpwGMQKgm4OBOequScJFxMszJlYydOjK0JFR71",
-	"5UwG56QUN0KuBD6OFow8OTkZkuQ9zTL/PJsoXn8gYT+XNIuFhTOdlkVhNCL4kfQhC7x2Q9D76bj505Kr",
-	"JdXTRRIZm52LOS4g/DiAKFXS3OXE1ohokPqN7Prkva0IjYgvJogInc3Y1PwVC3XD85yl/1dEFF3mGYsI",
-	"SuEPCebhhwn+tobLrd7jJCJJgwqTQSyw1ZJP/l4zxBpaQ1Yp6I01AMSg6MtM/cxNHaoHEl/hkIALIWVJ",
-	"BFBYKEkSmK0LzeGKI1iWe5ukAjTDFH5cUMXMqZlUBRboFMC7wKPRVYlhXedcuf4cZluuFnKFwQ/buwN7",
-	"X0Ko/pzwGb4/nRfMTCmoI+uuLUliYXfQ1ayNSNxr5rXHvQ+JK6wIAq/1BVaGwR4FdItPSwYAehXuMJZN",
-	"+SoArqwLxYWxz05OHKGRvttgDNGbgZFCL0CYg6qPBWuZFHOAA6PCNpA4OyEW+tkPXaFYOVbFYqNYJCjN",
-	"DTt7z9KmupGQAs4UECjQPWxDRXhdCnN+X1fy+mM7c8zwF07KfXlJ96g7kX5ThIDIdNsJ8oelA3PSnp2c",
-	"fdTpWWDGtvkhbCT4AkPqPffzWlGsIjEC5as3qkt7O/sCdb3Sa3lgY/RDiSMFw1IiTKLw+96p/jk1rdJy",
-	"thUXPAsUpvvVF6QFnWn7S1pipYEVVTC2RSsHIGJme5ABm2UdCF7tM3De+96Btv6DSRW3gtsCV9Ve/GYr",
-	"EQJZelgxQqNfSKYkKttQxRuoCv4Bxy6wE5SpP1LmP0hSwjP4b6A6AM26GmGAmE4MmWHbEcZS23jTw0zD",
-	"10aPn1PNLOZgweDtBJmwWBilIKPapkYRqFMfkr/Z0JNRQYzubR8LxQ/JwA5v8ca5T/tHZcziFDmtArB1",
-	"W98aXGgIU4owoiNUMbjC2UZhjShgPGFyYz/xYwzxdgwAAfQnniwI5wO3R826RavkxQL7jgoIwcFuijms",
-	"9OPH17bp6uPHI5u+tYGPvtH+BdK5EC7d9clCsyEWDmTd3uIgzkkFcd6EZe97pHWPs26OTYDoNOYOSF18",
-	"mNETB0aDFlIcwT7Z7fB62OPHT07+4HRwa6Y1cBbirbjrCLNg36KmtVrDyP3kFViwNGIhixSxToN2EYgS",
-	"4dEYYUMpQeguQNwtxRTAMM20v3n82GiLm5W72BLXqDiu0a4f0nwOPiIGvoJwCWDUG3OBaogu2odljBbC",
-	"G8cwNLB6K6p9YAcAZS1LpWPRALlvq0dyYveBFFU3/AuRl5886ujfbcdx8qvX8up9qX8l6p6rVapkfp8S",
-	"EDVgZiAXVRIfT5mKkUGYt2h/lRRHTWxTEdxZ1lTjqQdWl37VtP0JK5oqKvIZPBg7+EIqmRppuFiEAnkt",
-	"kHVHpy4fXVrgBkX6CS1TzsSUOa+TNSkSo/xQslrIDFLgRZllSSym5sRRQWJPFGbEYX1GQRI4hFzj4GRI",
-	"LpwnpaZ8IVaD+wbOSZZyTSfg9gIzxpxbMNgAtDFaMOKtmgDDIrPv03aGYanVJzrDLmEvPrGz5esZ9iv0",
-	"VHTUk7nTy5v+ht/Q4q/2+a4H1jFy0+fNCXgGc/gyzkcnW36DHPSJqByWODxanSFt7BKI4/Uh1r5VC0Ow",
-	"3S6iBu74vIWUVxa/FxORgtow6KJgY6vn1vgvmCqXzKEA2vSlnKWk74KwHlPJnrAW+RLcJdVXc8rFYDM5",
-	"4dIsx5fAXk2p9ZW3Pi5vwUYTWj8qmnrY3dnKI1x/Prb6E/juMn7DWrxIke1l45010wWb3lQum4M9NSPv",
-	"jzrMAxWLw1xQnY67Nh+dv13s7aM7r/c2JNe2UxU4HUdQkYX4RbHAjN1+W/UxQKSSRC1VspF7SS0aDuk/",
-	"OTuLCCKeioahAK6/hqVgA/DEGSUwgM0+qLBG8dFXL69i4ToPYbxmXqJhg2YOpong5NVSjd21sM3V9dYH",
-	"awGnblksAL7fdZPZ8JZqCbXOmESKows5tgjttkNC4gBkSYDliQmnVECvqpn0olqNsJq8hNXD7ghR0P/J",
-	"7L+udf7zGJq2prwdRhPbNrm6LEXXELlc8OnCwhpafo7FhE0llGx6UZFg0bd5aOJQ/8FVTxeMpjYRzifG",
-	"Yf0+Vrtj2MqCDv7BTOyWZjwd64IKBbBErcUNV+YhX5JTJGqVm79FN+CXaB0BuThrqMUEIv3dvrvm8eZy",
-	"3rbGcKvEuD1CuE7i1AKoW4kThwe47wcOpeKTtkZS3bv+FgOp16HMf6T8YtRDqlGVIIgH3kJmoOhDubkt",
-	"5iKK0YODr88cFnZVK9M8iYbkhVZVpjI0IlwtGEhhXVBzGsBxM8vkigi5ikU/sdDHcOrJAvo/BkFE0k9A",
-	"CRgrpss8sW+X4KeBOzWKglutJM8xrVJmqT8W3Uu7GWhpzgDUj8oiS0YkuXzz3Y8vno2/u7h6Pn7z+seE",
-	"/EcskuOFlDfq+L3jmQ/H77W8YeKDmQZkgcFHM9tSACit0UPObdtE91SHRmKmBfqeM4RUvVPhI0UUnwuq",
-	"y4IhEDWcXiuuWORDrugodamOtmQwZ0XV7zAWR6gCjUgSdkgCkBJUAM/J8+Hpt0+w2J0IisB8gXaRYMOk",
-	"ZBDFgvhPpC9ze+mLq1fkm9Nvv0Vk3lnbOIOIJAuW5WPN3ungXhiSarKUSpNvzk6CPvCjsL+zluTPz3+8",
-	"BJ3lxU8/vLJ7XbV8tHXRZrhKE5rIcr7QpI946/D+R7brEZIXqDWhNmYYydIPnYLv3IzYT67/9uLHF6/G",
-	"j43eBBqKeWYmpdm+Mj9HZQRQcrBqAJUa0GfYxBAOQMBILjB8DwsZEl3QQNKh8my8BiZ7IXd47zQhCd43",
-	"1vSGiaRKMKDNN6nVgdf4aAhk4gpZR8agUK4HOaY+nDtEmYBBSb/2CuATgX4+bh+gsDToL+tbYibHUFUR",
-	"1sFBVuIAJ6JZNpXjW8mnLIlIslRzmufj0wRY1X56kows+Uf1d/GgMFzZPTVzcWDw2HzBsj7wzbOCpUxo",
-	"TrMAU3wOWa2ApU2XLCUJsLaZjGLTgmnzV06VWskCIgw05+MbtoaesLTUi7G/nkJCcfA5z8fVGLes4LN1",
-	"9etEav8BIH5SyGo286oucvdDIAMeOwD3imI0cwjpydXzZ6+fX1+N//L8PwHO+SQWdu7K3DK2AjXxpdBc",
-	"o5mBThrsisDSGhOqhVwZeb/gAmqP496//+u/6WSaxr0kst0neEEgkLMlWO8r2j4JRrTZzaCEoeoF5RrU",
-	"BPDRpye78KOjSmU6SFNq9Kqr1C6Yxd0QqE8/tq61Q8/60kyLXwOUtBGllQbVYgx4FbdpBfgAflfp8Pfw",
-	"fchtD4bXAdHO/Yjoa+3wAYXpZl0D/Roal+gacgdmN1qwMGykorTMm6XEvK1aPTSfOrNAHp58fpnC5wuk",
-	"l1eCdQuSLyDfw6tWxp5j0I2buzowm/LhtM6RbUNUyw1RQPy3NCtZhL/HAi+gqHmiqrmUt0YphMq0jM00",
-	"+C3705qaB3VuKapNNyzXNqnSrt4jVTkJScqmPPU98Pu2/by3B7D3W+WsNTPDjlRGsYpF8v5D0DcKvcIV",
-	"goyxbm1uMWivgy35Ib9ktenDZ26x8RuQMb98deg1wz6JlT8JAdDmWNGufLY2fPIMWvOi7KlBYViw1a/1",
-	"qoEm3FK968xYX0GY85xlXFTN9kh/wY1IW0dYBxoLrNe1bYoWRuqsHykI+0W1Uh4VERDPgAAM1ZNq4G16",
-	"9PLU0YYpEWzl5GcNWRXcx3a5kuX0CNpqcZv03wJbPAttPZu6RibMQwqn0P0H3Sb4mrHoJ+/G6nZaK9NG",
-	"nOCCq5s11jC5cgnXC0sxRhLbC8qWV0JRMSDvxaKjJ1HY3bD2nlra/ipgz18BWh8X85FDBLY1HVjq3I3+",
-	"G/msfnQbHEGDN9yCUWPBEtJP3jdW8EMS+UxAjwScvDcP+mAsdGUrRPIMa70dIHALHjBgD+Js9kD/ZRz8",
-	"RQhvHID9kjasX8SeBmTQ/aB+N634h0OW/YygsvjoPFvvAyd7P7zVJtTq81vEdroT1KpHWW2Osh/KavXa",
-	"nwZf1QnRRxZnM/L9PbHVp0Pb/EUfxV+krwH6FLtY0MahdjC4ae3M6kSvgSwqm1pmBf1GlChyEKQomvou",
-	"GnB6cjKI3JkxWRMq1rGw1UIj12oRjpY+JaFvn+RlMV1QBVZCa89FzM9wPRqjWEDIYuupDxYCLyDEoWwf",
-	"Zw0oiyxFTHNoZAg+UgHlg4BxsVpI8Kfa16g1MhTp1iaWXSisz2or/4AiEYvMsaPftjBsY4N/pfFVR75h",
-	"m+9w63Y1d6sxjHfeHdAQFZKr62u9wUvtjU93WPSBJfftk+hODVDXuyYWQaitsz2llhKUG+yA6lpioG5d",
-	"SDmDvCOzVwDaT2hX30rbeAG6VNb7qMbi8EaqVkHfMDJcwLaG17PZYtWJIQeEE8ZfVXfr1Aqzeb/eqWRX",
-	"61TXHRTbEdynK2oFMRO2RRUeDYin2D9ko29os5mpC1dvdjPtbi1q4TC+dhi9g3LrWr/axeuC1EZ6K+jX",
-	"QpxfVCGO60jq5KtrUFzVAAZdpffoQ2qz+I8AQ7pTt/sREKaNJrSkKTMaWpUGu/Qy3gz0SJEExoKQtflF",
-	"EGwYOuzScMxt8IDew7KFe86lbVDaxhYw9ci+IPu1po/ZJjn2Zd0hCRpviWnTGYBeVTB7+9BQN/n8AA4x",
-	"8+DlhAtG+kaTX5ZKI6bSYEgsdFr6R4TkqBDNlZzpI/ujn1AszJHMaOp0j8wh5gzJJSYx51Qpkgj2To/B",
-	"jZ9YnQqQQBVJ7Jcz2zjKXLhFCXfLsFWF8wUxU1pAc3JMTNF0TvqAF+F71TcyMzWd9zqUtKcnrQA5HQ92",
-	"PcDM8nU8y/x0KIpOByKPVdLGalkHBrK3T6TMmDledt1v7LLdI9RfWZUTnJ55Z3Aly4KwJeUZ6U+pYkfc",
-	"jK24sQUH4A2UMzQcO9bl564dODs52XtFLJ3WhkrZjJaZ9lrHvquT8SXX7SMZoljSd3xZLu38llzgp0pH",
-	"4UKzOXZM2gjONdgCcxHZLZelAg7pWCO448vBX0Kq75LmF8jraEwg/34NK++H2GTXqzW7GGMb6mD4Jn/o",
-	"oIFErYmUkD5kpI5I8h8JOsd/T7Qkp09Jyudcq3MCp5aKSErVAv6XEFxNY5HTghmzTFkvjY0HW8+8beiU",
-	"gFRIhl4twZYf9uxzkEvYaNHBF5Fn1v60LKfMlIB/R2F1aK3GUVU6kMuzQ8vHychkS5oc3vdQnnYc/fMg",
-	"2tg36wrGup+/NrreGzzG00oz+OnFXFMvOw469rdyZ7IsM81zWuhjI9GPUqppADf87OqvqOPnAAeGWbIz",
-	"DsAYybQsMnL0gxEM7I//0z1yOFW3kETuPLxPyUv+HdglpyfRyckJKeRKReTN9Q9Hv0d/DLqEC7lyLqEF",
-	"oykrzq1Zk5VLoWLRp2JNABArIhsHPUgBRHKLHONHTtJEJNF0rsz/KAmiBn9iK55KJUFYXF+M6CUWBOlg",
-	"7JpDBKcYC2gSaZsKmUWxSMf2sjFeBgUMdA6CzGq7mNZrNEyNTvDkHJ/1rwQbW4JEMmIWe54eo0JB1kwd",
-	"CxmR0+MT0gdUWoswN4CooM/cNzuLJYu4AEksUBRSmICrXQBSqXRt8g/JhYJo619pxlPYN5irv5ILzMgv",
-	"qFDO+2RLTm7dLZiuU92AUU7lsHyhF5tcubT4frX9cKNckVPEJrMv4LxmVvbWwenkDFrmVhh1EKKWK9cV",
-	"aWH9Yc7rRWvWziNlu03bjqf261j0DfXYZKbI7Vmamg+BuxILfFdQADMggZkCJw14TUlaojhtDbm+gGUN",
-	"bI7uI6GFa+uSue7hMsRYU9omEAtu6ykJBkQLFnzd3wUDfgH+LjjdUMR1nDNIq48cDf6iz5svsa8Srr7X",
-	"HDERlcLBAURyyGG1mevcqTeQjNFbq8xBAQvFArdiumDK5p7UHAuDqMIjJeqG54RrC34eYmuGUzFvrmXB",
-	"EjIp4Blckwmd3lQuN12T40MCubzA6bFoeC5sjpNysqq9sxrkcgcq4cNyTncPqNrUrf5vvx3Tr41o9igM",
-	"rpxXgXXQR4qik4wNtnHGlkztz04cX6bi/gWD9bm9d1wFgHdayg22Ioq1JfD/cjD8QMlG/D5rcbeA9xHE",
-	"7otFQ1sHhdd5BqBi07rtbB8syq3juDB/C4iQNgSVhaH4A2jz5ouxvcCVC1qBnm7Jv/4U9vjnQef79bP1",
-	"r6BWrANt7y6mf6jCfF4ovdc4iS/m7IrQ7MNU8q/n2O6Mfdg+QltDcnvSZNDea1saYS0Xa449o4J7rfkv",
-	"VVhA4Kq++0Ji9fvx7Sm5uHzxSMVCrsTAe7MBWInrtQMnbwQnRxWIRT9hakozCmeHdUr9XLKSgYuhPqUF",
-	"BXgkLUnOZJ6xQUQSqhSfC4Ztk0rFCsLTiCRLVsUd4YL0iAuLhY75iYmAA9BdBAerkNA5bCGzVEHXaNel",
-	"Gk5aD4FbC4Ca4/UjRUBrjdnu1zBE5sw8xq9tL+pNM6k6u4HU6aO5kn1KFAOiw/R5WLquAJbdkN4BKXFd",
-	"wUtfotU60pOTh21s8ksOGu4Krj5k0PCFmMh3e4UMA4L/rUIOaUaXAGbzrkN47pEYUi1jE4W+peltQYVr",
-	"vnrLFdeyiFD+R1aq2lICI+eDrBVa6gVcik5gPmWKqHK6iAVVJO5dCAFebIdVGEwq7lm3cqUT0AkAK0H1",
-	"DUqoML8qFkbQy9nMN7SDs6jg8zkr8C7b1MKBL1kHE/xk2KsAoBypmRqSC4R/iUUjO6dKlgVT5kmbXEY3",
-	"QFU88tBMEz7se6Ypz7boV2FNy2+0ODtYBGvjA76Vb3qi6Q2SBwILQ4hpb7N/M3c8fN6joAawLwvy5s2L",
-	"7wcPki7ezejHeNZ+FJPjrknridEUoN6RK2L1hg0ETQ/BGrmORAVCnQ4CBcNpabFwrSuxZh3xj1VjSJBD",
-	"EFqr5AEmIUHleh/cx1gMHwtQKCNSigXL0sGQ/A1aPtNQjKhmCj3XTi9OJTqTbQXhuSWrWEjsSkuMslW/",
-	"2eldinCbCW9lLVGMKY8Ia14AU+0D4VnXeuPekFwQ1N1axBZ6YKqySbywNQ3iAohlQ549eNK3JZAWIjM7",
-	"RScZc9S4PRLmxvncwbB7S+qviNcfT4OiNwxlO22cBgubVhD0wALpkGOrOBAPtgIapMPmsQBK2TY96xiY",
-	"7bNK35/QYHWF1hwAa6hYk6UsGGKNWcHzSCH0vEcHhmJ2W+1eEziif/XyCuw8yCeYAcwqHK6d4ob0fYv/",
-	"i8sXgyF5lkmFcXi8oi7T9onQmRHYV+Xry1S+YHMaLHcXBnJpfZ+Vh64wsmKFQY1OaahdPFIWwzAwkCCf",
-	"CBQXbyvVDQ0z9UFEUpbxWxZglTdUSchtsk42SMyx/GQxH2OBUIFcgz/13OPehJOdM+BnbbjcglSpCi0U",
-	"Ec+FLMWUpYSqWCS6LMTQN1dKHParqwiOe4tySUXcs+4vp+gZfcQqTlAeaLtw0waPh74024rb6uFOsYMJ",
-	"b8oUKN5DJ1KaxKKPf4OnXgqbwgYxqRrqz5RCY0MoC/AS31XFkzXiZtr+U3jfGG8Z271J/KoWbMpzbjS/",
-	"1ULCerKUXF2/uqyG8JeMZa5ZOpalTobkp6pzpw3XrXzzSAtT4QRqa4dwc821/Ega2k55d83effJUVXjw",
-	"S+T67j7hZqmoW8OvOtNHFt4XDebYLZ06QdB2S3hwwnxeFQkSyCF10GKjebcX5pYjwoD9DSy+zSq6izQN",
-	"2fInqdmvkjXhxTr4UsBvX2N4u9hL1F2QkY/+gKtXCsCGOZiRCpYx+pmtjabuCzjhOROuih9cw8Gpz/V5",
-	"gJTvjJSaURKLmlXi0+EhkyVwVju3b8NB7ZAHIzR9VCw8Thg0PKZr74rBSQ47FI4gCOnPbAvwb3QlY1Vh",
-	"JnP7wQ1789Va+TUcj3/GNj41OnfORO8T3MnB8PF4afm1Hb7Td8MHp7VlCUUUY6S/I6JyTiZrVziFnEEL",
-	"24qJxQJTuGiaFkzVms/9z8GQJEJqPluPSzHNKF8aipfQmh3OQCpchefVy+vL8ZvXPw6QIZrq/YqaxfCD",
-	"kEyKOfTeoqLuqX2k/CMhTDlWbCpFqowdEQsbVgax6EBKHQSH/c131kq6k8lerjHoWLAZK5iYMvVpfJst",
-	"4J1t4dao11z09grcL8Cx6Xr4d0kT5X//jQZsm9kk1sg3/NOWQMN4UXHJUT1IYBhN7SlK/LpvaTFe38Av",
-	"i1J+FXsPW+FfDHUSh18FsA5VGLqFTPKadOoMQnYcFm0idES+OTFS+/ffPjk5QV3LHQpckdOzE9I/I0su",
-	"Ss3UwGIGNRU4oEKWEjqBfnRiyoYdQnaTvB5evra8dSA6g1SaWqio9ba3X8XrF85if5Yr0CNAC3EKOdmq",
-	"dgTKDXjikOGMlQC+WUvcm+xWrbMTszds3Z0w+cpYORBKmjBasAL0FAA5TKlaTCQtUpchh/5b92Eq5Q1n",
-	"ke8KQ0UsLiCVhv8T3whLMAdGeQNwtAQi5JCkTyfyllm2NQ90TmAUJfxdBCdPhKjHscDqR4mGWEaVJqVi",
-	"pG89GygGBs7rgQjQ04J1JiT+xSzIA/LDX9h6Gwqi2Y86lGVECnYLHaIgWdPZfr8S4gdYiKbmfHH5AoH3",
-	"+7hrqE/YvkMtFSxAxJ0AEa9R1qk2so18sCOjGsqYVc6mUGI7IpsUDXmusahOuVKxIkI3GwQf4CxyD7ER",
-	"DsV1jRVIGyeQviyiWJTC/J1cXF6On//01z+mDJBxl0zoBIyFiAhJqiYEhBoLHXtlkeBimBdEC5BxY2Et",
-	"jEZg85sWcyMiynB8xqihOXOfDTIsudDYPk7ZRgfAuRlNAeI0R9+E5TszAQt8CK12MQEGMTEUSTAvxoZY",
-	"bjlbmQ9mG88dQ6M8DMRCAqkzCbbTgqp5ALa038JU+okZYpgX/JZnbA7wpzhTpB2zAjbg5RrCLaDp25TB",
-	"6nbDaPyFrT+taVUn4b8ZU9nivZuXmElDdeDB5QKLQ88JFOij2eoaVvSijQYLGzaaWbldQuu1uaapbsCN",
-	"n73nFKKsmP3plqhRVVFrCaFv3d+17R/8JtUPB/8hnNjtkq+hyrCzlPoQ1aFLBzjHkw9FQSwOkgWYfgbq",
-	"g5a5guMFBtJuvxGVIhbgVJ3SyPdFAt8u4ocrwkQ6JK/9NPxZDCl6Lv9EG8GN2R0dIU5zk5MhD6dYdMcW",
-	"/aR/owVG5v33IPFPUQTr2KjWR3RrM+ZLc+VP9sL7lshg83d4BXDft5bGPGSdRPA22xRhtzBfmzIrEjbq",
-	"b2CnHYqWdt3UdUck7l0G41d405DZjC34LRQspJzktLgBDQRc4x58GcTnDPRsc5YS7HBVJYG0Q20P416Y",
-	"P2Jb1EJzG2htDMotr6Jojx+fnZyF6Nt1rNp+wlMEW0qh8tsuaRJgysbCN8hFcb+UQi+yNckLPkV/ZsFS",
-	"rlVEEoSyVmOqk8i+UPLs1U8/vHj98uL6xaufxtfXPyYDBPlgS2iQ0wHDPyR1EJAGhnuAiIVzJ5NyjQG4",
-	"ftVuBWaKMOIU+p7pBRMj0NXTObRu0bZqJIFtGxZsKovUJTnFIplSzeayWJtND3HE4x5qylVDotZ+RYwk",
-	"k3I9rnWAjgU050Gq4LpCXF/RtXcLQn68i152UYKIxU/+LEd7AU/yZxY13Xo9zKOgr5GSHpipagtkkZXK",
-	"DAp2YlGUAs0jBwAFoIDYpBacl2Y1gGLfXMGXz1wLZYtFJeD1jxxbxKL/5oqcnj6NzJWn35w4eiEUN+ic",
-	"nNqvyB/JyfDklLy5+h5S0dZoPbnHQsTn7AzyquZlRrUs1uNJKdKMVdbYuSepMRBoEnnYrQjhCtjPJc1s",
-	"Rq/UgAn2h1gkcPV4yRXg4CaDc4zu2f5ykPHl+sfCLdDfe+y+guhwdTncHosJzaiwVQiObVBATGnuVt4a",
-	"7JZaoed4woUqZzM+hdwxM03a3pjiu3IdHA+fsEmdW95NgelWe1QtcbpFZrQ1Y4ebepuVkFHPUsLmU30v",
-	"dL2SRxnTmmHPkJGhUlmQZxdt2FohY26OafuzW4cHYhnZ1iOI5r29EKE2eDX1uxmAZw/SXqSztYjv5GKF",
-	"BKJ1TB2e/W+pJfEXiDz/XQm5q6ES0q9rHl0b1+ILrLXHqIzWmrZ9TG8ptzU4Ha7vC3WDfFITlDNZmC+O",
-	"pjQ3d5NMTmnmjouhEdXAFIkV9JAWUB0rRqN5cnZGtsv7VdV4vxLXbgaRzcTdJqvbBOsVcPvhhoTj8m0W",
-	"z77F6AWj0Fmkd4eboYiWC3WXe7dUrp+FletPdxWufyKr6NVshqS7zS4i4DeZseIXLbu+RGmErFLpgE5U",
-	"APNXJ0lQJN6lDeyqYa/LpF2N2G26XVM/enh67PYqoQPBLtVvKWP97Ev0ccFuEOqO0KAUOND0K808p9jH",
-	"VUgNYSGR7nOefkoPWZlnkmLmw5YaJmN4ARgyb6TgAcMCmPQYR7LhpiUtblK5EmPEmb4RcgUGdCyULIsp",
-	"U0NyxbCM0vZEpYrswLF2E2gBso5F31iH5m9h26WCSQxTsmlUI9IAu76ZHM/oz8NlmmB1t4P/pSsykena",
-	"Yhu7J9tA4zNk/KPrdc686e2ytMB6d5NICJyRxO8lWN/Y1NbY0OucqRFJoH9pnlEuAOLafHKLl5A+zZS0",
-	"37478t8P3JULvcwS7EKWhHIoT2fGqg2/klPNfANdwBWgxK83rqjXimJhZjfAYCb1jZDNWz1ShL3TTGA+",
-	"QjLU77SZt1lF+M9N0XyA2dk/AK57aOYFuNZrdCmwDH1gT06fkqQUqswRY3q8ZCmnYzMLKAqDrQer9/QE",
-	"kMjhnm9ikeAWj7WU44wWc4a1VhimM7oupHvCRyTFc6xiAzvaMiaAmJsLY5FYzOsxE1OZcjE3wwE11O6g",
-	"5PL7H4jDjPaPcTebt4TNvva0oaB3PUIpFiyj0OTScDTpJxUdnpMkjhMyYVO5ZIokx7B6CVFsvjTiicwl",
-	"LOMwaYkzBxPwJDgYAeCX4bhHiiTmgUmAbRD4P2NhPZ64oJjwS7VNA6ENHq+GtOsPXamF4zgC/XIg1nuF",
-	"7G7GY+8Q5xfznFU1fooxQlgOQ8rQpz9s3sg16aO7PRauG3WCcPFQYZ3iVWLOlC0QXJ2TBH+yEwiaEi27",
-	"Q9BvYPq7OgVdVyIBl2cG3OQEB2BS1DkLlxwCXysxGHZgLblt64JbOj05e9IRR+jy4Dw+flzXR3aih2/q",
-	"IVvEMnWNBMyvIES9BF1rBtgaNQEXi4aEqwmyaFOIQSCyU4zhRn66QLglj64EOyzMLO1FXzHKP6ruhWtP",
-	"KEnltIT8G1f85JULMqGQlcbe6Yi8tCQWkT9fv/zR0NHl9z+06F4ojIargmtWmQ1WLWqCXm3kRXuB8WBG",
-	"wnaaC4ntt1cN5/W7JdPUiCWEjzRyFuTPQwIxd2rUtr7+eJLJ6Q1Lj1z1zdbw83d48V/dtQ9IUPVHbQsP",
-	"2zfw9UO/unRIi4Tg66PcCzetHB8OhgvuFhS+aD7OGinQtrFKQ8YQCGIzkBvGcqMxuju0vGHCxVm5Jlxg",
-	"X+MKiMWYKJNCrhQr4DyC7ipKNuBa0CgFa8UBjWGBFy/cLBs1WX1bvh3mXdZgRQF7MfLACYkdxjXhEbZ8",
-	"7BY0P4viFT5hMCSvxNTTXGT72bjqzWBRlG9NDBpkLHBVWhMv7SuP7aiJRcCwA9E1LsI0VO2dKwp6whtt",
-	"0RiHNpGJ+DwmeISQZClTAK/NsvNNjA+uFctmTvmHojS3k6uFtBjqdtkbm0bQAgD/AnVYOr66XGmeZWQi",
-	"S2FsM6SBnBVHri6voJoRcMkOCbA75lU1+NkH/M9OTiorG0mcYsbViiqAwwjfSs4IFTbIanfbldUJqcdu",
-	"42vNldBEeoIdm+rlsbbrdFug0szEiqlPE6YsGLW3N1ND1/Va6/O2An+7rEPyfDNJdFjPEn3amiXqqBUR",
-	"zTblcYNZA4Z2oqWBmtOoxs6p1qwwo/2v5fRoZzAymM7nLnCpn1ld55VnLlqJcltbfd6kbXORWfOPaR4c",
-	"NkvuJ/kV+mB3+BJ3rnmG7oNb3qWP7dWpqAPijCsrPF0WAiD0VPqDwub69vPYcVIg7zYL4cSkKe8+KzMh",
-	"r4CPxvBTxmeapb/RrqozvUl6jyz7bm8BtNOPVFPK+ltVsrq+dCdA2E2jxbwpm5YF12uYIWaSX5TmzPj7",
-	"2w9vzc/FrZt/WWS9UW+hdT46PobA/EIqPfr9ye9Peh/efvjfAQAA//8=",
+	"7L37kts40i/4Kgjt2SjJH0t1sd0zo4qJPdW2u8c7bbvWVZ6Ob4c+IkRCEqYogE2AJWs8jvj+2gfYh/ge",
+	"bJ7kBDIB8CJSl7rY7m7/4XBJIkEQyEzk9Zcfe7FcZFIwoVVv9LGXM5VJoRh8eJHnMjd/xFJoJrT5k2ZZ",
+	"ymOquRRH/1BSmO9UPGcLCr8mCTc/0fQilxnLNTcjTWmqWNDLKl997DE3eP3rWCbM/C+KNKWTlPVGOi9Y",
+	"0NOrjPVGPaVzLma9T0EvkbEaF3lqLl77cc5xtms/LJhSdMZaf8toThc7PRu/WBviU9DL2S8Fz1nSG/3d",
+	"P8te/94PJCf/YLFeux5XpOUy87ZMxTnPzNr2Rr1zQeBiwgXRc0aYuGGpzBhRc5qzhCy5npOjmxMz1x+p",
+	"Zm/yZ1JMUx7rvXbzf+Rs2hv1/o+jkkaO8Fd1VB/2e5ms2iZ6NWdEFnoiC5EQM0rKqYgZmVHNAsI+0Fin",
+	"KxJ9DPHlw96IhD13w7i8YezWKewFoQh7NyxXXAq8PiyOjx/HcZHnTGjifjJfsrD3KSJ9nDN5Y8d95od9",
+	"a0cdBETmhAqp5ywPRWzfyi8vrLVf5H4EX0SEK/OzIFQQ3KvBMBSwrXaVzCKez+xa1+l8UigumFJvixS/",
+	"6CA6RwRBL55TIVgKF3PNFqpCgeVV9gua53QFd+WMapacwxSmMl9Q3Rv1EqrZoeYLT5w1zmJZKlcLJxL8",
+	"szaRwzOc3JUZq2UWNapoYb2EqziVqsjZC2EWIalcNZEyZVTUL3vLYpknXMxeJrtJC3/nFfugd70lS+nq",
+	"NV20i4tZzpg2f7f9yJPaehcFT9qWmgukyMrWrjNQLIVgsWYJcSRAlnOpGLF3E53T6ZTHRM+5ItTQG6FC",
+	"LVmuSN/Qb/k71SSmguSMxnPC9WDYC8r9bQhifNbL3V5EdK1SlssbnrB8LwJqCMZyKpXx7DPfB9t54FrI",
+	"ZcqSGbuURR6zOlXX3zphmZ5vIA8uNJux3IzqD7CtlLQjMWR0xlpIAL4mcU7NO5yREzItZRUxgxBpRCrX",
+	"iiQyLgzfGsmUM1p5SmXeGcU3rD/F0EmRpZImZMpTZtaWULKg+XUil2JsvjMy0vw/ttcpWE1iLlVmO7Yt",
+	"g9JUFy0veE6WbKK4ZmN4STfuQt4wRX4pWMES8u//7//HJeBiBh/M661gRpTDurAblq+IleCwLBkTScfl",
+	"pQxXdGXYaTUYknN4O/d4ZLHIrFYUCnhJIqRboxXTRGlzr3tKITRPCcUx5BSZDZaRK3sXS8z5EPSYKBaG",
+	"ru2tvaCHb9kz4hrfsWc4gCarXtDDGVcIfV0PcQPW1tHcWu5WL+jVNrMX9GjG4VtR0HSsjVhsewbejmKg",
+	"k2RobenMzBXpF1k6/vd//bc5XA2BGi4Uu9CJVeq2XNeQESVL4QCBZWVPdo6/gk49a11wpHTSceA296B6",
+	"j5gVXSpmmi5eyYSl64tJFZnxGyZGhIoV0M0ZUYyRJc0FFzNDowy1kSyl2sgSkkggSU0Uy2+MAGgTKmm6",
+	"uKiIYEcpNM3mtBf0Jkyb/2Z0saCt27+gH67kNRPVl68Ik065XzK7eySzJzucrPhn2wPVSmlm5rzI2lV4",
+	"zRYZy6ku8uqTRbGY4JS0FDWmmOaciSRd4eExZUqBgWKYjaoC/gDRnLazmJSpMmoun+2neBVZsq/i5fZ6",
+	"nToucqaMXAcioEQxbTQPI1luaMoTMim0kZQKbK9JyoYkcqQGaqqhKXwOaAShmKQFy3IuNFEZiwdnODKH",
+	"k8OQFCULczOqFJ7igNBUQKgjSxT+BIaEHxO8z1wjEiuTdZELlIjMaidGpCm0UiK4fiykHk+NMhORvpCh",
+	"Pd1wDlyRWcGUYsnASlmu7YOlYChSd+XPNqkBNFyRE56D6zqgpayK4lfnrgp314m0ykQN+vYipk5oFWW/",
+	"ro6va4wt2k2bOl01BKq0uSYFg96Hw5k8tF8uqKAzNgQb5m+cLas/H/JFJnM0bUCl6Kkl1/F8ImmeHOGd",
+	"sOBw97M51eeglO7pJ4ilMCYd2KhjnrTuMVMxTamzLjYO3qpe+wccKFKOZc8tKRiZGoIhfXMkkQmbypyB",
+	"6tw8ouozp7GbkRNFsUxTFuuxscApLLbOqVBTlo+1HM+LBQX1YEE5cASfWtu8XTLlfDZrSPWpZvn4dIwq",
+	"w5hqQ4ZANoViORjRTJnHXrPVUubJeEF1DGckE0YoiTYVoMEy7rGBe7+2g7Q8OLeuN15K+jTL0tUYPtXN",
+	"kq0nbs6ydNX+LBA3B0YZztLVGTGrsSLLudFVKIH1JnMK8qs2rWEv2OVEkxmD/UKKQS5Lpeo42ArneNqH",
+	"PkFqOOFpBOmBslIxpmmqzsg/WS7dsZAX5r2AyVgy7DXpkYus0GPtT3N/KHGhv3vSaivIQu99j5ba6JO7",
+	"39KUydVpNqfQGH6rT60pPRy1VARvRXhUDgHcrS3i0Y7Ohlay7Swd3Y11+fisMtkfcqtZ3auo3LI6bazs",
+	"Z/ecpZreZlraely2yJW6AdIygbdWfO29KCBr92O8n431BmKBpinLwXjxfHjDFdcyPyNKS3MuSLEmQQ4U",
+	"sQ8m/QXLZywhXGhpNBdgVvMjFwUXs8E6o8IBYP5Y0A8/MTEz5HP69EnQW3DhPj/e4ISp3HZyfFy77aTN",
+	"7zC3GnPlvsentdv+0HYq7MQZz/xRdxvWaKHopu+geglukHeCaenWmZE+14pEi/gwIjyBNd+yKpVIQWVd",
+	"nhzvsKBK5wwjCU23vZEShBp93OjGRvuGS0mfKhKdxzHL9IgYTjiCnw/x5whMvUHlVPI+0Y6QQycf/cRV",
+	"izMalmt3Zy+MdFksFjRftR3IqohjplS7Dxfkd5sx2XgVN0jgZudu3U1lNS8K81RvmSpSfXvN1b3ouod0",
+	"f9c6v6M39ZZW9S5WT/k2e9gEbm1uvbjvwBJRW6XzgovqtyfBtnDKGvk3QhAVnn5qWPreQxLNTb5FiKIu",
+	"x9fkzr4RjNorbxVi1fBGc7G23NriNtvv2Qv64SXe+fT4/jxsYmVVZ/SuGbtuoz9NufMdHBWlz6OvGCNA",
+	"vUPnsRncu+utcZxSTVM5G/5AFzzdg93sfcBvNU/egn7gCzOfP578CY96/HgSbHDy7alX3E5YbRA2TlTt",
+	"L2uaTsUGZzXepU0cNLyOfv2qi1fe9yDeyPrKeA/e8ArdUjuuir8PdbjbuTc/dekXP3M9f+4FWYemsZN+",
+	"UReJ226pPHOzArJZy6j5znY8CH9kqGjcRc8oEs5EvK934NzbGFy5XAVqh/IOXXDxMHQBW/sl5UqrgGg6",
+	"U0TmhCdq3QaxI495UhfkW3WXNWnN1T2MYua6TxymlUCLhOsXQqMut4cJWTry6uvPhrMhiYBwhuilZUl0",
+	"Bkv89sX581cvcKXNF4u2l6Sxlvu6Q3lXIE6x/AC285qtDhSBZd1bB4GTu/0BGcsVOkjBOm25OZcp27A1",
+	"pQw0c0UnZC/oSRCrMveu8R1ckBjmg1fCGduHt5k9Vq8d0/tX0+1Dqme7IbExAxprDW6VtkT7nuO+1Fd/",
+	"CWkbcypmrDKNimim+YzpLt+4/XW3lDV4Ty/sKkvniNV7fesDVydRvuX7Lia82MUT2kjMoJrubqCWnN4i",
+	"S+ZUjReyFj2sKPSCfdBjcKS3pWIoZcz3CH6PIBPD8Ia5h2QYMtrKY+tUY6TEdqr32wJLUXmN2py3nFlA",
+	"oMMLnOqOBxXcA9P5PpXxNUv+hv6vfR1xt2DEnFHVJnl/nq8Cv/qa0UXp22eCCKPaL11EvW1c68FrdSld",
+	"zZl3FDU8fgeKLNkkBn6suJ1627au8jj/TjX2auOU+mI7x80eCz7BAcb26bv7dxrbvC2Iuvac1rcp0uvz",
+	"fFb4tMLd5d85mRTpNTGq6oEi1A0SGE7kWpFXzy4IBA2ITfTsg1Z7ZNhqQHCsCUapF8Nex9yMvXmro3hX",
+	"502nD6ZrtS5sdtBtdJWuw4BOp5BJ2GIdp0u6UuR4ZCzguTFzDQMlhpNWTLcGelyq9no49kPGc6b2O3KF",
+	"0nkBk2/X72zwsuaHqUxG0UWG6sduJO62vM19ec2zDJ+z81iX1zxrHWvNBqZLyjUXs3FsrC6zNF0B3o1u",
+	"1Iomsa6rxbIQOgDJNeWpZjlkYxQZ0ZJMOeQKmffaJrZK48h7CUvysvtfzqS2740NrW5fhQr9tm05tQz/",
+	"Dy98ttyulm6RXuOxVaTX1jrbk5kq7LIhAXRfWs2L9mAGBqbzQgguZiM43358cUWOaMbhZY7yQqijj3j7",
+	"p9YY9a+FCyC1nyEN2BfenOp4G5N+M835ae1CfPsa9zXag2XZN2pZoJ+kTiFzuSQLKqzyQwUBU6PMNYUU",
+	"VbNdpO8zqox9P2gV4PsdYFVtbLPcsNe1HWzP6CKjfLZvng66/sCLAenuQsGdahSKUPyLTHO5IP8iNjXF",
+	"/CXJv0Lxr8PDQ//PXJfkdKrJv4jSNNekPzPqF9Z+oC4Gnl5ZaBLBlSNi1JGI/ItEhsqTImVJRPiURDDA",
+	"mGpMrpszmgSEpYqRyBJzBM8n/jYYw98E+ffwpb28cXVQfk8yWijm/k9IP8I/xrjIIzD8o8GGAcq0O66I",
+	"87tuGBCuHbsLtw69lPm1ymiMDvNCZUwkG8f3N4z91e4h5ciYZEUosRHNYP1ZSNx+jICYjZNTs5UJ11DQ",
+	"o0E/XEih5+mKwIUkpll1cm2zCUjEhSqmUx5zsxa/FFJT8y1cMI5pNrY7uD5xTHl0fjmX9eiccgmLOa6O",
+	"F4A4gJ1PgzRJlYJkXqcWINGgZWOCcrSYipil/o8UHxeKyD8+ApaK/O8RobnRGgRNh+TcPzG2fOv2QxEo",
+	"IYmlgNQxMQtCkRrNwr05xkwEeTE8+e4JgRQDX+8lRcwCszsLqTSJcqrZOGP5eMFFoVlkdh3+CkJhhuEC",
+	"tnHJRSKXZyQC2aiG9oCKUNvx+RbKM7GdXEAShistcxzQ/EhxTkPywryHfSsiMyYUoS1JBY6H4L20tQDN",
+	"80LRj2q5Y9asi0hM85wzZSbsfKl+tXE1zTeDodmQR48uch6z4aNH9QmB580GkQiFBAFliD+eU0gq0bLJ",
+	"GAKzcUFIoraG080hPIkWUw6n2YhQAomjuT1GzNyopfIhXm/eAzMVzIsbwqGazWS+GpGwpxYq7Bm+aKRp",
+	"wFeVVzScw2ZgtLkFAB5V0ZBcmclm5t3Na2UsJ5evLom9nPRPvjsmP16+OvwDvDGNNcsVCOyTp4+RBOXU",
+	"vIYU5jXsqp2RPxyHQubkuz+UafOafdBEMJYo8u7Z5eHpIDBrZSdC+idObvyZHA+PT8i7y+eDEfHfaklo",
+	"KKL/OIlI/91lQJ6dDwgGeQLyR/hV2OITwzXKCJra1uVsCueXTa+22zck5wpJEnL7FEq5cu+pJnAXOO2p",
+	"8vJkIQVbgbxlQp/ZPCXLoMD7KhRWgnr3FBD7BQoGozzgGDK3ElRBwistx7HVLXiDWcVQ1CktpuZhK0Jn",
+	"lIuRFVxc42fS5xrIzOgkyznLjc1BlJaGZQeYs90SGRrz28XO6a4BlN9akKOqdvlJ2JGC2vu1+sad1N9k",
+	"qm9dfH+W3HGUYqNnqFUvjAwDRKPyVEJWMHLXiUuWnCHbSMUCEiXMHFO5P/gKUf1GhQLq6PCrFcmZ0fEV",
+	"6aOpANmAExpfKxQ7JbNAVYPRQmmlXPPy1WUobCb/gCi6OiMRmjjRyEqEhExW1Umfkcida6PyRDMiw75i",
+	"Eoq+kOXZJiQeZP6UA+kYSfPiY1mYxdFztgLxZ6Z09ebCHRoov1qZ0a9JuwFr7bR2Rwyrld5XfyktyvUf",
+	"K/uwS3KYjdX6W+oD+BmWD72v0FBZjXFbWTXludLjSnrhfdWPdtpt6xEHR7itpnZNX2+J29UNBP/FgiuF",
+	"ZryQY4XOmrFNhAh6LXo2OokaarbZsqaW3QvMEr3fpcTUKsN7ngMNDbSDfK35dnsRZ677p80H2Xoxqrtj",
+	"JpJ9LodJ7l896d+tMVBtGpUXCNaWrI2/YIw7HgvrriOwe3rlXtddSEi8vaDmYfLnXEeFa7KnGNgYNW0m",
+	"VnrFpik8KmpLUypUKLnJj/6krK1v4xRuHO2NUG7lhbcVOFg5oYbecbNH7pm9F9bL3f9SZEVXBvJ4R0FX",
+	"1fa2hYHhuja53UwOJGphDn53Vc3qC8yRCUq9OeNbEivWjwkgUnjMlILjuVV/MUQ/wjRDQp1FL9gNywEi",
+	"JWnJ+G45QKrZbN/tkJjXks93uks+X0W4blr2S3fd1iIBT11IFXckrVuESPfKKvAs0KK6309Qf2duhFe9",
+	"43JdQO3fXROv781suzUj310B28I/Wwf8cvxkthPti47SmDpwzBCc0LpQ4LeO/O+RdZNYnBhj2U9TuQxI",
+	"BA6TsWK6yKJQ9LFkGz8agwbixHMKrmWr/w3QDbLkip1ZeTpG15nzgVA3HfBwhML5RPxs+5G9AMrCy1kO",
+	"wF1kLSHzaJplikzYnBtLbqFmNMvGJxHRMhTu4xN0aJotSlyOJCbntTohkiS3UaaWqCpO6kARuRTEXjoi",
+	"VIDLqvwVXZ5e893B8nXpt+vPtJX+KnBJ6HOo2S/iOaGKhL1//9d/00mchD3zbllKY8AeQd9szhImNKdp",
+	"7/OmxdkS9XFVNKy/WRWnCLAM6mBGt8ledA+2ACLN4CrLG/5Uc6Kr5oNH5OLd9z+9fDb+/vzyxfjd25+O",
+	"5lJeq6OP7rZPRx+h+vTTGYF68KnMXVbQbimWSo/9Et1BM97H3LMyotXauw1AkzHzdZG1rXJNGASl/9Xx",
+	"PLpg8fZb6f9eHkDimxdPn0O1b4JPVbR890JVGgy8PPFM3sId3cr5OrFsUxAsKsRwP6wGDzbxqTxP2gsF",
+	"99OXLNV9PnWpnP7VOjKSZVDN0liObyQHs0tBGow7Oso/T8s/H5d/Ptm9KKM6j1vWZjRLwl/cONTGL1wS",
+	"7qvBbzOjO1aDYyG4BXy420JsT/vcnOQZ9Bau0mxdqlr/Fy0z2lrQKfBHLFkGlJyM5tcAZmYO8LwQikiR",
+	"rgik9pLoP19cEgt2KROGCJdRDStjEzva/KlzzN/ehKNxS+iKb2gT3WgTC4sLVFj3TpM+ukn9lpgHW8rm",
+	"RUnrfZmTd+9ePh/YmEZL6LsM+lVK6ltBUipW1Tq92xoVH6VtJ2hiEyONoYD8YBmljSuHiK5UwhbsUp+/",
+	"aC8QPXd4U8D/EaTe3ZwcIaCVreux7hx7JeKuTBQTugMypgQCqLuB7lDH/wyXhyXnvixpp7zkFrVwWwZq",
+	"viVpsi1bG2LtmKqNt5O+0ZAnxWoMgaqxC5uDKl7k8ZwqlpAL89trjEj12n3JzUTazKhjXciIUqb7lrvA",
+	"PRWVzr59xx7sBCqyxpaGVMYA3dOe1usuUYuuC24Vs6qGZ+vbpZi2gEhKTvWhvbRqfe1llHjokvsKakEF",
+	"3c4qp9Fa37Jp2+nmzKVb1Oc4CJn3m8BT6suKPgBD+D6Iu6CJsT9zWczmkNN7htIW0qWosAaxhQhjCblm",
+	"LFPoXamUoADi607WMIJx1jmGG2UBNdA6uEo7E+2Zj/BQoRRXcYhr7bMbkDT8i9aZJ2hw2yYrq8If2wGf",
+	"YDNvBWsDd6Jmjx9e+hv2L6PakJLeom1KAQWcPukgl0vSdwl4J8fHx2cIcq7GOi9EbB7gkHGZIAuZM7Jk",
+	"OSMpm2oiCz2oKp17TH7KWZp01SykxUIQqgmclLWCLvO7mTI1OsFyLlNGuNqifrSUpy7Xn5xywZxeMeWp",
+	"zTOdM5qwnEwYFzNysl2JNEMH9uWCjYd3k2Gaq94u9DflW3SKq7Glx9aDXS5bqMQY1WadETya9CcpFdfE",
+	"LJEiVPGEtaeRW15aHw+GQhxlTADFWvSEUFLNFQ3MARTPoeDIjbV1yT17wqt47i5Zu5oEYtmiZbl35Xdk",
+	"1X2rAFqZ3gVA76I4bFMn1xSJ7Td0go51H8lNVlK2COHMuf9s/TvNGSn3pw0T5qQVgqeEgTk97j7Qm1GX",
+	"vY7owPvS/+PkycnTp0+fHp+cPm4aFbucjQ2Em70wbT7tSoV7hklbyM9oSPdRfr1/lmUryZRSwCNYpBjb",
+	"bKk3fLiQxb41m0H5UlvreL9MqNiRjNlvtV+9dxvZPHTFvtOnvpXrt2/jfezgfYT778OE7TxptsfO1ozB",
+	"BzpDts6kCzNzew7gg54bZrstjl972yEwMnfs6QLXvr5/gP+N6JBM6XcYvi3nl/NtaPm3zJhvoD+99Mms",
+	"rxvRPTetylN3A4fC3bgrPpTd07+y1WfA3NjxyLxmHZjbisU50wGJ1PWhuonHw+EwOiNqLpcCIx0WVR38",
+	"4u3hcch3fJDYeJazKf/QUd16I6/v+FwHgbTpqHsrU9auWsDdfo6lqlF1XNTWpzZp3JI2DeQ5+jcqmUJr",
+	"2f6s0/a8NRaSyzlyo7/fz/ezflv1hbJUrm4ZGylXYY90B5eQ1IFBbHMb1sIlfV+/72Lsg12yR7sygt5k",
+	"9JcCPDmHlUzVMkfI4lU65Jszj1aDHXkimqZyyZKxzPmMCxWtw741rrgr5Jqm12wsb1jukhh2jIXsIFmR",
+	"BkCy7mkWVQTrc4va1tn+rPW97W+dR2O5Ny/3yphqZ8BNPi0hdVepPiSDoRqw4yxuA7FQe1W/MpucYNs2",
+	"8w7H5HM/mRbFBwn7TUnXDUQp5JQRRh9nwwYjWHckdmfC7/bqUbGRnDy3t4AW70lJbDFhyaXgWcb0hpdE",
+	"O1tAPDejSjNEp6fOKmof911bXl19TAmOU/w9INER3Hf0sfoen4b/UFFNCrbpdw2K66Qzu3j7kNniLs1s",
+	"yiE2QKnvuFm3abRZofH9kNd3UH2r89kdZb2c0V2g1jeCxmZZyttaI8IBglAoUOB4iNkyEEiDLyHNq165",
+	"z4iiUzYraJ4QOZ22VliwTYjfCwt75fQclclrJrCBnlljiwLeavtskNf2NqthbI/uVZ7anrJjBrNHrb+s",
+	"UfSCCaxWa4AC+QWjQjVgsXEMV5eieGpLlrZQWGkOuv2z72+XMGisXMuMG+uyI5OXlHQbQnyRU0Rzv01s",
+	"ztdb31ZntgMwnERHVHaSNnqY7lPq2Br5gUiNeShLSN8XEkP8B5FHtFxMlJaCJYNeK+J1NSULCXdrih9c",
+	"ZgM4uzhOMRfLvcCmOXS54ir749exNu4WCrPbMrTEsTN5ue1E+spl/sL2kr5Fu7J6M2oAQTTs6vqZTnO6",
+	"YJjJZXuLOBgSrls6zdyxCfuvsZ16syU69C5fN7U6m4VDgf16W/ANi9vALNjU3zzCjs0zqtmg8SCcv7Mx",
+	"3WMBzRRbnrfH1c1Q4G1BDc1eC5AlgI+wVfXqXseXYiI/VDOUd+vPg4itUHfxYUgii4cYjYhvpAbQDEJO",
+	"ZLIic5kCas0wFBE4P2is+Q3XqzHV0ci1PnOYKUuqECmFJomVXI2MQfzZwil3ApG00W1blt29R5ba1pkq",
+	"xWeCMWvHvJn2Rn/frCXCzlwAYnfv01rh/HZ7xCW3bV6Ce0/22jlHy7vfb9EkuDWp6L7gITwJ38mNWLak",
+	"G1e6PO64yusiwKX69nbr1bJDi+M6G+6+PHDnpkOjVSXanKV2176MVv7sYDM10NG9DVov9S/1jF6FdSsN",
+	"B90DG9TSuu2NJWtzBlc3Yov+giJ376ZNcBusxprEf860lQF7CKbakfEpaGof9W6uu/ZY3ZWp7siaGY+v",
+	"i2xsLgd8nbuBW2wC8Z1TkcjplNiLyDLnWjPhG3tUyXu7irWzGNnW7rUG+Fun37a1aROsDq1pZ6cHUM0r",
+	"ywNtub1S7zvaa2OJbosP1lqD+lm7562/2vs2drMscltue9VVUXEOXn2zk077GZEI0EBRh7QJw4OAREYK",
+	"KU2Ftj+BnDI/QAvciPRpKHx/DyhZsfXGXCtCCz2X+QBgpYTUPGbmBnQf0oks9JqK5ZOqQhH2zoUg/5Bc",
+	"sGTturAXuLigrOY4B1APbr/DubYqajCx+1SKbtOhwEb8mhhJbsV7Qc/1dcbFaz/D2C/t2Z27VcuZ2334",
+	"0HpO7OpsTk9qo9dX/qy5HcG+tj6urs3aeYs+c++WWlkROKpavS87bUijsOSOO/IavWa32w6XuXWH5Ky2",
+	"Q/tOaVpfd9IVLvrFXXjAknCLzEYxuxYpPiMRTwCVw2MKNHBdtWLp1Ajea7ba1DP4lrbYbVMq9jJkYW0u",
+	"bbh6nSgXrAMEw6jQySEXZROqLGdTljMRM1WBYYDF2dqX3y/VvQPtQc/+1bgQcUqNErSrTeFsUWuarg3T",
+	"tpb2Imz5r1gsRaJ2rRBACnd5A9usokbTM++kqQpMVXPX7JG+3/oaVRtpwXa0atzb3JZnXdfVW9Sy11fo",
+	"xKguT46PjyuYxZj0pHO+WIDCXk84bMlc3LUe/qvKCWsmb617r9E3V+g5E5pjnZHt0hA4hQ8BBS1XYz8n",
+	"CDxZXL+7JYR1dHm/Rjjlqcxd3dEUO+nZsr0SNdyy6IbEsvWXBsCpGjFM3VPhrXMWy5ng/zRSvr0L1q87",
+	"M62Dbm+B12Z2ZGe1xbDGNgsPBmybn6skvU1LqM/iFO4OUNwiqOSBjGdUswNFnhz/iRhxHjjMfgwe0Pha",
+	"yGXKEkRnd7EEKohcCpZDzD1ZcBGKRWH4HAIMrq4joQoF74EiTlhDvsmQPEu52TmiinyKyg5EABIJhmDO",
+	"dL5qMwB9gMU7/jZEVlpPuUrkZJcgSHlD245cAFhBV1W+i6m1VT6WZfjEXHaGqB+uoytAZHnwA5oibprD",
+	"RtAeSKTVH32bVlxt+JixHv/7v/4byYAn5OLNpUtsrMxeHX3kySei6TVTuxlddRyMHf27+7TQ6nCwQVn1",
+	"kqcpmdMsYwKaASxlnqiR1SQdNEFQwcoGqqy2FLGNC3wfgd4GKIKWCViEl9jTAEvKgrQmYsKetdNNNIPW",
+	"Nl3byPgeUKBqXLGxHKq+QCGYfGGvd3dMqDryzR366a3zBOEJ9iEUNTYeVltPtQTYUBRkVGuWm6H+19+P",
+	"D//0/uOT4NP/uC8urpD+5vXbtaVb68qWqB17njqPHr1lgi1pqoaPHpFSSwLOqnY4MZLOsuIZiTLKk7EF",
+	"UQBzGWPhCZFT7E+B95vLhuRn6ynnynVcqjLzgSKR5eMx8PHYdSWpPD4UtaIxHL2v6MKcZ6tKPw499+F6",
+	"+HRg49AJXQ0C5PGM5fbRoTCCBAczggD0WyhyZ1nKY4p9rnIGAM9qxz4toSgbtZBan5aqFAl7tvFBjsvv",
+	"elz1s7RQJMpYzmWC6N9REAr3BRMAv3luJ73WCcSc0xldoXt5QlMK3Y4kc9Ce9gVtqxdYKq7JUhZpQqBM",
+	"zy9ctVHToNEvZeSnPcba7jHVUSgAqUBx1/W8JrEtiobMrwGOkNrGLDggEFDODZVB0xJs3jSXRT4MxXml",
+	"m1X5rj6LEPunKG3OEJiUIn3zMMAldU+30ze3D4aheFkhF2jfAncXwpAr+cMpPFk5tK8aqdfeCeg5ZVQZ",
+	"+rQWjIMmHDmI15G/JgrMssHfZdcweGZE+kJif58Rbk8shTZWCplThX10p7BVsPf28W5cD2Zinn9+8RLu",
+	"aT4pFBCSOCN15nQrk7NpASvMuJ6znCxpq6YHkOd5OzjZA9qzreJhVydL7exu77NQbnCLn0UkNfFCaJoz",
+	"mqxg+c6aIqnaEmoO0e/dFqI2yfbE1Op2tukxK0JLkrAksqQliXpLnqeoqd5A+kU9XoL0uHujBzf43Wzi",
+	"pixpgUfyUsXKZ7iDxCC4DAFPmN0Q87QR0jYAgd5XuwO/Yu6V9y2kauiQjpUqqmE7mTcItG25Gh6A6qas",
+	"Uc4WJx7MEiephlW1Ymd3XnUEWJLKKA8NDV+d8Jcq+a+t4H4A8ZuW7s10ynL1WeEiumX9NOdMJOlq3OmC",
+	"T2VMU67bb++U500H7lovuFZAivpwhWrH3dtBxM528kE0GLm+FpU39yNWmb2Lx9ff4avBsKgRtCXD25P0",
+	"W6aZuIUBuP6quR+pHTPR/jpO6KqFuPCcMJoiqpvQbL37aNiOf1R/3s4Z7O4dbpXE/raR9QDuP8C7XnDM",
+	"lbFEesPZskP9uby3Xk2+oPTkGCIrWBfgOjngp5NgS0unxi7B0T6VOXMnO1VESSngf+y7c+tDvtoHqv7Y",
+	"l+evzyHE4J767urZLiNubhZV8TP0/3588h6cDf86/fvx4eP3g9Hfjw+f4letvodmY6n6hP/yl9GrV+Cp",
+	"tO90hhZSOSECHlk08NC+kVNi24ORPrSwTkilWSX2kVQZFYoseCL4bK4HZ2Qi9dzthEAbrS3Qe/s3bStf",
+	"vmJK/8TFdUeZX2cBcLVaslHmuD1S1VUidj+4GZ1lgCXEhZ99HQyjkRKzqQTLrdsd6gHfiaSzNnvvqthN",
+	"Gcf3UPW8X62ze7O7Vju/y1JJW1ZnsrLJkC0IWlIYsd8Ex9fsgz7KUgqiGz4saH6dyKX/PNeL1BXyxeDh",
+	"PMqSaatYtxbB+R7W+JSnrD1AC1YuXTCCGJ+IawCQTmZtom7TviIIiiwdG6Y/P/x/6eE/3388PW13sq4f",
+	"9AWucNtb/lKwgiWXOKv1efMExJyLlpXzh8gNQGnaGIaNNpglQHOfK3xjcPLljAi5JPg0dMWIGVMQKepj",
+	"oFoK8uOLqxog596NZ9Wcnj79bv015uwDufzL+eHp0++cLwKpaz8L1O9vnQKDnhvMPr9KPM0l3pG3YMdu",
+	"WdwNeZhxkXO9MrrJwrIToznLzwsNPhow+EBIwNflQsy1znAMLqZyfSkvXDnt2xeXVySXhWYK934GoU+z",
+	"3b59B7masxVRc4pnIs8JX2QpMwIHo4TOCxmKV88uAG5bkb4U0MA8tzm4eildQFUN0PNpQ4mIgunii+DM",
+	"duVkwFtHNyfRKBTRxxDjnmFvRD6GTsyFvYCE8Nr4F9T54Z+A4t779CmCnubPWcwV5AbVeu8kRWzOdxaD",
+	"B9SQhh6RqAwo4oJEGEVEmnNtMSCl+D/PX/1E+lFVFq3oIo2wXo4q8n9fvnlNzOTN12buYW84HIa9T9FZ",
+	"KKKL86tnf6k+CWKW1ccBjivwb4RYotirJbJOeejUDRdapFHcQjN2Deklch2tVLX/jSo3HMO6gvQvX10S",
+	"LRO6OiOKOahMC0Az8OOiNFIR1msrD1lrhUpk/h7jRdbF76T42PwUrUujUCDOa/lQ5B9wVQsSnV9cjF+8",
+	"/tufEwbEscBFwBB0mRFzzVYE8BttJWrlakD8J33vPQ9FZHX1aHBm03q4cETBpRiGAtrfezJGQFEkHZYD",
+	"rKiEmA62EeKCRB8Oy1+iM2K4ABYEfPcKucTP4EBZxz30Jy+g2b/Z0EHZrf/DId7pIiMQ81UeOtn6263d",
+	"HAofrCD9J8ePSbTe0ta8KzYJsOX1YNcMQ3EuVpU3tQ2+IIsOiUORJ8d/JJGNJUJdhSx0ZLTmhEBFk3I5",
+	"9YbOuBSDSqd2GMiHYMzb3WD4wiza2xf/z7sXl1fj7988/8/x1ctXL968u4pI37U3eHxM1MCJfERDVuiX",
+	"11wb5bV3WUpQYKZKbsSodzI8Hh7DmZoxYX4c9R4Pj4ePwaeo5yBXkQNjmzbgg5CfXEIBSuucLpgG/9Pf",
+	"WyvbaKzH0MXC94oA6sT1Ywkuah8DtFF7hDaCsxPxIvXcpdyManHR8mxDrR39fm0um/dBL5OqxVJ65rta",
+	"CNfPguJhIHNipDhM3L5EHxlJ6bwA9y+ZFOk1yvmBr8wIhZG3KNmBlLkekUePTo+PHz0q41S1XgzYQM+u",
+	"g9E+DPMiKwGf2IvlUlTZrU8J2vFkQVcuA8WwhDnFAjIpdHVIipPFdwwFjh6Z76IRARbJZcqgtZ8F2YnK",
+	"uJxdGaXpShGbHAKxp2UuxQyyYwhXoXhyfEwi+G5svkMuxZ63qjpQn+I9NkQ5YWRWMOX6rucrM/wZoSIU",
+	"GOlOQH5wzICKLAnYn6xwcXGYnCmZ3rCkdqn7MjojNBSVhbA42IppMsvZ0jx+gSYvFeTk+P+08UuuIXZi",
+	"yQDnEYqITiR0+k1yPrUHkZDgOTLXJFKwIQHBCSLPRoDr1G7nNSTnIhR2Tu4xotn3hasyI8UsZ24Dnx0d",
+	"W/pPjp+YWeIamJ2dGqM/IuZOW7vjBZ2x2Rw3nLvEJcuNrhbfqoke/MWe8/+wIaiS/fbyKyfrWJ9besWs",
+	"9fdJWoEHPjUlBPZOyaRQ+OzT4+O9XmtTrOH7InWGNTx5PZuvxvJGDD/Bx7eN6qd5BMAUePXJXlc/3uvq",
+	"J3td/ad9rj7Zayan+4z9dI8VrCbfOEKvSH3LdLLQiieswXlemmMqcFW36Y16RvDA+BX11UxrhmBfdRb7",
+	"iSt9jpcEzZMUjrtfCgahAXvelZlingz3QXZttcfg+Zdu4L0NsvcPyEYwNQiTdXCRXd6vi30+D9GaZbHv",
+	"HxDBlkxpTM/qIslS6WmI+RL+9vMIeWPybY+kwVWtADJNq7I+keaoO8j9k3sj2Bqw8yaaBQ3C9Vv4usj3",
+	"q5TQsFJlB6ZpLhdGifW9ONdoHjljuMy5Zk1xDN6ETpn8I9MlMzykYPuZ63kFCG0TufyqFYTPQyI/skqH",
+	"Ll8Yn/j1JZNUxtcbhGPL6Vs3NrdYmVs8umB1Onz/OsW9Ax/VXSXwVnrDx6jPrQvvQes1Z903mt8uFgEh",
+	"iyi5qHpEHRfcQigeQQPmda/Ow3BDqw/mLdZbMGy2a91bMMURcDSWF9MA23sGpcc0IJNCccGUInmRMhUQ",
+	"RPMJQlFihKATQ8pUGSN7RXKZMvSYzKkekp8YvWFglld7s0YEEDQkkRkThEIGbmmH982sbGK8RTizOe8w",
+	"6wNFZjljGlKbtUtSPH9ZFU3oEOSaWBTOwRkG0biuNnOFVXHxJzd2vcC3T4WEHF37cyjAPfGk8Uql9Q9+",
+	"G2cw1Pr9O/cKtEB3V4BbIxRCujasClxNLIE+iYDfVHdS1MaqzQGvxijEVVlChYCItqldhJ+wiCA3K+BS",
+	"8EFEQoqCCkV0DkVsI4BHPYJU6UN75wjBFlX94RHpw4bZpP81zBPBPnCl1SAgUcJSTSPSB8QVxF+lyhYs",
+	"oE+cJQO7sVEiBbPwLQrjg/BO1HruIOgxkckKgVosGmR/HadwcObGqlxH0yVdKeIc5nalwEVtb69laACu",
+	"5ITNKHiKqCCA0UrzFcZe8A4nXmAX3hY+UGEn7gIIZo+5mFmnutn4PjRJJv9kuRyMmp6pOYV0cS0NrwCy",
+	"CpkxCKfYwl1cTHhx/NmSySAghdA8xVgCIBUR61GHxPWMKsWSM0yBp7EmCeD2VLiNUHWNUVhMv4Y8/UPM",
+	"aXHc6ax6Ly7g57NQUDLlH6DaeVoo6uAKQG+A18l4fAYvUYoTC700JJcMF/7ti/Pnr14QxaxrNfT49fWg",
+	"UtiD4W0T8ZQdKPcyba44OEOfzemD6gfVXtZfQkcwzz+HxcFMnyYz14ernxo/WC63dRLo/jQnlXN/HpEo",
+	"oZq6n8z07E+jhmzwTD8cDpGxQ7HGjUOIQSl2iOIlqsTAcIpGUMPmInt/0ExgWEyBGzulgLbEBUZyze7L",
+	"uFiUMEpr+QDVx2GkBfJ3t6xnFREG1qgX9GCNsHFVHeJtpxGfm7VpDgULtvsYdpcr90vBtt5eR+Utb8a6",
+	"30/vN9hPB47tMP4ssJ7GSUk5JfybD7bz6qdfn+J7yaC8zkl0aIuQ1OQsKHozpkFntOcNHHwg03HjB+sa",
+	"MiQOwNcYYLair01VbnQGmLU1c3gjGKl0gclY7vvQGAbHUm2MhjOijUqTcnEdkGjGtM1oOFBGHvlHRViX",
+	"WMlWILk5MxfQuh+ljUwTMxSQtYIHtcZ3Go0BHtLf0ejI8Gkzq1ZX9psRuI0XzkXbwgWE+s5ChsC8RwQy",
+	"R4nC9iOYcYQRXuL6CX1ZF0mrUXjlciW454aSPbjICu11VWuxcAfTbSZYOZ0RqnAUisiyDwAlVpnyjER2",
+	"4SIbdhey5DW5ROW9bDZVHSAUckqitYZSkbEksAtKRPprHaCMImgfGZiJtXa3iWyjXmBw/Mr1baYzpsCI",
+	"NRIAyn55MmM6sNq2zEOBuS2Qlz3AxKO1tk9Rm4yoNP15INWz3ifsM/vrfW+pDomU1Dq5fFMPfiXqAW5r",
+	"xSoEBcHxMIgFl5NJqtKkRSHAn3vbNIBG+6SyY1+Lt7eaW/6Qh24lPX8reRvBOkMl/Nt5u5m43rKFvEGt",
+	"rbJ+VUflGeHGtpCZ0Txjxm8ghzyXC3SulKDkHbT2GU7aoHXQRs3EHQ7yNnYx+u1h6kp1PqMu0YzvCfOR",
+	"+cKhB2RB/4yuLCCjp5vzG85kq5rBNd8YcSsjVk2G2kJat643CLX06lVVBYZ1bpwGM0scYzPg2BBrm5Ho",
+	"flOVc6FIuD5M5WyjLYjYMMYMhOtZYpucYH536T88UOTcXEBSOXO+RA84axNyjRKLUCrLuST9iMZa5tHI",
+	"WLcNLFYLOR4QKgAD5JqtSHTNVvhNhOwBLmbtEEYWC0OQKRfMQ+ZEaqU0W0RBmbcK0RM9x+Rym8mLznA7",
+	"SVxvTXOjjqLlSj1YvkNLgxUYknNhl4crj6Nvyx90ToWyqVnWqsW7Ah+PgDxX+60yU8bjF0JJQ/IDTwHU",
+	"MZaLCRds5HJBo4DYdTNKPGTCI6Yk4UkQCvQVwQVoRgdGbzYvA9fjn8YCScwvkB0akT4XcVoofsOspg0u",
+	"7SgUffbB/TAkF0ZpHyGuTlTiHkfYFgopub0rfpcpDwTzk5ztlklWdgrwgqySdPndk9Yjo9marrFgYBhZ",
+	"UrP0VRJX4AnIpXKvzwjg+24/ISCVck86noNXdD3otBXntSMbj2OTvZZDaUMtXddoQCb3NlrKF7z+kr4C",
+	"+2m1Avt0WwX2+jI3yRVrhtgNl4VyzUlbNxiAvfc8wx8u5GDY5cJXla1hgEOkyCp1ThR/O5S3Hso/zyVJ",
+	"eAKQaU58+8qebYmKsNDlmTop0uujvBDq6GNeQOFJ5+H60hwJsgCAUkmmNLdYRhZoCyLIUV4IwcUsCghL",
+	"FcC1kykXNHWFF2ti9UemIZO7EL0vmiyeF+Ib6e1gmGUy1wSKdqCqIy8E6c+YHptP47wQLbqc+Wk3iwtJ",
+	"cL9CoxolfzQa5qfdjB+LDNr9KJf2jWrOuJYG4jvzj50DsvINRs6r31hcYQUQX1V3iPkG63UqF73f022r",
+	"+IdKZZQTqUbhViy/sXitUAtX8DSBbAnbliUgAEn49sXlFQZKrAcYS+dsAQXNZ4V1eFsYZKM3SQFP6EdT",
+	"UPyitVIrgA2XORbQ0hRKUMHZGBEEWbSlNWMQKhGqNjxR0RmJQL9L2NiJE6OdQdVkfTmjwRkpxLWQS4GP",
+	"ozkjT46PhyT6SNPUP88WX9UfSNgvBU1DYfHW4yLPmdAo4kgfKqtqN1SaUx41f1pwtaA6nkcBEXTBxQwX",
+	"EH4cQOZH1NzlyNZdarCkGhVr0UeLshAQX6AXEDqdMmMEBKFQ1zzLWPJ/BUTRRZaygKAU/hRhbVu1aM7W",
+	"RbvVe2T0xAYVRoNQWDPJFVStGIIhrqBSA3wxNYTmSiG1mfqpmzpU5EW+ajACt3zCjCFEIitJIpitS3fB",
+	"FbeGi32bqERcjawFAoF/0DujsmgR1X+8CwyGrupGG44uDR+zLZdzucSEAmsvYfN3sOjOCJ9aw2uWMzOl",
+	"Sm12d71mFAq7g64OfETCXrNWLOx9ilyxYiWZqb7AyjDYQYVurUE1AFTO6g5jKbKvrOPKhiVcatjp8bEj",
+	"NNJ3G4xpb2ZgpNBzEObgPsMi8FSKGeCVGgMNOlydHhPbm8IPXcJsOlbFAt5QRCjNDTv7aM26uhGRHM4U",
+	"ECi81fJ6Wwhzfl+V8vq+AyRm+HMn5b6+QjbUnUi/KUJAZLrtBPnDkoE5aU+PT+91ehY5um1+iGsN1nOV",
+	"es/8vJYUKzONQPkW4enS3k6/Ql2v8Foe+O36VYkjBcPyXExM9Pveqf45Na3UcjYV7D2rKEx3q9lLcjp1",
+	"RnpSYPWeFVUwtm2nAp0SmG2SCmyWdkCMdvh6bET8q7G93QpuSgYp9+J3W91XkaX7Ffg1nBmpkqhsAzJG",
+	"RVXwDzhyyRIV6JcDZf6DxF88g38G1QFo1uFuQA+MyJAZ9kVjLLGdwX0fDPja6PEzqpkFRc4ZvJ0gExYK",
+	"oxSkVNt0YwLYL0Pys03nMCqI0b3tY6GgMBrY4W1DFO5L6VAZs9h/TqsA8P/Wt4awFOKoI875CFUMrnC2",
+	"QRV3AXAT0eXdj/wYQ7wdXb0lWKSFyIPbgyYWgFXy0H0PUHlcEdhNMYOVfvToynaFf/RoZFOi1xq4rPWn",
+	"gxRp7OfiGnmi2RAK1wXG3uJ6sJCyB0uzb0zft4LxjWDMsQnxA2PugNTFhxk9cWA0aCHFIeyT3Q6vhz16",
+	"9OT4T04Ht2ZaA7so3NgYBqGL7FvUtFZrGLmfvAILlkYoZJ4gGHulnxUiL3m4aNhQShAOE1oCFCIGtG4z",
+	"7cePHhltcR0Nw+wOqjjw56AypPlc+YhNehSkIEATHWMuUA0ZO/ZhKaO58MYxDA2s3tp2p2IHAGUtCqVD",
+	"0ejC01bj68TuAymqbviXIis+eyaPf7ctx8lvXsv7kWr2Jn8mxTTliJD5G1D3XP1vKfP7lICoATMDuaiU",
+	"+HjKlIwMwrxF+yulOGpi64rg1lLhGk89sLr0m6btz1glXFKRz4rF2MFXUh3cKG3Bwk7IFYVMdhq7Gi9p",
+	"wZAU6Ue0SDiDADR6naxJERnlh5LlXKZQViaKNI1CEZsTR1WSZYNqljnWPOYkgkNobNPsoyE5d56UmvKF",
+	"+EfuGzgnWcI1nYDbC8wYc27BYAPQxmjOiLdqKrhQqX2ftjMMy5c/0xl2AXvxmZ0t386w36CnoqNG251e",
+	"3vQ3/IYWf7nPtz2wjpCbvmye3TOYw9dxPjrZ8jvkoM9E5bDE1aPVGdLGLoE4Xh9i7Ru1MASw7yJq4I4v",
+	"C05waTHxMbm3Um8NbZ5sbPXMGv85U8WCOWRdmxKcsYT0XRDW4xTaE9aiSYO7pPxqRrkYrCcnXJjl+BrY",
+	"qym1vvHW/fIWbDSh9aOiqYfdnq1814gvx1Y/gu8u5desxYsU2GZ73lkTz1l8Xbps9vbUjLw/aj8PVCj2",
+	"c0F1Ou7afHT+drGzj+6s3nyZXNlWmuB0HEGVM2IChgKrYPptiB4DTAJWCxWt1TNQizBH+k9OTwOCKOKi",
+	"YSiA669hKdgAPHFGCQxgsw9K/G589OWry1C41ogYr5kVaNigmYNpIjh5tVBjdy1sc3m99cFaEMcbFgro",
+	"L+Ta3a15S7UE/BAszMDRhRzbrie2hVPkQNlJBR8biziogGaaU+lFtRohQksBq4ftm4JKg0qz/7rWmtjj",
+	"UluclnZoakyodrXOiq4gcjnn8dxCBVt+DsWExRJgELyoiBBIxTw0cp10wFVP54wmNhHOJ8YhJg4iyGDY",
+	"ygL5/slM7IamPBlDLjZA/bUWDF6ah3xNTpGgVW7+Ht2AX6N1BOTirKEWE4j0t/vumseby3nbGMMtE+N2",
+	"COE6iVMLoG4kThweWmg8cCgVn7Qxkure9fcYSL2qyvwD5RejHlKt1LTggTeXKSj6AOFiC6SJYnTv4Osz",
+	"11+irD9tnkRD8lKrMlMZOiUv5wyksM6pOQ3guJmmckmEXIaiH9l2AnDqydxmW/sgIulHoASMFdNF5ip2",
+	"Ivw0cKdGnnOrlWQZplXKNPHHontpNwMtzRmA+lGRp9GIRBfvvv/p5bPx9+eXL8bv3v4Ukf8IRXQ0l/Ja",
+	"HX10PPPp6KOW10x8igKbBQYfzWwLAUDvRg85s32d3VMdwpeZFuh7zhBS9VbKBwqqnagucobNHeD0WnLF",
+	"Ah9yRUepS3W0ZfgZy8uGzKE4RBVoRKJqC0cA/kIF8Iy8GJ589wQBZIigCHZb0S4i7OgYDYJQEP+J9GVm",
+	"L315+YY8PvnuO0S7n7aNMwhINGdpNtbsg67cC0NSTRZSafL49BgaCdPYCC1MjbXJjlqSv7z46QJ0lpev",
+	"f3hj97rsSW2xRsxwpSY0kcVsrkkfe5jA+x/atoxIXqDWVLUxw0iWfmgMvnMzYj+6+vnlTy/fjB8ZvQk0",
+	"FPPMVEqzfUV2hsoIIM9hZRgqNaDPsIkhHIBVk1xg+B4Wskp0lQ7XDulu7TUw2Qu5w3unCYnwvrGm10xE",
+	"ZYIBbb5JDVulxkdDIBMHDjEyBoWysXGb+nDmUNoqDEr6tVcAnwj0yHP7AGANlQb4vmd3dASVitXacshK",
+	"HOBENEtjOb6RPGZRQKKFmtEsG59EwKr205NoZMk/qL+LB1rjyu6pmYtrsIINjSzrA988y1nChOY0rfTp",
+	"mEFWK/SnoAuWkAhYG0q9WJwzbf7KqFJLmUOEgWZ8DHVhoYhooedjfz2FhOLK5ywbl2PcsJxPV+WvE6n9",
+	"B4DNSyCr2cyrvMjdD4EMeOwA3CuK0dR1HYkuXzx7++LqcvzXF/8JLRKOQ2HnrswtYytQIw8vwjWaGeik",
+	"wU5DLKkxoZrLpZH3cy4AzyPs/fu//ptO4iTsRYGtieE5gUDOhmC9rxL/LH0XzG5WShjK/oqu6VulRu7k",
+	"eFtPhqBUmfbSlBrNdEu1C2Zxu64OJ/eta23Rs7420+K30J7BiNJSg2oxBryK27QCfAC/C47jOXxf5bYH",
+	"w8CCaOduRPQNj2MPsBezrhX9GpqB6RoaFmY3WgBObE6mtMya8By8DQGmaj51ZoE8PPn8OoXPV0gvbwTr",
+	"FiRfQb6HV62MPcfyGcCE2jowm/LhtM6Rbe1Xyw1RQPw3NC1YgL+HAi+gqHmiqrmQN0YphMq0lE01+C37",
+	"cU3Ngzq3BNWma5Zpm1RpV+9AlU5CkrCYJ85II3102Zf2APZTLZ21ZmbY5dEoVqGIPn6q9GJEr3CJymas",
+	"W5tbDNrrYEN+yK9Zbfr0hdtW/Q5kzK9fHXrLsPdw6U/KHYqMYXzls7Xhk2fQmhdlRw0Kw4Ktfq03DYT+",
+	"lupdZ8b6CsKMZyzlomxgS/pzbkTaKsA60FBgva5t/Tc3Umd1oCDsF9RKeVRAQDwDqj5UT6qBt+nRy1NH",
+	"8KdEsKWTnzW0cnAf2+WKFvEhtKrkNum/pRXAtGrr2dQ1MmEepj+BjnroNsHXDEU/+jBWN3GtTBux93Ou",
+	"rldYw+TKJVx/ScUYiWx/RVteCUXFgGYbio4+f9WOwbX31NL2LAN7/hIQcLmYjRzKvq3pwFLnbkT9wGf1",
+	"o9vgEJqm4haMGgsWkX70sbGCn6LAZwJ6dP3oo3nQJ2OhK1shkqVY6+1A9lsw9gHPF2ezA6I+4+AvwpYB",
+	"FQB90oafj/0cAG17N/j8dSv+4dDavyBQOz46S1e7QLTfDcO8CV/+4gbxEm8FX+6Ry5uj7IZcXr7258Es",
+	"d0L0wGJXB75nNrbPdgjWv+qj+Kv0NUDvfxcLWjvU9gYMr51Zneg1kEVlU8usoF+LEgUO1htFU99FA06O",
+	"jweBOzMmK0LFKhS2Wmjk2hfD0dKnpOrbJ1mRx3OqwEpo7WOM+Rmu77HFQ9t86oOFwHMIcWCat5AakItZ",
+	"gn1CoDkw+EgFlA8CxsVyLsGfal+j1hxYJBsbQ3fBoT2rrfwDikQsMscuuZvCsI0N/o3GVx35LikHDI1m",
+	"7f22hqk1hvHOuz2ajCN+Xm2t13ipvZn4Fot+CxrdLk3FV9smFkCorbPls5YSlBvsKu7aTKFunUs5hbwj",
+	"s1fQCIfQrl7QtpkRdH6u9yYPxf7Nya2CvmZkuIBtDa9nvW25E0MOCKcaf1Xd7cjLPgi79SMn29qRu47b",
+	"2OLnLp3GS4iZaqtx4dGAeII9udZ6cTcbhLtw9XqH8O523RYO41vX7lsot66dul28rjYVSG85/VaI86sq",
+	"xHFdvp18dU3/yxrAhO3T29tm8R9CX4ZO3e4n6NpgNKEFTZjR0Mo02IWX8WagA0UiGAtC1uYXQbAJ97BL",
+	"wzG3wQN6D8sW7jldeJmGLWDqgX1B9ltNH7ON5+zLukMSNN4C06ZTAL0qYfZ2oaFu8mkgF5O+0eQXhdKI",
+	"qTQYEgudlvwZITnKLiFKTvWh/dFPKBTmSGY0cbpH6hBzHgKT+Fm5DBtVOF8QE9M8XyF3GO2Gzkgf8CIG",
+	"nWC+sy4k36fHO0AG+we7vppm+TqeZX7aF0WnA5HHKmljtagDA9nbJ1KmzBwv2+43dtn2EeqvrIoJTs+8",
+	"M7iSZU7YgvKU9GOq2CE3YytubMEBeAPlFA3HjnX55T6wlC2dtiMWW61j19X5hn28m0Tfjn7sxdO3sPJu",
+	"iE12vVqzizG2ofaGb/KHDhpI1JpIEelDRuqIRP8RoXP8j0RLcvKUJHzGtTojcGqpgCRUzeF/CcHVJBQZ",
+	"zZkxy5T10th4sPXM2yaJEUiFaOjVEmyjZc8+B7mEzYsdfBF5Zu1Py3LKTAn4d1StDq3VOKpSB3J5dmj5",
+	"OBkZbUiTw/seytOOo38ZRBv7Zl3BWPfzV8WZX6VP14PHeFppBj+9mGvqZUeogHfHQaNFkWqe0VwfGYl+",
+	"mFBNK3DDzy7/hjp+BnBgmCU75QCMEcVFnpLDH4xgYH/+n+6Rw1jdQBK58/A+Ja/492CXnBwHx8fHJJdL",
+	"FZB3Vz8c/hH9MegSzuXSuYTmjCYsP7NmTVoshApFn4oVAUCsgKwd9CAFEMktcIwfOEkDbS9myvyPkiBo",
+	"8Ce2tytVEoTF9cWIXmJBkA7GrjlEcIqhgMbLtlGfWRSLdGwvG+NlUMBAZyDIrLaLab1Gw9ToBI/O8Fn/",
+	"irBZNEgkI2axj/gRKhRkxdSRkAE5OTomfUCltQhzA4gK+sx9s7NYsogLEIUCRSGFCbjaBSCVUtcm/5Bc",
+	"KIi2/o2mPIF9g7n6K7nAjPyyv8mZKzm5cbdguk55A0Y5lcPyhf6mcunS4vvl9sONcklObEsWfAHnNbOy",
+	"tw5OJ6fQhr7EqIMQtVy6ToNz6w9zXi9as3YOFCkgCcd2Ebdfh6JvqMcmMwVuz5LEfKi4K7HAdwkFMANS",
+	"MVPgpAGvKUkKFKetIdeXsKwVm6P7SGjh2rpkrnu4DDHWlLYJxILb+jSDAdGCBV/3d8GAX4G/C043FHEd",
+	"5wzS6oGjwV/1efM19irE1feaIyaiUjg4gEj2OazWc5079QaSMnpjlTkoYKFY4JbHc6Zs7knNsTAISjxS",
+	"oq55Rri24OdVbM3qVMyba5mziExyeAbXZELj69LlpmtyfEgglxc4PRQNz4Xv7WRlVXu3UsjlrqiED8s5",
+	"3X0Va1O3+r/9dky/NXfboTC4dF5VrIM+UhSdpGywiTM2ZGp/ceL4OhX3rxisz+294yoAvNNSrrEVUawt",
+	"gf/Xg+EHSjbi91mLuwW8jyB2Xyga2joovM4zABWb1m1ne0tSbh3HuflbQIS0IagsDMWfQJs3X4ztBa5c",
+	"0Ar0ZEP+9eewx78MOt9vn61/A7ViHWh7tzH9QYVhOf3SoGPYcFjZdjTO0kIAaJoSY7uMGj+aGQXI80FF",
+	"CFCtcz4pNFMBJmV4B5zrqlltI0X6mn3QZJJScQ35t0UuFNSBGLEE8S6WYBnrXKYJy9UAh8XSYYHvgPpd",
+	"zmJIoJ2pwGFic3ysdwkqSHvQ0miJzkh16bvKwyJhorFt+cJBI4AZYO4b0XIxURqr3Kkm14xlqrzvQJG4",
+	"yJXMB8NQvLL542iWg92csmTG8rLexce4JlJeq2q0z6++JTK7SMNQnNvsaGoNJshkNwoLroNc4soNyYuc",
+	"AlaDzZVp3ian5J8slzC7UPR5whaZNFJscEZoa2yv7KLkSDgauOR0IOPEnJpD8lrqUBQikWZWI7J2k82k",
+	"wTTsWN4w0LfgkfbAGGJ3WpaQvjsphviE9nw886qfQy03zyly9pZ1GbQ/Q3onVXY9fpdaFWxGLeugJkrQ",
+	"mQWYhQHhec4AmGwCqc8N2YmysUNwWlXhy2KQvsVJfDVKf4D+MqzB+WYAbC91gu3rkHc7HuaVvoib8q9r",
+	"SawzbLZXPQzxSJKqWnnl4DL6QiJsyNHNCTm/eHlgzqulGPgwICDScb1yXR3W+1E79J9+xFRMUwpKt/Xm",
+	"/1KwgoFvtj6lOQVcOS1JxmSWQntqqqD7NysbWvMkINGClQkbzfbgmNgdCbAc3EVgkQgJLRfN6a7M4Pa9",
+	"rYniscNrmSPGLrmn1JFaR8u7dVqSGTOP8WvbC3pxKlVnG6XWTtd+JfuUKAZEh3VHsHRdkX+7IXt2tm7N",
+	"+vC1ra0jPTl+2I5Qv+Zsi21ZKQ+ZbfFSTOSHnXItKgT/e8Vq04wuAAXsQ4fw3CGjrlzGZvuOdbFfGiqk",
+	"f8MV1zIPUP4HVqraGiwj5ysGAC30HC7F6BmPmSKqiOehoIqEvXMhIPznQF4rkwp7Nh5X6gR0Aoh0YKeg",
+	"hKompobCCHo5nfpOoHAW5Xw2YzneZbsBOdQ665mHnwx75YAwJjVTQ3KOuFmhaKQ1llUG4AN60iaX0X9a",
+	"Vt09NNNUH/acacrTDfpVtRjwd4pqUVkE6xwFYEDfLUrTayQPRGSH2PzO/tL1opvq8w4qxdN9mZN3714+",
+	"HzxInU03ox/hWXsvJsdtq30ioylAoTg3xjzoDWvQwx67OnCt3HLEiB5UFAynpYXC9fxFsA8EjleNIUEO",
+	"QU5CKQ8wexMgP/oQd0MUkVCAQhmQQsxZmgyG5GfolU+rYkQ1a4+4dnpxIjEKZ30WZ5asQiGxnTcxylb9",
+	"Zqd3KcJtCZGVtUQxpjyUtnkBrFGqCM+61hv2huScoO7WIrbQdV3Wm+OFrflj50Asa/LswatlLIG0EJnZ",
+	"KTpJmaPGzSkEbpwvnUVwZ0n9rVXA/WlQ9JqhbKeN02Bu87EqzQNBOmToRgXxYKEjQDqsHwuglG3Ss46A",
+	"2b6o9H2NBqtzpnKBzuQVWcicoZPcCp4DhT07PKw6oIBYmJCawBH9y1eXYOdBItYU8KnhcO0UN6RvQUID",
+	"cn7xcjAkz1KJvl4rueoybZfUBjMC+6Z8fZ3KF2xOg+Vuw0AuHPNFeegSQ9JWGNTolFa1iwNlwV8rBhIk",
+	"YoLi4m2luqFhpj4ISMJSfsMqTR4aqiQkhVonG0RmLD9ZsNxQIMYq1+BPPfOAYdXJzhjwM8SwLLqfKmGW",
+	"sVWEkIWIWUKoCkWki1wMfVe6yIFmOyiFsDcvFlSEPev+coqe0Ues4gR11VC9JAlt8HjVl2Y0JtCFQFY7",
+	"xQ4mvC5ToOoZnUhJFIo+/g0hTils7i8E82twaTGFjrBQT+UlvoMTISsEHLaN+/C+Md4ytnsT+VXNWcwz",
+	"bjS/5VzCerKEXF69uSiH8JeMZaZZMpaFjiDQ5Foe2zyHpe+6a/F9nEBtE3kAuHIl70lD2yrvrtiHz57j",
+	"Dw9+hVzfJV1xqahbw2860z0L7/MGc2yXTp3okdslPDhhvqyKBJU3kHNtQSW92wuLchCaxf4GFt96+fF5",
+	"klTZ8rXU7DfJmvBiHXwp4LdvMbxt7CXqLsjAR3/A1StFW2R5OyPlLGX0C1sbTd0XGixkTPiUjqR+6nN9",
+	"Vmkx4oyUmlESippV4uuIIAWw4qx2bt+Gg9pBtgZo+qhQeIBF6BRPV94Vg5McdigclSCkP7NtZxSjKxmr",
+	"CktA2g9u2Jtv1spv4Xj8C/Y/q9G5cyZ6n+BWDoaPRwvLr+24x5DOCrVHRoG1LKGIYoz0t0RUzshk5SpO",
+	"kTNobnvYsVBg7itNkpypWtfO/zkYkkhIzaercSHilPKFoXiZafAdGC1euNL4y1dXF+N3b38aIEM01fsl",
+	"NYvhByGpFDNoWkhF3VN7oPwjIUw5ViyWIlHGjgiFDSuDWHTozg67yP7mWxJG3Vm4r1YYdMzZlOVMxEx9",
+	"Ht9mC+pxW7g16DUXvR264CtwbF5aON0uaaL877/TgG0zm8Qa+YZ/2hJoGM9LLjmsBwkMo6kdRYlf964u",
+	"bz8yXd/Ar4tSfhN7D1vhXwx1Egf8B1muZRi6hUyymnTqDEJ2HBZtInREHh8bqf3H754cH6Ou5Q4FrsjJ",
+	"6THpn5IFF4VmamDB1poKHFAhS2yGsRQxG3YI2XXyenj52vLWFdFZSaWphYpab3v/Tbx+5Sz2F7kEPQK0",
+	"EKeQk41qR0W5AU8cMpyxEsA3a4l7nd3KdXZi9pqtuhMm3xgrB0JJE0ZzloOeAuiwCVXziaR54jLk0H/r",
+	"PsRSXnMW+HZaVITiHFJp+D/xjbB2fWCUN0CVjCBCDtVNdCJvmGVb80DnBEZRwj8Etu4B4OJDgWXjEg2x",
+	"lCpNCsVI33o2UAwMnNcDofPjnHUmJP7VLMgD8sNf2WoTfKzZjzoGcEBydgOt9SBZ09l+vxHiBzydpuZ8",
+	"fvESO5b0cddQn7AN21pK/4CIP3UX1oCsU21kG/hgR0o14D+ojMWATTAi6xQNea6hKE+5QrE8QDcbBB/g",
+	"LHIPsREOxXWNFUgbJ5C+zAOo12A5ic4vLsYvXv/tzwmDwpgFEzoCYyEgQpKyewuhxkLHJoOkcjHMC6IF",
+	"yLihsBZGI7D5uMXcCIgyHJ8yamjO3GeDDAsuNPbdVLZDDHBuShPAhs7QN2H5zkzAIsZCj3JMgEEwIUUi",
+	"zIuxIZYbzpbmg9nGM8fQKA8rYiGC1JkI+xAC3AggAttvYSr9yAwxzHJ+w1M2gzoVnCnSjlkBG/BynTTn",
+	"0C0zZrC63fhDf2Wrz2tatRS02EYZ5iWm0lAdeHC5wKr6MwLIJmi2uk4/vWCtM82ajWZWbpvQemuuaaob",
+	"cOMXb9aH8FRmf7olalBCEVhC6Fv3d237B79L9cPhJgkndrvka1Vl2IpBsY/q0KUDnOHJh6IgFHvJAkw/",
+	"A/VBy0zB8QIDabffWAEVCnCqxjTwDeXAt4uNFxRhIhmSt34a/iyGFD2XfwKFdpjd0RHiNDc5GfJwikV3",
+	"bNFP+ndaYGTefwcS/xzoAY6Nag2YN3axvzBXvrYX3rVEBtLsMYwH7vvW0piHrJOovM0mRdgtzLdu9sqW",
+	"dtsVqYNO7gszedXUdUck7F1Uxi+B+iGzGdqdOAxtSDnJaH4NGgi4xj1qPYjPKejZ5iwl2BqwTAJp71Ew",
+	"DHvV/BHb2xu6gkFPeFBueRlFe/To9Pi02ragDvLdj3iCKHUJQGbYJY0qYNyh8J3FUdwvpNDzdEWynMfo",
+	"z8xZwrUKSIQ9ANSY6iiwLxQ9e/P6h5dvX51fvXzzenx19VM0QHQktoDOYh39S4akjp7UaH5RgRLEuZNJ",
+	"scIAXL/sUwUzxf4LFBpG6jkTI9DVkxn0vNK2aiSCbRtiOb5LcgpFFFPNZjJfmU2vNmAIe6gpl53cWhu9",
+	"MRJNitW41jo/FNDVDKmC67JVxZKuvFsQ8uNd9LKLEkQoXvuzHO0FPMmf2XYT1uthHgUN4ZT0iHZlPzUL",
+	"SVekULATirwQaB455DxAU8Xu3uC8NKsBFPvuEr585nrPWxA/Aa9/6NgiFP13l+Tk5Glgrjx5fOzohVDc",
+	"oDNyYr8ifybHw+MT8u7yOaSirdB6co+FiM/pKeRVzYqUapmvxpNCJCkrrbEzT1JjINAo8HiFAeK8sF8K",
+	"mtqMXqkBTPFPoYjg6vGCKwAQjwBOoGzMCRlfrvE23EIitVBj9xVEh8vL4fZQTGhKha1CcGyDAiKmmVt5",
+	"a7Bbau2DkcmFKqZTHkPumJkmbUcQ+L5YVY6Hz9jd0y3vusB0qz0qlzjZIDNqrVGsawNu6q1XQgY9Swnr",
+	"T315+YY8PvnuO6KX8jBlWjNstjQyVCpz8uy8DZSwypjrYwLhe4cHgsDZnk3YBmFzIUJt8HLqtzMATx+k",
+	"L1NnTybfAssKCYQ5il0jkN9TL/evsGXH9wXkrlaVkH5d8+jauBZfYK2vUGm01rTtI3pDua3B6XB9n6tr",
+	"5JOaoJzK3HxxGNMMwFJSGdPUHRdDI6qBKSIr6CEtoDxWjEbz5PSUbJb33lFYFdduBoHNxN0kq9sE6yVw",
+	"+/6GhOPyTRbPrsXoOaPQkql3i5uhiJYLdZt7N1Sun1Yr159uK1z/TFbRm+kUSXeTXUTAbzJl+a9adn2N",
+	"0ghZpdQBnagA5i9PkkqReJc2sK2GvS6T1j1qrel2Tf3o4emx26uEDgS7VL+njPXTr9HHBbtBqDtCK6XA",
+	"FU2/1Mwzig2whdQQFhLJLufp5/SQ5czQMUey7cr+eesvekBuKB/SyQv2gt9a/o9PTqjXoSPiXtwA7+ny",
+	"RBVtFfR+ycYJXamI9E8MtT7+7unxcVnQriU8Cn31YOoH1XyfwQgCCjxdkX/IiQOTbkwscGLatyFpIBWa",
+	"z0WWSpooiLxbxY3rgHARCrWgaUomxoxm6qwOTQjd3WCGtj0Y4A7i4VCFKXQIh9BwAHJpD1QoJmnBspwL",
+	"DSnbimmMPywFaa5OQJZzHs/Jkgvwva3DOHqwvlD0y7uHNirRbm5fNtnnwY3t+mtBwLO9Gr4rx6kxwJfO",
+	"brq1YPidebQvmSbzO4iS9cQly7DdLVugwFURii1GeCM/G5gIWrSMcSSbi7Cg+XUil2KM3VuuhVyCdzUU",
+	"ShZ5zNSQXDKssWccjDyqyJbuMG4CLe1hQtE3nGz+xnRaNDpxSjbHdkQaLWSuJ0dT+stwkUQI/eGaatAl",
+	"mchkZTuGuCfbLJRnSO6HV6uMeb+sS+EF166bRETAgCL+oAfX7Hkcs0yzhBh+UyMSafZBH2Up5QIax5hP",
+	"bvEi0qepkvbbD4f++4G7cq4XaYS9faMq92XJNDqrfyVjzfQhxmMjAJ2hxK83rqg3mUNhZjfATBeaYCAB",
+	"X/NAEfZBM4HJatFQf9Bm3mYV4T83RfMBZmf/gCY4QzMv6BaDhxBhKQZInpw8JVEhVJFh55bxgiWcjs0s",
+	"oGIYth5coifH0N8H7nkcigi3eKylHKc0nzEsxMUcDnNiQC0AfERSPMMSZ3CyWq0NWgOZC0MR2U4yYyZi",
+	"aY41MxxQQ+0OSi6e/0BcJxb/GHezeUvY7CtPGyUSMDUKP4XW8UbdI/2opMMzEoVhRCYslgumSHQEqxcR",
+	"xWYLOC1nEpZxGLUkIVUm4EkQDnbkuANFIvPAqAJ8UwmOhcKGw3BBsRqEapsjSBs8Xg5p158nEayDvRu6",
+	"UEIi0CWyuxmPfcDuGXhwq3L8BBNIYDkMKS9Zzmot0bkmfYzFhiKyPasjBB4G+I0ErxIzpmz1+PKMRPiT",
+	"nUCl1eeiOz/pHUx/W//Nq1Ik4PJMgZuc4ADAojpn4ZJbrWQw7ADic9vWhcV3cnz6pCPI3KVxPDp6VD+F",
+	"t/bkWT9/N4hl6tpzmV9BiHoJujIKpBHqVQEXioaEqwmyYF2IQZZKpxjDjfx8WVKWPLqyr7Fqv7AXfev8",
+	"c6+qD669sVNkXEBypquM9coFmVBIWWYfdEBeWRILyF+uXv1k6Oji+Q8thjkKo+Ey55qtqUVNRMQ1s9kL",
+	"jAdTjTfTXJXYfn+l0l6/WzBNAY4bsIWNnAX585DtTTrdLRZ85WiSyviaJYeuNHNjbtL3ePHf3LUPSFD1",
+	"R23KHbJv4ItLf3O58hYmxxfPuhduWjk+VwguuF3G0HnzcdZIgWbopdGG8XEE7rE2HfV3aHnNhEvC4Rrc",
+	"KnWULmOiTHK5VCyH8wh6FirZwPJCjyVYKw6FEqt/ee5m2SjY7Vtsj2pSfg1zGoB5A4+qE9lhXGtLYWuL",
+	"0eljIR6rTxgMyRsRe5oLbJdIV9pfWRTsfGFtMzNRXJXWrHz7ymM7amThkexArm9DXFXtXZzCjAvaojEO",
+	"bZYr8Umu8AghyUImgGyepmfrAFBcK5ZOnfIPFctuJ5dzaTsT2WVvbBpBCwCcz9QBrXnoEaV5mpKJLISx",
+	"zZAGMpYfuqLtnGpGIF43JMDumHTb4GefDXZ6fFxa2UjiFNNxl1QBVlL1reSUUGEzcOxuu5prIfXYbXyt",
+	"ZSmaSE+wD2odO2Fq3qI12Aozt2Lqc7nVqL29WTewqgNxnLWhv9hlHZIX6xUEw3oJwdPWEgJHrQh3uS6P",
+	"G8xaYWgnWhqQag2ojoxqzXIz2v9axIdbM1Uq0/nS/sH6mdV1XnnmoqUot8AbZ03aNheZNb9P82C/WXI/",
+	"yW+4ONtzW3DnmmfoLk0tuvSxnfp/duBfcmWFp0tRA/i2Un8ATHAS2c9jx0kVebdeJS0mTXn3RZkJeUW7",
+	"FkApn+rfaQugn/hUr5PegWXfzY01t/qRakpZf6NKVteXboUWvm60mDdlcZFzvYIZYpnReWHOjL+///Te",
+	"/JzfuPkXedob9eZaZ6OjI8jamkulR388/uNx79P7T/87AAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
