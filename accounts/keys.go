@@ -9,8 +9,8 @@ import (
 
 	"switchboard/access"
 	"switchboard/apierr"
-	"switchboard/audit"
 	"switchboard/apikey"
+	"switchboard/audit"
 	"switchboard/store"
 )
 
