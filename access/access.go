@@ -73,6 +73,8 @@ const (
 	PhoneNumbers   Permission = "phone_numbers"   // buy phone numbers
 	Settings       Permission = "settings"        // workspace settings
 	KeysPrivileged Permission = "keys.privileged" // create and revoke owner and admin keys
+	Audit          Permission = "audit"           // read the audit log (issue 48)
+	Erase          Permission = "erase"           // erase a contact's personal data (issue 48)
 )
 
 // table is the least role holding each permission.
@@ -95,6 +97,8 @@ var table = map[Permission]Role{
 	PhoneNumbers:   Admin,
 	Settings:       Admin,
 	KeysPrivileged: Owner,
+	Audit:          Admin,
+	Erase:          Admin,
 }
 
 // Permissions lists every permission, for tests and documentation, in a stable order.

@@ -20,6 +20,7 @@ var want = map[access.Permission]string{
 	access.Bulk: "admin", access.CampaignsStart: "admin", access.Keys: "admin", access.PhoneNumbers: "admin",
 	access.Settings:       "admin",
 	access.KeysPrivileged: "owner",
+	access.Audit:          "admin", access.Erase: "admin",
 }
 
 func TestTheTableIsTheIssues(t *testing.T) {

@@ -26,6 +26,7 @@ import (
 
 	"switchboard/access"
 	"switchboard/apierr"
+	"switchboard/audit"
 	"switchboard/ratelimit"
 	"switchboard/store"
 )
@@ -133,7 +134,13 @@ func (s *Service) CreateUser(ctx context.Context, workspace, email, role string)
 		return store.User{}, "", err
 	}
 	token, sum := newToken()
-	u, err := s.store.CreateUser(ctx, w.ID, email, role, sum, time.Now().Add(s.cfg.SetPasswordTTL))
+	var u store.User
+	err = s.store.InTx(ctx, func(tx *store.Tx) error {
+		if u, err = tx.CreateUser(ctx, w.ID, email, role, sum, time.Now().Add(s.cfg.SetPasswordTTL)); err != nil {
+			return err
+		}
+		return audit.Record(ctx, tx, w.ID, audit.MemberInvited, "user", u.ID.String(), map[string]any{"email": email, "role": role})
+	})
 	if errors.Is(err, store.ErrExists) {
 		return store.User{}, "", apierr.Invalid("email", "email_taken", "A user with the email %s already exists.", email)
 	}

@@ -10,6 +10,7 @@ import (
 	"switchboard/access"
 	"switchboard/apierr"
 	"switchboard/apikey"
+	"switchboard/audit"
 	"switchboard/store"
 )
 
@@ -58,7 +59,14 @@ func CreateKey(ctx context.Context, st *store.Store, p store.Principal, name, ro
 		by = &p.UserID
 	}
 	secret, sum, display := apikey.New()
-	k, err := st.CreateNamedKey(ctx, p.WorkspaceID, role, name, by, sum, display)
+	var k store.APIKey
+	err := st.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		if k, err = tx.CreateNamedKey(ctx, p.WorkspaceID, role, name, by, sum, display); err != nil {
+			return err
+		}
+		return audit.Record(ctx, tx, p.WorkspaceID, audit.KeyCreated, "key", k.ID.String(), map[string]any{"name": k.Name, "role": k.Role, "prefix": k.DisplayPrefix})
+	})
 	return k, secret, err
 }
 
@@ -76,7 +84,15 @@ func RevokeKey(ctx context.Context, st *store.Store, p store.Principal, id uuid.
 		return store.APIKey{}, err
 	}
 	if k.RevokedAt == nil {
-		return st.RevokeKey(ctx, k.ID)
+		var revoked store.APIKey
+		err := st.InTx(ctx, func(tx *store.Tx) error {
+			var err error
+			if revoked, err = tx.RevokeKey(ctx, k.ID); err != nil {
+				return err
+			}
+			return audit.Record(ctx, tx, p.WorkspaceID, audit.KeyRevoked, "key", k.ID.String(), map[string]any{"name": k.Name, "role": k.Role, "prefix": k.DisplayPrefix})
+		})
+		return revoked, err
 	}
 	return k, nil
 }

@@ -17,6 +17,7 @@ import (
 
 	"switchboard/access"
 	"switchboard/apierr"
+	"switchboard/audit"
 	"switchboard/llm"
 	"switchboard/shortid"
 	"switchboard/store"
@@ -185,6 +186,9 @@ func (p *Pipeline) confirmations(ctx context.Context, t *Turn, out *Outcome) (bo
 			if err := tx.ResolveAction(ctx, t.WorkspaceID, a.ID, resolution); err != nil {
 				return err
 			}
+			if err := auditApproval(ctx, tx, t.WorkspaceID, a, resolution); err != nil {
+				return err
+			}
 			events = append(events, resolvedEvent(a, resolution, conv.ShortID))
 		}
 		_, err = tx.AppendEvents(ctx, t.WorkspaceID, events)
@@ -340,4 +344,14 @@ func (p *Pipeline) RunExpirer(ctx context.Context, interval time.Duration) {
 		case <-time.After(interval):
 		}
 	}
+}
+
+// auditApproval records an approved action in the audit log, in the transaction that
+// resolves it (the action then runs, and its own change, if audited, is recorded too).
+func auditApproval(ctx context.Context, tx *store.Tx, ws uuid.UUID, a store.PendingAction, resolution string) error {
+	if resolution != store.ActionApproved {
+		return nil
+	}
+	return audit.Record(ctx, tx, ws, audit.ConfirmationApproved, "action", a.ShortID,
+		map[string]any{"tool": a.Tool, "summary": a.Summary, "arguments": a.Arguments})
 }

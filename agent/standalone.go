@@ -179,6 +179,9 @@ func (p *Pipeline) confirm(ctx context.Context, c Caller, actionID, code string,
 		if err := tx.ResolveAction(ctx, c.WorkspaceID, a.ID, resolution); err != nil {
 			return err
 		}
+		if err := auditApproval(ctx, tx, c.WorkspaceID, a, resolution); err != nil {
+			return err
+		}
 		_, err = tx.AppendEvents(ctx, c.WorkspaceID, []store.NewEvent{resolvedEvent(a, resolution, conversation)})
 		return err
 	})

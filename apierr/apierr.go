@@ -28,6 +28,8 @@ const (
 	KindUpstream
 	KindNotImplemented
 	KindUnsupportedMediaType
+	// KindTimeout is a request that did not arrive in time (a body sent too slowly).
+	KindTimeout
 )
 
 var kinds = map[Kind]struct {
@@ -50,6 +52,7 @@ var kinds = map[Kind]struct {
 	// A body of a type the operation does not read (an upload that is not text, Markdown,
 	// HTML or PDF).
 	KindUnsupportedMediaType: {http.StatusUnsupportedMediaType, "invalid_request_error"},
+	KindTimeout:              {http.StatusRequestTimeout, "invalid_request_error"},
 }
 
 // Error is a failure with a public message. Err, if set, is the internal cause: it is logged,

@@ -34,6 +34,7 @@ import (
 	"switchboard/contacts"
 	"switchboard/converse"
 	"switchboard/dashboard"
+	"switchboard/erasure"
 	"switchboard/events"
 	"switchboard/inbox"
 	"switchboard/llm"
@@ -273,8 +274,11 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 		worker(channels.NewReplyWorker(chans)),
 		worker(channels.NewSendWorker(chans)),
 		worker(inbox.NewUnclaimedWorker(team)),
+		// issue 48: the daily retention job
+		worker(erasure.NewSweeper(st, log.With(slog.String("component", "retention")))),
 	}
 	periodic := append(append(camps.PeriodicJobs(), phones.PeriodicJobs()...), team.PeriodicJobs(cfg.InboxSweepPeriod)...)
+	periodic = append(periodic, erasure.PeriodicJobs()...) // issue 48: retention
 	jobs, err := newWorkingClient(st, cfg, log, workMiddleware(m, tr), replicaID, periodic, jobWorkers...)
 	if err != nil {
 		return nil, err

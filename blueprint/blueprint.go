@@ -85,6 +85,10 @@ type Agent struct {
 	BusinessRules *BusinessRules `yaml:"business_rules,omitempty" json:"business_rules,omitempty"`
 	Labels        []string       `yaml:"labels,omitempty" json:"labels,omitempty" validate:"max=50,unique,dive,max=50"`
 	Tools         []Tool         `yaml:"tools,omitempty" json:"tools,omitempty" validate:"max=20,dive"`
+	// RetentionDays keeps this agent's conversations that many days after their last
+	// message (1 to 36500), overriding the workspace's retention period (issue 48); absent
+	// follows the workspace's.
+	RetentionDays *int `yaml:"retention_days,omitempty" json:"retention_days,omitempty" validate:"omitempty,min=1,max=36500"`
 }
 
 // Persona is how the agent presents itself.

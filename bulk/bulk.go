@@ -33,6 +33,7 @@ import (
 	"switchboard/access"
 	"switchboard/agent"
 	"switchboard/apierr"
+	"switchboard/audit"
 	"switchboard/manage"
 	"switchboard/shortid"
 	"switchboard/store"
@@ -290,6 +291,10 @@ func (s *Service) run(ctx context.Context, k kind, c agent.Call) (Result, error)
 		Sample: sampleJSON, Skipped: skippedJSON}
 	err = s.store.InTx(ctx, func(tx *store.Tx) error {
 		if err := tx.CreateBulkRun(ctx, c.WorkspaceID, r); err != nil {
+			return err
+		}
+		if err := audit.Record(ctx, tx, c.WorkspaceID, audit.BulkToolRun, "bulk_run", r.ShortID,
+			map[string]any{"tool": r.Tool, "requested": r.Requested, "arguments": in.raw}); err != nil {
 			return err
 		}
 		if s.jobs == nil {

@@ -26,6 +26,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"switchboard/apierr"
+	"switchboard/audit"
 	"switchboard/blueprint"
 	"switchboard/converse"
 	"switchboard/sms"
@@ -116,7 +117,14 @@ func (s *Service) Create(ctx context.Context, ws uuid.UUID, in Input) (View, err
 	if err := s.prepare(ctx, ws, &w, in, nil); err != nil {
 		return View{}, err
 	}
-	c, err := s.store.CreateChannel(ctx, ws, w)
+	var c store.Channel
+	err := s.store.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		if c, err = tx.CreateChannel(ctx, ws, w); err != nil {
+			return err
+		}
+		return audit.Record(ctx, tx, ws, audit.ChannelConnected, "channel", c.ID.String(), map[string]any{"name": c.Name, "provider": c.Provider, "status": c.Status})
+	})
 	if errors.Is(err, store.ErrExists) {
 		return View{}, numberTaken(w.Address)
 	}

@@ -20,6 +20,7 @@ import (
 
 	"switchboard/access"
 	"switchboard/apierr"
+	"switchboard/audit"
 	"switchboard/store"
 )
 
@@ -102,5 +103,13 @@ func (s *Service) Accept(ctx context.Context, p store.Principal) (store.Complian
 	if err := access.Check(p.Access(), access.Settings, "Accepting the compliance acknowledgment"); err != nil {
 		return store.ComplianceAcceptance{}, err
 	}
-	return s.store.AcceptCompliance(ctx, p.WorkspaceID, s.version, p.UserID, p.UserEmail, p.Role)
+	var a store.ComplianceAcceptance
+	err := s.store.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		if a, err = tx.AcceptCompliance(ctx, p.WorkspaceID, s.version, p.UserID, p.UserEmail, p.Role); err != nil {
+			return err
+		}
+		return audit.Record(ctx, tx, p.WorkspaceID, audit.ComplianceAccepted, "compliance", s.version, map[string]any{"version": s.version})
+	})
+	return a, err
 }

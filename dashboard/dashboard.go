@@ -202,7 +202,8 @@ func (h *dash) signed(perm access.Permission, fn pageFunc) http.HandlerFunc {
 				Message: pageWhat(r) + " needs the " + need.String() + " role; you are a " + p.Role + " of this workspace."})
 			return
 		}
-		fn(w, r, p)
+		// The changes the page makes are recorded in the audit log under the signed-in person.
+		fn(w, r.WithContext(store.WithAuditActor(ctx, store.ActorOf(p))), p)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"switchboard/access"
 	"switchboard/apierr"
+	"switchboard/audit"
 	"switchboard/mailer"
 	"switchboard/money"
 	"switchboard/store"
@@ -97,7 +98,14 @@ func (h *dash) setCap(w http.ResponseWriter, r *http.Request, p store.Principal)
 		}
 		capNano = &nano
 	}
-	ws, err := h.Store.SetMonthlyCapByID(r.Context(), p.WorkspaceID, capNano)
+	var ws store.Workspace
+	err := h.Store.InTx(r.Context(), func(tx *store.Tx) error {
+		var err error
+		if ws, err = tx.SetMonthlyCapByID(r.Context(), p.WorkspaceID, capNano); err != nil {
+			return err
+		}
+		return audit.Record(r.Context(), tx, p.WorkspaceID, audit.CapChanged, "workspace", p.WorkspaceID.String(), map[string]any{"monthly_cap_nano_usd": capNano})
+	})
 	if err != nil {
 		h.fail(w, r, p, err)
 		return

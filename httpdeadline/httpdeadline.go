@@ -28,6 +28,7 @@ import (
 	"errors"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"time"
 )
@@ -90,7 +91,7 @@ func Handler(h http.Handler, cfg Config) http.Handler {
 		_ = rc.SetWriteDeadline(time.Time{})
 		if r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody {
 			_ = rc.SetReadDeadline(time.Now().Add(cfg.Body))
-			r.Body = &body{ReadCloser: r.Body, rc: rc, header: w.Header()}
+			r.Body = &body{ReadCloser: r.Body, rc: rc, header: w.Header(), limit: cfg.Body}
 		}
 		h.ServeHTTP(&writer{ResponseWriter: w, rc: rc, cfg: cfg}, r)
 	})
@@ -105,6 +106,7 @@ type body struct {
 	io.ReadCloser
 	rc     *http.ResponseController
 	header http.Header
+	limit  time.Duration
 	done   bool
 }
 
@@ -118,9 +120,33 @@ func (b *body) Read(p []byte) (int, error) {
 	default:
 		b.done = true
 		b.header.Set("Connection", "close")
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			err = &BodyTimeoutError{Limit: b.limit, Err: err}
+		}
 	}
 	return n, err
 }
+
+// BodyTimeoutError is the error of reading a body that did not arrive within Config.Body.
+// It is a net.Error (a time-out), so code that treats any network failure of a body alike
+// keeps doing so; the server answers it with 408 (errors.As finds it through wrapping).
+type BodyTimeoutError struct {
+	Limit time.Duration // Config.Body
+	Err   error         // the connection's own time-out
+}
+
+func (e *BodyTimeoutError) Error() string {
+	return "request body not received within " + e.Limit.String() + ": " + e.Err.Error()
+}
+
+func (e *BodyTimeoutError) Unwrap() error { return e.Err }
+
+// Timeout is true: net.Error.
+func (e *BodyTimeoutError) Timeout() bool { return true }
+
+// Temporary is false: net.Error (deprecated there, still part of the interface).
+func (e *BodyTimeoutError) Temporary() bool { return false }
 
 // writer sets the write deadline when the response starts, and before each write of a stream.
 type writer struct {

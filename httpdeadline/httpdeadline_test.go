@@ -59,7 +59,13 @@ func TestTrickledBodyIsCutOff(t *testing.T) {
 		require.NoError(t, err)
 		requireClosedByServer(t, conn)
 		conn.Close()
-		require.Error(t, <-readErr, "the handler's read failed")
+		err = <-readErr
+		var te *BodyTimeoutError
+		require.ErrorAs(t, err, &te, "the handler's read failed with the body time-out")
+		require.Equal(t, 50*time.Millisecond, te.Limit)
+		var ne net.Error
+		require.ErrorAs(t, err, &ne, "still a net.Error")
+		require.True(t, ne.Timeout())
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"switchboard/apierr"
+	"switchboard/audit"
 	"switchboard/blueprint"
 	"switchboard/store"
 )
@@ -56,6 +57,9 @@ func (s *Service) CreateAgent(ctx context.Context, ws uuid.UUID, in CreateAgentI
 	err = s.store.InTx(ctx, func(tx *store.Tx) error {
 		var created []store.Source
 		if a, created, err = tx.CreateAgent(ctx, ws, bp.Agent.Name, raw, sources); err != nil {
+			return err
+		}
+		if err := audit.Record(ctx, tx, ws, audit.AgentCreated, "agent", a.ID.String(), map[string]any{"name": a.Name, "sources": len(created)}); err != nil {
 			return err
 		}
 		jobs := sourceJobs(ws, created)
@@ -129,7 +133,13 @@ func (s *Service) DeleteAgent(ctx context.Context, ws uuid.UUID, in DeleteAgentI
 	if err != nil {
 		return AgentRef{}, err
 	}
-	if err := s.store.DeleteAgent(ctx, ws, a.ID); err != nil {
+	err = s.store.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.DeleteAgent(ctx, ws, a.ID); err != nil {
+			return err
+		}
+		return audit.Record(ctx, tx, ws, audit.AgentDeleted, "agent", a.ID.String(), map[string]any{"name": a.Name})
+	})
+	if err != nil {
 		return AgentRef{}, apierr.WithParam(err, "agent_id")
 	}
 	return AgentRef{Success: true, AgentID: a.ID.String(), AgentName: a.Name}, nil

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"switchboard/apierr"
+	"switchboard/audit"
 	"switchboard/blueprint"
 	"switchboard/store"
 )
@@ -43,7 +44,14 @@ func (s *Service) DeployAgent(ctx context.Context, ws uuid.UUID, in DeployAgentI
 		return DeployAgentResult{}, err
 	}
 	a, d := plan.agent, plan.deploy
-	dep, err := s.store.DeployAgent(ctx, ws, d)
+	var dep store.Deployment
+	err = s.store.InTx(ctx, func(tx *store.Tx) error {
+		if dep, err = tx.DeployAgent(ctx, ws, d); err != nil {
+			return err
+		}
+		return audit.Record(ctx, tx, ws, audit.AgentDeployed, "agent", a.ID.String(), map[string]any{"name": a.Name,
+			"deployment_id": dep.ID, "channel": dep.ChannelType, "channel_name": dep.ChannelName, "inbound": dep.Inbound})
+	})
 	if errors.Is(err, store.ErrChannelNotConnected) {
 		return DeployAgentResult{}, notConnected(plan.channel.Name, plan.channel.Provider, plan.channel.Setup)
 	}

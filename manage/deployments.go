@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"switchboard/apierr"
+	"switchboard/audit"
 	"switchboard/blueprint"
 	"switchboard/store"
 )
@@ -111,12 +112,18 @@ func (s *Service) UndeployAgent(ctx context.Context, ws uuid.UUID, in UndeployAg
 	if err != nil {
 		return UndeployAgentResult{}, err
 	}
-	n, err := s.store.DeleteDeployments(ctx, ws, store.BulkSet{Cutoff: time.Now().Add(time.Minute), ByIDs: true, IDs: []uuid.UUID{id}, AgentID: &a.ID}, 1)
+	err = s.store.InTx(ctx, func(tx *store.Tx) error {
+		n, err := tx.DeleteDeployments(ctx, ws, store.BulkSet{Cutoff: time.Now().Add(time.Minute), ByIDs: true, IDs: []uuid.UUID{id}, AgentID: &a.ID}, 1)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return apierr.NotFound("deployment_id", "deployment_not_found", "The agent has no deployment %q.", in.DeploymentID)
+		}
+		return audit.Record(ctx, tx, ws, audit.AgentUndeployed, "agent", a.ID.String(), map[string]any{"name": a.Name, "deployment_id": id})
+	})
 	if err != nil {
 		return UndeployAgentResult{}, err
-	}
-	if n == 0 {
-		return UndeployAgentResult{}, apierr.NotFound("deployment_id", "deployment_not_found", "The agent has no deployment %q.", in.DeploymentID)
 	}
 	return UndeployAgentResult{Success: true, DeploymentID: id.String(), Message: a.Name + " is undeployed: deployment " + id.String() + " is gone."}, nil
 }

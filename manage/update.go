@@ -16,6 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"switchboard/apierr"
+	"switchboard/audit"
 	"switchboard/blueprint"
 	"switchboard/catalog"
 	"switchboard/store"
@@ -111,6 +112,9 @@ func (s *Service) UpdateAgent(ctx context.Context, ws uuid.UUID, in UpdateAgentI
 	var updated store.Agent
 	err = s.store.InTx(ctx, func(tx *store.Tx) error {
 		if updated, err = tx.UpdateAgent(ctx, ws, a.ID, u); err != nil {
+			return err
+		}
+		if err := audit.Record(ctx, tx, ws, audit.AgentUpdated, "agent", a.ID.String(), map[string]any{"name": updated.Name, "updates": in.Updates}); err != nil {
 			return err
 		}
 		if a.Status == string(AgentEnabled) && u.Status == string(AgentDisabled) {

@@ -16,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"switchboard/apierr"
+	"switchboard/httpdeadline"
 )
 
 // envelope is the error body of every surface: {error:{message,type,param,code}} plus hint
@@ -100,6 +101,9 @@ func clientClosed(c echo.Context, err error) bool {
 }
 
 func (s *Server) classify(err error) *apierr.Error {
+	if e := bodyTimeout(err); e != nil {
+		return e // a handler reading its body itself (an upload) met the body deadline
+	}
 	if e := apierr.As(err); e != nil {
 		if e.Kind == apierr.KindInternal {
 			return apierr.Internal(e.Err)
@@ -205,8 +209,23 @@ func validationError(c echo.Context, he *echo.HTTPError) error {
 // did not send it in time. Its message never carries the read error, which names this
 // server's and the client's addresses and ports.
 func unreadBody(err error) *apierr.Error {
+	if e := bodyTimeout(err); e != nil {
+		return e
+	}
 	return &apierr.Error{Kind: apierr.KindInvalid, Code: "body_not_received", Err: err,
 		Message: "The request body was not received completely; send the whole body without pausing."}
+}
+
+// bodyTimeout is the 408 of a body that did not arrive within REQUEST_BODY_TIMEOUT
+// (httpdeadline cut it off); nil for any other error. The connection is closed after the
+// answer, so a client cannot go on trickling.
+func bodyTimeout(err error) *apierr.Error {
+	var te *httpdeadline.BodyTimeoutError
+	if !errors.As(err, &te) {
+		return nil
+	}
+	return &apierr.Error{Kind: apierr.KindTimeout, Code: "request_timeout", Err: err,
+		Message: "The request body did not arrive within " + te.Limit.String() + "; send the whole body without pausing."}
 }
 
 // readBody reads a request body for a middleware that needs it whole: the body limit's

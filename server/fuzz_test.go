@@ -95,6 +95,11 @@ var fuzzOps = []fuzzOp{
 	{"deleteRecording", http.MethodDelete, "/api/recordings/{id}", "", "$recording", "", ""},
 	{"updateContact", http.MethodPatch, "/api/contacts/{id}", "application/json", "$contact", "", `{"tags":["vip","gold"],"email":null,"consent_calls":true}`},
 	{"deleteContact", http.MethodDelete, "/api/contacts/{id}", "", "$doomedContact", "", ""},
+	// issue 48: the audit log, erasure, retention
+	{"listAuditLog", http.MethodGet, "/api/audit-log", "", "", "action=agent.created&actor=key&since=2026-01-01T00:00:00Z&limit=5", ""},
+	{"eraseContact", http.MethodPost, "/api/contacts/{id}/erase", "", "$doomedContact", "", ""},
+	{"getRetention", http.MethodGet, "/api/retention", "", "", "", ""},
+	{"setRetention", http.MethodPut, "/api/retention", "application/json", "", "", `{"retention_days":30}`},
 	{"restoreContact", http.MethodPost, "/api/contacts/{id}/restore", "", "$deletedContact", "", ""},
 	{"listContactLists", http.MethodGet, "/api/contact-lists", "", "", "", ""},
 	{"listCampaigns", http.MethodGet, "/api/campaigns", "", "", "status=draft", ""},

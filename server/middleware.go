@@ -131,7 +131,7 @@ func (s *Server) authenticateRequest(c echo.Context, next echo.HandlerFunc, devF
 	if err := s.mayWork(c, p); err != nil {
 		return err
 	}
-	c.SetRequest(c.Request().WithContext(context.WithValue(ctx, principalKey, p)))
+	c.SetRequest(c.Request().WithContext(withPrincipal(ctx, p)))
 	return next(c)
 }
 
@@ -235,6 +235,12 @@ func quotaError(r *quota.Refused) error {
 	e := apierr.Quota("%s", r.Message)
 	e.Hint = r.Hint
 	return e
+}
+
+// withPrincipal is ctx carrying the authenticated principal, and the actor the audit log
+// records its changes under (store.WithAuditActor).
+func withPrincipal(ctx context.Context, p store.Principal) context.Context {
+	return store.WithAuditActor(context.WithValue(ctx, principalKey, p), store.ActorOf(p))
 }
 
 func principalFrom(ctx context.Context) (store.Principal, bool) {

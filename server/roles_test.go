@@ -321,7 +321,18 @@ func (b *testBundle) httpProbes(f fixtures) []probe {
 		{"revokeKey (privileged)", "owner", func(t *testing.T, key string) outcome {
 			return b.viaHTTP(t, http.MethodDelete, "/api/keys/"+b.keyIDOfNew(t, "admin"), key, "")
 		}},
-	}, append(append(b.campaignProbes(), b.inboxProbes()...), b.deploymentProbes(f)...)...)
+	}, append(append(append(b.campaignProbes(), b.inboxProbes()...), b.deploymentProbes(f)...), trustProbes(api)...)...)
+}
+
+// trustProbes are the routes of issue 48: the audit log, erasure, retention.
+func trustProbes(api func(method, path, body string) func(*testing.T, string) outcome) []probe {
+	return []probe{
+		{"listAuditLog", "admin", api(http.MethodGet, "/api/audit-log", "")},
+		// An unknown contact: the 404 comes after the role check.
+		{"eraseContact", "admin", api(http.MethodPost, "/api/contacts/00000000-0000-4000-8000-000000000000/erase", "")},
+		{"getRetention", "viewer", api(http.MethodGet, "/api/retention", "")},
+		{"setRetention", "admin", api(http.MethodPut, "/api/retention", `{"retention_days":null}`)},
+	}
 }
 
 func (e apiError) codeOrEmpty() string {

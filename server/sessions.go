@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"net/http"
 	"strconv"
 	"strings"
@@ -48,7 +47,7 @@ func (s *Server) sessionAuth(next echo.HandlerFunc) echo.HandlerFunc {
 		if err := s.mayWork(c, p); err != nil {
 			return err
 		}
-		c.SetRequest(r.WithContext(context.WithValue(r.Context(), principalKey, p)))
+		c.SetRequest(r.WithContext(withPrincipal(r.Context(), p)))
 		return next(c)
 	}
 }

@@ -39,8 +39,8 @@ type config struct {
 	// DefaultGOGC is true when GOGC is not set: serve then sets the collector's target to
 	// serveGOGC (the runtime applies a GOGC that is set by itself, before main).
 	DefaultGOGC bool
-	// HTTP holds the servers' time-outs: httpdeadline.Default, not read from the environment
-	// (no operator has needed other values; tests set short ones).
+	// HTTP holds the servers' time-outs: httpdeadline.Default, of which only the body's is
+	// read from the environment (REQUEST_BODY_TIMEOUT; tests set short ones).
 	HTTP httpdeadline.Config
 }
 
@@ -120,6 +120,7 @@ func loadConfig(getenv env) (config, error) {
 		{"IDEMPOTENCY_TTL", &a.Responses.IdempotencyRetention},
 		{"WEBHOOK_RETRY_BASE", &a.Delivery.RetryBase},
 		{"DRAIN_DELAY", &a.DrainDelay},
+		{"REQUEST_BODY_TIMEOUT", &c.HTTP.Body},
 	} {
 		if *d.to, err = duration(getenv, d.name, *d.to); err != nil {
 			return c, err

@@ -10,6 +10,7 @@ import (
 	"switchboard/app"
 	"switchboard/catalog"
 	"switchboard/compliance"
+	"switchboard/httpdeadline"
 	"switchboard/money"
 )
 
@@ -53,6 +54,7 @@ func configRows() []configVar {
 		configVar{[]string{"RESPONSE_TTL"}, code(shortDuration(d.Responses.TTL)), "how long a background response may stay unfinished before it is failed"},
 		configVar{[]string{"IDEMPOTENCY_TTL"}, code(shortDuration(d.Responses.IdempotencyRetention)), "how long an `Idempotency-Key` replays its response"},
 		configVar{[]string{"CONFIRMATION_TTL"}, code(shortDuration(d.ConfirmationTTL)), "how long a parked risky or spend action waits for `YES <code>` before it expires"},
+		configVar{[]string{"REQUEST_BODY_TIMEOUT"}, code(shortDuration(httpdeadline.Default.Body)), "how long a request's body may take to arrive after its headers; a slower one is answered 408 `request_timeout` and its connection closed, so a client cannot hold connections open by trickling bodies (1 MiB in 30s is 35 KB/s)"},
 		configVar{[]string{"MCP_ADDR"}, "", "optional second listen address serving only the MCP tool server"},
 		configVar{[]string{"METRICS_ADDR"}, "", "optional listen address serving only `GET /metrics` (Prometheus); unset, no metric is kept (see Operations)"},
 		configVar{[]string{"PPROF_ADDR"}, "", "optional listen address serving only Go's runtime profiles under `/debug/pprof/` (CPU, heap, allocations, goroutines, execution trace) for `go tool pprof`; an internal address only, never the public one (see Operations)"},

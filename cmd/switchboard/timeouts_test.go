@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -15,7 +16,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"switchboard/apikey"
-	"switchboard/httpdeadline"
 )
 
 // TestServeTimeouts runs the real serve with short time-outs: a client trickling its body is
@@ -28,9 +28,11 @@ func TestServeTimeouts(t *testing.T) {
 	c.env["BOOTSTRAP_API_KEY"] = key
 	c.env["ADDR"] = addr
 	c.env["SSE_PING_INTERVAL"] = "20ms"
+	c.env["REQUEST_BODY_TIMEOUT"] = "100ms"
 	cfg, err := loadConfig(c.getenv)
 	require.NoError(t, err)
-	cfg.HTTP = httpdeadline.Config{Body: 100 * time.Millisecond, Write: 50 * time.Millisecond}
+	require.Equal(t, 100*time.Millisecond, cfg.HTTP.Body)
+	cfg.HTTP.Write = 50 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- serve(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil))) }()
@@ -48,6 +50,36 @@ func TestServeTimeouts(t *testing.T) {
 			"\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"model\":")
 		require.NoError(t, err)
 		require.NoError(t, conn.SetReadDeadline(time.Now().Add(10*time.Second))) // a safety net only
+		// Trickle the rest a byte at a time until the server answers or hangs up.
+		stop := make(chan struct{})
+		defer close(stop)
+		go func() {
+			tick := time.NewTicker(20 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-tick.C:
+					if _, err := io.WriteString(conn, " "); err != nil {
+						return
+					}
+				}
+			}
+		}()
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		require.NoError(t, err)
+		raw, err := io.ReadAll(resp.Body)
+		require.NoError(t, err, "the answer is complete")
+		require.Equal(t, http.StatusRequestTimeout, resp.StatusCode, "%s", raw)
+		require.True(t, resp.Close, "the server closes the connection after the 408")
+		var env struct {
+			Error struct{ Message, Type, Code string }
+		}
+		require.NoError(t, json.Unmarshal(raw, &env))
+		require.Equal(t, "request_timeout", env.Error.Code)
+		require.Equal(t, "invalid_request_error", env.Error.Type)
+		require.Contains(t, env.Error.Message, "100ms")
 		_, err = io.Copy(io.Discard, conn)
 		var ne net.Error
 		require.False(t, errors.As(err, &ne) && ne.Timeout(), "the server kept the connection open: %v", err)

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"switchboard/audit"
 	"switchboard/blueprint"
 	"switchboard/bulk"
 	"switchboard/campaigns"
@@ -25,6 +26,7 @@ import (
 	"switchboard/channels"
 	"switchboard/contacts"
 	"switchboard/converse"
+	"switchboard/erasure"
 	"switchboard/inbox"
 	"switchboard/manage"
 	"switchboard/phonenumbers"
@@ -35,6 +37,45 @@ import (
 	"github.com/oapi-codegen/runtime"
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
+
+// Defines values for AuditEntryActorType.
+const (
+	AuditEntryActorTypeKey      AuditEntryActorType = "key"
+	AuditEntryActorTypeOperator AuditEntryActorType = "operator"
+	AuditEntryActorTypeSystem   AuditEntryActorType = "system"
+	AuditEntryActorTypeUser     AuditEntryActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the AuditEntryActorType enum.
+func (e AuditEntryActorType) Valid() bool {
+	switch e {
+	case AuditEntryActorTypeKey:
+		return true
+	case AuditEntryActorTypeOperator:
+		return true
+	case AuditEntryActorTypeSystem:
+		return true
+	case AuditEntryActorTypeUser:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AuditEntryObject.
+const (
+	AuditEntryObjectAuditEntry AuditEntryObject = "audit_entry"
+)
+
+// Valid indicates whether the value is a known member of the AuditEntryObject enum.
+func (e AuditEntryObject) Valid() bool {
+	switch e {
+	case AuditEntryObjectAuditEntry:
+		return true
+	default:
+		return false
+	}
+}
 
 // Defines values for ChannelListObject.
 const (
@@ -303,6 +344,38 @@ type Audience struct {
 	Tags       *[]string             `json:"tags,omitempty"`
 }
 
+// AuditEntry defines model for AuditEntry.
+type AuditEntry struct {
+	// Action e.g. `agent.deployed`; the README lists them
+	Action string `json:"action"`
+	Actor  struct {
+		// Id the user's or key's id
+		Id *openapi_types.UUID `json:"id"`
+
+		// Label the person's email
+		Label string              `json:"label"`
+		Role  string              `json:"role"`
+		Type  AuditEntryActorType `json:"type"`
+	} `json:"actor"`
+	CreatedAt time.Time          `json:"created_at"`
+	Id        openapi_types.UUID `json:"id"`
+	Object    AuditEntryObject   `json:"object"`
+
+	// Summary what changed
+	Summary    map[string]interface{} `json:"summary"`
+	TargetId   string                 `json:"target_id"`
+	TargetType string                 `json:"target_type"`
+}
+
+// AuditEntryActorType defines model for AuditEntry.Actor.Type.
+type AuditEntryActorType string
+
+// AuditEntryObject defines model for AuditEntry.Object.
+type AuditEntryObject string
+
+// AuditPage defines model for AuditPage.
+type AuditPage = audit.Page
+
 // BlockedVisitor defines model for BlockedVisitor.
 type BlockedVisitor struct {
 	CreatedAt time.Time `json:"created_at"`
@@ -537,6 +610,9 @@ type DeploymentList = manage.ListDeploymentsResult
 // Disclosure defines model for Disclosure.
 type Disclosure = manage.Disclosure
 
+// ErasureReport defines model for ErasureReport.
+type ErasureReport = erasure.Report
+
 // ErrorEnvelope The error envelope, as the `error` frame of a stream carries it.
 type ErrorEnvelope struct {
 	Error struct {
@@ -699,6 +775,9 @@ type RecordingList struct {
 	Object string      `json:"object"`
 }
 
+// Retention defines model for Retention.
+type Retention = erasure.Retention
+
 // Role defines model for Role.
 type Role string
 
@@ -754,6 +833,23 @@ type ListAgentsParams struct {
 // CreateAgentJSONBody defines parameters for CreateAgent.
 type CreateAgentJSONBody struct {
 	Yaml string `json:"yaml"`
+}
+
+// ListAuditLogParams defines parameters for ListAuditLog.
+type ListAuditLogParams struct {
+	Action *string `form:"action,omitempty" json:"action,omitempty"`
+
+	// Actor a user or key id, or `user`, `key`, `operator`, `system`
+	Actor *string `form:"actor,omitempty" json:"actor,omitempty"`
+
+	// Target the target's id
+	Target *string    `form:"target,omitempty" json:"target,omitempty"`
+	Since  *time.Time `form:"since,omitempty" json:"since,omitempty"`
+	Until  *time.Time `form:"until,omitempty" json:"until,omitempty"`
+	Limit  *int       `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// After `next_after` of the previous page
+	After *openapi_types.UUID `form:"after,omitempty" json:"after,omitempty"`
 }
 
 // ListCampaignsParams defines parameters for ListCampaigns.
@@ -884,6 +980,11 @@ type SearchPhoneNumbersParams struct {
 // CreateRecordingMultipartBody defines parameters for CreateRecording.
 type CreateRecordingMultipartBody = openapi_types.File
 
+// SetRetentionJSONBody defines parameters for SetRetention.
+type SetRetentionJSONBody struct {
+	RetentionDays *int `json:"retention_days"`
+}
+
 // CreateUploadParams defines parameters for CreateUpload.
 type CreateUploadParams struct {
 	// Filename The file's name, for a raw body (a multipart part names its own).
@@ -968,6 +1069,9 @@ type BuyPhoneNumberJSONRequestBody BuyPhoneNumberJSONBody
 // CreateRecordingMultipartRequestBody defines body for CreateRecording for multipart/form-data ContentType.
 type CreateRecordingMultipartRequestBody = CreateRecordingMultipartBody
 
+// SetRetentionJSONRequestBody defines body for SetRetention for application/json ContentType.
+type SetRetentionJSONRequestBody SetRetentionJSONBody
+
 // BlockVisitorJSONRequestBody defines body for BlockVisitor for application/json ContentType.
 type BlockVisitorJSONRequestBody BlockVisitorJSONBody
 
@@ -1003,6 +1107,9 @@ type ServerInterface interface {
 	// GenerateTestLink The agent's test page and, once deployed to webchat, its embed script (the MCP tool generate_test_link)
 	// (POST /api/agents/{id}/test-link)
 	GenerateTestLink(ctx echo.Context, id openapi_types.UUID) error
+	// ListAuditLog Who did what in the workspace, newest first
+	// (GET /api/audit-log)
+	ListAuditLog(ctx echo.Context, params ListAuditLogParams) error
 	// GetBulkRun Report on a bulk run (get_bulk_run)
 	// (GET /api/bulk/runs/{run_id})
 	GetBulkRun(ctx echo.Context, runId string) error
@@ -1075,6 +1182,9 @@ type ServerInterface interface {
 	// UpdateContact Change some fields of a contact
 	// (PATCH /api/contacts/{id})
 	UpdateContact(ctx echo.Context, id openapi_types.UUID) error
+	// EraseContact Erase a contact's personal data everywhere, irreversibly
+	// (POST /api/contacts/{id}/erase)
+	EraseContact(ctx echo.Context, id openapi_types.UUID) error
 	// RestoreContact Restore a soft-deleted contact
 	// (POST /api/contacts/{id}/restore)
 	RestoreContact(ctx echo.Context, id openapi_types.UUID) error
@@ -1141,6 +1251,12 @@ type ServerInterface interface {
 	// GetRecording A recording's metadata (the carrier alone fetches its audio, from an unlisted URL)
 	// (GET /api/recordings/{id})
 	GetRecording(ctx echo.Context, id openapi_types.UUID) error
+	// GetRetention How long the workspace keeps conversations
+	// (GET /api/retention)
+	GetRetention(ctx echo.Context) error
+	// SetRetention Set how long the workspace keeps conversations
+	// (PUT /api/retention)
+	SetRetention(ctx echo.Context) error
 	// CreateUpload Upload a document for the knowledge base (text, Markdown, HTML or PDF)
 	// (POST /api/uploads)
 	CreateUpload(ctx echo.Context, params CreateUploadParams) error
@@ -1323,6 +1439,66 @@ func (w *ServerInterfaceWrapper) GenerateTestLink(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.GenerateTestLink(ctx, id)
+	return err
+}
+
+// ListAuditLog converts echo context to params.
+func (w *ServerInterfaceWrapper) ListAuditLog(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListAuditLogParams
+	// ------------- Optional query parameter "action" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "action", ctx.QueryParams(), &params.Action, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter action: %s", err))
+	}
+
+	// ------------- Optional query parameter "actor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "actor", ctx.QueryParams(), &params.Actor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter actor: %s", err))
+	}
+
+	// ------------- Optional query parameter "target" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "target", ctx.QueryParams(), &params.Target, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter target: %s", err))
+	}
+
+	// ------------- Optional query parameter "since" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "since", ctx.QueryParams(), &params.Since, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter since: %s", err))
+	}
+
+	// ------------- Optional query parameter "until" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "until", ctx.QueryParams(), &params.Until, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter until: %s", err))
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// ------------- Optional query parameter "after" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "after", ctx.QueryParams(), &params.After, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter after: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListAuditLog(ctx, params)
 	return err
 }
 
@@ -1723,6 +1899,22 @@ func (w *ServerInterfaceWrapper) UpdateContact(ctx echo.Context) error {
 	return err
 }
 
+// EraseContact converts echo context to params.
+func (w *ServerInterfaceWrapper) EraseContact(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.EraseContact(ctx, id)
+	return err
+}
+
 // RestoreContact converts echo context to params.
 func (w *ServerInterfaceWrapper) RestoreContact(ctx echo.Context) error {
 	var err error
@@ -2081,6 +2273,24 @@ func (w *ServerInterfaceWrapper) GetRecording(ctx echo.Context) error {
 	return err
 }
 
+// GetRetention converts echo context to params.
+func (w *ServerInterfaceWrapper) GetRetention(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetRetention(ctx)
+	return err
+}
+
+// SetRetention converts echo context to params.
+func (w *ServerInterfaceWrapper) SetRetention(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.SetRetention(ctx)
+	return err
+}
+
 // CreateUpload converts echo context to params.
 func (w *ServerInterfaceWrapper) CreateUpload(ctx echo.Context) error {
 	var err error
@@ -2257,6 +2467,10 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/api/inbox/settings", wrapper.GetInboxSettings, options.OperationMiddlewares["getInboxSettings"]...)
 	router.PATCH(options.BaseURL+"/api/inbox/settings", wrapper.UpdateInboxSettings, options.OperationMiddlewares["updateInboxSettings"]...)
 	router.PATCH(options.BaseURL+"/api/inbox/me", wrapper.UpdateMyInboxPreferences, options.OperationMiddlewares["updateMyInboxPreferences"]...)
+	router.GET(options.BaseURL+"/api/audit-log", wrapper.ListAuditLog, options.OperationMiddlewares["listAuditLog"]...)
+	router.POST(options.BaseURL+"/api/contacts/:id/erase", wrapper.EraseContact, options.OperationMiddlewares["eraseContact"]...)
+	router.GET(options.BaseURL+"/api/retention", wrapper.GetRetention, options.OperationMiddlewares["getRetention"]...)
+	router.PUT(options.BaseURL+"/api/retention", wrapper.SetRetention, options.OperationMiddlewares["setRetention"]...)
 
 }
 
@@ -3982,6 +4196,157 @@ type GenerateTestLink500JSONResponse struct {
 }
 
 func (response GenerateTestLink500JSONResponse) VisitGenerateTestLinkResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAuditLogRequestObject struct {
+	Params ListAuditLogParams
+}
+
+type ListAuditLogResponseObject interface {
+	VisitListAuditLogResponse(w http.ResponseWriter) error
+}
+
+type ListAuditLog200JSONResponse AuditPage
+
+func (response ListAuditLog200JSONResponse) VisitListAuditLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAuditLog400JSONResponse struct{ ErrorJSONResponse }
+
+func (response ListAuditLog400JSONResponse) VisitListAuditLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAuditLog401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListAuditLog401JSONResponse) VisitListAuditLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAuditLog403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListAuditLog403JSONResponse) VisitListAuditLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAuditLog404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListAuditLog404JSONResponse) VisitListAuditLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAuditLog429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListAuditLog429JSONResponse) VisitListAuditLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAuditLog500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListAuditLog500JSONResponse) VisitListAuditLogResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -8050,6 +8415,134 @@ func (response UpdateContact500JSONResponse) VisitUpdateContactResponse(w http.R
 	return err
 }
 
+type EraseContactRequestObject struct {
+	Id openapi_types.UUID `json:"id"`
+}
+
+type EraseContactResponseObject interface {
+	VisitEraseContactResponse(w http.ResponseWriter) error
+}
+
+type EraseContact200JSONResponse ErasureReport
+
+func (response EraseContact200JSONResponse) VisitEraseContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EraseContact401JSONResponse struct{ ErrorJSONResponse }
+
+func (response EraseContact401JSONResponse) VisitEraseContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EraseContact403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response EraseContact403JSONResponse) VisitEraseContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EraseContact404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response EraseContact404JSONResponse) VisitEraseContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EraseContact429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response EraseContact429JSONResponse) VisitEraseContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EraseContact500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response EraseContact500JSONResponse) VisitEraseContactResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type RestoreContactRequestObject struct {
 	Id openapi_types.UUID `json:"id"`
 }
@@ -11257,6 +11750,238 @@ func (response GetRecording500JSONResponse) VisitGetRecordingResponse(w http.Res
 	return err
 }
 
+type GetRetentionRequestObject struct {
+}
+
+type GetRetentionResponseObject interface {
+	VisitGetRetentionResponse(w http.ResponseWriter) error
+}
+
+type GetRetention200JSONResponse Retention
+
+func (response GetRetention200JSONResponse) VisitGetRetentionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRetention401JSONResponse struct{ ErrorJSONResponse }
+
+func (response GetRetention401JSONResponse) VisitGetRetentionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRetention403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetRetention403JSONResponse) VisitGetRetentionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRetention429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetRetention429JSONResponse) VisitGetRetentionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRetention500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetRetention500JSONResponse) VisitGetRetentionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetRetentionRequestObject struct {
+	Body *SetRetentionJSONRequestBody
+}
+
+type SetRetentionResponseObject interface {
+	VisitSetRetentionResponse(w http.ResponseWriter) error
+}
+
+type SetRetention200JSONResponse Retention
+
+func (response SetRetention200JSONResponse) VisitSetRetentionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetRetention400JSONResponse struct{ ErrorJSONResponse }
+
+func (response SetRetention400JSONResponse) VisitSetRetentionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetRetention401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response SetRetention401JSONResponse) VisitSetRetentionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetRetention403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response SetRetention403JSONResponse) VisitSetRetentionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetRetention429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response SetRetention429JSONResponse) VisitSetRetentionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetRetention500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response SetRetention500JSONResponse) VisitSetRetentionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateUploadRequestObject struct {
 	Params      CreateUploadParams
 	ContentType string
@@ -11990,6 +12715,9 @@ type StrictServerInterface interface {
 	// GenerateTestLink The agent's test page and, once deployed to webchat, its embed script (the MCP tool generate_test_link)
 	// (POST /api/agents/{id}/test-link)
 	GenerateTestLink(ctx context.Context, request GenerateTestLinkRequestObject) (GenerateTestLinkResponseObject, error)
+	// ListAuditLog Who did what in the workspace, newest first
+	// (GET /api/audit-log)
+	ListAuditLog(ctx context.Context, request ListAuditLogRequestObject) (ListAuditLogResponseObject, error)
 	// GetBulkRun Report on a bulk run (get_bulk_run)
 	// (GET /api/bulk/runs/{run_id})
 	GetBulkRun(ctx context.Context, request GetBulkRunRequestObject) (GetBulkRunResponseObject, error)
@@ -12062,6 +12790,9 @@ type StrictServerInterface interface {
 	// UpdateContact Change some fields of a contact
 	// (PATCH /api/contacts/{id})
 	UpdateContact(ctx context.Context, request UpdateContactRequestObject) (UpdateContactResponseObject, error)
+	// EraseContact Erase a contact's personal data everywhere, irreversibly
+	// (POST /api/contacts/{id}/erase)
+	EraseContact(ctx context.Context, request EraseContactRequestObject) (EraseContactResponseObject, error)
 	// RestoreContact Restore a soft-deleted contact
 	// (POST /api/contacts/{id}/restore)
 	RestoreContact(ctx context.Context, request RestoreContactRequestObject) (RestoreContactResponseObject, error)
@@ -12128,6 +12859,12 @@ type StrictServerInterface interface {
 	// GetRecording A recording's metadata (the carrier alone fetches its audio, from an unlisted URL)
 	// (GET /api/recordings/{id})
 	GetRecording(ctx context.Context, request GetRecordingRequestObject) (GetRecordingResponseObject, error)
+	// GetRetention How long the workspace keeps conversations
+	// (GET /api/retention)
+	GetRetention(ctx context.Context, request GetRetentionRequestObject) (GetRetentionResponseObject, error)
+	// SetRetention Set how long the workspace keeps conversations
+	// (PUT /api/retention)
+	SetRetention(ctx context.Context, request SetRetentionRequestObject) (SetRetentionResponseObject, error)
 	// CreateUpload Upload a document for the knowledge base (text, Markdown, HTML or PDF)
 	// (POST /api/uploads)
 	CreateUpload(ctx context.Context, request CreateUploadRequestObject) (CreateUploadResponseObject, error)
@@ -12521,6 +13258,31 @@ func (sh *strictHandler) GenerateTestLink(ctx echo.Context, id openapi_types.UUI
 		return err
 	} else if validResponse, ok := response.(GenerateTestLinkResponseObject); ok {
 		return validResponse.VisitGenerateTestLinkResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListAuditLog operation middleware
+func (sh *strictHandler) ListAuditLog(ctx echo.Context, params ListAuditLogParams) error {
+	var request ListAuditLogRequestObject
+
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListAuditLog(ctx.Request().Context(), request.(ListAuditLogRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListAuditLog")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListAuditLogResponseObject); ok {
+		return validResponse.VisitListAuditLogResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -13326,6 +14088,31 @@ func (sh *strictHandler) UpdateContact(ctx echo.Context, id openapi_types.UUID) 
 	return nil
 }
 
+// EraseContact operation middleware
+func (sh *strictHandler) EraseContact(ctx echo.Context, id openapi_types.UUID) error {
+	var request EraseContactRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.EraseContact(ctx.Request().Context(), request.(EraseContactRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "EraseContact")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(EraseContactResponseObject); ok {
+		return validResponse.VisitEraseContactResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // RestoreContact operation middleware
 func (sh *strictHandler) RestoreContact(ctx echo.Context, id openapi_types.UUID) error {
 	var request RestoreContactRequestObject
@@ -14027,6 +14814,75 @@ func (sh *strictHandler) GetRecording(ctx echo.Context, id openapi_types.UUID) e
 	return nil
 }
 
+// GetRetention operation middleware
+func (sh *strictHandler) GetRetention(ctx echo.Context) error {
+	var request GetRetentionRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetRetention(ctx.Request().Context(), request.(GetRetentionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetRetention")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetRetentionResponseObject); ok {
+		return validResponse.VisitGetRetentionResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// SetRetention operation middleware
+func (sh *strictHandler) SetRetention(ctx echo.Context) error {
+	var request SetRetentionRequestObject
+
+	var body SetRetentionJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.SetRetention(ctx.Request().Context(), request.(SetRetentionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "SetRetention")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(SetRetentionResponseObject); ok {
+		return validResponse.VisitSetRetentionResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // CreateUpload operation middleware
 func (sh *strictHandler) CreateUpload(ctx echo.Context, params CreateUploadParams) error {
 	var request CreateUploadRequestObject
@@ -14179,370 +15035,392 @@ func (sh *strictHandler) UnblockVisitor(ctx echo.Context, id string) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3rkts4lj/4KgjtbFjyMJXKtF3TrYyO/WfZrm7v+JLhtLtitum/CJGQhE4KYBFgymq3I+bTPsA+xDxY",
-	"P8kGzgHAi0hd8mK7qvzB4ZREgiBwzsG5/s6nXiyXmRRMaNUbf+rlTGVSKAYfnue5zM0fsRSaCW3+pFmW",
-	"8phqLsXx35UU5jsVL9iSwq9Jws1PNL3IZcZyzc1IM5oqFvSyylefeswNXv86lgkz/4siTek0Zb2xzgsW",
-	"9PQ6Y71xT+mci3nvc9BLZKwmRZ6aizd+XHCc7cYPS6YUnbPW3zKa0+Vez8YvNob4HPRy9kvBc5b0xn/z",
-	"z7LXf/ADyenfWaw3rscVabnMvC1Tcc4zs7a9ce9cELiYcEH0ghEmrlkqM0bUguYsISuuF+T4+sTM9c9U",
-	"szf5UylmKY/1Qbv5bzmb9ca9/+O4pJFj/FUd14f9USbrtom+WzAiCz2VhUiIGSXlVMSMzKlmAWEfaazT",
-	"NYk+hfjyYW9Mwp67YVLeMHHrFPaCUIS9a5YrLgVeHxaj0aM4LvKcCU3cT+ZLFvY+R6SPcyZv7LhP/bBv",
-	"7aiDgMicUCH1guWhiO1b+eWFtfaL3I/gi4hwZX4WhAqCezUYhgK21a6SWcTzuV3rOp1PC8UFU+ptkeIX",
-	"HUTniCDoxQsqBEvhYq7ZUlUosLzKfkHznK7hrpxRzZJzmMJM5kuqe+NeQjU70nzpibPGWSxL5XrpRIJ/",
-	"1jZyeIqTe2fGaplFjSpaWC/hKk6lKnL2XJhFSCpXTaVMGRX1y96yWOYJF/MXyX7Swt/5jn3U+96SpXT9",
-	"mi7bxcU8Z0ybv9t+5EltvYuCJ21LzQVSZGVrNxkolkKwWLOEOBIgq4VUjNi7ic7pbMZjohdcEWrojVCh",
-	"VixXpG/ot/ydahJTQXJG4wXhejDsBeX+NgQxPuvFfi8iulYpy+U1T1h+EAE1BGM5lcp49pkfgt08cCXk",
-	"KmXJnF3KIo9Znarrb52wTC+2kAcXms1Zbkb1B9hOStqTGDI6Zy0kAF+TOKfmHc7ICZmVsoqYQYg0IpVr",
-	"RRIZF4ZvjWTKGa08pTLvjOIb1p9i6KTIUkkTMuMpM2tLKFnS/CqRKzEx3xkZaf6f2OsUrCYxlyqzHbuW",
-	"QWmqi5YXPCcrNlVcswm8pBt3Ka+ZIr8UrGAJ+df/+//hEnAxhw/m9dYwI8phXdg1y9fESnBYloyJpOPy",
-	"UoYrujbstB4MyTm8nXs8slhkVisKBbwkEdKt0ZpporS51z2lEJqnhOIYcobMBsvIlb2LJeZ8CHpMFEtD",
-	"1/bWXtDDt+wZcY3v2DMcQJN1L+jhjCuEvqmHuAFr62huLXerF/Rqm9kLejTj8K0oaDrRRiy2PQNvRzHQ",
-	"STK0tnRm5or0iyyd/Ou//8ccroZADReKfejEKnU7rmvIiJKlcIDAsrInO8dfQaeetSk4UjrtOHCbe1C9",
-	"R8yLLhUzTZevZMLSzcWkisz5NRNjQsUa6OaMKMbIiuaCi7mhUYbaSJZSbWQJSSSQpCaK5ddGALQJlTRd",
-	"XlREsKMUmmYL2gt6U6bNf3O6XNLW7V/Sj+/kFRPVl68Ik065XzK7eySzJzucrPhn2wPVWmlm5rzM2lV4",
-	"zZYZy6ku8uqTRbGc4pS0FDWmmOWciSRd4+ExY0qBgWKYjaoC/gDRnLazmJSpMmounx+meBVZcqji5fZ6",
-	"kzoucqaMXAcioEQxbTQPI1muacoTMi20kZQKbK9pyoYkcqQGaqqhKXwOaAShmKYFy3IuNFEZiwdnODKH",
-	"k8OQFCVLczOqFJ7igNBUQKgjSxT+BIaEHxO8z1wjEiuTdZELlIjMaidGpCm0UiK4fiKknsyMMhORvpCh",
-	"Pd1wDlyRecGUYsnASlmu7YOlYChS9+XPNqkBNFyRE56D6zqgpayK4lfnrgp314m0ykQN+vYipk5oFWW/",
-	"ro5vaowt2k2bOl01BKq0uSEFg97Ho7k8sl8uqaBzNgQb5q+crao/H/FlJnM0bUCl6KkV1/FiKmmeHOOd",
-	"sOBw99MF1eeglB7oJ4ilMCYd2KgTnrTuMVMxTamzLrYO3qpe+wc8UKQcy55bUjAyMwRD+uZIIlM2kzkD",
-	"1bl5RNVnTmM3IyeKYpmmLNYTY4FTWGydU6FmLJ9oOVkUSwrqwZJy4Ag+s7Z5u2TK+XzekOozzfLJ6QRV",
-	"hgnVhgyBbArFcjCimTKPvWLrlcyTyZLqGM5IJoxQEm0qQINl3GMD935tB2l5cO5cb7yU9GmWpesJfKqb",
-	"JTtP3Jxl6br9WSBuHhhlOEvXZ8SsxpqsFkZXoQTWmywoyK/atIa9YJ8TTWYM9gspBrkslarjYCuc4+kQ",
-	"+gSp4YSnEaQPlJWKMU1TdUb+wXLpjoW8MO8FTMaSYa9Jj1xkhZ5of5r7Q4kL/cPjVltBFvrge7TURp/c",
-	"/5amTK5OszmFxvA7fWpN6eGopSJ4K8Kjcgjgbu0Qj3Z0NrSSbW/p6G6sy8enlcn+lFvN6k5F5Y7VaWNl",
-	"P7tnLNX0JtPS1uOyQ67UDZCWCby14uvgRQFZexjj/WysNxALNE1ZDsaL58NrrriW+RlRWppzQYoNCfJA",
-	"Eftg0l+yfM4SwoWWRnMBZjU/clFwMR9sMiocAOaPJf34kom5IZ/TJ4+D3pIL9/nRFidM5baT0ah220mb",
-	"32FhNebKfY9Oa7f9R9upsBdnPPVH3U1Yo4Wim76D6iW4Qd4JpqVbZ0b6XCsSLeOjiPAE1nzHqlQiBZV1",
-	"eTzaY0GVzhlGEppueyMlCDX6uNGNjfYNl5I+VSQ6j2OW6TExnHAMPx/hzxGYeoPKqeR9oh0hh04+eslV",
-	"izMalmt/Zy+MdFkslzRftx3IqohjplS7Dxfkd5sx2XgVN0jgZudu3U9lNS8K81RvmSpSfXPN1b3opof0",
-	"cNc6v6U39YZW9T5WT/k2B9gEbm1uvLjvwRJRO6XzkovqtyfBrnDKBvk3QhAVnn5iWPrOQxLNTb5BiKIu",
-	"xzfkzqERjNor7xRi1fBGc7F23NriNjvs2Uv68QXe+WR0dx42sbaqM3rXjF231Z+m3PkOjorS59FXjBGg",
-	"3qHz2Azu3PXWOE6ppqmcD3+iS54ewG72PuC3midvST/ypZnPH07+iEc9fjwJtjj5DtQrbiastggbJ6oO",
-	"lzVNp2KDsxrv0iYOGl5Hv37VxSvvuxdvZH1lvAdv+A7dUnuuir8PdbibuTc/d+kXP3O9eOYFWYemsZd+",
-	"UReJu26pPHO7ArJdy6j5zvY8CP/MUNG4jZ5RJJyJ+FDvwLm3MbhyuQrUDuUduuDiYegCtvZLypVWAdF0",
-	"rojMCU/Upg1iR57wpC7Id+ouG9KaqzsYxcz1kDhMG4H+mMr4iiV/RevtUDMS1aMJPUDbyxm1OTVN43Id",
-	"QBQXnDqMLkvPFBNEmINp5eJBbeNa+7PVIHq3YN7MadirDxRZsWkMSQAVo6m3S12sPM6/U1BdkA87F9uZ",
-	"HQcs+BQHmNin72+dNLZ5Vwhg4zmtb1OkV+f5vPBJMe0vgnpYk0mnRXpFjKB9oAh1gwTGDDQ26aunFwRc",
-	"XsSmKfVBJh8bvhkQHGuKMZZlxQKsz81oSweub4crvcP06LQgulbrwsa2D5sUupS73Px0NoM8mBbdLl3R",
-	"tSKjsdHfFkZJMwyUGE5aM93qpnSJhpvBhI8Zz5k6iNO5UDovYPLt0sm63mtWRGUyii6zlO1P4m7L24zv",
-	"K55l+Jy9x7q84lnrWBsaHF1RbqyCSWx0BrM0XeGJrU4AVdrUmzkFsSyEDkByzXiqWQ6xxCIjWpIZh0i3",
-	"ea9dYqs82r2NW5KX3f9yJrV9b2xodfsqVOi3bYeeYPh/eOFzPfbV04r0Ct7JbJDVLQ5kpgq7bElfOpRW",
-	"86LdFYdhlbwQxiIaw/n25+fvyDHNOLzMcV4IdfwJb//cGmH5tXABJKYypAH7wtsTdW6ikG6nOT+tfYjv",
-	"UNW0RnuwLIf63AvU8usUspArsqTCKj9UECZ0vi4zpSDBymwX6ft8AKOdDloF+GEHWFUb2y437HVtB9tT",
-	"uswonx8aZUbDFXRwSNYUCu5U41CE4p9klssl+SexgVXzlyT/DMU/j46O/D9zXZLTmSb/JErTXJP+3Khf",
-	"mLmMuhj4KWShSQRXjolRRyLyTxIZKk+KlCUR4TMSwQATqjE1ZMFoEhCWKkYiS8wRPJ/422AMfxNkj8KX",
-	"9vLG1UH5PclooZj7PyH9CP+Y4CKPSaFYHg22DFAmjXBFnNdgy4Bw7cRduHPolcyvVEZjdPcUKmMi2Tq+",
-	"v2Hir3YPKUfGFAFCifXHB5vPQuL2YwTEbJycma1MuIZ0dA364VIKvUjXBC4kMc2qk2ubTUAiLlQxm/GY",
-	"m7X4pZCamm/hgklMs4ndwc2JY8KOsypdzo4zKRMWc1wdLwBxADufBmmSKgXJvE4tQKJBy8YE5WgxFTFL",
-	"/R8pPi4UkX98BCwV+d8jQnOjNQiaDsm5f2Js+dbthyKQAB1LAYkPYh6EIjWahXtz9PgJ8nx48sNjAgEy",
-	"X60gRcwCsztLqTSJcqrZJGP5ZMlFoVlkdh3+CkJhhuECtnHFRSJXZyQC2aiG9oCKUNvx0ULlmdhOLiAJ",
-	"w5WWOQ5ofqQ4pyF5bt7DvhWRGROK0JaQmOMheC9tLUDzvFD0o1rmgzXrIhLTPOdMmQk7T4BfbVxN881g",
-	"aDbk4cOLnMds+PBhfULgXrUuUEIhvKUM8ccLCiFRLZuMITCXDIQkams43Ryc62gx5XCajQklkPaU22PE",
-	"zI1aKh/i9eY9MM5mXtwQDtVsLvP1mIQ9tVRhz/BFI8gIX1Ve0XAOm4PR5hYAeFRFQ/LOTDYz725eK2M5",
-	"uXx1SezlpH/yw4j8+fLV0X/AG9NYs1yBwD558ghJUM7Ma0hhXsOu2hn5j1EoZE5++I8y6VOzj5oIxhJF",
-	"3j+9PDodBGat7ERI/8TJjT+R0XB0Qt5fPhuMif9WS0JDEf37SUT67y8D8vR8QNBFGZA/wK/Cpk4brlFG",
-	"0NS2LmczOL9scqDdviE5V0iSkJmiUMqVe081gbvA5USVlydLKdga5C0T+sxG2S2DAu+rUFgJan4T5tWB",
-	"2C9QMBjlAceQuZWgCtK1aDmOzc3GG8wqhqJOaTE1D1sTOqdcjK3g4ho/kz7XQGZGJ1ktWG5sDqK0NCw7",
-	"wIzDFr/mhN8s8kP3df/91lx0VbXLT8KOFNTer00b81J/m6m+c/H9WXLLUYqtnqFWvTAyDBCNy1MJWcHI",
-	"XScuWXKGbCMVC0iUMHNM5f7gK0T1GxUKqALBr9YkZ0bHV6SPpgLkskxpfKVQ7JTMAjm5RgullWKjy1eX",
-	"obB5qAOi6PqMRGjiRGMrERIyXVcnfUYid66NyxPNiAz7ikko+kKWZ5uQeJD5Uw6kYyTNi09kYRZHL9ga",
-	"xJ+Z0rs3F+7QQPnVyox+TdoNWGuntTtiWK1wtPpLaVFu/ljZh31SG2ykwd9SH8DPsHxoK/nfwCNd5hLf",
-	"VFbNeK70pJIcc1fVT512m33jqvntzLAPrVVUFX29epcxNVycxxsI/oslVwrNeCEnCp01ExvGC3otejY6",
-	"iRpqttmyppbdC8wSfdinQMoqwweeAw0NtIN8rfl2cxFnrvuHjWbuvBjV3QkTySGXwyQPr/3x79YYqDaN",
-	"ygsEG0vWxl8wxi2PhU3XEdg9vXKv6y4kJN5eUPMw+XOuoz4rOVAMtPnyve+omRbkFZum8KioLU2pUKHk",
-	"Jj/6k7K2vo1TuHG010Rd7YV3pedaOaGG3nFzQOaEvRfWy93/QmRFV/7cZE9BV9X2tkbB3XVtcruZ2kLU",
-	"0hz87qqa1ReYIxOUenPGuwSDbVNEIoXHzCg4nlv1F0P0Y0ySIdRZ9IJdsxwK/JOWfMWWA6Sai/HDHmkl",
-	"Ldkop/tko1SE67Zlv3TX7Uxx9dSFVHFL0rpBiDShmu5foe9YoEV13zxijTa+O5HQrwvMZG9uhFe95XJd",
-	"QOXKbdMG78xsuzEj314B28E/Owf8evxkthPti47E7jrswRCc0LpQ4LeO/O+RdZNYlANj2c9SuQpIBA6T",
-	"iWK6yKJQ9LHgED8agwbixAsKrmWr/w3QDbLiip1ZeTpB15nzgVA3HfBwhML5RPxs+5G9AIoay1kOwF1k",
-	"LSHzaJplikzZghtLbqnmNMsmJxHRMhTu42N0aJotSlyGz9vn589ePW91QiRJbqNMLVFVnNQDReRKEHvp",
-	"mFABLqvyV3R5es13D8vXJY9tPtPWqarApVAuoOK0iBeEKhL2/vXf/0OncRL2zLtlKY2hch59szlLmNAc",
-	"MuLuxPY5DJJjUhUNm29WRdmAStw6FEfLIbvbTrIPtuXvzeAqyxv+VHOiq+aDx+Ti/Y8vXzyd/Hh++Xzy",
-	"/u3L44WUV+r4k7vt8/EnqJ36fEagmnEmc5cVtM8kU6r0xC/RLTTjQ8w9KyNarb2bwIsYM18XWdsq14RB",
-	"UPpfHc+jCxZvv5H+7+WBub0UT19CtW9Cp1S0fPdCVRoMvDzxTN7CHd3K+Sax7FIQbE3z8LBKY18q/bk8",
-	"T9rLXA7TlyzVfTl1qZz+u01cD8ugmqWxnFxLDmaXgjQYd3SUf56Wfz4q/3y8f0pxdR43zCxuFjQ+v3aY",
-	"Y1+5oNHXMt5kRresZcQyRluufLuF2J32uT3JM+gtXZ3EplS1/i9aZrS11Fbjj1hwBxgPGc2vAIrHHOB5",
-	"IRSRIl0TqEon0X89vyQWqk0mDPHZolql9zZ2tPlT51hzvq0K/IaF199rpbtrpZcW1aKw7p0mfXST+g0r",
-	"dncUfYqS1vsyJ+/fv3g2sDGNltB3GfSrFIS2lvhXrKpNei8Uyx+oMkrbTtDEJkYaQwH5wTJKG1cOERuk",
-	"LLrdp7p02V7edO7QUoD/I0i9uz45RjiWCMOs1p1jr0TUgKliQncAHpRlrHU30C2qUJ/i8rDk3KNj7JWX",
-	"3KIW7spAzXckTbZla0OsHVO18XbSNxrytFhPIFA1cWFzUMWLPF5QxRJyYX57jRGpXrsvuZlImxl1rAvX",
-	"S8p0zyRsr1PAPRWVzr59xx7sVRK/wZaGVCYAPNGe1usuUcuuC24Us6qGZ+vbpZi2cB5KzvSRvbRqfR1k",
-	"lPjC+7sKakGlzd4qp9Fa37JZ2+nmzKWdE2vlE9jtD9tK/+vLij4AQ/g+iLukibE/c1nMF5DTe4bSFtKl",
-	"qLAGsQW4YQm5YixT6F2plKAAXuFe1jBCydU5hhtlATXQOjRAOxMdmI9wX6EUJCq31j67AUnDv2ideYIG",
-	"t22zsir8sRuuBDbzRqAMcCdq9vjhhb/h8DKqLSnpLdqmFAxyq1zSQS5XpO8S8E5Go9EZQvSqic4LEZsH",
-	"OFxHJshS5oysWM5IymaayEIPqkrnAZOfcZYmXTULabEUhGoCJ2WtoMv8bqZMjU6wWsiUEa52qB+bh5lc",
-	"bT455YI5vWLGU5tnumA0YTmZMi7m5GS3EmmGDuzLBVsP7ybDNFe9Xehvy7foFFcTS4+tB7tctVCJMarN",
-	"OiP0KelPUyquiFkiRajiCWtPI7e8tDkeDIUooJgAipWUCaGkmisamAMoXkDBkRtr55J79oRX8dxdsnY1",
-	"CcSyRcty78vvyKqHVgG0Mr0LgN5GcdilTm4oErtv6ITM6T6Sm6ykbBHCmXP/YZ0sOODL/WlDNDhpBZAo",
-	"QQxOR90HejPqctARHXhf+r+fPD558uTJk9HJ6aOmUbHP2djAZzgIkeHzvlR4YJi0hfyMhnRxuDW/4fg7",
-	"PMuylWRKKeDrr1OMbbbUG95fyOLQms2gfKmddbxfJ1TsSMbst7pAp8MtyOYuSGarr9jqUy3rtaBqYjSQ",
-	"9qNRsI96Av6xNtxvZQ4uEsHvkS8Yh3zoDNfkBubATbar8hq1Oe+7jXexg3cR7r8LE7bzpNkdO9swBu/p",
-	"DNk5ky7Et905gPd6bpjttihU7U0zwMjcsyMBXPv67uGpt2KbMaXfY/i2nF/Od2E93zBjvoFd8sIns75u",
-	"RPfctCpP3Q/aBHfjtugmdk//k62/AObGnkfmFetAjFUszpkOSKSujtR1PBkOh9EZUQu5EhjpsJjA4Bdv",
-	"D49DvuO9xMaznM34x47q1mt5dcvn5nJ3Os9bmbJ21QLu9nMsVY2q46K2PrVJ45a0aSDP0L9RyRTayPZn",
-	"nbbnnuTQmXQwdKN/OMz3s3nbxgt5vLgv9Uq5e+Cdv1RdePjnqOEz75DdU2yU98JcnkEG1g3DSCXBHJAZ",
-	"4nK3OsBGbRrIRmSp76EOXDrCYJ9E267kqTcZ/aUAp9dRJam3TKeywHQOJOjMA/tg642IpqlcsWQicz7n",
-	"QkWb+E6NK26LraTpFZvIa5a7fI89w0Z7HEJIA3AIHWhBVs4gHARZqpNMNrcHf+vUIsq9eXFQclk7Y29z",
-	"/wmpu1ANIG8ONaY9Z3ETNIraq/qV2eYv3LWZt9AonvnJtOiISNhvSrpugG8hp4wxUDsfNhjBem6xDQt+",
-	"dxAY/VZy8tzegk56ICWx5ZQll4JnGdNbXhJdEgJC3xlVmiEMNXUGZPu479tSEOtjSvAx4+8BiY7hvuNP",
-	"1ff4PPy7impSsE0VblBcJ53ZxTuEzJa36VpRDrEFM3nPzbpJR70KjR8GsbyHlVCdz/5wyuWMboOpvBUd",
-	"MstS3tYDDQ4QRI2BWtAjTCyCmCN8CRlxdZADRhSdsXlB84TI2ay1GIVtg/ZdWoQwpz+pTF4xgZ2yglLL",
-	"aTUTt8hre5vVMHYHQitPbc9uMoPZo9Zf1qgPwlxfqzUAlsCSUaEa+Lc4hivhUTy11V07KKy0nN3+2fe3",
-	"Sxg0Vq5lxo112ZPJS0q6CSFCd9vntqnnDfrG1LuCAp6fWU7XWG6W0yXDpCQL8u4QNbhugfy/ZTfcX2Nf",
-	"22ZvWmgiu6kKd3ZthVrxzf6sWxa3UX6/rdFshK0z51SzQeNBOH9nA7jHAjAn9p5tDxGbocBxgCeovRbQ",
-	"N6DUf+fR2L2OL8RUfqwm2+7XKAHBR6GE4OOQRBbaLxoT39EGUAaEnMpkTRYyBQCWYSgisONprPk11+sJ",
-	"1dHY9aBx8B8rqhD0gyYJwv80k9/wZ3PAz11jxA6s4O1tlu4pSNK2zlQpPheMWT3zzaw3/tv2Uxx25oLl",
-	"Sore540a8N36osvT2r4Ed563tHe6kfck36BbY2t+zF0hHXgSvpVHrOwNNKm029pzlTdFgMta7e0Hmr9H",
-	"r8k6G+6/PHDntkOjNTFje8LVbRtkWfmzh05bd0uVNkK9ar2Mc/YqrFvp/OQe2KCW1m1vLFmbX7O6ETs0",
-	"GBS5B3fPgNtgNTYk/jOmrQw4QDDVjozPQVP7qLfV27fZ3b5MdUvWzHh8VWQTczlAxdwOp2EbHu2CikTO",
-	"ZsReRFY515oJj7BeJe/dKtbeYmRX370adm2dftvWpk2wOuChvY1SoJpXlgfa0lSlPnS018ZS2BXqqvVo",
-	"87N2z9t8tQ9t7GZZ5Kbc9qqrOOAcvK5mJ532MyYRAFuiDmlzXwcBiYwUUpoKbX8COWV+gF6EEenTUGSg",
-	"LbimhbZ0lmtFaKEXMh8AQpKQmsfM3IDuHTqVhd5QsXx+UCjC3rkQ5O+SC5ZsXBf2AhfiktV03QBKm+13",
-	"ONdWRQ0mdpdK0U3A9m3wqgn341a8F/Rcg01cvPYzjP3Snqi4X+GXud1Hwqxla1dne6ZNG72+8mfNzQj2",
-	"tfVBdG3W3lt0r8lL2xWNITgSWtO799qQRo3ELXfkNXo1brYdLgnpFnlGbYf2rTKOvu38IVz0i9vwgCXh",
-	"FpmNYnYjkndGIp4AwIQvj29AlGrF0pkRvFdsva154w1tsZtmBxxkyMLaXNpw4iZRLlkHnoNRoZMjLog/",
-	"pLKczVjORMxUBVEAFmdng2S/VHeOGQfNk9eTQsQpNUrQvjaFs0WtaboxTNta2ouw97JisRSJ2jfZHSnc",
-	"xXV3WUX1DSmdNFWBqWrumgMy0Vtfo2ojLdmeVo17m5vyrGt/d4Oy7PoKnRjV5fFoNKrA72L+js75cgkK",
-	"ez13riUJb9/S7m8qvamZh7TpvUbfXKEXTGiOJTO24UDgFD7ExrNcja2JIDBgIepul9vU0W73CpGBZzJ3",
-	"JTRGnFyxta1AKwGwLYtuyZHafGnATqoRw8w9Fd46Z7GcC/4PI+XbGzr9upOsOuj2BtBjZkf2VlsMa+yy",
-	"8GDAtvm5osibdDf6Ik7h7gDFDYJKHpN3TjV7oMjj0R+JEeeBg5/H4AGNr4RcpSxBoHEXS6CCyJVgOcRE",
-	"kyUXoVgWhs8hwOBKFBKqUPA+UMQJa8gHGJKnKTc7R1SRz1DZgQhAIsEQzJnO120GoA+weMfflshK6ylX",
-	"iZzsEwQpb2jbkQuou+8qMHcxtbYivrKinJjLzhDAwrXWw/bNro6fpggB5sr8tcfEaPVH36SrVBvUY6wn",
-	"//rv/0Ey4Am5eHPpEs8qs1fHn3jymWh6xdR+Rlcd0mFP/+4h3aA6HGxQIbziaUoWNMuYAFz7lcwTNbaa",
-	"pKuyDyqwz0CV1e4YFoPfQ+L3tlTVt0zAgpXEngZYUtZWNYv/DywDbhbmt3ac2kXGdwBoVOOKrZU99QUK",
-	"weQLe73bwxvVQVxu0RpukycIT7Clnqix8bDaRaklwIaiIKNas9wM9b//Njr644dPj4PP/3ZXXFwh/e3r",
-	"t293staVLQEoDjx1Hj58ywRb0VQNHz4kpZYEnFVt1mEknWXFMxJllCcTiwcA5jLGwhMiZ9hqAe83lw3J",
-	"z9ZTzpVrHlRl5geKRJaPJ8DHE9dgo/L4UNTqn3D0vqJLc56tK60l9MKH6+HTAxuHTuh6ECCPZyy3jw6F",
-	"ESQ4mBEEoN9CvTbLUh5TbNmUM8AqVnu2HAlF2XOE1FqOVKVI2LMY/jkuv2vX1M/SQpEoYzmXCQJZR0Eo",
-	"3BdMAJLkuZ30RlMLc05ndI3u5SlNKTTucZ2tY2lf0HYtgaXimqxkkSYEKs78wlV7Dg0arT/GftoTLFOe",
-	"UB2FAoruFXftZ2sS2wJCyPwKkPWo7TGCAwIB5dxQGfTfwD5EC1nkw1CcVxozle/qs7ywFYjS5gyBSSnS",
-	"Nw8DiE33dDt9c/tgGIoXFXLBRt/m7kIYciX/cQpPVg64qkbqtXcCek4ZVYY+rQXjUPbGDq107K+JArNs",
-	"8HfZAAueGZG+kNiqZozbE0uhjZVCFlRhS9gZbBXsvX28G9fjcpjnn1+8gHuaTwoFhCTOSJ053crkbFbA",
-	"CjOuFywnK9qq6QF6d96Os3WP9myreNjXyVI7u9tbBpQb3OJnEUlNvBCa5owma1i+s6ZIqnY3WkD0e7+F",
-	"qE2yPXGwup1tesya0JIkLImsaEmi3pLnKWqq15B+UY+XID3u37PADX47m7gpS1qQfrxUsfIZ7iAxCC5D",
-	"wFNmN8Q8bYy0DZiWd4Xc71fMvfKh5TMNHdKxUkU1bCfzBoG2LVfDA1DdlA3K2eHEg1niJNWwqlbs7c6r",
-	"jgBLUhnlvlHOqxP+WtXrtRU8DOt829K9mc1Yrr4o8kG3rJ/lnIkkXU86XfCpjGnKdfvtnfK86cDdaGvW",
-	"iq1QH65Q7RBye4jY+V4+iAYj19ei8uZ+xCqzd/H45jt8M3AMNYK2ZHhzkt5S93gjeLgix0ytZQsBARIQ",
-	"dLZyjSwlmZpzMmHGwspbqck9d4/BzsiDB9ZN4RPY0VFtG9gVWSpposiCpQneUjlyV/TabHz2qBf0WhWT",
-	"fYuZOZaU+R4z1cR4qIxYUp5Okly240wfgMW9vepB8X+wyXRtc4B2YZfWDkd4B+/Prm6q35Da+IcE7ysF",
-	"qYeVAzWqUT3l3oE3puSCrVxd8UwYxv63O3DCvG0kyoDHGNC+lxzTq6xcu+Zs1aExX95ZpypfI3oygmAc",
-	"X5pZuT4W+Okk2NHQqs6nqA0a9nPKIFVESSngf+w6dGO9sNoFq/7YF+evzyEq5Z76/t3TfUbc3iqrQgD9",
-	"v41OPoB/6p+nfxsdPfowGP9tdPQEv2p1VzXbatUn/Je/jF+9Aue2faczNKrLCRFw4qNPAE1iOSO2ORrp",
-	"QwPvhFRadWIXTZVRociSJ4LPF3pwRqZSL9xOCDTr23IDbv6mbRXJ75jSL7m46qjc66zprRZANioXdwc3",
-	"u6q+7gY1pLOyrwT48LOvQ4E0sqi2VVW5dbtFid97kXSWWx9c6LotSf0OCpkPK192b3bbAub3oBZsrk7n",
-	"2Ymp7EzoZmsAzT7q4yylILrhw5LmV4lc+c8LvUxdbV4Mp+pxlsxaxbo9Us8PUL9mPGXtMX1wjNAlI4hw",
-	"ilAFAGhl1ibq9gZVBEGRpRPD9OdH/w89+seHT6en7X75TUUFFa/Wt/ylYAVLLnFWm/PmCYg5F2At5w/B",
-	"PgAStWEvq/mZJUAPEVf4xuAXzhkRckXwaei9E3OmILjYx9wGKcifn7+rwZEe3HZXLejpkx82X2PBPpLL",
-	"v5wfnT75wbmvnOZ0iNPC72+dAoOeG8w+v0o8zSXek7dgx25Yrw2pu3GRc702usnSshOjOcvPCw1uPVC9",
-	"QEjA1+VCLLTOcAwuZnJzKS9chezb55fvSC4LzRTu/Ryi5Wa7ffMS8m7B1kQtKJ6JPCd8maXMCBwMLDvH",
-	"dShePb0AsHFF+lJA+/bcpm3rlXQxeDVAZ7mNPiMGqAtJQ/zDVSACbx1fn0TjUESfQgyVh70x+RQ6MRf2",
-	"AhLCa+NfUBqKfwKGfe/z5wg6uj9jMVeQTlbrPJQUsTnfWQxOc0MaekyiMgaNCxJh4BlpzjUFgSz0/zp/",
-	"9ZL0o6osWtNlGmGJJVXk/75885qYyZuvzdzD3nA4DHufo7NQRBfn757+pfokCHNXHwcotsC/ESKpYqea",
-	"yMZxoE85XGhxVnELzdg18JbI9fNS1e4/qtxwzAQQpH/56pJomdD1GVHMAYVaTJmBH9eagRGWYCsP2GuF",
-	"SmT+nuBFNirkpPjE/BRtSqNQIMpt+VDkH4huCBKdX1xMnr/+658SBsSxxEXArIUyieqKrQmgV9ri5crV",
-	"0O+A9H3AJRSR1dWjwZnNBOPCEQWXYhgKaP7vyRjhVJF0WA6gqhLCgNhEiQsSfTwqf4nOiOECWBAI9yjk",
-	"Ej+DB8rGeqA7eyEUodB3ZOArq6OPR3inC6ZBmoDywNE2RGNdLaHw8S3Sfzx6RKLNhr7mXbFFgq2YB7sG",
-	"IyOaa6ML9i5LgQS0WclOGfdOhqPhCI6ojAnz47j3aDgaPgKvrl6AmEKCjm3ihg8Df3YpHSj8crpkGjyA",
-	"f2utLaSxnkBLDN94AjYbaZUlKHf6GCKP2mPkERxFCD6pF84cH9ci0+VRgUowGrRtTrMPQS+TqsXweOpb",
-	"ZAjXHIOibJU5MUIRJm5foo90qXRegAOeTIv0CsXmwNfGhMKILxSUQBlcj8nDh6ej0cOHZaSw1tgBu/HZ",
-	"dTCHueEFpEwgO3uxXIkq9fYpQbOYLOna5QAZCjOHQkCmha4OSXGy+I6hwNEj8100JkBxuUwZ9Am0MDRR",
-	"GRm1K6M0XSti03Mg+rfKpZhDfhLhKhSPRyMSwXcT8x0SPTbQVdWB+hTvsUHiKSPzginXxD1fm+HPCBWh",
-	"wFyDBNiRYw5aZEnA/mR51UXCcqZkes2S2qXuy+iM0FBUFsKCaiumyTxnK/P4JVqQVJCT0f9pI8hcQ/TK",
-	"kgHOIxQRnUpoG5zkfGblupB6AU34FEmkYEMCcggkiI3B16ndzmtIzkUo7JzcY0SziQxXZU6QWc7chp47",
-	"2r/0H48em1niGpidnRkbOiLmTls95SWkMYEcN5y71DHLjQ4NwWpdHh7FHpt/t0HAkv0O8uwnm8ChOxrP",
-	"bDQLSlqhHz43JQQ2YsmkUPjs09HooNfa5kT7sUidnQpP3synrLG8EcOP8fFto/ppHgM0CF59ctDVjw66",
-	"+vFBV//xkKtPDprJ6SFjPzlgBavpT47QK1LfMp0stOIJa3Cel+aYjF1VFawzHsavaINmWnOEw6qz2Euu",
-	"9DleEjRPUjjufikYBGfseVfm6nkyPAQmttW8gedfuoEPtm8+3CMbwdTAp93BRXZ5vy32+TJEa5bFvn9A",
-	"BFsxpTFBroskS6WnIeZLLN0vI+SNBbU7lglXtUL4NI20+kSao+4h90/ujGBrKNHbaBY0CNe84dsi329S",
-	"QsNKle2cINhJSxt+k+aRM4arnGvWFMdgnHfK5D8zXTLDfQq2n7leVKDCtpHLr1pB+DIk8mdWaffloQnK",
-	"iDOZpjK+2iIcW07furG5w8rc4SAFq9M1C6hT3Htw+dxWAu+kN3yM+tK68AG0XvN9faf53WIRMMqIksuq",
-	"g9FxwQ2E4jF0c9706twPN7T6YN5ixQvDzr02QABTHANHY4E3DbBXaFA6IAMyLRQXTCmSFylTAUE8pSAU",
-	"JUoLOjGkTJUxstcklylDj8mC6iF5yeg1A7O82ug1IoBhIonMmCAUcqBLO7xvZmVLEyzGnK06gFk/UGSe",
-	"M6YhuVy7NNHzF1XRtFowEQquicWpHJxhTIrramdYWBUXznFj10us+1RIyJK2P4cC3BOPG69UWv/gt3EG",
-	"gxWe6Jhz7hXop+6uALdGKIR0PV0VuJpYAk0XAUGr7qSojVWbA16NTv13ZREbQlLaDnkRfsIyjtysgCuC",
-	"ABEJEX8ViugcygjHACB6DMnqR/bOMcJdqvrDI9KHDbNlFxuoM4J95EqrQUCihKWaRqQPmDeIUEqVLRlB",
-	"FzNLBnZjo0QKZgF0FIbb4J2o9dxBDGEqkzVC5Vg8zv4mUuTgzI1VuY6mK7pWxPmf7UoNQ3Eu7O21hAdA",
-	"9pyyOQVPERUEsnpovsZQBt7hxAvswtvC+/3txJ0/3uwxF3ProzYb34eOy+QfLJeDcdMztaCQsK+l4RXA",
-	"tiFzBtEJWzqNiwkvjj9bMhkEpBCap+iaB6woyAExc1iAy00plpxhEQKNNUkAOanCbYSqKwxqYgI8VEoc",
-	"YYqI405n1XtxAT+fhYKSGf8I9eazQlEHGAF6A7xOxuMzeIlSnFjwqyG5ZLjwb5+fP3v1nChmXauhR3iv",
-	"x2jCHgxvO5Kn7IFyL9PmioMz9OmC3qt+UG2M/TV0BPP8c1gcTJxpMnN9uPqp8ZPlclupgu5Pc1I59+cx",
-	"iRKqqfvJTM/+NG7IBs/0w+EQGTsUG9w4hJCOYkcoXqJKSAmnaAQ1bC6y90fNBEaZFLixUwp4V1xgYNTs",
-	"voyLZQlktRFerz4OIy2Q1bdjPauYPLBGvaAHa4RdsOoge3uN+MysTXMoWLD9x7C7XLlfCrbz9joucnkz",
-	"Vl5//rDFfnrg2A7DuQIrmpyUlDPCv/tgO69+8u0pvpcMChydRIfGAUlNzoKiN2cadEZ73sDBBzIdN36w",
-	"qSFDHB6+xnitFX1tqnIDO3/e1u7gjWCk0iclY7nv1GIYHIvlMbjMiDYqTcrFVUCiOdM2QeCBMvLIPyrC",
-	"ytBK8J/k5sxcMlIohtJGpokZCshawYNa4zsN6Pz79Hc0ehZ83s6q1ZX9bgTu4oVz0bZwAaG+944hMO8R",
-	"gURMorBBBybwYISXuI47X9dF0moUGuoA8CjuuaFkDy6yQntd1Vos3AGlmwlWTmcEixyHIrLsA1CVVaY8",
-	"I5FduMiG3YUseU2uUHkv2zFVBwiFnJFoo+VSZCwJ7BMSkf5GjySjCNpHBmZirf1fItv1Fxgcv3JNoOmc",
-	"KTBijQSAwmuezJkOrLYt81BgqgikOQ8wj2ejMVLUJiMqbXHuSfWsd9L6wv56332pQyIltV4n39WDX4l6",
-	"gNtasQpBQXA8DGLBpTiSqjRpUQjw594uDaDRYKjsldfi7a2mat/noVvJdt9J3kawzlEJ/37ebieut2wp",
-	"r1Frq6xf1VF5RrixLWRmNM+Y8WtIycb6PKpJCQvfQWtf4KQNWgdtlCDc4iBvYxej3x6lrvLlC+oSzfie",
-	"MB+Zr8O5Rxb0z+jKAjJ6ujm/4Uy2qhlc850RdzJi1WSoLaR163qDUEuvXlVVYFjnxmkwt8QxMQNODLG2",
-	"GYnuN1WeC9MivTrOC6GOP+UFJMl2GoUvtCJQdq2IkmRGc4t8YWFZwNsd5YUQXMyjgLBUAbgvmXFBU5ck",
-	"uqGp/ZlpyDorRO+rJrblhfhOu3scIpnMjWXmUnHzQpC+sfrNp0leiBa6Mz/tdzogCR6WFF2j5E+GGz7v",
-	"J6gtjlz3o3z5N2hEk1rIynfvnThjqfKN67dffmNRKBUAwlRVNyi8htziykUfDjQxFf9YyeJ2Z7oRDorl",
-	"1xbdD4pHCp4mENmxIP4BAQCrt88v36FTx1qrCDlmkz1pPi+scW5BM40RKAU8oR/NeKpZHm2khQPIrDHi",
-	"ok9hj6ZQfQKGUUQQksumAU9AqETg4ox4oqIzEnERp0XCJk6cGFsTCibqyxkNzkghroRcCXwczRl5PBoN",
-	"SfSJpql/nk0Urz+QsF8KmobCovPGRZ4bjQh+JH3IAq/dUGlldtz8acnVkup4EQXGZudijgsIPw4gShU1",
-	"dzmyJRcapH4juz76ZAssA+KLCQJCZzMWm79Coa54lrHk/wqIosssZQFBKfw5wjz8aoK/LYlyq/cwCkjU",
-	"oMJoEArsHOaTv9cMobPWkFUKemMNz7NSQ2WmfuqmDtUDka9wiMCFkLAoAGQ3lCQRzNaF5nDFEfvNvU1U",
-	"4vNhCj8uqGLm1IzKAgt0CuBd4NHoqsSwrnOuXLsZsy2XC7nC4IdtRYOtXCFUf0b4DN+fznNmplQpy+qu",
-	"LYlCYXfQlYCNSdhr5rWHvc+RK6yoBF7rC6wMgz2o0C0+LRoAhlt1h7EKyVcBcGVdKC6MfToaOUIjfbfB",
-	"GKI3AyOFnoMwB1Uf679SKeaAbkeF7YdyOiIWydwPXYKyOVaF16ehiFCaG3b2nqVNdSMiOZwpIFCgGd6G",
-	"ivC2EOb8flfK67t25pjhz52U+/aS7lF3Iv2mCAGR6bYT5A9LBuakPR2d3un0LM5o2/wQBRV8gVXqPfPz",
-	"WlGsIjEC5bs3qkt7O/0Gdb3Ca3lgY/SrEkcKhqVEmETh971T/XNqWqnlbCsueFpRmG5XX5DkdKbtL0mB",
-	"lQZWVMHYFnwfcLWZbakHbJZ2ANK1z8B573sH2vr3JlXcCm4LXJV78butRKjI0sOKERrtb1IlUdmGotiK",
-	"quAfcOwCO5Wq7wfK/AdJSngG/wyqA9CsK7kFxPTIkBl20WEssX1kPWo6fG30+DnVzEJo5gzeTpApC4VR",
-	"ClKqbWoUgbLvIfnZhp6MCmJ0b/tYKH6IBnZ4C5/Pfdo/KmMW9sdpFQAV3frW4EJD1F1ExR2jisEVzjao",
-	"1ogCZBImN/YjP8YQb8cAECDZ4smC6Dhwe9CsW7RKXiiwja6AEBzsppjDSj98+M72EH74cGzTtzbg/je6",
-	"GUE6F6L/u7ZvaDaEwvUMsLc4xH5SIvY3uwz0feMA3zbAHJuAOGvMHZC6+DCjJw6MBi2kOIJ9stvh9bCH",
-	"Dx+P/uh0cGumNWALwq1tBBC1wL5FTWu1hpH7ySuwYGmEQuYJQvdWup8g6IIHF4UNpQSRsABAuhAxYLua",
-	"aT96+NBoi5uVu9jh2ag4rm+0H9J8rnzElg4KwiXQcsGYC1RDdNE+LGU0F944hqGB1VubNFTsAKCsZaF0",
-	"KBo9G9rqkZzYvSdF1Q3/QmTFF486+nfbcZz85rW8epv134i652qVSpnfpwREDZgZyEWlxMdTpmRkEOYt",
-	"2l8pxVET21QEd5Y11XjqntWl3zRtf8GKppKKfAYPxg6+kUqmRhouFqFAXgtk3dHY5aNLC9ygSD+iRcKZ",
-	"iJnzOlmTIjLKDyWrhUwhBV4UaRqFIjYnjqok9gTVjDisz8hJBIeQ64MdDcm586TUlC/EanDfwDnJEq7p",
-	"FNxeYMaYcwsGG4A2RnNGvFVTwbBI7fu0nWFYavWFzrAL2Isv7Gz5fob9Bj0VHfVk7vTypr/hN7T4y32+",
-	"6YF1jNz0dXMCnsIcvo3z0cmW3yEHfSEqhyWuHq3OkDZ2CcTx+hBr36qFIXZtF1EDd3zdQspLC4eLiUiV",
-	"2jBoCmJjq2fW+M+ZKpbMgerZ9KWMJaTvgrAeU8mesBZIEtwl5VdzysVgMznhwizHt8BeTan1nbfulrdg",
-	"owmtHxVNPezmbOUBo78eW/0ZfHcpv2ItXqTAtmbyzpp4weKr0mVzsKdm7P1Rh3mgQnGYC6rTcdfmo/O3",
-	"i719dGf1Vp3knW28Bk7HMVRkIX5RKDBjt99WfQyIoyRSSxVt5F5Si4ZD+o9PTwOCAKKiYSiA669hKdgA",
-	"PHFGCQxgsw9K6E589OWry1C4RloYr5kXaNigmYNpIjh5tVQTdy1sc3m99cFawKlrFgroRuGaI214S7WE",
-	"WmdMIsXRhZxYwHPb8CNyeKykAo2JCadUQOu1mfSiWo2xmryA1cNmH0GlnZnZf11rZOkhKW1NeTsqJXYh",
-	"c3VZiq4hcrng8cLCGlp+DsWUxRJKNr2oiLDo2zw0ciD64KqnC0YTmwjnE+Owfh+r3TFsZUEH/2gmdk1T",
-	"nkx0ToUCWKLW4oZL85BvySkStMrN36Mb8Fu0joBcnDXUYgKR/m7fXfN4czlvW2O4ZWLcHiFcJ3FqAdSt",
-	"xInDA3r2PYdS8UlbI6nuXX+PgdR3VZn/QPnFqIdUgzJBEA+8hUxB0Ydyc1vMRRSjBwdfnzpo6bJWpnkS",
-	"DckLrcpMZeiruVowkMI6p+Y0gONmlsoVEXIVin5kEavh1JM5tDOtBBFJPwIlYKKYLrLIvl2Enwbu1Mhz",
-	"brWSLMO0Spkm/lh0L+1moKU5A1A/KvI0GpPo4v2PL188nfx4fvl88v7ty4j8eyii44WUV+r4k+OZz8ef",
-	"tLxi4rOZBmSBwUcz20IAKK3RQ85sF1D3VIdGYqYF+p4zhFS98eYDRRSfC6qLnCGuM5xeK65Y4EOu6Ch1",
-	"qY62ZDBjedm+MxRHqAKNSVRt+AUgJagAnpHnw5MfHmOxOxEUgfkq2kWE/b+iQRAK4j+RvszspS8u35BH",
-	"Jz/8gMi8s7ZxBgGJFizNJpp91JV7YUiqyVIqTR6djqDtJI2N0BpX25VrSf7y/OUF6CwvXv/0xu512cHU",
-	"1kWb4UpNaCqL+UKTPsKXw/sf2SZeSF6g1lS1McNIln5oDL5zM2I/evfzi5cv3kweGr0JNBTzzFRKs31F",
-	"dobKCKDkYNUAKjWgz7CpIRyAgJFcYPgeFrJKdJV+qA6VZ+M1MNkLucN7pwmJ8L6JpldMRGWCAW2+Sa0O",
-	"vMZHQyATV8g6NgaFci31MfXhzCHKVBiU9GuvAD4RaI/j9gEKSyvtkn2H1+gYqiqqdXCQlTjAiWiWxnIC",
-	"Lb+igERLNadZNjmJgFXtp8fR2JJ/UH8XDwrDld1TMxeHrY69DCzrA988zVnChOY0rWCKzyGrFbC06ZIl",
-	"JALWNpNRLM6ZNn9lVKmVzCHCQDM+uWJraHFMC72Y+OspJBRXPmfZpBzjmuV8ti5/nUrtPwDETwJZzWZe",
-	"5UXufghkwGMH4F5RjKYOIT26fP707fN3l5P/fP5fAOc8CoWduzK3TKxAjXwpNNdoZqCTBpsMsKTGhGoh",
-	"V0beL7iA2uOw96///h86jZOwFwW2mQPPCQRytgTrfUXbF8GINrtZKWEoWyu5fi8V+OiT0S786KBUmQ7S",
-	"lBqtF0u1C2ZxMwTqk7vWtXboWd+aafFbgJI2orTUoFqMAa/iNq0AH8DvKh1+Bt9Xue3e8Dog2rkfEX2v",
-	"HT6gMN2sa0W/hj4guobcgdmNFiwM+5IoLbNmKTFvq1avmk+dWSD3Tz6/TuHzDdLLG8G6Bck3kO/hVStj",
-	"zzFoLs9dHZhN+XBa59h29anlhigg/muaFizA30OBF1DUPFHVXMproxRCZVrKZhr8lv24puZBnVuCatMV",
-	"y7RNqrSr90CVTkKSsJgnzkgjfXTZl/YAtlIrnbVmZtjgyShWoYg+fa60YUKvcIkgY6xbm1sM2utgS37I",
-	"r1lt+vyVW2z8DmTMr18desuw7WDpT0IAtDlWtCufrQ2fPIPWvCh7alAYFmz1a71poAm3VO86M9ZXEGY8",
-	"YykXZe860l9wI9LWAdaBhgLrdW2booWROusHCsJ+Qa2URwUExDMgAEP1pBp4mx69PHW0YUoEWzn5WUNW",
-	"BfexXa5oGR9BWy1uk/5bYItnVVvPpq6RKfOQwgl0/0G3Cb5mKPrRx4m6jmtl2ogTnHN1tcYaJlcu4Xph",
-	"KcZIZHtB2fJKKCoG5L1QdPQkqjYLrL2nlra/Ctjzl4DWx8V87BCBbU0Hljp3o/8GPqsf3QZH0C8Nt2Dc",
-	"WLCI9KNPjRX8HAU+E9AjAUefzIM+Gwtd2QqRLMVabwcI3IIHDNiDOJs90H8ZB38RwhtXwH5JG9YvYk8D",
-	"Muh+UL+bVvz9Ict+RVBZfHSWrveBk70d3moTavX5NWI73Qhq1aOsNkfZD2W1fO0vg6/qhOgDi7MZ+HaZ",
-	"2DnToW3+qo/ib9LXAG1/XSxo41A7GNy0dmZ1otdAFpVNLbOCfiNKFDgIUhRNfRcNOBmNBoE7M6ZrQsU6",
-	"FLZaaOxaLcLR0qek6tsnWZHHC6rASmjtuYj5Ga5HYxAKCFlsPfXBQuA5hDiUbYusAWWRJYhpDo0MwUcq",
-	"oHwQMC5WCwn+VPsatUaGItnaxLILhfVpbeXvUSRikTl29NsWhm1s8G80vurIt9o1u7p1u5q71RjGO+8O",
-	"aIgKydX1td7gpfbGpzss+ool98Pj4EYNUNe7JhZAqK2zPaWWEpQb7IDqWmKgbp1LOYO8I7NXANpPaFff",
-	"Stt4AbpU1vuohuLwRqpWQd8wMlzAtobXs9li1YkhB4RTjb+q7tapJWbzfr1Tya7Wqa47KLYjuE1X1BJi",
-	"ptoWVXg0IJ5g/5CNvqHNZqYuXL3ZzbS7taiFw/jeYfQGyq1r/WoXrwtSG+ktp98LcX5VhTiuI6mTr65B",
-	"cVkDWOkqvUcfUpvFfwQY0p263UtAmDaa0JImzGhoZRrs0st4M9ADRSIYC0LW5hdBsGHosEvDMbfBA3r3",
-	"yxbuORe2QWkbW8DUA/uC7LeaPmab5NiXdYckaLwFpk2nAHpVwuztQ0Pd5PMTOMTMg5dTLhjpG01+WSiN",
-	"mEqDIbHQacmfEJKjRDRXcqaP7I9+QqEwRzKjidM9UoeYMyQXmMScUaVIJNhHPQE3fmR1KkACVSSyX85s",
-	"4yhz4RYl3C3DVhXOF8TENIfm5JiYoumc9AEvwveqb2RmajrvdShpT0atADkdD3Y9wMzydTzL/HQoik4H",
-	"Io9V0iZqWQcGsrdPpUyZOV523W/sst0j1F9ZFVOcnnlncCXLnLAl5Snpx1SxI27GVtzYggPwBsoZGo4d",
-	"6/JL1w6cjkZ7r4il09pQCZvRItVe69h3dVK+5Lp9JEMUS/qRL4ulnd+SC/xU6ihcaDbHjkkbwbkGW2Au",
-	"IrvmslDAIR1rBHd8O/hLSPVd0vwceR2NCeTf72Hl/RCb7Hq1ZhdjbEMdDN/kDx00kKg1kSLSh4zUMYn+",
-	"PULn+B+IluTkCUn4nGt1RuDUUgFJqFrA/xKCq0koMpozY5Yp66Wx8WDrmbcNnSKQCtHQqyXY8sOefQ5y",
-	"CRstOvgi8tTan5bllJkS8O+4Wh1aq3FUpQ7k8uzQ8nEyMtqSJof33ZenHUf/Oog29s26grHu5++NrvcG",
-	"j/G00gx+ejHX1MuOKx37W7kzWhap5hnN9bGR6EcJ1bQCN/z08q+o42cAB4ZZsjMOwBhRXOQpOfrJCAb2",
-	"p//lHjmM1TUkkTsP7xPyiv8IdsnJKBiNRiSXKxWQ9+9+OvoD+mPQJZzLlXMJLRhNWH5mzZq0WAoVij4V",
-	"awKAWAHZOOhBCiCSW+AYP3CSJiCRpnNl/kdJEDT4E1vxlCoJwuL6YkQvsSBIB2PXHCI4xVBAk0jbVMgs",
-	"ikU6tpdN8DIoYKBzEGRW28W0XqNhanSCR2f4rH9G2NgSJJIRs9jz9BgVCrJm6ljIgJwcj0gfUGktwtwA",
-	"ooI+c9/sLJYs4gJEoUBRSGECrnYBSKXUtcnfJRcKoq1/pSlPYN9grv5KLjAjP6dCOe+TLTm5drdguk55",
-	"A0Y5lcPyhV5scuXS4vvl9sONckVOEJvMvoDzmlnZWwenkzNomVti1EGIWq5cV6SF9Yc5rxetWTsPlO02",
-	"bTue2q9D0TfUY5OZArdnSWI+VNyVWOC7ggKYAamYKXDSgNeUJAWK09aQ6wtY1orN0X0ktHBtXTLXPVyG",
-	"GGtK2xRiwW09JcGAaMGCr/u7YMBvwN8FpxuKuI5zBmn1gaPBX/V58y32VcLV95ojJqJSODiASA45rDZz",
-	"nTv1BpIyem2VOShgoVjglscLpmzuSc2xMAhKPFKirnhGuLbg51VszepUzJtrmbOITHN4BtdkSuOr0uWm",
-	"a3J8SCCXFzg9FA3Phc1xUk5WtXdWg1zuikp4v5zT3QOqNnWr/9tvJ/R7I5o9CoNL51XFOugjRdFpygbb",
-	"OGNLpvZXJ45vU3H/hsH63N47rgLAOy3lBlsRxdoS+H89GH6gZCN+n7W4W8D7CGL3haKhrYPC6zwDULFp",
-	"3Xa2Dxbl1nGcm78FREgbgsrCUPwRtHnzxcRe4MoFrUBPtuRffwl7/Oug8/322fo3UCvWgbZ3E9O/qsJ8",
-	"XSi9tziJb+bsCtDsw1Ty7+fY7ox92D5CW0Nye9Jkpb3XtjTCWi7WHHtGVe615r9U1QICV/XdFxKr34+v",
-	"T8j5xYsHKhRyJQbemw3ASlyvHTh5Izg5LkEs+hFTMU0pnB3WKfVLwQoGLob6lBYU4JG0JBmTWcoGAYmo",
-	"UnwuGLZNKhTLCU8CEi1ZGXeEC5IjLiwWOuYnRgIOQHcRHKxCQuewhUwTBV2jXZdqOGk9BG4tAGqO1zuK",
-	"gNYas92uYYjMmHmMX9te0ItTqTq7gdTpo7mSfUoUA6LD9HlYuq4Alt2Q3gEpcV3BS1+i1TrS49H9Njb5",
-	"NQcNdwVX7zNo+EJM5ce9QoYVgv+9Qg5pRpcAZvOxQ3jukRhSLmMThb6l6W1OhWu+es0V1zIPUP4HVqra",
-	"UgIj5ytZK7TQC7gUncA8ZoqoIl6EgioS9s6FAC+2wyqsTCrsWbdyqRPQKQArQfUNSqhqflUojKCXs5lv",
-	"aAdnUc7nc5bjXbaphQNfsg4m+MmwVw5AOVIzNSTnCP8SikZ2TpksC6bM4za5jG6Asnjkvpmm+rBnTFOe",
-	"btGvqjUtv9Pi7MoiWBsf8K180xNNr5A8EFgYQkx7m/2buePV5z2o1AD2ZU7ev3/xbHAv6eLdjH6MZ+2d",
-	"mBw3TVqPjKYA9Y5cEas3bCBoegjWwHUkyhHqdFBRMJyWFgrXuhJr1hH/WDWGBDkEobVSHmASElSu98F9",
-	"jMXwoQCFMiCFWLA0GQzJz9DymVbFiGqm0HPt9OJEojPZVhCeWbIKhcSutMQoW/Wbnd6lCLeZ8FbWEsWY",
-	"8oiw5gUw1b4iPOtab9gbknOCuluL2EIPTFk2iRe2pkGcA7FsyLN7T/q2BNJCZGan6DRljhq3R8LcOF87",
-	"GHZrSf0d8fruNCh6xVC208ZpsLBpBZUeWCAdMmwVB+LBVkCDdNg8FkAp26ZnHQOzfVXp+xoNVldozQGw",
-	"hoo1WcqcIdaYFTwPFELPe3RgKGa31e41gSP6l68uwc6DfIIZwKzC4dopbkjft/g/v3gxGJKnqVQYh8cr",
-	"6jJtnwidGYF9V76+TeULNqfBcjdhIJfW91V56BIjK1YY1OiUVrWLB8piGFYMJMgnAsXF20p1Q8NMfRCQ",
-	"hKX8mlWwyhuqJOQ2WScbJOZYfrKYj6FAqECuwZ965nFvqpOdM+BnbbjcglSpEi0UEc+FLETMEkJVKCJd",
-	"5GLomytFDvvVVQSHvUWxpCLsWfeXU/SMPmIVJygPtF24aYPHq74024rb6uFOsYMJb8oUKN5DJ1IShaKP",
-	"f4OnXgqbwgYxqRrqT0yhsSGUBXiJ76riyRpxM23/KbxvgrdM7N5EflVzFvOMG81vtZCwniwhl+/eXJRD",
-	"+EsmMtMsmchCR0PyuuzcacN1K9880sJUOIHa2iHcXPNO3pGGtlPevWMfv3iqKjz4FXJ9d59ws1TUreF3",
-	"nemOhfd5gzl2S6dOELTdEh6cMF9XRYIEckgdtNho3u2FueWIMGB/A4tvs4ruPEmqbPlaavabZE14sQ6+",
-	"FPDb9xjeLvYSdRdk4KM/4OqVArBhDmaknKWMfmVro6n7Ak54xoSr4gfXcOXU5/qsgpTvjJSaURKKmlXi",
-	"0+Ehk6XirHZu34aD2iEPBmj6qFB4nDBoeEzX3hWDkxx2KByVIKQ/sy3Av9GVjFWFmcztBzfszXdr5bdw",
-	"PP4F2/jU6Nw5E71PcCcHw8fjpeXXdvhO3w0fnNaWJRRRjJH+jojKGZmuXeEUcgbNbSsmFgpM4aJJkjNV",
-	"az73vwZDEgmp+Ww9KUScUr40FC+hNTucgVS4Cs/LV+8uJu/fvhwgQzTV+xU1i+EHIakUc+i9RUXdU/tA",
-	"+UdCmHKiWCxFoowdEQobVgax6EBKHQSH/c131oq6k8lerTHomLMZy5mImfoyvs0W8M62cGvQay56ewXu",
-	"N+DYdD38u6SJ8r//TgO2zWwSa+Qb/mlLoGE8L7nkqB4kMIym9hQlft23tBivb+C3RSm/ib2HrfAvhjqJ",
-	"w68CWIcyDN1CJllNOnUGITsOizYROiaPRkZq/+GHx6MR6lruUOCKnJyOSP+ULLkoNFMDixnUVOCACllC",
-	"6BT60YmYDTuE7CZ53b98bXnriuispNLUQkWtt334Ll6/cRb7i1yBHgFaiFPIyVa1o6LcgCcOGc5YCeCb",
-	"tcS9yW7lOjsxe8XW3QmTb4yVA6GkKaM5y0FPAZDDhKrFVNI8cRly6L91H2IprzgLfFcYKkJxDqk0/B/4",
-	"RliCOTDKG4CjRRAhhyR9OpXXzLKteaBzAqMo4R8DOHkCRD0OBVY/SjTEUqo0KRQjfevZQDEwcF4PRICO",
-	"c9aZkPifZkHukR/+k623oSCa/ahDWQYkZ9fQIQqSNZ3t9xshfoCFaGrO5xcvEHi/j7uG+oTtO9RSwQJE",
-	"3AkQ8RZlnWoj28AHO1KqoYxZZSyGEtsx2aRoyHMNRXnKFYrlAbrZIPgAZ5F7iI1wKK5rrEDaOIH0ZR6E",
-	"ohDm7+j84mLy/PVf/5QwQMZdMqEjMBYCIiQpmxAQaix07JVFKhfDvCBagIwbCmthNAKbj1rMjYAow/Ep",
-	"o4bmzH02yLDkQmP7OGUbHQDnpjQBiNMMfROW78wELPAhtNrFBBjExFAkwrwYG2K55mxlPphtPHMMjfKw",
-	"IhYiSJ2JsJ0WVM0DsKX9FqbSj8wQwyzn1zxlc4A/xZki7ZgVsAEv1xBuAU3fYgar2w2j8Z9s/WVNqzoJ",
-	"/2xMZYv3bl5iJg3VgQeXCywOPSNQoI9mq2tY0Qs2Gixs2Ghm5XYJrbfmmqa6ATd+9Z5TiLJi9qdbogZl",
-	"Ra0lhL51f9e2f/C7VD8c/IdwYrdLvlZVhp2l1IeoDl06wBmefCgKQnGQLMD0M1AftMwUHC8wkHb7jagU",
-	"oQCnakwD3xcJfLuIH64IE8mQvPXT8GcxpOi5/BNtBDdmd3SEOM1NTobcn2LRHVv0k/6dFhiZ99+DxL9E",
-	"Eaxjo1of0a3NmC/Mla/thbctkcHm7/AK4L5vLY25zzqJyttsU4TdwnxvyqxItVF/AzvtULS0d01dd0zC",
-	"3kVl/BJvGjKbsQW/hYKFlJOM5leggYBr3IMvg/icgZ5tzlKCHa7KJJB2qO1h2Kvmj9gWtdDcBlobg3LL",
-	"yyjaw4eno9Mq+nYdq7Yf8QTBlhKo/LZLGlUwZUPhG+SiuF9KoRfpmmQ5j9GfmbOEaxWQCKGs1YTqKLAv",
-	"FD198/qnF29fnb978eb15N27l9EAQT7YEhrkdMDwD0kdBKSB4V5BxMK5k2mxxgBcv2y3AjNFGHEKfc/0",
-	"gokx6OrJHFq3aFs1EsG2DXMWyzxxSU6hiGKq2Vzma7PpVRzxsIeactmQqLVfESPRtFhPah2gQwHNeZAq",
-	"uC4R11d07d2CkB/vopddlCBC8dqf5Wgv4En+1KKmW6+HeRT0NVLSAzOVbYEsslKRQsFOKPJCoHnkAKAA",
-	"FBCb1ILz0qwGUOz7S/jyqWuhbLGoBLz+kWOLUPTfX5KTkyeBufLk0cjRC6G4QWfkxH5F/kRGw9EJeX/5",
-	"DFLR1mg9ucdCxOf0FPKq5kVKtczXk2khkpSV1tiZJ6kJEGgUeNitAOEK2C8FTW1Gr9SACfbHUERw9WTJ",
-	"FeDgRoMzjO7Z/nKQ8eX6x8It0N974r6C6HB5OdweiilNqbBVCI5tUEDENHMrbw12S63QczziQhWzGY8h",
-	"d8xMk7Y3pvixWFeOhy/YpM4t76bAdKs9Lpc42SIz2pqxw029zUrIoGcpYfOpvhe6XsmjlGnNsGfI2FCp",
-	"zMnT8zZsrSpjbo5p+7NbhwdiGdnWI4jmvb0QoTZ4OfWbGYCn99JepLO1iO/kYoUEonXEDs/+99SS+BtE",
-	"nv+xgNzVqhLSr2seXRvX4gustccojdaatn1Mrym3NTgdru9zdYV8UhOUM5mbL45impm7SSpjmrrjYmhE",
-	"NTBFZAU9pAWUx4rRaB6fnpLt8n5VNt4vxbWbQWAzcbfJ6jbBegncfrgh4bh8m8WzbzF6zih0Fund4GYo",
-	"ouVC3eTeLZXrp9XK9Se7Cte/kFX0ZjZD0t1mFxHwm8xY/quWXd+iNEJWKXVAJyqA+cuTpFIk3qUN7Kph",
-	"r8ukXY3YbbpdUz+6f3rs9iqhA8Eu1e8pY/30W/RxwW4Q6o7QSilwRdMvNfOMYh9XITWEhUSyz3n6JT1k",
-	"aL5uTf95yZV+W152jwzhn7LNaVWZ8W84PFu+JeknXMWpVEXOSJzyDPO/riWPMZ8yyWWmBrdzWe2AEM+g",
-	"otOBhoPvoEi4HAQkuuIiiUg/KicZjSGUANmsDxSp/OL390USBSRL6dpYcdafoW2eKeCF0zRVZyTyLzkx",
-	"LxmNQwFRt6nRZeG3Es0fvGPWh8XFnCxpvOCCoRPCJsT2T6A5wWgE3h0aGwYbgFPknXslw60/n/+V9C+e",
-	"voJK1VcXjwLSAoN+OiI2/ce2bUaWiywcbVIgB02WKrLdDWhSxq8BWRxeI2FGX8sDSNX1+ROuJwok3xrm",
-	"DYWi6xJzhODTSP/NfB6Qn16ePw1AmV1mOVPmvPj5/K8BFJgNwAVy8iQUUSFUkSGI92TJEk4nZuTojFB4",
-	"ZXxZdDF4YAKcHmbNxjLPi0xPYKGgqC0UGBCF14Fr4PMECOUMy6dxzR6fPDI6ud3/iZZyktJ87q+qrKcZ",
-	"CAvhqhdLMd9eB1dkqaTJjkI4DMR5OrwdPvdOJO4vG6Yt36orAwxXLC+v+46jfaeS/D2SIC2XmPRLzhq4",
-	"ctI0VSD8NoU0yEw1XOVcs1KHLc+CnQosok/X6fueDmt8VLKT6sq14IrMsWH197LLuyS7Zw6i2i/1GdQi",
-	"lRKUi0mhGFkhOI2w9UeGBiGeQDH1rzyod1FmN7b1FyG9/Wnue1XhHkW7frUeKLJkmpqTDrU8ROXMCU2h",
-	"Pp5pQOaHQIzRAQLbKUCQQlgn9/u3L78q/LWTmagNqO6mOYDNoAhF3YU3SovAEQH67gRHsml0S5pfJXIl",
-	"UMMhV0KuIDAYCiWLPGZqSC4ZwsMwDooaVWSHcu0m0NKgJxR9s9jmb6wEURVVx5aHjEmjic/V9HhGfxku",
-	"kwhRq1xbE7oiU5msbc8W92SbQPkU+fLo3TpjPqToqk8gKukmERHw/RG/l6BAn8cxywwBmB1RYxIZ3fM4",
-	"SykX0LrHfHKLF5E+TZW033488t8P3JULvUwj7K4cVcVElsyis/pXMtZMH2EqUQR4aZT49cYV9d7eUJjZ",
-	"DVBHpAnGwPE1HyjCPmomMM86GuqP2szbrCL856ZoPsDs7B/Qhmho5gX9etaonrIUY/uPT56QLrV7SM5x",
-	"61H/HYGaDPc8Mro6bHFNT4YCOqNtG17cVLYBnQM0DOtwgOZMVpm2vXwmTMTScDoo/VBPW72DkotnPxHX",
-	"C8c/xt1s3tJbS44er1hmG33nLKXQvN9wNOlHJR2ekSgMIzJlsVwyRaJjWL2IKDZfGglF5hKWcRi15M9W",
-	"JuBJcDAGIGPDccbCNA+MKphtFUM6FNYstuYBFDJSbdPbaYPHyyHt+vMkgnWwd0MfUMhhvUR2N+Oxj9i/",
-	"BE9VVY6fYO4jLIch5RXLWa0pPdekj2lEoYhs1/AI22ABclSCV4k5Uxb4ZHVGIvzJTqDSbHXZbfCgYrqr",
-	"A+q7UiTg8syAm5zgAKy9OmfhkkNC30oMhh0Ysm7bumBkT0anjzvyo7pss4fHD29gi+3t86DO12F+BSHq",
-	"JehaM8AMrAm4UDQkXE2QBZtCDBIsO8UYbuSXsxwteWw3Gwt70Xeb8X5sxkTGBdQVOFAHr1yQKYVqG/ZR",
-	"B+SVJbGA/OXdq5eGji6e/TTY15S0alETzHdDjfcC4950+O00VyW23x/Kh9fvSm3cHM9GzoL8uU8Nu1Oj",
-	"trhhx9NUxlcsOXKoAlvjBj/ixX91194jQdUftS2CYN/A4yL85uIIFuHN4z64F25aOT5mABfcLHJw3nyc",
-	"NVKgHX1ZXompXYg5R64Yy4zG6O7Q8ooJlz/KNeEiFHWASWOiTHO5UiyH8wi6RirZgKHEYBtYKw5AGYEr",
-	"eO5m2cCa6FtYqmo9Wa1dAmDKBx4QLrLDuOaiwsJiXIPmZ9GJq08YDMkbEXuaC2yfTodKU1kUxUTicdHN",
-	"RHFVWgvK7CtP7Kg2JuMGomtchLiq2rsQuxkXtEVjHNoCDeLrM+ARQpKlTKApR5qebWIXcq1YOnPKP4Bt",
-	"uJ1cLaTtDWWXvbFpBC0AiJtShxHqUbOU5mlKprIQxjZDGshYfuTwRnKqGYFUkyEBdsd6kQY/+0Tm09Go",
-	"tLKRxClWkqyoApi/6lvJGaE2uOJ228GFCKknbuNrTWPRRHqMnWjrsD8z8xateUIwcyumvkz6Zc6ovb1Z",
-	"8rauY0idtQGX2WUdkuebxW/DevXbk9bqN0etiNS8KY8bzFphaCdaGmigDZSpjGrNcjPa/17GRzuTLCvT",
-	"+dqF+/Uzq+u88sxFS1FuMaPOmrRtLjJrfpfmwWGz5H6S352vu9MyceeaZ+g+/Zi69LG9OrB2QDdzZYWn",
-	"y66GiGupP0A7CxLZzxPHSRV5twnwIaZNefdVmQl5BXw0hp9SPtPs92lovOQzvUl6Dyz7bm9tutOPVFPK",
-	"+ltVsrq+dKNGF5tGi3lTFhc512uYIVbInhfmzPjbh88fzM/5tZt/kae9cW+hdTY+PoaE44VUevyH0R9G",
-	"vc8fPv//AQAA//8=",
+	"7P37kts4sj+IvwpCv/OLknxYqovtnhlVTOy32nb3eMdu17rK03F26K8IkZCEKQpgE2DJGo8jzl/7APsQ",
+	"58HmSTaQCYAXkbrUxXZ3+w+HSxIJgkBmIq+f/NiL5SKTggmteqOPvZypTArF4MOLPJe5+SOWQjOhzZ80",
+	"y1IeU82lOPqHksJ8p+I5W1D4NUm4+YmmF7nMWK65GWlKU8WCXlb56mOPucHrX8cyYeZ/UaQpnaSsN9J5",
+	"wYKeXmWsN+opnXMx630KeomM1bjIU3Px2o9zjrNd+2HBlKIz1vpbRnO62OnZ+MXaEJ+CXs5+KXjOkt7o",
+	"7/5Z9vr3fiA5+QeL9dr1uCItl5m3ZSrOeWbWtjfqnQsCFxMuiJ4zwsQNS2XGiJrTnCVkyfWcHN2cmLn+",
+	"SDV7kz+TYpryWO+1m/+Rs2lv1Pv/HZU0coS/qqP6sN/LZNU20as5I7LQE1mIhJhRUk5FzMiMahYQ9oHG",
+	"Ol2R6GOILx/2RiTsuRvG5Q1jt05hLwhF2LthueJS4PVhcXz8OI6LPGdCE/eT+ZKFvU8R6eOcyRs77jM/",
+	"7Fs76iAgMidUSD1neShi+1Z+eWGt/SL3I/giIlyZnwWhguBeDYahgG21q2QW8Xxm17pO55NCccGUeluk",
+	"+EUH0TkiCHrxnArBUriYa7ZQFQosr7Jf0DynK7grZ1Sz5BymMJX5gureqJdQzQ41X3jirHEWy1K5WjiR",
+	"4J+1iRye4eSuzFgts6hRRQvrJVzFqVRFzl4IswhJ5aqJlCmjon7ZWxbLPOFi9jLZTVr4O6/YB73rLVlK",
+	"Vz/RRbu4mOWMafN32488qa13UfCkbam5QIqsbO06A8VSCBZrlhBHAmQ5l4oRezfROZ1OeUz0nCtCDb0R",
+	"KtSS5Yr0Df2Wv1NNYipIzmg8J1wPhr2g3N+GIMZnvdztRUTXKmW5vOEJy/cioIZgLKdSGc8+832wnQeu",
+	"hVymLJmxS1nkMatTdf2tE5bp+Qby4EKzGcvNqP4A20pJOxJDRmeshQTgaxLn1LzDGTkh01JWETMIkUak",
+	"cq1IIuPC8K2RTDmjladU5p1RfMP6UwydFFkqaUKmPGVmbQklC5pfJ3IpxuY7IyPN/2N7nYLVJOZSZbZj",
+	"2zIoTXXR8oLnZMkmims2hpd04y7kDVPkl4IVLCH//n/+X1wCLmbwwbzeCmZEOawLu2H5ilgJDsuSMZF0",
+	"XF7KcEVXhp1WgyE5h7dzj0cWi8xqRaGAlyRCujVaMU2UNve6pxRC85RQHENOkdlgGbmyd7HEnA9Bj4li",
+	"Yeja3toLeviWPSOu8R17hgNosuoFPZxxhdDX9RA3YG0dza3lbvWCXm0ze0GPZhy+FQVNx9qIxbZn4O0o",
+	"BjpJhtaWzsxckX6RpeN///f/mMPVEKjhQrELnVilbst1DRlRshQOEFhW9mTn+Cvo1LPWBUdKJx0HbnMP",
+	"qveIWdGlYqbp4rVMWLq+mFSRGb9hYkSoWAHdnBHFGFnSXHAxMzTKUBvJUqqNLCGJBJLURLH8xgiANqGS",
+	"pouLigh2lELTbE57QW/CtPlvRhcL2rr9C/rhSl4zUX35ijDplPsls7tHMnuyw8mKf7Y9UK2UZmbOi6xd",
+	"hddskbGc6iKvPlkUiwlOSUtRY4ppzplI0hUeHlOmFBgohtmoKuAPEM1pO4tJmSqj5vLZfopXkSX7Kl5u",
+	"r9ep4yJnysh1IAJKFNNG8zCS5YamPCGTQhtJqcD2mqRsSCJHaqCmGprC54BGEIpJWrAs50ITlbF4cIYj",
+	"czg5DElRsjA3o0rhKQ4ITQWEOrJE4U9gSPgxwfvMNSKxMlkXuUCJyKx2YkSaQislguvHQurx1CgzEekL",
+	"GdrTDefAFZkVTCmWDKyU5do+WAqGInVX/myTGkDDFTnhObiuA1rKqih+de6qcHedSKtM1KBvL2LqhFZR",
+	"9uvq+LrG2KLdtKnTVUOgSptrUjDofTicyUP75YIKOmNDsGH+xtmy+vMhX2QyR9MGVIqeWnIdzyeS5skR",
+	"3gkLDnc/m1N9Dkrpnn6CWApj0oGNOuZJ6x4zFdOUOuti4+Ct6rV/wIEi5Vj23JKCkakhGNI3RxKZsKnM",
+	"GajOzSOqPnMauxk5URTLNGWxHhsLnMJi65wKNWX5WMvxvFhQUA8WlANH8Km1zdslU85ns4ZUn2qWj0/H",
+	"qDKMqTZkCGRTKJaDEc2Ueew1Wy1lnowXVMdwRjJhhJJoUwEaLOMeG7j3aztIy4Nz63rjpaRPsyxdjeFT",
+	"3SzZeuLmLEtX7c8CcXNglOEsXZ0RsxorspwbXYUSWG8ypyC/atMa9oJdTjSZMdgvpBjkslSqjoOtcI6n",
+	"fegTpIYTnkaQHigrFWOapuqM/JPl0h0LeWHeC5iMJcNekx65yAo91v4094cSF/q7J622giz03vdoqY0+",
+	"ufstTZlcnWZzCo3ht/rUmtLDUUtF8FaER+UQwN3aIh7t6GxoJdvO0tHdWJePzyqT/SG3mtW9isotq9PG",
+	"yn52z1mq6W2mpa3HZYtcqRsgLRN4a8XX3osCsnY/xvvZWG8gFmiashyMF8+HN1xxLfMzorQ054IUaxLk",
+	"QBH7YNJfsHzGEsKFlkZzAWY1P3JRcDEbrDMqHADmjwX98IqJmSGf06dPgt6CC/f58QYnTOW2k+Pj2m0n",
+	"bX6HudWYK/c9Pq3d9oe2U2Enznjmj7rbsEYLRTd9B9VLcIO8E0xLt86M9LlWJFrEhxHhCaz5llWpRAoq",
+	"6/LkeIcFVTpnGElouu2NlCDU6ONGNzbaN1xK+lSR6DyOWaZHxHDCEfx8iD9HYOoNKqeS94l2hBw6+egV",
+	"Vy3OaFiu3Z29MNJlsVjQfNV2IKsijplS7T5ckN9txmTjVdwggZudu3U3ldW8KMxTvWWqSPXtNVf3ouse",
+	"0v1d6/yO3tRbWtW7WD3l2+xhE7i1ufXivgNLRG2Vzgsuqt+eBNvCKWvk3whBVHj6qWHpew9JNDf5FiGK",
+	"uhxfkzv7RjBqr7xViFXDG83F2nJri9tsv2cv6IeXeOfT4/vzsImVVZ3Ru2bsuo3+NOXOd3BUlD6PvmKM",
+	"APUOncdmcO+ut8ZxSjVN5Wz4A13wdA92s/cBv9U8eQv6gS/MfP548ic86vHjSbDBybenXnE7YbVB2DhR",
+	"tb+saToVG5zVeJc2cdDwOvr1qy5eed+DeCPrK+M9eMMrdEvtuCr+PtThbufe/NSlX/zM9fy5F2QdmsZO",
+	"+kVdJG67pfLMzQrIZi2j5jvb8SD8kaGicRc9o0g4E/G+3oFzb2Nw5XIVqB3KO3TBxcPQBWztl5QrrQKi",
+	"6UwRmROeqHUbxI485kldkG/VXdakNVf3MIqZ6z5xmFYCLRKuXwiNutweJmTpyKuvPxvOhiQCwhmil5Yl",
+	"0Rks8dsX589fv8CVNl8s2l6Sxlru6w7lXYE4xfID2M5rtjpQBJZ1bx0ETu72B2QsV+ggBeu05eZcpmzD",
+	"1pQy0MwVnZC9oCdBrMrcu8Z3cEFimA9eCWdsH95m9li9dkzvX023D6me7YbExgxorDW4VdoS7XuO+1Jf",
+	"/SWkbcypmLHKNCqimeYzprt84/bX3VLW4D29sKssnSNW7/WtD1ydRPmW77uY8GIXT2gjMYNquruBWnJ6",
+	"iyyZUzVeyFr0sKLQC/ZBj8GR3paKoZQx3yP4PYJMDMMb5h6SYchoK4+tU42REtup3m8LLEXlNWpz3nJm",
+	"AYEOL3CqOx5UcA9M5/tUxtcs+Rv6v/Z1xN2CEXNGVZvk/Xm+Cvzqa0YXpW+fCSKMar90EfW2ca0Hr9Wl",
+	"dDVn3lHU8PgdKLJkkxj4seJ26m3busrj/DvV2KuNU+qL7Rw3eyz4BAcY26fv7t9pbPO2IOrac1rfpkiv",
+	"z/NZ4dMKd5d/52RSpNfEqKoHilA3SGA4kWtFXj+7IBA0IDbRsw9a7ZFhqwHBsSYYpV4Mex1zM/bmrY7i",
+	"XZ03nT6YrtW6sNlBt9FVug4DOp1CJmGLdZwu6UqR45GxgOfGzDUMlBhOWjHdGuhxqdrr4dgPGc+Z2u/I",
+	"FUrnBUy+Xb+zwcuaH6YyGUUXGaofu5G42/I29+U1zzJ8zs5jXV7zrHWsNRuYLinXXMzGsbG6zNJ0BXg3",
+	"ulErmsS6rhbLQugAJNeUp5rlkI1RZERLMuWQK2Tea5vYKo0j7yUsycvufzmT2r43NrS6fRUq9Nu25dQy",
+	"/D+88Nlyu1q6RXqNx1aRXlvrbE9mqrDLhgTQfWk1L9qDGRiYzgshuJiN4Hz78cUVOaIZh5c5yguhjj7i",
+	"7Z9aY9S/Fi6A1H6GNGBfeHOq421M+s0056e1C/Hta9zXaA+WZd+oZYF+kjqFzOWSLKiwyg8VBEyNMtcU",
+	"UlTNdpG+z6gy9v2gVYDvd4BVtbHNcsNe13awPaOLjPLZvnk66PoDLwakuwsFd6pRKELxLzLN5YL8i9jU",
+	"FPOXJP8Kxb8ODw/9P3NdktOpJv8iStNck/7MqF9Y+4G6GHh6ZaFJBFeOiFFHIvIvEhkqT4qUJRHhUxLB",
+	"AGOqMbluzmgSEJYqRiJLzBE8n/jbYAx/E+Tfw5f28sbVQfk9yWihmPs/If0I/xjjIo/A8I8GGwYo0+64",
+	"Is7vumFAuHbsLtw69FLm1yqjMTrMC5UxkWwc398w9le7h5QjY5IVocRGNIP1ZyFx+zECYjZOTs1WJlxD",
+	"QY8G/XAhhZ6nKwIXkphm1cm1zSYgEReqmE55zM1a/FJITc23cME4ptnY7uD6xDHl0fnlXNajc8olLOa4",
+	"Ol4A4gB2Pg3SJFUKknmdWoBEg5aNCcrRYipilvo/UnxcKCL/+AhYKvK/R4TmRmsQNB2Sc//E2PKt2w9F",
+	"oIQklgJSx8QsCEVqNAv35hgzEeTF8OS7JwRSDHy9lxQxC8zuLKTSJMqpZuOM5eMFF4Vmkdl1+CsIhRmG",
+	"C9jGJReJXJ6RCGSjGtoDKkJtx+dbKM/EdnIBSRiutMxxQPMjxTkNyQvzHvatiMyYUIS2JBU4HoL30tYC",
+	"NM8LRT+q5Y5Zsy4iMc1zzpSZsPOl+tXG1TTfDIZmQx49ush5zIaPHtUnBJ43G0QiFBIElCH+eE4hqUTL",
+	"JmMIzMYFIYnaGk43h/AkWkw5nGYjQgkkjub2GDFzo5bKh3i9eQ/MVDAvbgiHajaT+WpEwp5aqLBn+KKR",
+	"pgFfVV7RcA6bgdHmFgB4VEVDcmUmm5l3N6+VsZxcvr4k9nLSP/numPx4+frwD/DGNNYsVyCwT54+RhKU",
+	"U/MaUpjXsKt2Rv5wHAqZk+/+UKbNa/ZBE8FYosi7Z5eHp4PArJWdCOmfOLnxZ3I8PD4h7y6fD0bEf6sl",
+	"oaGI/vMkIv13lwF5dj4gGOQJyB/hV2GLTwzXKCNoaluXsymcXza92m7fkJwrJEnI7VMo5cq9p5rAXeC0",
+	"p8rLk4UUbAXylgl9ZvOULIMC76tQWAnq3VNA7BcoGIzygGPI3EpQBQmvtBzHVrfgDWYVQ1GntJiah60I",
+	"nVEuRlZwcY2fSZ9rIDOjkyznLDc2B1FaGpYdYM52S2RozG8XO6e7BlB+a0GOqtrlJ2FHCmrv1+obd1J/",
+	"k6m+dfH9WXLHUYqNnqFWvTAyDBCNylMJWcHIXScuWXKGbCMVC0iUMHNM5f7gK0T1GxUKqKPDr1YkZ0bH",
+	"V6SPpgJkA05ofK1Q7JTMAlUNRgullXLNy9eXobCZ/AOi6OqMRGjiRCMrERIyWVUnfUYid66NyhPNiAz7",
+	"ikko+kKWZ5uQeJD5Uw6kYyTNi49lYRZHz9kKxJ+Z0tWbC3dooPxqZUa/Ju0GrLXT2h0xrFZ6X/2ltCjX",
+	"f6zswy7JYTZW62+pD+BnWD70vkJDZTXGbWXVlOdKjyvphfdVP9ppt61HHBzhtpraNX29JW5XNxD8Fwuu",
+	"FJrxQo4VOmvGNhEi6LXo2egkaqjZZsuaWnYvMEv0fpcSU6sM73kONDTQDvK15tvtRZy57p82H2Trxaju",
+	"jplI9rkcJrl/9aR/t8ZAtWlUXiBYW7I2/oIx7ngsrLuOwO7plXtddyEh8faCmofJn3MdFa7JnmJgY9S0",
+	"mVjpFZum8KioLU2pUKHkJj/6k7K2vo1TuHG0N0K5lRfeVuBg5YQaesfNHrln9l5YL3f/S5EVXRnI4x0F",
+	"XVXb2xYGhuva5HYzOZCohTn43VU1qy8wRyYo9eaMb0msWD8mgEjhMVMKjudW/cUQ/QjTDAl1Fr1gNywH",
+	"iJSkJeO75QCpZrN9t0NiXks+3+ku+XwV4bpp2S/ddVuLBDx1IVXckbRuESLdK6vAs0CL6n4/Qf2duRFe",
+	"9Y7LdQG1f3dNvL43s+3WjHx3BWwL/2wd8Mvxk9lOtC86SmPqwDFDcELrQoHfOvK/R9ZNYnFijGU/TeUy",
+	"IBE4TMaK6SKLQtHHkm38aAwaiBPPKbiWrf43QDfIkit2ZuXpGF1nzgdC3XTAwxEK5xPxs+1H9gIoCy9n",
+	"OQB3kbWEzKNplikyYXNuLLmFmtEsG59ERMtQuI9P0KFptihxOZKYnNfqhEiS3EaZWqKqOKkDReRSEHvp",
+	"iFABLqvyV3R5es13B8vXpd+uP9NW+qvAJaHPoWa/iOeEKhL2/v3f/0MncRL2zLtlKY0BewR9szlLmNCc",
+	"pr3PmxZnS9THVdGw/mZVnCLAMqiDGd0me9E92AKINIOrLG/4U82JrpoPHpGLd9+/evls/P355Yvxu7ev",
+	"juZSXqujj+62T0cfofr00xmBevCpzF1W0G4plkqP/RLdQTPex9yzMqLV2rsNQJMx83WRta1yTRgEpf/V",
+	"8Ty6YPH2W+n/Xh5A4psXT59DtW+CT1W0fPdCVRoMvDzxTN7CHd3K+TqxbFMQLCrEcD+sBg828ak8T9oL",
+	"BffTlyzVfT51qZz+1ToykmVQzdJYjm8kB7NLQRqMOzrKP0/LPx+Xfz7ZvSijOo9b1mY0S8Jf3DjUxi9c",
+	"Eu6rwW8zoztWg2MhuAV8uNtCbE/73JzkGfQWrtJsXapa/xctM9pa0CnwRyxZBpScjObXAGZmDvC8EIpI",
+	"ka4IpPaS6L9eXBILdikThgiXUQ0rYxM72vypc8zf3oSjcUvoim9oE91oEwuLC1RY906TPrpJ/ZaYB1vK",
+	"5kVJ632Zk3fvXj4f2JhGS+i7DPpVSupbQVIqVtU6vdsaFR+lbSdoYhMjjaGA/GAZpY0rh4iuVMIW7FKf",
+	"v2gvED13eFPA/xGk3t2cHCGgla3rse4ceyXirkwUE7oDMqYEAqi7ge5Qx/8Ml4cl574saae85Ba1cFsG",
+	"ar4labItWxti7ZiqjbeTvtGQJ8VqDIGqsQubgype5PGcKpaQC/PbTxiR6rX7kpuJtJlRx7qQEaVM9y13",
+	"gXsqKp19+4492AlUZI0tDamMAbqnPa3XXaIWXRfcKmZVDc/Wt0sxbQGRlJzqQ3tp1frayyjx0CX3FdSC",
+	"CrqdVU6jtb5l07bTzZlLt6jPcRAy7zeBp9SXFX0AhvB9EHdBE2N/5rKYzSGn9wylLaRLUWENYgsRxhJy",
+	"zVim0LtSKUEBxNedrGEE46xzDDfKAmqgdXCVdibaMx/hoUIpruIQ19pnNyBp+BetM0/Q4LZNVlaFP7YD",
+	"PsFm3grWBu5EzR4/vPQ37F9GtSElvUXblAIKOH3SQS6XpO8S8E6Oj4/PEORcjXVeiNg8wCHjMkEWMmdk",
+	"yXJGUjbVRBZ6UFU695j8lLM06apZSIuFIFQTOClrBV3mdzNlanSC5VymjHC1Rf1oKU9drj855YI5vWLK",
+	"U5tnOmc0YTmZMC5m5GS7EmmGDuzLBRsP7ybDNFe9XehvyrfoFFdjS4+tB7tctlCJMarNOiN4NOlPUiqu",
+	"iVkiRajiCWtPI7e8tD4eDIU4ypgAirXoCaGkmisamAMonkPBkRtr65J79oRX8dxdsnY1CcSyRcty78rv",
+	"yKr7VgG0Mr0LgN5FcdimTq4pEttv6AQd6z6Sm6ykbBHCmXP/2fp3mjNS7k8bJsxJKwRPCQNzetx9oDej",
+	"Lnsd0YH3pf/nyZOTp0+fPj0+OX3cNCp2ORsbCDd7Ydp82pUK9wyTtpCf0ZDuo/x6/yzLVpIppYBHsEgx",
+	"ttlSb/hwIYt9azaD8qW21vF+mVCxIxmz32q/eu82snnoin2nT30r12/fxvvYwfsI99+HCdt50myPna0Z",
+	"gw90hmydSRdm5vYcwAc9N8x2Wxy/9rZDYGTu2NMFrv3p/gH+N6JDMqXfYfi2nF/Ot6Hl3zJjvoH+9NIn",
+	"s/7UiO65aVWeuhs4FO7GXfGh7J7+la0+A+bGjkfmNevA3FYszpkOSKSuD9VNPB4Oh9EZUXO5FBjpsKjq",
+	"4BdvD49DvuODxMaznE35h47q1ht5fcfnOgikTUfdW5mydtUC7vZzLFWNquOitj61SeOWtGkgz9G/UckU",
+	"Wsv2Z522562xkFzOkRv9/X6+n/Xb1l7II25+rlfK3QPv/aXqwsM/Rw2fe4fsjmKjvBfm8hwysG4ZRioJ",
+	"Zo/MEJe71QHXbNNA1iJLfQ914NIRBrsk2nYlT73J6C8FOL0OK0m9ZTqVhfZ0IEFnHtgHmxdFNE3lkiVj",
+	"mfMZFypaR8hrXHFXdDpNr9lY3rDc5XvsGDba4RBCGoBDaE8LsnIGPbcAd52d4lrf2/7WqUWUe/Nyr+Sy",
+	"dsbe5P4TUnehGkDeHGpMO87iNmgUtVf1K7PJX7htM++gUTz3k2nREZGw35R03QDfQk4ZYaB2NmwwgvXc",
+	"YiMr/G6vdh4byclzewu+856UxBYTllwKnmVMb3hJdEkICH1nVGmGQP7UGZDt475rS0GsjynBx4y/ByQ6",
+	"gvuOPlbf49PwHyqqScE2VbhBcZ10ZhdvHzJb3KXvTznEBtT5HTfrNj1JKzS+H0j9DlZCdT67A9KXM7oL",
+	"Kv1GfN0sS3lbF0k4QBA1BmpBDzGxCGKO8CVkxNVBDhhRdMpmBc0TIqfT1mIUtgkcfWERwpz+pDJ5zQT2",
+	"GgxKLafVTNwgr+1tVsPYHgitPLU9u8kMZo9af1mjPghzfa3WAFgCC0aFaiCI4xiuhEfx1FZ3baGw0nJ2",
+	"+2ff3y5h0Fi5lhk31mVHJi8p6TaE+CKnCHx/mzCmL02/rXlhB2A4iY4A9iRttHvdpyq0NUgGQS3zUJaQ",
+	"vq+5hlAZgrRouZgoLQVLBr1WcPBq9hoS7tZsSLjMxrp28TFj2pp7gU1z6PJaVvbHr2Nt3C0UZrdlaIlj",
+	"Z/Jy24n0lcv8hW27fYvObvW+3YAXadjVtX6d5nTBMOnNtmFxiC1ctzTluWO/+l9j5/lm93ho875uanX2",
+	"VQcsgvUO6hsWtwHvsKkVfITNrWdUs0HjQTh/Z2O6xwLwK3aHb09BMEOBYwo1NHstoLsAlMRW1at7HV+K",
+	"ifxQTeberZURgttCicqHIYksdGQ0Ir7nHKBYCDmRyYrMZQoAP8NQROAnorHmN1yvxlRHI9clzsHLLKlC",
+	"UBmaJFZyNZIr8WeLPN2J2dJGt20JifcehGtbZ6oUnwnGrB3zZtob/X2zlgg7cwHg5r1PaxgD2+0Rlwe4",
+	"eQnuPS9u53Q2H6m4RT/l1vyr+0LS8CR8J49r2b1vXGmIueMqr4sAlxXd262tzQ7doOtsuPvywJ2bDo1W",
+	"lWhzQt9dW1ha+bODzdQAkvc2aB0VodQzehXWrfRmdA9sUEvrtjeWrM1vXt2ILfoLity9+1vBbbAaaxL/",
+	"OdNWBuwhmGpHxqegqX3UG9/u2o52V6a6I2tmPL4usrG5HKCI7oYDsgnveE5FIqdTYi8iy5xrzYTvgVIl",
+	"7+0q1s5iZFtn3Bo2cp1+29amTbA6YKudnR5ANa8tD7SlQUu972g/GUt0Wyi11kXVz9o9b/3V3rexm2WR",
+	"23Lb667ik3Pw6puddNrPiEQAnIo6pM2tHgQkMlJIaSq0/QnklPkBugVHpE9D4VuhQHWPLc3mWhFa6LnM",
+	"B4DAJaTmMTM3oPuQTmSh11Qsn38WirB3LgT5h+SCJWvXhb3AhVBlNR08gNJ5+x3OtVVRg4ndp1J0m2YO",
+	"NjjahJNyK94Leq4FNi5e+xnGfmlPhN2tsNDc7iOt1nNiV2dzJlcbvb72Z83tCPYn6+Pq2qydt+gzt7mp",
+	"VWCBo6rV+7LThjRqcO64Iz+h1+x22+GS3O6Qx9Z2aN8po+3rzk/DRb+4Cw9YEm6R2Shm1yLFZyTiCQCY",
+	"ePiFBgSuViydGsF7zVab2ivf0ha7bfbJXoYsrM2lDVevE+WCdeCFGBU6OeSi7NeV5WzKciZipiqIFbA4",
+	"LS/TsVT3jkloJPx0NS5EnFKjBO1qUzhb1Jqma8O0raW9CCh6rFgsRaJ2LaZACnd5A9usokZ/OO+kqQpM",
+	"VXPX7FHp0PoaVRtpwXa0atzb3JZnXYPaW5T911foxKguT46PjyvwzpgfpnO+WIDCXs/NbEny3BU64KtK",
+	"n2vmua17r9E3V+g5E5pjSZZtaBE4hQ+xFy1XY+srCDxZCMS75c51NMS/RuTpqcxdidYUmw7aCscSYN2y",
+	"6IYcvPWXBmyuGjFM3VPhrXMWy5ng/zRSvr1h2K87ia+Dbm8BbWd2ZGe1xbDGNgsPBmybnyu6vU33rM/i",
+	"FO4OUNwiqOQxn2dUswNFnhz/iRhxHrj2Bhg8oPG1kMuUJQhk72IJVBC5FCyHmHuy4CIUi8LwOQQYXAlM",
+	"QhUK3gNFnLCGfJMheZZys3NEFfkUlR2IACQSDMGc6XzVZgD6AIt3/G2IrLSecpXIyS5BkPKGth25AFyH",
+	"LgADF1NrKxItEQuIuewMAVJc81tAE/M4ETRFiDkHI6E95kqrP/o2XcvaoERjPf73f/8PkgFPyMWbS5fY",
+	"WJm9OvrIk09E02umdjO66pAhO/p39+k21uFggwr0JU9TMqdZxgT0TVjKPFEjq0k6FIegAisOVFntvmJ7",
+	"PPiWC70NqA0tE7BgOLGnAZaUtXtNcIk9y8ybwA+tHc22kfE9AGbVuGJj5Vh9gUIw+cJe7+7wWXWQoDu0",
+	"HlznCcITbNkoamw8rHbpagmwoSjIqNYsN0P9778fH/7p/ccnwaf/uC8urpD+5vXbtftd68qWACd7njqP",
+	"Hr1lgi1pqoaPHpFSSwLOqjaDMZLOsuIZiTLKk7HFmwBzGWPhCZFTbOWB95vLhuRn6ynnyjWnqjLzgSKR",
+	"5eMx8PHYNXCpPD4Utfo6HL2v6MKcZ6tK6xI99+F6+HRg49AJXQ0C5PGM5fbRoTCCBAczggD0W8ADYFnK",
+	"Y4otwXIGWNhqx5Y2oSh72pBaS5uqFAl7tkdEjsvv2oH1s7RQJMpYzmWCQOlREAr3BROAVHpuJ73WNMWc",
+	"0xldoXt5QlMKjaEkcyio9gVtVxxYKq7JUhZpQqCi0S9ctafVoNFaZuSnPcYy+DHVUSgA1EFx1yC+JrEt",
+	"4IjMrwG5kdoeNjggEFDODZVBfxfsczWXRT4MxXml8Vf5rj6LEFvNKG3OEJiUIn3zMIBwdU+30ze3D4ah",
+	"eFkhF+h0A3cXwpAr+cMpPFk5YLQaqdfeCeg5ZVQZ+rQWjENxHDk03JG/JgrMssHfZYM1eGZE+kJiK6QR",
+	"bk8shTZWCplThS2Hp7BVsPf28W5cj/tinn9+8RLuaT4pFBCSOCN15nQrk7NpASvMuJ6znCxpq6YH6PB5",
+	"O47bA9qzreJhVydL7exub0lRbnCLn0UkNfFCaJozmqxg+c6aIqnaPWsO0e/dFqI2yfbE1Op2tukxK0JL",
+	"krAksqQliXpLnqeoqd5A+kU9XoL0uHtPDDf43WzipixpQZLyUsXKZ7iDxCC4DAFPmN0Q87QR0jZgpt5X",
+	"Zwi/Yu6V9y3PauiQjpUqqmE7mTcItG25Gh6A6qasUc4WJx7MEiephlW1Ymd3XnUEWJLKKA+Nol+d8JdC",
+	"R6it4H5Y+puW7s10ynL1WZE1umX9NOdMJOlq3OmCT2VMU67bb++U500H7lrbvFbsjvpwhWqHKNxBxM52",
+	"8kE0GLm+FpU39yNWmb2Lx9ff4auB+6gRtCXD25P0hrraW8EPFjlmai3a0ukZxa4qvlGqJBNzTibMWFh5",
+	"KzW55+4w2Bk5OLBuCl8ggY5q2yCxyFJJE0XmLE3wlsqRu6Q3ZuOzx72g16qY7Fosz7Fk0fcwqhZeQOXN",
+	"gvJ0nOSyHcd8D6z3zVU1iv+TjScrmwO0DRu3djjCO3h/dnVT/YbUxt8neF8peN6v3KxR7ewp9x68MSUX",
+	"bOTqimfCMPZ/3IMT5i3TTNzCAdNGDG6kdnhX++s4oasW3kQ9zVhqaO7pue3v1q6abYdqqz9v5woS9w63",
+	"KiJ528g6Avc7QPMvOOaq2UPihrNlh/lxeW9t5XxB98kxRDaxLsc1ncFPJ8GW7nONXQLV2sgyp1lTRZSU",
+	"Av7HFmG3VrKrLevqj315/tM5hPjcU99dPdtlxM197Src1P/78cl7cPb96/Tvx4eP3w9Gfz8+fIpftfr+",
+	"mj3w6hP+y19Gr19DpMC+0xl6KMoJEYiIoIMF/QtySmwnQ9KHbvsJqfTVxZa3KqNCkQVPBJ/N9eCMTKSe",
+	"u50Q6CNpS7S4/Zu2wQdcMaVfcXHdUWbbWYBfrVZulBlvjxR3lWjeD8RPZxluicbjZ1/H7WmkpG0qgXTr",
+	"dod63Hci6cRG2LsqfVPG/z2gDuyHNeDe7K5oA+9Ax1pfnU5FBOsCmNDNPh6afdBHWUpBdMOHBc2vE7n0",
+	"n+d6kbpC2hhUlKMsmbaKdaufnO+hy055ytoTJMDLRBeMIBwx4ooA+pxZm6jbtVYRBEWWjg3Tnx/+3/Tw",
+	"n+8/np62BznWD3rUYlvf8peCFSy5xFmtz5snIOZctLqcP0ROAfXXxhCtGm2WAN1tXOEbg5M9Z0TIJcGn",
+	"oStUzJiCSG0fE0WkID++uKphB+/dI1vN6enT79ZfY84+kMu/nB+ePv3O+QKdGrqPB8jvb50Cg54bzD6/",
+	"SjzNJd6Rt2DHbgmuAHnQcZFzvTK6ycKyE6M5y88LDT5S0GNBSMDX5ULMtc5wDC6mcn0pL1w5+9sXl1ck",
+	"l4VmCvd+BqkHZrt9pyFyNWcrouYUz0SeE77IUmYEDkbpXRQgFK+fXUBnAEX6UjBiBIHNgddL6RIa1AAj",
+	"DzaUj4C9Lr4PwSRXzgm8dXRzEo1CEX0MMe8g7I3Ix9CJubAXkBBeG/+COlv8ExpO9D59ioahCMVzFnMF",
+	"uXm1NmFJEZvzncUQgTCkoUckKgP6uCARRvGR5lwHH0jp/6/z169IP6rKohVdpBHWq1JF/s/LNz8RM3nz",
+	"tZl72BsOh2HvU3QWiuji/OrZX6pPgpyB6uMAchr4N0LYY2wrFdmgmC5yC1FgQZFxC83YNaSlyDXfU9VW",
+	"XarccEyrEKR/+fqSaJnQ1RlRzKH6WgCogR/X2tQR4iUoj65thUpk/h7jRTbE5qT42PwUrUujUCAkdflQ",
+	"5B8IFQkSnV9cjF/89Lc/JwyIY4GLgCkgZUbaNVsRgJq1leCVq6E5Cen76FUoIqurR4Mzm1bHhSMKLsUw",
+	"FC9oPC/JGLGPkXRYDgjIEmKq2PGMCxJ9OCx/ic6I4QJYEIidKeQSP4MDZQNnfW7THyg0CRr4MvXowyHe",
+	"6SKTkHOhPMq7jXdZv1UofLCQ9J8cPybRevdt867Yz8TCW4BdMwzFuVhV3tT2IoQsViQORZ4c/5FENpYP",
+	"dU2y0JHRmhMCFYXK1bQYOuNSDCBUgJFoGMiHQM3b3WD40Cza2xf/17sXl1fj7988/6/x1cvXL968u4pI",
+	"33VieXxM1MCJfARuVxgX01wb5bV3WUpQYKZKbtKodzI8Hh7DmZoxYX4c9R4Pj4ePwaev5yBXkQNjm7bj",
+	"kwA+uYQelNY5XTAN/t+/t1aW0liPoeGOb2sD1InrxxJc1D4mSETtGRIRnJ0IbavnzhkzquUllGcbau3o",
+	"zmhzmb4PeplULZbSM9+AR7jWOxQPA5kTI8Vh4vYl+shISucFhF/IpEivUc4PfGVUKIy8RckOpMz1iDx6",
+	"dHp8/OhRGSeutY3BXp92HYz2YZgXWQn4xF4sl6LKbn1K0I4nC7pyGWCGJcwpFpBJoatDUpwsvmMocPTI",
+	"fBeNCLBILlMGXUgtyFVUxsXtyihNV4rY5CyI/S5zKWaQnUa4CsWT42MSwXdj8x1yKbbnVtWB+hTvsSkC",
+	"E0ZmBVOGjycrovOVGf6MUBEKzDRJQH5wzECMLAnYn6xwcXHQnCmZ3rCkdqn7MjojNBSVhbCQ/YppMsvZ",
+	"0jx+gSYvFeTk+P9v8we4htilJQOcRygiOpHQlDzJ+dQeREKC58hck0jBhgQEJ4g8m4FRp3Y7ryE5F6Gw",
+	"c3KPEc0WVVyVGWFmOXObeNDRXKr/5PiJmSWugdnZqTH6I2LutLVzXtAZm81xw7lLHLTc6LAwrJrowZfs",
+	"Of8PGwIu2W+vuE6yDku8pa3VWiuypBX441NTQmCbp0wKhc8+PT7e67U2uVC/L1JnWMOT17NpayxvxPAT",
+	"fHzbqH6aRwAMg1ef7HX1472ufrLX1X/a5+qTvWZyus/YT/dYwWrymyP0itS3TCcLrXjCGpznpTmm4ld1",
+	"GxuKgfEr6quZ1gzB9uos9oorfY6XBM2TFI67XwoGoTl73pWZmp4M9wGhbrXH4PmXbuC9DbL3D8hGMDWI",
+	"aHRwkV3er4t9Pg/RmmWx7x8QwZZMaUyP7CLJUulpiPkSqfvzCHlj8m2PZMNVrQBOTauyPpHmqDvI/ZN7",
+	"I9gaBv0mmgUNwrWG+brI96uU0LBSZbM4CHXT0umwTvPIGcNlzjVrimPwJnTK5B+ZLpnhIQXbz1zPK0CE",
+	"m8jlV60gfB4S+ZFVmgl6YIoy34BMUhlfbxCOLadv3djcYmVu8eiC1elakdQp7h34qO4qgbfSGz5GfW5d",
+	"eA9arznrvtH8drEICHVEyUXVI+q44BZC8Qh6xa97dR6GG1p9MG+x3olhX3Dr3oIpjoCjsbyfBtiJOCg9",
+	"pgGZFIoLphTJi5SpgCCaVhCKEqMHnRhSpsoY2SuSy5Shx2RO9ZC8YvSGgVlebSMdEUCwkURmTBAKGfCl",
+	"Hd43s7KFKRZh0NacwKwPFJnljGkoLdAuSfj8ZVU0oUOQa2JRcAdnGETjutp3GlbFxZ/c2PUC+z4VEnLk",
+	"7c+hAPfEk8YrldY/+G2cwWCFZ+nY/BOJ4KuxuwLcGqEQ0nWMVuBqYgm0dAX8tLqTojZWbQ54NUYhrsoS",
+	"RgQktf03I/yERTy5WQFXAgMiElIUVCiicygiHQE88RGUKhzaO0cIdqrqD49IHzbMFt2sYQ4J9oErrQYB",
+	"iRKWahqRPiAeIf4xVbZgCH3iLBnYjY0SKZiFT1IYH4R3otZzB0GPiUxWCJRk0Vj76zihgzM3VuU6mi7p",
+	"ShHnMLcrBS5qe3stQwNwXSdsRsFTRAWBnC6arzD2gnc48QK78LbwgQo7cRdAMHvMxcw61c3G96GfO/kn",
+	"y+Vg1PRMzSmUa2hpeAWQjciMQTjFFs7jYsKL48+WTAYBKYTmKcYSACmMWI86FI5kVCmWnGEJCo01SQA3",
+	"q8JthKprjMJi+QPUyRxiTovjTmfVe3EBP5+FgpIp/wBoA9NCUQcXAnoDvE7G4zN4iVKcWOizIblkuPBv",
+	"X5w/f/2CKGZdq6HvH1EPKoU9GJ7ReA7i6kC5l2lzxcEZ+mxOH1Q/qLbd/xI6gnn+OSwOZvo0mbk+XP3U",
+	"+MFyua1TQvenOamc+/OIRAnV1P1kpmd/GjVkg2f64XCIjB2KNW4cQgxKsUMUL1ElBoZTNIIaNhfZ+4Nm",
+	"AsNiCtzYKQW0My4wkmt2X8bFooQxW8sHqD4OIy2Q07llPauITLBGvaAHa4Q99uoQizuN+NysTXMoWLDd",
+	"x7C7XLlfCrb19joqdnkz1t1/er/BfjpwbIfxZ4H1bE5Kyinh33ywnVc//foU30sG5a1OokNbkqQmZ0HR",
+	"mzENOqM9b+DgA5mOGz9Y15AhcQC+xgCzFX1tqnKjM8esrZnKG8FIpQtTxnLfB8owOEIlYDScEW1UmpSL",
+	"64BEM6ZtRsOBMvLIPyrCuuBKtgLJzZm5YKRQDKWNTBMzFJC1gge1xncajTke0t/R6IjyaTOrVlf2mxG4",
+	"jRfORdvCBYT6zl6GwLxHBDJHicL2P5hxhBFe4vp5fVkXSatReOVyJbjnhpI9uMgK7XVVa7FwB5NvJlg5",
+	"nREqdBSKyLIPAJVWmfKMRHbhIht2F7LkNblE5b1s9lYdIBRySqK1hm6RsSSwC1FE+msd2IwiaB8ZmIm1",
+	"dpeKbE9xYHD8yrWYpzOmwIg1EgDK7nkyYzqw2rbMQ4G5LZCXPcDEo7W2a1GbjKg03Xog1bPep+8z++t9",
+	"b7cOiZTUOil9Uw9+JeoBbmvFKgQFwfEwiAWXk0mq0qRFIcCfe9s0gEb7srITZ4u3t5pb/pCHbiU9fyt5",
+	"G8E6QyX823m7mbjesoW8Qa2tsn5VR+UZ4ca2kJnRPGPGbyCHHKszqSZlU4AOWvsMJ23QOmijZuIOB3kb",
+	"uxj99jB1pTqfUZdoxveE+ch84dADsqB/RlcWkNHTzfkNZ7JVzeCab4y4lRGrJkNtIa1b1xuEWnr1qqoC",
+	"wzo3ToOZJY6xGXBsiLXNSHS/qcq5UCRcH6ZyttEWRGwmYwbC9SyxTYYwv7v0Hx4ocm4uIKmcOV+iB3y2",
+	"CblGiUUoo+Vckn5EYy3zaGSs2wYWsoX8DwgVgMFzzVYkumYr/CZC9gAXs3YIP4uFIciUC+YhqyK1Upot",
+	"oqDMW4XoiZ5jcrnN5EVnuJ0krremuVFH0XKlvlmFQyuEFRiSc2GXhyvfx8KWP+icCmVTs6xVi3cFPh4B",
+	"ea72W2WmjMcvhJKG5AeeAqhqLBcTLtjI5YJGAbHrZpR4yIRHTFfCkyAU6CuCC9CMDozebF4Grsc/jQWS",
+	"mF8gOzQifS7itFD8hllNG1zaUSj67IP7YUgujNI+QlyrqMQdj7AtG1KyIpH9sgow1mXKA8G8krPdMsnK",
+	"Th1ekFWSLr970npkNFtDNhYMDCNLapa+SuIKPAG5VO71GQF85u0nBKRS7knHc/CKrgedtuIsd2TjcWxy",
+	"2XIobail6xoNyOTeRkv5gtdf0ldgP61WYJ9uq8BeX+YmuWLNELvhslCuOXDrBgOw/p5n+MOFHAy7XPiq",
+	"sjUMfogUTT2eBojib4fy1kP557kkCU8AstCJb1/Zsy1RERa6PFMnRXp9lBdCHX3MCyg86TxcX5ojQRYA",
+	"ECzJlOYWS8wC3UEEOcoLIbiYRQFhqYJ2CWTKBU1d4cWaWP2RacjkLkTviyaL54X4Rno7GGaZzDWBoh2o",
+	"6sgLQfozpsfm0zgvRIsuZ37azeJCEtyv0KhGyR+NhvlpN+PHIvN2P8oD6oCaM66lgUD1O35tHZCVbzBy",
+	"Xv3G4norgNirukMAygbqdSoXvd/Tbav4h0pllBOpRuFWLL+xeMlQC1fwNIFsCdsWKSAACfr2xeUVBkqs",
+	"BxhL52wBBc1nhXV4WxhyozdJAU/oR1NQ/KK1UiuA7Zc5FtDSFEpQwdkYEQQ5taU1YxAqEao2PFHRGYlA",
+	"v0vY2IkTo51B1WR9OaPBGSnEtZBLgY+jOSNPjo+HJPpI09Q/zxZf1R9I2C8FTUNh+x3ERZ4zoVHEkT5U",
+	"VtVuqDSHPWr+tOBqQXU8jwIi6IKLGS4g/DiAzI+oucuRrbvUYEk1KtaijxZlISC+QC8gdDplxggIQqGu",
+	"eZax5P8IiKKLLGUBQSn8KcLatmrRnK2Ldqv3yOiJDSqMBqGwZpIrqFoxBCNdQaUG+GJqCOmVQmoz9VM3",
+	"dajIi3zVYARu+YQZQ4hEVpJEMFuX7oIrbg0X+zZRiXgcWQsEAv+gd0Zl0SKq/3gXGAxd1Y02HF0aPmZb",
+	"LudyiQkF1l4CJyZadGeET63hNcuZmVKlNru7XjMKhd1BVwc+ImGvWSsW9j5FrlixksxUX2BlGOygQrfW",
+	"oBoAKm51h7EU2VfWcWXDEi417PT42BEa6bsNxrQ3MzBS6DkIc3CfYRF4KsUM8IKNgQYd5k6Pie0N44cu",
+	"YW4dq2IBbygilOaGnX20Zl3diEgOZwoIFN5qeb0thDm/r0p5fd8BEjP8uZNyX18hG+pOpN8UISAy3XaC",
+	"/GHJwJy0p8en9zo9i9zeNj/ElQfruUq9Z35eS4qVmUagfIvwdGlvp1+hrld4LQ/8dv2qxJGCYXkuJib6",
+	"fe9U/5yaVmo5mwr2nlUUprvV7CU5nTojPSmwes+KKhjbtjOCTiXMNikGNks7IH47fD02Iv7V2N5uBTcl",
+	"g5R78but7qvI0v0K/BrOjFRJVLYBGaOiKvgHHLlkiQr0y4Ey/0HiL57BP4PqADTrcDegB01kyAz7EjKW",
+	"2M78vg8NfG30+BnVzIKS5wzeTpAJC4VRClKqbboxAeyXIfnZpnMYFcTo3vaxUFAYDezwtiER96V0qIxZ",
+	"7D+nVUDzjda3hrAU9jHAPgMjVDG4wtkGVdwFwE1El3c/8mMM8XZ09ZZgkRYiD24PmlgAVslD9z1A5XFF",
+	"YDfFDFb60SPDAWYKjx6NbEr0WgOltf6QkCKN/ZRcI100G0LhujDZW1wPJFL2QGr2ber7Vky+EZM5NiF+",
+	"YMwdkLr4MKMnDowGLaQ4hH2y2+H1sEePnhz/yeng1kxrYBeFGxszIXSRfYua1moNI/eTV2DB0giFzBNs",
+	"hlDpJ4fISx6uHTaUEoTDhJYchYgBLd9M+/GjR0ZbXEfDMLuDKg78OagMaT5XPmKTLAUpCNDEypgLVEPG",
+	"jn1YymguvHEMQwOrt7a9qtgBQFmLQulQNLpgtdX4OrH7QIqqG/6lyIrPnsnj323LcfKb1/J+pJq9yZ9J",
+	"MU05ImT+BtQ9V/9byvw+JSBqwMxALiolPp4yJSODMG/R/kopjprYuiK4tVS4xlMPrC79pmn7M1YJl1Tk",
+	"s2IxdvCVVAc3SluwsBNyRSGTncauxktaMCRF+hEtEs4gAI1eJ2tSREb5oWQ5lymUlYkiTaNQxObEUZVk",
+	"2aCaZY41jzmJ4BAa2zT7aEjOnSelpnwh/pH7Bs5JlnBNJ+D2AjPGnFsw2AC0MZoz4q2aCi5Uat+n7QzD",
+	"8uXPdIZdwF58ZmfLtzPsN+ip6KjRdqeXN/0Nv6HFX+7zbQ+sI+SmL5tn9wzm8HWcj062/A456DNROSxx",
+	"9Wh1hrSxSyCO14dY+0YtDAHsu4gauOPLghNcWkx8TO6t1FtDmzUbWz2zxn/OVLFgDlnXpgRnLCF9F4T1",
+	"OIX2hLVo0uAuKb+aUS4G68kJF2Y5vgb2akqtb7x1v7wFG01o/aho6mG3ZyvfNeLLsdWP4LtL+TVr8SIF",
+	"ttmld9bEcxZfly6bvT01I++P2s8DFYr9XFCdjrs2H52/XezsozurNz8nV7aVLTgdR1DljJiAocAqmH4b",
+	"oscAk4DVQkVr9QzUIsyR/pPT04AgirhoGArg+mtYCjYAT5xRAgPY7IMSvxsfffn6MhSuNSnGa2YFGjZo",
+	"5mCaCE5eLdTYXQvbXF5vfbAWxPGGhQL6e7l2k2veUi0BPwQLM3B0Ice264ltoRY5UHZSwcfGIg4qoJnt",
+	"VHpRrUaI0FLA6mH7tKDSINbsv661Bve41BanpR2aGhOqXa2zoiuIXM55PLdQwZafQzFhsQQYBC8qIgRS",
+	"MQ+NXCcdcNXTOaOJTYTziXGIiYMIMhi2skC+fzITu6EpT8aQiw1Qf60Fg5fmIV+TUyRolZu/Rzfg12gd",
+	"Abk4a6jFBCL97b675vHmct42xnDLxLgdQrhO4tQCqBuJE4eHFhoPHErFJ22MpLp3/T0GUq+qMv9A+cWo",
+	"h1QrNS144M1lCoo+QLjYAmmiGN07+PrM9Zco60+bJ9GQvNSqzFSGTuXLOQMprHNqTgM4bqapXBIhl6Ho",
+	"R7adAJx6MrfZ1j6ISPoRKAFjxXSRuYqdCD8N3KmR59xqJVmGaZUyTfyx6F7azUBLcwagflTkaTQi0cW7",
+	"71+9fDb+/vzyxfjd21cR+c9QREdzKa/V0UfHM5+OPmp5zcSnKLBZYPDRzLYQAPRu9JAz21fdPdUhfJlp",
+	"gb7nDCFVb2V+oKDaieoiZ9jcAU6vJVcs8CFXdJS6VEdbhp+xvGyIHopDVIFGJKq2UAXgL1QAz8iL4cl3",
+	"TxBAhgiKYLcV7SLCjqrRIAgF8Z9IX2b20peXb8jjk+++Q7T7ads4g4BEc5ZmY80+6Mq9MCTVZCGVJo9P",
+	"j6GRN42N0MLUWJvsqCX5y4tXF6CzvPzphzd2r8ue8BZrxAxXakITWczmmvSxhwm8/6Fti4rkBWpNVRsz",
+	"jGTph8bgOzcj9qOrn1++evlm/MjoTaChmGemUprtK7IzVEYAeQ4rw1CpAX2GTQzhAKya5ALD97CQVaKr",
+	"dJh3SHdrr4HJXsgd3jtNSIT3jTW9ZiIqEwxo801q2Co1PhoCmThwiJExKJSNjdvUhzOH0lZhUNKvvQL4",
+	"RKBHntsHAGvA9iUUoliuZ350BJWK1dpyyEoc4EQ0S2M5hiaqUUCihZrRLBufRMCq9tOTaGTJP6i/iwda",
+	"48ruqZmLa7CCDY0s6wPfPMtZwoTmNK306ZhBViv0p6ALlpAIWBtKvVicM23+yqhSS5lDhIFmfAx1YaGI",
+	"aKHnY389hYTiyucsG5dj3LCcT1flrxOp/QeAzUsgq9nMq7zI3Q+BDHjsANwritHUdR2JLl88e/vi6nL8",
+	"1xf/BS0SjkNh567MLWMrUCMPL8I1mhnopMFOQyypMaGay6WR93MuAM8j7P37v/+HTuIk7EWBrYnhOYFA",
+	"zoZgva8S/yx9F8xuVkoYyv6KrulbpUbu5HhbT4agVJn20pQazaxLtQtmcbuuDif3rWtt0bO+NtPit9Ce",
+	"wYjSUoNqMQa8itu0AnwAvwuO4zl8X+W2B8PAgmjnbkT0DY9jD7AXs64V/RqagekaGhZmN1oATmxOprTM",
+	"mvAcvA0Bpmo+dWaBPDz5/DqFz1dIL28E6xYkX0G+h1etjD3H8hnAhNo6MJvy4bTOkW3tV8sNUUD8NzQt",
+	"WIC/hwIvoKh5oqq5kDdGKYTKtJRNNfgt+3FNzYM6twTVpmuWaZtUaVfvQJVOQpKwmCfOSCN9dNmX9gD2",
+	"Uy2dtWZm2OXRKFahiD5+qvRiRK9wicpmrFubWwza62BDfsivWW369IXbVv0OZMyvXx16y7D3cOlPyh2K",
+	"jGF85bO14ZNn0JoXZUcNCsOCrX6tNw2E/pbqXWfG+grCjGcs5aJsYEv6c25E2irAOtBQYL2ubf03N1Jn",
+	"daAg7BfUSnlUQEA8A6o+VE+qgbfp0ctTR/CnRLClk581tHJwH9vlihbxIbSq5Dbpv6UVwLRq69nUNTJh",
+	"HqY/gY566DbB1wxFP/owVjdxrUwbsfdzrq5XWMPkyiVcf0nFGIlsf0VbXglFxYBmG4qOPn/VjsG199TS",
+	"9iwDe/4SEHC5mI0cyr6t6cBS525E/cBn9aPb4BCapuIWjBoLFpF+9LGxgp+iwGcCenT96KN50CdjoStb",
+	"IZKlWOvtQPZbMPYBzxdnswOiPuPgL8KWARUAfdKGn4/9HABtezf4/HUr/uHQ2r8gUDs+OktXu0C03w3D",
+	"vAlf/uIG8RJvBV/ukcubo+yGXF6+9ufBLHdC9MBiVwe+Zza2z3YI1r/qo/ir9DVA738XC1o71PYGDK+d",
+	"WZ3oNZBFZVPLrKBfixIFDtYbRVPfRQNOjo8HgTszJitCxSoUtlpo5NoXw9HSp6Tq2ydZkcdzqsBKaO1j",
+	"jPkZru+xxUPbfOqDhcBzCHFgmreQGpCLWYJ9QqA5MPhIBZQPAsbFci7Bn2pfo9YcWCQbG0N3waE9q638",
+	"A4pELDLHLrmbwrCNDf6Nxlcd+S4pBwyNZu39toapNYbxzrs9mowjfl5trdd4qb2Z+BaLfgsa3S5NxVfb",
+	"JhZAqK2z5bOWEpQb7Cru2kyhbp1LOYW8I7NX0AiH0K5e0LaZEXR+rvcmD8X+zcmtgr5mZLiAbQ2vZ71t",
+	"uRNDDginGn9V3e3Iyz4Iu/UjJ9vakbuO29ji5y6dxkuImWqrceHRgHiCPbnWenE3G4S7cPV6h/Dudt0W",
+	"DuNb1+5bKLeunbpdvK42FUhvOf1WiPOrKsRxXb6dfHVN/8sawITt09vbZvEfQl+GTt3uFXRtMJrQgibM",
+	"aGhlGuzCy3gz0IEiEYwFIWvziyDYhHvYpeGY2+ABvYdlC/ecLrxMwxYw9cC+IPutpo/ZxnP2Zd0hCRpv",
+	"gWnTKYBelTB7u9BQN/k0kItJ32jyi0JpxFQaDImFTkv+jJAcZZcQJaf60P7oJxQKcyQzmjjdI3WIOQ+B",
+	"SfysXIaNKpwviIlpnq+QO4x2Q2ekD3gRg04w31kXku/T4x0gg/2DXV9Ns3wdzzI/7Yui04HIY5W0sVrU",
+	"gYHs7RMpU2aOl233G7ts+wj1V1bFBKdn3hlcyTInbEF5SvoxVeyQm7EVN7bgALyBcoqGY8e6/HIfWMqW",
+	"TtsRi63WsevqfMM+3k2ib0c/9uLpW1h5N8Qmu16t2cUY21B7wzf5QwcNJGpNpIj0ISN1RKL/jNA5/kei",
+	"JTl5ShI+41qdETi1VEASqubwv4TgahKKjObMmGXKemlsPNh65m2TxAikQjT0agm20bJnn4NcwubFDr6I",
+	"PLP2p2U5ZaYE/DuqVofWahxVqQO5PDu0fJyMjDakyeF9D+Vpx9G/DKKNfbOuYKz7+avizK/Sp+vBYzyt",
+	"NIOfXsw19bIjVMC746DRokg1z2iuj4xEP0yophW44WeXf0MdPwM4MMySnXIAxojiIk/J4Q9GMLA//y/3",
+	"yGGsbiCJ3Hl4n5LX/HuwS06Og+PjY5LLpQrIu6sfDv+I/hh0Cedy6VxCc0YTlp9ZsyYtFkKFok/FigAg",
+	"VkDWDnqQAojkFjjGD5ykgbYXM2X+R0kQNPgT29uVKgnC4vpiRC+xIEgHY9ccIjjFUEDjZduozyyKRTq2",
+	"l43xMihgoDMQZFbbxbReo2FqdIJHZ/isf0XYLBokkhGz2Ef8CBUKsmLqSMiAnBwdkz6g0lqEuQFEBX3m",
+	"vtlZLFnEBYhCgaKQwgRc7QKQSqlrk39ILhREW/9GU57AvsFc/ZVcYEZ+2d/kzJWc3LhbMF2nvAGjnMph",
+	"+UJ/U7l0afH9cvvhRrkkJ7YlC76A85pZ2VsHp5NTaENfYtRBiFouXafBufWHOa8XrVk7B4oUkIRju4jb",
+	"r0PRN9Rjk5kCt2dJYj5U3JVY4LuEApgBqZgpcNKA15QkBYrT1pDrS1jWis3RfSS0cG1dMtc9XIYYa0rb",
+	"BGLBbX2awYBowYKv+7tgwK/A3wWnG4q4jnMGafXA0eCv+rz5GnsV4up7zRETUSkcHEAk+xxW67nOnXoD",
+	"SRm9scocFLBQLHDL4zlTNvek5lgYBCUeKVHXPCNcW/DzKrZmdSrmzbXMWUQmOTyDazKh8XXpctM1OT4k",
+	"kMsLnB6KhufC93aysqq9WynkcldUwoflnO6+irWpW/3ffjum35q77VAYXDqvKtZBHymKTlI22MQZGzK1",
+	"vzhxfJ2K+1cM1uf23nEVAN5pKdfYiijWlsD/68HwAyUb8fusxd0C3kcQuy8UDW0dFF7nGYCKTeu2s70l",
+	"KbeO49z8LSBC2hBUFobiT6DNmy/G9gJXLmgFerIh//pz2ONfBp3vt8/Wv4FasQ60vduY/qDCsJx+adAx",
+	"bDisbDsaZ2khADRNibFdRo0fzYwC5PmgIgSo1jmfFJqpAJMyvAPOddWstpEifc0+aDJJqbiG/NsiFwrq",
+	"QIxYgngXS7CMdS7ThOVqgMNi6bDAd0D9LmcxJNDOVOAwsTk+1rsEFaQ9aGm0RGekuvRd5WGRMNHYtnzh",
+	"oBHADDD3jWi5mCiNVe5Uk2vGMlXed6BIXORK5oNhKF7b/HE0y8FuTlkyY3lZ7+JjXBMpr1U12udX3xKZ",
+	"XaRhKM5tdjS1BhNkshuFBddBLnHlhuRFTgGrwebKNG+TU/JPlkuYXSj6PGGLTBopNjgjtDW2V3ZRciQc",
+	"DVxyOpBxYk7NIflJ6lAUIpFmViOydpPNpME07FjeMNC34JH2wBhid1qWkL47KYb4hPZ8PPOqn0MtN88p",
+	"cvaWdRm0P0N6J1V2PX6XWhVsRi3roCZK0JkFmIUB4XnOAJhsAqnPDdmJsrFDcFpV4ctikL7FSXw1Sn+A",
+	"/jKswflmAGwvdYLt65B3Ox7mlb6Im/Kva0msM2y2Vz0M8UiSqlp55eAy+kIibMjRzQk5v3h5YM6rpRj4",
+	"MCAg0nG9cl0d1vtRO/SffsRUTFMKSrf15v9SsIKBb7Y+pTkFXDktScZklkJ7aqqg+zcrG1rzJCDRgpUJ",
+	"G8324JjYHQmwHNxFYJEICS0XzemuzOD2va2J4rHDa5kjxi65p9SRWkfLu3Vakhkzj/Fr2wt6cSpVZxul",
+	"1k7XfiX7lCgGRId1R7B0XZF/uyF7drZuzfrwta2tIz05ftiOUL/mbIttWSkPmW3xUkzkh51yLSoE/3vF",
+	"atOMLgAF7EOH8Nwho65cxmb7jnWxXxoqpH/DFdcyD1D+B1aq2hosI+crBgAt9BwuxegZj5kiqojnoaCK",
+	"hL1zISD850BeK5MKezYeV+oEdAKIdGCnoISqJqaGwgh6OZ36TqBwFuV8NmM53mW7ATnUOuuZh58Me+WA",
+	"MCY1U0NyjrhZoWikNZZVBuADetIml9F/WlbdPTTTVB/2nGnK0w36VbUY8HeKalFZBOscBWBA3y1K02sk",
+	"D0Rkh9j8zv7S9aKb6vMOKsXTfZmTd+9ePh88SJ1NN6Mf4Vl7LybHbat9IqMpQKE4N8Y86A1r0MMeuzpw",
+	"rdxyxIgeVBQMp6WFwvX8RbAPBI5XjSFBDkFOQikPMHsTID/6EHdDFJFQgEIZkELMWZoMhuRn6JVPq2JE",
+	"NWuPuHZ6cSIxCmd9FmeWrEIhsZ03McpW/WandynCbQmRlbVEMaY8lLZ5AaxRqgjPutYb9obknKDu1iK2",
+	"0HVd1pvjha35Y+dALGvy7MGrZSyBtBCZ2Sk6SZmjxs0pBG6cL51FcGdJ/a1VwP1pUPSaoWynjdNgbvOx",
+	"Ks0DQTpk6EYF8WChI0A6rB8LoJRt0rOOgNm+qPT9CQ1W50zlAp3JK7KQOUMnuRU8Bwp7dnhYdUABsTAh",
+	"NYEj+pevL8HOg0SsKeBTw+HaKW5I34KEBuT84uVgSJ6lEn29VnLVZdouqQ1mBPZN+fo6lS/YnAbL3YaB",
+	"XDjmi/LQJYakrTCo0SmtahcHyoK/VgwkSMQExcXbSnVDw0x9EJCEpfyGVZo8NFRJSAq1TjaIzFh+smC5",
+	"oUCMVa7Bn3rmAcOqk50x4GeIYVl0P1XCLGOrCCELEbOEUBWKSBe5GPqudJEDzXZQCmFvXiyoCHvW/eUU",
+	"PaOPWMUJ6qqhekkS2uDxqi/NaEygC4GsdoodTHhdpkDVMzqRkigUffwbQpxS2NxfCObX4NJiCh1hoZ7K",
+	"S3wHJ0JWCDhsG/fhfWO8ZWz3JvKrmrOYZ9xofsu5hPVkCbm8enNRDuEvGctMs2QsCx1BoMm1PLZ5Dkvf",
+	"ddfi+ziB2ibyAHDlSt6ThrZV3l2xD589xx8e/Bq5vku64lJRt4bfdKZ7Ft7nDebYLp060SO3S3hwwnxZ",
+	"FQkqbyDn2oJKercXFuUgNIv9DSy+9fLj8ySpsuVPUrPfJGvCi3XwpYDfvsXwtrGXqLsgAx/9AVevFG2R",
+	"5e2MlLOU0S9sbTR1X2iwkDHhUzqS+qnP9VmlxYgzUmpGSShqVomvI4IUwIqz2rl9Gw5qB9kaoOmjQuEB",
+	"FqFTPF15VwxOctihcFSCkP7Mtp1RjK5krCosAWk/uGFvvlkrv4Xj8S/Y/6xG586Z6H2CWzkYPh4tLL+2",
+	"4x5DOivUHhkF1rKEIoox0t8SUTkjk5WrOEXOoLntYcdCgbmvNElypmpdO//XYEgiITWfrsaFiFPKF4bi",
+	"ZabBd2C0eOFK4y9fX12M3719NUCGaKr3S2oWww9CUilm0LSQirqn9kD5R0KYcqxYLEWijB0RChtWBrHo",
+	"0J0ddpH9zbckjLqzcF+vMOiYsynLmYiZ+jy+zRbU47Zwa9BrLno7dMFX4Ni8tHC6XdJE+d9/pwHbZjaJ",
+	"NfIN/7Ql0DCel1xyWA8SGEZTO4oSv+5dXd5+ZLq+gV8Xpfwm9h62wr8Y6iQO+A+yXMswdAuZZDXp1BmE",
+	"7Dgs2kToiDw+NlL7j989OT5GXcsdClyRk9Nj0j8lCy4KzdTAgq01FTigQpbYDGMpYjbsELLr5PXw8rXl",
+	"rSuis5JKUwsVtd72/pt4/cpZ7C9yCXoEaCFOIScb1Y6KcgOeOGQ4YyWAb9YS9zq7levsxOw1W3UnTL4x",
+	"Vg6EkiaM5iwHPQXQYROq5hNJ88RlyKH/1n2IpbzmLPDttKgIxTmk0vB/4hth7frAKG+AKhlBhByqm+hE",
+	"3jDLtuaBzgmMooR/CGzdA8DFhwLLxiUaYilVmhSKkb71bKAYGDivB0LnxznrTEj8q1mQB+SHv7LVJvhY",
+	"sx91DOCA5OwGWutBsqaz/X4jxA94Ok3N+fziJXYs6eOuoT5hG7a1lP4BEX/qLqwBWafayDbwwY6UasB/",
+	"UBmLAZtgRNYpGvJcQ1GecoVieYBuNgg+wFnkHmIjHIrrGiuQNk4gfZkHUK/BchKdX1yMX/z0tz8nDApj",
+	"FkzoCIyFgAhJyu4thBoLHZsMksrFMC+IFiDjhsJaGI3A5uMWcyMgynB8yqihOXOfDTIsuNDYd1PZDjHA",
+	"uSlNABs6Q9+E5TszAYsYCz3KMQEGwYQUiTAvxoZYbjhbmg9mG88cQ6M8rIiFCFJnIuxDCHAjgAhsv4Wp",
+	"9CMzxDDL+Q1P2QzqVHCmSDtmBWzAy3XSnEO3zJjB6nbjD/2VrT6vadVS0GIbZZiXmEpDdeDB5QKr6s8I",
+	"IJug2eo6/fSCtc40azaaWbltQuutuaapbsCNX7xZH8JTmf3plqhBCUVgCaFv3d+17R/8LtUPh5sknNjt",
+	"kq9VlWErBsU+qkOXDnCGJx+KglDsJQsw/QzUBy0zBccLDKTdfmMFVCjAqRrTwDeUA98uNl5QhIlkSN76",
+	"afizGFL0XP4JFNphdkdHiNPc5GTIwykW3bFFP+nfaYGRef8dSPxzoAc4Nqo1YN7Yxf7CXPmTvfCuJTKQ",
+	"Zo9hPHDft5bGPGSdROVtNinCbmG+dbNXtrTbrkgddHJfmMmrpq47ImHvojJ+CdQPmc3Q7sRhaEPKSUbz",
+	"a9BAwDXuUetBfE5BzzZnKcHWgGUSSHuPgmHYq+aP2N7e0BUMesKDcsvLKNqjR6fHp9W2BXWQ737EE0Sp",
+	"SwAywy5pVAHjDoXvLI7ifiGFnqcrkuU8Rn9mzhKuVUAi7AGgxlRHgX2h6Nmbn354+fb1+dXLNz+Nr65e",
+	"RQNER2IL6CzW0b9kSOroSY3mFxUoQZw7mRQrDMD1yz5VMFPsv0ChYaSeMzECXT2ZQc8rbatGIti2IZbj",
+	"uySnUEQx1Wwm85XZ9GoDhrCHmnLZya210Rsj0aRYjWut80MBXc2QKrguW1Us6cq7BSE/3kUvuyhBhOIn",
+	"f5ajvYAn+TPbbsJ6PcyjoCGckh7RruynZiHpihQKdkKRFwLNI4ecB2iq2N0bnJdmNYBi313Cl89c73kL",
+	"4ifg9Q8dW4Si/+6SnJw8DcyVJ4+PHb0Qiht0Rk7sV+TP5Hh4fELeXT6HVLQVWk/usRDxOT2FvKpZkVIt",
+	"89V4UogkZaU1duZJagwEGgUerzBAnBf2S0FTm9ErNYAp/ikUEVw9XnAFAOIRwAmUjTkh48s13oZbSKQW",
+	"auy+guhweTncHooJTamwVQiObVBAxDRzK28NdkutfTAyuVDFdMpjyB0z06TtCALfF6vK8fAZu3u65V0X",
+	"mG61R+USJxtkRq01inVtwE299UrIoGcpYf2pLy/fkMcn331H9FIepkxrhs2WRoZKZU6enbeBElYZc31M",
+	"IHzv8EAQONuzCdsgbC5EqA1eTv12BuDpg/Rl6uzJ5FtgWSGBMEexawTye+rl/hW27Pi+gNzVqhLSr2se",
+	"XRvX4gus9RUqjdaatn1Ebyi3NTgdru9zdY18UhOUU5mbLw5jmgFYSipjmrrjYmhENTBFZAU9pAWUx4rR",
+	"aJ6cnpLN8t47Cqvi2s0gsJm4m2R1m2C9BG7f35BwXL7J4tm1GD1nFFoy9W5xMxTRcqFuc++GyvXTauX6",
+	"022F65/JKnoznSLpbrKLCPhNpiz/Vcuur1EaIauUOqATFcD85UlSKRLv0ga21bDXZdK6R6013a6pHz08",
+	"PXZ7ldCBYJfq95Sxfvo1+rhgNwh1R2ilFLii6ZeaeUaxAbaQGsJCItnlPP2cHrISTW6je+xtedkDMoR/",
+	"yianVWXGv+HwbPmWpJ9wFadSFTkjccozzP+6kTzGfMokl5ka3M1ltaX3QgYVna7bAvgOioTLQUCiay6S",
+	"iPSjcpLRCEIJkM16oEjlF7+/L5MoIFlKV8aKs/4MbfNMATyRpqk6I5F/ybF5yWgUCoi6AT4h/FZiHoJ3",
+	"zPqwuJiRBY3nXDB0QtiE2P4JdHU5PgbvDo0Ngw3AKXLlXslw68/nfyP9i2evoVL19cXjgLT0jzg9Jjb9",
+	"x/a7R5aLLI53UiAHjRcqsm1haFLGr6ElA7xGwoy+lgeQquvzJ1wzKUi+NcwbCkVXJeYIwaeR/pvZLCA/",
+	"vDp/FoAyu8hypsx58fP53wIoMBuAC+TkaSiiQqgiw+4H4wVLOB2bkaMzQuGV8WXRxeCBCXB6mDUbyzwv",
+	"Mj2GhYKitlBgQBReB66Bz2MglDMsn8Y1e3Ly2Ojkdv/HWspxSvOZv6qynmYgLISrXizFbHMdXJGlkiZb",
+	"CuEwEOfp8G6NDba2MPi8YdryrboywHDF8vK6bw0I7lWSv0MSpOUSk37JWQNXTpqmCoTfupAGmamGy5zr",
+	"ChpkeRZsVWARtr9O3w90WOOjkq1UV64FV2SGnf6/lV3eJ9k9d9j+fqnPoBaplKBcjAvFyBLBaYStPzI0",
+	"CPEEiql/5UG9jTK7mwJ8FtLbnea+VRXuULTrV+tAkQXTFLBrQctDVM6c0BTq45mGliYQiDE6QGBbrAhS",
+	"COvkfvf21RftG1DKTENmHKmqm1jdRQ9KrO4hncRqL/it1TX4pOs6vhYiiccNUNIuiinarBW/ZOOErpRT",
+	"7B9/9/T4uATq0hIehTlIoDYG1TqGwQgSpXi6Iv+QE9ckpzGxwLmffHvFBgK7+Yyap4KMYuuQ5jogXIRC",
+	"LWiakgkFxjmrQ65D12qYoW17DHjqaHRV4dcdcjs0UrNWVSgmacGynAsNpaiKacyrWgrSXB1jWvB4TpZc",
+	"QE7BOjy9ByEPRb+8e2izrdrDiJdN9nnwIGL9tSCRsx3lq6t2ozHAl67auLVg+J1l6lwyTeZ3ECXrBRmW",
+	"YbtbUQJwjyIUDVveqDsFJgJnyBhHsjnWC5pfJ3Ip0Pwl10IuIWskFEoWeczUkFwyxA5jHKx4qsgWz4ub",
+	"QEvby1D0DSebv7FMUFXsYFs7OCKN1pjXk6Mp/WW4SCKENHTNAumSTGSysp0Q3ZNtdv0zJPfDq1XGfL6J",
+	"K02ElBU3iYhAYIj4gx68K+dxzDKjHRh+UyMSafZBH2Up5QIaYppPbvEi0qepkvbbD4f++4G7cq4XaRQK",
+	"BM6ucF+WTKOz+lcy1kwfYp5pBGCalPj1xhX1ocBQmNkN0IFAE0yQwtc8UIR90ExgEU401B+0mbdZRfjP",
+	"TdF8gNnZP6C559DMC7pg4iFEWIqJX09OnpIun8yQnOPWo3PkGHwocM/jUES4xTUnClRXZ3oFTTDXPTEA",
+	"3QTmp/VGQ8tT62mxHTLHTMTSHGvgEQKwheodlFw8/4G4DpP+Me5m85belebo0XU4MaZJSjW/YcSoe6Qf",
+	"lXR4RqIwjMiExXLBFImOYPUiothsAaflTMIyDqOW4orKBDwJwsGOHHegSGQeGFUAPSte1lBYn6n1HUGV",
+	"O9W29ok2eLwc0q4/TyJYB3s3dNeHAodLZHczHvuAXQHx4Fbl+AkmxsNyGFJesrys+MRTmvQxxzQUUcYE",
+	"7Aw2VAFYwQSvEjOmLCrW8oxE+JOdQGQbhBpNo9sbhl6L3haU2qtSJODyTIGbnOAAINY6Z+GSW61kMOwA",
+	"GHfb1oUxfnJ8+qQjebZL43h09OgWjrqdHeLUOcLNryBEvQRdGQXSCPWqgAtFQ8LVBFmwLsQg+75TjOFG",
+	"fj63oiWPzT7Fwl70zaH4MA7FRMYFFJ05xB+vXJAJhVJM9kEH5LUlsYD85er1K0NHF89/GOzqZ7RqURPp",
+	"fc1s9gLjwVTjzTRXJbbfHwSU1+9KV405no2cBfnzkO6XTneLBZU8mqQyvmbJoYOc2RhU/h4v/pu79gEJ",
+	"qv6oTeFl+wYeNOc3F2S28J8eFMi9cNPK8QFluOB2YeXz5uOskcLzmtGGeb8ISGptOurv0PKaCVdcwDW4",
+	"Verow8ZEmeRyqVgO5xH0YleygVGMmRhgrTh0fUQ14rmbZQOIqG8xC6vFxrVeOtBwJPBooZEdxrXsFxYz",
+	"CZ0+Frq++oTBkLwRsae5wHa/d5BllUXBjn7WNjMTxVVprTa2rzy2o9qAvRvI9aOLq6q9y78y44K2aIxD",
+	"W71HfPEePEJIspAJdGxK07N1YFuuFUunTvkHJCa3k8u5tB1X7bI3No2gBQBJNdQBSHtIRaV5mpKJLISx",
+	"zZAGMpYfOjCqnGpGIA9xSIDdsZiwwc++yuX0+Li0spHEKZYZLqkCDNjqW8kpoTby7nbbYUkJqcdu48/Q",
+	"F24OZ2FNpCehWMeEm5q3aE0ihZlbMfW53GrU3t6sh17VAQbP2lAt7bIOyYv1yuhhvTT6aWtptKNWhPFf",
+	"l8cNZq0wtBMtDajoBgRhRrVmuRntfy/iw60Z+JXpfGn/YP3M6jqvPHPRUpRbQMGzJm2bi8ya36d5sN8s",
+	"uZ/kt8jc9px93LnmGbpLs74ufWxrTflVN64/V1Z4utIbSMcp9QfodUQi+3nsOKki79bRn8SkKe++KDMh",
+	"r2jX2jTlU/07bW36ik/1OukdWPbdRII7+JFqSll/o0pW15du1QVp3Wgxb8riIud6BTNE+ITzwpwZf3//",
+	"6b35Ob9x8y/ytDfqzbXORkdHUI0yl0qP/nj8x+Pep/ef/r8AAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -43,7 +43,7 @@ func (q *Queries) ClearContactLists(ctx context.Context, db DBTX, arg ClearConta
 }
 
 const contactByID = `-- name: ContactByID :one
-SELECT id, workspace_id, name, email, phone, created_at, updated_at, tags, source, consent_sms, consent_calls, deleted_at FROM contacts WHERE workspace_id = $1 AND id = $2
+SELECT id, workspace_id, name, email, phone, created_at, updated_at, tags, source, consent_sms, consent_calls, deleted_at, erased_at FROM contacts WHERE workspace_id = $1 AND id = $2
 `
 
 type ContactByIDParams struct {
@@ -67,6 +67,7 @@ func (q *Queries) ContactByID(ctx context.Context, db DBTX, arg ContactByIDParam
 		&i.ConsentSms,
 		&i.ConsentCalls,
 		&i.DeletedAt,
+		&i.ErasedAt,
 	)
 	return i, err
 }
@@ -158,7 +159,7 @@ const insertContact = `-- name: InsertContact :one
 INSERT INTO contacts (workspace_id, name, email, phone, tags, source, consent_sms, consent_calls)
 VALUES ($1, $2, $3, $4, $5::text[], $6,
         $7, $8)
-RETURNING id, workspace_id, name, email, phone, created_at, updated_at, tags, source, consent_sms, consent_calls, deleted_at
+RETURNING id, workspace_id, name, email, phone, created_at, updated_at, tags, source, consent_sms, consent_calls, deleted_at, erased_at
 `
 
 type InsertContactParams struct {
@@ -197,6 +198,7 @@ func (q *Queries) InsertContact(ctx context.Context, db DBTX, arg InsertContactP
 		&i.ConsentSms,
 		&i.ConsentCalls,
 		&i.DeletedAt,
+		&i.ErasedAt,
 	)
 	return i, err
 }
@@ -242,7 +244,7 @@ func (q *Queries) ListContactLists(ctx context.Context, db DBTX, workspaceID uui
 }
 
 const listContacts = `-- name: ListContacts :many
-SELECT id, workspace_id, name, email, phone, created_at, updated_at, tags, source, consent_sms, consent_calls, deleted_at FROM contacts c
+SELECT id, workspace_id, name, email, phone, created_at, updated_at, tags, source, consent_sms, consent_calls, deleted_at, erased_at FROM contacts c
 WHERE c.workspace_id = $1
   AND (c.deleted_at IS NOT NULL) = $2::bool
   AND ($3::text IS NULL OR $3::text = ANY (c.tags))
@@ -308,6 +310,7 @@ func (q *Queries) ListContacts(ctx context.Context, db DBTX, arg ListContactsPar
 			&i.ConsentSms,
 			&i.ConsentCalls,
 			&i.DeletedAt,
+			&i.ErasedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -320,7 +323,7 @@ func (q *Queries) ListContacts(ctx context.Context, db DBTX, arg ListContactsPar
 }
 
 const liveContactByPhone = `-- name: LiveContactByPhone :one
-SELECT id, workspace_id, name, email, phone, created_at, updated_at, tags, source, consent_sms, consent_calls, deleted_at FROM contacts WHERE workspace_id = $1 AND phone = $2 AND deleted_at IS NULL
+SELECT id, workspace_id, name, email, phone, created_at, updated_at, tags, source, consent_sms, consent_calls, deleted_at, erased_at FROM contacts WHERE workspace_id = $1 AND phone = $2 AND deleted_at IS NULL
 ORDER BY created_at LIMIT 1
 `
 
@@ -345,6 +348,7 @@ func (q *Queries) LiveContactByPhone(ctx context.Context, db DBTX, arg LiveConta
 		&i.ConsentSms,
 		&i.ConsentCalls,
 		&i.DeletedAt,
+		&i.ErasedAt,
 	)
 	return i, err
 }
@@ -352,7 +356,7 @@ func (q *Queries) LiveContactByPhone(ctx context.Context, db DBTX, arg LiveConta
 const restoreContact = `-- name: RestoreContact :one
 UPDATE contacts SET deleted_at = NULL, updated_at = now()
 WHERE workspace_id = $1 AND id = $2
-RETURNING id, workspace_id, name, email, phone, created_at, updated_at, tags, source, consent_sms, consent_calls, deleted_at
+RETURNING id, workspace_id, name, email, phone, created_at, updated_at, tags, source, consent_sms, consent_calls, deleted_at, erased_at
 `
 
 type RestoreContactParams struct {
@@ -376,6 +380,7 @@ func (q *Queries) RestoreContact(ctx context.Context, db DBTX, arg RestoreContac
 		&i.ConsentSms,
 		&i.ConsentCalls,
 		&i.DeletedAt,
+		&i.ErasedAt,
 	)
 	return i, err
 }
@@ -383,7 +388,7 @@ func (q *Queries) RestoreContact(ctx context.Context, db DBTX, arg RestoreContac
 const softDeleteContact = `-- name: SoftDeleteContact :one
 UPDATE contacts SET deleted_at = coalesce(deleted_at, now()), updated_at = now()
 WHERE workspace_id = $1 AND id = $2
-RETURNING id, workspace_id, name, email, phone, created_at, updated_at, tags, source, consent_sms, consent_calls, deleted_at
+RETURNING id, workspace_id, name, email, phone, created_at, updated_at, tags, source, consent_sms, consent_calls, deleted_at, erased_at
 `
 
 type SoftDeleteContactParams struct {
@@ -407,6 +412,7 @@ func (q *Queries) SoftDeleteContact(ctx context.Context, db DBTX, arg SoftDelete
 		&i.ConsentSms,
 		&i.ConsentCalls,
 		&i.DeletedAt,
+		&i.ErasedAt,
 	)
 	return i, err
 }
@@ -415,7 +421,7 @@ const updateContact = `-- name: UpdateContact :one
 UPDATE contacts SET name = $1, email = $2, phone = $3, tags = $4::text[],
     consent_sms = $5, consent_calls = $6, updated_at = now()
 WHERE workspace_id = $7 AND id = $8 AND deleted_at IS NULL
-RETURNING id, workspace_id, name, email, phone, created_at, updated_at, tags, source, consent_sms, consent_calls, deleted_at
+RETURNING id, workspace_id, name, email, phone, created_at, updated_at, tags, source, consent_sms, consent_calls, deleted_at, erased_at
 `
 
 type UpdateContactParams struct {
@@ -454,6 +460,7 @@ func (q *Queries) UpdateContact(ctx context.Context, db DBTX, arg UpdateContactP
 		&i.ConsentSms,
 		&i.ConsentCalls,
 		&i.DeletedAt,
+		&i.ErasedAt,
 	)
 	return i, err
 }

@@ -37,6 +37,21 @@ type Agent struct {
 	UpdatedAt             time.Time
 }
 
+type AuditLog struct {
+	ID          uuid.UUID
+	Seq         int64
+	WorkspaceID uuid.UUID
+	CreatedAt   time.Time
+	ActorType   string
+	ActorID     *uuid.UUID
+	ActorLabel  string
+	ActorRole   string
+	Action      string
+	TargetType  string
+	TargetID    string
+	Summary     []byte
+}
+
 type BulkRun struct {
 	ID             uuid.UUID
 	WorkspaceID    uuid.UUID
@@ -152,6 +167,7 @@ type Contact struct {
 	ConsentSms   bool
 	ConsentCalls bool
 	DeletedAt    *time.Time
+	ErasedAt     *time.Time
 }
 
 type ContactList struct {
@@ -544,4 +560,5 @@ type Workspace struct {
 	SpendMonth              pgtype.Date
 	MonthSpendNanoUSD       int64
 	InboxNotifyAfterSeconds int
+	RetentionDays           *int
 }

@@ -14,7 +14,7 @@ import (
 const addCredit = `-- name: AddCredit :one
 UPDATE workspaces SET balance_nano_usd = balance_nano_usd + $1, updated_at = now()
 WHERE name = $2
-RETURNING id, name, status, balance_nano_usd, created_at, updated_at, event_seq, monthly_cap_nano_usd, spend_month, month_spend_nano_usd, inbox_notify_after_seconds
+RETURNING id, name, status, balance_nano_usd, created_at, updated_at, event_seq, monthly_cap_nano_usd, spend_month, month_spend_nano_usd, inbox_notify_after_seconds, retention_days
 `
 
 type AddCreditParams struct {
@@ -37,13 +37,14 @@ func (q *Queries) AddCredit(ctx context.Context, db DBTX, arg AddCreditParams) (
 		&i.SpendMonth,
 		&i.MonthSpendNanoUSD,
 		&i.InboxNotifyAfterSeconds,
+		&i.RetentionDays,
 	)
 	return i, err
 }
 
 const createWorkspace = `-- name: CreateWorkspace :one
 INSERT INTO workspaces (name, balance_nano_usd) VALUES ($1, $2)
-RETURNING id, name, status, balance_nano_usd, created_at, updated_at, event_seq, monthly_cap_nano_usd, spend_month, month_spend_nano_usd, inbox_notify_after_seconds
+RETURNING id, name, status, balance_nano_usd, created_at, updated_at, event_seq, monthly_cap_nano_usd, spend_month, month_spend_nano_usd, inbox_notify_after_seconds, retention_days
 `
 
 type CreateWorkspaceParams struct {
@@ -66,6 +67,7 @@ func (q *Queries) CreateWorkspace(ctx context.Context, db DBTX, arg CreateWorksp
 		&i.SpendMonth,
 		&i.MonthSpendNanoUSD,
 		&i.InboxNotifyAfterSeconds,
+		&i.RetentionDays,
 	)
 	return i, err
 }
@@ -91,7 +93,7 @@ func (q *Queries) EnsureWorkspace(ctx context.Context, db DBTX, arg EnsureWorksp
 const setMonthlyCap = `-- name: SetMonthlyCap :one
 UPDATE workspaces SET monthly_cap_nano_usd = $1, updated_at = now()
 WHERE name = $2
-RETURNING id, name, status, balance_nano_usd, created_at, updated_at, event_seq, monthly_cap_nano_usd, spend_month, month_spend_nano_usd, inbox_notify_after_seconds
+RETURNING id, name, status, balance_nano_usd, created_at, updated_at, event_seq, monthly_cap_nano_usd, spend_month, month_spend_nano_usd, inbox_notify_after_seconds, retention_days
 `
 
 type SetMonthlyCapParams struct {
@@ -115,6 +117,7 @@ func (q *Queries) SetMonthlyCap(ctx context.Context, db DBTX, arg SetMonthlyCapP
 		&i.SpendMonth,
 		&i.MonthSpendNanoUSD,
 		&i.InboxNotifyAfterSeconds,
+		&i.RetentionDays,
 	)
 	return i, err
 }
@@ -122,7 +125,7 @@ func (q *Queries) SetMonthlyCap(ctx context.Context, db DBTX, arg SetMonthlyCapP
 const setMonthlyCapByID = `-- name: SetMonthlyCapByID :one
 UPDATE workspaces SET monthly_cap_nano_usd = $1, updated_at = now()
 WHERE id = $2
-RETURNING id, name, status, balance_nano_usd, created_at, updated_at, event_seq, monthly_cap_nano_usd, spend_month, month_spend_nano_usd, inbox_notify_after_seconds
+RETURNING id, name, status, balance_nano_usd, created_at, updated_at, event_seq, monthly_cap_nano_usd, spend_month, month_spend_nano_usd, inbox_notify_after_seconds, retention_days
 `
 
 type SetMonthlyCapByIDParams struct {
@@ -145,6 +148,7 @@ func (q *Queries) SetMonthlyCapByID(ctx context.Context, db DBTX, arg SetMonthly
 		&i.SpendMonth,
 		&i.MonthSpendNanoUSD,
 		&i.InboxNotifyAfterSeconds,
+		&i.RetentionDays,
 	)
 	return i, err
 }
@@ -152,7 +156,7 @@ func (q *Queries) SetMonthlyCapByID(ctx context.Context, db DBTX, arg SetMonthly
 const setWorkspaceStatus = `-- name: SetWorkspaceStatus :one
 UPDATE workspaces SET status = $1, updated_at = now()
 WHERE name = $2
-RETURNING id, name, status, balance_nano_usd, created_at, updated_at, event_seq, monthly_cap_nano_usd, spend_month, month_spend_nano_usd, inbox_notify_after_seconds
+RETURNING id, name, status, balance_nano_usd, created_at, updated_at, event_seq, monthly_cap_nano_usd, spend_month, month_spend_nano_usd, inbox_notify_after_seconds, retention_days
 `
 
 type SetWorkspaceStatusParams struct {
@@ -175,12 +179,13 @@ func (q *Queries) SetWorkspaceStatus(ctx context.Context, db DBTX, arg SetWorksp
 		&i.SpendMonth,
 		&i.MonthSpendNanoUSD,
 		&i.InboxNotifyAfterSeconds,
+		&i.RetentionDays,
 	)
 	return i, err
 }
 
 const workspaceByID = `-- name: WorkspaceByID :one
-SELECT id, name, status, balance_nano_usd, created_at, updated_at, event_seq, monthly_cap_nano_usd, spend_month, month_spend_nano_usd, inbox_notify_after_seconds FROM workspaces WHERE id = $1
+SELECT id, name, status, balance_nano_usd, created_at, updated_at, event_seq, monthly_cap_nano_usd, spend_month, month_spend_nano_usd, inbox_notify_after_seconds, retention_days FROM workspaces WHERE id = $1
 `
 
 func (q *Queries) WorkspaceByID(ctx context.Context, db DBTX, id uuid.UUID) (Workspace, error) {
@@ -198,12 +203,13 @@ func (q *Queries) WorkspaceByID(ctx context.Context, db DBTX, id uuid.UUID) (Wor
 		&i.SpendMonth,
 		&i.MonthSpendNanoUSD,
 		&i.InboxNotifyAfterSeconds,
+		&i.RetentionDays,
 	)
 	return i, err
 }
 
 const workspaceByName = `-- name: WorkspaceByName :one
-SELECT id, name, status, balance_nano_usd, created_at, updated_at, event_seq, monthly_cap_nano_usd, spend_month, month_spend_nano_usd, inbox_notify_after_seconds FROM workspaces WHERE name = $1
+SELECT id, name, status, balance_nano_usd, created_at, updated_at, event_seq, monthly_cap_nano_usd, spend_month, month_spend_nano_usd, inbox_notify_after_seconds, retention_days FROM workspaces WHERE name = $1
 `
 
 func (q *Queries) WorkspaceByName(ctx context.Context, db DBTX, name string) (Workspace, error) {
@@ -221,6 +227,7 @@ func (q *Queries) WorkspaceByName(ctx context.Context, db DBTX, name string) (Wo
 		&i.SpendMonth,
 		&i.MonthSpendNanoUSD,
 		&i.InboxNotifyAfterSeconds,
+		&i.RetentionDays,
 	)
 	return i, err
 }

@@ -1,0 +1,90 @@
+package erasure
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"switchboard/store"
+)
+
+// SweepInterval is how often the retention job runs.
+const SweepInterval = 24 * time.Hour
+
+// sweepBatch is the rows one transaction of the job deletes: small, so no lock is held for
+// long and the job yields between batches.
+const sweepBatch = 200
+
+// SweepArgs is the daily retention job.
+type SweepArgs struct{}
+
+// Kind names the job.
+func (SweepArgs) Kind() string { return "retention_sweep" }
+
+// InsertOpts keeps one run queued at a time.
+func (SweepArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{
+		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable, rivertype.JobStateRunning, rivertype.JobStateScheduled}}}
+}
+
+// PeriodicJobs is the retention job, daily and at start.
+func PeriodicJobs() []*river.PeriodicJob {
+	return []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(SweepInterval),
+		func() (river.JobArgs, *river.InsertOpts) { return SweepArgs{}, nil }, &river.PeriodicJobOpts{ID: "retention_sweep", RunOnStart: true})}
+}
+
+// Sweeper works SweepArgs.
+type Sweeper struct {
+	river.WorkerDefaults[SweepArgs]
+	store *store.Store
+	log   *slog.Logger
+}
+
+// NewSweeper is the retention job's worker.
+func NewSweeper(st *store.Store, log *slog.Logger) *Sweeper { return &Sweeper{store: st, log: log} }
+
+// Work deletes everything past its retention, a batch per transaction.
+func (w *Sweeper) Work(ctx context.Context, _ *river.Job[SweepArgs]) error {
+	swept, err := Sweep(ctx, w.store, sweepBatch)
+	if swept.Conversations+swept.Uploads > 0 {
+		w.log.InfoContext(ctx, "retention", slog.Int("conversations", swept.Conversations), slog.Int("events_tombstoned", swept.Events), slog.Int("uploads", swept.Uploads))
+	}
+	return err
+}
+
+// Swept is what a sweep deleted.
+type Swept struct {
+	Conversations int
+	Events        int // tombstoned
+	Uploads       int
+}
+
+// Sweep deletes the conversations and uploads past their retention, batch rows per
+// transaction, until none is left.
+func Sweep(ctx context.Context, st *store.Store, batch int) (Swept, error) {
+	var out Swept
+	for {
+		e, err := st.ExpireConversations(ctx, batch)
+		if err != nil {
+			return out, err
+		}
+		out.Conversations += e.Conversations
+		out.Events += e.Events
+		if e.Conversations < batch {
+			break
+		}
+	}
+	for {
+		n, err := st.DeleteExpiredUploads(ctx, batch)
+		if err != nil {
+			return out, err
+		}
+		out.Uploads += n
+		if n < batch {
+			return out, nil
+		}
+	}
+}

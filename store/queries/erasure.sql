@@ -1,0 +1,88 @@
+-- Erasure and retention (package erasure). Each statement changes only rows that still hold
+-- something to erase, so an erasure run twice counts zero the second time.
+
+-- name: ContactConversations :many
+-- ContactConversations are the conversations holding a contact's words: those it is the
+-- contact of, and those its campaign sends started.
+SELECT c.id, c.short_id FROM conversations c
+WHERE c.workspace_id = @workspace_id AND (c.contact_id = @contact_id OR c.id IN (
+    SELECT s.conversation_id FROM campaign_sends s WHERE s.workspace_id = @workspace_id AND s.contact_id = @contact_id));
+
+-- name: ContactForErasure :one
+SELECT id, erased_at FROM contacts WHERE workspace_id = @workspace_id AND id = @id FOR UPDATE;
+
+-- name: EraseContactFields :execrows
+UPDATE contacts SET name = NULL, email = NULL, phone = NULL, tags = '{}', erased_at = now(), updated_at = now(),
+    deleted_at = coalesce(deleted_at, now())
+WHERE workspace_id = @workspace_id AND id = @id AND erased_at IS NULL;
+
+-- name: EraseContactListMemberships :execrows
+DELETE FROM contact_list_members m USING contact_lists l
+WHERE m.contact_id = @contact_id AND l.id = m.list_id AND l.workspace_id = @workspace_id;
+
+-- name: BlankMessages :execrows
+UPDATE messages SET content = '', tool_calls = NULL, tool_results = NULL
+WHERE workspace_id = @workspace_id AND conversation_id = ANY(@conversation_ids::uuid[])
+  AND (content <> '' OR tool_calls IS NOT NULL OR tool_results IS NOT NULL);
+
+-- name: BlankChannelMessages :execrows
+UPDATE channel_messages SET body = '', remote = '', updated_at = now()
+WHERE workspace_id = @workspace_id AND conversation_id = ANY(@conversation_ids::uuid[]) AND (body <> '' OR remote <> '');
+
+-- name: DeleteConversationNotes :execrows
+DELETE FROM conversation_notes WHERE workspace_id = @workspace_id AND conversation_id = ANY(@conversation_ids::uuid[]);
+
+-- name: BlankConversationSummaries :execrows
+UPDATE conversations SET escalation_summary = NULL
+WHERE workspace_id = @workspace_id AND id = ANY(@conversation_ids::uuid[]) AND escalation_summary IS NOT NULL;
+
+-- name: BlankCampaignSends :execrows
+UPDATE campaign_sends SET reason = NULL, provider_message_id = NULL, updated_at = now()
+WHERE workspace_id = @workspace_id AND contact_id = @contact_id AND (reason IS NOT NULL OR provider_message_id IS NOT NULL);
+
+-- name: BlankLedgerConversations :execrows
+-- Metering rows stay (the books must add up); only their link to the conversation goes.
+UPDATE ledger SET conversation_id = NULL
+WHERE workspace_id = @workspace_id AND conversation_id = ANY(@conversation_ids::uuid[]);
+
+-- name: TombstoneEvents :execrows
+-- TombstoneEvents replaces the data of the events that mention any of needles (ids) with
+-- {"erased":true}, keeping the envelope's head (id, type, workspace, time) and the event's
+-- cursor (seq), so feeds and redeliveries stay gapless.
+UPDATE events SET envelope = left(envelope, position('"data":' IN envelope) + 6) || '{"erased":true}}'
+WHERE workspace_id = @workspace_id AND envelope LIKE ANY(@patterns::text[])
+  AND envelope NOT LIKE '%"data":{"erased":true}}';
+
+-- name: WorkspaceRetention :one
+SELECT retention_days FROM workspaces WHERE id = @id;
+
+-- name: SetWorkspaceRetention :one
+UPDATE workspaces SET retention_days = sqlc.narg(retention_days) WHERE id = @id RETURNING retention_days;
+
+-- name: ExpiredConversations :many
+-- ExpiredConversations is a batch of conversations past their retention: the agent's
+-- (blueprint agent.retention_days) where it sets one, else the workspace's.
+SELECT c.id, c.short_id, c.workspace_id FROM conversations c
+JOIN workspaces w ON w.id = c.workspace_id
+LEFT JOIN agents a ON a.id = c.agent_id
+WHERE coalesce((a.blueprint -> 'agent' ->> 'retention_days')::int, w.retention_days) IS NOT NULL
+  AND c.updated_at < now() - make_interval(days => coalesce((a.blueprint -> 'agent' ->> 'retention_days')::int, w.retention_days))
+ORDER BY c.updated_at
+LIMIT @max_rows;
+
+-- name: DeleteChannelMessagesOf :execrows
+DELETE FROM channel_messages WHERE workspace_id = @workspace_id AND conversation_id = ANY(@conversation_ids::uuid[]);
+
+-- name: DeleteConversations :execrows
+-- Their messages, responses and notes go with them (ON DELETE CASCADE); ledger rows and
+-- campaign sends lose the link (ON DELETE SET NULL).
+DELETE FROM conversations WHERE workspace_id = @workspace_id AND id = ANY(@conversation_ids::uuid[]);
+
+-- name: DeleteExpiredUploads :execrows
+-- A batch of uploads past the workspace's retention that no knowledge source reads (an
+-- upload an agent's knowledge is built from stays while it is used).
+DELETE FROM uploads WHERE id IN (
+    SELECT u.id FROM uploads u JOIN workspaces w ON w.id = u.workspace_id
+    WHERE w.retention_days IS NOT NULL AND u.created_at < now() - make_interval(days => w.retention_days)
+      AND NOT EXISTS (SELECT 1 FROM knowledge_sources k WHERE k.upload_id = u.id)
+    LIMIT @max_rows);
