@@ -200,3 +200,12 @@ func uniqueViolation(err error) error {
 	}
 	return err
 }
+
+// WorkflowConversation is what a run's expressions see of its conversation.
+type WorkflowConversation = dbsqlc.WorkflowConversationRow
+
+// WorkflowConversation reads a conversation of the workspace for a run.
+func (q *queries) WorkflowConversation(ctx context.Context, ws, id uuid.UUID) (WorkflowConversation, error) {
+	out, err := q.sql.WorkflowConversation(ctx, q.db, dbsqlc.WorkflowConversationParams{WorkspaceID: ws, ID: id})
+	return out, notFound("conversation", err)
+}

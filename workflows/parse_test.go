@@ -96,8 +96,8 @@ steps:
 		got[e.Path] = e.Line
 	}
 	require.Equal(t, map[string]int{
-		"trigger.cron":     4,
-		"trigger.timezone": 5,
+		"trigger.cron":       4,
+		"trigger.timezone":   5,
 		"steps[0].condition": 9,
 		"steps[0].else":      10,
 		"steps[1].id":        11,

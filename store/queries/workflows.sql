@@ -111,3 +111,7 @@ ON CONFLICT (run_id, idx) DO UPDATE SET status = excluded.status, attempts = exc
 UPDATE contacts SET name = coalesce(sqlc.narg('name'), name), email = coalesce(sqlc.narg('email'), email),
     phone = coalesce(sqlc.narg('phone'), phone), updated_at = now()
 WHERE workspace_id = @workspace_id AND id = @id;
+
+-- name: WorkflowConversation :one
+SELECT id, short_id, status, channel, labels, contact_id FROM conversations
+WHERE workspace_id = @workspace_id AND id = @id;

@@ -704,6 +704,39 @@ func (q *Queries) WorkflowByShortID(ctx context.Context, db DBTX, arg WorkflowBy
 	return i, err
 }
 
+const workflowConversation = `-- name: WorkflowConversation :one
+SELECT id, short_id, status, channel, labels, contact_id FROM conversations
+WHERE workspace_id = $1 AND id = $2
+`
+
+type WorkflowConversationParams struct {
+	WorkspaceID uuid.UUID
+	ID          uuid.UUID
+}
+
+type WorkflowConversationRow struct {
+	ID        uuid.UUID
+	ShortID   string
+	Status    string
+	Channel   string
+	Labels    []string
+	ContactID *uuid.UUID
+}
+
+func (q *Queries) WorkflowConversation(ctx context.Context, db DBTX, arg WorkflowConversationParams) (WorkflowConversationRow, error) {
+	row := db.QueryRow(ctx, workflowConversation, arg.WorkspaceID, arg.ID)
+	var i WorkflowConversationRow
+	err := row.Scan(
+		&i.ID,
+		&i.ShortID,
+		&i.Status,
+		&i.Channel,
+		&i.Labels,
+		&i.ContactID,
+	)
+	return i, err
+}
+
 const workflowRunByID = `-- name: WorkflowRunByID :one
 SELECT r.id, r.workspace_id, r.short_id, r.workflow_id, r.status, r.document, r.trigger, r.trigger_key, r.conversation_id, r.contact_id, r.next_step, r.resume_at, r.deadline, r.error, r.created_at, r.started_at, r.finished_at, f.short_id AS workflow_short_id FROM workflow_runs r JOIN workflows f ON f.id = r.workflow_id
 WHERE r.workspace_id = $1 AND r.id = $2
