@@ -314,7 +314,7 @@ func (b *testBundle) httpProbes(f fixtures) []probe {
 		{"revokeKey (privileged)", "owner", func(t *testing.T, key string) outcome {
 			return b.viaHTTP(t, http.MethodDelete, "/api/keys/"+b.keyIDOfNew(t, "admin"), key, "")
 		}},
-	}, append(append(b.campaignProbes(), b.inboxProbes()...), b.deploymentProbes(f)...)...)
+	}, append(append(append(b.campaignProbes(), b.inboxProbes()...), b.deploymentProbes(f)...), b.workflowProbes()...)...)
 }
 
 func (e apiError) codeOrEmpty() string {

@@ -44,7 +44,7 @@ type Config struct {
 	Catalog     *catalog.Catalog // prices of agent_prompt's models; nil: catalog.Default()
 	SMS         SMSQueue         // send_message on sms; nil: the step fails
 	Backoff     func(attempt int) time.Duration
-	TickPeriod  time.Duration // how often triggers are looked at; 0: 5 s
+	TickPeriod  time.Duration // how often triggers are looked at; 0: 2 s
 }
 
 // Service manages workflows and works their runs.
@@ -71,7 +71,7 @@ func New(st *store.Store, jobs *river.Client[pgx.Tx], cfg Config, log *slog.Logg
 		cfg.Backoff = defaultBackoff
 	}
 	if cfg.TickPeriod == 0 {
-		cfg.TickPeriod = 5 * time.Second
+		cfg.TickPeriod = 2 * time.Second
 	}
 	return &Service{store: st, jobs: jobs, cfg: cfg, client: cfg.Guard.Client(cfg.HTTPTimeout), log: log}
 }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime/multipart"
@@ -28,6 +29,7 @@ import (
 	"switchboard/inbox"
 	"switchboard/manage"
 	"switchboard/phonenumbers"
+	"switchboard/workflows"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/labstack/echo/v4"
@@ -518,6 +520,9 @@ type DeletedChannel struct {
 // DeletedChannelObject defines model for DeletedChannel.Object.
 type DeletedChannelObject string
 
+// DeletedWorkflow defines model for DeletedWorkflow.
+type DeletedWorkflow = workflows.Deleted
+
 // DeployRequest defines model for DeployRequest.
 type DeployRequest = manage.DeployAgentInput
 
@@ -713,6 +718,22 @@ type Undeployed = manage.UndeployAgentResult
 // Upload defines model for Upload.
 type Upload = manage.UploadView
 
+// Workflow defines model for Workflow.
+type Workflow = workflows.View
+
+// WorkflowList defines model for WorkflowList.
+type WorkflowList = workflows.List
+
+// WorkflowRun A run. `status`: `queued`, `running`, `waiting` (in a wait step, or between
+// attempts of a failed step until `resume_at`), then one of `succeeded`, `failed`
+// (`error` says which step and why, or the time limit) and `cancelled`, each with one
+// `run.completed` event. `trigger.type` is `event` (with `event_id`), `schedule` (with
+// `scheduled_at`) or `manual` (with `input`).
+type WorkflowRun = workflows.RunView
+
+// WorkflowRunList defines model for WorkflowRunList.
+type WorkflowRunList = workflows.RunList
+
 // Error defines model for Error.
 type Error struct {
 	Error struct {
@@ -883,6 +904,23 @@ type BlockVisitorJSONBody struct {
 	VisitorId string `json:"visitor_id"`
 }
 
+// CreateWorkflowJSONBody defines parameters for CreateWorkflow.
+type CreateWorkflowJSONBody struct {
+	Document string `json:"document"`
+	Enabled  *bool  `json:"enabled,omitempty"`
+}
+
+// UpdateWorkflowJSONBody defines parameters for UpdateWorkflow.
+type UpdateWorkflowJSONBody struct {
+	Document *string `json:"document,omitempty"`
+	Enabled  *bool   `json:"enabled,omitempty"`
+}
+
+// StartWorkflowRunJSONBody defines parameters for StartWorkflowRun.
+type StartWorkflowRunJSONBody struct {
+	Input *map[string]interface{} `json:"input,omitempty"`
+}
+
 // ConfirmActionJSONRequestBody defines body for ConfirmAction for application/json ContentType.
 type ConfirmActionJSONRequestBody ConfirmActionJSONBody
 
@@ -951,6 +989,15 @@ type BuyPhoneNumberJSONRequestBody BuyPhoneNumberJSONBody
 
 // BlockVisitorJSONRequestBody defines body for BlockVisitor for application/json ContentType.
 type BlockVisitorJSONRequestBody BlockVisitorJSONBody
+
+// CreateWorkflowJSONRequestBody defines body for CreateWorkflow for application/json ContentType.
+type CreateWorkflowJSONRequestBody CreateWorkflowJSONBody
+
+// UpdateWorkflowJSONRequestBody defines body for UpdateWorkflow for application/json ContentType.
+type UpdateWorkflowJSONRequestBody UpdateWorkflowJSONBody
+
+// StartWorkflowRunJSONRequestBody defines body for StartWorkflowRun for application/json ContentType.
+type StartWorkflowRunJSONRequestBody StartWorkflowRunJSONBody
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
@@ -1110,6 +1157,12 @@ type ServerInterface interface {
 	// ReleasePhoneNumber Release a number back to the provider (the month paid is not refunded)
 	// (DELETE /api/phone-numbers/{id})
 	ReleasePhoneNumber(ctx echo.Context, id openapi_types.UUID) error
+	// GetWorkflowRun One run with each step's status, output, error, attempts and timing
+	// (GET /api/runs/{id})
+	GetWorkflowRun(ctx echo.Context, id string) error
+	// CancelWorkflowRun Cancel a run
+	// (POST /api/runs/{id}/cancel)
+	CancelWorkflowRun(ctx echo.Context, id string) error
 	// CreateUpload Upload a document for the knowledge base (text, Markdown, HTML or PDF)
 	// (POST /api/uploads)
 	CreateUpload(ctx echo.Context, params CreateUploadParams) error
@@ -1125,6 +1178,27 @@ type ServerInterface interface {
 	// UnblockVisitor Lift a webchat visitor's block
 	// (DELETE /api/webchat/blocked-visitors/{id})
 	UnblockVisitor(ctx echo.Context, id string) error
+	// ListWorkflows The workspace's workflows, newest first (at most 500)
+	// (GET /api/workflows)
+	ListWorkflows(ctx echo.Context) error
+	// CreateWorkflow Create a workflow from its YAML document
+	// (POST /api/workflows)
+	CreateWorkflow(ctx echo.Context) error
+	// DeleteWorkflow Delete a workflow and its runs (a live run stops before its next step)
+	// (DELETE /api/workflows/{id})
+	DeleteWorkflow(ctx echo.Context, id string) error
+	// GetWorkflow One workflow with its document
+	// (GET /api/workflows/{id})
+	GetWorkflow(ctx echo.Context, id string) error
+	// UpdateWorkflow Replace a workflow's document, or turn it on or off
+	// (PATCH /api/workflows/{id})
+	UpdateWorkflow(ctx echo.Context, id string) error
+	// ListWorkflowRuns A workflow's runs, newest first (at most 100), without their steps
+	// (GET /api/workflows/{id}/runs)
+	ListWorkflowRuns(ctx echo.Context, id string) error
+	// StartWorkflowRun Start a run by hand, with input
+	// (POST /api/workflows/{id}/runs)
+	StartWorkflowRun(ctx echo.Context, id string) error
 }
 
 // ServerInterfaceWrapper converts echo contexts to parameters.
@@ -2000,6 +2074,38 @@ func (w *ServerInterfaceWrapper) ReleasePhoneNumber(ctx echo.Context) error {
 	return err
 }
 
+// GetWorkflowRun converts echo context to params.
+func (w *ServerInterfaceWrapper) GetWorkflowRun(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetWorkflowRun(ctx, id)
+	return err
+}
+
+// CancelWorkflowRun converts echo context to params.
+func (w *ServerInterfaceWrapper) CancelWorkflowRun(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CancelWorkflowRun(ctx, id)
+	return err
+}
+
 // CreateUpload converts echo context to params.
 func (w *ServerInterfaceWrapper) CreateUpload(ctx echo.Context) error {
 	var err error
@@ -2065,6 +2171,104 @@ func (w *ServerInterfaceWrapper) UnblockVisitor(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.UnblockVisitor(ctx, id)
+	return err
+}
+
+// ListWorkflows converts echo context to params.
+func (w *ServerInterfaceWrapper) ListWorkflows(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListWorkflows(ctx)
+	return err
+}
+
+// CreateWorkflow converts echo context to params.
+func (w *ServerInterfaceWrapper) CreateWorkflow(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CreateWorkflow(ctx)
+	return err
+}
+
+// DeleteWorkflow converts echo context to params.
+func (w *ServerInterfaceWrapper) DeleteWorkflow(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DeleteWorkflow(ctx, id)
+	return err
+}
+
+// GetWorkflow converts echo context to params.
+func (w *ServerInterfaceWrapper) GetWorkflow(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetWorkflow(ctx, id)
+	return err
+}
+
+// UpdateWorkflow converts echo context to params.
+func (w *ServerInterfaceWrapper) UpdateWorkflow(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.UpdateWorkflow(ctx, id)
+	return err
+}
+
+// ListWorkflowRuns converts echo context to params.
+func (w *ServerInterfaceWrapper) ListWorkflowRuns(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListWorkflowRuns(ctx, id)
+	return err
+}
+
+// StartWorkflowRun converts echo context to params.
+func (w *ServerInterfaceWrapper) StartWorkflowRun(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.StartWorkflowRun(ctx, id)
 	return err
 }
 
@@ -2172,6 +2376,15 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/api/inbox/settings", wrapper.GetInboxSettings, options.OperationMiddlewares["getInboxSettings"]...)
 	router.PATCH(options.BaseURL+"/api/inbox/settings", wrapper.UpdateInboxSettings, options.OperationMiddlewares["updateInboxSettings"]...)
 	router.PATCH(options.BaseURL+"/api/inbox/me", wrapper.UpdateMyInboxPreferences, options.OperationMiddlewares["updateMyInboxPreferences"]...)
+	router.GET(options.BaseURL+"/api/workflows", wrapper.ListWorkflows, options.OperationMiddlewares["listWorkflows"]...)
+	router.POST(options.BaseURL+"/api/workflows", wrapper.CreateWorkflow, options.OperationMiddlewares["createWorkflow"]...)
+	router.DELETE(options.BaseURL+"/api/workflows/:id", wrapper.DeleteWorkflow, options.OperationMiddlewares["deleteWorkflow"]...)
+	router.GET(options.BaseURL+"/api/workflows/:id", wrapper.GetWorkflow, options.OperationMiddlewares["getWorkflow"]...)
+	router.PATCH(options.BaseURL+"/api/workflows/:id", wrapper.UpdateWorkflow, options.OperationMiddlewares["updateWorkflow"]...)
+	router.GET(options.BaseURL+"/api/workflows/:id/runs", wrapper.ListWorkflowRuns, options.OperationMiddlewares["listWorkflowRuns"]...)
+	router.POST(options.BaseURL+"/api/workflows/:id/runs", wrapper.StartWorkflowRun, options.OperationMiddlewares["startWorkflowRun"]...)
+	router.GET(options.BaseURL+"/api/runs/:id", wrapper.GetWorkflowRun, options.OperationMiddlewares["getWorkflowRun"]...)
+	router.POST(options.BaseURL+"/api/runs/:id/cancel", wrapper.CancelWorkflowRun, options.OperationMiddlewares["cancelWorkflowRun"]...)
 
 }
 
@@ -10569,6 +10782,262 @@ func (response ReleasePhoneNumber500JSONResponse) VisitReleasePhoneNumberRespons
 	return err
 }
 
+type GetWorkflowRunRequestObject struct {
+	Id string `json:"id"`
+}
+
+type GetWorkflowRunResponseObject interface {
+	VisitGetWorkflowRunResponse(w http.ResponseWriter) error
+}
+
+type GetWorkflowRun200JSONResponse WorkflowRun
+
+func (response GetWorkflowRun200JSONResponse) VisitGetWorkflowRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWorkflowRun401JSONResponse struct{ ErrorJSONResponse }
+
+func (response GetWorkflowRun401JSONResponse) VisitGetWorkflowRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWorkflowRun403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetWorkflowRun403JSONResponse) VisitGetWorkflowRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWorkflowRun404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetWorkflowRun404JSONResponse) VisitGetWorkflowRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWorkflowRun429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetWorkflowRun429JSONResponse) VisitGetWorkflowRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWorkflowRun500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetWorkflowRun500JSONResponse) VisitGetWorkflowRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelWorkflowRunRequestObject struct {
+	Id string `json:"id"`
+}
+
+type CancelWorkflowRunResponseObject interface {
+	VisitCancelWorkflowRunResponse(w http.ResponseWriter) error
+}
+
+type CancelWorkflowRun200JSONResponse WorkflowRun
+
+func (response CancelWorkflowRun200JSONResponse) VisitCancelWorkflowRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelWorkflowRun401JSONResponse struct{ ErrorJSONResponse }
+
+func (response CancelWorkflowRun401JSONResponse) VisitCancelWorkflowRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelWorkflowRun403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CancelWorkflowRun403JSONResponse) VisitCancelWorkflowRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelWorkflowRun404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CancelWorkflowRun404JSONResponse) VisitCancelWorkflowRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelWorkflowRun429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CancelWorkflowRun429JSONResponse) VisitCancelWorkflowRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelWorkflowRun500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CancelWorkflowRun500JSONResponse) VisitCancelWorkflowRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateUploadRequestObject struct {
 	Params      CreateUploadParams
 	ContentType string
@@ -11270,6 +11739,972 @@ func (response UnblockVisitor500JSONResponse) VisitUnblockVisitorResponse(w http
 	return err
 }
 
+type ListWorkflowsRequestObject struct {
+}
+
+type ListWorkflowsResponseObject interface {
+	VisitListWorkflowsResponse(w http.ResponseWriter) error
+}
+
+type ListWorkflows200JSONResponse WorkflowList
+
+func (response ListWorkflows200JSONResponse) VisitListWorkflowsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWorkflows401JSONResponse struct{ ErrorJSONResponse }
+
+func (response ListWorkflows401JSONResponse) VisitListWorkflowsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWorkflows403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListWorkflows403JSONResponse) VisitListWorkflowsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWorkflows429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListWorkflows429JSONResponse) VisitListWorkflowsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWorkflows500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListWorkflows500JSONResponse) VisitListWorkflowsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateWorkflowRequestObject struct {
+	Body *CreateWorkflowJSONRequestBody
+}
+
+type CreateWorkflowResponseObject interface {
+	VisitCreateWorkflowResponse(w http.ResponseWriter) error
+}
+
+type CreateWorkflow201JSONResponse Workflow
+
+func (response CreateWorkflow201JSONResponse) VisitCreateWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateWorkflow400JSONResponse struct{ ErrorJSONResponse }
+
+func (response CreateWorkflow400JSONResponse) VisitCreateWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateWorkflow401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateWorkflow401JSONResponse) VisitCreateWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateWorkflow403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateWorkflow403JSONResponse) VisitCreateWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateWorkflow409JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateWorkflow409JSONResponse) VisitCreateWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateWorkflow429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateWorkflow429JSONResponse) VisitCreateWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateWorkflow500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateWorkflow500JSONResponse) VisitCreateWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteWorkflowRequestObject struct {
+	Id string `json:"id"`
+}
+
+type DeleteWorkflowResponseObject interface {
+	VisitDeleteWorkflowResponse(w http.ResponseWriter) error
+}
+
+type DeleteWorkflow200JSONResponse DeletedWorkflow
+
+func (response DeleteWorkflow200JSONResponse) VisitDeleteWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteWorkflow401JSONResponse struct{ ErrorJSONResponse }
+
+func (response DeleteWorkflow401JSONResponse) VisitDeleteWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteWorkflow403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response DeleteWorkflow403JSONResponse) VisitDeleteWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteWorkflow404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response DeleteWorkflow404JSONResponse) VisitDeleteWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteWorkflow429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response DeleteWorkflow429JSONResponse) VisitDeleteWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteWorkflow500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response DeleteWorkflow500JSONResponse) VisitDeleteWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWorkflowRequestObject struct {
+	Id string `json:"id"`
+}
+
+type GetWorkflowResponseObject interface {
+	VisitGetWorkflowResponse(w http.ResponseWriter) error
+}
+
+type GetWorkflow200JSONResponse Workflow
+
+func (response GetWorkflow200JSONResponse) VisitGetWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWorkflow401JSONResponse struct{ ErrorJSONResponse }
+
+func (response GetWorkflow401JSONResponse) VisitGetWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWorkflow403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetWorkflow403JSONResponse) VisitGetWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWorkflow404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetWorkflow404JSONResponse) VisitGetWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWorkflow429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetWorkflow429JSONResponse) VisitGetWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWorkflow500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetWorkflow500JSONResponse) VisitGetWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateWorkflowRequestObject struct {
+	Id   string `json:"id"`
+	Body *UpdateWorkflowJSONRequestBody
+}
+
+type UpdateWorkflowResponseObject interface {
+	VisitUpdateWorkflowResponse(w http.ResponseWriter) error
+}
+
+type UpdateWorkflow200JSONResponse Workflow
+
+func (response UpdateWorkflow200JSONResponse) VisitUpdateWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateWorkflow400JSONResponse struct{ ErrorJSONResponse }
+
+func (response UpdateWorkflow400JSONResponse) VisitUpdateWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateWorkflow401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateWorkflow401JSONResponse) VisitUpdateWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateWorkflow403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateWorkflow403JSONResponse) VisitUpdateWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateWorkflow404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateWorkflow404JSONResponse) VisitUpdateWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateWorkflow409JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateWorkflow409JSONResponse) VisitUpdateWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateWorkflow429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateWorkflow429JSONResponse) VisitUpdateWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateWorkflow500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateWorkflow500JSONResponse) VisitUpdateWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWorkflowRunsRequestObject struct {
+	Id string `json:"id"`
+}
+
+type ListWorkflowRunsResponseObject interface {
+	VisitListWorkflowRunsResponse(w http.ResponseWriter) error
+}
+
+type ListWorkflowRuns200JSONResponse WorkflowRunList
+
+func (response ListWorkflowRuns200JSONResponse) VisitListWorkflowRunsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWorkflowRuns401JSONResponse struct{ ErrorJSONResponse }
+
+func (response ListWorkflowRuns401JSONResponse) VisitListWorkflowRunsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWorkflowRuns403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListWorkflowRuns403JSONResponse) VisitListWorkflowRunsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWorkflowRuns404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListWorkflowRuns404JSONResponse) VisitListWorkflowRunsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWorkflowRuns429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListWorkflowRuns429JSONResponse) VisitListWorkflowRunsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWorkflowRuns500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListWorkflowRuns500JSONResponse) VisitListWorkflowRunsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartWorkflowRunRequestObject struct {
+	Id   string `json:"id"`
+	Body *StartWorkflowRunJSONRequestBody
+}
+
+type StartWorkflowRunResponseObject interface {
+	VisitStartWorkflowRunResponse(w http.ResponseWriter) error
+}
+
+type StartWorkflowRun201JSONResponse WorkflowRun
+
+func (response StartWorkflowRun201JSONResponse) VisitStartWorkflowRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartWorkflowRun400JSONResponse struct{ ErrorJSONResponse }
+
+func (response StartWorkflowRun400JSONResponse) VisitStartWorkflowRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartWorkflowRun401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response StartWorkflowRun401JSONResponse) VisitStartWorkflowRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartWorkflowRun403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response StartWorkflowRun403JSONResponse) VisitStartWorkflowRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartWorkflowRun404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response StartWorkflowRun404JSONResponse) VisitStartWorkflowRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartWorkflowRun429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response StartWorkflowRun429JSONResponse) VisitStartWorkflowRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartWorkflowRun500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response StartWorkflowRun500JSONResponse) VisitStartWorkflowRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
 	// ConfirmAction Confirm an action parked outside a conversation, and run it
@@ -11428,6 +12863,12 @@ type StrictServerInterface interface {
 	// ReleasePhoneNumber Release a number back to the provider (the month paid is not refunded)
 	// (DELETE /api/phone-numbers/{id})
 	ReleasePhoneNumber(ctx context.Context, request ReleasePhoneNumberRequestObject) (ReleasePhoneNumberResponseObject, error)
+	// GetWorkflowRun One run with each step's status, output, error, attempts and timing
+	// (GET /api/runs/{id})
+	GetWorkflowRun(ctx context.Context, request GetWorkflowRunRequestObject) (GetWorkflowRunResponseObject, error)
+	// CancelWorkflowRun Cancel a run
+	// (POST /api/runs/{id}/cancel)
+	CancelWorkflowRun(ctx context.Context, request CancelWorkflowRunRequestObject) (CancelWorkflowRunResponseObject, error)
 	// CreateUpload Upload a document for the knowledge base (text, Markdown, HTML or PDF)
 	// (POST /api/uploads)
 	CreateUpload(ctx context.Context, request CreateUploadRequestObject) (CreateUploadResponseObject, error)
@@ -11443,6 +12884,27 @@ type StrictServerInterface interface {
 	// UnblockVisitor Lift a webchat visitor's block
 	// (DELETE /api/webchat/blocked-visitors/{id})
 	UnblockVisitor(ctx context.Context, request UnblockVisitorRequestObject) (UnblockVisitorResponseObject, error)
+	// ListWorkflows The workspace's workflows, newest first (at most 500)
+	// (GET /api/workflows)
+	ListWorkflows(ctx context.Context, request ListWorkflowsRequestObject) (ListWorkflowsResponseObject, error)
+	// CreateWorkflow Create a workflow from its YAML document
+	// (POST /api/workflows)
+	CreateWorkflow(ctx context.Context, request CreateWorkflowRequestObject) (CreateWorkflowResponseObject, error)
+	// DeleteWorkflow Delete a workflow and its runs (a live run stops before its next step)
+	// (DELETE /api/workflows/{id})
+	DeleteWorkflow(ctx context.Context, request DeleteWorkflowRequestObject) (DeleteWorkflowResponseObject, error)
+	// GetWorkflow One workflow with its document
+	// (GET /api/workflows/{id})
+	GetWorkflow(ctx context.Context, request GetWorkflowRequestObject) (GetWorkflowResponseObject, error)
+	// UpdateWorkflow Replace a workflow's document, or turn it on or off
+	// (PATCH /api/workflows/{id})
+	UpdateWorkflow(ctx context.Context, request UpdateWorkflowRequestObject) (UpdateWorkflowResponseObject, error)
+	// ListWorkflowRuns A workflow's runs, newest first (at most 100), without their steps
+	// (GET /api/workflows/{id}/runs)
+	ListWorkflowRuns(ctx context.Context, request ListWorkflowRunsRequestObject) (ListWorkflowRunsResponseObject, error)
+	// StartWorkflowRun Start a run by hand, with input
+	// (POST /api/workflows/{id}/runs)
+	StartWorkflowRun(ctx context.Context, request StartWorkflowRunRequestObject) (StartWorkflowRunResponseObject, error)
 }
 
 type StrictHandlerFunc func(ctx echo.Context, request any) (any, error)
@@ -13225,6 +14687,56 @@ func (sh *strictHandler) ReleasePhoneNumber(ctx echo.Context, id openapi_types.U
 	return nil
 }
 
+// GetWorkflowRun operation middleware
+func (sh *strictHandler) GetWorkflowRun(ctx echo.Context, id string) error {
+	var request GetWorkflowRunRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetWorkflowRun(ctx.Request().Context(), request.(GetWorkflowRunRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetWorkflowRun")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetWorkflowRunResponseObject); ok {
+		return validResponse.VisitGetWorkflowRunResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CancelWorkflowRun operation middleware
+func (sh *strictHandler) CancelWorkflowRun(ctx echo.Context, id string) error {
+	var request CancelWorkflowRunRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CancelWorkflowRun(ctx.Request().Context(), request.(CancelWorkflowRunRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CancelWorkflowRun")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CancelWorkflowRunResponseObject); ok {
+		return validResponse.VisitCancelWorkflowRunResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // CreateUpload operation middleware
 func (sh *strictHandler) CreateUpload(ctx echo.Context, params CreateUploadParams) error {
 	var request CreateUploadRequestObject
@@ -13372,363 +14884,638 @@ func (sh *strictHandler) UnblockVisitor(ctx echo.Context, id string) error {
 	return nil
 }
 
+// ListWorkflows operation middleware
+func (sh *strictHandler) ListWorkflows(ctx echo.Context) error {
+	var request ListWorkflowsRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListWorkflows(ctx.Request().Context(), request.(ListWorkflowsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListWorkflows")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListWorkflowsResponseObject); ok {
+		return validResponse.VisitListWorkflowsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CreateWorkflow operation middleware
+func (sh *strictHandler) CreateWorkflow(ctx echo.Context) error {
+	var request CreateWorkflowRequestObject
+
+	var body CreateWorkflowJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateWorkflow(ctx.Request().Context(), request.(CreateWorkflowRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateWorkflow")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CreateWorkflowResponseObject); ok {
+		return validResponse.VisitCreateWorkflowResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// DeleteWorkflow operation middleware
+func (sh *strictHandler) DeleteWorkflow(ctx echo.Context, id string) error {
+	var request DeleteWorkflowRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteWorkflow(ctx.Request().Context(), request.(DeleteWorkflowRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteWorkflow")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DeleteWorkflowResponseObject); ok {
+		return validResponse.VisitDeleteWorkflowResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetWorkflow operation middleware
+func (sh *strictHandler) GetWorkflow(ctx echo.Context, id string) error {
+	var request GetWorkflowRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetWorkflow(ctx.Request().Context(), request.(GetWorkflowRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetWorkflow")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetWorkflowResponseObject); ok {
+		return validResponse.VisitGetWorkflowResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// UpdateWorkflow operation middleware
+func (sh *strictHandler) UpdateWorkflow(ctx echo.Context, id string) error {
+	var request UpdateWorkflowRequestObject
+
+	request.Id = id
+
+	var body UpdateWorkflowJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.UpdateWorkflow(ctx.Request().Context(), request.(UpdateWorkflowRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UpdateWorkflow")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(UpdateWorkflowResponseObject); ok {
+		return validResponse.VisitUpdateWorkflowResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListWorkflowRuns operation middleware
+func (sh *strictHandler) ListWorkflowRuns(ctx echo.Context, id string) error {
+	var request ListWorkflowRunsRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListWorkflowRuns(ctx.Request().Context(), request.(ListWorkflowRunsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListWorkflowRuns")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListWorkflowRunsResponseObject); ok {
+		return validResponse.VisitListWorkflowRunsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// StartWorkflowRun operation middleware
+func (sh *strictHandler) StartWorkflowRun(ctx echo.Context, id string) error {
+	var request StartWorkflowRunRequestObject
+
+	request.Id = id
+
+	var body StartWorkflowRunJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		if !errors.Is(err, io.EOF) {
+			return err
+		}
+	} else {
+		request.Body = &body
+	}
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.StartWorkflowRun(ctx.Request().Context(), request.(StartWorkflowRunRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "StartWorkflowRun")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(StartWorkflowRunResponseObject); ok {
+		return validResponse.VisitStartWorkflowRunResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // Base64 encoded, compressed with deflate, json marshaled OpenAPI spec.
 // Stored as a slice of fixed-width chunks rather than one concatenated
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L39kts4si/4Kgjt3bDkw1J9tLvPjCom9la73TPe025XuOyZuDv0FVEkJGGKAtgEWLLG44jz1z7APsR5",
-	"sPMkG8gEQJAi9VHlst3d/sPhkkSCIJCZyM9fvh+kcllIwYRWg8n7QclUIYVi8OFZWcrS/JFKoZnQ5k9a",
-	"FDlPqeZSHP9DSWG+U+mCLSn8mmXc/ETzy1IWrNTcjDSjuWLRoAi+ej9gbvDm16nMmPlfVHlOr3M2mOiy",
-	"YtFArws2mAyULrmYDz5Eg0ymalqVubl448cFx9lu/LBkStE56/ytoCVd7vVs/GJjiA/RoGS/VLxk2WDy",
-	"d/8se/1bP5C8/gdL9cb1uCIdl5m3ZSoteWHWdjAZXAgCFxMuiF4wwsQty2XBiFrQkmVkxfWCHN+emrn+",
-	"mWr2snwqxSznqT5oN/9HyWaDyeD/OK5p5Bh/VcfNYb+X2bproq8XjMhKX8tKZMSMknMqUkbmVLOIsHc0",
-	"1fmaJO9jfPl4MCHxwN0wrW+YunWKB1Es4sEtKxWXAq+Pq5OTb9K0KksmNHE/mS9ZPPiQkCHOmby04z71",
-	"w76yo44iIktChdQLVsYitW/llxfW2i/yMIEvEsKV+VkQKgju1WgcC9hWu0pmES/mdq2bdH5dKS6YUq+q",
-	"HL/oITpHBNEgXVAhWA4Xc82WKqDA+ir7BS1Luoa7SkY1yy5gCjNZLqkeTAYZ1exI86UnzgZnsSKX66UT",
-	"Cf5Z28jhKU7utRmrYxYNquhgvYyrNJeqKtkzYRYhC666ljJnVDQve8VSWWZczJ9n+0kLf+dr9k7ve0uR",
-	"0/XPdNktLuYlY9r83fUjzxrrXVU861pqLpAig63dZKBUCsFSzTLiSICsFlIxYu8muqSzGU+JXnBFqKE3",
-	"QoVasVKRoaHf+neqSUoFKRlNF4Tr0XgQ1fvbEsT4rOf7vYjoW6WilLc8Y+VBBNQSjPVUgvHsM99Gu3ng",
-	"RshVzrI5u5JVmbImVTffOmOFXmwhDy40m7PSjOoPsJ2UtCcxFHTOOkgAviZpSc07nJNTMqtlFTGDEGlE",
-	"KteKZDKtDN8ayVQyGjwlmHdB8Q2bTzF0UhW5pBmZ8ZyZtSWULGl5k8mVmJrvjIw0/0/tdQpWk5hLldmO",
-	"XcugNNVVxwtekBW7VlyzKbykG3cpb5kiv1SsYhn57//3/8Ml4GIOH8zrrWFGlMO6sFtWromV4LAsBRNZ",
-	"z+W1DFd0bdhpPRqTC3g793hkscSsVhILeEkipFujNdNEaXOve0olNM8JxTHkDJkNlpErexfLzPkQDZio",
-	"loau7a2DaIBvOTDiGt9xYDiAZutBNMAZB4S+qYe4ARvraG6td2sQDRqbOYgGtODwrahoPtVGLHY9A29H",
-	"MdBLMrSxdGbmigyrIp/+93/+lzlcDYEaLhT70IlV6nZc15IRNUvhAJFlZU92jr+iXj1rU3Dk9LrnwG3v",
-	"QXiPmFd9KmaeL1/IjOWbi0kVmfNbJiaEijXQzTlRjJEVLQUXc0OjDLWRIqfayBKSSSBJTRQrb40A6BIq",
-	"eb68DESwoxSaFws6iAbXTJv/5nS5pJ3bv6TvXssbJsKXD4RJr9yvmd09ktmTHU5W/LPrgWqtNDNzXhbd",
-	"Krxmy4KVVFdl+GRRLa9xSlqKBlPMSs5Elq/x8JgxpcBAMcxGVQV/gGjOu1lMylwZNZfPD1O8qiI7VPFy",
-	"e71JHZclU0auAxFQopg2moeRLLc05xm5rrSRlApsr+ucjUniSA3UVENT+BzQCGJxnVesKLnQRBUsHZ3j",
-	"yBxODkNSlCzNzahSeIoDQlMRoY4sUfgTGBJ+zPA+c43IrEzWVSlQIjKrnRiRptBKSeD6qZB6OjPKTEKG",
-	"Qsb2dMM5cEXmFVOKZSMrZbm2D5aCoUjdlz+7pAbQcCAnPAc3dUBLWYHi1+SugLubRBoyUYu+vYhpElqg",
-	"7DfV8U2NsUO76VKnQ0MgpM0NKRgN3h3N5ZH9ckkFnbMx2DB/5WwV/nzEl4Us0bQBlWKgVlyni2tJy+wY",
-	"74QFh7ufLqi+AKX0QD9BKoUx6cBGnfKsc4+ZSmlOnXWxdfBO9do/4JEi9Vj23JKCkZkhGDI0RxK5ZjNZ",
-	"MlCd20dUc+Y0dTNyoiiVec5SPTUWOIXF1iUVasbKqZbTRbWkoB4sKQeO4DNrm3dLppLP5y2pPtOsnJ5N",
-	"UWWYUm3IEMimUqwEI5op89gbtl7JMpsuqU7hjGTCCCXRpQK0WMY9NnLv13WQ1gfnzvXGS8mQFkW+nsKn",
-	"plmy88QtWZGvu58F4uaRUYaLfH1OzGqsyWphdBVKYL3JgoL8akxrPIj2OdFkwWC/kGKQy3Kpeg62yjme",
-	"DqFPkBpOeBpB+khZqZjSPFfn5J+slO5YKCvzXsBkLBsP2vTIRVHpqfanuT+UuNDfPem0FWSlD75HS230",
-	"yf1vacvkcJrtKbSG3+lTa0sPRy2B4A2ER3AI4G7tEI92dDa2km1v6ehubMrHp8FkfyytZvVRReWO1eli",
-	"ZT+7H1iu6V2mpa3HZYdcaRogHRN4ZcXXwYsCsvYwxvubsd5ALNA8ZyUYL54Pb7niWpbnRGlpzgUpNiTI",
-	"I0Xsg8lwyco5ywgXWhrNBZjV/MhFxcV8tMmocACYP5b03U9MzA35nH37JBosuXCfv9nihAluOz05adx2",
-	"2uV3WFiNObjvm7PGbf/edSrsxRlP/VF3F9booOi27yC8BDfIO8G0dOvMyJBrRZJlepQQnsGa71iVIFIQ",
-	"rMuTkz0WVOmSYSSh7bY3UoJQo48b3dho33ApGVJFkos0ZYWeEMMJx/DzEf6cgKk3Ck4l7xPtCTn08tFP",
-	"XHU4o2G59nf2wkhX1XJJy3XXgayqNGVKdftwQX53GZOtV3GDRG527tb9VFbzojBP9YqpKtd311zdi256",
-	"SA93rfN7elPvaFXvY/XUb3OATeDW5s6L+wYsEbVTOi+5CL89jXaFUzbIvxWCCHj6W8PSHz0k0d7kO4Qo",
-	"mnJ8Q+4cGsFovPJOIRaGN9qLtePWDrfZYc9e0nfP8c5vTz6eh02sreqM3jVj1231pyl3voOjovZ5DBVj",
-	"BKh37Dw2o4/uemsdp1TTXM7HP9Ilzw9gN3sf8FvDk7ek7/jSzOcPp3/Eox4/nkZbnHwH6hV3E1ZbhI0T",
-	"VYfLmrZTscVZrXfpEgctr6Nfv3Dx6vsexBvZXBnvwRu/RrfUnqvi70Md7m7uzQ99+sXfuF784AVZj6ax",
-	"l37RFIm7bgmeuV0B2a5lNHxnex6Ef2aoaNxHz6gyzkR6qHfgwtsYXLlcBWqH8g5dcPEwdAFb+yXnSquI",
-	"aDpXRJaEZ2rTBrEjT3nWFOQ7dZcNac3VRxjFzPWQOEwXgX6fy/SGZX9F6+1QMxLVoyk9QNsrGbU5NW3j",
-	"ch1BFBecOowua88UE0SYg2nl4kFd41r7s9Mger1g3sxp2auPFFmx6xSSAAKjabBLXQwe598pChfk7c7F",
-	"dmbHAQt+jQNM7dP3t05a27wrBLDxnM63qfKbi3Je+aSY7hdBPazNpNdVfkOMoH2kCHWDRMYMNDbpi6eX",
-	"BFxexKYpDUEmHxu+GREc6xpjLMvAAmzOzWhLB65vjyu9x/TotSD6VuvSxrYPmxS6lPvc/HQ2gzyYDt0u",
-	"X9G1IicTo78tjJJmGCgznLRmutNN6RINN4MJ7wpeMnUQp3OhdFnB5Lulk3W9N6yIYDKKLouc7U/ibsu7",
-	"jO8bXhT4nL3HurrhRedYGxocXVFurIJpanQGszR94YmtTgBV29SbOQWprISOQHLNeK5ZCbHEqiBakhmH",
-	"SLd5r11iqz7avY1bk5fd/3omjX1vbWi4fQEV+m3boScY/h9f+lyPffW0Kr+BdzIbZHWLA5kpYJct6UuH",
-	"0mpZdbviMKxSVsJYRBM43/787DU5pgWHlzkuK6GO3+PtHzojLL8WLoDEVIY0YF94e6LOXRTS7TTnp7UP",
-	"8R2qmjZoD5blUJ97hVp+k0IWckWWVFjlhwrChC7XdaYUJFiZ7SJDnw9gtNNRpwA/7AALtbHtcsNe13Ww",
-	"PaXLgvL5oVFmNFxBB4dkTaHgTjWJRSz+RWalXJJ/ERtYNX9J8q9Y/Ovo6Mj/M9dlJZ1p8i+iNC01Gc6N",
-	"+oWZy6iLgZ9CVpokcOWEGHUkIf8iiaHyrMpZlhA+IwkMMKUaU0MWjGYRYbliJLHEnMDzib8NxvA3QfYo",
-	"fGkvb10d1d+TglaKuf8zMkzwjyku8oRUipXJaMsAddIIV8R5DbYMCNdO3YU7h17J8kYVNEV3T6UKJrKt",
-	"4/sbpv5q95B6ZEwRIJRYf3y0+Swkbj9GRMzGyZnZyoxrSEfXoB8updCLfE3gQpLSIpxc12wiknChqtmM",
-	"p9ysxS+V1NR8CxdMU1pM7Q5uThwTdpxV6XJ2nEmZsZTj6ngBiAPY+bRIk4QUJMsmtQCJRh0bE9WjpVSk",
-	"LPd/5Pi4WCT+8QmwVOJ/TwgtjdYgaD4mF/6JqeVbtx+KQAJ0KgUkPoh5FIvcaBbuzdHjJ8iz8el3TwgE",
-	"yHy1ghQpi8zuLKXSJCmpZtOCldMlF5Vmidl1+CuKhRmGC9jGFReZXJ2TBGSjGtsDKkFtx0cLlWdiO7mI",
-	"ZAxXWpY4oPmR4pzG5Jl5D/tWRBZMKEI7QmKOh+C9tLUAzfNiMUwamQ/WrEtISsuSM2Um7DwBfrVxNc03",
-	"o7HZkMePL0uesvHjx80JgXvVukAJhfCWMsSfLiiERLVsM4bAXDIQkqit4XRLcK6jxVTCaTYhlEDaU2mP",
-	"ETM3aql8jNeb98A4m3lxQzhUs7ks1xMSD9RSxQPDF60gI3wVvKLhHDYHo80tAPCoSsbktZlsYd7dvFbB",
-	"SnL14orYy8nw9LsT8uerF0f/Dm9MU81KBQL79NtvkATlzLyGFOY17Kqdk38/iYUsyXf/Xid9avZOE8FY",
-	"psibp1dHZ6PIrJWdCBmeOrnxJ3IyPjklb65+GE2I/1ZLQmOR/NtpQoZvriLy9GJE0EUZkT/Ar8KmThuu",
-	"UUbQNLauZDM4v2xyoN2+MblQSJKQmaJQytV7TzWBu8DlRJWXJ0sp2BrkLRP63EbZLYMC76tYWAlqfhPm",
-	"1YHYL1EwGOUBx5CllaAK0rVoPY7NzcYbzCrGoklpKTUPWxM6p1xMrODiGj+TIddAZkYnWS1YaWwOorQ0",
-	"LDvCjMMOv+aU3y3yQ/d1//3WXHSh2uUnYUeKGu/XpY15qb/NVN+5+P4sueco1VbPUKdemBgGSCb1qYSs",
-	"YOSuE5csO0e2kYpFJMmYOaZKf/BVIvxGxQKqQPCrNSmZ0fEVGaKpALks1zS9USh2amaBnFyjhdKg2Ojq",
-	"xVUsbB7qiCi6PicJmjjJxEqEjFyvw0mfk8Sda5P6RDMiw75iFouhkPXZJiQeZP6UA+mYSPPiU1mZxdEL",
-	"tgbxZ6b0+uWlOzRQfnUyo1+TbgPW2mndjhjWKBwNf6ktys0fg33YJ7XBRhr8Lc0B/Azrh3aS/x080nUu",
-	"8V1l1YyXSk+D5JiPVf3Ua7fZNw7Nb2eGve2sogr09fAuY2q4OI83EPwXS64UmvFCThU6a6Y2jBcNOvRs",
-	"dBK11GyzZW0texCZJXq7T4GUVYYPPAdaGmgP+Vrz7e4izlz3TxvN3HkxqrtTJrJDLodJHl7749+tNVBj",
-	"GsELRBtL1sVfMMY9j4VN1xHYPYN6r5suJCTeQdTwMPlzrqc+KztQDHT58r3vqJ0W5BWbtvAI1Ja2VAgo",
-	"uc2P/qRsrG/rFG4d7Q1R13jhXem5Vk6osXfcHJA5Ye+F9XL3PxdF1Zc/N91T0IXa3tYouLuuS263U1uI",
-	"WpqD313VsPoic2SCUm/OeJdgsG2KSKTwmBkFx3On/mKIfoJJMoQ6i16wW1ZCgX/Wka/YcYCEuRjf7ZFW",
-	"0pGNcrZPNkogXLct+5W7bmeKq6cupIp7ktYdQqQZ1XT/Cn3HAh2q++YRa7Tx3YmEfl1gJntzI7zqPZfr",
-	"EipX7ps2+NHMtjsz8v0VsB38s3PAz8dPZjvRvuhJ7G7CHozBCa0rBX7rxP+eWDeJRTkwlv0sl6uIJOAw",
-	"mSqmqyKJxRALDvGjMWggTryg4Fq2+t8I3SArrti5ladTdJ05Hwh10wEPRyycT8TPdpjYC6CosZ7lCNxF",
-	"1hIyj6ZFocg1W3BjyS3VnBbF9DQhWsbCfXyCDk2zRZnL8Hn17OKHF886nRBZVtooU0dUFSf1SBG5EsRe",
-	"OiFUgMuq/hVdnl7z3cPydcljm8+0daoqcimUC6g4rdIFoYrEg//+z/+i12kWD8y7FTlNoXIefbMly5jQ",
-	"HDLiPortcxgkxzQUDZtvFqJsQCVuE4qj45DdbSfZB9vy93ZwlZUtf6o50VX7wRNy+eb7n54/nX5/cfVs",
-	"+ubVT8cLKW/U8Xt324fj91A79eGcQDXjTJYuK2ifSeZU6alfontoxoeYe1ZGdFp7d4EXMWa+roquVW4I",
-	"g6j2vzqeRxcs3n4n/d/LA3N7LZ4+hWrfhk4JtHz3QiENRl6eeCbv4I5+5XyTWHYpCLameXxYpbEvlf5Q",
-	"nyfdZS6H6UuW6j6dulRP//UmrodlUM3yVE5vJQezS0EajDs66j/P6j+/qf98sn9KcTiPO2YWtwsan906",
-	"zLHPXNDoaxnvMqN71jJiGaMtV77fQuxO+9ye5BkNlq5OYlOqWv8XrTPaOmqr8UcsuAOMh4KWNwDFYw7w",
-	"shKKSJGvCVSlk+R/PbsiFqpNZgzx2ZJGpfc2drT5UxdYc76tCvyOhddfa6X7a6WXFtWisu6dNn30k/od",
-	"K3Z3FH2KmtaHsiRv3jz/YWRjGh2h7zroFxSEdpb4B1bVJr1XipWPVB2l7SZoYhMjjaGA/GAZpYsrx4gN",
-	"Uhfd7lNduuwub7pwaCnA/wmk3t2eHiMcS4JhVuvOsVciasC1YkL3AB7UZaxNN9A9qlCf4vKw7MKjY+yV",
-	"l9yhFu7KQC13JE12ZWtDrB1TtfF2MjQa8nW1nkKgaurC5qCKV2W6oIpl5NL89jNGpAbdvuR2Im1h1LE+",
-	"XC8p8z2TsL1OAfcEKp19+5492KskfoMtDalMAXiiO63XXaKWfRfcKWYVhmeb26WYtnAeSs70kb00tL4O",
-	"Mkp84f3HCmpBpc3eKqfRWl+xWdfp5sylnRPr5BPY7bfbSv+by4o+AEP4Poi7pJmxP0tZzReQ03uO0hbS",
-	"paiwBrEFuGEZuWGsUOhdCUpQAK9wL2sYoeSaHMONsoAaaBMaoJuJDsxHeKhQChKVW2uf3YCk4V+0yTxR",
-	"i9u2WVkBf+yGK4HNvBMoA9yJmj1+eO5vOLyMaktKeoe2KQWD3CqXdFDKFRm6BLzTk5OTc4ToVVNdViI1",
-	"D3C4jkyQpSwZWbGSkZzNNJGVHoVK5wGTn3GWZ301C3m1FIRqAidlo6DL/G6mTI1OsFrInBGudqgfm4eZ",
-	"XG0+OeeCOb1ixnObZ7pgNGMluWZczMnpbiXSDB3Zl4u2Ht5thmmverfQ35Zv0SuuppYeOw92ueqgEmNU",
-	"m3VG6FMyvM6puCFmiRShimesO43c8tLmeDAUooBiAihWUmaEkjBXNDIHULqAgiM31s4l9+wJr+K5u2bt",
-	"MAnEskXHcu/L78iqh1YBdDK9C4DeR3HYpU5uKBK7b+iFzOk/ktuspGwRwrlz/2GdLDjg6/3pQjQ47QSQ",
-	"qEEMzk76D/R21OWgIzryvvR/O31y+u233357cnr2Tduo2OdsbOEzHITI8GFfKjwwTNpBfkZDujzcmt9w",
-	"/B2eZdlJMrUU8PXXOcY2O+oNHy5kcWjNZlS/1M463s8TKnYkY/ZbXaLT4R5k8zFIZquv2OpTHeu1oGpq",
-	"NJDuo1Gwd3oK/rEu3G9lDi6SwO+JLxiHfOgC1+QO5sBdtit4jcac993Gj7GDHyPc/zFM2N6TZnfsbMMY",
-	"fKAzZOdM+hDfducAPui5YbbbolB1N80AI3PPjgRw7c8fH556K7YZU/oNhm/r+ZV8F9bzHTPmW9glz30y",
-	"68+t6J6bVvDU/aBNcDfui25i9/Q/2PoTYG7seWTesB7EWMXSkumIJOrmSN2m0/F4nJwTtZArgZEOiwkM",
-	"fvHu8DjkOz5IbLwo2Yy/66luvZU393xuKXen87ySOetWLeBuP8da1QgdF431aUwat6RLA/kB/RtBptBG",
-	"tj/rtT33JIfepIOxG/3tYb6fzdvCFypyub5jbKRehQPSHVxCUg+Cps1t2AiXDH39vouxj/bJHu3LCHpZ",
-	"0F8q8OQcBZmqdY6QRVtzyDfnHq0G+0kkNM/limVTWfI5FyrZBC1qXXFfwCBNb9hU3rLSJTHsGQvZQ7Ii",
-	"DYBkPdAsCgQrDoKk30smm9uDv/UejfXePD8oY6qbAbf5tITUfaX6kAyGasCes7gLxELjVf3KbHOC7drM",
-	"exyTP/jJdCg+SNgva7puIUohp0ww+jgftxjBuiOxtwh+dxDC+lZy8tzeAbl5ICWx5TXLrgQvCqa3vCTa",
-	"2QLiuQVVmiG2MnVWUfe4b7ry6ppjSnCc4u8RSY7hvuP34Xt8GP9DJQ0p2KXftSiul87s4h1CZsv7tGKo",
-	"h9gCBLznZt2lTVxA44fhBu+h+obz2R8juJ7RfYCCt0IeFkXOuxp7wQGCUChQ4HiE2TIQSIMvIc2rWbnP",
-	"iKIzNq9omRE5m3VWWLBteLVLC3vl9BxVyBsmsP2TWWOLYdtp+2yR1/Y2q2Hsju4FT+1O2TGD2aPWX9Yq",
-	"esEEVqs1QIH8klGhWqCuOIarS1E8tyVLOyisNgfd/tn3t0sYtVauY8atddmTyWtKugshQsvWZ7ZT5R2a",
-	"oTRbXQJInVlO1y1tVtIlw0wbi1zuYCK47sCxv2eL119js9Z2w1XojLqpCve2IoUC6M2mo1sWt1VTvq17",
-	"aoL9IOdUs1HrQTh/ZwO4xwLaJDZU7Y57mqHAGsYT1F4LkBJQv77zaOxfx+fiWr4LM0j3Q/9HRE3Ii383",
-	"JonFq0smxLdpgdJ5Ia9ltiYLmQOqyDgWCRinNNX8luv1lOpk4hqrOEyLFVWIZEGzDDFt2hld+LM54Oeu",
-	"218PAO723kEP5PnvWmeqFJ8Lxqye+XI2mPx9+ykOO3PJSiXF4MNGYfNufdElH21fgo+ejLN3Do13j96h",
-	"BWFn0sfHKt/3JHwvN0/d8GYa9JDac5U3RYBLxRzshwS/RwPFJhvuvzxw57ZDozPbYHsW0X27Pln5s4dO",
-	"23Qg1TZCsxS7Dt4NAtYN2hm5B7aopXPbW0vW5awLN2KHBoMi9+CWEHAbrMaGxP+BaSsDDhBMjSPjQ9TW",
-	"Ppq94vbt4LYvU92TNQue3lTF1FwO+Cf3Ax/YBrK6oCKTsxmxF5FVybVmwsOGh+S9W8XaW4zsaibXAGRt",
-	"0m/X2nQJVoems7dRClTzwvJAV+6l1IeO9rOxFHbFbxqNx/ys3fM2X+1tF7tZFrkrt73oy3i/AK+r2Umn",
-	"/UxIAmiNqEPahM5RRBIjhZSmQtufQE6ZH6DBXkKGNBYFaAuuE5+tB+VaEVrphSxHAPsjpOYpMzege4de",
-	"y0pvqFg+6SUW8eBCCPIPyQXLNq6LB5GL28gwBzWCel37Hc61U1GDiX1MpeguCPI2ItPGsHErPogGrmsk",
-	"Ll73GcZ+6c6+26+aydzuwzvWsrWrsz19pIteX/iz5m4E+7P1QfRt1t5b9KAZOdsVjTE4EjpzlvfakFbi",
-	"/z135Gf0atxtO1xmzT2SZ7oO7Xul0XzZSTG46Jf34QFLwh0yG8XsRiTvnCQ8A9QEX/Pdwt3UiuUzI3hv",
-	"2HpbR8I72mJ3DXkfZMjC2lzZcOImUS5ZD0iBUaGzIy6IP6SKks1YyUTKVFAmD4uzs+uvX6qPDoQGHYHX",
-	"00qkOTVK0L42hbNFrWm6MUzXWtqLsKGwYqkUmdo3gxsp3MV1d1lFzQ2pnTShwFQNd80B6dWdrxHaSEu2",
-	"p1Xj3uauPOt6ut2h1ri5QqdGdXlycnISYMpiUoou+XIJCnszIawjs2zfeuUvKmennVyz6b1G31ylF0xo",
-	"jnUgFkU/cgofAr5ZrsZ+OxAYsLhr90vY6ekhe4NwtzNZuroQI05u2NqWVdWozpZFtyT+bL40AAI1iGHm",
-	"ngpvXbJUzgX/p5Hy3V2Kft2ZQz10ewc8LbMje6sthjV2WXgwYNf8XKXfXVr2fBKncH+A4i4d9h3Q7Jxq",
-	"9kiRJyd/JEacRw5THYMHNL0RcpWzDNGzXSyBCiJXgpUQE82WXMRiWRk+hwCDy7vPqELB+0gRJ6whH2BM",
-	"nubc7BxRVTlDZQciAJkEQ7Bkulx3GYA+wOIdf1siK52nXBA52ScIUt/QtSOXUEzeVzXtYmpdlWl1mTQx",
-	"l50jKoPrF4c9iV1xOs0R18rVrmsP9NDpj75Lq6Qu/MJUT//7P/8LyYBn5PLllUs8C2avjt/z7APR9Iap",
-	"/YyuJk7Bnv7dQ1oc9TjYoOx1xfOcLGhRMAFg7StZZmpiNUlXOh4FWMZAlWHLBwss73HeB1tKxTsmYBE4",
-	"Uk8DLKsLhtoV7QfWtrarzTvbKO0i44+A0tPgiq3lKs0FisHkiweD+2P2NJFJ7tHvbJMnCM+wT5xosPE4",
-	"bA3UEWBDUVBQrVlphvrffz85+uPb90+iD//jY3FxQPrb12/flludK1ujKhx46jx+/IoJtqK5Gj9+TGot",
-	"CTgr7EBhJJ1lxXOSFJRnU1vkDuYyxsIzImfYPwDvN5eNyd+sp5wr1xEnZOZHiiSWj6fAx1PXNSJ4fCwa",
-	"RT04+lDRpTnP1kG/BL3w4Xr49MjGoTO6HkXI4wUr7aNjYQQJDmYEAei3UITMipynFPsQlQwAeNWefTRi",
-	"UTfSII0+GqEUiQcWmL7E5Xc9iIZFXimSFKzkMkN05iSKhfuCCYBHvLCT3ujUYM7pgq7RvXxNcwrdaFy7",
-	"5lTaF7StOGCpuCYrWeUZgTIqv3BhI51Rq5/FxE97irW3U6qTWEAlueKup2pDYluUA1neAFwctY0zcEAg",
-	"oJIbKoOmEthcZyGrchyLi6DbUP2uPssL+1sobc4QmJQiQ/MwwI10T7fTN7ePxrF4HpALdq82d1fCkCv5",
-	"9zN4snJoTA1Sb7wT0HPOqDL0aS0YBx03cRCcE39NEpllg7/rrk7wzIQMhcT+KxPcnlQKbawUsqAK+5zO",
-	"YKtg7+3j3bgebMI8/+LyOdzTflIsICRxTprM6VamZLMKVphxvWAlWdFOTQ8gqctu8KgHtGc7xcO+TpbG",
-	"2d2Ng19vcIefRWQN8UJoXjKarWH5ztsiKWzZs4Do934L0Zhkd+JguJ1desya0JokLImsaE2i3pLnOWqq",
-	"t5B+0YyXID3uD8TvBr+fTdyWJR3wNV6qWPkMd5AUBJch4GtmN8Q8bYK0DUCNHwuO3q+Ye+VDC11aOqRj",
-	"pUA17CbzFoF2LVfLAxBuygbl7HDiwSxxkmocqhV7u/PCEWBJglEeGro7nPDnKslurOBhAN7blu7lbMZK",
-	"9UnL+ftlvevNP+11wecypTnX3bf3yvO2A3ejV1cnYEBzuEp146LtIWLne/kgWozcXIvgzf2IIbP38fjm",
-	"O3wxGAMNgrZkeHeSftUK1IPHCiB0lxzTO+y63nK26jmxrz5a+xdfo3Z6AsEAvjSzcuDw+Ok02tElpkm1",
-	"eBrNZMncYUQVUVIK+B9bedz5XApbyzQf+/zi5wvwirunvnn9dJ8Rt/efCUzj4d9PTt+Cffyvs7+fHH3z",
-	"djT5+8nRt/hVp7nc7lXTnPBf/jJ58QKca/adzlGprydEwImINgmq5HJGbMchMoSuuBkJ+t9hazpVUKHI",
-	"kmeCzxd6dE6upV64nRBoVnTFJu/+pl0Vka+Z0j9xcdNTOdRbUxgWYLUqp3YHV/qqTj5OKX5vZVFdNe9n",
-	"36yvb2VxbKvqcOt2jxKjNyLrLfc8uNBuW5LsRyikPKx80r3ZfQso3xS5pB2rc722+XsdoDxSaCZ0G29b",
-	"s3f6uMgpiG74sKTlTSZX/vNCL3NXG5SCU+64yGadYt0qsRcHGJAznrPumCIYZnTJCMIGYqk0oMSYtUn6",
-	"rdFAEFRFPjVMf3H0/9Cjf759f3bW7RfcPIYrXOGut/ylYhXLrnBWm/PmGYg5F+Cp5w/BBkDns2536yA3",
-	"S4AWqrHlzRuDX6pkRMgVwaeh90DMmYLgxhBjq1KQPz973cD4O7iXpVrQs2+/6+hgzt6Rq79cHJ19+50z",
-	"n5G6DjOa/P42KTAauMHs80PiaS/xnrwFO3bHelFIHUyrkuu10U2Wlp0YLVl5UWlwK4CNAkICvq4XYqF1",
-	"gWNwMZObS3npKvRePbt6TUpZaaZw7+cQrTPb7TsCkNcLtiZqQfFM5CXhyyJnRuBgYMs5zmLx4uklIPgq",
-	"MpQCeiKXNm1Ur6SLAaoROuts9AuB9VxIDPyvrgIKeOv49jSZxCJ5H2OoLh5MyPvYibl4EJEYXhv/gtI0",
-	"/BOAoQcfPiTQJvkHlnIF6SyNdh5ZlZrznaXgtDOkoSckqWNguCAJBr6Q5hzSPmTB/q+LFz+RYRLKojVd",
-	"5gmWeFFF/u+rlz8TM3nztZl7PBiPx/HgQ3Iei+Ty4vXTv4RPgjBb+DiAhgT+TRCeENs/JNaPDM1/4UIL",
-	"XohbaMZugEckrkmOCltqqHrDMRIpyPDqxRXRMqPrc6KYQ9+zmBYjPy5KI5VgCajyKJhWqCTm7yleZL3S",
-	"TopPzU/JpjSKBUJH1g9F/gHvqiDJxeXl9NnPf/1TxoA4lrgIGDWtkzhu2JoAJJwtngyuBhBxMvQO31gk",
-	"VldPRuc2E4ULRxRcinEsoKO2J2PEKETSYSUgFUoIQ2BnEi5I8u6o/iU5J4YLYEHA3ayQS/wMHinra4aW",
-	"xxX0DzcbOqobgL87wjudMx/ClMqjsVoXsTX1YlE3qh8+Ofmmsxn96NzijtuKXbBr0DOruTa64OCqFkhA",
-	"m0F0fDI4HZ+MT+CIKpgwP04G34xPxt+AV0kvQEwhQac2cOzDUB9cSBmFX0mXTIMH4u+dtU001VPAmfdo",
-	"7rDZSKssQ7kzxBBd0h2jS+AoQkQ3vXBJF5NGZKw+KlAJRs9Pl9H+NhoUUnUYHk897rxwiPMUZassiRGK",
-	"MHH7EkOkS6XLChyA5LrKb1BsjnxufiyM+EJBCZTB9YQ8fnx2cvL4cR2paKClY4sruw7mMDe8gJSJfd3x",
-	"YrkSIfUOKUGzmCzp2uUgGAozh0JErrEbvhuS4mTxHWOBoyfmu2RCgOJKmTNovmVhMJI6MmNXxrYHR6ML",
-	"og+rUoo55EcQrmLx5OSEJPDd1HyHRI9dKVU40JDiPTZIdc3IvGLKdUYu12b4c0JFLDDWmQE7csyBSSwJ",
-	"2J8srzpPfMmUzG9Z1rjUfZmcExqLYCEsUq1imsxLtjKPX6IFSQU5Pfk/bQSLa/CeWzLAecQiodcSenFm",
-	"JZ9ZuS6kXkBnK0Uy6L4OcggkiI0BNqndzmtMLkQs7JzcY0S7MwNXdU6CWc7Shr56eioMn5w8MbPENTA7",
-	"OzM2dELMnbZ6w0tIYwI5brhwqSuWG101ttW6PDyDPTb/YYMQNfsd5FnMNtH4dnRz2OjAkXWWnn9oSwjs",
-	"blBIofDZZycnB73WNm/z91Xu7FR48mY+V4PljRh+go/vGtVP8xigCfDq04Ou/uagq58cdPUfD7n69KCZ",
-	"nB0y9rcHrGCYfuEIPZD6lulkpRXPWIvzvDTHZNBQVRhMBkbwwPiBNmimNUc4niaL/cSVvsBLovZJCsfd",
-	"LxUD57A97+pcIU+Gh2Avdpo38PwrN/DB9s3bB2QjmBoESnq4yC7vl8U+n4ZozbLY94+IYCumNCbo9JFk",
-	"rfS0xHwNUPlphLyxoHbHUuCqTgiRtpHWnEh71D3k/ulHI9gG9Oo2mgUNwiGif1nk+0VKaFipukfKrJRL",
-	"o8T6bnkbNI+cMV6VXLO2OAbjvFcm/5npmhkeUrD9jetFAFW0jVx+1QrCpyGRP7Ogh44vjc78+pLrXKY3",
-	"W4Rjx+nbNDZ3WJk7HKRgdToE7ibFvQGXz30l8E56w8eoT60LH0DrDd/XV5rfLRYBI4kouQwdjI4L7iAU",
-	"j6FF6qZX52G4odMH8woz7hm2w7QBApjiBDgaC0xphA34otoBGZHrSnHBlCJllTMVEcRziWJRo0SgE0PK",
-	"XBkje01KmTP0mCyoHpOfGL1lYJaH3RMTAhgKksiCCUIhB7O2w4dmVjY12mJc2axnmPUjReYlYxqSW7VL",
-	"U7t4Hoqm1YKJWHBNLE7e6BxjUlyH7RZhVVw4x43dLPEcUgG9193P0Fr9ycmT1ivV1j/4bZzB0OjI7dwr",
-	"0KTYXQFujVgI6RolKnA1sQw6mQGCT9NJ0RirMQe8Gp36r+siGoTEs22nEvyEaeSlWQGXhA0iEtt3xyK5",
-	"gDKmCQAYHkOy7JG9c4Jwe6r58IQMYcNs2vcG6oVg77jSahSRJGO5pgkZAuYGIiRSZVPW0cXMspHd2CST",
-	"glkAD4XhNngnaj13EEO4ltkaoTosHuBwE6ludO7GCq6j+YquFXH+Z7tS41hcCHt7I+EBkAWv2ZyCp4gK",
-	"AiiKtFxjKAPvcOIFduFV5f3+duLOH2/2mIu59VGbjR9CG1PyT1bK0aTtmVpQSBjW0vAKYGuQOYPohC3d",
-	"xMWEF8efLZmMIlIJzXN0zQNWDeSAmDkswOWmFMvOMQmapppkgNwScBuh6gaDmpiAC5naR5gi4rjTWfVe",
-	"XMDP57GgZMbfQb3rrFLUFayD3gCvU/D0HF6iFicWfGdMrhgu/KtnFz+8eEYUs67V2CNMN2M08QCGt21+",
-	"c/ZIuZfpcsXBGfp0QR9UPwi7zX4OHcE8/wIWBxNn2szcHK55avxoudxmyqP705xUzv15TJKMaup+MtOz",
-	"P01assEz/Xg8RsaOxQY3jiGko9gRipckCCnhFI2ghs1F9n6nmcAokwI3dk4Bb4cLDIya3ZdptayBdDbC",
-	"6+HjMNICGZw71jPEBIE1GkQDhj27m7htH6I9R4S23+2hYMH2H8PucnC/FGzn7U1c1vpmrPz88HaL/fTI",
-	"sR2GcwVWVDgpKWeEf/XB9l797Zen+F4xKLByEh2Ay7OGnAVFb8406Iz2vIGDD2Q6bvxoU0OGODx8jfFa",
-	"K/q6VOUWdve8C279pWAk6NNQsNJ3ijAMjsW6GFxmRBuVJufiJiLJnGmbIPBIGXnkH5VgZVoQ/CelOTOX",
-	"0FwbpY3MMzMUkLWCB3XGd1rQ3Q/p72hhpn/Yzqrhyn41AnfxwoXoWriIUN/7wxCY94hAIiZR2CAAE3gw",
-	"wktcx4/P6yLpNAoNdQB4DffcULMHNPD3uqq1WLgDajYTDE5nBKubxCKx7ANQeSFTnpPELlxiw+5C1rwm",
-	"V6i81+1gwgFi4fvGN7J2jCWBfQoSMtzo0WIUQfvIyEyss/9EYltpAoPjV66zKp0zBUaskQBQ+MmzOdOR",
-	"1bZlGQtMFYE05xHm8Ww0Zkm6ZETQluOBVM9mJ59P7K/33V96JFLW6LXwVT34lagHuK2BVQgKguNhEAsu",
-	"xZGE0qRDIcCfB7s0gFaDk7qnVoe3N0zVfshDN8h230neRrDOUQn/et5uJ65XbClvUWsL1i90VJ4TbmwL",
-	"WRjNM2X8FlKyS7lE50oNS91Da5/gpI06B22VINzjIO9iF6PfHuWu8uUT6hLt+J4wH5mvw3lAFvTP6MsC",
-	"Mnq6Ob/hTLaqGVzzlRF3MmJoMjQW0rp1vUGopVevQhUY1rl1GswtcUzNgFNDrF1GovtN1efCdZXfHJeV",
-	"UMfvywqSZHuNwudaESj7VERJMqOlrby3sBDg7U7KSggu5klEWK4AXJTMuKC5SxLd0NT+zDRknVVi8FkT",
-	"28pKfKXdPQ6RQpbGMnOpuGUlyNBY/ebTtKxEB92Zn/Y7HZAED0uKblDye8MNH/YT1BbHqv9RLkUNNaJp",
-	"I2Tl+3xOnbEUfFN3WHffWBQ8BYAUoeoGbdghtzi46O2BJqbi74IsbnemG+GgWHlr0cWgeKTieQaRHQsi",
-	"HhEA0Hn17Oo1OnWstYqQRzbZk5bzyhrnFrTPGIFSwBOGyYzn0KS8nRYOIJfGiEvexwOaQ/UJGEYJQUgg",
-	"mwY8BaGSgIsz4ZlKzknCRZpXGZs6cWJsTSiYaC5nMjonlbgRciXwcbRk5MnJyZgk72me++fZRPHmAwn7",
-	"paJ5LCw6aFqVpdGI4EcyhCzwxg1BK6Xj9k9LrpZUp4skMjY7F3NcQPhxBFGqpL3LiS250CD1W9n1yXtb",
-	"YBkRX0wQETqbsdT8FQt1w4uCZf9XRBRdFjmLCErhDwnm4YcJ/rYkyq3e4yQiSYsKk1EssHORT/5eM4Tu",
-	"WUNWKeiNDTzBoIbKTP3MTR2qBxJf4ZCACyFjSQTIUihJEpitC83hiiP2lHubpMYHwxR+XFDFzKmZ1AUW",
-	"6BTAu8Cj0VeJYV3nXLl2F2ZbrhZyhcEP2woDW0lCqP6c8Bm+P52XzEwpKMvqry1JYmF30JWATUg8aOe1",
-	"x4MPiSusCAKvzQVWhsEeBXSLT0tGgCEV7jBWIfkqAK6sC8WFsc9OThyhkaHbYAzRm4GRQi9AmIOqj/Vf",
-	"uRRzQNeiwvZjODshFknZD12DQjlWhdensUhQmht29p6lTXUjISWcKSBQoBnXhorwqhLm/H5dy+uP7cwx",
-	"w184KfflJd2j7kSGbRECItNtJ8gflo3MSXt2cvZRp2dxDrvmhyiM4AsMqffcz2tFsYrECJSv3qg+7e3s",
-	"C9T1Kq/lgY0xDCWOFAxLiTCJwu97r/rn1LRay9lWXPA0UJjuV1+QlXSm7S9ZhZUGVlTB2Bb8G3B9mW3p",
-	"BWyW9wBidc/Aee8HB9r6DyZV3ApuC1zVe/G7rUQIZOlhxQit9hu5kqhsQ1FsoCr4Bxy7wE5Q9f1Imf8g",
-	"SQnP4L+B6gA060puAbE5MWSGXTwYy2wfS4/aDF8bPX5ONbMQfiWDtxPkmsXCKAU51TY1ikDZ95j8zYae",
-	"jApidG/7WCh+SEZ2eAvfzX3aPypjFvbHaRUAVdv51uBCQ9RPROWcoIrBFc42CmtEATIJkxuHiR9jjLdj",
-	"AAiQNPFkQXQcuD1q1y1aJS8W2MZTQAgOdlPMYaUfP35te5g+fjyx6VsbcOMb3VQgnQvRx13bKTQbYuEw",
-	"y+0tDjGc1IjhbZTzoQcu97Dl5tgExEtj7oDUxYcZPXFkNGghxRHsk90Or4c9fvzk5I9OB7dmWgu2IN4K",
-	"Y46oBfYtGlqrNYzcT16BBUsjFrLMEDo06L6AoAse3BA2lBJEwgIA20qkgC1ppv3N48dGW9ys3MUOs0bF",
-	"cX1r/ZDmc/ARIeUVhEsA8t2YC1RDdNE+LGe0FN44hqGB1TtB4gM7AChrWSkdixZmfFc9khO7D6SouuGf",
-	"i6L65FFH/247jpPfvJbXbPP8G1H3XK1SLfOHlICoATMDuaiW+HjK1IwMwrxD+6ulOGpim4rgzrKmBk89",
-	"sLr0m6btT1jRVFORz+DB2MEXUsnUSsPFIhTIa4GsO5q6fHRpgRsUGSa0yjgTKXNeJ2tSJEb5oWS1kDmk",
-	"wIsqz5NYpObEUUFiTxRmxGF9RkkSOIRcH95kTC6cJ6WhfCFWg/sGzkmWcU2vwe0FZow5t2CwEWhjtGTE",
-	"WzUBhkVu36frDMNSq090hl3CXnxiZ8vXM+w36KnoqSdzp5c3/Q2/ocVf7/NdD6xj5KbPmxPwFObwZZyP",
-	"Trb8DjnoE1E5LHF4tDpD2tglEMcbQqx9qxaG2LV9RA3c8XkLKa8sHC4mIgW1YdCUwMZWz63xXzJVLZkD",
-	"1bPpSwXLyNAFYT2mkj1hLZAkuEvqr+aUi9FmcsKlWY4vgb3aUusrb31c3oKNJrR5VLT1sLuzlQeM/nxs",
-	"9Wfw3eX8hnV4kSLbGsY7a9IFS29ql83BnpqJ90cd5oGKxWEuqF7HXZePzt8u9vbRnTdbBZLXtvETOB0n",
-	"UJGF+EWxwIzdYVf1MSCOkkQtVbKRe0ktGg4ZPjk7iwgCiIqWoQCuv5alYAPwxBklMIDNPqihO/HRVy+u",
-	"YuEa+WC8Zl6hYYNmDqaJ4OTVUk3dtbDN9fXWB2sBp25ZLAAN3zVn2fCWagm1zphEiqMLObWA57bhQOLw",
-	"WEkAjYkJp1RA66eZ9KJaTbCavILVw2YDUdBOyey/bjTS85CUtqa8G5USuyC5uixF1xC5XPB0YWENLT/H",
-	"4pqlEko2vahIsOjbPDRxIPrgqqcLRjObCOcT47B+H6vdMWxlQQf/aCZ2S3OeTXVJhQJYos7ihivzkC/J",
-	"KRJ1ys3foxvwS7SOgFycNdRhApHhbt9d+3hzOW9bY7h1YtweIVwncRoB1K3EicMDevYDh1LxSVsjqe5d",
-	"f4+B1NehzH+k/GI0Q6pRnSCIB95C5qDoQ7m5LeYiitGDg69PHbR0XSvTPonG5LlWdaYy9PVbLRhIYV1S",
-	"cxrAcTPL5YoIuYrFMLGI1XDqyRLaKQZBRDJMQAmYKqarIrFvl+CnkTs1ypJbraQoMK1S5pk/Ft1Luxlo",
-	"ac4A1I+qMk8mJLl88/1Pz59Ov7+4ejZ98+qnhPxbLJLjhZQ36vi945kPx++1vGHig5kGZIHBRzPbSgAo",
-	"rdFDzm0XQvdUh0ZipgX6njOEVLPx3yNFFJ8LqquSIa4znF4rrljkQ67oKHWpjrZksGBl3T4wFkeoAk1I",
-	"EjYcApASVADPybPx6XdPsNidCIrAfIF2kWD/oWQUxYL4T2QoC3vp86uX5JvT775DZN5Z1zijiCQLlhdT",
-	"zd7p4F4YkmqylEqTb87CHvuTsF2yluQvz366BJ3l+c8/vrR7XXdQtHXRZrhaE7qW1XyhyRDhy+H9j2wT",
-	"ISQvUGtCbcwwkqUfmoLv3Iw4TF7/7flPz19OHxu9CTQU88xcSrN9VXGOygig5GDVACo1oM+wa0M4AAEj",
-	"ucDwPSxkSHRBP0aHyrPxGpjshdzhvdOEJHjfVNMbJpI6wYC236RRB97gozGQiStknRiDQrmW3pj6cO4Q",
-	"ZQIGJcPGK4BPBNrjuH2AwtKgXavvMJkcQ1VFWAcHWYkjnIhmeSqnt5KnLIlIslRzWhTT0wRY1X56kkws",
-	"+UfNd/GgMFzZPTVzcdjq2MvAsj7wzdOSZUxoTvMAU3wOWa2ApU2XLCMJsLaZjGJpybT5q6BKrWQJEQZa",
-	"8OkNW0OLVVrpxdRfTyGhOPhcFNN6jFtW8tm6/vVaav8BIH4yyGo286ovcvdDIAMeOwL3imI0dwjpydWz",
-	"p6+evb6a/sez/wVwziexsHNX5papFaiJL4XmGs0MdNJgkwGWNZhQLeTKyPsFF1B7HA/++z//i16nWTxI",
-	"ItvMgZcEAjlbgvW+ou2TYESb3QxKGOrWSq7fSwAffXqyCz86qlWmgzSlVuu3Wu2CWdwNgfr0Y+taO/Ss",
-	"L820+C1ASRtRWmtQHcaAV3HbVoAP4PeVDv8A34fc9mB4HRDt3I+IvtYOH1CYbtY10K+hD4huIHdgdqMF",
-	"C8O+JErLol1KzLuq1UPzqTcL5OHJ59cpfL5AenkpWL8g+QLyPbxqZew5Bs2tuasDsykfTuuc2K4+jdwQ",
-	"BcR/S/OKRfh7LPACiponqppLeWuUQqhMy9lMg99ymDbUPKhzy1BtumGFtkmVdvUeqdpJSDKW8sy3lB/a",
-	"bu7eHsBWarWz1swMGzwZxSoWyfsPQRsm9ArXCDLGurW5xaC9jrbkh/ya1aYPn7nFxu9Axvz61aFXDNsO",
-	"1v4kBECbY0W78tna8MkzaMOLsqcGhWHBTr/WyxaacEf1rjNjfQVhwQuWc1H3riPDBTcibR1hHWgssF7X",
-	"tilaGKmzfqQg7Bc1SnlUREA8AwIwVE+qkbfp0cvTRBumRLCVk58NZFVwH9vlSpbpEbTV4jbpvwO2eBba",
-	"ejZ1jVwzDymcQfcfdJvga8ZimLybqtu0UaaNOMElVzdrrGFy5RKuF5ZijCS2F5Qtr4SiYkDei0VPT6Kw",
-	"WWDjPbW0/VXAnr8CtD4u5hOHCGxrOrDUuR/9N/JZ/eg2OIJ+abgFk9aCJWSYvG+t4Ick8pmAHgk4eW8e",
-	"9MFY6MpWiBQ51no7QOAOPGDAHsTZ7IH+yzj4ixDeOAD7JV1Yv4g9Dcig+0H9blrxD4cs+xlBZfHRRb7e",
-	"B072fnirbajVZ7eI7XQnqFWPstoeZT+U1fq1Pw2+qhOijyzOZuTbZWLnTIe2+as+ir9IXwO0/XWxoI1D",
-	"7WBw08aZ1YteA1lUNrXMCvqNKFHkIEhRNA1dNOD05GQUuTPjek2oWMfCVgtNXKtFOFqGlIS+fVJUZbqg",
-	"CqyEzp6LmJ/hejRGsYCQxdZTHywEXkKIQ9m2yBpQFlmGmObQyBB8pALKBwHjYrWQ4E+1r9FoZCiyrU0s",
-	"+1BYnzZW/gFFIhaZY0e/bWHY1gb/RuOrjnzDrtnh1u1q7tZgGO+8O6AhKiRXN9d6g5e6G5/usOgDS+67",
-	"J9GdGqCud00sglBbb3tKLSUoN9gB1bXEQN26lHIGeUdmrwC0n9C+vpW28QJ0qWz2UY3F4Y1UrYK+YWS4",
-	"gG0Dr2ezxaoTQw4IJ4y/qv7WqTVm8369U8mu1qmuOyi2I7hPV9QaYiZsiyo8GhDPsH/IRt/QdjNTF67e",
-	"7Gba31rUwmF87TB6B+XWtX61i9cHqY30VtKvhTi/qkIc15HUyVfXoLiuAQy6Su/Rh9Rm8R8BhnSvbvcT",
-	"IEwbTWhJM2Y0tDoNdullvBnokSIJjAUha/OLINgwdNyn4Zjb4AGDh2UL95xL26C0iy1g6pF9QfZbTR+z",
-	"TXLsy7pDEjTeCtOmcwC9qmH29qGhfvL5ERxi5sHLay4YGRpNflkpjZhKozGx0GnZnxCSo0Y0V3Kmj+yP",
-	"fkKxMEcyo5nTPXKHmDMml5jEXFClSCLYOz0FN35idSpAAlUksV/ObOMoc+EWJdwtw1YVzhfEpLSE5uSY",
-	"mKLpnAwBL8L3qm9lZmo6H/Qoad+edALk9DzY9QAzy9fzLPPToSg6PYg8VkmbqmUTGMjefi1lzszxsut+",
-	"Y5ftHqH5yqq6xumZdwZXsiwJW1Kek2FKFTviZmzFjS04Am+gnKHh2LMuv/TtwNnJyd4rYum0MVTGZrTK",
-	"tdc69l2dnC+57h7JEMWSvuPLamnnt+QCP9U6CheazbFj0kZwrsUWmIvIbrmsFHBIzxrBHV8O/hJSfZ80",
-	"v0BeR2MC+fdrWHk/xCa7Xp3ZxRjbUAfDN/lDBw0kak2khAwhI3VCkn9L0Dn+B6IlOf2WZHzOtToncGqp",
-	"iGRULeB/CcHVLBYFLZkxy5T10th4sPXM24ZOCUiFZOzVEmz5Yc8+B7mEjRYdfBF5au1Py3LKTAn4dxJW",
-	"hzZqHFWtA7k8O7R8nIxMtqTJ4X0P5WnH0T8Poo19s75grPv5a6PrvcFjPK20g59ezLX1suOgY38ndybL",
-	"Kte8oKU+NhL9KKOaBnDDT6/+ijp+AXBgmCU74wCMkaRVmZOjH41gYH/6n+6R41TdQhK58/B+S17w78Eu",
-	"OT2JTk5OSClXKiJvXv949Af0x6BLuJQr5xJaMJqx8tyaNXm1FCoWQyrWBACxIrJx0IMUQCS3yDF+5CRN",
-	"RBJN58r8j5IgavEntuKpVRKExfXFiF5iQZAOxm44RHCKsYAmkbapkFkUi3RsL5viZVDAQOcgyKy2i2m9",
-	"RsPU6ARPzvFZ/0qwsSVIJCNmsefpMSoUZM3UsZAROT0+IUNApbUIcyOICvrMfbOzWLKIC5DEAkUhhQm4",
-	"2gUglVrXJv+QXCiItv6V5jyDfYO5+iu5wIz8kgrlvE+25OTW3YLpOvUNGOVUDssXerHJlUuLH9bbDzfK",
-	"FTlFbDL7As5rZmVvE5xOzqBlbo1RByFquXJdkRbWH+a8XrRh7TxSttu07Xhqv47F0FCPTWaK3J5lmfkQ",
-	"uCuxwHcFBTAjEpgpcNKA15RkFYrTzpDrc1jWwOboPxI6uLYpmZseLkOMDaXtGmLBXT0lwYDowIJv+rtg",
-	"wC/A3wWnG4q4nnMGafWRo8Ff9XnzJfZVwtX3miMmolI4OIBIDjmsNnOde/UGkjN6a5U5KGChWOBWpgum",
-	"bO5Jw7Ewimo8UqJueEG4tuDnIbZmOBXz5lqWLCHXJTyDa3JN05va5aYbcnxMIJcXOD0WLc+FzXFSTlZ1",
-	"d1aDXO5AJXxYzunvAdWYutX/7bdT+rURzR6FwbXzKrAOhkhR9Dpno22csSVT+7MTx5epuH/BYH1u7x1X",
-	"AeCdlnKDrYhiXQn8vx4MP1CyEb/PWtwd4H0Esfti0dLWQeF1ngGo2LRuO9sHi3LrOC7N3wIipC1BZWEo",
-	"/gjavPliai9w5YJWoGdb8q8/hT3+edD5fvts/RuoFetB27uL6R+qMJ8XSu8VTuKLObsiNPswlfzrObY7",
-	"Yx+2j9DOkNyeNBm099qWRtjIxZpjz6jgXmv+SxUWELiq76GQWP1+fHtKLi6fP1KxkCsx8t5sAFbieu3A",
-	"yVvByUkNYjFMmEppTuHssE6pXypWMXAxNKe0oACPpCUpmCxyNopIQpXic8GwbVKlWEl4FpFkyeq4I1yQ",
-	"HXFhsdAxPzERcAC6i+BgFRI6hy1kninoGu26VMNJ6yFwGwFQc7x+pAhoozHb/RqGyIKZx/i1HUSDNJeq",
-	"txtIkz7aKzmkRDEgOkyfh6XrC2DZDRkckBLXF7z0JVqdIz05edjGJr/moOGu4OpDBg2fi2v5bq+QYUDw",
-	"v1fIIc3oEsBs3vUIzz0SQ+plbKPQdzS9LalwzVdvueJalhHK/8hKVVtKYOR8kLVCK72AS9EJzFOmiKrS",
-	"RSyoIvHgQgjwYjuswmBS8cC6lWudgF4DsBJU36CECvOrYmEEvZzNfEM7OItKPp+zEu+yTS0c+JJ1MMFP",
-	"hr1KAMqRmqkxuUD4l1i0snPqZFkwZZ50yWV0A9TFIw/NNOHDfmCa8nyLfhXWtPxOi7ODRbA2PuBb+aYn",
-	"mt4geSCwMISY9jb7N3PHw+c9CmoAh7Ikb948/2H0IOni/Yx+jGftRzE57pq0nhhNAeoduSJWb9hA0PQQ",
-	"rJHrSFQi1OkoUDCclhYL17oSa9YR/1i1hgQ5BKG1Wh5gEhJUrg/BfYzF8LEAhTIilViwPBuNyd+g5TMN",
-	"xYhqp9Bz7fTiTKIz2VYQnluyioXErrTEKFvNm53epQi3mfBW1hLFmPKIsOYFMNU+EJ5NrTcejMkFQd2t",
-	"Q2yhB6Yum8QLO9MgLoBYNuTZgyd9WwLpIDKzU/Q6Z44at0fC3DifOxh2b0n9FfH642lQ9IahbKet02Bh",
-	"0wqCHlggHQpsFQfiwVZAg3TYPBZAKdumZx0Ds31W6fszGqyu0JoDYA0Va7KUJUOsMSt4HimEnvfowFDM",
-	"bqvdGwJHDK9eXIGdB/kEM4BZhcO1V9yQoW/xf3H5fDQmT3OpMA6PVzRl2j4ROjMC+6p8fZnKF2xOi+Xu",
-	"wkAure+z8tAVRlasMGjQKQ21i0fKYhgGBhLkE4Hi4m2lpqFhpj6KSMZyfssCrPKWKgm5TdbJBok5lp8s",
-	"5mMsECqQa/Cnnnvcm3Cycwb8rA2XW5AqVaOFIuK5kJVIWUaoikWiq1KMfXOlxGG/uorgeLCollTEA+v+",
-	"coqe0Ues4gTlgbYLN23xeOhLs624rR7uFDuY8KZMgeI9dCJlSSyG+Dd46qWwKWwQk2qg/qQUGhtCWYCX",
-	"+K4qnqwRN9P2n8L7pnjL1O5N4le1ZCkvuNH8VgsJ68kycvX65WU9hL9kKgvNsqmsdDImP9edO224buWb",
-	"R1qYCidQOzuEm2tey4+koe2Ud6/Zu0+eqgoPfoFc398n3CwVdWv4VWf6yML7osUcu6VTLwjabgkPTpjP",
-	"qyJBAjmkDlpsNO/2wtxyRBiwv4HFt1lFd5FlIVv+LDX7TbImvFgPXwr47WsMbxd7iaYLMvLRH3D1SgHY",
-	"MAczUslyRj+ztdHWfQEnvGDCVfGDazg49bk+D5DynZHSMEpi0bBKfDo8ZLIEzmrn9m05qB3yYISmj4qF",
-	"xwmDhsd07V0xOMlxj8IRBCH9mW0B/o2uZKwqzGTuPrhhb75aK7+F4/Ev2ManQefOmeh9gjs5GD4eLy2/",
-	"dsN3+m744LS2LKGIYowMd0RUzsn12hVOIWfQ0rZiYrHAFC6aZSVTjeZz/3M0JomQms/W00qkOeVLQ/ES",
-	"WrPDGUiFq/C8evH6cvrm1U8jZIi2er+iZjH8ICSXYg69t6hoemofKf9ICFNOFUulyJSxI2Jhw8ogFh1I",
-	"qYPgsL/5zlpJfzLZizUGHUs2YyUTKVOfxrfZAd7ZFW6NBu1F767A/QIcm66Hf580Uf7332nAtp1NYo18",
-	"wz9dCTSMlzWXHDWDBIbR1J6ixK/7lhbjzQ38sijlN7H3sBX+xVAncfhVAOtQh6E7yKRoSKfeIGTPYdEl",
-	"QifkmxMjtf/w3ZOTE9S13KHAFTk9OyHDM7LkotJMjSxmUFuBAypkGaHX0I9OpGzcI2Q3yevh5WvHWwei",
-	"M0ilaYSKOm97+1W8fuEs9he5Aj0CtBCnkJOtakeg3IAnDhnOWAngm7XEvclu9To7MXvD1v0Jky+NlQOh",
-	"pGtGS1aCngIghxlVi2tJy8xlyKH/1n1IpbzhLPJdYaiIxQWk0vB/4hthCebIKG8AjpZAhByS9Om1vGWW",
-	"bc0DnRMYRQl/F8HJEyHqcSyw+lGiIZZTpUmlGBlazwaKgZHzeiACdFqy3oTE/zAL8oD88B9svQ0F0exH",
-	"E8oyIiW7hQ5RkKzpbL/fCPEDLERbc764fI7A+0PcNdQnbN+hjgoWIOJegIhXKOtUF9lGPtiRUw1lzKpg",
-	"KZTYTsgmRUOeayzqU65SrIzQzQbBBziL3ENshENx3WAF0sUJZCjLKBaVMH8nF5eX02c///VPGQNk3CUT",
-	"OgFjISJCkroJAaHGQsdeWSS4GOYF0QJk3FhYC6MV2Pymw9yIiDIcnzNqaM7cZ4MMSy40to9TttEBcG5O",
-	"M4A4LdA3YfnOTMACH0KrXUyAQUwMRRLMi7EhllvOVuaD2cZzx9AoDwOxkEDqTILttKBqHoAt7bcwlWFi",
-	"hhgXJb/lOZsD/CnOFGnHrIANeLmGcAto+pYyWN1+GI3/YOtPa1o1SfhvxlS2eO/mJWbSUB14cLnA4tBz",
-	"AgX6aLa6hhWDaKPBwoaNZlZul9B6Za5pqxtw42fvOYUoK2Z/+iVqVFfUWkIYWvd3Y/tHv0v1w8F/CCd2",
-	"++RrqDLsLKU+RHXo0wHO8eRDURCLg2QBpp+B+qBloeB4gYG0229EpYgFOFVTGvm+SODbRfxwRZjIxuSV",
-	"n4Y/iyFFz+WfaCO4MbujJ8RpbnIy5OEUi/7Yop/077TAyLz/HiT+KYpgHRs1+ohubcZ8aa782V543xIZ",
-	"bP4OrwDu+87SmIeskwjeZpsi7Bbma1NmRcJG/S3stEPR0l63dd0JiQeXwfg13jRkNmMLfgsFCyknBS1v",
-	"QAMB17gHXwbxOQM925ylBDtc1Ukg3VDb43gQ5o/YFrXQ3AZaG4Nyy+so2uPHZydnIfp2E6t2mPAMwZYy",
-	"qPy2S5oEmLKx8A1yUdwvpdCLfE2KkqfozyxZxrWKSIJQ1mpKdRLZF0qevvz5x+evXly8fv7y5+nr1z8l",
-	"IwT5YEtokNMDwz8mTRCQFoZ7gIiFcyfX1RoDcMO63QrMFGHEKfQ90wsmJqCrZ3No3aJt1UgC2zYuWSrL",
-	"zCU5xSJJqWZzWa7Npoc44vEANeW6IVFnvyJGkutqPW10gI4FNOdBquC6Rlxf0bV3C0J+vIte9lGCiMXP",
-	"/ixHewFP8qcWNd16PcyjoK+Rkh6YqW4LZJGVqhwKdmJRVgLNIwcABaCA2KQWnJdmNYBi31zBl09dC2WL",
-	"RSXg9Y8cW8Ri+OaKnJ5+G5krT785cfRCKG7QOTm1X5E/kZPxySl5c/UDpKKt0Xpyj4WIz9kZ5FXNq5xq",
-	"Wa6n15XIclZbY+eepKZAoEnkYbcihCtgv1Q0txm9UgMm2B9jkcDV0yVXgIObjM4xumf7y0HGl+sfC7dA",
-	"f++p+wqiw/XlcHssrmlOha1CcGyDAiKlhVt5a7BbaoWe4wkXqprNeAq5Y2aatLsxxffVOjgePmGTOre8",
-	"mwLTrfakXuJsi8zoasYONw02KyGjgaWEzaf6Xuh6JY9ypjXDniETQ6WyJE8vurC1QsbcHNP2Z7cOD8Qy",
-	"sq1HEM17eyFCY/B66nczAM8epL1Ib2sR38nFCglE60gdnv3vqSXxF4g8/30FuauhEjJsah59G9fhC2y0",
-	"x6iN1oa2fUxvKbc1OD2u7wt1g3zSEJQzWZovjlJamLtJLlOau+NibEQ1MEViBT2kBdTHitFonpydke3y",
-	"flU33q/FtZtBZDNxt8nqLsF6Bdx+uCHhuHybxbNvMXrJKHQWGdzhZiii5ULd5d4tletnYeX6t7sK1z+R",
-	"VfRyNkPS3WYXEfCbzFj5q5ZdX6I0QlapdUAnKoD565MkKBLv0wZ21bA3ZdKuRuw23a6tHz08PfZ7ldCB",
-	"YJfq95SxfvYl+rhgNwh1R2hQChxo+rVmXlDs4yqkhrCQyPY5Tz+lh6wqckkx82FLDZMxvAAMmbdS8IBh",
-	"AUx6iiPZcNOSljeZXIkp4kzfCLkCAzoWSlZlytSYXDEso7Q9UakiO3Cs3QQ6gKxjMTTWoflb2HapYBLD",
-	"lGwa1YS0wK5vro9n9JfxMkuwutvB/9IVuZbZ2mIbuyfbQONTZPyj1+uCedPbZWmB9e4mkRA4I4nfS7C+",
-	"samtsaHXBVMTkkD/0iKnXADEtfnkFi8hQ5orab99d+S/H7krF3qZJ9iFLAnlUJHNjFUbfiVTzXwDXcAV",
-	"oMSvN66o14piYWY3wmAm9Y2QzVs9UoS900xgPkIy1u+0mbdZRfjPTdF8gNnZPwCue2zmBbjWa3QpsBx9",
-	"YE9OvyVJJVRVIMb0dMkyTqdmFlAUBlsPVu/pCSCRwz3fxCLBLZ5qKac5LecMa60wTGd0XUj3hI9IiudY",
-	"xQZ2tGVMADE3F8YisZjXUyZSmXExN8MBNTTuoOTyhx+Jw4z2j3E3m7eEzX7taUNB73qEUixZTqHJpeFo",
-	"MkxqOjwnSRwn5JqlcskUSY5h9RKi2HxpxBOZS1jGcdIRZw4m4ElwNAHAL8NxjxRJzAOTANsg8H/Gwno8",
-	"cUEx4ZdqmwZCWzxeD2nXH7pSC8dxBPrlQKz3CtndjMfeIc4v5jmrevwMY4SwHIaUoU9/2LyRazJEd3ss",
-	"XDfqBOHiocI6w6vEnClbILg6Jwn+ZCcQNCVa9oeg38D0d3UKel2LBFyeGXCTExyASdHkLFxyCHytxGjc",
-	"g7Xktq0Pbun05OxJTxyhz4Pz+PhxUx/ZiR6+qYdsEcvUNRIwv4IQ9RJ0rRlgazQEXCxaEq4hyKJNIQaB",
-	"yF4xhhv56QLhljz6EuywMLOyF33FKP+ouheuPaEkk2kF+Teu+MkrF+SaQlYae6cj8sKSWET+8vrFT4aO",
-	"Ln/4sUP3QmE0XpVcs9pssGpRG/RqIy/aC4wHMxK201xIbL+/ajiv3y2ZpkYsIXykkbMgfx4SiLlXo7b1",
-	"9cfXuUxvWHbkqm+2hp+/x4v/6q59QIJqPmpbeNi+ga8f+s2lQ1okBF8f5V64beX4cDBccLeg8EX7cdZI",
-	"gbaNdRoyhkAQm4HcMFYYjdHdoeUNEy7OyjXhAvsa10AsxkS5LuVKsRLOI+iuomQLrgWNUrBWHNAYFnjx",
-	"0s2yVZM1tOXbYd5lA1YUsBcjD5yQ2GFcEx5hy8duQfOzKF7hE0Zj8lKknuYi28/GVW8Gi6J8a2LQIGOB",
-	"q9KZeGlfeWpHTSwChh2IrnER0lC1d64o6AlvtEVjHNpEJuLzmOARQpKlzAC8Ns/PNzE+uFYsnznlH4rS",
-	"3E6uFtJiqNtlb20aQQsA/AvUYen46nKleZ6Ta1kJY5shDRSsPHJ1eSXVjIBLdkyA3TGvqsXPPuB/dnJS",
-	"W9lI4hQzrlZUARxG+FZyRqiwQVa7266sTkg9dRvfaK6EJtIT7NjULI+1Xae7ApVmJlZMfZowZcmovb2d",
-	"Grpu1lqfdxX422Udk2ebSaLjZpbot51Zoo5aEdFsUx63mDVgaCdaWqg5rWrsgmrNSjPa/16mRzuDkcF0",
-	"PneBS/PM6juvPHPRWpTb2urzNm2bi8yaf0zz4LBZcj/Jr9AHu8OXuHPtM3Qf3PI+fWyvTkU9EGdcWeHp",
-	"shAAoafWHxQ217efp46TAnm3WQgnrtvy7rMyE/IK+GgMP+V8pln2O+2qOtObpPfIsu/2FkA7/UgNpWy4",
-	"VSVr6kt3AoTdNFrMm7K0Krlewwwxk/yiMmfG399+eGt+Lm/d/KsyH0wGC62LyfExBOYXUunJH07+cDL4",
-	"8PbD/x8AAP//",
+	"7L39kts4si/4Kgjt3bDkw1J9tN0zo4qJvdW2p8f3tO0Klz0dZ4e+IiRCEqYogE2AJWs8jjh/7QPsQ5wH",
+	"O09yA5kACFKkPqpctrvbfzhckkgQBDIT+fnLD72pXOZSMKFVb/ShVzCVS6EYfHhWFLIwf0yl0Exo8yfN",
+	"84xPqeZSHP9DSWG+U9MFW1L4NU25+Ylml4XMWaG5GWlGM8WiXh589aHH3OD1r6cyZeZ/UWYZnWSsN9JF",
+	"yaKeXuesN+opXXAx732MeqmcqnFZZObijR8XHGe78cOSKUXnrPW3nBZ0udez8YuNIT5GvYL9UvKCpb3R",
+	"3/2z7PXv/EBy8g821RvX44q0XGbelqlpwXOztr1R70IQuJhwQfSCESZuWCZzRtSCFiwlK64X5Pjm1Mz1",
+	"R6rZq+KJFLOMT/VBu/k/CjbrjXr/13FFI8f4qzquD/uDTNdtE32zYESWeiJLkRIzSsapmDIyp5pFhL2n",
+	"U52tSfIhxpePeyMS99wN4+qGsVunuBfFIu7dsEJxKfD6uDw5+W46LYuCCU3cT+ZLFvc+JqSPcyav7LhP",
+	"/LCv7aiDiMiCUCH1ghWxmNq38ssLa+0XuZ/AFwnhyvwsCBUE92owjAVsq10ls4gXc7vWdTqflIoLptTr",
+	"MsMvOojOEUHUmy6oECyDi7lmSxVQYHWV/YIWBV3DXQWjmqUXMIWZLJZU90a9lGp2pPnSE2eNs1ieyfXS",
+	"iQT/rG3k8AQn98aM1TKLGlW0sF7K1TSTqizYM2EWIQ2umkiZMSrql71mU1mkXMyfp/tJC3/nG/Ze73tL",
+	"ntH1S7psFxfzgjFt/m77kae19S5LnrYtNRdIkcHWbjLQVArBppqlxJEAWS2kYsTeTXRBZzM+JXrBFaGG",
+	"3ggVasUKRfqGfqvfqSZTKkjB6HRBuB4Me1G1vw1BjM96vt+LiK5Vygt5w1NWHERADcFYTSUYzz7zXbSb",
+	"B66FXGUsnbMrWRZTVqfq+lunLNeLLeTBhWZzVphR/QG2k5L2JIaczlkLCcDXZFpQ8w7n5JTMKllFzCBE",
+	"GpHKtSKpnJaGb41kKhgNnhLMO6f4hvWnGDop80zSlMx4xszaEkqWtLhO5UqMzXdGRpr/x/Y6BatJzKXK",
+	"bMeuZVCa6rLlBS/Iik0U12wML+nGXcobpsgvJStZSv77//v/cQm4mMMH83prmBHlsC7shhVrYiU4LEvO",
+	"RNpxeSXDFV0bdloPhuQC3s49HlksMauVxAJekgjp1mjNNFHa3OueUgrNM0JxDDlDZoNl5MrexVJzPkQ9",
+	"JsqloWt7ay/q4Vv2jLjGd+wZDqDpuhf1cMYBoW/qIW7A2jqaW6vd6kW92mb2oh7NOXwrSpqNtRGLbc/A",
+	"21EMdJIMrS2dmbki/TLPxv/9n/9lDldDoIYLxT50YpW6Hdc1ZETFUjhAZFnZk53jr6hTz9oUHBmddBy4",
+	"zT0I7xHzskvFzLLlC5mybHMxqSJzfsPEiFCxBro5J4oxsqKF4GJuaJShNpJnVBtZQlIJJKmJYsWNEQBt",
+	"QiXLlpeBCHaUQrN8QXtRb8K0+W9Ol0vauv1L+v6NvGYifPlAmHTK/YrZ3SOZPdnhZMU/2x6o1kozM+dl",
+	"3q7Ca7bMWUF1WYRPFuVyglPSUtSYYlZwJtJsjYfHjCkFBophNqpK+ANEc9bOYlJmyqi5fH6Y4lXm6aGK",
+	"l9vrTeq4LJgych2IgBLFtNE8jGS5oRlPyaTURlIqsL0mGRuSxJEaqKmGpvA5oBHEYpKVLC+40ETlbDo4",
+	"x5E5nByGpChZmptRpfAUB4SmIkIdWaLwJzAk/JjifeYakVqZrMtCoERkVjsxIk2hlZLA9WMh9XhmlJmE",
+	"9IWM7emGc+CKzEumFEsHVspybR8sBUORui9/tkkNoOFATngOruuAlrICxa/OXQF314k0ZKIGfXsRUye0",
+	"QNmvq+ObGmOLdtOmToeGQEibG1Iw6r0/mssj++WSCjpnQ7Bh/sbZKvz5iC9zWaBpAypFT624ni4mkhbp",
+	"Md4JCw53P1lQfQFK6YF+gqkUxqQDG3XM09Y9ZmpKM+qsi62Dt6rX/gEPFKnGsueWFIzMDMGQvjmSyITN",
+	"ZMFAdW4eUfWZ06mbkRNFU5llbKrHxgKnsNi6oELNWDHWcrwolxTUgyXlwBF8Zm3zdslU8Pm8IdVnmhXj",
+	"szGqDGOqDRkC2ZSKFWBEM2Uee83WK1mk4yXVUzgjmTBCSbSpAA2WcY+N3Pu1HaTVwblzvfFS0qd5nq3H",
+	"8Kluluw8cQuWZ+v2Z4G4eWCU4TxbnxOzGmuyWhhdhRJYb7KgIL9q0xr2on1ONJkz2C+kGOSyTKqOg610",
+	"jqdD6BOkhhOeRpA+UFYqTmmWqXPyT1ZIdywUpXkvYDKWDntNeuQiL/VY+9PcH0pc6O8ftdoKstQH36Ol",
+	"Nvrk/rc0ZXI4zeYUGsPv9Kk1pYejlkDwBsIjOARwt3aIRzs6G1rJtrd0dDfW5eOTYLJ/Kaxm9UlF5Y7V",
+	"aWNlP7unLNP0NtPS1uOyQ67UDZCWCby24uvgRQFZexjj/WysNxALNMtYAcaL58MbrriWxTlRWppzQYoN",
+	"CfJAEftg0l+yYs5SwoWWRnMBZjU/clFyMR9sMiocAOaPJX3/ExNzQz5njx9FvSUX7vN3W5wwwW2nJye1",
+	"207b/A4LqzEH9313VrvtD22nwl6c8cQfdbdhjRaKbvoOwktwg7wTTEu3zoz0uVYkWU6PEsJTWPMdqxJE",
+	"CoJ1eXSyx4IqXTCMJDTd9kZKEGr0caMbG+0bLiV9qkhyMZ2yXI+I4YRj+PkIf07A1BsEp5L3iXaEHDr5",
+	"6CeuWpzRsFz7O3thpKtyuaTFuu1AVuV0ypRq9+GC/G4zJhuv4gaJ3OzcrfuprOZFYZ7qNVNlpm+vuboX",
+	"3fSQHu5a53f0pt7Sqt7H6qne5gCbwK3NrRf3LVgiaqd0XnIRfnsa7QqnbJB/IwQR8PRjw9KfPCTR3ORb",
+	"hCjqcnxD7hwawai98k4hFoY3mou149YWt9lhz17S98/xzscnn87DJtZWdUbvmrHrtvrTlDvfwVFR+Tz6",
+	"ijEC1Dt0HpvBJ3e9NY5Tqmkm58O/0CXPDmA3ex/wW82Tt6Tv+dLM54+nf8KjHj+eRlucfAfqFbcTVluE",
+	"jRNVh8uaplOxwVmNd2kTBw2vo1+/cPGq++7FG1lfGe/BG75Bt9Seq+LvQx3udu7Nj136xc9cL556Qdah",
+	"aeylX9RF4q5bgmduV0C2axk139meB+GPDBWNu+gZZcqZmB7qHbjwNgZXLleB2qG8QxdcPAxdwNZ+ybjS",
+	"KiKazhWRBeGp2rRB7MhjntYF+U7dZUNac/UJRjFzPSQO00agP2Ryes3Sv6H1dqgZierRmB6g7RWM2pya",
+	"pnG5jiCKC04dRpeVZ4oJIszBtHLxoLZxrf3ZahC9WTBv5jTs1QeKrNhkCkkAgdHU26UuBo/z7xSFC/Ju",
+	"52I7s+OABZ/gAGP79P2tk8Y27woBbDyn9W3K7PqimJc+Kab9RVAPazLppMyuiRG0DxShbpDImIHGJn3x",
+	"5JKAy4vYNKU+yORjwzcDgmNNMMayDCzA+tyMtnTg+na40jtMj04Lomu1Lm1s+7BJoUu5y81PZzPIg2nR",
+	"7bIVXStyMjL628IoaYaBUsNJa6Zb3ZQu0XAzmPA+5wVTB3E6F0oXJUy+XTpZ13vNiggmo+gyz9j+JO62",
+	"vM34vuZ5js/Ze6yra563jrWhwdEV5cYqGE+NzmCWpis8sdUJoCqbejOnYCpLoSOQXDOeaVZALLHMiZZk",
+	"xiHSbd5rl9iqjnZv41bkZfe/mklt3xsbGm5fQIV+23boCYb/h5c+12NfPa3MruGdzAZZ3eJAZgrYZUv6",
+	"0qG0WpTtrjgMqxSlMBbRCM63H5+9Icc05/Ayx0Up1PEHvP1ja4Tl18IFkJjKkAbsC29P1LmNQrqd5vy0",
+	"9iG+Q1XTGu3Bshzqcy9Ry69TyEKuyJIKq/xQQZjQxbrKlIIEK7NdpO/zAYx2OmgV4IcdYKE2tl1u2Ova",
+	"DrYndJlTPj80yoyGK+jgkKwpFNypRrGIxb/IrJBL8i9iA6vmL0n+FYt/HR0d+X/murSgM03+RZSmhSb9",
+	"uVG/MHMZdTHwU8hSkwSuHBGjjiTkXyQxVJ6WGUsTwmckgQHGVGNqyILRNCIsU4wklpgTeD7xt8EY/ibI",
+	"HoUv7eWNq6Pqe5LTUjH3f0r6Cf4xxkUekVKxIhlsGaBKGuGKOK/BlgHh2rG7cOfQK1lcq5xO0d1TqpyJ",
+	"dOv4/oaxv9o9pBoZUwQIJdYfH20+C4nbjxERs3FyZrYy5RrS0TXoh0sp9CJbE7iQTGkeTq5tNhFJuFDl",
+	"bMan3KzFL6XU1HwLF4ynNB/bHdycOCbsOKvS5ew4kzJlU46r4wUgDmDn0yBNElKQLOrUAiQatWxMVI02",
+	"pWLKMv9Hho+LReIfnwBLJf73hNDCaA2CZkNy4Z84tXzr9kMRSICeSgGJD2IexSIzmoV7c/T4CfJsePr9",
+	"IwIBMl+tIMWURWZ3llJpkhRUs3HOivGSi1KzxOw6/BXFwgzDBWzjiotUrs5JArJRDe0BlaC246OFyjOx",
+	"nVxEUoYrLQsc0PxIcU5D8sy8h30rInMmFKEtITHHQ/Be2lqA5nmx6Ce1zAdr1iVkSouCM2Um7DwBfrVx",
+	"Nc03g6HZkIcPLws+ZcOHD+sTAveqdYESCuEtZYh/uqAQEtWyyRgCc8lASKK2htMtwLmOFlMBp9mIUAJp",
+	"T4U9RszcqKXyIV5v3gPjbObFDeFQzeayWI9I3FNLFfcMXzSCjPBV8IqGc9gcjDa3AMCjKhmSN2ayuXl3",
+	"81o5K8jViytiLyf90+9PyI9XL47+AG9Mp5oVCgT26ePvkATlzLyGFOY17Kqdkz+cxEIW5Ps/VEmfmr3X",
+	"RDCWKvL2ydXR2SAya2UnQvqnTm78mZwMT07J26ungxHx32pJaCySfztNSP/tVUSeXAwIuigj8kf4VdjU",
+	"acM1ygia2tYVbAbnl00OtNs3JBcKSRIyUxRKuWrvqSZwF7icqPLyZCkFW4O8ZUKf2yi7ZVDgfRULK0HN",
+	"b8K8OhD7JQoGozzgGLKwElRBuhatxrG52XiDWcVY1CltSs3D1oTOKRcjK7i4xs+kzzWQmdFJVgtWGJuD",
+	"KC0Nyw4w47DFrznmt4v80H3df781F12odvlJ2JGi2vu1aWNe6m8z1Xcuvj9L7jhKudUz1KoXJoYBklF1",
+	"KiErGLnrxCVLz5FtpGIRSVJmjqnCH3ylCL9RsYAqEPxqTQpmdHxF+mgqQC7LhE6vFYqdilkgJ9dooTQo",
+	"Nrp6cRULm4c6IIquz0mCJk4yshIhJZN1OOlzkrhzbVSdaEZk2FdMY9EXsjrbhMSDzJ9yIB0TaV58LEuz",
+	"OHrB1iD+zJTevLp0hwbKr1Zm9GvSbsBaO63dEcNqhaPhL5VFufljsA/7pDbYSIO/pT6An2H10Fbyv4VH",
+	"usolvq2smvFC6XGQHPOpqp867Tb7xqH57cywd61VVIG+Ht5lTA0X5/EGgv9iyZVCM17IsUJnzdiG8aJe",
+	"i56NTqKGmm22rKll9yKzRO/2KZCyyvCB50BDA+0gX2u+3V7Emev+aaOZOy9GdXfMRHrI5TDJw2t//Ls1",
+	"BqpNI3iBaGPJ2vgLxrjjsbDpOgK7p1ftdd2FhMTbi2oeJn/OddRnpQeKgTZfvvcdNdOCvGLTFB6B2tKU",
+	"CgElN/nRn5S19W2cwo2jvSbqai+8Kz3Xygk19I6bAzIn7L2wXu7+5yIvu/LnxnsKulDb2xoFd9e1ye1m",
+	"agtRS3Pwu6tqVl9kjkxQ6s0Z7xIMtk0RiRQeM6PgeG7VXwzRjzBJhlBn0Qt2wwoo8E9b8hVbDpAwF+P7",
+	"PdJKWrJRzvbJRgmE67Zlv3LX7Uxx9dSFVHFH0rpFiDSlmu5foe9YoEV13zxijTa+O5HQrwvMZG9uhFe9",
+	"43JdQuXKXdMGP5nZdmtGvrsCtoN/dg745fjJbCfaFx2J3XXYgyE4oXWpwG+d+N8T6yaxKAfGsp9lchWR",
+	"BBwmY8V0mSex6GPBIX40Bg3EiRcUXMtW/xugG2TFFTu38nSMrjPnA6FuOuDhiIXzifjZ9hN7ARQ1VrMc",
+	"gLvIWkLm0TTPFZmwBTeW3FLNaZ6PTxOiZSzcx0fo0DRblLoMn9fPLp6+eNbqhEjTwkaZWqKqOKkHisiV",
+	"IPbSEaECXFbVr+jy9JrvHpavSx7bfKatU1WRS6FcQMVpOV0Qqkjc++///C86maZxz7xbntEpVM6jb7Zg",
+	"KROaQ0bcJ7F9DoPkGIeiYfPNQpQNqMStQ3G0HLK77ST7YFv+3gyusqLhTzUnumo+eEQu3/7w0/Mn4x8u",
+	"rp6N377+6Xgh5bU6/uBu+3j8AWqnPp4TqGacycJlBe0zyYwqPfZLdAfN+BBzz8qIVmvvNvAixszXZd62",
+	"yjVhEFX+V8fz6ILF22+l/3t5YG6vxNPnUO2b0CmBlu9eKKTByMsTz+Qt3NGtnG8Syy4FwdY0Dw+rNPal",
+	"0h+r86S9zOUwfclS3edTl6rpv9nE9bAMqlk2leMbycHsUpAG446O6s+z6s/vqj8f7Z9SHM7jlpnFzYLG",
+	"ZzcOc+wLFzT6WsbbzOiOtYxYxmjLle+2ELvTPrcneUa9pauT2JSq1v9Fq4y2ltpq/BEL7gDjIafFNUDx",
+	"mAO8KIUiUmRrAlXpJPmPZ1fEQrXJlCE+W1Kr9N7GjjZ/6gJrzrdVgd+y8PpbrXR3rfTSolqU1r3TpI9u",
+	"Ur9lxe6Ook9R0XpfFuTt2+dPBzam0RL6roJ+QUFoa4l/YFVt0nupWPFAVVHadoImNjHSGArID5ZR2rhy",
+	"iNggVdHtPtWly/bypguHlgL8n0Dq3c3pMcKxJBhmte4ceyWiBkwUE7oD8KAqY627ge5QhfoEl4elFx4d",
+	"Y6+85Ba1cFcGarEjabItWxti7ZiqjbeTvtGQJ+V6DIGqsQubgypeFtMFVSwll+a3lxiR6rX7kpuJtLlR",
+	"x7pwvaTM9kzC9joF3BOodPbtO/Zgr5L4DbY0pDIG4In2tF53iVp2XXCrmFUYnq1vl2LawnkoOdNH9tLQ",
+	"+jrIKPGF958qqAWVNnurnEZrfc1mbaebM5d2TqyVT2C3320r/a8vK/oADOH7IO6Spsb+LGQ5X0BO7zlK",
+	"W0iXosIaxBbghqXkmrFcoXclKEEBvMK9rGGEkqtzDDfKAmqgdWiAdiY6MB/hvkIpSFRurX12A5KGf9E6",
+	"80QNbttmZQX8sRuuBDbzVqAMcCdq9vjhub/h8DKqLSnpLdqmFAxyq1zSQSFXpO8S8E5PTk7OEaJXjXVR",
+	"iql5gMN1ZIIsZcHIihWMZGymiSz1IFQ6D5j8jLMs7apZyMqlIFQTOClrBV3mdzNlanSC1UJmjHC1Q/3Y",
+	"PMzkavPJGRfM6RUzntk80wWjKSvIhHExJ6e7lUgzdGRfLtp6eDcZprnq7UJ/W75Fp7gaW3psPdjlqoVK",
+	"jFFt1hmhT0l/klFxTcwSKUIVT1l7Grnlpc3xYChEAcUEUKykTAklYa5oZA6g6QIKjtxYO5fcsye8iufu",
+	"irXDJBDLFi3LvS+/I6seWgXQyvQuAHoXxWGXOrmhSOy+oRMyp/tIbrKSskUI5879h3Wy4ICv9qcN0eC0",
+	"FUCiAjE4O+k+0JtRl4OO6Mj70v/t9NHp48ePH5+cnn3XNCr2ORsb+AwHITJ83JcKDwyTtpCf0ZAuD7fm",
+	"Nxx/h2dZtpJMJQV8/XWGsc2WesP7C1kcWrMZVS+1s473y4SKHcmY/VaX6HS4A9l8CpLZ6iu2+lTLei2o",
+	"GhsNpP1oFOy9HoN/rA33W5mDiyTwe+ILxiEfOsc1uYU5cJvtCl6jNud9t/FT7OCnCPd/ChO286TZHTvb",
+	"MAbv6QzZOZMuxLfdOYD3em6Y7bYoVO1NM8DI3LMjAVz78tPDU2/FNmNKv8XwbTW/gu/Cer5lxnwDu+S5",
+	"T2Z92YjuuWkFT90P2gR3467oJnZP/52tPwPmxp5H5jXrQIxVbFowHZFEXR+pm+l4OBwm50Qt5EpgpMNi",
+	"AoNfvD08DvmO9xIbzws24+87qltv5PUdn1vI3ek8r2XG2lULuNvPsVI1QsdFbX1qk8YtadNAnqJ/I8gU",
+	"2sj2Z522557k0Jl0MHSjvzvM97N528YL/SyL61mGZv0hisnu193j9Vb24Z/8/epyxD1GDZ961+yeAsTf",
+	"CjN5CqlYt4wnVZRzQIqIS+LqQB21+SAbIaa+xzxweQmDfTJuu7KoXuX0lxK8X0dBdm+VV2UR6hxa0LlH",
+	"+MEeHAnNMrli6VgWfM6FSjaBnhpX3BVkSdNrNpY3rHCJH3vGj/Y4jZAG4DQ60JQMDiMcBPmnk0w2twd/",
+	"61Qnqr15flCWWTsXb/MDCqm74A0ggQ5Vpz1ncRtYitqr+pXZ5jjctZl3UC2e+sm0KItI2K8qum6gcCGn",
+	"jDBiOx82GMG6cLEfC353ECr9VnLy3N4CU3ogJbHlhKVXguc501teEn0TAmLgOVWaIR41dZZk+7hv23IR",
+	"62NKcDbj7xFJjuG+4w/he3wc/kMlNSnYphM3KK6TzuziHUJmy7u0r6iG2AKevOdm3aa1XkDjh2Et72Eu",
+	"hPPZH1e5mtFdwJW3wkTmecbbmqHBAYLwMVAUeoQZRhB8hC8hNa6OdsCIojM2L2mREjmbtValsG0Yv0sL",
+	"FeaUJ5XLayawZZZZY4v722ovbpHX9jarYeyOiAZPbU9zMoPZo9Zf1igUwqRfqzUAqMCSUaEaQLg4hqvl",
+	"UTyzZV47KKwyod3+2fe3Sxg1Vq5lxo112ZPJK0q6DSFCm9tntrvnLRrI1NuDArCfWU7XYW5W0CXD7CSL",
+	"9u6gNbhuwf6/Y1vcX2OD22aTWugmu6kKd7ZvhaLxzUatWxa3UYe/reNsgj0051SzQeNBOH9nA7jHAkIn",
+	"NqFtjxWbocCDgCeovRZgOKDmf+fR2L2Oz8VEvg+zbvfrmIAopFBL8H5IEovxl4yIb20DcANCTmS6JguZ",
+	"ARLLMBYJGPR0qvkN1+sx1cnINaNxOCArqhD9g6Yp4gA1s+DwZ3PAz12HxA7Q4O39lu4pWtK2zlQpPheM",
+	"WT3z1aw3+vv2Uxx25pIVSorex41i8N36okvY2r4EnzyBae+8I+9SvkXbxtZEmU8FeeBJ+E6usapJ0Djo",
+	"u7XnKm+KAJe+2tsPPX+PppN1Ntx/eeDObYdGa4bG9syru3bKsvJnD5227pSqbIR6+XoV8OwFrBu0gHIP",
+	"bFBL67Y3lqzNwRluxA4NBkXuwW004DZYjQ2J/5RpKwMOEEy1I+Nj1NQ+6v319u16ty9T3ZE1cz69LvOx",
+	"uRwwY+4G2LANmHZBRSpnM2IvIquCa82Eh1oPyXu3irW3GNnVgK8GYlun37a1aROsDoFob6MUqOaF5YG2",
+	"fFWpDx3tpbEUdsW8as3a/Kzd8zZf7V0bu1kWuS23veiqErgAr6vZSaf9jEgCCJeoQ9ok2EFEEiOFlKZC",
+	"259ATpkfoClhQvo0FjloC657oa2h5VoRWuqFLAYAlSSk5lNmbkD3Dp3IUm+oWD5RKBZx70II8g/JBUs3",
+	"rot7kYt1yTBvN4IaZ/sdzrVVUYOJfUql6Dao+zaK1cT9cSvei3qu0yYuXvsZxn5pz1jcrwLM3O5DYtay",
+	"tauzPeWmjV5f+LPmdgT70vogujZr7y261yym7YrGEBwJrXnee21Io1jijjvyEr0at9sOl410h4SjtkP7",
+	"TqlHX3ciES765V14wJJwi8xGMbsRyTsnCU8BacLXyTewSrVi2cwI3mu23tbF8Za22G3TBA4yZGFtrmw4",
+	"cZMol6wD2MGo0OkRF8QfUnnBZqxgYspUAC0Ai7OzU7Jfqk8OHgddlNfjUkwzapSgfW0KZ4ta03RjmLa1",
+	"tBdhE2bFplKkat+sd6RwF9fdZRXVN6Ry0oQCU9XcNQekpLe+RmgjLdmeVo17m9vyrOuDd4v67PoKnRrV",
+	"5dHJyUmAw4uJPLrgyyUo7PUkupZsvH1rvL+qPKdmQtKm9xp9c6VeMKE51s7YzgORU/gQJM9yNfYogsCA",
+	"xaq7W5JTR9/da4QInsnC1dIYcXLN1rYUrULCtiy6JVlq86UBRKlGDDP3VHjrgk3lXPB/Ginf3tnp151t",
+	"1UG3t8AgMzuyt9piWGOXhQcDts3PVUfeps3RZ3EKdwcobhFU8uC8c6rZA0UenfyJGHEeORx6DB7Q6bWQ",
+	"q4yliDjuYglUELkSrICYaLrkIhbL0vA5BBhcrUJKFQreB4o4YQ35AEPyJONm54gqixkqOxABSCUYggXT",
+	"xbrNAPQBFu/42xJZaT3lgsjJPkGQ6oa2HbmEAvyuSnMXU2ur5qtKy4m57ByRLFyPPezj7Ar6aYZYYK7e",
+	"X3twjFZ/9G3aS7VhPk71+L//87+QDHhKLl9ducSzYPbq+ANPPxJNr5naz+iqYzvs6d89pC1Uh4MNSoVX",
+	"PMvIguY5EwBwv5JFqkZWk3Tl9lGA/wxUGbbJsGD8Hhu/t6W8vmUCFrVk6mmApVWRVRMF4MB64GaFfmvr",
+	"qV1k/AmQjWpcsbXEp75AMZh8ca93d5yjOprLHXrEbfIE4Sn21hM1Nh6G7ZRaAmwoCnKqNSvMUP/77ydH",
+	"f3r34VH08X98Ki4OSH/7+u3bpqx1ZSskigNPnYcPXzPBVjRTw4cPSaUlAWeFXTuMpLOseE6SnPJ0bIEB",
+	"wFzGWHhK5Ax7LuD95rIh+dl6yrlyXYRCZn6gSGL5eAx8PHadNoLHx6JWCIWj9xVdmvNsHfSY0AsfrodP",
+	"D2wcOqXrQYQ8nrPCPjoWRpDgYEYQgH4Lhdssz/iUYu+mggFosdqz90gsquYjpNZ7JJQicc+C+Re4/K5v",
+	"Uz/PSkWSnBVcpohonUSxcF8wAZCSF3bSG90tzDmd0zW6lyc0o9DBx7W4nkr7grZ9CSwV12QlyywlUHrm",
+	"Fy5sPjRo9AAZ+WmPsV55THUSC6i+V9z1oa1JbIsMIYtrgNijttkIDggEVHBDZdCIAxsSLWRZDGNxEXRo",
+	"qt7VZ3lhTxClzRkCk1Kkbx4GWJvu6Xb65vbBMBbPA3LBjt/m7lIYciV/OIMnK4dgVSP12jsBPWeMKkOf",
+	"1oJxcHsjB1s68tckkVk2+LvqhAXPTEhfSOxZM8LtmUqhjZVCFlRhb9gZbBXsvX28G9cDdJjnX1w+h3ua",
+	"T4oFhCTOSZ053coUbFbCCjOuF6wgK9qq6QGMd9EOuHWP9myreNjXyVI7u9t7B1Qb3OJnEWlNvBCaFYym",
+	"a1i+86ZICtscLSD6vd9C1CbZnjgYbmebHrMmtCIJSyIrWpGot+R5hprqDaRf1OMlSI/7Ny9wg9/NJm7K",
+	"khbIHy9VrHyGO8gUBJch4AmzG2KeNkLaBnDLTwXh71fMvfKhxTMNHdKxUqAatpN5g0DblqvhAQg3ZYNy",
+	"djjxYJY4STUM1Yq93XnhCLAkwSj3DXceTvhLlbHXVvAw0PNtS/dqNmOF+qwQCN2yflZwJtJsPe50wWdy",
+	"SjOu22/vlOdNB+5Gf7NWkIX6cKVqL4fbQ8TO9/JBNBi5vhbBm/sRQ2bv4vHNd/hqcBlqBG3J8PYk/boR",
+	"qAePFcAOLzmmd9h1veFs1XFiX32yljm+Ru30BIIBfGlm5QD18dNptKOzTp1q8TSayYK5w4gqoqQU8D+2",
+	"P7n1uRS246k/9vnFywvwirunvn3zZJ8Rt/fsCUzj/t9PTt+Bffyvs7+fHH33bjD6+8nRY/yq1Vxu9vep",
+	"T/ivfx29eAHONftO56jUVxMi4EREmwRVcjkjtksT6UMn4ZQEPQOxnZ/KqVBkyVPB5ws9OCcTqRduJwSa",
+	"FW2xydu/aVtF5Bum9E9cXHdUDnXWFIYFWI3Kqd3Bla6qk08DX9BZWVQhDfjZ1zEJGlkc26o63LrdocTo",
+	"rUg7yz0PLrTbliT7CQopDyufdG921wLKt3kmacvqTNY2f68FyEgKzYRuYpRr9l4f5xkF0Q0flrS4TuXK",
+	"f17oZeZqg6bglDvO01mrWLdK7MUBBuSMZ6w9pgiGGV0yglCLWCoNyDpmbZJuazQQBGWejQ3TXxz9v/To",
+	"n+8+nJ21+wU3j+ESV7jtLX8pWcnSK5zV5rx5CmLOBXiq+UOwARANrdvdOsjNEqCFamx588bglyoYEXJF",
+	"8GnoPRBzpiC40cfYqhTkx2dvariIB/f/VAt69vj7lq7v7D25+uvF0dnj7535jNR1mNHk97dOgVHPDWaf",
+	"HxJPc4n35C3YsVvXi94S1+F20LjBQu+RaJTKaemKpTd55D8uXvxE3CWGP2x+c6v/e1u9ZJtrHgPVJFnN",
+	"xskd2z86ZIj2bMAqrfowkDe8dq9lnBb7Jri7DgOtGY0VqKAuCzGstfyrRy6UzG6wH2jNwby/cwZS7YpS",
+	"tKqpWLBldChsru86O5EZL5gCn9Yn0VL3rjr0kEw3WLwRdBNcUlHSbLdZo1E2uBGq/bW7V+sGGa5Om611",
+	"P7jA4SZEQe1sld/v2fXWHRAr/JXDxFkdfMVJtPv22XjJ+aXs22q5DvPWtC/X61IcGIK7IEUpqjZnI5Lg",
+	"+QXxAmwSav509ZmkzwWhoAQQpVkOQZwJ0yvGRCyM8rLMtW32jC5CuIyUQvOMJNjgfEx1MoBghiAS4YQT",
+	"UFJZig+2PZ9j0XcVzRZbmU8XOJ7RMlaLtQ+3GZ4gGV9yPbAN8107zyTC5iBg3knBYmHeqxJ9tl3/kCSW",
+	"C4Zm8bHfG/ySENvFDT6NeWrmnjgBYX+Nhf8G4lFYKYGiww8ArTOS1jKG2x3FNM246FA/qxUZEWo22Qaa",
+	"AEIUlt6ssto7SODzbPZoFyi4WtzRLb/tQDdyM9lPFfagU0XZ3bEBKPJOHXfvoWsvsmGtVW+VD+u5JQRt",
+	"3t6017BNR58++AlDG6WoouRcEHPmF05j5wLhiW+LZe6kwxYk9s9NX5sUBO1supfpgSJ4CSR8ZFSzwi4f",
+	"IIBzTfrwcYhdWniKPVoGvZZKoz3oZg86aSMPSJbbpBTX2t3TzLs9NCI+s0P3ot5C63xss1qghZtIg6pU",
+	"Y2Wvx1Dh6jWGcVAFC/3b8kIuAW8A0933C2NZ1aoqsXWU5Dcs8sl5tR7PIans49K+nSrvDob2coLt8OU1",
+	"8gy6twSHyf7U8am12bYlcxJ1r+ZodS00vDXECvXap9vDmurZuaHBCRjKcSfq9la8XpfiU6iqr0vxubRV",
+	"o+Z9eYXVvfCt1g3qHadlwfX6yryd9QEyWrDiotSQCwGvDYY+fF1RvJFDOAYXM7kprS8drNDrZ1dvSCFL",
+	"zRQ6rOaQYmw0RN/6kbxZsDVRC4qOfF4QblRDYwVhNq7L9onFiyeX0KpJkT7orTkrbK2rXkmXuKwGmGFk",
+	"U3axg4LL44WkMQfbAg7B45vTZBSL5EOM5B/3RuRD7HyzcS8iMbw2/gV4OvgndADrffyYDGMRi6dsyhXU",
+	"4NT6tqblVBOVsylkGvEMknySKnEXFyTBbF10lLmWilC6Cw6afhI6UNd0mSWIS0MV+V9Xr14SM3nztZl7",
+	"3BsOh3HvY3Iei+Ty4s2Tv4ZPgtzg8HHQAwQMhsSeGHBhYpPfdFlYqChrgeIWmrFriJeJ64aswt6pqtpw",
+	"TJ8WpH/14opomdL1OVHMtVmwQJwDPy66UFWCuFXKtzuxntDE/D3Gi2wqnXM9j81PyaYLNRbYI6R6KDr9",
+	"ICVMkOTi8nL87OXf/pwyII4lLgKmeleVJ9dsTQD73yI+BVdDtzjS91lqsUhsgDEZnNvyGS4cUXAphrF4",
+	"ZiwjT8bYjAJJhxXQkkJC7iS2oOWCJO+Pql+Sc7DeYEHAS6SQS/wMHiibINfnNs2ZQtfGgYejSt4f4Z0u",
+	"AxFyq5Vvu2Pz2mx8OhY+KZD0H518ZywqVc5mfMrNAfxLKTU174oN5izMGEhdNLk010b96l1VMgloM0jp",
+	"H/VOhyfDE5CmORPmx1Hvu+HJ8DtIhdELEFNI0FOb7e5zZz+6PHiUfwVdMg1pE39vBWShUz2GhoK+bR9s",
+	"NtIqS1Hu9DGvOGlPLE5AF0fofr1wjp5RLZ23kvSoa+Bh0nZ2v4t6uVQt2u8T32BQuNaCFGWrLIgRijBx",
+	"+xJ9pEulixKylsikzK5RbA48oEAsjPhCQQmUYczUhw/PTk4ePqzSK2tt8bCXuV0HLubAC0iZQHb2YrkS",
+	"IfX2KcFYPlnStSucMBRmDoWITEodDklxsviOscDRE/NdMiJAcYXMGHRZt9idSZVOaldGabpWxNY0QMrk",
+	"qpBiDkUdhKtYPDo5IQl8NzbfIdGj8abCgfoU77GZtRNG5iVThi0ma4IKviF2EQtM0E6BHTkW7iSWBOxP",
+	"lldd+qDz79YudV8m54TGIlgI25JIMU3mBVuZxy8x7E0FOT35v23aLdeQ8mfJAOcRi4ROJOhvacFnVq4L",
+	"qRfQwlyRVAo2JCCHQILYxOU2Z3QyJBciFnZO7jGi2YKTq6qQwixnYfN1O5pn9h+dPDKzxDUwOzuTpUgT",
+	"Yu60vhovIZ+nFTdcuHoby40OQs6GijympD02/2EzJyv2OyhYkG62XdjRtnOj1Wraipf3sSkh0CmSS6Hw",
+	"2WcnJwe91jYF9ocyc8F1ePJmEVqN5Y0YfoSPbxvVT/MY8BTx6tODrv7uoKsfHXT1nw65+vSgmZwdMvbj",
+	"A1YwrBlxhB5Ifct0stSKp6zBeV6aYwVrqCr0Rj0jeGD8QBs005ojhnCdxYxdcYGXRM2TFI67X0oGGW32",
+	"vKsKnDwZHtJkozUmC8+/cgMfGpQ1h+m9sRFMDWyvDi6yy/t1sc/nIVqzLPb9IyLYiimNVUVdJFkpPQ0x",
+	"X3Ui+TxC3lhQu10qcFUr7mnTSKtPpDnqHnL/9JMRbK3HzjaaBQ3CRam/LvL9KiU0rFTVDHdWyKVRYp0N",
+	"v0nzyBnDVcE1a4pjMM47ZfKPTFfMcJ+C7WeuFwG+8jZy+VUrCJ+HRH5kQbNkj+eW+vUlk0xOr7cIx5bT",
+	"t25s7rAyd2R1gdXpWq3VKe4tuHzuKoF30hs+Rn1uXfgAWq/5vr7R/G6xCMDORMll6GB0XHALoXg8XVDd",
+	"4tW5H25o9cG8RpgABh40l9UIUxwBRyMqFo3IUqYsiyoHZEQmpeKCKUWKMmMqIghCG8WigrZEJ4aUmTJG",
+	"9poUMmPoMVlQPSQ/MXrDwCz32v6YpwkB4EdJZM4EoVA4WtnhfTMrW89tgbltqTbM+oEi84IxDRW52tXW",
+	"XTwPRdNqwUQsuCYW3H9wjom0HJ5quJCLkrkcEvDruLHruFR9KiSUltqfYwHuiUeNV6qsf/DbOIPBCk90",
+	"zDn3CkQz3RXg1oiFkLj64IOgWcZSaFkPsMN1J0VtrNoc8Gp06r+pkD8Qx9/2F0/wE9a+F2YFXOU4iEgo",
+	"U1CxSC4Ae2UEXReOIRh4ZO8cYY8AVX94QvqwYbZWfQOqU7D3kAAQkSRlmaYJ6QNQKLZ1oMrW2aOLmaUu",
+	"xydJpWAWdVRhjjC8E7WeO4ghTGS6xqwZm/LT34TXH5y7sYLraLaia0Wc/9mu1DAWF8LeXqvSgHYIEzan",
+	"4CmikOPABS3WGMrAO5x4gV14XXq/v52488ebPeZibn3UZuP7JRD6P1khB6OmZ2pBocpZS8MrAAhK5gyi",
+	"ExZvChcTXhx/tmQyiGwCFbjmAWAX8nvMHBbgclOKpedYuU2nmqQANxtwG6HqGjOxsWoYysuPsK7Fcaez",
+	"6r24gJ/PY0HJjL8HkK5ZqahD2QO9AV4n59NzeIlKnLhcKnLFcOFfP7t4+uIZUcy6VmPfFqseo4l7MDyk",
+	"bBlx9UC5l2lzxcEZ+mRB71U/MOO7NnBfQkcwz7+AxcFqnyYz14ernxp/sVxuy/vR/WlOKuf+PCZJSjV1",
+	"P5np2Z9GDdngmX44HCJjx2KDG4cQ0lHsCMVLEoSUcIpGUMPmInu/10xglEmBGzujABLMBQZGze7bjFTr",
+	"it3IeQgfh5EWiKjvWM8QyBTWyGfujupg8x+jPUd8atamORQs2P5j2F0O7peC7by93kymuhmzKT6+22I/",
+	"PXBsh+FcgbmQTkrKGeHffLCdVz/++hTfKwaoME6iQ7e1tCZnQdGbMw06oz1v4OADmY4bP9jUkCEOD19j",
+	"vNaKvjZVudFwbN7WI+6VYCRoLpmzwre3NAyOCGMYXGZEG5Um4+I6IsmcaZsg8EAZeeQflSCcThD8J4U5",
+	"M5eMlIqhtJFZaoYCslbwoNb4TqPf2H36OxqN3j5uZ9VwZb8Zgbt44UK0LVxEqG9YagjMe0SgepQo7GqI",
+	"CTwY4SWuTemXdZG0GoWGOgBxl3tuqNgDMg+9rmotFu66S5kJBqczIuyPYpFY9gF8/5Apz0liFy6xYXch",
+	"K16TK1Teqx624QCxkDOSbPSphUx6bK6YkP5GY1mjCNpHRmZirU0zE0xKRomBX9l4dU7nTIERayQAoFXx",
+	"dM50ZLVtWcQCU0WgNtsWDmx0k03aZETQS/SeVM96++HP7K/3LWs7JFJaaxD5TT34lagHuK2BVQgKguNh",
+	"EAsuxZGE0qRFIcCfe7s0gEZX1qqbeIu3N6wvv89DNyjR30neRrDOUQn/dt5uJ67XbClvUGsL1i90VJ4T",
+	"qBqTUC0xZfwG6sgLuUTnStVLq4PWPsNJG7UO2sBNuMNB3sYuRr89yhxcx2fUJZrxPWE+Mg8eco8s6J/R",
+	"lQVk9HRzfsOZbFUzuOYbI+5kxNBkqC2kdet6g1BLr16FKjCsc+M0mFviGJsBx4ZY24xE95uqzoVJmV0f",
+	"F6VQxx+KEpJkO43C51oRwKpSREkyo4WFC3S1qaDkVjWpLFPQEYXMuKCZSxLd0NR+ZBqyzkrR+6KJbQXW",
+	"bHyj3R2HSC4LY5m5VNyiFKRvrH7zaVyUooXuzE/7nQ5IgoclRdco+YPhho/7CWoLvt39KJeihhrRuBay",
+	"guom/NoaS8E36OUPv7HQ/QpQNEPVTfnC0OCidweamIq/D7K43ZluhINixY2FRIfikZJnKUR2bOeziADq",
+	"7+tnV2/QqWOtVcRptsmetJiX1ji3nQaMESgFPKGfzHimWZFspIVDZw5jxCUf4h7NoPoEDKOEII6xTQMe",
+	"g1BJwMWZ8FQl5yThYpqVKRs7cWJsTSiYqC9nMjgnpbgWciXwcbRg5NHJyZAkH2iW+efZRPH6Awn7paRZ",
+	"LGxLk2lZFEYjgh9JH7LAazcE/Z+Pmz8tuVpSPV0kkbHZuZjjAsKPA4hSJc1dTmzJhQap38iuTz5YVKiI",
+	"+GKCiNDZjE3NX7GwtaL/T0QUXeYZiwhK4Y8J5uGHCf62JMqt3sMkIkmDCpNBLLDdsk/+XjPEG15DVino",
+	"jbUmCEENlZn6mZs6VA8kvsIhARdCypII4LBRkiQwWxeawxVHwGz3NkkFao4p/LigiplTM6kKLNApgHeB",
+	"R6OrEsO6zrnHsDHbcrWQKwx+2P6dYHBhqP6c8Bm+P50XzEwpKMvqri1JYmF30JWAjUjca+a1x72PiSus",
+	"CAKv9QVWhsEeBHSLTwOEgovaDmMVkq8C4Mq6UFwY++zkxBEa6bsNxhC9GRgpFKAmUNXH+q9MijlAglNh",
+	"m0ienRDb/skPXSFZO1aF16eI42AI4DzwLG2qGwkp4EwBgQIdxDdUhNelMOf3m0pef2pnjhn+wkm5ry/p",
+	"HnUn0m+KEBCZbjtB/rB0YE7as5OzTzo925yhbX7YOgJ8gSH1nvt5rShWkRiB8s0b1aW9nX2Ful7ptTyw",
+	"MfqhxJGCYSkRJlH4fe9U/5yaVmk524oLngQK093qC9KCzsIa+zpkR05tx7Ia1NYWoA7vgWjMwHnvewfa",
+	"+vcmVdwKbgtcVXvxu61ECGTpYcUIDZimTElUtqEoNlAV/AOOXWAnqPp+oMx/kKSEZ/DPoDoAzbqSW2gz",
+	"lRgyw9ajgBZS9cgwJz98bfT4OdXM9h0oGLydIBMWC6MUIBgKHM5Q9j0kP9vQk1FBjO5tHwvFD8nADm97",
+	"jnGf9o/KmEV9cFoFwK20vjW40LBVCbYSGaGKwRXONgprRAHnGZMb+4kfY4i3YwAI2n/gyYKQvnB71Kxb",
+	"tEpeLCyUHYTgYDfFHFb64UPDAWYKDx+ObPrWRo+0jRawkM6FLdNcr2w0G2LhGq3ZW1ybM1K1OWu2Zuv7",
+	"bmu+15o5NqFNhzF3QOriw4yeODAatJDiCPbJbofXwx4+fHTyJ6eDWzOtAVsQb+29hqgF9i1qWqs1jNxP",
+	"XoEFSyMWCELEVdgyEkEXfEcG2FBKEL4buu6UYgoNMcy0v3v40GiLm5W7ZndQxYE/B8GQ5nPwEfvgKQiX",
+	"QJ86Yy5QDdFF+7CM0UJ44xiGBlZv7WwX2AFAWctS6Vg0Gt211SM5sXtPiqob/jmg1nzuKiH3bjuOk9+8",
+	"lvcj1exV8USKWcYRdec3oO65WqVK5vcpAVEDZgZyUSXx8ZSpGBmEeYv2V0lx1MQ2FcGdZU01nrpndek3",
+	"TdufsaKpoiKfwYOxg6+kkqmRhotFKJDXAll3dOry0aUFblCkn9Ay5UxMmfM6eYxJoxSQ1UJmkAIvyixL",
+	"YjE1J44KEnuiMCMO6zMKksAh5GDakiG5cJ6UmvKFWA3uGzgnWco1nYDbC8wYc27BYAPQxmjBiLdqAgyL",
+	"zL5P2xmGpVaf6Qy7hL34zM6Wb2fYb9BT0VFP5k4vb/obfkOLv9rn2x5Yx8hNXzYn4AnM4es4H51s+R1y",
+	"0Geiclji8Gh1hrSxSyCO14dY+1YtDBvudBE1cMeXLaS8sj18MBEpqA2DToo2tnpujX+ElXSgejZ9KWcp",
+	"6bsgrMdUsies7X4B7pLqqznlYrCZnHBpluNrYK+m1PrGW5+Wt2CjCa0fFU097PZs5btcfTm2+hF8dxm/",
+	"Zi1epMj2s/XOmumCTa8rl83BnpqR90cd5oGKxWEuqE7HXZuPzt8u9vbRnZNUksrtQ97YbtXgdBwFLTJi",
+	"gRm7/bbqY0AcJYlaqmQj95JaNBzSf3R2FhEEEBUNQwFcfw1LwQbgiTNKYACbfVBBd+Kjr15cxcJ1H8Z4",
+	"zbxEwwbNHEwTwcmrpRq7a2Gbq+utD9YCTt2wWEALP9dRdsNbqiXUOmMSKY4u5Nh2abNdEhOHx0oCaExM",
+	"OKUC+lXPpBfVaoTV5CWsHnZIjIIe0Gb/da37v4ektDXl7aiU2LrZ1WUpuobI5YJPFxbW0PJzLCZsKqFk",
+	"04uKBIu+zUMT1/kPXPV0wWhqE+F8YhzW72O1O4atLOjgn8zEbmjG07EuqFAAS9Ra3HBlHvI1OUWiVrn5",
+	"e3QDfo3WEZCLs4ZaTCDS3+27ax5vLudtawy3SozbI4TrJE4tgLqVOHF4aPl1z6FUfNLWSKp7199jIPVN",
+	"KPMfKL8Y9ZBqVCUI4oG3kBko+lBubou5iGL04ODrEwctXdXKNE+iIXmuVZWpbNvVMJDCuqDmNIDjZpbJ",
+	"FRFyFYt+YhGr4dSTBVlZY8sGEUk/ASVgrJgu88S+XYKfBu7UKAputZI8x7RKmaX+WHQv7WagpTkDUD8q",
+	"iywZkeTy7Q8/PX8y/uHi6tn47eufEvJvsUiOF1Jeq+MPjmc+Hn/Q8pqJj2YakAUGH81sSwGgtEYPOcfY",
+	"qX+qQyMx0wJ9zxlCSjt4chj9gSKKzwXVZcEQ1xlOrxVXLPIhV3SUulRHWzKYs8KPMorFEapAI5KEXZIB",
+	"pAQVwHPybHj6/SMsdieCIjBfoF0k2DQ5GUSxIP4T6cvcXvr86hX57vT77xGZd9Y2ziAiyYJl+Viz9zq4",
+	"F4akmiyl0uS7sxPo1U+nRmhhaqxNdtSS/PXZT5egszx/+ZdXdq/tJLlyddFmuEoTmshyvtCkj/Dl8P5H",
+	"tvMxkheoNaE2ZhjJ0g+dgu/cjNhP3vz8/Kfnr8YPjd6EHZe4IpmUZvvK/ByVEUDJwaoBVGpAn2ETQzgA",
+	"ASO5wPA9LGRIdENy4V7GofJsvAYmeyF3eO80IQneN9b0momkSjCgzTep1YHX+GgIZOIKWUfGoFA2Nm5T",
+	"H84dokzAoKRfewXwiUBPX7cPUFiKyOXQPYfYjvkkOYaqirAODrISBzgRzbKpHN9IPmVJRJKlmtM8H58m",
+	"wKr206NkZMk/qr+LB4Xhyu6pmYvDVsdeBpb1gW+eFCxlQnOaBZjic8hqBSxtumQpSYC1zWQUmxZMm79y",
+	"qtRKFhBhoDkfX7N1EsUioaVejP31FBKKg895Pq7GuGEFn62rXydS+w8A8ZNCVrOZV3WRux8CGfDYAbhX",
+	"FKOZQ0hPrp49ef3szdX435/9B8A5n8TCzl2ZW8ZWoCa+FNo1CUMnDTYZYGmNCdVCroy8X3ABtcdx77//",
+	"87/oZJrGvSSyzRx4QSCQsyVY7yvaPgtGtNnNoISh6tniOl0G8NGnJ7vwo6NKZTpIU2r0q6/ULpjF7RCo",
+	"Tz+1rrVDz/raTIvfApS0EaWVBtViDHgVt2kF+AB+V+nwU/g+5LZ7w+uAaOd+RPStdviAwnSzroF+DX1A",
+	"dA25A7MbLVgY9iVRWubNUmLeVq0emk+dWSD3Tz6/TuHzFdLLK8G6BclXkO/hVStjz7FiDpBmtg7Mpnw4",
+	"rXNku/rUckMUEP8NzUoW4e+xwAsoap6oai7ljVEKoTItYzMNfsv+tKbmQZ1bimrTNcu1Taq0q2dsL+ck",
+	"JCmb8tQZaaSPLvvKHsD+75Wz1swMGzzZDqgfPgZtmNArXCHIGOvW5haD9jrYkh/ya1abPn7hFhu/Axnz",
+	"61eHXjMBOKiVPwkB0OZY0a58tjZ88gxa86LsqUFhWLDVr/WqgSbcUr3rzFhfQZjznGVcVL3rSH/BjUhb",
+	"R1gHGgus17VtihZG6qwfKAj7RbVSHhUREM+AAAzVk2rgbXr08tTRhikRbOXkZw1ZFdzHdrmS5fQI2mpx",
+	"m/TfAls8C209m7pGJsxDCqfQ/QfdJviasegn78fqZlor00ac4IKr6zXWMLlyCdcLSzFGEtsLypZXQlEx",
+	"IO/FoqMnUdgssPaeWtr+KmDPXwFaHxfzkUMEtjUdWOrcjf4b+ax+dBscQb803IJRY8ES0k8+NFbwYxL5",
+	"TECPBJx8MA/6aCx020wY0AW5gsggAAK34AED9iDOZg/0X8bBX4TwxgHYL2nD+kXsaUAG3Q/qd9OKvz9k",
+	"2S8IKouPzrP1PnCyd8NbbUKtPrMNaW8FtepRVpuj7IeyWr3258FXdUL0gcXZjHy7TOyc6dA2f9VH8Vfp",
+	"azCqpo8FbRxqB4Ob1s6sTvQayKKyqWVW0G9EiSIHQYqiqe+iAacnJ4PInRmTNaFiHQtbLTRyrRbhaOlT",
+	"Evr2SV4W0wVVYCW09lzE/AzXozGKBYQstp76YCHwAkIcmOYtpAaURZYipjk0MgQfqYDyQcC4WC0k+FPt",
+	"a9QaGYp0axPLLhTWJ7WVv0eRiEXm2NFvWxi2scG/0fiqI1/bUH6j9n5Xc7caw3jn3QENUSG5ur7WG7zU",
+	"3vh0h0UfWHLfP4pu1QB1vWtiEYTaOttTailBucEOqK4lBurWhZQzyDsyewWg/YR29a20jRegS2W9j2os",
+	"Dm+kahX0DSPDBWxreD2bLVadGHJAOGH8VXW3Tq0wm/frnUp2tU513UGxHcFduqJWEDNhW1Th0YB4iv1D",
+	"NvqGNpuZunD1ZjfT7taiFg7jW4fRWyi3rvWrXbwuSG2kt4J+K8T5VRXiuI6kTr66BsVVDWDQVXqPPqQ2",
+	"i/8IMKQ7dbufAGHaaEJLmjKjoVVpsEsv481ADxRJYCwIWZtfBMGGocMuDcfcBg/o3S9buOdc2galbWwB",
+	"U4/sC7LfavqYbZJjX9YdkqDxlpg2nQHoVQWztw8NdZPPX8AhZh68nHDBSN9o8stSacRUGgyJhU5L/4yQ",
+	"HBWiuZIzfWR/9BOKhTmSGU2d7pE5xJwhucQk5pwqRRLB3usxuPETq1MBEqgiif1yZhtHmQu3KOFuGbaq",
+	"cL4gZkoLaE6OiSmazkkf8CJ8r/pGZqam816Hkvb4pBUgp+PBrgeYWb6OZ5mfDkXR6UDksUraWC3rwED2",
+	"9omUGTPHy677jV22e4T6K6tygtMz7wyuZFkQtqQ8I/0pVeyIm7EVN7bgALyBcoaGY8e6/NK1A2cnJ3uv",
+	"iKXT2lApm9Ey017r2Hd1Mr7kun0kQxRL+p4vy6Wd35IL/FTpKFxoNseOSRvBuQZbYC4iu+GyVMAhHWsE",
+	"d3w9+EtI9V3S/AJ5HY0J5N9vYeX9EJvserVmF2NsQx0M3+QPHTSQqDWREtKHjNQRSf4tQef4H4mW5PQx",
+	"Sfmca3VO4NRSEUmpWsD/EoKraSxyWjBjlinrpbHxYOuZtw2dEpAKydCrJdjyw559DnIJGy06+CLyxNqf",
+	"luWUmRLw7yisDq3VOKpKB3J5dmj5OBmZbEmTw/vuy9OOo38ZRBv7Zl3BWPfzt0bXe4PHeFppBj+9mGvq",
+	"ZcdBx/5W7kyWZaZ5Tgt9bCT6UUo1DeCGn1z9DXX8HODAMEt2xgEYI5mWRUaO/mIEA/vz/3SPHE7VDSSR",
+	"Ow/vY/KC/wB2yelJdHJyQgq5UhF5++YvR39Efwy6hAu5ci6hBaMpK86tWZOVS6Fi0adiTQAQKyIbBz1I",
+	"AURyixzjR07SRCTRdK7M/ygJogZ/YiueSiVBWFxfjOglFgTpYOyaQwSnGAtoEmmbCplFsUjH9rIxXgYF",
+	"DHQOgsxqu5jWazRMjU7w5Byf9a8EG1uCRDJiFnueHqNCQdZMHQsZkdPjE9IHVFqLMDeAqKDP3Dc7iyWL",
+	"uABJLFAUUpiAq10AUql0bfIPyYWCaOvfaMZT2DeYq7+SC8zIL6hQzvtkS05u3C2YrlPdgFFO5bB8oReb",
+	"XLm0+H61/XCjXJFTxCazL+C8Zlb21sHp5Axa5lYYdRCilivXFWlh/WHO60Vr1s4DZbtN246n9utY9A31",
+	"2GSmyO1ZmpoPgbsSC3xXUAAzIIGZAicNeE1JWqI4bQ25PodlDWyO7iOhhWvrkrnu4TLEWFPaJhALbusp",
+	"CQZECxZ83d8FA34F/i443VDEdZwzSKsPHA3+qs+br7GvEq6+1xwxEZXCwQFEcshhtZnr3Kk3kIzRG6vM",
+	"QQELxQK3Yrpgyuae1BwLg6jCIyXqmueEawt+HmJrhlMxb65lwRIyKeAZXJMJnV5XLjddk+NDArm8wOmx",
+	"aHgubI6TcrKqvbMa5HIHKuH9ck53D6ja1K3+b78d02+NaPYoDK6cV4F10EeKopOMDbZxxpZM7S9OHF+n",
+	"4v4Vg/W5vXdcBYB3WsoNtiKKtSXw/3ow/EDJRvw+a3G3gPcRxO6LRUNbB4XXeQagYtO67WwfLMqt47gw",
+	"fwuIkDYElYWh+BNo8+aLsb3AlQtagZ5uyb/+HPb4l0Hn++2z9W+gVqwDbe82pn+ownxZKL3XOImv5uyK",
+	"0OzDVPJv59jujH3YPkJbQ3J70mTQ3mtbGmEtF2uOPaOCe635L1VYQOCqvvtCYvX78c0pubh8/kDFQq7E",
+	"wHuzAViJ67UDJ28EJ0cViEU/YWpKMwpnh3VK/VKykoGLoT6lBQV4JC1JzmSesUFEEqoUnwuGbZNKxQrC",
+	"04gkS1bFHeGC9IgLi4WO+YmJgAPQXQQHq5DQOWwhs1RB12jXpRpOWg+BWwuAmuP1E0VAa43Z7tYwRObM",
+	"PMavbS/qTTOpOruB1OmjuZJ9ShQDosP0eVi6rgCW3ZDeASlxXcFLX6LVOtKjk/ttbPJrDhruCq7eZ9Dw",
+	"uZjI93uFDAOC/71CDmlGlwBm875DeO6RGFItYxOFvqXpbUGFa756wxXXsohQ/kdWqtpSAiPng6wVWuoF",
+	"XIpOYD5liqhyuogFVSTuXQgBXmyHVRhMKu5Zt3KlE9AJACtB9Q1KqDC/KhZG0MvZzDe0g7Oo4PM5K/Au",
+	"29TCgS9ZBxP8ZNirAKAcqZkakguEf4lFIzunSpYFU+ZRm1xGN0BVPHLfTBM+7CnTlGdb9KuwpuV3Wpwd",
+	"LIK18QHfyjc90fQayQOBhSHEtLfZv5k7Hj7vQVAD2JcFefv2+dPBvaSLdzP6MZ61n8TkuG3SemI0Bah3",
+	"5IpYvWEDQdNDsEauI1GBUKeDQMFwWlosXOtKrFlH/GPVGBLkEITWKnmASUhQud4H9zEWw8cCFMqIlGLB",
+	"snQwJD9Dy2caihHVTKHn2unFqURnsq0gPLdkFQuJXWmJUbbqNzu9SxFuM+GtrCWKMeURYc0LYKp9IDzr",
+	"Wm/cG5ILgrpbi9hCD0xVNokXtqZBXACxbMize0/6tgTSQmRmp+gkY44at0fC3DhfOhh2Z0n9DfH602lQ",
+	"9JqhbKeN02Bh0wqCHlggHXJsFQfiwVZAg3TYPBZAKdumZx0Ds31R6fsSDVZXaM0BsIaKNVnKgiHWmBU8",
+	"DxRCz3t0YChmt9XuNYEj+lcvrsDOg3yCGcCswuHaKW5I37f4v7h8PhiSJ5lUGIfHK+oybZ8InRmBfVO+",
+	"vk7lCzanwXK3YSCX1vdFeegKIytWGNTolIbaxQNlMQwDAwnyiUBx8bZS3dAwUx9EJGUZv2EBVnlDlYTc",
+	"Jutkg8Qcy08W8zEWCBXINfhTzz3uTTjZOQN+1obLLUiVqtBCEfFcyFJMWUqoikWiy0IMfXOlxGG/uorg",
+	"uLcol1TEPev+coqe0Ues4gTlgbYLN23weOhLs624rR7uFDuY8KZMgeI9dCKlSSz6+Dd46qWwKWwQk6qh",
+	"/kwpNDaEsgAv8V1VPFkjbqbtP4X3jfGWsd2bxK9qwaY850bzWy0krCdLydWbV5fVEP6Sscw1S8ey1MmQ",
+	"vKw6d9pw3co3j7QwFU6gtnYIN9e8kZ9IQ9sp796w9589VRUe/AK5vrtPuFkq6tbwm870iYX3RYM5dkun",
+	"ThC03RIenDBfVkWCBHJIHbTYaN7thbnliDBgfwOLb7OK7iJNQ7Z8KTX7TbImvFgHXwr47VsMbxd7iboL",
+	"MvLRH3D1SgHYMAczUsEyRr+wtdHUfQEnPGfCVfGDazg49bk+D5DynZFSM0piUbNKfDo8ZLIEzmrn9m04",
+	"qB3yYISmj4qFxwmDhsd07V0xOMlhh8IRBCH9mW0B/o2uZKwqzGRuP7hhb75ZK7+F4/Gv2ManRufOmeh9",
+	"gjs5GD4eLy2/tsN3+m744LS2LKGIYoz0d0RUzslk7QqnkDNoYVsxsVhgChdN04KpWvO5/zkYkkRIzWfr",
+	"cSmmGeVLQ/ESWrPDGUiFq/C8evHmcvz29U8DZIimer+iZjH8ICSTYg69t6ioe2ofKP9ICFOOFZtKkSpj",
+	"R8TChpVBLDqQUgfBYX/znbWS7mSyF2sMOhZsxgompkx9Ht9mC3hnW7g16jUXvb0C9ytwbF5ZVMguaaL8",
+	"77/TgG0zm8Qa+YZ/2hJoGC8qLjmqBwkMo6k9RYlf9y0txusb+HVRym9i72Er/IuhTuLwqwDWoQpDt5BJ",
+	"XpNOnUHIjsOiTYSOyHcnRmr/8ftHJyeoa7lDgStyenZC+mdkyUWpmRpYzKCmAgdUyFJCJ9CPTkzZsEPI",
+	"bpLX/cvXlrcORGeQSlMLFbXe9u6beP3KWeyvcgV6BGghTiEnW9WOQLkBTxwynLESwDdriXuT3ap1dmL2",
+	"mq27EyZfGSsHQkkTRgtWgJ4CIIcpVYuJpEXqMuTQf+s+TKW85izyXWGoiMUFpNLwf+IbYQnmwChvAI6W",
+	"QIQckvTpRN4wy7bmgc4JjKKEv4/g5IkQ9TgWWP0o0RDLqNKkVIz0rWcDxcDAeT0QAXpasM6ExH83C3KP",
+	"/PDvbL0NBdHsRx3KMiIFu4EOUZCs6Wy/3wjxAyxEU3O+uHyOwPt93DXUJ2zfoZYKFiDiToCI1yjrVBvZ",
+	"Rj7YkVENZcwqZ1MosR2RTYqGPNdYVKdcqVgRoZsNgg9wFrmH2AiH4rrGCqSNE0hfFlEsSmH+Ti4uL8fP",
+	"Xv7tzykDZNwlEzoBYyEiQpKqCQGhxkLHXlkkuBjmBdECZNxYWAujEdj8rsXciIgyHJ8xamjO3GeDDEsu",
+	"NLaPU7bRAXBuRlOAOM3RN2H5zkzAAh9Cq11MgEFMDEUSzIuxIZYbzlbmg9nGc8fQKA8DsZBA6kyC7bSg",
+	"ah6ALe23MJV+YoYY5gW/4RmbA/wpzhRpx6yADXi5hnALaPo2ZbC63TAa/87Wn9e0qpPwz8ZUtnjv5iVm",
+	"0lAdeHC5wOLQcwIF+mi2uoYVvWijwcKGjWZWbpfQem2uaaobcOMX7zmFKCtmf7olalRV1FpC6Fv3d237",
+	"B79L9cPBfwgndrvka6gy7CylPkR16NIBzvHkQ1EQi4NkAaafgfqgZa7geIGBtNtvRKWIBThVpzTyfZHA",
+	"t4v44YowkQ7Jaz8NfxZDip7LP9FGcGN2R0eI09zkZMj9KRbdsUU/6d9pgZF5/z1I/HMUwTo2qvUR3dqM",
+	"+dJc+dJeeNcSGWz+Dq8A7vvW0pj7rJMI3mabIuwW5ltTZkXCRv0N7LRD0dLeNHXdEYl7l8H4Fd40ZDZj",
+	"C34LBQspJzktrkEDAde4B18G8TkDPducpQQ7XFVJIO1Q28O4F+aP2Ba10NwGWhuDcsurKNrDh2cnZyH6",
+	"dh2rtp/wFMGWUqj8tkuaBJiysfANclHcL6XQi2xN8oJP0Z9ZsJRrFZEEoazVmOoksi+UPHn18i/PX7+4",
+	"ePP81cvxmzc/JQME+WBLaJDTAcM/JHUQkAaGe4CIhXMnk3KNAbh+1W4FZoow4hT6nukFEyPQ1dM5tG7R",
+	"tmokgW0bFmwqi9QlOcUimVLN5rJYm00PccTjHmrKVUOi1n5FjCSTcj2udYCOBTTnQargukJcX9G1dwtC",
+	"fryLXnZRgojFS3+Wo72AJ/kTi5puvR7mUdDXSEkPzFS1BbLISmUGBTuxKEqB5pEDgAJQQGxSC85LsxpA",
+	"sW+v4MsnroWyxaIS8PpHji1i0X97RU5PH0fmytPvThy9EIobdE5O7Vfkz+RkeHJK3l49hVS0NVpP7rEQ",
+	"8Tk7g7yqeZlRLYv1eFKKNGOVNXbuSWoMBJpEHnYrQrgC9ktJM5vRKzVggv0pFglcPV5yBTi4yeAco3u2",
+	"vxxkfLn+sXAL9Pceu68gOlxdDrfHYkIzKmwVgmMbFBBTmruVtwa7pVboOZ5wocrZjE8hd8xMk7Y3pvih",
+	"XAfHw2dsUueWd1NgutUeVUucbpEZbc3Y4abeZiVk1LOUsPlU3wtdr+RRxrRm2DNkZKhUFuTJRRu2VsiY",
+	"m2Pa/uzW4YFYRrb1CKJ5by9EqA1eTf12BuDZvbQX6Wwt4ju5WCGBaB1Th2f/e2pJ/BUiz/9QQu5qqIT0",
+	"65pH18a1+AJr7TEqo7WmbR/TG8ptDU6H6/tCXSOf1ATlTBbmi6Mpzc3dJJNTmrnjYmhENTBFYgU9pAVU",
+	"x4rRaB6dnZHt8n5VNd6vxLWbQWQzcbfJ6jbBegXcfrgh4bh8m8WzbzF6wSh0Fund4mYoouVC3ebeLZXr",
+	"Z2Hl+uNdheufySp6NZsh6W6ziwj4TWas+FXLrq9RGiGrVDqgExXA/NVJEhSJd2kDu2rY6zJpVyN2m27X",
+	"1I/unx67vUroQLBL9XvKWD/7Gn1csBuEuiM0KAUONP1KM88p9nEVUkNYSKT7nKef00NWlJvQDhvZPz/L",
+	"4nqWydXr8l6zT8PHdPFD+fvFJChKC2QB6MxKs9x3P4+ILHVe6gibwkaEas2WubapYnxpdv326ARJUQro",
+	"bHevKASeFI+xI9p+TffudWrd/RAAfMzsCDRKS3DGGUsTF/0I4mFmjkE1HEZBbJWskGRWFggjYrYUtHLz",
+	"PxdklvH5QpMZFxx7J0ygwtj1wYOW94XMc5ZCGNpeZ1tHqVigQw9q8gggarfGXmHm3zj8i4cIYR8IhQXY",
+	"YFVIDVfDVcE1q5SbMs8kxbS1LQWoilBEsueN/GnQtqATwBhHsrkCS1pcp3Ilxtgk4FrIFXg/Y6FkWUyZ",
+	"GpIrhjXwtqE1VWRHEwI3gZYuBLHoG6I2fwvb6xr8mTAlmwM7Io1OBdeT4xn9ZbhME4TmcNjtdEUmMl1b",
+	"YHr3ZJsl8gRp+OjNOmfeb+pSbEGauEkkBAwc4uUPuE6xIzlLiREUakQSaD6dZ5QL6E9gPrnFS0ifZkra",
+	"b98f+e8H7sqFXmYJtpBMQpbK01lyXv9KTjXz3c8BFIYSv964ot6kjYWZ3QAzUajvYm/e6oEi7L1mApPJ",
+	"kqF+r828zSrCf26K5gPMzv4BvRaGZl7QlGCN/mCWYQDj0eljkpRClTk2CBgvWcrp2MwiQbmUWSSF0xNo",
+	"IwH3fBeLBLd4rKUcZ7SYMyyUxRwLKRjm6sNHJMVzLEEGJ6jVqqADhbkwFoltWDBmYipTLuZmOKCG2h2U",
+	"XD79C3GA//4x7mbzlrDZbzxtKHLNctvNtGAZhQ7F5pwh/aSiw3OSxHFCJmwql0yR5BhWLyGKzZeGeclc",
+	"wjIOk5YkoWACngQHI0BrNBz3QJHEPDAJgGmC4FUsbLgKFxSrNai2OXy0wePVkHb9eZrAOti7odkZJOpc",
+	"Ibub8dh7BGnHIhVVjZ9iggcshyFlc+LUOu9yTfqopcQisa1RE+z1AfAYKV4l5kzZ6u7VOUnwJzuBoKPc",
+	"sjt/6C1Mf1ebtzeVSMDlmQE3OcEBgEJ1zsIlh6yFlRgMO4Dy3LZ1YeWdnpw96ggCd7nfHx4/rB+tO1s/",
+	"bB6pW8QydV1gzK8gRL0EXWsGwEg1AReLhoSrCbJoU4hBFkmnGMON/HxZTJY8urKjsaq+tBd9azDxSZUb",
+	"XHtCSSqnJSRPuspVr1yQCYWUYvZeR+SFJbGI/PXNi58MHV0+/cvgQLVop1nrBca96bvbaS4ktt9fKbPX",
+	"75ZMUyOWEPvXyFmQP/eJot9pg1pwlONJJqfXLD1ypZNbc4d+wIv/5q69R4KqP2pbbo99A1/8+ZvLZbcw",
+	"Nr641b1w08rxuTxwwe0yei6aj7NGCvTcrWpIMH6NwDrkmrHcaIzuDi2vmXBJMsYcF9iUvkLRMibKpJAr",
+	"xQo4j6A1lpINrC30KIK14lAisTqXF26WjYLavsXeCJPma5jQAJwbedSbxA7jOqgJW/t7A5qfhWAMnzAY",
+	"kldi6mkuss3IXOl9sCjK95UHDTIWuCqtWfP2lcd21MTCF9mB6BoXYRqq9i6OYMYFbdEYhzYLlfgkVHiE",
+	"kGQpU0Aez7LzTYAmrhXLZk75h4pit5OrhbQNMOyyNzaNoAUAzmHqgNA8NIjSPMvIRJbC2GZIAzkrjlxR",
+	"dUE1IxBPGxJgd0yKbfCzz9Y6OzmprGwkcYrpsiuqAMsofCs5I1TYDBm7264mWkg9dhtf64yHJtIjbLdX",
+	"xzaYmbdoDYbCzK2Y+jw5JgWj9vZmXv+6DpRx3obOYpd1SJ5tZvgP6yn+j1tT/B21IhzlpjxuMGvA0E60",
+	"NCDPGr7JnGrNCjPa/15Oj3ZmkgTT+dLVifUzq+u88sxFK1FugTHOm7RtLjJr/inNg8Nmyf0kv+HW7M49",
+	"wZ1rnqH7NJ3o0sf2ajPXgU/JFak844jc8lLqSn8AzG6S2M9jx0mBvNusYhaTprz7osyEvAI+GsNPGZ9p",
+	"lv5OW2LP9CbpPbDsu71/204/Uk0p629Vyer60q2CVd1Gi42qbLdSfvZXfYYAzzbLpJrub7OSwL9fvYqA",
+	"9H0z5ZOTwaEWSOI8J76VjXuM0c//4+LFT6T/v65evSRXsBOg8LAUZOWIJH5/3E1Ds63JOWqf6FYMCjdf",
+	"P7t4+uJZROKeJ5q4NxjZ3sykXwr+S7kZTxpEsUiCaUNfOGH0caO8e0yhooT2OrbrAvTpuYEXQ69k0PP4",
+	"ybOfUOtEJTAhPvGZCajDZRFJzKulZca8V3PGb9iR7ZQ8LcxtgCBGnl+8vIhFovmS/RM7SsuCJEsqSpph",
+	"VIYvmSy1NTSKUjxQxHyH2njkATDOHi0i4jbzD2cni4GN4ijNckAfEr55snd4OTXbufndTiS2r7E7ndDT",
+	"bevmIJpfBZK9kz3jgpE+Pu/vp++GZZGRPnx5ejYYkeFwmAzOw8R92zLPWDEQ02gg3ttWytD42oG/uwmO",
+	"zQ1jTa+ZSIbVhkaoI0M7wSgWKy5UtT3urR9AlwwC+1sRrA19S/uDsmUf2PRZ0RtjQYKKHgspSE6VhrL8",
+	"bs+/o9LPY2i4l2smEDx+/N33LYaBXbAOWKZQZ/cDf+mCX7+eOyT4rzsv8vM2/vfU7wGUQWj7Pd/Tt+0P",
+	"l525jNiIuMYa93To45PSfanGcPlcCva71EefunbCfjVcjVxRCoAB95lFWFRtC7IAcdtYMUbm74yERDtT",
+	"+T6HErif+PgdZvL5vfcne7cY2D9JbzW710S4DvSwSi+1PYVVTQMgfVB3AG4J0i0sPsk5ZsZ59dBCm8Si",
+	"FBlT4S/c9SzWUg6G4S2ZFIzoshANhVhiF6DZDKtG0REfTmpIXhtmc2oP6CMsJXNJXK+w2ivoBasuMj8P",
+	"Y3FRPc7MAAGuEay2Q73R0MRCSI1Q2Ebn45qYjd7Wy/hXrNp8Uafjr1WF+dWD3L62ncWrE+5BJd4wy6Qs",
+	"oJmMZ9Pb6T6QL7yXx8Mw+2fKat3m94D5/i6D/SEpmFXocoycnpwMKhQvi0hmbNyv+FjsyLu1LZCMHhf0",
+	"rMNDf0G1B8rzvSetLIU2c9Ksie80WKwxYhwLWWpzAnKRl7qCd2bv8wJRfmzGJ1XumnP7x7AWueNpQvpU",
+	"oLMyFjzFSv3qUmi7j1e51poPFPYhrJn9kMRX+UrqvZ6w+N/25YRq9lJpMmEbSHT9RyePsJhzxRWLvNvC",
+	"nrgIL7aZ1G5TBJNzMpMZmBXa9pn58ZkFgfAVBZCKtqIc844a+fittZzm2c2k+Hs/fmEDuu+ptbLzx2rL",
+	"Qfs5fAP7pPB/i4ptq4E0JGZFxGQNXeVczQiQwa5D0QzGpmXB9RpEH2KAXZRGWP39nZFNihU3TjCWRdYb",
+	"9RZa56PjYyipXkilR388+eNJ7+O7j/8nAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
