@@ -245,3 +245,13 @@ func (b *testBundle) workflowProbes() []probe {
 		{"cancelWorkflowRun", "member", api(http.MethodPost, run("/cancel"), "")},
 	}
 }
+
+func TestWorkflowSchemaIsServed(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	resp, raw := b.do(t, http.MethodGet, "/schemas/workflow.json", "", "")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var schema map[string]any
+	require.NoError(t, json.Unmarshal(raw, &schema))
+	require.Equal(t, "Switchboard workflow", schema["title"])
+}

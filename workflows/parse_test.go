@@ -2,13 +2,16 @@ package workflows_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v3"
 
 	"switchboard/workflows"
 )
@@ -120,4 +123,35 @@ func TestExamplesAreValid(t *testing.T) {
 		_, err = workflows.Parse(raw)
 		require.NoError(t, err, f)
 	}
+}
+
+// The editors' JSON Schema accepts the examples and holds the same lists as the Go code.
+func TestJSONSchemaAcceptsTheExamples(t *testing.T) {
+	t.Parallel()
+	c := jsonschema.NewCompiler()
+	var doc any
+	require.NoError(t, json.Unmarshal(workflows.JSONSchema(), &doc))
+	require.NoError(t, c.AddResource("workflow.json", doc))
+	sch, err := c.Compile("workflow.json")
+	require.NoError(t, err)
+	files, err := filepath.Glob("../testdata/workflows/*.yaml")
+	require.NoError(t, err)
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		require.NoError(t, err)
+		var v any
+		require.NoError(t, yaml.Unmarshal(raw, &v))
+		require.NoError(t, sch.Validate(v), f)
+	}
+	var bad any
+	require.NoError(t, yaml.Unmarshal([]byte("name: x\ntrigger: {type: manual}\nsteps: [{id: a, type: wait, url: x}]\n"), &bad))
+	require.Error(t, sch.Validate(bad))
+	defs := doc.(map[string]any)["$defs"].(map[string]any)
+	stepTypes := defs["step"].(map[string]any)["properties"].(map[string]any)["type"].(map[string]any)["enum"].([]any)
+	require.Len(t, stepTypes, len(workflows.StepTypes()))
+	for i, st := range workflows.StepTypes() {
+		require.Equal(t, string(st), stepTypes[i])
+	}
+	events := defs["trigger"].(map[string]any)["properties"].(map[string]any)["event"].(map[string]any)["enum"].([]any)
+	require.Len(t, events, len(workflows.TriggerEvents()))
 }
