@@ -293,7 +293,7 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 		Pending:  meter.Pending,
 		Contacts: contacts.New(st), Campaigns: camps, PhoneNumbers: phones, Channels: chans, Inbox: team, Actions: pipeline,
 		Accounts: acc, Dashboard: dashboard.New(dashboard.Deps{Store: st, Accounts: acc, Ops: ops, Channels: chans, Webhooks: endpoints, Compliance: comp, Mailer: mail, Inbox: team,
-			Catalog: cat, BuilderModels: dashboard.BuilderModels(cat, cfg.Families), Log: log}),
+			Catalog: cat, BuilderModels: dashboard.BuilderModels(cat, cfg.Families), Log: log, Workflows: flows}),
 	}
 	deps.Workflows = flows
 	if tr != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -254,4 +255,55 @@ func TestWorkflowSchemaIsServed(t *testing.T) {
 	var schema map[string]any
 	require.NoError(t, json.Unmarshal(raw, &schema))
 	require.Equal(t, "Switchboard workflow", schema["title"])
+}
+
+// The dashboard's Workflows page: a member adds a workflow (a bad document lists each error
+// with its path and line, and saves nothing), turns it off, runs it by hand and reads the
+// run's timeline; a viewer reads the pages and is refused when posting.
+func TestWorkflowsDashboardPage(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	hook := newReceiver(t)
+	member := b.signedIn(t, "member")
+	viewer := b.signedIn(t, "viewer")
+	formType := []string{"Content-Type", "application/x-www-form-urlencoded"}
+	post := func(br *browser, path string, v url.Values) (*http.Response, string) {
+		resp, raw := br.do(t, http.MethodPost, path, v.Encode(), formType...)
+		return resp, string(raw)
+	}
+	resp, page := post(member, "/dashboard/workflows", url.Values{"document": {"name: Bad\ntrigger: {type: manual}\nsteps:\n  - {id: a, type: teleport}\n"}})
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	require.Contains(t, page, `<code>steps[0].type</code> (line 4): must be one of`)
+	require.Zero(t, b.count(t, "workflows"))
+
+	doc := "name: Pinger\ntrigger: {type: manual}\nsteps:\n  - {id: ping, type: http_request, url: \"" + hook.URL + "\"}\n"
+	resp, _ = post(member, "/dashboard/workflows", url.Values{"document": {doc}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	list := decode[struct{ Data []workflowView }](t, b.send(t, http.MethodGet, "/api/workflows", "", http.StatusOK))
+	require.Len(t, list.Data, 1)
+	id := list.Data[0].ID
+	require.Equal(t, "/dashboard/workflows/"+id, resp.Header.Get("Location"))
+	resp, _ = post(member, "/dashboard/workflows/"+id+"/enabled", url.Values{"enabled": {"false"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	_, raw := member.do(t, http.MethodGet, "/dashboard/workflows", "")
+	require.Contains(t, string(raw), "is off")
+	require.False(t, decode[workflowView](t, b.send(t, http.MethodGet, "/api/workflows/"+id, "", http.StatusOK)).Enabled)
+
+	resp, _ = post(member, "/dashboard/workflows/"+id+"/run", url.Values{"input": {`{"who":"Ann"}`}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	_, raw = member.do(t, http.MethodGet, resp.Header.Get("Location"), "")
+	require.Contains(t, string(raw), `<h2>Timeline</h2>`)
+	runs := decode[struct{ Data []runView }](t, b.send(t, http.MethodGet, "/api/workflows/"+id+"/runs", "", http.StatusOK))
+	require.Len(t, runs.Data, 1)
+	b.finished(t, runs.Data[0].ID)
+	resp, raw = viewer.do(t, http.MethodGet, "/dashboard/runs/"+runs.Data[0].ID, "")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, string(raw), `id="step-ping"`)
+	require.Contains(t, string(raw), `<span class="badge status-succeeded" id="run-status">succeeded</span>`)
+	resp, raw = viewer.do(t, http.MethodGet, "/dashboard/workflows", "")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, string(raw), "Pinger")
+	require.NotContains(t, string(raw), `id="new-form"`, "a viewer gets no form")
+	resp, _ = post(viewer, "/dashboard/workflows/"+id+"/enabled", url.Values{"enabled": {"true"}})
+	require.Equal(t, http.StatusForbidden, resp.StatusCode)
 }
