@@ -161,7 +161,6 @@ type result struct {
 	skipped   []int                    // steps an if skipped
 	charge    *store.Charge            // agent_prompt's model call
 	spendData func(balance int64) any  // spend.recorded's data, given the balance after the charge
-	refused   string                   // agent_prompt: the workspace may not pay
 }
 
 // settle records a step's result and moves the run on, in one transaction.
