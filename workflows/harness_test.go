@@ -53,7 +53,7 @@ type received struct {
 	Method, Path, Body, Key string
 }
 
-func newReceiver(t *testing.T) *receiver {
+func newReceiver(t testing.TB) *receiver {
 	r := &receiver{}
 	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
@@ -97,7 +97,7 @@ type bundle struct {
 	jobs   *river.Client[pgx.Tx]
 }
 
-func setup(t *testing.T) *bundle {
+func setup(t testing.TB) *bundle {
 	t.Helper()
 	st := storetest.New(t)
 	ws, err := st.CreateWorkspace(context.Background(), "acme", 5_000_000_000)
@@ -163,7 +163,7 @@ func (b *bundle) run(t *testing.T, r workflows.RunView) workflows.RunView {
 }
 
 // completed are the run.completed events of the workspace's feed, as their data.
-func (b *bundle) completed(t *testing.T) []map[string]any {
+func (b *bundle) completed(t testing.TB) []map[string]any {
 	t.Helper()
 	evs, err := b.st.EventsAfter(context.Background(), b.ws.ID, 0, 1000)
 	require.NoError(t, err)
