@@ -52,6 +52,7 @@ import (
 	"switchboard/store"
 	"switchboard/tracing"
 	"switchboard/voice"
+	"switchboard/workflows"
 )
 
 // Config is everything a process is told. It comes complete: start from DefaultConfig
@@ -104,6 +105,8 @@ type Config struct {
 	// CampaignPeriod is the span a campaign's rate_per_minute is counted over: a minute
 	// (tests shorten it).
 	CampaignPeriod time.Duration
+	// WorkflowTick is how often workflow triggers (events, schedules) are looked at; 0: 2 s.
+	WorkflowTick time.Duration
 	// InboxSweepPeriod is how often the team inbox looks for escalated conversations that
 	// waited unclaimed too long, to email the people who opted in (tests shorten it).
 	InboxSweepPeriod time.Duration
@@ -260,6 +263,10 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	// and API clients read it from the conversation; SMS sends it through the carrier.
 	team := inbox.New(st, map[string]inbox.Deliverer{"webchat": inbox.Stored{}, "api": inbox.Stored{}, "sms": chans.Deliverer()},
 		inserter, cfg.Server.PublicBaseURL, cfg.Clock, log.With(slog.String("component", "inbox")))
+	// Workflows: runs reach out through the SSRF guard, SMTP_URL, the model registry
+	// (metered like turns) and the SMS channel's deliverer.
+	flows := workflows.New(st, inserter, workflows.Config{Now: cfg.Clock, Guard: guard, Mailer: mail, Models: models,
+		Catalog: cat, SMS: chans.Deliverer(), TickPeriod: cfg.WorkflowTick}, log.With(slog.String("component", "workflows")))
 	replicaID := newReplicaID()
 	jobWorkers := []jobWorker{
 		worker(resp.Worker()),
@@ -276,9 +283,12 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 		worker(inbox.NewUnclaimedWorker(team)),
 		// issue 48: the daily retention job
 		worker(erasure.NewSweeper(st, log.With(slog.String("component", "retention")))),
+		worker(flows.Worker()),
+		worker(flows.TickWorker()),
 	}
 	periodic := append(append(camps.PeriodicJobs(), phones.PeriodicJobs()...), team.PeriodicJobs(cfg.InboxSweepPeriod)...)
 	periodic = append(periodic, erasure.PeriodicJobs()...) // issue 48: retention
+	periodic = append(periodic, flows.PeriodicJobs()...)
 	jobs, err := newWorkingClient(st, cfg, log, workMiddleware(m, tr), replicaID, periodic, jobWorkers...)
 	if err != nil {
 		return nil, err
@@ -299,8 +309,9 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 		Pending:  meter.Pending,
 		Contacts: contacts.New(st), Campaigns: camps, PhoneNumbers: phones, Channels: chans, Recordings: recordings.New(st), Inbox: team, Actions: pipeline,
 		Accounts: acc, Dashboard: dashboard.New(dashboard.Deps{Store: st, Accounts: acc, Ops: ops, Channels: chans, Webhooks: endpoints, Compliance: comp, Mailer: mail, Inbox: team,
-			Catalog: cat, BuilderModels: dashboard.BuilderModels(cat, cfg.Families), Log: log}),
+			Catalog: cat, BuilderModels: dashboard.BuilderModels(cat, cfg.Families), Log: log, Workflows: flows}),
 	}
+	deps.Workflows = flows
 	if tr != nil {
 		deps.Outer = append(deps.Outer, tr.Echo())
 	}
@@ -401,6 +412,8 @@ func newWorkingClient(st *store.Store, cfg Config, log *slog.Logger, middleware 
 			// Replies to inbound messages mostly wait on the model: at 200 texts a second and
 			// 2 s a reply, 400 are in flight.
 			channels.Queue: {MaxWorkers: cfg.ChannelWorkers},
+			// Workflow runs mostly wait on receivers and models.
+			workflows.Queue: {MaxWorkers: 50},
 		},
 		FetchCooldown: jobFetchCooldown,
 		// A job whose replica died is retried once this has passed; the background worker

@@ -38,6 +38,7 @@ import (
 	"switchboard/manage"
 	"switchboard/oauth"
 	"switchboard/store"
+	"switchboard/workflows"
 )
 
 //go:embed templates/*.html
@@ -69,6 +70,8 @@ type Deps struct {
 	// none makes the page say how to configure one.
 	BuilderModels []string
 	Log           *slog.Logger
+	// Workflows is the Workflows page and the runs' timelines (nil: no such page).
+	Workflows *workflows.Service
 }
 
 type dash struct {
@@ -113,6 +116,7 @@ func New(d Deps) http.Handler {
 	mux.HandleFunc("POST "+Prefix+"/channels/{id}/check", h.signed(access.Channels, h.checkChannel))
 	mux.HandleFunc("GET "+Prefix+"/channels/{id}/delete", h.signed(access.Channels, h.confirmDeleteChannel))
 	mux.HandleFunc("POST "+Prefix+"/channels/{id}/delete", h.signed(access.Channels, h.deleteChannel))
+	h.routeWorkflows(mux)
 	mux.HandleFunc("GET "+Prefix+"/keys", h.signed(access.Keys, h.keys))
 	mux.HandleFunc("POST "+Prefix+"/keys", h.signed(access.Keys, h.createKey))
 	mux.HandleFunc("POST "+Prefix+"/keys/{id}/revoke", h.signed(access.Keys, h.revokeKey))
@@ -324,6 +328,8 @@ func parsePages() map[string]*template.Template {
 			}
 			return *i
 		},
+		// triggerText says what starts a workflow's runs (dashboard/workflows.go).
+		"triggerText": triggerText,
 	}
 	layout := template.Must(template.New("layout").Funcs(funcs).ParseFS(templateFS, "templates/layout.html"))
 	names, err := fs.Glob(templateFS, "templates/*.html")

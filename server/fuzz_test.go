@@ -129,6 +129,16 @@ var fuzzOps = []fuzzOp{
 	{"getInboxSettings", http.MethodGet, "/api/inbox/settings", "", "", "", ""},
 	{"updateInboxSettings", http.MethodPatch, "/api/inbox/settings", "application/json", "", "", `{"notify_after_seconds":300}`},
 	{"updateMyInboxPreferences", http.MethodPatch, "/api/inbox/me", "application/json", "", "", `{"name":"Ann","notify_unclaimed":true}`},
+	// Workflows (issue 45).
+	{"listWorkflows", http.MethodGet, "/api/workflows", "", "", "", ""},
+	{"createWorkflow", http.MethodPost, "/api/workflows", "application/json", "", "", `{"document":"name: Fuzzed\ntrigger: {type: event, event: turn.completed, condition: 'has(event.data.model)'}\nsteps:\n  - {id: w, type: wait, duration: 1m}\n  - {id: t, type: if, condition: 'input.n > 1'}\n"}`},
+	{"getWorkflow", http.MethodGet, "/api/workflows/{id}", "", "$workflow", "", ""},
+	{"updateWorkflow", http.MethodPatch, "/api/workflows/{id}", "application/json", "$workflow", "", `{"enabled":false}`},
+	{"deleteWorkflow", http.MethodDelete, "/api/workflows/{id}", "", "$doomedworkflow", "", ""},
+	{"listWorkflowRuns", http.MethodGet, "/api/workflows/{id}/runs", "", "$workflow", "", ""},
+	{"startWorkflowRun", http.MethodPost, "/api/workflows/{id}/runs", "application/json", "$workflow", "", `{"input":{"n":2,"who":"Ada"}}`},
+	{"getWorkflowRun", http.MethodGet, "/api/runs/{id}", "", "$run", "", ""},
+	{"cancelWorkflowRun", http.MethodPost, "/api/runs/{id}/cancel", "", "$run", "", ""},
 }
 
 // fuzzAgentYAML is a valid blueprint (voiceAgent of the MCP tests, with a webchat channel).
@@ -313,6 +323,11 @@ func fuzzRefs(t testing.TB, b *testBundle, auth string) *strings.Replacer {
 	decode(http.MethodPost, "/api/channels", "application/json", `{"provider":"sms","name":"Fuzzed","config":{"phone_number":"+14155550177"}}`, &channel)
 	decode(http.MethodPost, "/api/channels", "application/json", `{"provider":"webchat","name":"Doomed"}`, &doomedChannel)
 	camp = append(camp, "$doomedchannel", doomedChannel.ID, "$channel", channel.ID)
+	var workflow, doomedWorkflow, run struct{ ID string }
+	decode(http.MethodPost, "/api/workflows", "application/json", `{"document":"name: Seeded\ntrigger: {type: manual}\nsteps: [{id: w, type: wait, duration: 1h}]\n"}`, &workflow)
+	decode(http.MethodPost, "/api/workflows", "application/json", `{"document":"name: Doomed\ntrigger: {type: manual}\nsteps: [{id: w, type: wait, duration: 1h}]\n"}`, &doomedWorkflow)
+	decode(http.MethodPost, "/api/workflows/"+workflow.ID+"/runs", "application/json", `{}`, &run)
+	camp = append(camp, "$doomedworkflow", doomedWorkflow.ID, "$workflow", workflow.ID, "$run", run.ID)
 	camp = append(camp, "$deployment", deployment.DeploymentID, "$member", member.ID.String(), "$held", "mc-fuzzheld", "$released", "mc-fuzzreleased")
 	return strings.NewReplacer(append([]string{"$visitor2", visitors[1], "$visitor", visitors[0], "$response", response.ID, "$conversation", response.Conversation, "$webhook2", doomed.ID, "$webhook", webhook.ID, "$agent", agent.AgentID, "$event", event, "$revocable", revocable.ID, "$upload", upload.ID, "$recording", recording.ID}, camp...)...)
 }

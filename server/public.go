@@ -10,6 +10,7 @@ import (
 	"switchboard"
 	"switchboard/blueprint"
 	"switchboard/openapi"
+	"switchboard/workflows"
 )
 
 //go:embed static/errors.md
@@ -31,6 +32,7 @@ func (s *Server) routePublic(e *echo.Echo) error {
 	e.GET("/openapi/v1.json", s.v1JSON)
 	e.GET("/openapi/api.yaml", staticBlob("application/yaml", openapi.APIYAML))
 	e.GET("/schemas/blueprint.json", staticBlob("application/schema+json", blueprint.JSONSchema()))
+	e.GET("/schemas/workflow.json", staticBlob("application/schema+json", workflows.JSONSchema()))
 	e.GET("/agents/:id/test", s.testPage)
 	e.GET("/embed/:id", s.embedScript)
 	s.routeWebchat(e)

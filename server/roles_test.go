@@ -321,7 +321,7 @@ func (b *testBundle) httpProbes(f fixtures) []probe {
 		{"revokeKey (privileged)", "owner", func(t *testing.T, key string) outcome {
 			return b.viaHTTP(t, http.MethodDelete, "/api/keys/"+b.keyIDOfNew(t, "admin"), key, "")
 		}},
-	}, append(append(append(b.campaignProbes(), b.inboxProbes()...), b.deploymentProbes(f)...), trustProbes(api)...)...)
+	}, append(append(append(append(b.campaignProbes(), b.inboxProbes()...), b.deploymentProbes(f)...), trustProbes(api)...), b.workflowProbes()...)...)
 }
 
 // trustProbes are the routes of issue 48: the audit log, erasure, retention.

@@ -34,6 +34,7 @@ import (
 	"switchboard/responses"
 	"switchboard/store"
 	"switchboard/webchat"
+	"switchboard/workflows"
 )
 
 // Config is what the server needs from the environment. It comes complete (see
@@ -83,6 +84,8 @@ type Deps struct {
 	// Inbox serves /api/conversations and /api/inbox (the team inbox) and the webchat
 	// visitor's stream of people's replies.
 	Inbox *inbox.Service
+	// Workflows serves /api/workflows and /api/runs.
+	Workflows *workflows.Service
 	// Actions, when set, parks the destructive bulk calls of /api/bulk/{tool} and confirms
 	// them (POST /api/actions/{action_id}/confirm); the turn pipeline is one.
 	Actions mcp.Confirmations
@@ -131,6 +134,7 @@ type Server struct {
 	recs      *recordings.Service
 	inbox     *inbox.Service
 	actions   mcp.Confirmations
+	workflows *workflows.Service
 }
 
 // New builds the server and its routes.
@@ -160,6 +164,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	s.contacts, s.campaigns, s.phones, s.channels = deps.Contacts, deps.Campaigns, deps.PhoneNumbers, deps.Channels
 	s.recs = deps.Recordings
 	s.actions, s.inbox = deps.Actions, deps.Inbox
+	s.workflows = deps.Workflows
 	s.ready = &readiness{checks: append([]ReadyCheck{{Name: "database", Check: s.store.Ping}}, deps.Ready...)}
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime/multipart"
@@ -31,6 +32,7 @@ import (
 	"switchboard/manage"
 	"switchboard/phonenumbers"
 	"switchboard/recordings"
+	"switchboard/workflows"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/labstack/echo/v4"
@@ -595,6 +597,9 @@ type DeletedChannelObject string
 // DeletedRecording defines model for DeletedRecording.
 type DeletedRecording = recordings.Deleted
 
+// DeletedWorkflow defines model for DeletedWorkflow.
+type DeletedWorkflow = workflows.Deleted
+
 // DeployRequest defines model for DeployRequest.
 type DeployRequest = manage.DeployAgentInput
 
@@ -805,6 +810,22 @@ type Undeployed = manage.UndeployAgentResult
 // Upload defines model for Upload.
 type Upload = manage.UploadView
 
+// Workflow defines model for Workflow.
+type Workflow = workflows.View
+
+// WorkflowList defines model for WorkflowList.
+type WorkflowList = workflows.List
+
+// WorkflowRun A run. `status`: `queued`, `running`, `waiting` (in a wait step, or between
+// attempts of a failed step until `resume_at`), then one of `succeeded`, `failed`
+// (`error` says which step and why, or the time limit) and `cancelled`, each with one
+// `run.completed` event. `trigger.type` is `event` (with `event_id`), `schedule` (with
+// `scheduled_at`) or `manual` (with `input`).
+type WorkflowRun = workflows.RunView
+
+// WorkflowRunList defines model for WorkflowRunList.
+type WorkflowRunList = workflows.RunList
+
 // Error defines model for Error.
 type Error struct {
 	Error struct {
@@ -1000,6 +1021,23 @@ type BlockVisitorJSONBody struct {
 	VisitorId string `json:"visitor_id"`
 }
 
+// CreateWorkflowJSONBody defines parameters for CreateWorkflow.
+type CreateWorkflowJSONBody struct {
+	Document string `json:"document"`
+	Enabled  *bool  `json:"enabled,omitempty"`
+}
+
+// UpdateWorkflowJSONBody defines parameters for UpdateWorkflow.
+type UpdateWorkflowJSONBody struct {
+	Document *string `json:"document,omitempty"`
+	Enabled  *bool   `json:"enabled,omitempty"`
+}
+
+// StartWorkflowRunJSONBody defines parameters for StartWorkflowRun.
+type StartWorkflowRunJSONBody struct {
+	Input *map[string]interface{} `json:"input,omitempty"`
+}
+
 // ConfirmActionJSONRequestBody defines body for ConfirmAction for application/json ContentType.
 type ConfirmActionJSONRequestBody ConfirmActionJSONBody
 
@@ -1074,6 +1112,15 @@ type SetRetentionJSONRequestBody SetRetentionJSONBody
 
 // BlockVisitorJSONRequestBody defines body for BlockVisitor for application/json ContentType.
 type BlockVisitorJSONRequestBody BlockVisitorJSONBody
+
+// CreateWorkflowJSONRequestBody defines body for CreateWorkflow for application/json ContentType.
+type CreateWorkflowJSONRequestBody CreateWorkflowJSONBody
+
+// UpdateWorkflowJSONRequestBody defines body for UpdateWorkflow for application/json ContentType.
+type UpdateWorkflowJSONRequestBody UpdateWorkflowJSONBody
+
+// StartWorkflowRunJSONRequestBody defines body for StartWorkflowRun for application/json ContentType.
+type StartWorkflowRunJSONRequestBody StartWorkflowRunJSONBody
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
@@ -1257,6 +1304,12 @@ type ServerInterface interface {
 	// SetRetention Set how long the workspace keeps conversations
 	// (PUT /api/retention)
 	SetRetention(ctx echo.Context) error
+	// GetWorkflowRun One run with each step's status, output, error, attempts and timing
+	// (GET /api/runs/{id})
+	GetWorkflowRun(ctx echo.Context, id string) error
+	// CancelWorkflowRun Cancel a run
+	// (POST /api/runs/{id}/cancel)
+	CancelWorkflowRun(ctx echo.Context, id string) error
 	// CreateUpload Upload a document for the knowledge base (text, Markdown, HTML or PDF)
 	// (POST /api/uploads)
 	CreateUpload(ctx echo.Context, params CreateUploadParams) error
@@ -1272,6 +1325,27 @@ type ServerInterface interface {
 	// UnblockVisitor Lift a webchat visitor's block
 	// (DELETE /api/webchat/blocked-visitors/{id})
 	UnblockVisitor(ctx echo.Context, id string) error
+	// ListWorkflows The workspace's workflows, newest first (at most 500)
+	// (GET /api/workflows)
+	ListWorkflows(ctx echo.Context) error
+	// CreateWorkflow Create a workflow from its YAML document
+	// (POST /api/workflows)
+	CreateWorkflow(ctx echo.Context) error
+	// DeleteWorkflow Delete a workflow and its runs (a live run stops before its next step)
+	// (DELETE /api/workflows/{id})
+	DeleteWorkflow(ctx echo.Context, id string) error
+	// GetWorkflow One workflow with its document
+	// (GET /api/workflows/{id})
+	GetWorkflow(ctx echo.Context, id string) error
+	// UpdateWorkflow Replace a workflow's document, or turn it on or off
+	// (PATCH /api/workflows/{id})
+	UpdateWorkflow(ctx echo.Context, id string) error
+	// ListWorkflowRuns A workflow's runs, newest first (at most 100), without their steps
+	// (GET /api/workflows/{id}/runs)
+	ListWorkflowRuns(ctx echo.Context, id string) error
+	// StartWorkflowRun Start a run by hand, with input
+	// (POST /api/workflows/{id}/runs)
+	StartWorkflowRun(ctx echo.Context, id string) error
 }
 
 // ServerInterfaceWrapper converts echo contexts to parameters.
@@ -2291,6 +2365,38 @@ func (w *ServerInterfaceWrapper) SetRetention(ctx echo.Context) error {
 	return err
 }
 
+// GetWorkflowRun converts echo context to params.
+func (w *ServerInterfaceWrapper) GetWorkflowRun(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetWorkflowRun(ctx, id)
+	return err
+}
+
+// CancelWorkflowRun converts echo context to params.
+func (w *ServerInterfaceWrapper) CancelWorkflowRun(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CancelWorkflowRun(ctx, id)
+	return err
+}
+
 // CreateUpload converts echo context to params.
 func (w *ServerInterfaceWrapper) CreateUpload(ctx echo.Context) error {
 	var err error
@@ -2356,6 +2462,104 @@ func (w *ServerInterfaceWrapper) UnblockVisitor(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.UnblockVisitor(ctx, id)
+	return err
+}
+
+// ListWorkflows converts echo context to params.
+func (w *ServerInterfaceWrapper) ListWorkflows(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListWorkflows(ctx)
+	return err
+}
+
+// CreateWorkflow converts echo context to params.
+func (w *ServerInterfaceWrapper) CreateWorkflow(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CreateWorkflow(ctx)
+	return err
+}
+
+// DeleteWorkflow converts echo context to params.
+func (w *ServerInterfaceWrapper) DeleteWorkflow(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DeleteWorkflow(ctx, id)
+	return err
+}
+
+// GetWorkflow converts echo context to params.
+func (w *ServerInterfaceWrapper) GetWorkflow(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetWorkflow(ctx, id)
+	return err
+}
+
+// UpdateWorkflow converts echo context to params.
+func (w *ServerInterfaceWrapper) UpdateWorkflow(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.UpdateWorkflow(ctx, id)
+	return err
+}
+
+// ListWorkflowRuns converts echo context to params.
+func (w *ServerInterfaceWrapper) ListWorkflowRuns(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListWorkflowRuns(ctx, id)
+	return err
+}
+
+// StartWorkflowRun converts echo context to params.
+func (w *ServerInterfaceWrapper) StartWorkflowRun(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.StartWorkflowRun(ctx, id)
 	return err
 }
 
@@ -2471,6 +2675,15 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/api/contacts/:id/erase", wrapper.EraseContact, options.OperationMiddlewares["eraseContact"]...)
 	router.GET(options.BaseURL+"/api/retention", wrapper.GetRetention, options.OperationMiddlewares["getRetention"]...)
 	router.PUT(options.BaseURL+"/api/retention", wrapper.SetRetention, options.OperationMiddlewares["setRetention"]...)
+	router.GET(options.BaseURL+"/api/workflows", wrapper.ListWorkflows, options.OperationMiddlewares["listWorkflows"]...)
+	router.POST(options.BaseURL+"/api/workflows", wrapper.CreateWorkflow, options.OperationMiddlewares["createWorkflow"]...)
+	router.DELETE(options.BaseURL+"/api/workflows/:id", wrapper.DeleteWorkflow, options.OperationMiddlewares["deleteWorkflow"]...)
+	router.GET(options.BaseURL+"/api/workflows/:id", wrapper.GetWorkflow, options.OperationMiddlewares["getWorkflow"]...)
+	router.PATCH(options.BaseURL+"/api/workflows/:id", wrapper.UpdateWorkflow, options.OperationMiddlewares["updateWorkflow"]...)
+	router.GET(options.BaseURL+"/api/workflows/:id/runs", wrapper.ListWorkflowRuns, options.OperationMiddlewares["listWorkflowRuns"]...)
+	router.POST(options.BaseURL+"/api/workflows/:id/runs", wrapper.StartWorkflowRun, options.OperationMiddlewares["startWorkflowRun"]...)
+	router.GET(options.BaseURL+"/api/runs/:id", wrapper.GetWorkflowRun, options.OperationMiddlewares["getWorkflowRun"]...)
+	router.POST(options.BaseURL+"/api/runs/:id/cancel", wrapper.CancelWorkflowRun, options.OperationMiddlewares["cancelWorkflowRun"]...)
 
 }
 
@@ -11982,6 +12195,262 @@ func (response SetRetention500JSONResponse) VisitSetRetentionResponse(w http.Res
 	return err
 }
 
+type GetWorkflowRunRequestObject struct {
+	Id string `json:"id"`
+}
+
+type GetWorkflowRunResponseObject interface {
+	VisitGetWorkflowRunResponse(w http.ResponseWriter) error
+}
+
+type GetWorkflowRun200JSONResponse WorkflowRun
+
+func (response GetWorkflowRun200JSONResponse) VisitGetWorkflowRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWorkflowRun401JSONResponse struct{ ErrorJSONResponse }
+
+func (response GetWorkflowRun401JSONResponse) VisitGetWorkflowRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWorkflowRun403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetWorkflowRun403JSONResponse) VisitGetWorkflowRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWorkflowRun404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetWorkflowRun404JSONResponse) VisitGetWorkflowRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWorkflowRun429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetWorkflowRun429JSONResponse) VisitGetWorkflowRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWorkflowRun500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetWorkflowRun500JSONResponse) VisitGetWorkflowRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelWorkflowRunRequestObject struct {
+	Id string `json:"id"`
+}
+
+type CancelWorkflowRunResponseObject interface {
+	VisitCancelWorkflowRunResponse(w http.ResponseWriter) error
+}
+
+type CancelWorkflowRun200JSONResponse WorkflowRun
+
+func (response CancelWorkflowRun200JSONResponse) VisitCancelWorkflowRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelWorkflowRun401JSONResponse struct{ ErrorJSONResponse }
+
+func (response CancelWorkflowRun401JSONResponse) VisitCancelWorkflowRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelWorkflowRun403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CancelWorkflowRun403JSONResponse) VisitCancelWorkflowRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelWorkflowRun404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CancelWorkflowRun404JSONResponse) VisitCancelWorkflowRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelWorkflowRun429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CancelWorkflowRun429JSONResponse) VisitCancelWorkflowRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelWorkflowRun500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CancelWorkflowRun500JSONResponse) VisitCancelWorkflowRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateUploadRequestObject struct {
 	Params      CreateUploadParams
 	ContentType string
@@ -12683,6 +13152,972 @@ func (response UnblockVisitor500JSONResponse) VisitUnblockVisitorResponse(w http
 	return err
 }
 
+type ListWorkflowsRequestObject struct {
+}
+
+type ListWorkflowsResponseObject interface {
+	VisitListWorkflowsResponse(w http.ResponseWriter) error
+}
+
+type ListWorkflows200JSONResponse WorkflowList
+
+func (response ListWorkflows200JSONResponse) VisitListWorkflowsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWorkflows401JSONResponse struct{ ErrorJSONResponse }
+
+func (response ListWorkflows401JSONResponse) VisitListWorkflowsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWorkflows403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListWorkflows403JSONResponse) VisitListWorkflowsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWorkflows429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListWorkflows429JSONResponse) VisitListWorkflowsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWorkflows500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListWorkflows500JSONResponse) VisitListWorkflowsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateWorkflowRequestObject struct {
+	Body *CreateWorkflowJSONRequestBody
+}
+
+type CreateWorkflowResponseObject interface {
+	VisitCreateWorkflowResponse(w http.ResponseWriter) error
+}
+
+type CreateWorkflow201JSONResponse Workflow
+
+func (response CreateWorkflow201JSONResponse) VisitCreateWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateWorkflow400JSONResponse struct{ ErrorJSONResponse }
+
+func (response CreateWorkflow400JSONResponse) VisitCreateWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateWorkflow401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateWorkflow401JSONResponse) VisitCreateWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateWorkflow403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateWorkflow403JSONResponse) VisitCreateWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateWorkflow409JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateWorkflow409JSONResponse) VisitCreateWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateWorkflow429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateWorkflow429JSONResponse) VisitCreateWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateWorkflow500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response CreateWorkflow500JSONResponse) VisitCreateWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteWorkflowRequestObject struct {
+	Id string `json:"id"`
+}
+
+type DeleteWorkflowResponseObject interface {
+	VisitDeleteWorkflowResponse(w http.ResponseWriter) error
+}
+
+type DeleteWorkflow200JSONResponse DeletedWorkflow
+
+func (response DeleteWorkflow200JSONResponse) VisitDeleteWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteWorkflow401JSONResponse struct{ ErrorJSONResponse }
+
+func (response DeleteWorkflow401JSONResponse) VisitDeleteWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteWorkflow403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response DeleteWorkflow403JSONResponse) VisitDeleteWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteWorkflow404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response DeleteWorkflow404JSONResponse) VisitDeleteWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteWorkflow429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response DeleteWorkflow429JSONResponse) VisitDeleteWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteWorkflow500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response DeleteWorkflow500JSONResponse) VisitDeleteWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWorkflowRequestObject struct {
+	Id string `json:"id"`
+}
+
+type GetWorkflowResponseObject interface {
+	VisitGetWorkflowResponse(w http.ResponseWriter) error
+}
+
+type GetWorkflow200JSONResponse Workflow
+
+func (response GetWorkflow200JSONResponse) VisitGetWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWorkflow401JSONResponse struct{ ErrorJSONResponse }
+
+func (response GetWorkflow401JSONResponse) VisitGetWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWorkflow403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetWorkflow403JSONResponse) VisitGetWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWorkflow404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetWorkflow404JSONResponse) VisitGetWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWorkflow429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetWorkflow429JSONResponse) VisitGetWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWorkflow500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response GetWorkflow500JSONResponse) VisitGetWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateWorkflowRequestObject struct {
+	Id   string `json:"id"`
+	Body *UpdateWorkflowJSONRequestBody
+}
+
+type UpdateWorkflowResponseObject interface {
+	VisitUpdateWorkflowResponse(w http.ResponseWriter) error
+}
+
+type UpdateWorkflow200JSONResponse Workflow
+
+func (response UpdateWorkflow200JSONResponse) VisitUpdateWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateWorkflow400JSONResponse struct{ ErrorJSONResponse }
+
+func (response UpdateWorkflow400JSONResponse) VisitUpdateWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateWorkflow401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateWorkflow401JSONResponse) VisitUpdateWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateWorkflow403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateWorkflow403JSONResponse) VisitUpdateWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateWorkflow404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateWorkflow404JSONResponse) VisitUpdateWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateWorkflow409JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateWorkflow409JSONResponse) VisitUpdateWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateWorkflow429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateWorkflow429JSONResponse) VisitUpdateWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateWorkflow500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response UpdateWorkflow500JSONResponse) VisitUpdateWorkflowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWorkflowRunsRequestObject struct {
+	Id string `json:"id"`
+}
+
+type ListWorkflowRunsResponseObject interface {
+	VisitListWorkflowRunsResponse(w http.ResponseWriter) error
+}
+
+type ListWorkflowRuns200JSONResponse WorkflowRunList
+
+func (response ListWorkflowRuns200JSONResponse) VisitListWorkflowRunsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWorkflowRuns401JSONResponse struct{ ErrorJSONResponse }
+
+func (response ListWorkflowRuns401JSONResponse) VisitListWorkflowRunsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWorkflowRuns403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListWorkflowRuns403JSONResponse) VisitListWorkflowRunsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWorkflowRuns404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListWorkflowRuns404JSONResponse) VisitListWorkflowRunsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWorkflowRuns429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListWorkflowRuns429JSONResponse) VisitListWorkflowRunsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWorkflowRuns500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response ListWorkflowRuns500JSONResponse) VisitListWorkflowRunsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartWorkflowRunRequestObject struct {
+	Id   string `json:"id"`
+	Body *StartWorkflowRunJSONRequestBody
+}
+
+type StartWorkflowRunResponseObject interface {
+	VisitStartWorkflowRunResponse(w http.ResponseWriter) error
+}
+
+type StartWorkflowRun201JSONResponse WorkflowRun
+
+func (response StartWorkflowRun201JSONResponse) VisitStartWorkflowRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartWorkflowRun400JSONResponse struct{ ErrorJSONResponse }
+
+func (response StartWorkflowRun400JSONResponse) VisitStartWorkflowRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartWorkflowRun401JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response StartWorkflowRun401JSONResponse) VisitStartWorkflowRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartWorkflowRun403JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response StartWorkflowRun403JSONResponse) VisitStartWorkflowRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartWorkflowRun404JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response StartWorkflowRun404JSONResponse) VisitStartWorkflowRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartWorkflowRun429JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response StartWorkflowRun429JSONResponse) VisitStartWorkflowRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartWorkflowRun500JSONResponse struct {
+	Error struct {
+		Code    *string `json:"code,omitempty"`
+		DocsUrl *string `json:"docs_url,omitempty"`
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+		Param   *string `json:"param,omitempty"`
+		Type    string  `json:"type"`
+	} `json:"error"`
+}
+
+func (response StartWorkflowRun500JSONResponse) VisitStartWorkflowRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
 	// ConfirmAction Confirm an action parked outside a conversation, and run it
@@ -12865,6 +14300,12 @@ type StrictServerInterface interface {
 	// SetRetention Set how long the workspace keeps conversations
 	// (PUT /api/retention)
 	SetRetention(ctx context.Context, request SetRetentionRequestObject) (SetRetentionResponseObject, error)
+	// GetWorkflowRun One run with each step's status, output, error, attempts and timing
+	// (GET /api/runs/{id})
+	GetWorkflowRun(ctx context.Context, request GetWorkflowRunRequestObject) (GetWorkflowRunResponseObject, error)
+	// CancelWorkflowRun Cancel a run
+	// (POST /api/runs/{id}/cancel)
+	CancelWorkflowRun(ctx context.Context, request CancelWorkflowRunRequestObject) (CancelWorkflowRunResponseObject, error)
 	// CreateUpload Upload a document for the knowledge base (text, Markdown, HTML or PDF)
 	// (POST /api/uploads)
 	CreateUpload(ctx context.Context, request CreateUploadRequestObject) (CreateUploadResponseObject, error)
@@ -12880,6 +14321,27 @@ type StrictServerInterface interface {
 	// UnblockVisitor Lift a webchat visitor's block
 	// (DELETE /api/webchat/blocked-visitors/{id})
 	UnblockVisitor(ctx context.Context, request UnblockVisitorRequestObject) (UnblockVisitorResponseObject, error)
+	// ListWorkflows The workspace's workflows, newest first (at most 500)
+	// (GET /api/workflows)
+	ListWorkflows(ctx context.Context, request ListWorkflowsRequestObject) (ListWorkflowsResponseObject, error)
+	// CreateWorkflow Create a workflow from its YAML document
+	// (POST /api/workflows)
+	CreateWorkflow(ctx context.Context, request CreateWorkflowRequestObject) (CreateWorkflowResponseObject, error)
+	// DeleteWorkflow Delete a workflow and its runs (a live run stops before its next step)
+	// (DELETE /api/workflows/{id})
+	DeleteWorkflow(ctx context.Context, request DeleteWorkflowRequestObject) (DeleteWorkflowResponseObject, error)
+	// GetWorkflow One workflow with its document
+	// (GET /api/workflows/{id})
+	GetWorkflow(ctx context.Context, request GetWorkflowRequestObject) (GetWorkflowResponseObject, error)
+	// UpdateWorkflow Replace a workflow's document, or turn it on or off
+	// (PATCH /api/workflows/{id})
+	UpdateWorkflow(ctx context.Context, request UpdateWorkflowRequestObject) (UpdateWorkflowResponseObject, error)
+	// ListWorkflowRuns A workflow's runs, newest first (at most 100), without their steps
+	// (GET /api/workflows/{id}/runs)
+	ListWorkflowRuns(ctx context.Context, request ListWorkflowRunsRequestObject) (ListWorkflowRunsResponseObject, error)
+	// StartWorkflowRun Start a run by hand, with input
+	// (POST /api/workflows/{id}/runs)
+	StartWorkflowRun(ctx context.Context, request StartWorkflowRunRequestObject) (StartWorkflowRunResponseObject, error)
 }
 
 type StrictHandlerFunc func(ctx echo.Context, request any) (any, error)
@@ -14883,6 +16345,56 @@ func (sh *strictHandler) SetRetention(ctx echo.Context) error {
 	return nil
 }
 
+// GetWorkflowRun operation middleware
+func (sh *strictHandler) GetWorkflowRun(ctx echo.Context, id string) error {
+	var request GetWorkflowRunRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetWorkflowRun(ctx.Request().Context(), request.(GetWorkflowRunRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetWorkflowRun")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetWorkflowRunResponseObject); ok {
+		return validResponse.VisitGetWorkflowRunResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CancelWorkflowRun operation middleware
+func (sh *strictHandler) CancelWorkflowRun(ctx echo.Context, id string) error {
+	var request CancelWorkflowRunRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CancelWorkflowRun(ctx.Request().Context(), request.(CancelWorkflowRunRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CancelWorkflowRun")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CancelWorkflowRunResponseObject); ok {
+		return validResponse.VisitCancelWorkflowRunResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // CreateUpload operation middleware
 func (sh *strictHandler) CreateUpload(ctx echo.Context, params CreateUploadParams) error {
 	var request CreateUploadRequestObject
@@ -15030,397 +16542,673 @@ func (sh *strictHandler) UnblockVisitor(ctx echo.Context, id string) error {
 	return nil
 }
 
+// ListWorkflows operation middleware
+func (sh *strictHandler) ListWorkflows(ctx echo.Context) error {
+	var request ListWorkflowsRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListWorkflows(ctx.Request().Context(), request.(ListWorkflowsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListWorkflows")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListWorkflowsResponseObject); ok {
+		return validResponse.VisitListWorkflowsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CreateWorkflow operation middleware
+func (sh *strictHandler) CreateWorkflow(ctx echo.Context) error {
+	var request CreateWorkflowRequestObject
+
+	var body CreateWorkflowJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateWorkflow(ctx.Request().Context(), request.(CreateWorkflowRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateWorkflow")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CreateWorkflowResponseObject); ok {
+		return validResponse.VisitCreateWorkflowResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// DeleteWorkflow operation middleware
+func (sh *strictHandler) DeleteWorkflow(ctx echo.Context, id string) error {
+	var request DeleteWorkflowRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteWorkflow(ctx.Request().Context(), request.(DeleteWorkflowRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteWorkflow")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DeleteWorkflowResponseObject); ok {
+		return validResponse.VisitDeleteWorkflowResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetWorkflow operation middleware
+func (sh *strictHandler) GetWorkflow(ctx echo.Context, id string) error {
+	var request GetWorkflowRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetWorkflow(ctx.Request().Context(), request.(GetWorkflowRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetWorkflow")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetWorkflowResponseObject); ok {
+		return validResponse.VisitGetWorkflowResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// UpdateWorkflow operation middleware
+func (sh *strictHandler) UpdateWorkflow(ctx echo.Context, id string) error {
+	var request UpdateWorkflowRequestObject
+
+	request.Id = id
+
+	var body UpdateWorkflowJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.UpdateWorkflow(ctx.Request().Context(), request.(UpdateWorkflowRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UpdateWorkflow")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(UpdateWorkflowResponseObject); ok {
+		return validResponse.VisitUpdateWorkflowResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListWorkflowRuns operation middleware
+func (sh *strictHandler) ListWorkflowRuns(ctx echo.Context, id string) error {
+	var request ListWorkflowRunsRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListWorkflowRuns(ctx.Request().Context(), request.(ListWorkflowRunsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListWorkflowRuns")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListWorkflowRunsResponseObject); ok {
+		return validResponse.VisitListWorkflowRunsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// StartWorkflowRun operation middleware
+func (sh *strictHandler) StartWorkflowRun(ctx echo.Context, id string) error {
+	var request StartWorkflowRunRequestObject
+
+	request.Id = id
+
+	var body StartWorkflowRunJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		if !errors.Is(err, io.EOF) {
+			return err
+		}
+	} else {
+		request.Body = &body
+	}
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.StartWorkflowRun(ctx.Request().Context(), request.(StartWorkflowRunRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "StartWorkflowRun")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(StartWorkflowRunResponseObject); ok {
+		return validResponse.VisitStartWorkflowRunResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // Base64 encoded, compressed with deflate, json marshaled OpenAPI spec.
 // Stored as a slice of fixed-width chunks rather than one concatenated
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P37kts4sj+IvwpCv/OLknxYqovtnhlVTOy32nb3eMdu17rK03F26K8IkZCEKQpgE2DJGo8jzl/7APsQ",
-	"58HmSTaQCYAXkbrUxXZ3+w+HSxIJgkBmIq+f/NiL5SKTggmteqOPvZypTArF4MOLPJe5+SOWQjOhzZ80",
-	"y1IeU82lOPqHksJ8p+I5W1D4NUm4+YmmF7nMWK65GWlKU8WCXlb56mOPucHrX8cyYeZ/UaQpnaSsN9J5",
-	"wYKeXmWsN+opnXMx630KeomM1bjIU3Px2o9zjrNd+2HBlKIz1vpbRnO62OnZ+MXaEJ+CXs5+KXjOkt7o",
-	"7/5Z9vr3fiA5+QeL9dr1uCItl5m3ZSrOeWbWtjfqnQsCFxMuiJ4zwsQNS2XGiJrTnCVkyfWcHN2cmLn+",
-	"SDV7kz+TYpryWO+1m/+Rs2lv1Pv/HZU0coS/qqP6sN/LZNU20as5I7LQE1mIhJhRUk5FzMiMahYQ9oHG",
-	"Ol2R6GOILx/2RiTsuRvG5Q1jt05hLwhF2LthueJS4PVhcXz8OI6LPGdCE/eT+ZKFvU8R6eOcyRs77jM/",
-	"7Fs76iAgMidUSD1neShi+1Z+eWGt/SL3I/giIlyZnwWhguBeDYahgG21q2QW8Xxm17pO55NCccGUeluk",
-	"+EUH0TkiCHrxnArBUriYa7ZQFQosr7Jf0DynK7grZ1Sz5BymMJX5gureqJdQzQ41X3jirHEWy1K5WjiR",
-	"4J+1iRye4eSuzFgts6hRRQvrJVzFqVRFzl4IswhJ5aqJlCmjon7ZWxbLPOFi9jLZTVr4O6/YB73rLVlK",
-	"Vz/RRbu4mOWMafN32488qa13UfCkbam5QIqsbO06A8VSCBZrlhBHAmQ5l4oRezfROZ1OeUz0nCtCDb0R",
-	"KtSS5Yr0Df2Wv1NNYipIzmg8J1wPhr2g3N+GIMZnvdztRUTXKmW5vOEJy/cioIZgLKdSGc8+832wnQeu",
-	"hVymLJmxS1nkMatTdf2tE5bp+Qby4EKzGcvNqP4A20pJOxJDRmeshQTgaxLn1LzDGTkh01JWETMIkUak",
-	"cq1IIuPC8K2RTDmjladU5p1RfMP6UwydFFkqaUKmPGVmbQklC5pfJ3IpxuY7IyPN/2N7nYLVJOZSZbZj",
-	"2zIoTXXR8oLnZMkmims2hpd04y7kDVPkl4IVLCH//n/+X1wCLmbwwbzeCmZEOawLu2H5ilgJDsuSMZF0",
-	"XF7KcEVXhp1WgyE5h7dzj0cWi8xqRaGAlyRCujVaMU2UNve6pxRC85RQHENOkdlgGbmyd7HEnA9Bj4li",
-	"Yeja3toLeviWPSOu8R17hgNosuoFPZxxhdDX9RA3YG0dza3lbvWCXm0ze0GPZhy+FQVNx9qIxbZn4O0o",
-	"BjpJhtaWzsxckX6RpeN///f/mMPVEKjhQrELnVilbst1DRlRshQOEFhW9mTn+Cvo1LPWBUdKJx0HbnMP",
-	"qveIWdGlYqbp4rVMWLq+mFSRGb9hYkSoWAHdnBHFGFnSXHAxMzTKUBvJUqqNLCGJBJLURLH8xgiANqGS",
-	"pouLigh2lELTbE57QW/CtPlvRhcL2rr9C/rhSl4zUX35ijDplPsls7tHMnuyw8mKf7Y9UK2UZmbOi6xd",
-	"hddskbGc6iKvPlkUiwlOSUtRY4ppzplI0hUeHlOmFBgohtmoKuAPEM1pO4tJmSqj5vLZfopXkSX7Kl5u",
-	"r9ep4yJnysh1IAJKFNNG8zCS5YamPCGTQhtJqcD2mqRsSCJHaqCmGprC54BGEIpJWrAs50ITlbF4cIYj",
-	"czg5DElRsjA3o0rhKQ4ITQWEOrJE4U9gSPgxwfvMNSKxMlkXuUCJyKx2YkSaQislguvHQurx1CgzEekL",
-	"GdrTDefAFZkVTCmWDKyU5do+WAqGInVX/myTGkDDFTnhObiuA1rKqih+de6qcHedSKtM1KBvL2LqhFZR",
-	"9uvq+LrG2KLdtKnTVUOgSptrUjDofTicyUP75YIKOmNDsGH+xtmy+vMhX2QyR9MGVIqeWnIdzyeS5skR",
-	"3gkLDnc/m1N9Dkrpnn6CWApj0oGNOuZJ6x4zFdOUOuti4+Ct6rV/wIEi5Vj23JKCkakhGNI3RxKZsKnM",
-	"GajOzSOqPnMauxk5URTLNGWxHhsLnMJi65wKNWX5WMvxvFhQUA8WlANH8Km1zdslU85ns4ZUn2qWj0/H",
-	"qDKMqTZkCGRTKJaDEc2Ueew1Wy1lnowXVMdwRjJhhJJoUwEaLOMeG7j3aztIy4Nz63rjpaRPsyxdjeFT",
-	"3SzZeuLmLEtX7c8CcXNglOEsXZ0RsxorspwbXYUSWG8ypyC/atMa9oJdTjSZMdgvpBjkslSqjoOtcI6n",
-	"fegTpIYTnkaQHigrFWOapuqM/JPl0h0LeWHeC5iMJcNekx65yAo91v4094cSF/q7J622giz03vdoqY0+",
-	"ufstTZlcnWZzCo3ht/rUmtLDUUtF8FaER+UQwN3aIh7t6GxoJdvO0tHdWJePzyqT/SG3mtW9isotq9PG",
-	"yn52z1mq6W2mpa3HZYtcqRsgLRN4a8XX3osCsnY/xvvZWG8gFmiashyMF8+HN1xxLfMzorQ054IUaxLk",
-	"QBH7YNJfsHzGEsKFlkZzAWY1P3JRcDEbrDMqHADmjwX98IqJmSGf06dPgt6CC/f58QYnTOW2k+Pj2m0n",
-	"bX6HudWYK/c9Pq3d9oe2U2Enznjmj7rbsEYLRTd9B9VLcIO8E0xLt86M9LlWJFrEhxHhCaz5llWpRAoq",
-	"6/LkeIcFVTpnGElouu2NlCDU6ONGNzbaN1xK+lSR6DyOWaZHxHDCEfx8iD9HYOoNKqeS94l2hBw6+egV",
-	"Vy3OaFiu3Z29MNJlsVjQfNV2IKsijplS7T5ckN9txmTjVdwggZudu3U3ldW8KMxTvWWqSPXtNVf3ouse",
-	"0v1d6/yO3tRbWtW7WD3l2+xhE7i1ufXivgNLRG2Vzgsuqt+eBNvCKWvk3whBVHj6qWHpew9JNDf5FiGK",
-	"uhxfkzv7RjBqr7xViFXDG83F2nJri9tsv2cv6IeXeOfT4/vzsImVVZ3Ru2bsuo3+NOXOd3BUlD6PvmKM",
-	"APUOncdmcO+ut8ZxSjVN5Wz4A13wdA92s/cBv9U8eQv6gS/MfP548ic86vHjSbDBybenXnE7YbVB2DhR",
-	"tb+saToVG5zVeJc2cdDwOvr1qy5eed+DeCPrK+M9eMMrdEvtuCr+PtThbufe/NSlX/zM9fy5F2QdmsZO",
-	"+kVdJG67pfLMzQrIZi2j5jvb8SD8kaGicRc9o0g4E/G+3oFzb2Nw5XIVqB3KO3TBxcPQBWztl5QrrQKi",
-	"6UwRmROeqHUbxI485kldkG/VXdakNVf3MIqZ6z5xmFYCLRKuXwiNutweJmTpyKuvPxvOhiQCwhmil5Yl",
-	"0Rks8dsX589fv8CVNl8s2l6Sxlru6w7lXYE4xfID2M5rtjpQBJZ1bx0ETu72B2QsV+ggBeu05eZcpmzD",
-	"1pQy0MwVnZC9oCdBrMrcu8Z3cEFimA9eCWdsH95m9li9dkzvX023D6me7YbExgxorDW4VdoS7XuO+1Jf",
-	"/SWkbcypmLHKNCqimeYzprt84/bX3VLW4D29sKssnSNW7/WtD1ydRPmW77uY8GIXT2gjMYNquruBWnJ6",
-	"iyyZUzVeyFr0sKLQC/ZBj8GR3paKoZQx3yP4PYJMDMMb5h6SYchoK4+tU42REtup3m8LLEXlNWpz3nJm",
-	"AYEOL3CqOx5UcA9M5/tUxtcs+Rv6v/Z1xN2CEXNGVZvk/Xm+Cvzqa0YXpW+fCSKMar90EfW2ca0Hr9Wl",
-	"dDVn3lHU8PgdKLJkkxj4seJ26m3busrj/DvV2KuNU+qL7Rw3eyz4BAcY26fv7t9pbPO2IOrac1rfpkiv",
-	"z/NZ4dMKd5d/52RSpNfEqKoHilA3SGA4kWtFXj+7IBA0IDbRsw9a7ZFhqwHBsSYYpV4Mex1zM/bmrY7i",
-	"XZ03nT6YrtW6sNlBt9FVug4DOp1CJmGLdZwu6UqR45GxgOfGzDUMlBhOWjHdGuhxqdrr4dgPGc+Z2u/I",
-	"FUrnBUy+Xb+zwcuaH6YyGUUXGaofu5G42/I29+U1zzJ8zs5jXV7zrHWsNRuYLinXXMzGsbG6zNJ0BXg3",
-	"ulErmsS6rhbLQugAJNeUp5rlkI1RZERLMuWQK2Tea5vYKo0j7yUsycvufzmT2r43NrS6fRUq9Nu25dQy",
-	"/D+88Nlyu1q6RXqNx1aRXlvrbE9mqrDLhgTQfWk1L9qDGRiYzgshuJiN4Hz78cUVOaIZh5c5yguhjj7i",
-	"7Z9aY9S/Fi6A1H6GNGBfeHOq421M+s0056e1C/Hta9zXaA+WZd+oZYF+kjqFzOWSLKiwyg8VBEyNMtcU",
-	"UlTNdpG+z6gy9v2gVYDvd4BVtbHNcsNe13awPaOLjPLZvnk66PoDLwakuwsFd6pRKELxLzLN5YL8i9jU",
-	"FPOXJP8Kxb8ODw/9P3NdktOpJv8iStNck/7MqF9Y+4G6GHh6ZaFJBFeOiFFHIvIvEhkqT4qUJRHhUxLB",
-	"AGOqMbluzmgSEJYqRiJLzBE8n/jbYAx/E+Tfw5f28sbVQfk9yWihmPs/If0I/xjjIo/A8I8GGwYo0+64",
-	"Is7vumFAuHbsLtw69FLm1yqjMTrMC5UxkWwc398w9le7h5QjY5IVocRGNIP1ZyFx+zECYjZOTs1WJlxD",
-	"QY8G/XAhhZ6nKwIXkphm1cm1zSYgEReqmE55zM1a/FJITc23cME4ptnY7uD6xDHl0fnlXNajc8olLOa4",
-	"Ol4A4gB2Pg3SJFUKknmdWoBEg5aNCcrRYipilvo/UnxcKCL/+AhYKvK/R4TmRmsQNB2Sc//E2PKt2w9F",
-	"oIQklgJSx8QsCEVqNAv35hgzEeTF8OS7JwRSDHy9lxQxC8zuLKTSJMqpZuOM5eMFF4Vmkdl1+CsIhRmG",
-	"C9jGJReJXJ6RCGSjGtoDKkJtx+dbKM/EdnIBSRiutMxxQPMjxTkNyQvzHvatiMyYUIS2JBU4HoL30tYC",
-	"NM8LRT+q5Y5Zsy4iMc1zzpSZsPOl+tXG1TTfDIZmQx49ush5zIaPHtUnBJ43G0QiFBIElCH+eE4hqUTL",
-	"JmMIzMYFIYnaGk43h/AkWkw5nGYjQgkkjub2GDFzo5bKh3i9eQ/MVDAvbgiHajaT+WpEwp5aqLBn+KKR",
-	"pgFfVV7RcA6bgdHmFgB4VEVDcmUmm5l3N6+VsZxcvr4k9nLSP/numPx4+frwD/DGNNYsVyCwT54+RhKU",
-	"U/MaUpjXsKt2Rv5wHAqZk+/+UKbNa/ZBE8FYosi7Z5eHp4PArJWdCOmfOLnxZ3I8PD4h7y6fD0bEf6sl",
-	"oaGI/vMkIv13lwF5dj4gGOQJyB/hV2GLTwzXKCNoaluXsymcXza92m7fkJwrJEnI7VMo5cq9p5rAXeC0",
-	"p8rLk4UUbAXylgl9ZvOULIMC76tQWAnq3VNA7BcoGIzygGPI3EpQBQmvtBzHVrfgDWYVQ1GntJiah60I",
-	"nVEuRlZwcY2fSZ9rIDOjkyznLDc2B1FaGpYdYM52S2RozG8XO6e7BlB+a0GOqtrlJ2FHCmrv1+obd1J/",
-	"k6m+dfH9WXLHUYqNnqFWvTAyDBCNylMJWcHIXScuWXKGbCMVC0iUMHNM5f7gK0T1GxUKqKPDr1YkZ0bH",
-	"V6SPpgJkA05ofK1Q7JTMAlUNRgullXLNy9eXobCZ/AOi6OqMRGjiRCMrERIyWVUnfUYid66NyhPNiAz7",
-	"ikko+kKWZ5uQeJD5Uw6kYyTNi49lYRZHz9kKxJ+Z0tWbC3dooPxqZUa/Ju0GrLXT2h0xrFZ6X/2ltCjX",
-	"f6zswy7JYTZW62+pD+BnWD70vkJDZTXGbWXVlOdKjyvphfdVP9ppt61HHBzhtpraNX29JW5XNxD8Fwuu",
-	"FJrxQo4VOmvGNhEi6LXo2egkaqjZZsuaWnYvMEv0fpcSU6sM73kONDTQDvK15tvtRZy57p82H2Trxaju",
-	"jplI9rkcJrl/9aR/t8ZAtWlUXiBYW7I2/oIx7ngsrLuOwO7plXtddyEh8faCmofJn3MdFa7JnmJgY9S0",
-	"mVjpFZum8KioLU2pUKHkJj/6k7K2vo1TuHG0N0K5lRfeVuBg5YQaesfNHrln9l5YL3f/S5EVXRnI4x0F",
-	"XVXb2xYGhuva5HYzOZCohTn43VU1qy8wRyYo9eaMb0msWD8mgEjhMVMKjudW/cUQ/QjTDAl1Fr1gNywH",
-	"iJSkJeO75QCpZrN9t0NiXks+3+ku+XwV4bpp2S/ddVuLBDx1IVXckbRuESLdK6vAs0CL6n4/Qf2duRFe",
-	"9Y7LdQG1f3dNvL43s+3WjHx3BWwL/2wd8Mvxk9lOtC86SmPqwDFDcELrQoHfOvK/R9ZNYnFijGU/TeUy",
-	"IBE4TMaK6SKLQtHHkm38aAwaiBPPKbiWrf43QDfIkit2ZuXpGF1nzgdC3XTAwxEK5xPxs+1H9gIoCy9n",
-	"OQB3kbWEzKNplikyYXNuLLmFmtEsG59ERMtQuI9P0KFptihxOZKYnNfqhEiS3EaZWqKqOKkDReRSEHvp",
-	"iFABLqvyV3R5es13B8vXpd+uP9NW+qvAJaHPoWa/iOeEKhL2/v3f/0MncRL2zLtlKY0BewR9szlLmNCc",
-	"pr3PmxZnS9THVdGw/mZVnCLAMqiDGd0me9E92AKINIOrLG/4U82JrpoPHpGLd9+/evls/P355Yvxu7ev",
-	"juZSXqujj+62T0cfofr00xmBevCpzF1W0G4plkqP/RLdQTPex9yzMqLV2rsNQJMx83WRta1yTRgEpf/V",
-	"8Ty6YPH2W+n/Xh5A4psXT59DtW+CT1W0fPdCVRoMvDzxTN7CHd3K+TqxbFMQLCrEcD+sBg828ak8T9oL",
-	"BffTlyzVfT51qZz+1ToykmVQzdJYjm8kB7NLQRqMOzrKP0/LPx+Xfz7ZvSijOo9b1mY0S8Jf3DjUxi9c",
-	"Eu6rwW8zoztWg2MhuAV8uNtCbE/73JzkGfQWrtJsXapa/xctM9pa0CnwRyxZBpScjObXAGZmDvC8EIpI",
-	"ka4IpPaS6L9eXBILdikThgiXUQ0rYxM72vypc8zf3oSjcUvoim9oE91oEwuLC1RY906TPrpJ/ZaYB1vK",
-	"5kVJ632Zk3fvXj4f2JhGS+i7DPpVSupbQVIqVtU6vdsaFR+lbSdoYhMjjaGA/GAZpY0rh4iuVMIW7FKf",
-	"v2gvED13eFPA/xGk3t2cHCGgla3rse4ceyXirkwUE7oDMqYEAqi7ge5Qx/8Ml4cl574saae85Ba1cFsG",
-	"ar4labItWxti7ZiqjbeTvtGQJ8VqDIGqsQubgype5PGcKpaQC/PbTxiR6rX7kpuJtJlRx7qQEaVM9y13",
-	"gXsqKp19+4492AlUZI0tDamMAbqnPa3XXaIWXRfcKmZVDc/Wt0sxbQGRlJzqQ3tp1frayyjx0CX3FdSC",
-	"CrqdVU6jtb5l07bTzZlLt6jPcRAy7zeBp9SXFX0AhvB9EHdBE2N/5rKYzSGn9wylLaRLUWENYgsRxhJy",
-	"zVim0LtSKUEBxNedrGEE46xzDDfKAmqgdXCVdibaMx/hoUIpruIQ19pnNyBp+BetM0/Q4LZNVlaFP7YD",
-	"PsFm3grWBu5EzR4/vPQ37F9GtSElvUXblAIKOH3SQS6XpO8S8E6Oj4/PEORcjXVeiNg8wCHjMkEWMmdk",
-	"yXJGUjbVRBZ6UFU695j8lLM06apZSIuFIFQTOClrBV3mdzNlanSC5VymjHC1Rf1oKU9drj855YI5vWLK",
-	"U5tnOmc0YTmZMC5m5GS7EmmGDuzLBRsP7ybDNFe9XehvyrfoFFdjS4+tB7tctlCJMarNOiN4NOlPUiqu",
-	"iVkiRajiCWtPI7e8tD4eDIU4ypgAirXoCaGkmisamAMonkPBkRtr65J79oRX8dxdsnY1CcSyRcty78rv",
-	"yKr7VgG0Mr0LgN5FcdimTq4pEttv6AQd6z6Sm6ykbBHCmXP/2fp3mjNS7k8bJsxJKwRPCQNzetx9oDej",
-	"Lnsd0YH3pf/nyZOTp0+fPj0+OX3cNCp2ORsbCDd7Ydp82pUK9wyTtpCf0ZDuo/x6/yzLVpIppYBHsEgx",
-	"ttlSb/hwIYt9azaD8qW21vF+mVCxIxmz32q/eu82snnoin2nT30r12/fxvvYwfsI99+HCdt50myPna0Z",
-	"gw90hmydSRdm5vYcwAc9N8x2Wxy/9rZDYGTu2NMFrv3p/gH+N6JDMqXfYfi2nF/Ot6Hl3zJjvoH+9NIn",
-	"s/7UiO65aVWeuhs4FO7GXfGh7J7+la0+A+bGjkfmNevA3FYszpkOSKSuD9VNPB4Oh9EZUXO5FBjpsKjq",
-	"4BdvD49DvuODxMaznE35h47q1ht5fcfnOgikTUfdW5mydtUC7vZzLFWNquOitj61SeOWtGkgz9G/UckU",
-	"Wsv2Z522562xkFzOkRv9/X6+n/Xb1l7II25+rlfK3QPv/aXqwsM/Rw2fe4fsjmKjvBfm8hwysG4ZRioJ",
-	"Zo/MEJe71QHXbNNA1iJLfQ914NIRBrsk2nYlT73J6C8FOL0OK0m9ZTqVhfZ0IEFnHtgHmxdFNE3lkiVj",
-	"mfMZFypaR8hrXHFXdDpNr9lY3rDc5XvsGDba4RBCGoBDaE8LsnIGPbcAd52d4lrf2/7WqUWUe/Nyr+Sy",
-	"dsbe5P4TUnehGkDeHGpMO87iNmgUtVf1K7PJX7htM++gUTz3k2nREZGw35R03QDfQk4ZYaB2NmwwgvXc",
-	"YiMr/G6vdh4byclzewu+856UxBYTllwKnmVMb3hJdEkICH1nVGmGQP7UGZDt475rS0GsjynBx4y/ByQ6",
-	"gvuOPlbf49PwHyqqScE2VbhBcZ10ZhdvHzJb3KXvTznEBtT5HTfrNj1JKzS+H0j9DlZCdT67A9KXM7oL",
-	"Kv1GfN0sS3lbF0k4QBA1BmpBDzGxCGKO8CVkxNVBDhhRdMpmBc0TIqfT1mIUtgkcfWERwpz+pDJ5zQT2",
-	"GgxKLafVTNwgr+1tVsPYHgitPLU9u8kMZo9af1mjPghzfa3WAFgCC0aFaiCI4xiuhEfx1FZ3baGw0nJ2",
-	"+2ff3y5h0Fi5lhk31mVHJi8p6TaE+CKnCHx/mzCmL02/rXlhB2A4iY4A9iRttHvdpyq0NUgGQS3zUJaQ",
-	"vq+5hlAZgrRouZgoLQVLBr1WcPBq9hoS7tZsSLjMxrp28TFj2pp7gU1z6PJaVvbHr2Nt3C0UZrdlaIlj",
-	"Z/Jy24n0lcv8hW27fYvObvW+3YAXadjVtX6d5nTBMOnNtmFxiC1ctzTluWO/+l9j5/lm93ho875uanX2",
-	"VQcsgvUO6hsWtwHvsKkVfITNrWdUs0HjQTh/Z2O6xwLwK3aHb09BMEOBYwo1NHstoLsAlMRW1at7HV+K",
-	"ifxQTeberZURgttCicqHIYksdGQ0Ir7nHKBYCDmRyYrMZQoAP8NQROAnorHmN1yvxlRHI9clzsHLLKlC",
-	"UBmaJFZyNZIr8WeLPN2J2dJGt20JifcehGtbZ6oUnwnGrB3zZtob/X2zlgg7cwHg5r1PaxgD2+0Rlwe4",
-	"eQnuPS9u53Q2H6m4RT/l1vyr+0LS8CR8J49r2b1vXGmIueMqr4sAlxXd262tzQ7doOtsuPvywJ2bDo1W",
-	"lWhzQt9dW1ha+bODzdQAkvc2aB0VodQzehXWrfRmdA9sUEvrtjeWrM1vXt2ILfoLity9+1vBbbAaaxL/",
-	"OdNWBuwhmGpHxqegqX3UG9/u2o52V6a6I2tmPL4usrG5HKCI7oYDsgnveE5FIqdTYi8iy5xrzYTvgVIl",
-	"7+0q1s5iZFtn3Bo2cp1+29amTbA6YKudnR5ANa8tD7SlQUu972g/GUt0Wyi11kXVz9o9b/3V3rexm2WR",
-	"23Lb667ik3Pw6puddNrPiEQAnIo6pM2tHgQkMlJIaSq0/QnklPkBugVHpE9D4VuhQHWPLc3mWhFa6LnM",
-	"B4DAJaTmMTM3oPuQTmSh11Qsn38WirB3LgT5h+SCJWvXhb3AhVBlNR08gNJ5+x3OtVVRg4ndp1J0m2YO",
-	"NjjahJNyK94Leq4FNi5e+xnGfmlPhN2tsNDc7iOt1nNiV2dzJlcbvb72Z83tCPYn6+Pq2qydt+gzt7mp",
-	"VWCBo6rV+7LThjRqcO64Iz+h1+x22+GS3O6Qx9Z2aN8po+3rzk/DRb+4Cw9YEm6R2Shm1yLFZyTiCQCY",
-	"ePiFBgSuViydGsF7zVab2ivf0ha7bfbJXoYsrM2lDVevE+WCdeCFGBU6OeSi7NeV5WzKciZipiqIFbA4",
-	"LS/TsVT3jkloJPx0NS5EnFKjBO1qUzhb1Jqma8O0raW9CCh6rFgsRaJ2LaZACnd5A9usokZ/OO+kqQpM",
-	"VXPX7FHp0PoaVRtpwXa0atzb3JZnXYPaW5T911foxKguT46PjyvwzpgfpnO+WIDCXs/NbEny3BU64KtK",
-	"n2vmua17r9E3V+g5E5pjSZZtaBE4hQ+xFy1XY+srCDxZCMS75c51NMS/RuTpqcxdidYUmw7aCscSYN2y",
-	"6IYcvPWXBmyuGjFM3VPhrXMWy5ng/zRSvr1h2K87ia+Dbm8BbWd2ZGe1xbDGNgsPBmybnyu6vU33rM/i",
-	"FO4OUNwiqOQxn2dUswNFnhz/iRhxHrj2Bhg8oPG1kMuUJQhk72IJVBC5FCyHmHuy4CIUi8LwOQQYXAlM",
-	"QhUK3gNFnLCGfJMheZZys3NEFfkUlR2IACQSDMGc6XzVZgD6AIt3/G2IrLSecpXIyS5BkPKGth25AFyH",
-	"LgADF1NrKxItEQuIuewMAVJc81tAE/M4ETRFiDkHI6E95kqrP/o2XcvaoERjPf73f/8PkgFPyMWbS5fY",
-	"WJm9OvrIk09E02umdjO66pAhO/p39+k21uFggwr0JU9TMqdZxgT0TVjKPFEjq0k6FIegAisOVFntvmJ7",
-	"PPiWC70NqA0tE7BgOLGnAZaUtXtNcIk9y8ybwA+tHc22kfE9AGbVuGJj5Vh9gUIw+cJe7+7wWXWQoDu0",
-	"HlznCcITbNkoamw8rHbpagmwoSjIqNYsN0P9778fH/7p/ccnwaf/uC8urpD+5vXbtftd68qWACd7njqP",
-	"Hr1lgi1pqoaPHpFSSwLOqjaDMZLOsuIZiTLKk7HFmwBzGWPhCZFTbOWB95vLhuRn6ynnyjWnqjLzgSKR",
-	"5eMx8PHYNXCpPD4Utfo6HL2v6MKcZ6tK6xI99+F6+HRg49AJXQ0C5PGM5fbRoTCCBAczggD0W8ADYFnK",
-	"Y4otwXIGWNhqx5Y2oSh72pBaS5uqFAl7tkdEjsvv2oH1s7RQJMpYzmWCQOlREAr3BROAVHpuJ73WNMWc",
-	"0xldoXt5QlMKjaEkcyio9gVtVxxYKq7JUhZpQqCi0S9ctafVoNFaZuSnPcYy+DHVUSgA1EFx1yC+JrEt",
-	"4IjMrwG5kdoeNjggEFDODZVBfxfsczWXRT4MxXml8Vf5rj6LEFvNKG3OEJiUIn3zMIBwdU+30ze3D4ah",
-	"eFkhF+h0A3cXwpAr+cMpPFk5YLQaqdfeCeg5ZVQZ+rQWjENxHDk03JG/JgrMssHfZYM1eGZE+kJiK6QR",
-	"bk8shTZWCplThS2Hp7BVsPf28W5cj/tinn9+8RLuaT4pFBCSOCN15nQrk7NpASvMuJ6znCxpq6YH6PB5",
-	"O47bA9qzreJhVydL7exub0lRbnCLn0UkNfFCaJozmqxg+c6aIqnaPWsO0e/dFqI2yfbE1Op2tukxK0JL",
-	"krAksqQliXpLnqeoqd5A+kU9XoL0uHtPDDf43WzipixpQZLyUsXKZ7iDxCC4DAFPmN0Q87QR0jZgpt5X",
-	"Zwi/Yu6V9y3PauiQjpUqqmE7mTcItG25Gh6A6qasUc4WJx7MEiephlW1Ymd3XnUEWJLKKA+Nol+d8JdC",
-	"R6it4H5Y+puW7s10ynL1WZE1umX9NOdMJOlq3OmCT2VMU67bb++U500H7lrbvFbsjvpwhWqHKNxBxM52",
-	"8kE0GLm+FpU39yNWmb2Lx9ff4auB+6gRtCXD25P0hrraW8EPFjlmai3a0ukZxa4qvlGqJBNzTibMWFh5",
-	"KzW55+4w2Bk5OLBuCl8ggY5q2yCxyFJJE0XmLE3wlsqRu6Q3ZuOzx72g16qY7Fosz7Fk0fcwqhZeQOXN",
-	"gvJ0nOSyHcd8D6z3zVU1iv+TjScrmwO0DRu3djjCO3h/dnVT/YbUxt8neF8peN6v3KxR7ewp9x68MSUX",
-	"bOTqimfCMPZ/3IMT5i3TTNzCAdNGDG6kdnhX++s4oasW3kQ9zVhqaO7pue3v1q6abYdqqz9v5woS9w63",
-	"KiJ528g6Avc7QPMvOOaq2UPihrNlh/lxeW9t5XxB98kxRDaxLsc1ncFPJ8GW7nONXQLV2sgyp1lTRZSU",
-	"Av7HFmG3VrKrLevqj315/tM5hPjcU99dPdtlxM197Src1P/78cl7cPb96/Tvx4eP3w9Gfz8+fIpftfr+",
-	"mj3w6hP+y19Gr19DpMC+0xl6KMoJEYiIoIMF/QtySmwnQ9KHbvsJqfTVxZa3KqNCkQVPBJ/N9eCMTKSe",
-	"u50Q6CNpS7S4/Zu2wQdcMaVfcXHdUWbbWYBfrVZulBlvjxR3lWjeD8RPZxluicbjZ1/H7WmkpG0qgXTr",
-	"dod63Hci6cRG2LsqfVPG/z2gDuyHNeDe7K5oA+9Ax1pfnU5FBOsCmNDNPh6afdBHWUpBdMOHBc2vE7n0",
-	"n+d6kbpC2hhUlKMsmbaKdaufnO+hy055ytoTJMDLRBeMIBwx4ooA+pxZm6jbtVYRBEWWjg3Tnx/+3/Tw",
-	"n+8/np62BznWD3rUYlvf8peCFSy5xFmtz5snIOZctLqcP0ROAfXXxhCtGm2WAN1tXOEbg5M9Z0TIJcGn",
-	"oStUzJiCSG0fE0WkID++uKphB+/dI1vN6enT79ZfY84+kMu/nB+ePv3O+QKdGrqPB8jvb50Cg54bzD6/",
-	"SjzNJd6Rt2DHbgmuAHnQcZFzvTK6ycKyE6M5y88LDT5S0GNBSMDX5ULMtc5wDC6mcn0pL1w5+9sXl1ck",
-	"l4VmCvd+BqkHZrt9pyFyNWcrouYUz0SeE77IUmYEDkbpXRQgFK+fXUBnAEX6UjBiBIHNgddL6RIa1AAj",
-	"DzaUj4C9Lr4PwSRXzgm8dXRzEo1CEX0MMe8g7I3Ix9CJubAXkBBeG/+COlv8ExpO9D59ioahCMVzFnMF",
-	"uXm1NmFJEZvzncUQgTCkoUckKgP6uCARRvGR5lwHH0jp/6/z169IP6rKohVdpBHWq1JF/s/LNz8RM3nz",
-	"tZl72BsOh2HvU3QWiuji/OrZX6pPgpyB6uMAchr4N0LYY2wrFdmgmC5yC1FgQZFxC83YNaSlyDXfU9VW",
-	"XarccEyrEKR/+fqSaJnQ1RlRzKH6WgCogR/X2tQR4iUoj65thUpk/h7jRTbE5qT42PwUrUujUCAkdflQ",
-	"5B8IFQkSnV9cjF/89Lc/JwyIY4GLgCkgZUbaNVsRgJq1leCVq6E5Cen76FUoIqurR4Mzm1bHhSMKLsUw",
-	"FC9oPC/JGLGPkXRYDgjIEmKq2PGMCxJ9OCx/ic6I4QJYEIidKeQSP4MDZQNnfW7THyg0CRr4MvXowyHe",
-	"6SKTkHOhPMq7jXdZv1UofLCQ9J8cPybRevdt867Yz8TCW4BdMwzFuVhV3tT2IoQsViQORZ4c/5FENpYP",
-	"dU2y0JHRmhMCFYXK1bQYOuNSDCBUgJFoGMiHQM3b3WD40Cza2xf/17sXl1fj7988/6/x1cvXL968u4pI",
-	"33VieXxM1MCJfARuVxgX01wb5bV3WUpQYKZKbtKodzI8Hh7DmZoxYX4c9R4Pj4ePwaev5yBXkQNjm7bj",
-	"kwA+uYQelNY5XTAN/t+/t1aW0liPoeGOb2sD1InrxxJc1D4mSETtGRIRnJ0IbavnzhkzquUllGcbau3o",
-	"zmhzmb4PeplULZbSM9+AR7jWOxQPA5kTI8Vh4vYl+shISucFhF/IpEivUc4PfGVUKIy8RckOpMz1iDx6",
-	"dHp8/OhRGSeutY3BXp92HYz2YZgXWQn4xF4sl6LKbn1K0I4nC7pyGWCGJcwpFpBJoatDUpwsvmMocPTI",
-	"fBeNCLBILlMGXUgtyFVUxsXtyihNV4rY5CyI/S5zKWaQnUa4CsWT42MSwXdj8x1yKbbnVtWB+hTvsSkC",
-	"E0ZmBVOGjycrovOVGf6MUBEKzDRJQH5wzECMLAnYn6xwcXHQnCmZ3rCkdqn7MjojNBSVhbCQ/YppMsvZ",
-	"0jx+gSYvFeTk+P9v8we4htilJQOcRygiOpHQlDzJ+dQeREKC58hck0jBhgQEJ4g8m4FRp3Y7ryE5F6Gw",
-	"c3KPEc0WVVyVGWFmOXObeNDRXKr/5PiJmSWugdnZqTH6I2LutLVzXtAZm81xw7lLHLTc6LAwrJrowZfs",
-	"Of8PGwIu2W+vuE6yDku8pa3VWiuypBX441NTQmCbp0wKhc8+PT7e67U2uVC/L1JnWMOT17NpayxvxPAT",
-	"fHzbqH6aRwAMg1ef7HX1472ufrLX1X/a5+qTvWZyus/YT/dYwWrymyP0itS3TCcLrXjCGpznpTmm4ld1",
-	"GxuKgfEr6quZ1gzB9uos9oorfY6XBM2TFI67XwoGoTl73pWZmp4M9wGhbrXH4PmXbuC9DbL3D8hGMDWI",
-	"aHRwkV3er4t9Pg/RmmWx7x8QwZZMaUyP7CLJUulpiPkSqfvzCHlj8m2PZMNVrQBOTauyPpHmqDvI/ZN7",
-	"I9gaBv0mmgUNwrWG+brI96uU0LBSZbM4CHXT0umwTvPIGcNlzjVrimPwJnTK5B+ZLpnhIQXbz1zPK0CE",
-	"m8jlV60gfB4S+ZFVmgl6YIoy34BMUhlfbxCOLadv3djcYmVu8eiC1elakdQp7h34qO4qgbfSGz5GfW5d",
-	"eA9arznrvtH8drEICHVEyUXVI+q44BZC8Qh6xa97dR6GG1p9MG+x3olhX3Dr3oIpjoCjsbyfBtiJOCg9",
-	"pgGZFIoLphTJi5SpgCCaVhCKEqMHnRhSpsoY2SuSy5Shx2RO9ZC8YvSGgVlebSMdEUCwkURmTBAKGfCl",
-	"Hd43s7KFKRZh0NacwKwPFJnljGkoLdAuSfj8ZVU0oUOQa2JRcAdnGETjutp3GlbFxZ/c2PUC+z4VEnLk",
-	"7c+hAPfEk8YrldY/+G2cwWCFZ+nY/BOJ4KuxuwLcGqEQ0nWMVuBqYgm0dAX8tLqTojZWbQ54NUYhrsoS",
-	"RgQktf03I/yERTy5WQFXAgMiElIUVCiicygiHQE88RGUKhzaO0cIdqrqD49IHzbMFt2sYQ4J9oErrQYB",
-	"iRKWahqRPiAeIf4xVbZgCH3iLBnYjY0SKZiFT1IYH4R3otZzB0GPiUxWCJRk0Vj76zihgzM3VuU6mi7p",
-	"ShHnMLcrBS5qe3stQwNwXSdsRsFTRAWBnC6arzD2gnc48QK78LbwgQo7cRdAMHvMxcw61c3G96GfO/kn",
-	"y+Vg1PRMzSmUa2hpeAWQjciMQTjFFs7jYsKL48+WTAYBKYTmKcYSACmMWI86FI5kVCmWnGEJCo01SQA3",
-	"q8JthKprjMJi+QPUyRxiTovjTmfVe3EBP5+FgpIp/wBoA9NCUQcXAnoDvE7G4zN4iVKcWOizIblkuPBv",
-	"X5w/f/2CKGZdq6HvH1EPKoU9GJ7ReA7i6kC5l2lzxcEZ+mxOH1Q/qLbd/xI6gnn+OSwOZvo0mbk+XP3U",
-	"+MFyua1TQvenOamc+/OIRAnV1P1kpmd/GjVkg2f64XCIjB2KNW4cQgxKsUMUL1ElBoZTNIIaNhfZ+4Nm",
-	"AsNiCtzYKQW0My4wkmt2X8bFooQxW8sHqD4OIy2Q07llPauITLBGvaAHa4Q99uoQizuN+NysTXMoWLDd",
-	"x7C7XLlfCrb19joqdnkz1t1/er/BfjpwbIfxZ4H1bE5Kyinh33ywnVc//foU30sG5a1OokNbkqQmZ0HR",
-	"mzENOqM9b+DgA5mOGz9Y15AhcQC+xgCzFX1tqnKjM8esrZnKG8FIpQtTxnLfB8owOEIlYDScEW1UmpSL",
-	"64BEM6ZtRsOBMvLIPyrCuuBKtgLJzZm5YKRQDKWNTBMzFJC1gge1xncajTke0t/R6IjyaTOrVlf2mxG4",
-	"jRfORdvCBYT6zl6GwLxHBDJHicL2P5hxhBFe4vp5fVkXSatReOVyJbjnhpI9uMgK7XVVa7FwB5NvJlg5",
-	"nREqdBSKyLIPAJVWmfKMRHbhIht2F7LkNblE5b1s9lYdIBRySqK1hm6RsSSwC1FE+msd2IwiaB8ZmIm1",
-	"dpeKbE9xYHD8yrWYpzOmwIg1EgDK7nkyYzqw2rbMQ4G5LZCXPcDEo7W2a1GbjKg03Xog1bPep+8z++t9",
-	"b7cOiZTUOil9Uw9+JeoBbmvFKgQFwfEwiAWXk0mq0qRFIcCfe9s0gEb7srITZ4u3t5pb/pCHbiU9fyt5",
-	"G8E6QyX823m7mbjesoW8Qa2tsn5VR+UZ4ca2kJnRPGPGbyCHHKszqSZlU4AOWvsMJ23QOmijZuIOB3kb",
-	"uxj99jB1pTqfUZdoxveE+ch84dADsqB/RlcWkNHTzfkNZ7JVzeCab4y4lRGrJkNtIa1b1xuEWnr1qqoC",
-	"wzo3ToOZJY6xGXBsiLXNSHS/qcq5UCRcH6ZyttEWRGwmYwbC9SyxTYYwv7v0Hx4ocm4uIKmcOV+iB3y2",
-	"CblGiUUoo+Vckn5EYy3zaGSs2wYWsoX8DwgVgMFzzVYkumYr/CZC9gAXs3YIP4uFIciUC+YhqyK1Upot",
-	"oqDMW4XoiZ5jcrnN5EVnuJ0krremuVFH0XKlvlmFQyuEFRiSc2GXhyvfx8KWP+icCmVTs6xVi3cFPh4B",
-	"ea72W2WmjMcvhJKG5AeeAqhqLBcTLtjI5YJGAbHrZpR4yIRHTFfCkyAU6CuCC9CMDozebF4Grsc/jQWS",
-	"mF8gOzQifS7itFD8hllNG1zaUSj67IP7YUgujNI+QlyrqMQdj7AtG1KyIpH9sgow1mXKA8G8krPdMsnK",
-	"Th1ekFWSLr970npkNFtDNhYMDCNLapa+SuIKPAG5VO71GQF85u0nBKRS7knHc/CKrgedtuIsd2TjcWxy",
-	"2XIobail6xoNyOTeRkv5gtdf0ldgP61WYJ9uq8BeX+YmuWLNELvhslCuOXDrBgOw/p5n+MOFHAy7XPiq",
-	"sjUMfogUTT2eBojib4fy1kP557kkCU8AstCJb1/Zsy1RERa6PFMnRXp9lBdCHX3MCyg86TxcX5ojQRYA",
-	"ECzJlOYWS8wC3UEEOcoLIbiYRQFhqYJ2CWTKBU1d4cWaWP2RacjkLkTviyaL54X4Rno7GGaZzDWBoh2o",
-	"6sgLQfozpsfm0zgvRIsuZ37azeJCEtyv0KhGyR+NhvlpN+PHIvN2P8oD6oCaM66lgUD1O35tHZCVbzBy",
-	"Xv3G4norgNirukMAygbqdSoXvd/Tbav4h0pllBOpRuFWLL+xeMlQC1fwNIFsCdsWKSAACfr2xeUVBkqs",
-	"BxhL52wBBc1nhXV4WxhyozdJAU/oR1NQ/KK1UiuA7Zc5FtDSFEpQwdkYEQQ5taU1YxAqEao2PFHRGYlA",
-	"v0vY2IkTo51B1WR9OaPBGSnEtZBLgY+jOSNPjo+HJPpI09Q/zxZf1R9I2C8FTUNh+x3ERZ4zoVHEkT5U",
-	"VtVuqDSHPWr+tOBqQXU8jwIi6IKLGS4g/DiAzI+oucuRrbvUYEk1KtaijxZlISC+QC8gdDplxggIQqGu",
-	"eZax5P8IiKKLLGUBQSn8KcLatmrRnK2Ldqv3yOiJDSqMBqGwZpIrqFoxBCNdQaUG+GJqCOmVQmoz9VM3",
-	"dajIi3zVYARu+YQZQ4hEVpJEMFuX7oIrbg0X+zZRiXgcWQsEAv+gd0Zl0SKq/3gXGAxd1Y02HF0aPmZb",
-	"LudyiQkF1l4CJyZadGeET63hNcuZmVKlNru7XjMKhd1BVwc+ImGvWSsW9j5FrlixksxUX2BlGOygQrfW",
-	"oBoAKm51h7EU2VfWcWXDEi417PT42BEa6bsNxrQ3MzBS6DkIc3CfYRF4KsUM8IKNgQYd5k6Pie0N44cu",
-	"YW4dq2IBbygilOaGnX20Zl3diEgOZwoIFN5qeb0thDm/r0p5fd8BEjP8uZNyX18hG+pOpN8UISAy3XaC",
-	"/GHJwJy0p8en9zo9i9zeNj/ElQfruUq9Z35eS4qVmUagfIvwdGlvp1+hrld4LQ/8dv2qxJGCYXkuJib6",
-	"fe9U/5yaVmo5mwr2nlUUprvV7CU5nTojPSmwes+KKhjbtjOCTiXMNikGNks7IH47fD02Iv7V2N5uBTcl",
-	"g5R78but7qvI0v0K/BrOjFRJVLYBGaOiKvgHHLlkiQr0y4Ey/0HiL57BP4PqADTrcDegB01kyAz7EjKW",
-	"2M78vg8NfG30+BnVzIKS5wzeTpAJC4VRClKqbboxAeyXIfnZpnMYFcTo3vaxUFAYDezwtiER96V0qIxZ",
-	"7D+nVUDzjda3hrAU9jHAPgMjVDG4wtkGVdwFwE1El3c/8mMM8XZ09ZZgkRYiD24PmlgAVslD9z1A5XFF",
-	"YDfFDFb60SPDAWYKjx6NbEr0WgOltf6QkCKN/ZRcI100G0LhujDZW1wPJFL2QGr2ber7Vky+EZM5NiF+",
-	"YMwdkLr4MKMnDowGLaQ4hH2y2+H1sEePnhz/yeng1kxrYBeFGxszIXSRfYua1moNI/eTV2DB0giFzBNs",
-	"hlDpJ4fISx6uHTaUEoTDhJYchYgBLd9M+/GjR0ZbXEfDMLuDKg78OagMaT5XPmKTLAUpCNDEypgLVEPG",
-	"jn1YymguvHEMQwOrt7a9qtgBQFmLQulQNLpgtdX4OrH7QIqqG/6lyIrPnsnj323LcfKb1/J+pJq9yZ9J",
-	"MU05ImT+BtQ9V/9byvw+JSBqwMxALiolPp4yJSODMG/R/kopjprYuiK4tVS4xlMPrC79pmn7M1YJl1Tk",
-	"s2IxdvCVVAc3SluwsBNyRSGTncauxktaMCRF+hEtEs4gAI1eJ2tSREb5oWQ5lymUlYkiTaNQxObEUZVk",
-	"2aCaZY41jzmJ4BAa2zT7aEjOnSelpnwh/pH7Bs5JlnBNJ+D2AjPGnFsw2AC0MZoz4q2aCi5Uat+n7QzD",
-	"8uXPdIZdwF58ZmfLtzPsN+ip6KjRdqeXN/0Nv6HFX+7zbQ+sI+SmL5tn9wzm8HWcj062/A456DNROSxx",
-	"9Wh1hrSxSyCO14dY+0YtDAHsu4gauOPLghNcWkx8TO6t1FtDmzUbWz2zxn/OVLFgDlnXpgRnLCF9F4T1",
-	"OIX2hLVo0uAuKb+aUS4G68kJF2Y5vgb2akqtb7x1v7wFG01o/aho6mG3ZyvfNeLLsdWP4LtL+TVr8SIF",
-	"ttmld9bEcxZfly6bvT01I++P2s8DFYr9XFCdjrs2H52/XezsozurNz8nV7aVLTgdR1DljJiAocAqmH4b",
-	"oscAk4DVQkVr9QzUIsyR/pPT04AgirhoGArg+mtYCjYAT5xRAgPY7IMSvxsfffn6MhSuNSnGa2YFGjZo",
-	"5mCaCE5eLdTYXQvbXF5vfbAWxPGGhQL6e7l2k2veUi0BPwQLM3B0Ice264ltoRY5UHZSwcfGIg4qoJnt",
-	"VHpRrUaI0FLA6mH7tKDSINbsv661Bve41BanpR2aGhOqXa2zoiuIXM55PLdQwZafQzFhsQQYBC8qIgRS",
-	"MQ+NXCcdcNXTOaOJTYTziXGIiYMIMhi2skC+fzITu6EpT8aQiw1Qf60Fg5fmIV+TUyRolZu/Rzfg12gd",
-	"Abk4a6jFBCL97b675vHmct42xnDLxLgdQrhO4tQCqBuJE4eHFhoPHErFJ22MpLp3/T0GUq+qMv9A+cWo",
-	"h1QrNS144M1lCoo+QLjYAmmiGN07+PrM9Zco60+bJ9GQvNSqzFSGTuXLOQMprHNqTgM4bqapXBIhl6Ho",
-	"R7adAJx6MrfZ1j6ISPoRKAFjxXSRuYqdCD8N3KmR59xqJVmGaZUyTfyx6F7azUBLcwagflTkaTQi0cW7",
-	"71+9fDb+/vzyxfjd21cR+c9QREdzKa/V0UfHM5+OPmp5zcSnKLBZYPDRzLYQAPRu9JAz21fdPdUhfJlp",
-	"gb7nDCFVb2V+oKDaieoiZ9jcAU6vJVcs8CFXdJS6VEdbhp+xvGyIHopDVIFGJKq2UAXgL1QAz8iL4cl3",
-	"TxBAhgiKYLcV7SLCjqrRIAgF8Z9IX2b20peXb8jjk+++Q7T7ads4g4BEc5ZmY80+6Mq9MCTVZCGVJo9P",
-	"j6GRN42N0MLUWJvsqCX5y4tXF6CzvPzphzd2r8ue8BZrxAxXakITWczmmvSxhwm8/6Fti4rkBWpNVRsz",
-	"jGTph8bgOzcj9qOrn1++evlm/MjoTaChmGemUprtK7IzVEYAeQ4rw1CpAX2GTQzhAKya5ALD97CQVaKr",
-	"dJh3SHdrr4HJXsgd3jtNSIT3jTW9ZiIqEwxo801q2Co1PhoCmThwiJExKJSNjdvUhzOH0lZhUNKvvQL4",
-	"RKBHntsHAGvA9iUUoliuZ350BJWK1dpyyEoc4EQ0S2M5hiaqUUCihZrRLBufRMCq9tOTaGTJP6i/iwda",
-	"48ruqZmLa7CCDY0s6wPfPMtZwoTmNK306ZhBViv0p6ALlpAIWBtKvVicM23+yqhSS5lDhIFmfAx1YaGI",
-	"aKHnY389hYTiyucsG5dj3LCcT1flrxOp/QeAzUsgq9nMq7zI3Q+BDHjsANwritHUdR2JLl88e/vi6nL8",
-	"1xf/BS0SjkNh567MLWMrUCMPL8I1mhnopMFOQyypMaGay6WR93MuAM8j7P37v/+HTuIk7EWBrYnhOYFA",
-	"zoZgva8S/yx9F8xuVkoYyv6KrulbpUbu5HhbT4agVJn20pQazaxLtQtmcbuuDif3rWtt0bO+NtPit9Ce",
-	"wYjSUoNqMQa8itu0AnwAvwuO4zl8X+W2B8PAgmjnbkT0DY9jD7AXs64V/RqagekaGhZmN1oATmxOprTM",
-	"mvAcvA0Bpmo+dWaBPDz5/DqFz1dIL28E6xYkX0G+h1etjD3H8hnAhNo6MJvy4bTOkW3tV8sNUUD8NzQt",
-	"WIC/hwIvoKh5oqq5kDdGKYTKtJRNNfgt+3FNzYM6twTVpmuWaZtUaVfvQJVOQpKwmCfOSCN9dNmX9gD2",
-	"Uy2dtWZm2OXRKFahiD5+qvRiRK9wicpmrFubWwza62BDfsivWW369IXbVv0OZMyvXx16y7D3cOlPyh2K",
-	"jGF85bO14ZNn0JoXZUcNCsOCrX6tNw2E/pbqXWfG+grCjGcs5aJsYEv6c25E2irAOtBQYL2ubf03N1Jn",
-	"daAg7BfUSnlUQEA8A6o+VE+qgbfp0ctTR/CnRLClk581tHJwH9vlihbxIbSq5Dbpv6UVwLRq69nUNTJh",
-	"HqY/gY566DbB1wxFP/owVjdxrUwbsfdzrq5XWMPkyiVcf0nFGIlsf0VbXglFxYBmG4qOPn/VjsG199TS",
-	"9iwDe/4SEHC5mI0cyr6t6cBS525E/cBn9aPb4BCapuIWjBoLFpF+9LGxgp+iwGcCenT96KN50CdjoStb",
-	"IZKlWOvtQPZbMPYBzxdnswOiPuPgL8KWARUAfdKGn4/9HABtezf4/HUr/uHQ2r8gUDs+OktXu0C03w3D",
-	"vAlf/uIG8RJvBV/ukcubo+yGXF6+9ufBLHdC9MBiVwe+Zza2z3YI1r/qo/ir9DVA738XC1o71PYGDK+d",
-	"WZ3oNZBFZVPLrKBfixIFDtYbRVPfRQNOjo8HgTszJitCxSoUtlpo5NoXw9HSp6Tq2ydZkcdzqsBKaO1j",
-	"jPkZru+xxUPbfOqDhcBzCHFgmreQGpCLWYJ9QqA5MPhIBZQPAsbFci7Bn2pfo9YcWCQbG0N3waE9q638",
-	"A4pELDLHLrmbwrCNDf6Nxlcd+S4pBwyNZu39toapNYbxzrs9mowjfl5trdd4qb2Z+BaLfgsa3S5NxVfb",
-	"JhZAqK2z5bOWEpQb7Cru2kyhbp1LOYW8I7NX0AiH0K5e0LaZEXR+rvcmD8X+zcmtgr5mZLiAbQ2vZ71t",
-	"uRNDDginGn9V3e3Iyz4Iu/UjJ9vakbuO29ji5y6dxkuImWqrceHRgHiCPbnWenE3G4S7cPV6h/Dudt0W",
-	"DuNb1+5bKLeunbpdvK42FUhvOf1WiPOrKsRxXb6dfHVN/8sawITt09vbZvEfQl+GTt3uFXRtMJrQgibM",
-	"aGhlGuzCy3gz0IEiEYwFIWvziyDYhHvYpeGY2+ABvYdlC/ecLrxMwxYw9cC+IPutpo/ZxnP2Zd0hCRpv",
-	"gWnTKYBelTB7u9BQN/k0kItJ32jyi0JpxFQaDImFTkv+jJAcZZcQJaf60P7oJxQKcyQzmjjdI3WIOQ+B",
-	"SfysXIaNKpwviIlpnq+QO4x2Q2ekD3gRg04w31kXku/T4x0gg/2DXV9Ns3wdzzI/7Yui04HIY5W0sVrU",
-	"gYHs7RMpU2aOl233G7ts+wj1V1bFBKdn3hlcyTInbEF5SvoxVeyQm7EVN7bgALyBcoqGY8e6/HIfWMqW",
-	"TtsRi63WsevqfMM+3k2ib0c/9uLpW1h5N8Qmu16t2cUY21B7wzf5QwcNJGpNpIj0ISN1RKL/jNA5/kei",
-	"JTl5ShI+41qdETi1VEASqubwv4TgahKKjObMmGXKemlsPNh65m2TxAikQjT0agm20bJnn4NcwubFDr6I",
-	"PLP2p2U5ZaYE/DuqVofWahxVqQO5PDu0fJyMjDakyeF9D+Vpx9G/DKKNfbOuYKz7+avizK/Sp+vBYzyt",
-	"NIOfXsw19bIjVMC746DRokg1z2iuj4xEP0yophW44WeXf0MdPwM4MMySnXIAxojiIk/J4Q9GMLA//y/3",
-	"yGGsbiCJ3Hl4n5LX/HuwS06Og+PjY5LLpQrIu6sfDv+I/hh0Cedy6VxCc0YTlp9ZsyYtFkKFok/FigAg",
-	"VkDWDnqQAojkFjjGD5ykgbYXM2X+R0kQNPgT29uVKgnC4vpiRC+xIEgHY9ccIjjFUEDjZduozyyKRTq2",
-	"l43xMihgoDMQZFbbxbReo2FqdIJHZ/isf0XYLBokkhGz2Ef8CBUKsmLqSMiAnBwdkz6g0lqEuQFEBX3m",
-	"vtlZLFnEBYhCgaKQwgRc7QKQSqlrk39ILhREW/9GU57AvsFc/ZVcYEZ+2d/kzJWc3LhbMF2nvAGjnMph",
-	"+UJ/U7l0afH9cvvhRrkkJ7YlC76A85pZ2VsHp5NTaENfYtRBiFouXafBufWHOa8XrVk7B4oUkIRju4jb",
-	"r0PRN9Rjk5kCt2dJYj5U3JVY4LuEApgBqZgpcNKA15QkBYrT1pDrS1jWis3RfSS0cG1dMtc9XIYYa0rb",
-	"BGLBbX2awYBowYKv+7tgwK/A3wWnG4q4jnMGafXA0eCv+rz5GnsV4up7zRETUSkcHEAk+xxW67nOnXoD",
-	"SRm9scocFLBQLHDL4zlTNvek5lgYBCUeKVHXPCNcW/DzKrZmdSrmzbXMWUQmOTyDazKh8XXpctM1OT4k",
-	"kMsLnB6KhufC93aysqq9WynkcldUwoflnO6+irWpW/3ffjum35q77VAYXDqvKtZBHymKTlI22MQZGzK1",
-	"vzhxfJ2K+1cM1uf23nEVAN5pKdfYiijWlsD/68HwAyUb8fusxd0C3kcQuy8UDW0dFF7nGYCKTeu2s70l",
-	"KbeO49z8LSBC2hBUFobiT6DNmy/G9gJXLmgFerIh//pz2ONfBp3vt8/Wv4FasQ60vduY/qDCsJx+adAx",
-	"bDisbDsaZ2khADRNibFdRo0fzYwC5PmgIgSo1jmfFJqpAJMyvAPOddWstpEifc0+aDJJqbiG/NsiFwrq",
-	"QIxYgngXS7CMdS7ThOVqgMNi6bDAd0D9LmcxJNDOVOAwsTk+1rsEFaQ9aGm0RGekuvRd5WGRMNHYtnzh",
-	"oBHADDD3jWi5mCiNVe5Uk2vGMlXed6BIXORK5oNhKF7b/HE0y8FuTlkyY3lZ7+JjXBMpr1U12udX3xKZ",
-	"XaRhKM5tdjS1BhNkshuFBddBLnHlhuRFTgGrwebKNG+TU/JPlkuYXSj6PGGLTBopNjgjtDW2V3ZRciQc",
-	"DVxyOpBxYk7NIflJ6lAUIpFmViOydpPNpME07FjeMNC34JH2wBhid1qWkL47KYb4hPZ8PPOqn0MtN88p",
-	"cvaWdRm0P0N6J1V2PX6XWhVsRi3roCZK0JkFmIUB4XnOAJhsAqnPDdmJsrFDcFpV4ctikL7FSXw1Sn+A",
-	"/jKswflmAGwvdYLt65B3Ox7mlb6Im/Kva0msM2y2Vz0M8UiSqlp55eAy+kIibMjRzQk5v3h5YM6rpRj4",
-	"MCAg0nG9cl0d1vtRO/SffsRUTFMKSrf15v9SsIKBb7Y+pTkFXDktScZklkJ7aqqg+zcrG1rzJCDRgpUJ",
-	"G8324JjYHQmwHNxFYJEICS0XzemuzOD2va2J4rHDa5kjxi65p9SRWkfLu3Vakhkzj/Fr2wt6cSpVZxul",
-	"1k7XfiX7lCgGRId1R7B0XZF/uyF7drZuzfrwta2tIz05ftiOUL/mbIttWSkPmW3xUkzkh51yLSoE/3vF",
-	"atOMLgAF7EOH8Nwho65cxmb7jnWxXxoqpH/DFdcyD1D+B1aq2hosI+crBgAt9BwuxegZj5kiqojnoaCK",
-	"hL1zISD850BeK5MKezYeV+oEdAKIdGCnoISqJqaGwgh6OZ36TqBwFuV8NmM53mW7ATnUOuuZh58Me+WA",
-	"MCY1U0NyjrhZoWikNZZVBuADetIml9F/WlbdPTTTVB/2nGnK0w36VbUY8HeKalFZBOscBWBA3y1K02sk",
-	"D0Rkh9j8zv7S9aKb6vMOKsXTfZmTd+9ePh88SJ1NN6Mf4Vl7LybHbat9IqMpQKE4N8Y86A1r0MMeuzpw",
-	"rdxyxIgeVBQMp6WFwvX8RbAPBI5XjSFBDkFOQikPMHsTID/6EHdDFJFQgEIZkELMWZoMhuRn6JVPq2JE",
-	"NWuPuHZ6cSIxCmd9FmeWrEIhsZ03McpW/WandynCbQmRlbVEMaY8lLZ5AaxRqgjPutYb9obknKDu1iK2",
-	"0HVd1pvjha35Y+dALGvy7MGrZSyBtBCZ2Sk6SZmjxs0pBG6cL51FcGdJ/a1VwP1pUPSaoWynjdNgbvOx",
-	"Ks0DQTpk6EYF8WChI0A6rB8LoJRt0rOOgNm+qPT9CQ1W50zlAp3JK7KQOUMnuRU8Bwp7dnhYdUABsTAh",
-	"NYEj+pevL8HOg0SsKeBTw+HaKW5I34KEBuT84uVgSJ6lEn29VnLVZdouqQ1mBPZN+fo6lS/YnAbL3YaB",
-	"XDjmi/LQJYakrTCo0SmtahcHyoK/VgwkSMQExcXbSnVDw0x9EJCEpfyGVZo8NFRJSAq1TjaIzFh+smC5",
-	"oUCMVa7Bn3rmAcOqk50x4GeIYVl0P1XCLGOrCCELEbOEUBWKSBe5GPqudJEDzXZQCmFvXiyoCHvW/eUU",
-	"PaOPWMUJ6qqhekkS2uDxqi/NaEygC4GsdoodTHhdpkDVMzqRkigUffwbQpxS2NxfCObX4NJiCh1hoZ7K",
-	"S3wHJ0JWCDhsG/fhfWO8ZWz3JvKrmrOYZ9xofsu5hPVkCbm8enNRDuEvGctMs2QsCx1BoMm1PLZ5Dkvf",
-	"ddfi+ziB2ibyAHDlSt6ThrZV3l2xD589xx8e/Bq5vku64lJRt4bfdKZ7Ft7nDebYLp060SO3S3hwwnxZ",
-	"FQkqbyDn2oJKercXFuUgNIv9DSy+9fLj8ySpsuVPUrPfJGvCi3XwpYDfvsXwtrGXqLsgAx/9AVevFG2R",
-	"5e2MlLOU0S9sbTR1X2iwkDHhUzqS+qnP9VmlxYgzUmpGSShqVomvI4IUwIqz2rl9Gw5qB9kaoOmjQuEB",
-	"FqFTPF15VwxOctihcFSCkP7Mtp1RjK5krCosAWk/uGFvvlkrv4Xj8S/Y/6xG586Z6H2CWzkYPh4tLL+2",
-	"4x5DOivUHhkF1rKEIoox0t8SUTkjk5WrOEXOoLntYcdCgbmvNElypmpdO//XYEgiITWfrsaFiFPKF4bi",
-	"ZabBd2C0eOFK4y9fX12M3719NUCGaKr3S2oWww9CUilm0LSQirqn9kD5R0KYcqxYLEWijB0RChtWBrHo",
-	"0J0ddpH9zbckjLqzcF+vMOiYsynLmYiZ+jy+zRbU47Zwa9BrLno7dMFX4Ni8tHC6XdJE+d9/pwHbZjaJ",
-	"NfIN/7Ql0DCel1xyWA8SGEZTO4oSv+5dXd5+ZLq+gV8Xpfwm9h62wr8Y6iQO+A+yXMswdAuZZDXp1BmE",
-	"7Dgs2kToiDw+NlL7j989OT5GXcsdClyRk9Nj0j8lCy4KzdTAgq01FTigQpbYDGMpYjbsELLr5PXw8rXl",
-	"rSuis5JKUwsVtd72/pt4/cpZ7C9yCXoEaCFOIScb1Y6KcgOeOGQ4YyWAb9YS9zq7levsxOw1W3UnTL4x",
-	"Vg6EkiaM5iwHPQXQYROq5hNJ88RlyKH/1n2IpbzmLPDttKgIxTmk0vB/4hth7frAKG+AKhlBhByqm+hE",
-	"3jDLtuaBzgmMooR/CGzdA8DFhwLLxiUaYilVmhSKkb71bKAYGDivB0LnxznrTEj8q1mQB+SHv7LVJvhY",
-	"sx91DOCA5OwGWutBsqaz/X4jxA94Ok3N+fziJXYs6eOuoT5hG7a1lP4BEX/qLqwBWafayDbwwY6UasB/",
-	"UBmLAZtgRNYpGvJcQ1GecoVieYBuNgg+wFnkHmIjHIrrGiuQNk4gfZkHUK/BchKdX1yMX/z0tz8nDApj",
-	"FkzoCIyFgAhJyu4thBoLHZsMksrFMC+IFiDjhsJaGI3A5uMWcyMgynB8yqihOXOfDTIsuNDYd1PZDjHA",
-	"uSlNABs6Q9+E5TszAYsYCz3KMQEGwYQUiTAvxoZYbjhbmg9mG88cQ6M8rIiFCFJnIuxDCHAjgAhsv4Wp",
-	"9CMzxDDL+Q1P2QzqVHCmSDtmBWzAy3XSnEO3zJjB6nbjD/2VrT6vadVS0GIbZZiXmEpDdeDB5QKr6s8I",
-	"IJug2eo6/fSCtc40azaaWbltQuutuaapbsCNX7xZH8JTmf3plqhBCUVgCaFv3d+17R/8LtUPh5sknNjt",
-	"kq9VlWErBsU+qkOXDnCGJx+KglDsJQsw/QzUBy0zBccLDKTdfmMFVCjAqRrTwDeUA98uNl5QhIlkSN76",
-	"afizGFL0XP4JFNphdkdHiNPc5GTIwykW3bFFP+nfaYGRef8dSPxzoAc4Nqo1YN7Yxf7CXPmTvfCuJTKQ",
-	"Zo9hPHDft5bGPGSdROVtNinCbmG+dbNXtrTbrkgddHJfmMmrpq47ImHvojJ+CdQPmc3Q7sRhaEPKSUbz",
-	"a9BAwDXuUetBfE5BzzZnKcHWgGUSSHuPgmHYq+aP2N7e0BUMesKDcsvLKNqjR6fHp9W2BXWQ737EE0Sp",
-	"SwAywy5pVAHjDoXvLI7ifiGFnqcrkuU8Rn9mzhKuVUAi7AGgxlRHgX2h6Nmbn354+fb1+dXLNz+Nr65e",
-	"RQNER2IL6CzW0b9kSOroSY3mFxUoQZw7mRQrDMD1yz5VMFPsv0ChYaSeMzECXT2ZQc8rbatGIti2IZbj",
-	"uySnUEQx1Wwm85XZ9GoDhrCHmnLZya210Rsj0aRYjWut80MBXc2QKrguW1Us6cq7BSE/3kUvuyhBhOIn",
-	"f5ajvYAn+TPbbsJ6PcyjoCGckh7RruynZiHpihQKdkKRFwLNI4ecB2iq2N0bnJdmNYBi313Cl89c73kL",
-	"4ifg9Q8dW4Si/+6SnJw8DcyVJ4+PHb0Qiht0Rk7sV+TP5Hh4fELeXT6HVLQVWk/usRDxOT2FvKpZkVIt",
-	"89V4UogkZaU1duZJagwEGgUerzBAnBf2S0FTm9ErNYAp/ikUEVw9XnAFAOIRwAmUjTkh48s13oZbSKQW",
-	"auy+guhweTncHooJTamwVQiObVBAxDRzK28NdkutfTAyuVDFdMpjyB0z06TtCALfF6vK8fAZu3u65V0X",
-	"mG61R+USJxtkRq01inVtwE299UrIoGcpYf2pLy/fkMcn331H9FIepkxrhs2WRoZKZU6enbeBElYZc31M",
-	"IHzv8EAQONuzCdsgbC5EqA1eTv12BuDpg/Rl6uzJ5FtgWSGBMEexawTye+rl/hW27Pi+gNzVqhLSr2se",
-	"XRvX4gus9RUqjdaatn1Ebyi3NTgdru9zdY18UhOUU5mbLw5jmgFYSipjmrrjYmhENTBFZAU9pAWUx4rR",
-	"aJ6cnpLN8t47Cqvi2s0gsJm4m2R1m2C9BG7f35BwXL7J4tm1GD1nFFoy9W5xMxTRcqFuc++GyvXTauX6",
-	"022F65/JKnoznSLpbrKLCPhNpiz/Vcuur1EaIauUOqATFcD85UlSKRLv0ga21bDXZdK6R6013a6pHz08",
-	"PXZ7ldCBYJfq95Sxfvo1+rhgNwh1R2ilFLii6ZeaeUaxAbaQGsJCItnlPP2cHrISTW6je+xtedkDMoR/",
-	"yianVWXGv+HwbPmWpJ9wFadSFTkjccozzP+6kTzGfMokl5ka3M1ltaX3QgYVna7bAvgOioTLQUCiay6S",
-	"iPSjcpLRCEIJkM16oEjlF7+/L5MoIFlKV8aKs/4MbfNMATyRpqk6I5F/ybF5yWgUCoi6AT4h/FZiHoJ3",
-	"zPqwuJiRBY3nXDB0QtiE2P4JdHU5PgbvDo0Ngw3AKXLlXslw68/nfyP9i2evoVL19cXjgLT0jzg9Jjb9",
-	"x/a7R5aLLI53UiAHjRcqsm1haFLGr6ElA7xGwoy+lgeQquvzJ1wzKUi+NcwbCkVXJeYIwaeR/pvZLCA/",
-	"vDp/FoAyu8hypsx58fP53wIoMBuAC+TkaSiiQqgiw+4H4wVLOB2bkaMzQuGV8WXRxeCBCXB6mDUbyzwv",
-	"Mj2GhYKitlBgQBReB66Bz2MglDMsn8Y1e3Ly2Ojkdv/HWspxSvOZv6qynmYgLISrXizFbHMdXJGlkiZb",
-	"CuEwEOfp8G6NDba2MPi8YdryrboywHDF8vK6bw0I7lWSv0MSpOUSk37JWQNXTpqmCoTfupAGmamGy5zr",
-	"ChpkeRZsVWARtr9O3w90WOOjkq1UV64FV2SGnf6/lV3eJ9k9d9j+fqnPoBaplKBcjAvFyBLBaYStPzI0",
-	"CPEEiql/5UG9jTK7mwJ8FtLbnea+VRXuULTrV+tAkQXTFLBrQctDVM6c0BTq45mGliYQiDE6QGBbrAhS",
-	"COvkfvf21RftG1DKTENmHKmqm1jdRQ9KrO4hncRqL/it1TX4pOs6vhYiiccNUNIuiinarBW/ZOOErpRT",
-	"7B9/9/T4uATq0hIehTlIoDYG1TqGwQgSpXi6Iv+QE9ckpzGxwLmffHvFBgK7+Yyap4KMYuuQ5jogXIRC",
-	"LWiakgkFxjmrQ65D12qYoW17DHjqaHRV4dcdcjs0UrNWVSgmacGynAsNpaiKacyrWgrSXB1jWvB4TpZc",
-	"QE7BOjy9ByEPRb+8e2izrdrDiJdN9nnwIGL9tSCRsx3lq6t2ozHAl67auLVg+J1l6lwyTeZ3ECXrBRmW",
-	"YbtbUQJwjyIUDVveqDsFJgJnyBhHsjnWC5pfJ3Ip0Pwl10IuIWskFEoWeczUkFwyxA5jHKx4qsgWz4ub",
-	"QEvby1D0DSebv7FMUFXsYFs7OCKN1pjXk6Mp/WW4SCKENHTNAumSTGSysp0Q3ZNtdv0zJPfDq1XGfL6J",
-	"K02ElBU3iYhAYIj4gx68K+dxzDKjHRh+UyMSafZBH2Up5QIaYppPbvEi0qepkvbbD4f++4G7cq4XaRQK",
-	"BM6ucF+WTKOz+lcy1kwfYp5pBGCalPj1xhX1ocBQmNkN0IFAE0yQwtc8UIR90ExgEU401B+0mbdZRfjP",
-	"TdF8gNnZP6C559DMC7pg4iFEWIqJX09OnpIun8yQnOPWo3PkGHwocM/jUES4xTUnClRXZ3oFTTDXPTEA",
-	"3QTmp/VGQ8tT62mxHTLHTMTSHGvgEQKwheodlFw8/4G4DpP+Me5m85belebo0XU4MaZJSjW/YcSoe6Qf",
-	"lXR4RqIwjMiExXLBFImOYPUiothsAaflTMIyDqOW4orKBDwJwsGOHHegSGQeGFUAPSte1lBYn6n1HUGV",
-	"O9W29ok2eLwc0q4/TyJYB3s3dNeHAodLZHczHvuAXQHx4Fbl+AkmxsNyGFJesrys+MRTmvQxxzQUUcYE",
-	"7Aw2VAFYwQSvEjOmLCrW8oxE+JOdQGQbhBpNo9sbhl6L3haU2qtSJODyTIGbnOAAINY6Z+GSW61kMOwA",
-	"GHfb1oUxfnJ8+qQjebZL43h09OgWjrqdHeLUOcLNryBEvQRdGQXSCPWqgAtFQ8LVBFmwLsQg+75TjOFG",
-	"fj63oiWPzT7Fwl70zaH4MA7FRMYFFJ05xB+vXJAJhVJM9kEH5LUlsYD85er1K0NHF89/GOzqZ7RqURPp",
-	"fc1s9gLjwVTjzTRXJbbfHwSU1+9KV405no2cBfnzkO6XTneLBZU8mqQyvmbJoYOc2RhU/h4v/pu79gEJ",
-	"qv6oTeFl+wYeNOc3F2S28J8eFMi9cNPK8QFluOB2YeXz5uOskcLzmtGGeb8ISGptOurv0PKaCVdcwDW4",
-	"Verow8ZEmeRyqVgO5xH0YleygVGMmRhgrTh0fUQ14rmbZQOIqG8xC6vFxrVeOtBwJPBooZEdxrXsFxYz",
-	"CZ0+Frq++oTBkLwRsae5wHa/d5BllUXBjn7WNjMTxVVprTa2rzy2o9qAvRvI9aOLq6q9y78y44K2aIxD",
-	"W71HfPEePEJIspAJdGxK07N1YFuuFUunTvkHJCa3k8u5tB1X7bI3No2gBQBJNdQBSHtIRaV5mpKJLISx",
-	"zZAGMpYfOjCqnGpGIA9xSIDdsZiwwc++yuX0+Li0spHEKZYZLqkCDNjqW8kpoTby7nbbYUkJqcdu48/Q",
-	"F24OZ2FNpCehWMeEm5q3aE0ihZlbMfW53GrU3t6sh17VAQbP2lAt7bIOyYv1yuhhvTT6aWtptKNWhPFf",
-	"l8cNZq0wtBMtDajoBgRhRrVmuRntfy/iw60Z+JXpfGn/YP3M6jqvPHPRUpRbQMGzJm2bi8ya36d5sN8s",
-	"uZ/kt8jc9px93LnmGbpLs74ufWxrTflVN64/V1Z4utIbSMcp9QfodUQi+3nsOKki79bRn8SkKe++KDMh",
-	"r2jX2jTlU/07bW36ik/1OukdWPbdRII7+JFqSll/o0pW15du1QVp3Wgxb8riIud6BTNE+ITzwpwZf3//",
-	"6b35Ob9x8y/ytDfqzbXORkdHUI0yl0qP/nj8x+Pep/ef/r8AAAD//w==",
+	"7L37chs5sjf4KgjutyHSp0RdbPfMUDGxn9r29Pg7bVtr2dNxdqo/FlgFkhgVgeoCSjTH44jz1z7APsR5",
+	"sPMkG8gEUBdW8SbJdnf7D4dFsi64ZCby+suPvVguMimY0Ko3+tjLmcqkUAw+vMhzmZs/Yik0E9r8SbMs",
+	"5THVXIqTfygpzHcqnrMFhV+ThJufaHqVy4zlmpsnTWmqWNDLKl997DH38PrXsUyY+V8UaUonKeuNdF6w",
+	"oKdXGeuNekrnXMx6n4JeImM1LvLUXLz245zjaNd+WDCl6Iy1/pbRnC52ejd+sfaIT0EvZ78UPGdJb/R3",
+	"/y57/c/+QXLyDxbrtetxRVouM7NlKs55Zta2N+pdCgIXEy6InjPCxC1LZcaImtOcJWTJ9Zyc3J6Zsf5A",
+	"NXuTP5NimvJY77Wb/yNn096o93+clDRygr+qk/pjv5fJqm2g7+aMyEJPZCESYp6ScipiRmZUs4CwDzTW",
+	"6YpEH0OcfNgbkbDnbhiXN4zdOoW9IBRh75blikuB14fF6enjOC7ynAlN3E/mSxb2PkWkj2Mmb+xzn/nH",
+	"vrVPHQRE5oQKqecsD0VsZ+WXF9baL3I/gi8iwpX5WRAqCO7VYBgK2Fa7SmYRL2d2ret0PikUF0ypt0WK",
+	"X3QQnSOCoBfPqRAshYu5ZgtVocDyKvsFzXO6grtyRjVLLmEIU5kvqO6NegnV7FjzhSfOGmexLJWrhRMJ",
+	"/l2byOEZDu6deVbLKGpU0cJ6CVdxKlWRsxfCLEJSuWoiZcqoqF/2lsUyT7iYvUx2kxb+znfsg971liyl",
+	"q9d00S4uZjlj2vzd9iNPautdFDxpW2oukCIrW7vOQLEUgsWaJcSRAFnOpWLE3k10TqdTHhM954pQQ2+E",
+	"CrVkuSJ9Q7/l71STmAqSMxrPCdeDYS8o97chiPFdL3ebiOhapSyXtzxh+V4E1BCM5VAqz7Pv/DnYzgM3",
+	"Qi5TlszYtSzymNWpuj7rhGV6voE8uNBsxnLzVH+AbaWkHYkhozPWQgLwNYlzauZwQc7ItJRVxDyESCNS",
+	"uVYkkXFh+NZIppzRylsq484ozrD+FkMnRZZKmpApT5lZW0LJguY3iVyKsfnOyEjz/9hep2A1iblUme3Y",
+	"tgxKU120TPCSLNlEcc3GMEn33IW8ZYr8UrCCJeS//9//D5eAixl8MNNbwYgoh3VhtyxfESvBYVkyJpKO",
+	"y0sZrujKsNNqMCSXMDv3emSxyKxWFAqYJBHSrdGKaaK0ude9pRCap4TiM+QUmQ2WkSt7F0vM+RD0mCgW",
+	"hq7trb2gh7PsGXGNc+wZDqDJqhf0cMQVQl/XQ9wDa+tobi13qxf0apvZC3o04/CtKGg61kYstr0Db0cx",
+	"0EkytLZ0ZuSK9IssHf/3f/6XOVwNgRouFLvQiVXqtlzXkBElS+EDAsvKnuwcfwWdeta64EjppOPAbe5B",
+	"9R4xK7pUzDRdvJIJS9cXkyoy47dMjAgVK6CbC6IYI0uaCy5mhkYZaiNZSrWRJSSRQJKaKJbfGgHQJlTS",
+	"dHFVEcGOUmiazWkv6E2YNv/N6GJBW7d/QT+8kzdMVCdfESadcr9kdvdKZk92OFnxz7YXqpXSzIx5kbWr",
+	"8JotMpZTXeTVN4tiMcEhaSlqTDHNORNJusLDY8qUAgPFMBtVBfwBojltZzEpU2XUXD7bT/EqsmRfxcvt",
+	"9Tp1XOVMGbkORECJYtpoHkay3NKUJ2RSaCMpFdhek5QNSeRIDdRUQ1P4HtAIQjFJC5blXGiiMhYPLvDJ",
+	"HE4OQ1KULMzNqFJ4igNCUwGhjixR+BN4JPyY4H3mGpFYmayLXKBEZFY7MSJNoZUSwfVjIfV4apSZiPSF",
+	"DO3phmPgiswKphRLBlbKcm1fLAVDkborf7ZJDaDhipzwHFzXAS1lVRS/OndVuLtOpFUmatC3FzF1Qqso",
+	"+3V1fF1jbNFu2tTpqiFQpc01KRj0PhzP5LH9ckEFnbEh2DB/42xZ/fmYLzKZo2kDKkVPLbmO5xNJ8+QE",
+	"74QFh7ufzam+BKV0Tz9BLIUx6cBGHfOkdY+ZimlKnXWx8eGt6rV/wZEi5bPsuSUFI1NDMKRvjiQyYVOZ",
+	"M1Cdm0dUfeQ0diNyoiiWacpiPTYWOIXF1jkVasrysZbjebGgoB4sKAeO4FNrm7dLppzPZg2pPtUsH5+P",
+	"UWUYU23IEMimUCwHI5op89obtlrKPBkvqI7hjGTCCCXRpgI0WMa9NnDzaztIy4Nz63rjpaRPsyxdjeFT",
+	"3SzZeuLmLEtX7e8CcXNklOEsXV0QsxorspwbXYUSWG8ypyC/asMa9oJdTjSZMdgvpBjkslSqjoOtcI6n",
+	"fegTpIYTnkaQHikrFWOapuqC/JPl0h0LeWHmBUzGkmGvSY9cZIUea3+a+0OJC/3dk1ZbQRZ673u01Eaf",
+	"3P2WpkyuDrM5hMbjt/rUmtLDUUtF8FaER+UQwN3aIh7t09nQSradpaO7sS4fn1UG+5fcalb3Kiq3rE4b",
+	"K/vRPWeppocMS1uPyxa5UjdAWgbw1oqvvRcFZO1+jPeTsd5ALNA0ZTkYL54Pb7niWuYXRGlpzgUp1iTI",
+	"kSL2xaS/YPmMJYQLLY3mAsxqfuSi4GI2WGdUOADMHwv64UcmZoZ8zp8+CXoLLtznxxucMJXbzk5Pa7ed",
+	"tfkd5lZjrtz3+Lx22x/aToWdOOOZP+oOYY0Wim76DqqX4AZ5J5iWbp0Z6XOtSLSIjyPCE1jzLatSiRRU",
+	"1uXJ6Q4LqnTOMJLQdNsbKUGo0ceNbmy0b7iU9Kki0WUcs0yPiOGEE/j5GH+OwNQbVE4l7xPtCDl08tGP",
+	"XLU4o2G5dnf2wpOui8WC5qu2A1kVccyUavfhgvxuMyYbU3EPCdzo3K27qaxmojBO9ZapItWHa65uouse",
+	"0v1d6/yO3tQDrepdrJ5yNnvYBG5tDl7c92CJqK3SecFF9duzYFs4ZY38GyGICk8/NSx97yGJ5iYfEKKo",
+	"y/E1ubNvBKM25a1CrBreaC7Wlltb3Gb7vXtBP7zEO5+e3p+HTays6ozeNWPXbfSnKXe+g6Oi9Hn0FWME",
+	"qHfoPDaDe3e9NY5TqmkqZ8O/0AVP92A3ex/wW82Tt6Af+MKM549nf8KjHj+eBRucfHvqFYcJqw3Cxomq",
+	"/WVN06nY4KzGXNrEQcPr6NevunjlfQ/ijayvjPfgDd+hW2rHVfH3oQ53mHvzU5d+8RPX8+dekHVoGjvp",
+	"F3WRuO2Wyjs3KyCbtYya72zHg/AHhorGXfSMIuFMxPt6By69jcGVy1Wg9lHeoQsuHoYuYGu/pFxpFRBN",
+	"Z4rInPBErdsg9sljntQF+VbdZU1ac3UPTzFj3ScO00qgRcL1C6FRl9vDhCwdefX1Z8PZkERAOEP00rIk",
+	"uoAlfvvi8vmrF7jS5otF2yRprOW+7lDeFYhTLD+C7bxhqyNFYFn31kHg5G5/QcZyhQ5SsE5bbs5lyjZs",
+	"TSkDzVjRCdkLehLEqsy9a3wHFySG+WBKOGL78jazx+q1Y3r/arp9SfVsNyQ2ZkBjrcGt0pZo33Pcl/rq",
+	"LyFtY07FjFWGURHNNJ8x3eUbt7/ulrIG8/TCrrJ0jli917f+4Oogyln+3MWEV7t4QhuJGVTT3Q3UktNb",
+	"ZMmcqvFC1qKHFYVesA96DI70tlQMpYz5HsHvEWRiGN4w95AMQ0ZbeWydaoyU2E71fltgKSrTqI15y5kF",
+	"BDq8wqHueFDBPTCc71MZ37Dkb+j/2tcRdwAj5oyqNsn703wV+NXXjC5K3z4TRBjVfuki6m3PtR68VpfS",
+	"uznzjqKGx+9IkSWbxMCPFbdTb9vWVV7n51RjrzZOqS+2c9zsseATfMDYvn13/05jm7cFUdfe0zqbIr25",
+	"zGeFTyvcXf5dkkmR3hCjqh4pQt1DAsOJXCvy6tkVgaABsYmefdBqTwxbDQg+a4JR6sWw1zE2Y28edBTv",
+	"6rzp9MF0rdaVzQ46RFfpOgzodAqZhC3WcbqkK0VOR8YCnhsz1zBQYjhpxXRroMelaq+HYz9kPGdqvyNX",
+	"KJ0XMPh2/c4GL2t+mMpgFF1kqH7sRuJuy9vclzc8y/A9Oz/r+oZnrc9as4HpknLNxWwcG6vLLE1XgHej",
+	"G7WiSazrarEshA5Ack15qlkO2RhFRrQkUw65QmZe28RWaRx5L2FJXnb/y5HU9r2xodXtq1Ch37Ytp5bh",
+	"/+GVz5bb1dIt0hs8tor0xlpnezJThV02JIDuS6t50R7MwMB0XgjBxWwE59sPL96RE5pxmMxJXgh18hFv",
+	"/9Qao/61cAGk9jOkATvhzamOh5j0m2nOD2sX4tvXuK/RHizLvlHLAv0kdQqZyyVZUGGVHyoImBplrimk",
+	"qJrtIn2fUWXs+0GrAN/vAKtqY5vlhr2u7WB7RhcZ5bN983TQ9QdeDEh3FwruVKNQhOJfZJrLBfkXsakp",
+	"5i9J/hWKfx0fH/t/5rokp1NN/kWUprkm/ZlRv7D2A3Ux8PTKQpMIrhwRo45E5F8kMlSeFClLIsKnJIIH",
+	"jKnG5Lo5o0lAWKoYiSwxR/B+4m+DZ/ibIP8evrSXN64Oyu9JRgvF3P8J6Uf4xxgXeQSGfzTY8IAy7Y4r",
+	"4vyuGx4I147dhVsfvZT5jcpojA7zQmVMJBuf728Y+6vdS8onY5IVocRGNIP1dyFx+2cExGycnJqtTLiG",
+	"gh4N+uFCCj1PVwQuJDHNqoNrG01AIi5UMZ3ymJu1+KWQmppv4YJxTLOx3cH1gWPKo/PLuaxH55RLWMxx",
+	"dbwAxAfY8TRIk1QpSOZ1agESDVo2JiifFlMRs9T/keLrQhH510fAUpH/PSI0N1qDoOmQXPo3xpZv3X4o",
+	"AiUksRSQOiZmQShSo1m4mWPMRJAXw7PvnhBIMfD1XlLELDC7s5BKkyinmo0zlo8XXBSaRWbX4a8gFOYx",
+	"XMA2LrlI5PKCRCAb1dAeUBFqOz7fQnkmtoMLSMJwpWWODzQ/UhzTkLww87CzIjJjQhHaklTgeAjmpa0F",
+	"aN4Xin5Uyx2zZl1EYprnnCkzYOdL9auNq2m+GQzNhjx6dJXzmA0fPaoPCDxvNohEKCQIKEP88ZxCUomW",
+	"TcYQmI0LQhK1NRxuDuFJtJhyOM1GhBJIHM3tMWLGRi2VD/F6Mw/MVDATN4RDNZvJfDUiYU8tVNgzfNFI",
+	"04CvKlM0nMNmYLS5BQAeVdGQvDODzczczbQylpPrV9fEXk76Z9+dkh+uXx3/AWZMY81yBQL77OljJEE5",
+	"NdOQwkzDrtoF+cNpKGROvvtDmTav2QdNBGOJIu+fXR+fDwKzVnYgpH/m5Mafyenw9Iy8v34+GBH/rZaE",
+	"hiL6t7OI9N9fB+TZ5YBgkCcgf4RfhS0+MVyjjKCpbV3OpnB+2fRqu31DcqmQJCG3T6GUK/eeagJ3gdOe",
+	"Ki9PFlKwFchbJvSFzVOyDAq8r0JhJah3TwGxX6FgMMoDPkPmVoIqSHil5XNsdQveYFYxFHVKi6l52YrQ",
+	"GeViZAUX1/iZ9LkGMjM6yXLOcmNzEKWlYdkB5my3RIbG/LDYOd01gPJbC3JU1S4/CPukoDa/Vt+4k/qb",
+	"TPWti+/Pkjs+pdjoGWrVCyPDANGoPJWQFYzcdeKSJRfINlKxgEQJM8dU7g++QlS/UaGAOjr8akVyZnR8",
+	"RfpoKkA24ITGNwrFTsksUNVgtFBaKde8fnUdCpvJPyCKri5IhCZONLISISGTVXXQFyRy59qoPNGMyLBT",
+	"TELRF7I824TEg8yfciAdI2kmPpaFWRw9ZysQf2ZI795cuUMD5VcrM/o1aTdgrZ3W7ohhtdL76i+lRbn+",
+	"Y2UfdkkOs7Faf0v9AX6E5UvvKzRUVmMcKqumPFd6XEkvvK/60U67bT3i4Ai31dSu6estcbu6geC/WHCl",
+	"0IwXcqzQWTO2iRBBr0XPRidRQ802W9bUsnuBWaKfdykxtcrwnudAQwPtIF9rvh0u4sx1/7T5IFsvRnV3",
+	"zESyz+UwyP2rJ/3cGg+qDaMygWBtydr4C55xx2Nh3XUEdk+v3Ou6CwmJtxfUPEz+nOuocE32FAMbo6bN",
+	"xEqv2DSFR0VtaUqFCiU3+dGflLX1bZzCjaO9EcqtTHhbgYOVE2roHTd75J7Ze2G93P0vRVZ0ZSCPdxR0",
+	"VW1vWxgYrmuT283kQKIW5uB3V9WsvsAcmaDUmzO+JbFi/ZgAIoXXTCk4nlv1F0P0I0wzJNRZ9ILdshwg",
+	"UpKWjO+WA6SazfbdDol5Lfl857vk81WE66Zlv3bXbS0S8NSFVHFH0jogRLpXVoFngRbV/X6C+jtzI0z1",
+	"jst1BbV/d028vjez7WBGvrsCtoV/tj7wy/GT2U60LzpKY+rAMUNwQutCgd868r9H1k1icWKMZT9N5TIg",
+	"EThMxorpIotC0ceSbfxoDBqIE88puJat/jdAN8iSK3Zh5ekYXWfOB0LdcMDDEQrnE/Gj7Uf2AigLL0c5",
+	"AHeRtYTMq2mWKTJhc24suYWa0Swbn0VEy1C4j0/QoWm2KHE5kpic1+qESJLcRplaoqo4qCNF5FIQe+mI",
+	"UAEuq/JXdHl6zXcHy9el366/01b6q8Aloc+hZr+I54QqEvb++z//i07iJOyZuWUpjQF7BH2zOUuY0Jym",
+	"vc+bFmdL1MdV0bA+sypOEWAZ1MGMDsledC+2ACLN4CrLG/5Uc6Kr5otH5Or99z++fDb+/vL6xfj92x9P",
+	"5lLeqJOP7rZPJx+h+vTTBYF68KnMXVbQbimWSo/9Et1BM97H3LMyotXaOwSgyZj5usjaVrkmDILS/+p4",
+	"Hl2wePtB+r+XB5D45sXT51Dtm+BTFS3fTahKg4GXJ57JW7ijWzlfJ5ZtCoJFhRjuh9XgwSY+ledJe6Hg",
+	"fvqSpbrPpy6Vw3+3joxkGVSzNJbjW8nB7FKQBuOOjvLP8/LPx+WfT3YvyqiO48DajGZJ+Itbh9r4hUvC",
+	"fTX4ISO6YzU4FoJbwIe7LcT2tM/NSZ5Bb+EqzdalqvV/0TKjrQWdAn/EkmVAyclofgNgZuYAzwuhiBTp",
+	"ikBqL4n+48U1sWCXMmGIcBnVsDI2saPNn7rE/O1NOBoHQld8Q5voRptYWFygwrp3mvTRTeoHYh5sKZsX",
+	"Ja33ZU7ev3/5fGBjGi2h7zLoVympbwVJqVhV6/Rua1R8lLadoIlNjDSGAvKDZZQ2rhwiulIJW7BLff6i",
+	"vUD00uFNAf9HkHp3e3aCgFa2rse6c+yViLsyUUzoDsiYEgig7ga6Qx3/M1wellz6sqSd8pJb1MJtGaj5",
+	"lqTJtmxtiLVjqjbeTvpGQ54UqzEEqsYubA6qeJHHc6pYQq7Mb68xItVr9yU3E2kzo451ISNKme5b7gL3",
+	"VFQ6O/uOPdgJVGSNLQ2pjAG6pz2t112iFl0XHBSzqoZn69ulmLaASEpO9bG9tGp97WWUeOiS+wpqQQXd",
+	"ziqn0Vrfsmnb6ebMpQPqcxyEzM+bwFPqy4o+AEP4Poi7oImxP3NZzOaQ03uB0hbSpaiwBrGFCGMJuWEs",
+	"U+hdqZSgAOLrTtYwgnHWOYYbZQE10Dq4SjsT7ZmP8FChFFdxiGvtsxuQNPxE68wTNLhtk5VV4Y/tgE+w",
+	"mQfB2sCdqNnjh5f+hv3LqDakpLdom1JAAadPOsjlkvRdAt7Z6enpBYKcq7HOCxGbFzhkXCbIQuaMLFnO",
+	"SMqmmshCD6pK5x6Dn3KWJl01C2mxEIRqAidlraDL/G6GTI1OsJzLlBGutqgfLeWpy/U3p1wwp1dMeWrz",
+	"TOeMJiwnE8bFjJxtVyLNowM7uWDj4d1kmOaqtwv9TfkWneJqbOmx9WCXyxYqMUa1WWcEjyb9SUrFDTFL",
+	"pAhVPGHtaeSWl9afB49CHGVMAMVa9IRQUs0VDcwBFM+h4Mg9a+uSe/aEqXjuLlm7mgRi2aJluXfld2TV",
+	"fasAWpneBUDvojhsUyfXFIntN3SCjnUfyU1WUrYI4cK5/2z9O80ZKfenDRPmrBWCp4SBOT/tPtCbUZe9",
+	"jujA+9L/7ezJ2dOnT5+enp0/bhoVu5yNDYSbvTBtPu1KhXuGSVvIz2hI91F+vX+WZSvJlFLAI1ikGNts",
+	"qTd8uJDFvjWbQTmprXW8XyZU7EjG7Lfar967jWweumLf6VPfyvXbt/E+dvA+wv33YcJ2njTbY2drxuAD",
+	"nSFbR9KFmbk9B/BBzw2z3RbHr73tEBiZO/Z0gWtf3z/A/0Z0SKb0ewzfluPL+Ta0/AMz5hvoTy99Muvr",
+	"RnTPDavy1t3AoXA37ooPZff039nqM2Bu7Hhk3rAOzG3F4pzpgETq5ljdxuPhcBhdEDWXS4GRDouqDn7x",
+	"9vA45Ds+SGw8y9mUf+iobr2VN3d8r4NA2nTUvZUpa1ct4G4/xlLVqDouautTGzRuSZsG8hz9G5VMobVs",
+	"f9Zpex6MheRyjtzTf97P97N+29qEPOLm55pS7l5475OqCw//HjV87h2yO4qN8l4Yi73/J5nfTFP0gOyj",
+	"w21fxh2WbWlf/sCr5l5zwKL5W+2aZalcHRh6K5lsj2wal+/WAXFtU2fWonF9Dw/hUjgGuyQndyWcvcno",
+	"LwU4Co8ridBlCpqFQ3XAShceDAkbPkU0TeWSJWOZ8xkXKlpHFWxccVdEP01v2FjestzlyOwYatvh4EYa",
+	"gIN7T6u7cm4/t6CAnd31Wudtf+vUvMq9eblXQl47F29ymQqpu5AgINcQtcwdR3EIgkdtqn5lNvlYt23m",
+	"HbSw534wLXo1Evabkq4bgGXIKSMMbs+GDUaw3m5s/oXf7dUCZSM5eW5vwcTek5LYYsKSa8GzjOkNk0Q3",
+	"joB0gYwqzbD5AXVGd/tz37elbdafKcEvj78HJDqB+04+VufxafgPFdWkYJv50KC4Tjqzi7cPmS3u0iup",
+	"fMQGpP4dN+uQPq4VGt8P2H8Hy6o6nt1B/MsR3QXJfyMmcZalvK3zJhwgiLQD9bPHmIwFcVr4ErII68AQ",
+	"jCg6ZbOC5gmR02lrAQ/bBCi/sKhqTnlSmbxhAvszBqVm2Gpab5DX9jarYWwPHlfe2p4RZh5mj1p/WaOm",
+	"CvOjrdYA+AsLRoVqoK7jM1zZk+KprYjbQmGlt8Htn52/XcKgsXItI26sy45MXlLSIYT4IqfYLOCQ0K8v",
+	"5z/UJLMPYDiIjqD/JG20yN2nkrY1sAiBQPNSlpC+r1OH8CIC22i5mCgtBUsGvVZA9WrGHxLu1gxSuMzG",
+	"B3fxy2Oqn5vApjF0eXor++PXsfbcLRRmt2VoiWNn8nLbifSVy/yFbVV+QDe8eq9zwNg07Ora5U5zumCY",
+	"KGhb1ziUG65bGhndscf/r7Fbf7PjPrTGXze1OnvRA37Detf5DYvbgMTY1D4/wobgM6rZoPEiHL+zMd1r",
+	"ASwXO+q3p22YR4EzDzU0ey0g4gD8xlbVq3sdX4qJ/FBNgN+t/RMCAkNZz4chiSzcZjQivk8fIH8IOZHJ",
+	"isxlCqBIw1BE4Fujsea3XK/GVEcj11nPQfIsqUIgHpokVnI1ElLxZ4vW3Ylz00a3bUmc9x64bFtnqhSf",
+	"CcasHfNm2hv9fbOWCDtzBYDwvU9ruAzb7RGXO7l5Ce49l3DnFEAf3TmgB3Vrztp9oY94Er6Tl7rseDiu",
+	"NBHdcZXXRYDLJO/t1gpohw7adTbcfXngzk2HRqtKtDkJ8q5tP6382cFmaoDvexu0jiRR6hm9CutW+lm6",
+	"FzaopXXbG0vWFmuobsQW/QVF7t49weA2WI01if+caSsD9hBMtSPjU9DUPurNgndt4bsrU92RNTMe3xTZ",
+	"2FwO8E13w07ZhBE9pyKR0ymxF5FlzrVmwveNqZL3dhVrZzGyrZtwDU+6Tr9ta9MmWB0Y2M5OD6CaV5YH",
+	"2lLHpd73aa+NJbot/FzrPOtH7d63PrWf29jNssih3Paqq2DnErz6Zied9jMiEYDNog5p89EHAYmMFFKa",
+	"Cm1/AjllfoAOyxHp01D49jFQEWXL2blWhBZ6LvMBoJYJqXnMzA3oPqQTWeg1Fcvn7IUi7F0KQf4huWDJ",
+	"2nVhL3BhZ1lNoQ8AbsB+h2NtVdRgYPepFB3SAMMGlJsQXG7Fe0HPtQ3HxWs/w9gv7cnDuxVjmtt9dNp6",
+	"TuzqbM5+a6PXV/6sOYxgX1sfV9dm7bxFn7k1UK1qDRxVrd6XnTakUbd0xx15jV6zw7bDJQbeIfev7dC+",
+	"Uxbg153Th4t+dRcesCTcIrNRzK5Fii9IxBMAffGQFQ3YYK1YOjWC94atNrWkPtAWOzRjZy9DFtbm2oar",
+	"14lywTowVowKnRxzUfY4y3I2ZTkTMVMVlA9YnJbJdCzVveM4Ggk/XY0LEafUKEG72hTOFrWm6dpj2tbS",
+	"XgQUPVYsliJRuxagIIW7vIFtVlGjp5530lQFpqq5a/aoDmmdRtVGWrAdrRo3m0N51jX1PQAqob5CZ0Z1",
+	"eXJ6elqBxMacOp3zxQIU9no+a0ti7K5wC19VymEzN3Dde42+uULPmdAcy9hsE5DAKXyIV2m5GtuFQeDJ",
+	"wkbeLd+w2aXM1m7eIFr3VOaurG2KjRptVWgJSm9ZdEPe4vqkAc+sRgxT91aYdc5iORP8n0bKtzdZ+3Un",
+	"PnbQ7QFwgGZHdlZbDGtss/DggW3jc4XKh3Qc+yxO4e4AxQFBJY+TPaOaHSny5PRPxIjzwLWEwOABjW+E",
+	"XKYsQfB/F0uggsilYDnE3JMFF6FYFIbPIcDgyoYSqlDwHinihDXkmwzJs5SbnSOqyKeo7EAEIJFgCOZM",
+	"56s2A9AHWLzjb0NkpfWUq0ROdgmClDe07cgVYGF0gT64mFpbYW2J8kDMZRcIKuMaBgMCm8fWoCnC8jno",
+	"De1xalr90Yd0emuDX431+L//87+QDHhCrt5cu8TGyujVyUeefCKa3jC1m9FVh1nZ0b+7T4e2DgcbVO0v",
+	"eZqSOc0yJqDXxFLmiRpZTdIhXwQVKHagymrHGtsXw7ep6G1AumgZgAUQij0NsKSsd2wCcuxZmt8Ey2jt",
+	"AreNjO8BZKzGFRur7eoLFILJF/Z6d4ccqwMr3aFd4zpPEJ5gm0tRY+NhtbNZS4ANRUFGtWa5edT//vvp",
+	"8Z9+/vgk+PQ/7ouLK6S/ef127RjYurIlKMyep86jR2+ZYEuaquGjR6TUkoCzqg10jKSzrHhBoozyZGwx",
+	"OsBcxlh4QuQU25/g/eayIfnJesq5cg29qsx8pEhk+XgMfDx2TW8qrw9FrSYRn95XdGHOs1Wl3Yue+3A9",
+	"fDqyceiErgYB8njGcvvqUBhBgg8zggD0W8BQYFnKY4pt1HIG+OFqxzZAoSj7AJFaG6CqFAl7tq9Gjsvv",
+	"Wqj1s7RQJMpYzmWC4PJREAr3BROA7nppB73WaMac0xldoXt5QlMKzbQkc8ixdoK2kxAsFddkKYs0IVAF",
+	"6heu2gds0GjHM/LDHiN0wJjqKBQAhKG4a6pfk9gWpEXmN4B2SW3fH3wgEFDODZVBTxzsDTaXRT4MxWWl",
+	"WVo5V59FiO15lDZnCAxKkb55GcDeurfb4ZvbB8NQvKyQC3QHgrsLYciV/OEc3qwcmFyN1GtzAnpOGVWG",
+	"Pq0F45AvRw5BeOSviQKzbPB32ZQO3hmRvpDYPmqE2xNLoY2VQuZUYZvmKWwV7L19vXuux8ox77+8egn3",
+	"NN8UCghJXJA6c7qVydm0gBVmXM9ZTpa0VdMDRP28HfvuAe3ZVvGwq5Oldna3t/EoN7jFzyKSmnghNM0Z",
+	"TVawfBdNkVTtODaH6PduC1EbZHtianU72/SYFaElSVgSWdKSRL0lz1PUVG8h/aIeL0F63L2PiHv43Wzi",
+	"pixpQd/yUsXKZ7iDxCC4DAFPmN0Q87YR0jbgzN5XNw2/Ym7K+xZnNXRIx0oV1bCdzBsE2rZcDQ9AdVPW",
+	"KGeLEw9GiYNUw6pasbM7r/oEWJLKUx6680B1wF8KUaK2gvv1H9i0dG+mU5arz4pG0i3rpzlnIklX404X",
+	"fCpjmnLdfnunPG86cNdaDbbindQfV6j2cssdROxsJx9Eg5Hra1GZuX9ildm7eHx9Dl8NREqNoC0ZHk7S",
+	"G2qRD4JsLHLM1Fq0pdMzip1ofHNZSSbmnEyYsbDyVmpy793hYRfk6Mi6KXyBBDqqbVPJIkslTRSZszTB",
+	"WypH7pLemo3PHveCXqtisivAAMeSRd/3qVp4AZU3C8rTcZLLduz3PfDxN1fVKP5PNp6sbA7QNjzh2uEI",
+	"c/D+7Oqm+g2pPX+f4H2lSHy/crNGhbin3HvwxpRcsJGrK54Jw9j/4x6cMG+ZZuIAB0wbMbgntUPi2l/H",
+	"CV218CbqacZSQ3NPz21PvHbVbDu8Xf19O1eQuDkcVETytpF1BO53aGew4JirZg+JW86WHebH9b214vMF",
+	"3WenENnEuhzXqAc/nQVbOvY1dglUayPLnGZNFVFSCvgf26odrGRX2/zVX/vy8vUlhPjcW9+/e7bLEzf3",
+	"AqxwU//vp2c/g7PvX+d/Pz1+/PNg9PfT46f4Vavvr9k3sD7gv/519OoVRArsnC7QQ1EOiEBEBB0s6F+Q",
+	"U2K7P5I+FeA9q/QixjbBKqNCkQVPBJ/N9eCCTKSeu50Q6CNpS7Q4fKZt8AHvmNI/cnHTUWbbWYBfrVZu",
+	"lBlvjxR3lWjeDyxSZxluiWDkR1/HOmqkpG0qgXTrdod63Pci6cRG2LsqfVPG/z2gDuyHNeBmdle0gfeg",
+	"Y62vTqcignUBTOhm7xPNPuiTLKUguuHDguY3iVz6z3O9SF0hbQwqykmWTFvFutVPLvfQZac8Ze0JEuBl",
+	"ogtGEMIZcUUAsc+sTdTtWqsIgiJLx4bpL4//H3r8z58/np+3BznWD3rUYltn+UvBCpZc46jWx80TEHMu",
+	"Wl2OHyKngJRsY4hWjTZLgO42rnDG4GTPGRFySfBt6AoVM6YgUtvHRBEpyA8v3tXwlvfuK67m9Pzpd+vT",
+	"mLMP5Pqvl8fnT79zvkCnhu7jAfL7W6fAoOceZt9fJZ7mEu/IW7BjB4MrHAiCdBjkfmWhd8iaTGRcOGSR",
+	"dR75j8tXPxJ3ieEPW6zRGszbBC7QFmfErBsSLafj6I5tpR2MUntqc1kjsl/NO1670zLG+a7VOq5zUWt6",
+	"dglWrItcDGuthOthWCXTW+wzXouW7e5phrzhvBCtaipWnxodCvaUuI6RZMpzpsBBfy9a6s4l1B7q8RYr",
+	"0SpdihdUFDTd7qPRKBvcE8r9tbtX6zJdXZ02q+9h+g1UNyGoAE2UxUqeXQ/urFyCle0nzupIZU6iPbQD",
+	"2kvOL+WsK5drP9dz+3K9LcSe+QSXJC9E2T51RCI8vyD4ic3HzZ+u2Jz0uSAUlACiNMsgIj1hesmYCIVR",
+	"XhaZVoijgPEOuIwUQvOURDlTxYKNqY4GEJkVRGKbggiUVJbgi/HOKBR9B89gezbweI7PM1rGcr7yuQOG",
+	"J0jKF1wPMEzv24RHATYdA/NOChYKM69S9EUYxx2SyHLB0Cw+9pGFXyJiu8PCpzFPzNgjJyDsr6Hw30Bw",
+	"Hcu+UHT4B0BLrqi1Juuwo5gmKRcd6me5IiNCzSbbqDlAk8PSm1VWO0c8fdLgDm2IBVfzO8YYNx3oRm5G",
+	"u6nCHqExL7o7QQFF3qmTf37X8tj1+CWyYS/oWS6sJfd7bqk2g/Ak35EOyLKO/r/wE8ZpC1Gm/HBBzJmf",
+	"O42dC2x7cGiPFCcdNnR4+dz0tU5B0Cave5mOFMFLIHstpZrldvkg3MA16cPHIXZ/4wn2fhv0Wsomd6Cb",
+	"HeikjTwg83edUtQNz7Iqzfy8g0bEp/bRvaA31zob2xQ9aA0rkkqJvbGyV2Mo1/caw7hS0g99YbNcLgA8",
+	"BWt3dovJW9WqxAtwlOQ3LPCZxpVVrZPKTlBJB6ny7mBor43a3BalRp6VrnCVw2R36rhvbbZtyZxE3anp",
+	"al0Lrd5axSD32qfbw5rq2bmhlROwKsedqNtZ8XpbiPtQVd8W4nNpq0bN+/IKq5vwQesGxdtxkXO9ujaz",
+	"sz5ARnOWXxYaErtg2mDow9clxRs5hM/gYirXpfWVw+B7++L6HclloZlCh9UM6iWMhuhbSpN3c7Yiak7R",
+	"kc9zwo1qaKwgLC1wqYuhePXsClpAKtIHvTVjuS3c10vpqjDUANMlbf0BdmZyRQmQAeswqMAheHJ7Fo1C",
+	"EX0MkfzD3oh8DJ1vNuwFJIRp418ADoZ/QmfR3qdP0TAUoXjOYq6goLDWDz4pYk1UxmJIm+QpZCxGZRUC",
+	"LkiEpQfoKHOtmgGHABw0/ajqQF3RRRohyBZV5H9dv3lNzODN12bsYW84HIa9T9FFKKKry3fP/lp9ExQ6",
+	"VF8HvcXAYIjsiQEXRjaTVxe5xVW0FihuoXl2DR4amqsKFmtV7cmuyg3HWhBB+tevromWCV1dEMVc+yaL",
+	"Wj3wz7WJABGCPCrfRs16QiPz9xgvsnnBzvU8Nj9F6y7UUGDvsfKl6PSD/FZBosurq/GL13/7c8KAOBa4",
+	"CFi3UpbR3bAVgZ5CFr6ucjV0oSV9n3IbisgGGKPBha0F5MIRBZdiGIoXxjLyZIxNrpB0WA6triQkgmNr",
+	"ey5I9OG4/CW6AOsNFgS8RAq5xI/gSNls3z63NRsUukEPPLZe9OEY73Tp1FAoonw7P5uka5NtQuEznEn/",
+	"yeljY1GpYjrlMTcH8C+F1NTMFRvXWkxOkLrDUFyKVWWmwNMUarUscSjy5PSPxkIF7QbAWGRhjD8QFqlU",
+	"dmUsnXEpBpDfiOnz8CCft21md4s5z2bR3r74v9+/uH43/v7N8/8Yv3v56sWb9+8i0nctdx+fEjVwfmrs",
+	"0KfQRtRcG32xd10KUWCmSkHVqHc2PB2egvjPmDA/jnqPh6fDx5CIqOcgV5EDY1tr5CsXPrkqJBTYOV0w",
+	"DUlrf2+Fw6KxHkNnZd+/GKgT148luKh9rOqI2ss6IjAesIeRnjvP1KhWTFEeTagc4enXpmz8HPQyqVrU",
+	"9We+07JwPZYpHgYyJ0aKw8DtJPrISErnBeSMkkmR3qCcH3g4l1AYeYuSHUjZ2NWPHp2fnj56VCa31/oD",
+	"w8niylu4mAHzIisBn9iL5VJU2a1PCSYfkAVdubI1wxLmFAvIpNDVR1IcLM4xFPj0yHwXjQiwSC5TNhZS",
+	"jy0yd1Qm89uVUZquFLEVZZCwvsylmEFJHeEqFE9OT0kE343Nd8ilaG2q6oP6FO+xdQ0TRmYFU4aPJyuC",
+	"FonhThEKLI9JQH5wLJuMLAnYn6xwccnbziFdu9R9GV0QGorKQtjejIppMsvZ0rx+gXF6KsjZ6f9pix64",
+	"hoRrSwY4jlBEdCJB4UxyPrUHkZCQ7mKuSaRgQwKCE0SeLRtp855HQ3IpQmHH5F4jmr3IuSrL2Mxy5rZa",
+	"oqOLeP/J6RMzSlwDs7NTWYgkIuZO61zygu5lUnLDpat2tNzoADxtbMsjRttz/h82b71kv72iG8l6/6kt",
+	"/cvXes4nrWiln5oSAr04mRQK331+errXtDZp3N8XqcsGgDevlwDXWN6I4Sf4+ran+mGeAJotXn2219WP",
+	"97r6yV5X/2mfq8/2Gsn5Ps9+uscKViv2HKFXpL5lOlloxRPW4DwvzRE/oKrb2PxReH5FfTXDmmGHgDqL",
+	"GUPoEi8JmicpHHe/FAzyie15V5aXejLcp9tYaxAZ3n/tHrxvFNkcpg/GRjA0MBY7uMgu79fFPp+HaM2y",
+	"2PkHRLAlUxprOrtIslR6GmK+bMn2eYS8Mfm2+4DgqlbU6aZVWR9I86k7yP2zeyPYWrPBTTQLGoQLq39d",
+	"5PtVSmhYKRDQsHqQn09Lp8M6zSNnDJc516wpjsGb0CmTf2C6ZIaHFGw/cT2vdE/YRC6/agXh85DID0yX",
+	"9OHRNMsiCTJJZXyzQTi2nL51Y3OLlbklDQ2sTtdztk5x78FHdVcJvJXe8DXqc+vCe9B6zVn3jea3i0WA",
+	"1SdKLqoeUccFBwjFk3hOdYtX52G4odUH8xZBWhi4/Jx7C4Y4Ao5GTEIakIVMWBqUHtOATArFBVOK5EXK",
+	"VEAQAjwIRQksjE4MKVNljOwVyWXK0GMyp3pIfmT0loFZ7rX9MU8iArC7ksiMCUKhbL+0w/tmVBZNw7ZF",
+	"sEAZMOojRWY5YxrwELSrbL58WRVN6BDkmtjWPYMLzPzl8FbDhVwUzCW9gF/HPbuOCtinQkJhv/05FOCe",
+	"eNKYUmn9g9/GGQxWeJaOzT+RCMOv7gpwa4RCSFx98EHQNGXJhbGRAPS97qSoPas2BrwaoxDvStwl7KKi",
+	"sAY8wk+IPJKbFXC4HSAioa5ChSK6BOSrEfRUOoHo5bG9c4QdWlT95RHpw4ZZpJA1oGTBPkDGQkCihKWa",
+	"RqQPMM3YtIkqi3KCPnGWuKSkKJGCWcxnhUnNMCdqPXcQ9JjIZIVpPjZHqb/e3GRw4Z5VuY6mS7pSxDnM",
+	"7UqBi9reXisrgWY0Ezaj4CmikJTBBc1XGHvBO5x4gV14W/hAhR24CyCYPeZiZp3qZuP7BRD6P1kuB6Om",
+	"Z2pOAWNCS8MrAMdMZgzCKRbtDxcTJo4/WzIZBDbjC2IJAG9OrEcd0C4yqhRLLhA3g8aaJAD2XeE2QtUN",
+	"po4jZgOAexxjIY7jTmfVe3EBP1+EgpIp/wAQidNCUYdxCnoDTCfj8QVMohQnLvmLXDNc+LcvLp+/ekEU",
+	"s67V0De9rAeVwh48HnLMjLg6Um4yba44OEOfzemD6gfm+a7J65fQEcz7L2FxsDypycz1x9VPjb9YLrfg",
+	"Kuj+NCeVc3+ekCihmrqfzPDsT6OGbPBMPxwOkbFDscaNQ4hBKXaM4iWqxMBwiEZQw+Yie3/QTGBYTIEb",
+	"O6UA0c4FRnLN7tsUWuuKXUvSqL4OIy2QArBlPasw0rBGPtV4VG/18SnY8YnPzdo0HwULtvsz7C5X7peC",
+	"bb293sqrvBnTPz79vMF+OnJsh/FngcmbTkrKKeHffLCdVz/9+hTfawaYXE6iQy/VpCZnQdGbMQ06oz1v",
+	"4OADmY4bP1jXkCFxAL7GALMVfW2qcqOd6KytA+wbwUildXTGct+82jA44jtiNJwRbVSalIubgEQzpm1G",
+	"w5Ey8si/KkIws0q2AsnNmblgpFAMpY1ME/MoIGsFL2qN7zS6iT6kv6PRxvXTZlatruw3I3AbL1yKtoUL",
+	"CPXtyA2BeY8IlLsShT2LMeMII7zENSH/si6SVqPwncuV4J4bSvaAVEmvq1qLhbvefmaAldMZ+5uMQhFZ",
+	"9oHuKlWmvCCRXbjIht2FLHlNLlF5LzvUVx8QCjkl0VoXekj9x9bJEemvtY03iqB9ZWAG1toSO8IsapQY",
+	"+JWNV2d0xhQYsUYCAFYgT2ZMB1bblnkoMLcFisltpcNar/ioTUZUOoU/kOqJb9hL7zy755ezpEsiJbX2",
+	"z9/Ug1+JeoDbWrEKQUFwPAxiweVkkqo0aVEI8OfeNg2g0XMdJVjKENug4e2tFsQ/5KFbwRTYSt5GsM5Q",
+	"Cf923m4mrrdsIW9Ra6usX9VReUGgzE1CeUfM+C0UviOkFNWk7GTYQWuf4aQNWh/aAHq4w0Hexi5Gvz1O",
+	"Hb7IZ9QlmvE9YT4yj3bygCzo39GVBWT0dHN+w5lsVTO45hsjbmXEqslQW0jr1vUGoZZevaqqwLDOjdNg",
+	"ZoljbB44NsTaZiS631TlXCgSro9TOdtoCyKgtDED4XqW2M7ImN9d+g+PFLk0F5BUzpwv0Xepsgm5RolF",
+	"/OXlXJJ+RGMt82hkrNtGAyfbpzAgVABw8A1bkeiGrfCbCNkDXMzawRIvFoYgUy6Yr5WN1EpptoiCMm8V",
+	"oid6jsnlNpMXneF2kLjemuZGHUXLlfoOm67FAqzAkFwKuzzc4zm48gedU6Fsapa1avGuwMcjIM/VfqvM",
+	"kPH4hVDSkPyFp9AJJpaLCRds5HJBo4DYdTNKPGTCYyMawpMgFOgrggvQjA6M3mwmA9fjn8YCSaC2lwto",
+	"1shFnBaK3zKraYNLOwpFn31wPwzJlVHaRwjGHZXN0iKsgUZKViSyX1ZR0btMeSCYH+Vst0yysr2oF2SV",
+	"pMvvnrQeGQ1A/uaCgWFkSc3SV0lcgScgl8q9PiKsxDt4QEAq5Z50vAev6HrReWtzqI5sPLPhvdZDaSPi",
+	"QvvTgEzu7WlQwl17moeNe1qFjTvfBhu3vsxNcsWaIXbLZYEdZro2GLoB7nmGP1zIwbDLlU1iXIc3AA50",
+	"Sp0Txd8O5a2H8k9zSRKeQJ8FJ759Zc+2REVY6PJMnRTpzUleCHXyMS+g8KTzcH1pjgRZQFcjSaY0twDo",
+	"DqACHEclMAVLFfR4JFMuaOoKL9bE6g9MQyZ3IXpfNFk8x8LNb6S3xTDLZK4JFO1AVUdeCNKfMT02n8Z5",
+	"IVp0OfPTbhYXkuB+hUY1Sv5oNMxPuxk/tp1Q96s8CjCoOeNaGgiUOOPX1gFZ+QYj59VvbDMyBX0Bqu4Q",
+	"5dEhKhf9vKfbVvEPlcooJ1KNwq1YfmubPEEtXMHTBLIlbC/ngEAfk7cvrt9hoMR6gLF0zhZQ0HxWWIe3",
+	"7Z1m9CYp4A39aAqKX7RWagW9BmWOBbQ0hRJUcDZGBDuz2NKaMQiVCFUbnqjogkSg3yVs7MSJ0c6garK+",
+	"nNHgghTiRsilwNfRnJEnp6dDEn2kaerfZ4uv6i8k7JeCpqGwTRrjIs+Z0CjiSB8qq2o3+L5rEOmu/7Tg",
+	"akF1PI8CIuiCixkuIPw4gMyPqLnLka271GBJNSrWoo8WGjIgvkAvIHQ6ZcYICEJhASP+r4AoushSFhCU",
+	"wp8irG2rFs3Zumi3eo+MntigwmgQCmsmuYKqFcMOKiuo1ABfTK2tW6WQ2gz93A0dKvIiXzUYgVs+YcYQ",
+	"IpGVJBGM1qW74Ipbw8XOJirbNEXWAoHAP+idUVm0iOo/3gUGQ1d1ow1Hl4aP2ZbruVxiQoG1l8CJiRbd",
+	"BeFTa3jNcmaGVKnN7q7XjEJhd9DVgY9I2GvWioW9T5ErVqwkM9UXWBkGO6rQrTWoBtDKp7rDWIrsK+u4",
+	"smEJlxp2fnrqCI303QZj2pt5MFIo4E2h+wyLwFMpZtDkyBho0Bb//JTYhrb+0WVvHseqWMCLYE6GAC4q",
+	"0Zp1dSMiOZwpIFB4q+X1thDm/H5Xyuv7DpCYx186Kff1FbKh7kT6TRECItNtJ8gflgzMSXt+en6vw7Pt",
+	"5trGh83wwHquUu+FH9eSYmWmESjfIjxd2tv5V6jrFV7LA79dvypxpGBYnouJiX7fO9U/p6aVWs6mgr1n",
+	"FYXpbjV7SU6nVaCdOm5XRm0P5hre5ga0ri5fgIuIfzW2t1vBTckg5V78bqv7KrJ0vwK/hjMjVRKVbUDG",
+	"qKgK/gUnLlmiAv1ypMx/kPiLZ/BPoDoAzTrcDWicGxkyAwtbAGRY2fXPnPzwtdHjZ1Qz20ktZzA7QSYs",
+	"FEYpQEQ0OJwB+2VIfrLpHEYFMbq3fS0UFEYD+3jbRZn7UjpUxiz0k9MqAHOtddYQlsLmi9gccYQqBlc4",
+	"2qCKuwDNHtDl3Y/8M4Z4O7p6yw4XFtcfbg+aWABWyUP3PeD7c0VgN8UMVvrRI8MBZgiPHo1sSvRa12dn",
+	"SpXNEudU2SbQtlGxNRtC4VpH21tc42ZSNm5uNpvu+/7Rvnu0OTYhfmDMHZC6+DKjJw6MBi2kOIZ9stvh",
+	"9bBHj56c/snp4NZMa2AXhRu7SSN0kZ1FTWu1hpH7ySuwYGmEApEIuao2wUfkJd9jDjaUEuzhAX1ECxFD",
+	"iz8z7MePHhltcR0Nw+wOqjjw56DySPO58hE7eytIQYDO28ZcoBoyduzLUkZz4Y1jeDSwemuv7oodAJS1",
+	"KJQORaN1d1uNrxO7D6Souse/BOi6z1156+a25Tj5zWt5P1DN3uTPpJimHKH3fgPqnqv/LWV+nxIQNWBm",
+	"IBeVEh9PmZKRQZi3aH+lFEdNbF0R3FoqXOOpB1aXftO0/RmrhEsq8lmxGDv4SqqDG6UtWNgJuaKQyU5j",
+	"V+MlLRiSIv2IFglnEIBGr5MHmjZKAVnOZQplZaJI0ygUsTlxVCVZNqhmmWPNY04iOIQcVms0JJfOk1JT",
+	"vhD/yH0D5yRLuKYTcHuBGWPOLXjYALQxmjPirZoKLlRq59N2hmH58mc6w65gLz6zs+XbGfYb9FR01Gi7",
+	"08ub/obf0OIv9/nQA+sEuenL5tk9gzF8Heejky2/Qw76TFQOS1w9Wp0hbewSiOP1Ida+UQvDrntdRA3c",
+	"8WXBCa5tIz9M7q3UW0NveBtbvbDGP2JLO2RdmxKcsYT0XRDW4xTaE9a2wAJ3SfnVjHIxWE9OuDLL8TWw",
+	"V1NqfeOt++Ut2GhC60dFUw87nK18q8svx1Y/gO8u5TesxYsUYBF/6ayJ5yy+KV02e3tqRt4ftZ8HKhT7",
+	"uaA6HXdtPjp/u9jZR3dBEklKtw95N2cl7PKo0icrFFgF029D9BhgErBaqGitnoFahDnSf3J+HhBEERcN",
+	"QwFcfw1LwQbgiTNK4AE2+6DE78ZXX7+6DkWWy1ueMBunmxVo2KCZg2kiOHi1UGN3LWxzeb31wVoQx1sW",
+	"CmhKTrAr+bq3VEvAD8HCDHy6kGPbqtX2fY8cKDup4GNjEQcVJKMriC3aWasRIrQUsHrY8z0gqoBKYuRa",
+	"ivXIFpiaeFxqi9PSDk2NCdWu1lnRFUQu5zyeW6hgy8+hmLBYAgyCFxURAqmYl0au/S+46umc0cQmwvnE",
+	"OMTEQQQZDFtZIN8/mYHd0pQnY8jFBqi/1oLBa/OSr8kpErTKzd+jG/BrtI6AXJw11GICkf52313zeHM5",
+	"bxtjuGVi3A4hXCdxagHUjcSJj4e+nw8cSsU3bYykurn+HgOp76oy/0j5xaiHVCs1LXjgzWUKij5AuNgC",
+	"aaIY3Tv4+sz1lyjrT5sn0ZC81KrMVLY96xhIYZ1TcxrAcTNN5ZIIuQxFP7LtBODUk7nNtvZBRNKPQAkY",
+	"K6aLzFXsRPhp4E6NPOdWK8kyTKuUaeKPRTdpNwItzRmA+lGRp9GIRFfvv//x5bPx95fXL8bv3/4YkX8L",
+	"RXQyl/JGnXx0PPPp5KOWN0x8igKbBQYfzWgLAUDvRg+5wNipf6tD+DLDAn3PGUJKux4l8PQjBdVOVBc5",
+	"w+YOcHotuWKBD7mio9SlOtoy/Izl/imjUByjCjQiEWgN7vwnfacAXpAXw7PvniCADBEUwW4r2kWUsxlk",
+	"wAWhIP4T6cvMXvry+g15fPbdd4h2P217ziAg0Zyl2VizD7pyLzySarKQSpPH56eGlnIaG6GFqbE22VFL",
+	"8tcXP16BzvLy9V/e2L22g+TKYY2Yx5Wa0EQWs7kmfexhAvM/xlsUkheoNVVtzDCSpR8ag+/cPLEfvfvp",
+	"5Y8v34wfGb0J2y5yRVIpzfYV2QUqI4A8h5VhqNSAPsMmhnAAVk1ygeF7WMgq0Q3JpZuMQ7pbmwYmeyF3",
+	"eO80IRHeN9b0homoTDCgzZnUsFVqfDQEMnHgECNjUCgbG7epDxcOpa3CoKRfmwL4RKCxv9sHAGvA9iXQ",
+	"Qo/oeW6mQqITqFSs1pZDVuIAB6JZGsvxreQxiwISLdSMZtn4LAJWtZ+eRCNL/kF9Lh5ojSu7p2YsrsEK",
+	"NjSyrA988yxnCROa07TSp2MGWa3Qn4IuWEIiYG0o9WJxzrT5K6NKLWUOEQaa8THUhYUiooWej/31FBKK",
+	"K5+zbFw+45blfLoqf51I7T8AbF4CWc1mXOVF7n4IZMBrB+BeUYymrutIdP3i2dsX767H//7iP6BFwmko",
+	"7NiVuWVsBWrk4UVcp1B00mCnIZbUmFDN5dLI+zkXgOcR9v77P/+LTuIk7EWBrYnhOYFAzoZgva8S/yx9",
+	"F8xuVkoYysZtrt11pUbu7HRbT4agVJn20pTqEOAVtQtGcVhXh7P71rW26Flfm2nxW2jPYERpqUG1GANe",
+	"xW1aAT6A3wXH8Ry+r3Lbg2FgQbRzNyL6hsexB9iLWdeKfg3NwHQNDQuzGy0AJzYnU1pmTXgO3oYAUzWf",
+	"OrNAHp58fp3C5yuklzeCdQuSryDfw6tWxp5j+QxgQm0dmE35cFrnyLb2q+WGKCD+W5oWLMDfQ4EXUNQ8",
+	"UdVcyFujFEJlWsqmGvyW/bim5kGdW4Jq0w3LtE2qtKtnbC/nJCQJi3nijDTSR5d9aQ+QJctZxblrRoZd",
+	"Hm0b9I+fKr0Y0StcorIZ69bmFoP2OtiQH/JrVps+feG2Vb8DGfPrV4feMgHY4qU/KXcoMobxlc/Whk+e",
+	"QWtelB01KAwLtvq13jQQ+luqd50Z6ysIM56xlIuygS3pz7kRaasA60BDgfW6tvXf3Eid1ZGCsF9QK+VR",
+	"AQHxDKj6UD2pBt6mRy9PHcGfEsGWTn7W0MrBfWyXK1rEx9Cqktuk/5ZWANOqrWdT18iEeZj+BDrqodsE",
+	"pxmKfvRhrG7jWpk2Yu/nXN2ssIbJlUu4/pKKMRLZ/oq2vBKKigHNNhQdff6qHYNr89TS9iwDe/4aEHC5",
+	"mI0cyr6t6cBS525E/cBn9aPb4BiapuIWjBoLFpF+9LGxgp+iwGcCenT96KN50SdjoStbIZKlWOvtQPZb",
+	"MPYBzxdHswOiPuPgL8KWARUAfdKGn4/9HABtezf4/HUr/uHQ2r8gUDu+OktXu0C03w3DvAlf/sJ2pT8I",
+	"vtwjlzefshtyeTntz4NZ7oTokcWuDnzPbGyf7RCsf9VH8VfpazCqpo8FrR1qewOG186sTvQayKKyqWVW",
+	"0K9FiQIH642iqe+iAWenp4PAnRmTFaFiFQpbLTRy7YvhaOlTUvXtk6zI4zlVYCW09jHG/AzX99jioW0+",
+	"9cFC4DmEODDNW0gNyMUswT4h0BwYfKQCygcB42I5l+BPtdOoNQcWycbG0F1waM9qK/+AIhGLzLFL7qYw",
+	"bGODf6PxVUe+S8oBQ6NZe7+tYWqNYbzzbo8m44ifV1vrNV5qbya+xaLfgka3S1Px1baBBRBq62z5rKUE",
+	"5Qa7irs2U6hb51JOIe/I7BU0wiG0qxe0bWYEnZ/rvclDsX9zcqugrxkZLmBbw+tZb1vuxJADwqnGX1V3",
+	"O/KyD8Ju/cjJtnbkruM2tvi5S6fxEmKm2mpceDQgnmBPrrVe3M0G4S5cvd4hvLtdt4XD+Na1+wDl1rVT",
+	"t4vX1aYC6S2n3wpxflWFOK7Lt5Ovrul/WQOYsH16e9ss/mPoy9Cp2/0IXRuMJrSgCTMaWpkGu/Ay3jzo",
+	"SJEIngUha/OLINiEe9il4Zjb4AW9h2UL954uvEzDFjD0wE6Q/VbTx2zjOTtZd0iCxltg2nQKoFclzN4u",
+	"NNRNPg3kYtI3mvyiUBoxlQZDYqHTkj8jJEfZJUTJqT62P/oBhcIcyYwmTvdIHWLOQ2ASPyuXYaMK5wti",
+	"YprnK+QOo93QGekDXsSgE8x31oXk+/R0B8hg/2LXV9MsX8e7zE/7ouh0IPJYJW2sFnVgIHv7RMqUmeNl",
+	"2/3GLtv+hPqUVTHB4Zk5gytZ5oQtKE9JP6aKHXPzbMWNLTgAb6CcouHYsS6/3AeWsqXTdsRiq3Xsujrf",
+	"sI93k+jb0Y+9ePoWVt4NscmuV2t2McY21N7wTf7QQQOJWhMpIn3ISB2R6N8idI7/kWhJzp6ShM+4VhcE",
+	"Ti0VkISqOfwvIbiahCKjOTNmmbJeGhsPtp552yQxAqkQDb1agm207NnnIJewebGDLyLPrP1pWU6ZIQH/",
+	"jqrVobUaR1XqQC7PDi0fJyOjDWlyeN9Dedrx6V8G0cbOrCsY637+qjjzq/TpevAYTyvN4KcXc0297AQV",
+	"8O44aLQoUs0zmusTI9GPE6ppBW742fXfUMfPAA4Ms2SnHIAxorjIU3L8FyMY2J//p3vlMFa3kETuPLxP",
+	"ySv+PdglZ6fB6ekpyeVSBeT9u78c/xH9MegSzuXSuYTmjCYsv7BmTVoshApFn4oVAUCsgKwd9CAFEMkt",
+	"cIwfOEkDbS9myvyPkiBo8Ce2tytVEoTF9cWIXmJBkA6eXXOI4BBDAY2XbaM+sygW6dheNsbLoICBzkCQ",
+	"WW0X03qNhqnRCR5d4Lv+FWGzaJBIRsxiH/ETVCjIiqkTIQNydnJK+oBKaxHmBhAV9Jn7ZmexZBEXIAoF",
+	"ikIKA3C1C0Aqpa5N/iG5UBBt/RtNeQL7BmP1V3KBGfllf5MLV3Jy627BdJ3yBoxyKoflC/1N5dKlxffL",
+	"7Ycb5ZKc2ZYsOAHnNbOytw5OJ6fQhr7EqIMQtVy6ToNz6w9zXi9as3aOFCkgCcd2Ebdfh6JvqMcmMwVu",
+	"z5LEfKi4K7HAdwkFMANSMVPgpAGvKUkKFKetIdeXsKwVm6P7SGjh2rpkrnu4DDHWlLYJxILb+jSDAdGC",
+	"BV/3d8EDvwJ/F5xuKOI6zhmk1SNHg7/q8+Zr7FWIq+81R0xEpXBwAJHsc1it5zp36g0kZfTWKnNQwEKx",
+	"wC2P50zZ3JOaY2EQlHikRN3wjHBtwc+r2JrVoZiZa5mziExyeAfXZELjm9LlpmtyfEgglxc4PRQNz4Xv",
+	"7WRlVXu3UsjlrqiED8s53X0Va0O3+r/9dky/NXfboTC4dF5VrIM+UhSdpGywiTM2ZGp/ceL4OhX3rxis",
+	"z+294yoAvNNSrrEVUawtgf/Xg+EHSjbi91mLuwW8jyB2Xyga2joovM4zABWb1m1ne0tSbh3HuflbQIS0",
+	"IagsDMWfQJs3X4ztBa5c0Ar0ZEP+9eewx78MOt9vn61/A7ViHWh7h5j+oMKwnH5p0DFsOKxsOxpnaSEA",
+	"NE2JsV1GjR/NiALk+aAiBKjWOZ8UmqkAkzK8A8511ay2kSJ9zT5oMkmpuIH82yIXCupAjFiCeBdLsIx1",
+	"LtOE5WqAj8XSYYFzQP0uZzEk0M5U4DCxOb7WuwQVpD1oabREZ6S69F3lYZEw0di2fOGgEcAIMPeNaLmY",
+	"KI1V7lSTG8YyVd53pEhc5Ermg2EoXtn8cTTLwW5OWTJjeVnv4mNcEylvVDXa51ffEpldpGEoLm12NLUG",
+	"E2SyG4UF10EuceWG5EVOAavB5so0b5NT8k+WSxhdKPo8YYtMGik2uCC0NbZXdlFyJBwNXHI6kHFiTs0h",
+	"eS11KAqRSDOqEVm7yWbSYBp2LG8Z6FvwSntgDLE7LUtI350UQ3xDez6emernUMvNe4qcvWVdBu1PkN5J",
+	"lV2P36VWBZtRyzqoiRJ0ZgFmYUB4njMAJptA6nNDdqJs7BCcVlX4shikb3EQX43SH6C/DGtwvhkA20ud",
+	"YPs65N2Oh3mlL+Km/OtaEusMm+1VD0M8kqSqVl45uIy+kAgbcnJ7Ri6vXh6Z82opBj4MCIh0XK9cV4f1",
+	"ftQO/acfMRXTlILSbb35vxSsYOCbrQ9pTgFXTkuSMZml0J6aKuj+zcqG1jwJSLRgZcJGsz04JnZHAiwH",
+	"dxFYJEJCy0VzuivzcDtva6J47PBa5oixS+4pdaTW0fJunZZkxsxr/Nr2gl6cStXZRqm107VfyT4ligHR",
+	"Yd0RLF1X5N9uyJ6drVuzPnxta+uTnpw+bEeoX3O2xbaslIfMtngpJvLDTrkWFYL/vWK1aUYXgAL2oUN4",
+	"7pBRVy5js33HutgvDRXSv+WKa5kHKP8DK1VtDZaR8xUDgBZ6Dpdi9IzHTBFVxPNQUEXC3qUQEP5zIK+V",
+	"QYU9G48rdQI6AUQ6sFNQQlUTU0NhBL2cTn0nUDiLcj6bsRzvst2AHGqd9czDT4a9ckAYk5qpIblE3KxQ",
+	"NNIayyoD8AE9aZPL6D8tq+4emmmqL3vONOXpBv2qWgz4O0W1qCyCdY4CMKDvFqXpDZIHIrJDbH5nf+l6",
+	"0U31fUeV4um+zMn79y+fDx6kzqab0U/wrL0Xk+PQap/IaApQKM6NMQ96wxr0sMeuDlwrtxwxogcVBcNp",
+	"aaFwPX8R7AOB41XjkSCHICehlAeYvQmQH32IuyGKSChAoQxIIeYsTQZD8hP0yqdVMaKatUdcO704kRiF",
+	"sz6LC0tWoZDYzpsYZat+s9O7FOG2hMjKWqIYUx5K20wAa5QqwrOu9Ya9IbkkqLu1iC10XZf15nhha/7Y",
+	"JRDLmjx78GoZSyAtRGZ2ik5S5qhxcwqBe86XziK4s6T+1irg/jQoesNQttPGaTC3+ViV5oEgHTJ0o4J4",
+	"sNARIB3WjwVQyjbpWSfAbF9U+r5Gg9U5U7lAZ/KKLGTO0EluBc+Rwp4dHlYdUEAsTEhN4Ij+9atrsPMg",
+	"EWsK+NRwuHaKG9K3IKEBubx6ORiSZ6lEX6+VXHWZtktqg3kC+6Z8fZ3KF2xOg+UOYSAXjvmiPHSNIWkr",
+	"DGp0SqvaxZGy4K8VAwkSMUFx8bZS3dAwQx8EJGEpv2WVJg8NVRKSQq2TDSIzlp8sWG4oEGOVa/CnXnjA",
+	"sOpgZwz4GWJYFt1PlTDL2CpCyELELCFUhSLSRS6Gvitd5ECzHZRC2JsXCyrCnnV/OUXP6CNWcYK6aqhe",
+	"koQ2eLzqSzMaE+hCIKudYgcDXpcpUPWMTqQkCkUf/4YQpxQ29xeC+TW4tJhCR1iop/IS38GJkBUCDtvG",
+	"fXjfGG8Z272J/KrmLOYZN5rfci5hPVlCrt+9uSof4S8Zy0yzZCwLHUGgybU8tnkOS9911+L7OIHaJvIA",
+	"cOWdvCcNbau8e8c+fPYcf3jxK+T6LumKS0XdGn7Tme5ZeF82mGO7dOpEj9wu4cEJ82VVJKi8gZxrCyrp",
+	"3V5YlIPQLPY3sPjWy48vk6TKlq+lZr9J1oSJdfClgN++xfC2sZeouyADH/0BV68UbZHl7YyUs5TRL2xt",
+	"NHVfaLCQMeFTOpL6qc/1RaXFiDNSakZJKGpWia8jghTAirPauX0bDmoH2Rqg6aNC4QEWoVM8XXlXDA5y",
+	"2KFwVIKQ/sy2nVGMrmSsKiwBaT+4YW++WSu/hePxr9j/rEbnzpnofYJbORg+niwsv7bjHkM6K9QeGQXW",
+	"soQiijHS3xJRuSCTlas4Rc6gue1hx0KBua80SXKmal07/+dgSCIhNZ+uxoWIU8oXhuJlpsF3YLR44Urj",
+	"r1+9uxq/f/vjABmiqd4vqVkM/xCSSjGDpoVU1D21R8q/EsKUY8ViKRJl7IhQ2LAyiEWH7uywi+xvviVh",
+	"1J2F+2qFQcecTVnORMzU5/FttqAet4Vbg15z0duhC74Cx+a1hdPtkibK//47Ddg2s0mskW/4py2BhvG8",
+	"5JLjepDAMJraUZT4de/q8vYD0/UN/Loo5Tex97AVfmKokzjgP8hyLcPQLWSS1aRTZxCy47BoE6Ej8vjU",
+	"SO0/fvfk9BR1LXcocEXOzk9J/5wsuCg0UwMLttZU4IAKWWIzjKWI2bBDyK6T18PL15ZZV0RnJZWmFipq",
+	"ve3nb+L1K2exv8ol6BGghTiFnGxUOyrKDXjikOGMlQC+WUvc6+xWrrMTszds1Z0w+cZYORBKmjCasxz0",
+	"FECHTaiaTyTNE5chh/5b9yGW8oazwLfToiIUl5BKw/+JM8La9YFR3gBVMoIIOVQ30Ym8ZZZtzQudExhF",
+	"Cf8Q2LoHgIsPBZaNSzTEUqo0KRQjfevZQDEwcF4PhM6Pc9aZkPjvZkEekB/+na02wcea/ahjAAckZ7fQ",
+	"Wg+SNZ3t9xshfsDTaWrOl1cvsWNJH3cN9QnbsK2l9A+I+FN3YQ3IOtVGtoEPdqRUA/6DylgM2AQjsk7R",
+	"kOcaivKUKxTLA3SzQfABziL3EhvhUFzXWIG0cQLpyzyAeg2Wk+jy6mr84vXf/pwwKIxZMKEjMBYCIiQp",
+	"u7cQaix0bDJIKhfDuCBagIwbCmthNAKbj1vMjYAow/Epo4bmzH02yLDgQmPfTWU7xADnpjQBbOgMfROW",
+	"78wALGIs9CjHBBgEE1IkwrwYG2K55WxpPphtvHAMjfKwIhYiSJ2JsA8hwI0AIrD9FobSj8wjhlnOb3nK",
+	"ZlCngiNF2jErYANerpPmHLplxgxWtxt/6N/Z6vOaVi0FLbZRhpnEVBqqAw8uF1hVf0EA2QTNVtfppxes",
+	"daZZs9HMym0TWm/NNU11A2784s36EJ7K7E+3RA1KKAJLCH3r/q5t/+B3qX443CThxG6XfK2qDFsxKPZR",
+	"Hbp0gAs8+VAUhGIvWYDpZ6A+aJkpOF7gQdrtN1ZAhQKcqjENfEM58O1i4wVFmEiG5K0fhj+LIUXP5Z9A",
+	"oR1md3SEOM1NToY8nGLRHVv0g/6dFhiZ+e9A4p8DPcCxUa0B88Yu9lfmytf2wruWyECaPYbxwH3fWhrz",
+	"kHUSldlsUoTdwnzrZq9sabddkTro5L4wk++auu6IhL2ryvNLoH7IbIZ2Jw5DG1JOMprfgAYCrnGPWg/i",
+	"cwp6tjlLCbYGLJNA2nsUDMNeNX/E9vaGrmDQEx6UW15G0R49Oj89r7YtqIN89yOeIEpdApAZdkmjChh3",
+	"KHxncRT3Cyn0PF2RLOcx+jNzlnCtAhJhDwA1pjoK7ISiZ29e/+Xl21eX716+eT1+9+7HaIDoSGwBncU6",
+	"+pcMSR09qdH8ogIliGMnk2KFAbh+2acKRor9Fyg0jNRzJkagqycz6HmlbdVIBNs2xHJ8l+QUiiimms1k",
+	"vjKbXm3AEPZQUy47ubU2emMkmhSrca11fiigqxlSBddlq4olXXm3IOTHu+hlFyWIULz2ZznaC3iSP7Pt",
+	"JqzXw7wKGsIp6RHtyn5qFpKuSKFgJxR5IdA8csh5gKaK3b3BeWlWAyj2/TV8+cz1nrcgfgKmf+zYIhT9",
+	"99fk7OxpYK48e3zq6IVQ3KALcma/In8mp8PTM/L++jmkoq3QenKvhYjP+TnkVc2KlGqZr8aTQiQpK62x",
+	"C09SYyDQKPB4hQHivLBfCprajF6pAUzxT6GI4OrxgisAEI8ATqBszAkZX67xNtxCIrVQY/cVRIfLy+H2",
+	"UExoSoWtQnBsgwIipplbeWuwW2rtg5HJhSqmUx5D7pgZJm1HEPi+WFWOh8/Y3dMt77rAdKs9Kpc42SAz",
+	"aq1RrGsDbuqtV0IGPUsJ6299ef2GPD777juil/I4ZVozbLY0MlQqc/Lssg2UsMqY688EwvcODwSBsz2b",
+	"sA3C5kKE2sPLoR9mAJ4/SF+mzp5MvgWWFRIIcxS7RiC/p17uX2HLju8LyF2tKiH9uubRtXEtvsBaX6HS",
+	"aK1p2yf0lnJbg9Ph+r5UN8gnNUE5lbn54jimGYClpDKmqTsuhkZUA1NEVtBDWkB5rBiN5sn5Odks772j",
+	"sCqu3QgCm4m7SVa3CdZr4Pb9DQnH5Zssnl2L0XNGoSVT74CboYiWC3XIvRsq18+rletPtxWufyar6M10",
+	"iqS7yS4i4DeZsvxXLbu+RmmErFLqgE5UAPOXJ0mlSLxLG9hWw16XSesetdZ0u6Z+9PD02O1VQgeCXarf",
+	"U8b6+dfo44LdINQdoZVS4IqmX2rmGcUG2EJqCAuJZJfz9HN6yEo0uY3usbflZQ/IEP4tm5xWlRH/hsOz",
+	"5SxJP+EqTqUqckbilGeY/3UreYz5lEkuMzW4m8tqS++FDCo6XbcF8B0UCZeDgEQ3XCQR6UflIKMRhBIg",
+	"m/VIkcovfn9fJlFAspSujBVn/Rna5pkCeCJNU3VBIj/JsZlkNAoFRN0AnxB+KzEPwTtmfVhczMiCxnMu",
+	"GDohbEJs/wy6upyegneHxobBBuAUeeemZLj1p8u/kf7Vs1dQqfrq6nFAWvpHnJ8Sm/5j+90jy0UWxzsp",
+	"kIPGCxXZtjA0KePX0JIBppEwo6/lAaTq+vwJ10wKkm8N84ZC0VWJOULwbaT/ZjYLyF9+vHwWgDK7yHKm",
+	"zHnx0+XfAigwG4AL5OxpKKJCqCLD7gfjBUs4HZsnRxeEwpRxsuhi8MAEODzMmo1lnheZHsNCQVFbKDAg",
+	"CtOBa+DzGAjlAsuncc2enD02Ornd/7GWcpzSfOavqqyneRAWwlUvlmK2uQ6uyFJJky2FcBiI83R4t8YG",
+	"W1sYfN4wbTmrrgwwXLG8vO5bA4J7leTvkQRpucSkX3LWwJWTpqkC4bcupEFmquEy57qCBlmeBVsVWITt",
+	"r9P3Ax3W+KpkK9WVa8EVmWGn/29ll/dJds8dtr9f6guoRSolKBfjQjGyRHAaYeuPDA1CPIFi6l95UG+j",
+	"zO6mAJ+F9HanuW9VhTsU7frVOlJkwTQF7FrQ8hCVMyc0hfp4pqGlCQRijA4Q2BYrghTCOrnfv/3xi/YN",
+	"KGWmITOOVNVNrO6iByVW95JOYrUX/NbqGnzSdR1fC5HE4wYoaRfFFG3Wil+ycUJXyin2j797enpaAnVp",
+	"Ca/CHCRQG4NqHcNgBIlSPF2Rf8iJa5LTGFjg3E++vWIDgd18Rs1TQUaxdUhzHRAuQqEWNE3JhALjXNQh",
+	"16FrNYzQtj0GPHU0uqrw6w65HRqpWasqFJO0YFnOhYZSVMU05lUtBWmujjEteDwnSy4gp2Adnt6DkIei",
+	"X949tNlW7WHE6yb7PHgQsT4tSORsR/nqqt1oPOBLV20cLBh+Z5k610yT+R1EyXpBRl6s45muHQ4/yfxm",
+	"msrl2+JBj4fqa7rooPj9AnHmhUVvhV6OSrPsyJj+VBcqILLQWaEDAm0cA0K1ZgvXJkPzBWqhh0JyRnkh",
+	"xhEBNePhoDc9KZ7EVMQsbUFh+NxD6+6eDIj7Zkegv0iEI05ZErmU30oSuBljBQIKT0oLDSckmRY5Yuea",
+	"LYVQtPmfCzJN+WyuyZQLjp2WJwUebTlTtvowyWWWsQRqL+x1CQyLq1CgBxCAqAj032x1A8HIv3H4F8+L",
+	"h30wlmshdvWGWG2ru48woK4pQtEryRugAaABgSd7jE+yBTILmt8kcinQd0luhFxCyl8olCzymKkhuWYI",
+	"/Mg4uGCpIlvc5m4ALT2LQ9E3RG3+xhpvVXFi2sLvEWn0Nb6ZnEzpL8NFEiEerev0SpdkIpOVbWPr3mxL",
+	"o54hDR+/W2XMJwu6unKQJm4QEYGoPvHyB1zjl3HMMmPaGUGhRiTS7IM+yVLKBXQzNp/c4kWkT1Ml7bcf",
+	"jv33A3flXC/SyHBpQqIqS2XJNLqofyVjzfQxFglEgIRMiV9vXFGfxxEKM7oBen9pgtmtOM0jRdgHzQRW",
+	"UEZD/UGbcZtVhP/cEM0HGJ39AzozD824oIUxWhCEpZi1++TsKelyqKNcSi186NkpOMDhnsehiHCLax5w",
+	"gMbI9Ao6GK+70QF3D3yHNpQI/aqtm9y2Nx4zEUtjk4A7H5ByqndQcvX8L8S1B/avcTebWfo4iKNH156K",
+	"kpylVBvZb84Z0o9KOrwgURhGZMJiuWCKRCewehFRbLYAU2cmYRmHUUtlXGUAngTBKkOOO1IkMi+MKmjM",
+	"lRBZKGzAyzr+AaKEalu4Shs8Xj7Srj9PIlgHezf7QGMN1WnXyO7meewDtnRFq0uVz0+wqgmWw5CyOXF8",
+	"uT6aWKSPWkoooowJ2BnshgWYsAleJWZMWUjD5QWJ8Cc7gMh2dzZmYncoA13OvS36zLtSJODyTIGbnOAA",
+	"FO06Z+GSW5NyMOzoDuG2ratBxNnp+ZOOyocuc/HRyaMDoiw7RzOpi2KaX0GIegm6Mta/EepVAReKhoSr",
+	"CbJgXYhB6VSnGMON/HwxIUsemwNChb3oWzToYaJBiYwLqBh2cG1euSATCnX07IMOyCtLYgH567tXPxo6",
+	"unr+l8GeatFWs9YLjAfTdzfTXJXYfn/4fV6/K/3s5ng2chbkz0P6zjttUIsIfDJJZXzDkmOHF7YxI+h7",
+	"vPhv7toHJKj6qzblBtkZeMSz31yGkMVu9ohubsJNK8dnA8EFh+UEXTZfZ40Untc8bli0gWjS1iFH/R1a",
+	"3jDhKsOMOS6wW2oJHW9MlEkul4rlcB7RGYOqo/pVmEYH1oprjYKQdDx3o2ygyPUt4GwVKaLWCA26RQUe",
+	"6jmyj7GeClzQUFiPve07Un3DYEjeiNjTXIBxBo83WVkUbMdqbTMzUFyVVqgIO+WxfarNtnIPcs1E46pq",
+	"75JnzXNBWzTGoS29Jr7yGl4hJFnIBNrtpenFOio514qlU6f8A4ye28nlXNp22XbZG5tG0AKAjEjq0P89",
+	"Hq7SPE3JRBbC2GZIAxnLjx2SYE41I5BEPiTA7lgJ3uBnX6J4fnpaWtlI4hRrxJdUAYB3dVZySqhNm3K7",
+	"7YAAhdRjt/EXGMg0h7OwJtKTUKwDek7NLForAGDkVkx9rpgItbc3wSxWdXTYizZIYrusQ/JiHdZiWMe1",
+	"eNqKa+GoFXuwrMvjBrNWGNqJlgbOf8M3mVGtWW6e9r8X8fHW8qnKcL50cKd+ZnWdV565aCnKLRrsRZO2",
+	"zUVmze/TPNhvlNwP8ltaxfaCK9y55hm6S6fVLn1sKyDIu+6mLFyR0jOOcMWvpS71B2hURyL7eew4qSLv",
+	"1qH7xKQp774oMyGvaNeXOuVT/TvtS/0jn+p10juy7LuJBHfwI9WUsv5GlayuLx0UrOo2WmxUZbOV8pO/",
+	"6jMEeDZZJuVwf5vwGX5+9ToE0vep86eng72rEpznxPdvdq8x+vl/XL76kfT/1/Wb1+QadgIUHpaArByR",
+	"yO+Pu2lotjW6QO3TJtCXaGVvX1w+f/UiIGHPE03YG4x87UAh+C/FejxpEIQiqgw7CkjEhNHHjfLugbTz",
+	"AnpK21aj0Jz6FiaGXknhEQfIsxc/otaJSmBEfLW/SwQKSGSmlhQp817NKb9lx1PO0oREcW5uA9h88vLy",
+	"9WUoIs0X7J9SALRBTqIFFQVNMSrDF0wW2hoaeSGOFDHfoTYeeNTX8yfzsg7iD+en84GN4ijNMoDcFsR6",
+	"80uHl1OznZvf7URkzAnF/OmEnm4LFgXR/DKQ7J3sKReM9PF9fz/7eVjkKenDl2fngxEZDofR4KKKVoHu",
+	"TbBiIKbRaPOIehYpFFO+46Eb4NjcMNb0holoWG5ogDryjN8yEYQCMqr89rhZH0GZBuZ6lQRrQ99S+CQw",
+	"wDqBEDVR9NZYkKCih0IKklGlAYuy2/PvqPTzGBpucs0EgqdPH3/XYhjYBevAIq/q7P7BXxrlzq/nFgn+",
+	"6y4G/qxwdyX1+65hILT9nu/o2/aHy471DzXWeNjyh12ppl788DvTR32Bgl8NBwyVFwJ63/nMIkQStChE",
+	"UAlnrBgj8weHFyV8DnrYT3z8DjP5/N77k71bDOyepLecPmgiXAdkfqmX5ixLaWyzE7ze0wd1BzDGId3C",
+	"gvLaSlGvHlo831AUImWq+ouRFkbJIFrKwbB6C1Ri6CIXDYVYYuvr6RQLUNERXx3UkLw1zObUHtBHWEJm",
+	"krgG+bUp6DkrLzI/D0NxWb7OjAC7umGHpg71RkPnViE19n8zOh/XxGx0e30mtgP4Fas2X9Tp+GtVYX71",
+	"FXhvUQpUTrijUrxhlkmRQwdlz6aH6T6QL7yTx8Mw+2fKat2I1mCG8fssq6uQglmFLsfI2enpoISutzD8",
+	"xsb9io/Fjrxb2/fb6HE24FMe+lV0A+sFCYiVpVCyJc2auPa/Ol9hxDgUstDmBOQiK3TZ04x9AKQDCORC",
+	"xidV7poL+8ewFrnjSUT6VKCzMhQ8scgQ/lJNY22vIv+/oFz1YoXQUE8XTZRuP3gRH2KsBPWCc8iJl2DN",
+	"0HsCS4tLFJJSMc730DAxMIGcYFaeWZyqAx+2gNa4kDP1MRe1Q5cIJlgrpOXngLsVJdDLld1doSefwncU",
+	"gJeilSdmQtYdoa3Hx7qlC2Q3+qJ4mle/4AjArQdlZxe8WsVS0dJjbICYJfyjs2L49nKBT3mBFBFJlQoZ",
+	"iXkpsD0j4GRAqFIEGZaaXFqUWVIJLvogB987loIKq+hYUNlUnFpUBisYS4tylKyUMkpKCqz09cHnCGbk",
+	"F5dYWRhYGCjVxtYCAgAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -548,6 +548,56 @@ type WebhookEndpoint struct {
 	SecretKeyID         *string
 }
 
+type Workflow struct {
+	ID           uuid.UUID
+	WorkspaceID  uuid.UUID
+	ShortID      string
+	Name         string
+	Description  *string
+	Enabled      bool
+	Document     string
+	TriggerKind  string
+	TriggerEvent *string
+	EventCursor  int64
+	NextFireAt   *time.Time
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
+type WorkflowRun struct {
+	ID             uuid.UUID
+	WorkspaceID    uuid.UUID
+	ShortID        string
+	WorkflowID     uuid.UUID
+	Status         string
+	Document       string
+	Trigger        []byte
+	TriggerKey     *string
+	ConversationID *uuid.UUID
+	ContactID      *uuid.UUID
+	NextStep       int
+	ResumeAt       *time.Time
+	Deadline       time.Time
+	Error          *string
+	CreatedAt      time.Time
+	StartedAt      *time.Time
+	FinishedAt     *time.Time
+}
+
+type WorkflowRunStep struct {
+	WorkspaceID uuid.UUID
+	RunID       uuid.UUID
+	Idx         int
+	StepID      string
+	Type        string
+	Status      string
+	Attempts    int
+	Output      []byte
+	Error       *string
+	StartedAt   time.Time
+	FinishedAt  *time.Time
+}
+
 type Workspace struct {
 	ID                      uuid.UUID
 	Name                    string
