@@ -19,7 +19,7 @@ import (
 const TelegramLimit = 4096
 
 // TelegramSecretHeader carries the secret_token given to setWebhook on every update.
-const TelegramSecretHeader = "X-Telegram-Bot-Api-Secret-Token"
+const TelegramSecretHeader = "X-Telegram-Bot-Api-Secret-Token" //nolint:gosec // a header name, not a credential
 
 // TelegramSecret is the webhook's secret token for a bot on a channel: derived from the bot
 // token and the channel's inbound token (HMAC-SHA256), so nothing more is stored, a new bot
