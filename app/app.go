@@ -42,6 +42,7 @@ import (
 	"switchboard/manage"
 	"switchboard/mcp"
 	"switchboard/metrics"
+	"switchboard/msgapps"
 	"switchboard/netguard"
 	"switchboard/phonenumbers"
 	"switchboard/ratelimit"
@@ -99,6 +100,9 @@ type Config struct {
 	// SMS is the SMS provider account (TWILIO_*); without credentials campaigns cannot
 	// start and phone-number routes answer 409 sms_provider_not_configured.
 	SMS sms.Config
+	// MsgApps is where the messaging apps' APIs are reached (META_GRAPH_URL,
+	// INSTAGRAM_GRAPH_URL, TELEGRAM_API_URL).
+	MsgApps msgapps.Config
 	// ChannelWorkers is how many replies to inbound messages (SMS) one replica works at
 	// once (CHANNEL_WORKERS); each mostly waits on the model.
 	ChannelWorkers int
@@ -259,9 +263,16 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 		calls.SlowAfter = cfg.VoiceSlowAfter
 	}
 	chans.Register(blueprint.ChannelTelcoVoice, calls)
+	// The messaging apps (msgapp_1 … msgapp_4) ride the channel layer.
+	msgapps.Register(chans, cfg.MsgApps)
 	// A person's reply goes out on the conversation's channel (inbox.Deliverer): the widget
-	// and API clients read it from the conversation; SMS sends it through the carrier.
-	team := inbox.New(st, map[string]inbox.Deliverer{"webchat": inbox.Stored{}, "api": inbox.Stored{}, "sms": chans.Deliverer()},
+	// and API clients read it from the conversation; SMS and the messaging apps send it
+	// through the carrier or the app.
+	deliverers := map[string]inbox.Deliverer{"webchat": inbox.Stored{}, "api": inbox.Stored{}, "sms": chans.Deliverer()}
+	for _, app := range []blueprint.ChannelType{blueprint.ChannelMsgApp1, blueprint.ChannelMsgApp2, blueprint.ChannelMsgApp3, blueprint.ChannelMsgApp4} {
+		deliverers[string(app)] = chans.Deliverer()
+	}
+	team := inbox.New(st, deliverers,
 		inserter, cfg.Server.PublicBaseURL, cfg.Clock, log.With(slog.String("component", "inbox")))
 	// Workflows: runs reach out through the SSRF guard, SMTP_URL, the model registry
 	// (metered like turns) and the SMS channel's deliverer.

@@ -3,10 +3,11 @@
 // signed inbound webhooks at PUBLIC_BASE_URL/hooks/{provider}/{token}, and the durable jobs
 // that answer what arrives through the deployed-agent runtime and deliver the reply.
 //
-// SMS is the first channel carried end to end (sms.go, reply.go); webchat needs no channel
-// row to work (the widget is reached through its deployment); telco_voice and the messaging
-// apps are stored and stay `needs_setup` until this server carries their traffic, so that
-// deploy_agent never claims traffic that cannot arrive.
+// SMS is carried end to end here (sms.go, reply.go), the messaging apps by package msgapps
+// through the same seam (Provider, Sender); webchat needs no channel row to work (the widget
+// is reached through its deployment); telco_voice is stored and stays `needs_setup` until
+// this server carries its traffic, so that deploy_agent never claims traffic that cannot
+// arrive.
 package channels
 
 import (

@@ -11,9 +11,8 @@ import (
 	"github.com/riverqueue/river"
 
 	"switchboard/apierr"
+	"switchboard/blueprint"
 	"switchboard/converse"
-	"switchboard/money"
-	"switchboard/phonenumbers"
 	"switchboard/quota"
 	"switchboard/sms"
 	"switchboard/store"
@@ -47,6 +46,7 @@ const (
 	reasonAgentDisabled = "agent_disabled"
 	reasonHandedOver    = "handed_to_human"
 	reasonModelFailed   = "model_failed"
+	reasonNotText       = "not_text"
 )
 
 // ReplyWorker works ReplyArgs.
@@ -87,18 +87,27 @@ func (w *ReplyWorker) Work(ctx context.Context, job *river.Job[ReplyArgs]) error
 	case "stored":
 		return nil
 	}
-	r := &reply{s: s, c: c, m: m}
+	snd, ok := s.sender(c.Provider)
+	if !ok {
+		s.log.WarnContext(ctx, "no sender for a channel's reply", slog.String("provider", c.Provider))
+		return nil
+	}
+	r := &reply{s: s, c: c, m: m, snd: snd}
 	if handled, err := r.keyword(ctx); handled || err != nil {
 		return err
+	}
+	if m.Kind != "text" {
+		return r.notText(ctx)
 	}
 	return r.answer(ctx, job.Attempt >= replyAttempts)
 }
 
 // reply is the answering of one inbound message.
 type reply struct {
-	s *Service
-	c store.Channel
-	m store.ChannelMessage
+	s   *Service
+	c   store.Channel
+	m   store.ChannelMessage
+	snd Sender
 }
 
 // keyword answers the carrier keywords (STOP, START, HELP and their synonyms) without the
@@ -135,10 +144,10 @@ func (r *reply) keyword(ctx context.Context) (bool, error) {
 		if err := tx.SetChannelMessageState(ctx, r.c.WorkspaceID, r.m.ID, "answered", ptr("keyword_"+kw.String()), convID); err != nil {
 			return err
 		}
-		if err := r.s.claimReply(ctx, tx, r.c, r.m, text, convID); err != nil {
+		if err := r.s.claimReply(ctx, tx, r.c, r.m, r.snd.Units(text), text, convID); err != nil {
 			return err
 		}
-		return r.s.chargeSMS(ctx, tx, r.c, r.m.Remote, r.m.Body, "inbound", convID)
+		return r.s.charge(ctx, tx, r.c, Metered{Remote: r.m.Remote, Body: r.m.Body, Direction: "inbound", ConversationID: convID})
 	})
 	if err != nil {
 		return true, err
@@ -196,7 +205,7 @@ func (r *reply) answer(ctx context.Context, lastAttempt bool) error {
 	if reason != "" {
 		return r.keep(ctx, thread, open, reason)
 	}
-	req := converse.Request{WorkspaceID: ws, AgentID: *agentID, Message: r.m.Body, Channel: "sms", SkipGreeting: true,
+	req := converse.Request{WorkspaceID: ws, AgentID: *agentID, Message: r.m.Body, Channel: r.c.Provider, SkipGreeting: true,
 		Thread: &converse.Thread{ChannelID: r.c.ID, Remote: r.m.Remote}}
 	if open {
 		if thread.AgentID == nil {
@@ -207,7 +216,7 @@ func (r *reply) answer(ctx context.Context, lastAttempt bool) error {
 		}
 		req.ConversationID = thread.ShortID
 	} else {
-		contact, err := s.store.ContactForPhone(ctx, ws, r.m.Remote)
+		contact, err := contactFor(ctx, s.store, r.c, r.m.Remote)
 		if err != nil {
 			return err
 		}
@@ -228,7 +237,7 @@ func (r *reply) answer(ctx context.Context, lastAttempt bool) error {
 	if err != nil {
 		return err
 	}
-	text := sms.Reply(ans.Reply)
+	text := r.snd.Reply(ans.Reply)
 	state, why := "answered", (*string)(nil)
 	if text == "" {
 		state, why = "stored", ptr(reasonHandedOver) // a person holds the conversation: the agent is silent
@@ -240,11 +249,11 @@ func (r *reply) answer(ctx context.Context, lastAttempt bool) error {
 			return err
 		}
 		if text != "" {
-			if err := s.claimReply(ctx, tx, r.c, r.m, text, &ref.ID); err != nil {
+			if err := s.claimReply(ctx, tx, r.c, r.m, r.snd.Units(text), text, &ref.ID); err != nil {
 				return err
 			}
 		}
-		return s.chargeSMS(ctx, tx, r.c, r.m.Remote, r.m.Body, "inbound", &ref.ID)
+		return s.charge(ctx, tx, r.c, Metered{Remote: r.m.Remote, Body: r.m.Body, Direction: "inbound", ConversationID: &ref.ID})
 	})
 	if err != nil || text == "" {
 		return err
@@ -255,39 +264,100 @@ func (r *reply) answer(ctx context.Context, lastAttempt bool) error {
 // keep stores the message in the remote party's conversation (opening one with no agent when
 // there is none) without a reply, and says why on the message.
 func (r *reply) keep(ctx context.Context, thread store.ThreadConversation, open bool, reason string) error {
-	s, ws := r.s, r.c.WorkspaceID
-	return s.store.InTx(ctx, func(tx *store.Tx) error {
-		convID := thread.ID
-		if !open {
-			contact, err := tx.ContactForPhone(ctx, ws, r.m.Remote)
-			if err != nil {
-				return err
-			}
-			conv, err := tx.OpenThread(ctx, ws, "sms", r.c.ID, r.m.Remote, contact)
-			if err != nil {
-				return err
-			}
-			convID = conv.ID
-			data := map[string]any{"conversation_id": conv.ShortID, "channel": conv.Channel, "contact_id": contact.String()}
-			if _, err := tx.AppendEvents(ctx, ws, []store.NewEvent{{Type: "conversation.created", Data: data}}); err != nil {
-				return err
-			}
-		}
-		if err := tx.AppendMessages(ctx, ws, convID, []store.Message{{Role: "user", Content: r.m.Body}}); err != nil {
-			return err
-		}
-		if err := tx.SetChannelMessageState(ctx, ws, r.m.ID, "stored", &reason, &convID); err != nil {
-			return err
-		}
-		return s.chargeSMS(ctx, tx, r.c, r.m.Remote, r.m.Body, "inbound", &convID)
+	return r.s.store.InTx(ctx, func(tx *store.Tx) error {
+		_, err := r.transcribe(ctx, tx, thread, open, "stored", reason, "")
+		return err
 	})
+}
+
+// transcribe writes the message into the remote party's conversation (opening one with no
+// agent when there is none), moves it to state with its reason and, when reply is not "",
+// claims that reply; it charges the inbound message last.
+func (r *reply) transcribe(ctx context.Context, tx *store.Tx, thread store.ThreadConversation, open bool, state, reason, reply string) (uuid.UUID, error) {
+	s, ws := r.s, r.c.WorkspaceID
+	convID := thread.ID
+	if !open {
+		contact, err := contactFor(ctx, tx, r.c, r.m.Remote)
+		if err != nil {
+			return convID, err
+		}
+		conv, err := tx.OpenThread(ctx, ws, r.c.Provider, r.c.ID, r.m.Remote, contact)
+		if err != nil {
+			return convID, err
+		}
+		convID = conv.ID
+		data := map[string]any{"conversation_id": conv.ShortID, "channel": conv.Channel, "contact_id": contact.String()}
+		if _, err := tx.AppendEvents(ctx, ws, []store.NewEvent{{Type: "conversation.created", Data: data}}); err != nil {
+			return convID, err
+		}
+	}
+	if err := tx.AppendMessages(ctx, ws, convID, []store.Message{{Role: "user", Content: r.m.Body}}); err != nil {
+		return convID, err
+	}
+	if err := tx.SetChannelMessageState(ctx, ws, r.m.ID, state, &reason, &convID); err != nil {
+		return convID, err
+	}
+	if reply != "" {
+		if err := s.claimReply(ctx, tx, r.c, r.m, r.snd.Units(reply), reply, &convID); err != nil {
+			return convID, err
+		}
+	}
+	return convID, s.charge(ctx, tx, r.c, Metered{Remote: r.m.Remote, Body: r.m.Body, Direction: "inbound", ConversationID: &convID})
+}
+
+// notText answers a message that is not text (an image, a voice note, a sticker, a location,
+// a reaction) without the model: its placeholder goes into the transcript, and the person
+// gets one reply, in the agent's language, saying that the agent reads text. Nobody answers
+// it when nobody may be answered (opted out, no agent, no credit): it is kept.
+func (r *reply) notText(ctx context.Context) error {
+	s, ws := r.s, r.c.WorkspaceID
+	optedOut, err := s.store.OptedOut(ctx, ws, r.m.Local, r.m.Remote)
+	if err != nil {
+		return err
+	}
+	thread, err := s.store.LatestThread(ctx, r.c.ID, r.m.Remote)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	open := err == nil && thread.Status != converse.StatusClosed
+	agentID := r.c.InboundAgent
+	if open && thread.AgentID != nil {
+		agentID = thread.AgentID
+	}
+	w, err := s.store.WorkspaceByID(ctx, ws)
+	if err != nil {
+		return err
+	}
+	reason := quota.Refusal(w)
+	switch {
+	case optedOut:
+		reason = reasonOptedOut
+	case reason != "":
+	case agentID == nil:
+		reason = reasonNoAgent
+	}
+	if reason != "" {
+		return r.keep(ctx, thread, open, reason)
+	}
+	language := ""
+	if a, err := s.store.AgentByID(ctx, ws, *agentID); err == nil {
+		language = agentLanguage(a.Blueprint)
+	}
+	err = s.store.InTx(ctx, func(tx *store.Tx) error {
+		_, err := r.transcribe(ctx, tx, thread, open, "answered", reasonNotText, TextOnlyReply(language))
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return s.sendReply(ctx, r.c, r.m)
 }
 
 // claimReply writes the reply to an inbound message, pending, in the transaction that
 // decides it (at most one per inbound message).
-func (s *Service) claimReply(ctx context.Context, tx *store.Tx, c store.Channel, in store.ChannelMessage, text string, convID *uuid.UUID) error {
+func (s *Service) claimReply(ctx context.Context, tx *store.Tx, c store.Channel, in store.ChannelMessage, units int, text string, convID *uuid.UUID) error {
 	_, _, err := tx.ClaimOutbound(ctx, c.WorkspaceID, store.OutboundMessage{ChannelID: c.ID, Remote: in.Remote, Local: in.Local,
-		Body: text, Segments: sms.Segments(text), ConversationID: convID, ReplyTo: &in.ID})
+		Body: text, Segments: units, ConversationID: convID, ReplyTo: &in.ID})
 	return err
 }
 
@@ -305,18 +375,34 @@ func (s *Service) sendReply(ctx context.Context, c store.Channel, in store.Chann
 	return s.send(ctx, c, reply)
 }
 
-// send hands a pending outbound message to the carrier, once: it moves to `sending` before
-// the carrier is called (a rerun finds it there and sends nothing), and is charged once the
-// carrier accepted it.
+// send hands a pending outbound message to its channel's carrier or app, once: it moves to
+// `sending` before the carrier is called (a rerun finds it there and sends nothing), and is
+// charged once the carrier accepted it. A message an app would refuse (its person's
+// customer-service window closed) is not sent: it fails with reason needs_template, and its
+// conversation is marked as needing a template.
 func (s *Service) send(ctx context.Context, c store.Channel, reply store.ChannelMessage) error {
 	if reply.Status != "pending" {
 		return nil
+	}
+	snd, ok := s.sender(c.Provider)
+	if !ok {
+		return nil
+	}
+	if closed, err := s.windowClosed(ctx, c, snd, reply.Remote); err != nil || closed {
+		if err != nil {
+			return err
+		}
+		return s.needsTemplate(ctx, c, reply)
 	}
 	claimed, err := s.store.ClaimSend(ctx, c.WorkspaceID, reply.ID)
 	if err != nil || !claimed {
 		return err
 	}
-	sid, sendErr := s.carrier.SendMessage(ctx, sms.Outbound{From: reply.Local, To: reply.Remote, Body: reply.Body, StatusCallback: s.statusURL(c)})
+	var id string
+	cfg, sendErr := s.OpenConfig(c)
+	if sendErr == nil {
+		id, sendErr = snd.Send(ctx, c, cfg, reply)
+	}
 	// The carrier has answered: record it even if the job is being cancelled.
 	done := context.WithoutCancel(ctx)
 	return s.store.InTx(done, func(tx *store.Tx) error {
@@ -324,40 +410,69 @@ func (s *Service) send(ctx context.Context, c store.Channel, reply store.Channel
 			s.log.WarnContext(ctx, "the carrier refused a reply", slog.String("channel", c.ID.String()), slog.String("error", sendErr.Error()))
 			return tx.FinishOutbound(done, c.WorkspaceID, reply.ID, "failed", ptr(publicMessage(sendErr)), nil)
 		}
-		if err := tx.FinishOutbound(done, c.WorkspaceID, reply.ID, "queued", nil, &sid); err != nil {
+		if err := tx.FinishOutbound(done, c.WorkspaceID, reply.ID, "queued", nil, &id); err != nil {
 			return err
 		}
-		if err := tx.ApplyEarlyReports(done, c.WorkspaceID, c.ID, sid); err != nil {
+		if err := tx.ApplyEarlyReports(done, c.WorkspaceID, c.ID, id); err != nil {
 			return err
 		}
-		return s.chargeSMS(done, tx, c, reply.Remote, reply.Body, "outbound", reply.ConversationID)
+		return s.charge(done, tx, c, Metered{Remote: reply.Remote, Body: reply.Body, Direction: "outbound", ConversationID: reply.ConversationID})
 	})
 }
 
-// chargeSMS meters one SMS by its segments at the price of the remote party's country (the
-// price rule of campaigns), with its spend.recorded {category: "sms", direction, segments}.
-// It settles, so it comes last in its transaction.
-func (s *Service) chargeSMS(ctx context.Context, tx *store.Tx, c store.Channel, remote, body, direction string, convID *uuid.UUID) error {
-	credits, segments := phonenumbers.SMSCredits(remote, body)
-	cost := int64(credits) * phonenumbers.NanoUSDPerCredit
-	var short string
-	if convID != nil {
-		conv, err := tx.ConversationByRef(ctx, c.WorkspaceID, convID.String())
-		if err != nil {
+// windowClosed says whether the channel's app would refuse a free-form message to remote:
+// they have not written within its customer-service window.
+func (s *Service) windowClosed(ctx context.Context, c store.Channel, snd Sender, remote string) (bool, error) {
+	w, ok := snd.(Windowed)
+	if !ok {
+		return false, nil
+	}
+	last, err := s.store.LastInboundFrom(ctx, c.ID, remote)
+	if err != nil {
+		return false, err
+	}
+	return time.Since(last) > w.Window(), nil
+}
+
+// needsTemplate fails a message the app would refuse, and marks its conversation.
+func (s *Service) needsTemplate(ctx context.Context, c store.Channel, m store.ChannelMessage) error {
+	return s.store.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.FinishOutbound(ctx, c.WorkspaceID, m.ID, "failed", ptr(ReasonNeedsTemplate), nil); err != nil {
 			return err
 		}
-		short = conv.ShortID
-	}
-	charge := &store.Charge{AmountNanoUSD: cost, Category: "sms", ConversationID: convID}
-	_, _, err := tx.Settle(ctx, c.WorkspaceID, charge, func(balance int64) []store.NewEvent {
-		data := map[string]any{"amount_usd": json.Number(money.FormatUSD(cost)), "category": "sms", "direction": direction,
-			"balance_usd": json.Number(money.FormatUSD(balance)), "segments": segments, "credits": credits, "channel_id": c.ID.String()}
-		if short != "" {
-			data["conversation_id"] = short
+		if m.ConversationID == nil {
+			return nil
 		}
-		return []store.NewEvent{{Type: "spend.recorded", Data: data}}
+		return tx.MarkNeedsTemplate(ctx, c.WorkspaceID, *m.ConversationID)
 	})
-	return err
+}
+
+// ReasonNeedsTemplate is why a message to a person outside their customer-service window was
+// not sent: only an approved template may reach them until they write again.
+const ReasonNeedsTemplate = "needs_template"
+
+// charge meters one message on its channel's terms.
+func (s *Service) charge(ctx context.Context, tx *store.Tx, c store.Channel, m Metered) error {
+	snd, ok := s.sender(c.Provider)
+	if !ok {
+		return nil
+	}
+	return snd.Charge(ctx, tx, c, m)
+}
+
+// contactStore finds contacts: the store, or a transaction.
+type contactStore interface {
+	ContactForPhone(ctx context.Context, workspaceID uuid.UUID, phone string) (uuid.UUID, error)
+	ContactForAppUser(ctx context.Context, workspaceID uuid.UUID, u store.AppUser) (uuid.UUID, error)
+}
+
+// contactFor is the contact of a channel's remote party: by phone number on SMS, by the app's
+// user id on a messaging app (found or created when the app's webhook arrived, with its name).
+func contactFor(ctx context.Context, q contactStore, c store.Channel, remote string) (uuid.UUID, error) {
+	if c.Provider == string(blueprint.ChannelSMS) {
+		return q.ContactForPhone(ctx, c.WorkspaceID, remote)
+	}
+	return q.ContactForAppUser(ctx, c.WorkspaceID, store.AppUser{App: c.Provider, ID: remote})
 }
 
 // publicMessage is what is kept of a carrier's refusal: its public words, not internals.

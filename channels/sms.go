@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"switchboard/apierr"
+	"switchboard/phonenumbers"
 	"switchboard/sms"
 	"switchboard/store"
 )
@@ -191,3 +192,22 @@ func (s *Service) deliveryReport(ctx context.Context, c store.Channel, form url.
 // deliveryStatuses maps the carrier's message statuses to those a sent message records.
 var deliveryStatuses = map[string]string{"queued": "queued", "sent": "sent", "delivered": "delivered",
 	"undelivered": "undelivered", "failed": "failed", "canceled": "failed"}
+
+// Reply is an agent's answer as a text: plain, cut to what the carrier takes.
+func (smsProvider) Reply(markdown string) string { return sms.Reply(markdown) }
+
+// Units counts a text's segments.
+func (smsProvider) Units(body string) int { return sms.Segments(body) }
+
+// Send hands a text to the carrier, with the channel's status callback.
+func (p smsProvider) Send(ctx context.Context, c store.Channel, _ *Config, m store.ChannelMessage) (string, error) {
+	return p.s.carrier.SendMessage(ctx, sms.Outbound{From: m.Local, To: m.Remote, Body: m.Body, StatusCallback: p.s.statusURL(c)})
+}
+
+// Charge meters one SMS by its segments at the price of the remote party's country (the
+// price rule of campaigns), with its spend.recorded {category: "sms", direction, segments}.
+func (p smsProvider) Charge(ctx context.Context, tx *store.Tx, c store.Channel, m Metered) error {
+	credits, segments := phonenumbers.SMSCredits(m.Remote, m.Body)
+	cost := int64(credits) * phonenumbers.NanoUSDPerCredit
+	return p.s.Settle(ctx, tx, c, cost, "sms", m.ConversationID, map[string]any{"direction": m.Direction, "segments": segments, "credits": credits})
+}

@@ -24,6 +24,7 @@ import (
 	"switchboard/events"
 	"switchboard/llm"
 	"switchboard/llm/llmtest"
+	"switchboard/msgapps"
 	"switchboard/openapi"
 	"switchboard/openapi/contract"
 	"switchboard/responses"
@@ -64,6 +65,7 @@ type setupOpts struct {
 	// before they answer, so that a test may read the ledger right after a turn.
 	meterFlush     time.Duration
 	smsBaseURL     string        // TWILIO_BASE_URL of a fake provider (smstest); empty: no SMS provider
+	msgappsURL     string        // the messaging apps' APIs, faked (msgappstest): Graph, Instagram (/ig) and Telegram
 	campaignPeriod time.Duration // 0: the default (a minute)
 	inboxSweep     time.Duration // 0: the default (30 seconds)
 	voiceSlowAfter time.Duration // 0: the default (voice.DefaultSlowAfter)
@@ -214,6 +216,9 @@ func startApp(t testing.TB, st *store.Store, o setupOpts, families map[string]ll
 	cfg.Clock, cfg.SMTPURL = o.clock, o.smtpURL
 	if o.smsBaseURL != "" {
 		cfg.SMS = sms.Config{AccountSID: smstest.AccountSID, AuthToken: smstest.AuthToken, BaseURL: o.smsBaseURL}
+	}
+	if o.msgappsURL != "" {
+		cfg.MsgApps = msgapps.Config{GraphURL: o.msgappsURL, InstagramURL: o.msgappsURL + "/ig", TelegramURL: o.msgappsURL}
 	}
 	if o.campaignPeriod > 0 {
 		cfg.CampaignPeriod = o.campaignPeriod

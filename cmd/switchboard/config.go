@@ -97,6 +97,8 @@ func loadConfig(getenv env) (config, error) {
 	a.SMTPURL = getenv("SMTP_URL")
 	a.ComplianceVersion = getenv.or("COMPLIANCE_VERSION", a.ComplianceVersion)
 	a.SMS.AccountSID, a.SMS.AuthToken, a.SMS.BaseURL = getenv("TWILIO_ACCOUNT_SID"), getenv("TWILIO_AUTH_TOKEN"), getenv("TWILIO_BASE_URL")
+	a.MsgApps.GraphURL, a.MsgApps.InstagramURL = getenv("META_GRAPH_URL"), getenv("INSTAGRAM_GRAPH_URL")
+	a.MsgApps.TelegramURL = getenv("TELEGRAM_API_URL")
 	if _, err := compliance.Text(a.ComplianceVersion); err != nil {
 		return c, err
 	}

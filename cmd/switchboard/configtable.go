@@ -12,6 +12,7 @@ import (
 	"switchboard/compliance"
 	"switchboard/httpdeadline"
 	"switchboard/money"
+	"switchboard/msgapps"
 )
 
 // configVar is one row of the README's configuration table. The defaults come from the
@@ -69,6 +70,9 @@ func configRows() []configVar {
 		configVar{[]string{"TWILIO_ACCOUNT_SID", "TWILIO_AUTH_TOKEN"}, "", "the carrier account (twilio-go): SMS channels (inbound webhooks are checked against `TWILIO_AUTH_TOKEN`, replies sent through it), campaign sends and phone numbers; unset, SMS channels need setup, campaigns cannot start and phone-number routes answer 409 `sms_provider_not_configured`"},
 		configVar{[]string{"CHANNEL_WORKERS"}, code(strconv.Itoa(d.ChannelWorkers)), "how many replies to inbound messages (SMS) one replica works at once; each mostly waits on the model (see Channels)"},
 		configVar{[]string{"TWILIO_BASE_URL"}, "the SDK's `https://api.twilio.com`", "where the SMS provider's API is reached (a regional proxy, or a fake in tests)"},
+		configVar{[]string{"META_GRAPH_URL"}, code(msgapps.DefaultGraphURL), "where Meta's Graph API is reached, with its version: WhatsApp (`msgapp_1`) and Messenger (`msgapp_2`) sends (a fake in tests; see Messaging apps)"},
+		configVar{[]string{"INSTAGRAM_GRAPH_URL"}, code(msgapps.DefaultInstagramURL), "where the Instagram API with Instagram Login is reached, with its version: Instagram (`msgapp_3`) sends"},
+		configVar{[]string{"TELEGRAM_API_URL"}, code(msgapps.DefaultTelegramURL), "where the Telegram Bot API is reached (`msgapp_4`: getMe, setWebhook, sendMessage; a local Bot API server, or a fake in tests)"},
 		configVar{[]string{"SWITCHBOARD_URL"}, "`http://localhost` and the port of `ADDR`", "`switchboard webhooks listen` only: the server to register with"},
 		configVar{[]string{"SWITCHBOARD_API_KEY"}, "`BOOTSTRAP_API_KEY`, else the development key", "`switchboard webhooks listen` only: the key it registers with"},
 	)

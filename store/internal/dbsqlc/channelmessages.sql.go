@@ -30,7 +30,7 @@ func (q *Queries) AssignConversationAgent(ctx context.Context, db DBTX, arg Assi
 }
 
 const channelMessageByID = `-- name: ChannelMessageByID :one
-SELECT id, workspace_id, channel_id, direction, provider_message_id, remote, local, body, segments, status, reason, conversation_id, reply_to, created_at, updated_at FROM channel_messages WHERE workspace_id = $1 AND id = $2
+SELECT id, workspace_id, channel_id, direction, provider_message_id, remote, local, body, segments, status, reason, conversation_id, reply_to, created_at, updated_at, kind FROM channel_messages WHERE workspace_id = $1 AND id = $2
 `
 
 type ChannelMessageByIDParams struct {
@@ -57,6 +57,7 @@ func (q *Queries) ChannelMessageByID(ctx context.Context, db DBTX, arg ChannelMe
 		&i.ReplyTo,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Kind,
 	)
 	return i, err
 }
@@ -345,7 +346,7 @@ func (q *Queries) OptedOut(ctx context.Context, db DBTX, arg OptedOutParams) (bo
 }
 
 const replyOf = `-- name: ReplyOf :one
-SELECT id, workspace_id, channel_id, direction, provider_message_id, remote, local, body, segments, status, reason, conversation_id, reply_to, created_at, updated_at FROM channel_messages WHERE workspace_id = $1 AND reply_to = $2
+SELECT id, workspace_id, channel_id, direction, provider_message_id, remote, local, body, segments, status, reason, conversation_id, reply_to, created_at, updated_at, kind FROM channel_messages WHERE workspace_id = $1 AND reply_to = $2
 `
 
 type ReplyOfParams struct {
@@ -372,6 +373,7 @@ func (q *Queries) ReplyOf(ctx context.Context, db DBTX, arg ReplyOfParams) (Chan
 		&i.ReplyTo,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Kind,
 	)
 	return i, err
 }

@@ -143,6 +143,7 @@ type ChannelMessage struct {
 	ReplyTo           *uuid.UUID
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
+	Kind              string
 }
 
 type ComplianceAcceptance struct {
@@ -168,6 +169,14 @@ type Contact struct {
 	ConsentCalls bool
 	DeletedAt    *time.Time
 	ErasedAt     *time.Time
+}
+
+type ContactAppID struct {
+	WorkspaceID uuid.UUID
+	App         string
+	AppUserID   string
+	ContactID   uuid.UUID
+	CreatedAt   time.Time
 }
 
 type ContactList struct {
@@ -220,11 +229,12 @@ type ConversationNote struct {
 }
 
 type ConversationThread struct {
-	ConversationID uuid.UUID
-	WorkspaceID    uuid.UUID
-	ChannelID      uuid.UUID
-	Remote         string
-	CreatedAt      time.Time
+	ConversationID  uuid.UUID
+	WorkspaceID     uuid.UUID
+	ChannelID       uuid.UUID
+	Remote          string
+	CreatedAt       time.Time
+	NeedsTemplateAt *time.Time
 }
 
 type Deployment struct {

@@ -1,0 +1,101 @@
+package channels
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
+
+	"switchboard/store"
+)
+
+// AppMessage is one message a messaging app delivered to a channel's webhook.
+type AppMessage struct {
+	ID   string // the app's message id: a retried webhook carries the same one
+	From store.AppUser
+	// Kind is "text", or what the app calls the message otherwise (image, audio, sticker,
+	// location, reaction...); Text is the text, or a placeholder for the transcript.
+	Kind string
+	Text string
+}
+
+// ReceiveApp stores a messaging app's inbound messages, each once (a retried message id is a
+// no-op), with their contacts (found or created by the app's user id, named as the app names
+// them) and their reply jobs, in one transaction: the app is answered at once and the replies
+// go out from the jobs, so a slow model never makes the app retry.
+func (s *Service) ReceiveApp(ctx context.Context, c store.Channel, msgs []AppMessage) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	local := ""
+	if c.Address != nil {
+		local = *c.Address
+	}
+	return s.store.InTx(ctx, func(tx *store.Tx) error {
+		for _, m := range msgs {
+			if _, err := tx.ContactForAppUser(ctx, c.WorkspaceID, m.From); err != nil {
+				return err
+			}
+			id, fresh, err := tx.RecordAppInbound(ctx, c.WorkspaceID, store.AppInbound{ChannelID: c.ID, ProviderMessageID: m.ID,
+				Remote: m.From.ID, Local: local, Body: m.Text, Kind: m.Kind})
+			if err != nil {
+				return err
+			}
+			if !fresh {
+				continue
+			}
+			if err := tx.ClearNeedsTemplate(ctx, c.ID, m.From.ID); err != nil {
+				return err
+			}
+			if _, err := s.jobs.InsertTx(ctx, tx.Pgx(), ReplyArgs{WorkspaceID: c.WorkspaceID, MessageID: id}, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// ReportDelivery applies an app's delivery status (sent, delivered, failed...) to the
+// channel's outbound message it names.
+func (s *Service) ReportDelivery(ctx context.Context, c store.Channel, messageID, status string, reason *string) error {
+	return s.store.ReportDelivery(ctx, c.WorkspaceID, c.ID, messageID, status, reason)
+}
+
+// PublicURL is PUBLIC_BASE_URL, without a trailing slash.
+func (s *Service) PublicURL() string { return s.publicURL }
+
+// Log is the channel layer's logger.
+func (s *Service) Log() *slog.Logger { return s.log }
+
+// textOnly is the one reply to a message that is not text, per agent language (its primary
+// subtag); other languages get English.
+var textOnly = map[string]string{
+	"en": "Sorry, I can only read text messages. Please write your message as text.",
+	"de": "Entschuldigung, ich kann nur Textnachrichten lesen. Bitte schreiben Sie Ihre Nachricht als Text.",
+	"fr": "Désolé, je ne peux lire que les messages texte. Merci d'écrire votre message en texte.",
+	"es": "Lo siento, solo puedo leer mensajes de texto. Por favor, escriba su mensaje como texto.",
+	"pt": "Desculpe, só consigo ler mensagens de texto. Por favor, escreva sua mensagem como texto.",
+	"it": "Mi dispiace, posso leggere solo messaggi di testo. Per favore, scrivi il tuo messaggio come testo.",
+	"nl": "Sorry, ik kan alleen tekstberichten lezen. Schrijf uw bericht alstublieft als tekst.",
+}
+
+// TextOnlyReply is the polite answer, in the agent's language (a BCP 47 tag), to an image,
+// a voice note, a sticker or anything else that is not text.
+func TextOnlyReply(language string) string {
+	primary, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(language)), "-")
+	if t, ok := textOnly[primary]; ok {
+		return t
+	}
+	return textOnly["en"]
+}
+
+// agentLanguage is the language of an agent's stored blueprint ("" when it cannot be read).
+func agentLanguage(blueprint []byte) string {
+	var bp struct {
+		Agent struct {
+			Language string `json:"language"`
+		} `json:"agent"`
+	}
+	_ = json.Unmarshal(blueprint, &bp)
+	return bp.Agent.Language
+}
