@@ -23,7 +23,7 @@ import (
 // TestChannelsInABrowser: against a fake carrier, an admin connects an SMS channel (a bad
 // number is refused beside its field; a number on the account is connected, one that is not
 // needs setup until it is added and checked again), copies its inbound URL, and connects a
-// channel this server does not carry yet; the page names the agent answering and the last
+// voice number on the same number; the page names the agent answering and the last
 // inbound. A viewer sees the list without a connect form or delete links, and is refused when
 // posting anyway. Deleting goes through a confirmation naming the deployments that go with
 // it. Every state passes axe-core's WCAG 2.1 AA rules and fits a phone's width.
@@ -125,22 +125,24 @@ func TestChannelsInABrowser(t *testing.T) {
 	require.Contains(t, text(admin, t, "p.notice"), "The channel Night line is connected.")
 	require.Equal(t, store.ChannelConnected, channelNamed("Night line").Status)
 
-	// A provider not carried yet: the SMS settings go away, and the channel needs setup.
+	// A voice number on the same number as the front desk's texts: the number settings stay.
 	require.NoError(t, chromedp.Do(admin,
 		chromedp.Navigate(s.url+"/dashboard/channels"),
-		chromedp.SetValue(chromedp.CSS(`select[name=provider]`), "msgapp_1"),
+		chromedp.SetValue(chromedp.CSS(`select[name=provider]`), "telco_voice"),
 	))
 	_, err = chromedp.Run(admin, chromedp.Evaluate[bool](`document.querySelector('select[name=provider]').dispatchEvent(new Event('change'))`))
 	require.NoError(t, err)
 	require.NoError(t, chromedp.Do(admin,
-		chromedp.WaitNotVisible(chromedp.CSS(`#sms-settings`)),
+		chromedp.WaitVisible(chromedp.CSS(`#sms-settings`)),
 		chromedp.SendKeys(chromedp.CSS(`input[name=name]`), "Store phone"),
+		chromedp.SendKeys(chromedp.CSS(`input[name=phone_number]`), "+14155550100"),
 		chromedp.Click(chromedp.CSS(`#connect-form button[type=submit]`)),
 		chromedp.WaitVisible(chromedp.CSS(`p.notice`)),
 	))
-	require.Contains(t, text(admin, t, "p.notice"), "needs setup: This server does not carry msgapp_1 traffic yet")
+	require.Contains(t, text(admin, t, "p.notice"), "The channel Store phone is connected")
 	voice := channelNamed("Store phone")
-	require.Contains(t, text(admin, t, "#setup-"+voice.ID.String()), "does not carry msgapp_1 traffic yet")
+	require.Equal(t, store.ChannelConnected, voice.Status)
+	require.Equal(t, "telco_voice", voice.Provider)
 
 	// An agent deployed for inbound on the front desk, which got a text: named and linked.
 	frontID := front.ID

@@ -430,17 +430,23 @@ func TestChannelsResource(t *testing.T) {
 	e := b.fail(t, http.MethodPost, "/api/channels", `{"provider":"sms","name":"Again","config":{"phone_number":"`+lineNumber+`"}}`, 409)
 	require.Equal(t, "number_taken", str(e.Code))
 
-	// Credentials are sealed, and shown as a hint (telco_voice: a provider still stored without traffic, so any key is kept).
-	app := decode[channelView](t, b.send(t, http.MethodPost, "/api/channels", `{"provider":"telco_voice","name":"App","config":{"access_token":"EAAG-very-secret-0000-wxyz","phone_id":"1234"}}`, 201))
+	// Credentials are sealed, and shown as a hint.
+	app := decode[channelView](t, b.send(t, http.MethodPost, "/api/channels", `{"provider":"msgapp_1","name":"App","config":{"phone_number_id":"1234",`+
+		`"access_token":"EAAG-very-secret-0000-wxyz","app_secret":"app-secret-000000000000","verify_token":"verify-token-0000000"}}`, 201))
 	require.Equal(t, "…wxyz", app.Config["access_token"])
-	require.Equal(t, "1234", app.Config["phone_id"])
-	require.Equal(t, "needs_setup", app.Status)
+	require.Equal(t, "1234", app.Config["phone_number_id"])
 	var stored []byte
 	require.NoError(t, b.store.Pool().QueryRow(context.Background(), `SELECT config::text::bytea || coalesce(secrets, '') FROM channels WHERE id = $1`, app.ID).Scan(&stored))
 	require.NotContains(t, string(stored), "very-secret", "never stored in the clear")
-	app = decode[channelView](t, b.send(t, http.MethodPatch, "/api/channels/"+app.ID, `{"name":"App two","config":{"phone_id":null}}`, 200))
+	app = decode[channelView](t, b.send(t, http.MethodPatch, "/api/channels/"+app.ID, `{"name":"App two","config":{"verify_token":"another-verify-token-9876"}}`, 200))
 	require.Equal(t, "App two", app.Name)
-	require.Equal(t, map[string]any{"access_token": "…wxyz"}, app.Config, "credentials left out are kept; null removes a key")
+	require.Equal(t, "…wxyz", app.Config["access_token"], "credentials left out are kept")
+	require.Equal(t, "…9876", app.Config["verify_token"])
+	// null removes a key.
+	main = decode[channelView](t, b.send(t, http.MethodPatch, "/api/channels/"+main.ID, `{"config":{"help_text":"Bakery: text STOP to stop."}}`, 200))
+	require.Equal(t, "Bakery: text STOP to stop.", main.Config["help_text"])
+	main = decode[channelView](t, b.send(t, http.MethodPatch, "/api/channels/"+main.ID, `{"config":{"help_text":null}}`, 200))
+	require.NotContains(t, main.Config, "help_text")
 
 	list := decode[struct{ Data []channelView }](t, b.send(t, http.MethodGet, "/api/channels?provider=sms", "", 200))
 	require.Len(t, list.Data, 2)

@@ -230,7 +230,7 @@ func TestMsgApp1WhatsAppStopAndTheCustomerServiceWindow(t *testing.T) {
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
 		return b.countWhere(t, `SELECT count(*) FROM channel_messages WHERE reply_to = $1 AND status = 'failed' AND reason = 'needs_template'`, msgID) == 1
-	}, 10*time.Second, 10*time.Millisecond)
+	}, 30*time.Second, 10*time.Millisecond, "a job inserted without River's notice waits for its poll, slow on a busy machine")
 	require.Len(t, w.sends("/messages"), 1, "not sent outside the window")
 	require.Equal(t, 1, b.countWhere(t, `SELECT count(*) FROM conversation_threads WHERE remote = $1 AND needs_template_at IS NOT NULL`, waAnn))
 
