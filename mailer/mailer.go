@@ -35,6 +35,10 @@ type Message struct {
 	To      []string
 	Subject string
 	Body    string
+	// ID, when set, is the local part of the Message-ID header (<ID@the sender's domain>):
+	// a message sent again with the same ID (a resumed job) is the same message to mail
+	// systems that discard duplicates by Message-ID. Characters outside a dot-atom are dropped.
+	ID string
 }
 
 // Sender sends mail through one SMTP server. A nil *Sender is valid and sends nothing (it
@@ -167,6 +171,9 @@ func (s *Sender) compose(m Message) []byte {
 	b.WriteString("To: " + strings.Join(m.To, ", ") + "\r\n")
 	b.WriteString("Subject: " + mimeWord(subject) + "\r\n")
 	b.WriteString("Date: " + time.Now().UTC().Format(time.RFC1123Z) + "\r\n")
+	if id := messageID(m.ID, s.from); id != "" {
+		b.WriteString("Message-ID: " + id + "\r\n")
+	}
 	b.WriteString("MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: 8bit\r\n\r\n")
 	body := strings.ReplaceAll(strings.ReplaceAll(m.Body, "\r\n", "\n"), "\n", "\r\n")
 	b.WriteString(body)
@@ -174,6 +181,26 @@ func (s *Sender) compose(m Message) []byte {
 		b.WriteString("\r\n")
 	}
 	return []byte(b.String())
+}
+
+// messageID is <id@domain of from>, with id kept to the characters of a dot-atom; "" when
+// nothing is left.
+func messageID(id, from string) string {
+	id = strings.Map(func(r rune) rune {
+		if r < 0x80 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune(".-_+=", r)) {
+			return r
+		}
+		return -1
+	}, id)
+	id = strings.Trim(id, ".")
+	if id == "" {
+		return ""
+	}
+	domain := "localhost"
+	if at := strings.LastIndexByte(from, '@'); at >= 0 {
+		domain = strings.Trim(from[at+1:], "<> ")
+	}
+	return "<" + id + "@" + domain + ">"
 }
 
 func mimeWord(s string) string { return mime.QEncoding.Encode("utf-8", s) }

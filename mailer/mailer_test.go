@@ -25,6 +25,27 @@ func TestSendReachesTheSink(t *testing.T) {
 	require.Equal(t, "line one\n.line two starts with a dot\n", got[0].Body)
 }
 
+// TestMessageIDFromTheCaller: a message sent twice with the same ID carries the same
+// Message-ID, on the sender's domain, and an ID cannot inject a header.
+func TestMessageIDFromTheCaller(t *testing.T) {
+	t.Parallel()
+	sink := mailtest.New(t)
+	s, err := mailer.New(sink.URL()+"?from=bot%40example.com", "noreply@localhost")
+	require.NoError(t, err)
+	for range 2 {
+		require.NoError(t, s.Send(context.Background(), mailer.Message{To: []string{"team@example.com"}, Subject: "Digest", Body: "x",
+			ID: "run_01.digest\r\nBcc: evil@example.com"}))
+	}
+	got := sink.Messages()
+	require.Len(t, got, 2)
+	for _, m := range got {
+		require.Contains(t, m.Raw, "Message-ID: <run_01.digestBccevilexample.com@example.com>\r\n")
+		require.NotContains(t, m.Raw, "\r\nBcc:")
+	}
+	require.NoError(t, s.Send(context.Background(), mailer.Message{To: []string{"team@example.com"}, Subject: "No id", Body: "x"}))
+	require.NotContains(t, sink.Messages()[2].Raw, "Message-ID")
+}
+
 func TestConfiguration(t *testing.T) {
 	t.Parallel()
 	s, err := mailer.New("", "noreply@localhost")

@@ -87,6 +87,7 @@ steps:
 	require.Len(t, mails, 1)
 	require.Equal(t, "Summary of "+conv.ShortID, mails[0].Subject)
 	require.Contains(t, mails[0].Body, "Ann <ann@example.com>: Ann wants a refund.")
+	require.Contains(t, mails[0].Raw, "Message-ID: <"+r.ID+".mail@", "the step's idempotency key is the Message-ID")
 	// The model call was metered like a turn: alpha-haiku at $1 and $5 per million tokens.
 	require.Equal(t, int64(1000*1000+200*5000), before-b.balance(t))
 	require.Equal(t, []map[string]any{{"run_id": r.ID, "workflow_id": wf.ID, "status": "succeeded"}}, b.completed(t))

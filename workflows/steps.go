@@ -361,8 +361,11 @@ func (s *Service) mail(ctx context.Context, st *runState, step Step, v Vars, to 
 	if subject == "" {
 		subject = "A message from " + st.run.WorkflowShortID
 	}
-	err = s.cfg.Mailer.Send(ctx, mailer.Message{To: to, Subject: subject, Body: body})
-	res.output = map[string]any{"to": to, "subject": subject, "idempotency_key": IdempotencyKey(st.run.ShortID, step.ID)}
+	// The idempotency key is the Message-ID: a step resumed after SMTP accepted the message
+	// sends the same message again, which mail systems that discard duplicates drop.
+	key := IdempotencyKey(st.run.ShortID, step.ID)
+	err = s.cfg.Mailer.Send(ctx, mailer.Message{To: to, Subject: subject, Body: body, ID: key})
+	res.output = map[string]any{"to": to, "subject": subject, "idempotency_key": key}
 	if err != nil {
 		res.err = err
 		res.transient = !errors.Is(err, mailer.ErrNotConfigured) && !strings.Contains(err.Error(), "is not an email address") &&
