@@ -165,8 +165,16 @@ func (b *bundle) run(t *testing.T, r workflows.RunView) workflows.RunView {
 // completed are the run.completed events of the workspace's feed, as their data.
 func (b *bundle) completed(t testing.TB) []map[string]any {
 	t.Helper()
-	evs, err := b.st.EventsAfter(context.Background(), b.ws.ID, 0, 1000)
-	require.NoError(t, err)
+	var evs []store.Event
+	for cursor := int64(0); ; {
+		page, err := b.st.EventsAfter(context.Background(), b.ws.ID, cursor, 1000)
+		require.NoError(t, err)
+		evs = append(evs, page...)
+		if len(page) < 1000 {
+			break
+		}
+		cursor = page[len(page)-1].Seq
+	}
 	var out []map[string]any
 	for _, e := range evs {
 		if e.Type != "run.completed" {
