@@ -13,6 +13,7 @@ import (
 	"switchboard/events"
 	"switchboard/responses"
 	"switchboard/store"
+	"switchboard/workflows"
 )
 
 // Losing a replica loses no work. River rescues a stuck job only once the job's own time-out
@@ -30,8 +31,11 @@ const rescueInterval = 3 * time.Second
 
 // rescuedKinds are the jobs rerun when their replica dies: background turns and webhook
 // deliveries (at least once by contract), and replies to inbound messages and people's
-// replies (each is claimed before it is sent, so a rerun never sends it twice). Crawls wait for River's own rescue.
-var rescuedKinds = []string{responses.BackgroundArgs{}.Kind(), events.DeliveryArgs{}.Kind(), channels.ReplyArgs{}.Kind(), channels.SendArgs{}.Kind()}
+// replies (each is claimed before it is sent, so a rerun never sends it twice), and workflow
+// runs (each step's result is recorded before the next starts, so a rerun resumes at the
+// step, with the step's idempotency key). Crawls wait for River's own rescue.
+var rescuedKinds = []string{responses.BackgroundArgs{}.Kind(), events.DeliveryArgs{}.Kind(), channels.ReplyArgs{}.Kind(), channels.SendArgs{}.Kind(),
+	workflows.RunArgs{}.Kind()}
 
 // newReplicaID names this process in the job queue and its liveness lock: host, start time
 // and randomness, so that two processes never share one.
