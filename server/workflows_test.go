@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"switchboard/msgapps/msgappstest"
 )
 
 // workflowView is a workflow as /api answers it.
@@ -306,4 +308,37 @@ func TestWorkflowsDashboardPage(t *testing.T) {
 	require.NotContains(t, string(raw), `id="new-form"`, "a viewer gets no form")
 	resp, _ = post(viewer, "/dashboard/workflows/"+id+"/enabled", url.Values{"enabled": {"true"}})
 	require.Equal(t, http.StatusForbidden, resp.StatusCode)
+}
+
+// TestSendMessageWritesInAWhatsAppConversation: send_message on msgapp_1 answers in the run's
+// WhatsApp conversation through the app's send API, as a person's reply would.
+func TestSendMessageWritesInAWhatsAppConversation(t *testing.T) {
+	t.Parallel()
+	w := newWhatsAppWorld(t)
+	b := w.b
+	require.Equal(t, http.StatusOK, w.meta(t, msgappstest.WhatsAppMessage(waPhoneNumberID, waAnn, "Ann Lee", "wamid.WF1", "text", "Hello"), waSecret))
+	w.waitSends(t, "/messages", 1)
+	var conv string
+	require.NoError(t, b.store.Pool().QueryRow(context.Background(),
+		`SELECT short_id FROM conversations WHERE workspace_id = $1 AND channel = 'msgapp_1'`, b.workspace.ID).Scan(&conv))
+	wf := b.newWorkflow(t, `name: Follow up on WhatsApp
+trigger: {type: manual}
+steps:
+  - {id: nudge, type: send_message, channel: msgapp_1, body: "Still there? ({{ conversation.id }})"}
+`)
+	run := decode[runView](t, b.send(t, http.MethodPost, "/api/workflows/"+wf.ID+"/runs", `{"input":{"conversation_id":"`+conv+`"}}`, http.StatusCreated))
+	require.Equal(t, "succeeded", b.finished(t, run.ID).Status)
+	sent := w.waitSends(t, "/messages", 2)
+	require.JSONEq(t, `{"messaging_product":"whatsapp","recipient_type":"individual","to":"`+waAnn+`","type":"text",
+		"text":{"preview_url":false,"body":"Still there? (`+conv+`)"}}`, string(sent[1].Body))
+
+	// On a channel the run's conversation is not on, the step fails and names it.
+	wf = b.newWorkflow(t, `name: Wrong channel
+trigger: {type: manual}
+steps:
+  - {id: nudge, type: send_message, channel: msgapp_4, body: "Hi"}
+`)
+	run = decode[runView](t, b.send(t, http.MethodPost, "/api/workflows/"+wf.ID+"/runs", `{"input":{"conversation_id":"`+conv+`"}}`, http.StatusCreated))
+	got := b.finished(t, run.ID)
+	require.Equal(t, "failed", got.Status)
 }

@@ -40,7 +40,7 @@ const (
 	StepIf            StepType = "if"             // a condition: false skips to `else` (a later step, or end)
 	StepWait          StepType = "wait"           // a duration, or until a time
 	StepHTTPRequest   StepType = "http_request"   // through netguard; the response is the output
-	StepSendMessage   StepType = "send_message"   // to the run's contact: sms or email
+	StepSendMessage   StepType = "send_message"   // to the run's contact: SMS, a messaging app, or email
 	StepApplyLabel    StepType = "apply_label"    // on the run's conversation
 	StepUpdateContact StepType = "update_contact" // name, email, phone of the run's contact
 	StepAgentPrompt   StepType = "agent_prompt"   // one metered model call over the transcript
@@ -129,7 +129,7 @@ type Step struct {
 	Model   string               // agent_prompt
 	To      *Template            // email
 	Subject *Template            // email, send_message on email
-	Channel string               // send_message: sms or email
+	Channel string               // send_message: one of MessageChannels
 }
 
 // Error is one problem in a document: the YAML path (steps[1].url), empty for the document
@@ -199,3 +199,7 @@ var httpMethods = []string{"GET", "POST", "PUT", "PATCH", "DELETE"}
 
 // cronParser reads standard five-field cron expressions and the @daily family.
 var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+
+// MessageChannels are the channels send_message sends on: email to the run's contact's
+// address; SMS and the messaging apps in the run's conversation on that channel.
+var MessageChannels = []string{"sms", "msgapp_1", "msgapp_2", "msgapp_3", "msgapp_4", "email"}

@@ -480,8 +480,8 @@ func (p *parser) stepFields(s *Step, m map[string]field, path string, line int) 
 	case StepSendMessage:
 		if f, ok := m["channel"]; ok {
 			if v, ok := p.str(f, path+".channel"); ok {
-				if s.Channel = v; v != "sms" && v != "email" {
-					p.add(path+".channel", f.line, "must be sms or email")
+				if s.Channel = v; !slices.Contains(MessageChannels, v) {
+					p.add(path+".channel", f.line, "must be one of %s", strings.Join(MessageChannels, ", "))
 				}
 			}
 		}

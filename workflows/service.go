@@ -42,7 +42,7 @@ type Config struct {
 	Mailer      *mailer.Sender   // email and send_message on email; nil: those steps fail
 	Models      Models           // agent_prompt; nil: the step fails
 	Catalog     *catalog.Catalog // prices of agent_prompt's models; nil: catalog.Default()
-	SMS         SMSQueue         // send_message on sms; nil: the step fails
+	SMS         SMSQueue         // send_message on sms and the messaging apps; nil: the step fails
 	Backoff     func(attempt int) time.Duration
 	TickPeriod  time.Duration // how often triggers are looked at; 0: 2 s
 }

@@ -397,18 +397,18 @@ func (s *Service) sendMessage(ctx context.Context, st *runState, step Step, v Va
 		return res
 	}
 	conv, _ := v.Conversation.(map[string]any)
-	if st.run.ConversationID == nil || conv == nil || conv["channel"] != "sms" {
-		res.err = errors.New("the run has no SMS conversation to text (send_message on sms answers in the run's SMS conversation)")
+	if st.run.ConversationID == nil || conv == nil || conv["channel"] != step.Channel {
+		res.err = fmt.Errorf("the run has no %s conversation to write in (send_message on %s answers in the run's conversation on that channel)", step.Channel, step.Channel)
 		return res
 	}
 	if s.cfg.SMS == nil {
-		res.err = errors.New("SMS is not configured on this server")
+		res.err = errors.New("this server sends on no channel")
 		return res
 	}
 	ws, convID, short := st.run.WorkspaceID, *st.run.ConversationID, conv["id"].(string)
-	res.output = map[string]any{"channel": "sms", "text": text}
+	res.output = map[string]any{"channel": step.Channel, "text": text}
 	res.effect = func(tx *store.Tx) error {
-		err := s.cfg.SMS.Deliver(ctx, tx, inbox.Delivery{WorkspaceID: ws, ConversationID: convID, ShortID: short, Channel: "sms", Text: text})
+		err := s.cfg.SMS.Deliver(ctx, tx, inbox.Delivery{WorkspaceID: ws, ConversationID: convID, ShortID: short, Channel: step.Channel, Text: text})
 		if e := apierr.As(err); e != nil && e.Kind == apierr.KindConflict {
 			return stepRefused{err: e}
 		}
