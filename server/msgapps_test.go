@@ -221,6 +221,11 @@ func TestMsgApp1WhatsAppStopAndTheCustomerServiceWindow(t *testing.T) {
 	// the conversation is marked.
 	var msgID uuid.UUID
 	require.NoError(t, b.store.Pool().QueryRow(ctx, `SELECT id FROM channel_messages WHERE provider_message_id = 'wamid.W1'`).Scan(&msgID))
+	// The first reply's job records the app's answer after the send: let it finish, or it
+	// would overwrite the rewind below (seen on a busy machine).
+	require.Eventually(t, func() bool {
+		return b.countWhere(t, `SELECT count(*) FROM river_job WHERE kind = 'channel_reply' AND state = 'completed'`) == 1
+	}, 30*time.Second, 10*time.Millisecond)
 	_, err := b.store.Pool().Exec(ctx, `UPDATE channel_messages SET created_at = now() - interval '25 hours' WHERE direction = 'inbound' AND workspace_id = $1`, b.workspace.ID)
 	require.NoError(t, err)
 	_, err = b.store.Pool().Exec(ctx, `UPDATE channel_messages SET status = 'pending', provider_message_id = NULL WHERE reply_to = $1`, msgID)
