@@ -34,6 +34,29 @@ type totals struct {
 	buildFailed              bool
 	started                  time.Time
 	unparsed                 int
+	slowest                  []timed // top-level tests, the slowest first (at most slowestShown)
+}
+
+// timed is one top-level test and how long it ran (after any wait for a parallel slot).
+type timed struct {
+	name    string
+	elapsed float64
+}
+
+// slowestShown is how many of the slowest tests the summary lists: where a run's time goes,
+// without a profile.
+const slowestShown = 10
+
+// noteTime keeps the slowest top-level tests; subtests are inside their parent's time.
+func (t *totals) noteTime(e event) {
+	if e.Test == "" || strings.Contains(e.Test, "/") {
+		return
+	}
+	t.slowest = append(t.slowest, timed{e.Package + "." + e.Test, e.Elapsed})
+	sort.SliceStable(t.slowest, func(i, j int) bool { return t.slowest[i].elapsed > t.slowest[j].elapsed })
+	if len(t.slowest) > slowestShown {
+		t.slowest = t.slowest[:slowestShown]
+	}
 }
 
 func main() {
@@ -69,6 +92,7 @@ func summarize(in io.Reader, out io.Writer, started time.Time) int {
 			b.WriteString(e.Output)
 		case "pass", "fail", "skip":
 			if e.Test != "" {
+				t.noteTime(e)
 				switch e.Action {
 				case "pass":
 					t.passed++
@@ -109,6 +133,12 @@ func summarize(in io.Reader, out io.Writer, started time.Time) int {
 	if len(t.failedNames) > 0 {
 		sort.Strings(t.failedNames)
 		fmt.Fprintf(out, "\nFailed tests:\n  %s\n", strings.Join(t.failedNames, "\n  "))
+	}
+	if len(t.slowest) > 0 {
+		fmt.Fprintf(out, "\nSlowest tests:\n")
+		for _, s := range t.slowest {
+			fmt.Fprintf(out, "  %6.1fs  %s\n", s.elapsed, s.name)
+		}
 	}
 	status := "PASS"
 	if failed {

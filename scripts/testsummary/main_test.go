@@ -35,3 +35,21 @@ func TestSummaryCountsAndFailsLikeGoTest(t *testing.T) {
 	out.Reset()
 	require.Equal(t, 1, summarize(strings.NewReader(""), &out, time.Now()), "no package at all is a failure, not a pass")
 }
+
+func TestSummaryListsTheSlowestTopLevelTests(t *testing.T) {
+	t.Parallel()
+	var in strings.Builder
+	for i := 1; i <= 12; i++ {
+		in.WriteString(`{"Action":"pass","Package":"p","Test":"TestN` + strings.Repeat("x", i) + `","Elapsed":` + strings.Repeat("1", i) + `}` + "\n")
+	}
+	in.WriteString(`{"Action":"pass","Package":"p","Test":"TestSlowParent/sub","Elapsed":99999999999999}` + "\n")
+	in.WriteString(`{"Action":"pass","Package":"p","Elapsed":1}` + "\n")
+	var out strings.Builder
+	require.Equal(t, 0, summarize(strings.NewReader(in.String()), &out, time.Now()))
+	s := out.String()
+	slow := s[strings.Index(s, "Slowest tests:"):]
+	require.Contains(t, slow, "p.Test"+"N"+strings.Repeat("x", 12), "the slowest is listed")
+	require.Less(t, strings.Index(slow, "N"+strings.Repeat("x", 12)), strings.Index(slow, "N"+strings.Repeat("x", 11)+"\n"), "slowest first")
+	require.NotContains(t, slow, "p.TestNxx\n", "only the ten slowest")
+	require.NotContains(t, slow, "sub", "subtests are inside their parent's time")
+}
