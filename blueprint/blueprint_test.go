@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
@@ -250,12 +249,11 @@ func TestHostileInput(t *testing.T) {
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			start := time.Now()
+			// No time bound here (a timing broke on a loaded machine): unguarded, the first
+			// cases would not finish at all, which go test's own -timeout catches; the caps
+			// they hit are asserted by their error messages.
 			_, err := Parse([]byte(c.input), catalog.Default())
 			require.ErrorContains(t, err, c.want)
-			// A bound, not a benchmark (these take well under a second, more under -race on
-			// a busy machine); unguarded, the first ones would not finish at all.
-			require.Less(t, time.Since(start), 10*time.Second)
 		})
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"switchboard/app"
 	"switchboard/store"
 )
 
@@ -190,15 +191,16 @@ func TestFeedSendsPingsAndFreesItsSubscriptionOnDisconnect(t *testing.T) {
 func TestFeedOnOneReplicaSeesEventsWrittenThroughAnother(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	replica, other := b.replica(t)
+	// The replica's periodic catch-up (every 2 s) is made too slow to matter, so the event
+	// can only arrive through the other replica's announcement: live, not polled. (The test
+	// once asserted "within a second" instead, a timing that a loaded machine broke.)
+	replica, other := b.replica(t, func(a *app.App) { a.Hub.CatchUp = time.Hour })
 	f := b.openFeed(t, other, "", "")
 	// Subscribed: from now on the event reaches the feed live.
 	require.Eventually(t, func() bool { return replica.Hub.Subscribers() == 1 }, 5*time.Second, 5*time.Millisecond)
-	start := time.Now()
 	b.chatTurn(t) // through the first replica
 	fr := f.next(t)
-	require.Equal(t, "turn.completed", fr.event)
-	require.Less(t, time.Since(start), time.Second, "live tail across replicas within a second")
+	require.Equal(t, "turn.completed", fr.event, "live tail across replicas")
 	var stored string
 	var env struct{ ID string }
 	require.NoError(t, json.Unmarshal([]byte(fr.data), &env))

@@ -189,7 +189,9 @@ func (b *testBundle) balance(t *testing.T) int64 {
 }
 
 // startApp runs one process (job queue, hub, relay, HTTP) over the store, until the test ends.
-func startApp(t testing.TB, st *store.Store, o setupOpts, families map[string]llm.FamilyConfig) (*app.App, string) {
+// startApp builds and starts an app on st; each of before is applied to it first (fields read
+// when it starts, such as the hub's periods).
+func startApp(t testing.TB, st *store.Store, o setupOpts, families map[string]llm.FamilyConfig, before ...func(*app.App)) (*app.App, string) {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if os.Getenv("SB_TEST_LOG") != "" { // the servers' logs, River's included, for a failing test
@@ -230,6 +232,9 @@ func startApp(t testing.TB, st *store.Store, o setupOpts, families map[string]ll
 	cfg.Delivery = events.DeliveryConfig{RetryBase: 50 * time.Millisecond, Timeout: 2 * time.Second, DisableAfter: o.disableAfter}
 	a, err := app.New(cfg, st, catalog.Default(), log)
 	require.NoError(t, err)
+	for _, f := range before {
+		f(a)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, a.Start(ctx))
 	ts := httptest.NewServer(a.Handler())
@@ -245,12 +250,12 @@ func startApp(t testing.TB, st *store.Store, o setupOpts, families map[string]ll
 
 // replica starts a second process on the same database, with its own connection pool, as
 // another replica would; it returns its base URL.
-func (b *testBundle) replica(t *testing.T) (*app.App, string) {
+func (b *testBundle) replica(t *testing.T, before ...func(*app.App)) (*app.App, string) {
 	t.Helper()
 	pool, err := pgxpool.New(context.Background(), b.store.Pool().Config().ConnString())
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
-	return startApp(t, store.New(pool), b.opts, b.families)
+	return startApp(t, store.New(pool), b.opts, b.families, before...)
 }
 
 func stringsReader(s string) io.Reader { return strings.NewReader(s) }
