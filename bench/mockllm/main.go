@@ -20,7 +20,8 @@
 // answer "re: " and the text of the request's last user message, so that a benchmark can tell
 // which message an answer answers (bench/run.sh sms); such answers are rendered per request.
 // The option search=1 makes the model an agent that searches first (bench/run.sh agents):
-// when the request offers the tool search_knowledge_base and holds no tool result yet, the
+// when the request offers the tool search_knowledge_base and holds no tool result after its
+// last user message (the turn has not searched yet), the
 // answer is a call of that tool whose query is the text of the last user message (the load
 // generator sends a few words of its corpus); otherwise it is the usual text.
 //

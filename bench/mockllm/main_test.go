@@ -275,6 +275,16 @@ func TestSearchModelCallsTheKnowledgeTool(t *testing.T) {
 			if res.Text != "ab ab " || len(res.ToolCalls) != 0 || res.Finish != llm.FinishStop {
 				t.Fatalf("after the tool result: %+v, want the text", res)
 			}
+			// The next turn of the conversation: the earlier result is history, the model
+			// searches again for the new message.
+			next := append(after, llm.Message{Role: llm.RoleAssistant, Text: "ab ab "}, llm.Message{Role: llm.RoleUser, Text: "monday closing time"})
+			res, err = client.Generate(context.Background(), llm.Request{Model: model, Messages: next, Tools: []llm.Tool{search}}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.ToolCalls) != 1 || !strings.Contains(string(res.ToolCalls[0].Arguments), "monday closing time") {
+				t.Fatalf("the next turn: %+v, want a search for its message", res)
+			}
 			// Without the tool on offer (a stored response), text as well.
 			res, err = client.Generate(context.Background(), llm.Request{Model: model, Messages: ask}, nil)
 			if err != nil {

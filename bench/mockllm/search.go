@@ -19,33 +19,38 @@ func offersSearch(body []byte) bool {
 	return tools.Exists() && strings.Contains(tools.Raw, `"`+searchTool+`"`)
 }
 
-// hasToolResult reports whether a request already holds the result of a tool call: an
-// openai "tool" message, an anthropic "tool_result" block or a gemini functionResponse part.
+// hasToolResult reports whether a request holds the result of a tool call after its last
+// user message (an earlier turn's results, in the history, do not count): an openai "tool"
+// message, an anthropic "tool_result" block or a gemini functionResponse part. Anthropic and
+// gemini carry the results in user-role messages; a user message without one starts over.
 func hasToolResult(protocol string, body []byte) bool {
 	found := false
-	switch protocol {
-	case "openai":
-		gjson.GetBytes(body, "messages").ForEach(func(_, msg gjson.Result) bool {
-			found = msg.Get("role").Str == "tool"
-			return !found
-		})
-	case "anthropic":
-		gjson.GetBytes(body, "messages").ForEach(func(_, msg gjson.Result) bool {
-			msg.Get("content").ForEach(func(_, block gjson.Result) bool {
-				found = block.Get("type").Str == "tool_result"
-				return !found
-			})
-			return !found
-		})
-	case "gemini":
-		gjson.GetBytes(body, "contents").ForEach(func(_, msg gjson.Result) bool {
-			msg.Get("parts").ForEach(func(_, part gjson.Result) bool {
-				found = part.Get("functionResponse").Exists()
-				return !found
-			})
-			return !found
-		})
+	list, parts := "messages", "content"
+	if protocol == "gemini" {
+		list, parts = "contents", "parts"
 	}
+	gjson.GetBytes(body, list).ForEach(func(_, msg gjson.Result) bool {
+		role := msg.Get("role").Str
+		if protocol == "openai" {
+			switch role {
+			case "tool":
+				found = true
+			case "user":
+				found = false
+			}
+			return true
+		}
+		if role == "model" || role == "assistant" {
+			return true
+		}
+		result := false
+		msg.Get(parts).ForEach(func(_, part gjson.Result) bool {
+			result = part.Get("type").Str == "tool_result" || part.Get("functionResponse").Exists()
+			return !result
+		})
+		found = result
+		return true
+	})
 	return found
 }
 

@@ -68,7 +68,8 @@ func main() {
 		fmt.Fprintln(os.Stderr, "agentload:", err)
 		os.Exit(1)
 	}
-	fmt.Printf("setup: agent %s, %d chunks ingested in %s, webchat deployment %s\n", st.AgentID, st.Chunks, st.Ingest.Round(time.Millisecond), st.DeploymentID)
+	fmt.Printf("setup: agent %s, the corpus (%d paragraphs, %.1f MB, one upload) ingested in %s, webchat deployment %s\n",
+		st.AgentID, *chunks, float64(len(doc))/1e6, st.Ingest.Round(time.Millisecond), st.DeploymentID)
 
 	if *deploymentFile != "" {
 		if err := os.WriteFile(*deploymentFile, []byte(st.DeploymentID), 0o644); err != nil {
