@@ -42,6 +42,7 @@ func (s *session) advance(id string) {
 // round is one closed-loop run of a kind.
 type round struct {
 	ok, failed int
+	late       int // answered after the end: not counted in the rate, but their vendor calls were made
 	elapsed    time.Duration
 	lat        []time.Duration // of the successful requests, sorted
 	firstErr   string
@@ -69,12 +70,13 @@ func closedLoop(ctx context.Context, client *http.Client, k kind, sessions []*se
 		go func() {
 			defer wg.Done()
 			var lat []time.Duration
-			ok, failed, firstErr := 0, 0, ""
+			ok, failed, late, firstErr := 0, 0, 0, ""
 			for time.Now().Before(stop) && ctx.Err() == nil {
 				t0 := time.Now()
 				err := send(ctx, client, k, s)
 				took := time.Since(t0)
 				if time.Now().After(stop) {
+					late++
 					break
 				}
 				if err != nil {
@@ -91,6 +93,7 @@ func closedLoop(ctx context.Context, client *http.Client, k kind, sessions []*se
 			mu.Lock()
 			r.ok += ok
 			r.failed += failed
+			r.late += late
 			r.lat = append(r.lat, lat...)
 			if r.firstErr == "" {
 				r.firstErr = firstErr

@@ -90,9 +90,9 @@ func main() {
 		r := closedLoop(ctx, client, k, sessions[k.name], *warmup)
 		note := ""
 		if k.name == "agent" && before >= 0 && r.ok > 0 {
-			// Requests in flight at the end of the loop are waited for, so every counted turn's
-			// vendor calls are in; the failed ones may have made some too.
-			note = fmt.Sprintf("; vendor calls per turn %.2f (2: the search ran)", float64(vendorCalls(*mockURL)-before)/float64(r.ok+r.failed))
+			// Every turn sent is answered before closedLoop returns (those after the end are
+			// late), so the mock has counted all their calls; a failed turn may have made fewer.
+			note = fmt.Sprintf("; vendor calls per turn %.2f (2: the search ran)", float64(vendorCalls(*mockURL)-before)/float64(r.ok+r.failed+r.late))
 		}
 		fmt.Fprintf(os.Stderr, "agentload: warm-up %s: %d ok, %d failed%s\n", k.name, r.ok, r.failed, note)
 		if r.ok == 0 {
