@@ -53,6 +53,7 @@ import (
 	"switchboard/store"
 	"switchboard/tracing"
 	"switchboard/voice"
+	"switchboard/webchat"
 	"switchboard/workflows"
 )
 
@@ -131,13 +132,16 @@ func (c Config) AccountsConfig() accounts.Config {
 func DefaultConfig() Config {
 	return Config{
 		Server: server.Config{
-			PublicBaseURL:    "http://localhost:8080",
-			KeyRPM:           600,
-			WorkspaceRPM:     3000,
-			BodyLimitBytes:   1 << 20,
-			HealthCheckLimit: 2 * time.Second,
-			SSEPingInterval:  15 * time.Second,
-			AuthCacheTTL:     2 * time.Second,
+			PublicBaseURL: "http://localhost:8080",
+			KeyRPM:        600,
+			WorkspaceRPM:  3000,
+			// The webchat budgets (bench/run.sh agents raises them).
+			WebchatVisitorRPM:    webchat.VisitorRPM,
+			WebchatDeploymentRPM: webchat.DeploymentRPM,
+			BodyLimitBytes:       1 << 20,
+			HealthCheckLimit:     2 * time.Second,
+			SSEPingInterval:      15 * time.Second,
+			AuthCacheTTL:         2 * time.Second,
 		},
 		Responses:                responses.Config{TTL: 15 * time.Minute, IdempotencyRetention: 24 * time.Hour},
 		Families:                 map[string]llm.FamilyConfig{},

@@ -37,6 +37,18 @@
 #                          feed, the deliveries missed, the server's memory (VmRSS, VmHWM) and
 #                          CPU per delivery; BENCH_FANOUT_PPROF=HOST:PORT serves pprof from it and
 #                          saves a CPU profile of the events' phase (cpu.pprof)
+#   bench/run.sh agents    issue 49, items 3 and 4: a deployed agent's turn and the webchat embed
+#                          route beside stored responses, same model, same run (bench/cmd/agentload):
+#                          an agent with business hours, blocked topics, an escalation rule,
+#                          labels and search_knowledge_base over BENCH_AGENTS_CHUNKS (default
+#                          10,000) chunks of an uploaded corpus, deployed on webchat; the mock's
+#                          search=1 model calls the search on every turn. BENCH_AGENTS_ROUNDS
+#                          (default 10) alternating rounds of BENCH_AGENTS_ROUND (default 5s) per
+#                          route at BENCH_AGENTS_CLIENTS (default 64) clients after
+#                          BENCH_AGENTS_WARMUP (3s); medians, spreads and the issue's ratios.
+#                          Then the widget's first paint (bench/cmd/widgetpaint, headless
+#                          Chromium: scripts/ensure-chromium.sh), BENCH_WIDGET_LOADS (default
+#                          20) loads of a host page with the loader snippet
 #   bench/run.sh knowledge issue 49: search_knowledge_base's query on an agent holding 10,000 and
 #                          100,000 chunks (store/knowledgebench_test.go; KNOWLEDGE_BENCH_SIZES
 #                          changes the sizes), p50 and p99 of 500 searches, on a throwaway
@@ -64,8 +76,8 @@
 # Nothing else is installed: it needs Go and the PostgreSQL server binaries, like `make test`.
 set -euo pipefail
 mode=${1:-short}
-case "$mode" in short | full | profile | peers | overhead | sms | knowledge | fanout) ;; *)
-	echo "usage: bench/run.sh [short|full|profile|peers|overhead|sms|knowledge|fanout]" >&2
+case "$mode" in short | full | profile | peers | overhead | sms | knowledge | fanout | agents) ;; *)
+	echo "usage: bench/run.sh [short|full|profile|peers|overhead|sms|knowledge|fanout|agents]" >&2
 	exit 2
 	;;
 esac
@@ -142,7 +154,11 @@ fi
 if [ "$mode" = fanout ]; then
 	go build -o "$tmp/bin/fanout" ./bench/cmd/fanout
 fi
-if [ "$mode" != short ] && [ "$mode" != sms ] && [ "$mode" != fanout ]; then
+if [ "$mode" = agents ]; then
+	go build -o "$tmp/bin/agentload" ./bench/cmd/agentload
+	go build -o "$tmp/bin/widgetpaint" ./bench/cmd/widgetpaint
+fi
+if [ "$mode" != short ] && [ "$mode" != sms ] && [ "$mode" != fanout ] && [ "$mode" != agents ]; then
 	go test -c -o "$tmp/bin/bench.test" ./bench
 fi
 
@@ -433,6 +449,33 @@ if [ "$mode" = fanout ]; then
 		${BENCH_FANOUT_PPROF:+-pprof "$BENCH_FANOUT_PPROF" -profile "$out/cpu.pprof"} >"$tmp/table-fanout.txt" || status=$?
 	machine | tee "$out/machine.txt"
 	tee "$out/table.txt" <"$tmp/table-fanout.txt"
+	exit $status
+fi
+
+# agents: issue 49, items 3 and 4 (docs/benchmarks.md, "Agent turns and webchat").
+if [ "$mode" = agents ]; then
+	# The agent's model (and the stored responses') calls search_knowledge_base when offered.
+	printf 'beta-5.4-mini:\n  upstream: "agent@chunks=5,search=1"\n' >>"$tmp/models.yaml"
+	psql_admin -c "CREATE DATABASE bench_agents" >/dev/null
+	db_url="postgres://postgres@127.0.0.1:$pgport/bench_agents?sslmode=disable"
+	start_server "$tmp/bin/switchboard" "$db_url" WEBCHAT_VISITOR_RPM=100000000 WEBCHAT_DEPLOYMENT_RPM=100000000 ||
+		{ tail -n 5 "$tmp/server.log" >&2; exit 1; }
+	say "agents: agent turns and webchat on 127.0.0.1:$srvport ..."
+	status=0
+	"$tmp/bin/agentload" -server "http://127.0.0.1:$srvport" -key sk-svc_benchmark-bootstrap-key-000000000000000 -mock "$mock" \
+		-chunks "${BENCH_AGENTS_CHUNKS:-10000}" -clients "${BENCH_AGENTS_CLIENTS:-64}" -rounds "${BENCH_AGENTS_ROUNDS:-10}" \
+		-round "${BENCH_AGENTS_ROUND:-5s}" -warmup "${BENCH_AGENTS_WARMUP:-3s}" -deployment-file "$tmp/deployment" >"$tmp/table-agents.txt" || status=$?
+	echo "knowledge chunks in the database: $(admin_url=$db_url psql_admin -Atc 'SELECT count(*) FROM knowledge_chunks' 2>/dev/null || echo '?')" >>"$tmp/table-agents.txt"
+	if [ -s "$tmp/deployment" ]; then
+		scripts/ensure-chromium.sh >/dev/null 2>&1 || true
+		say "widget: first paint of the launcher on a host page (headless Chromium) ..."
+		"$tmp/bin/widgetpaint" -server "http://127.0.0.1:$srvport" -deployment "$(cat "$tmp/deployment")" \
+			-loads "${BENCH_WIDGET_LOADS:-20}" >>"$tmp/table-agents.txt" || status=$?
+	fi
+	echo
+	machine | tee "$out/machine.txt"
+	echo "plan: agents (issue 49, items 3 and 4); server: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . 2>/dev/null || echo ' with uncommitted changes')"
+	tee "$out/table.txt" <"$tmp/table-agents.txt"
 	exit $status
 fi
 

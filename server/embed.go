@@ -105,7 +105,7 @@ func (s *Server) embedBudgets(f embedapi.StrictHandlerFunc, op string) embedapi.
 		if conv, _ := s.webchat.Visitor(d, token); conv != "" {
 			visitor = "conv:" + conv
 		}
-		buckets := []budget{{"wcv:" + d.ID.String() + ":" + visitor, webchat.VisitorRPM}, {"wcd:" + d.ID.String(), webchat.DeploymentRPM}}
+		buckets := []budget{{"wcv:" + d.ID.String() + ":" + visitor, s.cfg.WebchatVisitorRPM}, {"wcd:" + d.ID.String(), s.cfg.WebchatDeploymentRPM}}
 		res, err := s.spend(c.Request().Context(), buckets)
 		if err != nil {
 			return nil, err

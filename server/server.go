@@ -40,13 +40,18 @@ import (
 // Config is what the server needs from the environment. It comes complete (see
 // app.DefaultConfig and cmd/switchboard's loadConfig): New applies no defaults.
 type Config struct {
-	Development      bool          // APP_ENV=development
-	PublicBaseURL    string        // PUBLIC_BASE_URL, without a trailing slash
-	KeyRPM           int           // RATE_LIMIT_KEY_RPM
-	WorkspaceRPM     int           // RATE_LIMIT_WORKSPACE_RPM
-	BodyLimitBytes   int64         // larger request bodies are refused with 413
-	HealthCheckLimit time.Duration // how long GET /ready waits for its checks
-	SSEPingInterval  time.Duration // SSE_PING_INTERVAL
+	Development   bool   // APP_ENV=development
+	PublicBaseURL string // PUBLIC_BASE_URL, without a trailing slash
+	KeyRPM        int    // RATE_LIMIT_KEY_RPM
+	WorkspaceRPM  int    // RATE_LIMIT_WORKSPACE_RPM
+	// WebchatVisitorRPM and WebchatDeploymentRPM are the public webchat routes' budgets
+	// (WEBCHAT_VISITOR_RPM, WEBCHAT_DEPLOYMENT_RPM; defaults webchat.VisitorRPM and
+	// webchat.DeploymentRPM): one visitor's messages, and all of a deployment's visitors'.
+	WebchatVisitorRPM    int
+	WebchatDeploymentRPM int
+	BodyLimitBytes       int64         // larger request bodies are refused with 413
+	HealthCheckLimit     time.Duration // how long GET /ready waits for its checks
+	SSEPingInterval      time.Duration // SSE_PING_INTERVAL
 	// AuthCacheTTL is how long a key's principal is kept in memory (AUTH_CACHE_TTL); zero
 	// reads the database on every request. Revocations and suspensions reach the cache at
 	// once through LISTEN/NOTIFY (see authCache).

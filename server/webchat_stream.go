@@ -11,7 +11,6 @@ import (
 	"switchboard/apierr"
 	"switchboard/gen/embedapi"
 	"switchboard/store"
-	"switchboard/webchat"
 )
 
 // streamRecheck is how often a visitor's stream reads the conversation even without an
@@ -32,7 +31,7 @@ func (s *Server) webchatStream(c echo.Context) error {
 	if !ok || convRef == "" {
 		return apierr.Invalid("visitor_token", "visitor_token_invalid", "The visitor token is not one this chat issued; start a new conversation without it.")
 	}
-	res, err := s.spend(c.Request().Context(), []budget{{"wcv:" + d.ID.String() + ":conv:" + convRef, webchat.VisitorRPM}})
+	res, err := s.spend(c.Request().Context(), []budget{{"wcv:" + d.ID.String() + ":conv:" + convRef, s.cfg.WebchatVisitorRPM}})
 	if err != nil {
 		return err
 	}

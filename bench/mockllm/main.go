@@ -19,6 +19,11 @@
 // "paced-long@ttft=50ms,interval=200ms,chunks=15". The option echo=1 makes each chunk of the
 // answer "re: " and the text of the request's last user message, so that a benchmark can tell
 // which message an answer answers (bench/run.sh sms); such answers are rendered per request.
+// The option search=1 makes the model an agent that searches first (bench/run.sh agents):
+// when the request offers the tool search_knowledge_base and holds no tool result after its
+// last user message (the turn has not searched yet), the
+// answer is a call of that tool whose query is the text of the last user message (the load
+// generator sends a few words of its corpus); otherwise it is the usual text.
 //
 // Answers are pre-rendered per protocol and model, so the mock costs as little as possible
 // next to the server it measures. -capture DIR writes the first request of each protocol and
@@ -63,6 +68,7 @@ type config struct {
 	outputTokens int
 	captureDir   string
 	echo         bool // a model's echo=1 option, never a flag
+	search       bool // a model's search=1 option, never a flag
 }
 
 func main() {
@@ -249,7 +255,9 @@ func (m *mock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		m.fail(w, http.StatusBadRequest, a.err.Error())
 		return
 	}
-	if a.echo {
+	if a.search && offersSearch(buf.Bytes()) && !hasToolResult(protocol, buf.Bytes()) {
+		a = m.searchCall(protocol, req.Model, req.IncludeUsage, buf.Bytes())
+	} else if a.echo {
 		a = m.echoed(protocol, req.Model, req.IncludeUsage, buf.Bytes())
 	}
 	paced := a.paced
@@ -364,6 +372,7 @@ type answer struct {
 	err            error // a model name with bad @options
 	paced          bool
 	echo           bool // a template: render it again per request with the echo (echoed)
+	search         bool // the model's search=1: a tool call when the request asks for one (searchCall)
 	ttft, interval time.Duration
 	json           []byte
 	head           []byte
@@ -390,7 +399,7 @@ func (m *mock) answer(protocol, model string, includeUsage bool) *answer {
 // modelConfig applies a model name's "@key=value,..." overrides to the flags.
 func (m *mock) modelConfig(model string) (config, bool, error) {
 	c := m.cfg
-	c.echo = false
+	c.echo, c.search = false, false
 	paced := c.mode == "paced" || (c.pacedPrefix != "" && strings.HasPrefix(model, c.pacedPrefix))
 	_, opts, found := strings.Cut(model, "@")
 	if !found {
@@ -414,8 +423,13 @@ func (m *mock) modelConfig(model string) (config, bool, error) {
 			if !c.echo && v != "0" && v != "false" {
 				err = errors.New("must be 1 or 0")
 			}
+		case "search":
+			c.search = v == "1" || v == "true"
+			if !c.search && v != "0" && v != "false" {
+				err = errors.New("must be 1 or 0")
+			}
 		default:
-			err = errors.New("unknown option (ttft, interval, chunks, echo)")
+			err = errors.New("unknown option (ttft, interval, chunks, echo, search)")
 		}
 		if err != nil {
 			return c, paced, fmt.Errorf("model %q: option %q: %v", model, kv, err)
@@ -430,9 +444,11 @@ func (m *mock) render(k answerKey) *answer {
 		return &answer{err: err}
 	}
 	if c.echo {
-		return &answer{paced: paced, echo: true}
+		return &answer{paced: paced, echo: true, search: c.search}
 	}
-	return renderWith(k, c, paced)
+	a := renderWith(k, c, paced)
+	a.search = c.search
+	return a
 }
 
 // echoed renders an echo=1 model's answer for one request: each chunk is "re: " and the

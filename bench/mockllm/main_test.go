@@ -226,3 +226,73 @@ func TestEchoAnswersTheLastUserMessage(t *testing.T) {
 		t.Fatal("echo=yes accepted")
 	}
 }
+
+// A search=1 model calls search_knowledge_base with the last user message as the query when
+// the request offers the tool and holds no tool result, and answers text otherwise: read by
+// the real adapters of the three protocols, as a deployed agent's turn reads it.
+func TestSearchModelCallsTheKnowledgeTool(t *testing.T) {
+	m := &mock{cfg: config{mode: "instant", pacedPrefix: "paced-", ttft: time.Millisecond, interval: time.Millisecond,
+		chunks: 2, chunkText: "ab ", inputTokens: 11}}
+	srv := httptest.NewServer(m)
+	defer srv.Close()
+	search := llm.Tool{Name: "search_knowledge_base", Description: "Search.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`)}
+	for _, protocol := range []string{llm.ProtocolAnthropic, llm.ProtocolOpenAI, llm.ProtocolGemini} {
+		t.Run(protocol, func(t *testing.T) {
+			base := srv.URL
+			if protocol == llm.ProtocolOpenAI {
+				base += "/v1"
+			}
+			client, err := llm.New(llm.Config{Protocol: protocol, BaseURL: base, APIKey: "k"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			model := "paced-agent@ttft=1ms,chunks=2,search=1"
+			ask := []llm.Message{{Role: llm.RoleUser, Text: "Hi"}, {Role: llm.RoleAssistant, Text: "Hello!"},
+				{Role: llm.RoleUser, Text: "sunday opening hours"}}
+			res, err := client.Generate(context.Background(), llm.Request{Model: model, Messages: ask, Tools: []llm.Tool{search}}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.ToolCalls) != 1 || res.ToolCalls[0].Name != "search_knowledge_base" || res.Text != "" {
+				t.Fatalf("want one call of search_knowledge_base, got %+v", res)
+			}
+			var args struct{ Query string }
+			if err := json.Unmarshal(res.ToolCalls[0].Arguments, &args); err != nil || args.Query != "sunday opening hours" {
+				t.Fatalf("arguments %s (%v), want the query %q", res.ToolCalls[0].Arguments, err, "sunday opening hours")
+			}
+			if protocol != llm.ProtocolGemini && res.Finish != llm.FinishToolCalls {
+				t.Fatalf("finish %q, want tool_calls", res.Finish)
+			}
+			// With the tool's result in the request, the model answers.
+			call := res.ToolCalls[0]
+			after := append(ask, llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{call}},
+				llm.Message{Role: llm.RoleTool, ToolResults: []llm.ToolResult{{CallID: call.ID, Name: call.Name, Content: `{"results":[]}`}}})
+			res, err = client.Generate(context.Background(), llm.Request{Model: model, Messages: after, Tools: []llm.Tool{search}}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Text != "ab ab " || len(res.ToolCalls) != 0 || res.Finish != llm.FinishStop {
+				t.Fatalf("after the tool result: %+v, want the text", res)
+			}
+			// The next turn of the conversation: the earlier result is history, the model
+			// searches again for the new message.
+			next := append(after, llm.Message{Role: llm.RoleAssistant, Text: "ab ab "}, llm.Message{Role: llm.RoleUser, Text: "monday closing time"})
+			res, err = client.Generate(context.Background(), llm.Request{Model: model, Messages: next, Tools: []llm.Tool{search}}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.ToolCalls) != 1 || !strings.Contains(string(res.ToolCalls[0].Arguments), "monday closing time") {
+				t.Fatalf("the next turn: %+v, want a search for its message", res)
+			}
+			// Without the tool on offer (a stored response), text as well.
+			res, err = client.Generate(context.Background(), llm.Request{Model: model, Messages: ask}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Text != "ab ab " || len(res.ToolCalls) != 0 {
+				t.Fatalf("without the tool: %+v, want the text", res)
+			}
+		})
+	}
+}

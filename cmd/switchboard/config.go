@@ -156,6 +156,12 @@ func loadConfig(getenv env) (config, error) {
 	if a.Server.WorkspaceRPM, err = positiveInt(getenv, "RATE_LIMIT_WORKSPACE_RPM", a.Server.WorkspaceRPM); err != nil {
 		return c, err
 	}
+	if a.Server.WebchatVisitorRPM, err = positiveInt(getenv, "WEBCHAT_VISITOR_RPM", a.Server.WebchatVisitorRPM); err != nil {
+		return c, err
+	}
+	if a.Server.WebchatDeploymentRPM, err = positiveInt(getenv, "WEBCHAT_DEPLOYMENT_RPM", a.Server.WebchatDeploymentRPM); err != nil {
+		return c, err
+	}
 	if c.StartingCreditNano, err = money.ParseUSD(getenv.or("WORKSPACE_STARTING_CREDIT_USD", money.FormatUSD(a.DevelopmentCreditNanoUSD))); err != nil || c.StartingCreditNano < 0 {
 		return c, fmt.Errorf("WORKSPACE_STARTING_CREDIT_USD: must be a non-negative dollar amount: %v", err)
 	}

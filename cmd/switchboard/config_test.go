@@ -34,6 +34,8 @@ func TestLoadConfigReadsTheEnvironmentOnce(t *testing.T) {
 		"IDEMPOTENCY_TTL":               "1h",
 		"SSE_PING_INTERVAL":             "5s",
 		"RATE_LIMIT_KEY_RPM":            "7",
+		"WEBCHAT_VISITOR_RPM":           "40",
+		"WEBCHAT_DEPLOYMENT_RPM":        "900",
 		"WORKSPACE_STARTING_CREDIT_USD": "1.50",
 	}))
 	require.NoError(t, err)
@@ -43,6 +45,8 @@ func TestLoadConfigReadsTheEnvironmentOnce(t *testing.T) {
 	require.Equal(t, time.Hour, c.App.Responses.IdempotencyRetention)
 	require.Equal(t, 5*time.Second, c.App.Server.SSEPingInterval)
 	require.Equal(t, 7, c.App.Server.KeyRPM)
+	require.Equal(t, 40, c.App.Server.WebchatVisitorRPM)
+	require.Equal(t, 900, c.App.Server.WebchatDeploymentRPM)
 	require.Equal(t, int64(1_500_000_000), c.App.DevelopmentCreditNanoUSD)
 }
 
@@ -54,6 +58,7 @@ func TestLoadConfigNamesTheBadVariable(t *testing.T) {
 		"SSE_PING_INTERVAL":        "0s",
 		"WEBHOOK_RETRY_BASE":       "often",
 		"RATE_LIMIT_WORKSPACE_RPM": "many",
+		"WEBCHAT_DEPLOYMENT_RPM":   "0",
 		"PUBLIC_BASE_URL":          "localhost:8080",
 		"APP_ENV":                  "staging",
 		"COMPLIANCE_VERSION":       "v0",

@@ -36,6 +36,8 @@ func configRows() []configVar {
 		{[]string{"MODELS_FILE"}, "", "YAML overriding upstream names and prices of allowlisted model ids (see `catalog/catalog.go`)"},
 		{[]string{"RATE_LIMIT_KEY_RPM"}, code(strconv.Itoa(d.Server.KeyRPM)), "requests per minute per key (and per address without a valid key)"},
 		{[]string{"RATE_LIMIT_WORKSPACE_RPM"}, code(strconv.Itoa(d.Server.WorkspaceRPM)), "requests per minute per workspace"},
+		{[]string{"WEBCHAT_VISITOR_RPM"}, code(strconv.Itoa(d.Server.WebchatVisitorRPM)), "webchat messages per minute per visitor (their conversation, or their address before they have one)"},
+		{[]string{"WEBCHAT_DEPLOYMENT_RPM"}, code(strconv.Itoa(d.Server.WebchatDeploymentRPM)), "webchat messages per minute per deployment, all its visitors together"},
 		{[]string{"PUBLIC_BASE_URL"}, code(d.Server.PublicBaseURL), "the address clients use, for links the server hands out"},
 		{[]string{"WORKSPACE_STARTING_CREDIT_USD"}, code(money.FormatUSD(d.DevelopmentCreditNanoUSD)), "credit of a new workspace"},
 	}

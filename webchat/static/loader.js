@@ -1,6 +1,10 @@
 /* Switchboard webchat loader: a launcher button; the widget itself loads on first open. */
 (function (base, dep) {
   "use strict";
+  // Marks for the performance timeline: the widget's first paint is measured from here
+  // (bench/cmd/widgetpaint, docs/benchmarks.md).
+  var perf = window.performance, mark = function (n) { if (perf && perf.mark) perf.mark("switchboard-webchat:" + n); };
+  mark("loader");
   // The widget comes from where this script came from (PUBLIC_BASE_URL is the fallback).
   var me = document.currentScript, src = me && me.src, at = src ? src.lastIndexOf("/embed/") : -1;
   if (at > 0) base = src.slice(0, at);
@@ -31,6 +35,7 @@
     st.boxShadow = "0 4px 16px rgba(0,0,0,.25)";
     root.appendChild(b);
     document.body.appendChild(host);
+    mark("launcher");
     var loading = false;
     function open() {
       if (window.SwitchboardWebchat) { window.SwitchboardWebchat.mount(root, b, base, dep, lang); return; }

@@ -1,0 +1,247 @@
+// Command agentload is the load of `bench/run.sh agents` (issue 49, items 3 and 4): a
+// deployed agent's turn and the webchat embed route against stored responses, in one run.
+//
+//	agentload -server URL -key KEY -mock URL [-model beta-5.4-mini] [-chunks 10000]
+//	          [-clients 64] [-rounds 10] [-round 5s] [-warmup 3s]
+//
+// Setup, over HTTP: the corpus (-chunks paragraphs, one chunk each) uploaded as one text
+// file, an agent naming it with business hours, blocked topics, an escalation rule, labels
+// and search_knowledge_base, its ingestion awaited, then the agent deployed on webchat.
+// The model is the mock's search=1 model (bench/mockllm): each turn of the agent costs two
+// vendor calls, the search_knowledge_base call with the visitor's words as the query, then
+// the answer after the search's results.
+//
+// Then, after a warm-up of each, rounds in which the three routes run one after the other,
+// each for -round as a closed loop of -clients clients, the order rotating every round:
+//
+//	stored   POST /v1/responses on the same model, stored (scenario 3 of bench/cmd/loadtest)
+//	agent    POST /api/agents/{id}/chat
+//	embed    POST /embed/{deploymentId}/chat, as the widget sends it (Origin, no key)
+//
+// A client of agent or embed continues its conversation (conversation_id, visitor_token)
+// for 5 turns, then opens a new one: a visitor who asks a few questions, so that both the
+// opening of a conversation (greeting, disclosure) and the history of a short one are in the
+// mix. Every message is 2 or 3 words of the corpus.
+//
+// It prints each round's req/s, p50 and p99, then per route the median and the spread
+// (min-max), and the ratios of issue 49 computed per round (agent/stored, embed/agent), their
+// median and spread. The mock's counters check that every agent turn called the vendor
+// twice (the search really ran).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"time"
+)
+
+func main() {
+	server := flag.String("server", "", "the server's base URL")
+	key := flag.String("key", "", "an API key")
+	mockURL := flag.String("mock", "", "the mock vendor's base URL (its /stats checks the tool calls)")
+	model := flag.String("model", "beta-5.4-mini", "the agent's and the stored responses' model (MODELS_FILE: upstream with search=1)")
+	chunks := flag.Int("chunks", 10_000, "knowledge chunks (paragraphs of the uploaded corpus)")
+	clients := flag.Int("clients", 64, "clients of each closed loop")
+	rounds := flag.Int("rounds", 10, "rounds (each runs the three routes)")
+	roundDur := flag.Duration("round", 5*time.Second, "duration of one route in a round")
+	warmup := flag.Duration("warmup", 3*time.Second, "warm-up of each route before the rounds")
+	deploymentFile := flag.String("deployment-file", "", "write the webchat deployment's id to this file (for bench/cmd/widgetpaint)")
+	flag.Parse()
+	if *server == "" || *key == "" {
+		fmt.Fprintln(os.Stderr, "agentload: -server and -key are required")
+		os.Exit(2)
+	}
+	srv := strings.TrimSuffix(*server, "/")
+	ctx := context.Background()
+	c := newCorpus(49, 20_000)
+	doc := c.document(*chunks)
+	fmt.Fprintf(os.Stderr, "agentload: uploading %d paragraphs (%.1f MB), creating and deploying the agent ...\n", *chunks, float64(len(doc))/1e6)
+	st, err := setup(ctx, srv, *key, *model, doc)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "agentload:", err)
+		os.Exit(1)
+	}
+	fmt.Printf("setup: agent %s, the corpus (%d paragraphs, %.1f MB, one upload) ingested in %s, webchat deployment %s\n",
+		st.AgentID, *chunks, float64(len(doc))/1e6, st.Ingest.Round(time.Millisecond), st.DeploymentID)
+
+	if *deploymentFile != "" {
+		if err := os.WriteFile(*deploymentFile, []byte(st.DeploymentID), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "agentload:", err)
+			os.Exit(1)
+		}
+	}
+	kinds := routes(srv, *key, *model, st, c)
+	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: *clients * 2, MaxIdleConns: *clients * 4}}
+	sessions := map[string][]*session{}
+	for i, k := range kinds {
+		for j := range *clients {
+			sessions[k.name] = append(sessions[k.name], &session{rnd: rand.New(rand.NewPCG(uint64(i), uint64(j)))})
+		}
+	}
+	for _, k := range kinds {
+		before := vendorCalls(*mockURL)
+		r := closedLoop(ctx, client, k, sessions[k.name], *warmup)
+		note := ""
+		if k.name == "agent" && before >= 0 && r.ok > 0 {
+			// Every turn sent is answered before closedLoop returns (those after the end are
+			// late), so the mock has counted all their calls; a failed turn may have made fewer.
+			note = fmt.Sprintf("; vendor calls per turn %.2f (2: the search ran)", float64(vendorCalls(*mockURL)-before)/float64(r.ok+r.failed+r.late))
+		}
+		fmt.Fprintf(os.Stderr, "agentload: warm-up %s: %d ok, %d failed, %d answered after its end%s\n", k.name, r.ok, r.failed, r.late, note)
+		if r.ok+r.late == 0 { // a slow machine may answer nothing within a short warm-up: late answers count
+			fmt.Fprintf(os.Stderr, "agentload: %s never succeeded: %s\n", k.name, r.firstErr)
+			os.Exit(1)
+		}
+	}
+
+	results := map[string][]round{}
+	fmt.Printf("%-6s %-7s %9s %9s %9s %7s\n", "round", "route", "req/s", "p50", "p99", "errors")
+	failed := 0
+	for i := range *rounds {
+		for j := range kinds {
+			k := kinds[(i+j)%len(kinds)]
+			r := closedLoop(ctx, client, k, sessions[k.name], *roundDur)
+			results[k.name] = append(results[k.name], r)
+			failed += r.failed
+			fmt.Printf("%-6d %-7s %9.1f %9s %9s %7d\n", i+1, k.name, r.rate(), ms(r.pct(0.5)), ms(r.pct(0.99)), r.failed)
+			if r.failed > 0 {
+				fmt.Fprintf(os.Stderr, "agentload: %s round %d: first error: %s\n", k.name, i+1, r.firstErr)
+			}
+		}
+	}
+	summary(kinds, results)
+	if failed > 0 {
+		os.Exit(1)
+	}
+}
+
+// routes are the three measured routes.
+func routes(srv, key, model string, st setupResult, c *corpus) []kind {
+	auth := func() http.Header {
+		return http.Header{"Content-Type": {"application/json"}, "Authorization": {"Bearer " + key}}
+	}
+	stored := kind{name: "stored",
+		next: func(s *session) (string, http.Header, []byte) {
+			return srv + "/v1/responses", auth(), jsonBody(map[string]any{"model": model, "input": c.query(s.rnd)})
+		},
+		done: func(_ *session, b []byte) error {
+			if !strings.Contains(string(b), `"status":"completed"`) {
+				return fmt.Errorf("stored: not completed: %.200s", b)
+			}
+			return nil
+		}}
+	agent := kind{name: "agent",
+		next: func(s *session) (string, http.Header, []byte) {
+			body := map[string]any{"message": c.query(s.rnd)}
+			if s.conv != "" {
+				body["conversation_id"] = s.conv
+			}
+			return srv + "/api/agents/" + st.AgentID + "/chat", auth(), jsonBody(body)
+		},
+		done: func(s *session, b []byte) error {
+			var a struct {
+				ConversationID string `json:"conversation_id"`
+				Reply          string `json:"reply"`
+			}
+			if err := json.Unmarshal(b, &a); err != nil || a.ConversationID == "" || a.Reply == "" {
+				return fmt.Errorf("agent: not an answer: %.200s", b)
+			}
+			s.advance(a.ConversationID)
+			return nil
+		}}
+	embed := kind{name: "embed",
+		next: func(s *session) (string, http.Header, []byte) {
+			body := map[string]any{"message": c.query(s.rnd)}
+			if s.conv != "" {
+				body["visitor_token"] = s.conv
+			}
+			h := http.Header{"Content-Type": {"application/json"}, "Origin": {"https://shop.bench.example"}}
+			return srv + "/embed/" + st.DeploymentID + "/chat", h, jsonBody(body)
+		},
+		done: func(s *session, b []byte) error {
+			var a struct {
+				VisitorToken string `json:"visitor_token"`
+				Reply        string `json:"reply"`
+			}
+			if err := json.Unmarshal(b, &a); err != nil || a.VisitorToken == "" || a.Reply == "" {
+				return fmt.Errorf("embed: not an answer: %.200s", b)
+			}
+			s.advance(a.VisitorToken)
+			return nil
+		}}
+	return []kind{stored, agent, embed}
+}
+
+// summary prints each route's median and spread, and the per-round ratios.
+func summary(kinds []kind, results map[string][]round) {
+	fmt.Println()
+	fmt.Printf("%-7s %22s %20s %20s\n", "route", "req/s median (min-max)", "p50 median", "p99 median (min-max)")
+	for _, k := range kinds {
+		rs := results[k.name]
+		rate := make([]float64, len(rs))
+		p50 := make([]float64, len(rs))
+		p99 := make([]float64, len(rs))
+		for i, r := range rs {
+			rate[i], p50[i], p99[i] = r.rate(), float64(r.pct(0.5).Microseconds())/1000, float64(r.pct(0.99).Microseconds())/1000
+		}
+		fmt.Printf("%-7s %22s %20s %20s\n", k.name, spread(rate, "%.0f"), fmt.Sprintf("%.1f ms", median(p50)), spread(p99, "%.1f")+" ms")
+	}
+	ratio := func(a, b string) []float64 {
+		var out []float64
+		for i := range results[a] {
+			if i < len(results[b]) && results[b][i].rate() > 0 {
+				out = append(out, results[a][i].rate()/results[b][i].rate())
+			}
+		}
+		return out
+	}
+	fmt.Println()
+	fmt.Printf("agent / stored req/s: %s (target >= 0.8)\n", spread(ratio("agent", "stored"), "%.2f"))
+	fmt.Printf("embed / agent req/s:  %s (target >= 0.8)\n", spread(ratio("embed", "agent"), "%.2f"))
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// spread is "median (min-max)" in format f.
+func spread(v []float64, f string) string {
+	if len(v) == 0 {
+		return "-"
+	}
+	return fmt.Sprintf(f+" ("+f+"-"+f+")", median(v), slices.Min(v), slices.Max(v))
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d.Microseconds())/1000) }
+
+// vendorCalls is the mock's count of vendor calls (GET /stats), -1 without a mock.
+func vendorCalls(mock string) int64 {
+	if mock == "" {
+		return -1
+	}
+	resp, err := http.Get(strings.TrimSuffix(mock, "/") + "/stats")
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	var s map[string]int64
+	if json.NewDecoder(resp.Body).Decode(&s) != nil {
+		return -1
+	}
+	return s["anthropic"] + s["openai"] + s["gemini"]
+}
