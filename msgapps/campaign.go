@@ -17,7 +17,9 @@ type CampaignSender struct {
 }
 
 // Campaigns is the campaigns' AppSender over the channel layer's WhatsApp channels.
-func Campaigns(s *channels.Service, cfg Config) *CampaignSender { return &CampaignSender{s: s, cfg: cfg} }
+func Campaigns(s *channels.Service, cfg Config) *CampaignSender {
+	return &CampaignSender{s: s, cfg: cfg}
+}
 
 // SendCampaign sends m from a WhatsApp channel: first_message as a text (in WhatsApp's
 // formatting) when the person wrote within the customer-service window, the approved
