@@ -28,6 +28,7 @@ const channelsCSP = "default-src 'none'; style-src 'self'; img-src 'self' data:;
 type providerOption struct {
 	Value, Label string
 	Name         string // how the page names a channel of it
+	Address      string // what a channel's address is (its number, the app's account id)
 	Fields       []appField
 	Note         string
 	Paste        string
@@ -55,21 +56,21 @@ var providers = []providerOption{
 	{Value: string(blueprint.ChannelSMS), Label: "SMS", Name: "SMS"},
 	{Value: string(blueprint.ChannelWebchat), Label: "Web chat", Name: "Web chat"},
 	{Value: string(blueprint.ChannelTelcoVoice), Label: "Phone calls (telco_voice)", Name: "Phone calls"},
-	{Value: string(blueprint.ChannelMsgApp1), Label: "WhatsApp (msgapp_1)", Name: "WhatsApp",
+	{Value: string(blueprint.ChannelMsgApp1), Label: "WhatsApp (msgapp_1)", Name: "WhatsApp", Address: "Phone number ID",
 		Fields: metaFields("phone_number_id", "Phone number ID", "Meta app dashboard → WhatsApp → API Setup → Phone number ID (digits).",
 			"A system user's permanent token with whatsapp_business_messaging."),
 		Note:  "WhatsApp Business Cloud API, through a Meta app with the WhatsApp product.",
 		Paste: "In your Meta app: WhatsApp → Configuration → Webhook. Paste this as the Callback URL with your verify token, then subscribe to the messages field."},
-	{Value: string(blueprint.ChannelMsgApp2), Label: "Messenger (msgapp_2)", Name: "Messenger",
+	{Value: string(blueprint.ChannelMsgApp2), Label: "Messenger (msgapp_2)", Name: "Messenger", Address: "Page ID",
 		Fields: metaFields("page_id", "Page ID", "The Facebook Page's numeric id.", "The Page access token, with pages_messaging."),
 		Note:   "Facebook Messenger, as a Facebook Page connected to a Meta app with the Messenger product.",
 		Paste:  "In your Meta app: Messenger → Settings → Webhooks. Paste this as the Callback URL with your verify token, and subscribe the Page to messages."},
-	{Value: string(blueprint.ChannelMsgApp3), Label: "Instagram (msgapp_3)", Name: "Instagram",
+	{Value: string(blueprint.ChannelMsgApp3), Label: "Instagram (msgapp_3)", Name: "Instagram", Address: "Instagram account ID",
 		Fields: metaFields("instagram_account_id", "Instagram account ID", "The professional account's numeric id.",
 			"The account's token (Instagram API with Instagram login), with instagram_business_manage_messages."),
 		Note:  "Instagram Messaging, as a professional account added to a Meta app with the Instagram product.",
 		Paste: "In your Meta app: Instagram → Webhooks. Paste this as the Callback URL with your verify token, and subscribe to messages."},
-	{Value: string(blueprint.ChannelMsgApp4), Label: "Telegram (msgapp_4)", Name: "Telegram",
+	{Value: string(blueprint.ChannelMsgApp4), Label: "Telegram (msgapp_4)", Name: "Telegram", Address: "Bot ID",
 		Fields: []appField{{Key: "bot_token", Label: "Bot token", Hint: "The token @BotFather gave for /newbot, such as 123456789:AAE…", Secret: true}},
 		Note:   "A Telegram bot (Bot API). This server registers its webhook with Telegram: nothing to paste.",
 		Paste:  "Registered with Telegram as the bot's webhook (with a secret token) when the channel is connected and on every check: nothing to paste. This server's public URL must be HTTPS that Telegram can reach."},
@@ -110,6 +111,9 @@ func settingsOf(c channels.View) []setting {
 	_ = json.Unmarshal(c.Config, &cfg)
 	var out []setting
 	for _, f := range o.Fields {
+		if !f.Secret {
+			continue // the account id: the channel's address, shown as such
+		}
 		if v, ok := cfg[f.Key].(string); ok && v != "" {
 			out = append(out, setting{Label: f.Label, Value: v, Secret: f.Secret})
 		}
@@ -127,6 +131,7 @@ type channelRow struct {
 	AgentName    string    // the agent holding the inbound seat; empty when none, or not found
 	Settings     []setting // a messaging app's settings, credentials as hints
 	Paste        string    // where its inbound URL goes, for a messaging app
+	AddressLabel string    // what its address is
 }
 
 // connectForm is what the connect form was given, and the error it got, by field.
@@ -170,7 +175,10 @@ func (h *dash) renderChannels(w http.ResponseWriter, r *http.Request, p store.Pr
 	for _, c := range list {
 		row := channelRow{View: c, ProviderName: providerName(c.Provider), Settings: settingsOf(c)}
 		if o := providerOf(c.Provider); o != nil {
-			row.Paste = o.Paste
+			row.Paste, row.AddressLabel = o.Paste, o.Address
+		}
+		if row.AddressLabel == "" {
+			row.AddressLabel = "Number"
 		}
 		if c.InboundAgentID != nil {
 			row.AgentName = names[c.InboundAgentID.String()]

@@ -80,6 +80,7 @@ func TestChannelsConnectTheMessagingAppsInABrowser(t *testing.T) {
 		require.Equal(t, "password", typ.Value, key)
 	}
 	checkAxe(admin, "the WhatsApp settings")
+	require.NoError(t, chromedp.Do(admin, chromedp.EmulateViewport(1280, 900)))
 	s.shotNow(admin, t, "channels-connect-whatsapp")
 
 	fill := func(phoneNumberID string) {
@@ -120,7 +121,7 @@ func TestChannelsConnectTheMessagingAppsInABrowser(t *testing.T) {
 	require.Equal(t, "msgapp_1", wa.Provider)
 	card := "#channel-" + wa.ID.String()
 	body := text(admin, t, card)
-	for _, want := range []string{"WhatsApp", "106540352242922", "…7788", "…5566", "…3344", "sealed"} {
+	for _, want := range []string{"WhatsApp", "Phone number ID", "106540352242922", "Access token", "…7788", "App secret", "…5566", "Verify token", "…3344", "sealed"} {
 		require.Contains(t, body, want)
 	}
 	page, err = chromedp.Run(admin, chromedp.OuterHTML(chromedp.CSS(`html`)))
@@ -148,6 +149,7 @@ func TestChannelsConnectTheMessagingAppsInABrowser(t *testing.T) {
 	require.Equal(t, store.ChannelConnected, bot.Status)
 	body = text(admin, t, "#channel-"+bot.ID.String())
 	require.Contains(t, body, "@test_bot")
+	require.Contains(t, body, "Bot ID")
 	require.Contains(t, body, "123456789")
 	require.NotContains(t, body, "AAE-telegram-bot-token")
 	require.Contains(t, text(admin, t, "#inbound-help-"+bot.ID.String()), "nothing to paste")
