@@ -56,7 +56,7 @@ func TestMsgApp1WhatsAppCampaignSendsTheApprovedTemplate(t *testing.T) {
 	} {
 		b.newContact(t, c)
 	}
-	// Ann wrote an hour ago (her window is open); Carl sent STOP to the number.
+	// Ann has just written (her window is open); Carl sent STOP to the number.
 	require.Equal(t, http.StatusOK, w.meta(t, msgappstest.WhatsAppMessage(waPhoneNumberID, waAnn, "Ann Lee", "wamid.C1", "text", "Any offers?"), waSecret))
 	require.Equal(t, http.StatusOK, w.meta(t, msgappstest.WhatsAppMessage(waPhoneNumberID, waCarl, "Carl", "wamid.C2", "text", "STOP"), waSecret))
 	require.Equal(t, "answered", w.settled(t, "wamid.C1"))
@@ -158,5 +158,6 @@ func TestMsgApp1WhatsAppCampaignSendsTheApprovedTemplate(t *testing.T) {
 	require.Equal(t, "answered", w.settled(t, "wamid.C3"))
 	require.Equal(t, 1, b.countWhere(t, `SELECT count(*) FROM channel_messages m JOIN campaign_sends s ON s.conversation_id = m.conversation_id
 		WHERE m.provider_message_id = 'wamid.C3' AND s.campaign_id = $1`, c.ID), "the reply continues the campaign's conversation")
-	require.Len(t, w.whatsAppTo(t, waBob), 2, "and is answered in the window it opened")
+	require.Eventually(t, func() bool { return len(w.whatsAppTo(t, waBob)) == 2 }, 20*time.Second, 10*time.Millisecond,
+		"and is answered in the window it opened")
 }
