@@ -258,8 +258,6 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	if err != nil {
 		return nil, err
 	}
-	camps := campaigns.New(st, comp, provider, inserter, campaigns.Config{Period: cfg.CampaignPeriod, Now: cfg.Clock,
-		StatusCallback: channels.StatusCallbackURL(cfg.Server.PublicBaseURL)})
 	chans := channels.New(st, provider, agents, inserter, cfg.Server.PublicBaseURL, log.With(slog.String("component", "channels")))
 	// Phone calls on telco_voice channels (package voice).
 	calls := voice.New(st, provider, agents, chans, cfg.Server.PublicBaseURL, cfg.Clock, log.With(slog.String("component", "voice")))
@@ -269,6 +267,9 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	chans.Register(blueprint.ChannelTelcoVoice, calls)
 	// The messaging apps (msgapp_1 … msgapp_4) ride the channel layer.
 	msgapps.Register(chans, cfg.MsgApps)
+	// Campaigns send over SMS, and on WhatsApp channels (approved templates outside the window).
+	camps := campaigns.New(st, comp, provider, inserter, campaigns.Config{Period: cfg.CampaignPeriod, Now: cfg.Clock,
+		StatusCallback: channels.StatusCallbackURL(cfg.Server.PublicBaseURL), Apps: msgapps.Campaigns(chans, cfg.MsgApps)})
 	// A person's reply goes out on the conversation's channel (inbox.Deliverer): the widget
 	// and API clients read it from the conversation; SMS and the messaging apps send it
 	// through the carrier or the app.

@@ -117,6 +117,8 @@ type Campaign struct {
 	DeploymentID *uuid.UUID `json:"deployment_id"`
 	Audience     Audience   `json:"audience"`
 	FirstMessage *string    `json:"first_message"`
+	// Template is what a campaign on WhatsApp sends outside the person's window (template.go).
+	Template     *Template  `json:"template"`
 	Schedule     Schedule   `json:"schedule"`
 	PausedReason *string    `json:"paused_reason"`
 	Counts       Counts     `json:"counts"`
@@ -149,6 +151,9 @@ type Config struct {
 	// StatusCallback is where the carrier reports what became of a message sent from a
 	// channel (its delivery status callback URL); nil sends without one.
 	StatusCallback func(store.Channel) string
+	// Apps sends the openings of campaigns on messaging app deployments (WhatsApp); nil: such
+	// campaigns cannot start.
+	Apps AppSender
 }
 
 // Service manages campaigns.
@@ -191,6 +196,7 @@ type Input struct {
 	DeploymentID *uuid.UUID `json:"deployment_id"`
 	Audience     *Audience  `json:"audience"`
 	FirstMessage *string    `json:"first_message"`
+	Template     *Template  `json:"template"`
 	Schedule     *Schedule  `json:"schedule"`
 }
 
@@ -285,7 +291,7 @@ func (s *Service) Update(ctx context.Context, ws, id uuid.UUID, raw json.RawMess
 			return apierr.Conflict("campaign_not_editable", "A %s campaign cannot be changed; pause it first (only draft, scheduled and paused campaigns can be).", cur.Status)
 		}
 		// Explicit nulls clear the nullable fields.
-		for _, k := range []string{"agent_id", "deployment_id", "first_message"} {
+		for _, k := range []string{"agent_id", "deployment_id", "first_message", "template"} {
 			if v, ok := keys[k]; ok && string(v) == "null" {
 				switch k {
 				case "agent_id":
@@ -294,6 +300,8 @@ func (s *Service) Update(ctx context.Context, ws, id uuid.UUID, raw json.RawMess
 					cur.DeploymentID = nil
 				case "first_message":
 					cur.FirstMessage = nil
+				case "template":
+					cur.Template = nil
 				}
 			}
 		}
@@ -368,7 +376,11 @@ func (s *Service) ready(ctx context.Context, tx *store.Tx, c store.Campaign) err
 	if c.DeploymentID == nil {
 		return apierr.Unprocessable("deployment_id", "missing_parameter", "Set deployment_id (an sms deployment of the agent) before starting the campaign.")
 	}
-	if err := deploymentMaySend(ctx, tx, c.WorkspaceID, *c.AgentID, *c.DeploymentID); err != nil {
+	d, err := deploymentMaySend(ctx, tx, c.WorkspaceID, *c.AgentID, *c.DeploymentID)
+	if err != nil {
+		return err
+	}
+	if err := checkTemplate(d.ChannelType, c.Template); err != nil {
 		return err
 	}
 	if c.FirstMessage == nil || strings.TrimSpace(*c.FirstMessage) == "" {
@@ -379,6 +391,13 @@ func (s *Service) ready(ctx context.Context, tx *store.Tx, c store.Campaign) err
 		return apierr.Unprocessable("audience", "missing_parameter", "Set an audience (list_ids, tags or contact_ids) before starting the campaign.")
 	}
 	if err := mayPay(ctx, tx, c.WorkspaceID); err != nil {
+		return err
+	}
+	if d.ChannelType == string(templateApp) {
+		if s.cfg.Apps == nil {
+			return apierr.Conflict("channel_cannot_send", "This server does not send campaigns on the messaging apps.")
+		}
+		_, err := origin(ctx, tx, c)
 		return err
 	}
 	if !s.sender.Configured() {
@@ -392,29 +411,55 @@ func (s *Service) ready(ctx context.Context, tx *store.Tx, c store.Campaign) err
 }
 
 // deploymentMaySend checks that the deployment is the agent's and on a channel that sends:
-// SMS (voice campaigns need the voice bridge, which does not exist yet).
+// SMS, or WhatsApp (msgapp_1) with its channel (voice campaigns need the voice bridge, which
+// does not exist yet; template.go says why the other apps do not send campaigns).
 func deploymentMaySend(ctx context.Context, q interface {
 	CampaignDeployment(context.Context, uuid.UUID, uuid.UUID) (store.DeploymentInfo, error)
-}, ws, agentID, deploymentID uuid.UUID) error {
+}, ws, agentID, deploymentID uuid.UUID) (store.DeploymentInfo, error) {
 	d, err := q.CampaignDeployment(ctx, ws, deploymentID)
 	if err != nil {
-		return apierr.WithParam(err, "deployment_id")
+		return d, apierr.WithParam(err, "deployment_id")
 	}
 	if d.AgentID != agentID {
-		return apierr.Unprocessable("deployment_id", "deployment_of_other_agent", "The deployment belongs to another agent; use one of the campaign's agent.")
+		return d, apierr.Unprocessable("deployment_id", "deployment_of_other_agent", "The deployment belongs to another agent; use one of the campaign's agent.")
 	}
-	if d.ChannelType != string(blueprint.ChannelSMS) {
-		return apierr.Unprocessable("deployment_id", "channel_cannot_send", "The deployment is on %s; campaigns send over sms deployments only.", d.ChannelType)
+	switch {
+	case d.ChannelType == string(blueprint.ChannelSMS):
+	case d.ChannelType == string(templateApp) && d.ChannelID != nil:
+	default:
+		return d, apierr.Unprocessable("deployment_id", "channel_cannot_send", "The deployment is on %s; campaigns send over sms deployments, and msgapp_1 (WhatsApp) deployments on a channel, only.", d.ChannelType)
 	}
-	return nil
+	return d, nil
 }
 
 // sender is the number campaigns send from, with its channel when it is one: the
 // workspace's newest connected SMS channel (replies then reach the campaign's agent, and the
-// carrier reports deliveries), else its newest active number.
+// carrier reports deliveries), else its newest active number; on WhatsApp, the deployment's
+// channel (number is its phone_number_id).
 type sender struct {
 	number  string
 	channel *store.Channel
+	app     bool // a messaging app's channel: AppSender sends
+}
+
+// origin is where a campaign sends from: its deployment's WhatsApp channel, or the SMS
+// sending number.
+func origin(ctx context.Context, tx *store.Tx, c store.Campaign) (sender, error) {
+	if c.DeploymentID == nil || c.AgentID == nil {
+		return sendingNumber(ctx, tx, c.WorkspaceID)
+	}
+	d, err := tx.CampaignDeployment(ctx, c.WorkspaceID, *c.DeploymentID)
+	if err != nil || d.ChannelType != string(templateApp) {
+		return sendingNumber(ctx, tx, c.WorkspaceID)
+	}
+	ch, err := tx.ChannelByID(ctx, c.WorkspaceID, *d.ChannelID)
+	if err == nil && ch.Status == store.ChannelConnected && ch.Address != nil {
+		return sender{number: *ch.Address, channel: &ch, app: true}, nil
+	}
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return sender{}, err
+	}
+	return sender{}, apierr.Conflict("no_sending_number", "The WhatsApp channel of the deployment is not connected; connect it (PATCH /api/channels/{id}) first.")
 }
 
 func sendingNumber(ctx context.Context, tx *store.Tx, ws uuid.UUID) (sender, error) {
@@ -477,7 +522,7 @@ var hhmm = regexp.MustCompile(`^([01][0-9]|2[0-3]):[0-5][0-9]$`)
 func (s *Service) fields(ctx context.Context, ws uuid.UUID, cur store.Campaign, in Input) (store.CampaignFields, error) {
 	f := store.CampaignFields{WorkspaceID: ws, Name: cur.Name, AgentID: cur.AgentID, DeploymentID: cur.DeploymentID, Audience: cur.Audience,
 		FirstMessage: cur.FirstMessage, StartAt: cur.StartAt, WindowStart: cur.WindowStart, WindowEnd: cur.WindowEnd, Timezone: cur.Timezone,
-		RatePerMinute: cur.RatePerMinute}
+		RatePerMinute: cur.RatePerMinute, Template: cur.Template}
 	if in.Name != nil {
 		f.Name = strings.TrimSpace(*in.Name)
 	}
@@ -494,10 +539,30 @@ func (s *Service) fields(ctx context.Context, ws uuid.UUID, cur store.Campaign, 
 		if f.AgentID == nil {
 			return f, apierr.Invalid("deployment_id", "missing_agent", "Set agent_id with deployment_id: a deployment is one of the campaign's agent.")
 		}
-		if err := deploymentMaySend(ctx, s.store, ws, *f.AgentID, *in.DeploymentID); err != nil {
+		if _, err := deploymentMaySend(ctx, s.store, ws, *f.AgentID, *in.DeploymentID); err != nil {
 			return f, err
 		}
 		f.DeploymentID = in.DeploymentID
+	}
+	if in.Template != nil {
+		t := *in.Template
+		if err := t.check(); err != nil {
+			return f, err
+		}
+		raw, err := json.Marshal(t)
+		if err != nil {
+			return f, err
+		}
+		f.Template = raw
+	}
+	if f.DeploymentID != nil { // a WhatsApp deployment needs a template, another takes none
+		d, err := s.store.CampaignDeployment(ctx, ws, *f.DeploymentID)
+		if err != nil {
+			return f, apierr.WithParam(err, "deployment_id")
+		}
+		if err := checkTemplate(d.ChannelType, f.Template); err != nil {
+			return f, err
+		}
 	}
 	if in.FirstMessage != nil {
 		m := strings.TrimSpace(*in.FirstMessage)
@@ -572,8 +637,13 @@ func view(c store.Campaign) Campaign {
 	if aud.ContactIDs == nil {
 		aud.ContactIDs = []uuid.UUID{}
 	}
+	var tmpl *Template
+	if len(c.Template) > 0 {
+		tmpl = &Template{}
+		_ = json.Unmarshal(c.Template, tmpl)
+	}
 	return Campaign{ID: c.ID, Object: "campaign", Name: c.Name, Status: c.Status, AgentID: c.AgentID, DeploymentID: c.DeploymentID,
-		Audience: aud, FirstMessage: c.FirstMessage,
+		Audience: aud, FirstMessage: c.FirstMessage, Template: tmpl,
 		Schedule:     Schedule{StartAt: c.StartAt, WindowStart: c.WindowStart, WindowEnd: c.WindowEnd, Timezone: c.Timezone, RatePerMinute: c.RatePerMinute},
 		PausedReason: c.PausedReason, Counts: Counts{Sent: c.SentCount, Delivered: c.DeliveredCount, Undelivered: c.UndeliveredCount,
 			Failed: c.FailedCount, Skipped: c.SkippedCount},

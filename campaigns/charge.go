@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"switchboard/apierr"
+	"switchboard/catalog"
 	"switchboard/money"
 	"switchboard/phonenumbers"
 	"switchboard/quota"
@@ -71,6 +72,28 @@ func (s *Service) chargeSend(ctx context.Context, tx *store.Tx, c store.Campaign
 		return []store.NewEvent{{Type: "spend.recorded", Data: map[string]any{"amount_usd": json.Number(money.FormatUSD(cost)), "category": "sms",
 			"balance_usd": json.Number(money.FormatUSD(balance)), "conversation_id": conv.ShortID, "campaign_id": c.ID.String(),
 			"segments": segments, "credits": credits}}}
+	})
+	return err
+}
+
+// chargeApp charges a campaign message a messaging app accepted, at the app's per-message
+// price (the catalog's), with its spend.recorded {category: "message", app, direction:
+// "outbound", parts: 1, template}, as the channel layer meters the app's other messages. A
+// failed send is not charged. It settles, so it comes last in the transaction.
+func (s *Service) chargeApp(ctx context.Context, tx *store.Tx, c store.Campaign, ch store.Channel, sendID uuid.UUID, sent, template bool) error {
+	if !sent {
+		return nil
+	}
+	cost := catalog.MessagePriceNanoUSD(ch.Provider)
+	conv, err := tx.CampaignSendConversation(ctx, c.WorkspaceID, sendID)
+	if err != nil {
+		return err
+	}
+	charge := &store.Charge{AmountNanoUSD: cost, Category: "message", ConversationID: &conv.ID}
+	_, _, err = tx.Settle(ctx, c.WorkspaceID, charge, func(balance int64) []store.NewEvent {
+		return []store.NewEvent{{Type: "spend.recorded", Data: map[string]any{"amount_usd": json.Number(money.FormatUSD(cost)), "category": "message",
+			"balance_usd": json.Number(money.FormatUSD(balance)), "conversation_id": conv.ShortID, "campaign_id": c.ID.String(),
+			"channel_id": ch.ID.String(), "app": ch.Provider, "direction": "outbound", "parts": 1, "template": template}}}
 	})
 	return err
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -142,7 +143,7 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[TickArgs]) error {
 		return river.JobSnooze(min(wait, s.cfg.Period))
 	}
 	var from sender
-	err = s.store.InTx(ctx, func(tx *store.Tx) error { from, err = sendingNumber(ctx, tx, ws); return err })
+	err = s.store.InTx(ctx, func(tx *store.Tx) error { from, err = origin(ctx, tx, c); return err })
 	if err != nil {
 		return w.pause(ctx, c, "no_sending_number")
 	}
@@ -240,6 +241,20 @@ func (w *Worker) decide(ctx context.Context, c store.Campaign, contact store.Aud
 	case contact.Phone == nil || !contacts.ValidE164(*contact.Phone):
 		reason = "no_phone"
 	}
+	// On WhatsApp the person is their number without the +, and the template's parameters
+	// are filled in from the contact.
+	remote, channelType := "", string(blueprint.ChannelSMS)
+	var tmpl Template
+	if reason == "" {
+		remote = *contact.Phone
+		if from.app {
+			remote, channelType = strings.TrimPrefix(remote, "+"), string(templateApp)
+			var ok bool
+			if tmpl, ok = campaignTemplate(c, contact); !ok {
+				reason = "template_variable_missing"
+			}
+		}
+	}
 	var sendID uuid.UUID
 	var body string
 	err := s.store.InTx(ctx, func(tx *store.Tx) error {
@@ -252,8 +267,8 @@ func (w *Worker) decide(ctx context.Context, c store.Campaign, contact store.Aud
 		}
 		if reason == "" {
 			// Carrier rules: a contact who texted STOP to this number is not messaged from it
-			// until they text START.
-			out, err := tx.OptedOut(ctx, ws, from.number, *contact.Phone)
+			// until they text START (on WhatsApp: sent STOP to the business's number).
+			out, err := tx.OptedOut(ctx, ws, from.number, remote)
 			if err != nil {
 				return err
 			}
@@ -268,7 +283,7 @@ func (w *Worker) decide(ctx context.Context, c store.Campaign, contact store.Aud
 			}
 			return tx.CountCampaignSend(ctx, ws, c.ID, 0, 0, 1)
 		}
-		conv, err := tx.CreateConversation(ctx, ws, string(blueprint.ChannelSMS))
+		conv, err := tx.CreateConversation(ctx, ws, channelType)
 		if err != nil {
 			return err
 		}
@@ -285,7 +300,7 @@ func (w *Worker) decide(ctx context.Context, c store.Campaign, contact store.Aud
 		}
 		if from.channel != nil {
 			// The contact's reply on this channel continues this conversation, with this agent.
-			if err := tx.AddThread(ctx, ws, conv.ID, from.channel.ID, *contact.Phone); err != nil {
+			if err := tx.AddThread(ctx, ws, conv.ID, from.channel.ID, remote); err != nil {
 				return err
 			}
 		}
@@ -304,11 +319,18 @@ func (w *Worker) decide(ctx context.Context, c store.Campaign, contact store.Aud
 		return false, err
 	}
 	// The decision is committed: whatever happens now, this contact is not messaged again.
-	out := sms.Outbound{From: from.number, To: *contact.Phone, Body: body}
-	if from.channel != nil && s.cfg.StatusCallback != nil {
-		out.StatusCallback = s.cfg.StatusCallback(*from.channel)
+	var providerID string
+	var sendErr error
+	template := false
+	if from.app {
+		providerID, template, sendErr = s.cfg.Apps.SendCampaign(ctx, *from.channel, AppMessage{To: remote, Text: body, Template: tmpl})
+	} else {
+		out := sms.Outbound{From: from.number, To: *contact.Phone, Body: body}
+		if from.channel != nil && s.cfg.StatusCallback != nil {
+			out.StatusCallback = s.cfg.StatusCallback(*from.channel)
+		}
+		providerID, sendErr = s.sender.SendMessage(ctx, out)
 	}
-	providerID, sendErr := s.sender.SendMessage(ctx, out)
 	status, failed, sentN := "sent", 0, 1
 	var why, pid *string
 	if sendErr != nil {
@@ -338,6 +360,9 @@ func (w *Worker) decide(ctx context.Context, c store.Campaign, contact store.Aud
 				if err := tx.ApplyEarlyReports(finish, ws, from.channel.ID, *pid); err != nil {
 					return err
 				}
+			}
+			if from.app {
+				return s.chargeApp(finish, tx, c, *from.channel, sendID, sendErr == nil, template)
 			}
 			return s.chargeSend(finish, tx, c, sendID, sendErr == nil, *contact.Phone, body)
 		})
@@ -397,4 +422,20 @@ func minutes(hhmm string) int {
 		return 0
 	}
 	return int(hhmm[0]-'0')*600 + int(hhmm[1]-'0')*60 + int(hhmm[3]-'0')*10 + int(hhmm[4]-'0')
+}
+
+// campaignTemplate is the campaign's template with its parameters filled in for the contact;
+// false when one comes out empty.
+func campaignTemplate(c store.Campaign, contact store.AudienceContact) (Template, bool) {
+	var t Template
+	if err := json.Unmarshal(c.Template, &t); err != nil {
+		return t, false
+	}
+	name := ""
+	if contact.Name != nil {
+		name = *contact.Name
+	}
+	params, ok := t.Render(name, *contact.Phone)
+	t.Parameters = params
+	return t, ok
 }

@@ -99,3 +99,14 @@ func agentLanguage(blueprint []byte) string {
 	_ = json.Unmarshal(blueprint, &bp)
 	return bp.Agent.Language
 }
+
+// WindowClosed says whether the channel's app would refuse a free-form message to remote now:
+// the app has a customer-service window and remote has not written within it. A campaign
+// on the app sends its approved template instead.
+func (s *Service) WindowClosed(ctx context.Context, c store.Channel, remote string) (bool, error) {
+	snd, ok := s.sender(c.Provider)
+	if !ok {
+		return false, nil
+	}
+	return s.windowClosed(ctx, c, snd, remote)
+}

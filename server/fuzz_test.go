@@ -103,7 +103,7 @@ var fuzzOps = []fuzzOp{
 	{"restoreContact", http.MethodPost, "/api/contacts/{id}/restore", "", "$deletedContact", "", ""},
 	{"listContactLists", http.MethodGet, "/api/contact-lists", "", "", "", ""},
 	{"listCampaigns", http.MethodGet, "/api/campaigns", "", "", "status=draft", ""},
-	{"createCampaign", http.MethodPost, "/api/campaigns", "application/json", "", "", `{"name":"Spring","draft":true,"audience":{"tags":["vip"]},"schedule":{"window_start":"09:00","window_end":"17:00","timezone":"America/New_York","rate_per_minute":5}}`},
+	{"createCampaign", http.MethodPost, "/api/campaigns", "application/json", "", "", `{"name":"Spring","draft":true,"audience":{"tags":["vip"]},"template":{"name":"spring_sale","language":"en_US","parameters":["{{contact.first_name|there}}"]},"schedule":{"window_start":"09:00","window_end":"17:00","timezone":"America/New_York","rate_per_minute":5}}`},
 	{"getCampaign", http.MethodGet, "/api/campaigns/{id}", "", "$campaign", "", ""},
 	{"updateCampaign", http.MethodPatch, "/api/campaigns/{id}", "application/json", "$campaign", "", `{"name":"Summer","first_message":"Hello!","audience":{"tags":["gold"]}}`},
 	{"startCampaign", http.MethodPost, "/api/campaigns/{id}/start", "", "$startable", "", ""},

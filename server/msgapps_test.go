@@ -40,10 +40,10 @@ type appWorld struct {
 	agentID string
 }
 
-func newAppWorld(t *testing.T, provider, config string) *appWorld {
+func newAppWorld(t *testing.T, provider, config string, opts ...func(*setupOpts)) *appWorld {
 	t.Helper()
 	apps := msgappstest.New(t)
-	b := setup(t, func(o *setupOpts) { o.msgappsURL = apps.URL })
+	b := setup(t, append([]func(*setupOpts){func(o *setupOpts) { o.msgappsURL = apps.URL }}, opts...)...)
 	w := &appWorld{b: b, apps: apps}
 	w.channel = decode[channelView](t, b.send(t, http.MethodPost, "/api/channels", `{"provider":"`+provider+`","name":"App line","config":`+config+`}`, 201))
 	require.Equal(t, "connected", w.channel.Status, w.channel.Setup)

@@ -27,7 +27,7 @@ type CampaignFields = dbsqlc.UpdateCampaignParams
 func (q *queries) InsertCampaign(ctx context.Context, status string, f CampaignFields) (Campaign, error) {
 	return q.sql.InsertCampaign(ctx, q.db, dbsqlc.InsertCampaignParams{WorkspaceID: f.WorkspaceID, Name: f.Name, Status: status,
 		AgentID: f.AgentID, DeploymentID: f.DeploymentID, Audience: f.Audience, FirstMessage: f.FirstMessage, StartAt: f.StartAt,
-		WindowStart: f.WindowStart, WindowEnd: f.WindowEnd, Timezone: f.Timezone, RatePerMinute: f.RatePerMinute})
+		WindowStart: f.WindowStart, WindowEnd: f.WindowEnd, Timezone: f.Timezone, RatePerMinute: f.RatePerMinute, Template: f.Template})
 }
 
 // CampaignByID is a campaign of the workspace.
@@ -112,6 +112,8 @@ func (q *queries) ActiveCampaigns(ctx context.Context) ([]dbsqlc.ActiveCampaigns
 type DeploymentInfo struct {
 	AgentID     uuid.UUID
 	ChannelType string
+	// ChannelID is the deployment's channel (a messaging app's campaigns send from it).
+	ChannelID *uuid.UUID
 }
 
 // CampaignDeployment is a deployment of the workspace, as a campaign sends from it.

@@ -1,5 +1,5 @@
 // The Channels page: Copy buttons for the inbound URLs (the clipboard, or else the text
-// selected for the person to copy), and the SMS settings shown only when SMS is chosen.
+// selected for the person to copy), and each provider's settings shown only when it is chosen.
 // The page works without it: the URL fields are selectable and the form posts as it is.
 (function () {
   "use strict";
@@ -33,12 +33,21 @@
   if (!form || !sms) { return; }
   var provider = form.elements.provider;
   var number = form.elements.phone_number;
+  var apps = form.querySelectorAll("fieldset.app-settings");
   function show() {
     // SMS and voice channels are numbers (help_text is SMS's alone, and ignored for voice).
     var isNumber = provider.value === "sms" || provider.value === "telco_voice";
     sms.hidden = !isNumber;
     sms.disabled = !isNumber; // not sent for another provider
     number.required = isNumber;
+    // A messaging app's settings: only the chosen app's, each of them required.
+    for (var j = 0; j < apps.length; j++) {
+      var mine = apps[j].getAttribute("data-provider") === provider.value;
+      apps[j].hidden = !mine;
+      apps[j].disabled = !mine;
+      var inputs = apps[j].querySelectorAll("input");
+      for (var k = 0; k < inputs.length; k++) { inputs[k].required = mine; }
+    }
   }
   provider.addEventListener("change", show);
   show();

@@ -1,8 +1,8 @@
 -- name: InsertCampaign :one
 INSERT INTO campaigns (workspace_id, name, status, agent_id, deployment_id, audience, first_message,
-    start_at, window_start, window_end, timezone, rate_per_minute)
+    start_at, window_start, window_end, timezone, rate_per_minute, template)
 VALUES (@workspace_id, @name, @status, sqlc.narg(agent_id), sqlc.narg(deployment_id), @audience, sqlc.narg(first_message),
-    sqlc.narg(start_at), sqlc.narg(window_start), sqlc.narg(window_end), sqlc.narg(timezone), @rate_per_minute)
+    sqlc.narg(start_at), sqlc.narg(window_start), sqlc.narg(window_end), sqlc.narg(timezone), @rate_per_minute, sqlc.narg(template))
 RETURNING *;
 
 -- name: CampaignByID :one
@@ -21,7 +21,7 @@ ORDER BY created_at DESC, id DESC;
 UPDATE campaigns SET name = @name, agent_id = sqlc.narg(agent_id), deployment_id = sqlc.narg(deployment_id),
     audience = @audience, first_message = sqlc.narg(first_message), start_at = sqlc.narg(start_at),
     window_start = sqlc.narg(window_start), window_end = sqlc.narg(window_end), timezone = sqlc.narg(timezone),
-    rate_per_minute = @rate_per_minute, updated_at = now()
+    rate_per_minute = @rate_per_minute, template = sqlc.narg(template), updated_at = now()
 WHERE workspace_id = @workspace_id AND id = @id
 RETURNING *;
 
@@ -81,7 +81,7 @@ ORDER BY created_at, id;
 SELECT workspace_id, id FROM campaigns WHERE status IN ('scheduled', 'running');
 
 -- name: CampaignDeployment :one
-SELECT agent_id, channel_type FROM deployments WHERE workspace_id = @workspace_id AND id = @id;
+SELECT agent_id, channel_type, channel_id FROM deployments WHERE workspace_id = @workspace_id AND id = @id;
 
 -- name: CampaignSendsInFlight :one
 -- CampaignSendsInFlight counts the sends of a campaign decided but not yet answered by the

@@ -107,7 +107,7 @@ func (q *Queries) CampaignAudienceNext(ctx context.Context, db DBTX, arg Campaig
 }
 
 const campaignByID = `-- name: CampaignByID :one
-SELECT id, workspace_id, name, status, agent_id, deployment_id, audience, first_message, start_at, window_start, window_end, timezone, rate_per_minute, paused_reason, sent_count, failed_count, skipped_count, started_at, completed_at, cancelled_at, created_at, updated_at, delivered_count, undelivered_count FROM campaigns WHERE workspace_id = $1 AND id = $2
+SELECT id, workspace_id, name, status, agent_id, deployment_id, audience, first_message, start_at, window_start, window_end, timezone, rate_per_minute, paused_reason, sent_count, failed_count, skipped_count, started_at, completed_at, cancelled_at, created_at, updated_at, delivered_count, undelivered_count, template FROM campaigns WHERE workspace_id = $1 AND id = $2
 `
 
 type CampaignByIDParams struct {
@@ -143,12 +143,13 @@ func (q *Queries) CampaignByID(ctx context.Context, db DBTX, arg CampaignByIDPar
 		&i.UpdatedAt,
 		&i.DeliveredCount,
 		&i.UndeliveredCount,
+		&i.Template,
 	)
 	return i, err
 }
 
 const campaignDeployment = `-- name: CampaignDeployment :one
-SELECT agent_id, channel_type FROM deployments WHERE workspace_id = $1 AND id = $2
+SELECT agent_id, channel_type, channel_id FROM deployments WHERE workspace_id = $1 AND id = $2
 `
 
 type CampaignDeploymentParams struct {
@@ -159,12 +160,13 @@ type CampaignDeploymentParams struct {
 type CampaignDeploymentRow struct {
 	AgentID     uuid.UUID
 	ChannelType string
+	ChannelID   *uuid.UUID
 }
 
 func (q *Queries) CampaignDeployment(ctx context.Context, db DBTX, arg CampaignDeploymentParams) (CampaignDeploymentRow, error) {
 	row := db.QueryRow(ctx, campaignDeployment, arg.WorkspaceID, arg.ID)
 	var i CampaignDeploymentRow
-	err := row.Scan(&i.AgentID, &i.ChannelType)
+	err := row.Scan(&i.AgentID, &i.ChannelType, &i.ChannelID)
 	return i, err
 }
 
@@ -315,10 +317,10 @@ func (q *Queries) FinishCampaignSend(ctx context.Context, db DBTX, arg FinishCam
 
 const insertCampaign = `-- name: InsertCampaign :one
 INSERT INTO campaigns (workspace_id, name, status, agent_id, deployment_id, audience, first_message,
-    start_at, window_start, window_end, timezone, rate_per_minute)
+    start_at, window_start, window_end, timezone, rate_per_minute, template)
 VALUES ($1, $2, $3, $4, $5, $6, $7,
-    $8, $9, $10, $11, $12)
-RETURNING id, workspace_id, name, status, agent_id, deployment_id, audience, first_message, start_at, window_start, window_end, timezone, rate_per_minute, paused_reason, sent_count, failed_count, skipped_count, started_at, completed_at, cancelled_at, created_at, updated_at, delivered_count, undelivered_count
+    $8, $9, $10, $11, $12, $13)
+RETURNING id, workspace_id, name, status, agent_id, deployment_id, audience, first_message, start_at, window_start, window_end, timezone, rate_per_minute, paused_reason, sent_count, failed_count, skipped_count, started_at, completed_at, cancelled_at, created_at, updated_at, delivered_count, undelivered_count, template
 `
 
 type InsertCampaignParams struct {
@@ -334,6 +336,7 @@ type InsertCampaignParams struct {
 	WindowEnd     *string
 	Timezone      *string
 	RatePerMinute int
+	Template      []byte
 }
 
 func (q *Queries) InsertCampaign(ctx context.Context, db DBTX, arg InsertCampaignParams) (Campaign, error) {
@@ -350,6 +353,7 @@ func (q *Queries) InsertCampaign(ctx context.Context, db DBTX, arg InsertCampaig
 		arg.WindowEnd,
 		arg.Timezone,
 		arg.RatePerMinute,
+		arg.Template,
 	)
 	var i Campaign
 	err := row.Scan(
@@ -377,12 +381,13 @@ func (q *Queries) InsertCampaign(ctx context.Context, db DBTX, arg InsertCampaig
 		&i.UpdatedAt,
 		&i.DeliveredCount,
 		&i.UndeliveredCount,
+		&i.Template,
 	)
 	return i, err
 }
 
 const listCampaigns = `-- name: ListCampaigns :many
-SELECT id, workspace_id, name, status, agent_id, deployment_id, audience, first_message, start_at, window_start, window_end, timezone, rate_per_minute, paused_reason, sent_count, failed_count, skipped_count, started_at, completed_at, cancelled_at, created_at, updated_at, delivered_count, undelivered_count FROM campaigns
+SELECT id, workspace_id, name, status, agent_id, deployment_id, audience, first_message, start_at, window_start, window_end, timezone, rate_per_minute, paused_reason, sent_count, failed_count, skipped_count, started_at, completed_at, cancelled_at, created_at, updated_at, delivered_count, undelivered_count, template FROM campaigns
 WHERE workspace_id = $1 AND ($2::text IS NULL OR status = $2::text)
   AND ($3::uuid IS NULL OR agent_id = $3::uuid)
 ORDER BY created_at DESC, id DESC
@@ -428,6 +433,7 @@ func (q *Queries) ListCampaigns(ctx context.Context, db DBTX, arg ListCampaignsP
 			&i.UpdatedAt,
 			&i.DeliveredCount,
 			&i.UndeliveredCount,
+			&i.Template,
 		); err != nil {
 			return nil, err
 		}
@@ -440,7 +446,7 @@ func (q *Queries) ListCampaigns(ctx context.Context, db DBTX, arg ListCampaignsP
 }
 
 const lockCampaign = `-- name: LockCampaign :one
-SELECT id, workspace_id, name, status, agent_id, deployment_id, audience, first_message, start_at, window_start, window_end, timezone, rate_per_minute, paused_reason, sent_count, failed_count, skipped_count, started_at, completed_at, cancelled_at, created_at, updated_at, delivered_count, undelivered_count FROM campaigns WHERE workspace_id = $1 AND id = $2 FOR UPDATE
+SELECT id, workspace_id, name, status, agent_id, deployment_id, audience, first_message, start_at, window_start, window_end, timezone, rate_per_minute, paused_reason, sent_count, failed_count, skipped_count, started_at, completed_at, cancelled_at, created_at, updated_at, delivered_count, undelivered_count, template FROM campaigns WHERE workspace_id = $1 AND id = $2 FOR UPDATE
 `
 
 type LockCampaignParams struct {
@@ -476,6 +482,7 @@ func (q *Queries) LockCampaign(ctx context.Context, db DBTX, arg LockCampaignPar
 		&i.UpdatedAt,
 		&i.DeliveredCount,
 		&i.UndeliveredCount,
+		&i.Template,
 	)
 	return i, err
 }
@@ -519,7 +526,7 @@ UPDATE campaigns SET status = $1, paused_reason = $2,
     cancelled_at = CASE WHEN $1 = 'cancelled' THEN now() ELSE cancelled_at END,
     updated_at = now()
 WHERE workspace_id = $3 AND id = $4
-RETURNING id, workspace_id, name, status, agent_id, deployment_id, audience, first_message, start_at, window_start, window_end, timezone, rate_per_minute, paused_reason, sent_count, failed_count, skipped_count, started_at, completed_at, cancelled_at, created_at, updated_at, delivered_count, undelivered_count
+RETURNING id, workspace_id, name, status, agent_id, deployment_id, audience, first_message, start_at, window_start, window_end, timezone, rate_per_minute, paused_reason, sent_count, failed_count, skipped_count, started_at, completed_at, cancelled_at, created_at, updated_at, delivered_count, undelivered_count, template
 `
 
 type SetCampaignStatusParams struct {
@@ -563,6 +570,7 @@ func (q *Queries) SetCampaignStatus(ctx context.Context, db DBTX, arg SetCampaig
 		&i.UpdatedAt,
 		&i.DeliveredCount,
 		&i.UndeliveredCount,
+		&i.Template,
 	)
 	return i, err
 }
@@ -571,9 +579,9 @@ const updateCampaign = `-- name: UpdateCampaign :one
 UPDATE campaigns SET name = $1, agent_id = $2, deployment_id = $3,
     audience = $4, first_message = $5, start_at = $6,
     window_start = $7, window_end = $8, timezone = $9,
-    rate_per_minute = $10, updated_at = now()
-WHERE workspace_id = $11 AND id = $12
-RETURNING id, workspace_id, name, status, agent_id, deployment_id, audience, first_message, start_at, window_start, window_end, timezone, rate_per_minute, paused_reason, sent_count, failed_count, skipped_count, started_at, completed_at, cancelled_at, created_at, updated_at, delivered_count, undelivered_count
+    rate_per_minute = $10, template = $11, updated_at = now()
+WHERE workspace_id = $12 AND id = $13
+RETURNING id, workspace_id, name, status, agent_id, deployment_id, audience, first_message, start_at, window_start, window_end, timezone, rate_per_minute, paused_reason, sent_count, failed_count, skipped_count, started_at, completed_at, cancelled_at, created_at, updated_at, delivered_count, undelivered_count, template
 `
 
 type UpdateCampaignParams struct {
@@ -587,6 +595,7 @@ type UpdateCampaignParams struct {
 	WindowEnd     *string
 	Timezone      *string
 	RatePerMinute int
+	Template      []byte
 	WorkspaceID   uuid.UUID
 	ID            uuid.UUID
 }
@@ -603,6 +612,7 @@ func (q *Queries) UpdateCampaign(ctx context.Context, db DBTX, arg UpdateCampaig
 		arg.WindowEnd,
 		arg.Timezone,
 		arg.RatePerMinute,
+		arg.Template,
 		arg.WorkspaceID,
 		arg.ID,
 	)
@@ -632,6 +642,7 @@ func (q *Queries) UpdateCampaign(ctx context.Context, db DBTX, arg UpdateCampaig
 		&i.UpdatedAt,
 		&i.DeliveredCount,
 		&i.UndeliveredCount,
+		&i.Template,
 	)
 	return i, err
 }

@@ -95,6 +95,7 @@ type Campaign struct {
 	UpdatedAt        time.Time
 	DeliveredCount   int
 	UndeliveredCount int
+	Template         []byte
 }
 
 type CampaignSend struct {
