@@ -75,10 +75,17 @@ func (q *queries) ReplyOf(ctx context.Context, workspaceID, inboundID uuid.UUID)
 	return m, notFound("reply", err)
 }
 
-// FinishOutbound records the carrier's answer to a send: its id and status, or the failure.
-func (q *queries) FinishOutbound(ctx context.Context, workspaceID, id uuid.UUID, status string, reason, providerID *string) error {
-	return q.sql.FinishOutboundMessage(ctx, q.db, dbsqlc.FinishOutboundMessageParams{WorkspaceID: workspaceID, ID: id, Status: status,
-		Reason: reason, ProviderMessageID: providerID})
+// FinishOutbound records the carrier's answer to a send (its id and status, or the failure)
+// on a message still in the state from; false when it has moved on since (a rerun resolved
+// the send first, or a delivery report came): then nothing is written, and the caller must
+// not charge the message again.
+func (q *queries) FinishOutbound(ctx context.Context, workspaceID, id uuid.UUID, from, status string, reason, providerID *string) (bool, error) {
+	_, err := q.sql.FinishOutboundMessage(ctx, q.db, dbsqlc.FinishOutboundMessageParams{WorkspaceID: workspaceID, ID: id, FromStatus: from,
+		Status: status, Reason: reason, ProviderMessageID: providerID})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // UpdateDelivery applies a delivery status callback to an outbound message of the channel;

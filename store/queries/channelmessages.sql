@@ -24,9 +24,13 @@ RETURNING id;
 -- name: ReplyOf :one
 SELECT * FROM channel_messages WHERE workspace_id = @workspace_id AND reply_to = @reply_to;
 
--- name: FinishOutboundMessage :exec
+-- name: FinishOutboundMessage :one
+-- FinishOutboundMessage records the carrier's answer to a send, only while the message is in
+-- the state the sender left it in (from): a late finish never overwrites a newer state (the
+-- answer recorded by a rerun that resolved the send, a delivery report applied since).
 UPDATE channel_messages SET status = @status, reason = sqlc.narg(reason), provider_message_id = sqlc.narg(provider_message_id), updated_at = now()
-WHERE workspace_id = @workspace_id AND id = @id;
+WHERE workspace_id = @workspace_id AND id = @id AND status = @from_status
+RETURNING id;
 
 -- name: UpdateDeliveryStatus :one
 -- UpdateDeliveryStatus applies a carrier's status callback to an outbound message. A final

@@ -160,9 +160,10 @@ func (q *Queries) DeliveryTargetKnown(ctx context.Context, db DBTX, arg Delivery
 	return column_1, err
 }
 
-const finishOutboundMessage = `-- name: FinishOutboundMessage :exec
+const finishOutboundMessage = `-- name: FinishOutboundMessage :one
 UPDATE channel_messages SET status = $1, reason = $2, provider_message_id = $3, updated_at = now()
-WHERE workspace_id = $4 AND id = $5
+WHERE workspace_id = $4 AND id = $5 AND status = $6
+RETURNING id
 `
 
 type FinishOutboundMessageParams struct {
@@ -171,17 +172,24 @@ type FinishOutboundMessageParams struct {
 	ProviderMessageID *string
 	WorkspaceID       uuid.UUID
 	ID                uuid.UUID
+	FromStatus        string
 }
 
-func (q *Queries) FinishOutboundMessage(ctx context.Context, db DBTX, arg FinishOutboundMessageParams) error {
-	_, err := db.Exec(ctx, finishOutboundMessage,
+// FinishOutboundMessage records the carrier's answer to a send, only while the message is in
+// the state the sender left it in (from): a late finish never overwrites a newer state (the
+// answer recorded by a rerun that resolved the send, a delivery report applied since).
+func (q *Queries) FinishOutboundMessage(ctx context.Context, db DBTX, arg FinishOutboundMessageParams) (uuid.UUID, error) {
+	row := db.QueryRow(ctx, finishOutboundMessage,
 		arg.Status,
 		arg.Reason,
 		arg.ProviderMessageID,
 		arg.WorkspaceID,
 		arg.ID,
+		arg.FromStatus,
 	)
-	return err
+	var id uuid.UUID
+	err := row.Scan(&id)
+	return id, err
 }
 
 const insertEarlyReport = `-- name: InsertEarlyReport :exec
