@@ -361,10 +361,21 @@ func (s *Service) claimReply(ctx context.Context, tx *store.Tx, c store.Channel,
 	return err
 }
 
-// sendReply hands an inbound message's pending reply to the carrier, once: it moves to
-// `sending` before the carrier is called (a rerun finds it there and sends nothing), and is
-// charged once the carrier accepted it.
+// sendReply hands an inbound message's pending reply to the carrier, once (send). On a
+// channel without a customer-service window the reply is claimed by the message it answers
+// in one statement; one found in another state is left to send (`sending`: resolved).
 func (s *Service) sendReply(ctx context.Context, c store.Channel, in store.ChannelMessage) error {
+	if snd, ok := s.sender(c.Provider); ok {
+		if _, windowed := snd.(Windowed); !windowed {
+			reply, claimed, err := s.store.ClaimReply(ctx, c.WorkspaceID, in.ID)
+			if err != nil {
+				return err
+			}
+			if claimed {
+				return s.handOver(ctx, c, snd, reply)
+			}
+		}
+	}
 	reply, err := s.store.ReplyOf(ctx, c.WorkspaceID, in.ID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil // nothing to say (a person holds the conversation)
@@ -426,17 +437,25 @@ func (s *Service) finish(ctx context.Context, c store.Channel, reply store.Chann
 	return s.store.InTx(done, func(tx *store.Tx) error {
 		if sendErr != nil {
 			s.log.WarnContext(ctx, "the carrier refused a reply", slog.String("channel", c.ID.String()), slog.String("error", sendErr.Error()))
-			_, err := tx.FinishOutbound(done, c.WorkspaceID, reply.ID, "sending", "failed", ptr(publicMessage(sendErr)), nil)
+			_, _, err := tx.FinishOutbound(done, c.WorkspaceID, reply.ID, "sending", "failed", ptr(publicMessage(sendErr)), nil)
 			return err
 		}
-		recorded, err := tx.FinishOutbound(done, c.WorkspaceID, reply.ID, "sending", "queued", nil, &id)
+		short, recorded, err := tx.FinishOutbound(done, c.WorkspaceID, reply.ID, "sending", "queued", nil, &id)
 		if err != nil || !recorded {
 			return err
 		}
 		if err := tx.ApplyEarlyReports(done, c.WorkspaceID, c.ID, id); err != nil {
 			return err
 		}
-		return s.charge(done, tx, c, Metered{Remote: reply.Remote, Body: reply.Body, Direction: "outbound", ConversationID: reply.ConversationID})
+		fctx := done
+		var f *fold
+		if reply.ConversationID != nil && short != "" {
+			fctx, f = foldCharges(done, *reply.ConversationID, short) // its short id came with the finish
+		}
+		if err := s.charge(fctx, tx, c, Metered{Remote: reply.Remote, Body: reply.Body, Direction: "outbound", ConversationID: reply.ConversationID}); err != nil || f == nil || len(f.items) == 0 {
+			return err
+		}
+		return tx.SettleMany(done, c.WorkspaceID, f.items)
 	})
 }
 
@@ -467,7 +486,7 @@ func (s *Service) resolveSending(ctx context.Context, c store.Channel, snd Sende
 	}
 	rec, ok := snd.(Reconciler)
 	if !ok {
-		_, err := s.store.FinishOutbound(ctx, c.WorkspaceID, reply.ID, "sending", "failed", ptr(ReasonSendInterrupted), nil)
+		_, _, err := s.store.FinishOutbound(ctx, c.WorkspaceID, reply.ID, "sending", "failed", ptr(ReasonSendInterrupted), nil)
 		return err
 	}
 	cfg, err := s.OpenConfig(c)
@@ -508,7 +527,7 @@ func (s *Service) windowClosed(ctx context.Context, c store.Channel, snd Sender,
 // needsTemplate fails a message the app would refuse, and marks its conversation.
 func (s *Service) needsTemplate(ctx context.Context, c store.Channel, m store.ChannelMessage) error {
 	return s.store.InTx(ctx, func(tx *store.Tx) error {
-		if moved, err := tx.FinishOutbound(ctx, c.WorkspaceID, m.ID, "pending", "failed", ptr(ReasonNeedsTemplate), nil); err != nil || !moved {
+		if _, moved, err := tx.FinishOutbound(ctx, c.WorkspaceID, m.ID, "pending", "failed", ptr(ReasonNeedsTemplate), nil); err != nil || !moved {
 			return err
 		}
 		if m.ConversationID == nil {

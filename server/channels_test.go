@@ -680,7 +680,7 @@ func TestSMSReplyLeftSendingByAKillIsResolvedWithTheCarrier(t *testing.T) {
 
 	// A late finish of the killed run's send (it was only slow) finds the state moved on and
 	// writes nothing.
-	moved, err := b.store.FinishOutbound(ctx, b.workspace.ID, replyID(t, b, msgID), "sending", "failed", nil, nil)
+	_, moved, err := b.store.FinishOutbound(ctx, b.workspace.ID, replyID(t, b, msgID), "sending", "failed", nil, nil)
 	require.NoError(t, err)
 	require.False(t, moved)
 	status, _ = replyRow(msgID)
