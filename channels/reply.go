@@ -459,7 +459,7 @@ func (s *Service) finish(ctx context.Context, c store.Channel, reply store.Chann
 	})
 }
 
-// A Reconciler's carrier can say whether it got a message: one whose send was cut short
+// Reconciler is a Sender whose carrier can say whether it got a message: one whose send was cut short
 // (the process died during the carrier's call, or before recording its answer).
 type Reconciler interface {
 	// FindSent returns the carrier's id of m if the carrier created it since since.
