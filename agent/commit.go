@@ -32,7 +32,7 @@ func (p *Pipeline) commit(ctx context.Context, t Turn, out *Outcome, produced []
 		}
 	}
 	u := newCommitUnit(t, out, produced)
-	if p.groupCommit != nil && p.groupCommit.add(u, tk) {
+	if p.groupCommit != nil && t.Also == nil && p.groupCommit.add(u, tk) {
 		// The batch runs detached from ctx: a client gone meanwhile does not undo the commit,
 		// and the turn must not be metered again as if it had failed.
 		<-u.done
@@ -43,7 +43,14 @@ func (p *Pipeline) commit(ctx context.Context, t Turn, out *Outcome, produced []
 		if err := writeMany(ctx, tx, []*commitUnit{u}); err != nil {
 			return err
 		}
-		return p.settle(ctx, tx, t.WorkspaceID, out, u.events, u.recorded)
+		if t.Also == nil {
+			return p.settle(ctx, tx, t.WorkspaceID, out, u.events, u.recorded)
+		}
+		more, err := t.Also(ctx, tx, out)
+		if err != nil {
+			return err
+		}
+		return tx.SettleMany(ctx, t.WorkspaceID, append([]store.Settlement{u.settlement()}, more...))
 	})
 }
 

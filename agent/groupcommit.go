@@ -98,7 +98,7 @@ func NewGroupCommit(p *Pipeline, window time.Duration) *GroupCommit {
 // groupCommitted tells whether the turn's commit goes to the group committer (not to the
 // write-behind meter), so that its ticket counts it as on its way.
 func (p *Pipeline) groupCommitted(t Turn) bool {
-	return p.groupCommit != nil && (t.Persist || t.Record != nil || p.writeBehind == nil)
+	return p.groupCommit != nil && t.Also == nil && (t.Persist || t.Record != nil || p.writeBehind == nil)
 }
 
 // ticket counts a turn on its way to the committer until it hands its unit over or ends.

@@ -98,6 +98,15 @@ type Turn struct {
 	Temperature *float64   // sampling temperature sent to the vendor
 	MaxTokens   int        // output token bound sent to the vendor; 0: the adapter's default
 	AgentID     *uuid.UUID // the deployed agent answering; named in turn.completed
+
+	// Also, when set, is the caller's writes committed in the turn's own transaction, after
+	// its messages and before its settlement: what the caller made of the turn (a channel's
+	// inbound message answered, its reply) is durable exactly when the turn is, so a rerun
+	// after a crash finds either both or neither. The settlements it returns (its own charges
+	// of the workspace) are settled with the turn's, in one statement. Such a turn commits
+	// alone, not in a group-commit batch: Also may insert jobs, which a pipelined batch
+	// cannot. It may run again if the transaction is retried, so it decides from out alone.
+	Also func(ctx context.Context, tx *store.Tx, out *Outcome) ([]store.Settlement, error)
 }
 
 // Outcome is what a turn produced and cost.

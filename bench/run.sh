@@ -28,7 +28,9 @@
 #                          must have exactly one reply (bench/cmd/smsload). BENCH_SMS_RATE,
 #                          BENCH_SMS_DURATION, BENCH_SMS_SENDERS, BENCH_SMS_DELAY (the model's),
 #                          BENCH_SMS_KILL_AT (empty: no kill), BENCH_SMS_WAIT (for the replies,
-#                          default 5m), BENCH_CHANNEL_WORKERS change it;
+#                          default 5m), BENCH_CHANNEL_WORKERS change it; BENCH_SMS_STATEMENTS=1
+#                          loads pg_stat_statements and writes the statements per message
+#                          (statements.txt);
 #                          results and both replicas' logs in bench/out/<date>-sms/
 #   bench/run.sh fanout    issue 49: BENCH_FANOUT_FEEDS (default 10,000) event feeds (GET
 #                          /v1/events) open on one server, then BENCH_FANOUT_EVENTS (default 10)
@@ -165,7 +167,11 @@ fi
 for attempt in 1 2 3; do
 	pgport=$(port)
 	say "starting PostgreSQL on 127.0.0.1:$pgport (synchronous_commit on) ..."
-	if "$scripts/pgcluster.sh" start "$tmp/data" "$pgport"; then break; fi
+	statements_opts=""
+	if [ "$mode" = sms ] && [ -n "${BENCH_SMS_STATEMENTS:-}" ]; then
+		statements_opts="-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all -c pg_stat_statements.max=5000"
+	fi
+	if PGCLUSTER_OPTS="$statements_opts" "$scripts/pgcluster.sh" start "$tmp/data" "$pgport"; then break; fi
 	[ "$attempt" -lt 3 ] || exit 1
 done
 admin_url="postgres://postgres@127.0.0.1:$pgport/postgres?sslmode=disable"
@@ -373,7 +379,11 @@ if [ "$mode" = sms ]; then
 	carrier_stats=$(listening carrier-stats)
 	psql_admin -c "CREATE DATABASE bench_sms" >/dev/null
 	db_url="postgres://postgres@127.0.0.1:$pgport/bench_sms?sslmode=disable"
+	psql_sms() { admin_url=$db_url psql_admin "$@"; }
 	env DATABASE_URL="$db_url" "$tmp/bin/switchboard" migrate >"$tmp/migrate.log" 2>&1 || { cat "$tmp/migrate.log" >&2; exit 1; }
+	if [ -n "${BENCH_SMS_STATEMENTS:-}" ]; then
+		psql_sms -c "CREATE EXTENSION pg_stat_statements" >/dev/null
+	fi
 	key=sk-svc_benchmark-bootstrap-key-000000000000000
 	secrets_key=$(head -c 32 /dev/urandom | base64)
 	port_a=$(port)
@@ -415,6 +425,21 @@ if [ "$mode" = sms ]; then
 	args+=(-cpu "a=$pid_a,b=$pid_b,postgres=$(head -n1 "$tmp/data/postmaster.pid"),mock=$mockpid,carrier=$carrierpid")
 	status=0
 	"$tmp/bin/smsload" "${args[@]}" >"$tmp/table-sms.txt" || status=$?
+	if [ -n "${BENCH_SMS_STATEMENTS:-}" ]; then
+		# Every statement the run's processes sent, per inbound message (BENCH_SMS_STATEMENTS=1):
+		# the setup's few are included; run after the load, once every reply is sent.
+		psql_sms -At -c "SELECT count(*) FROM channel_messages WHERE direction = 'inbound'" >"$tmp/messages.txt"
+		psql_sms -c "SELECT round(sum(s.calls)::numeric / m.n, 2) AS statements_per_message,
+				round((sum(s.calls) FILTER (WHERE s.query ~* '^\s*(begin|commit)'))::numeric / m.n, 2) AS begin_commit_per_message,
+				round(sum(s.total_exec_time)::numeric / m.n, 3) AS exec_ms_per_message
+			FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid, (SELECT $(cat "$tmp/messages.txt")::numeric AS n) m
+			WHERE d.datname = 'bench_sms' GROUP BY m.n" >"$out/statements.txt"
+		psql_sms -c "SELECT round(s.calls::numeric / $(cat "$tmp/messages.txt"), 3) AS per_message,
+				round(s.total_exec_time::numeric / $(cat "$tmp/messages.txt"), 4) AS ms_per_message, left(regexp_replace(s.query, '\s+', ' ', 'g'), 160) AS query
+			FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = 'bench_sms'
+			ORDER BY s.calls DESC LIMIT 60" >>"$out/statements.txt"
+		say "statements per message in $out/statements.txt"
+	fi
 	rescues=$(grep -c 'requeued the running jobs of a replica that died' "$tmp/server-a.log" || true)
 	echo
 	machine | tee "$out/machine.txt"

@@ -225,40 +225,40 @@ func (r *reply) answer(ctx context.Context, lastAttempt bool) error {
 	if err := s.store.SetChannelMessageState(ctx, ws, r.m.ID, "answering", nil, nil); err != nil {
 		return err
 	}
-	ans, err := s.agents.Chat(ctx, req)
-	if err != nil {
+	req.Commit = r.decided
+	if _, err := s.agents.Chat(ctx, req); err != nil {
 		if apierr.IsKind(err, apierr.KindUpstream) && !lastAttempt {
 			return err // the model failed: River tries again
 		}
 		s.log.WarnContext(ctx, "an inbound message got no answer", slog.String("message", r.m.ID.String()), slog.String("error", err.Error()))
 		return r.keep(ctx, thread, open, reasonModelFailed)
 	}
-	ref, err := s.store.ConversationByRef(ctx, ws, ans.ConversationID)
-	if err != nil {
-		return err
-	}
-	text := r.snd.Reply(ans.Reply)
+	return s.sendReply(ctx, r.c, r.m)
+}
+
+// decided records, in the transaction that stores the turn (converse.Request.Commit), that
+// the message is answered, with the reply to send, pending, and its inbound charge, settled
+// with the turn's: the turn and its reply are durable together, so a rerun of the job after
+// a crash sends exactly this reply, or nothing if the carrier has it, and never asks the
+// model again.
+func (r *reply) decided(ctx context.Context, tx *store.Tx, turn converse.Committed) ([]store.Settlement, error) {
+	s, ws := r.s, r.c.WorkspaceID
+	text := r.snd.Reply(turn.Reply)
 	state, why := "answered", (*string)(nil)
 	if text == "" {
 		state, why = "stored", ptr(reasonHandedOver) // a person holds the conversation: the agent is silent
 	}
-	// The answer and its text are decided together: a rerun of this job sends exactly this
-	// reply, or nothing if it was handed to the carrier already.
-	err = s.store.InTx(ctx, func(tx *store.Tx) error {
-		if err := tx.SetChannelMessageState(ctx, ws, r.m.ID, state, why, &ref.ID); err != nil {
-			return err
-		}
-		if text != "" {
-			if err := s.claimReply(ctx, tx, r.c, r.m, r.snd.Units(text), text, &ref.ID); err != nil {
-				return err
-			}
-		}
-		return s.charge(ctx, tx, r.c, Metered{Remote: r.m.Remote, Body: r.m.Body, Direction: "inbound", ConversationID: &ref.ID})
-	})
-	if err != nil || text == "" {
-		return err
+	if err := tx.SetChannelMessageState(ctx, ws, r.m.ID, state, why, &turn.ConversationID); err != nil {
+		return nil, err
 	}
-	return s.sendReply(ctx, r.c, r.m)
+	if text != "" {
+		if err := s.claimReply(ctx, tx, r.c, r.m, r.snd.Units(text), text, &turn.ConversationID); err != nil {
+			return nil, err
+		}
+	}
+	fctx, f := foldCharges(ctx, turn.ConversationID, turn.ShortID)
+	err := s.charge(fctx, tx, r.c, Metered{Remote: r.m.Remote, Body: r.m.Body, Direction: "inbound", ConversationID: &turn.ConversationID})
+	return f.items, err
 }
 
 // keep stores the message in the remote party's conversation (opening one with no agent when
@@ -361,10 +361,21 @@ func (s *Service) claimReply(ctx context.Context, tx *store.Tx, c store.Channel,
 	return err
 }
 
-// sendReply hands an inbound message's pending reply to the carrier, once: it moves to
-// `sending` before the carrier is called (a rerun finds it there and sends nothing), and is
-// charged once the carrier accepted it.
+// sendReply hands an inbound message's pending reply to the carrier, once (send). On a
+// channel without a customer-service window the reply is claimed by the message it answers
+// in one statement; one found in another state is left to send (`sending`: resolved).
 func (s *Service) sendReply(ctx context.Context, c store.Channel, in store.ChannelMessage) error {
+	if snd, ok := s.sender(c.Provider); ok {
+		if _, windowed := snd.(Windowed); !windowed {
+			reply, claimed, err := s.store.ClaimReply(ctx, c.WorkspaceID, in.ID)
+			if err != nil {
+				return err
+			}
+			if claimed {
+				return s.handOver(ctx, c, snd, reply)
+			}
+		}
+	}
 	reply, err := s.store.ReplyOf(ctx, c.WorkspaceID, in.ID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil // nothing to say (a person holds the conversation)
@@ -376,16 +387,20 @@ func (s *Service) sendReply(ctx context.Context, c store.Channel, in store.Chann
 }
 
 // send hands a pending outbound message to its channel's carrier or app, once: it moves to
-// `sending` before the carrier is called (a rerun finds it there and sends nothing), and is
-// charged once the carrier accepted it. A message an app would refuse (its person's
-// customer-service window closed) is not sent: it fails with reason needs_template, and its
-// conversation is marked as needing a template.
+// `sending` before the carrier is called, and is charged once the carrier accepted it. A rerun
+// that finds it `sending` resolves it (resolveSending). A message an app would refuse (its
+// person's customer-service window closed) is not sent: it fails with reason needs_template,
+// and its conversation is marked as needing a template.
 func (s *Service) send(ctx context.Context, c store.Channel, reply store.ChannelMessage) error {
-	if reply.Status != "pending" {
-		return nil
-	}
 	snd, ok := s.sender(c.Provider)
 	if !ok {
+		return nil
+	}
+	switch reply.Status {
+	case "pending":
+	case "sending":
+		return s.resolveSending(ctx, c, snd, reply)
+	default:
 		return nil
 	}
 	if closed, err := s.windowClosed(ctx, c, snd, reply.Remote); err != nil || closed {
@@ -398,27 +413,102 @@ func (s *Service) send(ctx context.Context, c store.Channel, reply store.Channel
 	if err != nil || !claimed {
 		return err
 	}
+	return s.handOver(ctx, c, snd, reply)
+}
+
+// handOver calls the carrier for a message this run holds in `sending`, and records its
+// answer.
+func (s *Service) handOver(ctx context.Context, c store.Channel, snd Sender, reply store.ChannelMessage) error {
 	var id string
-	cfg, sendErr := s.OpenConfig(c)
-	if sendErr == nil {
-		id, sendErr = snd.Send(ctx, c, cfg, reply)
+	cfg, err := s.OpenConfig(c)
+	if err == nil {
+		id, err = snd.Send(ctx, c, cfg, reply)
 	}
+	return s.finish(ctx, c, reply, id, err)
+}
+
+// finish records the carrier's answer to a send (its id, or its refusal) on a message still
+// `sending`, applies the delivery reports that came first, and charges it once accepted. A
+// message that moved on meanwhile (a rerun resolved it first) is left as it is, and not
+// charged again.
+func (s *Service) finish(ctx context.Context, c store.Channel, reply store.ChannelMessage, id string, sendErr error) error {
 	// The carrier has answered: record it even if the job is being cancelled.
 	done := context.WithoutCancel(ctx)
 	return s.store.InTx(done, func(tx *store.Tx) error {
 		if sendErr != nil {
 			s.log.WarnContext(ctx, "the carrier refused a reply", slog.String("channel", c.ID.String()), slog.String("error", sendErr.Error()))
-			return tx.FinishOutbound(done, c.WorkspaceID, reply.ID, "failed", ptr(publicMessage(sendErr)), nil)
+			_, _, err := tx.FinishOutbound(done, c.WorkspaceID, reply.ID, "sending", "failed", ptr(publicMessage(sendErr)), nil)
+			return err
 		}
-		if err := tx.FinishOutbound(done, c.WorkspaceID, reply.ID, "queued", nil, &id); err != nil {
+		short, recorded, err := tx.FinishOutbound(done, c.WorkspaceID, reply.ID, "sending", "queued", nil, &id)
+		if err != nil || !recorded {
 			return err
 		}
 		if err := tx.ApplyEarlyReports(done, c.WorkspaceID, c.ID, id); err != nil {
 			return err
 		}
-		return s.charge(done, tx, c, Metered{Remote: reply.Remote, Body: reply.Body, Direction: "outbound", ConversationID: reply.ConversationID})
+		fctx := done
+		var f *fold
+		if reply.ConversationID != nil && short != "" {
+			fctx, f = foldCharges(done, *reply.ConversationID, short) // its short id came with the finish
+		}
+		if err := s.charge(fctx, tx, c, Metered{Remote: reply.Remote, Body: reply.Body, Direction: "outbound", ConversationID: reply.ConversationID}); err != nil || f == nil || len(f.items) == 0 {
+			return err
+		}
+		return tx.SettleMany(done, c.WorkspaceID, f.items)
 	})
 }
+
+// Reconciler is a Sender whose carrier can say whether it got a message: one whose send was cut short
+// (the process died during the carrier's call, or before recording its answer).
+type Reconciler interface {
+	// FindSent returns the carrier's id of m if the carrier created it since since.
+	FindSent(ctx context.Context, c store.Channel, cfg *Config, m store.ChannelMessage, since time.Time) (id string, found bool, err error)
+}
+
+// sendSettle is how long after its claim a message found `sending` may still be in the
+// hands of the run that claimed it (its carrier call bounded by the send job's timeout): a
+// rerun waits that long before it asks the carrier, so it never races a live send.
+const sendSettle = 15 * time.Second
+
+// resolveSending settles a message a rerun finds `sending`: the run that claimed it died
+// between the claim and recording the carrier's answer. The carrier is asked (Reconciler)
+// whether it created the message after the claim: if it did, its id is recorded and the
+// message charged, as the send would have; if not, it is sent now, from the same claim.
+// Either way the texter gets it once; the one gap left is a carrier that accepted a request
+// cut by the crash but does not list it yet when asked (15 s after the claim at the
+// earliest). A channel whose app cannot be asked fails the message with reason
+// send_interrupted instead of risking a duplicate. A claim younger than sendSettle may still
+// be in a live run's hands: the job is snoozed until it is old enough.
+func (s *Service) resolveSending(ctx context.Context, c store.Channel, snd Sender, reply store.ChannelMessage) error {
+	if wait := sendSettle - time.Since(reply.UpdatedAt); wait > 0 {
+		return river.JobSnooze(wait)
+	}
+	rec, ok := snd.(Reconciler)
+	if !ok {
+		_, _, err := s.store.FinishOutbound(ctx, c.WorkspaceID, reply.ID, "sending", "failed", ptr(ReasonSendInterrupted), nil)
+		return err
+	}
+	cfg, err := s.OpenConfig(c)
+	if err != nil {
+		return err
+	}
+	// The carrier stamps in whole seconds, on its own clock: a little slack before the claim.
+	id, found, err := rec.FindSent(ctx, c, cfg, reply, reply.UpdatedAt.Add(-2*time.Second).Truncate(time.Second))
+	if err != nil {
+		return err // the carrier could not be asked: River tries again
+	}
+	if found {
+		s.log.InfoContext(ctx, "a reply cut short by a crash had reached the carrier", slog.String("message", reply.ID.String()))
+		return s.finish(ctx, c, reply, id, nil)
+	}
+	s.log.InfoContext(ctx, "sending a reply cut short by a crash", slog.String("message", reply.ID.String()))
+	return s.handOver(ctx, c, snd, reply)
+}
+
+// ReasonSendInterrupted is why a message was failed after its send was cut short on a
+// channel whose app cannot say whether it got it.
+const ReasonSendInterrupted = "send_interrupted"
 
 // windowClosed says whether the channel's app would refuse a free-form message to remote:
 // they have not written within its customer-service window.
@@ -437,7 +527,7 @@ func (s *Service) windowClosed(ctx context.Context, c store.Channel, snd Sender,
 // needsTemplate fails a message the app would refuse, and marks its conversation.
 func (s *Service) needsTemplate(ctx context.Context, c store.Channel, m store.ChannelMessage) error {
 	return s.store.InTx(ctx, func(tx *store.Tx) error {
-		if err := tx.FinishOutbound(ctx, c.WorkspaceID, m.ID, "failed", ptr(ReasonNeedsTemplate), nil); err != nil {
+		if _, moved, err := tx.FinishOutbound(ctx, c.WorkspaceID, m.ID, "pending", "failed", ptr(ReasonNeedsTemplate), nil); err != nil || !moved {
 			return err
 		}
 		if m.ConversationID == nil {

@@ -3,6 +3,7 @@ package channels
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -53,24 +54,55 @@ func (s *Service) sender(t string) (Sender, bool) {
 
 // Settle charges a channel's message: cost in nano-USD under category, its spend.recorded
 // carrying data with the amount, the balance, the channel and the conversation added. It
-// settles, so it comes last in its transaction.
+// settles, so it comes last in its transaction; in a context from foldCharges it does not
+// settle but adds the settlement to the fold, for the caller to settle with its
+// transaction's others in one statement (the reply job's inbound charge, with the turn's).
 func (s *Service) Settle(ctx context.Context, tx *store.Tx, c store.Channel, cost int64, category string, convID *uuid.UUID, data map[string]any) error {
-	var short string
+	f, _ := ctx.Value(foldKey{}).(*fold)
 	if convID != nil {
-		conv, err := tx.ConversationByRef(ctx, c.WorkspaceID, convID.String())
-		if err != nil {
-			return err
+		short := ""
+		if f != nil && f.conversationID == *convID {
+			short = f.shortID // known: no need to read it
+		} else {
+			conv, err := tx.ConversationByRef(ctx, c.WorkspaceID, convID.String())
+			if err != nil {
+				return err
+			}
+			short = conv.ShortID
 		}
-		short = conv.ShortID
+		data["conversation_id"] = short
 	}
-	charge := &store.Charge{AmountNanoUSD: cost, Category: category, ConversationID: convID}
-	_, _, err := tx.Settle(ctx, c.WorkspaceID, charge, func(balance int64) []store.NewEvent {
-		data["amount_usd"], data["category"] = json.Number(money.FormatUSD(cost)), category
-		data["balance_usd"], data["channel_id"] = json.Number(money.FormatUSD(balance)), c.ID.String()
-		if short != "" {
-			data["conversation_id"] = short
-		}
-		return []store.NewEvent{{Type: "spend.recorded", Data: data}}
-	})
-	return err
+	data["amount_usd"], data["category"], data["channel_id"] = json.Number(money.FormatUSD(cost)), category, c.ID.String()
+	// The balance after the charge is known only once the database holds the workspace's
+	// lock: it writes it in where the zero is (store.AfterCharge).
+	data["balance_usd"] = json.Number("0")
+	b, err := json.Marshal(data)
+	if err != nil {
+		return err
+	}
+	const member = `"balance_usd":`
+	head, tail, _ := strings.Cut(string(b), member+"0")
+	st := store.Settlement{Charge: &store.Charge{AmountNanoUSD: cost, Category: category, ConversationID: convID},
+		Events: []store.NewEvent{{Type: "spend.recorded", Data: store.AfterCharge{Head: head + member, Tail: tail}}}}
+	if f != nil {
+		f.items = append(f.items, st)
+		return nil
+	}
+	return tx.SettleMany(ctx, c.WorkspaceID, []store.Settlement{st})
+}
+
+// fold collects the settlements of charges made in a context from foldCharges.
+type fold struct {
+	items          []store.Settlement
+	conversationID uuid.UUID // a conversation whose short id is known
+	shortID        string
+}
+
+type foldKey struct{}
+
+// foldCharges is ctx with charges collected instead of settled (Settle); the conversation
+// given is the one they name, whose short id need not be read.
+func foldCharges(ctx context.Context, conversationID uuid.UUID, shortID string) (context.Context, *fold) {
+	f := &fold{conversationID: conversationID, shortID: shortID}
+	return context.WithValue(ctx, foldKey{}, f), f
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -202,6 +203,11 @@ func (smsProvider) Units(body string) int { return sms.Segments(body) }
 // Send hands a text to the carrier, with the channel's status callback.
 func (p smsProvider) Send(ctx context.Context, c store.Channel, _ *Config, m store.ChannelMessage) (string, error) {
 	return p.s.carrier.SendMessage(ctx, sms.Outbound{From: m.Local, To: m.Remote, Body: m.Body, StatusCallback: p.s.statusURL(c)})
+}
+
+// FindSent asks the carrier whether it created m (same numbers, same text) since since.
+func (p smsProvider) FindSent(ctx context.Context, _ store.Channel, _ *Config, m store.ChannelMessage, since time.Time) (string, bool, error) {
+	return p.s.carrier.FindSent(ctx, m.Local, m.Remote, m.Body, since)
 }
 
 // Charge meters one SMS by its segments at the price of the remote party's country (the

@@ -6,12 +6,13 @@ import (
 )
 
 // commit stores a turn the rules answered: the message, the reply (none when the agent stays
-// silent), the contact and the conversation's state, the notification job and
-// turn.completed, in one transaction. Nothing is charged: no model was called.
-func (s *Service) commit(tc turnContext, message string, out *outcome) error {
+// silent), the contact and the conversation's state, the notification job, turn.completed
+// and the caller's writes (Request.Commit), in one transaction. Nothing is charged for the
+// turn: no model was called.
+func (s *Service) commit(tc turnContext, req Request, out *outcome) error {
 	ctx, ws := tc.ctx, tc.agent.WorkspaceID
 	conv := tc.conv
-	msgs := []store.Message{{Role: string(llm.RoleUser), Content: message}}
+	msgs := []store.Message{{Role: string(llm.RoleUser), Content: req.Message}}
 	if out.reply != "" {
 		msgs = append(msgs, store.Message{Role: string(llm.RoleAssistant), Content: out.reply})
 	}
@@ -19,7 +20,14 @@ func (s *Service) commit(tc turnContext, message string, out *outcome) error {
 		if err := tx.AppendMessages(ctx, ws, conv.ID, msgs); err != nil {
 			return err
 		}
-		return s.settleOutcome(tc, tx, &conv, out, true)
+		if err := s.settleOutcome(tc, tx, &conv, out, true); err != nil || req.Commit == nil {
+			return err
+		}
+		more, err := req.Commit(ctx, tx, Committed{ConversationID: conv.ID, ShortID: conv.ShortID, Reply: out.reply})
+		if err != nil || len(more) == 0 {
+			return err
+		}
+		return tx.SettleMany(ctx, ws, more)
 	})
 }
 

@@ -124,6 +124,20 @@ type Request struct {
 	OnConversation func(id string) error
 	// OnDelta receives the reply as it is produced.
 	OnDelta func(string) error
+	// Commit, when set, is the caller's writes in the transaction that stores the turn (the
+	// model's, or a rule's): a channel records there that its inbound message is answered,
+	// with the reply to send, so that a rerun after a crash finds the answer instead of
+	// asking the model again. The settlements it returns (the channel's charge for the
+	// message) are settled in that transaction. It may run again if the transaction is
+	// retried: it decides from its arguments alone.
+	Commit func(ctx context.Context, tx *store.Tx, turn Committed) ([]store.Settlement, error)
+}
+
+// Committed is a turn as its transaction writes it, for Request.Commit.
+type Committed struct {
+	ConversationID uuid.UUID
+	ShortID        string
+	Reply          string // the whole reply (the model's and an escalation's); "" when the agent is silent
 }
 
 // Thread is a conversation's channel and remote party (a texter's E.164 number).
@@ -214,7 +228,7 @@ func (s *Service) Chat(ctx context.Context, req Request) (*Answer, error) {
 				return nil, err
 			}
 		}
-		if err := s.commit(tc, req.Message, out); err != nil {
+		if err := s.commit(tc, req, out); err != nil {
 			return nil, err
 		}
 		return s.answer(tc, out.reply, out.flow, conv.Labels, llm.Usage{}), nil
@@ -256,15 +270,49 @@ func (s *Service) modelTurn(tc turnContext, req Request) (*Answer, error) {
 	}
 	temperature := *tc.bp.LLM.Temperature
 	conv := tc.conv.Conversation
-	res, err := s.pipeline.Run(tc.ctx, agent.Turn{WorkspaceID: tc.agent.WorkspaceID, Model: tc.bp.LLM.Model, Surface: "agent",
+	var out *outcome
+	var reply string
+	turn := agent.Turn{WorkspaceID: tc.agent.WorkspaceID, Model: tc.bp.LLM.Model, Surface: "agent",
 		Conversation: &conv, Text: req.Message, Persist: true, OnDelta: req.OnDelta,
 		System: withInstructions(systemPrompt(tc.bp, offered), req.Instructions), Tools: tools, Temperature: &temperature, MaxTokens: *tc.bp.LLM.MaxTokens,
-		AgentID: &tc.agent.ID})
+		AgentID: &tc.agent.ID}
+	if req.Commit != nil {
+		// The outcome is written with the turn, and the caller's writes with both.
+		turn.Also = func(ctx context.Context, tx *store.Tx, res *agent.Outcome) ([]store.Settlement, error) {
+			out, reply = s.decide(tc, notes, res.Text)
+			if err := s.writeOutcome(tc, tx, out); err != nil {
+				return nil, err
+			}
+			return req.Commit(ctx, tx, Committed{ConversationID: conv.ID, ShortID: conv.ShortID, Reply: reply})
+		}
+	}
+	res, err := s.pipeline.Run(tc.ctx, turn)
 	if err != nil {
 		return nil, err
 	}
+	if req.Commit == nil {
+		out, reply = s.decide(tc, notes, res.Text)
+		if err := s.store.InTx(tc.ctx, func(tx *store.Tx) error { return s.writeOutcome(tc, tx, out) }); err != nil {
+			return nil, err
+		}
+	}
+	if out.fired != nil && req.OnDelta != nil {
+		if err := req.OnDelta(strings.TrimPrefix(reply, res.Text)); err != nil {
+			return nil, err
+		}
+	}
+	labels := tc.conv.Labels
+	if notes.labels != nil {
+		labels = notes.labels
+	}
+	return s.answer(tc, reply, out.flow, labels, res.Usage), nil
+}
+
+// decide counts a model turn's failed attempts and fires an after_2_failed_attempts
+// escalation when due; the reply is the model's text followed by the escalation's message.
+func (s *Service) decide(tc turnContext, notes *turnNotes, text string) (*outcome, string) {
 	out := &outcome{flow: flowOf(tc.conv)}
-	if notes.searchedInVain() || cannotHelp(res.Text) {
+	if notes.searchedInVain() || cannotHelp(text) {
 		out.flow.FailedAttempts++
 	} else {
 		out.flow.FailedAttempts = 0
@@ -274,37 +322,26 @@ func (s *Service) modelTurn(tc turnContext, req Request) (*Answer, error) {
 		s.escalate(tc, string(e.Trigger), out)
 		out.flow.FailedAttempts = 0
 	}
-	reply := res.Text
-	if out.fired != nil {
-		sep := "\n\n"
-		if reply == "" {
-			sep = ""
-		}
-		if req.OnDelta != nil {
-			if err := req.OnDelta(sep + out.reply); err != nil {
-				return nil, err
-			}
-		}
-		reply += sep + out.reply
+	if out.fired == nil {
+		return out, text
 	}
+	if text == "" {
+		return out, out.reply
+	}
+	return out, text + "\n\n" + out.reply
+}
+
+// writeOutcome writes what a model turn's outcome changes: the escalation's message, the
+// conversation's state and, when an escalation fired, its turn.completed.
+func (s *Service) writeOutcome(tc turnContext, tx *store.Tx, out *outcome) error {
 	c := tc.conv
-	err = s.store.InTx(tc.ctx, func(tx *store.Tx) error {
-		if out.fired != nil {
-			msg := store.Message{Role: string(llm.RoleAssistant), Content: out.reply}
-			if err := tx.AppendMessages(tc.ctx, tc.agent.WorkspaceID, c.ID, []store.Message{msg}); err != nil {
-				return err
-			}
+	if out.fired != nil {
+		msg := store.Message{Role: string(llm.RoleAssistant), Content: out.reply}
+		if err := tx.AppendMessages(tc.ctx, tc.agent.WorkspaceID, c.ID, []store.Message{msg}); err != nil {
+			return err
 		}
-		return s.settleOutcome(tc, tx, &c, out, out.fired != nil)
-	})
-	if err != nil {
-		return nil, err
 	}
-	labels := tc.conv.Labels
-	if notes.labels != nil {
-		labels = notes.labels
-	}
-	return s.answer(tc, reply, out.flow, labels, res.Usage), nil
+	return s.settleOutcome(tc, tx, &c, out, out.fired != nil)
 }
 
 func (s *Service) answer(tc turnContext, reply string, flow store.ConversationFlow, labels []string, u llm.Usage) *Answer {

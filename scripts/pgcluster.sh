@@ -4,6 +4,8 @@
 #   scripts/pgcluster.sh start DIR PORT [fast]   initdb into DIR (if empty) and start on 127.0.0.1:PORT
 #   scripts/pgcluster.sh stop DIR                stop the cluster in DIR
 #
+# PGCLUSTER_OPTS adds server options ("-c name=value ...") when a cluster starts.
+#
 # Binaries come from PATH or /usr/lib/postgresql/*/bin. PostgreSQL refuses to run as root, so
 # as root the cluster runs as the `postgres` user (created if missing). "fast" turns off fsync
 # for test clusters: their data is thrown away anyway.
@@ -47,6 +49,8 @@ start)
 	if [ "${4:-}" = fast ]; then
 		opts="$opts -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
 	fi
+	# PGCLUSTER_OPTS: more server options, e.g. the benchmarks' pg_stat_statements.
+	opts="$opts ${PGCLUSTER_OPTS:-}"
 	as_owner "$pg_ctl" -D "$dir" -l "$dir/server.log" -o "$opts" -w -t 60 start >/dev/null ||
 		{ cat "$dir/server.log" >&2; exit 1; }
 	;;

@@ -536,3 +536,178 @@ func TestSMSReplyJobRerunSendsTheDecidedReplyOnce(t *testing.T) {
 	require.Equal(t, "reply to: First question", replies[2].Body)
 	require.Len(t, b.vendors[catalog.Beta].Requests(), 2, "a rerun never asks the model again")
 }
+
+// rerunReply queues the reply job of an inbound message again, as the surviving replica does
+// with the jobs of one that died, and returns the job's id.
+func (w *smsWorld) rerunReply(t *testing.T, msgID uuid.UUID) int64 {
+	t.Helper()
+	var id int64
+	require.NoError(t, w.b.store.Pool().QueryRow(context.Background(), `INSERT INTO river_job (args, kind, max_attempts, queue, state, scheduled_at)
+		VALUES ($1, 'channel_reply', 3, 'channels', 'available', now()) RETURNING id`,
+		`{"workspace_id":"`+w.b.workspace.ID.String()+`","message_id":"`+msgID.String()+`"}`).Scan(&id))
+	return id
+}
+
+// jobState waits until the job is in one of states and returns it.
+func (w *smsWorld) jobState(t *testing.T, id int64, states ...string) string {
+	t.Helper()
+	var state string
+	require.Eventually(t, func() bool {
+		require.NoError(t, w.b.store.Pool().QueryRow(context.Background(), `SELECT state FROM river_job WHERE id = $1`, id).Scan(&state))
+		for _, s := range states {
+			if state == s {
+				return true
+			}
+		}
+		return false
+	}, 20*time.Second, 10*time.Millisecond, "job %d is %s, not %v", id, state, states)
+	return state
+}
+
+func (w *smsWorld) inboundID(t *testing.T, sid string) uuid.UUID {
+	t.Helper()
+	var id uuid.UUID
+	require.NoError(t, w.b.store.Pool().QueryRow(context.Background(), `SELECT id FROM channel_messages WHERE provider_message_id = $1 AND direction = 'inbound'`, sid).Scan(&id))
+	return id
+}
+
+// The turn, the message's answered state, its pending reply and its inbound charge are one
+// transaction: a replica killed after the turn was stored can no longer leave the message
+// `answering` with its answer stored, which made the rescued job ask the model again and
+// store a second answer. A rescued job finds the answer and sends it, without the model.
+func TestSMSTurnIsStoredWithItsAnswerSoARescuedJobNeverAsksTheModelAgain(t *testing.T) {
+	t.Parallel()
+	w := newSMSWorld(t)
+	b := w.b
+	ctx := context.Background()
+	const sid = "SM00000000000000000000000000000060"
+	w.text(t, ann, "Is the shop open?", sid)
+	w.waitReplies(t, ann, 1)
+	msgID := w.inboundID(t, sid)
+
+	var inbound, answer, charge, reply string
+	require.NoError(t, b.store.Pool().QueryRow(ctx, `SELECT m.xmin::text, a.xmin::text, l.xmin::text, r.xmin::text
+		FROM channel_messages m
+		JOIN messages a ON a.conversation_id = m.conversation_id AND a.role = 'assistant'
+		JOIN ledger l ON l.conversation_id = m.conversation_id AND l.category = 'sms'
+		JOIN channel_messages r ON r.reply_to = m.id
+		WHERE m.id = $1 ORDER BY l.created_at LIMIT 1`, msgID).Scan(&inbound, &answer, &charge, &reply))
+	require.Equal(t, answer, inbound, "the message is marked answered by the transaction that stores the turn")
+	require.Equal(t, answer, charge, "its inbound charge is settled with the turn's")
+	require.Equal(t, 1, b.countWhere(t, `SELECT count(*) FROM ledger WHERE workspace_id = $1 AND category = 'sms'
+		AND xmin::text = $2`, b.workspace.ID, answer), "one inbound SMS charge in the turn's transaction")
+
+	// Killed after that commit, before the carrier call: the reply is pending. The rescued
+	// job sends exactly that reply and asks the model nothing.
+	_, err := b.store.Pool().Exec(ctx, `UPDATE channel_messages SET status = 'pending', provider_message_id = NULL WHERE reply_to = $1`, msgID)
+	require.NoError(t, err)
+	w.jobState(t, w.rerunReply(t, msgID), "completed")
+	replies := w.repliesTo(ann)
+	require.Len(t, replies, 2)
+	require.Equal(t, replies[0].Body, replies[1].Body)
+	require.Len(t, b.vendors[catalog.Beta].Requests(), 1, "the model answered once")
+	require.Equal(t, 2, b.countWhere(t, `SELECT count(*) FROM messages m JOIN channel_messages c ON c.conversation_id = m.conversation_id
+		WHERE c.id = $1`, msgID), "the question and its answer, once")
+
+	// Killed during the model call: nothing of the turn is stored and the message is
+	// `answering`. The rescued job runs the turn, once.
+	const sid2 = "SM00000000000000000000000000000061"
+	w.text(t, bob, "And on Sunday?", sid2)
+	w.waitReplies(t, bob, 1)
+	msg2 := w.inboundID(t, sid2)
+	_, err = b.store.Pool().Exec(ctx, `WITH m AS (SELECT conversation_id FROM channel_messages WHERE id = $1)
+		DELETE FROM messages WHERE conversation_id = (SELECT conversation_id FROM m)`, msg2)
+	require.NoError(t, err)
+	_, err = b.store.Pool().Exec(ctx, `DELETE FROM channel_messages WHERE reply_to = $1`, msg2)
+	require.NoError(t, err)
+	_, err = b.store.Pool().Exec(ctx, `UPDATE channel_messages SET status = 'answering', reason = NULL WHERE id = $1`, msg2)
+	require.NoError(t, err)
+	w.jobState(t, w.rerunReply(t, msg2), "completed")
+	require.Len(t, w.waitReplies(t, bob, 2), 2)
+	require.Len(t, b.vendors[catalog.Beta].Requests(), 3, "the turn that was never stored ran again, once")
+	require.Equal(t, "answered", w.settled(t, sid2))
+}
+
+// A replica killed between handing a reply to the carrier and recording the carrier's
+// answer leaves it `sending`. The rescued job asks the carrier (its message list): a reply
+// the carrier has is recorded with the carrier's id and charged, not sent again; one it never
+// got is sent, once. A claim younger than the send's bound may still be in a live run's
+// hands: the job waits (snoozes) before it asks. A late finish of the first run never
+// overwrites the state recorded since.
+func TestSMSReplyLeftSendingByAKillIsResolvedWithTheCarrier(t *testing.T) {
+	t.Parallel()
+	w := newSMSWorld(t)
+	b := w.b
+	ctx := context.Background()
+	outboundCharges := func() int {
+		return b.countWhere(t, `SELECT count(*) FROM events WHERE workspace_id = $1 AND type = 'spend.recorded'
+			AND envelope::jsonb #>> '{data,category}' = 'sms' AND envelope::jsonb #>> '{data,direction}' = 'outbound'`, b.workspace.ID)
+	}
+	leftSending := func(msgID uuid.UUID, age string, body string) {
+		t.Helper()
+		_, err := b.store.Pool().Exec(ctx, `UPDATE channel_messages SET status = 'sending', provider_message_id = NULL,
+			body = coalesce(nullif($3, ''), body), updated_at = now() - $2::interval WHERE reply_to = $1`, msgID, age, body)
+		require.NoError(t, err)
+	}
+	replyRow := func(msgID uuid.UUID) (status, providerID string) {
+		t.Helper()
+		require.NoError(t, b.store.Pool().QueryRow(ctx, `SELECT status, coalesce(provider_message_id, '') FROM channel_messages WHERE reply_to = $1`,
+			msgID).Scan(&status, &providerID))
+		return status, providerID
+	}
+
+	// The carrier has it: its id is recorded, the reply charged once, nothing sent again.
+	const sid = "SM00000000000000000000000000000070"
+	w.text(t, ann, "Where is my order?", sid)
+	sent := w.waitReplies(t, ann, 1)[0]
+	msgID := w.inboundID(t, sid)
+	require.Eventually(t, func() bool { st, _ := replyRow(msgID); return st == "queued" }, 10*time.Second, 10*time.Millisecond)
+	charges := outboundCharges()
+	leftSending(msgID, "0 s", "")
+	job := w.rerunReply(t, msgID)
+	require.Equal(t, "scheduled", w.jobState(t, job, "scheduled", "completed"), "a fresh claim may be a live send: the job waits")
+	require.Len(t, w.repliesTo(ann), 1)
+	_, err := b.store.Pool().Exec(ctx, `UPDATE channel_messages SET updated_at = now() - interval '1 minute' WHERE reply_to = $1`, msgID)
+	require.NoError(t, err)
+	_, err = b.store.Pool().Exec(ctx, `UPDATE river_job SET scheduled_at = now() WHERE id = $1`, job)
+	require.NoError(t, err)
+	w.jobState(t, job, "completed")
+	status, providerID := replyRow(msgID)
+	require.Equal(t, "queued", status)
+	require.Equal(t, sent.SID, providerID, "the carrier's message is the reply's")
+	require.Len(t, w.repliesTo(ann), 1, "not sent twice")
+	require.Equal(t, charges+1, outboundCharges(), "charged as the send would have been")
+
+	// A late finish of the killed run's send (it was only slow) finds the state moved on and
+	// writes nothing.
+	_, moved, err := b.store.FinishOutbound(ctx, b.workspace.ID, replyID(t, b, msgID), "sending", "failed", nil, nil)
+	require.NoError(t, err)
+	require.False(t, moved)
+	status, _ = replyRow(msgID)
+	require.Equal(t, "queued", status)
+
+	// The carrier never got it: it is sent now, once, and charged once.
+	const sid2 = "SM00000000000000000000000000000071"
+	w.text(t, bob, "Can I change the address?", sid2)
+	w.waitReplies(t, bob, 1)
+	msg2 := w.inboundID(t, sid2)
+	require.Eventually(t, func() bool { st, _ := replyRow(msg2); return st == "queued" }, 10*time.Second, 10*time.Millisecond)
+	charges = outboundCharges()
+	leftSending(msg2, "1 minute", "The reply the carrier never got.")
+	w.jobState(t, w.rerunReply(t, msg2), "completed")
+	replies := w.waitReplies(t, bob, 2)
+	require.Equal(t, "The reply the carrier never got.", replies[1].Body)
+	status, providerID = replyRow(msg2)
+	require.Equal(t, "queued", status)
+	require.Equal(t, replies[1].SID, providerID)
+	require.Equal(t, charges+1, outboundCharges())
+	w.jobState(t, w.rerunReply(t, msg2), "completed")
+	require.Len(t, w.repliesTo(bob), 2, "resolved: a further rerun sends nothing")
+}
+
+func replyID(t *testing.T, b *testBundle, inbound uuid.UUID) uuid.UUID {
+	t.Helper()
+	var id uuid.UUID
+	require.NoError(t, b.store.Pool().QueryRow(context.Background(), `SELECT id FROM channel_messages WHERE reply_to = $1`, inbound).Scan(&id))
+	return id
+}

@@ -129,6 +129,33 @@ func (p *Provider) SendMessage(ctx context.Context, m Outbound) (string, error) 
 	return deref(msg.Sid), nil
 }
 
+// FindSent looks for an SMS from from to to with exactly body that the account created at
+// or after since, and returns its id: whether a send whose answer was never recorded (the
+// process died during the call) reached the carrier. Only the newest page is read (the
+// provider lists newest first), which holds any message of the last minutes between two
+// numbers.
+func (p *Provider) FindSent(ctx context.Context, from, to, body string, since time.Time) (string, bool, error) {
+	if !p.Configured() {
+		return "", false, ErrNotConfigured()
+	}
+	if err := ctx.Err(); err != nil {
+		return "", false, err
+	}
+	params := (&openapi.ListMessageParams{}).SetFrom(from).SetTo(to).SetPageSize(50).SetLimit(50)
+	found, err := p.rest.Api.ListMessage(params)
+	if err != nil {
+		return "", false, providerError(err)
+	}
+	for _, m := range found {
+		created, err := time.Parse(time.RFC1123Z, deref(m.DateCreated))
+		if err != nil || created.Before(since) || deref(m.Body) != body {
+			continue
+		}
+		return deref(m.Sid), true, nil
+	}
+	return "", false, nil
+}
+
 // Search lists numbers available in country (ISO 3166 alpha-2), optionally in an area code
 // and containing a pattern, up to limit.
 func (p *Provider) Search(ctx context.Context, country string, areaCode int, contains string, limit int) ([]Available, error) {

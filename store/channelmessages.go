@@ -75,21 +75,28 @@ func (q *queries) ReplyOf(ctx context.Context, workspaceID, inboundID uuid.UUID)
 	return m, notFound("reply", err)
 }
 
-// FinishOutbound records the carrier's answer to a send: its id and status, or the failure.
-func (q *queries) FinishOutbound(ctx context.Context, workspaceID, id uuid.UUID, status string, reason, providerID *string) error {
-	return q.sql.FinishOutboundMessage(ctx, q.db, dbsqlc.FinishOutboundMessageParams{WorkspaceID: workspaceID, ID: id, Status: status,
-		Reason: reason, ProviderMessageID: providerID})
+// FinishOutbound records the carrier's answer to a send (its id and status, or the failure)
+// on a message still in the state from, and returns the short id of its conversation (""
+// when none); false when it has moved on since (a rerun resolved the send first, or a
+// delivery report came): then nothing is written, and the caller must not charge the
+// message again.
+func (q *queries) FinishOutbound(ctx context.Context, workspaceID, id uuid.UUID, from, status string, reason, providerID *string) (string, bool, error) {
+	row, err := q.sql.FinishOutboundMessage(ctx, q.db, dbsqlc.FinishOutboundMessageParams{WorkspaceID: workspaceID, ID: id, FromStatus: from,
+		Status: status, Reason: reason, ProviderMessageID: providerID})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", false, nil
+	}
+	return row.ConversationShortID, err == nil, err
 }
 
-// UpdateDelivery applies a delivery status callback to an outbound message of the channel;
-// false when no message moved (unknown id, or already final).
-func (q *queries) UpdateDelivery(ctx context.Context, channelID uuid.UUID, providerID, status string, reason *string) (bool, error) {
-	_, err := q.sql.UpdateDeliveryStatus(ctx, q.db, dbsqlc.UpdateDeliveryStatusParams{ChannelID: &channelID, ProviderMessageID: &providerID,
-		Status: status, Reason: reason})
+// ClaimReply moves the pending reply to an inbound message to `sending` (as ClaimSend) and
+// returns it; false when it has none pending.
+func (q *queries) ClaimReply(ctx context.Context, workspaceID, inboundID uuid.UUID) (ChannelMessage, bool, error) {
+	m, err := q.sql.ClaimReplySend(ctx, q.db, dbsqlc.ClaimReplySendParams{WorkspaceID: workspaceID, ReplyTo: &inboundID})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return false, nil
+		return m, false, nil
 	}
-	return err == nil, err
+	return m, err == nil, err
 }
 
 // ThreadConversation is the newest conversation of a remote party on a channel.
@@ -138,27 +145,6 @@ func (q *queries) ContactForPhone(ctx context.Context, workspaceID uuid.UUID, ph
 	return q.sql.CreatePhoneContact(ctx, q.db, dbsqlc.CreatePhoneContactParams{WorkspaceID: workspaceID, Phone: &phone})
 }
 
-// RecordCampaignDelivery applies the carrier's final word (delivered or undelivered) to a
-// campaign message and its campaign's counters, once; false when the id is no campaign
-// message of the workspace or it already had one.
-func (q *queries) RecordCampaignDelivery(ctx context.Context, workspaceID uuid.UUID, providerID, delivery string) (bool, error) {
-	campaign, err := q.sql.SetCampaignSendDelivery(ctx, q.db, dbsqlc.SetCampaignSendDeliveryParams{WorkspaceID: workspaceID,
-		ProviderMessageID: &providerID, Delivery: &delivery})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	p := dbsqlc.CountCampaignDeliveryParams{WorkspaceID: workspaceID, ID: campaign}
-	if delivery == "delivered" {
-		p.Delivered = 1
-	} else {
-		p.Undelivered = 1
-	}
-	return true, q.sql.CountCampaignDelivery(ctx, q.db, p)
-}
-
 // OpenThread opens a conversation on a channel for a remote party with no agent answering
 // (nobody holds the channel's inbound seat, or the workspace cannot pay for a reply): the
 // message is kept and visible, and the next one continues it.
@@ -180,18 +166,15 @@ func (q *queries) AssignConversationAgent(ctx context.Context, workspaceID, id, 
 }
 
 // ReportDelivery applies a carrier's delivery report to the outbound message of the channel
-// it names and, for a final status, to its campaign's counters (once). A report on a message
-// whose send has not recorded the carrier's id yet is kept, and applied by that send
-// (ApplyEarlyReports).
+// it names and, for a final status, to its campaign's counters (once), in one statement. A
+// report on a message whose send has not recorded the carrier's id yet is kept, and applied
+// by that send (ApplyEarlyReports).
 func (q *queries) ReportDelivery(ctx context.Context, workspaceID, channelID uuid.UUID, providerID, status string, reason *string) error {
-	known, err := q.sql.DeliveryTargetKnown(ctx, q.db, dbsqlc.DeliveryTargetKnownParams{WorkspaceID: workspaceID, ChannelID: channelID, MessageID: providerID})
-	if err != nil {
+	known, err := q.applyDelivery(ctx, workspaceID, channelID, providerID, status, reason)
+	if err != nil || known {
 		return err
 	}
-	if known == nil || !*known {
-		return q.sql.InsertEarlyReport(ctx, q.db, dbsqlc.InsertEarlyReportParams{ChannelID: channelID, ProviderMessageID: providerID, Status: status, Reason: reason})
-	}
-	return q.applyDelivery(ctx, workspaceID, channelID, providerID, status, reason)
+	return q.sql.InsertEarlyReport(ctx, q.db, dbsqlc.InsertEarlyReportParams{ChannelID: channelID, ProviderMessageID: providerID, Status: status, Reason: reason})
 }
 
 // ApplyEarlyReports applies the reports that arrived before the send recorded the carrier's
@@ -203,25 +186,26 @@ func (q *queries) ApplyEarlyReports(ctx context.Context, workspaceID, channelID 
 	}
 	slices.SortFunc(reports, func(a, b dbsqlc.TakeEarlyReportsRow) int { return a.ReceivedAt.Compare(b.ReceivedAt) })
 	for _, r := range reports {
-		if err := q.applyDelivery(ctx, workspaceID, channelID, providerID, r.Status, r.Reason); err != nil {
+		if _, err := q.applyDelivery(ctx, workspaceID, channelID, providerID, r.Status, r.Reason); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (q *queries) applyDelivery(ctx context.Context, workspaceID, channelID uuid.UUID, providerID, status string, reason *string) error {
-	if _, err := q.UpdateDelivery(ctx, channelID, providerID, status, reason); err != nil {
-		return err
-	}
-	var err error
+// applyDelivery applies a report (ApplyDeliveryReport); false when the id names no message of
+// the channel nor campaign message of the workspace.
+func (q *queries) applyDelivery(ctx context.Context, workspaceID, channelID uuid.UUID, providerID, status string, reason *string) (bool, error) {
+	var delivery *string
 	switch status {
 	case "delivered":
-		_, err = q.RecordCampaignDelivery(ctx, workspaceID, providerID, "delivered")
+		delivery = &status
 	case "undelivered", "failed":
-		_, err = q.RecordCampaignDelivery(ctx, workspaceID, providerID, "undelivered")
+		undelivered := "undelivered"
+		delivery = &undelivered
 	}
-	return err
+	return q.sql.ApplyDeliveryReport(ctx, q.db, dbsqlc.ApplyDeliveryReportParams{ChannelID: channelID, ProviderMessageID: providerID,
+		WorkspaceID: workspaceID, Status: status, Reason: reason, Delivery: delivery})
 }
 
 // ClaimSend moves a pending outbound message to `sending` just before the carrier is

@@ -44,6 +44,7 @@ type Server struct {
 
 	mu         sync.Mutex
 	messages   []Message
+	createdAt  []time.Time // when each of messages was created
 	bought     []string
 	released   []string
 	failTo     map[string]bool
@@ -187,6 +188,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == http.MethodPost && path == "Messages.json":
 		s.createMessage(w, r)
+	case r.Method == http.MethodGet && path == "Messages.json":
+		s.listMessages(w, r)
 	case r.Method == http.MethodGet && strings.HasPrefix(path, "AvailablePhoneNumbers/") && strings.HasSuffix(path, "/Local.json"):
 		s.listAvailable(w, r, strings.TrimSuffix(strings.TrimPrefix(path, "AvailablePhoneNumbers/"), "/Local.json"))
 	case path == "IncomingPhoneNumbers.json":
@@ -235,11 +238,36 @@ func (s *Server) createMessage(w http.ResponseWriter, r *http.Request) {
 	m := Message{SID: fmt.Sprintf("SM%032d", len(s.messages)+1), From: r.PostForm.Get("From"), To: to, Body: r.PostForm.Get("Body"),
 		StatusCallback: r.PostForm.Get("StatusCallback")}
 	s.messages = append(s.messages, m)
-	now := time.Now().UTC().Format(time.RFC1123Z)
-	writeJSON(w, http.StatusCreated, map[string]any{"sid": m.SID, "account_sid": AccountSID, "from": m.From, "to": m.To, "body": m.Body,
+	s.createdAt = append(s.createdAt, time.Now())
+	writeJSON(w, http.StatusCreated, messageJSON(m, s.createdAt[len(s.createdAt)-1]))
+}
+
+// messageJSON is a message resource as the provider writes it.
+func messageJSON(m Message, created time.Time) map[string]any {
+	at := created.UTC().Format(time.RFC1123Z)
+	return map[string]any{"sid": m.SID, "account_sid": AccountSID, "from": m.From, "to": m.To, "body": m.Body,
 		"status": "queued", "direction": "outbound-api", "num_segments": "1", "num_media": "0", "api_version": "2010-04-01",
-		"date_created": now, "date_updated": now, "date_sent": nil, "error_code": nil, "error_message": nil,
-		"uri": accountPath + "Messages/" + m.SID + ".json"})
+		"date_created": at, "date_updated": at, "date_sent": nil, "error_code": nil, "error_message": nil,
+		"uri": accountPath + "Messages/" + m.SID + ".json"}
+}
+
+// listMessages lists the account's messages, newest first, filtered by To and From as the
+// provider does; one page of PageSize (no further pages: the callers read the newest).
+func (s *Server) listMessages(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := r.URL.Query()
+	pageSize := min(max(intParam(q.Get("PageSize"), 50), 1), 1000)
+	list := []map[string]any{}
+	for i := len(s.messages) - 1; i >= 0 && len(list) < pageSize; i-- {
+		m := s.messages[i]
+		if (q.Get("To") == "" || q.Get("To") == m.To) && (q.Get("From") == "" || q.Get("From") == m.From) {
+			list = append(list, messageJSON(m, s.createdAt[i]))
+		}
+	}
+	uri := accountPath + "Messages.json?" + q.Encode()
+	writeJSON(w, http.StatusOK, map[string]any{"messages": list, "first_page_uri": uri, "next_page_uri": nil,
+		"previous_page_uri": nil, "uri": uri, "page": 0, "page_size": pageSize, "start": 0, "end": max(len(list)-1, 0)})
 }
 
 func (s *Server) listAvailable(w http.ResponseWriter, r *http.Request, country string) {

@@ -24,17 +24,21 @@ RETURNING id;
 -- name: ReplyOf :one
 SELECT * FROM channel_messages WHERE workspace_id = @workspace_id AND reply_to = @reply_to;
 
--- name: FinishOutboundMessage :exec
-UPDATE channel_messages SET status = @status, reason = sqlc.narg(reason), provider_message_id = sqlc.narg(provider_message_id), updated_at = now()
-WHERE workspace_id = @workspace_id AND id = @id;
+-- name: FinishOutboundMessage :one
+-- FinishOutboundMessage records the carrier's answer to a send, only while the message is in
+-- the state the sender left it in (from): a late finish never overwrites a newer state (the
+-- answer recorded by a rerun that resolved the send, a delivery report applied since). It
+-- returns the short id of the message's conversation, which its charge's event names.
+UPDATE channel_messages m SET status = @status, reason = sqlc.narg(reason), provider_message_id = sqlc.narg(provider_message_id), updated_at = now()
+WHERE m.workspace_id = @workspace_id AND m.id = @id AND m.status = @from_status
+RETURNING m.id, coalesce((SELECT c.short_id FROM conversations c WHERE c.id = m.conversation_id), '')::text AS conversation_short_id;
 
--- name: UpdateDeliveryStatus :one
--- UpdateDeliveryStatus applies a carrier's status callback to an outbound message. A final
--- status (delivered, undelivered, failed) is never replaced by an earlier one arriving late.
-UPDATE channel_messages SET status = @status, reason = coalesce(sqlc.narg(reason), reason), updated_at = now()
-WHERE channel_id = @channel_id AND direction = 'outbound' AND provider_message_id = @provider_message_id
-  AND status NOT IN ('delivered', 'undelivered', 'failed')
-RETURNING id;
+-- name: ClaimReplySend :one
+-- ClaimReplySend hands the pending reply to an inbound message to the carrier, once (as
+-- ClaimSend, found by the message it answers): no row when there is none pending.
+UPDATE channel_messages SET status = 'sending', updated_at = now()
+WHERE workspace_id = @workspace_id AND reply_to = @reply_to AND status = 'pending'
+RETURNING *;
 
 -- name: ThreadConversation :one
 -- ThreadConversation is the newest conversation of the remote party on the channel, with its
@@ -65,16 +69,6 @@ ORDER BY created_at, id LIMIT 1;
 -- name: CreatePhoneContact :one
 INSERT INTO contacts (workspace_id, phone, source) VALUES (@workspace_id, @phone, 'conversation') RETURNING id;
 
--- name: SetCampaignSendDelivery :one
--- SetCampaignSendDelivery records the carrier's final word on a campaign message, once.
-UPDATE campaign_sends SET delivery = @delivery, updated_at = now()
-WHERE provider_message_id = @provider_message_id AND workspace_id = @workspace_id AND delivery IS NULL AND status = 'sent'
-RETURNING campaign_id;
-
--- name: CountCampaignDelivery :exec
-UPDATE campaigns SET delivered_count = delivered_count + @delivered::int, undelivered_count = undelivered_count + @undelivered::int, updated_at = now()
-WHERE workspace_id = @workspace_id AND id = @id;
-
 -- name: AssignConversationAgent :exec
 -- AssignConversationAgent gives a conversation kept with no agent (nobody held the seat, or
 -- the workspace could not pay) to the agent that answers its next message.
@@ -87,10 +81,6 @@ INSERT INTO early_delivery_reports (channel_id, provider_message_id, status, rea
 DELETE FROM early_delivery_reports WHERE channel_id = @channel_id AND provider_message_id = @provider_message_id
 RETURNING status, reason, received_at;
 
--- name: DeliveryTargetKnown :one
-SELECT EXISTS (SELECT 1 FROM channel_messages m WHERE m.channel_id = @channel_id::uuid AND m.direction = 'outbound' AND m.provider_message_id = @message_id::text)
-    OR EXISTS (SELECT 1 FROM campaign_sends s WHERE s.workspace_id = @workspace_id::uuid AND s.provider_message_id = @message_id::text);
-
 -- name: ClaimSend :one
 -- ClaimSend hands a pending outbound message to the carrier, once: a rerun finds it sending.
 UPDATE channel_messages SET status = 'sending', updated_at = now()
@@ -100,3 +90,30 @@ RETURNING id;
 -- name: ThreadOf :one
 -- ThreadOf is the channel and remote party carrying a conversation.
 SELECT channel_id, remote FROM conversation_threads WHERE workspace_id = @workspace_id AND conversation_id = @conversation_id;
+
+-- name: ApplyDeliveryReport :one
+-- ApplyDeliveryReport applies a carrier's status callback in one statement: to the channel's
+-- outbound message of that carrier id (a final status is never replaced by an earlier one
+-- arriving late) and, for a final word (delivery: delivered or undelivered), to the campaign
+-- message of that id and its campaign's counters, once. known says whether the id names a
+-- message of the channel or a campaign message of the workspace: if not, the report came
+-- before the send recorded the id, and the caller keeps it (InsertEarlyReport).
+WITH message AS (
+    UPDATE channel_messages SET status = @status, reason = coalesce(sqlc.narg(reason), reason), updated_at = now()
+    WHERE channel_id = @channel_id::uuid AND direction = 'outbound' AND provider_message_id = @provider_message_id::text
+      AND status NOT IN ('delivered', 'undelivered', 'failed')
+    RETURNING id
+), sent AS (
+    UPDATE campaign_sends SET delivery = sqlc.narg(delivery)::text, updated_at = now()
+    WHERE provider_message_id = @provider_message_id::text AND workspace_id = @workspace_id::uuid AND delivery IS NULL AND status = 'sent'
+      AND sqlc.narg(delivery)::text IS NOT NULL
+    RETURNING campaign_id
+), counted AS (
+    UPDATE campaigns c SET delivered_count = c.delivered_count + (sqlc.narg(delivery)::text = 'delivered')::int,
+        undelivered_count = c.undelivered_count + (sqlc.narg(delivery)::text = 'undelivered')::int, updated_at = now()
+    FROM sent WHERE c.workspace_id = @workspace_id::uuid AND c.id = sent.campaign_id
+    RETURNING c.id
+)
+SELECT (EXISTS (SELECT 1 FROM message) OR EXISTS (SELECT 1 FROM counted)
+    OR EXISTS (SELECT 1 FROM channel_messages m WHERE m.channel_id = @channel_id::uuid AND m.direction = 'outbound' AND m.provider_message_id = @provider_message_id::text)
+    OR EXISTS (SELECT 1 FROM campaign_sends s WHERE s.workspace_id = @workspace_id::uuid AND s.provider_message_id = @provider_message_id::text))::bool AS known;

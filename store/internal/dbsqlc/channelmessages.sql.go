@@ -12,6 +12,57 @@ import (
 	"github.com/google/uuid"
 )
 
+const applyDeliveryReport = `-- name: ApplyDeliveryReport :one
+WITH message AS (
+    UPDATE channel_messages SET status = $4, reason = coalesce($5, reason), updated_at = now()
+    WHERE channel_id = $1::uuid AND direction = 'outbound' AND provider_message_id = $2::text
+      AND status NOT IN ('delivered', 'undelivered', 'failed')
+    RETURNING id
+), sent AS (
+    UPDATE campaign_sends SET delivery = $6::text, updated_at = now()
+    WHERE provider_message_id = $2::text AND workspace_id = $3::uuid AND delivery IS NULL AND status = 'sent'
+      AND $6::text IS NOT NULL
+    RETURNING campaign_id
+), counted AS (
+    UPDATE campaigns c SET delivered_count = c.delivered_count + ($6::text = 'delivered')::int,
+        undelivered_count = c.undelivered_count + ($6::text = 'undelivered')::int, updated_at = now()
+    FROM sent WHERE c.workspace_id = $3::uuid AND c.id = sent.campaign_id
+    RETURNING c.id
+)
+SELECT (EXISTS (SELECT 1 FROM message) OR EXISTS (SELECT 1 FROM counted)
+    OR EXISTS (SELECT 1 FROM channel_messages m WHERE m.channel_id = $1::uuid AND m.direction = 'outbound' AND m.provider_message_id = $2::text)
+    OR EXISTS (SELECT 1 FROM campaign_sends s WHERE s.workspace_id = $3::uuid AND s.provider_message_id = $2::text))::bool AS known
+`
+
+type ApplyDeliveryReportParams struct {
+	ChannelID         uuid.UUID
+	ProviderMessageID string
+	WorkspaceID       uuid.UUID
+	Status            string
+	Reason            *string
+	Delivery          *string
+}
+
+// ApplyDeliveryReport applies a carrier's status callback in one statement: to the channel's
+// outbound message of that carrier id (a final status is never replaced by an earlier one
+// arriving late) and, for a final word (delivery: delivered or undelivered), to the campaign
+// message of that id and its campaign's counters, once. known says whether the id names a
+// message of the channel or a campaign message of the workspace: if not, the report came
+// before the send recorded the id, and the caller keeps it (InsertEarlyReport).
+func (q *Queries) ApplyDeliveryReport(ctx context.Context, db DBTX, arg ApplyDeliveryReportParams) (bool, error) {
+	row := db.QueryRow(ctx, applyDeliveryReport,
+		arg.ChannelID,
+		arg.ProviderMessageID,
+		arg.WorkspaceID,
+		arg.Status,
+		arg.Reason,
+		arg.Delivery,
+	)
+	var known bool
+	err := row.Scan(&known)
+	return known, err
+}
+
 const assignConversationAgent = `-- name: AssignConversationAgent :exec
 UPDATE conversations SET agent_id = $1, updated_at = now() WHERE workspace_id = $2 AND id = $3 AND agent_id IS NULL
 `
@@ -40,6 +91,43 @@ type ChannelMessageByIDParams struct {
 
 func (q *Queries) ChannelMessageByID(ctx context.Context, db DBTX, arg ChannelMessageByIDParams) (ChannelMessage, error) {
 	row := db.QueryRow(ctx, channelMessageByID, arg.WorkspaceID, arg.ID)
+	var i ChannelMessage
+	err := row.Scan(
+		&i.ID,
+		&i.WorkspaceID,
+		&i.ChannelID,
+		&i.Direction,
+		&i.ProviderMessageID,
+		&i.Remote,
+		&i.Local,
+		&i.Body,
+		&i.Segments,
+		&i.Status,
+		&i.Reason,
+		&i.ConversationID,
+		&i.ReplyTo,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.Kind,
+	)
+	return i, err
+}
+
+const claimReplySend = `-- name: ClaimReplySend :one
+UPDATE channel_messages SET status = 'sending', updated_at = now()
+WHERE workspace_id = $1 AND reply_to = $2 AND status = 'pending'
+RETURNING id, workspace_id, channel_id, direction, provider_message_id, remote, local, body, segments, status, reason, conversation_id, reply_to, created_at, updated_at, kind
+`
+
+type ClaimReplySendParams struct {
+	WorkspaceID uuid.UUID
+	ReplyTo     *uuid.UUID
+}
+
+// ClaimReplySend hands the pending reply to an inbound message to the carrier, once (as
+// ClaimSend, found by the message it answers): no row when there is none pending.
+func (q *Queries) ClaimReplySend(ctx context.Context, db DBTX, arg ClaimReplySendParams) (ChannelMessage, error) {
+	row := db.QueryRow(ctx, claimReplySend, arg.WorkspaceID, arg.ReplyTo)
 	var i ChannelMessage
 	err := row.Scan(
 		&i.ID,
@@ -104,28 +192,6 @@ func (q *Queries) ContactByPhone(ctx context.Context, db DBTX, arg ContactByPhon
 	return i, err
 }
 
-const countCampaignDelivery = `-- name: CountCampaignDelivery :exec
-UPDATE campaigns SET delivered_count = delivered_count + $1::int, undelivered_count = undelivered_count + $2::int, updated_at = now()
-WHERE workspace_id = $3 AND id = $4
-`
-
-type CountCampaignDeliveryParams struct {
-	Delivered   int
-	Undelivered int
-	WorkspaceID uuid.UUID
-	ID          uuid.UUID
-}
-
-func (q *Queries) CountCampaignDelivery(ctx context.Context, db DBTX, arg CountCampaignDeliveryParams) error {
-	_, err := db.Exec(ctx, countCampaignDelivery,
-		arg.Delivered,
-		arg.Undelivered,
-		arg.WorkspaceID,
-		arg.ID,
-	)
-	return err
-}
-
 const createPhoneContact = `-- name: CreatePhoneContact :one
 INSERT INTO contacts (workspace_id, phone, source) VALUES ($1, $2, 'conversation') RETURNING id
 `
@@ -142,27 +208,10 @@ func (q *Queries) CreatePhoneContact(ctx context.Context, db DBTX, arg CreatePho
 	return id, err
 }
 
-const deliveryTargetKnown = `-- name: DeliveryTargetKnown :one
-SELECT EXISTS (SELECT 1 FROM channel_messages m WHERE m.channel_id = $1::uuid AND m.direction = 'outbound' AND m.provider_message_id = $2::text)
-    OR EXISTS (SELECT 1 FROM campaign_sends s WHERE s.workspace_id = $3::uuid AND s.provider_message_id = $2::text)
-`
-
-type DeliveryTargetKnownParams struct {
-	ChannelID   uuid.UUID
-	MessageID   string
-	WorkspaceID uuid.UUID
-}
-
-func (q *Queries) DeliveryTargetKnown(ctx context.Context, db DBTX, arg DeliveryTargetKnownParams) (*bool, error) {
-	row := db.QueryRow(ctx, deliveryTargetKnown, arg.ChannelID, arg.MessageID, arg.WorkspaceID)
-	var column_1 *bool
-	err := row.Scan(&column_1)
-	return column_1, err
-}
-
-const finishOutboundMessage = `-- name: FinishOutboundMessage :exec
-UPDATE channel_messages SET status = $1, reason = $2, provider_message_id = $3, updated_at = now()
-WHERE workspace_id = $4 AND id = $5
+const finishOutboundMessage = `-- name: FinishOutboundMessage :one
+UPDATE channel_messages m SET status = $1, reason = $2, provider_message_id = $3, updated_at = now()
+WHERE m.workspace_id = $4 AND m.id = $5 AND m.status = $6
+RETURNING m.id, coalesce((SELECT c.short_id FROM conversations c WHERE c.id = m.conversation_id), '')::text AS conversation_short_id
 `
 
 type FinishOutboundMessageParams struct {
@@ -171,17 +220,30 @@ type FinishOutboundMessageParams struct {
 	ProviderMessageID *string
 	WorkspaceID       uuid.UUID
 	ID                uuid.UUID
+	FromStatus        string
 }
 
-func (q *Queries) FinishOutboundMessage(ctx context.Context, db DBTX, arg FinishOutboundMessageParams) error {
-	_, err := db.Exec(ctx, finishOutboundMessage,
+type FinishOutboundMessageRow struct {
+	ID                  uuid.UUID
+	ConversationShortID string
+}
+
+// FinishOutboundMessage records the carrier's answer to a send, only while the message is in
+// the state the sender left it in (from): a late finish never overwrites a newer state (the
+// answer recorded by a rerun that resolved the send, a delivery report applied since). It
+// returns the short id of the message's conversation, which its charge's event names.
+func (q *Queries) FinishOutboundMessage(ctx context.Context, db DBTX, arg FinishOutboundMessageParams) (FinishOutboundMessageRow, error) {
+	row := db.QueryRow(ctx, finishOutboundMessage,
 		arg.Status,
 		arg.Reason,
 		arg.ProviderMessageID,
 		arg.WorkspaceID,
 		arg.ID,
+		arg.FromStatus,
 	)
-	return err
+	var i FinishOutboundMessageRow
+	err := row.Scan(&i.ID, &i.ConversationShortID)
+	return i, err
 }
 
 const insertEarlyReport = `-- name: InsertEarlyReport :exec
@@ -378,26 +440,6 @@ func (q *Queries) ReplyOf(ctx context.Context, db DBTX, arg ReplyOfParams) (Chan
 	return i, err
 }
 
-const setCampaignSendDelivery = `-- name: SetCampaignSendDelivery :one
-UPDATE campaign_sends SET delivery = $1, updated_at = now()
-WHERE provider_message_id = $2 AND workspace_id = $3 AND delivery IS NULL AND status = 'sent'
-RETURNING campaign_id
-`
-
-type SetCampaignSendDeliveryParams struct {
-	Delivery          *string
-	ProviderMessageID *string
-	WorkspaceID       uuid.UUID
-}
-
-// SetCampaignSendDelivery records the carrier's final word on a campaign message, once.
-func (q *Queries) SetCampaignSendDelivery(ctx context.Context, db DBTX, arg SetCampaignSendDeliveryParams) (uuid.UUID, error) {
-	row := db.QueryRow(ctx, setCampaignSendDelivery, arg.Delivery, arg.ProviderMessageID, arg.WorkspaceID)
-	var campaign_id uuid.UUID
-	err := row.Scan(&campaign_id)
-	return campaign_id, err
-}
-
 const setChannelMessageState = `-- name: SetChannelMessageState :exec
 UPDATE channel_messages SET status = $1, reason = $2, conversation_id = $3, updated_at = now()
 WHERE workspace_id = $4 AND id = $5
@@ -512,32 +554,4 @@ func (q *Queries) ThreadOf(ctx context.Context, db DBTX, arg ThreadOfParams) (Th
 	var i ThreadOfRow
 	err := row.Scan(&i.ChannelID, &i.Remote)
 	return i, err
-}
-
-const updateDeliveryStatus = `-- name: UpdateDeliveryStatus :one
-UPDATE channel_messages SET status = $1, reason = coalesce($2, reason), updated_at = now()
-WHERE channel_id = $3 AND direction = 'outbound' AND provider_message_id = $4
-  AND status NOT IN ('delivered', 'undelivered', 'failed')
-RETURNING id
-`
-
-type UpdateDeliveryStatusParams struct {
-	Status            string
-	Reason            *string
-	ChannelID         *uuid.UUID
-	ProviderMessageID *string
-}
-
-// UpdateDeliveryStatus applies a carrier's status callback to an outbound message. A final
-// status (delivered, undelivered, failed) is never replaced by an earlier one arriving late.
-func (q *Queries) UpdateDeliveryStatus(ctx context.Context, db DBTX, arg UpdateDeliveryStatusParams) (uuid.UUID, error) {
-	row := db.QueryRow(ctx, updateDeliveryStatus,
-		arg.Status,
-		arg.Reason,
-		arg.ChannelID,
-		arg.ProviderMessageID,
-	)
-	var id uuid.UUID
-	err := row.Scan(&id)
-	return id, err
 }
