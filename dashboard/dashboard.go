@@ -127,10 +127,12 @@ func New(d Deps) http.Handler {
 	mux.HandleFunc("GET "+Prefix+"/webhooks", h.signed(access.Read, h.webhooks))
 	mux.HandleFunc("POST "+Prefix+"/webhooks/{ref}/enable", h.signed(access.Webhooks, h.enableWebhook))
 	mux.HandleFunc("POST "+Prefix+"/webhooks/{ref}/redeliver", h.signed(access.Webhooks, h.redeliver))
+	mux.HandleFunc("GET "+Prefix+"/audit-log", h.signed(access.Audit, h.auditLog))
 	mux.HandleFunc("GET "+Prefix+"/settings", h.signed(access.Read, h.settings))
 	mux.HandleFunc("POST "+Prefix+"/settings/cap", h.signed(access.Settings, h.setCap))
 	mux.HandleFunc("POST "+Prefix+"/settings/compliance", h.signed(access.Settings, h.acceptCompliance))
 	mux.HandleFunc("POST "+Prefix+"/settings/invite", h.signed(access.Settings, h.invite))
+	mux.HandleFunc("POST "+Prefix+"/settings/members/{id}/role", h.signed(access.Settings, h.setRole))
 	mux.HandleFunc("POST "+Prefix+"/settings/oauth/{id}/revoke", h.signed(access.Read, h.revokeOAuthGrant)) // one's own
 	mux.HandleFunc(Prefix+"/", func(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, store.Principal{}, apierr.NotFound("", "page_not_found", "No such page."))
