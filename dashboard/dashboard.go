@@ -1,5 +1,5 @@
 // Package dashboard is the workspace's web pages: sign-in, overview, the team inbox, agents,
-// conversations, channels, keys, webhooks and settings. Pages are rendered on the server
+// conversations, channels, keys, webhooks, settings and the audit log. Pages are rendered on the server
 // (html/template) from templates and a stylesheet embedded in the binary: no front-end build,
 // nothing from another site, and no script but the Events page's small live view
 // (static/events.js), the Inbox page's live queue (static/inbox.js), the Channels page's
