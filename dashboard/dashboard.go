@@ -276,7 +276,10 @@ func (h *dash) render(w http.ResponseWriter, r *http.Request, status int, page s
 func (h *dash) fail(w http.ResponseWriter, r *http.Request, p store.Principal, err error) {
 	status, msg := http.StatusInternalServerError, "Something went wrong on our side; it has been logged."
 	var nf *store.NotFoundError
-	if errors.As(err, &nf) {
+	if e := store.Unavailability(err); e != nil {
+		status, msg = e.Status(), "The database is unavailable for a moment; nothing was done. Try again in a few seconds."
+		w.Header().Set("Retry-After", "2")
+	} else if errors.As(err, &nf) {
 		status, msg = http.StatusNotFound, "No "+nf.What+" with that id in this workspace."
 	} else if e := apierr.As(err); e != nil {
 		status, msg = e.Status(), e.Message
