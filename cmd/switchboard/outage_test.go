@@ -172,7 +172,10 @@ func TestPostgresOutageAnswers503AndRecovers(t *testing.T) {
 		status, _, _ := call(p.base, key, http.MethodGet, "/v1/responses/"+before, "")
 		return status == http.StatusOK
 	})
-	poll("/ready", func() bool { status, _, _ := call(p.base, "", http.MethodGet, "/ready", ""); return status == http.StatusOK })
+	poll("/ready", func() bool {
+		status, _, _ := call(p.base, "", http.MethodGet, "/ready", "")
+		return status == http.StatusOK
+	})
 	t.Logf("serving %s after the database's return", time.Since(back).Round(time.Millisecond))
 
 	// A background turn queued now runs (River), and the feed that stayed open hears it.
