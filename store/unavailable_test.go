@@ -38,7 +38,7 @@ func TestUnavailableTellsTheDatabaseOutOfReach(t *testing.T) {
 	admin, err := pgx.Connect(ctx, url)
 	require.NoError(t, err)
 	defer admin.Close(ctx)
-	var pid uint32 = victim.PgConn().PID()
+	pid := victim.PgConn().PID()
 	_, err = admin.Exec(ctx, `SELECT pg_terminate_backend($1)`, int64(pid))
 	require.NoError(t, err)
 	_, err = victim.Exec(ctx, `SELECT 1`)

@@ -79,7 +79,7 @@ func call(base, key, method, path, body string) (int, http.Header, []byte) {
 
 // feed follows GET /v1/events and sends each line of it; it reconnects with Last-Event-ID
 // when the stream ends, as an SSE client does.
-func feed(t *testing.T, ctx context.Context, base, key string) <-chan string {
+func feed(ctx context.Context, base, key string) <-chan string {
 	lines := make(chan string, 1024)
 	go func() {
 		last := ""
@@ -130,7 +130,7 @@ func TestPostgresOutageAnswers503AndRecovers(t *testing.T) {
 	before := p.post(t, key, `{"input":"before the outage"}`)["id"].(string)
 	feedCtx, stopFeed := context.WithCancel(context.Background())
 	defer stopFeed()
-	lines := feed(t, feedCtx, p.base, key)
+	lines := feed(feedCtx, p.base, key)
 
 	pg.stop(t)
 	for _, c := range []struct{ method, path, body string }{
