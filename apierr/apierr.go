@@ -30,6 +30,9 @@ const (
 	KindUnsupportedMediaType
 	// KindTimeout is a request that did not arrive in time (a body sent too slowly).
 	KindTimeout
+	// KindUnavailable is a dependency the request needs that is down for now (the database):
+	// the same request succeeds later, so the answer carries Retry-After.
+	KindUnavailable
 )
 
 var kinds = map[Kind]struct {
@@ -53,6 +56,7 @@ var kinds = map[Kind]struct {
 	// HTML or PDF).
 	KindUnsupportedMediaType: {http.StatusUnsupportedMediaType, "invalid_request_error"},
 	KindTimeout:              {http.StatusRequestTimeout, "invalid_request_error"},
+	KindUnavailable:          {http.StatusServiceUnavailable, "server_error"},
 }
 
 // Error is a failure with a public message. Err, if set, is the internal cause: it is logged,
@@ -152,6 +156,13 @@ func Conflict(code, format string, args ...any) *Error {
 // Unprocessable is a 422.
 func Unprocessable(param, code, format string, args ...any) *Error {
 	return &Error{Kind: KindUnprocessable, Param: param, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// DatabaseUnavailable is the 503 of a request that needed PostgreSQL while it could not be
+// reached; err is the cause, logged and never shown.
+func DatabaseUnavailable(err error) *Error {
+	return &Error{Kind: KindUnavailable, Code: "database_unavailable", Err: err,
+		Message: "The database is unavailable for a moment; nothing was done. Retry after the number of seconds in the Retry-After header."}
 }
 
 // Internal wraps an unexpected failure; the caller only sees a generic message.

@@ -1,5 +1,5 @@
 // Package dashboard is the workspace's web pages: sign-in, overview, the team inbox, agents,
-// conversations, channels, keys, webhooks and settings. Pages are rendered on the server
+// conversations, channels, keys, webhooks, settings and the audit log. Pages are rendered on the server
 // (html/template) from templates and a stylesheet embedded in the binary: no front-end build,
 // nothing from another site, and no script but the Events page's small live view
 // (static/events.js), the Inbox page's live queue (static/inbox.js), the Channels page's
@@ -127,10 +127,12 @@ func New(d Deps) http.Handler {
 	mux.HandleFunc("GET "+Prefix+"/webhooks", h.signed(access.Read, h.webhooks))
 	mux.HandleFunc("POST "+Prefix+"/webhooks/{ref}/enable", h.signed(access.Webhooks, h.enableWebhook))
 	mux.HandleFunc("POST "+Prefix+"/webhooks/{ref}/redeliver", h.signed(access.Webhooks, h.redeliver))
+	mux.HandleFunc("GET "+Prefix+"/audit-log", h.signed(access.Audit, h.auditLog))
 	mux.HandleFunc("GET "+Prefix+"/settings", h.signed(access.Read, h.settings))
 	mux.HandleFunc("POST "+Prefix+"/settings/cap", h.signed(access.Settings, h.setCap))
 	mux.HandleFunc("POST "+Prefix+"/settings/compliance", h.signed(access.Settings, h.acceptCompliance))
 	mux.HandleFunc("POST "+Prefix+"/settings/invite", h.signed(access.Settings, h.invite))
+	mux.HandleFunc("POST "+Prefix+"/settings/members/{id}/role", h.signed(access.Settings, h.setRole))
 	mux.HandleFunc("POST "+Prefix+"/settings/oauth/{id}/revoke", h.signed(access.Read, h.revokeOAuthGrant)) // one's own
 	mux.HandleFunc(Prefix+"/", func(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, store.Principal{}, apierr.NotFound("", "page_not_found", "No such page."))
@@ -274,7 +276,10 @@ func (h *dash) render(w http.ResponseWriter, r *http.Request, status int, page s
 func (h *dash) fail(w http.ResponseWriter, r *http.Request, p store.Principal, err error) {
 	status, msg := http.StatusInternalServerError, "Something went wrong on our side; it has been logged."
 	var nf *store.NotFoundError
-	if errors.As(err, &nf) {
+	if e := store.Unavailability(err); e != nil {
+		status, msg = e.Status(), "The database is unavailable for a moment; nothing was done. Try again in a few seconds."
+		w.Header().Set("Retry-After", "2")
+	} else if errors.As(err, &nf) {
 		status, msg = http.StatusNotFound, "No "+nf.What+" with that id in this workspace."
 	} else if e := apierr.As(err); e != nil {
 		status, msg = e.Status(), e.Message

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"switchboard/access"
 	"switchboard/apierr"
 	"switchboard/audit"
@@ -21,7 +23,7 @@ import (
 // compliance acknowledgment. Everyone signed in sees it; only an owner or admin (the
 // settings permission) changes the cap or accepts the acknowledgment.
 type settingsData struct {
-	Members    []store.User
+	Members    []member
 	Workspace  store.Workspace
 	CapReached bool
 	Resets     time.Time
@@ -32,6 +34,13 @@ type settingsData struct {
 	Roles      []string // the roles this user may invite people with
 	Invited    *invitation
 	MyGrants   []store.OAuthGrant // the MCP clients this person authorized
+}
+
+// member is a row of the Members table; Editable when the signed-in person may change its
+// role (accounts.SetRole's rules: not oneself, not someone above one's own role).
+type member struct {
+	store.User
+	Editable bool
 }
 
 // invitation is the answer to an invite: the link is shown this once (and emailed when a
@@ -57,10 +66,15 @@ func (h *dash) renderSettingsWith(w http.ResponseWriter, r *http.Request, p stor
 		h.fail(w, r, p, err)
 		return
 	}
-	members, err := h.Store.ListUsers(ctx, p.WorkspaceID)
+	users, err := h.Store.ListUsers(ctx, p.WorkspaceID)
 	if err != nil {
 		h.fail(w, r, p, err)
 		return
+	}
+	members := make([]member, len(users))
+	for i, u := range users {
+		role, _ := access.ParseRole(u.Role)
+		members[i] = member{User: u, Editable: p.Access().Allows(access.Settings) && u.ID != p.UserID && role <= p.Access()}
 	}
 	a, ok, err := h.Compliance.Acceptance(ctx, p.WorkspaceID)
 	if err != nil {
@@ -206,4 +220,24 @@ func (h *dash) invite(w http.ResponseWriter, r *http.Request, p store.Principal)
 		}
 	}
 	h.renderSettingsWith(w, r, p, http.StatusOK, "", inv)
+}
+
+// setRole changes a member's role from the Members table's form (accounts.SetRole: recorded
+// in the audit log).
+func (h *dash) setRole(w http.ResponseWriter, r *http.Request, p store.Principal) {
+	id, err := uuid.Parse(r.PathValue("id"))
+	if err != nil {
+		h.fail(w, r, p, &store.NotFoundError{What: "member"})
+		return
+	}
+	u, err := h.Accounts.SetRole(r.Context(), p, id, r.PostFormValue("role"))
+	if e := apierr.As(err); e != nil {
+		h.renderSettings(w, r, p, e.Status(), e.Message)
+		return
+	}
+	if err != nil {
+		h.fail(w, r, p, err)
+		return
+	}
+	h.flash(w, r, Prefix+"/settings", u.Email+" is now "+u.Role+".")
 }

@@ -321,7 +321,9 @@ func (h *Hub) Run(ctx context.Context) {
 			return
 		case <-time.After(backoff):
 		}
-		backoff = min(2*backoff, 5*time.Second)
+		// At most a second apart: the feeds hear events again within a second or so of the
+		// database's return (issue 48), and a failed attempt costs one refused connection.
+		backoff = min(2*backoff, time.Second)
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 	"switchboard/blueprint"
 	"switchboard/inputguard"
 	"switchboard/manage"
+	"switchboard/store"
 )
 
 // Caller is who calls a tool: the workspace whose data it acts on and the key's role.
@@ -144,6 +145,9 @@ type failed struct {
 
 func (t toolkit) failed(ctx context.Context, tool string, err error) *mcpgo.CallToolResult {
 	e := apierr.As(err)
+	if u := store.Unavailability(err); u != nil {
+		e = u // PostgreSQL out of reach: the tool may be called again shortly
+	}
 	if e == nil || e.Kind == apierr.KindInternal {
 		t.log.ErrorContext(ctx, "tool failed", slog.String("tool", tool), slog.String("error", err.Error()))
 		e = apierr.Internal(err)

@@ -13,6 +13,7 @@ import (
 	"switchboard/apierr"
 	"switchboard/converse"
 	"switchboard/gen/apiapi"
+	"switchboard/store"
 )
 
 type acceptKey struct{}
@@ -97,7 +98,10 @@ func (s *agentChatStream) VisitAgentChatResponse(w http.ResponseWriter) error {
 
 // errorFrame is the error envelope of a stream's `error` frame (no hint or docs_url).
 func errorFrame(err error) apiErrorEnvelope {
-	e := apierr.As(err)
+	e := store.Unavailability(err)
+	if e == nil {
+		e = apierr.As(err)
+	}
 	if e == nil {
 		e = apierr.Internal(err)
 	}

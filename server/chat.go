@@ -9,6 +9,7 @@ import (
 	"switchboard/gen/v1api"
 	"switchboard/llm"
 	"switchboard/responses"
+	"switchboard/store"
 )
 
 // CreateChatCompletion runs one turn in the chat-completion shape (POST /v1/chat/completions).
@@ -119,7 +120,10 @@ func (s *chatStream) VisitCreateChatCompletionResponse(w http.ResponseWriter) er
 // none), as the stream frames always had it. A chat stream sends it as is; a Responses
 // stream sends its fields in an `error` event.
 func streamError(err error) v1api.ErrorResponse {
-	e := apierr.As(err)
+	e := store.Unavailability(err)
+	if e == nil {
+		e = apierr.As(err)
+	}
 	if e == nil {
 		e = apierr.Internal(err)
 	}

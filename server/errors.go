@@ -17,6 +17,7 @@ import (
 
 	"switchboard/apierr"
 	"switchboard/httpdeadline"
+	"switchboard/store"
 )
 
 // envelope is the error body of every surface: {error:{message,type,param,code}} plus hint
@@ -39,6 +40,7 @@ var defaultHints = map[int]string{
 	http.StatusUnauthorized:        "Send the header `Authorization: Bearer sk-svc_...` with a live key of your workspace. An operator creates one with `switchboard keys create --workspace NAME`.",
 	http.StatusTooManyRequests:     "Wait the number of seconds in the Retry-After header, then retry; spread requests out or ask for a larger budget (RATE_LIMIT_KEY_RPM, RATE_LIMIT_WORKSPACE_RPM).",
 	http.StatusInternalServerError: "Retry with exponential backoff. If it keeps failing, report the X-Request-Id header of the response to the operator.",
+	http.StatusServiceUnavailable:  "Retry after the number of seconds in the Retry-After header; the request was not carried out.",
 }
 
 func (s *Server) envelopeFor(e *apierr.Error) envelope {
@@ -77,6 +79,9 @@ func (s *Server) handleError(err error, c echo.Context) {
 	if e.Kind == apierr.KindRateLimited && c.Response().Header().Get("Retry-After") == "" {
 		c.Response().Header().Set("Retry-After", "1")
 	}
+	if e.Kind == apierr.KindUnavailable {
+		c.Response().Header().Set("Retry-After", RetryAfterUnavailable)
+	}
 	if c.Request().Method == http.MethodHead {
 		err = c.NoContent(e.Status())
 	} else {
@@ -100,9 +105,17 @@ func clientClosed(c echo.Context, err error) bool {
 	return errors.Is(c.Request().Context().Err(), context.Canceled) && errors.Is(err, context.Canceled)
 }
 
+// RetryAfterUnavailable is the Retry-After, in seconds, of a 503 database_unavailable: a
+// replica is back within seconds of the database (the pool, the LISTEN connection and River
+// reconnect on their own), so a client retries soon rather than late.
+const RetryAfterUnavailable = "2"
+
 func (s *Server) classify(err error) *apierr.Error {
 	if e := bodyTimeout(err); e != nil {
 		return e // a handler reading its body itself (an upload) met the body deadline
+	}
+	if e := store.Unavailability(err); e != nil {
+		return e // PostgreSQL out of reach: a 503 to retry, whatever layer met it
 	}
 	if e := apierr.As(err); e != nil {
 		if e.Kind == apierr.KindInternal {

@@ -101,7 +101,7 @@ func (s *Server) authenticateRequest(c echo.Context, next echo.HandlerFunc, devF
 	var buckets []budget
 	if authErr != nil {
 		if apierr.As(authErr) == nil {
-			return authErr // the database is down: a 500, not a 401
+			return authErr // the database is down: a 503 database_unavailable (classify), not a 401
 		}
 		buckets = []budget{{"ip:" + c.RealIP(), s.cfg.KeyRPM}}
 	} else {

@@ -116,3 +116,23 @@ func (q *queries) CreateNamedKey(ctx context.Context, workspaceID uuid.UUID, rol
 func (q *queries) DeleteExpiredSessions(ctx context.Context) (int64, error) {
 	return q.sql.DeleteExpiredSessions(ctx, q.db)
 }
+
+// UserForUpdate reads a user of the workspace and locks it until the transaction ends.
+// A NotFoundError when the workspace has no such user.
+func (q *queries) UserForUpdate(ctx context.Context, workspaceID, id uuid.UUID) (User, error) {
+	u, err := q.sql.UserForUpdate(ctx, q.db, dbsqlc.UserForUpdateParams{WorkspaceID: workspaceID, ID: id})
+	if err != nil {
+		return User{}, notFound("user", err)
+	}
+	return user(u, ""), nil
+}
+
+// SetUserRole changes a user's role. Sessions re-read the role on every request, so the
+// change holds at once without signing the user out.
+func (q *queries) SetUserRole(ctx context.Context, workspaceID, id uuid.UUID, role string) (User, error) {
+	u, err := q.sql.SetUserRole(ctx, q.db, dbsqlc.SetUserRoleParams{WorkspaceID: workspaceID, ID: id, Role: role})
+	if err != nil {
+		return User{}, notFound("user", err)
+	}
+	return user(u, ""), nil
+}

@@ -46,3 +46,13 @@ RETURNING *;
 
 -- name: DeleteExpiredSessions :execrows
 DELETE FROM sessions WHERE expiry < now();
+
+-- name: UserForUpdate :one
+-- UserForUpdate reads a user of the workspace and locks it until the transaction ends
+-- (a role change checks the current role, then changes it).
+SELECT * FROM users WHERE workspace_id = @workspace_id AND id = @id FOR UPDATE;
+
+-- name: SetUserRole :one
+UPDATE users SET role = @role, updated_at = now()
+WHERE workspace_id = @workspace_id AND id = @id
+RETURNING *;

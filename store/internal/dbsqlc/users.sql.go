@@ -226,6 +226,38 @@ func (q *Queries) SetPassword(ctx context.Context, db DBTX, arg SetPasswordParam
 	return i, err
 }
 
+const setUserRole = `-- name: SetUserRole :one
+UPDATE users SET role = $1, updated_at = now()
+WHERE workspace_id = $2 AND id = $3
+RETURNING id, workspace_id, email, role, password_hash, set_password_sha256, set_password_expires_at, session_epoch, created_at, updated_at, display_name, notify_unclaimed
+`
+
+type SetUserRoleParams struct {
+	Role        string
+	WorkspaceID uuid.UUID
+	ID          uuid.UUID
+}
+
+func (q *Queries) SetUserRole(ctx context.Context, db DBTX, arg SetUserRoleParams) (User, error) {
+	row := db.QueryRow(ctx, setUserRole, arg.Role, arg.WorkspaceID, arg.ID)
+	var i User
+	err := row.Scan(
+		&i.ID,
+		&i.WorkspaceID,
+		&i.Email,
+		&i.Role,
+		&i.PasswordHash,
+		&i.SetPasswordSHA256,
+		&i.SetPasswordExpiresAt,
+		&i.SessionEpoch,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.DisplayName,
+		&i.NotifyUnclaimed,
+	)
+	return i, err
+}
+
 const userByEmail = `-- name: UserByEmail :one
 SELECT u.id, u.workspace_id, u.email, u.role, u.password_hash, u.set_password_sha256, u.set_password_expires_at, u.session_epoch, u.created_at, u.updated_at, u.display_name, u.notify_unclaimed, w.name AS workspace_name FROM users u JOIN workspaces w ON w.id = u.workspace_id
 WHERE u.email = $1
@@ -353,6 +385,37 @@ func (q *Queries) UserBySetPasswordToken(ctx context.Context, db DBTX, setPasswo
 		&i.DisplayName,
 		&i.NotifyUnclaimed,
 		&i.WorkspaceName,
+	)
+	return i, err
+}
+
+const userForUpdate = `-- name: UserForUpdate :one
+SELECT id, workspace_id, email, role, password_hash, set_password_sha256, set_password_expires_at, session_epoch, created_at, updated_at, display_name, notify_unclaimed FROM users WHERE workspace_id = $1 AND id = $2 FOR UPDATE
+`
+
+type UserForUpdateParams struct {
+	WorkspaceID uuid.UUID
+	ID          uuid.UUID
+}
+
+// UserForUpdate reads a user of the workspace and locks it until the transaction ends
+// (a role change checks the current role, then changes it).
+func (q *Queries) UserForUpdate(ctx context.Context, db DBTX, arg UserForUpdateParams) (User, error) {
+	row := db.QueryRow(ctx, userForUpdate, arg.WorkspaceID, arg.ID)
+	var i User
+	err := row.Scan(
+		&i.ID,
+		&i.WorkspaceID,
+		&i.Email,
+		&i.Role,
+		&i.PasswordHash,
+		&i.SetPasswordSHA256,
+		&i.SetPasswordExpiresAt,
+		&i.SessionEpoch,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.DisplayName,
+		&i.NotifyUnclaimed,
 	)
 	return i, err
 }
