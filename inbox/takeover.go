@@ -161,20 +161,21 @@ func (s *Service) Reply(ctx context.Context, workspaceID uuid.UUID, ref string, 
 			Channel: hold.Channel, Text: text, AuthorName: actor.Name}); err != nil {
 			return err
 		}
-		return s.announceReply(ctx, tx, workspaceID, hold, actor, text)
+		return s.announce(ctx, tx, workspaceID, hold, actor, text, "escalated")
 	})
 	return out, err
 }
 
-// announceReply appends the reply's turn.completed: surface "human", the person's id (null
-// for a key), and the conversation's status (escalated: a person holds it).
-func (s *Service) announceReply(ctx context.Context, tx *store.Tx, workspaceID uuid.UUID, hold store.ConversationHold, actor Actor, text string) error {
+// announce appends the turn.completed of a person's line in the conversation: surface
+// "human", the person's id (null for a key), and the conversation's status after it
+// (escalated: a person holds it; closed: the person closed it).
+func (s *Service) announce(ctx context.Context, tx *store.Tx, workspaceID uuid.UUID, hold store.ConversationHold, actor Actor, text, status string) error {
 	var userID any
 	if actor.Person() {
 		userID = actor.UserID.String()
 	}
 	data := map[string]any{"conversation_id": hold.ShortID, "surface": "human", "user_id": userID, "author_name": actor.Name,
-		"reply_preview": preview(text), "finish_reason": "stop", "model": "human", "status": "escalated", "channel": hold.Channel}
+		"reply_preview": preview(text), "finish_reason": "stop", "model": "human", "status": status, "channel": hold.Channel}
 	if hold.AgentID != nil {
 		data["agent_id"] = hold.AgentID.String()
 	}
@@ -238,7 +239,10 @@ func (s *Service) Release(ctx context.Context, workspaceID uuid.UUID, ref string
 }
 
 // Close closes a conversation: the visitor's next message starts a new one. Closing a closed
-// conversation changes nothing.
+// conversation changes nothing. The close is announced like a person's reply (turn.completed,
+// surface "human", status "closed", the notice as its preview): the contract's closed list of
+// event types has no conversation.closed, and webhooks and workflows ("summarize a
+// conversation when it closes") need to hear of it.
 func (s *Service) Close(ctx context.Context, workspaceID uuid.UUID, ref string, actor Actor) (Detail, error) {
 	conv, err := s.conversation(ctx, workspaceID, ref)
 	if err != nil {
@@ -252,10 +256,14 @@ func (s *Service) Close(ctx context.Context, workspaceID uuid.UUID, ref string, 
 		if hold.Status == "closed" {
 			return nil
 		}
-		if err := s.noticeAs(ctx, tx, workspaceID, conv.ID, actor, "closed the conversation"); err != nil {
+		const closed = "closed the conversation"
+		if err := s.noticeAs(ctx, tx, workspaceID, conv.ID, actor, closed); err != nil {
 			return err
 		}
-		return tx.CloseConversation(ctx, workspaceID, conv.ID)
+		if err := tx.CloseConversation(ctx, workspaceID, conv.ID); err != nil {
+			return err
+		}
+		return s.announce(ctx, tx, workspaceID, hold, actor, actor.Name+" "+closed, "closed")
 	})
 	if err != nil {
 		return Detail{}, err

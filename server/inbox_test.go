@@ -41,10 +41,11 @@ const handoffAgentYAML = `agent:
 
 // inboxView is a conversation as the inbox answers it.
 type inboxView struct {
-	ID       string `json:"id"`
-	Status   string `json:"status"`
-	Channel  string `json:"channel"`
-	Waiting  bool   `json:"waiting"`
+	ID       string   `json:"id"`
+	Status   string   `json:"status"`
+	Channel  string   `json:"channel"`
+	Waiting  bool     `json:"waiting"`
+	Labels   []string `json:"labels"`
 	Assignee *struct {
 		ID   *string `json:"id"`
 		Name string  `json:"name"`
@@ -316,6 +317,18 @@ func TestInboxRolesKeysAndWorkspaces(t *testing.T) {
 
 	closed := decode[inboxView](t, b.send(t, http.MethodPost, "/api/conversations/"+id+"/close", "", 200))
 	require.Equal(t, "closed", closed.Status)
+	// The close is announced as a person's line, status closed, once: closing again is no change.
+	b.send(t, http.MethodPost, "/api/conversations/"+id+"/close", "", 200)
+	var closes []map[string]any
+	for _, e := range b.events(t, "turn.completed") {
+		if e.Data["status"] == "closed" {
+			closes = append(closes, e.Data)
+		}
+	}
+	require.Len(t, closes, 1)
+	require.Equal(t, "human", closes[0]["surface"])
+	require.Equal(t, id, closes[0]["conversation_id"])
+	require.Equal(t, "acme closed the conversation", closes[0]["reply_preview"])
 	resp, raw = b.do(t, http.MethodPost, "/api/conversations/"+id+"/messages", "Bearer "+b.key, `{"text":"Still there?"}`)
 	require.Equal(t, "conversation_closed", errorOf(t, resp, raw, http.StatusConflict).codeOrEmpty())
 }

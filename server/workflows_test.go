@@ -3,14 +3,18 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"switchboard/catalog"
+	"switchboard/llm/llmtest"
 	"switchboard/msgapps/msgappstest"
 )
 
@@ -130,6 +134,12 @@ steps:
 	require.Equal(t, "invalid_workflow", e.codeOrEmpty())
 	require.Contains(t, e.Message, "trigger.event (line 4): must be one of")
 	require.Contains(t, e.Message, "steps[0].condition (line 8): invalid expression")
+	require.Zero(t, b.count(t, "workflows"))
+	// A model the server does not have is refused when the workflow is saved, at its line.
+	resp, raw = b.do(t, http.MethodPost, "/api/workflows", "Bearer "+b.key,
+		`{"document":"name: Typo\ntrigger: {type: manual}\nsteps:\n  - id: s\n    type: agent_prompt\n    prompt: Sum up\n    model: alpha-small\n"}`)
+	e = errorOf(t, resp, raw, http.StatusBadRequest)
+	require.Contains(t, e.Message, `steps[0].model (line 7): "alpha-small" is not a model of this server`)
 	require.Zero(t, b.count(t, "workflows"))
 
 	b.newWorkflow(t, "name: Twice\ntrigger: {type: manual}\nsteps: [{id: w, type: wait, duration: 1m}]\n")
@@ -341,4 +351,39 @@ steps:
 	run = decode[runView](t, b.send(t, http.MethodPost, "/api/workflows/"+wf.ID+"/runs", `{"input":{"conversation_id":"`+conv+`"}}`, http.StatusCreated))
 	got := b.finished(t, run.ID)
 	require.Equal(t, "failed", got.Status)
+}
+
+// TestTheCRMExampleRunsWhenAPersonClosesAConversation: the shipped example
+// testdata/workflows/crm-summary-on-close.yaml, with only the CRM's address changed, posts
+// one summary of a conversation when a person closes it, and none while it is open.
+func TestTheCRMExampleRunsWhenAPersonClosesAConversation(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	crm := newReceiver(t)
+	raw, err := os.ReadFile("../testdata/workflows/crm-summary-on-close.yaml")
+	require.NoError(t, err)
+	const address = "https://crm.example.com/hooks/switchboard"
+	require.Contains(t, string(raw), address)
+	wf := b.newWorkflow(t, strings.Replace(string(raw), address, crm.URL, 1))
+
+	v := &visitor{b: b, dep: b.deployOn(t, b.createAgent(t, handoffAgentYAML), `{}`)}
+	v.say(t, "My order 1234 arrived broken")
+	page := decode[inboxPage](t, b.send(t, http.MethodGet, "/api/conversations", "", http.StatusOK))
+	require.Len(t, page.Data, 1)
+	conv := page.Data[0].ID
+	v.say(t, "Can you send another?") // the turns' turn.completed start no run: one run, below
+	b.vendors[catalog.Alpha].Push(llmtest.Reply{Text: "The order arrived broken; send a replacement."})
+	b.send(t, http.MethodPost, "/api/conversations/"+conv+"/close", "", http.StatusOK)
+
+	require.Eventually(t, func() bool { return len(crm.got()) == 1 }, 20*time.Second, 50*time.Millisecond)
+	var posted map[string]string
+	require.NoError(t, json.Unmarshal(crm.got()[0].body, &posted))
+	require.Equal(t, map[string]string{"conversation_id": conv, "summary": "The order arrived broken; send a replacement."}, posted)
+	runs := decode[struct{ Data []runView }](t, b.send(t, http.MethodGet, "/api/workflows/"+wf.ID+"/runs", "", http.StatusOK))
+	require.Len(t, runs.Data, 1)
+	require.Equal(t, "succeeded", b.finished(t, runs.Data[0].ID).Status)
+	prompt := b.vendors[catalog.Alpha].Requests()[0].Messages
+	require.Contains(t, fmt.Sprint(prompt), "My order 1234 arrived broken", "the model read the transcript")
+	labels := decode[inboxView](t, b.send(t, http.MethodGet, "/api/conversations/"+conv, "", http.StatusOK)).Labels
+	require.Contains(t, labels, "crm-synced")
 }

@@ -123,13 +123,14 @@ type Step struct {
 	Headers map[string]*Template // http_request
 	Body    *Template            // http_request, email, send_message (the text)
 
-	Label   *Template            // apply_label
-	Set     map[string]*Template // update_contact: name, email, phone
-	Prompt  *Template            // agent_prompt
-	Model   string               // agent_prompt
-	To      *Template            // email
-	Subject *Template            // email, send_message on email
-	Channel string               // send_message: one of MessageChannels
+	Label     *Template            // apply_label
+	Set       map[string]*Template // update_contact: name, email, phone
+	Prompt    *Template            // agent_prompt
+	Model     string               // agent_prompt
+	modelLine int
+	To        *Template // email
+	Subject   *Template // email, send_message on email
+	Channel   string    // send_message: one of MessageChannels
 }
 
 // Error is one problem in a document: the YAML path (steps[1].url), empty for the document

@@ -499,6 +499,7 @@ func (p *parser) stepFields(s *Step, m map[string]field, path string, line int) 
 		s.Prompt = tmpl("prompt")
 		if f, ok := m["model"]; ok {
 			s.Model, _ = p.nonEmpty(f, path+".model")
+			s.modelLine = f.line
 		}
 	case StepEmail:
 		s.To, s.Subject, s.Body = tmpl("to"), tmpl("subject"), tmpl("body")

@@ -126,6 +126,30 @@ type Input struct {
 }
 
 // invalid reports every document error at once, each with its path and line.
+// parse reads a document about to be saved: Parse, and every agent_prompt's model in this
+// server's catalog, so that a misspelt model is refused at its line when the workflow is
+// saved rather than failing the runs.
+func (s *Service) parse(source string) (*Document, error) {
+	doc, err := Parse([]byte(source))
+	if err != nil {
+		return nil, err
+	}
+	var errs Errors
+	for i, st := range doc.Steps {
+		if st.Type != StepAgentPrompt {
+			continue
+		}
+		if _, ok := s.cfg.Catalog.Lookup(st.Model); !ok {
+			errs = append(errs, Error{Path: fmt.Sprintf("steps[%d].model", i), Line: st.modelLine,
+				Message: fmt.Sprintf("%q is not a model of this server (GET /v1/models lists them)", st.Model)})
+		}
+	}
+	if errs != nil {
+		return nil, errs
+	}
+	return doc, nil
+}
+
 func invalid(err error) error {
 	var errs Errors
 	if !errors.As(err, &errs) {
@@ -155,7 +179,7 @@ func (s *Service) Create(ctx context.Context, ws uuid.UUID, in Input) (View, err
 	if in.Document == nil {
 		return View{}, apierr.Invalid("document", "missing_required_parameter", "document (the workflow's YAML) is required.")
 	}
-	doc, err := Parse([]byte(*in.Document))
+	doc, err := s.parse(*in.Document)
 	if err != nil {
 		return View{}, invalid(err)
 	}
@@ -184,7 +208,7 @@ func (s *Service) Update(ctx context.Context, ws uuid.UUID, id string, in Input)
 	if in.Document != nil {
 		source = *in.Document
 	}
-	doc, err := Parse([]byte(source))
+	doc, err := s.parse(source)
 	if err != nil {
 		return View{}, invalid(err)
 	}
