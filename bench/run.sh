@@ -50,7 +50,12 @@
 #                          BENCH_AGENTS_WARMUP (3s); medians, spreads and the issue's ratios.
 #                          Then the widget's first paint (bench/cmd/widgetpaint, headless
 #                          Chromium: scripts/ensure-chromium.sh), BENCH_WIDGET_LOADS (default
-#                          20) loads of a host page with the loader snippet
+#                          20; 0 skips it) loads of a host page with the loader snippet. Each
+#                          round gives the server's and PostgreSQL's CPU per request;
+#                          BENCH_AGENTS_PPROF=1 saves a CPU profile of each route's first round,
+#                          BENCH_AGENTS_STATEMENTS=1 its pg_stat_statements (calls and time per
+#                          request), into bench/out/<date>-agents/; BENCH_BASELINE=<ref> runs
+#                          that commit's server beside this tree's, routes alternating (base-*)
 #   bench/run.sh knowledge issue 49: search_knowledge_base's query on an agent holding 10,000 and
 #                          100,000 chunks (store/knowledgebench_test.go; KNOWLEDGE_BENCH_SIZES
 #                          changes the sizes), p50 and p99 of 500 searches, on a throwaway
