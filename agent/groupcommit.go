@@ -352,7 +352,7 @@ func writeMany(ctx context.Context, tx *store.Tx, batch []*commitUnit) error {
 	for i, u := range batch {
 		t, out := u.t, u.out
 		out.Conversation, out.NewConversation = u.conversation, u.newConversation
-		u.events, u.recorded = nil, nil
+		u.events, u.recorded = append([]store.NewEvent(nil), t.Opened...), nil
 		if !t.Persist {
 			continue
 		}

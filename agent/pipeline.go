@@ -107,6 +107,12 @@ type Turn struct {
 	// alone, not in a group-commit batch: Also may insert jobs, which a pipelined batch
 	// cannot. It may run again if the transaction is retried, so it decides from out alone.
 	Also func(ctx context.Context, tx *store.Tx, out *Outcome) ([]store.Settlement, error)
+
+	// Opened are the events of the Conversation's opening (a deployed agent's
+	// conversation.created), which the caller left for the turn to settle with its own, first:
+	// opening a conversation then takes no lock on the workspace row through a commit of its
+	// own. When the turn is not committed they are the caller's to settle.
+	Opened []store.NewEvent
 }
 
 // Outcome is what a turn produced and cost.

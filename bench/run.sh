@@ -50,7 +50,12 @@
 #                          BENCH_AGENTS_WARMUP (3s); medians, spreads and the issue's ratios.
 #                          Then the widget's first paint (bench/cmd/widgetpaint, headless
 #                          Chromium: scripts/ensure-chromium.sh), BENCH_WIDGET_LOADS (default
-#                          20) loads of a host page with the loader snippet
+#                          20; 0 skips it) loads of a host page with the loader snippet. Each
+#                          round gives the server's and PostgreSQL's CPU per request;
+#                          BENCH_AGENTS_PPROF=1 saves a CPU profile of each route's first round,
+#                          BENCH_AGENTS_STATEMENTS=1 its pg_stat_statements (calls and time per
+#                          request), into bench/out/<date>-agents/; BENCH_BASELINE=<ref> runs
+#                          that commit's server beside this tree's, routes alternating (base-*)
 #   bench/run.sh knowledge issue 49: search_knowledge_base's query on an agent holding 10,000 and
 #                          100,000 chunks (store/knowledgebench_test.go; KNOWLEDGE_BENCH_SIZES
 #                          changes the sizes), p50 and p99 of 500 searches, on a throwaway
@@ -168,7 +173,7 @@ for attempt in 1 2 3; do
 	pgport=$(port)
 	say "starting PostgreSQL on 127.0.0.1:$pgport (synchronous_commit on) ..."
 	statements_opts=""
-	if [ "$mode" = sms ] && [ -n "${BENCH_SMS_STATEMENTS:-}" ]; then
+	if { [ "$mode" = sms ] && [ -n "${BENCH_SMS_STATEMENTS:-}" ]; } || { [ "$mode" = agents ] && [ -n "${BENCH_AGENTS_STATEMENTS:-}" ]; }; then
 		statements_opts="-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all -c pg_stat_statements.max=5000"
 	fi
 	if PGCLUSTER_OPTS="$statements_opts" "$scripts/pgcluster.sh" start "$tmp/data" "$pgport"; then break; fi
@@ -481,25 +486,48 @@ fi
 if [ "$mode" = agents ]; then
 	# The agent's model (and the stored responses') calls search_knowledge_base when offered.
 	printf 'beta-5.4-mini:\n  upstream: "agent@chunks=5,search=1"\n' >>"$tmp/models.yaml"
-	psql_admin -c "CREATE DATABASE bench_agents" >/dev/null
-	db_url="postgres://postgres@127.0.0.1:$pgport/bench_agents?sslmode=disable"
-	start_server "$tmp/bin/switchboard" "$db_url" WEBCHAT_VISITOR_RPM=100000000 WEBCHAT_DEPLOYMENT_RPM=100000000 ||
-		{ tail -n 5 "$tmp/server.log" >&2; exit 1; }
-	say "agents: agent turns and webchat on 127.0.0.1:$srvport ..."
+	agent_args=()
+	# start_agents_server NAME BINARY: a server on a database of its own, with the CPU (server,
+	# PostgreSQL), profile and statements options of agentload for it in agent_args.
+	start_agents_server() {
+		local name=$1 bin=$2 db flag=""
+		[ "$name" = head ] || flag=baseline-
+		psql_admin -c "CREATE DATABASE bench_agents_$name" >/dev/null
+		db="postgres://postgres@127.0.0.1:$pgport/bench_agents_$name?sslmode=disable"
+		local env=(WEBCHAT_VISITOR_RPM=100000000 WEBCHAT_DEPLOYMENT_RPM=100000000)
+		local pprof=""
+		if [ -n "${BENCH_AGENTS_PPROF:-}" ]; then
+			pprof=127.0.0.1:$(port)
+			env+=("PPROF_ADDR=$pprof")
+		fi
+		start_server "$bin" "$db" "${env[@]}" || { tail -n 5 "$tmp/server.log" >&2; exit 1; }
+		[ "$name" = head ] && agent_args+=(-server "http://127.0.0.1:$srvport") || agent_args+=(-baseline "http://127.0.0.1:$srvport")
+		agent_args+=("-${flag}cpu" "server=$srvpid,postgres=$(head -n1 "$tmp/data/postmaster.pid")")
+		[ -z "$pprof" ] || agent_args+=("-${flag}pprof" "$pprof")
+		[ -z "${BENCH_AGENTS_STATEMENTS:-}" ] || agent_args+=("-${flag}database-url" "$db")
+		[ "$name" != head ] || head_db=$db
+	}
+	start_agents_server head "$tmp/bin/switchboard"
+	[ -z "${BENCH_BASELINE:-}" ] || start_agents_server baseline "$tmp/bin/switchboard-baseline"
+	say "agents: agent turns and webchat on ${agent_args[1]}${BENCH_BASELINE:+, and the baseline ($BENCH_BASELINE) beside it} ..."
 	status=0
-	"$tmp/bin/agentload" -server "http://127.0.0.1:$srvport" -key sk-svc_benchmark-bootstrap-key-000000000000000 -mock "$mock" \
+	"$tmp/bin/agentload" "${agent_args[@]}" -key sk-svc_benchmark-bootstrap-key-000000000000000 -mock "$mock" -out "$out" \
 		-chunks "${BENCH_AGENTS_CHUNKS:-10000}" -clients "${BENCH_AGENTS_CLIENTS:-64}" -rounds "${BENCH_AGENTS_ROUNDS:-10}" \
 		-round "${BENCH_AGENTS_ROUND:-5s}" -warmup "${BENCH_AGENTS_WARMUP:-3s}" -deployment-file "$tmp/deployment" >"$tmp/table-agents.txt" || status=$?
-	echo "knowledge chunks in the database: $(admin_url=$db_url psql_admin -Atc 'SELECT count(*) FROM knowledge_chunks' 2>/dev/null || echo '?')" >>"$tmp/table-agents.txt"
-	if [ -s "$tmp/deployment" ]; then
+	echo "knowledge chunks in the database: $(admin_url=$head_db psql_admin -Atc 'SELECT count(*) FROM knowledge_chunks' 2>/dev/null || echo '?')" >>"$tmp/table-agents.txt"
+	if [ -s "$tmp/deployment" ] && [ "${BENCH_WIDGET_LOADS:-20}" != 0 ]; then
 		scripts/ensure-chromium.sh >/dev/null 2>&1 || true
 		say "widget: first paint of the launcher on a host page (headless Chromium) ..."
-		"$tmp/bin/widgetpaint" -server "http://127.0.0.1:$srvport" -deployment "$(cat "$tmp/deployment")" \
+		"$tmp/bin/widgetpaint" -server "${agent_args[1]}" -deployment "$(cat "$tmp/deployment")" \
 			-loads "${BENCH_WIDGET_LOADS:-20}" >>"$tmp/table-agents.txt" || status=$?
 	fi
+	for f in "$out"/cpu-*.pprof; do
+		[ -f "$f" ] || continue
+		go tool pprof -top -cum -nodecount=80 "$tmp/bin/switchboard" "$f" >"${f%.pprof}-cum.txt" 2>/dev/null || true
+	done
 	echo
 	machine | tee "$out/machine.txt"
-	echo "plan: agents (issue 49, items 3 and 4); server: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . 2>/dev/null || echo ' with uncommitted changes')"
+	echo "plan: agents (issue 49, items 3 and 4); server: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . 2>/dev/null || echo ' with uncommitted changes')${BENCH_BASELINE:+; baseline (base-*): $BENCH_BASELINE}"
 	tee "$out/table.txt" <"$tmp/table-agents.txt"
 	exit $status
 fi

@@ -60,6 +60,12 @@ func runMain(m *testing.M) int {
 		return m.Run()
 	}
 	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "sbbench")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
 	dbURL, drop, err := freshDatabase(ctx, admin)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -92,7 +98,18 @@ func runMain(m *testing.M) int {
 	cfg.Server.KeyRPM, cfg.Server.WorkspaceRPM = 100_000_000, 100_000_000
 	cfg.Families = families(mock)
 	cfg.WebhookAllowPrivate = true
-	a, err := app.New(cfg, st, catalog.Default(), log)
+	// The agent benchmarks' model calls search_knowledge_base, then answers (agent_bench_test.go).
+	models := dir + "/models.yaml"
+	if err := os.WriteFile(models, []byte(agentModel+":\n  upstream: \""+agentUpstream+"\"\n"), 0o600); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	cat, err := catalog.Load(models)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	a, err := app.New(cfg, st, cat, log)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench: app:", err)
 		return 1

@@ -1,6 +1,8 @@
 package converse
 
 import (
+	"time"
+
 	"switchboard/llm"
 	"switchboard/store"
 )
@@ -39,8 +41,10 @@ func (s *Service) settleOutcome(tc turnContext, tx *store.Tx, conv *store.AgentC
 			return err
 		}
 	}
-	if err := tx.SetConversationFlow(ctx, ws, conv.ID, out.flow); err != nil {
-		return err
+	if !sameFlow(out.flow, flowOf(*conv)) {
+		if err := tx.SetConversationFlow(ctx, ws, conv.ID, out.flow); err != nil {
+			return err
+		}
 	}
 	var summary string
 	if out.fired != nil || out.notify != "" {
@@ -71,9 +75,27 @@ func (s *Service) settleOutcome(tc turnContext, tx *store.Tx, conv *store.AgentC
 		data["escalation"] = map[string]any{"trigger": out.fired.trigger, "action": out.fired.action, "summary": summary}
 	}
 	_, _, err := tx.Settle(ctx, ws, nil, func(int64) []store.NewEvent {
-		return []store.NewEvent{{Type: "turn.completed", Data: data}}
+		return append(append([]store.NewEvent(nil), tc.opened...), store.NewEvent{Type: "turn.completed", Data: data})
 	})
 	return err
 }
 
 func preview(s string) string { return truncate(s, 200) }
+
+// unchanged reports whether a model turn's outcome leaves the conversation as it was: no
+// message of its own, no contact, no notification and the same state (writeOutcome would
+// write nothing).
+func (out *outcome) unchanged(conv store.AgentConversation) bool {
+	return out.fired == nil && out.contact == nil && out.notify == "" && sameFlow(out.flow, flowOf(conv))
+}
+
+// sameFlow reports whether two states of a conversation are equal, value by value.
+func sameFlow(a, b store.ConversationFlow) bool {
+	return a.Status == b.Status && a.FailedAttempts == b.FailedAttempts && a.AwaitingContact == b.AwaitingContact &&
+		samePtr(a.EscalationTrigger, b.EscalationTrigger) && samePtr(a.EscalationAction, b.EscalationAction) &&
+		sameTime(a.EscalatedAt, b.EscalatedAt) && sameTime(a.PickupTimedOutAt, b.PickupTimedOutAt)
+}
+
+func samePtr(a, b *string) bool { return a == b || a != nil && b != nil && *a == *b }
+
+func sameTime(a, b *time.Time) bool { return a == b || a != nil && b != nil && a.Equal(*b) }

@@ -15,8 +15,11 @@ import (
 )
 
 // conversation continues the requested conversation of the agent, or opens one: the greeting
-// is its first message, then the disclosure when it applies, with conversation.created.
-func (s *Service) conversation(ctx context.Context, a store.Agent, bp *blueprint.Blueprint, req Request) (store.AgentConversation, error) {
+// is its first message, then the disclosure when it applies, with conversation.created. When
+// opened is not nil, conversation.created is not settled here but left in *opened, for the
+// transaction of the turn (which takes the workspace row's lock anyway): the opening then
+// holds no lock on the workspace through its commit.
+func (s *Service) conversation(ctx context.Context, a store.Agent, bp *blueprint.Blueprint, req Request, opened *[]store.NewEvent) (store.AgentConversation, error) {
 	contact := storeContact(req.Contact)
 	if req.ConversationID != "" {
 		ref, err := s.store.ConversationByRef(ctx, a.WorkspaceID, req.ConversationID)
@@ -93,6 +96,10 @@ func (s *Service) conversation(ctx context.Context, a store.Agent, bp *blueprint
 		data := map[string]any{"conversation_id": conv.ShortID, "channel": conv.Channel, "agent_id": a.ID.String()}
 		if contactID != nil {
 			data["contact_id"] = contactID.String()
+		}
+		if opened != nil {
+			*opened = []store.NewEvent{{Type: "conversation.created", Data: data}}
+			return nil
 		}
 		_, _, err = tx.Settle(ctx, a.WorkspaceID, nil, func(int64) []store.NewEvent {
 			return []store.NewEvent{{Type: "conversation.created", Data: data}}

@@ -171,11 +171,14 @@ type Usage struct {
 
 // turnContext is what one turn works with.
 type turnContext struct {
-	ctx   context.Context
-	agent store.Agent
-	bp    *blueprint.Agent
-	conv  store.AgentConversation
-	now   time.Time
+	ctx    context.Context
+	agent  store.Agent
+	bp     *blueprint.Agent
+	conv   store.AgentConversation
+	now    time.Time
+	opened []store.NewEvent // conversation.created of a conversation this turn opened, for its transaction
+	// settled is set once the turn's transaction committed, opened with it.
+	settled *bool
 }
 
 // outcome is what the rules (or the escalation after a model turn) decided.
@@ -208,16 +211,31 @@ func (s *Service) Chat(ctx context.Context, req Request) (*Answer, error) {
 	if err := json.Unmarshal(a.Blueprint, &bp); err != nil {
 		return nil, fmt.Errorf("stored blueprint of agent %s: %w", a.ID, err)
 	}
-	conv, err := s.conversation(ctx, a, &bp, req)
+	var opened []store.NewEvent
+	conv, err := s.conversation(ctx, a, &bp, req, &opened)
 	if err != nil {
 		return nil, err
 	}
+	settled := false
+	answer, err := s.chat(ctx, req, a, &bp, conv, opened, &settled)
+	if err != nil && len(opened) > 0 && !settled {
+		// The turn's transaction did not commit, so the opening's event is settled on its own.
+		if _, serr := s.store.AppendEvents(context.WithoutCancel(ctx), a.WorkspaceID, opened); serr != nil {
+			s.log.ErrorContext(ctx, "settling conversation.created after a failed turn", "error", serr.Error())
+		}
+	}
+	return answer, err
+}
+
+// chat answers one message in conv. opened are the events of conv's opening (none when it was
+// continued), settled in the turn's transaction.
+func (s *Service) chat(ctx context.Context, req Request, a store.Agent, bp *blueprint.Blueprint, conv store.AgentConversation, opened []store.NewEvent, settled *bool) (*Answer, error) {
 	if req.OnConversation != nil {
 		if err := req.OnConversation(conv.ShortID); err != nil {
 			return nil, err
 		}
 	}
-	tc := turnContext{ctx: ctx, agent: a, bp: &bp.Agent, conv: conv, now: s.now()}
+	tc := turnContext{ctx: ctx, agent: a, bp: &bp.Agent, conv: conv, now: s.now(), opened: opened, settled: settled}
 	out, err := s.rules(tc, req.Message)
 	if err != nil {
 		return nil, err
@@ -231,6 +249,7 @@ func (s *Service) Chat(ctx context.Context, req Request) (*Answer, error) {
 		if err := s.commit(tc, req, out); err != nil {
 			return nil, err
 		}
+		*tc.settled = true
 		return s.answer(tc, out.reply, out.flow, conv.Labels, llm.Usage{}), nil
 	}
 	return s.modelTurn(tc, req)
@@ -275,7 +294,8 @@ func (s *Service) modelTurn(tc turnContext, req Request) (*Answer, error) {
 	turn := agent.Turn{WorkspaceID: tc.agent.WorkspaceID, Model: tc.bp.LLM.Model, Surface: "agent",
 		Conversation: &conv, Text: req.Message, Persist: true, OnDelta: req.OnDelta,
 		System: withInstructions(systemPrompt(tc.bp, offered), req.Instructions), Tools: tools, Temperature: &temperature, MaxTokens: *tc.bp.LLM.MaxTokens,
-		AgentID: &tc.agent.ID}
+		AgentID: &tc.agent.ID, Opened: tc.opened}
+	tc.opened = nil // the pipeline settles them; an escalation's turn.completed comes after
 	if req.Commit != nil {
 		// The outcome is written with the turn, and the caller's writes with both.
 		turn.Also = func(ctx context.Context, tx *store.Tx, res *agent.Outcome) ([]store.Settlement, error) {
@@ -290,10 +310,16 @@ func (s *Service) modelTurn(tc turnContext, req Request) (*Answer, error) {
 	if err != nil {
 		return nil, err
 	}
+	*tc.settled = true // the turn committed, and conversation.created with it
 	if req.Commit == nil {
 		out, reply = s.decide(tc, notes, res.Text)
-		if err := s.store.InTx(tc.ctx, func(tx *store.Tx) error { return s.writeOutcome(tc, tx, out) }); err != nil {
-			return nil, err
+		// The usual turn changes nothing of the conversation's state (no escalation, the
+		// failed attempts still 0): then there is nothing to write, and no transaction of its
+		// own to wait for after the turn's (its messages already moved updated_at).
+		if !out.unchanged(tc.conv) {
+			if err := s.store.InTx(tc.ctx, func(tx *store.Tx) error { return s.writeOutcome(tc, tx, out) }); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if out.fired != nil && req.OnDelta != nil {

@@ -16,9 +16,10 @@ import (
 // kind is one of the measured routes. Each client of a closed loop holds a session: next
 // builds its request from the session, done reads the answer into it.
 type kind struct {
-	name string
-	next func(s *session) (url string, header http.Header, body []byte)
-	done func(s *session, body []byte) error
+	name   string
+	next   func(s *session) (url string, header http.Header, body []byte)
+	done   func(s *session, body []byte) error
+	target *target
 }
 
 // session is one client's conversation: continued for turnsPerConversation turns, then a
@@ -46,6 +47,7 @@ type round struct {
 	elapsed    time.Duration
 	lat        []time.Duration // of the successful requests, sorted
 	firstErr   string
+	cpu        map[string]float64 // µs of CPU per request, per watched process (-cpu)
 }
 
 func (r round) rate() float64 { return float64(r.ok) / r.elapsed.Seconds() }

@@ -37,6 +37,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -53,43 +54,68 @@ func main() {
 	roundDur := flag.Duration("round", 5*time.Second, "duration of one route in a round")
 	warmup := flag.Duration("warmup", 3*time.Second, "warm-up of each route before the rounds")
 	deploymentFile := flag.String("deployment-file", "", "write the webchat deployment's id to this file (for bench/cmd/widgetpaint)")
+	cpuFlag := flag.String("cpu", "", "NAME=PID,...: CPU per request of these processes (and their descendants) in each round")
+	pprofAddr := flag.String("pprof", "", "the server's PPROF_ADDR: a CPU profile of each route's first round into -out")
+	dbURL := flag.String("database-url", "", "the server's database: pg_stat_statements of each route's first round into -out")
+	outDir := flag.String("out", "", "directory for the profiles and statements")
+	baseline := flag.String("baseline", "", "a second server (a baseline build) measured in the same run: its routes are named base-*, and alternate with the first's")
+	baseCPU := flag.String("baseline-cpu", "", "-cpu for the baseline's rounds")
+	basePprof := flag.String("baseline-pprof", "", "-pprof of the baseline")
+	baseDB := flag.String("baseline-database-url", "", "-database-url of the baseline")
 	flag.Parse()
 	if *server == "" || *key == "" {
 		fmt.Fprintln(os.Stderr, "agentload: -server and -key are required")
 		os.Exit(2)
 	}
-	srv := strings.TrimSuffix(*server, "/")
+	targets := []*target{{url: *server, pprof: *pprofAddr, db: *dbURL}}
+	if *baseline != "" {
+		targets = append(targets, &target{prefix: "base-", url: *baseline, pprof: *basePprof, db: *baseDB})
+	}
+	for i, spec := range []string{*cpuFlag, *baseCPU}[:len(targets)] {
+		w, err := parseCPUWatch(spec)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "agentload:", err)
+			os.Exit(2)
+		}
+		targets[i].watch = w
+	}
 	ctx := context.Background()
 	c := newCorpus(49, 20_000)
 	doc := c.document(*chunks)
-	fmt.Fprintf(os.Stderr, "agentload: uploading %d paragraphs (%.1f MB), creating and deploying the agent ...\n", *chunks, float64(len(doc))/1e6)
-	st, err := setup(ctx, srv, *key, *model, doc)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "agentload:", err)
-		os.Exit(1)
-	}
-	fmt.Printf("setup: agent %s, the corpus (%d paragraphs, %.1f MB, one upload) ingested in %s, webchat deployment %s\n",
-		st.AgentID, *chunks, float64(len(doc))/1e6, st.Ingest.Round(time.Millisecond), st.DeploymentID)
-
-	if *deploymentFile != "" {
-		if err := os.WriteFile(*deploymentFile, []byte(st.DeploymentID), 0o644); err != nil {
+	var kinds []kind
+	for _, t := range targets {
+		srv := strings.TrimSuffix(t.url, "/")
+		fmt.Fprintf(os.Stderr, "agentload: %s: uploading %d paragraphs (%.1f MB), creating and deploying the agent ...\n", srv, *chunks, float64(len(doc))/1e6)
+		st, err := setup(ctx, srv, *key, *model, doc)
+		if err != nil {
 			fmt.Fprintln(os.Stderr, "agentload:", err)
 			os.Exit(1)
 		}
+		fmt.Printf("setup %s: agent %s, the corpus (%d paragraphs, %.1f MB, one upload) ingested in %s, webchat deployment %s\n",
+			srv, st.AgentID, *chunks, float64(len(doc))/1e6, st.Ingest.Round(time.Millisecond), st.DeploymentID)
+		if *deploymentFile != "" && t.prefix == "" {
+			if err := os.WriteFile(*deploymentFile, []byte(st.DeploymentID), 0o644); err != nil {
+				fmt.Fprintln(os.Stderr, "agentload:", err)
+				os.Exit(1)
+			}
+		}
+		for _, k := range routes(srv, *key, *model, st, c) {
+			k.name, k.target = t.prefix+k.name, t
+			kinds = append(kinds, k)
+		}
 	}
-	kinds := routes(srv, *key, *model, st, c)
 	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: *clients * 2, MaxIdleConns: *clients * 4}}
 	sessions := map[string][]*session{}
 	for i, k := range kinds {
 		for j := range *clients {
-			sessions[k.name] = append(sessions[k.name], &session{rnd: rand.New(rand.NewPCG(uint64(i), uint64(j)))})
+			sessions[k.name] = append(sessions[k.name], &session{rnd: rand.New(rand.NewPCG(uint64(i%3), uint64(j)))})
 		}
 	}
 	for _, k := range kinds {
 		before := vendorCalls(*mockURL)
 		r := closedLoop(ctx, client, k, sessions[k.name], *warmup)
 		note := ""
-		if k.name == "agent" && before >= 0 && r.ok > 0 {
+		if strings.HasSuffix(k.name, "agent") && before >= 0 && r.ok > 0 {
 			// Every turn sent is answered before closedLoop returns (those after the end are
 			// late), so the mock has counted all their calls; a failed turn may have made fewer.
 			note = fmt.Sprintf("; vendor calls per turn %.2f (2: the search ran)", float64(vendorCalls(*mockURL)-before)/float64(r.ok+r.failed+r.late))
@@ -102,24 +128,47 @@ func main() {
 	}
 
 	results := map[string][]round{}
-	fmt.Printf("%-6s %-7s %9s %9s %9s %7s\n", "round", "route", "req/s", "p50", "p99", "errors")
+	fmt.Printf("%-6s %-11s %9s %9s %9s %7s  %s\n", "round", "route", "req/s", "p50", "p99", "errors", "CPU µs/request")
 	failed := 0
 	for i := range *rounds {
 		for j := range kinds {
 			k := kinds[(i+j)%len(kinds)]
+			var profiled <-chan struct{}
+			finish := func(int) {}
+			if i == 0 && *outDir != "" {
+				if k.target.pprof != "" {
+					profiled = profileCPU(k.target.pprof, *roundDur, filepath.Join(*outDir, "cpu-"+k.name+".pprof"))
+				}
+				if k.target.db != "" {
+					finish = statements(ctx, k.target.db, filepath.Join(*outDir, "statements-"+k.name+".txt"))
+				}
+			}
+			before := k.target.watch.snapshot()
 			r := closedLoop(ctx, client, k, sessions[k.name], *roundDur)
+			r.cpu = perRequest(before, k.target.watch.snapshot(), r.ok+r.late)
+			finish(r.ok + r.late)
+			if profiled != nil {
+				<-profiled
+			}
 			results[k.name] = append(results[k.name], r)
 			failed += r.failed
-			fmt.Printf("%-6d %-7s %9.1f %9s %9s %7d\n", i+1, k.name, r.rate(), ms(r.pct(0.5)), ms(r.pct(0.99)), r.failed)
+			fmt.Printf("%-6d %-11s %9.1f %9s %9s %7d  %s\n", i+1, k.name, r.rate(), ms(r.pct(0.5)), ms(r.pct(0.99)), r.failed, cpuCell(r.cpu))
 			if r.failed > 0 {
 				fmt.Fprintf(os.Stderr, "agentload: %s round %d: first error: %s\n", k.name, i+1, r.firstErr)
 			}
 		}
 	}
-	summary(kinds, results)
+	summary(kinds, targets, results)
 	if failed > 0 {
 		os.Exit(1)
 	}
+}
+
+// target is a server under load: the one measured, and optionally a baseline build beside it.
+type target struct {
+	prefix, url string // prefix of its routes' names: "" or "base-"
+	pprof, db   string
+	watch       cpuWatch
 }
 
 // routes are the three measured routes.
@@ -180,10 +229,20 @@ func routes(srv, key, model string, st setupResult, c *corpus) []kind {
 }
 
 // summary prints each route's median and spread, and the per-round ratios.
-func summary(kinds []kind, results map[string][]round) {
+func summary(kinds []kind, targets []*target, results map[string][]round) {
 	fmt.Println()
-	fmt.Printf("%-7s %22s %20s %20s\n", "route", "req/s median (min-max)", "p50 median", "p99 median (min-max)")
+	fmt.Printf("%-11s %22s %20s %20s  %s\n", "route", "req/s median (min-max)", "p50 median", "p99 median (min-max)", "CPU µs/request median")
 	for _, k := range kinds {
+		cpu := map[string][]float64{}
+		for _, r := range results[k.name] {
+			for name, v := range r.cpu {
+				cpu[name] = append(cpu[name], v)
+			}
+		}
+		cpuMedian := map[string]float64{}
+		for name, v := range cpu {
+			cpuMedian[name] = median(v)
+		}
 		rs := results[k.name]
 		rate := make([]float64, len(rs))
 		p50 := make([]float64, len(rs))
@@ -191,7 +250,7 @@ func summary(kinds []kind, results map[string][]round) {
 		for i, r := range rs {
 			rate[i], p50[i], p99[i] = r.rate(), float64(r.pct(0.5).Microseconds())/1000, float64(r.pct(0.99).Microseconds())/1000
 		}
-		fmt.Printf("%-7s %22s %20s %20s\n", k.name, spread(rate, "%.0f"), fmt.Sprintf("%.1f ms", median(p50)), spread(p99, "%.1f")+" ms")
+		fmt.Printf("%-11s %22s %20s %20s  %s\n", k.name, spread(rate, "%.0f"), fmt.Sprintf("%.1f ms", median(p50)), spread(p99, "%.1f")+" ms", cpuCell(cpuMedian))
 	}
 	ratio := func(a, b string) []float64 {
 		var out []float64
@@ -202,9 +261,18 @@ func summary(kinds []kind, results map[string][]round) {
 		}
 		return out
 	}
-	fmt.Println()
-	fmt.Printf("agent / stored req/s: %s (target >= 0.8)\n", spread(ratio("agent", "stored"), "%.2f"))
-	fmt.Printf("embed / agent req/s:  %s (target >= 0.8)\n", spread(ratio("embed", "agent"), "%.2f"))
+	for _, t := range targets {
+		p := t.prefix
+		fmt.Println()
+		fmt.Printf("%sagent / %sstored req/s: %s (target >= 0.8)\n", p, p, spread(ratio(p+"agent", p+"stored"), "%.2f"))
+		fmt.Printf("%sembed / %sagent req/s:  %s (target >= 0.8)\n", p, p, spread(ratio(p+"embed", p+"agent"), "%.2f"))
+	}
+	if len(targets) > 1 {
+		fmt.Println()
+		for _, r := range []string{"stored", "agent", "embed"} {
+			fmt.Printf("%s / base-%s req/s (this build against the baseline, per round): %s\n", r, r, spread(ratio(r, "base-"+r), "%.2f"))
+		}
+	}
 }
 
 func median(v []float64) float64 {
