@@ -391,9 +391,11 @@ func migrationsCheck(st *store.Store) server.ReadyCheck {
 	}}
 }
 
-// hookConns is the size of the webhooks' own pool: a webhook holds a connection for one
-// short transaction (about a millisecond), so two carry hundreds a second.
-const hookConns = 2
+// hookConns is the size of the webhooks' own pool. A webhook holds a connection for one
+// short transaction, most of it waiting for the commit's WAL flush: several connections let
+// concurrent webhooks share a flush (at 200 a second on 2 connections, each waiting for its
+// own flush on a slow disk, they queued).
+const hookConns = 8
 
 // jobFetchCooldown is the shortest pause between two fetches of a queue: short, so that a
 // background response starts soon after it is queued.

@@ -196,6 +196,7 @@ func (r *reply) answer(ctx context.Context, lastAttempt bool) error {
 	case agentID == nil:
 		reason = reasonNoAgent
 	}
+	var agent *store.Agent
 	if reason == "" {
 		a, err := s.store.AgentByID(ctx, ws, *agentID)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -204,11 +205,13 @@ func (r *reply) answer(ctx context.Context, lastAttempt bool) error {
 		if err != nil || a.Status != "enabled" {
 			reason = reasonAgentDisabled
 		}
+		agent = &a
 	}
 	if reason != "" {
 		return r.keep(ctx, thread, open, reason)
 	}
-	req := converse.Request{WorkspaceID: ws, AgentID: *agentID, Message: r.m.Body, Channel: r.c.Provider, SkipGreeting: true,
+	// The agent and the thread's conversation, just read, are not read again by the runtime.
+	req := converse.Request{WorkspaceID: ws, AgentID: *agentID, Agent: agent, Message: r.m.Body, Channel: r.c.Provider, SkipGreeting: true,
 		Thread: &converse.Thread{ChannelID: r.c.ID, Remote: r.m.Remote}}
 	if open {
 		if thread.AgentID == nil {
@@ -217,7 +220,7 @@ func (r *reply) answer(ctx context.Context, lastAttempt bool) error {
 				return err
 			}
 		}
-		req.ConversationID = thread.ShortID
+		req.ConversationID, req.Conversation = thread.ShortID, &thread.ID
 	} else {
 		contact, err := contactFor(ctx, s.store, r.c, r.m.Remote)
 		if err != nil {
