@@ -111,8 +111,8 @@ type Request struct {
 	// are not read again.
 	Agent        *store.Agent
 	Conversation *uuid.UUID
-	Contact        *Contact
-	Channel        string // the conversation's channel when one is opened; "api" by default
+	Contact      *Contact
+	Channel      string // the conversation's channel when one is opened; "api" by default
 	// ContactID is the known contact of a conversation this message opens (a channel found
 	// them by their phone number); Contact, when also given, is merged into it.
 	ContactID *uuid.UUID
