@@ -32,7 +32,7 @@ func (p *Pipeline) commit(ctx context.Context, t Turn, out *Outcome, produced []
 		}
 	}
 	u := newCommitUnit(t, out, produced)
-	if p.groupCommit != nil && t.Also == nil && p.groupCommit.add(u, tk) {
+	if p.groupCommit != nil && p.groupCommit.add(u, tk) {
 		// The batch runs detached from ctx: a client gone meanwhile does not undo the commit,
 		// and the turn must not be metered again as if it had failed.
 		<-u.done
@@ -46,11 +46,11 @@ func (p *Pipeline) commit(ctx context.Context, t Turn, out *Outcome, produced []
 		if t.Also == nil {
 			return p.settle(ctx, tx, t.WorkspaceID, out, u.events, u.recorded)
 		}
-		more, err := t.Also(ctx, tx, out)
+		items, err := u.settlements(ctx, tx)
 		if err != nil {
 			return err
 		}
-		return tx.SettleMany(ctx, t.WorkspaceID, append([]store.Settlement{u.settlement()}, more...))
+		return tx.SettleMany(ctx, t.WorkspaceID, items)
 	})
 }
 
@@ -96,6 +96,20 @@ func (u *commitUnit) settlement() store.Settlement {
 		all = append(all, spendAfterCharge(u.out))
 	}
 	return store.Settlement{Charge: charge, Events: append(all, u.recorded...)}
+}
+
+// settlements are what the unit settles: its own settlement, then those of the caller's
+// writes (Turn.Also), which run here, after the unit's messages are written.
+func (u *commitUnit) settlements(ctx context.Context, tx *store.Tx) ([]store.Settlement, error) {
+	own := u.settlement()
+	if u.t.Also == nil {
+		return []store.Settlement{own}, nil
+	}
+	more, err := u.t.Also(ctx, tx, u.out)
+	if err != nil {
+		return nil, err
+	}
+	return append([]store.Settlement{own}, more...), nil
 }
 
 // completedEvent is the turn.completed event of a turn.

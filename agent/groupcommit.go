@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"slices"
 	"sync"
@@ -98,7 +99,7 @@ func NewGroupCommit(p *Pipeline, window time.Duration) *GroupCommit {
 // groupCommitted tells whether the turn's commit goes to the group committer (not to the
 // write-behind meter), so that its ticket counts it as on its way.
 func (p *Pipeline) groupCommitted(t Turn) bool {
-	return p.groupCommit != nil && t.Also == nil && (t.Persist || t.Record != nil || p.writeBehind == nil)
+	return p.groupCommit != nil && (t.Persist || t.Record != nil || p.writeBehind == nil)
 }
 
 // ticket counts a turn on its way to the committer until it hands its unit over or ends.
@@ -238,17 +239,25 @@ func (g *GroupCommit) commit(batch []*commitUnit) (announce func()) {
 	if err == nil {
 		g.committed.units.Add(int64(len(batch)))
 	}
-	if err == nil || len(batch) == 1 {
+	if err == nil || len(batch) == 1 && !errors.Is(err, store.ErrNeedsPlainTx) {
 		for _, u := range batch {
 			u.err = err
 			close(u.done)
 		}
 		return orNothing(after)
 	}
-	g.log.Warn("a group commit failed; committing its turns one by one", slog.Int("turns", len(batch)), slog.String("error", err.Error()))
+	if !errors.Is(err, store.ErrNeedsPlainTx) {
+		g.log.Warn("a group commit failed; committing its turns one by one", slog.Int("turns", len(batch)), slog.String("error", err.Error()))
+	}
 	var afters []func()
 	for _, u := range batch {
 		after, u.err = g.store.Pipelined(ctx, func(tx *store.Tx) error { return writeUnits(ctx, tx, []*commitUnit{u}) })
+		if errors.Is(u.err, store.ErrNeedsPlainTx) {
+			// Its caller's writes insert a job (Turn.Also): a plain transaction, which
+			// announces what it committed itself.
+			u.err = g.store.InTx(ctx, func(tx *store.Tx) error { return writeUnits(ctx, tx, []*commitUnit{u}) })
+			after = func() {}
+		}
 		g.committed.transactions.Add(1)
 		if u.err == nil {
 			g.committed.units.Add(1)
@@ -303,7 +312,11 @@ func writeUnits(ctx context.Context, tx *store.Tx, batch []*commitUnit) error {
 		if _, ok := byWS[ws]; !ok {
 			workspaces = append(workspaces, ws)
 		}
-		byWS[ws] = append(byWS[ws], u.settlement())
+		items, err := u.settlements(ctx, tx)
+		if err != nil {
+			return err
+		}
+		byWS[ws] = append(byWS[ws], items...)
 	}
 	slices.SortFunc(workspaces, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
 	items := make([][]store.Settlement, len(workspaces))

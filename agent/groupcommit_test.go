@@ -167,3 +167,65 @@ func TestGroupCommitSettlesConcurrentTurnsInOrderAndIsolatesAFailure(t *testing.
 }
 
 const time20s = 20 * time.Second // a window no batch waits for in full: it closes when every turn arrived
+
+// TestGroupCommitTakesTurnsWithTheirCallersWrites: turns with Turn.Also (a channel's reply:
+// its answer and charge written with the turn) are group committed, the caller's writes and
+// settlements in the turn's batch. One whose writes need a plain transaction (a job's insert)
+// gets store.ErrNeedsPlainTx in the pipelined batch and is committed again alone, in a plain
+// one: every turn is stored once, with its caller's charge.
+func TestGroupCommitTakesTurnsWithTheirCallersWrites(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := storetest.New(t)
+	fake := llmtest.NewOpenAI(t)
+	models, err := llm.NewRegistry(map[string]llm.FamilyConfig{"beta": {Protocol: "openai", BaseURL: fake.URL, APIKey: "k"}}, false, nil, 0)
+	require.NoError(t, err)
+	p := agent.New(st, catalog.Default(), models, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	g := agent.NewGroupCommit(p, time20s)
+	ws, err := st.CreateWorkspace(ctx, "also", 5_000_000_000)
+	require.NoError(t, err)
+
+	const turns, plain = 8, 3
+	var mu sync.Mutex
+	var pipelined, plainRuns int
+	errs := make([]error, turns)
+	var wg sync.WaitGroup
+	for i := range turns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			turn := agent.Turn{WorkspaceID: ws.ID, Model: "beta-5.4", Surface: "test", Text: fmt.Sprintf("turn %d", i), Persist: true}
+			turn.Also = func(ctx context.Context, tx *store.Tx, out *agent.Outcome) ([]store.Settlement, error) {
+				if i == plain {
+					if tx.Pipelined() {
+						return nil, store.ErrNeedsPlainTx
+					}
+					if _, err := tx.Pgx().Exec(ctx, `SELECT 1`); err != nil {
+						return nil, err
+					}
+					mu.Lock()
+					plainRuns++
+					mu.Unlock()
+				} else if tx.Pipelined() {
+					mu.Lock()
+					pipelined++
+					mu.Unlock()
+				}
+				return []store.Settlement{{Charge: &store.Charge{AmountNanoUSD: 1_000, Category: "sms", ConversationID: &out.Conversation.ID}}}, nil
+			}
+			_, errs[i] = p.Run(ctx, turn)
+		}()
+	}
+	wg.Wait()
+	require.NoError(t, g.Close(ctx))
+	for i, err := range errs {
+		require.NoError(t, err, "turn %d", i)
+	}
+	require.Equal(t, 1, plainRuns, "the turn needing a plain transaction was committed in one, once")
+	require.Positive(t, pipelined, "the others were written in pipelined batches")
+	var messages, sms int
+	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*) FROM messages WHERE workspace_id = $1`, ws.ID).Scan(&messages))
+	require.Equal(t, 2*turns, messages, "each turn's question and answer, once")
+	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*) FROM ledger WHERE workspace_id = $1 AND category = 'sms'`, ws.ID).Scan(&sms))
+	require.Equal(t, turns, sms, "each caller's charge, once")
+}

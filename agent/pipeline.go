@@ -103,9 +103,12 @@ type Turn struct {
 	// its messages and before its settlement: what the caller made of the turn (a channel's
 	// inbound message answered, its reply) is durable exactly when the turn is, so a rerun
 	// after a crash finds either both or neither. The settlements it returns (its own charges
-	// of the workspace) are settled with the turn's, in one statement. Such a turn commits
-	// alone, not in a group-commit batch: Also may insert jobs, which a pipelined batch
-	// cannot. It may run again if the transaction is retried, so it decides from out alone.
+	// of the workspace) are settled with the turn's, in one statement. Such a turn is group
+	// committed like any stored turn (GroupCommit), so its transaction may be a batch's,
+	// pipelined: a write that needs a plain transaction (a job's insert) checks
+	// Tx.Pipelined and returns store.ErrNeedsPlainTx, and the turn is committed again alone
+	// in a plain one. It may run again whenever its transaction is retried, so it decides
+	// from out alone.
 	Also func(ctx context.Context, tx *store.Tx, out *Outcome) ([]store.Settlement, error)
 
 	// Opened are the events of the Conversation's opening (a deployed agent's

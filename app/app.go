@@ -181,6 +181,7 @@ type App struct {
 
 	meter     *agent.WriteBehind // commits ephemeral turns' spend; nil when MeterFlushInterval is 0
 	group     *agent.GroupCommit // commits the other turns in batches; nil when GroupCommitWindow is 0
+	hooks     *store.Store       // the webhooks' own pool (channels.Service.UseHookStore)
 	replicaID string             // names this process in the job queue and its liveness lock
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
@@ -259,6 +260,13 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 		return nil, err
 	}
 	chans := channels.New(st, provider, agents, inserter, cfg.Server.PublicBaseURL, log.With(slog.String("component", "channels")))
+	// The carriers' webhooks get connections of their own (hookConns): the reply jobs, up to
+	// CHANNEL_WORKERS of them, share the main pool, and a webhook must answer in milliseconds.
+	hooks, err := st.WithOwnPool(context.Background(), hookConns)
+	if err != nil {
+		return nil, err
+	}
+	chans.UseHookStore(hooks)
 	// Phone calls on telco_voice channels (package voice).
 	calls := voice.New(st, provider, agents, chans, cfg.Server.PublicBaseURL, cfg.Clock, log.With(slog.String("component", "voice")))
 	if cfg.VoiceSlowAfter > 0 {
@@ -345,7 +353,7 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 		return nil, err
 	}
 	return &App{Server: srv, Metrics: m, tracing: tr, Hub: hub, Responses: resp, Compliance: comp, pipeline: pipeline, jobs: jobs, relay: events.NewRelay(st, inserter, hub, log),
-		store: st, redis: redisClient, replicaID: replicaID, cfg: cfg, log: log, meter: meter, group: group}, nil
+		store: st, redis: redisClient, replicaID: replicaID, cfg: cfg, log: log, meter: meter, group: group, hooks: hooks}, nil
 }
 
 // newLimiter is the in-process limiter, or with REDIS_URL the limiter shared through Redis
@@ -382,6 +390,12 @@ func migrationsCheck(st *store.Store) server.ReadyCheck {
 		return nil
 	}}
 }
+
+// hookConns is the size of the webhooks' own pool. A webhook holds a connection for one
+// short transaction, most of it waiting for the commit's WAL flush: several connections let
+// concurrent webhooks share a flush (at 200 a second on 2 connections, each waiting for its
+// own flush on a slow disk, they queued).
+const hookConns = 8
 
 // jobFetchCooldown is the shortest pause between two fetches of a queue: short, so that a
 // background response starts soon after it is queued.
@@ -567,6 +581,9 @@ func (a *App) Stop(ctx context.Context) error {
 	}
 	if a.redis != nil {
 		_ = a.redis.Close()
+	}
+	if a.hooks != nil {
+		a.hooks.Close() // after the HTTP server drained: no webhook is in flight
 	}
 	if err := a.tracing.Shutdown(context.WithoutCancel(ctx)); err != nil {
 		a.log.Warn("exporting the last spans", slog.String("error", err.Error()))

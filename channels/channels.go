@@ -43,16 +43,25 @@ type Service struct {
 	publicURL string
 	log       *slog.Logger
 	providers map[string]Provider
+	finishes  finishBatch // the records of the carrier's answers, committed in batches
+	// hooks is the store the carriers' and apps' webhooks use (UseHookStore): a pool of
+	// their own, so that a webhook never waits for a connection behind reply jobs.
+	hooks *store.Store
 }
 
 // New returns the channel layer. publicURL is PUBLIC_BASE_URL (without a trailing slash):
 // inbound URLs are built on it and the carrier's signatures are checked against them.
 func New(st *store.Store, carrier *sms.Provider, agents *converse.Service, jobs *river.Client[pgx.Tx], publicURL string, log *slog.Logger) *Service {
-	s := &Service{store: st, carrier: carrier, agents: agents, jobs: jobs, publicURL: strings.TrimSuffix(publicURL, "/"), log: log,
+	s := &Service{store: st, hooks: st, carrier: carrier, agents: agents, jobs: jobs, publicURL: strings.TrimSuffix(publicURL, "/"), log: log,
 		providers: map[string]Provider{}}
 	s.Register(blueprint.ChannelSMS, smsProvider{s: s})
 	return s
 }
+
+// UseHookStore has the webhooks (Receive: the inbound message and its job, delivery reports)
+// use hooks, the same database over a pool of their own, instead of the pool the reply jobs
+// share: hundreds of replies in flight never make a carrier's webhook wait for a connection.
+func (s *Service) UseHookStore(hooks *store.Store) { s.hooks = hooks }
 
 // View is a channel as /api answers it.
 type View struct {
@@ -251,7 +260,7 @@ var ErrSignature = &apierr.Error{Kind: apierr.KindPermission, Code: "invalid_sig
 // Receive takes a request to /hooks/{provider}/{token}[/{sub}]: the token finds the channel,
 // and the channel type's provider verifies the request and answers it.
 func (s *Service) Receive(ctx context.Context, provider, token string, req Request) (Answer, error) {
-	c, err := s.store.ChannelByToken(ctx, provider, token)
+	c, err := s.hooks.ChannelByToken(ctx, provider, token)
 	if errors.Is(err, store.ErrNotFound) {
 		return Answer{}, apierr.NotFound("", "channel_not_found", "No channel has this inbound URL.")
 	}

@@ -108,6 +108,9 @@ type reply struct {
 	c   store.Channel
 	m   store.ChannelMessage
 	snd Sender
+	// claimed is the reply the turn's transaction wrote `sending`, for this run to hand to
+	// the carrier (decided).
+	claimed *store.ChannelMessage
 }
 
 // keyword answers the carrier keywords (STOP, START, HELP and their synonyms) without the
@@ -193,6 +196,7 @@ func (r *reply) answer(ctx context.Context, lastAttempt bool) error {
 	case agentID == nil:
 		reason = reasonNoAgent
 	}
+	var agent *store.Agent
 	if reason == "" {
 		a, err := s.store.AgentByID(ctx, ws, *agentID)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -201,11 +205,13 @@ func (r *reply) answer(ctx context.Context, lastAttempt bool) error {
 		if err != nil || a.Status != "enabled" {
 			reason = reasonAgentDisabled
 		}
+		agent = &a
 	}
 	if reason != "" {
 		return r.keep(ctx, thread, open, reason)
 	}
-	req := converse.Request{WorkspaceID: ws, AgentID: *agentID, Message: r.m.Body, Channel: r.c.Provider, SkipGreeting: true,
+	// The agent and the thread's conversation, just read, are not read again by the runtime.
+	req := converse.Request{WorkspaceID: ws, AgentID: *agentID, Agent: agent, Message: r.m.Body, Channel: r.c.Provider, SkipGreeting: true,
 		Thread: &converse.Thread{ChannelID: r.c.ID, Remote: r.m.Remote}}
 	if open {
 		if thread.AgentID == nil {
@@ -214,7 +220,7 @@ func (r *reply) answer(ctx context.Context, lastAttempt bool) error {
 				return err
 			}
 		}
-		req.ConversationID = thread.ShortID
+		req.ConversationID, req.Conversation = thread.ShortID, &thread.ID
 	} else {
 		contact, err := contactFor(ctx, s.store, r.c, r.m.Remote)
 		if err != nil {
@@ -222,9 +228,9 @@ func (r *reply) answer(ctx context.Context, lastAttempt bool) error {
 		}
 		req.ContactID = &contact
 	}
-	if err := s.store.SetChannelMessageState(ctx, ws, r.m.ID, "answering", nil, nil); err != nil {
-		return err
-	}
+	// The message stays `received` while the model answers: nothing is written before the
+	// turn's transaction (a rerun treats both alike, and a write here cost a commit of its
+	// own per message).
 	req.Commit = r.decided
 	if _, err := s.agents.Chat(ctx, req); err != nil {
 		if apierr.IsKind(err, apierr.KindUpstream) && !lastAttempt {
@@ -232,6 +238,9 @@ func (r *reply) answer(ctx context.Context, lastAttempt bool) error {
 		}
 		s.log.WarnContext(ctx, "an inbound message got no answer", slog.String("message", r.m.ID.String()), slog.String("error", err.Error()))
 		return r.keep(ctx, thread, open, reasonModelFailed)
+	}
+	if r.claimed != nil {
+		return s.handOver(ctx, r.c, r.snd, *r.claimed) // claimed by the turn's transaction
 	}
 	return s.sendReply(ctx, r.c, r.m)
 }
@@ -241,8 +250,14 @@ func (r *reply) answer(ctx context.Context, lastAttempt bool) error {
 // with the turn's: the turn and its reply are durable together, so a rerun of the job after
 // a crash sends exactly this reply, or nothing if the carrier has it, and never asks the
 // model again.
+//
+// On a channel without a customer-service window (SMS) the reply is written `sending`,
+// claimed for the carrier call that follows the commit (r.claimed): no statement of its own
+// between the turn and the carrier. A rerun that finds it `sending` asks the carrier
+// (resolveSending).
 func (r *reply) decided(ctx context.Context, tx *store.Tx, turn converse.Committed) ([]store.Settlement, error) {
 	s, ws := r.s, r.c.WorkspaceID
+	r.claimed = nil // it may run again: the transaction retried
 	text := r.snd.Reply(turn.Reply)
 	state, why := "answered", (*string)(nil)
 	if text == "" {
@@ -252,8 +267,16 @@ func (r *reply) decided(ctx context.Context, tx *store.Tx, turn converse.Committ
 		return nil, err
 	}
 	if text != "" {
-		if err := s.claimReply(ctx, tx, r.c, r.m, r.snd.Units(text), text, &turn.ConversationID); err != nil {
+		_, windowed := r.snd.(Windowed)
+		out := store.OutboundMessage{ChannelID: r.c.ID, Remote: r.m.Remote, Local: r.m.Local, Body: text, Segments: r.snd.Units(text),
+			ConversationID: &turn.ConversationID, ReplyTo: &r.m.ID, Claimed: !windowed}
+		id, fresh, err := tx.ClaimOutbound(ctx, ws, out)
+		if err != nil {
 			return nil, err
+		}
+		if fresh && out.Claimed {
+			r.claimed = &store.ChannelMessage{ID: id, WorkspaceID: ws, ChannelID: &r.c.ID, Direction: "outbound", Remote: out.Remote,
+				Local: out.Local, Body: out.Body, Segments: out.Segments, Status: "sending", ConversationID: out.ConversationID, ReplyTo: out.ReplyTo, Kind: "text"}
 		}
 	}
 	fctx, f := foldCharges(ctx, turn.ConversationID, turn.ShortID)
@@ -425,38 +448,6 @@ func (s *Service) handOver(ctx context.Context, c store.Channel, snd Sender, rep
 		id, err = snd.Send(ctx, c, cfg, reply)
 	}
 	return s.finish(ctx, c, reply, id, err)
-}
-
-// finish records the carrier's answer to a send (its id, or its refusal) on a message still
-// `sending`, applies the delivery reports that came first, and charges it once accepted. A
-// message that moved on meanwhile (a rerun resolved it first) is left as it is, and not
-// charged again.
-func (s *Service) finish(ctx context.Context, c store.Channel, reply store.ChannelMessage, id string, sendErr error) error {
-	// The carrier has answered: record it even if the job is being cancelled.
-	done := context.WithoutCancel(ctx)
-	return s.store.InTx(done, func(tx *store.Tx) error {
-		if sendErr != nil {
-			s.log.WarnContext(ctx, "the carrier refused a reply", slog.String("channel", c.ID.String()), slog.String("error", sendErr.Error()))
-			_, _, err := tx.FinishOutbound(done, c.WorkspaceID, reply.ID, "sending", "failed", ptr(publicMessage(sendErr)), nil)
-			return err
-		}
-		short, recorded, err := tx.FinishOutbound(done, c.WorkspaceID, reply.ID, "sending", "queued", nil, &id)
-		if err != nil || !recorded {
-			return err
-		}
-		if err := tx.ApplyEarlyReports(done, c.WorkspaceID, c.ID, id); err != nil {
-			return err
-		}
-		fctx := done
-		var f *fold
-		if reply.ConversationID != nil && short != "" {
-			fctx, f = foldCharges(done, *reply.ConversationID, short) // its short id came with the finish
-		}
-		if err := s.charge(fctx, tx, c, Metered{Remote: reply.Remote, Body: reply.Body, Direction: "outbound", ConversationID: reply.ConversationID}); err != nil || f == nil || len(f.items) == 0 {
-			return err
-		}
-		return tx.SettleMany(done, c.WorkspaceID, f.items)
-	})
 }
 
 // Reconciler is a Sender whose carrier can say whether it got a message: one whose send was cut short

@@ -160,7 +160,7 @@ func (s *Service) receiveSMS(ctx context.Context, c store.Channel, form url.Valu
 	if in.NumMedia > 0 && strings.TrimSpace(body) == "" {
 		body = "[media message]"
 	}
-	return s.store.InTx(ctx, func(tx *store.Tx) error {
+	return s.hooks.InTx(ctx, func(tx *store.Tx) error {
 		id, fresh, err := tx.RecordInbound(ctx, c.WorkspaceID, store.InboundMessage{ChannelID: c.ID, ProviderMessageID: in.MessageSID,
 			Remote: remote, Local: local, Body: body, Segments: sms.Segments(body)})
 		if err != nil || !fresh {
@@ -187,7 +187,7 @@ func (s *Service) deliveryReport(ctx context.Context, c store.Channel, form url.
 	if !known {
 		return nil // accepted, scheduled, sending, read...: nothing to record
 	}
-	return s.store.ReportDelivery(ctx, c.WorkspaceID, c.ID, u.MessageSID, st, reason)
+	return s.hooks.ReportDelivery(ctx, c.WorkspaceID, c.ID, u.MessageSID, st, reason)
 }
 
 // deliveryStatuses maps the carrier's message statuses to those a sent message records.

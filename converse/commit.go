@@ -61,6 +61,9 @@ func (s *Service) settleOutcome(tc turnContext, tx *store.Tx, conv *store.AgentC
 	if out.notify != "" {
 		args := NotifyArgs{WorkspaceID: ws, To: escalationEmail(tc.bp),
 			Subject: out.notify + ": " + tc.agent.Name + ", conversation " + conv.ShortID, Body: summary}
+		if tx.Pipelined() {
+			return store.ErrNeedsPlainTx // a group-committed turn: committed again alone
+		}
 		if _, err := s.jobs.InsertTx(ctx, tx.Pgx(), args, nil); err != nil {
 			return err
 		}

@@ -22,11 +22,17 @@ import (
 func (s *Service) conversation(ctx context.Context, a store.Agent, bp *blueprint.Blueprint, req Request, opened *[]store.NewEvent) (store.AgentConversation, error) {
 	contact := storeContact(req.Contact)
 	if req.ConversationID != "" {
-		ref, err := s.store.ConversationByRef(ctx, a.WorkspaceID, req.ConversationID)
-		if err != nil {
-			return store.AgentConversation{}, apierr.WithParam(err, "conversation_id")
+		var id uuid.UUID
+		if req.Conversation != nil {
+			id = *req.Conversation
+		} else {
+			ref, err := s.store.ConversationByRef(ctx, a.WorkspaceID, req.ConversationID)
+			if err != nil {
+				return store.AgentConversation{}, apierr.WithParam(err, "conversation_id")
+			}
+			id = ref.ID
 		}
-		conv, err := s.store.AgentConversationState(ctx, a.WorkspaceID, ref.ID)
+		conv, err := s.store.AgentConversationState(ctx, a.WorkspaceID, id)
 		if err != nil {
 			return conv, apierr.WithParam(err, "conversation_id")
 		}

@@ -106,8 +106,13 @@ type Request struct {
 	AgentID        uuid.UUID
 	Message        string
 	ConversationID string // continue this conversation of the agent; "" opens one
-	Contact        *Contact
-	Channel        string // the conversation's channel when one is opened; "api" by default
+	// Agent and Conversation, when set, are what the caller has just read (a channel's
+	// reply job): the agent AgentID names, and the id of ConversationID's conversation. They
+	// are not read again.
+	Agent        *store.Agent
+	Conversation *uuid.UUID
+	Contact      *Contact
+	Channel      string // the conversation's channel when one is opened; "api" by default
 	// ContactID is the known contact of a conversation this message opens (a channel found
 	// them by their phone number); Contact, when also given, is merged into it.
 	ContactID *uuid.UUID
@@ -200,8 +205,11 @@ func (s *Service) Chat(ctx context.Context, req Request) (*Answer, error) {
 	if err := validate(req); err != nil {
 		return nil, err
 	}
-	a, err := s.store.AgentByID(ctx, req.WorkspaceID, req.AgentID)
-	if err != nil {
+	var a store.Agent
+	var err error
+	if req.Agent != nil && req.Agent.ID == req.AgentID && req.Agent.WorkspaceID == req.WorkspaceID {
+		a = *req.Agent
+	} else if a, err = s.store.AgentByID(ctx, req.WorkspaceID, req.AgentID); err != nil {
 		return nil, apierr.WithParam(err, "id")
 	}
 	if a.Status != string(manage.AgentEnabled) {

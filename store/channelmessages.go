@@ -55,6 +55,10 @@ type OutboundMessage struct {
 	Segments       int
 	ConversationID *uuid.UUID
 	ReplyTo        *uuid.UUID // the inbound message it answers
+	// Claimed records it `sending` instead of `pending`: the caller hands it to the carrier
+	// as soon as the transaction commits (as ClaimSend would), and a rerun that finds it
+	// `sending` resolves it with the carrier.
+	Claimed bool
 }
 
 // ClaimOutbound records an outbound message as `pending`: for a reply, in the transaction that
@@ -62,7 +66,7 @@ type OutboundMessage struct {
 // inbound message already has its reply.
 func (q *queries) ClaimOutbound(ctx context.Context, workspaceID uuid.UUID, m OutboundMessage) (uuid.UUID, bool, error) {
 	id, err := q.sql.InsertOutboundMessage(ctx, q.db, dbsqlc.InsertOutboundMessageParams{WorkspaceID: workspaceID, ChannelID: &m.ChannelID,
-		Remote: m.Remote, Local: m.Local, Body: m.Body, Segments: m.Segments, ConversationID: m.ConversationID, ReplyTo: m.ReplyTo})
+		Remote: m.Remote, Local: m.Local, Body: m.Body, Segments: m.Segments, ConversationID: m.ConversationID, ReplyTo: m.ReplyTo, Claimed: m.Claimed})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return uuid.Nil, false, nil
 	}

@@ -123,6 +123,21 @@ func (s *Store) WithSecrets(keys *secrets.Keyring) *Store {
 	return &Store{queries: queries{db: s.pool, sql: s.sql, secrets: keys, watchers: s.watchers}, pool: s.pool}
 }
 
+// WithOwnPool returns the store (same database, secrets and notices) over a pool of its own
+// of at most maxConns connections, made like s's: for a path that must never wait for a
+// connection behind other work (the carriers' webhooks behind the reply jobs). Close it
+// with Close.
+func (s *Store) WithOwnPool(ctx context.Context, maxConns int32) (*Store, error) {
+	cfg := s.pool.Config()
+	cfg.MaxConns = maxConns
+	cfg.MinConns = min(cfg.MinConns, maxConns)
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to database: %w", err)
+	}
+	return &Store{queries: queries{db: pool, sql: s.sql, secrets: s.secrets, watchers: s.watchers}, pool: pool, txObserver: s.txObserver}, nil
+}
+
 // Secrets is the keyring of the store; nil without SECRETS_KEY.
 func (s *Store) Secrets() *secrets.Keyring { return s.secrets }
 

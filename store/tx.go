@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -58,8 +59,18 @@ func (q *queries) inTx(ctx context.Context, fn func(q *queries) error) error {
 	})
 }
 
+// ErrNeedsPlainTx is what a write that needs a plain transaction (a job's insert, Pgx)
+// returns when asked in a pipelined one (Tx.Pipelined): its caller commits it again in a
+// plain transaction (the group commit of a turn whose Turn.Also inserted a job).
+var ErrNeedsPlainTx = errors.New("store: this write needs a plain transaction, not a pipelined one")
+
+// Pipelined tells whether t is a pipelined transaction (Store.Pipelined), which has no
+// pgx.Tx to give the job queue.
+func (t *Tx) Pipelined() bool { return t.tx == nil }
+
 // Pgx exposes the transaction to the job queue, whose inserts must commit together with the
-// store's writes. A pipelined transaction (Store.Pipelined) has none to expose.
+// store's writes. A pipelined transaction (Store.Pipelined) has none to expose: check
+// Pipelined first, and return ErrNeedsPlainTx.
 func (t *Tx) Pgx() pgx.Tx {
 	if t.tx == nil {
 		panic("store: Pgx on a pipelined transaction")

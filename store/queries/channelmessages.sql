@@ -16,8 +16,11 @@ WHERE workspace_id = @workspace_id AND id = @id;
 -- name: InsertOutboundMessage :one
 -- InsertOutboundMessage records the reply to an inbound message as pending (at most one:
 -- reply_to is unique) or another outbound message; no row comes back when the reply exists.
+-- A reply handed to the carrier right after its transaction commits is recorded `sending`
+-- (claimed) at once.
 INSERT INTO channel_messages (workspace_id, channel_id, direction, remote, local, body, segments, status, conversation_id, reply_to)
-VALUES (@workspace_id, @channel_id, 'outbound', @remote, @local, @body, @segments, 'pending', sqlc.narg(conversation_id), sqlc.narg(reply_to))
+VALUES (@workspace_id, @channel_id, 'outbound', @remote, @local, @body, @segments, CASE WHEN @claimed::bool THEN 'sending' ELSE 'pending' END,
+    sqlc.narg(conversation_id), sqlc.narg(reply_to))
 ON CONFLICT (reply_to) WHERE reply_to IS NOT NULL DO NOTHING
 RETURNING id;
 

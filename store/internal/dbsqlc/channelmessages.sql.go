@@ -303,7 +303,8 @@ func (q *Queries) InsertInboundMessage(ctx context.Context, db DBTX, arg InsertI
 
 const insertOutboundMessage = `-- name: InsertOutboundMessage :one
 INSERT INTO channel_messages (workspace_id, channel_id, direction, remote, local, body, segments, status, conversation_id, reply_to)
-VALUES ($1, $2, 'outbound', $3, $4, $5, $6, 'pending', $7, $8)
+VALUES ($1, $2, 'outbound', $3, $4, $5, $6, CASE WHEN $7::bool THEN 'sending' ELSE 'pending' END,
+    $8, $9)
 ON CONFLICT (reply_to) WHERE reply_to IS NOT NULL DO NOTHING
 RETURNING id
 `
@@ -315,12 +316,15 @@ type InsertOutboundMessageParams struct {
 	Local          string
 	Body           string
 	Segments       int
+	Claimed        bool
 	ConversationID *uuid.UUID
 	ReplyTo        *uuid.UUID
 }
 
 // InsertOutboundMessage records the reply to an inbound message as pending (at most one:
 // reply_to is unique) or another outbound message; no row comes back when the reply exists.
+// A reply handed to the carrier right after its transaction commits is recorded `sending`
+// (claimed) at once.
 func (q *Queries) InsertOutboundMessage(ctx context.Context, db DBTX, arg InsertOutboundMessageParams) (uuid.UUID, error) {
 	row := db.QueryRow(ctx, insertOutboundMessage,
 		arg.WorkspaceID,
@@ -329,6 +333,7 @@ func (q *Queries) InsertOutboundMessage(ctx context.Context, db DBTX, arg Insert
 		arg.Local,
 		arg.Body,
 		arg.Segments,
+		arg.Claimed,
 		arg.ConversationID,
 		arg.ReplyTo,
 	)
