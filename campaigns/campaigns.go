@@ -125,13 +125,13 @@ type Campaign struct {
 	// VoicemailRecordingID is what a voice campaign plays to an answering machine (voice.go).
 	VoicemailRecordingID *uuid.UUID `json:"voicemail_recording_id"`
 	Schedule             Schedule   `json:"schedule"`
-	PausedReason *string    `json:"paused_reason"`
-	Counts       Counts     `json:"counts"`
-	StartedAt    *time.Time `json:"started_at"`
-	CompletedAt  *time.Time `json:"completed_at"`
-	CancelledAt  *time.Time `json:"cancelled_at"`
-	CreatedAt    time.Time  `json:"created_at"`
-	UpdatedAt    time.Time  `json:"updated_at"`
+	PausedReason         *string    `json:"paused_reason"`
+	Counts               Counts     `json:"counts"`
+	StartedAt            *time.Time `json:"started_at"`
+	CompletedAt          *time.Time `json:"completed_at"`
+	CancelledAt          *time.Time `json:"cancelled_at"`
+	CreatedAt            time.Time  `json:"created_at"`
+	UpdatedAt            time.Time  `json:"updated_at"`
 }
 
 // List is the workspace's campaigns.

@@ -52,22 +52,22 @@ type ListRef struct {
 
 // Contact is a contact as /api answers it.
 type Contact struct {
-	ID           uuid.UUID  `json:"id"`
-	Object       string     `json:"object"`
-	Name         *string    `json:"name"`
-	Email        *string    `json:"email"`
-	Phone        *string    `json:"phone"`
-	Tags         []string   `json:"tags"`
-	Lists        []ListRef  `json:"lists"`
-	Source       string     `json:"source"`
-	ConsentSMS   bool       `json:"consent_sms"`
-	ConsentCalls bool       `json:"consent_calls"`
+	ID           uuid.UUID `json:"id"`
+	Object       string    `json:"object"`
+	Name         *string   `json:"name"`
+	Email        *string   `json:"email"`
+	Phone        *string   `json:"phone"`
+	Tags         []string  `json:"tags"`
+	Lists        []ListRef `json:"lists"`
+	Source       string    `json:"source"`
+	ConsentSMS   bool      `json:"consent_sms"`
+	ConsentCalls bool      `json:"consent_calls"`
 	// Timezone is the contact's own IANA time zone; voice campaigns call inside their window
 	// in it (nil: derived from the phone number, else the campaign's).
 	Timezone  *string    `json:"timezone"`
-	CreatedAt    time.Time  `json:"created_at"`
-	UpdatedAt    time.Time  `json:"updated_at"`
-	DeletedAt    *time.Time `json:"deleted_at"`
+	CreatedAt time.Time  `json:"created_at"`
+	UpdatedAt time.Time  `json:"updated_at"`
+	DeletedAt *time.Time `json:"deleted_at"`
 }
 
 // Page is a page of contacts.
