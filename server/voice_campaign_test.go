@@ -83,7 +83,7 @@ func TestVoiceCampaignCallsWithMachineDetection(t *testing.T) {
 	// A draft that uses the drop keeps it from being deleted.
 	draft := decode[voiceCampaignView](t, b.send(t, http.MethodPost, "/api/campaigns", body(`,"draft":true,"voicemail_recording_id":"`+drop.ID.String()+`"`), 201))
 	e = b.fail(t, http.MethodDelete, "/api/recordings/"+drop.ID.String(), "", 409)
-	require.Equal(t, "recording_in_use", e.Code)
+	require.Equal(t, "recording_in_use", *e.Code)
 	require.Contains(t, e.Message, "Renewals")
 
 	c := decode[voiceCampaignView](t, b.send(t, http.MethodPost, "/api/campaigns", body(`,"voicemail_recording_id":"`+drop.ID.String()+`"`), 201))
