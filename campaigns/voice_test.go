@@ -176,3 +176,48 @@ func TestVoiceCampaignWindowOfItsOwnAndZones(t *testing.T) {
 	v.tick(t, v.svc, c.ID)
 	require.Len(t, v.caller.called(), 1)
 }
+
+// TestVoiceCampaignPausesCancelsAndStopsWhenUnpaid: a paused or cancelled voice campaign
+// places no more calls, and one whose workspace cannot pay pauses before its next call, as
+// an SMS campaign does.
+func TestVoiceCampaignPausesCancelsAndStopsWhenUnpaid(t *testing.T) {
+	t.Parallel()
+	v := newVoiceWorld(t)
+	ctx := context.Background()
+	v.clock.t = time.Date(2026, 11, 23, 18, 0, 0, 0, time.UTC) // 10:00 in Los Angeles
+	for _, p := range []string{"+14155550201", "+14155550202", "+14155550203"} {
+		v.contact(t, contacts.Input{Phone: ptr(p), Tags: []string{"renewal"}, ConsentCalls: ptr(true)})
+	}
+	c, err := v.svc.Create(ctx, v.ws, access.Admin, v.input("Calls", &v.drop.ID, campaigns.Schedule{RatePerMinute: 1}))
+	require.NoError(t, err)
+	v.tick(t, v.svc, c.ID)
+	require.Len(t, v.caller.called(), 1)
+	_, err = v.svc.Pause(ctx, v.ws, c.ID)
+	require.NoError(t, err)
+	v.clock.Advance(period)
+	require.Zero(t, v.tick(t, v.svc, c.ID), "a paused campaign's job ends")
+	require.Len(t, v.caller.called(), 1)
+
+	_, err = v.store.Pool().Exec(ctx, `UPDATE workspaces SET balance_nano_usd = 0 WHERE id = $1`, v.ws)
+	require.NoError(t, err)
+	_, err = v.svc.Start(ctx, v.ws, c.ID)
+	var e *apierr.Error
+	require.ErrorAs(t, err, &e)
+	require.Equal(t, apierr.KindQuota, e.Kind, "a workspace that cannot pay starts no calls")
+	_, err = v.store.Pool().Exec(ctx, `UPDATE workspaces SET balance_nano_usd = 5000000000 WHERE id = $1`, v.ws)
+	require.NoError(t, err)
+	_, err = v.svc.Start(ctx, v.ws, c.ID)
+	require.NoError(t, err)
+	_, err = v.store.Pool().Exec(ctx, `UPDATE workspaces SET balance_nano_usd = 0 WHERE id = $1`, v.ws)
+	require.NoError(t, err)
+	v.tick(t, v.svc, c.ID)
+	got := v.get(t, c.ID)
+	require.Equal(t, campaigns.Paused, got.Status)
+	require.Equal(t, campaigns.PausedNoCredit, *got.PausedReason)
+	require.Len(t, v.caller.called(), 1, "no call its workspace cannot pay for")
+
+	_, err = v.svc.Cancel(ctx, v.ws, c.ID)
+	require.NoError(t, err)
+	v.tick(t, v.svc, c.ID)
+	require.Len(t, v.caller.called(), 1)
+}
