@@ -168,6 +168,20 @@ func TestVoiceCampaignCallsWithMachineDetection(t *testing.T) {
 		Scan(&answeredBy, &callStatus))
 	require.Equal(t, [2]string{"machine_end_beep", "completed"}, [2]string{answeredBy, callStatus})
 
+	// The dashboard's transcript shows how each call went.
+	viewer := b.signedIn(t, "viewer")
+	for sid, want := range map[string]string{
+		m.SID: "outcome <strong>voicemail_drop</strong> · ended <strong>completed</strong> after 20 s (1 min billed)",
+		h.SID: "ended <strong>completed</strong> after 65 s (2 min billed)",
+	} {
+		var short string
+		require.NoError(t, b.store.Pool().QueryRow(ctx, `SELECT short_id FROM conversations WHERE id = $1`, *w.call(t, sid).ConversationID).Scan(&short))
+		resp, raw := viewer.do(t, http.MethodGet, "/dashboard/conversations/"+short, "")
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		require.Contains(t, string(raw), want)
+		require.Contains(t, string(raw), `<p class="call-outcome">Call: outbound`)
+	}
+
 	// Once no campaign that is not over uses it, the drop can go; the finished campaign
 	// loses it.
 	b.send(t, http.MethodPost, "/api/campaigns/"+draft.ID+"/cancel", "", 200)
