@@ -183,7 +183,8 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[TickArgs]) error {
 			return err
 		}
 		for _, contact := range next {
-			if from.voice && contact.DeletedAt == nil && contact.ConsentCalls {
+			if from.voice && contact.DeletedAt == nil && contact.ConsentCalls && contact.Phone != nil && contacts.ValidE164(*contact.Phone) {
+				// Only a contact who would be called waits for its window; the others are skipped now.
 				if wait := untilCallWindow(c, contact, s.cfg.Now()); wait > 0 {
 					deferred = append(deferred, contact.ID)
 					if reopens == 0 || wait < reopens {
