@@ -275,9 +275,10 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	chans.Register(blueprint.ChannelTelcoVoice, calls)
 	// The messaging apps (msgapp_1 … msgapp_4) ride the channel layer.
 	msgapps.Register(chans, cfg.MsgApps)
-	// Campaigns send over SMS, and on WhatsApp channels (approved templates outside the window).
+	// Campaigns send over SMS, on WhatsApp channels (approved templates outside the window),
+	// and call from voice channels (package voice answers the calls).
 	camps := campaigns.New(st, comp, provider, inserter, campaigns.Config{Period: cfg.CampaignPeriod, Now: cfg.Clock,
-		StatusCallback: channels.StatusCallbackURL(cfg.Server.PublicBaseURL), Apps: msgapps.Campaigns(chans, cfg.MsgApps)})
+		StatusCallback: channels.StatusCallbackURL(cfg.Server.PublicBaseURL), Apps: msgapps.Campaigns(chans, cfg.MsgApps), Calls: calls})
 	// A person's reply goes out on the conversation's channel (inbox.Deliverer): the widget
 	// and API clients read it from the conversation; SMS and the messaging apps send it
 	// through the carrier or the app.

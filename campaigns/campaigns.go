@@ -105,6 +105,9 @@ type Counts struct {
 	Undelivered int `json:"undelivered"`
 	Failed      int `json:"failed"`
 	Skipped     int `json:"skipped"`
+	// Answered and Voicemail are a voice campaign's calls a person, or a machine, answered.
+	Answered  int `json:"answered"`
+	Voicemail int `json:"voicemail"`
 }
 
 // Campaign is a campaign as /api answers it.
@@ -118,15 +121,17 @@ type Campaign struct {
 	Audience     Audience   `json:"audience"`
 	FirstMessage *string    `json:"first_message"`
 	// Template is what a campaign on WhatsApp sends outside the person's window (template.go).
-	Template     *Template  `json:"template"`
-	Schedule     Schedule   `json:"schedule"`
-	PausedReason *string    `json:"paused_reason"`
-	Counts       Counts     `json:"counts"`
-	StartedAt    *time.Time `json:"started_at"`
-	CompletedAt  *time.Time `json:"completed_at"`
-	CancelledAt  *time.Time `json:"cancelled_at"`
-	CreatedAt    time.Time  `json:"created_at"`
-	UpdatedAt    time.Time  `json:"updated_at"`
+	Template *Template `json:"template"`
+	// VoicemailRecordingID is what a voice campaign plays to an answering machine (voice.go).
+	VoicemailRecordingID *uuid.UUID `json:"voicemail_recording_id"`
+	Schedule             Schedule   `json:"schedule"`
+	PausedReason         *string    `json:"paused_reason"`
+	Counts               Counts     `json:"counts"`
+	StartedAt            *time.Time `json:"started_at"`
+	CompletedAt          *time.Time `json:"completed_at"`
+	CancelledAt          *time.Time `json:"cancelled_at"`
+	CreatedAt            time.Time  `json:"created_at"`
+	UpdatedAt            time.Time  `json:"updated_at"`
 }
 
 // List is the workspace's campaigns.
@@ -154,6 +159,9 @@ type Config struct {
 	// Apps sends the openings of campaigns on messaging app deployments (WhatsApp); nil: such
 	// campaigns cannot start.
 	Apps AppSender
+	// Calls places the calls of campaigns on telco_voice deployments (package voice); nil:
+	// such campaigns cannot start.
+	Calls Caller
 }
 
 // Service manages campaigns.
@@ -197,7 +205,9 @@ type Input struct {
 	Audience     *Audience  `json:"audience"`
 	FirstMessage *string    `json:"first_message"`
 	Template     *Template  `json:"template"`
-	Schedule     *Schedule  `json:"schedule"`
+	// VoicemailRecordingID: a voice campaign's voicemail_drop recording (required there).
+	VoicemailRecordingID *uuid.UUID `json:"voicemail_recording_id"`
+	Schedule             *Schedule  `json:"schedule"`
 }
 
 // Create stores a campaign. With draft true it is a draft (only name is needed); without,
@@ -291,7 +301,7 @@ func (s *Service) Update(ctx context.Context, ws, id uuid.UUID, raw json.RawMess
 			return apierr.Conflict("campaign_not_editable", "A %s campaign cannot be changed; pause it first (only draft, scheduled and paused campaigns can be).", cur.Status)
 		}
 		// Explicit nulls clear the nullable fields.
-		for _, k := range []string{"agent_id", "deployment_id", "first_message", "template"} {
+		for _, k := range []string{"agent_id", "deployment_id", "first_message", "template", "voicemail_recording_id"} {
 			if v, ok := keys[k]; ok && string(v) == "null" {
 				switch k {
 				case "agent_id":
@@ -302,6 +312,8 @@ func (s *Service) Update(ctx context.Context, ws, id uuid.UUID, raw json.RawMess
 					cur.FirstMessage = nil
 				case "template":
 					cur.Template = nil
+				case "voicemail_recording_id":
+					cur.VoicemailRecordingID = nil
 				}
 			}
 		}
@@ -383,7 +395,12 @@ func (s *Service) ready(ctx context.Context, tx *store.Tx, c store.Campaign) err
 	if err := checkTemplate(d.ChannelType, c.Template); err != nil {
 		return err
 	}
-	if c.FirstMessage == nil || strings.TrimSpace(*c.FirstMessage) == "" {
+	voiceCampaign := d.ChannelType == string(blueprint.ChannelTelcoVoice)
+	if voiceCampaign {
+		if err := checkVoicemail(ctx, tx, c.WorkspaceID, d.ChannelType, c.VoicemailRecordingID); err != nil {
+			return err
+		}
+	} else if c.FirstMessage == nil || strings.TrimSpace(*c.FirstMessage) == "" {
 		return apierr.Unprocessable("first_message", "missing_parameter", "Set first_message before starting the campaign.")
 	}
 	var aud Audience
@@ -391,6 +408,14 @@ func (s *Service) ready(ctx context.Context, tx *store.Tx, c store.Campaign) err
 		return apierr.Unprocessable("audience", "missing_parameter", "Set an audience (list_ids, tags or contact_ids) before starting the campaign.")
 	}
 	if err := mayPay(ctx, tx, c.WorkspaceID); err != nil {
+		return err
+	}
+	if voiceCampaign {
+		if s.cfg.Calls == nil || !s.cfg.Calls.Configured() {
+			return apierr.Conflict("sms_provider_not_configured",
+				"No carrier account is configured on this server: set TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN to place calls.")
+		}
+		_, err := origin(ctx, tx, c)
 		return err
 	}
 	if d.ChannelType == string(templateApp) {
@@ -411,8 +436,8 @@ func (s *Service) ready(ctx context.Context, tx *store.Tx, c store.Campaign) err
 }
 
 // deploymentMaySend checks that the deployment is the agent's and on a channel that sends:
-// SMS, or WhatsApp (msgapp_1) with its channel (voice campaigns need the voice bridge, which
-// does not exist yet; template.go says why the other apps do not send campaigns).
+// SMS, WhatsApp (msgapp_1) with its channel, or a voice channel (telco_voice: calls, voice.go)
+// (template.go says why the other apps do not send campaigns).
 func deploymentMaySend(ctx context.Context, q interface {
 	CampaignDeployment(context.Context, uuid.UUID, uuid.UUID) (store.DeploymentInfo, error)
 }, ws, agentID, deploymentID uuid.UUID) (store.DeploymentInfo, error) {
@@ -426,8 +451,9 @@ func deploymentMaySend(ctx context.Context, q interface {
 	switch {
 	case d.ChannelType == string(blueprint.ChannelSMS):
 	case d.ChannelType == string(templateApp) && d.ChannelID != nil:
+	case d.ChannelType == string(blueprint.ChannelTelcoVoice) && d.ChannelID != nil:
 	default:
-		return d, apierr.Unprocessable("deployment_id", "channel_cannot_send", "The deployment is on %s; campaigns send over sms deployments, and msgapp_1 (WhatsApp) deployments on a channel, only.", d.ChannelType)
+		return d, apierr.Unprocessable("deployment_id", "channel_cannot_send", "The deployment is on %s; campaigns send over sms deployments, and msgapp_1 (WhatsApp) and telco_voice deployments on a channel, only.", d.ChannelType)
 	}
 	return d, nil
 }
@@ -440,6 +466,7 @@ type sender struct {
 	number  string
 	channel *store.Channel
 	app     bool // a messaging app's channel: AppSender sends
+	voice   bool // a voice channel: Caller calls
 }
 
 // origin is where a campaign sends from: its deployment's WhatsApp channel, or the SMS
@@ -449,15 +476,19 @@ func origin(ctx context.Context, tx *store.Tx, c store.Campaign) (sender, error)
 		return sendingNumber(ctx, tx, c.WorkspaceID)
 	}
 	d, err := tx.CampaignDeployment(ctx, c.WorkspaceID, *c.DeploymentID)
-	if err != nil || d.ChannelType != string(templateApp) {
+	voice := err == nil && d.ChannelType == string(blueprint.ChannelTelcoVoice)
+	if err != nil || d.ChannelID == nil || d.ChannelType != string(templateApp) && !voice {
 		return sendingNumber(ctx, tx, c.WorkspaceID)
 	}
 	ch, err := tx.ChannelByID(ctx, c.WorkspaceID, *d.ChannelID)
 	if err == nil && ch.Status == store.ChannelConnected && ch.Address != nil {
-		return sender{number: *ch.Address, channel: &ch, app: true}, nil
+		return sender{number: *ch.Address, channel: &ch, app: !voice, voice: voice}, nil
 	}
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return sender{}, err
+	}
+	if voice {
+		return sender{}, apierr.Conflict("no_sending_number", "The voice channel of the deployment is not connected; connect it (PATCH /api/channels/{id}) first.")
 	}
 	return sender{}, apierr.Conflict("no_sending_number", "The WhatsApp channel of the deployment is not connected; connect it (PATCH /api/channels/{id}) first.")
 }
@@ -522,7 +553,7 @@ var hhmm = regexp.MustCompile(`^([01][0-9]|2[0-3]):[0-5][0-9]$`)
 func (s *Service) fields(ctx context.Context, ws uuid.UUID, cur store.Campaign, in Input) (store.CampaignFields, error) {
 	f := store.CampaignFields{WorkspaceID: ws, Name: cur.Name, AgentID: cur.AgentID, DeploymentID: cur.DeploymentID, Audience: cur.Audience,
 		FirstMessage: cur.FirstMessage, StartAt: cur.StartAt, WindowStart: cur.WindowStart, WindowEnd: cur.WindowEnd, Timezone: cur.Timezone,
-		RatePerMinute: cur.RatePerMinute, Template: cur.Template}
+		RatePerMinute: cur.RatePerMinute, Template: cur.Template, VoicemailRecordingID: cur.VoicemailRecordingID}
 	if in.Name != nil {
 		f.Name = strings.TrimSpace(*in.Name)
 	}
@@ -563,6 +594,18 @@ func (s *Service) fields(ctx context.Context, ws uuid.UUID, cur store.Campaign, 
 		if err := checkTemplate(d.ChannelType, f.Template); err != nil {
 			return f, err
 		}
+		if in.VoicemailRecordingID != nil {
+			f.VoicemailRecordingID = in.VoicemailRecordingID
+		}
+		if err := checkVoicemail(ctx, s.store, ws, d.ChannelType, f.VoicemailRecordingID); err != nil {
+			return f, err
+		}
+	} else if in.VoicemailRecordingID != nil {
+		// No deployment yet (a draft): the recording is checked now, and again with one.
+		if err := checkVoicemail(ctx, s.store, ws, string(blueprint.ChannelTelcoVoice), in.VoicemailRecordingID); err != nil {
+			return f, err
+		}
+		f.VoicemailRecordingID = in.VoicemailRecordingID
 	}
 	if in.FirstMessage != nil {
 		m := strings.TrimSpace(*in.FirstMessage)
@@ -643,10 +686,10 @@ func view(c store.Campaign) Campaign {
 		_ = json.Unmarshal(c.Template, tmpl)
 	}
 	return Campaign{ID: c.ID, Object: "campaign", Name: c.Name, Status: c.Status, AgentID: c.AgentID, DeploymentID: c.DeploymentID,
-		Audience: aud, FirstMessage: c.FirstMessage, Template: tmpl,
+		Audience: aud, FirstMessage: c.FirstMessage, Template: tmpl, VoicemailRecordingID: c.VoicemailRecordingID,
 		Schedule:     Schedule{StartAt: c.StartAt, WindowStart: c.WindowStart, WindowEnd: c.WindowEnd, Timezone: c.Timezone, RatePerMinute: c.RatePerMinute},
 		PausedReason: c.PausedReason, Counts: Counts{Sent: c.SentCount, Delivered: c.DeliveredCount, Undelivered: c.UndeliveredCount,
-			Failed: c.FailedCount, Skipped: c.SkippedCount},
+			Failed: c.FailedCount, Skipped: c.SkippedCount, Answered: c.AnsweredCount, Voicemail: c.VoicemailCount},
 		StartedAt: c.StartedAt, CompletedAt: c.CompletedAt, CancelledAt: c.CancelledAt, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
 }
 

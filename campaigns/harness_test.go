@@ -43,6 +43,7 @@ type world struct {
 	agentID      uuid.UUID
 	deploymentID uuid.UUID
 	log          *slog.Logger
+	calls        campaigns.Caller // a voice campaign's caller (voice_test.go); nil: none
 }
 
 // clock is the campaigns' clock, moved by hand.
@@ -94,7 +95,7 @@ func (w *world) process(t *testing.T, st *store.Store) *campaigns.Service {
 	require.NoError(t, err)
 	jobs, err := river.NewClient(riverpgxv5.New(st.Pool()), &river.Config{Logger: w.log})
 	require.NoError(t, err)
-	return campaigns.New(st, comp, w.provider, jobs, campaigns.Config{Period: period, Now: w.clock.Now})
+	return campaigns.New(st, comp, w.provider, jobs, campaigns.Config{Period: period, Now: w.clock.Now, Calls: w.calls})
 }
 
 // replica is the campaigns service of another process on the same database, with its own

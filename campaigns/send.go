@@ -139,7 +139,12 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[TickArgs]) error {
 	if a.Status != string(manage.AgentEnabled) {
 		return w.pause(ctx, c, "agent_disabled")
 	}
-	if wait := untilWindow(c, now); wait > 0 {
+	voice, err := s.isVoice(ctx, c)
+	if err != nil {
+		return err
+	}
+	// A voice campaign's window is each contact's own (voice.go); others have one window.
+	if wait := untilWindow(c, now); wait > 0 && !voice {
 		return river.JobSnooze(min(wait, s.cfg.Period))
 	}
 	var from sender
@@ -152,10 +157,17 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[TickArgs]) error {
 		return err
 	}
 	sent, deadline := 0, now.Add(s.cfg.Period)
+	// Contacts of a voice campaign outside their window this tick, and the soonest one opens.
+	var deferred []uuid.UUID
+	reopens := time.Duration(0)
 	for sent < c.RatePerMinute && s.cfg.Now().Before(deadline) {
-		next, err := s.store.CampaignAudienceNext(ctx, ws, c.ID, aud.ContactIDs, aud.ListIDs, aud.Tags, min(skipBatch, c.RatePerMinute-sent))
+		next, err := s.store.CampaignAudienceNext(ctx, ws, c.ID, aud.ContactIDs, aud.ListIDs, aud.Tags, deferred, min(skipBatch, c.RatePerMinute-sent))
 		if err != nil {
 			return err
+		}
+		if len(next) == 0 && len(deferred) > 0 {
+			// Everyone else is decided: wait for the first deferred contact's window.
+			return river.JobSnooze(max(min(reopens, s.cfg.Period), time.Millisecond))
 		}
 		if len(next) == 0 {
 			// Every contact is decided; the campaign completes once the sends of other
@@ -171,6 +183,16 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[TickArgs]) error {
 			return err
 		}
 		for _, contact := range next {
+			if from.voice && contact.DeletedAt == nil && contact.ConsentCalls && contact.Phone != nil && contacts.ValidE164(*contact.Phone) {
+				// Only a contact who would be called waits for its window; the others are skipped now.
+				if wait := untilCallWindow(c, contact, s.cfg.Now()); wait > 0 {
+					deferred = append(deferred, contact.ID)
+					if reopens == 0 || wait < reopens {
+						reopens = wait
+					}
+					continue
+				}
+			}
 			if stop, err := w.unpaid(ctx, c); stop || err != nil {
 				return err
 			}
@@ -236,7 +258,7 @@ func (w *Worker) decide(ctx context.Context, c store.Campaign, contact store.Aud
 	switch {
 	case contact.DeletedAt != nil:
 		reason = "deleted"
-	case !contact.ConsentSms:
+	case from.voice && !contact.ConsentCalls, !from.voice && !contact.ConsentSms:
 		reason = "no_consent"
 	case contact.Phone == nil || !contacts.ValidE164(*contact.Phone):
 		reason = "no_phone"
@@ -244,6 +266,9 @@ func (w *Worker) decide(ctx context.Context, c store.Campaign, contact store.Aud
 	// On WhatsApp the person is their number without the +, and the template's parameters
 	// are filled in from the contact.
 	remote, channelType := "", string(blueprint.ChannelSMS)
+	if from.voice {
+		channelType = string(blueprint.ChannelTelcoVoice)
+	}
 	var tmpl Template
 	if reason == "" {
 		remote = *contact.Phone
@@ -262,10 +287,10 @@ func (w *Worker) decide(ctx context.Context, c store.Campaign, contact store.Aud
 		if err != nil {
 			return err
 		}
-		if cur.Status != Running || cur.AgentID == nil || cur.FirstMessage == nil {
+		if cur.Status != Running || cur.AgentID == nil || cur.FirstMessage == nil && !from.voice {
 			return errStop // paused, cancelled, or its agent was deleted meanwhile
 		}
-		if reason == "" {
+		if reason == "" && !from.voice {
 			// Carrier rules: a contact who texted STOP to this number is not messaged from it
 			// until they text START (on WhatsApp: sent STOP to the business's number).
 			out, err := tx.OptedOut(ctx, ws, from.number, remote)
@@ -294,10 +319,18 @@ func (w *Worker) decide(ctx context.Context, c store.Campaign, contact store.Aud
 		if !ok {
 			return errDecided // another worker decided: roll the conversation back
 		}
-		sendID, body = id, *cur.FirstMessage
+		sendID = id
 		if err := tx.OpenAgentConversation(ctx, ws, conv.ID, *cur.AgentID, &contact.ID, nil); err != nil {
 			return err
 		}
+		data := map[string]any{"conversation_id": conv.ShortID, "channel": conv.Channel, "agent_id": cur.AgentID.String(),
+			"contact_id": contact.ID.String(), "campaign_id": c.ID.String()}
+		if from.voice {
+			// The call's flow (package voice) stores what is said once someone answers.
+			_, err = tx.AppendEvents(ctx, ws, []store.NewEvent{{Type: "conversation.created", Data: data}})
+			return err
+		}
+		body = *cur.FirstMessage
 		if from.channel != nil {
 			// The contact's reply on this channel continues this conversation, with this agent.
 			if err := tx.AddThread(ctx, ws, conv.ID, from.channel.ID, remote); err != nil {
@@ -307,8 +340,6 @@ func (w *Worker) decide(ctx context.Context, c store.Campaign, contact store.Aud
 		if err := tx.AppendMessages(ctx, ws, conv.ID, []store.Message{{Role: string(llm.RoleAssistant), Content: body}}); err != nil {
 			return err
 		}
-		data := map[string]any{"conversation_id": conv.ShortID, "channel": conv.Channel, "agent_id": cur.AgentID.String(),
-			"contact_id": contact.ID.String(), "campaign_id": c.ID.String()}
 		_, err = tx.AppendEvents(ctx, ws, []store.NewEvent{{Type: "conversation.created", Data: data}})
 		return err
 	})
@@ -322,9 +353,12 @@ func (w *Worker) decide(ctx context.Context, c store.Campaign, contact store.Aud
 	var providerID string
 	var sendErr error
 	template := false
-	if from.app {
+	switch {
+	case from.voice:
+		providerID, sendErr = s.cfg.Calls.PlaceCall(ctx, *from.channel, remote, sendID)
+	case from.app:
 		providerID, template, sendErr = s.cfg.Apps.SendCampaign(ctx, *from.channel, AppMessage{To: remote, Text: body, Template: tmpl})
-	} else {
+	default:
 		out := sms.Outbound{From: from.number, To: *contact.Phone, Body: body}
 		if from.channel != nil && s.cfg.StatusCallback != nil {
 			out.StatusCallback = s.cfg.StatusCallback(*from.channel)
@@ -354,6 +388,9 @@ func (w *Worker) decide(ctx context.Context, c store.Campaign, contact store.Aud
 			}
 			if err := tx.FinishCampaignSend(finish, ws, sendID, status, why, pid); err != nil {
 				return err
+			}
+			if from.voice {
+				return nil // metered per started minute when the call ends (package voice)
 			}
 			if pid != nil && from.channel != nil {
 				// A delivery report may have come in before the carrier's id was recorded.
@@ -403,8 +440,14 @@ func untilWindow(c store.Campaign, now time.Time) time.Duration {
 			loc = l
 		}
 	}
+	return untilOpen(*c.WindowStart, *c.WindowEnd, loc, now)
+}
+
+// untilOpen is how long until the window from windowStart to windowEnd ('HH:MM' in loc; an
+// end before the start spans midnight) opens (0: it is open).
+func untilOpen(windowStart, windowEnd string, loc *time.Location, now time.Time) time.Duration {
 	local := now.In(loc)
-	start, end := minutes(*c.WindowStart), minutes(*c.WindowEnd)
+	start, end := minutes(windowStart), minutes(windowEnd)
 	m := local.Hour()*60 + local.Minute()
 	open := start < end && m >= start && m < end || start > end && (m >= start || m < end)
 	if open {

@@ -52,19 +52,22 @@ type ListRef struct {
 
 // Contact is a contact as /api answers it.
 type Contact struct {
-	ID           uuid.UUID  `json:"id"`
-	Object       string     `json:"object"`
-	Name         *string    `json:"name"`
-	Email        *string    `json:"email"`
-	Phone        *string    `json:"phone"`
-	Tags         []string   `json:"tags"`
-	Lists        []ListRef  `json:"lists"`
-	Source       string     `json:"source"`
-	ConsentSMS   bool       `json:"consent_sms"`
-	ConsentCalls bool       `json:"consent_calls"`
-	CreatedAt    time.Time  `json:"created_at"`
-	UpdatedAt    time.Time  `json:"updated_at"`
-	DeletedAt    *time.Time `json:"deleted_at"`
+	ID           uuid.UUID `json:"id"`
+	Object       string    `json:"object"`
+	Name         *string   `json:"name"`
+	Email        *string   `json:"email"`
+	Phone        *string   `json:"phone"`
+	Tags         []string  `json:"tags"`
+	Lists        []ListRef `json:"lists"`
+	Source       string    `json:"source"`
+	ConsentSMS   bool      `json:"consent_sms"`
+	ConsentCalls bool      `json:"consent_calls"`
+	// Timezone is the contact's own IANA time zone; voice campaigns call inside their window
+	// in it (nil: derived from the phone number, else the campaign's).
+	Timezone  *string    `json:"timezone"`
+	CreatedAt time.Time  `json:"created_at"`
+	UpdatedAt time.Time  `json:"updated_at"`
+	DeletedAt *time.Time `json:"deleted_at"`
 }
 
 // Page is a page of contacts.
@@ -99,6 +102,7 @@ type Input struct {
 	Lists        []string `json:"lists"`
 	ConsentSMS   *bool    `json:"consent_sms"`
 	ConsentCalls *bool    `json:"consent_calls"`
+	Timezone     *string  `json:"timezone"`
 }
 
 // Filter selects contacts for List.
@@ -215,7 +219,8 @@ func (s *Service) Update(ctx context.Context, ws, id uuid.UUID, raw json.RawMess
 		if cur.DeletedAt != nil {
 			return apierr.Conflict("contact_deleted", "This contact is deleted; restore it (POST /api/contacts/{id}/restore) before changing it.")
 		}
-		in := Input{Name: cur.Name, Email: cur.Email, Phone: cur.Phone, Tags: cur.Tags, ConsentSMS: &cur.ConsentSms, ConsentCalls: &cur.ConsentCalls}
+		in := Input{Name: cur.Name, Email: cur.Email, Phone: cur.Phone, Tags: cur.Tags, ConsentSMS: &cur.ConsentSms, ConsentCalls: &cur.ConsentCalls,
+			Timezone: cur.Timezone}
 		var patch Input
 		if err := json.Unmarshal(raw, &patch); err != nil {
 			return apierr.Invalid("", "invalid_json", "The request body does not fit the contact's fields: %v", err)
@@ -236,6 +241,8 @@ func (s *Service) Update(ctx context.Context, ws, id uuid.UUID, raw json.RawMess
 				in.ConsentSMS = patch.ConsentSMS
 			case "consent_calls":
 				in.ConsentCalls = patch.ConsentCalls
+			case "timezone":
+				in.Timezone = patch.Timezone
 			default:
 				return apierr.Invalid(key, "unknown_field", "%s is not a field of a contact.", key)
 			}
@@ -304,7 +311,7 @@ func (s *Service) views(ctx context.Context, ws uuid.UUID, rows []store.ContactR
 	out := make([]Contact, 0, len(rows))
 	for _, r := range rows {
 		c := Contact{ID: r.ID, Object: "contact", Name: r.Name, Email: r.Email, Phone: r.Phone, Tags: r.Tags, Lists: []ListRef{},
-			Source: r.Source, ConsentSMS: r.ConsentSms, ConsentCalls: r.ConsentCalls, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+			Source: r.Source, ConsentSMS: r.ConsentSms, ConsentCalls: r.ConsentCalls, Timezone: r.Timezone, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 			DeletedAt: r.DeletedAt}
 		if c.Tags == nil {
 			c.Tags = []string{}
@@ -373,7 +380,26 @@ func check(in Input, prefix string, checkPhone, needPoint bool) (store.NewContac
 	if in.ConsentCalls != nil {
 		out.ConsentCalls = *in.ConsentCalls
 	}
+	if tz := trimmed(in.Timezone); tz != nil {
+		if !ValidTimezone(*tz) {
+			return out, apierr.Invalid(prefix+"timezone", "invalid_value", "timezone must be an IANA time zone name such as America/Chicago or Europe/Berlin.")
+		}
+		out.Timezone = tz
+	}
 	return out, nil
+}
+
+// MaxTimezoneLen bounds a time zone name.
+const MaxTimezoneLen = 64
+
+// ValidTimezone reports whether name is an IANA time zone this server knows ("UTC" too;
+// not "Local", which is the server's own).
+func ValidTimezone(name string) bool {
+	if name == "" || name == "Local" || len(name) > MaxTimezoneLen {
+		return false
+	}
+	_, err := time.LoadLocation(name)
+	return err == nil
 }
 
 func trimmed(s *string) *string {

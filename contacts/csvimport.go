@@ -47,7 +47,7 @@ type ImportResult struct {
 // phone or email, others are optional; unknown columns are refused so a typo is not
 // silently dropped.
 var columns = map[string]bool{"name": true, "email": true, "phone": true, "tags": true, "lists": true,
-	"consent_sms": true, "consent_calls": true}
+	"consent_sms": true, "consent_calls": true, "timezone": true}
 
 // Import reads a CSV file of contacts (a header row, then one contact a row) and stores the
 // valid rows in one transaction; each invalid row is reported with its row number, field
@@ -74,7 +74,7 @@ func (s *Service) Import(ctx context.Context, ws uuid.UUID, data []byte, list st
 	for i, h := range header {
 		h = strings.ToLower(strings.TrimSpace(h))
 		if !columns[h] {
-			return res, apierr.Invalid("file", "unknown_column", "Column %d of the header, %q, is not one of name, email, phone, tags, lists, consent_sms, consent_calls.", i+1, h)
+			return res, apierr.Invalid("file", "unknown_column", "Column %d of the header, %q, is not one of name, email, phone, tags, lists, consent_sms, consent_calls, timezone.", i+1, h)
 		}
 		if _, dup := index[h]; dup {
 			return res, apierr.Invalid("file", "duplicate_column", "The header names %q twice.", h)
@@ -157,6 +157,9 @@ func (s *Service) Import(ctx context.Context, ws uuid.UUID, data []byte, list st
 				if merged.Phone == nil {
 					merged.Phone = existing.Phone
 				}
+				if merged.Timezone == nil {
+					merged.Timezone = existing.Timezone
+				}
 				if _, err := tx.UpdateContact(ctx, ws, id, merged); err != nil {
 					return err
 				}
@@ -235,6 +238,9 @@ func parseRow(rec []string, index map[string]int) (Input, string, error) {
 	}
 	if v, ok := get("phone"); ok && v != "" {
 		in.Phone = &v
+	}
+	if v, ok := get("timezone"); ok && v != "" {
+		in.Timezone = &v
 	}
 	if v, ok := get("tags"); ok {
 		in.Tags = splitNames(v)

@@ -250,6 +250,36 @@ func (h *dash) conversations(w http.ResponseWriter, r *http.Request, p store.Pri
 type transcriptData struct {
 	Conversation store.Conversation
 	Messages     []transcriptMessage
+	// Call is the phone call that carried the conversation (telco_voice), with its outcome.
+	Call *callSummary
+}
+
+// callSummary is how a call went, as the transcript page shows it.
+type callSummary struct {
+	Direction, Remote string
+	// Outcome is what the flow did (voicemail, transferred, voicemail_drop, silence, ...);
+	// Status is the carrier's final status (completed, busy, no-answer, ...); "" until known.
+	Outcome, Status string
+	Seconds         int
+	Minutes         int
+	Ended           bool
+}
+
+func callSummaryOf(c store.VoiceCall) *callSummary {
+	out := &callSummary{Direction: c.Direction, Remote: c.Remote, Ended: c.EndedAt != nil}
+	if c.Outcome != nil {
+		out.Outcome = *c.Outcome
+	}
+	if c.CarrierStatus != nil {
+		out.Status = *c.CarrierStatus
+	}
+	if c.DurationS != nil {
+		out.Seconds = *c.DurationS
+	}
+	if c.Minutes != nil {
+		out.Minutes = *c.Minutes
+	}
+	return out
 }
 
 func (h *dash) transcript(w http.ResponseWriter, r *http.Request, p store.Principal) {
@@ -264,6 +294,16 @@ func (h *dash) transcript(w http.ResponseWriter, r *http.Request, p store.Princi
 		return
 	}
 	d := transcriptData{Conversation: c, Messages: transcriptOf(msgs)}
+	if c.Channel == "telco_voice" {
+		call, err := h.Store.VoiceCallOfConversation(r.Context(), p.WorkspaceID, c.ID)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			h.fail(w, r, p, err)
+			return
+		}
+		if err == nil {
+			d.Call = callSummaryOf(call)
+		}
+	}
 	h.render(w, r, http.StatusOK, "transcript", view{Title: "Conversation " + c.ShortID, Nav: "conversations", P: p, Data: d})
 }
 

@@ -120,7 +120,9 @@ type Deleted struct {
 	Deleted bool      `json:"deleted"`
 }
 
-// Delete removes a recording, unless an agent plays it as its disclosure (409, naming them).
+// Delete removes a recording, unless an agent plays it as its disclosure or a campaign that
+// is not over (draft, scheduled, running, paused) leaves it as its voicemail drop (409,
+// naming them). A completed or cancelled campaign's voicemail_recording_id becomes null.
 func (s *Service) Delete(ctx context.Context, ws, id uuid.UUID) (Deleted, error) {
 	if _, err := s.store.RecordingByID(ctx, ws, id); err != nil {
 		return Deleted{}, apierr.WithParam(err, "id")
@@ -132,6 +134,14 @@ func (s *Service) Delete(ctx context.Context, ws, id uuid.UUID) (Deleted, error)
 	if len(users) > 0 {
 		return Deleted{}, apierr.Conflict("recording_in_use", "The recording is the disclosure of %s: set their disclosureRecordingId to another recording or null first.",
 			quoteAll(users))
+	}
+	camps, err := s.store.RecordingCampaigns(ctx, ws, id)
+	if err != nil {
+		return Deleted{}, err
+	}
+	if len(camps) > 0 {
+		return Deleted{}, apierr.Conflict("recording_in_use", "The recording is the voicemail drop of the campaign(s) %s, which are not over: set their voicemail_recording_id to another recording, or cancel them, first.",
+			quoteAll(camps))
 	}
 	if err := s.store.DeleteRecording(ctx, ws, id); err != nil {
 		return Deleted{}, apierr.WithParam(err, "id")

@@ -27,7 +27,8 @@ type CampaignFields = dbsqlc.UpdateCampaignParams
 func (q *queries) InsertCampaign(ctx context.Context, status string, f CampaignFields) (Campaign, error) {
 	return q.sql.InsertCampaign(ctx, q.db, dbsqlc.InsertCampaignParams{WorkspaceID: f.WorkspaceID, Name: f.Name, Status: status,
 		AgentID: f.AgentID, DeploymentID: f.DeploymentID, Audience: f.Audience, FirstMessage: f.FirstMessage, StartAt: f.StartAt,
-		WindowStart: f.WindowStart, WindowEnd: f.WindowEnd, Timezone: f.Timezone, RatePerMinute: f.RatePerMinute, Template: f.Template})
+		WindowStart: f.WindowStart, WindowEnd: f.WindowEnd, Timezone: f.Timezone, RatePerMinute: f.RatePerMinute, Template: f.Template,
+		VoicemailRecordingID: f.VoicemailRecordingID})
 }
 
 // CampaignByID is a campaign of the workspace.
@@ -65,8 +66,12 @@ func (q *queries) PauseAgentCampaigns(ctx context.Context, ws, agentID uuid.UUID
 	return q.sql.PauseAgentCampaigns(ctx, q.db, dbsqlc.PauseAgentCampaignsParams{WorkspaceID: ws, AgentID: &agentID})
 }
 
-// CampaignAudienceNext is up to limit contacts of the audience not yet decided about.
-func (q *queries) CampaignAudienceNext(ctx context.Context, ws, campaignID uuid.UUID, contactIDs, listIDs []uuid.UUID, tags []string, limit int) ([]AudienceContact, error) {
+// CampaignAudienceNext is up to limit contacts of the audience not yet decided about, but
+// the deferred ones.
+func (q *queries) CampaignAudienceNext(ctx context.Context, ws, campaignID uuid.UUID, contactIDs, listIDs []uuid.UUID, tags []string, deferred []uuid.UUID, limit int) ([]AudienceContact, error) {
+	if deferred == nil {
+		deferred = []uuid.UUID{}
+	}
 	if contactIDs == nil {
 		contactIDs = []uuid.UUID{}
 	}
@@ -74,7 +79,7 @@ func (q *queries) CampaignAudienceNext(ctx context.Context, ws, campaignID uuid.
 		listIDs = []uuid.UUID{}
 	}
 	return q.sql.CampaignAudienceNext(ctx, q.db, dbsqlc.CampaignAudienceNextParams{WorkspaceID: ws, CampaignID: campaignID,
-		ContactIds: contactIDs, ListIds: listIDs, Tags: nonNilTags(tags), MaxRows: int32(limit)})
+		ContactIds: contactIDs, ListIds: listIDs, Tags: nonNilTags(tags), Deferred: deferred, MaxRows: int32(limit)})
 }
 
 // ClaimCampaignSend records the decision about a contact; ok is false when a decision
@@ -126,4 +131,26 @@ func (q *queries) CampaignDeployment(ctx context.Context, ws, id uuid.UUID) (Dep
 // decided within the last within.
 func (q *queries) CampaignSendsInFlight(ctx context.Context, ws, campaignID uuid.UUID, within time.Duration) (int64, error) {
 	return q.sql.CampaignSendsInFlight(ctx, q.db, dbsqlc.CampaignSendsInFlightParams{WorkspaceID: ws, CampaignID: campaignID, WithinSeconds: within.Seconds()})
+}
+
+// CampaignCall is what a campaign call's flow needs of its campaign send.
+type CampaignCall = dbsqlc.CampaignCallOfRow
+
+// CampaignCallOf is the campaign send an outbound call was placed for.
+func (q *queries) CampaignCallOf(ctx context.Context, ws, sendID uuid.UUID) (CampaignCall, error) {
+	r, err := q.sql.CampaignCallOf(ctx, q.db, dbsqlc.CampaignCallOfParams{WorkspaceID: ws, ID: sendID})
+	return r, notFound("campaign send", err)
+}
+
+// ApplyCallStatus applies a campaign call's final carrier status (delivery: delivered or
+// undelivered) to its send and campaign counters, once.
+func (q *queries) ApplyCallStatus(ctx context.Context, ws, sendID uuid.UUID, status, delivery string) error {
+	return q.sql.ApplyCallStatus(ctx, q.db, dbsqlc.ApplyCallStatusParams{WorkspaceID: ws, ID: sendID, CallStatus: status, Delivery: delivery})
+}
+
+// ApplyAnsweredBy keeps answering-machine detection's verdict on a campaign call and counts
+// it (a person, or a machine), once: first is false when it was applied already.
+func (q *queries) ApplyAnsweredBy(ctx context.Context, ws, sendID uuid.UUID, answeredBy string, machine bool) (first bool, err error) {
+	n, err := q.sql.ApplyAnsweredBy(ctx, q.db, dbsqlc.ApplyAnsweredByParams{WorkspaceID: ws, ID: sendID, AnsweredBy: answeredBy, Machine: machine})
+	return n > 0, err
 }

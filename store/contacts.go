@@ -28,6 +28,8 @@ type NewContact struct {
 	Tags                     []string
 	Source                   string
 	ConsentSMS, ConsentCalls bool
+	// Timezone is the contact's own IANA time zone (nil: none).
+	Timezone *string
 }
 
 // ContactFilter selects contacts; nil fields match any.
@@ -53,7 +55,7 @@ func nonNilTags(t []string) []string {
 // InsertContact creates a contact.
 func (q *queries) InsertContact(ctx context.Context, ws uuid.UUID, c NewContact) (ContactRecord, error) {
 	return q.sql.InsertContact(ctx, q.db, dbsqlc.InsertContactParams{WorkspaceID: ws, Name: c.Name, Email: c.Email, Phone: c.Phone,
-		Tags: nonNilTags(c.Tags), Source: c.Source, ConsentSms: c.ConsentSMS, ConsentCalls: c.ConsentCalls})
+		Tags: nonNilTags(c.Tags), Source: c.Source, ConsentSms: c.ConsentSMS, ConsentCalls: c.ConsentCalls, Timezone: c.Timezone})
 }
 
 // ContactByID is a contact of the workspace, deleted or not.
@@ -78,7 +80,7 @@ func (q *queries) ListContacts(ctx context.Context, ws uuid.UUID, f ContactFilte
 // UpdateContact replaces the changeable fields of a live contact.
 func (q *queries) UpdateContact(ctx context.Context, ws, id uuid.UUID, c NewContact) (ContactRecord, error) {
 	r, err := q.sql.UpdateContact(ctx, q.db, dbsqlc.UpdateContactParams{WorkspaceID: ws, ID: id, Name: c.Name, Email: c.Email, Phone: c.Phone,
-		Tags: nonNilTags(c.Tags), ConsentSms: c.ConsentSMS, ConsentCalls: c.ConsentCalls})
+		Tags: nonNilTags(c.Tags), ConsentSms: c.ConsentSMS, ConsentCalls: c.ConsentCalls, Timezone: c.Timezone})
 	return r, notFound("contact", err)
 }
 

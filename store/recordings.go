@@ -87,6 +87,11 @@ func (q *queries) RecordingUsers(ctx context.Context, workspaceID, id uuid.UUID)
 	return q.sql.RecordingUsers(ctx, q.db, dbsqlc.RecordingUsersParams{WorkspaceID: workspaceID, ID: &id})
 }
 
+// RecordingCampaigns names the campaigns not over whose voicemail drop the recording is.
+func (q *queries) RecordingCampaigns(ctx context.Context, workspaceID, id uuid.UUID) ([]string, error) {
+	return q.sql.RecordingCampaigns(ctx, q.db, dbsqlc.RecordingCampaignsParams{WorkspaceID: workspaceID, ID: &id})
+}
+
 // DeleteRecording deletes a recording of the workspace.
 func (q *queries) DeleteRecording(ctx context.Context, workspaceID, id uuid.UUID) error {
 	n, err := q.sql.DeleteRecording(ctx, q.db, dbsqlc.DeleteRecordingParams{WorkspaceID: workspaceID, ID: id})

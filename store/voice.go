@@ -24,12 +24,15 @@ type NewVoiceCall struct {
 	Remote    string
 	Local     string
 	AgentID   *uuid.UUID
+	// An outbound call of a campaign: its conversation and campaign send, known beforehand.
+	ConversationID *uuid.UUID
+	CampaignSendID *uuid.UUID
 }
 
 // StartVoiceCall records a call, or finds it when its CallSid was seen already.
 func (q *queries) StartVoiceCall(ctx context.Context, workspaceID uuid.UUID, c NewVoiceCall) (VoiceCall, error) {
 	return q.sql.StartVoiceCall(ctx, q.db, dbsqlc.StartVoiceCallParams{WorkspaceID: workspaceID, ChannelID: c.ChannelID, CallSid: c.CallSID,
-		Direction: c.Direction, Remote: c.Remote, Local: c.Local, AgentID: c.AgentID})
+		Direction: c.Direction, Remote: c.Remote, Local: c.Local, AgentID: c.AgentID, ConversationID: c.ConversationID, CampaignSendID: c.CampaignSendID})
 }
 
 // VoiceCallBySID finds a call of the channel by the carrier's CallSid.
@@ -94,4 +97,10 @@ func (q *queries) VoiceTurnOf(ctx context.Context, workspaceID, callID uuid.UUID
 func (q *queries) FinishVoiceTurn(ctx context.Context, workspaceID, callID uuid.UUID, seq int, status string, reply, action *string) error {
 	return q.sql.FinishVoiceTurn(ctx, q.db, dbsqlc.FinishVoiceTurnParams{WorkspaceID: workspaceID, CallID: callID, Seq: seq, Status: status,
 		Reply: reply, Action: action})
+}
+
+// VoiceCallOfConversation is the (latest) call that carried a conversation.
+func (q *queries) VoiceCallOfConversation(ctx context.Context, workspaceID, conversationID uuid.UUID) (VoiceCall, error) {
+	c, err := q.sql.VoiceCallOfConversation(ctx, q.db, dbsqlc.VoiceCallOfConversationParams{WorkspaceID: workspaceID, ConversationID: &conversationID})
+	return c, notFound("call", err)
 }

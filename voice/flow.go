@@ -20,20 +20,6 @@ import (
 	"switchboard/store"
 )
 
-// What the call flow says on its own (the agent's words come from its blueprint and model).
-const (
-	sayNoCredit   = "Sorry, we cannot take your call right now. Please try again later. Goodbye."
-	sayNoAgent    = "Sorry, nobody can take your call right now. Please try again later. Goodbye."
-	sayStillThere = "Are you still there? How can I help?"
-	sayGoodbye    = "I did not hear anything, so I will hang up now. Thank you for calling. Goodbye."
-	sayHolding    = "One moment, please."
-	sayNotHeard   = "Sorry, I could not answer that just now. Could you say it again?"
-	sayCallBack   = "Someone from our team will get back to you. Thank you for calling. Goodbye."
-	sayNoAnswer   = "Sorry, nobody could take your call. Please leave a message after the tone, and press the pound key or hang up when you are done."
-	sayNoMessage  = "No message was recorded. Goodbye."
-	sayRecorded   = "Thank you, your message was recorded. Goodbye."
-)
-
 // Call outcomes, as voice_calls.outcome keeps them.
 const (
 	outcomeNoCredit    = "no_credit"
@@ -43,6 +29,9 @@ const (
 	outcomeTransferred = "transferred"
 	outcomeUnanswered  = "transfer_unanswered"
 	outcomeHangup      = "agent_hangup"
+	// Outbound (campaign) calls: a machine answered and heard the voicemail drop; a fax.
+	outcomeVoicemailDrop = "voicemail_drop"
+	outcomeFax           = "fax"
 )
 
 // routes are the carrier's requests under a voice channel's inbound URL.
@@ -54,6 +43,7 @@ var routes = map[string]func(*flow, context.Context) (string, error){
 	"whisper":  (*flow).whisper,
 	"recorded": (*flow).recorded,
 	"status":   (*flow).status,
+	"outbound": (*flow).outbound,
 }
 
 // flow is one carrier request about one call.
@@ -116,9 +106,9 @@ func (f *flow) start(ctx context.Context) (string, error) {
 	}
 	switch {
 	case quota.Refusal(w) != "":
-		return f.end(ctx, call, outcomeNoCredit, sp.say(sayNoCredit))
+		return f.end(ctx, call, outcomeNoCredit, sp.fixed(phNoCredit))
 	case !ok:
-		return f.end(ctx, call, outcomeNoAgent, sp.say(sayNoAgent))
+		return f.end(ctx, call, outcomeNoAgent, sp.fixed(phNoAgent))
 	}
 	if r := bp.Agent.BusinessRules; r != nil && r.BusinessHours != nil {
 		open, err := converse.Open(r.BusinessHours, s.now())
@@ -139,7 +129,7 @@ func (f *flow) start(ctx context.Context) (string, error) {
 		}
 	}
 	verbs := []twiml.Element{sp.say(bp.Agent.Persona.Greeting)}
-	disclosure, err := f.disclosure(ctx, a, bp, sp)
+	disclosure, _, err := f.disclosure(ctx, a, bp, sp)
 	if err != nil {
 		return "", err
 	}
@@ -169,27 +159,28 @@ func (f *flow) open(ctx context.Context, call *store.VoiceCall, remote string) e
 
 // disclosure is what the caller hears about speaking with an AI, when it applies: the
 // disclosure recording played, or its text said (the agent's own, else the platform's
-// default: a null text is never silence).
-func (f *flow) disclosure(ctx context.Context, a store.Agent, bp *blueprint.Blueprint, sp speaker) ([]twiml.Element, error) {
+// default: a null text is never silence). text is the disclosure's text, for the
+// transcript ("": none applies).
+func (f *flow) disclosure(ctx context.Context, a store.Agent, bp *blueprint.Blueprint, sp speaker) (verbs []twiml.Element, text string, err error) {
 	deployed, err := f.s.store.AgentDeployments(ctx, a.WorkspaceID, a.ID)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	d := manage.DisclosureOf(a, bp, deployed)
 	if !d.Applies {
-		return nil, nil
+		return nil, "", nil
 	}
 	if a.DisclosureRecordingID != nil {
 		rec, err := f.s.store.RecordingByID(ctx, a.WorkspaceID, *a.DisclosureRecordingID)
 		if err == nil && rec.Format != "" {
-			return []twiml.Element{&twiml.VoicePlay{Url: f.s.MediaURL(rec)}}, nil
+			return []twiml.Element{&twiml.VoicePlay{Url: f.s.MediaURL(rec)}}, d.SpokenText, nil
 		}
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return nil, err
+			return nil, "", err
 		}
 		// A recording without audio (or gone) cannot be played: its text is said instead.
 	}
-	return []twiml.Element{sp.say(d.SpokenText)}, nil
+	return []twiml.Element{sp.say(d.SpokenText)}, d.SpokenText, nil
 }
 
 // MediaURL is where the carrier fetches a recording: unguessable, never listed.

@@ -3,6 +3,7 @@ package voice
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
 	"github.com/twilio/twilio-go/twiml"
 
@@ -22,6 +23,14 @@ func (f *flow) status(ctx context.Context) (string, error) {
 		return empty()
 	}
 	call, err := f.s.store.VoiceCallBySID(ctx, f.c.WorkspaceID, f.c.ID, f.call.SID)
+	if errors.Is(err, store.ErrNotFound) && f.query.Get("send") != "" {
+		// A campaign call that ended (busy, no answer) before its placing was recorded.
+		sendID, perr := f.sendParam()
+		if perr != nil {
+			return "", perr
+		}
+		call, _, err = f.s.campaignCall(ctx, f.c, f.call.SID, sendID)
+	}
 	if err != nil {
 		return "", err
 	}
@@ -41,6 +50,16 @@ func (f *flow) status(ctx context.Context) (string, error) {
 				return err
 			}
 		}
+		if ended.CampaignSendID != nil {
+			// completed: delivered (someone or something answered); otherwise undelivered.
+			delivery := "undelivered"
+			if f.call.Status == "completed" {
+				delivery = "delivered"
+			}
+			if err := tx.ApplyCallStatus(ctx, ws, *ended.CampaignSendID, f.call.Status, delivery); err != nil {
+				return err
+			}
+		}
 		if minutes == 0 {
 			return nil
 		}
@@ -56,7 +75,14 @@ func (f *flow) status(ctx context.Context) (string, error) {
 // spend.recorded {category: "voice", minutes, conversation_id}. It settles, so it comes last.
 func (s *Service) charge(ctx context.Context, tx *store.Tx, call store.VoiceCall, minutes int) error {
 	cost := int64(minutes) * catalog.VoiceNanoUSDPerMinute
-	var short string
+	var short, campaign string
+	if call.CampaignSendID != nil {
+		cc, err := tx.CampaignCallOf(ctx, call.WorkspaceID, *call.CampaignSendID)
+		if err != nil {
+			return err
+		}
+		campaign = cc.CampaignID.String()
+	}
 	if call.ConversationID != nil {
 		conv, err := tx.ConversationByRef(ctx, call.WorkspaceID, call.ConversationID.String())
 		if err != nil {
@@ -71,6 +97,9 @@ func (s *Service) charge(ctx context.Context, tx *store.Tx, call store.VoiceCall
 			"channel_id": call.ChannelID.String(), "call_sid": call.CallSid}
 		if short != "" {
 			data["conversation_id"] = short
+		}
+		if campaign != "" {
+			data["campaign_id"] = campaign
 		}
 		return []store.NewEvent{{Type: "spend.recorded", Data: data}}
 	})

@@ -33,7 +33,7 @@ func (f *flow) dial(ctx context.Context) (string, error) {
 	record := &twiml.VoiceRecord{Action: f.url("recorded", seq, 0), Method: "POST", MaxLength: strconv.Itoa(maxVoicemailSeconds),
 		PlayBeep: "true", FinishOnKey: "#", Timeout: "5"}
 	// <Record> goes on to the next verbs when nothing was recorded.
-	return twiml.Voice([]twiml.Element{sp.say(sayNoAnswer), record, sp.say(sayNoMessage), &twiml.VoiceHangup{}})
+	return twiml.Voice([]twiml.Element{sp.fixed(phNoAnswer), record, sp.fixed(phNoMessage), &twiml.VoiceHangup{}})
 }
 
 // whisper is what the person who answers a transfer hears before the caller is put through:
@@ -95,7 +95,7 @@ func (f *flow) recorded(ctx context.Context) (string, error) {
 	recURL := strings.TrimSpace(f.form.Get("RecordingUrl"))
 	seconds, _ := atoi(f.form.Get("RecordingDuration"))
 	if recURL == "" || seconds <= 0 {
-		return twiml.Voice([]twiml.Element{sp.say(sayNoMessage), &twiml.VoiceHangup{}})
+		return twiml.Voice([]twiml.Element{sp.fixed(phNoMessage), &twiml.VoiceHangup{}})
 	}
 	err = f.s.store.InTx(ctx, func(tx *store.Tx) error {
 		if err := tx.SetVoicemail(ctx, f.c.WorkspaceID, call.ID, recURL, seconds); err != nil {
@@ -110,7 +110,7 @@ func (f *flow) recorded(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return twiml.Voice([]twiml.Element{sp.say(sayRecorded), &twiml.VoiceHangup{}})
+	return twiml.Voice([]twiml.Element{sp.fixed(phRecorded), &twiml.VoiceHangup{}})
 }
 
 func atoi(s string) (int, bool) {

@@ -45,9 +45,9 @@ func (f *flow) gather(ctx context.Context) (string, error) {
 	}
 	if speech == "" {
 		if silent >= 2 {
-			return f.end(ctx, call, outcomeSilence, sp.say(sayGoodbye))
+			return f.end(ctx, call, outcomeSilence, sp.fixed(phGoodbye))
 		}
-		return twiml.Voice([]twiml.Element{sp.say(sayStillThere), f.listen(sp, seq)})
+		return twiml.Voice([]twiml.Element{sp.fixed(phStillThere), f.listen(sp, seq)})
 	}
 	if len([]rune(speech)) > converse.MaxMessageChars {
 		speech = string([]rune(speech)[:converse.MaxMessageChars])
@@ -96,11 +96,11 @@ func (f *flow) pickUp(ctx context.Context, call store.VoiceCall, sp speaker, seq
 		return f.speak(ctx, call, sp, t)
 	case t.Status == "failed" || time.Since(t.CreatedAt) > f.s.TurnTimeout+f.s.SlowAfter:
 		// Failed, or lost with a replica that stopped while answering it: asked again.
-		return twiml.Voice([]twiml.Element{sp.say(sayNotHeard), f.listen(sp, seq+1)})
+		return twiml.Voice([]twiml.Element{sp.fixed(phNotHeard), f.listen(sp, seq+1)})
 	}
 	var verbs []twiml.Element
 	if wait == 0 {
-		verbs = append(verbs, sp.say(sayHolding))
+		verbs = append(verbs, sp.fixed(phHolding))
 	}
 	return twiml.Voice(append(verbs, &twiml.VoiceRedirect{Url: f.url("result", seq, wait+1), Method: "POST"}))
 }
@@ -144,8 +144,11 @@ func (f *flow) speak(ctx context.Context, call store.VoiceCall, sp speaker, t st
 			}
 			return twiml.Voice(append(verbs, dial))
 		}
-		return f.end(ctx, call, outcomeHangup, append(verbs, sp.say(sayCallBack))...)
+		return f.end(ctx, call, outcomeHangup, append(verbs, sp.fixed(phCallBack))...)
 	case actionHangup:
+		if len(verbs) == 0 { // the workspace could not pay for the turn (answer)
+			return f.end(ctx, call, outcomeNoCredit, sp.fixed(phNoCredit))
+		}
 		return f.end(ctx, call, outcomeHangup, verbs...)
 	}
 	return twiml.Voice(append(verbs, f.listen(sp, t.Seq+1)))
@@ -177,7 +180,8 @@ func (s *Service) answer(ctx context.Context, ws uuid.UUID, call store.VoiceCall
 		return "", "", err
 	}
 	if quota.Refusal(w) != "" {
-		return sayNoCredit, actionHangup, nil
+		// The apology is said by speak, in the agent's language: a hangup without a reply.
+		return "", actionHangup, nil
 	}
 	if call.AgentID == nil || call.ConversationID == nil {
 		return "", "", errors.New("the call has no agent or conversation")

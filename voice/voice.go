@@ -15,7 +15,10 @@
 //	dial      how a transfer ended (DialCallStatus), ?turn=N
 //	whisper   what the person who answers a transfer hears first, ?turn=N
 //	recorded  the message a caller left (RecordingUrl, RecordingDuration)
-//	status    the call's status callback: closes the conversation and meters the call
+//	status    the call's status callback: closes the conversation and meters the call (and,
+//	          ?send=ID, applies a campaign call's status to its campaign)
+//	outbound  a campaign's call was answered (?send=ID, AnsweredBy): the voicemail drop to a
+//	          machine, the agent's flow to a person (outbound.go)
 package voice
 
 import (

@@ -1,8 +1,11 @@
 package smstest
 
 import (
+	"fmt"
+	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 )
 
 // NumberVoiceURL is where the voice webhook of the account's number e164 points; empty when
@@ -95,5 +98,52 @@ func CallStatusForm(callSID, from, to, status string, seconds int) url.Values {
 		form.Set("CallDuration", strconv.Itoa(seconds))
 		form.Set("Duration", strconv.Itoa((seconds+59)/60))
 	}
+	return form
+}
+
+// PlacedCall is an outbound call the fake was asked to place (POST Calls.json), with the
+// request's form as the SDK sent it (MachineDetection, AsyncAmd, Url, StatusCallback, ...).
+type PlacedCall struct {
+	SID, From, To       string
+	URL, StatusCallback string
+	Form                url.Values
+}
+
+// Calls are the outbound calls placed so far, in order.
+func (s *Server) Calls() []PlacedCall {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]PlacedCall(nil), s.calls...)
+}
+
+func (s *Server) createCall(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	to := r.PostForm.Get("To")
+	if s.failTo[to] {
+		writeError(w, http.StatusBadRequest, 21211, "The 'To' number "+to+" is not a valid phone number.")
+		return
+	}
+	if r.PostForm.Get("Url") == "" && r.PostForm.Get("Twiml") == "" && r.PostForm.Get("ApplicationSid") == "" {
+		writeError(w, http.StatusBadRequest, 21205, "Url parameter is required.")
+		return
+	}
+	c := PlacedCall{SID: fmt.Sprintf("CA%032d", len(s.calls)+1), From: r.PostForm.Get("From"), To: to, URL: r.PostForm.Get("Url"),
+		StatusCallback: r.PostForm.Get("StatusCallback"), Form: r.PostForm}
+	s.calls = append(s.calls, c)
+	at := time.Now().UTC().Format(time.RFC1123Z)
+	writeJSON(w, http.StatusCreated, map[string]any{"sid": c.SID, "account_sid": AccountSID, "from": c.From, "to": c.To,
+		"status": "queued", "direction": "outbound-api", "api_version": "2010-04-01", "date_created": at, "date_updated": at,
+		"start_time": nil, "end_time": nil, "duration": nil, "price": nil, "uri": accountPath + "Calls/" + c.SID + ".json"})
+}
+
+// AnsweredForm is what the carrier POSTs to an outbound call's URL once it is answered and
+// answering-machine detection has its verdict: answeredBy is human, machine_end_beep,
+// machine_end_silence, machine_end_other, fax or unknown. from is the number that called.
+func AnsweredForm(callSID, from, to, answeredBy string) url.Values {
+	form := CallForm(callSID, from, to, "in-progress")
+	form.Set("Direction", "outbound-api")
+	form.Set("AnsweredBy", answeredBy)
+	form.Set("MachineDetectionDuration", "2830")
 	return form
 }

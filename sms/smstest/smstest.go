@@ -52,6 +52,7 @@ type Server struct {
 	numbers    []*number           // the account's numbers, in the order it got them
 	numbersSeq int                 // numbers ever added, for their SIDs
 	delay      time.Duration       // Messages.json waits this long before answering
+	calls      []PlacedCall
 }
 
 // New starts the fake; it stops with the test.
@@ -188,6 +189,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == http.MethodPost && path == "Messages.json":
 		s.createMessage(w, r)
+	case r.Method == http.MethodPost && path == "Calls.json":
+		s.createCall(w, r)
 	case r.Method == http.MethodGet && path == "Messages.json":
 		s.listMessages(w, r)
 	case r.Method == http.MethodGet && strings.HasPrefix(path, "AvailablePhoneNumbers/") && strings.HasSuffix(path, "/Local.json"):

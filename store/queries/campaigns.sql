@@ -1,8 +1,9 @@
 -- name: InsertCampaign :one
 INSERT INTO campaigns (workspace_id, name, status, agent_id, deployment_id, audience, first_message,
-    start_at, window_start, window_end, timezone, rate_per_minute, template)
+    start_at, window_start, window_end, timezone, rate_per_minute, template, voicemail_recording_id)
 VALUES (@workspace_id, @name, @status, sqlc.narg(agent_id), sqlc.narg(deployment_id), @audience, sqlc.narg(first_message),
-    sqlc.narg(start_at), sqlc.narg(window_start), sqlc.narg(window_end), sqlc.narg(timezone), @rate_per_minute, sqlc.narg(template))
+    sqlc.narg(start_at), sqlc.narg(window_start), sqlc.narg(window_end), sqlc.narg(timezone), @rate_per_minute, sqlc.narg(template),
+    sqlc.narg(voicemail_recording_id))
 RETURNING *;
 
 -- name: CampaignByID :one
@@ -21,7 +22,8 @@ ORDER BY created_at DESC, id DESC;
 UPDATE campaigns SET name = @name, agent_id = sqlc.narg(agent_id), deployment_id = sqlc.narg(deployment_id),
     audience = @audience, first_message = sqlc.narg(first_message), start_at = sqlc.narg(start_at),
     window_start = sqlc.narg(window_start), window_end = sqlc.narg(window_end), timezone = sqlc.narg(timezone),
-    rate_per_minute = @rate_per_minute, template = sqlc.narg(template), updated_at = now()
+    rate_per_minute = @rate_per_minute, template = sqlc.narg(template),
+    voicemail_recording_id = sqlc.narg(voicemail_recording_id), updated_at = now()
 WHERE workspace_id = @workspace_id AND id = @id
 RETURNING *;
 
@@ -44,12 +46,14 @@ RETURNING id;
 -- name: CampaignAudienceNext :many
 -- CampaignAudienceNext is the next contacts of the campaign's audience without a send row,
 -- oldest first: deleted and non-consenting ones too, so the caller records them as skipped.
-SELECT c.id, c.phone, c.name, c.consent_sms, c.deleted_at FROM contacts c
+-- The deferred ones (a voice campaign's contacts outside their local window) are left out.
+SELECT c.id, c.phone, c.name, c.consent_sms, c.consent_calls, c.timezone, c.deleted_at FROM contacts c
 WHERE c.workspace_id = @workspace_id
   AND (c.id = ANY (@contact_ids::uuid[]) OR c.tags && @tags::text[]
        OR EXISTS (SELECT 1 FROM contact_list_members m
                   WHERE m.workspace_id = c.workspace_id AND m.contact_id = c.id AND m.list_id = ANY (@list_ids::uuid[])))
   AND NOT EXISTS (SELECT 1 FROM campaign_sends s WHERE s.campaign_id = @campaign_id AND s.contact_id = c.id)
+  AND NOT (c.id = ANY (@deferred::uuid[]))
 ORDER BY c.created_at, c.id
 LIMIT @max_rows;
 
@@ -89,3 +93,35 @@ SELECT agent_id, channel_type, channel_id FROM deployments WHERE workspace_id = 
 SELECT count(*) FROM campaign_sends
 WHERE workspace_id = @workspace_id AND campaign_id = @campaign_id AND status = 'sending'
   AND updated_at > now() - make_interval(secs => @within_seconds::float8);
+
+-- name: CampaignCallOf :one
+-- CampaignCallOf is what the call flow needs of the campaign send an outbound call was placed
+-- for: its campaign, contact and conversation.
+SELECT s.id, s.campaign_id, s.contact_id, s.conversation_id, c.agent_id, c.voicemail_recording_id, c.first_message,
+    ct.phone
+FROM campaign_sends s JOIN campaigns c ON c.id = s.campaign_id JOIN contacts ct ON ct.id = s.contact_id
+WHERE s.workspace_id = @workspace_id AND s.id = @id;
+
+-- name: ApplyCallStatus :exec
+-- ApplyCallStatus applies a campaign call's final carrier status to its send and campaign, once:
+-- completed is delivered, busy, no-answer, failed and canceled are undelivered.
+WITH sent AS (
+    UPDATE campaign_sends cs SET call_status = @call_status::text, delivery = @delivery::text, updated_at = now()
+    WHERE cs.workspace_id = @workspace_id::uuid AND cs.id = @id::uuid AND cs.call_status IS NULL
+    RETURNING cs.campaign_id
+)
+UPDATE campaigns c SET delivered_count = c.delivered_count + (@delivery::text = 'delivered')::int,
+    undelivered_count = c.undelivered_count + (@delivery::text = 'undelivered')::int, updated_at = now()
+FROM sent WHERE c.workspace_id = @workspace_id::uuid AND c.id = sent.campaign_id;
+
+-- name: ApplyAnsweredBy :execrows
+-- ApplyAnsweredBy keeps answering-machine detection's verdict on a campaign call, once, and
+-- counts the call as answered by a person or by a machine (a voicemail is left).
+WITH sent AS (
+    UPDATE campaign_sends cs SET answered_by = @answered_by::text, updated_at = now()
+    WHERE cs.workspace_id = @workspace_id::uuid AND cs.id = @id::uuid AND cs.answered_by IS NULL
+    RETURNING cs.campaign_id
+)
+UPDATE campaigns c SET answered_count = c.answered_count + (NOT sqlc.arg(machine)::bool)::int,
+    voicemail_count = c.voicemail_count + (@machine::bool)::int, updated_at = now()
+FROM sent WHERE c.workspace_id = @workspace_id::uuid AND c.id = sent.campaign_id;

@@ -1,7 +1,7 @@
 -- name: InsertContact :one
-INSERT INTO contacts (workspace_id, name, email, phone, tags, source, consent_sms, consent_calls)
+INSERT INTO contacts (workspace_id, name, email, phone, tags, source, consent_sms, consent_calls, timezone)
 VALUES (@workspace_id, sqlc.narg(name), sqlc.narg(email), sqlc.narg(phone), @tags::text[], @source,
-        @consent_sms, @consent_calls)
+        @consent_sms, @consent_calls, sqlc.narg(timezone))
 RETURNING *;
 
 -- name: ContactByID :one
@@ -33,7 +33,7 @@ LIMIT @max_rows;
 
 -- name: UpdateContact :one
 UPDATE contacts SET name = sqlc.narg(name), email = sqlc.narg(email), phone = sqlc.narg(phone), tags = @tags::text[],
-    consent_sms = @consent_sms, consent_calls = @consent_calls, updated_at = now()
+    consent_sms = @consent_sms, consent_calls = @consent_calls, timezone = sqlc.narg(timezone), updated_at = now()
 WHERE workspace_id = @workspace_id AND id = @id AND deleted_at IS NULL
 RETURNING *;
 

@@ -12,7 +12,7 @@ WHERE c.workspace_id = @workspace_id AND (c.contact_id = @contact_id OR c.id IN 
 SELECT id, erased_at FROM contacts WHERE workspace_id = @workspace_id AND id = @id FOR UPDATE;
 
 -- name: EraseContactFields :execrows
-UPDATE contacts SET name = NULL, email = NULL, phone = NULL, tags = '{}', erased_at = now(), updated_at = now(),
+UPDATE contacts SET name = NULL, email = NULL, phone = NULL, tags = '{}', timezone = NULL, erased_at = now(), updated_at = now(),
     deleted_at = coalesce(deleted_at, now())
 WHERE workspace_id = @workspace_id AND id = @id AND erased_at IS NULL;
 

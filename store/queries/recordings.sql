@@ -20,5 +20,11 @@ SELECT format, audio FROM recordings WHERE media_token = @media_token AND audio 
 -- RecordingUsers are the agents that use the recording as their disclosure.
 SELECT name FROM agents WHERE workspace_id = @workspace_id AND disclosure_recording_id = @id ORDER BY name;
 
+-- name: RecordingCampaigns :many
+-- RecordingCampaigns are the campaigns not over (completed, cancelled) that leave the
+-- recording as their voicemail drop.
+SELECT name FROM campaigns WHERE workspace_id = @workspace_id AND voicemail_recording_id = @id
+  AND status NOT IN ('completed', 'cancelled') ORDER BY name;
+
 -- name: DeleteRecording :execrows
 DELETE FROM recordings WHERE workspace_id = @workspace_id AND id = @id;

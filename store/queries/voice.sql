@@ -1,7 +1,8 @@
 -- name: StartVoiceCall :one
 -- StartVoiceCall records a call once: a retried webhook of the same CallSid finds its row.
-INSERT INTO voice_calls (workspace_id, channel_id, call_sid, direction, remote, local, agent_id)
-VALUES (@workspace_id, @channel_id, @call_sid, @direction, @remote, @local, sqlc.narg(agent_id))
+INSERT INTO voice_calls (workspace_id, channel_id, call_sid, direction, remote, local, agent_id, conversation_id, campaign_send_id)
+VALUES (@workspace_id, @channel_id, @call_sid, @direction, @remote, @local, sqlc.narg(agent_id), sqlc.narg(conversation_id),
+    sqlc.narg(campaign_send_id))
 ON CONFLICT (channel_id, call_sid) DO UPDATE SET call_sid = EXCLUDED.call_sid
 RETURNING *;
 
@@ -50,3 +51,8 @@ WHERE workspace_id = @workspace_id AND call_id = @call_id AND seq = @seq AND sta
 -- name: CloseCallConversation :exec
 UPDATE conversations SET status = 'closed', updated_at = now()
 WHERE workspace_id = @workspace_id AND id = @id;
+
+-- name: VoiceCallOfConversation :one
+-- VoiceCallOfConversation is the call that carried a conversation (its transcript shows how it went).
+SELECT * FROM voice_calls WHERE workspace_id = @workspace_id AND conversation_id = @conversation_id
+ORDER BY started_at DESC LIMIT 1;

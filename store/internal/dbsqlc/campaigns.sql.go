@@ -43,15 +43,79 @@ func (q *Queries) ActiveCampaigns(ctx context.Context, db DBTX) ([]ActiveCampaig
 	return items, nil
 }
 
+const applyAnsweredBy = `-- name: ApplyAnsweredBy :execrows
+WITH sent AS (
+    UPDATE campaign_sends cs SET answered_by = $3::text, updated_at = now()
+    WHERE cs.workspace_id = $2::uuid AND cs.id = $4::uuid AND cs.answered_by IS NULL
+    RETURNING cs.campaign_id
+)
+UPDATE campaigns c SET answered_count = c.answered_count + (NOT $1::bool)::int,
+    voicemail_count = c.voicemail_count + ($1::bool)::int, updated_at = now()
+FROM sent WHERE c.workspace_id = $2::uuid AND c.id = sent.campaign_id
+`
+
+type ApplyAnsweredByParams struct {
+	Machine     bool
+	WorkspaceID uuid.UUID
+	AnsweredBy  string
+	ID          uuid.UUID
+}
+
+// ApplyAnsweredBy keeps answering-machine detection's verdict on a campaign call, once, and
+// counts the call as answered by a person or by a machine (a voicemail is left).
+func (q *Queries) ApplyAnsweredBy(ctx context.Context, db DBTX, arg ApplyAnsweredByParams) (int64, error) {
+	result, err := db.Exec(ctx, applyAnsweredBy,
+		arg.Machine,
+		arg.WorkspaceID,
+		arg.AnsweredBy,
+		arg.ID,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const applyCallStatus = `-- name: ApplyCallStatus :exec
+WITH sent AS (
+    UPDATE campaign_sends cs SET call_status = $3::text, delivery = $1::text, updated_at = now()
+    WHERE cs.workspace_id = $2::uuid AND cs.id = $4::uuid AND cs.call_status IS NULL
+    RETURNING cs.campaign_id
+)
+UPDATE campaigns c SET delivered_count = c.delivered_count + ($1::text = 'delivered')::int,
+    undelivered_count = c.undelivered_count + ($1::text = 'undelivered')::int, updated_at = now()
+FROM sent WHERE c.workspace_id = $2::uuid AND c.id = sent.campaign_id
+`
+
+type ApplyCallStatusParams struct {
+	Delivery    string
+	WorkspaceID uuid.UUID
+	CallStatus  string
+	ID          uuid.UUID
+}
+
+// ApplyCallStatus applies a campaign call's final carrier status to its send and campaign, once:
+// completed is delivered, busy, no-answer, failed and canceled are undelivered.
+func (q *Queries) ApplyCallStatus(ctx context.Context, db DBTX, arg ApplyCallStatusParams) error {
+	_, err := db.Exec(ctx, applyCallStatus,
+		arg.Delivery,
+		arg.WorkspaceID,
+		arg.CallStatus,
+		arg.ID,
+	)
+	return err
+}
+
 const campaignAudienceNext = `-- name: CampaignAudienceNext :many
-SELECT c.id, c.phone, c.name, c.consent_sms, c.deleted_at FROM contacts c
+SELECT c.id, c.phone, c.name, c.consent_sms, c.consent_calls, c.timezone, c.deleted_at FROM contacts c
 WHERE c.workspace_id = $1
   AND (c.id = ANY ($2::uuid[]) OR c.tags && $3::text[]
        OR EXISTS (SELECT 1 FROM contact_list_members m
                   WHERE m.workspace_id = c.workspace_id AND m.contact_id = c.id AND m.list_id = ANY ($4::uuid[])))
   AND NOT EXISTS (SELECT 1 FROM campaign_sends s WHERE s.campaign_id = $5 AND s.contact_id = c.id)
+  AND NOT (c.id = ANY ($6::uuid[]))
 ORDER BY c.created_at, c.id
-LIMIT $6
+LIMIT $7
 `
 
 type CampaignAudienceNextParams struct {
@@ -60,19 +124,23 @@ type CampaignAudienceNextParams struct {
 	Tags        []string
 	ListIds     []uuid.UUID
 	CampaignID  uuid.UUID
+	Deferred    []uuid.UUID
 	MaxRows     int32
 }
 
 type CampaignAudienceNextRow struct {
-	ID         uuid.UUID
-	Phone      *string
-	Name       *string
-	ConsentSms bool
-	DeletedAt  *time.Time
+	ID           uuid.UUID
+	Phone        *string
+	Name         *string
+	ConsentSms   bool
+	ConsentCalls bool
+	Timezone     *string
+	DeletedAt    *time.Time
 }
 
 // CampaignAudienceNext is the next contacts of the campaign's audience without a send row,
 // oldest first: deleted and non-consenting ones too, so the caller records them as skipped.
+// The deferred ones (a voice campaign's contacts outside their local window) are left out.
 func (q *Queries) CampaignAudienceNext(ctx context.Context, db DBTX, arg CampaignAudienceNextParams) ([]CampaignAudienceNextRow, error) {
 	rows, err := db.Query(ctx, campaignAudienceNext,
 		arg.WorkspaceID,
@@ -80,6 +148,7 @@ func (q *Queries) CampaignAudienceNext(ctx context.Context, db DBTX, arg Campaig
 		arg.Tags,
 		arg.ListIds,
 		arg.CampaignID,
+		arg.Deferred,
 		arg.MaxRows,
 	)
 	if err != nil {
@@ -94,6 +163,8 @@ func (q *Queries) CampaignAudienceNext(ctx context.Context, db DBTX, arg Campaig
 			&i.Phone,
 			&i.Name,
 			&i.ConsentSms,
+			&i.ConsentCalls,
+			&i.Timezone,
 			&i.DeletedAt,
 		); err != nil {
 			return nil, err
@@ -107,7 +178,7 @@ func (q *Queries) CampaignAudienceNext(ctx context.Context, db DBTX, arg Campaig
 }
 
 const campaignByID = `-- name: CampaignByID :one
-SELECT id, workspace_id, name, status, agent_id, deployment_id, audience, first_message, start_at, window_start, window_end, timezone, rate_per_minute, paused_reason, sent_count, failed_count, skipped_count, started_at, completed_at, cancelled_at, created_at, updated_at, delivered_count, undelivered_count, template FROM campaigns WHERE workspace_id = $1 AND id = $2
+SELECT id, workspace_id, name, status, agent_id, deployment_id, audience, first_message, start_at, window_start, window_end, timezone, rate_per_minute, paused_reason, sent_count, failed_count, skipped_count, started_at, completed_at, cancelled_at, created_at, updated_at, delivered_count, undelivered_count, template, voicemail_recording_id, answered_count, voicemail_count FROM campaigns WHERE workspace_id = $1 AND id = $2
 `
 
 type CampaignByIDParams struct {
@@ -144,6 +215,50 @@ func (q *Queries) CampaignByID(ctx context.Context, db DBTX, arg CampaignByIDPar
 		&i.DeliveredCount,
 		&i.UndeliveredCount,
 		&i.Template,
+		&i.VoicemailRecordingID,
+		&i.AnsweredCount,
+		&i.VoicemailCount,
+	)
+	return i, err
+}
+
+const campaignCallOf = `-- name: CampaignCallOf :one
+SELECT s.id, s.campaign_id, s.contact_id, s.conversation_id, c.agent_id, c.voicemail_recording_id, c.first_message,
+    ct.phone
+FROM campaign_sends s JOIN campaigns c ON c.id = s.campaign_id JOIN contacts ct ON ct.id = s.contact_id
+WHERE s.workspace_id = $1 AND s.id = $2
+`
+
+type CampaignCallOfParams struct {
+	WorkspaceID uuid.UUID
+	ID          uuid.UUID
+}
+
+type CampaignCallOfRow struct {
+	ID                   uuid.UUID
+	CampaignID           uuid.UUID
+	ContactID            uuid.UUID
+	ConversationID       *uuid.UUID
+	AgentID              *uuid.UUID
+	VoicemailRecordingID *uuid.UUID
+	FirstMessage         *string
+	Phone                *string
+}
+
+// CampaignCallOf is what the call flow needs of the campaign send an outbound call was placed
+// for: its campaign, contact and conversation.
+func (q *Queries) CampaignCallOf(ctx context.Context, db DBTX, arg CampaignCallOfParams) (CampaignCallOfRow, error) {
+	row := db.QueryRow(ctx, campaignCallOf, arg.WorkspaceID, arg.ID)
+	var i CampaignCallOfRow
+	err := row.Scan(
+		&i.ID,
+		&i.CampaignID,
+		&i.ContactID,
+		&i.ConversationID,
+		&i.AgentID,
+		&i.VoicemailRecordingID,
+		&i.FirstMessage,
+		&i.Phone,
 	)
 	return i, err
 }
@@ -171,7 +286,7 @@ func (q *Queries) CampaignDeployment(ctx context.Context, db DBTX, arg CampaignD
 }
 
 const campaignSends = `-- name: CampaignSends :many
-SELECT id, workspace_id, campaign_id, contact_id, status, reason, conversation_id, provider_message_id, created_at, updated_at, delivery FROM campaign_sends WHERE workspace_id = $1 AND campaign_id = $2
+SELECT id, workspace_id, campaign_id, contact_id, status, reason, conversation_id, provider_message_id, created_at, updated_at, delivery, call_status, answered_by FROM campaign_sends WHERE workspace_id = $1 AND campaign_id = $2
 ORDER BY created_at, id
 `
 
@@ -201,6 +316,8 @@ func (q *Queries) CampaignSends(ctx context.Context, db DBTX, arg CampaignSendsP
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.Delivery,
+			&i.CallStatus,
+			&i.AnsweredBy,
 		); err != nil {
 			return nil, err
 		}
@@ -317,26 +434,28 @@ func (q *Queries) FinishCampaignSend(ctx context.Context, db DBTX, arg FinishCam
 
 const insertCampaign = `-- name: InsertCampaign :one
 INSERT INTO campaigns (workspace_id, name, status, agent_id, deployment_id, audience, first_message,
-    start_at, window_start, window_end, timezone, rate_per_minute, template)
+    start_at, window_start, window_end, timezone, rate_per_minute, template, voicemail_recording_id)
 VALUES ($1, $2, $3, $4, $5, $6, $7,
-    $8, $9, $10, $11, $12, $13)
-RETURNING id, workspace_id, name, status, agent_id, deployment_id, audience, first_message, start_at, window_start, window_end, timezone, rate_per_minute, paused_reason, sent_count, failed_count, skipped_count, started_at, completed_at, cancelled_at, created_at, updated_at, delivered_count, undelivered_count, template
+    $8, $9, $10, $11, $12, $13,
+    $14)
+RETURNING id, workspace_id, name, status, agent_id, deployment_id, audience, first_message, start_at, window_start, window_end, timezone, rate_per_minute, paused_reason, sent_count, failed_count, skipped_count, started_at, completed_at, cancelled_at, created_at, updated_at, delivered_count, undelivered_count, template, voicemail_recording_id, answered_count, voicemail_count
 `
 
 type InsertCampaignParams struct {
-	WorkspaceID   uuid.UUID
-	Name          string
-	Status        string
-	AgentID       *uuid.UUID
-	DeploymentID  *uuid.UUID
-	Audience      []byte
-	FirstMessage  *string
-	StartAt       *time.Time
-	WindowStart   *string
-	WindowEnd     *string
-	Timezone      *string
-	RatePerMinute int
-	Template      []byte
+	WorkspaceID          uuid.UUID
+	Name                 string
+	Status               string
+	AgentID              *uuid.UUID
+	DeploymentID         *uuid.UUID
+	Audience             []byte
+	FirstMessage         *string
+	StartAt              *time.Time
+	WindowStart          *string
+	WindowEnd            *string
+	Timezone             *string
+	RatePerMinute        int
+	Template             []byte
+	VoicemailRecordingID *uuid.UUID
 }
 
 func (q *Queries) InsertCampaign(ctx context.Context, db DBTX, arg InsertCampaignParams) (Campaign, error) {
@@ -354,6 +473,7 @@ func (q *Queries) InsertCampaign(ctx context.Context, db DBTX, arg InsertCampaig
 		arg.Timezone,
 		arg.RatePerMinute,
 		arg.Template,
+		arg.VoicemailRecordingID,
 	)
 	var i Campaign
 	err := row.Scan(
@@ -382,12 +502,15 @@ func (q *Queries) InsertCampaign(ctx context.Context, db DBTX, arg InsertCampaig
 		&i.DeliveredCount,
 		&i.UndeliveredCount,
 		&i.Template,
+		&i.VoicemailRecordingID,
+		&i.AnsweredCount,
+		&i.VoicemailCount,
 	)
 	return i, err
 }
 
 const listCampaigns = `-- name: ListCampaigns :many
-SELECT id, workspace_id, name, status, agent_id, deployment_id, audience, first_message, start_at, window_start, window_end, timezone, rate_per_minute, paused_reason, sent_count, failed_count, skipped_count, started_at, completed_at, cancelled_at, created_at, updated_at, delivered_count, undelivered_count, template FROM campaigns
+SELECT id, workspace_id, name, status, agent_id, deployment_id, audience, first_message, start_at, window_start, window_end, timezone, rate_per_minute, paused_reason, sent_count, failed_count, skipped_count, started_at, completed_at, cancelled_at, created_at, updated_at, delivered_count, undelivered_count, template, voicemail_recording_id, answered_count, voicemail_count FROM campaigns
 WHERE workspace_id = $1 AND ($2::text IS NULL OR status = $2::text)
   AND ($3::uuid IS NULL OR agent_id = $3::uuid)
 ORDER BY created_at DESC, id DESC
@@ -434,6 +557,9 @@ func (q *Queries) ListCampaigns(ctx context.Context, db DBTX, arg ListCampaignsP
 			&i.DeliveredCount,
 			&i.UndeliveredCount,
 			&i.Template,
+			&i.VoicemailRecordingID,
+			&i.AnsweredCount,
+			&i.VoicemailCount,
 		); err != nil {
 			return nil, err
 		}
@@ -446,7 +572,7 @@ func (q *Queries) ListCampaigns(ctx context.Context, db DBTX, arg ListCampaignsP
 }
 
 const lockCampaign = `-- name: LockCampaign :one
-SELECT id, workspace_id, name, status, agent_id, deployment_id, audience, first_message, start_at, window_start, window_end, timezone, rate_per_minute, paused_reason, sent_count, failed_count, skipped_count, started_at, completed_at, cancelled_at, created_at, updated_at, delivered_count, undelivered_count, template FROM campaigns WHERE workspace_id = $1 AND id = $2 FOR UPDATE
+SELECT id, workspace_id, name, status, agent_id, deployment_id, audience, first_message, start_at, window_start, window_end, timezone, rate_per_minute, paused_reason, sent_count, failed_count, skipped_count, started_at, completed_at, cancelled_at, created_at, updated_at, delivered_count, undelivered_count, template, voicemail_recording_id, answered_count, voicemail_count FROM campaigns WHERE workspace_id = $1 AND id = $2 FOR UPDATE
 `
 
 type LockCampaignParams struct {
@@ -483,6 +609,9 @@ func (q *Queries) LockCampaign(ctx context.Context, db DBTX, arg LockCampaignPar
 		&i.DeliveredCount,
 		&i.UndeliveredCount,
 		&i.Template,
+		&i.VoicemailRecordingID,
+		&i.AnsweredCount,
+		&i.VoicemailCount,
 	)
 	return i, err
 }
@@ -526,7 +655,7 @@ UPDATE campaigns SET status = $1, paused_reason = $2,
     cancelled_at = CASE WHEN $1 = 'cancelled' THEN now() ELSE cancelled_at END,
     updated_at = now()
 WHERE workspace_id = $3 AND id = $4
-RETURNING id, workspace_id, name, status, agent_id, deployment_id, audience, first_message, start_at, window_start, window_end, timezone, rate_per_minute, paused_reason, sent_count, failed_count, skipped_count, started_at, completed_at, cancelled_at, created_at, updated_at, delivered_count, undelivered_count, template
+RETURNING id, workspace_id, name, status, agent_id, deployment_id, audience, first_message, start_at, window_start, window_end, timezone, rate_per_minute, paused_reason, sent_count, failed_count, skipped_count, started_at, completed_at, cancelled_at, created_at, updated_at, delivered_count, undelivered_count, template, voicemail_recording_id, answered_count, voicemail_count
 `
 
 type SetCampaignStatusParams struct {
@@ -571,6 +700,9 @@ func (q *Queries) SetCampaignStatus(ctx context.Context, db DBTX, arg SetCampaig
 		&i.DeliveredCount,
 		&i.UndeliveredCount,
 		&i.Template,
+		&i.VoicemailRecordingID,
+		&i.AnsweredCount,
+		&i.VoicemailCount,
 	)
 	return i, err
 }
@@ -579,25 +711,27 @@ const updateCampaign = `-- name: UpdateCampaign :one
 UPDATE campaigns SET name = $1, agent_id = $2, deployment_id = $3,
     audience = $4, first_message = $5, start_at = $6,
     window_start = $7, window_end = $8, timezone = $9,
-    rate_per_minute = $10, template = $11, updated_at = now()
-WHERE workspace_id = $12 AND id = $13
-RETURNING id, workspace_id, name, status, agent_id, deployment_id, audience, first_message, start_at, window_start, window_end, timezone, rate_per_minute, paused_reason, sent_count, failed_count, skipped_count, started_at, completed_at, cancelled_at, created_at, updated_at, delivered_count, undelivered_count, template
+    rate_per_minute = $10, template = $11,
+    voicemail_recording_id = $12, updated_at = now()
+WHERE workspace_id = $13 AND id = $14
+RETURNING id, workspace_id, name, status, agent_id, deployment_id, audience, first_message, start_at, window_start, window_end, timezone, rate_per_minute, paused_reason, sent_count, failed_count, skipped_count, started_at, completed_at, cancelled_at, created_at, updated_at, delivered_count, undelivered_count, template, voicemail_recording_id, answered_count, voicemail_count
 `
 
 type UpdateCampaignParams struct {
-	Name          string
-	AgentID       *uuid.UUID
-	DeploymentID  *uuid.UUID
-	Audience      []byte
-	FirstMessage  *string
-	StartAt       *time.Time
-	WindowStart   *string
-	WindowEnd     *string
-	Timezone      *string
-	RatePerMinute int
-	Template      []byte
-	WorkspaceID   uuid.UUID
-	ID            uuid.UUID
+	Name                 string
+	AgentID              *uuid.UUID
+	DeploymentID         *uuid.UUID
+	Audience             []byte
+	FirstMessage         *string
+	StartAt              *time.Time
+	WindowStart          *string
+	WindowEnd            *string
+	Timezone             *string
+	RatePerMinute        int
+	Template             []byte
+	VoicemailRecordingID *uuid.UUID
+	WorkspaceID          uuid.UUID
+	ID                   uuid.UUID
 }
 
 func (q *Queries) UpdateCampaign(ctx context.Context, db DBTX, arg UpdateCampaignParams) (Campaign, error) {
@@ -613,6 +747,7 @@ func (q *Queries) UpdateCampaign(ctx context.Context, db DBTX, arg UpdateCampaig
 		arg.Timezone,
 		arg.RatePerMinute,
 		arg.Template,
+		arg.VoicemailRecordingID,
 		arg.WorkspaceID,
 		arg.ID,
 	)
@@ -643,6 +778,9 @@ func (q *Queries) UpdateCampaign(ctx context.Context, db DBTX, arg UpdateCampaig
 		&i.DeliveredCount,
 		&i.UndeliveredCount,
 		&i.Template,
+		&i.VoicemailRecordingID,
+		&i.AnsweredCount,
+		&i.VoicemailCount,
 	)
 	return i, err
 }

@@ -43,7 +43,7 @@ func (q *Queries) ClearContactLists(ctx context.Context, db DBTX, arg ClearConta
 }
 
 const contactByID = `-- name: ContactByID :one
-SELECT id, workspace_id, name, email, phone, created_at, updated_at, tags, source, consent_sms, consent_calls, deleted_at, erased_at FROM contacts WHERE workspace_id = $1 AND id = $2
+SELECT id, workspace_id, name, email, phone, created_at, updated_at, tags, source, consent_sms, consent_calls, deleted_at, erased_at, timezone FROM contacts WHERE workspace_id = $1 AND id = $2
 `
 
 type ContactByIDParams struct {
@@ -68,6 +68,7 @@ func (q *Queries) ContactByID(ctx context.Context, db DBTX, arg ContactByIDParam
 		&i.ConsentCalls,
 		&i.DeletedAt,
 		&i.ErasedAt,
+		&i.Timezone,
 	)
 	return i, err
 }
@@ -156,10 +157,10 @@ func (q *Queries) EnsureContactList(ctx context.Context, db DBTX, arg EnsureCont
 }
 
 const insertContact = `-- name: InsertContact :one
-INSERT INTO contacts (workspace_id, name, email, phone, tags, source, consent_sms, consent_calls)
+INSERT INTO contacts (workspace_id, name, email, phone, tags, source, consent_sms, consent_calls, timezone)
 VALUES ($1, $2, $3, $4, $5::text[], $6,
-        $7, $8)
-RETURNING id, workspace_id, name, email, phone, created_at, updated_at, tags, source, consent_sms, consent_calls, deleted_at, erased_at
+        $7, $8, $9)
+RETURNING id, workspace_id, name, email, phone, created_at, updated_at, tags, source, consent_sms, consent_calls, deleted_at, erased_at, timezone
 `
 
 type InsertContactParams struct {
@@ -171,6 +172,7 @@ type InsertContactParams struct {
 	Source       string
 	ConsentSms   bool
 	ConsentCalls bool
+	Timezone     *string
 }
 
 func (q *Queries) InsertContact(ctx context.Context, db DBTX, arg InsertContactParams) (Contact, error) {
@@ -183,6 +185,7 @@ func (q *Queries) InsertContact(ctx context.Context, db DBTX, arg InsertContactP
 		arg.Source,
 		arg.ConsentSms,
 		arg.ConsentCalls,
+		arg.Timezone,
 	)
 	var i Contact
 	err := row.Scan(
@@ -199,6 +202,7 @@ func (q *Queries) InsertContact(ctx context.Context, db DBTX, arg InsertContactP
 		&i.ConsentCalls,
 		&i.DeletedAt,
 		&i.ErasedAt,
+		&i.Timezone,
 	)
 	return i, err
 }
@@ -244,7 +248,7 @@ func (q *Queries) ListContactLists(ctx context.Context, db DBTX, workspaceID uui
 }
 
 const listContacts = `-- name: ListContacts :many
-SELECT id, workspace_id, name, email, phone, created_at, updated_at, tags, source, consent_sms, consent_calls, deleted_at, erased_at FROM contacts c
+SELECT id, workspace_id, name, email, phone, created_at, updated_at, tags, source, consent_sms, consent_calls, deleted_at, erased_at, timezone FROM contacts c
 WHERE c.workspace_id = $1
   AND (c.deleted_at IS NOT NULL) = $2::bool
   AND ($3::text IS NULL OR $3::text = ANY (c.tags))
@@ -311,6 +315,7 @@ func (q *Queries) ListContacts(ctx context.Context, db DBTX, arg ListContactsPar
 			&i.ConsentCalls,
 			&i.DeletedAt,
 			&i.ErasedAt,
+			&i.Timezone,
 		); err != nil {
 			return nil, err
 		}
@@ -323,7 +328,7 @@ func (q *Queries) ListContacts(ctx context.Context, db DBTX, arg ListContactsPar
 }
 
 const liveContactByPhone = `-- name: LiveContactByPhone :one
-SELECT id, workspace_id, name, email, phone, created_at, updated_at, tags, source, consent_sms, consent_calls, deleted_at, erased_at FROM contacts WHERE workspace_id = $1 AND phone = $2 AND deleted_at IS NULL
+SELECT id, workspace_id, name, email, phone, created_at, updated_at, tags, source, consent_sms, consent_calls, deleted_at, erased_at, timezone FROM contacts WHERE workspace_id = $1 AND phone = $2 AND deleted_at IS NULL
 ORDER BY created_at LIMIT 1
 `
 
@@ -349,6 +354,7 @@ func (q *Queries) LiveContactByPhone(ctx context.Context, db DBTX, arg LiveConta
 		&i.ConsentCalls,
 		&i.DeletedAt,
 		&i.ErasedAt,
+		&i.Timezone,
 	)
 	return i, err
 }
@@ -356,7 +362,7 @@ func (q *Queries) LiveContactByPhone(ctx context.Context, db DBTX, arg LiveConta
 const restoreContact = `-- name: RestoreContact :one
 UPDATE contacts SET deleted_at = NULL, updated_at = now()
 WHERE workspace_id = $1 AND id = $2
-RETURNING id, workspace_id, name, email, phone, created_at, updated_at, tags, source, consent_sms, consent_calls, deleted_at, erased_at
+RETURNING id, workspace_id, name, email, phone, created_at, updated_at, tags, source, consent_sms, consent_calls, deleted_at, erased_at, timezone
 `
 
 type RestoreContactParams struct {
@@ -381,6 +387,7 @@ func (q *Queries) RestoreContact(ctx context.Context, db DBTX, arg RestoreContac
 		&i.ConsentCalls,
 		&i.DeletedAt,
 		&i.ErasedAt,
+		&i.Timezone,
 	)
 	return i, err
 }
@@ -388,7 +395,7 @@ func (q *Queries) RestoreContact(ctx context.Context, db DBTX, arg RestoreContac
 const softDeleteContact = `-- name: SoftDeleteContact :one
 UPDATE contacts SET deleted_at = coalesce(deleted_at, now()), updated_at = now()
 WHERE workspace_id = $1 AND id = $2
-RETURNING id, workspace_id, name, email, phone, created_at, updated_at, tags, source, consent_sms, consent_calls, deleted_at, erased_at
+RETURNING id, workspace_id, name, email, phone, created_at, updated_at, tags, source, consent_sms, consent_calls, deleted_at, erased_at, timezone
 `
 
 type SoftDeleteContactParams struct {
@@ -413,15 +420,16 @@ func (q *Queries) SoftDeleteContact(ctx context.Context, db DBTX, arg SoftDelete
 		&i.ConsentCalls,
 		&i.DeletedAt,
 		&i.ErasedAt,
+		&i.Timezone,
 	)
 	return i, err
 }
 
 const updateContact = `-- name: UpdateContact :one
 UPDATE contacts SET name = $1, email = $2, phone = $3, tags = $4::text[],
-    consent_sms = $5, consent_calls = $6, updated_at = now()
-WHERE workspace_id = $7 AND id = $8 AND deleted_at IS NULL
-RETURNING id, workspace_id, name, email, phone, created_at, updated_at, tags, source, consent_sms, consent_calls, deleted_at, erased_at
+    consent_sms = $5, consent_calls = $6, timezone = $7, updated_at = now()
+WHERE workspace_id = $8 AND id = $9 AND deleted_at IS NULL
+RETURNING id, workspace_id, name, email, phone, created_at, updated_at, tags, source, consent_sms, consent_calls, deleted_at, erased_at, timezone
 `
 
 type UpdateContactParams struct {
@@ -431,6 +439,7 @@ type UpdateContactParams struct {
 	Tags         []string
 	ConsentSms   bool
 	ConsentCalls bool
+	Timezone     *string
 	WorkspaceID  uuid.UUID
 	ID           uuid.UUID
 }
@@ -443,6 +452,7 @@ func (q *Queries) UpdateContact(ctx context.Context, db DBTX, arg UpdateContactP
 		arg.Tags,
 		arg.ConsentSms,
 		arg.ConsentCalls,
+		arg.Timezone,
 		arg.WorkspaceID,
 		arg.ID,
 	)
@@ -461,6 +471,7 @@ func (q *Queries) UpdateContact(ctx context.Context, db DBTX, arg UpdateContactP
 		&i.ConsentCalls,
 		&i.DeletedAt,
 		&i.ErasedAt,
+		&i.Timezone,
 	)
 	return i, err
 }

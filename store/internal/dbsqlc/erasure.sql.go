@@ -238,7 +238,7 @@ func (q *Queries) DeleteExpiredUploads(ctx context.Context, db DBTX, maxRows int
 }
 
 const eraseContactFields = `-- name: EraseContactFields :execrows
-UPDATE contacts SET name = NULL, email = NULL, phone = NULL, tags = '{}', erased_at = now(), updated_at = now(),
+UPDATE contacts SET name = NULL, email = NULL, phone = NULL, tags = '{}', timezone = NULL, erased_at = now(), updated_at = now(),
     deleted_at = coalesce(deleted_at, now())
 WHERE workspace_id = $1 AND id = $2 AND erased_at IS NULL
 `

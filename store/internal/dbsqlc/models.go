@@ -71,31 +71,34 @@ type BulkRun struct {
 }
 
 type Campaign struct {
-	ID               uuid.UUID
-	WorkspaceID      uuid.UUID
-	Name             string
-	Status           string
-	AgentID          *uuid.UUID
-	DeploymentID     *uuid.UUID
-	Audience         []byte
-	FirstMessage     *string
-	StartAt          *time.Time
-	WindowStart      *string
-	WindowEnd        *string
-	Timezone         *string
-	RatePerMinute    int
-	PausedReason     *string
-	SentCount        int
-	FailedCount      int
-	SkippedCount     int
-	StartedAt        *time.Time
-	CompletedAt      *time.Time
-	CancelledAt      *time.Time
-	CreatedAt        time.Time
-	UpdatedAt        time.Time
-	DeliveredCount   int
-	UndeliveredCount int
-	Template         []byte
+	ID                   uuid.UUID
+	WorkspaceID          uuid.UUID
+	Name                 string
+	Status               string
+	AgentID              *uuid.UUID
+	DeploymentID         *uuid.UUID
+	Audience             []byte
+	FirstMessage         *string
+	StartAt              *time.Time
+	WindowStart          *string
+	WindowEnd            *string
+	Timezone             *string
+	RatePerMinute        int
+	PausedReason         *string
+	SentCount            int
+	FailedCount          int
+	SkippedCount         int
+	StartedAt            *time.Time
+	CompletedAt          *time.Time
+	CancelledAt          *time.Time
+	CreatedAt            time.Time
+	UpdatedAt            time.Time
+	DeliveredCount       int
+	UndeliveredCount     int
+	Template             []byte
+	VoicemailRecordingID *uuid.UUID
+	AnsweredCount        int
+	VoicemailCount       int
 }
 
 type CampaignSend struct {
@@ -110,6 +113,8 @@ type CampaignSend struct {
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
 	Delivery          *string
+	CallStatus        *string
+	AnsweredBy        *string
 }
 
 type Channel struct {
@@ -170,6 +175,7 @@ type Contact struct {
 	ConsentCalls bool
 	DeletedAt    *time.Time
 	ErasedAt     *time.Time
+	Timezone     *string
 }
 
 type ContactAppID struct {
@@ -506,6 +512,7 @@ type VoiceCall struct {
 	VoicemailS     *int
 	StartedAt      time.Time
 	EndedAt        *time.Time
+	CampaignSendID *uuid.UUID
 }
 
 type VoiceTurn struct {

@@ -169,6 +169,38 @@ func (q *Queries) RecordingByID(ctx context.Context, db DBTX, arg RecordingByIDP
 	return i, err
 }
 
+const recordingCampaigns = `-- name: RecordingCampaigns :many
+SELECT name FROM campaigns WHERE workspace_id = $1 AND voicemail_recording_id = $2
+  AND status NOT IN ('completed', 'cancelled') ORDER BY name
+`
+
+type RecordingCampaignsParams struct {
+	WorkspaceID uuid.UUID
+	ID          *uuid.UUID
+}
+
+// RecordingCampaigns are the campaigns not over (completed, cancelled) that leave the
+// recording as their voicemail drop.
+func (q *Queries) RecordingCampaigns(ctx context.Context, db DBTX, arg RecordingCampaignsParams) ([]string, error) {
+	rows, err := db.Query(ctx, recordingCampaigns, arg.WorkspaceID, arg.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, err
+		}
+		items = append(items, name)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const recordingMedia = `-- name: RecordingMedia :one
 SELECT format, audio FROM recordings WHERE media_token = $1 AND audio IS NOT NULL
 `

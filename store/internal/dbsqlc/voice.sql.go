@@ -29,7 +29,7 @@ func (q *Queries) CloseCallConversation(ctx context.Context, db DBTX, arg CloseC
 const endVoiceCall = `-- name: EndVoiceCall :one
 UPDATE voice_calls SET ended_at = now(), carrier_status = $1, duration_s = $2, minutes = $3
 WHERE workspace_id = $4 AND id = $5 AND ended_at IS NULL
-RETURNING id, workspace_id, channel_id, call_sid, direction, remote, local, agent_id, conversation_id, silent_gathers, outcome, carrier_status, duration_s, minutes, voicemail_url, voicemail_s, started_at, ended_at
+RETURNING id, workspace_id, channel_id, call_sid, direction, remote, local, agent_id, conversation_id, silent_gathers, outcome, carrier_status, duration_s, minutes, voicemail_url, voicemail_s, started_at, ended_at, campaign_send_id
 `
 
 type EndVoiceCallParams struct {
@@ -70,6 +70,7 @@ func (q *Queries) EndVoiceCall(ctx context.Context, db DBTX, arg EndVoiceCallPar
 		&i.VoicemailS,
 		&i.StartedAt,
 		&i.EndedAt,
+		&i.CampaignSendID,
 	)
 	return i, err
 }
@@ -175,20 +176,23 @@ func (q *Queries) SetVoicemail(ctx context.Context, db DBTX, arg SetVoicemailPar
 }
 
 const startVoiceCall = `-- name: StartVoiceCall :one
-INSERT INTO voice_calls (workspace_id, channel_id, call_sid, direction, remote, local, agent_id)
-VALUES ($1, $2, $3, $4, $5, $6, $7)
+INSERT INTO voice_calls (workspace_id, channel_id, call_sid, direction, remote, local, agent_id, conversation_id, campaign_send_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
+    $9)
 ON CONFLICT (channel_id, call_sid) DO UPDATE SET call_sid = EXCLUDED.call_sid
-RETURNING id, workspace_id, channel_id, call_sid, direction, remote, local, agent_id, conversation_id, silent_gathers, outcome, carrier_status, duration_s, minutes, voicemail_url, voicemail_s, started_at, ended_at
+RETURNING id, workspace_id, channel_id, call_sid, direction, remote, local, agent_id, conversation_id, silent_gathers, outcome, carrier_status, duration_s, minutes, voicemail_url, voicemail_s, started_at, ended_at, campaign_send_id
 `
 
 type StartVoiceCallParams struct {
-	WorkspaceID uuid.UUID
-	ChannelID   uuid.UUID
-	CallSid     string
-	Direction   string
-	Remote      string
-	Local       string
-	AgentID     *uuid.UUID
+	WorkspaceID    uuid.UUID
+	ChannelID      uuid.UUID
+	CallSid        string
+	Direction      string
+	Remote         string
+	Local          string
+	AgentID        *uuid.UUID
+	ConversationID *uuid.UUID
+	CampaignSendID *uuid.UUID
 }
 
 // StartVoiceCall records a call once: a retried webhook of the same CallSid finds its row.
@@ -201,6 +205,8 @@ func (q *Queries) StartVoiceCall(ctx context.Context, db DBTX, arg StartVoiceCal
 		arg.Remote,
 		arg.Local,
 		arg.AgentID,
+		arg.ConversationID,
+		arg.CampaignSendID,
 	)
 	var i VoiceCall
 	err := row.Scan(
@@ -222,6 +228,7 @@ func (q *Queries) StartVoiceCall(ctx context.Context, db DBTX, arg StartVoiceCal
 		&i.VoicemailS,
 		&i.StartedAt,
 		&i.EndedAt,
+		&i.CampaignSendID,
 	)
 	return i, err
 }
@@ -254,7 +261,7 @@ func (q *Queries) StartVoiceTurn(ctx context.Context, db DBTX, arg StartVoiceTur
 }
 
 const voiceCallBySID = `-- name: VoiceCallBySID :one
-SELECT id, workspace_id, channel_id, call_sid, direction, remote, local, agent_id, conversation_id, silent_gathers, outcome, carrier_status, duration_s, minutes, voicemail_url, voicemail_s, started_at, ended_at FROM voice_calls WHERE workspace_id = $1 AND channel_id = $2 AND call_sid = $3
+SELECT id, workspace_id, channel_id, call_sid, direction, remote, local, agent_id, conversation_id, silent_gathers, outcome, carrier_status, duration_s, minutes, voicemail_url, voicemail_s, started_at, ended_at, campaign_send_id FROM voice_calls WHERE workspace_id = $1 AND channel_id = $2 AND call_sid = $3
 `
 
 type VoiceCallBySIDParams struct {
@@ -285,6 +292,45 @@ func (q *Queries) VoiceCallBySID(ctx context.Context, db DBTX, arg VoiceCallBySI
 		&i.VoicemailS,
 		&i.StartedAt,
 		&i.EndedAt,
+		&i.CampaignSendID,
+	)
+	return i, err
+}
+
+const voiceCallOfConversation = `-- name: VoiceCallOfConversation :one
+SELECT id, workspace_id, channel_id, call_sid, direction, remote, local, agent_id, conversation_id, silent_gathers, outcome, carrier_status, duration_s, minutes, voicemail_url, voicemail_s, started_at, ended_at, campaign_send_id FROM voice_calls WHERE workspace_id = $1 AND conversation_id = $2
+ORDER BY started_at DESC LIMIT 1
+`
+
+type VoiceCallOfConversationParams struct {
+	WorkspaceID    uuid.UUID
+	ConversationID *uuid.UUID
+}
+
+// VoiceCallOfConversation is the call that carried a conversation (its transcript shows how it went).
+func (q *Queries) VoiceCallOfConversation(ctx context.Context, db DBTX, arg VoiceCallOfConversationParams) (VoiceCall, error) {
+	row := db.QueryRow(ctx, voiceCallOfConversation, arg.WorkspaceID, arg.ConversationID)
+	var i VoiceCall
+	err := row.Scan(
+		&i.ID,
+		&i.WorkspaceID,
+		&i.ChannelID,
+		&i.CallSid,
+		&i.Direction,
+		&i.Remote,
+		&i.Local,
+		&i.AgentID,
+		&i.ConversationID,
+		&i.SilentGathers,
+		&i.Outcome,
+		&i.CarrierStatus,
+		&i.DurationS,
+		&i.Minutes,
+		&i.VoicemailURL,
+		&i.VoicemailS,
+		&i.StartedAt,
+		&i.EndedAt,
+		&i.CampaignSendID,
 	)
 	return i, err
 }
