@@ -40,6 +40,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"switchboard/bench/benchkit"
 )
 
 func main() {
@@ -60,10 +62,10 @@ func main() {
 	}
 	srv := strings.TrimSuffix(*server, "/")
 	ctx := context.Background()
-	c := newCorpus(49, 20_000)
-	doc := c.document(*chunks)
+	c := benchkit.NewCorpus(49, 20_000)
+	doc := c.Document(*chunks)
 	fmt.Fprintf(os.Stderr, "agentload: uploading %d paragraphs (%.1f MB), creating and deploying the agent ...\n", *chunks, float64(len(doc))/1e6)
-	st, err := setup(ctx, srv, *key, *model, doc)
+	st, err := benchkit.SetupAgent(ctx, srv, *key, *model, doc)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "agentload:", err)
 		os.Exit(1)
@@ -123,13 +125,13 @@ func main() {
 }
 
 // routes are the three measured routes.
-func routes(srv, key, model string, st setupResult, c *corpus) []kind {
+func routes(srv, key, model string, st benchkit.Agent, c *benchkit.Corpus) []kind {
 	auth := func() http.Header {
 		return http.Header{"Content-Type": {"application/json"}, "Authorization": {"Bearer " + key}}
 	}
 	stored := kind{name: "stored",
 		next: func(s *session) (string, http.Header, []byte) {
-			return srv + "/v1/responses", auth(), jsonBody(map[string]any{"model": model, "input": c.query(s.rnd)})
+			return srv + "/v1/responses", auth(), jsonBody(map[string]any{"model": model, "input": c.Query(s.rnd)})
 		},
 		done: func(_ *session, b []byte) error {
 			if !strings.Contains(string(b), `"status":"completed"`) {
@@ -139,7 +141,7 @@ func routes(srv, key, model string, st setupResult, c *corpus) []kind {
 		}}
 	agent := kind{name: "agent",
 		next: func(s *session) (string, http.Header, []byte) {
-			body := map[string]any{"message": c.query(s.rnd)}
+			body := map[string]any{"message": c.Query(s.rnd)}
 			if s.conv != "" {
 				body["conversation_id"] = s.conv
 			}
@@ -158,7 +160,7 @@ func routes(srv, key, model string, st setupResult, c *corpus) []kind {
 		}}
 	embed := kind{name: "embed",
 		next: func(s *session) (string, http.Header, []byte) {
-			body := map[string]any{"message": c.query(s.rnd)}
+			body := map[string]any{"message": c.Query(s.rnd)}
 			if s.conv != "" {
 				body["visitor_token"] = s.conv
 			}
