@@ -22,7 +22,6 @@ type subscriber struct {
 	err      error
 }
 
-
 func (s *subscriber) run(ctx context.Context, client *http.Client, url, key string, connected chan<- error) {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	req.Header.Set("Authorization", "Bearer "+key)
