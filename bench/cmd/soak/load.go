@@ -248,12 +248,13 @@ func (f *feeds) run(ctx context.Context, n int, after int64) {
 					f.reopen.Add(1)
 				}
 				first = false
+				// A second between reopenings, as an EventSource waits (retry) before it reconnects.
 				if err := f.read(ctx, client, &last); err != nil && ctx.Err() == nil {
 					f.failedOpens.Add(1)
-					select {
-					case <-ctx.Done():
-					case <-time.After(time.Second):
-					}
+				}
+				select {
+				case <-ctx.Done():
+				case <-time.After(time.Second):
 				}
 			}
 		}()

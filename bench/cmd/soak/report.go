@@ -134,9 +134,9 @@ func (r *report) print(w io.Writer) (bad bool) {
 	}
 	fmt.Fprintln(w)
 
-	fmt.Fprintf(w, "\n%8s %10s %11s %10s %10s %8s %9s %6s\n", "t (s)", "RSS MB", "goroutines", "pool conns", "pool busy", "db conns", "feed subs", "ready")
+	fmt.Fprintf(w, "\n%8s %10s %10s %11s %10s %10s %8s %9s %6s\n", "t (s)", "RSS MB", "heap MB", "goroutines", "pool conns", "pool busy", "db conns", "feed subs", "ready")
 	for _, s := range append(r.samples, r.settled) {
-		fmt.Fprintf(w, "%8.0f %10s %11s %10s %10s %8s %9s %6d\n", s.t, num(s.rss/1e6), num(s.goroutines), num(s.poolTotal), num(s.poolInUse), num(s.dbConns), num(s.subscribers), s.ready)
+		fmt.Fprintf(w, "%8.0f %10s %10s %11s %10s %10s %8s %9s %6d\n", s.t, num(s.rss/1e6), num(s.heap/1e6), num(s.goroutines), num(s.poolTotal), num(s.poolInUse), num(s.dbConns), num(s.subscribers), s.ready)
 	}
 	fmt.Fprintf(w, "(the last row: 5 s after the load ended)\n")
 	mem, gor := r.fits()
@@ -220,9 +220,9 @@ func (r *report) write(dir string) error {
 		return err
 	}
 	var b strings.Builder
-	b.WriteString("t_seconds,rss_bytes,goroutines,pool_connections,pool_in_use,db_connections,feed_subscribers,ready_status\n")
+	b.WriteString("t_seconds,rss_bytes,heap_inuse_bytes,goroutines,pool_connections,pool_in_use,db_connections,feed_subscribers,ready_status\n")
 	for _, s := range append(r.samples, r.settled) {
-		fmt.Fprintf(&b, "%.1f,%s,%s,%s,%s,%s,%s,%d\n", s.t, num(s.rss), num(s.goroutines), num(s.poolTotal), num(s.poolInUse), num(s.dbConns), num(s.subscribers), s.ready)
+		fmt.Fprintf(&b, "%.1f,%s,%s,%s,%s,%s,%s,%s,%d\n", s.t, num(s.rss), num(s.heap), num(s.goroutines), num(s.poolTotal), num(s.poolInUse), num(s.dbConns), num(s.subscribers), s.ready)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "samples.csv"), []byte(strings.ReplaceAll(b.String(), ",-", ",")), 0o644); err != nil {
 		return err
@@ -244,15 +244,17 @@ func (r *report) write(dir string) error {
 		return err
 	}
 	mem, gor := r.fits()
-	var xs, ms, gs []float64
+	var xs, ms, hs, gs []float64
 	for _, s := range r.samples {
 		xs = append(xs, s.t)
 		ms = append(ms, s.rss/1e6)
+		hs = append(hs, s.heap/1e6)
 		gs = append(gs, s.goroutines)
 	}
 	series := []benchkit.Series{
 		{Title: "resident memory", Unit: "MB", X: xs, Y: ms, Fit: mem.ok, FitFrom: mem.from, FitSlope: mem.slope, FitIntercept: mem.intercept,
 			Note: fmt.Sprintf("dashed: least squares over the last 80%%, %+.2f MB/min", mem.slope*60)},
+		{Title: "Go heap in use", Unit: "MB", X: xs, Y: hs, Note: "go_memstats_heap_inuse_bytes"},
 		{Title: "goroutines", Unit: "count", X: xs, Y: gs, Fit: gor.ok, FitFrom: gor.from, FitSlope: gor.slope, FitIntercept: gor.intercept,
 			Note: fmt.Sprintf("dashed: least squares over the last 80%%, %+.1f/min", gor.slope*60)},
 	}

@@ -17,7 +17,7 @@ import (
 // reading failed (PostgreSQL down: the connections).
 type sample struct {
 	t                                 float64 // seconds since the load began
-	rss, goroutines                   float64
+	rss, heap, goroutines             float64 // heap: go_memstats_heap_inuse_bytes
 	poolTotal, poolInUse, subscribers float64
 	dbConns                           float64 // backends connected to the bench database
 	ready                             int     // GET /ready's status (0: no answer)
@@ -57,7 +57,7 @@ func (s *sampler) all() []sample {
 }
 
 func (s *sampler) take(ctx context.Context, begin time.Time) sample {
-	x := sample{t: time.Since(begin).Seconds(), rss: nan, goroutines: nan, poolTotal: nan, poolInUse: nan, subscribers: nan, dbConns: nan}
+	x := sample{t: time.Since(begin).Seconds(), rss: nan, heap: nan, goroutines: nan, poolTotal: nan, poolInUse: nan, subscribers: nan, dbConns: nan}
 	client := &http.Client{Timeout: 5 * time.Second}
 	if m, err := scrape(client, s.metrics+"/metrics"); err == nil {
 		get := func(name string) float64 {
@@ -67,6 +67,7 @@ func (s *sampler) take(ctx context.Context, begin time.Time) sample {
 			return nan
 		}
 		x.rss, x.goroutines = get("process_resident_memory_bytes"), get("go_goroutines")
+		x.heap = get("go_memstats_heap_inuse_bytes")
 		x.poolTotal, x.poolInUse = get("switchboard_db_pool_connections_total"), get("switchboard_db_pool_connections_in_use")
 		x.subscribers = get("switchboard_sse_subscribers")
 	}
