@@ -235,6 +235,8 @@ type feeds struct {
 	events, reopen, gaps atomic.Int64
 	failedOpens          atomic.Int64
 	open                 atomic.Int64
+	ended                atomic.Int64 // streams that ended (answered 200, then closed by the server)
+	firstFail            atomic.Value // string: the first failed open's error
 }
 
 func (f *feeds) run(ctx context.Context, n int, after int64) {
@@ -251,6 +253,9 @@ func (f *feeds) run(ctx context.Context, n int, after int64) {
 				// A second between reopenings, as an EventSource waits (retry) before it reconnects.
 				if err := f.read(ctx, client, &last); err != nil && ctx.Err() == nil {
 					f.failedOpens.Add(1)
+					f.firstFail.CompareAndSwap(nil, err.Error())
+				} else if ctx.Err() == nil {
+					f.ended.Add(1)
 				}
 				select {
 				case <-ctx.Done():
@@ -275,7 +280,8 @@ func (f *feeds) read(ctx context.Context, client *http.Client, last *int64) erro
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("feed: %s", resp.Status)
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
+		return fmt.Errorf("feed: %s: %s", resp.Status, b)
 	}
 	f.open.Add(1)
 	defer f.open.Add(-1)

@@ -120,8 +120,11 @@ func (r *report) print(w io.Writer) (bad bool) {
 		bad = other5xx > 0
 	}
 
-	fmt.Fprintf(w, "\nevent feeds: %d events read over %d feeds, %d reopened, %d failed opens, %d gaps\n",
-		r.feeds.events.Load(), o.feeds, r.feeds.reopen.Load(), r.feeds.failedOpens.Load(), r.feeds.gaps.Load())
+	fmt.Fprintf(w, "\nevent feeds: %d events read over %d feeds; %d streams ended by the server, %d reopenings (a second apart), %d failed, %d gaps in the ids\n",
+		r.feeds.events.Load(), o.feeds, r.feeds.ended.Load(), r.feeds.reopen.Load(), r.feeds.failedOpens.Load(), r.feeds.gaps.Load())
+	if e, ok := r.feeds.firstFail.Load().(string); ok {
+		fmt.Fprintf(w, "  first failed reopening: %s\n", oneLine(e))
+	}
 	fmt.Fprintf(w, "webhooks: %d events committed during the run, %d delivered (distinct, signed), %d duplicates, %d bad signatures\n",
 		r.events, r.hooks.Delivered, r.hooks.Dupes, r.hooks.BadSig)
 
@@ -202,7 +205,7 @@ func (r *report) printOutage(w io.Writer) (bad bool) {
 	}
 	var before *sample
 	for i := range r.samples {
-		if r.samples[i].t < t.stopAt.Seconds() {
+		if r.samples[i].t < t.stopAt.Seconds()-1 { // a sample at the stop may read half-way through it
 			before = &r.samples[i]
 		}
 	}
