@@ -193,7 +193,7 @@ func summary(kinds []kind, results map[string][]round) {
 		for i, r := range rs {
 			rate[i], p50[i], p99[i] = r.rate(), float64(r.pct(0.5).Microseconds())/1000, float64(r.pct(0.99).Microseconds())/1000
 		}
-		fmt.Printf("%-7s %22s %20s %20s\n", k.name, spread(rate, "%.0f"), fmt.Sprintf("%.1f ms", median(p50)), spread(p99, "%.1f")+" ms")
+		fmt.Printf("%-7s %22s %20s %20s\n", k.name, spread(rate, "%.0f"), fmt.Sprintf("%.1f ms", benchkit.Median(p50)), spread(p99, "%.1f")+" ms")
 	}
 	ratio := func(a, b string) []float64 {
 		var out []float64
@@ -209,24 +209,12 @@ func summary(kinds []kind, results map[string][]round) {
 	fmt.Printf("embed / agent req/s:  %s (target >= 0.8)\n", spread(ratio("embed", "agent"), "%.2f"))
 }
 
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
 // spread is "median (min-max)" in format f.
 func spread(v []float64, f string) string {
 	if len(v) == 0 {
 		return "-"
 	}
-	return fmt.Sprintf(f+" ("+f+"-"+f+")", median(v), slices.Min(v), slices.Max(v))
+	return fmt.Sprintf(f+" ("+f+"-"+f+")", benchkit.Median(v), slices.Min(v), slices.Max(v))
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d.Microseconds())/1000) }
