@@ -56,6 +56,26 @@
 #                          BENCH_AGENTS_STATEMENTS=1 its pg_stat_statements (calls and time per
 #                          request), into bench/out/<date>-agents/; BENCH_BASELINE=<ref> runs
 #                          that commit's server beside this tree's, routes alternating (base-*)
+#   bench/run.sh soak      issue 48, item 2: an open-loop (fixed arrival rate) mixed load for
+#                          SOAK_DURATION (default 10m) at SOAK_RPS (default 1000) requests a
+#                          second (bench/cmd/soak): ephemeral chat completions, stored responses,
+#                          a deployed agent's turns and the webchat embed route, shares per cycle
+#                          SOAK_MIX (default ephemeral=60,stored=30,agent=6,embed=4), SOAK_FEEDS
+#                          (default 20) event feeds held open, a webhook endpoint for every event
+#                          (deliveries counted); the server's METRICS_ADDR sampled every
+#                          SOAK_SAMPLE (10s): 5xx (must be 0), p50/p99 per route, memory and
+#                          goroutines with their slope over the last 80% of the run, the
+#                          database's growth per 1,000 turns; samples.csv, seconds.csv and
+#                          chart.svg in bench/out/<date>-soak/. SOAK_CHUNKS (default 2000): the
+#                          agent's knowledge
+#   bench/run.sh outage    issue 48, item 1: the soak's load at OUTAGE_RPS (default 200) for
+#                          OUTAGE_DURATION (default 60s), PostgreSQL stopped at OUTAGE_AT (20s)
+#                          for OUTAGE_FOR (20s) (scripts/pgcluster.sh stop, start): the outcomes
+#                          per second (503 database_unavailable with Retry-After, other 5xx: must
+#                          be 0, transport errors), the time from PostgreSQL's return to the first
+#                          2xx and to the 2xx rate at its target, goroutines and connections before
+#                          and after, every acknowledged stored response and agent turn checked in
+#                          the database; results in bench/out/<date>-outage/
 #   bench/run.sh knowledge issue 49: search_knowledge_base's query on an agent holding 10,000 and
 #                          100,000 chunks (store/knowledgebench_test.go; KNOWLEDGE_BENCH_SIZES
 #                          changes the sizes), p50 and p99 of 500 searches, on a throwaway
@@ -83,8 +103,8 @@
 # Nothing else is installed: it needs Go and the PostgreSQL server binaries, like `make test`.
 set -euo pipefail
 mode=${1:-short}
-case "$mode" in short | full | profile | peers | overhead | sms | knowledge | fanout | agents) ;; *)
-	echo "usage: bench/run.sh [short|full|profile|peers|overhead|sms|knowledge|fanout|agents]" >&2
+case "$mode" in short | full | profile | peers | overhead | sms | knowledge | fanout | agents | soak | outage) ;; *)
+	echo "usage: bench/run.sh [short|full|profile|peers|overhead|sms|knowledge|fanout|agents|soak|outage]" >&2
 	exit 2
 	;;
 esac
@@ -165,7 +185,10 @@ if [ "$mode" = agents ]; then
 	go build -o "$tmp/bin/agentload" ./bench/cmd/agentload
 	go build -o "$tmp/bin/widgetpaint" ./bench/cmd/widgetpaint
 fi
-if [ "$mode" != short ] && [ "$mode" != sms ] && [ "$mode" != fanout ] && [ "$mode" != agents ]; then
+if [ "$mode" = soak ] || [ "$mode" = outage ]; then
+	go build -o "$tmp/bin/soak" ./bench/cmd/soak
+fi
+if [ "$mode" != short ] && [ "$mode" != sms ] && [ "$mode" != fanout ] && [ "$mode" != agents ] && [ "$mode" != soak ] && [ "$mode" != outage ]; then
 	go test -c -o "$tmp/bin/bench.test" ./bench
 fi
 
@@ -529,6 +552,38 @@ if [ "$mode" = agents ]; then
 	machine | tee "$out/machine.txt"
 	echo "plan: agents (issue 49, items 3 and 4); server: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . 2>/dev/null || echo ' with uncommitted changes')${BENCH_BASELINE:+; baseline (base-*): $BENCH_BASELINE}"
 	tee "$out/table.txt" <"$tmp/table-agents.txt"
+	exit $status
+fi
+
+# soak and outage: issue 48, items 1 and 2 (docs/benchmarks.md, "Soak" and "PostgreSQL outage").
+if [ "$mode" = soak ] || [ "$mode" = outage ]; then
+	# The agent's model calls search_knowledge_base when offered (as in the agents scenario).
+	printf 'beta-5.4-mini:\n  upstream: "agent@chunks=5,search=1"\n' >>"$tmp/models.yaml"
+	psql_admin -c "CREATE DATABASE bench_$mode" >/dev/null
+	db_url="postgres://postgres@127.0.0.1:$pgport/bench_$mode?sslmode=disable"
+	metrics_port=$(port)
+	start_server "$tmp/bin/switchboard" "$db_url" "METRICS_ADDR=127.0.0.1:$metrics_port" \
+		WEBCHAT_VISITOR_RPM=100000000 WEBCHAT_DEPLOYMENT_RPM=100000000 ||
+		{ tail -n 5 "$tmp/server.log" >&2; exit 1; }
+	args=(-mode "$mode" -server "http://127.0.0.1:$srvport" -key sk-svc_benchmark-bootstrap-key-000000000000000
+		-metrics "http://127.0.0.1:$metrics_port" -database-url "$db_url" -out "$out"
+		-mix "${SOAK_MIX:-ephemeral=60,stored=30,agent=6,embed=4}" -feeds "${SOAK_FEEDS:-20}"
+		-chunks "${SOAK_CHUNKS:-2000}" -sample "${SOAK_SAMPLE:-10s}")
+	if [ "$mode" = soak ]; then
+		args+=(-rate "${SOAK_RPS:-1000}" -duration "${SOAK_DURATION:-10m}")
+	else
+		args+=(-rate "${OUTAGE_RPS:-200}" -duration "${OUTAGE_DURATION:-60s}" -outage-at "${OUTAGE_AT:-20s}"
+			-outage-for "${OUTAGE_FOR:-20s}" -pgcluster "$scripts/pgcluster.sh" -pgdata "$tmp/data" -pgport "$pgport")
+	fi
+	say "$mode: the load on 127.0.0.1:$srvport (metrics on :$metrics_port) ..."
+	status=0
+	"$tmp/bin/soak" "${args[@]}" >"$tmp/table-$mode.txt" || status=$?
+	panics=$(grep -c '^panic\|goroutine .* \[running\]' "$tmp/server.log" || true)
+	echo
+	machine | tee "$out/machine.txt"
+	echo "plan: $mode (issue 48); server: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . 2>/dev/null || echo ' with uncommitted changes'); panics in the server log: $panics"
+	tee "$out/table.txt" <"$tmp/table-$mode.txt"
+	say "results in $out (table.txt, samples.csv, seconds.csv, chart.svg)"
 	exit $status
 fi
 

@@ -41,6 +41,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"switchboard/bench/benchkit"
 )
 
 func main() {
@@ -80,13 +82,13 @@ func main() {
 		targets[i].watch = w
 	}
 	ctx := context.Background()
-	c := newCorpus(49, 20_000)
-	doc := c.document(*chunks)
+	c := benchkit.NewCorpus(49, 20_000)
+	doc := c.Document(*chunks)
 	var kinds []kind
 	for _, t := range targets {
 		srv := strings.TrimSuffix(t.url, "/")
 		fmt.Fprintf(os.Stderr, "agentload: %s: uploading %d paragraphs (%.1f MB), creating and deploying the agent ...\n", srv, *chunks, float64(len(doc))/1e6)
-		st, err := setup(ctx, srv, *key, *model, doc)
+		st, err := benchkit.SetupAgent(ctx, srv, *key, *model, doc)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "agentload:", err)
 			os.Exit(1)
@@ -172,13 +174,13 @@ type target struct {
 }
 
 // routes are the three measured routes.
-func routes(srv, key, model string, st setupResult, c *corpus) []kind {
+func routes(srv, key, model string, st benchkit.Agent, c *benchkit.Corpus) []kind {
 	auth := func() http.Header {
 		return http.Header{"Content-Type": {"application/json"}, "Authorization": {"Bearer " + key}}
 	}
 	stored := kind{name: "stored",
 		next: func(s *session) (string, http.Header, []byte) {
-			return srv + "/v1/responses", auth(), jsonBody(map[string]any{"model": model, "input": c.query(s.rnd)})
+			return srv + "/v1/responses", auth(), jsonBody(map[string]any{"model": model, "input": c.Query(s.rnd)})
 		},
 		done: func(_ *session, b []byte) error {
 			if !strings.Contains(string(b), `"status":"completed"`) {
@@ -188,7 +190,7 @@ func routes(srv, key, model string, st setupResult, c *corpus) []kind {
 		}}
 	agent := kind{name: "agent",
 		next: func(s *session) (string, http.Header, []byte) {
-			body := map[string]any{"message": c.query(s.rnd)}
+			body := map[string]any{"message": c.Query(s.rnd)}
 			if s.conv != "" {
 				body["conversation_id"] = s.conv
 			}
@@ -207,7 +209,7 @@ func routes(srv, key, model string, st setupResult, c *corpus) []kind {
 		}}
 	embed := kind{name: "embed",
 		next: func(s *session) (string, http.Header, []byte) {
-			body := map[string]any{"message": c.query(s.rnd)}
+			body := map[string]any{"message": c.Query(s.rnd)}
 			if s.conv != "" {
 				body["visitor_token"] = s.conv
 			}
@@ -241,7 +243,7 @@ func summary(kinds []kind, targets []*target, results map[string][]round) {
 		}
 		cpuMedian := map[string]float64{}
 		for name, v := range cpu {
-			cpuMedian[name] = median(v)
+			cpuMedian[name] = benchkit.Median(v)
 		}
 		rs := results[k.name]
 		rate := make([]float64, len(rs))
@@ -250,7 +252,7 @@ func summary(kinds []kind, targets []*target, results map[string][]round) {
 		for i, r := range rs {
 			rate[i], p50[i], p99[i] = r.rate(), float64(r.pct(0.5).Microseconds())/1000, float64(r.pct(0.99).Microseconds())/1000
 		}
-		fmt.Printf("%-11s %22s %20s %20s  %s\n", k.name, spread(rate, "%.0f"), fmt.Sprintf("%.1f ms", median(p50)), spread(p99, "%.1f")+" ms", cpuCell(cpuMedian))
+		fmt.Printf("%-11s %22s %20s %20s  %s\n", k.name, spread(rate, "%.0f"), fmt.Sprintf("%.1f ms", benchkit.Median(p50)), spread(p99, "%.1f")+" ms", cpuCell(cpuMedian))
 	}
 	ratio := func(a, b string) []float64 {
 		var out []float64
@@ -275,24 +277,12 @@ func summary(kinds []kind, targets []*target, results map[string][]round) {
 	}
 }
 
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
 // spread is "median (min-max)" in format f.
 func spread(v []float64, f string) string {
 	if len(v) == 0 {
 		return "-"
 	}
-	return fmt.Sprintf(f+" ("+f+"-"+f+")", median(v), slices.Min(v), slices.Max(v))
+	return fmt.Sprintf(f+" ("+f+"-"+f+")", benchkit.Median(v), slices.Min(v), slices.Max(v))
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d.Microseconds())/1000) }

@@ -7,8 +7,9 @@ import (
 	"io"
 	"math"
 	"os"
-	"slices"
 	"strings"
+
+	"switchboard/bench/benchkit"
 )
 
 // chart draws issue 17's targets against several peers runs (scenario 7, the -json files of
@@ -133,7 +134,7 @@ func drawPanel(b *strings.Builder, p panel, runs []peersRun, x0 int) {
 			met++
 		}
 	}
-	step := niceCeil(top / 4)
+	step := benchkit.NiceCeil(top / 4)
 	top = step * math.Ceil(top/step)
 	plotX, plotW := x0+48, panelWidth-64
 	y := func(v float64) float64 { return float64(chartTop+panelHeight) - v/top*float64(panelHeight) }
@@ -141,24 +142,24 @@ func drawPanel(b *strings.Builder, p panel, runs []peersRun, x0 int) {
 	fmt.Fprintf(b, `<text x="%d" y="%d" font-size="12" fill="#444">%s</text>`+"\n", x0+8, chartTop-8, html.EscapeString(p.detail))
 	fmt.Fprintf(b, `<rect x="%d" y="%d" width="%d" height="%d" fill="#f6f6f6" stroke="#ccc"/>`+"\n", plotX, chartTop, plotW, panelHeight)
 	for t := 0.0; t <= top+step/2; t += step {
-		fmt.Fprintf(b, `<text x="%d" y="%.1f" font-size="10" fill="#666" text-anchor="end">%s</text>`+"\n", plotX-4, y(t)+3, tick(t))
+		fmt.Fprintf(b, `<text x="%d" y="%.1f" font-size="10" fill="#666" text-anchor="end">%s</text>`+"\n", plotX-4, y(t)+3, benchkit.Tick(t))
 	}
 	fmt.Fprintf(b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#333" stroke-width="1.5" stroke-dasharray="5,3"/>`+"\n", plotX, plotX+plotW, y(p.target), y(p.target))
 	word := "≥"
 	if p.below {
 		word = "<"
 	}
-	fmt.Fprintf(b, `<text x="%d" y="%.1f" font-size="10" fill="#333">target %s %s</text>`+"\n", plotX+4, y(p.target)-4, html.EscapeString(word), tick(p.target))
+	fmt.Fprintf(b, `<text x="%d" y="%.1f" font-size="10" fill="#333">target %s %s</text>`+"\n", plotX+4, y(p.target)-4, html.EscapeString(word), benchkit.Tick(p.target))
 	for i, v := range values {
 		cx := float64(plotX) + float64(plotW)*(float64(i)+0.5)/float64(len(values))
 		if c := ceilings[i]; c > 0 {
-			fmt.Fprintf(b, `<rect x="%.1f" y="%.1f" width="8" height="8" fill="none" stroke="#777" stroke-width="1.5"><title>run %d, bare Go proxy: %s %s</title></rect>`+"\n", cx-4, y(c)-4, i+1, tick(c), html.EscapeString(p.unit))
+			fmt.Fprintf(b, `<rect x="%.1f" y="%.1f" width="8" height="8" fill="none" stroke="#777" stroke-width="1.5"><title>run %d, bare Go proxy: %s %s</title></rect>`+"\n", cx-4, y(c)-4, i+1, benchkit.Tick(c), html.EscapeString(p.unit))
 		}
 		color := "#c62828"
 		if p.met(v) {
 			color = "#2e7d32"
 		}
-		fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="5" fill="%s"><title>run %d: %s %s</title></circle>`+"\n", cx, y(v), color, i+1, tick(v), html.EscapeString(p.unit))
+		fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="5" fill="%s"><title>run %d: %s %s</title></circle>`+"\n", cx, y(v), color, i+1, benchkit.Tick(v), html.EscapeString(p.unit))
 	}
 	fmt.Fprintf(b, `<text x="%d" y="%d" font-size="11" fill="#444">%s</text>`+"\n", x0+8, chartTop+panelHeight+18, html.EscapeString(p.unit))
 	verdict, color := fmt.Sprintf("met in %d of %d", met, len(values)), "#2e7d32"
@@ -170,44 +171,7 @@ func drawPanel(b *strings.Builder, p panel, runs []peersRun, x0 int) {
 		color = "#b26a00"
 	}
 	fmt.Fprintf(b, `<text x="%d" y="%d" font-size="13" font-weight="bold" fill="%s">%s</text>`+"\n", x0+8, chartTop+panelHeight+38, color, verdict)
-	fmt.Fprintf(b, `<text x="%d" y="%d" font-size="11" fill="#444">median %s</text></g>`+"\n", x0+8, chartTop+panelHeight+56, tick(median(values)))
-}
-
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-// niceCeil rounds v up to 1, 2, 2.5 or 5 times a power of ten, so the ticks read well.
-func niceCeil(v float64) float64 {
-	if v <= 0 {
-		return 1
-	}
-	exp := math.Pow(10, math.Floor(math.Log10(v)))
-	for _, m := range []float64{1, 2, 2.5, 5, 10} {
-		if m*exp >= v {
-			return m * exp
-		}
-	}
-	return 10 * exp
-}
-
-func tick(v float64) string {
-	switch {
-	case v >= 100:
-		return fmt.Sprintf("%.0f", v)
-	case v >= 10:
-		return strings.TrimSuffix(fmt.Sprintf("%.1f", v), ".0")
-	default:
-		return strings.TrimSuffix(strings.TrimSuffix(fmt.Sprintf("%.2f", v), "0"), ".0")
-	}
+	fmt.Fprintf(b, `<text x="%d" y="%d" font-size="11" fill="#444">median %s</text></g>`+"\n", x0+8, chartTop+panelHeight+56, benchkit.Tick(benchkit.Median(values)))
 }
 
 func plural(n int) string {

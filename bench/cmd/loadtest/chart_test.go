@@ -105,11 +105,3 @@ func TestChartDrawsTheBareProxyBesideTheRunsThatMeasuredIt(t *testing.T) {
 		t.Fatalf("%d ceilings drawn, want 3 (run 1's ephemeral panels)", n)
 	}
 }
-
-func TestNiceCeil(t *testing.T) {
-	for _, c := range []struct{ in, want float64 }{{6.2, 10}, {2.6, 5}, {2400, 2500}, {1.9, 2}, {37, 50}, {0, 1}} {
-		if got := niceCeil(c.in); got != c.want {
-			t.Errorf("niceCeil(%v) = %v, want %v", c.in, got, c.want)
-		}
-	}
-}

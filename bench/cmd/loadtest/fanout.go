@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"switchboard/bench/benchkit"
 )
 
 // subscriber is one GET /v1/events client.
@@ -18,23 +20,6 @@ type subscriber struct {
 	received int
 	maxSeq   int64
 	err      error
-}
-
-// createdAt reads the envelope's "created_at" without decoding the whole envelope (the
-// subscribers must cost the machine as little as possible).
-func createdAt(data []byte) (time.Time, bool) {
-	const key = `"created_at":"`
-	i := bytes.Index(data, []byte(key))
-	if i < 0 {
-		return time.Time{}, false
-	}
-	rest := data[i+len(key):]
-	j := bytes.IndexByte(rest, '"')
-	if j < 0 {
-		return time.Time{}, false
-	}
-	t, err := time.Parse(time.RFC3339Nano, string(rest[:j]))
-	return t, err == nil
 }
 
 func (s *subscriber) run(ctx context.Context, client *http.Client, url, key string, connected chan<- error) {
@@ -63,7 +48,7 @@ func (s *subscriber) run(ctx context.Context, client *http.Client, url, key stri
 			s.maxSeq = max(s.maxSeq, seq)
 			s.mu.Unlock()
 		case bytes.HasPrefix(line, []byte("data: ")):
-			if t, ok := createdAt(line); ok {
+			if t, ok := benchkit.CreatedAt(line); ok {
 				s.mu.Lock()
 				s.lat = append(s.lat, now.Sub(t))
 				s.received++

@@ -1,4 +1,4 @@
-package main
+package benchkit
 
 import (
 	"math/rand/v2"
@@ -12,8 +12,8 @@ import (
 // number of chunks the agent searches), and every query word is in the document (so the
 // searches find something and the escalation rule never answers in place of the model).
 func TestCorpusChunksAndQueries(t *testing.T) {
-	c := newCorpus(49, 20_000)
-	doc := string(c.document(300))
+	c := NewCorpus(49, 20_000)
+	doc := string(c.Document(300))
 	if n := len(knowledge.Chunks(doc)); n != 300 {
 		t.Fatalf("%d chunks, want 300 (one per paragraph)", n)
 	}
@@ -23,7 +23,7 @@ func TestCorpusChunksAndQueries(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 200 {
-		q := strings.Fields(c.query(r))
+		q := strings.Fields(c.Query(r))
 		if len(q) < 2 || len(q) > 3 {
 			t.Fatalf("query %q: want 2 or 3 words", q)
 		}

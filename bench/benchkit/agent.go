@@ -1,4 +1,4 @@
-package main
+package benchkit
 
 import (
 	"bytes"
@@ -12,19 +12,19 @@ import (
 	"time"
 )
 
-// corpus is the knowledge of the run: synthetic paragraphs of words drawn from a vocabulary
+// Corpus is the knowledge of the run: synthetic paragraphs of words drawn from a vocabulary
 // with a Zipf distribution (as words are in real text, like store/knowledgebench_test.go),
 // each long enough (800 to 900 characters) that the server's chunker (knowledge.ChunkChars,
 // 1,500) packs no two together: one paragraph, one chunk.
-type corpus struct {
+type Corpus struct {
 	words []string
 	used  []bool // words[i] is in the document
 	zipf  *rand.Zipf
 }
 
-func newCorpus(seed uint64, vocabulary int) *corpus {
+func NewCorpus(seed uint64, vocabulary int) *Corpus {
 	syllables := []string{"ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "ba", "de", "fi", "go", "hu", "ja", "ke", "li", "mo", "nu", "pe", "ra"}
-	c := &corpus{}
+	c := &Corpus{}
 	for i := 0; len(c.words) < vocabulary; i++ {
 		w := ""
 		for n := i; ; n /= len(syllables) {
@@ -42,8 +42,8 @@ func newCorpus(seed uint64, vocabulary int) *corpus {
 	return c
 }
 
-// document is n paragraphs separated by blank lines.
-func (c *corpus) document(n int) []byte {
+// Document is n paragraphs separated by blank lines.
+func (c *Corpus) Document(n int) []byte {
 	var b bytes.Buffer
 	for i := range n {
 		if i > 0 {
@@ -63,11 +63,11 @@ func (c *corpus) document(n int) []byte {
 	return b.Bytes()
 }
 
-// query is 2 or 3 words of the document, not among its 50 most common (which every search
+// Query is 2 or 3 words of the document, not among its 50 most common (which every search
 // would match), as a visitor's question names a few specific words. Words of the vocabulary
 // the document does not hold are never asked: a search that finds nothing counts towards
 // the escalation rule, which would then answer in place of the model.
-func (c *corpus) query(r *rand.Rand) string {
+func (c *Corpus) Query(r *rand.Rand) string {
 	n := 2 + r.IntN(2)
 	q := make([]string, 0, n)
 	for len(q) < n {
@@ -81,11 +81,11 @@ func (c *corpus) query(r *rand.Rand) string {
 	return strings.Join(q, " ")
 }
 
-// blueprint is the agent of the run: open every day of the week (00:00 to 23:59 UTC, so the
+// Blueprint is the agent of the run: open every day of the week (00:00 to 23:59 UTC, so the
 // after-hours rule is checked and passes), two blocked topics, an escalation rule, labels,
 // search_knowledge_base and apply_label, its knowledge the uploaded corpus, on the model
 // that searches first (MODELS_FILE: upstream "agent@...,search=1").
-const blueprint = `agent:
+const Blueprint = `agent:
   name: Agent bench
   language: en
   persona:
@@ -133,28 +133,28 @@ const blueprint = `agent:
     - type: apply_label
 `
 
-// setupResult is what the load needs: the agent and its webchat deployment.
-type setupResult struct {
+// Agent is what a load needs: the agent and its webchat deployment.
+type Agent struct {
 	AgentID, DeploymentID string
 	Ingest                time.Duration
 }
 
-// setup uploads the corpus (POST /api/uploads, one text file), creates the agent naming it
+// SetupAgent uploads the corpus (POST /api/uploads, one text file), creates the agent naming it
 // (POST /api/agents), waits for the source to be ingested (GET /api/agents/{id}) and deploys
 // the agent on webchat (POST /api/agents/{id}/deployments, the route of deploy_agent).
-func setup(ctx context.Context, server, key, model string, doc []byte) (setupResult, error) {
-	var res setupResult
+func SetupAgent(ctx context.Context, server, key, model string, doc []byte) (Agent, error) {
+	var res Agent
 	const path = "bench/handbook.txt"
 	var up struct {
 		ID string `json:"id"`
 	}
-	if err := call(ctx, http.MethodPost, server+"/api/uploads?filename="+path, key, "text/plain; charset=utf-8", doc, &up); err != nil {
+	if err := Call(ctx, http.MethodPost, server+"/api/uploads?filename="+path, key, "text/plain; charset=utf-8", doc, &up); err != nil {
 		return res, fmt.Errorf("uploading the corpus (%d bytes): %w", len(doc), err)
 	}
 	var agent struct {
 		AgentID string `json:"agentId"`
 	}
-	if err := call(ctx, http.MethodPost, server+"/api/agents", key, "application/yaml", []byte(fmt.Sprintf(blueprint, model, path)), &agent); err != nil {
+	if err := Call(ctx, http.MethodPost, server+"/api/agents", key, "application/yaml", []byte(fmt.Sprintf(Blueprint, model, path)), &agent); err != nil {
 		return res, fmt.Errorf("creating the agent: %w", err)
 	}
 	res.AgentID = agent.AgentID
@@ -168,7 +168,7 @@ func setup(ctx context.Context, server, key, model string, doc []byte) (setupRes
 				} `json:"knowledgeSources"`
 			} `json:"agent"`
 		}
-		if err := call(ctx, http.MethodGet, server+"/api/agents/"+res.AgentID, key, "", nil, &got); err != nil {
+		if err := Call(ctx, http.MethodGet, server+"/api/agents/"+res.AgentID, key, "", nil, &got); err != nil {
 			return res, fmt.Errorf("reading the agent: %w", err)
 		}
 		a := got.Agent
@@ -195,15 +195,15 @@ func setup(ctx context.Context, server, key, model string, doc []byte) (setupRes
 	var dep struct {
 		DeploymentID string `json:"deploymentId"`
 	}
-	if err := call(ctx, http.MethodPost, server+"/api/agents/"+res.AgentID+"/deployments", key, "application/json", []byte(`{"channel":"webchat"}`), &dep); err != nil {
+	if err := Call(ctx, http.MethodPost, server+"/api/agents/"+res.AgentID+"/deployments", key, "application/json", []byte(`{"channel":"webchat"}`), &dep); err != nil {
 		return res, fmt.Errorf("deploying on webchat: %w", err)
 	}
 	res.DeploymentID = dep.DeploymentID
 	return res, nil
 }
 
-// call sends body to url with the key and decodes the 2xx answer into out.
-func call(ctx context.Context, method, url, key, contentType string, body []byte, out any) error {
+// Call sends body to url with the key and decodes the 2xx answer into out.
+func Call(ctx context.Context, method, url, key, contentType string, body []byte, out any) error {
 	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
 	if err != nil {
 		return err
