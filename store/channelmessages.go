@@ -173,17 +173,38 @@ func (q *queries) AssignConversationAgent(ctx context.Context, workspaceID, id, 
 // it names and, for a final status, to its campaign's counters (once), in one statement. A
 // report on a message whose send has not recorded the carrier's id yet is kept, and applied
 // by that send (ApplyEarlyReports).
-func (q *queries) ReportDelivery(ctx context.Context, workspaceID, channelID uuid.UUID, providerID, status string, reason *string) error {
-	known, err := q.applyDelivery(ctx, workspaceID, channelID, providerID, status, reason)
+//
+// The send's record may be committing while the report comes: its statements cannot be
+// seen yet, and it may have looked for early reports already. So a report that finds no
+// message takes the id's lock (LockDeliveryReports), which a send recording that id holds
+// from before it looks for early reports until it commits, and looks again: either the send
+// has committed (the report applies), or it has not yet looked (it will find the report
+// kept). Each report is applied once, whatever the order.
+func (s *Store) ReportDelivery(ctx context.Context, workspaceID, channelID uuid.UUID, providerID, status string, reason *string) error {
+	known, err := s.applyDelivery(ctx, workspaceID, channelID, providerID, status, reason)
 	if err != nil || known {
 		return err
 	}
-	return q.sql.InsertEarlyReport(ctx, q.db, dbsqlc.InsertEarlyReportParams{ChannelID: channelID, ProviderMessageID: providerID, Status: status, Reason: reason})
+	return s.InTx(ctx, func(tx *Tx) error {
+		if err := tx.sql.LockDeliveryReports(ctx, tx.db, providerID); err != nil {
+			return err
+		}
+		known, err := tx.applyDelivery(ctx, workspaceID, channelID, providerID, status, reason)
+		if err != nil || known {
+			return err
+		}
+		return tx.sql.InsertEarlyReport(ctx, tx.db, dbsqlc.InsertEarlyReportParams{ChannelID: channelID, ProviderMessageID: providerID, Status: status, Reason: reason})
+	})
 }
 
 // ApplyEarlyReports applies the reports that arrived before the send recorded the carrier's
-// id; the send's transaction calls it once the id is recorded.
+// id; the send's transaction calls it once the id is recorded. It holds the id's lock until
+// that transaction ends, so a report arriving meanwhile waits for the commit and then finds
+// the message (ReportDelivery).
 func (q *queries) ApplyEarlyReports(ctx context.Context, workspaceID, channelID uuid.UUID, providerID string) error {
+	if err := q.sql.LockDeliveryReports(ctx, q.db, providerID); err != nil {
+		return err
+	}
 	reports, err := q.sql.TakeEarlyReports(ctx, q.db, dbsqlc.TakeEarlyReportsParams{ChannelID: channelID, ProviderMessageID: providerID})
 	if err != nil {
 		return err

@@ -80,6 +80,13 @@ UPDATE conversations SET agent_id = @agent_id, updated_at = now() WHERE workspac
 -- name: InsertEarlyReport :exec
 INSERT INTO early_delivery_reports (channel_id, provider_message_id, status, reason) VALUES (@channel_id, @provider_message_id, @status, sqlc.narg(reason));
 
+-- name: LockDeliveryReports :exec
+-- LockDeliveryReports serializes, until the transaction ends, the recording of a carrier id
+-- by its send and the keeping of an early report for that id, so that one of the two always
+-- sees the other committed (ApplyEarlyReports, ReportDelivery). The first key is the class of
+-- these locks (the replica locks use another); an unrelated id of equal hash only waits.
+SELECT pg_advisory_xact_lock(584120407, hashtext(@provider_message_id::text));
+
 -- name: TakeEarlyReports :many
 DELETE FROM early_delivery_reports WHERE channel_id = @channel_id AND provider_message_id = @provider_message_id
 RETURNING status, reason, received_at;
@@ -97,14 +104,14 @@ SELECT channel_id, remote FROM conversation_threads WHERE workspace_id = @worksp
 -- name: ApplyDeliveryReport :one
 -- ApplyDeliveryReport applies a carrier's status callback in one statement: to the channel's
 -- outbound message of that carrier id (a final status is never replaced by an earlier one
--- arriving late) and, for a final word (delivery: delivered or undelivered), to the campaign
+-- arriving late, nor `sent` by `queued`) and, for a final word (delivery: delivered or undelivered), to the campaign
 -- message of that id and its campaign's counters, once. known says whether the id names a
 -- message of the channel or a campaign message of the workspace: if not, the report came
 -- before the send recorded the id, and the caller keeps it (InsertEarlyReport).
 WITH message AS (
     UPDATE channel_messages SET status = @status, reason = coalesce(sqlc.narg(reason), reason), updated_at = now()
     WHERE channel_id = @channel_id::uuid AND direction = 'outbound' AND provider_message_id = @provider_message_id::text
-      AND status NOT IN ('delivered', 'undelivered', 'failed')
+      AND status NOT IN ('delivered', 'undelivered', 'failed') AND NOT (status = 'sent' AND @status::text = 'queued')
     RETURNING id
 ), sent AS (
     UPDATE campaign_sends SET delivery = sqlc.narg(delivery)::text, updated_at = now()

@@ -16,7 +16,7 @@ const applyDeliveryReport = `-- name: ApplyDeliveryReport :one
 WITH message AS (
     UPDATE channel_messages SET status = $4, reason = coalesce($5, reason), updated_at = now()
     WHERE channel_id = $1::uuid AND direction = 'outbound' AND provider_message_id = $2::text
-      AND status NOT IN ('delivered', 'undelivered', 'failed')
+      AND status NOT IN ('delivered', 'undelivered', 'failed') AND NOT (status = 'sent' AND $4::text = 'queued')
     RETURNING id
 ), sent AS (
     UPDATE campaign_sends SET delivery = $6::text, updated_at = now()
@@ -45,7 +45,7 @@ type ApplyDeliveryReportParams struct {
 
 // ApplyDeliveryReport applies a carrier's status callback in one statement: to the channel's
 // outbound message of that carrier id (a final status is never replaced by an earlier one
-// arriving late) and, for a final word (delivery: delivered or undelivered), to the campaign
+// arriving late, nor `sent` by `queued`) and, for a final word (delivery: delivered or undelivered), to the campaign
 // message of that id and its campaign's counters, once. known says whether the id names a
 // message of the channel or a campaign message of the workspace: if not, the report came
 // before the send recorded the id, and the caller keeps it (InsertEarlyReport).
@@ -361,6 +361,19 @@ func (q *Queries) InsertThread(ctx context.Context, db DBTX, arg InsertThreadPar
 		arg.ChannelID,
 		arg.Remote,
 	)
+	return err
+}
+
+const lockDeliveryReports = `-- name: LockDeliveryReports :exec
+SELECT pg_advisory_xact_lock(584120407, hashtext($1::text))
+`
+
+// LockDeliveryReports serializes, until the transaction ends, the recording of a carrier id
+// by its send and the keeping of an early report for that id, so that one of the two always
+// sees the other committed (ApplyEarlyReports, ReportDelivery). The first key is the class of
+// these locks (the replica locks use another); an unrelated id of equal hash only waits.
+func (q *Queries) LockDeliveryReports(ctx context.Context, db DBTX, providerMessageID string) error {
+	_, err := db.Exec(ctx, lockDeliveryReports, providerMessageID)
 	return err
 }
 
