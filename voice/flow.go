@@ -106,7 +106,7 @@ func (f *flow) start(ctx context.Context) (string, error) {
 	}
 	switch {
 	case quota.Refusal(w) != "":
-		return f.end(ctx, call, outcomeNoCredit, sp.fixed(phNoCredit))
+		return f.end(ctx, call, outcomeNoCredit, sp.fixed(phCannotPay))
 	case !ok:
 		return f.end(ctx, call, outcomeNoAgent, sp.fixed(phNoAgent))
 	}

@@ -118,7 +118,7 @@ func (f *flow) outbound(ctx context.Context) (string, error) {
 	}
 	switch {
 	case quota.Refusal(w) != "":
-		return f.end(ctx, call, outcomeNoCredit, sp.fixed(phNoCredit))
+		return f.end(ctx, call, outcomeNoCredit, sp.fixed(phCannotPay))
 	case !ok:
 		return f.end(ctx, call, outcomeNoAgent, sp.fixed(phNoAgent))
 	}

@@ -11,7 +11,7 @@ import (
 type phrase int
 
 const (
-	phNoCredit   phrase = iota // the workspace cannot pay: an apology, then the call ends
+	phCannotPay  phrase = iota // the workspace cannot pay: an apology, then the call ends
 	phNoAgent                  // no enabled agent holds the number
 	phStillThere               // after one silent gather
 	phGoodbye                  // after two silent gathers in a row
@@ -28,7 +28,7 @@ const (
 // falls back to English, said in an English voice (speaker.fixed).
 var phrases = map[string][phraseCount]string{
 	"en": {
-		phNoCredit:   "Sorry, we cannot take your call right now. Please try again later. Goodbye.",
+		phCannotPay:  "Sorry, we cannot take your call right now. Please try again later. Goodbye.",
 		phNoAgent:    "Sorry, nobody can take your call right now. Please try again later. Goodbye.",
 		phStillThere: "Are you still there? How can I help?",
 		phGoodbye:    "I did not hear anything, so I will hang up now. Thank you for calling. Goodbye.",
@@ -40,7 +40,7 @@ var phrases = map[string][phraseCount]string{
 		phRecorded:   "Thank you, your message was recorded. Goodbye.",
 	},
 	"de": {
-		phNoCredit:   "Entschuldigung, wir können Ihren Anruf gerade nicht annehmen. Bitte versuchen Sie es später noch einmal. Auf Wiederhören.",
+		phCannotPay:  "Entschuldigung, wir können Ihren Anruf gerade nicht annehmen. Bitte versuchen Sie es später noch einmal. Auf Wiederhören.",
 		phNoAgent:    "Entschuldigung, gerade kann niemand Ihren Anruf annehmen. Bitte versuchen Sie es später noch einmal. Auf Wiederhören.",
 		phStillThere: "Sind Sie noch da? Wie kann ich helfen?",
 		phGoodbye:    "Ich habe nichts gehört und lege jetzt auf. Vielen Dank für Ihren Anruf. Auf Wiederhören.",
@@ -52,7 +52,7 @@ var phrases = map[string][phraseCount]string{
 		phRecorded:   "Vielen Dank, Ihre Nachricht wurde aufgezeichnet. Auf Wiederhören.",
 	},
 	"fr": {
-		phNoCredit:   "Désolé, nous ne pouvons pas prendre votre appel pour le moment. Veuillez réessayer plus tard. Au revoir.",
+		phCannotPay:  "Désolé, nous ne pouvons pas prendre votre appel pour le moment. Veuillez réessayer plus tard. Au revoir.",
 		phNoAgent:    "Désolé, personne ne peut prendre votre appel pour le moment. Veuillez réessayer plus tard. Au revoir.",
 		phStillThere: "Êtes-vous toujours là ? Comment puis-je vous aider ?",
 		phGoodbye:    "Je n'ai rien entendu, je vais donc raccrocher. Merci de votre appel. Au revoir.",
@@ -64,7 +64,7 @@ var phrases = map[string][phraseCount]string{
 		phRecorded:   "Merci, votre message a été enregistré. Au revoir.",
 	},
 	"es": {
-		phNoCredit:   "Lo sentimos, no podemos atender su llamada en este momento. Por favor, inténtelo más tarde. Adiós.",
+		phCannotPay:  "Lo sentimos, no podemos atender su llamada en este momento. Por favor, inténtelo más tarde. Adiós.",
 		phNoAgent:    "Lo sentimos, nadie puede atender su llamada en este momento. Por favor, inténtelo más tarde. Adiós.",
 		phStillThere: "¿Sigue ahí? ¿En qué puedo ayudarle?",
 		phGoodbye:    "No he oído nada, así que voy a colgar. Gracias por su llamada. Adiós.",
@@ -85,12 +85,6 @@ func (s speaker) phraser() (speaker, [phraseCount]string) {
 		return s, t
 	}
 	return speakers["en-us"], phrases["en"]
-}
-
-// text is the phrase p as s says it.
-func (s speaker) text(p phrase) string {
-	_, t := s.phraser()
-	return t[p]
 }
 
 // fixed is a <Say> of the phrase p in the agent's language, or in English in an English

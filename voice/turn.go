@@ -147,7 +147,7 @@ func (f *flow) speak(ctx context.Context, call store.VoiceCall, sp speaker, t st
 		return f.end(ctx, call, outcomeHangup, append(verbs, sp.fixed(phCallBack))...)
 	case actionHangup:
 		if len(verbs) == 0 { // the workspace could not pay for the turn (answer)
-			return f.end(ctx, call, outcomeNoCredit, sp.fixed(phNoCredit))
+			return f.end(ctx, call, outcomeNoCredit, sp.fixed(phCannotPay))
 		}
 		return f.end(ctx, call, outcomeHangup, verbs...)
 	}

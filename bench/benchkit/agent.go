@@ -22,6 +22,8 @@ type Corpus struct {
 	zipf  *rand.Zipf
 }
 
+// NewCorpus makes a corpus of vocabulary made-up words drawn with a Zipf law, the same for
+// the same seed, so that runs upload the same knowledge and ask the same questions.
 func NewCorpus(seed uint64, vocabulary int) *Corpus {
 	syllables := []string{"ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "ba", "de", "fi", "go", "hu", "ja", "ke", "li", "mo", "nu", "pe", "ra"}
 	c := &Corpus{}

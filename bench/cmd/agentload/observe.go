@@ -151,7 +151,8 @@ func statements(ctx context.Context, dbURL, file string) func(requests int) {
 		fmt.Fprintln(os.Stderr, "agentload: statements:", err)
 		return func(int) {}
 	}
-	if _, err := conn.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS pg_stat_statements`); err == nil {
+	_, err = conn.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS pg_stat_statements`)
+	if err == nil {
 		_, err = conn.Exec(ctx, `SELECT pg_stat_statements_reset()`)
 	}
 	if err != nil {

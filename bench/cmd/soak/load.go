@@ -45,9 +45,8 @@ type record struct {
 // turns, then a new one opens (a visitor who asks a few questions). Turns of one
 // conversation never run at the same time (the pool holds each until its answer).
 type convPool struct {
-	mu    sync.Mutex
-	free  []convState
-	turns map[string]int
+	mu   sync.Mutex
+	free []convState
 }
 
 type convState struct {

@@ -97,12 +97,12 @@ func (r *report) print(w io.Writer) (bad bool) {
 			n += x
 		}
 		lat := sortDurations(res.lat[i])
-		max := time.Duration(0)
+		slowest := time.Duration(0)
 		if len(lat) > 0 {
-			max = lat[len(lat)-1]
+			slowest = lat[len(lat)-1]
 		}
 		fmt.Fprintf(w, "%-10s %8d %8d %9d %9d %9d %8d %10d %9s %9s %9s\n", rt.name, n, c[outOK], c[outUnavailable], c[outUnavailNoRA], c[out5xx], c[out4xx], c[outTransport],
-			msf(pct(lat, 0.5)), msf(pct(lat, 0.99)), msf(max))
+			msf(pct(lat, 0.5)), msf(pct(lat, 0.99)), msf(slowest))
 		total5xx += c[outUnavailable] + c[outUnavailNoRA] + c[out5xx]
 		other5xx += c[outUnavailNoRA] + c[out5xx]
 	}
