@@ -24,6 +24,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"switchboard/bench/benchkit"
 )
 
 // agentModel is the catalog model the benchmark's agent uses; runMain points it at the
@@ -39,52 +41,6 @@ var agentEnv struct {
 	words []string // words of the corpus, for the visitors' questions
 	err   error
 }
-
-const agentBlueprint = `agent:
-  name: Agent bench
-  language: en
-  persona:
-    display_name: Bench
-    tone: friendly
-    greeting: Hi! Ask me anything about the handbook.
-  llm:
-    provider: beta
-    model: %s
-    temperature: 0
-    max_tokens: 256
-    system_prompt: You answer questions about the handbook from the knowledge base, in one short paragraph.
-  knowledge_base:
-    sources:
-      - type: file_upload
-        path: %s
-  business_rules:
-    business_hours:
-      timezone: UTC
-      schedule:
-        monday: {start: "00:00", end: "23:59"}
-        tuesday: {start: "00:00", end: "23:59"}
-        wednesday: {start: "00:00", end: "23:59"}
-        thursday: {start: "00:00", end: "23:59"}
-        friday: {start: "00:00", end: "23:59"}
-        saturday: {start: "00:00", end: "23:59"}
-        sunday: {start: "00:00", end: "23:59"}
-      after_hours_message: We are closed; leave your email and we will write back.
-    escalation:
-      enabled: true
-      trigger: after_2_failed_attempts
-      action: email_notification
-      notification_email: leads@bench.example
-    blocked_topics:
-      - competitor pricing
-      - legal advice
-  labels:
-    - question
-    - complaint
-    - vip
-  tools:
-    - type: search_knowledge_base
-    - type: apply_label
-`
 
 // agentSetup uploads the corpus, creates the agent and waits for its knowledge to be ready.
 func agentSetup() (string, []string, error) {
@@ -130,7 +86,7 @@ func agentSetup() (string, []string, error) {
 	var created struct {
 		AgentID string `json:"agentId"`
 	}
-	if err := apiCall(http.MethodPost, "/api/agents", "application/yaml", []byte(fmt.Sprintf(agentBlueprint, agentModel, path)), &created); err != nil {
+	if err := apiCall(http.MethodPost, "/api/agents", "application/yaml", []byte(fmt.Sprintf(benchkit.Blueprint, agentModel, path)), &created); err != nil {
 		return "", nil, err
 	}
 	for began := time.Now(); ; time.Sleep(100 * time.Millisecond) {
