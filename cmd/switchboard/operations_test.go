@@ -260,13 +260,15 @@ func TestClientThatHangsUpIsA499NotAFailure(t *testing.T) {
 	cancel()
 	require.ErrorIs(t, <-done, context.Canceled)
 
-	scrape := scrapeUntil(t, metricsAddr, `route="/v1/chat/completions"`, "the request is counted once it ends")
+	// The access metric, the vendor call and the turn are recorded by different goroutines
+	// as the cancellation reaches each, so each is awaited on its own.
+	var scrape string
 	for _, want := range []string{
 		`switchboard_http_request_duration_seconds_count{method="POST",route="/v1/chat/completions",status="499"} 1`,
 		`switchboard_vendor_call_duration_seconds_count{family="alpha",outcome="cancelled"} 1`,
 		`switchboard_turns_total{model="alpha-sonnet-4-6",outcome="cancelled",surface="chat.completions"} 1`,
 	} {
-		require.Contains(t, scrape, want)
+		scrape = scrapeUntil(t, metricsAddr, want, "counted once the cancellation reaches it: "+want)
 	}
 	require.NotContains(t, scrape, `status="500"`)
 	require.NotContains(t, scrape, `outcome="timeout"`)
