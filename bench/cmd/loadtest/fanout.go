@@ -121,8 +121,9 @@ func fanout(serverURL, key string, n, turnRate int, d time.Duration, turn target
 	res.connectIn = time.Since(start)
 
 	res.turns = openLoop(turn, turnRate, d)
-	// The workspace is new: its cursor is the number of events the turns committed.
-	events, err := eventCount()
+	// The workspace is new: its cursor is the number of events the turns committed, once the
+	// ones written behind the answers are in.
+	events, err := settledCount(eventCount, 500*time.Millisecond, 10*time.Second)
 	if err != nil {
 		cancel()
 		wg.Wait()

@@ -49,7 +49,9 @@ func webhooks(serverURL, key string, turns, clients int, timeout time.Duration, 
 	res.generation = time.Since(begin)
 	res.turns.elapsed = res.generation
 	res.turns.finish()
-	if res.events, err = eventCount(); err != nil {
+	// Ephemeral turns' events are written behind the answers, so the cursor read at once can
+	// be short of what the deliveries will bring (a run printed "148/124 delivered").
+	if res.events, err = settledCount(eventCount, 500*time.Millisecond, timeout); err != nil {
 		return res, err
 	}
 
@@ -80,6 +82,27 @@ func webhooks(serverURL, key string, turns, clients int, timeout time.Duration, 
 	res.badSig, res.dupes = st.BadSig, st.Dupes
 	res.lag.finish()
 	return res, nil
+}
+
+// settledCount reads count until it has not moved for quiet (or until limit has passed), and
+// returns the last value.
+func settledCount(count func() (int64, error), quiet, limit time.Duration) (int64, error) {
+	n, err := count()
+	if err != nil {
+		return 0, err
+	}
+	deadline, still := time.Now().Add(limit), time.Now()
+	for time.Since(still) < quiet && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+		m, err := count()
+		if err != nil {
+			return 0, err
+		}
+		if m != n {
+			n, still = m, time.Now()
+		}
+	}
+	return n, nil
 }
 
 // countPacer sends as fast as the clients allow and stops after that many requests.
