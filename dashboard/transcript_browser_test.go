@@ -58,3 +58,37 @@ func TestTranscriptUsageInABrowser(t *testing.T) {
 	require.Zero(t, tools, "the tool message is shown with its call, not again")
 	s.screenshot(b, t, "/dashboard/conversations/"+s.convRef, "transcript-usage")
 }
+
+// TestVoiceTranscriptInABrowser: a phone call's conversation shows, above its messages, how
+// the call went: its direction and number, what the flow did (here: transferred to a person),
+// the carrier's final status and the minutes billed. Screenshot: transcript-call.
+func TestVoiceTranscriptInABrowser(t *testing.T) {
+	s := newSite(t)
+	ctx := context.Background()
+	ch, err := s.store.CreateChannel(ctx, s.workspace.ID, store.ChannelWrite{ID: store.NewChannelID(), Provider: "telco_voice", Name: "Front desk line",
+		Config: json.RawMessage(`{"phone_number":"+14155550100"}`), Status: "connected", InboundToken: "voice-transcript-test"})
+	require.NoError(t, err)
+	conv, err := s.store.CreateConversation(ctx, s.workspace.ID, "telco_voice")
+	require.NoError(t, err)
+	require.NoError(t, s.store.InTx(ctx, func(tx *store.Tx) error {
+		return tx.AppendMessages(ctx, s.workspace.ID, conv.ID, []store.Message{
+			{Role: "assistant", Content: "Hello, this is Helper, an automated assistant for Acme. How can I help?"},
+			{Role: "user", Content: "My parcel never arrived, I want to talk to someone."},
+			{Role: "assistant", Content: "Of course. I am transferring you to a colleague now."},
+		})
+	}))
+	call, err := s.store.StartVoiceCall(ctx, s.workspace.ID, store.NewVoiceCall{ChannelID: ch.ID, CallSID: "CA0123456789abcdef0123456789abcdef",
+		Direction: "inbound", Remote: "+14155550123", Local: "+14155550100", ConversationID: &conv.ID})
+	require.NoError(t, err)
+	require.NoError(t, s.store.SetVoiceCallOutcome(ctx, s.workspace.ID, call.ID, "transferred"))
+	_, _, err = s.store.EndVoiceCall(ctx, s.workspace.ID, call.ID, "completed", 95, 2)
+	require.NoError(t, err)
+
+	b := browser(t)
+	s.signIn(b, t, "admin@acme.example")
+	require.NoError(t, chromedp.Do(b, chromedp.Navigate(s.url+"/dashboard/conversations/"+conv.ShortID), chromedp.WaitVisible(chromedp.CSS(`p.call-outcome`))))
+	require.Equal(t, "Call: inbound · +14155550123 · outcome transferred · ended completed after 95 s (2 min billed)",
+		strings.TrimSpace(text(b, t, "p.call-outcome")))
+	require.Contains(t, text(b, t, "ol.transcript"), "I am transferring you to a colleague now.")
+	s.screenshot(b, t, "/dashboard/conversations/"+conv.ShortID, "transcript-call")
+}
