@@ -378,7 +378,7 @@ func (w *Worker) decide(ctx context.Context, c store.Campaign, contact store.Aud
 	// The provider has its answer: record it even when the job is being cancelled, and retry
 	// a failed write, since a send left `sending` stops counting only after the in-flight window.
 	finish := context.WithoutCancel(ctx)
-	err = retry(finish, finishAttempts, func() error {
+	err = retry(finish, finishAttempts, finishWithin, func() error {
 		return s.store.InTx(finish, func(tx *store.Tx) error {
 			// The campaign row first, as in the decision's transaction (then the send row,
 			// then the workspace's): a worker deciding the same contact holds the campaign and
@@ -407,24 +407,36 @@ func (w *Worker) decide(ctx context.Context, c store.Campaign, contact store.Aud
 	return true, err
 }
 
-// finishAttempts bounds the retries of recording a provider's answer.
-const finishAttempts = 5
+// Retries of recording a provider's answer: a few for an error of the write itself, and for
+// as long as finishWithin while the database is out of reach, to outlast a PostgreSQL restart
+// or failover (the provider has the message: a send left `sending` is neither counted nor
+// charged, and holds the campaign's completion until the in-flight window has passed).
+const (
+	finishAttempts = 5
+	finishWithin   = 2 * time.Minute
+)
 
-// retry runs fn until it succeeds or has failed attempts times, waiting a little longer after
-// each failure.
-func retry(ctx context.Context, attempts int, fn func() error) error {
-	var err error
-	for i := range attempts {
-		if err = fn(); err == nil {
+// retry runs fn until it succeeds, has failed attempts times with the database in reach, or
+// within has passed; it waits a little longer after each failure (up to a second).
+func retry(ctx context.Context, attempts int, within time.Duration, fn func() error) error {
+	deadline := time.Now().Add(within)
+	for i, failed := 1, 0; ; i++ {
+		err := fn()
+		if err == nil {
 			return nil
+		}
+		if !store.Unavailable(err) {
+			failed++
+		}
+		if failed >= attempts || !time.Now().Before(deadline) {
+			return err
 		}
 		select {
 		case <-ctx.Done():
 			return err
-		case <-time.After(time.Duration(i+1) * 50 * time.Millisecond):
+		case <-time.After(min(time.Duration(i)*50*time.Millisecond, time.Second)):
 		}
 	}
-	return err
 }
 
 var errDecided = errors.New("already decided")
