@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -32,6 +33,26 @@ func (p *Pipeline) commit(ctx context.Context, t Turn, out *Outcome, produced []
 		}
 	}
 	u := newCommitUnit(t, out, produced)
+	err := p.commitUnit(ctx, u, tk)
+	if err == nil || t.OutlastOutage <= 0 {
+		return err
+	}
+	deadline := time.Now().Add(t.OutlastOutage)
+	for wait := 100 * time.Millisecond; err != nil && store.Unavailable(err) && time.Now().Before(deadline); wait = min(2*wait, 2*time.Second) {
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		err = p.commitUnit(ctx, u, tk) // the same unit: writeMany starts it afresh
+	}
+	return err
+}
+
+// commitUnit commits u once: in a batch of the group committer, or in a transaction of its
+// own.
+func (p *Pipeline) commitUnit(ctx context.Context, u *commitUnit, tk *ticket) error {
+	t, out := u.t, u.out
 	if p.groupCommit != nil && p.groupCommit.add(u, tk) {
 		// The batch runs detached from ctx: a client gone meanwhile does not undo the commit,
 		// and the turn must not be metered again as if it had failed.

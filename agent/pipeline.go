@@ -116,6 +116,13 @@ type Turn struct {
 	// opening a conversation then takes no lock on the workspace row through a commit of its
 	// own. When the turn is not committed they are the caller's to settle.
 	Opened []store.NewEvent
+
+	// OutlastOutage, when positive, is how long the turn's commit is tried again while the
+	// database is out of reach (store.Unavailable), a little later each time: a turn nobody
+	// waits on (a background response) keeps the answer the vendor gave during an outage
+	// instead of failing and asking the vendor again once the database is back. A caller's
+	// context still ends it sooner.
+	OutlastOutage time.Duration
 }
 
 // Outcome is what a turn produced and cost.

@@ -126,13 +126,18 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[BackgroundArgs]) error
 	}
 }
 
+// outlastOutage is how long a background turn's commit waits for an unreachable database: the
+// vendor's answer is kept through a PostgreSQL restart or failover instead of being asked for
+// again (the job's timeout, the response's time-to-live, still bounds the run).
+const outlastOutage = 2 * time.Minute
+
 // resume rebuilds the run of a queued response from its job.
 func (s *Service) resume(ctx context.Context, a BackgroundArgs) (*Run, error) {
 	run := &Run{ID: a.ResponseID, MessageID: a.MessageID, WorkspaceID: a.WorkspaceID, Created: a.Created, Model: a.Model,
 		Previous: a.Previous, Background: true, Instructions: a.InstructionsSent, stored: true, turns: s.turns}
 	role, _ := access.ParseRole(a.Role)
 	run.turn = agent.Turn{WorkspaceID: a.WorkspaceID, Role: role, KeyID: a.KeyID, Model: a.Model, Surface: "responses", Instructions: a.Instructions,
-		Text: a.Text, Persist: true}
+		Text: a.Text, Persist: true, OutlastOutage: outlastOutage}
 	for _, m := range a.Seed {
 		run.turn.Seed = append(run.turn.Seed, llm.Message{Role: llm.Role(m.Role), Text: m.Text})
 	}

@@ -87,7 +87,7 @@ func metricsOf(t *testing.T, addr string) (goroutines, poolMax int) {
 
 // TestPostgresOutageResumesWorkAndLeaksNothing: the work in flight when PostgreSQL goes away
 // resumes once it is back, without a restart: a background turn whose model answered during
-// the outage completes (its job retried, asking the model again), charged once; a webhook delivery whose retry fell due during the
+// the outage completes with that answer (its commit waits for the database), charged once; a webhook delivery whose retry fell due during the
 // outage is delivered; an event feed held open through it gets every event once, in order,
 // with no gap. Afterwards the process holds no more goroutines than before (feeds and
 // workers back to their places) and no more database connections than its pool allows.
@@ -134,10 +134,11 @@ func TestPostgresOutageResumesWorkAndLeaksNothing(t *testing.T) {
 	for {
 		_, _, raw := call(p.base, key, http.MethodGet, "/v1/responses/"+queued.ID, "")
 		if strings.Contains(string(raw), `"status":"completed"`) {
-			// The answer that came during the outage could not be stored, so the job's retry
-			// asked the model again (the fake's default reply): one vendor call is lost to
-			// the outage, the workspace is charged once (below).
-			t.Logf("completed (the first answer kept: %v) after %d model calls", strings.Contains(string(raw), "answered in the dark"), len(fake.Requests()))
+			// The answer that came during the outage is stored once the database is back
+			// (the turn's commit waits for it): the model is not asked again, and the
+			// workspace is charged once (below).
+			require.Contains(t, string(raw), "answered in the dark", "the answer given during the outage is kept")
+			require.Len(t, fake.Requests(), 2, "the model was not asked a second time")
 			break
 		}
 		require.True(t, time.Now().Before(deadline), "the background turn did not complete after the outage: %s", raw)
