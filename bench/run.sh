@@ -75,7 +75,9 @@
 #                          be 0, transport errors), the time from PostgreSQL's return to the first
 #                          2xx and to the 2xx rate at its target, goroutines and connections before
 #                          and after, every acknowledged stored response and agent turn checked in
-#                          the database; results in bench/out/<date>-outage/
+#                          the database, every acknowledged background response completed;
+#                          OUTAGE_MIX (default ephemeral=57,stored=28,agent=6,embed=4,background=5);
+#                          results in bench/out/<date>-outage/
 #   bench/run.sh knowledge issue 49: search_knowledge_base's query on an agent holding 10,000 and
 #                          100,000 chunks (store/knowledgebench_test.go; KNOWLEDGE_BENCH_SIZES
 #                          changes the sizes), p50 and p99 of 500 searches, on a throwaway
@@ -567,12 +569,13 @@ if [ "$mode" = soak ] || [ "$mode" = outage ]; then
 		{ tail -n 5 "$tmp/server.log" >&2; exit 1; }
 	args=(-mode "$mode" -server "http://127.0.0.1:$srvport" -key sk-svc_benchmark-bootstrap-key-000000000000000
 		-metrics "http://127.0.0.1:$metrics_port" -database-url "$db_url" -out "$out"
-		-mix "${SOAK_MIX:-ephemeral=60,stored=30,agent=6,embed=4}" -feeds "${SOAK_FEEDS:-20}"
+		-feeds "${SOAK_FEEDS:-20}"
 		-chunks "${SOAK_CHUNKS:-2000}" -sample "${SOAK_SAMPLE:-10s}")
 	if [ "$mode" = soak ]; then
-		args+=(-rate "${SOAK_RPS:-1000}" -duration "${SOAK_DURATION:-10m}")
+		args+=(-rate "${SOAK_RPS:-1000}" -duration "${SOAK_DURATION:-10m}" -mix "${SOAK_MIX:-ephemeral=60,stored=30,agent=6,embed=4}")
 	else
-		args+=(-rate "${OUTAGE_RPS:-200}" -duration "${OUTAGE_DURATION:-60s}" -outage-at "${OUTAGE_AT:-20s}"
+		# The outage's mix adds background responses: each acknowledged one must complete.
+		args+=(-mix "${OUTAGE_MIX:-ephemeral=57,stored=28,agent=6,embed=4,background=5}" -rate "${OUTAGE_RPS:-200}" -duration "${OUTAGE_DURATION:-60s}" -outage-at "${OUTAGE_AT:-20s}"
 			-outage-for "${OUTAGE_FOR:-20s}" -pgcluster "$scripts/pgcluster.sh" -pgdata "$tmp/data" -pgport "$pgport")
 	fi
 	say "$mode: the load on 127.0.0.1:$srvport (metrics on :$metrics_port) ..."

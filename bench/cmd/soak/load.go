@@ -24,9 +24,11 @@ type route struct {
 	weight int
 	// build is the request; sess is the route's pool of conversations (agent, embed).
 	build func(r *rand.Rand, conv string) (url string, header http.Header, body []byte)
-	// id reads what the answer gives to keep: the response's id (stored), the conversation
-	// (agent) or visitor token (embed); "" for none.
+	// id reads what the answer gives to keep: the response's id (stored, background), the
+	// conversation (agent) or visitor token (embed); "" for none.
 	id func(body []byte) string
+	// conversational routes continue a conversation of their pool for a few turns.
+	conversational bool
 }
 
 // record is one answered (or failed) request.
@@ -81,8 +83,8 @@ func (p *convPool) give(c convState, id string, ok bool) {
 	p.mu.Unlock()
 }
 
-// routes are the mix's four routes: weights per 100 requests.
-func routes(srv, key, agentModel, chatModel string, agent benchkit.Agent, c *benchkit.Corpus, w [4]int) []route {
+// routes are the mix's routes (routeNames' order): weights per 100 requests.
+func routes(srv, key, agentModel, chatModel string, agent benchkit.Agent, c *benchkit.Corpus, w [nRoutes]int) []route {
 	auth := func() http.Header {
 		return http.Header{"Content-Type": {"application/json"}, "Authorization": {"Bearer " + key}}
 	}
@@ -117,7 +119,7 @@ func routes(srv, key, agentModel, chatModel string, agent benchkit.Agent, c *ben
 				}
 				return srv + "/api/agents/" + agent.AgentID + "/chat", auth(), jsonBody(body)
 			},
-			id: field("conversation_id")},
+			id: field("conversation_id"), conversational: true},
 		{name: "embed", weight: w[3],
 			build: func(r *rand.Rand, conv string) (string, http.Header, []byte) {
 				body := map[string]any{"message": c.Query(r)}
@@ -127,7 +129,12 @@ func routes(srv, key, agentModel, chatModel string, agent benchkit.Agent, c *ben
 				h := http.Header{"Content-Type": {"application/json"}, "Origin": {"https://shop.bench.example"}}
 				return srv + "/embed/" + agent.DeploymentID + "/chat", h, jsonBody(body)
 			},
-			id: field("visitor_token")},
+			id: field("visitor_token"), conversational: true},
+		{name: "background", weight: w[4],
+			build: func(r *rand.Rand, _ string) (string, http.Header, []byte) {
+				return srv + "/v1/responses", auth(), jsonBody(map[string]any{"model": chatModel, "input": c.Query(r), "background": true})
+			},
+			id: field("id")},
 	}
 }
 
@@ -172,7 +179,7 @@ func openLoop(ctx context.Context, client *http.Client, rts []route, rate float6
 			rnd := rand.New(rand.NewPCG(uint64(i), 48))
 			pool := pools[ri]
 			conv := convState{}
-			if ri >= 2 {
+			if rts[ri].conversational {
 				conv = pool.take()
 			}
 			url, header, body := rts[ri].build(rnd, conv.id)
@@ -182,7 +189,7 @@ func openLoop(ctx context.Context, client *http.Client, rts []route, rate float6
 				rec.id = rts[ri].id(rec.body)
 			}
 			rec.body = nil
-			if ri >= 2 {
+			if rts[ri].conversational {
 				pool.give(conv, rec.id, rec.outcome == outOK)
 			}
 			onRecord(rec.record)

@@ -3,14 +3,15 @@
 // METRICS_ADDR.
 //
 //	soak -mode soak|outage -server URL -key KEY -metrics URL -database-url URL -out DIR
-//	     [-rate 1000] [-duration 10m] [-mix ephemeral=60,stored=30,agent=6,embed=4]
+//	     [-rate 1000] [-duration 10m] [-mix ephemeral=60,stored=30,agent=6,embed=4,background=0]
 //	     [-feeds 20] [-sample 10s] [-chunks 2000]
 //	     [-pgcluster scripts/pgcluster.sh -pgdata DIR -pgport N -outage-at 20s -outage-for 20s]
 //
 // The mix: ephemeral chat completions (POST /v1/chat/completions), stored responses (POST
 // /v1/responses), a deployed agent's turns (POST /api/agents/{id}/chat) and the webchat embed
-// route (POST /embed/{deploymentId}/chat, as the widget sends it), their shares per 100
-// requests (-mix); -feeds event feeds (GET /v1/events) held open throughout; a webhook
+// route (POST /embed/{deploymentId}/chat, as the widget sends it) and background responses
+// (POST /v1/responses with background: true, each of which must end completed), their
+// shares per 100 requests (-mix); -feeds event feeds (GET /v1/events) held open throughout; a webhook
 // endpoint registered for every event, served here, counting the signed deliveries. The
 // agent is bench/run.sh agents' (benchkit.SetupAgent), over -chunks chunks.
 //
@@ -50,7 +51,7 @@ type options struct {
 	mode, server, key, metrics, dbURL, out string
 	rate                                   float64
 	duration, sample                       time.Duration
-	mix                                    [4]int
+	mix                                    [nRoutes]int
 	feeds, chunks, maxInflight             int
 	agentModel, chatModel                  string
 	pgcluster, pgdata, pgport              string
@@ -104,10 +105,13 @@ func fail(err error) {
 
 func say(format string, args ...any) { fmt.Fprintf(os.Stderr, "soak: "+format+"\n", args...) }
 
-var routeNames = [4]string{"ephemeral", "stored", "agent", "embed"}
+// The routes of the mix, in this order (route indexes).
+const nRoutes = 5
 
-func parseMix(s string) ([4]int, error) {
-	var w [4]int
+var routeNames = [nRoutes]string{"ephemeral", "stored", "agent", "embed", "background"}
+
+func parseMix(s string) ([nRoutes]int, error) {
+	var w [nRoutes]int
 	for _, part := range strings.Split(s, ",") {
 		name, v, ok := strings.Cut(strings.TrimSpace(part), "=")
 		n, err := strconv.Atoi(v)
@@ -121,10 +125,10 @@ func parseMix(s string) ([4]int, error) {
 			}
 		}
 		if !found {
-			return w, fmt.Errorf("-mix: unknown route %q (ephemeral, stored, agent, embed)", name)
+			return w, fmt.Errorf("-mix: unknown route %q (ephemeral, stored, agent, embed, background)", name)
 		}
 	}
-	if w[0]+w[1]+w[2]+w[3] == 0 {
+	if mixTotal(w) == 0 {
 		return w, fmt.Errorf("-mix: every share is 0")
 	}
 	return w, nil
@@ -133,14 +137,17 @@ func parseMix(s string) ([4]int, error) {
 // results is what the records add up to.
 type results struct {
 	mu        sync.Mutex
-	perRoute  [4][nOutcomes]int
-	lat       [4][]time.Duration // of the 2xx
+	perRoute  [nRoutes][nOutcomes]int
+	lat       [nRoutes][]time.Duration // of the 2xx
 	seconds   *Seconds
-	firstErr  [4]map[outcome]string
+	firstErr  [nRoutes]map[outcome]string
 	storedIDs []string
-	convTurns map[string]int // agent conversation -> turns acknowledged
-	firstOK   [4]time.Time   // first 2xx answered after PostgreSQL's return (outage)
-	returned  time.Time
+	// backgroundIDs are the background responses acknowledged (queued): each must end
+	// completed, the outage's included.
+	backgroundIDs []string
+	convTurns     map[string]int     // agent conversation -> turns acknowledged
+	firstOK       [nRoutes]time.Time // first 2xx answered after PostgreSQL's return (outage)
+	returned      time.Time
 }
 
 func (r *results) add(rec record) {
@@ -153,6 +160,8 @@ func (r *results) add(rec record) {
 		switch routeNames[rec.route] {
 		case "stored":
 			r.storedIDs = append(r.storedIDs, rec.id)
+		case "background":
+			r.backgroundIDs = append(r.backgroundIDs, rec.id)
 		case "agent":
 			r.convTurns[rec.id]++
 		}
@@ -254,6 +263,12 @@ func run(o options) error {
 			return err
 		}
 	}
+	if len(res.backgroundIDs) > 0 {
+		rep.background, err = waitBackground(ctx, o.dbURL, res.backgroundIDs, 2*time.Minute)
+		if err != nil {
+			return err
+		}
+	}
 	bad := rep.print(os.Stdout)
 	if o.out != "" {
 		if err := rep.write(o.out); err != nil {
@@ -266,7 +281,15 @@ func run(o options) error {
 	return nil
 }
 
-func mixText(w [4]int) string {
+func mixTotal(w [nRoutes]int) int {
+	n := 0
+	for _, x := range w {
+		n += x
+	}
+	return n
+}
+
+func mixText(w [nRoutes]int) string {
 	var parts []string
 	for i, n := range w {
 		parts = append(parts, fmt.Sprintf("%s %d", routeNames[i], n))
@@ -380,4 +403,34 @@ func checkAcknowledged(ctx context.Context, url string, res *results) (missing, 
 		return nil
 	})
 	return missing, checked, err
+}
+
+// backgroundOutcome is what became of the acknowledged background responses.
+type backgroundOutcome struct {
+	acknowledged, completed, failed, pending int
+	waited                                   time.Duration
+}
+
+// waitBackground waits (up to limit) until every acknowledged background response is
+// finished, and counts how each ended.
+func waitBackground(ctx context.Context, url string, ids []string, limit time.Duration) (backgroundOutcome, error) {
+	out := backgroundOutcome{acknowledged: len(ids)}
+	start := time.Now()
+	for {
+		var completed, failed int
+		err := query(ctx, url, func(c *pgx.Conn) error {
+			return c.QueryRow(ctx, `SELECT count(*) FILTER (WHERE status = 'completed'),
+					count(*) FILTER (WHERE status NOT IN ('completed', 'queued', 'in_progress'))
+				FROM responses WHERE short_id = ANY($1)`, ids).Scan(&completed, &failed)
+		})
+		if err != nil {
+			return out, err
+		}
+		out.completed, out.failed, out.pending = completed, failed, len(ids)-completed-failed
+		out.waited = time.Since(start)
+		if out.pending == 0 || out.waited >= limit {
+			return out, nil
+		}
+		time.Sleep(time.Second)
+	}
 }

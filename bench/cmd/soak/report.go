@@ -27,6 +27,7 @@ type report struct {
 	outage           outageTimes
 	agent            benchkit.Agent
 	missing, checked int
+	background       backgroundOutcome
 }
 
 // slopes are the least-squares slopes of memory (MB) and goroutines per minute over the
@@ -86,7 +87,7 @@ func (r *report) print(w io.Writer) (bad bool) {
 	fmt.Fprintf(w, "scenario: %s, open loop at %.0f requests/s for %s (load ran %s); %d sent, %d not sent (generator's cap of %d in flight)\n",
 		o.mode, o.rate, o.duration, r.loadEnd.Round(time.Millisecond), r.sent, r.skipped, o.maxInflight)
 	fmt.Fprintf(w, "mix per %d requests: %s; model %s (ephemeral, stored), agent on %s with %d knowledge chunks (a turn: two vendor calls and a search)\n",
-		o.mix[0]+o.mix[1]+o.mix[2]+o.mix[3], mixText(o.mix), o.chatModel, o.agentModel, o.chunks)
+		mixTotal(o.mix), mixText(o.mix), o.chatModel, o.agentModel, o.chunks)
 	fmt.Fprintf(w, "held open: %d event feeds (GET /v1/events); a webhook endpoint for every event\n\n", o.feeds)
 	fmt.Fprintf(w, "%-10s %8s %8s %9s %9s %9s %8s %10s %9s %9s %9s\n", "route", "sent", "2xx", "503 db", "503 noRA", "other5xx", "4xx", "transport", "p50 ms", "p99 ms", "max ms")
 	total5xx, other5xx := 0, 0
@@ -127,6 +128,11 @@ func (r *report) print(w io.Writer) (bad bool) {
 	}
 	fmt.Fprintf(w, "webhooks: %d events committed during the run, %d delivered (distinct, signed), %d duplicates, %d bad signatures\n",
 		r.events, r.hooks.Delivered, r.hooks.Dupes, r.hooks.BadSig)
+	if bg := r.background; bg.acknowledged > 0 {
+		fmt.Fprintf(w, "background responses: %d acknowledged (queued), then %d completed, %d failed, %d not finished %s after the load (must all complete)\n",
+			bg.acknowledged, bg.completed, bg.failed, bg.pending, bg.waited.Round(time.Second))
+		bad = bad || bg.completed != bg.acknowledged
+	}
 
 	turns := res.perRoute[1][outOK] + res.perRoute[2][outOK] + res.perRoute[3][outOK]
 	growth := float64(r.size1 - r.size0)
