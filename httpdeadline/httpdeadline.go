@@ -16,7 +16,8 @@
 //     first byte (the time a handler takes before answering is bounded by its own time-outs:
 //     the vendor's, the database's);
 //   - an event stream (Content-Type text/event-stream) has no overall deadline; each of its
-//     writes must be taken by the client within Config.StreamWrite, so a client that stops
+//     writes must be taken by the client within Config.StreamWrite (at least 7/8 of it: the
+//     deadline moves in steps, see writer), so a client that stops
 //     reading cannot hold the stream's goroutine forever. Streams send their own keep-alive
 //     comments (SSE_PING_INTERVAL), so a stream is never idle for long.
 //
@@ -148,21 +149,30 @@ func (e *BodyTimeoutError) Timeout() bool { return true }
 // Temporary is false: net.Error (deprecated there, still part of the interface).
 func (e *BodyTimeoutError) Temporary() bool { return false }
 
-// writer sets the write deadline when the response starts, and before each write of a stream.
+// writer sets the write deadline when the response starts, and keeps a stream's ahead of
+// its writes. Moving a connection's deadline is not free (a runtime timer is reset, through
+// the controller's chain of writers), and a stream writes and flushes every frame: so the
+// deadline moves only once it is less than 7/8 of StreamWrite away (streamSlack). A write
+// then always has between 7/8 of StreamWrite and StreamWrite to be taken.
 type writer struct {
 	http.ResponseWriter
-	rc      *http.ResponseController
-	cfg     Config
-	started bool
-	stream  bool
+	rc       *http.ResponseController
+	cfg      Config
+	started  bool
+	stream   bool
+	deadline time.Time // the stream's write deadline, as last set
 }
+
+// streamSlack is the share of StreamWrite a stream's deadline may be used up before it moves.
+const streamSlack = 8
 
 func (w *writer) WriteHeader(code int) {
 	if !w.started && code >= 200 { // 1xx responses are informational: the real one follows
 		w.started = true
 		w.stream = isEventStream(w.Header().Get("Content-Type"))
 		if w.stream {
-			_ = w.rc.SetWriteDeadline(time.Now().Add(w.cfg.StreamWrite))
+			w.deadline = time.Now().Add(w.cfg.StreamWrite)
+			_ = w.rc.SetWriteDeadline(w.deadline)
 		} else {
 			_ = w.rc.SetWriteDeadline(time.Now().Add(w.cfg.Write))
 		}
@@ -188,7 +198,10 @@ func (w *writer) beforeWrite() {
 	if !w.started {
 		w.WriteHeader(http.StatusOK)
 	} else if w.stream {
-		_ = w.rc.SetWriteDeadline(time.Now().Add(w.cfg.StreamWrite))
+		if next := time.Now().Add(w.cfg.StreamWrite); next.Sub(w.deadline) >= w.cfg.StreamWrite/streamSlack {
+			w.deadline = next
+			_ = w.rc.SetWriteDeadline(next)
+		}
 	}
 }
 

@@ -210,3 +210,31 @@ func TestStreamToAClientThatStopsReadingEnds(t *testing.T) {
 		t.Fatal("the stream is still writing to a client that reads nothing")
 	}
 }
+
+// TestLongEventStreamMovesItsDeadline: a stream that writes often lasts six times its
+// StreamWrite and is delivered whole: its deadline keeps moving ahead of its writes (in steps,
+// not on every write).
+func TestLongEventStreamMovesItsDeadline(t *testing.T) {
+	t.Parallel()
+	const frames = 30
+	cfg := Config{StreamWrite: 100 * time.Millisecond}
+	addr := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		for i := range frames {
+			time.Sleep(cfg.StreamWrite / 5)
+			if _, err := fmt.Fprintf(w, "data: %d\n\n", i); err != nil {
+				return
+			}
+			if http.NewResponseController(w).Flush() != nil {
+				return
+			}
+		}
+	}), cfg)
+	resp, err := http.Get("http://" + addr + "/v1/events")
+	require.NoError(t, err)
+	got, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	require.Equal(t, frames, strings.Count(string(got), "data: "), "every frame arrived: %q", got)
+}
