@@ -114,7 +114,10 @@ scripts=$root/scripts
 cd "$root"
 
 if [ "$mode" = knowledge ]; then
-	exec "$scripts/with-test-db.sh" go test -tags knowledgebench -count=1 -timeout 30m -run TestMeasureKnowledgeSearch -v ./store/
+	# pg_stat_statements gives each search's statements and execution time (a cluster of the
+	# caller's, TEST_DATABASE_URL, reports them only if it loads the library).
+	export PGCLUSTER_OPTS="${PGCLUSTER_OPTS:-} -c shared_preload_libraries=pg_stat_statements"
+	exec "$scripts/with-test-db.sh" go test -tags knowledgebench -count=1 -timeout 60m -run TestMeasureKnowledgeSearch -v ./store/
 fi
 
 load_at_start=$(cut -d' ' -f1-3 /proc/loadavg)

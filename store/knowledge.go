@@ -64,7 +64,9 @@ const (
 // best first. The query is read in the knowledge base's language (stemmed, stop words out);
 // chunks holding all its terms come first, and when none does, those holding all but one,
 // and so on down to any one term (tiers: each is one GIN index scan, and only the first tier
-// that matches is ranked, by ts_rank).
+// that matches is ranked, by ts_rank). Each tier's tsquery is a parameter of its statement,
+// parsed once (see SearchKnowledgeTier); the index has no pending list and the tsvector
+// stays in the row (migration 0034): what a search costs is in docs/benchmarks.md.
 func (q *queries) SearchKnowledge(ctx context.Context, workspaceID, agentID uuid.UUID, query string, limit int) ([]Chunk, error) {
 	plan, err := q.sql.KnowledgeSearchPlan(ctx, q.db, dbsqlc.KnowledgeSearchPlanParams{WorkspaceID: workspaceID, AgentID: agentID, Query: query})
 	if errors.Is(err, pgx.ErrNoRows) || err == nil && (len(plan.Sources) == 0 || len(plan.Lexemes) == 0) {

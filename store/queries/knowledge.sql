@@ -24,12 +24,14 @@ FROM knowledge_bases b WHERE b.workspace_id = @workspace_id AND b.agent_id = @ag
 
 -- name: SearchKnowledgeTier :many
 -- SearchKnowledgeTier ranks by ts_rank at most @candidates chunks of the sources that match
--- the tsquery, and returns the best first.
+-- the tsquery, and returns the best first. The query is a tsquery parameter, parsed once when
+-- the statement is bound: as text cast in the statement, a prepared statement's generic plan
+-- parsed it again for every candidate, in the match and in ts_rank.
 SELECT c.url, c.title, c.content FROM (
     SELECT k.url, k.title, k.content, k.tsv FROM knowledge_chunks k
-    WHERE k.workspace_id = @workspace_id AND k.source_id = ANY(@sources::uuid[]) AND k.tsv @@ (@query::text)::tsquery
+    WHERE k.workspace_id = @workspace_id AND k.source_id = ANY(@sources::uuid[]) AND k.tsv @@ @query::tsquery
     LIMIT @candidates::int) c
-ORDER BY ts_rank(c.tsv, (@query::text)::tsquery) DESC
+ORDER BY ts_rank(c.tsv, @query::tsquery) DESC
 LIMIT @max::int;
 
 -- name: AgentSources :many

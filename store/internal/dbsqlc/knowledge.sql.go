@@ -124,16 +124,16 @@ func (q *Queries) KnowledgeSearchPlan(ctx context.Context, db DBTX, arg Knowledg
 const searchKnowledgeTier = `-- name: SearchKnowledgeTier :many
 SELECT c.url, c.title, c.content FROM (
     SELECT k.url, k.title, k.content, k.tsv FROM knowledge_chunks k
-    WHERE k.workspace_id = $1 AND k.source_id = ANY($2::uuid[]) AND k.tsv @@ ($3::text)::tsquery
+    WHERE k.workspace_id = $1 AND k.source_id = ANY($2::uuid[]) AND k.tsv @@ $3::tsquery
     LIMIT $4::int) c
-ORDER BY ts_rank(c.tsv, ($3::text)::tsquery) DESC
+ORDER BY ts_rank(c.tsv, $3::tsquery) DESC
 LIMIT $5::int
 `
 
 type SearchKnowledgeTierParams struct {
 	WorkspaceID uuid.UUID
 	Sources     []uuid.UUID
-	Query       string
+	Query       interface{}
 	Candidates  int
 	Max         int
 }
@@ -145,7 +145,9 @@ type SearchKnowledgeTierRow struct {
 }
 
 // SearchKnowledgeTier ranks by ts_rank at most @candidates chunks of the sources that match
-// the tsquery, and returns the best first.
+// the tsquery, and returns the best first. The query is a tsquery parameter, parsed once when
+// the statement is bound: as text cast in the statement, a prepared statement's generic plan
+// parsed it again for every candidate, in the match and in ts_rank.
 func (q *Queries) SearchKnowledgeTier(ctx context.Context, db DBTX, arg SearchKnowledgeTierParams) ([]SearchKnowledgeTierRow, error) {
 	rows, err := db.Query(ctx, searchKnowledgeTier,
 		arg.WorkspaceID,
