@@ -142,6 +142,19 @@ type searchStrategy struct {
 func measureSearch(t *testing.T, chunks int) {
 	ctx := context.Background()
 	after, before := newBenchAgent(t, ctx, false), newBenchAgent(t, ctx, true)
+	agents := []*benchAgent{before, after}
+	names := map[*benchAgent]string{before: "before", after: "after"}
+	var variant *benchAgent
+	candidates := 0
+	if v := os.Getenv("KNOWLEDGE_BENCH_CANDIDATES"); v != "" {
+		var err error
+		if candidates, err = strconv.Atoi(v); err != nil {
+			t.Fatal(err)
+		}
+		variant = newBenchAgent(t, ctx, false)
+		agents = append(agents, variant)
+		names[variant] = "variant"
+	}
 
 	vocab := vocabulary(20_000)
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -154,7 +167,12 @@ func measureSearch(t *testing.T, chunks int) {
 		}
 		batches = append(batches, batch)
 	}
-	for _, b := range []*benchAgent{before, after} {
+	for _, b := range agents {
+		// No autovacuum on the chunks: the first phase measures a search before any vacuum,
+		// whenever autovacuum would have come.
+		if _, err := b.s.Pool().Exec(ctx, `ALTER TABLE knowledge_chunks SET (autovacuum_enabled = off)`); err != nil {
+			t.Fatal(err)
+		}
 		began := time.Now()
 		for _, batch := range batches {
 			if err := b.s.AddChunks(ctx, b.ws, b.source, batch); err != nil {
@@ -164,7 +182,7 @@ func measureSearch(t *testing.T, chunks int) {
 		if _, err := b.s.Pool().Exec(ctx, `ANALYZE knowledge_chunks`); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("%s: %d chunks stored in %s", map[bool]string{true: "before", false: "after"}[b == before], chunks, time.Since(began).Round(time.Millisecond))
+		t.Logf("%s: %d chunks stored in %s", names[b], chunks, time.Since(began).Round(time.Millisecond))
 	}
 
 	strategies := []*searchStrategy{
@@ -173,13 +191,9 @@ func measureSearch(t *testing.T, chunks int) {
 		}},
 		{name: "before (tiers, tsquery as text)", on: before, search: func(q string) ([]store.Chunk, error) { return searchBefore(ctx, before, q) }},
 	}
-	if v := os.Getenv("KNOWLEDGE_BENCH_CANDIDATES"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		strategies = append(strategies, &searchStrategy{name: fmt.Sprintf("after, %d candidates", n), on: after,
-			search: func(q string) ([]store.Chunk, error) { return searchCandidates(ctx, after, q, n) }})
+	if variant != nil {
+		strategies = append(strategies, &searchStrategy{name: fmt.Sprintf("tiers, %d candidates", candidates), on: variant,
+			search: func(q string) ([]store.Chunk, error) { return searchCandidates(ctx, variant, q, candidates) }})
 	}
 	fresh := 100
 	if v := os.Getenv("KNOWLEDGE_BENCH_FRESH"); v != "" {
@@ -190,12 +204,15 @@ func measureSearch(t *testing.T, chunks int) {
 	}
 	var queries []string
 	phase := func(label string, warmup, searches int) {
-		stats := statementsReset(t, ctx)
+		var stats func(db string) (calls, ms float64)
 		for _, st := range strategies {
 			st.took, st.cpu, st.empty, st.found = nil, 0, 0, map[string][]store.Chunk{}
 		}
 		for i := range warmup + searches {
 			q := query(zipf, vocab, 2+rng.IntN(3))
+			if i == warmup {
+				stats = statementsReset(t, ctx)
+			}
 			if i >= warmup {
 				queries = append(queries, q)
 			}
@@ -235,7 +252,7 @@ func measureSearch(t *testing.T, chunks int) {
 		}
 	}
 	phase("right after ingestion (ANALYZE only)", 10, fresh)
-	for _, b := range []*benchAgent{before, after} {
+	for _, b := range agents {
 		if _, err := b.s.Pool().Exec(ctx, `VACUUM ANALYZE knowledge_chunks`); err != nil {
 			t.Fatal(err)
 		}
@@ -260,7 +277,9 @@ ORDER BY ts_rank(c.tsv, ($3::text)::tsquery) DESC
 LIMIT $5::int`)
 }
 
-// searchCandidates is store.SearchKnowledge with another cap on the candidates ranked.
+// searchCandidates is the tiers of the previous commit with the tsquery as a parameter and
+// another cap on the candidates ranked (KNOWLEDGE_BENCH_CANDIDATES): the option of ranking
+// fewer, measured on a database of its own.
 func searchCandidates(ctx context.Context, b *benchAgent, q string, candidates int) ([]store.Chunk, error) {
 	return searchTiers(ctx, b, q, candidates, `SELECT c.url, c.title, c.content FROM (
     SELECT k.url, k.title, k.content, k.tsv FROM knowledge_chunks k
@@ -371,9 +390,22 @@ func statementsReset(t *testing.T, ctx context.Context) func(db string) (calls, 
 	}
 	t.Cleanup(func() { _ = admin.Close(context.Background()) })
 	return func(db string) (calls, ms float64) {
-		if err := admin.QueryRow(ctx, `SELECT coalesce(sum(s.calls), 0)::float8, coalesce(sum(s.total_exec_time), 0)::float8
-FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = $1`, db).Scan(&calls, &ms); err != nil {
+		rows, err := admin.Query(ctx, `SELECT s.calls::float8, s.total_exec_time, regexp_replace(s.query, '\s+', ' ', 'g')
+FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = $1 ORDER BY s.total_exec_time DESC`, db)
+		if err != nil {
 			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var c, m float64
+			var q string
+			if err := rows.Scan(&c, &m, &q); err != nil {
+				t.Fatal(err)
+			}
+			calls, ms = calls+c, ms+m
+			if os.Getenv("KNOWLEDGE_BENCH_STATEMENTS") != "" {
+				t.Logf("    %6.0f calls, %7.1f µs each: %.110s", c, 1000*m/c, q)
+			}
 		}
 		return calls, ms
 	}

@@ -34,6 +34,25 @@ SELECT c.url, c.title, c.content FROM (
 ORDER BY ts_rank(c.tsv, @query::tsquery) DESC
 LIMIT @max::int;
 
+-- name: SearchKnowledgeRepeated :many
+-- SearchKnowledgeRepeated is the first half of the last tier (any one term, when no chunk holds
+-- two of them): it ranks by ts_rank at most @candidates chunks in which one of the terms occurs
+-- more than once (tsv_repeated), which rank above every chunk in which it occurs once.
+SELECT c.url, c.title, c.content FROM (
+    SELECT k.url, k.title, k.content, k.tsv FROM knowledge_chunks k
+    WHERE k.workspace_id = @workspace_id AND k.source_id = ANY(@sources::uuid[]) AND k.tsv_repeated @@ @query::tsquery
+    LIMIT @candidates::int) c
+ORDER BY ts_rank(c.tsv, @query::tsquery) DESC
+LIMIT @max::int;
+
+-- name: SearchKnowledgeOnce :many
+-- SearchKnowledgeOnce is the second half of the last tier, when the first found fewer than
+-- asked: chunks in which one of the terms occurs once, all of equal rank.
+SELECT k.url, k.title, k.content FROM knowledge_chunks k
+WHERE k.workspace_id = @workspace_id AND k.source_id = ANY(@sources::uuid[]) AND k.tsv @@ @query::tsquery
+    AND NOT k.tsv_repeated @@ @query::tsquery
+LIMIT @max::int;
+
 -- name: AgentSources :many
 SELECT s.id, s.workspace_id, s.knowledge_base_id, s.type, s.url, s.depth, s.status, s.error, s.pages,
     s.path, s.upload_id, u.short_id AS upload_short_id

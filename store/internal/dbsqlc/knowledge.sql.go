@@ -121,6 +121,105 @@ func (q *Queries) KnowledgeSearchPlan(ctx context.Context, db DBTX, arg Knowledg
 	return i, err
 }
 
+const searchKnowledgeOnce = `-- name: SearchKnowledgeOnce :many
+SELECT k.url, k.title, k.content FROM knowledge_chunks k
+WHERE k.workspace_id = $1 AND k.source_id = ANY($2::uuid[]) AND k.tsv @@ $3::tsquery
+    AND NOT k.tsv_repeated @@ $3::tsquery
+LIMIT $4::int
+`
+
+type SearchKnowledgeOnceParams struct {
+	WorkspaceID uuid.UUID
+	Sources     []uuid.UUID
+	Query       interface{}
+	Max         int
+}
+
+type SearchKnowledgeOnceRow struct {
+	URL     string
+	Title   string
+	Content string
+}
+
+// SearchKnowledgeOnce is the second half of the last tier, when the first found fewer than
+// asked: chunks in which one of the terms occurs once, all of equal rank.
+func (q *Queries) SearchKnowledgeOnce(ctx context.Context, db DBTX, arg SearchKnowledgeOnceParams) ([]SearchKnowledgeOnceRow, error) {
+	rows, err := db.Query(ctx, searchKnowledgeOnce,
+		arg.WorkspaceID,
+		arg.Sources,
+		arg.Query,
+		arg.Max,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []SearchKnowledgeOnceRow{}
+	for rows.Next() {
+		var i SearchKnowledgeOnceRow
+		if err := rows.Scan(&i.URL, &i.Title, &i.Content); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const searchKnowledgeRepeated = `-- name: SearchKnowledgeRepeated :many
+SELECT c.url, c.title, c.content FROM (
+    SELECT k.url, k.title, k.content, k.tsv FROM knowledge_chunks k
+    WHERE k.workspace_id = $1 AND k.source_id = ANY($2::uuid[]) AND k.tsv_repeated @@ $3::tsquery
+    LIMIT $4::int) c
+ORDER BY ts_rank(c.tsv, $3::tsquery) DESC
+LIMIT $5::int
+`
+
+type SearchKnowledgeRepeatedParams struct {
+	WorkspaceID uuid.UUID
+	Sources     []uuid.UUID
+	Query       interface{}
+	Candidates  int
+	Max         int
+}
+
+type SearchKnowledgeRepeatedRow struct {
+	URL     string
+	Title   string
+	Content string
+}
+
+// SearchKnowledgeRepeated is the first half of the last tier (any one term, when no chunk holds
+// two of them): it ranks by ts_rank at most @candidates chunks in which one of the terms occurs
+// more than once (tsv_repeated), which rank above every chunk in which it occurs once.
+func (q *Queries) SearchKnowledgeRepeated(ctx context.Context, db DBTX, arg SearchKnowledgeRepeatedParams) ([]SearchKnowledgeRepeatedRow, error) {
+	rows, err := db.Query(ctx, searchKnowledgeRepeated,
+		arg.WorkspaceID,
+		arg.Sources,
+		arg.Query,
+		arg.Candidates,
+		arg.Max,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []SearchKnowledgeRepeatedRow{}
+	for rows.Next() {
+		var i SearchKnowledgeRepeatedRow
+		if err := rows.Scan(&i.URL, &i.Title, &i.Content); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const searchKnowledgeTier = `-- name: SearchKnowledgeTier :many
 SELECT c.url, c.title, c.content FROM (
     SELECT k.url, k.title, k.content, k.tsv FROM knowledge_chunks k
