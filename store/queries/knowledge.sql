@@ -15,6 +15,10 @@ DELETE FROM knowledge_chunks WHERE workspace_id = @workspace_id AND source_id = 
 INSERT INTO knowledge_chunks (workspace_id, source_id, url, title, content)
 VALUES (@workspace_id, @source_id, @url, @title, @content);
 
+-- name: CleanKnowledgePending :exec
+-- CleanKnowledgePending merges the knowledge indexes' pending lists into them (migration 0034).
+SELECT knowledge_clean_pending();
+
 -- name: KnowledgeSearchPlan :one
 -- KnowledgeSearchPlan is what a search of an agent's knowledge needs before it looks: its
 -- sources, and the query's lexemes in the knowledge base's language (stemmed, stop words out).

@@ -73,6 +73,16 @@ func (q *Queries) AgentSources(ctx context.Context, db DBTX, arg AgentSourcesPar
 	return items, nil
 }
 
+const cleanKnowledgePending = `-- name: CleanKnowledgePending :exec
+SELECT knowledge_clean_pending()
+`
+
+// CleanKnowledgePending merges the knowledge indexes' pending lists into them (migration 0034).
+func (q *Queries) CleanKnowledgePending(ctx context.Context, db DBTX) error {
+	_, err := db.Exec(ctx, cleanKnowledgePending)
+	return err
+}
+
 const deleteChunks = `-- name: DeleteChunks :exec
 DELETE FROM knowledge_chunks WHERE workspace_id = $1 AND source_id = $2
 `
