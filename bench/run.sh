@@ -80,11 +80,12 @@
 #                          100,000 chunks (store/knowledgebench_test.go; KNOWLEDGE_BENCH_SIZES
 #                          changes the sizes): this tree's search beside the previous one on the
 #                          schema before the newest knowledge migration, alternately, right after
-#                          ingestion (KNOWLEDGE_BENCH_FRESH searches, 100) and after VACUUM (500):
-#                          p50, p99, the backend's CPU and pg_stat_statements per search, and the
-#                          answers' quality against the full ranking; KNOWLEDGE_BENCH_STATEMENTS=1
-#                          lists the statements, KNOWLEDGE_BENCH_CANDIDATES=N adds the tiers with
-#                          N candidates ranked, on a database of its own
+#                          ingestion before any ANALYZE (KNOWLEDGE_BENCH_FRESH searches, 100) and
+#                          after VACUUM (500): p50, p99, the backend's CPU and pg_stat_statements
+#                          per search, and the answers' quality against the full ranking;
+#                          KNOWLEDGE_BENCH_STATEMENTS=1 lists the statements,
+#                          KNOWLEDGE_BENCH_CANDIDATES=N adds the tiers with N candidates ranked,
+#                          on a database of its own
 #
 # Builds the server, the mock vendor and the load generator, starts a throwaway PostgreSQL
 # (synchronous_commit on, fsync on: the production settings), the mock and the server, all on

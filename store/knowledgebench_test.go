@@ -30,9 +30,10 @@ import (
 // query at a time, alternately, so that both share the machine's load. Not a unit test (no
 // timing is asserted); run it with `bench/run.sh knowledge`.
 //
-// Two phases: right after the chunks are stored (ANALYZE only, as a deployed agent is searched
-// once its upload is ingested; KNOWLEDGE_BENCH_FRESH searches, 100), then after VACUUM ANALYZE
-// (500 searches after 50 of warm-up). Each search's figures: its latency (p50, p99), the
+// Two phases: right after the chunks are stored (no VACUUM and no ANALYZE, autovacuum off for
+// the table, as a deployed agent is searched once its upload is ingested; KNOWLEDGE_BENCH_FRESH
+// searches, 100; KNOWLEDGE_BENCH_ANALYZE=1 analyzes first), then after VACUUM ANALYZE (500
+// searches after 50 of warm-up). Each search's figures: its latency (p50, p99), the
 // CPU its PostgreSQL backend spent (/proc/PID/schedstat of the connection's backend: each
 // store has a pool of one connection), and, when the cluster loads pg_stat_statements
 // (bench/run.sh does), the statements and their execution time per search. Then the quality
