@@ -80,8 +80,14 @@
 #                          results in bench/out/<date>-outage/
 #   bench/run.sh knowledge issue 49: search_knowledge_base's query on an agent holding 10,000 and
 #                          100,000 chunks (store/knowledgebench_test.go; KNOWLEDGE_BENCH_SIZES
-#                          changes the sizes), p50 and p99 of 500 searches, on a throwaway
-#                          PostgreSQL; KNOWLEDGE_BENCH_EXPLAIN=1 prints the query plans
+#                          changes the sizes): this tree's search beside the previous one on the
+#                          schema before the newest knowledge migration, alternately, right after
+#                          ingestion before any ANALYZE (KNOWLEDGE_BENCH_FRESH searches, 100) and
+#                          after VACUUM (500): p50, p99, the backend's CPU and pg_stat_statements
+#                          per search, and the answers' quality against the full ranking;
+#                          KNOWLEDGE_BENCH_STATEMENTS=1 lists the statements,
+#                          KNOWLEDGE_BENCH_CANDIDATES=N adds the tiers with N candidates ranked,
+#                          on a database of its own
 #
 # Builds the server, the mock vendor and the load generator, starts a throwaway PostgreSQL
 # (synchronous_commit on, fsync on: the production settings), the mock and the server, all on
@@ -116,7 +122,10 @@ scripts=$root/scripts
 cd "$root"
 
 if [ "$mode" = knowledge ]; then
-	exec "$scripts/with-test-db.sh" go test -tags knowledgebench -count=1 -timeout 30m -run TestMeasureKnowledgeSearch -v ./store/
+	# pg_stat_statements gives each search's statements and execution time (a cluster of the
+	# caller's, TEST_DATABASE_URL, reports them only if it loads the library).
+	export PGCLUSTER_OPTS="${PGCLUSTER_OPTS:-} -c shared_preload_libraries=pg_stat_statements"
+	exec "$scripts/with-test-db.sh" go test -tags knowledgebench -count=1 -timeout 60m -run TestMeasureKnowledgeSearch -v ./store/
 fi
 
 load_at_start=$(cut -d' ' -f1-3 /proc/loadavg)

@@ -307,6 +307,7 @@ type KnowledgeChunk struct {
 	Content     string
 	TsConfig    interface{}
 	Tsv         interface{}
+	TsvRepeated interface{}
 }
 
 type KnowledgeSource struct {
