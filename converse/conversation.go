@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"switchboard/agent"
 	"switchboard/apierr"
 	"switchboard/blueprint"
 	"switchboard/llm"
@@ -19,37 +20,35 @@ import (
 // opened is not nil, conversation.created is not settled here but left in *opened, for the
 // transaction of the turn (which takes the workspace row's lock anyway): the opening then
 // holds no lock on the workspace through its commit.
-func (s *Service) conversation(ctx context.Context, a store.Agent, bp *blueprint.Blueprint, req Request, opened *[]store.NewEvent) (store.AgentConversation, error) {
+//
+// The conversation's state and its history window of window bytes (agent.HistoryWindow) are
+// read in one statement (store.AgentTurnState), the window for the model turn, if any.
+func (s *Service) conversation(ctx context.Context, a store.Agent, bp *blueprint.Blueprint, req Request, opened *[]store.NewEvent, window int64) (store.AgentConversation, *agent.History, error) {
 	contact := storeContact(req.Contact)
 	if req.ConversationID != "" {
-		var id uuid.UUID
+		ref := req.ConversationID
 		if req.Conversation != nil {
-			id = *req.Conversation
-		} else {
-			ref, err := s.store.ConversationByRef(ctx, a.WorkspaceID, req.ConversationID)
-			if err != nil {
-				return store.AgentConversation{}, apierr.WithParam(err, "conversation_id")
-			}
-			id = ref.ID
+			ref = req.Conversation.String()
 		}
-		conv, err := s.store.AgentConversationState(ctx, a.WorkspaceID, id)
+		st, err := s.store.AgentTurnState(ctx, a.WorkspaceID, ref, agent.HistoryMaxMessages, window)
+		conv := st.Conversation
 		if err != nil {
-			return conv, apierr.WithParam(err, "conversation_id")
+			return conv, nil, apierr.WithParam(err, "conversation_id")
 		}
 		if conv.AgentID == nil || *conv.AgentID != a.ID {
-			return conv, apierr.NotFound("conversation_id", "conversation_not_found", "This agent has no conversation %q.", req.ConversationID)
+			return conv, nil, apierr.NotFound("conversation_id", "conversation_not_found", "This agent has no conversation %q.", req.ConversationID)
 		}
 		if contact != nil {
 			err := s.store.InTx(ctx, func(tx *store.Tx) error { return mergeContact(ctx, tx, a.WorkspaceID, &conv, *contact) })
 			if err != nil {
-				return conv, err
+				return conv, nil, err
 			}
 		}
-		return conv, nil
+		return conv, &agent.History{MaxBytes: window, Messages: st.History}, nil
 	}
 	deployed, err := s.store.AgentDeployments(ctx, a.WorkspaceID, a.ID)
 	if err != nil {
-		return store.AgentConversation{}, err
+		return store.AgentConversation{}, nil, err
 	}
 	channel := req.Channel
 	if channel == "" {
@@ -113,9 +112,10 @@ func (s *Service) conversation(ctx context.Context, a store.Agent, bp *blueprint
 		return err
 	})
 	if err != nil {
-		return store.AgentConversation{}, err
+		return store.AgentConversation{}, nil, err
 	}
-	return s.store.AgentConversationState(ctx, a.WorkspaceID, id)
+	st, err := s.store.AgentTurnState(ctx, a.WorkspaceID, id.String(), agent.HistoryMaxMessages, window)
+	return st.Conversation, &agent.History{MaxBytes: window, Messages: st.History}, err
 }
 
 func storeContact(c *Contact) *store.Contact {
