@@ -23,7 +23,10 @@ import (
 //
 // The conversation's state and its history window of window bytes (agent.HistoryWindow) are
 // read in one statement (store.AgentTurnState), the window for the model turn, if any.
-func (s *Service) conversation(ctx context.Context, a store.Agent, bp *blueprint.Blueprint, req Request, opened *[]store.NewEvent, window int64) (store.AgentConversation, *agent.History, error) {
+//
+// version, when not 0, is the version of a kept copy of the agent (agentCache), which the
+// continued conversation's read confirms before anything else: otherwise errStaleAgent.
+func (s *Service) conversation(ctx context.Context, a store.Agent, bp *blueprint.Blueprint, req Request, opened *[]store.NewEvent, window, version int64) (store.AgentConversation, *agent.History, error) {
 	contact := storeContact(req.Contact)
 	if req.ConversationID != "" {
 		ref := req.ConversationID
@@ -32,6 +35,9 @@ func (s *Service) conversation(ctx context.Context, a store.Agent, bp *blueprint
 		}
 		st, err := s.store.AgentTurnState(ctx, a.WorkspaceID, ref, agent.HistoryMaxMessages, window)
 		conv := st.Conversation
+		if version != 0 && (err != nil || st.AgentVersion != version || conv.AgentID == nil || *conv.AgentID != a.ID) {
+			return conv, nil, errStaleAgent // decided again on a fresh read of the agent
+		}
 		if err != nil {
 			return conv, nil, apierr.WithParam(err, "conversation_id")
 		}
@@ -55,67 +61,79 @@ func (s *Service) conversation(ctx context.Context, a store.Agent, bp *blueprint
 		channel = "api"
 	}
 	disclosure := manage.DisclosureFor(a, bp, deployed, channel)
+	var msgs []store.Message
+	if !req.SkipGreeting {
+		msgs = append(msgs, store.Message{Role: string(llm.RoleAssistant), Content: bp.Agent.Persona.Greeting})
+	}
+	var disclosedAt *time.Time
+	if disclosure.Applies {
+		now := s.now()
+		disclosedAt = &now
+		msgs = append(msgs, store.Message{Role: string(llm.RoleAssistant), Content: disclosure.SpokenText})
+	}
 	var id uuid.UUID
-	err = s.store.InTx(ctx, func(tx *store.Tx) error {
-		conv, err := tx.CreateConversation(ctx, a.WorkspaceID, channel)
+	var created []store.NewEvent
+	// open writes the conversation, its agent, contact and first messages in one statement,
+	// and leaves its conversation.created in created.
+	open := func(q opener, contactID *uuid.UUID) error {
+		conv, err := q.OpenAgentConversationWith(ctx, a.WorkspaceID, channel, a.ID, contactID, disclosedAt, msgs)
 		if err != nil {
 			return err
 		}
 		id = conv.ID
-		contactID := req.ContactID
-		switch {
-		case contactID != nil && contact != nil:
-			if err := tx.MergeContact(ctx, a.WorkspaceID, *contactID, *contact); err != nil {
-				return err
-			}
-		case contact != nil:
-			cid, err := tx.CreateContact(ctx, a.WorkspaceID, *contact)
-			if err != nil {
-				return err
-			}
-			contactID = &cid
-		}
-		if req.Thread != nil {
-			if err := tx.AddThread(ctx, a.WorkspaceID, conv.ID, req.Thread.ChannelID, req.Thread.Remote); err != nil {
-				return err
-			}
-		}
-		var msgs []store.Message
-		if !req.SkipGreeting {
-			msgs = append(msgs, store.Message{Role: string(llm.RoleAssistant), Content: bp.Agent.Persona.Greeting})
-		}
-		var disclosedAt *time.Time
-		if disclosure.Applies {
-			now := s.now()
-			disclosedAt = &now
-			msgs = append(msgs, store.Message{Role: string(llm.RoleAssistant), Content: disclosure.SpokenText})
-		}
-		if err := tx.OpenAgentConversation(ctx, a.WorkspaceID, conv.ID, a.ID, contactID, disclosedAt); err != nil {
-			return err
-		}
-		if len(msgs) > 0 {
-			if err := tx.AppendMessages(ctx, a.WorkspaceID, conv.ID, msgs); err != nil {
-				return err
-			}
-		}
 		data := map[string]any{"conversation_id": conv.ShortID, "channel": conv.Channel, "agent_id": a.ID.String()}
 		if contactID != nil {
 			data["contact_id"] = contactID.String()
 		}
-		if opened != nil {
-			*opened = []store.NewEvent{{Type: "conversation.created", Data: data}}
-			return nil
-		}
-		_, _, err = tx.Settle(ctx, a.WorkspaceID, nil, func(int64) []store.NewEvent {
-			return []store.NewEvent{{Type: "conversation.created", Data: data}}
+		created = []store.NewEvent{{Type: "conversation.created", Data: data}}
+		return nil
+	}
+	if opened != nil && contact == nil && req.Thread == nil {
+		// A single statement, atomic on its own: no transaction to begin and commit.
+		err = open(s.store, req.ContactID)
+	} else {
+		err = s.store.InTx(ctx, func(tx *store.Tx) error {
+			contactID := req.ContactID
+			switch {
+			case contactID != nil && contact != nil:
+				if err := tx.MergeContact(ctx, a.WorkspaceID, *contactID, *contact); err != nil {
+					return err
+				}
+			case contact != nil:
+				cid, err := tx.CreateContact(ctx, a.WorkspaceID, *contact)
+				if err != nil {
+					return err
+				}
+				contactID = &cid
+			}
+			if err := open(tx, contactID); err != nil {
+				return err
+			}
+			if req.Thread != nil {
+				if err := tx.AddThread(ctx, a.WorkspaceID, id, req.Thread.ChannelID, req.Thread.Remote); err != nil {
+					return err
+				}
+			}
+			if opened != nil {
+				return nil
+			}
+			_, _, err := tx.Settle(ctx, a.WorkspaceID, nil, func(int64) []store.NewEvent { return created })
+			return err
 		})
-		return err
-	})
+	}
 	if err != nil {
 		return store.AgentConversation{}, nil, err
 	}
+	if opened != nil {
+		*opened = created
+	}
 	st, err := s.store.AgentTurnState(ctx, a.WorkspaceID, id.String(), agent.HistoryMaxMessages, window)
 	return st.Conversation, &agent.History{MaxBytes: window, Messages: st.History}, err
+}
+
+// opener opens an agent's conversation: the store, or a transaction of it.
+type opener interface {
+	OpenAgentConversationWith(ctx context.Context, workspaceID uuid.UUID, channel string, agentID uuid.UUID, contactID *uuid.UUID, disclosedAt *time.Time, msgs []store.Message) (store.Conversation, error)
 }
 
 func storeContact(c *Contact) *store.Contact {

@@ -41,8 +41,7 @@ package converse
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
+	"errors"
 	"log/slog"
 	"net/mail"
 	"strings"
@@ -58,7 +57,6 @@ import (
 	"switchboard/blueprint"
 	"switchboard/catalog"
 	"switchboard/llm"
-	"switchboard/manage"
 	"switchboard/netguard"
 	"switchboard/store"
 )
@@ -82,6 +80,7 @@ type Service struct {
 	jobs     *river.Client[pgx.Tx]
 	now      func() time.Time
 	log      *slog.Logger
+	agents   agentCache // the agents of recent turns, kept while their rows are unchanged
 }
 
 // New returns the runtime. now is the clock (time.Now when nil); tests pin it. jobs inserts
@@ -208,23 +207,12 @@ func (s *Service) Chat(ctx context.Context, req Request) (*Answer, error) {
 	if err := validate(req); err != nil {
 		return nil, err
 	}
-	var a store.Agent
-	var err error
-	if req.Agent != nil && req.Agent.ID == req.AgentID && req.Agent.WorkspaceID == req.WorkspaceID {
-		a = *req.Agent
-	} else if a, err = s.store.AgentByID(ctx, req.WorkspaceID, req.AgentID); err != nil {
-		return nil, apierr.WithParam(err, "id")
+	a, bp, conv, history, system, opened, err := s.begin(ctx, req, true)
+	if errors.Is(err, errStaleAgent) {
+		// The kept copy of the agent is not the row's version: forget it, and read the row.
+		s.agents.forget(req.AgentID)
+		a, bp, conv, history, system, opened, err = s.begin(ctx, req, false)
 	}
-	if a.Status != string(manage.AgentEnabled) {
-		return nil, apierr.Conflict("agent_disabled", "The agent %q is disabled, so it does not reply. Enable it with update_agent (status: enabled).", a.Name)
-	}
-	var bp blueprint.Blueprint
-	if err := json.Unmarshal(a.Blueprint, &bp); err != nil {
-		return nil, fmt.Errorf("stored blueprint of agent %s: %w", a.ID, err)
-	}
-	system := withInstructions(systemPrompt(&bp.Agent, offeredTools(&bp.Agent)), req.Instructions)
-	var opened []store.NewEvent
-	conv, history, err := s.conversation(ctx, a, &bp, req, &opened, s.historyWindow(&bp.Agent, system, req.Message))
 	if err != nil {
 		return nil, err
 	}
@@ -237,6 +225,20 @@ func (s *Service) Chat(ctx context.Context, req Request) (*Answer, error) {
 		}
 	}
 	return answer, err
+}
+
+// begin reads the agent (or takes its kept copy when cached is true: agentCache) and the
+// conversation, opening it when the message opens one. It returns errStaleAgent, having read
+// and written nothing else, when the copy is not the agent's current row.
+func (s *Service) begin(ctx context.Context, req Request, cached bool) (a store.Agent, bp blueprint.Blueprint, conv store.AgentConversation,
+	history *agent.History, system string, opened []store.NewEvent, err error) {
+	a, bp, version, err := s.turnAgent(ctx, req, cached)
+	if err != nil {
+		return a, bp, conv, nil, "", nil, err
+	}
+	system = withInstructions(systemPrompt(&bp.Agent, offeredTools(&bp.Agent)), req.Instructions)
+	conv, history, err = s.conversation(ctx, a, &bp, req, &opened, s.historyWindow(&bp.Agent, system, req.Message), version)
+	return a, bp, conv, history, system, opened, err
 }
 
 // turnState is what Chat read and worked out before the rules: the conversation, its history

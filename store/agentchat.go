@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"switchboard/shortid"
 	"switchboard/store/internal/dbsqlc"
 )
 
@@ -117,6 +118,22 @@ func (q *queries) MergeContact(ctx context.Context, workspaceID, id uuid.UUID, c
 func (q *queries) OpenAgentConversation(ctx context.Context, workspaceID, id, agentID uuid.UUID, contactID *uuid.UUID, disclosedAt *time.Time) error {
 	return q.sql.OpenAgentConversation(ctx, q.db, dbsqlc.OpenAgentConversationParams{WorkspaceID: workspaceID, ID: id,
 		AgentID: &agentID, ContactID: contactID, DisclosedAt: disclosedAt})
+}
+
+// OpenAgentConversationWith opens a conversation of an agent on channel in one statement:
+// tied to the agent, its contact (optional) and the time the AI disclosure was given (nil
+// when it was not), with msgs as its first messages (what CreateConversation,
+// OpenAgentConversation and AppendMessages do). Messages hold text only.
+func (q *queries) OpenAgentConversationWith(ctx context.Context, workspaceID uuid.UUID, channel string, agentID uuid.UUID, contactID *uuid.UUID, disclosedAt *time.Time, msgs []Message) (Conversation, error) {
+	c := Conversation{ID: newRowID(), ShortID: shortid.New(shortid.Conversation), Channel: channel}
+	roles, contents := make([]string, 0, len(msgs)), make([]string, 0, len(msgs))
+	for _, m := range msgs {
+		roles, contents = append(roles, m.Role), append(contents, m.Content)
+	}
+	createdAt, err := q.sql.OpenAgentConversationWith(ctx, q.db, dbsqlc.OpenAgentConversationWithParams{ID: c.ID, WorkspaceID: workspaceID,
+		ShortID: c.ShortID, Channel: channel, AgentID: &agentID, ContactID: contactID, DisclosedAt: disclosedAt, Roles: roles, Contents: contents})
+	c.CreatedAt = createdAt
+	return c, err
 }
 
 // SetConversationContact points a conversation at its contact.

@@ -74,3 +74,19 @@ LEFT JOIN LATERAL (
 ) h ON true
 WHERE c.workspace_id = @workspace_id AND (c.id = @id OR c.short_id = @short_id)
 ORDER BY h.seq;
+
+-- name: OpenAgentConversationWith :one
+-- OpenAgentConversationWith opens a conversation of an agent with its first messages (the
+-- greeting, the disclosure) in one statement: the conversation tied to its agent, contact and
+-- disclosure time as OpenAgentConversation ties it, the seqs 1..n of its n messages reserved,
+-- and the messages. It does what CreateConversation, OpenAgentConversation and
+-- AppendMessages do, in one round trip.
+WITH conv AS (
+    INSERT INTO conversations (id, workspace_id, short_id, channel, agent_id, contact_id, disclosed_at, message_seq)
+    VALUES (@id, @workspace_id, @short_id, @channel, @agent_id, sqlc.narg(contact_id), sqlc.narg(disclosed_at), cardinality(@roles::text[]))
+    RETURNING created_at
+), msgs AS (
+    INSERT INTO messages (workspace_id, conversation_id, seq, role, content)
+    SELECT @workspace_id, @id, generate_subscripts(@roles::text[], 1), unnest(@roles::text[]), unnest(@contents::text[])
+)
+SELECT created_at FROM conv;

@@ -333,6 +333,52 @@ func (q *Queries) OpenAgentConversation(ctx context.Context, db DBTX, arg OpenAg
 	return err
 }
 
+const openAgentConversationWith = `-- name: OpenAgentConversationWith :one
+WITH conv AS (
+    INSERT INTO conversations (id, workspace_id, short_id, channel, agent_id, contact_id, disclosed_at, message_seq)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, cardinality($8::text[]))
+    RETURNING created_at
+), msgs AS (
+    INSERT INTO messages (workspace_id, conversation_id, seq, role, content)
+    SELECT $2, $1, generate_subscripts($8::text[], 1), unnest($8::text[]), unnest($9::text[])
+)
+SELECT created_at FROM conv
+`
+
+type OpenAgentConversationWithParams struct {
+	ID          uuid.UUID
+	WorkspaceID uuid.UUID
+	ShortID     string
+	Channel     string
+	AgentID     *uuid.UUID
+	ContactID   *uuid.UUID
+	DisclosedAt *time.Time
+	Roles       []string
+	Contents    []string
+}
+
+// OpenAgentConversationWith opens a conversation of an agent with its first messages (the
+// greeting, the disclosure) in one statement: the conversation tied to its agent, contact and
+// disclosure time as OpenAgentConversation ties it, the seqs 1..n of its n messages reserved,
+// and the messages. It does what CreateConversation, OpenAgentConversation and
+// AppendMessages do, in one round trip.
+func (q *Queries) OpenAgentConversationWith(ctx context.Context, db DBTX, arg OpenAgentConversationWithParams) (time.Time, error) {
+	row := db.QueryRow(ctx, openAgentConversationWith,
+		arg.ID,
+		arg.WorkspaceID,
+		arg.ShortID,
+		arg.Channel,
+		arg.AgentID,
+		arg.ContactID,
+		arg.DisclosedAt,
+		arg.Roles,
+		arg.Contents,
+	)
+	var created_at time.Time
+	err := row.Scan(&created_at)
+	return created_at, err
+}
+
 const setConversationContact = `-- name: SetConversationContact :exec
 UPDATE conversations SET contact_id = $1, updated_at = now()
 WHERE workspace_id = $2 AND id = $3
