@@ -111,6 +111,12 @@ type Turn struct {
 	// from out alone.
 	Also func(ctx context.Context, tx *store.Tx, out *Outcome) ([]store.Settlement, error)
 
+	// History, when set, is the Conversation's stored window the caller has read already
+	// (a deployed agent's turn reads it with the conversation's state: store.AgentTurnState),
+	// with at most HistoryMaxMessages messages in History.MaxBytes. The turn uses it instead
+	// of reading the window again when History.MaxBytes is this turn's HistoryWindow.
+	History *History
+
 	// Opened are the events of the Conversation's opening (a deployed agent's
 	// conversation.created), which the caller left for the turn to settle with its own, first:
 	// opening a conversation then takes no lock on the workspace row through a commit of its
@@ -123,6 +129,12 @@ type Turn struct {
 	// instead of failing and asking the vendor again once the database is back. A caller's
 	// context still ends it sooner.
 	OutlastOutage time.Duration
+}
+
+// History is a conversation's stored window read before the turn (Turn.History).
+type History struct {
+	MaxBytes int64 // the HistoryWindow it was read with
+	Messages []store.Message
 }
 
 // Outcome is what a turn produced and cost.
@@ -247,9 +259,15 @@ func HistoryWindow(model catalog.Model, t Turn) int64 {
 func (p *Pipeline) history(ctx context.Context, t Turn, model catalog.Model) ([]llm.Message, error) {
 	var msgs []llm.Message
 	if t.Conversation != nil {
-		stored, err := p.store.HistoryWindow(ctx, t.WorkspaceID, t.Conversation.ID, HistoryMaxMessages, HistoryWindow(model, t))
-		if err != nil {
-			return nil, err
+		window := HistoryWindow(model, t)
+		var stored []store.Message
+		if t.History != nil && t.History.MaxBytes == window {
+			stored = t.History.Messages
+		} else {
+			var err error
+			if stored, err = p.store.HistoryWindow(ctx, t.WorkspaceID, t.Conversation.ID, HistoryMaxMessages, window); err != nil {
+				return nil, err
+			}
 		}
 		// A window that starts with tool results lost the call they answer: vendors refuse that.
 		for len(stored) > 0 && stored[0].Role == string(llm.RoleTool) {

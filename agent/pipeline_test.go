@@ -233,3 +233,32 @@ func TestNULInTheReplyIsReplaced(t *testing.T) {
 	require.Len(t, history, 4)
 	require.Equal(t, "Sun\uFFFDny.", history[3].Content)
 }
+
+// TestAHistoryReadBeforeTheTurnIsUsedWhenItsWindowIsTheTurns: Turn.History stands for the
+// stored window when it was read with the turn's own HistoryWindow; read with another window
+// (another prompt, another model), the turn reads the store again.
+func TestAHistoryReadBeforeTheTurnIsUsedWhenItsWindowIsTheTurns(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	conv, err := b.store.CreateConversation(ctx, b.workspace.ID, "api")
+	require.NoError(t, err)
+	require.NoError(t, b.store.AppendMessages(ctx, b.workspace.ID, conv.ID, []store.Message{{Role: "assistant", Content: "stored"}}))
+	model, ok := catalog.Default().Lookup("beta-5.4")
+	require.True(t, ok)
+	turn := agent.Turn{WorkspaceID: b.workspace.ID, Model: "beta-5.4", Surface: "test", Text: "hi", Persist: true, Conversation: &conv, System: "be brief"}
+	read := []store.Message{{Role: "assistant", Content: "read before"}}
+
+	b.vendor.Push(llmtest.Reply{Text: "one"}, llmtest.Reply{Text: "two"})
+	turn.History = &agent.History{MaxBytes: agent.HistoryWindow(model, turn), Messages: read}
+	_, err = b.pipeline.Run(ctx, turn)
+	require.NoError(t, err)
+	turn.History = &agent.History{MaxBytes: agent.HistoryWindow(model, turn) - 1, Messages: read}
+	_, err = b.pipeline.Run(ctx, turn)
+	require.NoError(t, err)
+
+	reqs := b.vendor.Requests()
+	require.Len(t, reqs, 2)
+	require.Equal(t, "read before", reqs[0].Messages[0].Text, "the window given")
+	require.Equal(t, "stored", reqs[1].Messages[0].Text, "another window: read again")
+}

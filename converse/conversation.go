@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"switchboard/agent"
 	"switchboard/apierr"
 	"switchboard/blueprint"
 	"switchboard/llm"
@@ -19,103 +20,120 @@ import (
 // opened is not nil, conversation.created is not settled here but left in *opened, for the
 // transaction of the turn (which takes the workspace row's lock anyway): the opening then
 // holds no lock on the workspace through its commit.
-func (s *Service) conversation(ctx context.Context, a store.Agent, bp *blueprint.Blueprint, req Request, opened *[]store.NewEvent) (store.AgentConversation, error) {
+//
+// The conversation's state and its history window of window bytes (agent.HistoryWindow) are
+// read in one statement (store.AgentTurnState), the window for the model turn, if any.
+//
+// version, when not 0, is the version of a kept copy of the agent (agentCache), which the
+// continued conversation's read confirms before anything else: otherwise errStaleAgent.
+func (s *Service) conversation(ctx context.Context, a store.Agent, bp *blueprint.Blueprint, req Request, opened *[]store.NewEvent, window, version int64) (store.AgentConversation, *agent.History, error) {
 	contact := storeContact(req.Contact)
 	if req.ConversationID != "" {
-		var id uuid.UUID
+		ref := req.ConversationID
 		if req.Conversation != nil {
-			id = *req.Conversation
-		} else {
-			ref, err := s.store.ConversationByRef(ctx, a.WorkspaceID, req.ConversationID)
-			if err != nil {
-				return store.AgentConversation{}, apierr.WithParam(err, "conversation_id")
-			}
-			id = ref.ID
+			ref = req.Conversation.String()
 		}
-		conv, err := s.store.AgentConversationState(ctx, a.WorkspaceID, id)
+		st, err := s.store.AgentTurnState(ctx, a.WorkspaceID, ref, agent.HistoryMaxMessages, window)
+		conv := st.Conversation
+		if version != 0 && (err != nil || st.AgentVersion != version || conv.AgentID == nil || *conv.AgentID != a.ID) {
+			return conv, nil, errStaleAgent // decided again on a fresh read of the agent
+		}
 		if err != nil {
-			return conv, apierr.WithParam(err, "conversation_id")
+			return conv, nil, apierr.WithParam(err, "conversation_id")
 		}
 		if conv.AgentID == nil || *conv.AgentID != a.ID {
-			return conv, apierr.NotFound("conversation_id", "conversation_not_found", "This agent has no conversation %q.", req.ConversationID)
+			return conv, nil, apierr.NotFound("conversation_id", "conversation_not_found", "This agent has no conversation %q.", req.ConversationID)
 		}
 		if contact != nil {
 			err := s.store.InTx(ctx, func(tx *store.Tx) error { return mergeContact(ctx, tx, a.WorkspaceID, &conv, *contact) })
 			if err != nil {
-				return conv, err
+				return conv, nil, err
 			}
 		}
-		return conv, nil
+		return conv, &agent.History{MaxBytes: window, Messages: st.History}, nil
 	}
 	deployed, err := s.store.AgentDeployments(ctx, a.WorkspaceID, a.ID)
 	if err != nil {
-		return store.AgentConversation{}, err
+		return store.AgentConversation{}, nil, err
 	}
 	channel := req.Channel
 	if channel == "" {
 		channel = "api"
 	}
 	disclosure := manage.DisclosureFor(a, bp, deployed, channel)
+	var msgs []store.Message
+	if !req.SkipGreeting {
+		msgs = append(msgs, store.Message{Role: string(llm.RoleAssistant), Content: bp.Agent.Persona.Greeting})
+	}
+	var disclosedAt *time.Time
+	if disclosure.Applies {
+		now := s.now()
+		disclosedAt = &now
+		msgs = append(msgs, store.Message{Role: string(llm.RoleAssistant), Content: disclosure.SpokenText})
+	}
 	var id uuid.UUID
-	err = s.store.InTx(ctx, func(tx *store.Tx) error {
-		conv, err := tx.CreateConversation(ctx, a.WorkspaceID, channel)
+	var created []store.NewEvent
+	// open writes the conversation, its agent, contact and first messages in one statement,
+	// and leaves its conversation.created in created.
+	open := func(q opener, contactID *uuid.UUID) error {
+		conv, err := q.OpenAgentConversationWith(ctx, a.WorkspaceID, channel, a.ID, contactID, disclosedAt, msgs)
 		if err != nil {
 			return err
 		}
 		id = conv.ID
-		contactID := req.ContactID
-		switch {
-		case contactID != nil && contact != nil:
-			if err := tx.MergeContact(ctx, a.WorkspaceID, *contactID, *contact); err != nil {
-				return err
-			}
-		case contact != nil:
-			cid, err := tx.CreateContact(ctx, a.WorkspaceID, *contact)
-			if err != nil {
-				return err
-			}
-			contactID = &cid
-		}
-		if req.Thread != nil {
-			if err := tx.AddThread(ctx, a.WorkspaceID, conv.ID, req.Thread.ChannelID, req.Thread.Remote); err != nil {
-				return err
-			}
-		}
-		var msgs []store.Message
-		if !req.SkipGreeting {
-			msgs = append(msgs, store.Message{Role: string(llm.RoleAssistant), Content: bp.Agent.Persona.Greeting})
-		}
-		var disclosedAt *time.Time
-		if disclosure.Applies {
-			now := s.now()
-			disclosedAt = &now
-			msgs = append(msgs, store.Message{Role: string(llm.RoleAssistant), Content: disclosure.SpokenText})
-		}
-		if err := tx.OpenAgentConversation(ctx, a.WorkspaceID, conv.ID, a.ID, contactID, disclosedAt); err != nil {
-			return err
-		}
-		if len(msgs) > 0 {
-			if err := tx.AppendMessages(ctx, a.WorkspaceID, conv.ID, msgs); err != nil {
-				return err
-			}
-		}
 		data := map[string]any{"conversation_id": conv.ShortID, "channel": conv.Channel, "agent_id": a.ID.String()}
 		if contactID != nil {
 			data["contact_id"] = contactID.String()
 		}
-		if opened != nil {
-			*opened = []store.NewEvent{{Type: "conversation.created", Data: data}}
-			return nil
-		}
-		_, _, err = tx.Settle(ctx, a.WorkspaceID, nil, func(int64) []store.NewEvent {
-			return []store.NewEvent{{Type: "conversation.created", Data: data}}
-		})
-		return err
-	})
-	if err != nil {
-		return store.AgentConversation{}, err
+		created = []store.NewEvent{{Type: "conversation.created", Data: data}}
+		return nil
 	}
-	return s.store.AgentConversationState(ctx, a.WorkspaceID, id)
+	if opened != nil && contact == nil && req.Thread == nil {
+		// A single statement, atomic on its own: no transaction to begin and commit.
+		err = open(s.store, req.ContactID)
+	} else {
+		err = s.store.InTx(ctx, func(tx *store.Tx) error {
+			contactID := req.ContactID
+			switch {
+			case contactID != nil && contact != nil:
+				if err := tx.MergeContact(ctx, a.WorkspaceID, *contactID, *contact); err != nil {
+					return err
+				}
+			case contact != nil:
+				cid, err := tx.CreateContact(ctx, a.WorkspaceID, *contact)
+				if err != nil {
+					return err
+				}
+				contactID = &cid
+			}
+			if err := open(tx, contactID); err != nil {
+				return err
+			}
+			if req.Thread != nil {
+				if err := tx.AddThread(ctx, a.WorkspaceID, id, req.Thread.ChannelID, req.Thread.Remote); err != nil {
+					return err
+				}
+			}
+			if opened != nil {
+				return nil
+			}
+			_, _, err := tx.Settle(ctx, a.WorkspaceID, nil, func(int64) []store.NewEvent { return created })
+			return err
+		})
+	}
+	if err != nil {
+		return store.AgentConversation{}, nil, err
+	}
+	if opened != nil {
+		*opened = created
+	}
+	st, err := s.store.AgentTurnState(ctx, a.WorkspaceID, id.String(), agent.HistoryMaxMessages, window)
+	return st.Conversation, &agent.History{MaxBytes: window, Messages: st.History}, err
+}
+
+// opener opens an agent's conversation: the store, or a transaction of it.
+type opener interface {
+	OpenAgentConversationWith(ctx context.Context, workspaceID uuid.UUID, channel string, agentID uuid.UUID, contactID *uuid.UUID, disclosedAt *time.Time, msgs []store.Message) (store.Conversation, error)
 }
 
 func storeContact(c *Contact) *store.Contact {

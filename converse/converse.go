@@ -41,8 +41,7 @@ package converse
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
+	"errors"
 	"log/slog"
 	"net/mail"
 	"strings"
@@ -58,7 +57,6 @@ import (
 	"switchboard/blueprint"
 	"switchboard/catalog"
 	"switchboard/llm"
-	"switchboard/manage"
 	"switchboard/netguard"
 	"switchboard/store"
 )
@@ -82,6 +80,7 @@ type Service struct {
 	jobs     *river.Client[pgx.Tx]
 	now      func() time.Time
 	log      *slog.Logger
+	agents   agentCache // the agents of recent turns, kept while their rows are unchanged
 }
 
 // New returns the runtime. now is the clock (time.Now when nil); tests pin it. jobs inserts
@@ -176,12 +175,15 @@ type Usage struct {
 
 // turnContext is what one turn works with.
 type turnContext struct {
-	ctx    context.Context
-	agent  store.Agent
-	bp     *blueprint.Agent
-	conv   store.AgentConversation
-	now    time.Time
-	opened []store.NewEvent // conversation.created of a conversation this turn opened, for its transaction
+	ctx   context.Context
+	agent store.Agent
+	bp    *blueprint.Agent
+	conv  store.AgentConversation
+	// history is conv's history window as read with its state; system the system prompt.
+	history *agent.History
+	system  string
+	now     time.Time
+	opened  []store.NewEvent // conversation.created of a conversation this turn opened, for its transaction
 	// settled is set once the turn's transaction committed, opened with it.
 	settled *bool
 }
@@ -205,27 +207,17 @@ func (s *Service) Chat(ctx context.Context, req Request) (*Answer, error) {
 	if err := validate(req); err != nil {
 		return nil, err
 	}
-	var a store.Agent
-	var err error
-	if req.Agent != nil && req.Agent.ID == req.AgentID && req.Agent.WorkspaceID == req.WorkspaceID {
-		a = *req.Agent
-	} else if a, err = s.store.AgentByID(ctx, req.WorkspaceID, req.AgentID); err != nil {
-		return nil, apierr.WithParam(err, "id")
+	a, bp, conv, history, system, opened, err := s.begin(ctx, req, true)
+	if errors.Is(err, errStaleAgent) {
+		// The kept copy of the agent is not the row's version: forget it, and read the row.
+		s.agents.forget(req.AgentID)
+		a, bp, conv, history, system, opened, err = s.begin(ctx, req, false)
 	}
-	if a.Status != string(manage.AgentEnabled) {
-		return nil, apierr.Conflict("agent_disabled", "The agent %q is disabled, so it does not reply. Enable it with update_agent (status: enabled).", a.Name)
-	}
-	var bp blueprint.Blueprint
-	if err := json.Unmarshal(a.Blueprint, &bp); err != nil {
-		return nil, fmt.Errorf("stored blueprint of agent %s: %w", a.ID, err)
-	}
-	var opened []store.NewEvent
-	conv, err := s.conversation(ctx, a, &bp, req, &opened)
 	if err != nil {
 		return nil, err
 	}
 	settled := false
-	answer, err := s.chat(ctx, req, a, &bp, conv, opened, &settled)
+	answer, err := s.chat(ctx, req, a, &bp, turnState{conv: conv, history: history, system: system}, opened, &settled)
 	if err != nil && len(opened) > 0 && !settled {
 		// The turn's transaction did not commit, so the opening's event is settled on its own.
 		if _, serr := s.store.AppendEvents(context.WithoutCancel(ctx), a.WorkspaceID, opened); serr != nil {
@@ -235,15 +227,59 @@ func (s *Service) Chat(ctx context.Context, req Request) (*Answer, error) {
 	return answer, err
 }
 
-// chat answers one message in conv. opened are the events of conv's opening (none when it was
-// continued), settled in the turn's transaction.
-func (s *Service) chat(ctx context.Context, req Request, a store.Agent, bp *blueprint.Blueprint, conv store.AgentConversation, opened []store.NewEvent, settled *bool) (*Answer, error) {
+// begin reads the agent (or takes its kept copy when cached is true: agentCache) and the
+// conversation, opening it when the message opens one. It returns errStaleAgent, having read
+// and written nothing else, when the copy is not the agent's current row.
+func (s *Service) begin(ctx context.Context, req Request, cached bool) (a store.Agent, bp blueprint.Blueprint, conv store.AgentConversation,
+	history *agent.History, system string, opened []store.NewEvent, err error) {
+	a, bp, version, err := s.turnAgent(ctx, req, cached)
+	if err != nil {
+		return a, bp, conv, nil, "", nil, err
+	}
+	system = withInstructions(systemPrompt(&bp.Agent, offeredTools(&bp.Agent)), req.Instructions)
+	conv, history, err = s.conversation(ctx, a, &bp, req, &opened, s.historyWindow(&bp.Agent, system, req.Message), version)
+	return a, bp, conv, history, system, opened, err
+}
+
+// turnState is what Chat read and worked out before the rules: the conversation, its history
+// window and the system prompt.
+type turnState struct {
+	conv    store.AgentConversation
+	history *agent.History
+	system  string
+}
+
+// offeredTools are the tool types the blueprint enables.
+func offeredTools(bp *blueprint.Agent) map[blueprint.ToolType]bool {
+	offered := map[blueprint.ToolType]bool{}
+	for _, t := range bp.Tools {
+		offered[t.Type] = offered[t.Type] || t.Enabled
+	}
+	return offered
+}
+
+// historyWindow is the agent.HistoryWindow of the model turn this message would run (its
+// system prompt, the message, no seed), read with the conversation's state so that the
+// pipeline need not read it again (agent.Turn.History).
+func (s *Service) historyWindow(bp *blueprint.Agent, system, message string) int64 {
+	model, _ := s.catalog.Lookup(bp.LLM.Model) // an unknown model fails the model turn: any window does
+	maxTokens := 0
+	if bp.LLM.MaxTokens != nil {
+		maxTokens = *bp.LLM.MaxTokens
+	}
+	return agent.HistoryWindow(model, agent.Turn{System: system, Text: message, MaxTokens: maxTokens})
+}
+
+// chat answers one message in st's conversation. opened are the events of its opening (none
+// when it was continued), settled in the turn's transaction.
+func (s *Service) chat(ctx context.Context, req Request, a store.Agent, bp *blueprint.Blueprint, st turnState, opened []store.NewEvent, settled *bool) (*Answer, error) {
+	conv := st.conv
 	if req.OnConversation != nil {
 		if err := req.OnConversation(conv.ShortID); err != nil {
 			return nil, err
 		}
 	}
-	tc := turnContext{ctx: ctx, agent: a, bp: &bp.Agent, conv: conv, now: s.now(), opened: opened, settled: settled}
+	tc := turnContext{ctx: ctx, agent: a, bp: &bp.Agent, conv: conv, history: st.history, system: st.system, now: s.now(), opened: opened, settled: settled}
 	out, err := s.rules(tc, req.Message)
 	if err != nil {
 		return nil, err
@@ -291,18 +327,14 @@ func (s *Service) modelTurn(tc turnContext, req Request) (*Answer, error) {
 	if err != nil {
 		return nil, err
 	}
-	offered := map[blueprint.ToolType]bool{}
-	for _, t := range tc.bp.Tools {
-		offered[t.Type] = offered[t.Type] || t.Enabled
-	}
 	temperature := *tc.bp.LLM.Temperature
 	conv := tc.conv.Conversation
 	var out *outcome
 	var reply string
 	turn := agent.Turn{WorkspaceID: tc.agent.WorkspaceID, Model: tc.bp.LLM.Model, Surface: "agent",
 		Conversation: &conv, Text: req.Message, Persist: true, OnDelta: req.OnDelta,
-		System: withInstructions(systemPrompt(tc.bp, offered), req.Instructions), Tools: tools, Temperature: &temperature, MaxTokens: *tc.bp.LLM.MaxTokens,
-		AgentID: &tc.agent.ID, Opened: tc.opened}
+		System: tc.system, Tools: tools, Temperature: &temperature, MaxTokens: *tc.bp.LLM.MaxTokens,
+		AgentID: &tc.agent.ID, Opened: tc.opened, History: tc.history}
 	tc.opened = nil // the pipeline settles them; an escalation's turn.completed comes after
 	if req.Commit != nil {
 		// The outcome is written with the turn, and the caller's writes with both.

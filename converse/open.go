@@ -26,7 +26,7 @@ func (s *Service) Open(ctx context.Context, req Request) (string, error) {
 		return "", fmt.Errorf("stored blueprint of agent %s: %w", a.ID, err)
 	}
 	req.ConversationID = ""
-	conv, err := s.conversation(ctx, a, &bp, req, nil)
+	conv, _, err := s.conversation(ctx, a, &bp, req, nil, 0, 0) // no turn: no history
 	return conv.ShortID, err
 }
 

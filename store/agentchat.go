@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"switchboard/shortid"
 	"switchboard/store/internal/dbsqlc"
 )
 
@@ -55,6 +56,53 @@ func (q *queries) AgentConversationState(ctx context.Context, workspaceID, id uu
 	}, nil
 }
 
+// AgentTurn is what a turn of a deployed agent reads of its conversation (AgentTurnState).
+type AgentTurn struct {
+	Conversation AgentConversation
+	// AgentVersion is the version of the conversation's agent row as the statement read it
+	// (its xmin: every change of the row changes it); 0 when the agent is gone.
+	AgentVersion int64
+	// History is the turn's history window, as HistoryWindow reads it.
+	History []Message
+}
+
+// AgentTurnState reads, in one statement, a conversation of the workspace with its state
+// (AgentConversationState), the version of its agent's row, and its newest messages as
+// HistoryWindow(maxMessages, maxBytes) returns them. ref is the conversation's `mc-` short id
+// or its UUID, as ConversationByRef takes it.
+func (q *queries) AgentTurnState(ctx context.Context, workspaceID uuid.UUID, ref string, maxMessages int, maxBytes int64) (AgentTurn, error) {
+	p := dbsqlc.AgentTurnStateParams{WorkspaceID: workspaceID, MaxMessages: maxMessages, MaxBytes: maxBytes}
+	if id, err := uuid.Parse(ref); err == nil {
+		p.ID = id // no short id is empty
+	} else {
+		p.ShortID = ref // uuid.Nil is no conversation's id
+	}
+	rows, err := q.sql.AgentTurnState(ctx, q.db, p)
+	if err != nil {
+		return AgentTurn{}, err
+	}
+	if len(rows) == 0 {
+		return AgentTurn{}, &NotFoundError{What: "conversation"}
+	}
+	r := rows[0]
+	out := AgentTurn{AgentVersion: r.AgentVersion, Conversation: AgentConversation{
+		Conversation: Conversation{ID: r.ID, ShortID: r.ShortID, Channel: r.Channel, CreatedAt: r.CreatedAt},
+		AgentID:      r.AgentID, Status: r.Status, Labels: r.Labels, ContactID: r.ContactID,
+		Contact:     Contact{Name: r.ContactName, Email: r.ContactEmail, Phone: r.ContactPhone},
+		DisclosedAt: r.DisclosedAt, EscalationTrigger: r.EscalationTrigger, EscalationAction: r.EscalationAction,
+		EscalatedAt: r.EscalatedAt, FailedAttempts: r.FailedAttempts, AwaitingContact: r.AwaitingContact,
+		PickupTimedOutAt: r.PickupTimedOutAt, AssigneeUserID: r.AssigneeUserID,
+	}}
+	out.History = make([]Message, 0, len(rows))
+	for _, r := range rows {
+		if r.Seq == 0 {
+			continue // the empty window's row
+		}
+		out.History = append(out.History, Message{Role: r.Role, Content: r.Content, ToolCalls: r.ToolCalls, ToolResults: r.ToolResults})
+	}
+	return out, nil
+}
+
 // CreateContact stores a contact of the workspace.
 func (q *queries) CreateContact(ctx context.Context, workspaceID uuid.UUID, c Contact) (uuid.UUID, error) {
 	return q.sql.CreateContact(ctx, q.db, dbsqlc.CreateContactParams{WorkspaceID: workspaceID, Name: c.Name, Email: c.Email, Phone: c.Phone})
@@ -70,6 +118,22 @@ func (q *queries) MergeContact(ctx context.Context, workspaceID, id uuid.UUID, c
 func (q *queries) OpenAgentConversation(ctx context.Context, workspaceID, id, agentID uuid.UUID, contactID *uuid.UUID, disclosedAt *time.Time) error {
 	return q.sql.OpenAgentConversation(ctx, q.db, dbsqlc.OpenAgentConversationParams{WorkspaceID: workspaceID, ID: id,
 		AgentID: &agentID, ContactID: contactID, DisclosedAt: disclosedAt})
+}
+
+// OpenAgentConversationWith opens a conversation of an agent on channel in one statement:
+// tied to the agent, its contact (optional) and the time the AI disclosure was given (nil
+// when it was not), with msgs as its first messages (what CreateConversation,
+// OpenAgentConversation and AppendMessages do). Messages hold text only.
+func (q *queries) OpenAgentConversationWith(ctx context.Context, workspaceID uuid.UUID, channel string, agentID uuid.UUID, contactID *uuid.UUID, disclosedAt *time.Time, msgs []Message) (Conversation, error) {
+	c := Conversation{ID: newRowID(), ShortID: shortid.New(shortid.Conversation), Channel: channel}
+	roles, contents := make([]string, 0, len(msgs)), make([]string, 0, len(msgs))
+	for _, m := range msgs {
+		roles, contents = append(roles, m.Role), append(contents, m.Content)
+	}
+	createdAt, err := q.sql.OpenAgentConversationWith(ctx, q.db, dbsqlc.OpenAgentConversationWithParams{ID: c.ID, WorkspaceID: workspaceID,
+		ShortID: c.ShortID, Channel: channel, AgentID: &agentID, ContactID: contactID, DisclosedAt: disclosedAt, Roles: roles, Contents: contents})
+	c.CreatedAt = createdAt
+	return c, err
 }
 
 // SetConversationContact points a conversation at its contact.

@@ -122,6 +122,15 @@ func (q *queries) AgentByID(ctx context.Context, workspaceID, id uuid.UUID) (Age
 	return agent(q.sql.AgentByID(ctx, q.db, dbsqlc.AgentByIDParams{WorkspaceID: workspaceID, ID: id}))
 }
 
+// AgentByIDVersioned returns an agent of the workspace with its row's version (see
+// AgentTurn.AgentVersion): a copy kept in memory is current while the version read with the
+// conversation's state (AgentTurnState) is the same.
+func (q *queries) AgentByIDVersioned(ctx context.Context, workspaceID, id uuid.UUID) (Agent, int64, error) {
+	r, err := q.sql.AgentByIDVersioned(ctx, q.db, dbsqlc.AgentByIDVersionedParams{WorkspaceID: workspaceID, ID: id})
+	a, err := agent(r.Agent, err)
+	return a, r.Version, err
+}
+
 // AgentsNamed finds the workspace's agents whose name contains name, ignoring case.
 func (q *queries) AgentsNamed(ctx context.Context, workspaceID uuid.UUID, name string) ([]Agent, error) {
 	rows, err := q.sql.AgentsNamed(ctx, q.db, dbsqlc.AgentsNamedParams{WorkspaceID: workspaceID, Pattern: escapeLike(name)})

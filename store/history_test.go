@@ -61,3 +61,57 @@ func TestHistoryWindowKeepsTheNewestThatFit(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, got, "another workspace sees nothing")
 }
+
+// TestAgentTurnStateReadsTheStateAndTheWindowAtOnce: the conversation by short id or UUID,
+// its state, its agent row's version (changed by an update) and the window HistoryWindow
+// reads; none for another workspace.
+func TestAgentTurnStateReadsTheStateAndTheWindowAtOnce(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.New(t)
+	w, err := s.CreateWorkspace(ctx, "turnstate", 1)
+	require.NoError(t, err)
+	a, _, err := s.CreateAgent(ctx, w.ID, "Ada", []byte(`{}`), nil)
+	require.NoError(t, err)
+	conv, err := s.CreateConversation(ctx, w.ID, "api")
+	require.NoError(t, err)
+	require.NoError(t, s.OpenAgentConversation(ctx, w.ID, conv.ID, a.ID, nil, nil))
+
+	empty, err := s.AgentTurnState(ctx, w.ID, conv.ShortID, 100, 1<<20)
+	require.NoError(t, err)
+	require.Equal(t, conv.ID, empty.Conversation.ID)
+	require.Equal(t, &a.ID, empty.Conversation.AgentID)
+	require.Equal(t, "open", empty.Conversation.Status)
+	require.Empty(t, empty.History, "no message yet")
+	require.NotZero(t, empty.AgentVersion)
+
+	var msgs []store.Message
+	for i := 1; i <= 6; i++ {
+		msgs = append(msgs, store.Message{Role: "user", Content: fmt.Sprintf("m%02d-%s", i, strings.Repeat("x", 6))})
+	}
+	msgs[5].ToolResults = []byte(`{"a": 1}`)
+	require.NoError(t, s.AppendMessages(ctx, w.ID, conv.ID, msgs))
+	for _, window := range []struct {
+		messages int
+		bytes    int64
+	}{{100, 1 << 20}, {3, 1 << 20}, {100, 35}, {100, 5}} {
+		want, err := s.HistoryWindow(ctx, w.ID, conv.ID, window.messages, window.bytes)
+		require.NoError(t, err)
+		got, err := s.AgentTurnState(ctx, w.ID, conv.ID.String(), window.messages, window.bytes)
+		require.NoError(t, err)
+		require.Equal(t, want, got.History, "the window of %+v", window)
+		require.Equal(t, empty.AgentVersion, got.AgentVersion)
+	}
+
+	_, err = s.UpdateAgent(ctx, w.ID, a.ID, store.AgentUpdate{Name: "Ada 2", Status: a.Status, Blueprint: a.Blueprint})
+	require.NoError(t, err)
+	after, err := s.AgentTurnState(ctx, w.ID, conv.ShortID, 100, 1<<20)
+	require.NoError(t, err)
+	require.NotEqual(t, empty.AgentVersion, after.AgentVersion, "an update changes the version")
+
+	other, err := s.CreateWorkspace(ctx, "turnstate-other", 1)
+	require.NoError(t, err)
+	_, err = s.AgentTurnState(ctx, other.ID, conv.ShortID, 100, 1<<20)
+	require.ErrorIs(t, err, store.ErrNotFound, "another workspace sees nothing")
+	_, err = s.AgentTurnState(ctx, w.ID, "mc-nosuch", 100, 1<<20)
+	require.ErrorIs(t, err, store.ErrNotFound)
+}

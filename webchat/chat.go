@@ -44,7 +44,7 @@ type Reply struct {
 // token of another deployment, a message out of bounds, a blocked visitor, a paused
 // workspace, a disabled agent.
 func (s *Service) Chat(ctx context.Context, d store.WebchatDeployment, in ChatInput) (Reply, error) {
-	conversation, err := s.admit(ctx, d, in)
+	conversation, a, err := s.admit(ctx, d, in)
 	if err != nil {
 		return Reply{}, err
 	}
@@ -53,7 +53,7 @@ func (s *Service) Chat(ctx context.Context, d store.WebchatDeployment, in ChatIn
 	}
 	token := ""
 	req := converse.Request{WorkspaceID: d.WorkspaceID, AgentID: d.AgentID, Message: in.Message,
-		ConversationID: conversation, Channel: string(blueprint.ChannelWebchat)}
+		ConversationID: conversation, Channel: string(blueprint.ChannelWebchat), Agent: a}
 	if in.OnToken != nil {
 		req.OnConversation = func(id string) error {
 			token = s.tokens.Issue(d.ID, id)
@@ -72,25 +72,32 @@ func (s *Service) Chat(ctx context.Context, d store.WebchatDeployment, in ChatIn
 }
 
 // admit applies the rules a message passes before its turn, and returns the visitor's
-// conversation ("" for a new visitor).
-func (s *Service) admit(ctx context.Context, d store.WebchatDeployment, in ChatInput) (string, error) {
+// conversation ("" for a new visitor) and, for a new visitor, the deployment's agent as it
+// read it (which the turn does not read again). A returning visitor's turn checks the agent
+// itself (converse refuses a disabled agent before it writes anything, and keeps the agents
+// it read: see converse.agentCache), so it is not read here.
+func (s *Service) admit(ctx context.Context, d store.WebchatDeployment, in ChatInput) (string, *store.Agent, error) {
 	conversation, ok := s.Visitor(d, in.VisitorToken)
 	if !ok {
-		return "", apierr.Invalid("visitor_token", "visitor_token_invalid", "The visitor token is not one this chat issued; start a new conversation without it.")
+		return "", nil, apierr.Invalid("visitor_token", "visitor_token_invalid", "The visitor token is not one this chat issued; start a new conversation without it.")
 	}
 	if n := utf8.RuneCountInString(in.Message); strings.TrimSpace(in.Message) == "" || n > converse.MaxMessageChars {
-		return "", apierr.Invalid("message", "invalid_value", "message must be 1 to %d characters, and not only spaces.", converse.MaxMessageChars)
+		return "", nil, apierr.Invalid("message", "invalid_value", "message must be 1 to %d characters, and not only spaces.", converse.MaxMessageChars)
 	}
 	if err := s.refuseBlocked(ctx, d, conversation); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if err := Paused(d); err != nil {
-		return "", err
+		return "", nil, err
 	}
-	if _, _, err := s.agent(ctx, d); err != nil {
-		return "", err
+	if conversation != "" {
+		return conversation, nil, nil
 	}
-	return conversation, nil
+	a, _, err := s.agent(ctx, d)
+	if err != nil {
+		return "", nil, err
+	}
+	return conversation, &a, nil
 }
 
 // publicChatError keeps a turn's failure fit for a visitor: a disabled agent is

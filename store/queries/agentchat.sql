@@ -43,3 +43,50 @@ WHERE workspace_id = @workspace_id AND id = @id;
 SELECT seq, role, content, created_at FROM messages
 WHERE workspace_id = @workspace_id AND conversation_id = @conversation_id AND role <> 'tool' AND content <> ''
 ORDER BY seq;
+
+-- name: AgentTurnState :many
+-- AgentTurnState is what a turn of a deployed agent reads of its conversation, in one
+-- statement: the conversation (by its UUID @id, or its `mc-` @short_id) with its state and
+-- contact as AgentConversationState, the version of its agent's row (agent_version: the
+-- row's xmin, which every UPDATE changes; 0 when the conversation's agent is gone), and the
+-- history window of the turn as HistoryWindow reads it: one row per message of the window, in
+-- order; a window without messages is one row whose seq is 0 (a message's seq is 1 or more).
+-- No row: no such conversation in the workspace.
+SELECT c.id, c.short_id, c.channel, c.created_at, c.agent_id, c.status, c.labels, c.contact_id,
+       c.disclosed_at, c.escalation_trigger, c.escalation_action, c.escalated_at, c.failed_attempts,
+       c.awaiting_contact, c.pickup_timed_out_at, c.assignee_user_id,
+       k.name AS contact_name, k.email AS contact_email, k.phone AS contact_phone,
+       coalesce((SELECT a.xmin::text::bigint FROM agents a WHERE a.workspace_id = c.workspace_id AND a.id = c.agent_id), 0)::bigint AS agent_version,
+       coalesce(h.seq, 0)::int AS seq, coalesce(h.role, '')::text AS role, coalesce(h.content, '')::text AS content,
+       h.tool_calls, h.tool_results
+FROM conversations c
+LEFT JOIN contacts k ON k.id = c.contact_id AND k.workspace_id = c.workspace_id
+LEFT JOIN LATERAL (
+    SELECT w.seq, w.role, w.content, w.tool_calls, w.tool_results FROM (
+        SELECT n.seq, n.role, n.content, n.tool_calls, n.tool_results,
+               sum(octet_length(n.content) + coalesce(octet_length(n.tool_calls::text), 0)
+                   + coalesce(octet_length(n.tool_results::text), 0)) OVER (ORDER BY n.seq DESC) AS tail_bytes
+        FROM (SELECT m.seq, m.role, m.content, m.tool_calls, m.tool_results FROM messages m
+              WHERE m.workspace_id = c.workspace_id AND m.conversation_id = c.id AND NOT m.notice
+              ORDER BY m.seq DESC LIMIT @max_messages::int) n
+    ) w
+    WHERE w.tail_bytes <= @max_bytes::bigint
+) h ON true
+WHERE c.workspace_id = @workspace_id AND (c.id = @id OR c.short_id = @short_id)
+ORDER BY h.seq;
+
+-- name: OpenAgentConversationWith :one
+-- OpenAgentConversationWith opens a conversation of an agent with its first messages (the
+-- greeting, the disclosure) in one statement: the conversation tied to its agent, contact and
+-- disclosure time as OpenAgentConversation ties it, the seqs 1..n of its n messages reserved,
+-- and the messages. It does what CreateConversation, OpenAgentConversation and
+-- AppendMessages do, in one round trip.
+WITH conv AS (
+    INSERT INTO conversations (id, workspace_id, short_id, channel, agent_id, contact_id, disclosed_at, message_seq)
+    VALUES (@id, @workspace_id, @short_id, @channel, @agent_id, sqlc.narg(contact_id), sqlc.narg(disclosed_at), cardinality(@roles::text[]))
+    RETURNING created_at
+), msgs AS (
+    INSERT INTO messages (workspace_id, conversation_id, seq, role, content)
+    SELECT @workspace_id, @id, generate_subscripts(@roles::text[], 1), unnest(@roles::text[]), unnest(@contents::text[])
+)
+SELECT created_at FROM conv;

@@ -70,3 +70,8 @@ WHERE workspace_id = sqlc.arg(workspace_id)
   AND created_at >= sqlc.arg(since)
   AND (envelope::jsonb -> 'data' ->> 'agent_id') = sqlc.arg(agent_id)::text
   AND (envelope::jsonb -> 'data' ->> 'handled_by') = sqlc.arg(rule)::text;
+
+-- name: AgentByIDVersioned :one
+-- AgentByIDVersioned is AgentByID with the row's version: its xmin, which every UPDATE of
+-- the row changes (AgentTurnState reads it too, to check a copy of the row kept in memory).
+SELECT sqlc.embed(agents), agents.xmin::text::bigint AS version FROM agents WHERE workspace_id = @workspace_id AND id = @id;

@@ -95,6 +95,126 @@ func (q *Queries) AgentConversationState(ctx context.Context, db DBTX, arg Agent
 	return i, err
 }
 
+const agentTurnState = `-- name: AgentTurnState :many
+SELECT c.id, c.short_id, c.channel, c.created_at, c.agent_id, c.status, c.labels, c.contact_id,
+       c.disclosed_at, c.escalation_trigger, c.escalation_action, c.escalated_at, c.failed_attempts,
+       c.awaiting_contact, c.pickup_timed_out_at, c.assignee_user_id,
+       k.name AS contact_name, k.email AS contact_email, k.phone AS contact_phone,
+       coalesce((SELECT a.xmin::text::bigint FROM agents a WHERE a.workspace_id = c.workspace_id AND a.id = c.agent_id), 0)::bigint AS agent_version,
+       coalesce(h.seq, 0)::int AS seq, coalesce(h.role, '')::text AS role, coalesce(h.content, '')::text AS content,
+       h.tool_calls, h.tool_results
+FROM conversations c
+LEFT JOIN contacts k ON k.id = c.contact_id AND k.workspace_id = c.workspace_id
+LEFT JOIN LATERAL (
+    SELECT w.seq, w.role, w.content, w.tool_calls, w.tool_results FROM (
+        SELECT n.seq, n.role, n.content, n.tool_calls, n.tool_results,
+               sum(octet_length(n.content) + coalesce(octet_length(n.tool_calls::text), 0)
+                   + coalesce(octet_length(n.tool_results::text), 0)) OVER (ORDER BY n.seq DESC) AS tail_bytes
+        FROM (SELECT m.seq, m.role, m.content, m.tool_calls, m.tool_results FROM messages m
+              WHERE m.workspace_id = c.workspace_id AND m.conversation_id = c.id AND NOT m.notice
+              ORDER BY m.seq DESC LIMIT $1::int) n
+    ) w
+    WHERE w.tail_bytes <= $2::bigint
+) h ON true
+WHERE c.workspace_id = $3 AND (c.id = $4 OR c.short_id = $5)
+ORDER BY h.seq
+`
+
+type AgentTurnStateParams struct {
+	MaxMessages int
+	MaxBytes    int64
+	WorkspaceID uuid.UUID
+	ID          uuid.UUID
+	ShortID     string
+}
+
+type AgentTurnStateRow struct {
+	ID                uuid.UUID
+	ShortID           string
+	Channel           string
+	CreatedAt         time.Time
+	AgentID           *uuid.UUID
+	Status            string
+	Labels            []string
+	ContactID         *uuid.UUID
+	DisclosedAt       *time.Time
+	EscalationTrigger *string
+	EscalationAction  *string
+	EscalatedAt       *time.Time
+	FailedAttempts    int
+	AwaitingContact   bool
+	PickupTimedOutAt  *time.Time
+	AssigneeUserID    *uuid.UUID
+	ContactName       *string
+	ContactEmail      *string
+	ContactPhone      *string
+	AgentVersion      int64
+	Seq               int
+	Role              string
+	Content           string
+	ToolCalls         []byte
+	ToolResults       []byte
+}
+
+// AgentTurnState is what a turn of a deployed agent reads of its conversation, in one
+// statement: the conversation (by its UUID @id, or its `mc-` @short_id) with its state and
+// contact as AgentConversationState, the version of its agent's row (agent_version: the
+// row's xmin, which every UPDATE changes; 0 when the conversation's agent is gone), and the
+// history window of the turn as HistoryWindow reads it: one row per message of the window, in
+// order; a window without messages is one row whose seq is 0 (a message's seq is 1 or more).
+// No row: no such conversation in the workspace.
+func (q *Queries) AgentTurnState(ctx context.Context, db DBTX, arg AgentTurnStateParams) ([]AgentTurnStateRow, error) {
+	rows, err := db.Query(ctx, agentTurnState,
+		arg.MaxMessages,
+		arg.MaxBytes,
+		arg.WorkspaceID,
+		arg.ID,
+		arg.ShortID,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AgentTurnStateRow{}
+	for rows.Next() {
+		var i AgentTurnStateRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.ShortID,
+			&i.Channel,
+			&i.CreatedAt,
+			&i.AgentID,
+			&i.Status,
+			&i.Labels,
+			&i.ContactID,
+			&i.DisclosedAt,
+			&i.EscalationTrigger,
+			&i.EscalationAction,
+			&i.EscalatedAt,
+			&i.FailedAttempts,
+			&i.AwaitingContact,
+			&i.PickupTimedOutAt,
+			&i.AssigneeUserID,
+			&i.ContactName,
+			&i.ContactEmail,
+			&i.ContactPhone,
+			&i.AgentVersion,
+			&i.Seq,
+			&i.Role,
+			&i.Content,
+			&i.ToolCalls,
+			&i.ToolResults,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const conversationMessages = `-- name: ConversationMessages :many
 SELECT seq, role, content, created_at FROM messages
 WHERE workspace_id = $1 AND conversation_id = $2 AND role <> 'tool' AND content <> ''
@@ -211,6 +331,52 @@ func (q *Queries) OpenAgentConversation(ctx context.Context, db DBTX, arg OpenAg
 		arg.ID,
 	)
 	return err
+}
+
+const openAgentConversationWith = `-- name: OpenAgentConversationWith :one
+WITH conv AS (
+    INSERT INTO conversations (id, workspace_id, short_id, channel, agent_id, contact_id, disclosed_at, message_seq)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, cardinality($8::text[]))
+    RETURNING created_at
+), msgs AS (
+    INSERT INTO messages (workspace_id, conversation_id, seq, role, content)
+    SELECT $2, $1, generate_subscripts($8::text[], 1), unnest($8::text[]), unnest($9::text[])
+)
+SELECT created_at FROM conv
+`
+
+type OpenAgentConversationWithParams struct {
+	ID          uuid.UUID
+	WorkspaceID uuid.UUID
+	ShortID     string
+	Channel     string
+	AgentID     *uuid.UUID
+	ContactID   *uuid.UUID
+	DisclosedAt *time.Time
+	Roles       []string
+	Contents    []string
+}
+
+// OpenAgentConversationWith opens a conversation of an agent with its first messages (the
+// greeting, the disclosure) in one statement: the conversation tied to its agent, contact and
+// disclosure time as OpenAgentConversation ties it, the seqs 1..n of its n messages reserved,
+// and the messages. It does what CreateConversation, OpenAgentConversation and
+// AppendMessages do, in one round trip.
+func (q *Queries) OpenAgentConversationWith(ctx context.Context, db DBTX, arg OpenAgentConversationWithParams) (time.Time, error) {
+	row := db.QueryRow(ctx, openAgentConversationWith,
+		arg.ID,
+		arg.WorkspaceID,
+		arg.ShortID,
+		arg.Channel,
+		arg.AgentID,
+		arg.ContactID,
+		arg.DisclosedAt,
+		arg.Roles,
+		arg.Contents,
+	)
+	var created_at time.Time
+	err := row.Scan(&created_at)
+	return created_at, err
 }
 
 const setConversationContact = `-- name: SetConversationContact :exec

@@ -63,6 +63,41 @@ func (q *Queries) AgentByIDAnyWorkspace(ctx context.Context, db DBTX, id uuid.UU
 	return i, err
 }
 
+const agentByIDVersioned = `-- name: AgentByIDVersioned :one
+SELECT agents.id, agents.workspace_id, agents.name, agents.status, agents.blueprint, agents.disclosure_enabled, agents.disclosure_text, agents.disclosure_recording_id, agents.created_at, agents.updated_at, agents.xmin::text::bigint AS version FROM agents WHERE workspace_id = $1 AND id = $2
+`
+
+type AgentByIDVersionedParams struct {
+	WorkspaceID uuid.UUID
+	ID          uuid.UUID
+}
+
+type AgentByIDVersionedRow struct {
+	Agent   Agent
+	Version int64
+}
+
+// AgentByIDVersioned is AgentByID with the row's version: its xmin, which every UPDATE of
+// the row changes (AgentTurnState reads it too, to check a copy of the row kept in memory).
+func (q *Queries) AgentByIDVersioned(ctx context.Context, db DBTX, arg AgentByIDVersionedParams) (AgentByIDVersionedRow, error) {
+	row := db.QueryRow(ctx, agentByIDVersioned, arg.WorkspaceID, arg.ID)
+	var i AgentByIDVersionedRow
+	err := row.Scan(
+		&i.Agent.ID,
+		&i.Agent.WorkspaceID,
+		&i.Agent.Name,
+		&i.Agent.Status,
+		&i.Agent.Blueprint,
+		&i.Agent.DisclosureEnabled,
+		&i.Agent.DisclosureText,
+		&i.Agent.DisclosureRecordingID,
+		&i.Agent.CreatedAt,
+		&i.Agent.UpdatedAt,
+		&i.Version,
+	)
+	return i, err
+}
+
 const agentConversations = `-- name: AgentConversations :many
 SELECT short_id, status, channel, labels, created_at FROM conversations
 WHERE workspace_id = $1 AND agent_id = $2::uuid
