@@ -32,19 +32,22 @@ run: build
 # compiling, never after.
 # The static checks (check-generate, gofmt, golangci-lint) run beside the tests, niced so that
 # the tests' compiling comes first, with their output in bin/static-checks.log, printed after
-# the tests' summary; `make test` fails when either fails, and its last line says which.
+# the tests' summary with the time they took; `make test` fails when either fails, and says
+# which.
 # Before, they ran first and took 4-5 minutes of a fresh clone's run while the tests, which
 # mostly wait on PostgreSQL, child processes and Chromium, had CPU to spare. (Side by side on
 # a cold two-core machine, golangci-lint's package loading once outran its 10-minute timeout;
-# it has no timeout of its own now, see .golangci.yaml.) docs/testing.md has the figures.
+# it has no timeout of its own now, see .golangci.yaml.) The figures: docs/benchmarks.md,
+# "The test suite's time".
 # TEST_PARALLEL: tests of a package at once (t.Parallel ones). go test's default is
-# GOMAXPROCS, 2 here; the slow packages' tests wait more than they compute.
+# GOMAXPROCS, 2 here; the slow packages' tests spend much of their time waiting.
 TEST_PARALLEL ?= 4
 test: check-go chromium axe wrk redis audio
 	@$(GO) build -o bin/testsummary ./scripts/testsummary
 	@echo "==> Static checks (generation drift, gofmt, golangci-lint) in the background, beside the tests: their output follows the tests' summary"
 	@echo "==> Tests: go test -race on a throwaway PostgreSQL (compiling with -race comes first: minutes on a fresh clone); a line per package as it finishes"
-	@nice -n 10 $(MAKE) --no-print-directory check-generate lint > bin/static-checks.log 2>&1 & checks=$$!; \
+	@(start=$$SECONDS; nice -n 10 $(MAKE) --no-print-directory check-generate lint; rc=$$?; \
+		echo "(static checks: $$((SECONDS - start)) s)"; exit $$rc) > bin/static-checks.log 2>&1 & checks=$$!; \
 	set -o pipefail; scripts/with-test-db.sh $(GO) test -race -count=1 -parallel $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) -json $(PKGS) | bin/testsummary; tests=$$?; \
 	wait $$checks; static=$$?; \
 	echo "==> Static checks (bin/static-checks.log):"; cat bin/static-checks.log; \
