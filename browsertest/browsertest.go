@@ -31,7 +31,9 @@ func Chromium(t testing.TB) string {
 
 // Start starts a headless Chromium of its own (a fresh profile, its own cookies and storage)
 // for the test, with a window of the size given (0 keeps Chromium's), and returns a context
-// for its actions, bounded to two minutes. The browser is stopped when the test ends.
+// for its actions, bounded to five minutes (a hung page, not a slow machine: the dashboard's
+// browser tests run side by side, and one took 70 s of the old two-minute bound with four
+// Chromiums on a busy two-core machine). The browser is stopped when the test ends.
 func Start(t testing.TB, width, height int) context.Context {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(Chromium(t)), chromedp.NoSandbox,
@@ -48,7 +50,7 @@ func Start(t testing.TB, width, height int) context.Context {
 		cancelAlloc()
 		t.Fatalf("starting chromium: %v", err)
 	}
-	bounded, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)
+	bounded, cancelTimeout := context.WithTimeout(ctx, 5*time.Minute)
 	t.Cleanup(func() { cancelTimeout(); cancel(); cancelAlloc() })
 	return bounded
 }

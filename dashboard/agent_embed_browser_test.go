@@ -19,6 +19,7 @@ import (
 // origins; an agent without a webchat deployment says how to make one. Both pass axe-core's
 // WCAG 2.1 AA rules, and the page fits a phone's width.
 func TestAgentEmbedSnippetInABrowser(t *testing.T) {
+	t.Parallel()
 	s := newSite(t)
 	ctx := context.Background()
 	key, sum, display := apikey.New()

@@ -24,6 +24,7 @@ import (
 // and undeployed from the page; the analytics equal what the routes report; a viewer gets
 // no editing or deploying buttons. The page passes axe-core and is photographed.
 func TestAgentPageInABrowser(t *testing.T) {
+	t.Parallel()
 	s := newSite(t)
 	ctx := context.Background()
 	key, sum, display := apikey.New()

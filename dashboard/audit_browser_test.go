@@ -20,6 +20,7 @@ import (
 // wrong; a member has no link to the page and is refused it. The page passes axe-core and is
 // photographed.
 func TestAuditLogInABrowser(t *testing.T) {
+	t.Parallel()
 	s := newSite(t) // its two agents were created with an admin key: two agent.created entries
 	ctx := context.Background()
 	// A page and a half of a scheduled job's changes (the system's).

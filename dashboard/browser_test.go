@@ -241,6 +241,7 @@ func jsonUnmarshal(raw []byte, into any) error { return json.Unmarshal(raw, into
 // page and sees no admin buttons; every page is photographed at a phone's and a desktop's
 // size.
 func TestDashboardInABrowser(t *testing.T) {
+	t.Parallel()
 	s := newSite(t)
 	ctx := browser(t)
 

@@ -79,6 +79,7 @@ func greetingOf(t *testing.T, s *site, key, id string) string {
 // once, Reject runs nothing, and a viewer's Approve is refused with the role it takes. A
 // reload keeps the conversation; an expired request says so. The page passes axe-core and is photographed.
 func TestBuildInABrowser(t *testing.T) {
+	t.Parallel()
 	s, fake, key := builderSite(t)
 	axe := browsertest.AxeCore(t)
 	admin := browser(t)
@@ -176,6 +177,7 @@ func TestBuildInABrowser(t *testing.T) {
 // TestBuildWithoutModelInABrowser: with no vendor configured, the Build page says plainly
 // that no model can call tools and how to configure one, and offers no message box to send.
 func TestBuildWithoutModelInABrowser(t *testing.T) {
+	t.Parallel()
 	s := newSite(t)
 	ctx := browser(t)
 	s.signIn(ctx, t, "admin@acme.example")

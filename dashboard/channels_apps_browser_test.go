@@ -24,6 +24,7 @@ import (
 // bot connects from its token alone (getMe names the bot), and one whose token Telegram
 // refuses shows why it needs setup. Every state passes axe-core and fits a phone's width.
 func TestChannelsConnectTheMessagingAppsInABrowser(t *testing.T) {
+	t.Parallel()
 	apps := msgappstest.New(t)
 	apps.RefuseToken("42:AAE-refused-token")
 	s := newSite(t, func(c *app.Config) {

@@ -28,6 +28,7 @@ import (
 // posting anyway. Deleting goes through a confirmation naming the deployments that go with
 // it. Every state passes axe-core's WCAG 2.1 AA rules and fits a phone's width.
 func TestChannelsInABrowser(t *testing.T) {
+	t.Parallel()
 	fake := smstest.New(t)
 	fake.AddNumber("+14155550100")
 	s := newSite(t, func(c *app.Config) {

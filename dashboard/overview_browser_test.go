@@ -18,6 +18,7 @@ import (
 // the tooltip, the three cards line up, and a workspace without spend is told so instead of
 // seeing a scale over nothing. Screenshots: overview (with spend), overview-no-spend.
 func TestOverviewMoneyInABrowser(t *testing.T) {
+	t.Parallel()
 	s := newSite(t)
 	// The seeded spend is whole tenths of a cent; one turn priced to the nano-dollar more.
 	_, _, err := s.store.Settle(context.Background(), s.workspace.ID, &store.Charge{AmountNanoUSD: 1_234_567, Category: "turn", Model: "beta-5.4-mini"},

@@ -19,6 +19,7 @@ import (
 // compliance acknowledgment on the Settings page (who, when and which version are recorded);
 // a member sees the text and who accepted it but no button, and posting anyway is 403.
 func TestSettingsInABrowser(t *testing.T) {
+	t.Parallel()
 	s := newSite(t)
 	ctx := context.Background()
 	gate, err := compliance.New(s.store, "")

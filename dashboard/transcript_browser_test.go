@@ -16,6 +16,7 @@ import (
 // message without recorded usage shows none; a tool call is collapsed, with its arguments and
 // result inside. Screenshot: transcript-usage.
 func TestTranscriptUsageInABrowser(t *testing.T) {
+	t.Parallel()
 	s := newSite(t)
 	ctx := context.Background()
 	c, err := s.store.ConversationByRef(ctx, s.workspace.ID, s.convRef)

@@ -17,6 +17,7 @@ import (
 // saved, listed, and opened on its own page. Every state passes axe-core's WCAG 2.1 AA rules
 // and is photographed at phone and desktop sizes.
 func TestWorkflowsInABrowser(t *testing.T) {
+	t.Parallel()
 	s := newSite(t)
 	axe := browsertest.AxeCore(t)
 	checkAxe := func(b context.Context, what string) {
