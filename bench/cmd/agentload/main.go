@@ -74,7 +74,7 @@ func main() {
 		targets = append(targets, &target{prefix: "base-", url: *baseline, pprof: *basePprof, db: *baseDB})
 	}
 	for i, spec := range []string{*cpuFlag, *baseCPU}[:len(targets)] {
-		w, err := parseCPUWatch(spec)
+		w, err := benchkit.ParseCPUWatch(spec)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "agentload:", err)
 			os.Exit(2)
@@ -145,16 +145,16 @@ func main() {
 					finish = statements(ctx, k.target.db, filepath.Join(*outDir, "statements-"+k.name+".txt"))
 				}
 			}
-			before := k.target.watch.snapshot()
+			before := k.target.watch.Snapshot()
 			r := closedLoop(ctx, client, k, sessions[k.name], *roundDur)
-			r.cpu = perRequest(before, k.target.watch.snapshot(), r.ok+r.late)
+			r.cpu = benchkit.PerRequest(before, k.target.watch.Snapshot(), r.ok+r.late)
 			finish(r.ok + r.late)
 			if profiled != nil {
 				<-profiled
 			}
 			results[k.name] = append(results[k.name], r)
 			failed += r.failed
-			fmt.Printf("%-6d %-11s %9.1f %9s %9s %7d  %s\n", i+1, k.name, r.rate(), ms(r.pct(0.5)), ms(r.pct(0.99)), r.failed, cpuCell(r.cpu))
+			fmt.Printf("%-6d %-11s %9.1f %9s %9s %7d  %s\n", i+1, k.name, r.rate(), ms(r.pct(0.5)), ms(r.pct(0.99)), r.failed, benchkit.CPUCell(r.cpu))
 			if r.failed > 0 {
 				fmt.Fprintf(os.Stderr, "agentload: %s round %d: first error: %s\n", k.name, i+1, r.firstErr)
 			}
@@ -170,7 +170,7 @@ func main() {
 type target struct {
 	prefix, url string // prefix of its routes' names: "" or "base-"
 	pprof, db   string
-	watch       cpuWatch
+	watch       benchkit.CPUWatch
 }
 
 // routes are the three measured routes.
@@ -252,7 +252,7 @@ func summary(kinds []kind, targets []*target, results map[string][]round) {
 		for i, r := range rs {
 			rate[i], p50[i], p99[i] = r.rate(), float64(r.pct(0.5).Microseconds())/1000, float64(r.pct(0.99).Microseconds())/1000
 		}
-		fmt.Printf("%-11s %22s %20s %20s  %s\n", k.name, spread(rate, "%.0f"), fmt.Sprintf("%.1f ms", benchkit.Median(p50)), spread(p99, "%.1f")+" ms", cpuCell(cpuMedian))
+		fmt.Printf("%-11s %22s %20s %20s  %s\n", k.name, spread(rate, "%.0f"), fmt.Sprintf("%.1f ms", benchkit.Median(p50)), spread(p99, "%.1f")+" ms", benchkit.CPUCell(cpuMedian))
 	}
 	ratio := func(a, b string) []float64 {
 		var out []float64

@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -20,106 +18,13 @@ import (
 // process spends per request much less.
 //
 //   - -cpu server=PID,postgres=PID: each process's user and system time over a round
-//     (/proc/PID/stat, its descendants included: PostgreSQL's backends with the postmaster),
-//     divided by the round's requests, in microseconds.
+//     (benchkit.CPUWatch: /proc/PID/stat, its descendants included, PostgreSQL's backends with
+//     the postmaster), divided by the round's requests, in microseconds.
 //   - -pprof HOST:PORT (the server's PPROF_ADDR) with -out DIR: a CPU profile of the server
 //     over each route's first round, DIR/cpu-ROUTE.pprof.
 //   - -database-url URL with -out DIR, on a cluster that loads pg_stat_statements: the
 //     statements of each route's first round, DIR/statements-ROUTE.txt, with their calls and
 //     execution time per request.
-
-const clockTicks = 100 // USER_HZ, the unit of /proc/PID/stat's times
-
-type cpuWatch map[string]int
-
-func parseCPUWatch(s string) (cpuWatch, error) {
-	w := cpuWatch{}
-	for _, part := range strings.Split(s, ",") {
-		if part = strings.TrimSpace(part); part == "" {
-			continue
-		}
-		name, pid, ok := strings.Cut(part, "=")
-		n, err := strconv.Atoi(pid)
-		if !ok || name == "" || err != nil || n <= 0 {
-			return nil, fmt.Errorf("-cpu: %q is not NAME=PID", part)
-		}
-		w[name] = n
-	}
-	return w, nil
-}
-
-// snapshot is each watched process's CPU time so far, in ticks, its descendants included.
-func (w cpuWatch) snapshot() map[string]int {
-	if len(w) == 0 {
-		return nil
-	}
-	type stat struct{ ppid, ticks int }
-	stats := map[int]stat{}
-	paths, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, p := range paths {
-		raw, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		s := string(raw)
-		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if open < 1 || end < open {
-			continue
-		}
-		pid, err := strconv.Atoi(strings.TrimSpace(s[:open]))
-		f := strings.Fields(s[end+1:])
-		if err != nil || len(f) < 15 {
-			continue
-		}
-		num := func(i int) int { n, _ := strconv.Atoi(f[i]); return n }
-		stats[pid] = stat{ppid: num(1), ticks: num(11) + num(12) + num(13) + num(14)}
-	}
-	children := map[int][]int{}
-	for pid, st := range stats {
-		children[st.ppid] = append(children[st.ppid], pid)
-	}
-	out := map[string]int{}
-	for name, root := range w {
-		total, queue := 0, []int{root}
-		for len(queue) > 0 {
-			pid := queue[0]
-			queue = queue[1:]
-			total += stats[pid].ticks
-			queue = append(queue, children[pid]...)
-		}
-		out[name] = total
-	}
-	return out
-}
-
-// perRequest is microseconds of CPU per request between two snapshots.
-func perRequest(before, after map[string]int, requests int) map[string]float64 {
-	if before == nil || after == nil || requests <= 0 {
-		return nil
-	}
-	out := map[string]float64{}
-	for name, t := range after {
-		out[name] = float64(t-before[name]) * 1e6 / clockTicks / float64(requests)
-	}
-	return out
-}
-
-// cpuCell is "server 1234, postgres 567" (µs per request), in the names' order.
-func cpuCell(m map[string]float64) string {
-	if len(m) == 0 {
-		return "-"
-	}
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	parts := make([]string, 0, len(names))
-	for _, n := range names {
-		parts = append(parts, fmt.Sprintf("%s %.0f", n, m[n]))
-	}
-	return strings.Join(parts, ", ")
-}
 
 // profileCPU fetches a CPU profile of d from the server's pprof address into file; the
 // returned channel is closed when it is written (or failed, reported on stderr).

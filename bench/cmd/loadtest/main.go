@@ -33,6 +33,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"switchboard/bench/benchkit"
 )
 
 // Models of the catalog the benchmarks use, and the upstream names MODELS_FILE gives them. The
@@ -208,7 +210,7 @@ type bench struct {
 	db    *pgxpool.Pool
 	rows  []row
 	stamp string
-	watch cpuWatch // the processes whose CPU per request scenario 7's rows report
+	watch benchkit.CPUWatch // the processes whose CPU per request scenario 7's rows report
 }
 
 // workspace creates a workspace with ample credit and an owner key, for one scenario. It runs
@@ -275,7 +277,7 @@ func chatBody(model string, stream bool) map[string]any {
 // settle lets the machine drain between runs (relay sweeps, queued commits, TIME_WAIT).
 func settle() { time.Sleep(300 * time.Millisecond) }
 
-func run(ctx context.Context, o options, p plan, watch cpuWatch) ([]row, error) {
+func run(ctx context.Context, o options, p plan, watch benchkit.CPUWatch) ([]row, error) {
 	db, err := pgxpool.New(ctx, o.databaseURL)
 	if err != nil {
 		return nil, err
@@ -642,14 +644,14 @@ func (b *bench) warmMeasured(scenario, load string, t target, c int) (row, error
 	if _, err := b.closed(t, c, b.p.warm); err != nil {
 		return row{}, err
 	}
-	before := b.watch.snapshot()
+	before := b.watch.Snapshot()
 	s, err := b.closed(t, c, b.p.sweep)
 	if err != nil {
 		return row{}, err
 	}
-	after := b.watch.snapshot()
+	after := b.watch.Snapshot()
 	r := rowOf(scenario, load, "closed, "+b.o.gen, s)
-	r.CPU = perRequest(before, after, s.ok+s.errs)
+	r.CPU = benchkit.PerRequest(before, after, s.ok+s.errs)
 	settle()
 	return r, nil
 }

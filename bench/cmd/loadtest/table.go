@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"switchboard/bench/benchkit"
 )
 
 func cell(v *float64) string {
@@ -48,7 +50,7 @@ var header = []string{"scenario", "load", "mode", "throughput", "measures", "p50
 func cells(r row) []string {
 	return []string{r.Scenario, r.Load, r.Mode, rateCell(r), metricCell(r),
 		fmt.Sprintf("%.2f", r.P50), fmt.Sprintf("%.2f", r.P99), fmt.Sprintf("%.2f", r.P999),
-		fmt.Sprintf("%d/%d", r.Errors, r.OK+r.Errors), cell(r.AddedP50), cell(r.AddedP99), verdictCell(r), cpuCell(r.CPU)}
+		fmt.Sprintf("%d/%d", r.Errors, r.OK+r.Errors), cell(r.AddedP50), cell(r.AddedP99), verdictCell(r), benchkit.CPUCell(r.CPU)}
 }
 
 // printTable writes the one table of a run, then the notes of the rows that have any.
