@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -90,8 +91,11 @@ func TestInboxInABrowser(t *testing.T) {
 	}
 
 	// She opens it: the trigger, the summary and the transcript on one page.
+	// The link's own address, read at once: the live page may replace the queue between a
+	// node's lookup and a mouse click at its place (see clickNow).
+	href := poll[string](member, t, `document.querySelector("#inbox-queue .inbox-list a").href`)
 	require.NoError(t, chromedp.Do(member,
-		chromedp.Click(chromedp.CSS(`#inbox-queue .inbox-list a`)),
+		chromedp.Navigate(href),
 		chromedp.WaitVisible(chromedp.CSS(`#thread-transcript`)),
 	))
 	require.Equal(t, "user_request", poll[string](member, t, `document.getElementById("thread-trigger").textContent`))
@@ -102,9 +106,7 @@ func TestInboxInABrowser(t *testing.T) {
 	require.True(t, strings.HasPrefix(ref, "mc-"), ref)
 
 	// Claim: the visitor is told who joined.
-	require.NoError(t, chromedp.Do(member,
-		chromedp.Click(chromedp.CSS(`#claim`)),
-	))
+	clickNow(member, t, `#claim`)
 	notice(member, t, "You hold the conversation "+ref)
 	require.Contains(t, poll[string](member, t, `document.getElementById("thread-state").textContent`), "You hold it")
 	poll[bool](widget, t, `(`+wLog+`).includes("Ann joined the conversation")`)
@@ -142,8 +144,8 @@ func TestInboxInABrowser(t *testing.T) {
 	// A note stays with the team.
 	require.NoError(t, chromedp.Do(member,
 		chromedp.SendKeys(chromedp.CSS(`#note-text`), "Customer is VIP, waived the fee"),
-		chromedp.Click(chromedp.CSS(`#save-note`)),
 	))
+	clickNow(member, t, `#save-note`)
 	notice(member, t, "Your note is saved")
 	require.Contains(t, poll[string](member, t, `document.getElementById("thread-notes").textContent`), "Customer is VIP")
 	checkAxe(member, "a held conversation with a reply and a note")
@@ -163,10 +165,8 @@ func TestInboxInABrowser(t *testing.T) {
 	inboxShots(member, t, b.url+all, shots)
 
 	// Release: the agent answers again.
-	require.NoError(t, chromedp.Do(member,
-		chromedp.Navigate(b.url+mine),
-		chromedp.Click(chromedp.CSS(`#release`)),
-	))
+	require.NoError(t, chromedp.Do(member, chromedp.Navigate(b.url+mine)))
+	clickNow(member, t, `#release`)
 	notice(member, t, "is back with its agent")
 	poll[bool](widget, t, `(`+wLog+`).includes("Ann left the conversation")`)
 	poll[bool](widget, t, wSend("And what are your opening hours?"))
@@ -230,4 +230,14 @@ func notice(ctx context.Context, t *testing.T, want string) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// clickNow clicks what sel matches at the moment the click runs, in one script. The live
+// inbox replaces its queue and conversation with fresh copies whenever an event arrives
+// (dashboard/static/inbox.js), so a node chromedp looked up a moment before may be detached
+// by the time its mouse click lands at its place, and the click does nothing (a run waited
+// five minutes for the page that click should have opened).
+func clickNow(ctx context.Context, t *testing.T, sel string) {
+	t.Helper()
+	poll[bool](ctx, t, `(() => { const e = document.querySelector(`+strconv.Quote(sel)+`); if (!e) return false; e.click(); return true; })()`)
 }
