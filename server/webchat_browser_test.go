@@ -75,9 +75,11 @@ func poll[T any](ctx context.Context, t *testing.T, expr string) T {
 	var err error
 	// A page that is still settling after a navigation can swap its JavaScript context under
 	// a poll (CDP "Cannot find context with specified id", seen on a loaded machine): the
-	// poll starts again in the new one.
+	// poll starts again in the new one. A minute per poll: with `make test` running the
+	// browser tests of two packages side by side, four at a time each, a widget's turn once
+	// took more than 30 s to come back ready on a fresh clone's run; a hang is still a failure.
 	for range 3 {
-		v, err = chromedp.Run(ctx, chromedp.Poll[T](expr, chromedp.WithPollingTimeout(30*time.Second)))
+		v, err = chromedp.Run(ctx, chromedp.Poll[T](expr, chromedp.WithPollingTimeout(time.Minute)))
 		if err == nil || !strings.Contains(err.Error(), "Cannot find context with specified id") {
 			break
 		}
