@@ -95,6 +95,8 @@
 # results, the server log and the profiles in bench/out/<date>/ (BENCH_OUT overrides).
 # BENCH_ONLY=2,3 runs only those scenarios (and, with full, skips the profiles).
 # BENCH_DB_PARAMS=pool_max_conns=4 appends parameters to the server's DATABASE_URL (experiments).
+# BENCH_PG_OPTS="-c autovacuum_naptime=1s" adds server options to the benchmark's PostgreSQL
+# (experiments: docs/benchmarks.md, "Plans made while the tables were empty").
 # BENCH_BASELINE=<git ref> also builds the server of that commit and runs the same plan against
 # it first, each server on a database of its own in the same cluster, so that a change is
 # judged against a baseline measured in the same run: two tables, baseline first (run first
@@ -210,7 +212,7 @@ for attempt in 1 2 3; do
 	if { [ "$mode" = sms ] && [ -n "${BENCH_SMS_STATEMENTS:-}" ]; } || { [ "$mode" = agents ] && [ -n "${BENCH_AGENTS_STATEMENTS:-}" ]; }; then
 		statements_opts="-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all -c pg_stat_statements.max=5000"
 	fi
-	if PGCLUSTER_OPTS="$statements_opts" "$scripts/pgcluster.sh" start "$tmp/data" "$pgport"; then break; fi
+	if PGCLUSTER_OPTS="$statements_opts ${BENCH_PG_OPTS:-}" "$scripts/pgcluster.sh" start "$tmp/data" "$pgport"; then break; fi
 	[ "$attempt" -lt 3 ] || exit 1
 done
 admin_url="postgres://postgres@127.0.0.1:$pgport/postgres?sslmode=disable"
