@@ -42,19 +42,19 @@ run: build
 # TEST_PARALLEL: tests of a package at once (t.Parallel ones). go test's default is
 # GOMAXPROCS, 2 here; the slow packages' tests spend much of their time waiting.
 TEST_PARALLEL ?= 4
-# -trimpath for the tests, and through GOFLAGS for the process tests' own `go build` of the
-# server: without it Go's build cache keys each package of this module by its directory, so a
+# -trimpath for the tests (and lint, below), and through GOFLAGS for the process tests' own
+# `go build` of the server: without it Go's build cache keys each package of this module by its directory, so a
 # fresh clone in a new folder compiled every one of them again (283 s for server's test binary
 # alone, docs/benchmarks.md "The test suite's time"); with it a clone anywhere reuses each
 # package that its change did not touch. The machine's own GOFLAGS (go env) are kept.
-TEST_GOFLAGS := $(strip $(shell $(GO) env GOFLAGS 2>/dev/null) -trimpath)
+TRIM_GOFLAGS := $(strip $(shell $(GO) env GOFLAGS 2>/dev/null) -trimpath)
 test: check-go chromium axe wrk redis audio
 	@$(GO) build -o bin/testsummary ./scripts/testsummary
 	@echo "==> Static checks (generation drift, gofmt, golangci-lint) in the background, beside the tests: their output follows the tests' summary"
 	@echo "==> Tests: go test -race on a throwaway PostgreSQL (compiling with -race comes first: minutes on a fresh clone); a line per package as it finishes"
 	@(start=$$SECONDS; nice -n 10 $(MAKE) --no-print-directory check-generate lint; rc=$$?; \
 		echo "(static checks: $$((SECONDS - start)) s)"; exit $$rc) > bin/static-checks.log 2>&1 & checks=$$!; \
-	set -o pipefail; GOFLAGS="$(TEST_GOFLAGS)" scripts/with-test-db.sh $(GO) test -race -count=1 -parallel $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) -json $(PKGS) | bin/testsummary; tests=$$?; \
+	set -o pipefail; GOFLAGS="$(TRIM_GOFLAGS)" scripts/with-test-db.sh $(GO) test -race -count=1 -parallel $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) -json $(PKGS) | bin/testsummary; tests=$$?; \
 	wait $$checks; static=$$?; \
 	echo "==> Static checks (bin/static-checks.log):"; cat bin/static-checks.log; \
 	if [ $$static -ne 0 ]; then echo "FAIL: static checks (above)"; fi; \
@@ -97,7 +97,7 @@ screenshots: check-go chromium axe
 # Tests only, without the generation and vet checks.
 unit: check-go chromium axe wrk redis audio
 	@$(GO) build -o bin/testsummary ./scripts/testsummary
-	@set -o pipefail; GOFLAGS="$(TEST_GOFLAGS)" scripts/with-test-db.sh $(GO) test -count=1 -parallel $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) -json $(PKGS) | bin/testsummary
+	@set -o pipefail; GOFLAGS="$(TRIM_GOFLAGS)" scripts/with-test-db.sh $(GO) test -count=1 -parallel $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) -json $(PKGS) | bin/testsummary
 
 # sqlc built without cgo parses SQL with libpg_query compiled to WebAssembly instead of C: the
 # same parser and byte-identical output, and its first build spends about a fifth less CPU
@@ -153,9 +153,16 @@ fmt-check:
 # mirrors), so lint does not also run `go vet`: on a fresh clone that second pass compiled
 # every package a second time without -race, for no check that lint lacks. `make vet` is
 # still there for a quick look.
+# golangci-lint loads the packages through `go list -export`, whose builds Go's cache keys by
+# the clone's folder without -trimpath: in a new folder lint took 163 s alone, 32 s with it.
+# Its own cache lives in the checkout (bin/, or GOLANGCI_LINT_CACHE): shared between
+# checkouts, its entries keep the absolute paths of the checkout that made them, and those of
+# a deleted checkout come back as findings that their //nolint can no longer suppress
+# (golangci-lint's issues 6656 and 6695).
 lint: fmt-check
 	@echo "==> golangci-lint, govet included (the first run compiles it: a few minutes)"
-	@$(GO) tool -modfile=tools/go.mod golangci-lint run --allow-parallel-runners $(PKGS)
+	@GOLANGCI_LINT_CACHE="$${GOLANGCI_LINT_CACHE:-$(CURDIR)/bin/golangci-lint-cache}" GOFLAGS="$(TRIM_GOFLAGS)" \
+		$(GO) tool -modfile=tools/go.mod golangci-lint run --allow-parallel-runners $(PKGS)
 
 # BASELINE=<git ref> also measures that commit's server in the same run, side by side.
 bench:
