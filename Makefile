@@ -43,10 +43,11 @@ run: build
 # GOMAXPROCS, 2 here; the slow packages' tests spend much of their time waiting.
 TEST_PARALLEL ?= 4
 # -trimpath for the tests (and lint, below), and through GOFLAGS for the process tests' own
-# `go build` of the server: without it Go's build cache keys each package of this module by its directory, so a
-# fresh clone in a new folder compiled every one of them again (283 s for server's test binary
-# alone, docs/benchmarks.md "The test suite's time"); with it a clone anywhere reuses each
-# package that its change did not touch. The machine's own GOFLAGS (go env) are kept.
+# `go build` of the server: without it Go's build cache keys each package of this module by
+# its directory, so a fresh clone in a new folder compiled every one of them again (283 s for
+# server's test binary alone, docs/benchmarks.md "The test suite's time"); with it a clone
+# anywhere reuses each package that its change did not touch. The machine's own GOFLAGS
+# (go env) are kept.
 TRIM_GOFLAGS := $(strip $(shell $(GO) env GOFLAGS 2>/dev/null) -trimpath)
 test: check-go chromium axe wrk redis audio
 	@$(GO) build -o bin/testsummary ./scripts/testsummary

@@ -96,7 +96,8 @@
 # BENCH_ONLY=2,3 runs only those scenarios (and, with full, skips the profiles).
 # BENCH_DB_PARAMS=pool_max_conns=4 appends parameters to the server's DATABASE_URL (experiments).
 # BENCH_PG_OPTS="-c autovacuum_naptime=1s" adds server options to the benchmark's PostgreSQL
-# (experiments: docs/benchmarks.md, "Plans made while the tables were empty").
+# (experiments: docs/benchmarks.md, "2026-12-01: a quiet machine, and plans made while the
+# tables were empty").
 # BENCH_BASELINE=<git ref> also builds the server of that commit and runs the same plan against
 # it first, each server on a database of its own in the same cluster, so that a change is
 # judged against a baseline measured in the same run: two tables, baseline first (run first
