@@ -2,9 +2,11 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
 	"switchboard/store"
@@ -50,6 +52,21 @@ func TestConversationRefsRejectAnUnknownConversation(t *testing.T) {
 	requireFKViolation(t, err, "responses_conversation_id_fkey")
 	_, err = s.Pool().Exec(ctx, `UPDATE responses SET status = 'completed' WHERE short_id = 'resp_real'`)
 	require.NoError(t, err, "other columns change freely")
+}
+
+// requireDeletionWaits runs a deletion that an open writer's FOR KEY SHARE lock must hold up:
+// with a short lock_timeout, it fails with lock_not_available, and is rolled back.
+func requireDeletionWaits(t *testing.T, s *store.Store, query string, args ...any) {
+	t.Helper()
+	ctx := context.Background()
+	del, err := s.Pool().Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = del.Rollback(ctx) }()
+	_, err = del.Exec(ctx, `SET LOCAL lock_timeout = '200ms'`)
+	require.NoError(t, err)
+	_, err = del.Exec(ctx, query, args...)
+	var pgErr *pgconn.PgError
+	require.True(t, errors.As(err, &pgErr) && pgErr.Code == "55P03", "the deletion waits for the writer's lock, got %v", err)
 }
 
 // TestConversationRefsHoldTheConversationAndCascade: an open transaction that wrote a

@@ -13,9 +13,9 @@ import (
 	"switchboard/store/storetest"
 )
 
-// The events, ledger, conversations, messages and responses tables check their workspace once
-// per statement (migrations 0019, 0020) instead of by a foreign key per row: these tests hold
-// them to what the foreign key did.
+// Every table that names a workspace checks it once per statement (migrations 0019, 0020,
+// 0035) instead of by a foreign key per row, without locking the workspace's row, since a
+// workspace is never deleted: these tests hold them to what the foreign key did.
 
 func requireFKViolation(t *testing.T, err error, constraint string) {
 	t.Helper()
@@ -23,21 +23,6 @@ func requireFKViolation(t *testing.T, err error, constraint string) {
 	require.True(t, errors.As(err, &pgErr), "want a PostgreSQL error, got %v", err)
 	require.Equal(t, "23503", pgErr.Code, pgErr.Message)
 	require.Equal(t, constraint, pgErr.ConstraintName)
-}
-
-// requireDeletionWaits runs a deletion that an open writer's FOR KEY SHARE lock must hold up:
-// with a short lock_timeout, it fails with lock_not_available, and is rolled back.
-func requireDeletionWaits(t *testing.T, s *store.Store, query string, args ...any) {
-	t.Helper()
-	ctx := context.Background()
-	del, err := s.Pool().Begin(ctx)
-	require.NoError(t, err)
-	defer func() { _ = del.Rollback(ctx) }()
-	_, err = del.Exec(ctx, `SET LOCAL lock_timeout = '200ms'`)
-	require.NoError(t, err)
-	_, err = del.Exec(ctx, query, args...)
-	var pgErr *pgconn.PgError
-	require.True(t, errors.As(err, &pgErr) && pgErr.Code == "55P03", "the deletion waits for the writer's lock, got %v", err)
 }
 
 // TestWorkspaceRefsRejectAnUnknownWorkspace: a statement naming a workspace that does not
@@ -98,50 +83,81 @@ func TestWorkspaceRefsCannotMoveARow(t *testing.T) {
 	requireFKViolation(t, err, "conversations_workspace_id_fkey")
 }
 
-// TestWorkspaceRefsHoldTheWorkspaceAndCascade: an open transaction that wrote a workspace's
-// events holds the workspace against deletion (FOR KEY SHARE, as the foreign key did); once
-// it commits, deleting the workspace deletes its events and ledger rows, and no one else's.
-func TestWorkspaceRefsHoldTheWorkspaceAndCascade(t *testing.T) {
+// TestWorkspacesAreNeverDeleted: a workspace cannot be deleted, truncated or given another
+// id, so a row that found its workspace keeps it without holding a lock on it; the refusal
+// removes nothing.
+func TestWorkspacesAreNeverDeleted(t *testing.T) {
 	ctx := context.Background()
 	s := storetest.New(t)
-	gone, err := s.CreateWorkspace(ctx, "gone", 1000)
+	w, err := s.CreateWorkspace(ctx, "kept", 1000)
 	require.NoError(t, err)
-	kept, err := s.CreateWorkspace(ctx, "kept", 1000)
+	settle(t, s, w.ID)
+	for _, sql := range []string{`DELETE FROM workspaces WHERE id = $1`, `UPDATE workspaces SET id = gen_random_uuid() WHERE id = $1`} {
+		_, err = s.Pool().Exec(ctx, sql, w.ID)
+		var pgErr *pgconn.PgError
+		require.True(t, errors.As(err, &pgErr), "%s: want a PostgreSQL error, got %v", sql, err)
+		require.Equal(t, "23001", pgErr.Code, pgErr.Message)
+		require.Contains(t, pgErr.Message, "a workspace is never deleted")
+	}
+	_, err = s.Pool().Exec(ctx, `TRUNCATE workspaces CASCADE`)
+	require.Error(t, err, "TRUNCATE is refused too")
+	_, err = s.Pool().Exec(ctx, `UPDATE workspaces SET name = 'renamed' WHERE id = $1`, w.ID)
+	require.NoError(t, err, "other columns change freely")
+	var n int
+	require.NoError(t, s.Pool().QueryRow(ctx, `SELECT (SELECT count(*) FROM workspaces WHERE id = $1) + (SELECT count(*) FROM ledger WHERE workspace_id = $1)`, w.ID).Scan(&n))
+	require.Equal(t, 2, n, "the workspace and its ledger row are there")
+}
+
+// TestNoTableLocksItsWorkspace: no foreign key to workspaces is left (a new one would lock the
+// hottest row of the database FOR KEY SHARE with every insert), every table with a
+// workspace_id checks it by the statement trigger (or through the row its workspace_id is a
+// key of), and the trigger takes no lock: an open
+// transaction that wrote a channel message leaves its workspace's row free to update
+// without waiting, and its settlement needs no MultiXact.
+func TestNoTableLocksItsWorkspace(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.New(t)
+	var fks []string
+	rows, err := s.Pool().Query(ctx, `SELECT conrelid::regclass::text || '.' || conname FROM pg_constraint WHERE contype = 'f' AND confrelid = 'workspaces'::regclass`)
 	require.NoError(t, err)
-	settle(t, s, kept.ID)
+	for rows.Next() {
+		var name string
+		require.NoError(t, rows.Scan(&name))
+		fks = append(fks, name)
+	}
+	require.NoError(t, rows.Err())
+	require.Empty(t, fks, "a foreign key to workspaces locks the workspace row with every insert: use the check_workspace_refs trigger (migration 0035)")
+
+	var unchecked []string
+	rows, err = s.Pool().Query(ctx, `SELECT c.relname FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+		JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE a.attname = 'workspace_id' AND NOT a.attisdropped AND c.relkind = 'r' AND n.nspname = 'public'
+		  AND NOT EXISTS (SELECT 1 FROM pg_trigger tg WHERE tg.tgrelid = c.oid AND tg.tgname = c.relname || '_workspace_ref')
+		  -- a workspace_id that is part of a key of a checked row (event_dispatch's event)
+		  AND NOT EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conrelid = c.oid AND k.contype = 'f' AND a.attnum = ANY (k.conkey))
+		ORDER BY 1`)
+	require.NoError(t, err)
+	for rows.Next() {
+		var name string
+		require.NoError(t, rows.Scan(&name))
+		unchecked = append(unchecked, name)
+	}
+	require.NoError(t, rows.Err())
+	require.Empty(t, unchecked, "tables whose workspace_id nothing checks")
+
+	w, err := s.CreateWorkspace(ctx, "hot", 1000)
+	require.NoError(t, err)
+	_, err = s.Pool().Exec(ctx, `INSERT INTO channel_messages (workspace_id, direction, remote, local, body, segments, status) VALUES ($1, 'inbound', '+1', '+2', 'x', 1, 'received')`, uuid.New())
+	requireFKViolation(t, err, "channel_messages_workspace_id_fkey")
 
 	tx, err := s.Pool().Begin(ctx)
 	require.NoError(t, err)
 	defer func() { _ = tx.Rollback(ctx) }()
-	_, err = tx.Exec(ctx, `INSERT INTO events (workspace_id, seq, short_id, type, envelope) VALUES ($1, 1, 'evt_held', 't', '{}')`, gone.ID)
+	_, err = tx.Exec(ctx, `INSERT INTO contacts (workspace_id, name) VALUES ($1, 'Ann')`, w.ID)
 	require.NoError(t, err)
-	_, err = tx.Exec(ctx, `INSERT INTO ledger (workspace_id, amount_nano_usd, balance_after, category) VALUES ($1, -1, 999, 'model_usage')`, gone.ID)
-	require.NoError(t, err)
-
-	requireDeletionWaits(t, s, `DELETE FROM workspaces WHERE id = $1`, gone.ID)
-
-	require.NoError(t, tx.Commit(ctx))
-	for _, ws := range []uuid.UUID{gone.ID, kept.ID} {
-		conv, err := s.CreateConversation(ctx, ws, "api")
-		require.NoError(t, err)
-		require.NoError(t, s.InTx(ctx, func(tx *store.Tx) error {
-			if err := tx.AppendMessages(ctx, ws, conv.ID, []store.Message{{Role: "user", Content: "hi"}}); err != nil {
-				return err
-			}
-			return tx.InsertResponse(ctx, ws, store.StoredResponse{ShortID: "resp_" + ws.String()[:8], ConversationID: &conv.ID, Status: "completed", Model: "m", Body: []byte("{}")})
-		}))
-	}
-	tag, err := s.Pool().Exec(ctx, `DELETE FROM workspaces WHERE id = $1`, gone.ID)
-	require.NoError(t, err)
-	require.EqualValues(t, 1, tag.RowsAffected())
-	count := func(ws uuid.UUID) (n int) {
-		require.NoError(t, s.Pool().QueryRow(ctx, `SELECT (SELECT count(*) FROM events WHERE workspace_id = $1) + (SELECT count(*) FROM ledger WHERE workspace_id = $1)
-			+ (SELECT count(*) FROM conversations WHERE workspace_id = $1) + (SELECT count(*) FROM messages WHERE workspace_id = $1)
-			+ (SELECT count(*) FROM responses WHERE workspace_id = $1)`, ws).Scan(&n))
-		return n
-	}
-	require.Zero(t, count(gone.ID), "the deleted workspace's rows went with it")
-	require.Equal(t, 5, count(kept.ID), "the other workspace keeps its event, ledger row, conversation, message and response")
+	var free bool
+	require.NoError(t, s.Pool().QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM workspaces WHERE id = $1 FOR UPDATE SKIP LOCKED)`, w.ID).Scan(&free))
+	require.True(t, free, "the workspace row is not held by the open insert")
 }
 
 // oneCharge is a settlement of one charge and its spend.recorded event.
