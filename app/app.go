@@ -181,7 +181,9 @@ type App struct {
 
 	meter     *agent.WriteBehind // commits ephemeral turns' spend; nil when MeterFlushInterval is 0
 	group     *agent.GroupCommit // commits the other turns in batches; nil when GroupCommitWindow is 0
-	hooks     *store.Store       // the webhooks' own pool (channels.Service.UseHookStore)
+	hooks     *store.Store       // the inbound webhooks' own pool (channels.Service.UseHookStores)
+	reports   *store.Store       // the delivery reports' own pool
+	channels  *channels.Service  // runs the inbox of inbound messages (RunInbox)
 	replicaID string             // names this process in the job queue and its liveness lock
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
@@ -262,11 +264,17 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	chans := channels.New(st, provider, agents, inserter, cfg.Server.PublicBaseURL, log.With(slog.String("component", "channels")))
 	// The carriers' webhooks get connections of their own (hookConns): the reply jobs, up to
 	// CHANNEL_WORKERS of them, share the main pool, and a webhook must answer in milliseconds.
+	// Delivery reports get a pool apart from inbound messages' (UseHookStores).
 	hooks, err := st.WithOwnPool(context.Background(), hookConns)
 	if err != nil {
 		return nil, err
 	}
-	chans.UseHookStore(hooks)
+	reports, err := st.WithOwnPool(context.Background(), hookConns)
+	if err != nil {
+		hooks.Close()
+		return nil, err
+	}
+	chans.UseHookStores(hooks, reports)
 	// Phone calls on telco_voice channels (package voice).
 	calls := voice.New(st, provider, agents, chans, cfg.Server.PublicBaseURL, cfg.Clock, log.With(slog.String("component", "voice")))
 	if cfg.VoiceSlowAfter > 0 {
@@ -354,7 +362,7 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 		return nil, err
 	}
 	return &App{Server: srv, Metrics: m, tracing: tr, Hub: hub, Responses: resp, Compliance: comp, pipeline: pipeline, jobs: jobs, relay: events.NewRelay(st, inserter, hub, log),
-		store: st, redis: redisClient, replicaID: replicaID, cfg: cfg, log: log, meter: meter, group: group, hooks: hooks}, nil
+		store: st, redis: redisClient, replicaID: replicaID, cfg: cfg, log: log, meter: meter, group: group, hooks: hooks, reports: reports, channels: chans}, nil
 }
 
 // newLimiter is the in-process limiter, or with REDIS_URL the limiter shared through Redis
@@ -501,8 +509,10 @@ func (a *App) Start(ctx context.Context) error {
 		lock.Release(ctx)
 		return fmt.Errorf("start job queue: %w", err)
 	}
-	a.wg.Add(5)
+	a.wg.Add(7)
+	go func() { defer a.wg.Done(); a.channels.RunInbox(ctx) }()
 	go func() { defer a.wg.Done(); watchReplicas(ctx, a.store, a.replicaID, lock, a.log) }()
+	go func() { defer a.wg.Done(); a.store.RunYoungTableAnalyzer(ctx, 2*time.Second, 10*time.Minute, a.log) }()
 	go func() { defer a.wg.Done(); a.Hub.Run(ctx) }()
 	go func() { defer a.wg.Done(); a.relay.Run(ctx) }()
 	go func() { defer a.wg.Done(); a.Responses.RunSweeper(ctx) }()
@@ -585,6 +595,9 @@ func (a *App) Stop(ctx context.Context) error {
 	}
 	if a.hooks != nil {
 		a.hooks.Close() // after the HTTP server drained: no webhook is in flight
+	}
+	if a.reports != nil {
+		a.reports.Close()
 	}
 	if err := a.tracing.Shutdown(context.WithoutCancel(ctx)); err != nil {
 		a.log.Warn("exporting the last spans", slog.String("error", err.Error()))

@@ -30,8 +30,8 @@
 #                          BENCH_SMS_KILL_AT (empty: no kill), BENCH_SMS_WAIT (for the replies,
 #                          default 5m), BENCH_CHANNEL_WORKERS change it; BENCH_SMS_STATEMENTS=1
 #                          loads pg_stat_statements and writes the statements per message
-#                          (statements.txt);
-#                          results and both replicas' logs in bench/out/<date>-sms/
+#                          (statements.txt); BENCH_SMS_PPROF=HOST:PORT serves pprof from
+#                          replica A; BENCH_SMS_GOMAXPROCS sets both replicas'; results and both replicas' logs in bench/out/<date>-sms/
 #   bench/run.sh fanout    issue 49: BENCH_FANOUT_FEEDS (default 10,000) event feeds (GET
 #                          /v1/events) open on one server, then BENCH_FANOUT_EVENTS (default 10)
 #                          events sent through them one at a time (bench/cmd/fanout): p50, p99
@@ -439,7 +439,8 @@ if [ "$mode" = sms ]; then
 			RATE_LIMIT_KEY_RPM=100000000 RATE_LIMIT_WORKSPACE_RPM=100000000 WEBHOOK_ALLOW_PRIVATE=1 \
 			MODELS_FILE="$tmp/models.yaml" BETA_API_KEY=mock BETA_BASE_URL="$mock/v1" BETA_PROTOCOL=openai \
 			TWILIO_ACCOUNT_SID=ACtest0000000000000000000000000000 TWILIO_AUTH_TOKEN=testtoken TWILIO_BASE_URL="$carrier" \
-			${BENCH_CHANNEL_WORKERS:+CHANNEL_WORKERS=$BENCH_CHANNEL_WORKERS} \
+			${BENCH_CHANNEL_WORKERS:+CHANNEL_WORKERS=$BENCH_CHANNEL_WORKERS} ${BENCH_SMS_GOMAXPROCS:+GOMAXPROCS=$BENCH_SMS_GOMAXPROCS} \
+			$([ "$1" = a ] && [ -n "${BENCH_SMS_PPROF:-}" ] && echo "PPROF_ADDR=$BENCH_SMS_PPROF") \
 			"$tmp/bin/switchboard" serve 2>"$tmp/server-$1.log" &
 		srvpid=$!
 		pids+=($srvpid)

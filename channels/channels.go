@@ -44,24 +44,31 @@ type Service struct {
 	log       *slog.Logger
 	providers map[string]Provider
 	finishes  finishBatch // the records of the carrier's answers, committed in batches
-	// hooks is the store the carriers' and apps' webhooks use (UseHookStore): a pool of
-	// their own, so that a webhook never waits for a connection behind reply jobs.
-	hooks *store.Store
+	// hooks is the store the carriers' and apps' webhooks use (UseHookStores): a pool of
+	// their own, so that a webhook never waits for a connection behind reply jobs; reports
+	// is the delivery reports' (status callbacks'), apart again, so that a burst of reports
+	// waiting on the WAL never makes an inbound message wait for a connection.
+	hooks, reports *store.Store
+	// inbox carries the messages this replica stored to RunInbox, which inserts their jobs.
+	inbox chan uuid.UUID
 }
 
 // New returns the channel layer. publicURL is PUBLIC_BASE_URL (without a trailing slash):
 // inbound URLs are built on it and the carrier's signatures are checked against them.
 func New(st *store.Store, carrier *sms.Provider, agents *converse.Service, jobs *river.Client[pgx.Tx], publicURL string, log *slog.Logger) *Service {
-	s := &Service{store: st, hooks: st, carrier: carrier, agents: agents, jobs: jobs, publicURL: strings.TrimSuffix(publicURL, "/"), log: log,
+	s := &Service{store: st, hooks: st, reports: st, inbox: make(chan uuid.UUID, 4*inboxBatch), carrier: carrier, agents: agents, jobs: jobs, publicURL: strings.TrimSuffix(publicURL, "/"), log: log,
 		providers: map[string]Provider{}}
 	s.Register(blueprint.ChannelSMS, smsProvider{s: s})
 	return s
 }
 
-// UseHookStore has the webhooks (Receive: the inbound message and its job, delivery reports)
-// use hooks, the same database over a pool of their own, instead of the pool the reply jobs
-// share: hundreds of replies in flight never make a carrier's webhook wait for a connection.
-func (s *Service) UseHookStore(hooks *store.Store) { s.hooks = hooks }
+// UseHookStores has the webhooks use the same database over pools of their own instead of
+// the pool the reply jobs share, so that hundreds of replies in flight never make a
+// carrier's webhook wait for a connection: inbound messages (the message and its job) use
+// inbound, delivery reports use reports. Each report is a write of its own with its own WAL
+// flush, as many a second as replies; sharing a pool, a burst of them held every connection
+// while inbound messages waited (docs/benchmarks.md, "Two-way SMS under load", 2026-12-02).
+func (s *Service) UseHookStores(inbound, reports *store.Store) { s.hooks, s.reports = inbound, reports }
 
 // View is a channel as /api answers it.
 type View struct {
@@ -260,7 +267,11 @@ var ErrSignature = &apierr.Error{Kind: apierr.KindPermission, Code: "invalid_sig
 // Receive takes a request to /hooks/{provider}/{token}[/{sub}]: the token finds the channel,
 // and the channel type's provider verifies the request and answers it.
 func (s *Service) Receive(ctx context.Context, provider, token string, req Request) (Answer, error) {
-	c, err := s.hooks.ChannelByToken(ctx, provider, token)
+	pool := s.hooks
+	if req.Sub == "status" {
+		pool = s.reports // an SMS channel's delivery reports (smsProvider.Hook)
+	}
+	c, err := pool.ChannelByToken(ctx, provider, token)
 	if errors.Is(err, store.ErrNotFound) {
 		return Answer{}, apierr.NotFound("", "channel_not_found", "No channel has this inbound URL.")
 	}

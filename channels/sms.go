@@ -108,8 +108,9 @@ func (p smsProvider) Connected(ctx context.Context, c store.Channel, cfg *Config
 // Hook answers the carrier's requests to an SMS channel: inbound texts at the inbound URL,
 // delivery reports at .../status. The body must be the carrier's form, and its signature
 // (X-Twilio-Signature) must verify over exactly the URL it was sent to before anything else is
-// read. A text is stored with its reply job in one transaction and the carrier is answered at
-// once: the reply goes out from the job, so a slow model never makes the carrier retry.
+// read. A text is stored, queued for its reply job (inbox.go), in one statement and the
+// carrier is answered at once: the reply goes out from the job, so a slow model never makes
+// the carrier retry.
 func (p smsProvider) Hook(ctx context.Context, c store.Channel, _ *Config, req Request) (Answer, error) {
 	s := p.s
 	if req.Sub != "" && req.Sub != "status" {
@@ -142,7 +143,8 @@ func (p smsProvider) Hook(ctx context.Context, c store.Channel, _ *Config, req R
 // smsProvider carries SMS on this server's carrier account.
 type smsProvider struct{ s *Service }
 
-// receiveSMS stores an inbound text once (a retried MessageSid is a no-op) with its reply job.
+// receiveSMS stores an inbound text once (a retried MessageSid is a no-op), queued for its
+// reply job, in one statement.
 func (s *Service) receiveSMS(ctx context.Context, c store.Channel, form url.Values) error {
 	in, err := sms.InboundFrom(form)
 	if err != nil {
@@ -160,15 +162,12 @@ func (s *Service) receiveSMS(ctx context.Context, c store.Channel, form url.Valu
 	if in.NumMedia > 0 && strings.TrimSpace(body) == "" {
 		body = "[media message]"
 	}
-	return s.hooks.InTx(ctx, func(tx *store.Tx) error {
-		id, fresh, err := tx.RecordInbound(ctx, c.WorkspaceID, store.InboundMessage{ChannelID: c.ID, ProviderMessageID: in.MessageSID,
-			Remote: remote, Local: local, Body: body, Segments: sms.Segments(body)})
-		if err != nil || !fresh {
-			return err
-		}
-		_, err = s.jobs.InsertTx(ctx, tx.Pgx(), ReplyArgs{WorkspaceID: c.WorkspaceID, MessageID: id}, nil)
-		return err
-	})
+	id, fresh, err := s.hooks.RecordInboundQueued(ctx, c.WorkspaceID, store.InboundMessage{ChannelID: c.ID, ProviderMessageID: in.MessageSID,
+		Remote: remote, Local: local, Body: body, Segments: sms.Segments(body)})
+	if err == nil && fresh {
+		s.queued(id) // its job is inserted from the inbox (inbox.go)
+	}
+	return err
 }
 
 // deliveryReport applies a status callback to the message it reports on, and to its
@@ -187,7 +186,7 @@ func (s *Service) deliveryReport(ctx context.Context, c store.Channel, form url.
 	if !known {
 		return nil // accepted, scheduled, sending, read...: nothing to record
 	}
-	return s.hooks.ReportDelivery(ctx, c.WorkspaceID, c.ID, u.MessageSID, st, reason)
+	return s.reports.ReportDelivery(ctx, c.WorkspaceID, c.ID, u.MessageSID, st, reason)
 }
 
 // deliveryStatuses maps the carrier's message statuses to those a sent message records.

@@ -711,3 +711,34 @@ func replyID(t *testing.T, b *testBundle, inbound uuid.UUID) uuid.UUID {
 	require.NoError(t, b.store.Pool().QueryRow(context.Background(), `SELECT id FROM channel_messages WHERE reply_to = $1`, inbound).Scan(&id))
 	return id
 }
+
+// TestSMSLeftInTheInboxByADeadReplicaIsSweptAndAnsweredOnce: a message stored and
+// acknowledged whose replica died before it inserted the reply job (its inbox row written,
+// as RecordInboundQueued does, but never handed to a live RunInbox) is taken by the sweep
+// after inboxStaleAfter, answered once, and leaves the inbox; a webhook's own messages leave
+// it too.
+func TestSMSLeftInTheInboxByADeadReplicaIsSweptAndAnsweredOnce(t *testing.T) {
+	t.Parallel()
+	w := newSMSWorld(t)
+	b := w.b
+	ctx := context.Background()
+	w.text(t, ann, "Live replica?", "SM00000000000000000000000000000090")
+	w.waitReplies(t, ann, 1)
+
+	chID, err := uuid.Parse(w.channel.ID)
+	require.NoError(t, err)
+	id, fresh, err := b.store.RecordInboundQueued(ctx, b.workspace.ID, store.InboundMessage{ChannelID: chID,
+		ProviderMessageID: "SM00000000000000000000000000000091", Remote: ann, Local: lineNumber, Body: "Anyone there?", Segments: 1})
+	require.NoError(t, err)
+	require.True(t, fresh)
+	require.Equal(t, 1, b.countWhere(t, `SELECT count(*) FROM channel_inbox WHERE message_id = $1`, id), "queued, no job yet")
+	require.Zero(t, b.countWhere(t, `SELECT count(*) FROM river_job WHERE args->>'message_id' = $1`, id.String()))
+
+	w.waitReplies(t, ann, 2)
+	require.Eventually(t, func() bool { return w.settled(t, "SM00000000000000000000000000000091") == "answered" }, 10*time.Second, 10*time.Millisecond)
+	require.Equal(t, 1, b.countWhere(t, `SELECT count(*) FROM river_job WHERE args->>'message_id' = $1`, id.String()), "one job")
+	require.Zero(t, b.countWhere(t, `SELECT count(*) FROM channel_inbox`), "the inbox is empty")
+	time.Sleep(1500 * time.Millisecond) // a sweep more: room for a wrong second job
+	require.Len(t, w.repliesTo(ann), 2)
+	require.Equal(t, 1, b.countWhere(t, `SELECT count(*) FROM river_job WHERE args->>'message_id' = $1`, id.String()))
+}

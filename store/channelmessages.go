@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -32,6 +33,45 @@ func (q *queries) RecordInbound(ctx context.Context, workspaceID uuid.UUID, m In
 		return uuid.Nil, false, nil
 	}
 	return id, err == nil, err
+}
+
+// RecordInboundQueued stores an inbound message once per carrier id, with its row in the
+// inbox from which its reply job is inserted (TakeInbox), in one statement: durable when it
+// returns. A retried webhook returns false and writes nothing.
+func (q *queries) RecordInboundQueued(ctx context.Context, workspaceID uuid.UUID, m InboundMessage) (uuid.UUID, bool, error) {
+	id, err := q.sql.RecordInboundQueued(ctx, q.db, dbsqlc.RecordInboundQueuedParams{WorkspaceID: workspaceID, ChannelID: &m.ChannelID,
+		ProviderMessageID: &m.ProviderMessageID, Remote: m.Remote, Local: m.Local, Body: m.Body, Segments: m.Segments})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return uuid.Nil, false, nil
+	}
+	return id, err == nil, err
+}
+
+// Queued is an inbound message taken from the inbox: its reply job is to be inserted in the
+// same transaction.
+type Queued struct{ WorkspaceID, MessageID uuid.UUID }
+
+// TakeInbox takes these messages' inbox rows, and returns those it found: a row another
+// replica's sweep took first is not returned. Call it in the transaction that inserts their
+// jobs.
+func (q *queries) TakeInbox(ctx context.Context, ids []uuid.UUID) ([]Queued, error) {
+	rows, err := q.sql.TakeInbox(ctx, q.db, ids)
+	out := make([]Queued, len(rows))
+	for i, r := range rows {
+		out[i] = Queued{WorkspaceID: r.WorkspaceID, MessageID: r.ID}
+	}
+	return out, err
+}
+
+// TakeStaleInbox takes up to limit inbox rows queued before before (those of a replica that
+// died before inserting their jobs), skipping rows another transaction holds.
+func (q *queries) TakeStaleInbox(ctx context.Context, before time.Time, limit int) ([]Queued, error) {
+	rows, err := q.sql.TakeStaleInbox(ctx, q.db, dbsqlc.TakeStaleInboxParams{Before: before, Lim: limit})
+	out := make([]Queued, len(rows))
+	for i, r := range rows {
+		out[i] = Queued{WorkspaceID: r.WorkspaceID, MessageID: r.ID}
+	}
+	return out, err
 }
 
 // ChannelMessageByID reads a channel message.

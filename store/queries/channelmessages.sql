@@ -127,3 +127,37 @@ WITH message AS (
 SELECT (EXISTS (SELECT 1 FROM message) OR EXISTS (SELECT 1 FROM counted)
     OR EXISTS (SELECT 1 FROM channel_messages m WHERE m.channel_id = @channel_id::uuid AND m.direction = 'outbound' AND m.provider_message_id = @provider_message_id::text)
     OR EXISTS (SELECT 1 FROM campaign_sends s WHERE s.workspace_id = @workspace_id::uuid AND s.provider_message_id = @provider_message_id::text))::bool AS known;
+
+-- name: RecordInboundQueued :one
+-- RecordInboundQueued records an inbound message once, with its row in the inbox (its reply
+-- job is inserted from there, TakeInbox), in one statement: a retried webhook (same carrier
+-- id) returns no row and writes nothing.
+WITH m AS (
+    INSERT INTO channel_messages (workspace_id, channel_id, direction, provider_message_id, remote, local, body, segments, status)
+    VALUES (@workspace_id, @channel_id, 'inbound', @provider_message_id, @remote, @local, @body, @segments, 'received')
+    ON CONFLICT (channel_id, direction, provider_message_id) WHERE provider_message_id IS NOT NULL DO NOTHING
+    RETURNING id
+), queued AS (
+    INSERT INTO channel_inbox (message_id) SELECT id FROM m
+)
+SELECT id FROM m;
+
+-- name: TakeInbox :many
+-- TakeInbox deletes these messages' inbox rows, in the transaction that inserts their reply
+-- jobs, and returns those it found (another replica's sweep may have taken some).
+WITH taken AS (
+    DELETE FROM channel_inbox WHERE message_id = ANY(@ids::uuid[]) RETURNING message_id
+)
+SELECT m.id, m.workspace_id FROM taken t JOIN channel_messages m ON m.id = t.message_id;
+
+-- name: TakeStaleInbox :many
+-- TakeStaleInbox takes up to lim inbox rows queued before before, oldest first: messages whose
+-- replica died before it inserted their jobs. Rows another transaction holds are skipped.
+WITH stale AS (
+    SELECT message_id FROM channel_inbox
+    WHERE queued_at < @before::timestamptz
+    ORDER BY queued_at LIMIT @lim::int FOR UPDATE SKIP LOCKED
+), taken AS (
+    DELETE FROM channel_inbox i USING stale WHERE i.message_id = stale.message_id RETURNING i.message_id
+)
+SELECT m.id, m.workspace_id FROM taken t JOIN channel_messages m ON m.id = t.message_id;

@@ -425,6 +425,46 @@ func (q *Queries) OptedOut(ctx context.Context, db DBTX, arg OptedOutParams) (bo
 	return exists, err
 }
 
+const recordInboundQueued = `-- name: RecordInboundQueued :one
+WITH m AS (
+    INSERT INTO channel_messages (workspace_id, channel_id, direction, provider_message_id, remote, local, body, segments, status)
+    VALUES ($1, $2, 'inbound', $3, $4, $5, $6, $7, 'received')
+    ON CONFLICT (channel_id, direction, provider_message_id) WHERE provider_message_id IS NOT NULL DO NOTHING
+    RETURNING id
+), queued AS (
+    INSERT INTO channel_inbox (message_id) SELECT id FROM m
+)
+SELECT id FROM m
+`
+
+type RecordInboundQueuedParams struct {
+	WorkspaceID       uuid.UUID
+	ChannelID         *uuid.UUID
+	ProviderMessageID *string
+	Remote            string
+	Local             string
+	Body              string
+	Segments          int
+}
+
+// RecordInboundQueued records an inbound message once, with its row in the inbox (its reply
+// job is inserted from there, TakeInbox), in one statement: a retried webhook (same carrier
+// id) returns no row and writes nothing.
+func (q *Queries) RecordInboundQueued(ctx context.Context, db DBTX, arg RecordInboundQueuedParams) (uuid.UUID, error) {
+	row := db.QueryRow(ctx, recordInboundQueued,
+		arg.WorkspaceID,
+		arg.ChannelID,
+		arg.ProviderMessageID,
+		arg.Remote,
+		arg.Local,
+		arg.Body,
+		arg.Segments,
+	)
+	var id uuid.UUID
+	err := row.Scan(&id)
+	return id, err
+}
+
 const replyOf = `-- name: ReplyOf :one
 SELECT id, workspace_id, channel_id, direction, provider_message_id, remote, local, body, segments, status, reason, conversation_id, reply_to, created_at, updated_at, kind FROM channel_messages WHERE workspace_id = $1 AND reply_to = $2
 `
@@ -508,6 +548,83 @@ func (q *Queries) TakeEarlyReports(ctx context.Context, db DBTX, arg TakeEarlyRe
 	for rows.Next() {
 		var i TakeEarlyReportsRow
 		if err := rows.Scan(&i.Status, &i.Reason, &i.ReceivedAt); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const takeInbox = `-- name: TakeInbox :many
+WITH taken AS (
+    DELETE FROM channel_inbox WHERE message_id = ANY($1::uuid[]) RETURNING message_id
+)
+SELECT m.id, m.workspace_id FROM taken t JOIN channel_messages m ON m.id = t.message_id
+`
+
+type TakeInboxRow struct {
+	ID          uuid.UUID
+	WorkspaceID uuid.UUID
+}
+
+// TakeInbox deletes these messages' inbox rows, in the transaction that inserts their reply
+// jobs, and returns those it found (another replica's sweep may have taken some).
+func (q *Queries) TakeInbox(ctx context.Context, db DBTX, ids []uuid.UUID) ([]TakeInboxRow, error) {
+	rows, err := db.Query(ctx, takeInbox, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []TakeInboxRow{}
+	for rows.Next() {
+		var i TakeInboxRow
+		if err := rows.Scan(&i.ID, &i.WorkspaceID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const takeStaleInbox = `-- name: TakeStaleInbox :many
+WITH stale AS (
+    SELECT message_id FROM channel_inbox
+    WHERE queued_at < $1::timestamptz
+    ORDER BY queued_at LIMIT $2::int FOR UPDATE SKIP LOCKED
+), taken AS (
+    DELETE FROM channel_inbox i USING stale WHERE i.message_id = stale.message_id RETURNING i.message_id
+)
+SELECT m.id, m.workspace_id FROM taken t JOIN channel_messages m ON m.id = t.message_id
+`
+
+type TakeStaleInboxParams struct {
+	Before time.Time
+	Lim    int
+}
+
+type TakeStaleInboxRow struct {
+	ID          uuid.UUID
+	WorkspaceID uuid.UUID
+}
+
+// TakeStaleInbox takes up to lim inbox rows queued before before, oldest first: messages whose
+// replica died before it inserted their jobs. Rows another transaction holds are skipped.
+func (q *Queries) TakeStaleInbox(ctx context.Context, db DBTX, arg TakeStaleInboxParams) ([]TakeStaleInboxRow, error) {
+	rows, err := db.Query(ctx, takeStaleInbox, arg.Before, arg.Lim)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []TakeStaleInboxRow{}
+	for rows.Next() {
+		var i TakeStaleInboxRow
+		if err := rows.Scan(&i.ID, &i.WorkspaceID); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

@@ -133,6 +133,11 @@ type Channel struct {
 	UpdatedAt    time.Time
 }
 
+type ChannelInbox struct {
+	MessageID uuid.UUID
+	QueuedAt  time.Time
+}
+
 type ChannelMessage struct {
 	ID                uuid.UUID
 	WorkspaceID       uuid.UUID
