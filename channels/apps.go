@@ -58,7 +58,7 @@ func (s *Service) ReceiveApp(ctx context.Context, c store.Channel, msgs []AppMes
 // ReportDelivery applies an app's delivery status (sent, delivered, failed...) to the
 // channel's outbound message it names.
 func (s *Service) ReportDelivery(ctx context.Context, c store.Channel, messageID, status string, reason *string) error {
-	return s.reports.ReportDelivery(ctx, c.WorkspaceID, c.ID, messageID, status, reason)
+	return s.reportDelivery(ctx, store.Delivery{WorkspaceID: c.WorkspaceID, ChannelID: c.ID, ProviderID: messageID, Status: status, Reason: reason})
 }
 
 // PublicURL is PUBLIC_BASE_URL, without a trailing slash.

@@ -43,7 +43,8 @@ type Service struct {
 	publicURL string
 	log       *slog.Logger
 	providers map[string]Provider
-	finishes  finishBatch // the records of the carrier's answers, committed in batches
+	finishes  batcher[finishing]      // the records of the carrier's answers, committed in batches
+	reported  batcher[store.Delivery] // the delivery reports, committed in batches
 	// hooks is the store the carriers' and apps' webhooks use (UseHookStores): a pool of
 	// their own, so that a webhook never waits for a connection behind reply jobs; reports
 	// is the delivery reports' (status callbacks'), apart again, so that a burst of reports

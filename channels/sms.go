@@ -186,7 +186,7 @@ func (s *Service) deliveryReport(ctx context.Context, c store.Channel, form url.
 	if !known {
 		return nil // accepted, scheduled, sending, read...: nothing to record
 	}
-	return s.reports.ReportDelivery(ctx, c.WorkspaceID, c.ID, u.MessageSID, st, reason)
+	return s.reportDelivery(ctx, store.Delivery{WorkspaceID: c.WorkspaceID, ChannelID: c.ID, ProviderID: u.MessageSID, Status: st, Reason: reason})
 }
 
 // deliveryStatuses maps the carrier's message statuses to those a sent message records.

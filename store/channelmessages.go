@@ -237,6 +237,30 @@ func (s *Store) ReportDelivery(ctx context.Context, workspaceID, channelID uuid.
 	})
 }
 
+// Delivery is one carrier status callback for a channel's outbound message.
+type Delivery struct {
+	WorkspaceID, ChannelID uuid.UUID
+	ProviderID, Status     string
+	Reason                 *string
+}
+
+// ReportDeliveries applies concurrent reports in one transaction (one WAL flush for them
+// all, instead of one each) and returns, for each, whether its message was known. An
+// unknown one (the report came before the send recorded the carrier's id) is not kept here:
+// the caller passes it to ReportDelivery, whose slow path keeps it. Reports of the same
+// message apply in their order; a final status is never replaced, as with one at a time.
+func (t *Tx) ReportDeliveries(ctx context.Context, reports []Delivery) ([]bool, error) {
+	known := make([]bool, len(reports))
+	for i, r := range reports {
+		k, err := t.applyDelivery(ctx, r.WorkspaceID, r.ChannelID, r.ProviderID, r.Status, r.Reason)
+		if err != nil {
+			return nil, err
+		}
+		known[i] = k
+	}
+	return known, nil
+}
+
 // ApplyEarlyReports applies the reports that arrived before the send recorded the carrier's
 // id; the send's transaction calls it once the id is recorded. It holds the id's lock until
 // that transaction ends, so a report arriving meanwhile waits for the commit and then finds
