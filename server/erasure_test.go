@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -102,6 +103,11 @@ func TestRetentionSweep(t *testing.T) {
 	_, err := b.store.Pool().Exec(ctx, `UPDATE conversations SET updated_at = now() - interval '40 days' WHERE id = ANY($1::uuid[])`, old)
 	require.NoError(t, err)
 
+	// The server's own daily sweep runs once at start (RunOnStart, once River has a leader):
+	// it must be done before the retention is set, or it deletes some of them first.
+	require.Eventually(t, func() bool {
+		return b.countWhere(t, `SELECT count(*) FROM river_job WHERE kind = 'retention_sweep' AND state = 'completed'`) > 0
+	}, 60*time.Second, 20*time.Millisecond, "the start-up sweep ran")
 	swept, err := erasure.Sweep(ctx, b.store, 2)
 	require.NoError(t, err)
 	require.Zero(t, swept.Conversations, "keep is the default")
