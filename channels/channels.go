@@ -47,8 +47,8 @@ type Service struct {
 	reported  batcher[store.Delivery] // the delivery reports, committed in batches
 	// hooks is the store the carriers' and apps' webhooks use (UseHookStores): a pool of
 	// their own, so that a webhook never waits for a connection behind reply jobs; reports
-	// is the delivery reports' (status callbacks'), apart again, so that a burst of reports
-	// waiting on the WAL never makes an inbound message wait for a connection.
+	// is the delivery reports' writes' (reportDelivery), apart again, so that reports
+	// waiting on the WAL never make an inbound message wait for a connection.
 	hooks, reports *store.Store
 	// inbox carries the messages this replica stored to RunInbox, which inserts their jobs.
 	inbox chan uuid.UUID
@@ -65,9 +65,9 @@ func New(st *store.Store, carrier *sms.Provider, agents *converse.Service, jobs 
 
 // UseHookStores has the webhooks use the same database over pools of their own instead of
 // the pool the reply jobs share, so that hundreds of replies in flight never make a
-// carrier's webhook wait for a connection: inbound messages (the message and its job) use
-// inbound, delivery reports use reports. Each report is a write of its own with its own WAL
-// flush, as many a second as replies; sharing a pool, a burst of them held every connection
+// carrier's webhook wait for a connection: the webhooks read their channel and store inbound
+// messages on inbound; delivery reports are written on reports. Reports are as many a second
+// as replies, each waiting on the WAL; sharing a pool, a burst of them held every connection
 // while inbound messages waited (docs/benchmarks.md, "Two-way SMS under load", 2026-12-02).
 func (s *Service) UseHookStores(inbound, reports *store.Store) { s.hooks, s.reports = inbound, reports }
 
@@ -268,11 +268,7 @@ var ErrSignature = &apierr.Error{Kind: apierr.KindPermission, Code: "invalid_sig
 // Receive takes a request to /hooks/{provider}/{token}[/{sub}]: the token finds the channel,
 // and the channel type's provider verifies the request and answers it.
 func (s *Service) Receive(ctx context.Context, provider, token string, req Request) (Answer, error) {
-	pool := s.hooks
-	if req.Sub == "status" {
-		pool = s.reports // an SMS channel's delivery reports (smsProvider.Hook)
-	}
-	c, err := pool.ChannelByToken(ctx, provider, token)
+	c, err := s.hooks.ChannelByToken(ctx, provider, token)
 	if errors.Is(err, store.ErrNotFound) {
 		return Answer{}, apierr.NotFound("", "channel_not_found", "No channel has this inbound URL.")
 	}
