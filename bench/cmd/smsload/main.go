@@ -3,6 +3,7 @@
 // killed halfway, and a check that every message was answered exactly once.
 //
 //	smsload -a URL -b URL -key KEY -carrier URL -database-url URL [-kill-pid PID] [flags]
+//	smsload chart -o FILE LABEL=results.json ...   (the per-second p99 of several runs)
 //
 // It creates a text agent (POST /api/agents), connects the SMS channel of -number (POST
 // /api/channels; the fake carrier must hold the number) and deploys the agent on it
@@ -43,6 +44,12 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "chart" {
+		if err := chartMain(os.Args[2:]); err != nil {
+			fail(err)
+		}
+		return
+	}
 	var cfg loadConfig
 	var key, number, carrier, databaseURL, model, jsonOut string
 	var wait time.Duration
