@@ -334,6 +334,29 @@ func TestDeliveryGivesUpAfterMaxAttempts(t *testing.T) {
 	require.True(t, b.refresh(t, ep).Enabled, "fewer failures than DisableAfter")
 }
 
+// TestSuccessfulDeliveriesLeaveTheEndpointRowAlone: a success with no failure to reset writes
+// no new version of the endpoint's row (its xmin stays), so that deliveries to one endpoint
+// never queue on its row lock; the attempt is still recorded.
+func TestSuccessfulDeliveriesLeaveTheEndpointRowAlone(t *testing.T) {
+	t.Parallel()
+	b := setupDelivery(t, testDelivery)
+	recv := newReceiver(t, http.StatusOK)
+	ep := b.endpoint(t, recv.srv.URL)
+	xmin := func() string {
+		var x string
+		require.NoError(t, b.store.Pool().QueryRow(context.Background(), `SELECT xmin::text FROM webhook_endpoints WHERE id = $1`, ep.ID).Scan(&x))
+		return x
+	}
+	before := xmin()
+	for _, ev := range appendEvents(t, b.store, b.ws, turn(1), turn(2), turn(3)) {
+		res, _ := b.work(t, ep, ev)
+		require.Equal(t, river.EventKindJobCompleted, res.EventKind)
+	}
+	require.Equal(t, before, xmin(), "the endpoint's row was rewritten by a success")
+	require.Len(t, b.attempts(t, ep), 3)
+	require.True(t, b.refresh(t, ep).Enabled)
+}
+
 // TestDeliveryDisablesAfterConsecutiveFailures: DisableAfter failures in a row disable the
 // endpoint and cancel the job; deliveries to it then stop without a request. A success in
 // between starts the count again.

@@ -2,9 +2,11 @@ package store
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"switchboard/store/internal/dbsqlc"
 )
@@ -131,6 +133,10 @@ func (q *queries) RecordWebhookAttempt(ctx context.Context, a WebhookAttempt, di
 		var err error
 		enabled, err = q.sql.CountWebhookOutcome(ctx, q.db, dbsqlc.CountWebhookOutcomeParams{WorkspaceID: a.WorkspaceID,
 			ID: a.EndpointID, Succeeded: a.Succeeded, DisableAfter: disableAfter})
+		if a.Succeeded && errors.Is(err, pgx.ErrNoRows) {
+			// Nothing to reset (the attempt's insert found the endpoint: its foreign key).
+			enabled, err = true, nil
+		}
 		return notFound("webhook endpoint", err)
 	})
 	return !enabled, err
