@@ -595,11 +595,12 @@ if [ "$mode" = soak ] || [ "$mode" = outage ]; then
 	status=0
 	"$tmp/bin/soak" "${args[@]}" >"$tmp/table-$mode.txt" || status=$?
 	panics=$(grep -c '^panic\|goroutine .* \[running\]' "$tmp/server.log" || true)
+	gzip -c "$tmp/data/server.log" >"$out/postgres.log.gz" 2>/dev/null || true
 	echo
 	machine | tee "$out/machine.txt"
 	echo "plan: $mode (issue 48); server: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . 2>/dev/null || echo ' with uncommitted changes'); panics in the server log: $panics"
 	tee "$out/table.txt" <"$tmp/table-$mode.txt"
-	say "results in $out (table.txt, samples.csv, seconds.csv, chart.svg)"
+	say "results in $out (table.txt, samples.csv, seconds.csv, waits.csv, chart.svg, postgres.log.gz)"
 	exit $status
 fi
 

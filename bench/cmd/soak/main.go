@@ -20,7 +20,7 @@
 // bench database (pg_stat_activity). The report: the outcomes per route, p50/p99/max of the
 // 2xx, the samples and the least-squares slope of memory and goroutines over the last 80%
 // of the run (per minute), the database's growth per 1,000 turns stored, the feeds and the
-// deliveries; samples.csv, seconds.csv and chart.svg in -out.
+// deliveries; samples.csv, seconds.csv, waits.csv and chart.svg in -out.
 //
 // -mode outage also stops PostgreSQL at -outage-at for -outage-for (pgcluster.sh stop, then
 // start) and reports the outcomes per second, the time from PostgreSQL's return to the first
@@ -50,7 +50,7 @@ import (
 type options struct {
 	mode, server, key, metrics, dbURL, out string
 	rate                                   float64
-	duration, sample                       time.Duration
+	duration, sample, waitSample           time.Duration
 	mix                                    [nRoutes]int
 	feeds, chunks, maxInflight             int
 	agentModel, chatModel                  string
@@ -70,6 +70,7 @@ func main() {
 	flag.Float64Var(&o.rate, "rate", 1000, "requests per second (open loop)")
 	flag.DurationVar(&o.duration, "duration", 10*time.Minute, "duration of the load")
 	flag.DurationVar(&o.sample, "sample", 10*time.Second, "interval of the /metrics samples")
+	flag.DurationVar(&o.waitSample, "wait-sample", 500*time.Millisecond, "interval of the pg_stat_activity samples written to waits.csv (0: none)")
 	flag.StringVar(&mix, "mix", "ephemeral=60,stored=30,agent=6,embed=4", "the routes' shares per cycle")
 	flag.IntVar(&o.feeds, "feeds", 20, "event feeds (GET /v1/events) held open")
 	flag.IntVar(&o.chunks, "chunks", 2000, "knowledge chunks of the agent")
@@ -136,9 +137,12 @@ func parseMix(s string) ([nRoutes]int, error) {
 
 // results is what the records add up to.
 type results struct {
-	mu        sync.Mutex
-	perRoute  [nRoutes][nOutcomes]int
-	lat       [nRoutes][]time.Duration // of the 2xx
+	mu       sync.Mutex
+	perRoute [nRoutes][nOutcomes]int
+	lat      [nRoutes][]time.Duration // of the 2xx
+	// windows are the 2xx latencies by route and by window of windowSecs seconds (the
+	// window the request was due in), for latency.csv and the chart's p99 panel.
+	windows   [nRoutes]map[int][]time.Duration
 	seconds   *Seconds
 	firstErr  [nRoutes]map[outcome]string
 	storedIDs []string
@@ -157,6 +161,11 @@ func (r *results) add(rec record) {
 	r.seconds.Add(rec.due, rec.outcome)
 	if rec.outcome == outOK {
 		r.lat[rec.route] = append(r.lat[rec.route], rec.done.Sub(rec.due))
+		if r.windows[rec.route] == nil {
+			r.windows[rec.route] = map[int][]time.Duration{}
+		}
+		wi := r.seconds.Index(rec.due) / windowSecs
+		r.windows[rec.route][wi] = append(r.windows[rec.route][wi], rec.done.Sub(rec.due))
 		switch routeNames[rec.route] {
 		case "stored":
 			r.storedIDs = append(r.storedIDs, rec.id)
@@ -220,6 +229,7 @@ func run(o options) error {
 		defer close(samplerDone)
 		smp.loop(sampleCtx, begin, o.sample)
 	}()
+	waitsDone := waitSampler(sampleCtx, o.dbURL, o.out, begin, o.waitSample)
 
 	// The outage: PostgreSQL stopped at outageAt, started outageFor later.
 	var outage outageTimes
@@ -237,6 +247,7 @@ func run(o options) error {
 	outageWG.Wait()
 	stopSampler()
 	<-samplerDone
+	<-waitsDone
 	// Settled: a last sample 5 s after the load (the in-flight work done, idle connections kept).
 	time.Sleep(5 * time.Second)
 	settled := smp.take(ctx, begin)

@@ -3,9 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -223,7 +225,7 @@ func (r *report) printOutage(w io.Writer) (bad bool) {
 	return bad || r.missing > 0
 }
 
-// write saves samples.csv, seconds.csv and chart.svg into dir.
+// write saves samples.csv, seconds.csv, latency.csv and chart.svg into dir.
 func (r *report) write(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -252,6 +254,9 @@ func (r *report) write(dir string) error {
 	if err := os.WriteFile(filepath.Join(dir, "seconds.csv"), []byte(b.String()), 0o644); err != nil {
 		return err
 	}
+	if err := os.WriteFile(filepath.Join(dir, "latency.csv"), []byte(r.latencyCSV()), 0o644); err != nil {
+		return err
+	}
 	mem, gor := r.fits()
 	var xs, ms, hs, gs []float64
 	for _, s := range r.samples {
@@ -267,14 +272,62 @@ func (r *report) write(dir string) error {
 		{Title: "goroutines", Unit: "count", X: xs, Y: gs, Fit: gor.ok, FitFrom: gor.from, FitSlope: gor.slope, FitIntercept: gor.intercept,
 			Note: fmt.Sprintf("dashed: least squares over the last 80%%, %+.1f/min", gor.slope*60)},
 	}
+	if wx, wy := r.windowP99(); len(wx) > 0 {
+		series = append(series, benchkit.Series{Title: fmt.Sprintf("p99 of every route's 2xx, per %d s", windowSecs), Unit: "ms", X: wx, Y: wy,
+			Note: "by the window each request was due in (latency.csv: per route, p50 and p99)"})
+	}
 	f, err := os.Create(filepath.Join(dir, "chart.svg"))
 	if err != nil {
 		return err
 	}
 	caption := fmt.Sprintf("bench/run.sh %s: %.0f requests/s for %s, %s; sampled every %s", r.o.mode, r.o.rate, r.o.duration, mixText(r.o.mix), r.o.sample)
-	err = benchkit.LineChart(f, fmt.Sprintf("Switchboard under the %s load: memory and goroutines", r.o.mode), caption, "seconds since the load began", series)
+	err = benchkit.LineChart(f, fmt.Sprintf("Switchboard under the %s load: memory, goroutines and p99", r.o.mode), caption, "seconds since the load began", series)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	return err
 }
+
+// windowSecs is the width of latency.csv's windows and of the chart's p99 points.
+const windowSecs = 10
+
+// latencyCSV is, per window and route, the 2xx answers' count, p50 and p99 in ms.
+func (r *report) latencyCSV() string {
+	var b strings.Builder
+	b.WriteString("window_start_seconds,route,answers_2xx,p50_ms,p99_ms\n")
+	for _, w := range r.windowIndexes() {
+		for ri, name := range routeNames {
+			d := sortDurations(r.res.windows[ri][w])
+			if len(d) == 0 {
+				continue
+			}
+			fmt.Fprintf(&b, "%d,%s,%d,%.1f,%.1f\n", w*windowSecs, name, len(d), ms(pct(d, 0.50)), ms(pct(d, 0.99)))
+		}
+	}
+	return b.String()
+}
+
+// windowP99 is the p99 of all routes' 2xx together, per window, for the chart.
+func (r *report) windowP99() (xs, ys []float64) {
+	for _, w := range r.windowIndexes() {
+		var all []time.Duration
+		for ri := range routeNames {
+			all = append(all, r.res.windows[ri][w]...)
+		}
+		xs = append(xs, float64(w*windowSecs))
+		ys = append(ys, ms(pct(sortDurations(all), 0.99)))
+	}
+	return xs, ys
+}
+
+func (r *report) windowIndexes() []int {
+	seen := map[int]bool{}
+	for ri := range routeNames {
+		for w := range r.res.windows[ri] {
+			seen[w] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
