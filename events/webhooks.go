@@ -121,8 +121,9 @@ func (d *Deliverer) Timeout(*river.Job[DeliveryArgs]) time.Duration {
 // the meantime cancels the job.
 func (d *Deliverer) Work(ctx context.Context, job *river.Job[DeliveryArgs]) error {
 	a := job.Args
-	ep, err := d.store.WebhookEndpointByRef(ctx, a.WorkspaceID, a.EndpointID.String())
-	if errors.Is(err, store.ErrNotFound) {
+	ep, ev, err := d.store.DeliveryTarget(ctx, a.WorkspaceID, a.EndpointID, a.EventSeq)
+	var nf *store.NotFoundError
+	if errors.As(err, &nf) && nf.What == "webhook endpoint" {
 		return river.JobCancel(errors.New("endpoint deleted"))
 	}
 	if err != nil {
@@ -130,10 +131,6 @@ func (d *Deliverer) Work(ctx context.Context, job *river.Job[DeliveryArgs]) erro
 	}
 	if !ep.Enabled {
 		return river.JobCancel(errors.New("endpoint disabled"))
-	}
-	ev, err := d.store.EventBySeq(ctx, a.WorkspaceID, a.EventSeq)
-	if err != nil {
-		return err
 	}
 	start := time.Now()
 	code, deliveryErr := d.post(ctx, ep, ev)

@@ -381,12 +381,6 @@ func (q *queries) EventsAfter(ctx context.Context, workspaceID uuid.UUID, after 
 	return mapRows(rows, event), err
 }
 
-// EventBySeq returns one event of the workspace.
-func (q *queries) EventBySeq(ctx context.Context, workspaceID uuid.UUID, seq int64) (Event, error) {
-	e, err := q.sql.EventBySeq(ctx, q.db, dbsqlc.EventBySeqParams{WorkspaceID: workspaceID, Seq: seq})
-	return event(e), notFound("event", err)
-}
-
 // EventByShortID returns one event of the workspace by its `evt_` id.
 func (q *queries) EventByShortID(ctx context.Context, workspaceID uuid.UUID, id string) (Event, error) {
 	e, err := q.sql.EventByShortID(ctx, q.db, dbsqlc.EventByShortIDParams{WorkspaceID: workspaceID, ShortID: id})

@@ -2,11 +2,12 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"switchboard/store/internal/dbsqlc"
 )
@@ -119,27 +120,35 @@ type WebhookAttempt struct {
 	CreatedAt    time.Time
 }
 
-// RecordWebhookAttempt stores an attempt and updates the endpoint's failure count; after
-// disableAfter consecutive failures the endpoint is disabled. It reports whether the endpoint
-// is (now) disabled.
+// RecordWebhookAttempt stores an attempt and updates the endpoint's failure count, in one
+// statement; after disableAfter consecutive failures the endpoint is disabled. It reports
+// whether the endpoint is (now) disabled.
 func (q *queries) RecordWebhookAttempt(ctx context.Context, a WebhookAttempt, disableAfter int) (bool, error) {
-	var enabled bool
-	err := q.inTx(ctx, func(q *queries) error {
-		if err := q.sql.InsertWebhookAttempt(ctx, q.db, dbsqlc.InsertWebhookAttemptParams{WorkspaceID: a.WorkspaceID,
-			EndpointID: a.EndpointID, EventID: a.EventID, EventType: a.EventType, Attempt: a.Attempt, Succeeded: a.Succeeded,
-			ResponseCode: a.ResponseCode, DurationMs: int(a.Duration.Milliseconds()), Error: a.Error}); err != nil {
-			return err
-		}
-		var err error
-		enabled, err = q.sql.CountWebhookOutcome(ctx, q.db, dbsqlc.CountWebhookOutcomeParams{WorkspaceID: a.WorkspaceID,
-			ID: a.EndpointID, Succeeded: a.Succeeded, DisableAfter: disableAfter})
-		if a.Succeeded && errors.Is(err, pgx.ErrNoRows) {
-			// Nothing to reset (the attempt's insert found the endpoint: its foreign key).
-			enabled, err = true, nil
-		}
-		return notFound("webhook endpoint", err)
-	})
+	enabled, err := q.sql.RecordWebhookAttempt(ctx, q.db, dbsqlc.RecordWebhookAttemptParams{WorkspaceID: a.WorkspaceID,
+		EndpointID: a.EndpointID, EventID: a.EventID, EventType: a.EventType, Attempt: a.Attempt, Succeeded: a.Succeeded,
+		ResponseCode: a.ResponseCode, DurationMs: int(a.Duration.Milliseconds()), Error: a.Error, DisableAfter: disableAfter})
+	if isForeignKeyViolation(err) {
+		return true, &NotFoundError{What: "webhook endpoint"}
+	}
 	return !enabled, err
+}
+
+// DeliveryTarget reads, in one round trip, the endpoint and the event one delivery needs:
+// a NotFoundError naming "webhook endpoint" when the endpoint was deleted, or "event".
+func (q *queries) DeliveryTarget(ctx context.Context, workspaceID, endpointID uuid.UUID, seq int64) (WebhookEndpoint, Event, error) {
+	r, err := q.sql.DeliveryTarget(ctx, q.db, dbsqlc.DeliveryTargetParams{WorkspaceID: workspaceID, EndpointID: endpointID, Seq: seq})
+	if err != nil {
+		return WebhookEndpoint{}, Event{}, notFound("webhook endpoint", err)
+	}
+	ep, err := q.toEndpoint(r.WebhookEndpoint)
+	if err != nil {
+		return WebhookEndpoint{}, Event{}, err
+	}
+	if r.EventShortID == nil || r.EventType == nil || r.EventEnvelope == nil || r.EventCreatedAt == nil {
+		return ep, Event{}, &NotFoundError{What: "event"}
+	}
+	return ep, Event{WorkspaceID: workspaceID, Seq: seq, ShortID: *r.EventShortID, Type: *r.EventType,
+		Envelope: json.RawMessage(*r.EventEnvelope), CreatedAt: *r.EventCreatedAt}, nil
 }
 
 // ListWebhookAttempts lists an endpoint's recent attempts, newest first.
@@ -153,4 +162,11 @@ func toAttempt(r dbsqlc.ListWebhookAttemptsRow) WebhookAttempt {
 	return WebhookAttempt{EndpointID: r.EndpointID, WorkspaceID: r.WorkspaceID, EventID: r.EventID, EventType: r.EventType,
 		Attempt: r.Attempt, Succeeded: r.Succeeded, ResponseCode: r.ResponseCode,
 		Duration: time.Duration(r.DurationMs) * time.Millisecond, Error: r.Error, CreatedAt: r.CreatedAt}
+}
+
+// isForeignKeyViolation is PostgreSQL's foreign_key_violation: for an attempt, its endpoint
+// was deleted (workspaces are never deleted).
+func isForeignKeyViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23503"
 }

@@ -46,9 +46,6 @@ SELECT * FROM events
 WHERE workspace_id = @workspace_id AND seq > @after
 ORDER BY seq LIMIT @max::int;
 
--- name: EventBySeq :one
-SELECT * FROM events WHERE workspace_id = @workspace_id AND seq = @seq;
-
 -- name: EventByShortID :one
 SELECT * FROM events WHERE workspace_id = @workspace_id AND short_id = @short_id;
 

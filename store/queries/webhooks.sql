@@ -32,25 +32,39 @@ RETURNING *;
 DELETE FROM webhook_endpoints
 WHERE workspace_id = @workspace_id AND (id = sqlc.narg(id) OR short_id = sqlc.narg(short_id));
 
--- name: InsertWebhookAttempt :exec
-INSERT INTO webhook_attempts (workspace_id, endpoint_id, event_id, event_type, attempt, succeeded, response_code, duration_ms, error)
-VALUES (@workspace_id, @endpoint_id, @event_id, @event_type, @attempt, @succeeded, sqlc.narg(response_code), @duration_ms, sqlc.narg(error));
+-- name: DeliveryTarget :one
+-- DeliveryTarget reads what one delivery needs in one round trip: the endpoint (no row when
+-- it was deleted) and the event (NULL columns when it is not found).
+SELECT sqlc.embed(e), v.short_id AS event_short_id, v.type AS event_type, v.envelope AS event_envelope,
+    v.created_at AS event_created_at
+FROM webhook_endpoints e
+LEFT JOIN events v ON v.workspace_id = e.workspace_id AND v.seq = @seq
+WHERE e.workspace_id = @workspace_id AND e.id = @endpoint_id;
 
--- name: CountWebhookOutcome :one
--- CountWebhookOutcome resets the failure count on success, or counts a failure and disables
--- the endpoint once disable_after failures are consecutive. A success when the count is
--- already 0 changes nothing, and updates no row: it must not, because every delivery to an
--- endpoint would then wait for the one before it to commit, on the endpoint's row lock (one
--- endpoint's deliveries were about 360 a second under the soak, all queued on that lock).
-UPDATE webhook_endpoints SET
-    consecutive_failures = CASE WHEN @succeeded::boolean THEN 0 ELSE consecutive_failures + 1 END,
-    enabled = enabled AND (@succeeded::boolean OR consecutive_failures + 1 < @disable_after::int),
-    disabled_at = CASE WHEN enabled AND NOT @succeeded::boolean AND consecutive_failures + 1 >= @disable_after::int
-        THEN now() ELSE disabled_at END,
-    disabled_reason = CASE WHEN enabled AND NOT @succeeded::boolean AND consecutive_failures + 1 >= @disable_after::int
-        THEN 'disabled after ' || @disable_after::int || ' consecutive failed deliveries' ELSE disabled_reason END
-WHERE workspace_id = @workspace_id AND id = @id AND (NOT @succeeded::boolean OR consecutive_failures > 0)
-RETURNING enabled;
+-- name: RecordWebhookAttempt :one
+-- RecordWebhookAttempt stores an attempt and, in the same statement (one round trip, one
+-- commit), resets the endpoint's failure count on success or counts a failure, disabling the
+-- endpoint once disable_after failures are consecutive. It answers whether the endpoint is
+-- enabled. A success when the count is already 0 changes nothing, and updates no row: it
+-- must not, because every delivery to an endpoint would then wait for the one before it to
+-- commit, on the endpoint's row lock (one endpoint's deliveries were about 360 a second under
+-- the soak, all queued on that lock). The attempt's insert still checks the endpoint (its
+-- foreign key): a deleted endpoint is an error.
+WITH attempt AS (
+    INSERT INTO webhook_attempts (workspace_id, endpoint_id, event_id, event_type, attempt, succeeded, response_code, duration_ms, error)
+    VALUES (@workspace_id, @endpoint_id, @event_id, @event_type, @attempt, @succeeded, sqlc.narg(response_code), @duration_ms, sqlc.narg(error))
+), counted AS (
+    UPDATE webhook_endpoints SET
+        consecutive_failures = CASE WHEN @succeeded::boolean THEN 0 ELSE consecutive_failures + 1 END,
+        enabled = enabled AND (@succeeded::boolean OR consecutive_failures + 1 < @disable_after::int),
+        disabled_at = CASE WHEN enabled AND NOT @succeeded::boolean AND consecutive_failures + 1 >= @disable_after::int
+            THEN now() ELSE disabled_at END,
+        disabled_reason = CASE WHEN enabled AND NOT @succeeded::boolean AND consecutive_failures + 1 >= @disable_after::int
+            THEN 'disabled after ' || @disable_after::int || ' consecutive failed deliveries' ELSE disabled_reason END
+    WHERE workspace_id = @workspace_id AND id = @endpoint_id AND (NOT @succeeded::boolean OR consecutive_failures > 0)
+    RETURNING enabled
+)
+SELECT coalesce((SELECT enabled FROM counted), true)::boolean AS enabled;
 
 -- name: ListWebhookAttempts :many
 SELECT endpoint_id, workspace_id, event_id, event_type, attempt, succeeded, response_code, duration_ms, error, created_at

@@ -70,29 +70,6 @@ func (q *Queries) ClaimUndispatched(ctx context.Context, db DBTX, max int) ([]Cl
 	return items, nil
 }
 
-const eventBySeq = `-- name: EventBySeq :one
-SELECT workspace_id, seq, short_id, type, envelope, created_at FROM events WHERE workspace_id = $1 AND seq = $2
-`
-
-type EventBySeqParams struct {
-	WorkspaceID uuid.UUID
-	Seq         int64
-}
-
-func (q *Queries) EventBySeq(ctx context.Context, db DBTX, arg EventBySeqParams) (Event, error) {
-	row := db.QueryRow(ctx, eventBySeq, arg.WorkspaceID, arg.Seq)
-	var i Event
-	err := row.Scan(
-		&i.WorkspaceID,
-		&i.Seq,
-		&i.ShortID,
-		&i.Type,
-		&i.Envelope,
-		&i.CreatedAt,
-	)
-	return i, err
-}
-
 const eventByShortID = `-- name: EventByShortID :one
 SELECT workspace_id, seq, short_id, type, envelope, created_at FROM events WHERE workspace_id = $1 AND short_id = $2
 `

@@ -12,42 +12,6 @@ import (
 	"github.com/google/uuid"
 )
 
-const countWebhookOutcome = `-- name: CountWebhookOutcome :one
-UPDATE webhook_endpoints SET
-    consecutive_failures = CASE WHEN $1::boolean THEN 0 ELSE consecutive_failures + 1 END,
-    enabled = enabled AND ($1::boolean OR consecutive_failures + 1 < $2::int),
-    disabled_at = CASE WHEN enabled AND NOT $1::boolean AND consecutive_failures + 1 >= $2::int
-        THEN now() ELSE disabled_at END,
-    disabled_reason = CASE WHEN enabled AND NOT $1::boolean AND consecutive_failures + 1 >= $2::int
-        THEN 'disabled after ' || $2::int || ' consecutive failed deliveries' ELSE disabled_reason END
-WHERE workspace_id = $3 AND id = $4 AND (NOT $1::boolean OR consecutive_failures > 0)
-RETURNING enabled
-`
-
-type CountWebhookOutcomeParams struct {
-	Succeeded    bool
-	DisableAfter int
-	WorkspaceID  uuid.UUID
-	ID           uuid.UUID
-}
-
-// CountWebhookOutcome resets the failure count on success, or counts a failure and disables
-// the endpoint once disable_after failures are consecutive. A success when the count is
-// already 0 changes nothing, and updates no row: it must not, because every delivery to an
-// endpoint would then wait for the one before it to commit, on the endpoint's row lock (one
-// endpoint's deliveries were about 360 a second under the soak, all queued on that lock).
-func (q *Queries) CountWebhookOutcome(ctx context.Context, db DBTX, arg CountWebhookOutcomeParams) (bool, error) {
-	row := db.QueryRow(ctx, countWebhookOutcome,
-		arg.Succeeded,
-		arg.DisableAfter,
-		arg.WorkspaceID,
-		arg.ID,
-	)
-	var enabled bool
-	err := row.Scan(&enabled)
-	return enabled, err
-}
-
 const createWebhookEndpoint = `-- name: CreateWebhookEndpoint :one
 
 INSERT INTO webhook_endpoints (workspace_id, short_id, url, event_types, description, secret_ciphertext, secret_key_id)
@@ -117,36 +81,55 @@ func (q *Queries) DeleteWebhookEndpoint(ctx context.Context, db DBTX, arg Delete
 	return result.RowsAffected(), nil
 }
 
-const insertWebhookAttempt = `-- name: InsertWebhookAttempt :exec
-INSERT INTO webhook_attempts (workspace_id, endpoint_id, event_id, event_type, attempt, succeeded, response_code, duration_ms, error)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+const deliveryTarget = `-- name: DeliveryTarget :one
+SELECT e.id, e.workspace_id, e.short_id, e.url, e.event_types, e.description, e.enabled, e.secret, e.consecutive_failures, e.disabled_at, e.disabled_reason, e.created_at, e.updated_at, e.secret_ciphertext, e.secret_key_id, v.short_id AS event_short_id, v.type AS event_type, v.envelope AS event_envelope,
+    v.created_at AS event_created_at
+FROM webhook_endpoints e
+LEFT JOIN events v ON v.workspace_id = e.workspace_id AND v.seq = $1
+WHERE e.workspace_id = $2 AND e.id = $3
 `
 
-type InsertWebhookAttemptParams struct {
-	WorkspaceID  uuid.UUID
-	EndpointID   uuid.UUID
-	EventID      string
-	EventType    string
-	Attempt      int
-	Succeeded    bool
-	ResponseCode *int
-	DurationMs   int
-	Error        *string
+type DeliveryTargetParams struct {
+	Seq         int64
+	WorkspaceID uuid.UUID
+	EndpointID  uuid.UUID
 }
 
-func (q *Queries) InsertWebhookAttempt(ctx context.Context, db DBTX, arg InsertWebhookAttemptParams) error {
-	_, err := db.Exec(ctx, insertWebhookAttempt,
-		arg.WorkspaceID,
-		arg.EndpointID,
-		arg.EventID,
-		arg.EventType,
-		arg.Attempt,
-		arg.Succeeded,
-		arg.ResponseCode,
-		arg.DurationMs,
-		arg.Error,
+type DeliveryTargetRow struct {
+	WebhookEndpoint WebhookEndpoint
+	EventShortID    *string
+	EventType       *string
+	EventEnvelope   *string
+	EventCreatedAt  *time.Time
+}
+
+// DeliveryTarget reads what one delivery needs in one round trip: the endpoint (no row when
+// it was deleted) and the event (NULL columns when it is not found).
+func (q *Queries) DeliveryTarget(ctx context.Context, db DBTX, arg DeliveryTargetParams) (DeliveryTargetRow, error) {
+	row := db.QueryRow(ctx, deliveryTarget, arg.Seq, arg.WorkspaceID, arg.EndpointID)
+	var i DeliveryTargetRow
+	err := row.Scan(
+		&i.WebhookEndpoint.ID,
+		&i.WebhookEndpoint.WorkspaceID,
+		&i.WebhookEndpoint.ShortID,
+		&i.WebhookEndpoint.URL,
+		&i.WebhookEndpoint.EventTypes,
+		&i.WebhookEndpoint.Description,
+		&i.WebhookEndpoint.Enabled,
+		&i.WebhookEndpoint.Secret,
+		&i.WebhookEndpoint.ConsecutiveFailures,
+		&i.WebhookEndpoint.DisabledAt,
+		&i.WebhookEndpoint.DisabledReason,
+		&i.WebhookEndpoint.CreatedAt,
+		&i.WebhookEndpoint.UpdatedAt,
+		&i.WebhookEndpoint.SecretCiphertext,
+		&i.WebhookEndpoint.SecretKeyID,
+		&i.EventShortID,
+		&i.EventType,
+		&i.EventEnvelope,
+		&i.EventCreatedAt,
 	)
-	return err
+	return i, err
 }
 
 const listWebhookAttempts = `-- name: ListWebhookAttempts :many
@@ -249,6 +232,63 @@ func (q *Queries) ListWebhookEndpoints(ctx context.Context, db DBTX, arg ListWeb
 		return nil, err
 	}
 	return items, nil
+}
+
+const recordWebhookAttempt = `-- name: RecordWebhookAttempt :one
+WITH attempt AS (
+    INSERT INTO webhook_attempts (workspace_id, endpoint_id, event_id, event_type, attempt, succeeded, response_code, duration_ms, error)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+), counted AS (
+    UPDATE webhook_endpoints SET
+        consecutive_failures = CASE WHEN $6::boolean THEN 0 ELSE consecutive_failures + 1 END,
+        enabled = enabled AND ($6::boolean OR consecutive_failures + 1 < $10::int),
+        disabled_at = CASE WHEN enabled AND NOT $6::boolean AND consecutive_failures + 1 >= $10::int
+            THEN now() ELSE disabled_at END,
+        disabled_reason = CASE WHEN enabled AND NOT $6::boolean AND consecutive_failures + 1 >= $10::int
+            THEN 'disabled after ' || $10::int || ' consecutive failed deliveries' ELSE disabled_reason END
+    WHERE workspace_id = $1 AND id = $2 AND (NOT $6::boolean OR consecutive_failures > 0)
+    RETURNING enabled
+)
+SELECT coalesce((SELECT enabled FROM counted), true)::boolean AS enabled
+`
+
+type RecordWebhookAttemptParams struct {
+	WorkspaceID  uuid.UUID
+	EndpointID   uuid.UUID
+	EventID      string
+	EventType    string
+	Attempt      int
+	Succeeded    bool
+	ResponseCode *int
+	DurationMs   int
+	Error        *string
+	DisableAfter int
+}
+
+// RecordWebhookAttempt stores an attempt and, in the same statement (one round trip, one
+// commit), resets the endpoint's failure count on success or counts a failure, disabling the
+// endpoint once disable_after failures are consecutive. It answers whether the endpoint is
+// enabled. A success when the count is already 0 changes nothing, and updates no row: it
+// must not, because every delivery to an endpoint would then wait for the one before it to
+// commit, on the endpoint's row lock (one endpoint's deliveries were about 360 a second under
+// the soak, all queued on that lock). The attempt's insert still checks the endpoint (its
+// foreign key): a deleted endpoint is an error.
+func (q *Queries) RecordWebhookAttempt(ctx context.Context, db DBTX, arg RecordWebhookAttemptParams) (bool, error) {
+	row := db.QueryRow(ctx, recordWebhookAttempt,
+		arg.WorkspaceID,
+		arg.EndpointID,
+		arg.EventID,
+		arg.EventType,
+		arg.Attempt,
+		arg.Succeeded,
+		arg.ResponseCode,
+		arg.DurationMs,
+		arg.Error,
+		arg.DisableAfter,
+	)
+	var enabled bool
+	err := row.Scan(&enabled)
+	return enabled, err
 }
 
 const sealWebhookSecret = `-- name: SealWebhookSecret :exec
