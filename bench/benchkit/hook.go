@@ -6,6 +6,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -102,17 +103,30 @@ func (rc *Receiver) Stats() ReceiverStats {
 // Listen serves the receiver on 127.0.0.1 and registers it (POST /v1/webhooks, every event)
 // with the server's key, keeping the endpoint's secret. The returned func stops it.
 func (rc *Receiver) Listen(ctx context.Context, server, key string) (stop func(), err error) {
+	return rc.ListenFor(ctx, server, key, nil)
+}
+
+// ListenFor is Listen with the endpoint subscribed to eventTypes only (nil: every event).
+func (rc *Receiver) ListenFor(ctx context.Context, server, key string, eventTypes []string) (stop func(), err error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
 	srv := &http.Server{Handler: rc, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
-	body := fmt.Sprintf(`{"url":"http://%s/hook","description":"bench receiver"}`, ln.Addr())
+	reg := map[string]any{"url": fmt.Sprintf("http://%s/hook", ln.Addr()), "description": "bench receiver"}
+	if len(eventTypes) > 0 {
+		reg["event_types"] = eventTypes
+	}
+	body, err := json.Marshal(reg)
+	if err != nil {
+		srv.Close()
+		return nil, err
+	}
 	var ep struct {
 		Secret string `json:"secret"`
 	}
-	if err := Call(ctx, http.MethodPost, strings.TrimSuffix(server, "/")+"/v1/webhooks", key, "application/json", []byte(body), &ep); err != nil {
+	if err := Call(ctx, http.MethodPost, strings.TrimSuffix(server, "/")+"/v1/webhooks", key, "application/json", body, &ep); err != nil {
 		srv.Close()
 		return nil, fmt.Errorf("register the webhook: %w", err)
 	}

@@ -53,7 +53,7 @@ type options struct {
 	duration, sample, waitSample           time.Duration
 	mix                                    [nRoutes]int
 	feeds, chunks, maxInflight             int
-	agentModel, chatModel                  string
+	agentModel, chatModel, webhookEvents   string
 	pgcluster, pgdata, pgport              string
 	outageAt, outageFor                    time.Duration
 }
@@ -73,6 +73,7 @@ func main() {
 	flag.DurationVar(&o.waitSample, "wait-sample", 500*time.Millisecond, "interval of the pg_stat_activity samples written to waits.csv (0: none)")
 	flag.StringVar(&mix, "mix", "ephemeral=60,stored=30,agent=6,embed=4", "the routes' shares per cycle")
 	flag.IntVar(&o.feeds, "feeds", 20, "event feeds (GET /v1/events) held open")
+	flag.StringVar(&o.webhookEvents, "webhook-events", "*", "the event types the webhook endpoint subscribes to, comma-separated (*: every event)")
 	flag.IntVar(&o.chunks, "chunks", 2000, "knowledge chunks of the agent")
 	flag.IntVar(&o.maxInflight, "max-inflight", 20000, "requests in flight at most (more are counted as not sent)")
 	flag.StringVar(&o.agentModel, "agent-model", "beta-5.4-mini", "the agent's model (MODELS_FILE: upstream with search=1)")
@@ -198,7 +199,7 @@ func run(o options) error {
 		return err
 	}
 	rc := benchkit.NewReceiver()
-	stopHooks, err := rc.Listen(ctx, o.server, o.key)
+	stopHooks, err := rc.ListenFor(ctx, o.server, o.key, o.subscribed())
 	if err != nil {
 		return err
 	}
@@ -256,6 +257,9 @@ func run(o options) error {
 	// The deliveries of every event the load committed (up to 60 s to drain).
 	seq1, _ := eventSeq(ctx, o.dbURL)
 	events := seq1 - seq0
+	if types := o.subscribed(); types != nil {
+		events, _ = eventsOfTypes(ctx, o.dbURL, seq0, types)
+	}
 	deadline := time.Now().Add(60 * time.Second)
 	for int64(rc.Count()) < events && time.Now().Before(deadline) {
 		time.Sleep(200 * time.Millisecond)
@@ -346,6 +350,28 @@ func dbSize(ctx context.Context, url string) (int64, error) {
 }
 
 // eventSeq is the sum of the workspaces' event cursors: the events ever committed.
+// subscribed is -webhook-events as a subscription: nil for every event.
+func (o options) subscribed() []string {
+	var types []string
+	for _, t := range strings.Split(o.webhookEvents, ",") {
+		if t = strings.TrimSpace(t); t == "*" {
+			return nil
+		} else if t != "" {
+			types = append(types, t)
+		}
+	}
+	return types
+}
+
+// eventsOfTypes counts the events of these types after seq (the bench has one workspace).
+func eventsOfTypes(ctx context.Context, url string, seq int64, types []string) (int64, error) {
+	var n int64
+	err := query(ctx, url, func(c *pgx.Conn) error {
+		return c.QueryRow(ctx, `SELECT count(*) FROM events WHERE seq > $1 AND type = ANY($2)`, seq, types).Scan(&n)
+	})
+	return n, err
+}
+
 func eventSeq(ctx context.Context, url string) (int64, error) {
 	var n int64
 	err := query(ctx, url, func(c *pgx.Conn) error {

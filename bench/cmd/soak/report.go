@@ -90,7 +90,11 @@ func (r *report) print(w io.Writer) (bad bool) {
 		o.mode, o.rate, o.duration, r.loadEnd.Round(time.Millisecond), r.sent, r.skipped, o.maxInflight)
 	fmt.Fprintf(w, "mix per %d requests: %s; model %s (ephemeral, stored), agent on %s with %d knowledge chunks (a turn: two vendor calls and a search)\n",
 		mixTotal(o.mix), mixText(o.mix), o.chatModel, o.agentModel, o.chunks)
-	fmt.Fprintf(w, "held open: %d event feeds (GET /v1/events); a webhook endpoint for every event\n\n", o.feeds)
+	subscription := "every event"
+	if types := o.subscribed(); types != nil {
+		subscription = strings.Join(types, ", ")
+	}
+	fmt.Fprintf(w, "held open: %d event feeds (GET /v1/events); a webhook endpoint for %s\n\n", o.feeds, subscription)
 	fmt.Fprintf(w, "%-10s %8s %8s %9s %9s %9s %8s %10s %9s %9s %9s\n", "route", "sent", "2xx", "503 db", "503 noRA", "other5xx", "4xx", "transport", "p50 ms", "p99 ms", "max ms")
 	total5xx, other5xx := 0, 0
 	for i, rt := range r.rts {
@@ -128,7 +132,7 @@ func (r *report) print(w io.Writer) (bad bool) {
 	if e, ok := r.feeds.firstFail.Load().(string); ok {
 		fmt.Fprintf(w, "  first failed reopening: %s\n", oneLine(e))
 	}
-	fmt.Fprintf(w, "webhooks: %d events committed during the run, %d delivered (distinct, signed), %d duplicates, %d bad signatures\n",
+	fmt.Fprintf(w, "webhooks: %d events of the subscription committed during the run, %d delivered (distinct, signed), %d duplicates, %d bad signatures\n",
 		r.events, r.hooks.Delivered, r.hooks.Dupes, r.hooks.BadSig)
 	if bg := r.background; bg.acknowledged > 0 {
 		fmt.Fprintf(w, "background responses: %d acknowledged (queued), then %d completed, %d failed, %d not finished %s after the load (must all complete)\n",
