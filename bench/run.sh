@@ -61,13 +61,15 @@
 #                          second (bench/cmd/soak): ephemeral chat completions, stored responses,
 #                          a deployed agent's turns and the webchat embed route, shares per cycle
 #                          SOAK_MIX (default ephemeral=60,stored=30,agent=6,embed=4), SOAK_FEEDS
-#                          (default 20) event feeds held open, a webhook endpoint for every event
+#                          (default 20) event feeds held open, a webhook endpoint subscribed to
+#                          SOAK_WEBHOOK_EVENTS (default conversation.created; '*': every event)
 #                          (deliveries counted); the server's METRICS_ADDR sampled every
 #                          SOAK_SAMPLE (10s): 5xx (must be 0), p50/p99 per route, memory and
 #                          goroutines with their slope over the last 80% of the run, the
-#                          database's growth per 1,000 turns; samples.csv, seconds.csv and
-#                          chart.svg in bench/out/<date>-soak/. SOAK_CHUNKS (default 2000): the
-#                          agent's knowledge
+#                          database's growth per 1,000 turns; samples.csv, seconds.csv,
+#                          latency.csv, waits.csv, chart.svg and PostgreSQL's log in
+#                          bench/out/<date>-soak/. SOAK_CHUNKS (default 2000): the agent's
+#                          knowledge
 #   bench/run.sh outage    issue 48, item 1: the soak's load at OUTAGE_RPS (default 200) for
 #                          OUTAGE_DURATION (default 60s), PostgreSQL stopped at OUTAGE_AT (20s)
 #                          for OUTAGE_FOR (20s) (scripts/pgcluster.sh stop, start): the outcomes
@@ -582,7 +584,7 @@ if [ "$mode" = soak ] || [ "$mode" = outage ]; then
 		{ tail -n 5 "$tmp/server.log" >&2; exit 1; }
 	args=(-mode "$mode" -server "http://127.0.0.1:$srvport" -key sk-svc_benchmark-bootstrap-key-000000000000000
 		-metrics "http://127.0.0.1:$metrics_port" -database-url "$db_url" -out "$out"
-		-feeds "${SOAK_FEEDS:-20}" -webhook-events "${SOAK_WEBHOOK_EVENTS:-*}"
+		-feeds "${SOAK_FEEDS:-20}" -webhook-events "${SOAK_WEBHOOK_EVENTS:-conversation.created}"
 		-chunks "${SOAK_CHUNKS:-2000}" -sample "${SOAK_SAMPLE:-10s}")
 	if [ "$mode" = soak ]; then
 		args+=(-rate "${SOAK_RPS:-1000}" -duration "${SOAK_DURATION:-10m}" -mix "${SOAK_MIX:-ephemeral=60,stored=30,agent=6,embed=4}")
