@@ -69,7 +69,7 @@
 #                          database's growth per 1,000 turns; samples.csv, seconds.csv,
 #                          latency.csv, waits.csv, chart.svg and PostgreSQL's log in
 #                          bench/out/<date>-soak/. SOAK_CHUNKS (default 2000): the agent's
-#                          knowledge
+#                          knowledge; SOAK_PPROF=HOST:PORT serves the server's pprof there
 #   bench/run.sh outage    issue 48, item 1: the soak's load at OUTAGE_RPS (default 200) for
 #                          OUTAGE_DURATION (default 60s), PostgreSQL stopped at OUTAGE_AT (20s)
 #                          for OUTAGE_FOR (20s) (scripts/pgcluster.sh stop, start): the outcomes
@@ -580,7 +580,7 @@ if [ "$mode" = soak ] || [ "$mode" = outage ]; then
 	db_url="postgres://postgres@127.0.0.1:$pgport/bench_$mode?sslmode=disable"
 	metrics_port=$(port)
 	start_server "$tmp/bin/switchboard" "$db_url" "METRICS_ADDR=127.0.0.1:$metrics_port" \
-		WEBCHAT_VISITOR_RPM=100000000 WEBCHAT_DEPLOYMENT_RPM=100000000 ||
+		WEBCHAT_VISITOR_RPM=100000000 WEBCHAT_DEPLOYMENT_RPM=100000000 ${SOAK_PPROF:+"PPROF_ADDR=$SOAK_PPROF"} ||
 		{ tail -n 5 "$tmp/server.log" >&2; exit 1; }
 	args=(-mode "$mode" -server "http://127.0.0.1:$srvport" -key sk-svc_benchmark-bootstrap-key-000000000000000
 		-metrics "http://127.0.0.1:$metrics_port" -database-url "$db_url" -out "$out"
