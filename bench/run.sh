@@ -584,10 +584,11 @@ if [ "$mode" = soak ] || [ "$mode" = outage ]; then
 		{ tail -n 5 "$tmp/server.log" >&2; exit 1; }
 	args=(-mode "$mode" -server "http://127.0.0.1:$srvport" -key sk-svc_benchmark-bootstrap-key-000000000000000
 		-metrics "http://127.0.0.1:$metrics_port" -database-url "$db_url" -out "$out"
-		-feeds "${SOAK_FEEDS:-20}" -webhook-events "${SOAK_WEBHOOK_EVENTS:-conversation.created}"
+		-feeds "${SOAK_FEEDS:-20}"
 		-chunks "${SOAK_CHUNKS:-2000}" -sample "${SOAK_SAMPLE:-10s}")
 	if [ "$mode" = soak ]; then
-		args+=(-rate "${SOAK_RPS:-1000}" -duration "${SOAK_DURATION:-10m}" -mix "${SOAK_MIX:-ephemeral=60,stored=30,agent=6,embed=4}")
+		args+=(-rate "${SOAK_RPS:-1000}" -duration "${SOAK_DURATION:-10m}" -mix "${SOAK_MIX:-ephemeral=60,stored=30,agent=6,embed=4}"
+			-webhook-events "${SOAK_WEBHOOK_EVENTS:-conversation.created}")
 	else
 		# The outage's mix adds background responses: each acknowledged one must complete.
 		args+=(-mix "${OUTAGE_MIX:-ephemeral=57,stored=28,agent=6,embed=4,background=5}" -rate "${OUTAGE_RPS:-200}" -duration "${OUTAGE_DURATION:-60s}" -outage-at "${OUTAGE_AT:-20s}"

@@ -12,7 +12,7 @@
 // route (POST /embed/{deploymentId}/chat, as the widget sends it) and background responses
 // (POST /v1/responses with background: true, each of which must end completed), their
 // shares per 100 requests (-mix); -feeds event feeds (GET /v1/events) held open throughout; a webhook
-// endpoint registered for every event, served here, counting the signed deliveries. The
+// endpoint subscribed to -webhook-events (every event by default), served here, counting the signed deliveries. The
 // agent is bench/run.sh agents' (benchkit.SetupAgent), over -chunks chunks.
 //
 // Every -sample the server's /metrics is read (go_goroutines, process_resident_memory_bytes,
