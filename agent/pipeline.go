@@ -78,6 +78,11 @@ type Turn struct {
 	NewConversationID string
 	Seed              []llm.Message // earlier messages given by the client, before Text
 	Text              string        // the user's turn text
+	// Prelude are messages of the turn itself that come after Text and before the model's
+	// first call: a call of one of the turn's tools that the caller ran on the model's behalf,
+	// and its result (a deployed agent's knowledge search: converse). The model gets them as
+	// if it had asked, and they are stored with what it produces.
+	Prelude []llm.Message
 	// Persist stores the conversation and its messages. An ephemeral turn (false) stores
 	// nothing but its spend and events, and may only use safe tools. A stored turn parks its
 	// risky and spend tool calls for the user's confirmation, and resolves the actions its
@@ -114,7 +119,8 @@ type Turn struct {
 	// History, when set, is the Conversation's stored window the caller has read already
 	// (a deployed agent's turn reads it with the conversation's state: store.AgentTurnState),
 	// with at most HistoryMaxMessages messages in History.MaxBytes. The turn uses it instead
-	// of reading the window again when History.MaxBytes is this turn's HistoryWindow.
+	// of reading the window again when History.MaxBytes is at most this turn's
+	// HistoryWindow (the caller may have reserved room for a Prelude it had yet to make).
 	History *History
 
 	// Opened are the events of the Conversation's opening (a deployed agent's
@@ -251,17 +257,33 @@ func HistoryWindow(model catalog.Model, t Turn) int64 {
 	for _, m := range t.Seed {
 		budget -= int64(len(m.Text))
 	}
-	return max(budget, 0)
+	return max(budget-PreludeBytes(t.Prelude), 0)
+}
+
+// PreludeBytes is what a Turn.Prelude takes of the history window: its texts, tool
+// arguments and results.
+func PreludeBytes(prelude []llm.Message) int64 {
+	var n int64
+	for _, m := range prelude {
+		n += int64(len(m.Text))
+		for _, c := range m.ToolCalls {
+			n += int64(len(c.ID) + len(c.Name) + len(c.Arguments))
+		}
+		for _, r := range m.ToolResults {
+			n += int64(len(r.CallID) + len(r.Name) + len(r.Content))
+		}
+	}
+	return n
 }
 
 // history is the stored conversation's newest messages that fit the model's window
-// (HistoryWindow), then the client's seed messages, then the turn text.
+// (HistoryWindow), then the client's seed messages, then the turn text and its Prelude.
 func (p *Pipeline) history(ctx context.Context, t Turn, model catalog.Model) ([]llm.Message, error) {
 	var msgs []llm.Message
 	if t.Conversation != nil {
 		window := HistoryWindow(model, t)
 		var stored []store.Message
-		if t.History != nil && t.History.MaxBytes == window {
+		if t.History != nil && t.History.MaxBytes <= window {
 			stored = t.History.Messages
 		} else {
 			var err error
@@ -282,7 +304,7 @@ func (p *Pipeline) history(ctx context.Context, t Turn, model catalog.Model) ([]
 		}
 	}
 	msgs = append(msgs, t.Seed...)
-	return append(msgs, llm.Message{Role: llm.RoleUser, Text: t.Text}), nil
+	return append(append(msgs, llm.Message{Role: llm.RoleUser, Text: t.Text}), t.Prelude...), nil
 }
 
 // loop calls the model until it answers without tool calls, running the tools it asks for in
@@ -297,7 +319,7 @@ func (p *Pipeline) loop(ctx context.Context, t Turn, client llm.Client, model ca
 	if t.Tools != nil {
 		tools = t.Tools
 	}
-	var produced []llm.Message
+	produced := append([]llm.Message(nil), t.Prelude...) // already in history, after the text
 	sc := scope{workspaceID: t.WorkspaceID, role: t.Role, ephemeral: !t.Persist, park: p.parker(t, out)}
 	for step := 1; ; step++ {
 		req.Tools = nil

@@ -235,8 +235,10 @@ func TestNULInTheReplyIsReplaced(t *testing.T) {
 }
 
 // TestAHistoryReadBeforeTheTurnIsUsedWhenItsWindowIsTheTurns: Turn.History stands for the
-// stored window when it was read with the turn's own HistoryWindow; read with another window
-// (another prompt, another model), the turn reads the store again.
+// stored window when it was read with at most the turn's own HistoryWindow (a caller may
+// keep room for a Prelude it had yet to make); read with a larger window (another prompt,
+// another model), the turn reads the store again. A Prelude follows the turn's text, is sent
+// and is stored with what the model produced.
 func TestAHistoryReadBeforeTheTurnIsUsedWhenItsWindowIsTheTurns(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -249,16 +251,40 @@ func TestAHistoryReadBeforeTheTurnIsUsedWhenItsWindowIsTheTurns(t *testing.T) {
 	turn := agent.Turn{WorkspaceID: b.workspace.ID, Model: "beta-5.4", Surface: "test", Text: "hi", Persist: true, Conversation: &conv, System: "be brief"}
 	read := []store.Message{{Role: "assistant", Content: "read before"}}
 
-	b.vendor.Push(llmtest.Reply{Text: "one"}, llmtest.Reply{Text: "two"})
+	b.vendor.Push(llmtest.Reply{Text: "one"}, llmtest.Reply{Text: "two"}, llmtest.Reply{Text: "three"})
 	turn.History = &agent.History{MaxBytes: agent.HistoryWindow(model, turn), Messages: read}
 	_, err = b.pipeline.Run(ctx, turn)
 	require.NoError(t, err)
-	turn.History = &agent.History{MaxBytes: agent.HistoryWindow(model, turn) - 1, Messages: read}
+	turn.History = &agent.History{MaxBytes: agent.HistoryWindow(model, turn) + 1, Messages: read}
+	_, err = b.pipeline.Run(ctx, turn)
+	require.NoError(t, err)
+
+	// Read with room kept for the prelude, which the turn's window then takes.
+	prelude := []llm.Message{
+		{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "p1", Name: "lookup", Arguments: json.RawMessage(`{"q":"hi"}`)}}},
+		{Role: llm.RoleTool, ToolResults: []llm.ToolResult{{CallID: "p1", Name: "lookup", Content: `{"found":"a passage"}`}}},
+	}
+	turn.History = &agent.History{MaxBytes: agent.HistoryWindow(model, turn) - 1000, Messages: read}
+	turn.Prelude = prelude
+	require.Equal(t, agent.HistoryWindow(model, agent.Turn{System: "be brief", Text: "hi"})-agent.PreludeBytes(prelude), agent.HistoryWindow(model, turn))
 	_, err = b.pipeline.Run(ctx, turn)
 	require.NoError(t, err)
 
 	reqs := b.vendor.Requests()
-	require.Len(t, reqs, 2)
+	require.Len(t, reqs, 3)
 	require.Equal(t, "read before", reqs[0].Messages[0].Text, "the window given")
-	require.Equal(t, "stored", reqs[1].Messages[0].Text, "another window: read again")
+	require.Equal(t, "stored", reqs[1].Messages[0].Text, "a larger window: read again")
+	require.Equal(t, "read before", reqs[2].Messages[0].Text, "a smaller window is used")
+	sent := reqs[2].Messages
+	require.Equal(t, "hi", sent[len(sent)-3].Text)
+	require.Equal(t, "p1", sent[len(sent)-2].ToolCalls[0].ID)
+	require.Equal(t, `{"found":"a passage"}`, sent[len(sent)-1].ToolResults[0].Content)
+
+	stored, err := b.store.HistoryWindow(ctx, b.workspace.ID, conv.ID, 100, 1<<20)
+	require.NoError(t, err)
+	var roles []string
+	for _, m := range stored[len(stored)-4:] {
+		roles = append(roles, m.Role+":"+m.Content)
+	}
+	require.Equal(t, []string{"user:hi", "assistant:", "tool:", "assistant:three"}, roles, "the prelude is stored between the text and the reply")
 }

@@ -267,7 +267,22 @@ func (s *Service) historyWindow(bp *blueprint.Agent, system, message string) int
 	if bp.LLM.MaxTokens != nil {
 		maxTokens = *bp.LLM.MaxTokens
 	}
-	return agent.HistoryWindow(model, agent.Turn{System: system, Text: message, MaxTokens: maxTokens})
+	window := agent.HistoryWindow(model, agent.Turn{System: system, Text: message, MaxTokens: maxTokens})
+	if prefetchSearch(bp) {
+		window = max(window-prefetchReserve, 0)
+	}
+	return window
+}
+
+// prefetchSearch reports whether the blueprint's turns search the knowledge base before the
+// model is asked (Service.prefetch).
+func prefetchSearch(bp *blueprint.Agent) bool {
+	for _, t := range bp.Tools {
+		if t.Enabled && t.Type == blueprint.ToolSearchKnowledgeBase {
+			return prefetches(t)
+		}
+	}
+	return false
 }
 
 // chat answers one message in st's conversation. opened are the events of its opening (none
@@ -323,7 +338,11 @@ func validate(req Request) error {
 // after_2_failed_attempts escalation when due.
 func (s *Service) modelTurn(tc turnContext, req Request) (*Answer, error) {
 	notes := &turnNotes{}
-	tools, err := s.tools(tc, notes)
+	tools, search, err := s.tools(tc, notes)
+	if err != nil {
+		return nil, err
+	}
+	prelude, err := s.prefetch(tc, notes, search, req.Message)
 	if err != nil {
 		return nil, err
 	}
@@ -334,7 +353,7 @@ func (s *Service) modelTurn(tc turnContext, req Request) (*Answer, error) {
 	turn := agent.Turn{WorkspaceID: tc.agent.WorkspaceID, Model: tc.bp.LLM.Model, Surface: "agent",
 		Conversation: &conv, Text: req.Message, Persist: true, OnDelta: req.OnDelta,
 		System: tc.system, Tools: tools, Temperature: &temperature, MaxTokens: *tc.bp.LLM.MaxTokens,
-		AgentID: &tc.agent.ID, Opened: tc.opened, History: tc.history}
+		AgentID: &tc.agent.ID, Opened: tc.opened, History: tc.history, Prelude: prelude}
 	tc.opened = nil // the pipeline settles them; an escalation's turn.completed comes after
 	if req.Commit != nil {
 		// The outcome is written with the turn, and the caller's writes with both.

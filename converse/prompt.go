@@ -28,6 +28,9 @@ func systemPrompt(a *blueprint.Agent, offered map[blueprint.ToolType]bool) strin
 	}
 	if offered[blueprint.ToolSearchKnowledgeBase] {
 		b.WriteString("- Before answering a question about the business, search the knowledge base with search_knowledge_base and answer from what it returns; mention the source URL when it helps.\n")
+		if prefetchSearch(a) {
+			b.WriteString("- Each message comes with a search of the knowledge base for its own words; when those passages do not answer it, search again with other words.\n")
+		}
 	}
 	if offered[blueprint.ToolApplyLabel] && len(a.Labels) > 0 {
 		b.WriteString("- Classify the conversation with apply_label when one of these labels fits: " + strings.Join(a.Labels, ", ") + ".\n")

@@ -20,6 +20,8 @@ import (
 
 	"switchboard/agent"
 	"switchboard/blueprint"
+	"switchboard/inputguard"
+	"switchboard/llm"
 	"switchboard/netguard"
 	"switchboard/store"
 )
@@ -67,9 +69,14 @@ var toolName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 // its configuration. A tool that cannot work (apply_label without labels, an http tool without
 // a url) is not offered. Names are the tool's type, or its config `name`; a repeated name
 // gets a suffix (_2, _3, ...).
-func (s *Service) tools(tc turnContext, notes *turnNotes) (*agent.Tools, error) {
+//
+// prefetch is the name of the knowledge search to run before the model is asked (see
+// Service.prefetch): the first enabled search_knowledge_base tool, unless its config says
+// `prefetch: false`; "" when there is none.
+func (s *Service) tools(tc turnContext, notes *turnNotes) (_ *agent.Tools, prefetch string, _ error) {
 	var list []agent.Tool
 	taken := map[string]int{}
+	searching := false
 	for _, t := range tc.bp.Tools {
 		if !t.Enabled {
 			continue
@@ -88,9 +95,90 @@ func (s *Service) tools(tc turnContext, notes *turnNotes) (*agent.Tools, error) 
 		if k := taken[tool.Name]; k > 1 {
 			tool.Name = fmt.Sprintf("%s_%d", tool.Name, k)
 		}
+		if t.Type == blueprint.ToolSearchKnowledgeBase && !searching {
+			searching = true
+			if prefetches(t) {
+				prefetch = tool.Name
+			}
+		}
 		list = append(list, tool)
 	}
-	return agent.NewTools(list...)
+	tools, err := agent.NewTools(list...)
+	return tools, prefetch, err
+}
+
+// prefetches reports whether a search_knowledge_base tool searches before the model is asked:
+// unless its config sets `prefetch: false`.
+func prefetches(t blueprint.Tool) bool {
+	on, set := t.Config["prefetch"].(bool)
+	return on || !set
+}
+
+// prefetchReserve is the room kept in a turn's history window for the prefetched search
+// (Service.prefetch): SearchResults passages of chunkChars characters, their titles and URLs
+// and the JSON around them, at about one byte a character. A result that is larger (text of
+// several bytes a character) makes the pipeline read a smaller window itself.
+const prefetchReserve = SearchResults*(chunkChars+400) + 200
+
+// prefetch runs the turn's knowledge search with the visitor's own words before the model is
+// asked, and returns it as the model's call of the tool named name and its result (the turn's
+// agent.Turn.Prelude), so the usual turn, a question about the business, costs one model call
+// instead of two: the model answers from the passages, or searches again with other words.
+// A search that finds nothing gives no prelude and is not counted (the model decides, as
+// without it); one that fails is logged and the turn goes on without it.
+func (s *Service) prefetch(tc turnContext, notes *turnNotes, name, message string) ([]llm.Message, error) {
+	if name == "" {
+		return nil, nil
+	}
+	chunks, err := s.Search(tc.ctx, tc.agent.WorkspaceID, tc.agent.ID, message, SearchResults)
+	if err != nil {
+		if ctxErr := tc.ctx.Err(); ctxErr != nil {
+			return nil, ctxErr
+		}
+		s.log.WarnContext(tc.ctx, "the knowledge search before the model call failed; the model searches itself", "agent_id", tc.agent.ID.String(), "error", err.Error())
+		return nil, nil
+	}
+	if len(chunks) == 0 {
+		return nil, nil
+	}
+	notes.searched(len(chunks))
+	args, err := json.Marshal(map[string]string{"query": message})
+	if err != nil {
+		return nil, err
+	}
+	result, err := json.Marshal(searchResult(chunks))
+	if err != nil {
+		return nil, err
+	}
+	id := "kb_" + strings.ReplaceAll(uuid.NewString(), "-", "")
+	return []llm.Message{
+		{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: id, Name: name, Arguments: args}}},
+		{Role: llm.RoleTool, ToolResults: []llm.ToolResult{{CallID: id, Name: name, Content: inputguard.Scrub(string(result))}}},
+	}, nil
+}
+
+// searchOutput is what search_knowledge_base gives the model.
+type searchOutput struct {
+	Results []searchHit `json:"results"`
+	Note    string      `json:"note,omitempty"`
+}
+
+type searchHit struct {
+	Title   string `json:"title"`
+	URL     string `json:"url"`
+	Content string `json:"content"`
+}
+
+// searchResult is the tool's result for the chunks a search found.
+func searchResult(chunks []store.Chunk) searchOutput {
+	out := searchOutput{Results: make([]searchHit, 0, len(chunks))}
+	for _, c := range chunks {
+		out.Results = append(out.Results, searchHit{Title: c.Title, URL: c.URL, Content: truncate(c.Content, chunkChars)})
+	}
+	if len(chunks) == 0 {
+		out.Note = "Nothing in the knowledge base matches. Do not guess: say you don't know."
+	}
+	return out
 }
 
 func (s *Service) tool(tc turnContext, t blueprint.Tool, notes *turnNotes) (agent.Tool, bool) {
@@ -133,22 +221,7 @@ func (s *Service) searchTool(tc turnContext, notes *turnNotes) agent.Tool {
 				return nil, err
 			}
 			notes.searched(len(chunks))
-			type result struct {
-				Title   string `json:"title"`
-				URL     string `json:"url"`
-				Content string `json:"content"`
-			}
-			out := struct {
-				Results []result `json:"results"`
-				Note    string   `json:"note,omitempty"`
-			}{Results: []result{}}
-			for _, c := range chunks {
-				out.Results = append(out.Results, result{Title: c.Title, URL: c.URL, Content: truncate(c.Content, chunkChars)})
-			}
-			if len(chunks) == 0 {
-				out.Note = "Nothing in the knowledge base matches. Do not guess: say you don't know."
-			}
-			return out, nil
+			return searchResult(chunks), nil
 		},
 	}
 }

@@ -23,7 +23,9 @@
 // when the request offers the tool search_knowledge_base and holds no tool result after its
 // last user message (the turn has not searched yet), the
 // answer is a call of that tool whose query is the text of the last user message (the load
-// generator sends a few words of its corpus); otherwise it is the usual text.
+// generator sends a few words of its corpus); otherwise it is the usual text, and the
+// request counts as answered from a search (`from_search` in /stats: a search ran in the
+// turn, whether the model asked for it or the server ran it first).
 //
 // Answers are pre-rendered per protocol and model, so the mock costs as little as possible
 // next to the server it measures. -capture DIR writes the first request of each protocol and
@@ -130,11 +132,12 @@ type mock struct {
 	captured sync.Map // capture file name -> true
 
 	anthropic, openai, gemini, errors atomic.Int64
+	fromSearch                        atomic.Int64 // search=1 requests answered in text after a tool result
 }
 
 func (m *mock) statsJSON() []byte {
 	b, _ := json.Marshal(map[string]int64{"anthropic": m.anthropic.Load(), "openai": m.openai.Load(),
-		"gemini": m.gemini.Load(), "errors": m.errors.Load()})
+		"gemini": m.gemini.Load(), "errors": m.errors.Load(), "from_search": m.fromSearch.Load()})
 	return b
 }
 
@@ -255,10 +258,17 @@ func (m *mock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		m.fail(w, http.StatusBadRequest, a.err.Error())
 		return
 	}
-	if a.search && offersSearch(buf.Bytes()) && !hasToolResult(protocol, buf.Bytes()) {
+	searching := a.search && offersSearch(buf.Bytes())
+	switch {
+	case searching && !hasToolResult(protocol, buf.Bytes()):
 		a = m.searchCall(protocol, req.Model, req.IncludeUsage, buf.Bytes())
-	} else if a.echo {
-		a = m.echoed(protocol, req.Model, req.IncludeUsage, buf.Bytes())
+	case searching:
+		m.fromSearch.Add(1)
+		fallthrough
+	default:
+		if a.echo {
+			a = m.echoed(protocol, req.Model, req.IncludeUsage, buf.Bytes())
+		}
 	}
 	paced := a.paced
 	if !req.Stream {

@@ -295,4 +295,8 @@ func TestSearchModelCallsTheKnowledgeTool(t *testing.T) {
 			}
 		})
 	}
+	// One answer per protocol came after a search's result (the other text answers did not).
+	if n := m.fromSearch.Load(); n != 3 {
+		t.Fatalf("from_search %d, want 3", n)
+	}
 }

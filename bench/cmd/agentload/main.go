@@ -114,13 +114,16 @@ func main() {
 		}
 	}
 	for _, k := range kinds {
-		before := vendorCalls(*mockURL)
+		before, searchedBefore := vendorCalls(*mockURL)
 		r := closedLoop(ctx, client, k, sessions[k.name], *warmup)
 		note := ""
 		if strings.HasSuffix(k.name, "agent") && before >= 0 && r.ok > 0 {
 			// Every turn sent is answered before closedLoop returns (those after the end are
 			// late), so the mock has counted all their calls; a failed turn may have made fewer.
-			note = fmt.Sprintf("; vendor calls per turn %.2f (2: the search ran)", float64(vendorCalls(*mockURL)-before)/float64(r.ok+r.failed+r.late))
+			calls, searched := vendorCalls(*mockURL)
+			turns := float64(r.ok + r.failed + r.late)
+			note = fmt.Sprintf("; vendor calls per turn %.2f, answered from a search %.2f (1.00: every turn searched)",
+				float64(calls-before)/turns, float64(searched-searchedBefore)/turns)
 		}
 		fmt.Fprintf(os.Stderr, "agentload: warm-up %s: %d ok, %d failed, %d answered after its end%s\n", k.name, r.ok, r.failed, r.late, note)
 		if r.ok+r.late == 0 { // a slow machine may answer nothing within a short warm-up: late answers count
@@ -287,19 +290,20 @@ func spread(v []float64, f string) string {
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d.Microseconds())/1000) }
 
-// vendorCalls is the mock's count of vendor calls (GET /stats), -1 without a mock.
-func vendorCalls(mock string) int64 {
+// vendorCalls is the mock's count of vendor calls and of those answered from a search
+// (GET /stats), -1 without a mock.
+func vendorCalls(mock string) (calls, fromSearch int64) {
 	if mock == "" {
-		return -1
+		return -1, -1
 	}
 	resp, err := http.Get(strings.TrimSuffix(mock, "/") + "/stats")
 	if err != nil {
-		return -1
+		return -1, -1
 	}
 	defer resp.Body.Close()
 	var s map[string]int64
 	if json.NewDecoder(resp.Body).Decode(&s) != nil {
-		return -1
+		return -1, -1
 	}
-	return s["anthropic"] + s["openai"] + s["gemini"]
+	return s["anthropic"] + s["openai"] + s["gemini"], s["from_search"]
 }
