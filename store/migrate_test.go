@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -169,4 +170,26 @@ func TestMigrationClassifiesOldAttemptErrors(t *testing.T) {
 		want[class]++
 	}
 	require.Equal(t, want, classes)
+}
+
+// TestTurnValuesAreCompressedWithLZ4: a tool result over PostgreSQL's 2 kB threshold is
+// stored with lz4 (migration 0037), on a server built with it, as this project's are.
+func TestTurnValuesAreCompressedWithLZ4(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := storetest.New(t)
+	var lz4 bool
+	require.NoError(t, s.Pool().QueryRow(ctx, `SELECT 'lz4' = ANY (enumvals) FROM pg_settings WHERE name = 'default_toast_compression'`).Scan(&lz4))
+	if !lz4 {
+		t.Skip("this PostgreSQL was built without lz4; the migration keeps pglz")
+	}
+	ws, err := s.CreateWorkspace(ctx, "acme", 0)
+	require.NoError(t, err)
+	conv, err := s.CreateConversation(ctx, ws.ID, "api")
+	require.NoError(t, err)
+	big := fmt.Sprintf(`[{"call_id":"c1","name":"search","content":%q}]`, strings.Repeat("passage about sunday opening hours ", 200))
+	require.NoError(t, s.AppendMessages(ctx, ws.ID, conv.ID, []store.Message{{Role: "tool", ToolResults: []byte(big)}}))
+	var method string
+	require.NoError(t, s.Pool().QueryRow(ctx, `SELECT pg_column_compression(tool_results) FROM messages WHERE conversation_id = $1`, conv.ID).Scan(&method))
+	require.Equal(t, "lz4", method)
 }

@@ -1,15 +1,19 @@
 // Command agentload is the load of `bench/run.sh agents` (issue 49, items 3 and 4): a
 // deployed agent's turn and the webchat embed route against stored responses, in one run.
 //
+//	agentload chart -o FILE [-title T] [-caption C] TABLE.txt   (chart.go)
 //	agentload -server URL -key KEY -mock URL [-model beta-5.4-mini] [-chunks 10000]
 //	          [-clients 64] [-rounds 10] [-round 5s] [-warmup 3s]
 //
 // Setup, over HTTP: the corpus (-chunks paragraphs, one chunk each) uploaded as one text
 // file, an agent naming it with business hours, blocked topics, an escalation rule, labels
 // and search_knowledge_base, its ingestion awaited, then the agent deployed on webchat.
-// The model is the mock's search=1 model (bench/mockllm): each turn of the agent costs two
-// vendor calls, the search_knowledge_base call with the visitor's words as the query, then
-// the answer after the search's results.
+// The model is the mock's search=1 model (bench/mockllm): it calls search_knowledge_base with
+// the visitor's words as the query unless the request already holds a search's result. The
+// server searches for the message before it asks the model (converse: the prefetch), so a
+// turn costs one vendor call; a server without the prefetch (a baseline before it) two. The
+// warm-up prints both figures from the mock's counters: vendor calls per turn, and the share
+// of turns answered from a search (1.00: every turn searched, whoever asked for it).
 //
 // Then, after a warm-up of each, rounds in which the three routes run one after the other,
 // each for -round as a closed loop of -clients clients, the order rotating every round:
@@ -46,6 +50,13 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "chart" {
+		if err := chartMain(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "agentload chart:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	server := flag.String("server", "", "the server's base URL")
 	key := flag.String("key", "", "an API key")
 	mockURL := flag.String("mock", "", "the mock vendor's base URL (its /stats checks the tool calls)")
