@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -192,4 +193,33 @@ func TestTurnValuesAreCompressedWithLZ4(t *testing.T) {
 	var method string
 	require.NoError(t, s.Pool().QueryRow(ctx, `SELECT pg_column_compression(tool_results) FROM messages WHERE conversation_id = $1`, conv.ID).Scan(&method))
 	require.Equal(t, "lz4", method)
+}
+
+// TestAToolResultThatCompressesSmallStaysInItsRow: a 5 kB knowledge search result, lz4
+// compressed under toast_tuple_target (migration 0038), is kept in the messages row rather
+// than the TOAST table, and its stored size is the one the history window counted before.
+func TestAToolResultThatCompressesSmallStaysInItsRow(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := storetest.New(t)
+	ws, err := s.CreateWorkspace(ctx, "acme", 0)
+	require.NoError(t, err)
+	conv, err := s.CreateConversation(ctx, ws.ID, "api")
+	require.NoError(t, err)
+	// Passages that lz4 takes to about half: over 2 kB compressed, so out of line at the default.
+	var passages strings.Builder
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 50 {
+		fmt.Fprintf(&passages, "%016x%016x%016x the shop opens on sunday at nine and closes at five ", rng.Uint64(), rng.Uint64(), rng.Uint64())
+	}
+	result := fmt.Sprintf(`[{"call_id":"c1","name":"search","content":%q}]`, passages.String())
+	require.Greater(t, len(result), 4080)
+	require.NoError(t, s.AppendMessages(ctx, ws.ID, conv.ID, []store.Message{{Role: "tool", ToolResults: []byte(result)}}))
+	var toastBytes int64 // the TOAST table's size: it has no page until a value goes there
+	require.NoError(t, s.Pool().QueryRow(ctx, `SELECT pg_relation_size(reltoastrelid) FROM pg_class WHERE oid = 'messages'::regclass`).Scan(&toastBytes))
+	require.Zero(t, toastBytes, "the tool result went to the TOAST table")
+	var stored, counted int
+	require.NoError(t, s.Pool().QueryRow(ctx, `SELECT bytes, octet_length(content) + coalesce(octet_length(tool_calls::text), 0) + coalesce(octet_length(tool_results::text), 0)
+		FROM messages WHERE conversation_id = $1`, conv.ID).Scan(&stored, &counted))
+	require.Equal(t, counted, stored)
 }

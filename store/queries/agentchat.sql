@@ -64,9 +64,8 @@ LEFT JOIN contacts k ON k.id = c.contact_id AND k.workspace_id = c.workspace_id
 LEFT JOIN LATERAL (
     SELECT w.seq, w.role, w.content, w.tool_calls, w.tool_results FROM (
         SELECT n.seq, n.role, n.content, n.tool_calls, n.tool_results,
-               sum(octet_length(n.content) + coalesce(octet_length(n.tool_calls::text), 0)
-                   + coalesce(octet_length(n.tool_results::text), 0)) OVER (ORDER BY n.seq DESC) AS tail_bytes
-        FROM (SELECT m.seq, m.role, m.content, m.tool_calls, m.tool_results FROM messages m
+               sum(n.bytes) OVER (ORDER BY n.seq DESC) AS tail_bytes
+        FROM (SELECT m.seq, m.role, m.content, m.tool_calls, m.tool_results, m.bytes FROM messages m
               WHERE m.workspace_id = c.workspace_id AND m.conversation_id = c.id AND NOT m.notice
               ORDER BY m.seq DESC LIMIT @max_messages::int) n
     ) w

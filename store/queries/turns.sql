@@ -19,9 +19,8 @@ ORDER BY seq;
 -- whatever the length of the conversation.
 SELECT role, content, tool_calls, tool_results FROM (
     SELECT seq, role, content, tool_calls, tool_results,
-           sum(octet_length(content) + coalesce(octet_length(tool_calls::text), 0)
-               + coalesce(octet_length(tool_results::text), 0)) OVER (ORDER BY seq DESC) AS tail_bytes
-    FROM (SELECT * FROM messages
+           sum(bytes) OVER (ORDER BY seq DESC) AS tail_bytes
+    FROM (SELECT seq, role, content, tool_calls, tool_results, bytes FROM messages
           WHERE workspace_id = @workspace_id AND conversation_id = @conversation_id AND NOT notice
           ORDER BY seq DESC LIMIT @max_messages::int) newest
 ) w

@@ -357,6 +357,7 @@ type Message struct {
 	AuthorUserID   *uuid.UUID
 	AuthorName     *string
 	Notice         bool
+	Bytes          *int
 }
 
 type OauthClient struct {

@@ -211,9 +211,8 @@ func (q *Queries) History(ctx context.Context, db DBTX, arg HistoryParams) ([]Hi
 const historyWindow = `-- name: HistoryWindow :many
 SELECT role, content, tool_calls, tool_results FROM (
     SELECT seq, role, content, tool_calls, tool_results,
-           sum(octet_length(content) + coalesce(octet_length(tool_calls::text), 0)
-               + coalesce(octet_length(tool_results::text), 0)) OVER (ORDER BY seq DESC) AS tail_bytes
-    FROM (SELECT workspace_id, conversation_id, seq, role, content, tool_calls, tool_results, created_at, author_user_id, author_name, notice FROM messages
+           sum(bytes) OVER (ORDER BY seq DESC) AS tail_bytes
+    FROM (SELECT seq, role, content, tool_calls, tool_results, bytes FROM messages
           WHERE workspace_id = $1 AND conversation_id = $2 AND NOT notice
           ORDER BY seq DESC LIMIT $3::int) newest
 ) w
