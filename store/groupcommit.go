@@ -21,23 +21,20 @@ type TurnWrite struct {
 }
 
 // WriteTurns appends the messages of many turns (the group commit) in one pipelined batch
-// whatever their number: one statement per conversation continued (its row locked and its
-// seqs reserved as AppendMessages does, the messages numbered from them), one INSERT for every
-// new conversation (their ids chosen here) and one for all their messages. In a pipelined
-// transaction (Store.Pipelined) the batch waits for the transaction's next statement and
-// travels with it; a continued conversation that is gone fails it as not found. Turns of one
-// conversation append in the order given.
+// whatever their number: one statement for every conversation continued (their rows locked in
+// id order and their seqs reserved as AppendMessages does, the messages numbered from them),
+// one INSERT for every new conversation (their ids chosen here) and one for all their
+// messages. In a pipelined transaction (Store.Pipelined) the batch waits for the
+// transaction's next statement and travels with it; a continued conversation that is gone
+// fails it as not found. Turns of one conversation append in the order given.
 func (t *Tx) WriteTurns(ctx context.Context, turns []*TurnWrite) error {
 	batch := &pgx.Batch{}
 	var rows dbsqlc.InsertMessageRowsParams
 	var created dbsqlc.CreateConversationsParams
+	var continued appendRows
 	for _, w := range turns {
 		if w.Conversation != nil {
-			if len(w.Messages) > 0 {
-				if err := t.sql.AppendMessageRows(ctx, affectsRows{batchQueue{batch}, "conversation"}, appendRowsOf(w)); err != nil {
-					return err
-				}
-			}
+			continued.add(w)
 			continue
 		}
 		w.Conversation = &Conversation{ID: newRowID(), ShortID: w.NewShortID, Channel: "api"}
@@ -48,6 +45,11 @@ func (t *Tx) WriteTurns(ctx context.Context, turns []*TurnWrite) error {
 			rows.WorkspaceIds, rows.ConversationIds = append(rows.WorkspaceIds, w.WorkspaceID), append(rows.ConversationIds, w.Conversation.ID)
 			rows.Seqs, rows.Roles, rows.Contents = append(rows.Seqs, i+1), append(rows.Roles, m.Role), append(rows.Contents, m.Content)
 			rows.ToolCalls, rows.ToolResults = append(rows.ToolCalls, nullJSON(m.ToolCalls)), append(rows.ToolResults, nullJSON(m.ToolResults))
+		}
+	}
+	if len(continued.Ids) > 0 {
+		if err := t.sql.AppendManyMessageRows(ctx, affectsRows{batchQueue{batch}, "conversation"}, continued.AppendManyMessageRowsParams); err != nil {
+			return err
 		}
 	}
 	b := batchQueue{batch}
@@ -64,14 +66,34 @@ func (t *Tx) WriteTurns(ctx context.Context, turns []*TurnWrite) error {
 	return t.db.SendBatch(ctx, batch).Close()
 }
 
-// appendRowsOf are the messages of a turn continuing its conversation.
-func appendRowsOf(w *TurnWrite) dbsqlc.AppendMessageRowsParams {
-	p := dbsqlc.AppendMessageRowsParams{WorkspaceID: w.WorkspaceID, ID: w.Conversation.ID}
-	for _, m := range w.Messages {
-		p.Roles, p.Contents = append(p.Roles, m.Role), append(p.Contents, m.Content)
-		p.ToolCalls, p.ToolResults = append(p.ToolCalls, nullJSON(m.ToolCalls)), append(p.ToolResults, nullJSON(m.ToolResults))
+// appendRows are the messages of the turns continuing their conversations, for one
+// AppendManyMessageRows: a conversation continued by several turns of the batch appears once,
+// its messages in the turns' order.
+type appendRows struct {
+	dbsqlc.AppendManyMessageRowsParams
+	at map[uuid.UUID]int // a conversation's place in Ids
+}
+
+func (a *appendRows) add(w *TurnWrite) {
+	if len(w.Messages) == 0 {
+		return
 	}
-	return p
+	id := w.Conversation.ID
+	i, ok := a.at[id]
+	if !ok {
+		if a.at == nil {
+			a.at = map[uuid.UUID]int{}
+		}
+		i = len(a.Ids)
+		a.at[id] = i
+		a.WorkspaceIds, a.Ids, a.Counts = append(a.WorkspaceIds, w.WorkspaceID), append(a.Ids, id), append(a.Counts, 0)
+	}
+	for _, m := range w.Messages {
+		a.Counts[i]++
+		a.MessageWorkspaceIds, a.ConversationIds = append(a.MessageWorkspaceIds, w.WorkspaceID), append(a.ConversationIds, id)
+		a.Positions, a.Roles, a.Contents = append(a.Positions, a.Counts[i]), append(a.Roles, m.Role), append(a.Contents, m.Content)
+		a.ToolCalls, a.ToolResults = append(a.ToolCalls, nullJSON(m.ToolCalls)), append(a.ToolResults, nullJSON(m.ToolResults))
+	}
 }
 
 // InsertTurnRecords writes the records of many turns (the group commit) in one pipelined

@@ -228,8 +228,8 @@ func TestPipelinedNotFoundKeepsTheTransaction(t *testing.T) {
 
 // TestPipelinedContinuedConversations: turns continuing conversations (two of one, one of
 // another) number their messages after what the conversations hold, in the order given, in
-// the same round trip; a conversation that is gone fails the batch as not found, and rolls it
-// back although it travelled with COMMIT.
+// the same round trip; a conversation that is gone, or another workspace's, fails the batch
+// as not found, and rolls it back although it travelled with COMMIT.
 func TestPipelinedContinuedConversations(t *testing.T) {
 	ctx := context.Background()
 	s, w := pipeWorkspace(t, 1000)
@@ -270,6 +270,19 @@ func TestPipelinedContinuedConversations(t *testing.T) {
 		return tx.SettleMany(ctx, w.ID, []store.Settlement{spend(1)})
 	})
 	require.ErrorIs(t, err, store.ErrNotFound)
+	require.Equal(t, 6, count(t, s, `SELECT message_seq FROM conversations WHERE id = $1`, a.ID), "rolled back")
+
+	// Another workspace's conversation is not found either, and nothing of it is written.
+	other, err := s.CreateWorkspace(ctx, "other", 1000)
+	require.NoError(t, err)
+	theirs := newTurns(other.ID, "theirs")
+	_, err = s.Pipelined(ctx, func(tx *store.Tx) error { return tx.WriteTurns(ctx, theirs) })
+	require.NoError(t, err)
+	_, err = s.Pipelined(ctx, func(tx *store.Tx) error {
+		return tx.WriteTurns(ctx, []*store.TurnWrite{more(a, "a7"), more(theirs[0].Conversation, "x")})
+	})
+	require.ErrorIs(t, err, store.ErrNotFound)
+	require.Equal(t, 2, count(t, s, `SELECT message_seq FROM conversations WHERE id = $1`, theirs[0].Conversation.ID))
 	require.Equal(t, 6, count(t, s, `SELECT message_seq FROM conversations WHERE id = $1`, a.ID), "rolled back")
 }
 

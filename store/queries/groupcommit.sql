@@ -77,18 +77,31 @@ SELECT coalesce(w.balance_nano_usd, raise_not_found('workspace'))::bigint AS bal
        coalesce(w.month_spend_nano_usd, 0)::bigint AS month_spend_nano_usd, (SELECT count(*) FROM dispatched) AS dispatched
 FROM (SELECT) AS one LEFT JOIN w ON true;
 
--- name: AppendMessageRows :exec
--- AppendMessageRows appends messages to a conversation in one statement (the group commit):
--- the UPDATE locks its row and reserves their seqs, as ReserveMessageSeqs does, and the INSERT
--- numbers them from it, so no result has to come back before the messages are written and
--- the statement travels in a pipelined batch. A conversation that is not the workspace's fails
--- the statement as not found (raise_not_found): the batch may travel with COMMIT.
-WITH reserved AS (
-    UPDATE conversations SET message_seq = message_seq + cardinality(@roles::text[]), updated_at = now()
-    WHERE workspace_id = @workspace_id::uuid AND id = @id::uuid
-    RETURNING message_seq - cardinality(@roles::text[]) AS last_seq
+-- name: AppendManyMessageRows :exec
+-- AppendManyMessageRows appends the messages of many conversations in one statement (the
+-- group commit), so that no result has to come back before they are written and the
+-- statement travels in a pipelined batch. Each of @ids, in the workspace at the same place of
+-- @workspace_ids, gets @counts messages: those whose @conversation_ids is its id, numbered
+-- after its last seq by their @positions (1..count). The rows are locked in id order (FOR NO
+-- KEY UPDATE, the UPDATE's own lock, which leaves alone the KEY SHARE of rows inserted with a
+-- reference to them), as every batch locks them, so that two batches never wait for each
+-- other in a cycle. A conversation that is not its workspace's fails the statement as not
+-- found (raise_not_found): the batch may travel with COMMIT.
+WITH input AS (
+    SELECT unnest(@workspace_ids::uuid[]) AS workspace_id, unnest(@ids::uuid[]) AS id, unnest(@counts::int[]) AS n
+), locked AS (
+    SELECT c.id, i.n FROM conversations c JOIN input i ON c.workspace_id = i.workspace_id AND c.id = i.id
+    ORDER BY c.id FOR NO KEY UPDATE OF c
+), reserved AS (
+    UPDATE conversations c SET message_seq = c.message_seq + l.n, updated_at = now()
+    FROM locked l WHERE c.id = l.id
+    RETURNING c.id, c.message_seq - l.n AS last_seq
 )
 INSERT INTO messages (workspace_id, conversation_id, seq, role, content, tool_calls, tool_results)
-SELECT @workspace_id::uuid, @id::uuid, coalesce(reserved.last_seq, raise_not_found('conversation')) + generate_subscripts(@roles::text[], 1),
-       unnest(@roles::text[]), unnest(@contents::text[]), unnest(@tool_calls::jsonb[]), unnest(@tool_results::jsonb[])
-FROM (SELECT) AS one LEFT JOIN reserved ON true;
+SELECT m.workspace_id, m.conversation_id, coalesce(r.last_seq, raise_not_found('conversation')) + m.pos,
+       m.role, m.content, m.tool_calls, m.tool_results
+FROM (SELECT unnest(@message_workspace_ids::uuid[]) AS workspace_id, unnest(@conversation_ids::uuid[]) AS conversation_id,
+             unnest(@positions::int[]) AS pos, unnest(@roles::text[]) AS role, unnest(@contents::text[]) AS content,
+             unnest(@tool_calls::jsonb[]) AS tool_calls, unnest(@tool_results::jsonb[]) AS tool_results) AS m
+LEFT JOIN reserved r ON r.id = m.conversation_id;
+

@@ -12,40 +12,60 @@ import (
 	"github.com/google/uuid"
 )
 
-const appendMessageRows = `-- name: AppendMessageRows :exec
-WITH reserved AS (
-    UPDATE conversations SET message_seq = message_seq + cardinality($3::text[]), updated_at = now()
-    WHERE workspace_id = $1::uuid AND id = $2::uuid
-    RETURNING message_seq - cardinality($3::text[]) AS last_seq
+const appendManyMessageRows = `-- name: AppendManyMessageRows :exec
+WITH input AS (
+    SELECT unnest($8::uuid[]) AS workspace_id, unnest($9::uuid[]) AS id, unnest($10::int[]) AS n
+), locked AS (
+    SELECT c.id, i.n FROM conversations c JOIN input i ON c.workspace_id = i.workspace_id AND c.id = i.id
+    ORDER BY c.id FOR NO KEY UPDATE OF c
+), reserved AS (
+    UPDATE conversations c SET message_seq = c.message_seq + l.n, updated_at = now()
+    FROM locked l WHERE c.id = l.id
+    RETURNING c.id, c.message_seq - l.n AS last_seq
 )
 INSERT INTO messages (workspace_id, conversation_id, seq, role, content, tool_calls, tool_results)
-SELECT $1::uuid, $2::uuid, coalesce(reserved.last_seq, raise_not_found('conversation')) + generate_subscripts($3::text[], 1),
-       unnest($3::text[]), unnest($4::text[]), unnest($5::jsonb[]), unnest($6::jsonb[])
-FROM (SELECT) AS one LEFT JOIN reserved ON true
+SELECT m.workspace_id, m.conversation_id, coalesce(r.last_seq, raise_not_found('conversation')) + m.pos,
+       m.role, m.content, m.tool_calls, m.tool_results
+FROM (SELECT unnest($1::uuid[]) AS workspace_id, unnest($2::uuid[]) AS conversation_id,
+             unnest($3::int[]) AS pos, unnest($4::text[]) AS role, unnest($5::text[]) AS content,
+             unnest($6::jsonb[]) AS tool_calls, unnest($7::jsonb[]) AS tool_results) AS m
+LEFT JOIN reserved r ON r.id = m.conversation_id
 `
 
-type AppendMessageRowsParams struct {
-	WorkspaceID uuid.UUID
-	ID          uuid.UUID
-	Roles       []string
-	Contents    []string
-	ToolCalls   [][]byte
-	ToolResults [][]byte
+type AppendManyMessageRowsParams struct {
+	MessageWorkspaceIds []uuid.UUID
+	ConversationIds     []uuid.UUID
+	Positions           []int
+	Roles               []string
+	Contents            []string
+	ToolCalls           [][]byte
+	ToolResults         [][]byte
+	WorkspaceIds        []uuid.UUID
+	Ids                 []uuid.UUID
+	Counts              []int
 }
 
-// AppendMessageRows appends messages to a conversation in one statement (the group commit):
-// the UPDATE locks its row and reserves their seqs, as ReserveMessageSeqs does, and the INSERT
-// numbers them from it, so no result has to come back before the messages are written and
-// the statement travels in a pipelined batch. A conversation that is not the workspace's fails
-// the statement as not found (raise_not_found): the batch may travel with COMMIT.
-func (q *Queries) AppendMessageRows(ctx context.Context, db DBTX, arg AppendMessageRowsParams) error {
-	_, err := db.Exec(ctx, appendMessageRows,
-		arg.WorkspaceID,
-		arg.ID,
+// AppendManyMessageRows appends the messages of many conversations in one statement (the
+// group commit), so that no result has to come back before they are written and the
+// statement travels in a pipelined batch. Each of @ids, in the workspace at the same place of
+// @workspace_ids, gets @counts messages: those whose @conversation_ids is its id, numbered
+// after its last seq by their @positions (1..count). The rows are locked in id order (FOR NO
+// KEY UPDATE, the UPDATE's own lock, which leaves alone the KEY SHARE of rows inserted with a
+// reference to them), as every batch locks them, so that two batches never wait for each
+// other in a cycle. A conversation that is not its workspace's fails the statement as not
+// found (raise_not_found): the batch may travel with COMMIT.
+func (q *Queries) AppendManyMessageRows(ctx context.Context, db DBTX, arg AppendManyMessageRowsParams) error {
+	_, err := db.Exec(ctx, appendManyMessageRows,
+		arg.MessageWorkspaceIds,
+		arg.ConversationIds,
+		arg.Positions,
 		arg.Roles,
 		arg.Contents,
 		arg.ToolCalls,
 		arg.ToolResults,
+		arg.WorkspaceIds,
+		arg.Ids,
+		arg.Counts,
 	)
 	return err
 }
