@@ -22,39 +22,50 @@ import (
 // holds no lock on the workspace through its commit.
 //
 // The conversation's state and its history window of window bytes (agent.HistoryWindow) are
-// read in one statement (store.AgentTurnState), the window for the model turn, if any.
+// read in one statement (store.AgentTurnState), the window for the model turn, if any, with
+// the plan of the search before the model call when the agent makes one (prefetchSearch).
 //
 // version, when not 0, is the version of a kept copy of the agent (agentCache), which the
 // continued conversation's read confirms before anything else: otherwise errStaleAgent.
-func (s *Service) conversation(ctx context.Context, a store.Agent, bp *blueprint.Blueprint, req Request, opened *[]store.NewEvent, window, version int64) (store.AgentConversation, *agent.History, error) {
+func (s *Service) conversation(ctx context.Context, a store.Agent, bp *blueprint.Blueprint, req Request, opened *[]store.NewEvent, window, version int64) (turnState, error) {
 	contact := storeContact(req.Contact)
+	search := "" // the search before the model call is planned with the read
+	if prefetchSearch(&bp.Agent) {
+		search = req.Message
+	}
+	read := func(ref string) (store.AgentTurn, error) {
+		return s.store.AgentTurnState(ctx, a.WorkspaceID, ref, agent.HistoryMaxMessages, window, search)
+	}
+	state := func(st store.AgentTurn) turnState {
+		return turnState{conv: st.Conversation, history: &agent.History{MaxBytes: window, Messages: st.History}, search: st.Search}
+	}
 	if req.ConversationID != "" {
 		ref := req.ConversationID
 		if req.Conversation != nil {
 			ref = req.Conversation.String()
 		}
-		st, err := s.store.AgentTurnState(ctx, a.WorkspaceID, ref, agent.HistoryMaxMessages, window)
+		st, err := read(ref)
 		conv := st.Conversation
 		if version != 0 && (err != nil || st.AgentVersion != version || conv.AgentID == nil || *conv.AgentID != a.ID) {
-			return conv, nil, errStaleAgent // decided again on a fresh read of the agent
+			return turnState{}, errStaleAgent // decided again on a fresh read of the agent
 		}
 		if err != nil {
-			return conv, nil, apierr.WithParam(err, "conversation_id")
+			return turnState{}, apierr.WithParam(err, "conversation_id")
 		}
 		if conv.AgentID == nil || *conv.AgentID != a.ID {
-			return conv, nil, apierr.NotFound("conversation_id", "conversation_not_found", "This agent has no conversation %q.", req.ConversationID)
+			return turnState{}, apierr.NotFound("conversation_id", "conversation_not_found", "This agent has no conversation %q.", req.ConversationID)
 		}
 		if contact != nil {
-			err := s.store.InTx(ctx, func(tx *store.Tx) error { return mergeContact(ctx, tx, a.WorkspaceID, &conv, *contact) })
+			err := s.store.InTx(ctx, func(tx *store.Tx) error { return mergeContact(ctx, tx, a.WorkspaceID, &st.Conversation, *contact) })
 			if err != nil {
-				return conv, nil, err
+				return turnState{}, err
 			}
 		}
-		return conv, &agent.History{MaxBytes: window, Messages: st.History}, nil
+		return state(st), nil
 	}
 	deployed, err := s.store.AgentDeployments(ctx, a.WorkspaceID, a.ID)
 	if err != nil {
-		return store.AgentConversation{}, nil, err
+		return turnState{}, err
 	}
 	channel := req.Channel
 	if channel == "" {
@@ -122,13 +133,13 @@ func (s *Service) conversation(ctx context.Context, a store.Agent, bp *blueprint
 		})
 	}
 	if err != nil {
-		return store.AgentConversation{}, nil, err
+		return turnState{}, err
 	}
 	if opened != nil {
 		*opened = created
 	}
-	st, err := s.store.AgentTurnState(ctx, a.WorkspaceID, id.String(), agent.HistoryMaxMessages, window)
-	return st.Conversation, &agent.History{MaxBytes: window, Messages: st.History}, err
+	st, err := read(id.String())
+	return state(st), err
 }
 
 // opener opens an agent's conversation: the store, or a transaction of it.

@@ -181,6 +181,7 @@ type turnContext struct {
 	conv  store.AgentConversation
 	// history is conv's history window as read with its state; system the system prompt.
 	history *agent.History
+	search  *store.SearchPlan // the plan of the search before the model call, read with conv
 	system  string
 	now     time.Time
 	opened  []store.NewEvent // conversation.created of a conversation this turn opened, for its transaction
@@ -207,17 +208,17 @@ func (s *Service) Chat(ctx context.Context, req Request) (*Answer, error) {
 	if err := validate(req); err != nil {
 		return nil, err
 	}
-	a, bp, conv, history, system, opened, err := s.begin(ctx, req, true)
+	a, bp, st, opened, err := s.begin(ctx, req, true)
 	if errors.Is(err, errStaleAgent) {
 		// The kept copy of the agent is not the row's version: forget it, and read the row.
 		s.agents.forget(req.AgentID)
-		a, bp, conv, history, system, opened, err = s.begin(ctx, req, false)
+		a, bp, st, opened, err = s.begin(ctx, req, false)
 	}
 	if err != nil {
 		return nil, err
 	}
 	settled := false
-	answer, err := s.chat(ctx, req, a, &bp, turnState{conv: conv, history: history, system: system}, opened, &settled)
+	answer, err := s.chat(ctx, req, a, &bp, st, opened, &settled)
 	if err != nil && len(opened) > 0 && !settled {
 		// The turn's transaction did not commit, so the opening's event is settled on its own.
 		if _, serr := s.store.AppendEvents(context.WithoutCancel(ctx), a.WorkspaceID, opened); serr != nil {
@@ -230,22 +231,24 @@ func (s *Service) Chat(ctx context.Context, req Request) (*Answer, error) {
 // begin reads the agent (or takes its kept copy when cached is true: agentCache) and the
 // conversation, opening it when the message opens one. It returns errStaleAgent, having read
 // and written nothing else, when the copy is not the agent's current row.
-func (s *Service) begin(ctx context.Context, req Request, cached bool) (a store.Agent, bp blueprint.Blueprint, conv store.AgentConversation,
-	history *agent.History, system string, opened []store.NewEvent, err error) {
+func (s *Service) begin(ctx context.Context, req Request, cached bool) (a store.Agent, bp blueprint.Blueprint, st turnState, opened []store.NewEvent, err error) {
 	a, bp, version, err := s.turnAgent(ctx, req, cached)
 	if err != nil {
-		return a, bp, conv, nil, "", nil, err
+		return a, bp, st, nil, err
 	}
-	system = withInstructions(systemPrompt(&bp.Agent, offeredTools(&bp.Agent)), req.Instructions)
-	conv, history, err = s.conversation(ctx, a, &bp, req, &opened, s.historyWindow(&bp.Agent, system, req.Message), version)
-	return a, bp, conv, history, system, opened, err
+	system := withInstructions(systemPrompt(&bp.Agent, offeredTools(&bp.Agent)), req.Instructions)
+	st, err = s.conversation(ctx, a, &bp, req, &opened, s.historyWindow(&bp.Agent, system, req.Message), version)
+	st.system = system
+	return a, bp, st, opened, err
 }
 
 // turnState is what Chat read and worked out before the rules: the conversation, its history
-// window and the system prompt.
+// window, the plan of the search before the model call (nil: none was read) and the system
+// prompt.
 type turnState struct {
 	conv    store.AgentConversation
 	history *agent.History
+	search  *store.SearchPlan
 	system  string
 }
 
@@ -294,7 +297,7 @@ func (s *Service) chat(ctx context.Context, req Request, a store.Agent, bp *blue
 			return nil, err
 		}
 	}
-	tc := turnContext{ctx: ctx, agent: a, bp: &bp.Agent, conv: conv, history: st.history, system: st.system, now: s.now(), opened: opened, settled: settled}
+	tc := turnContext{ctx: ctx, agent: a, bp: &bp.Agent, conv: conv, history: st.history, search: st.search, system: st.system, now: s.now(), opened: opened, settled: settled}
 	out, err := s.rules(tc, req.Message)
 	if err != nil {
 		return nil, err

@@ -25,9 +25,9 @@ func (s *Service) Open(ctx context.Context, req Request) (string, error) {
 	if err := json.Unmarshal(a.Blueprint, &bp); err != nil {
 		return "", fmt.Errorf("stored blueprint of agent %s: %w", a.ID, err)
 	}
-	req.ConversationID = ""
-	conv, _, err := s.conversation(ctx, a, &bp, req, nil, 0, 0) // no turn: no history
-	return conv.ShortID, err
+	req.ConversationID, req.Message = "", "" // no turn: no history, no search
+	st, err := s.conversation(ctx, a, &bp, req, nil, 0, 0)
+	return st.conv.ShortID, err
 }
 
 // withInstructions adds a channel's instructions to the system prompt.

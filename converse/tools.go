@@ -130,7 +130,13 @@ func (s *Service) prefetch(tc turnContext, notes *turnNotes, name, message strin
 	if name == "" {
 		return nil, nil
 	}
-	chunks, err := s.Search(tc.ctx, tc.agent.WorkspaceID, tc.agent.ID, message, SearchResults)
+	var chunks []store.Chunk
+	var err error
+	if tc.search != nil { // planned with the conversation's read, for this message and agent
+		chunks, err = s.store.SearchKnowledgeWith(tc.ctx, tc.agent.WorkspaceID, *tc.search, SearchResults)
+	} else {
+		chunks, err = s.Search(tc.ctx, tc.agent.WorkspaceID, tc.agent.ID, message, SearchResults)
+	}
 	if err != nil {
 		if ctxErr := tc.ctx.Err(); ctxErr != nil {
 			return nil, ctxErr

@@ -64,14 +64,19 @@ type AgentTurn struct {
 	AgentVersion int64
 	// History is the turn's history window, as HistoryWindow reads it.
 	History []Message
+	// Search is the plan of a knowledge search for the agent (SearchKnowledgeWith), when the
+	// read was given a search query; nil otherwise.
+	Search *SearchPlan
 }
 
 // AgentTurnState reads, in one statement, a conversation of the workspace with its state
 // (AgentConversationState), the version of its agent's row, and its newest messages as
 // HistoryWindow(maxMessages, maxBytes) returns them. ref is the conversation's `mc-` short id
-// or its UUID, as ConversationByRef takes it.
-func (q *queries) AgentTurnState(ctx context.Context, workspaceID uuid.UUID, ref string, maxMessages int, maxBytes int64) (AgentTurn, error) {
-	p := dbsqlc.AgentTurnStateParams{WorkspaceID: workspaceID, MaxMessages: maxMessages, MaxBytes: maxBytes}
+// or its UUID, as ConversationByRef takes it. With a search query that is not empty, it also
+// plans that search of the conversation's agent's knowledge (AgentTurn.Search), as
+// SearchKnowledge would before it looks.
+func (q *queries) AgentTurnState(ctx context.Context, workspaceID uuid.UUID, ref string, maxMessages int, maxBytes int64, search string) (AgentTurn, error) {
+	p := dbsqlc.AgentTurnStateParams{WorkspaceID: workspaceID, MaxMessages: maxMessages, MaxBytes: maxBytes, SearchQuery: search}
 	if id, err := uuid.Parse(ref); err == nil {
 		p.ID = id // no short id is empty
 	} else {
@@ -93,6 +98,9 @@ func (q *queries) AgentTurnState(ctx context.Context, workspaceID uuid.UUID, ref
 		EscalatedAt: r.EscalatedAt, FailedAttempts: r.FailedAttempts, AwaitingContact: r.AwaitingContact,
 		PickupTimedOutAt: r.PickupTimedOutAt, AssigneeUserID: r.AssigneeUserID,
 	}}
+	if search != "" {
+		out.Search = &SearchPlan{Sources: r.SearchSources, Lexemes: r.SearchLexemes}
+	}
 	out.History = make([]Message, 0, len(rows))
 	for _, r := range rows {
 		if r.Seq == 0 {

@@ -76,7 +76,7 @@ func TestAgentTurnStateReadsTheStateAndTheWindowAtOnce(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, s.OpenAgentConversation(ctx, w.ID, conv.ID, a.ID, nil, nil))
 
-	empty, err := s.AgentTurnState(ctx, w.ID, conv.ShortID, 100, 1<<20)
+	empty, err := s.AgentTurnState(ctx, w.ID, conv.ShortID, 100, 1<<20, "")
 	require.NoError(t, err)
 	require.Equal(t, conv.ID, empty.Conversation.ID)
 	require.Equal(t, &a.ID, empty.Conversation.AgentID)
@@ -96,7 +96,7 @@ func TestAgentTurnStateReadsTheStateAndTheWindowAtOnce(t *testing.T) {
 	}{{100, 1 << 20}, {3, 1 << 20}, {100, 35}, {100, 5}} {
 		want, err := s.HistoryWindow(ctx, w.ID, conv.ID, window.messages, window.bytes)
 		require.NoError(t, err)
-		got, err := s.AgentTurnState(ctx, w.ID, conv.ID.String(), window.messages, window.bytes)
+		got, err := s.AgentTurnState(ctx, w.ID, conv.ID.String(), window.messages, window.bytes, "")
 		require.NoError(t, err)
 		require.Equal(t, want, got.History, "the window of %+v", window)
 		require.Equal(t, empty.AgentVersion, got.AgentVersion)
@@ -104,14 +104,14 @@ func TestAgentTurnStateReadsTheStateAndTheWindowAtOnce(t *testing.T) {
 
 	_, err = s.UpdateAgent(ctx, w.ID, a.ID, store.AgentUpdate{Name: "Ada 2", Status: a.Status, Blueprint: a.Blueprint})
 	require.NoError(t, err)
-	after, err := s.AgentTurnState(ctx, w.ID, conv.ShortID, 100, 1<<20)
+	after, err := s.AgentTurnState(ctx, w.ID, conv.ShortID, 100, 1<<20, "")
 	require.NoError(t, err)
 	require.NotEqual(t, empty.AgentVersion, after.AgentVersion, "an update changes the version")
 
 	other, err := s.CreateWorkspace(ctx, "turnstate-other", 1)
 	require.NoError(t, err)
-	_, err = s.AgentTurnState(ctx, other.ID, conv.ShortID, 100, 1<<20)
+	_, err = s.AgentTurnState(ctx, other.ID, conv.ShortID, 100, 1<<20, "")
 	require.ErrorIs(t, err, store.ErrNotFound, "another workspace sees nothing")
-	_, err = s.AgentTurnState(ctx, w.ID, "mc-nosuch", 100, 1<<20)
+	_, err = s.AgentTurnState(ctx, w.ID, "mc-nosuch", 100, 1<<20, "")
 	require.ErrorIs(t, err, store.ErrNotFound)
 }

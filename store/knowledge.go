@@ -77,11 +77,27 @@ const (
 // docs/benchmarks.md ("Knowledge search").
 func (q *queries) SearchKnowledge(ctx context.Context, workspaceID, agentID uuid.UUID, query string, limit int) ([]Chunk, error) {
 	plan, err := q.sql.KnowledgeSearchPlan(ctx, q.db, dbsqlc.KnowledgeSearchPlanParams{WorkspaceID: workspaceID, AgentID: agentID, Query: query})
-	if errors.Is(err, pgx.ErrNoRows) || err == nil && (len(plan.Sources) == 0 || len(plan.Lexemes) == 0) {
+	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
+	}
+	return q.SearchKnowledgeWith(ctx, workspaceID, SearchPlan{Sources: plan.Sources, Lexemes: plan.Lexemes}, limit)
+}
+
+// SearchPlan is what a knowledge search needs before it looks (KnowledgeSearchPlan): the
+// sources of the agent's knowledge base and the query's lexemes in its language. The zero
+// plan (no knowledge base) finds nothing.
+type SearchPlan struct {
+	Sources []uuid.UUID
+	Lexemes []string
+}
+
+// SearchKnowledgeWith is SearchKnowledge from a plan read beforehand (AgentTurnState).
+func (q *queries) SearchKnowledgeWith(ctx context.Context, workspaceID uuid.UUID, plan SearchPlan, limit int) ([]Chunk, error) {
+	if len(plan.Sources) == 0 || len(plan.Lexemes) == 0 {
+		return nil, nil
 	}
 	terms := plan.Lexemes[:min(len(plan.Lexemes), searchTerms)]
 	for m := len(terms); m >= 2; m-- {

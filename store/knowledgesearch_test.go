@@ -128,3 +128,33 @@ func TestKnowledgeIsIndexedAgainWhenTheAgentsLanguageChanges(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"Hours"}, titles(found))
 }
+
+// TestAgentTurnStatePlansTheSearchOfItsMessage: read with a search query, a turn's state
+// carries the plan SearchKnowledge makes (the same chunks found from it, in the agent's
+// language); read without one, no plan.
+func TestAgentTurnStatePlansTheSearchOfItsMessage(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := storetest.New(t)
+	ws, agent, _ := knowledgeAgent(t, s, "en",
+		store.Chunk{URL: "u1", Title: "Hours", Content: "We are open on Sunday from nine to five."},
+		store.Chunk{URL: "u2", Title: "Cakes", Content: "Order a cake two days ahead."})
+	conv, err := s.OpenAgentConversationWith(ctx, ws, "api", agent, nil, nil, []store.Message{{Role: "assistant", Content: "Hello!"}})
+	require.NoError(t, err)
+
+	st, err := s.AgentTurnState(ctx, ws, conv.ShortID, 100, 1<<20, "Are you open on Sundays?")
+	require.NoError(t, err)
+	require.NotNil(t, st.Search)
+	require.Subset(t, st.Search.Lexemes, []string{"sunday", "open"}, "stemmed: Sundays is sunday")
+	planned, err := s.SearchKnowledgeWith(ctx, ws, *st.Search, 5)
+	require.NoError(t, err)
+	direct, err := s.SearchKnowledge(ctx, ws, agent, "Are you open on Sundays?", 5)
+	require.NoError(t, err)
+	require.Equal(t, []string{"Hours"}, titles(planned))
+	require.Equal(t, direct, planned)
+	require.Len(t, st.History, 1, "the window is read as without a search")
+
+	st, err = s.AgentTurnState(ctx, ws, conv.ShortID, 100, 1<<20, "")
+	require.NoError(t, err)
+	require.Nil(t, st.Search)
+}

@@ -51,16 +51,24 @@ ORDER BY seq;
 -- row's xmin, which every UPDATE changes; 0 when the conversation's agent is gone), and the
 -- history window of the turn as HistoryWindow reads it: one row per message of the window, in
 -- order; a window without messages is one row whose seq is 0 (a message's seq is 1 or more).
--- No row: no such conversation in the workspace.
+-- When @search_query is not empty, every row also carries what KnowledgeSearchPlan would
+-- return for it and the conversation's agent (search_sources, search_lexemes; NULL when the
+-- agent has no knowledge base): the search before the model call then needs no round trip of
+-- its own to begin. No row: no such conversation in the workspace.
 SELECT c.id, c.short_id, c.channel, c.created_at, c.agent_id, c.status, c.labels, c.contact_id,
        c.disclosed_at, c.escalation_trigger, c.escalation_action, c.escalated_at, c.failed_attempts,
        c.awaiting_contact, c.pickup_timed_out_at, c.assignee_user_id,
        k.name AS contact_name, k.email AS contact_email, k.phone AS contact_phone,
        coalesce((SELECT a.xmin::text::bigint FROM agents a WHERE a.workspace_id = c.workspace_id AND a.id = c.agent_id), 0)::bigint AS agent_version,
        coalesce(h.seq, 0)::int AS seq, coalesce(h.role, '')::text AS role, coalesce(h.content, '')::text AS content,
-       h.tool_calls, h.tool_results
+       h.tool_calls, h.tool_results, p.sources AS search_sources, p.lexemes AS search_lexemes
 FROM conversations c
 LEFT JOIN contacts k ON k.id = c.contact_id AND k.workspace_id = c.workspace_id
+LEFT JOIN LATERAL (
+    SELECT coalesce((SELECT array_agg(s.id) FROM knowledge_sources s WHERE s.knowledge_base_id = b.id), '{}')::uuid[] AS sources,
+           tsvector_to_array(to_tsvector(b.ts_config, @search_query::text))::text[] AS lexemes
+    FROM knowledge_bases b WHERE @search_query::text <> '' AND b.workspace_id = c.workspace_id AND b.agent_id = c.agent_id
+) p ON true
 LEFT JOIN LATERAL (
     SELECT w.seq, w.role, w.content, w.tool_calls, w.tool_results FROM (
         SELECT n.seq, n.role, n.content, n.tool_calls, n.tool_results,

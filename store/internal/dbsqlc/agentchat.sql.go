@@ -102,24 +102,30 @@ SELECT c.id, c.short_id, c.channel, c.created_at, c.agent_id, c.status, c.labels
        k.name AS contact_name, k.email AS contact_email, k.phone AS contact_phone,
        coalesce((SELECT a.xmin::text::bigint FROM agents a WHERE a.workspace_id = c.workspace_id AND a.id = c.agent_id), 0)::bigint AS agent_version,
        coalesce(h.seq, 0)::int AS seq, coalesce(h.role, '')::text AS role, coalesce(h.content, '')::text AS content,
-       h.tool_calls, h.tool_results
+       h.tool_calls, h.tool_results, p.sources AS search_sources, p.lexemes AS search_lexemes
 FROM conversations c
 LEFT JOIN contacts k ON k.id = c.contact_id AND k.workspace_id = c.workspace_id
+LEFT JOIN LATERAL (
+    SELECT coalesce((SELECT array_agg(s.id) FROM knowledge_sources s WHERE s.knowledge_base_id = b.id), '{}')::uuid[] AS sources,
+           tsvector_to_array(to_tsvector(b.ts_config, $1::text))::text[] AS lexemes
+    FROM knowledge_bases b WHERE $1::text <> '' AND b.workspace_id = c.workspace_id AND b.agent_id = c.agent_id
+) p ON true
 LEFT JOIN LATERAL (
     SELECT w.seq, w.role, w.content, w.tool_calls, w.tool_results FROM (
         SELECT n.seq, n.role, n.content, n.tool_calls, n.tool_results,
                sum(n.bytes) OVER (ORDER BY n.seq DESC) AS tail_bytes
         FROM (SELECT m.seq, m.role, m.content, m.tool_calls, m.tool_results, m.bytes FROM messages m
               WHERE m.workspace_id = c.workspace_id AND m.conversation_id = c.id AND NOT m.notice
-              ORDER BY m.seq DESC LIMIT $1::int) n
+              ORDER BY m.seq DESC LIMIT $2::int) n
     ) w
-    WHERE w.tail_bytes <= $2::bigint
+    WHERE w.tail_bytes <= $3::bigint
 ) h ON true
-WHERE c.workspace_id = $3 AND (c.id = $4 OR c.short_id = $5)
+WHERE c.workspace_id = $4 AND (c.id = $5 OR c.short_id = $6)
 ORDER BY h.seq
 `
 
 type AgentTurnStateParams struct {
+	SearchQuery string
 	MaxMessages int
 	MaxBytes    int64
 	WorkspaceID uuid.UUID
@@ -153,6 +159,8 @@ type AgentTurnStateRow struct {
 	Content           string
 	ToolCalls         []byte
 	ToolResults       []byte
+	SearchSources     []uuid.UUID
+	SearchLexemes     []string
 }
 
 // AgentTurnState is what a turn of a deployed agent reads of its conversation, in one
@@ -161,9 +169,13 @@ type AgentTurnStateRow struct {
 // row's xmin, which every UPDATE changes; 0 when the conversation's agent is gone), and the
 // history window of the turn as HistoryWindow reads it: one row per message of the window, in
 // order; a window without messages is one row whose seq is 0 (a message's seq is 1 or more).
-// No row: no such conversation in the workspace.
+// When @search_query is not empty, every row also carries what KnowledgeSearchPlan would
+// return for it and the conversation's agent (search_sources, search_lexemes; NULL when the
+// agent has no knowledge base): the search before the model call then needs no round trip of
+// its own to begin. No row: no such conversation in the workspace.
 func (q *Queries) AgentTurnState(ctx context.Context, db DBTX, arg AgentTurnStateParams) ([]AgentTurnStateRow, error) {
 	rows, err := db.Query(ctx, agentTurnState,
+		arg.SearchQuery,
 		arg.MaxMessages,
 		arg.MaxBytes,
 		arg.WorkspaceID,
@@ -203,6 +215,8 @@ func (q *Queries) AgentTurnState(ctx context.Context, db DBTX, arg AgentTurnStat
 			&i.Content,
 			&i.ToolCalls,
 			&i.ToolResults,
+			&i.SearchSources,
+			&i.SearchLexemes,
 		); err != nil {
 			return nil, err
 		}
