@@ -137,10 +137,11 @@ type Turn struct {
 	OutlastOutage time.Duration
 }
 
-// History is a conversation's stored window read before the turn (Turn.History).
+// History is a conversation's stored window read before the turn (Turn.History), decoded
+// (FromStored).
 type History struct {
 	MaxBytes int64 // the HistoryWindow it was read with
-	Messages []store.Message
+	Messages []llm.Message
 }
 
 // Outcome is what a turn produced and cost.
@@ -282,25 +283,24 @@ func (p *Pipeline) history(ctx context.Context, t Turn, model catalog.Model) ([]
 	var msgs []llm.Message
 	if t.Conversation != nil {
 		window := HistoryWindow(model, t)
-		var stored []store.Message
 		if t.History != nil && t.History.MaxBytes <= window {
-			stored = t.History.Messages
+			msgs = append(msgs, t.History.Messages...)
 		} else {
-			var err error
-			if stored, err = p.store.HistoryWindow(ctx, t.WorkspaceID, t.Conversation.ID, HistoryMaxMessages, window); err != nil {
-				return nil, err
-			}
-		}
-		// A window that starts with tool results lost the call they answer: vendors refuse that.
-		for len(stored) > 0 && stored[0].Role == string(llm.RoleTool) {
-			stored = stored[1:]
-		}
-		for _, m := range stored {
-			msg, err := FromStored(m)
+			stored, err := p.store.HistoryWindow(ctx, t.WorkspaceID, t.Conversation.ID, HistoryMaxMessages, window)
 			if err != nil {
 				return nil, err
 			}
-			msgs = append(msgs, msg)
+			for _, m := range stored {
+				msg, err := FromStored(m)
+				if err != nil {
+					return nil, err
+				}
+				msgs = append(msgs, msg)
+			}
+		}
+		// A window that starts with tool results lost the call they answer: vendors refuse that.
+		for len(msgs) > 0 && msgs[0].Role == llm.RoleTool {
+			msgs = msgs[1:]
 		}
 	}
 	msgs = append(msgs, t.Seed...)

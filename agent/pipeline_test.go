@@ -249,7 +249,7 @@ func TestAHistoryReadBeforeTheTurnIsUsedWhenItsWindowIsTheTurns(t *testing.T) {
 	model, ok := catalog.Default().Lookup("beta-5.4")
 	require.True(t, ok)
 	turn := agent.Turn{WorkspaceID: b.workspace.ID, Model: "beta-5.4", Surface: "test", Text: "hi", Persist: true, Conversation: &conv, System: "be brief"}
-	read := []store.Message{{Role: "assistant", Content: "read before"}}
+	read := []llm.Message{{Role: llm.RoleAssistant, Text: "read before"}}
 
 	b.vendor.Push(llmtest.Reply{Text: "one"}, llmtest.Reply{Text: "two"}, llmtest.Reply{Text: "three"})
 	turn.History = &agent.History{MaxBytes: agent.HistoryWindow(model, turn), Messages: read}

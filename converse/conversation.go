@@ -33,18 +33,31 @@ func (s *Service) conversation(ctx context.Context, a store.Agent, bp *blueprint
 	if prefetchSearch(&bp.Agent) {
 		search = req.Message
 	}
-	read := func(ref string) (store.AgentTurn, error) {
-		return s.store.AgentTurnState(ctx, a.WorkspaceID, ref, agent.HistoryMaxMessages, window, search)
+	// read reads the conversation ref names with its window, decoded (historyCache).
+	read := func(ref string) (store.AgentTurn, []llm.Message, error) {
+		r := store.TurnRead{Ref: ref, MaxMessages: agent.HistoryMaxMessages, MaxBytes: window, Search: search}
+		r.KnownFrom, r.KnownTo = s.history.known(a.WorkspaceID, ref)
+		for {
+			st, err := s.store.AgentTurnState(ctx, a.WorkspaceID, r)
+			if err != nil {
+				return st, nil, err
+			}
+			msgs, ok, err := s.history.window(a.WorkspaceID, ref, st)
+			if ok || err != nil || r.KnownTo == 0 {
+				return st, msgs, err
+			}
+			r.KnownFrom, r.KnownTo = 0, 0 // a kept message is stale: read them all
+		}
 	}
-	state := func(st store.AgentTurn) turnState {
-		return turnState{conv: st.Conversation, history: &agent.History{MaxBytes: window, Messages: st.History}, search: st.Search}
+	state := func(st store.AgentTurn, msgs []llm.Message) turnState {
+		return turnState{conv: st.Conversation, history: &agent.History{MaxBytes: window, Messages: msgs}, search: st.Search}
 	}
 	if req.ConversationID != "" {
 		ref := req.ConversationID
 		if req.Conversation != nil {
 			ref = req.Conversation.String()
 		}
-		st, err := read(ref)
+		st, msgs, err := read(ref)
 		conv := st.Conversation
 		if version != 0 && (err != nil || st.AgentVersion != version || conv.AgentID == nil || *conv.AgentID != a.ID) {
 			return turnState{}, errStaleAgent // decided again on a fresh read of the agent
@@ -61,7 +74,7 @@ func (s *Service) conversation(ctx context.Context, a store.Agent, bp *blueprint
 				return turnState{}, err
 			}
 		}
-		return state(st), nil
+		return state(st, msgs), nil
 	}
 	deployed, err := s.store.AgentDeployments(ctx, a.WorkspaceID, a.ID)
 	if err != nil {
@@ -138,8 +151,8 @@ func (s *Service) conversation(ctx context.Context, a store.Agent, bp *blueprint
 	if opened != nil {
 		*opened = created
 	}
-	st, err := read(id.String())
-	return state(st), err
+	st, history, err := read(id.String())
+	return state(st, history), err
 }
 
 // opener opens an agent's conversation: the store, or a transaction of it.

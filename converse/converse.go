@@ -80,7 +80,8 @@ type Service struct {
 	jobs     *river.Client[pgx.Tx]
 	now      func() time.Time
 	log      *slog.Logger
-	agents   agentCache // the agents of recent turns, kept while their rows are unchanged
+	agents   agentCache   // the agents of recent turns, kept while their rows are unchanged
+	history  historyCache // the history windows of recent turns, kept while their rows are unchanged
 }
 
 // New returns the runtime. now is the clock (time.Now when nil); tests pin it. jobs inserts

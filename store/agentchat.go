@@ -62,25 +62,49 @@ type AgentTurn struct {
 	// AgentVersion is the version of the conversation's agent row as the statement read it
 	// (its xmin: every change of the row changes it); 0 when the agent is gone.
 	AgentVersion int64
-	// History is the turn's history window, as HistoryWindow reads it.
-	History []Message
+	// History is the turn's history window, as HistoryWindow reads it, less what the
+	// caller held already (TurnRead.KnownFrom to KnownTo: Elided).
+	History []WindowMessage
 	// Search is the plan of a knowledge search for the agent (SearchKnowledgeWith), when the
 	// read was given a search query; nil otherwise.
 	Search *SearchPlan
 }
 
+// WindowMessage is a message of a turn's history window (AgentTurnState): its seq and the
+// version of its row (the row's xmin: every change of the row, an erasure's blanking,
+// changes it), and, unless Elided, what it says.
+type WindowMessage struct {
+	Message
+	Seq     int
+	Version int64
+	// Elided: the read was told the caller holds this seq already (TurnRead), and left its
+	// content, tool calls and tool results out.
+	Elided bool
+}
+
+// TurnRead is what AgentTurnState reads: the conversation Ref (its `mc-` short id or its
+// UUID, as ConversationByRef takes it), its newest messages as HistoryWindow(MaxMessages,
+// MaxBytes) returns them, and with a Search query that is not empty the plan of that search
+// of the conversation's agent's knowledge (AgentTurn.Search), as SearchKnowledge would make
+// it before it looks. The messages whose seq is from KnownFrom to KnownTo, which the caller
+// holds already, come Elided (KnownTo 0: none).
+type TurnRead struct {
+	Ref                string
+	MaxMessages        int
+	MaxBytes           int64
+	Search             string
+	KnownFrom, KnownTo int
+}
+
 // AgentTurnState reads, in one statement, a conversation of the workspace with its state
-// (AgentConversationState), the version of its agent's row, and its newest messages as
-// HistoryWindow(maxMessages, maxBytes) returns them. ref is the conversation's `mc-` short id
-// or its UUID, as ConversationByRef takes it. With a search query that is not empty, it also
-// plans that search of the conversation's agent's knowledge (AgentTurn.Search), as
-// SearchKnowledge would before it looks.
-func (q *queries) AgentTurnState(ctx context.Context, workspaceID uuid.UUID, ref string, maxMessages int, maxBytes int64, search string) (AgentTurn, error) {
-	p := dbsqlc.AgentTurnStateParams{WorkspaceID: workspaceID, MaxMessages: maxMessages, MaxBytes: maxBytes, SearchQuery: search}
-	if id, err := uuid.Parse(ref); err == nil {
+// (AgentConversationState), the version of its agent's row, and its history window (TurnRead).
+func (q *queries) AgentTurnState(ctx context.Context, workspaceID uuid.UUID, read TurnRead) (AgentTurn, error) {
+	p := dbsqlc.AgentTurnStateParams{WorkspaceID: workspaceID, MaxMessages: read.MaxMessages, MaxBytes: read.MaxBytes,
+		SearchQuery: read.Search, KnownFrom: max(read.KnownFrom, 1), KnownTo: read.KnownTo}
+	if id, err := uuid.Parse(read.Ref); err == nil {
 		p.ID = id // no short id is empty
 	} else {
-		p.ShortID = ref // uuid.Nil is no conversation's id
+		p.ShortID = read.Ref // uuid.Nil is no conversation's id
 	}
 	rows, err := q.sql.AgentTurnState(ctx, q.db, p)
 	if err != nil {
@@ -98,15 +122,16 @@ func (q *queries) AgentTurnState(ctx context.Context, workspaceID uuid.UUID, ref
 		EscalatedAt: r.EscalatedAt, FailedAttempts: r.FailedAttempts, AwaitingContact: r.AwaitingContact,
 		PickupTimedOutAt: r.PickupTimedOutAt, AssigneeUserID: r.AssigneeUserID,
 	}}
-	if search != "" {
+	if read.Search != "" {
 		out.Search = &SearchPlan{Sources: r.SearchSources, Lexemes: r.SearchLexemes}
 	}
-	out.History = make([]Message, 0, len(rows))
+	out.History = make([]WindowMessage, 0, len(rows))
 	for _, r := range rows {
 		if r.Seq == 0 {
 			continue // the empty window's row
 		}
-		out.History = append(out.History, Message{Role: r.Role, Content: r.Content, ToolCalls: r.ToolCalls, ToolResults: r.ToolResults})
+		out.History = append(out.History, WindowMessage{Seq: r.Seq, Version: r.Version, Elided: r.Elided,
+			Message: Message{Role: r.Role, Content: r.Content, ToolCalls: r.ToolCalls, ToolResults: r.ToolResults}})
 	}
 	return out, nil
 }

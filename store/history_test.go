@@ -76,7 +76,7 @@ func TestAgentTurnStateReadsTheStateAndTheWindowAtOnce(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, s.OpenAgentConversation(ctx, w.ID, conv.ID, a.ID, nil, nil))
 
-	empty, err := s.AgentTurnState(ctx, w.ID, conv.ShortID, 100, 1<<20, "")
+	empty, err := s.AgentTurnState(ctx, w.ID, store.TurnRead{Ref: conv.ShortID, MaxMessages: 100, MaxBytes: 1 << 20})
 	require.NoError(t, err)
 	require.Equal(t, conv.ID, empty.Conversation.ID)
 	require.Equal(t, &a.ID, empty.Conversation.AgentID)
@@ -96,22 +96,61 @@ func TestAgentTurnStateReadsTheStateAndTheWindowAtOnce(t *testing.T) {
 	}{{100, 1 << 20}, {3, 1 << 20}, {100, 35}, {100, 5}} {
 		want, err := s.HistoryWindow(ctx, w.ID, conv.ID, window.messages, window.bytes)
 		require.NoError(t, err)
-		got, err := s.AgentTurnState(ctx, w.ID, conv.ID.String(), window.messages, window.bytes, "")
+		got, err := s.AgentTurnState(ctx, w.ID, store.TurnRead{Ref: conv.ID.String(), MaxMessages: window.messages, MaxBytes: window.bytes})
 		require.NoError(t, err)
-		require.Equal(t, want, got.History, "the window of %+v", window)
+		require.Equal(t, want, messagesOf(got.History), "the window of %+v", window)
 		require.Equal(t, empty.AgentVersion, got.AgentVersion)
+	}
+
+	// Elided: the seqs the caller holds come with their seq and version only, the window
+	// the same; an erasure's blanking changes the version of every row it blanks.
+	full, err := s.AgentTurnState(ctx, w.ID, store.TurnRead{Ref: conv.ShortID, MaxMessages: 100, MaxBytes: 1 << 20})
+	require.NoError(t, err)
+	part, err := s.AgentTurnState(ctx, w.ID, store.TurnRead{Ref: conv.ShortID, MaxMessages: 100, MaxBytes: 1 << 20, KnownFrom: 2, KnownTo: 6})
+	require.NoError(t, err)
+	require.Len(t, part.History, 6)
+	for i, m := range part.History {
+		require.Equal(t, full.History[i].Seq, m.Seq)
+		require.Equal(t, i+1, m.Seq)
+		require.Equal(t, full.History[i].Version, m.Version)
+		require.NotZero(t, m.Version)
+		require.Equal(t, full.History[i].Role, m.Role)
+		if m.Seq >= 2 {
+			require.True(t, m.Elided, "seq %d", m.Seq)
+			require.Equal(t, store.Message{Role: "user"}, m.Message, "seq %d: no content", m.Seq)
+		} else {
+			require.False(t, m.Elided)
+			require.Equal(t, full.History[i], m)
+		}
+	}
+	require.False(t, full.History[5].Elided)
+	require.JSONEq(t, `{"a": 1}`, string(full.History[5].ToolResults))
+	_, err = s.Pool().Exec(ctx, `UPDATE messages SET content = '' WHERE conversation_id = $1 AND seq = 3`, conv.ID)
+	require.NoError(t, err)
+	blanked, err := s.AgentTurnState(ctx, w.ID, store.TurnRead{Ref: conv.ShortID, MaxMessages: 100, MaxBytes: 1 << 20, KnownFrom: 1, KnownTo: 6})
+	require.NoError(t, err)
+	for i, m := range blanked.History {
+		require.Equal(t, m.Seq == 3, m.Version != full.History[i].Version, "seq %d: a changed row, a new version", m.Seq)
 	}
 
 	_, err = s.UpdateAgent(ctx, w.ID, a.ID, store.AgentUpdate{Name: "Ada 2", Status: a.Status, Blueprint: a.Blueprint})
 	require.NoError(t, err)
-	after, err := s.AgentTurnState(ctx, w.ID, conv.ShortID, 100, 1<<20, "")
+	after, err := s.AgentTurnState(ctx, w.ID, store.TurnRead{Ref: conv.ShortID, MaxMessages: 100, MaxBytes: 1 << 20})
 	require.NoError(t, err)
 	require.NotEqual(t, empty.AgentVersion, after.AgentVersion, "an update changes the version")
 
 	other, err := s.CreateWorkspace(ctx, "turnstate-other", 1)
 	require.NoError(t, err)
-	_, err = s.AgentTurnState(ctx, other.ID, conv.ShortID, 100, 1<<20, "")
+	_, err = s.AgentTurnState(ctx, other.ID, store.TurnRead{Ref: conv.ShortID, MaxMessages: 100, MaxBytes: 1 << 20})
 	require.ErrorIs(t, err, store.ErrNotFound, "another workspace sees nothing")
-	_, err = s.AgentTurnState(ctx, w.ID, "mc-nosuch", 100, 1<<20, "")
+	_, err = s.AgentTurnState(ctx, w.ID, store.TurnRead{Ref: "mc-nosuch", MaxMessages: 100, MaxBytes: 1 << 20})
 	require.ErrorIs(t, err, store.ErrNotFound)
+}
+
+func messagesOf(w []store.WindowMessage) []store.Message {
+	out := make([]store.Message, len(w))
+	for i, m := range w {
+		out[i] = m.Message
+	}
+	return out
 }

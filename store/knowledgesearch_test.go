@@ -142,7 +142,7 @@ func TestAgentTurnStatePlansTheSearchOfItsMessage(t *testing.T) {
 	conv, err := s.OpenAgentConversationWith(ctx, ws, "api", agent, nil, nil, []store.Message{{Role: "assistant", Content: "Hello!"}})
 	require.NoError(t, err)
 
-	st, err := s.AgentTurnState(ctx, ws, conv.ShortID, 100, 1<<20, "Are you open on Sundays?")
+	st, err := s.AgentTurnState(ctx, ws, store.TurnRead{Ref: conv.ShortID, MaxMessages: 100, MaxBytes: 1 << 20, Search: "Are you open on Sundays?"})
 	require.NoError(t, err)
 	require.NotNil(t, st.Search)
 	require.Subset(t, st.Search.Lexemes, []string{"sunday", "open"}, "stemmed: Sundays is sunday")
@@ -154,7 +154,7 @@ func TestAgentTurnStatePlansTheSearchOfItsMessage(t *testing.T) {
 	require.Equal(t, direct, planned)
 	require.Len(t, st.History, 1, "the window is read as without a search")
 
-	st, err = s.AgentTurnState(ctx, ws, conv.ShortID, 100, 1<<20, "")
+	st, err = s.AgentTurnState(ctx, ws, store.TurnRead{Ref: conv.ShortID, MaxMessages: 100, MaxBytes: 1 << 20})
 	require.NoError(t, err)
 	require.Nil(t, st.Search)
 }

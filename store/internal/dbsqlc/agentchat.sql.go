@@ -101,30 +101,36 @@ SELECT c.id, c.short_id, c.channel, c.created_at, c.agent_id, c.status, c.labels
        c.awaiting_contact, c.pickup_timed_out_at, c.assignee_user_id,
        k.name AS contact_name, k.email AS contact_email, k.phone AS contact_phone,
        coalesce((SELECT a.xmin::text::bigint FROM agents a WHERE a.workspace_id = c.workspace_id AND a.id = c.agent_id), 0)::bigint AS agent_version,
-       coalesce(h.seq, 0)::int AS seq, coalesce(h.role, '')::text AS role, coalesce(h.content, '')::text AS content,
-       h.tool_calls, h.tool_results, p.sources AS search_sources, p.lexemes AS search_lexemes
+       coalesce(h.seq, 0)::int AS seq, coalesce(h.version, 0)::bigint AS version, coalesce(h.role, '')::text AS role,
+       coalesce(h.seq >= $1::int AND h.seq <= $2::int, false)::bool AS elided,
+       (CASE WHEN h.seq >= $1::int AND h.seq <= $2::int THEN '' ELSE coalesce(h.content, '') END)::text AS content,
+       (CASE WHEN h.seq >= $1::int AND h.seq <= $2::int THEN NULL ELSE h.tool_calls END)::jsonb AS tool_calls,
+       (CASE WHEN h.seq >= $1::int AND h.seq <= $2::int THEN NULL ELSE h.tool_results END)::jsonb AS tool_results,
+       p.sources AS search_sources, p.lexemes AS search_lexemes
 FROM conversations c
 LEFT JOIN contacts k ON k.id = c.contact_id AND k.workspace_id = c.workspace_id
 LEFT JOIN LATERAL (
     SELECT coalesce((SELECT array_agg(s.id) FROM knowledge_sources s WHERE s.knowledge_base_id = b.id), '{}')::uuid[] AS sources,
-           tsvector_to_array(to_tsvector(b.ts_config, $1::text))::text[] AS lexemes
-    FROM knowledge_bases b WHERE $1::text <> '' AND b.workspace_id = c.workspace_id AND b.agent_id = c.agent_id
+           tsvector_to_array(to_tsvector(b.ts_config, $3::text))::text[] AS lexemes
+    FROM knowledge_bases b WHERE $3::text <> '' AND b.workspace_id = c.workspace_id AND b.agent_id = c.agent_id
 ) p ON true
 LEFT JOIN LATERAL (
-    SELECT w.seq, w.role, w.content, w.tool_calls, w.tool_results FROM (
-        SELECT n.seq, n.role, n.content, n.tool_calls, n.tool_results,
+    SELECT w.seq, w.version, w.role, w.content, w.tool_calls, w.tool_results FROM (
+        SELECT n.seq, n.version, n.role, n.content, n.tool_calls, n.tool_results,
                sum(n.bytes) OVER (ORDER BY n.seq DESC) AS tail_bytes
-        FROM (SELECT m.seq, m.role, m.content, m.tool_calls, m.tool_results, m.bytes FROM messages m
+        FROM (SELECT m.seq, m.xmin::text::bigint AS version, m.role, m.content, m.tool_calls, m.tool_results, m.bytes FROM messages m
               WHERE m.workspace_id = c.workspace_id AND m.conversation_id = c.id AND NOT m.notice
-              ORDER BY m.seq DESC LIMIT $2::int) n
+              ORDER BY m.seq DESC LIMIT $4::int) n
     ) w
-    WHERE w.tail_bytes <= $3::bigint
+    WHERE w.tail_bytes <= $5::bigint
 ) h ON true
-WHERE c.workspace_id = $4 AND (c.id = $5 OR c.short_id = $6)
+WHERE c.workspace_id = $6 AND (c.id = $7 OR c.short_id = $8)
 ORDER BY h.seq
 `
 
 type AgentTurnStateParams struct {
+	KnownFrom   int
+	KnownTo     int
 	SearchQuery string
 	MaxMessages int
 	MaxBytes    int64
@@ -155,7 +161,9 @@ type AgentTurnStateRow struct {
 	ContactPhone      *string
 	AgentVersion      int64
 	Seq               int
+	Version           int64
 	Role              string
+	Elided            bool
 	Content           string
 	ToolCalls         []byte
 	ToolResults       []byte
@@ -172,9 +180,15 @@ type AgentTurnStateRow struct {
 // When @search_query is not empty, every row also carries what KnowledgeSearchPlan would
 // return for it and the conversation's agent (search_sources, search_lexemes; NULL when the
 // agent has no knowledge base): the search before the model call then needs no round trip of
-// its own to begin. No row: no such conversation in the workspace.
+// its own to begin. Every message row also carries its version (the row's xmin: every change
+// of the row, an erasure's blanking, changes it); the rows whose seq is from @known_from to
+// @known_to are elided (the caller holds them already: converse's historyCache): their
+// content, tool calls and tool results are not read, so neither detoasted nor sent.
+// No row: no such conversation in the workspace.
 func (q *Queries) AgentTurnState(ctx context.Context, db DBTX, arg AgentTurnStateParams) ([]AgentTurnStateRow, error) {
 	rows, err := db.Query(ctx, agentTurnState,
+		arg.KnownFrom,
+		arg.KnownTo,
 		arg.SearchQuery,
 		arg.MaxMessages,
 		arg.MaxBytes,
@@ -211,7 +225,9 @@ func (q *Queries) AgentTurnState(ctx context.Context, db DBTX, arg AgentTurnStat
 			&i.ContactPhone,
 			&i.AgentVersion,
 			&i.Seq,
+			&i.Version,
 			&i.Role,
+			&i.Elided,
 			&i.Content,
 			&i.ToolCalls,
 			&i.ToolResults,
