@@ -7,6 +7,15 @@ import "unicode/utf8"
 
 const hexDigits = "0123456789abcdef"
 
+// plain holds the ASCII bytes that stand for themselves in a JSON string as encoding/json
+// writes it: one table load per byte instead of six comparisons.
+var plain = func() (t [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
 // String appends s as a JSON string, as encoding/json does: control characters, quote
 // and backslash escaped, <, > and & as \u escapes, invalid UTF-8 as U+FFFD, and U+2028 and
 // U+2029 escaped.
@@ -16,7 +25,7 @@ func String(b []byte, s string) []byte {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+			if plain[c] {
 				i++
 				continue
 			}

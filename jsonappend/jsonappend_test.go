@@ -54,3 +54,19 @@ func FuzzString(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkString writes what a vendor request body carries most of: a knowledge search's
+// tool result, a JSON document of passages of prose, as a JSON string.
+func BenchmarkString(b *testing.B) {
+	passage := `{"title":"Opening hours","url":"https://example.com/hours","content":"We are open from nine to five on weekdays, and on Sundays from ten to four. Orders placed after three ship the next day."}`
+	var doc []byte
+	for len(doc) < 3500 {
+		doc = append(doc, passage...)
+	}
+	s := string(doc)
+	buf := make([]byte, 0, 2*len(s))
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		buf = String(buf[:0], s)
+	}
+}
