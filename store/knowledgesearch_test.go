@@ -109,6 +109,41 @@ func TestKnowledgeSearchRanksByHowManyTermsMatch(t *testing.T) {
 	require.Empty(t, found, "another workspace finds nothing of this agent's")
 }
 
+// TestKnowledgeSearchRanksRepeatedTermsFirstInItsLastTier: when no chunk holds two of the terms,
+// the chunks in which one occurs more than once come first, ranked, and those in which one
+// occurs once fill what room the limit leaves; of five terms, a chunk holding three is
+// found before any holding one.
+func TestKnowledgeSearchRanksRepeatedTermsFirstInItsLastTier(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := storetest.New(t)
+	ws, agent, _ := knowledgeAgent(t, s, "en",
+		store.Chunk{URL: "u1", Title: "Rye", Content: "Rye bread, rye flour and more rye."},
+		store.Chunk{URL: "u2", Title: "Cake", Content: "Cake of the day; a cake to order."},
+		store.Chunk{URL: "u3", Title: "Rye once", Content: "We sell rye."},
+		store.Chunk{URL: "u4", Title: "Cake once", Content: "Ask for cake."},
+		store.Chunk{URL: "u5", Title: "Hours", Content: "Open on Sundays, closed on holidays, parking behind."})
+
+	found, err := s.SearchKnowledge(ctx, ws, agent, "rye cake", 5)
+	require.NoError(t, err)
+	require.Len(t, found, 4)
+	require.ElementsMatch(t, []string{"Rye", "Cake"}, titles(found[:2]), "repeated terms rank first")
+	require.ElementsMatch(t, []string{"Rye once", "Cake once"}, titles(found[2:]))
+
+	found, err = s.SearchKnowledge(ctx, ws, agent, "rye cake", 3)
+	require.NoError(t, err)
+	require.Len(t, found, 3, "the limit holds across both halves")
+	require.ElementsMatch(t, []string{"Rye", "Cake"}, titles(found[:2]))
+
+	found, err = s.SearchKnowledge(ctx, ws, agent, "rye cake", 2)
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{"Rye", "Cake"}, titles(found), "no room: nothing of the second half")
+
+	found, err = s.SearchKnowledge(ctx, ws, agent, "sundays holidays parking rye cake", 5)
+	require.NoError(t, err)
+	require.Equal(t, []string{"Hours"}, titles(found), "three of five terms beat one")
+}
+
 // TestKnowledgeIsIndexedAgainWhenTheAgentsLanguageChanges: the chunks follow the agent's
 // language in the same transaction as the change.
 func TestKnowledgeIsIndexedAgainWhenTheAgentsLanguageChanges(t *testing.T) {
