@@ -102,6 +102,23 @@ func TestAgentTurnStateReadsTheStateAndTheWindowAtOnce(t *testing.T) {
 		require.Equal(t, empty.AgentVersion, got.AgentVersion)
 	}
 
+	// The conversation's state comes whole with a window of many rows (only its first row
+	// carries it): its labels, its contact, as AgentConversationState reads it.
+	name, email := "Grace", "grace@example.com"
+	contact, err := s.CreateContact(ctx, w.ID, store.Contact{Name: &name, Email: &email})
+	require.NoError(t, err)
+	require.NoError(t, s.SetConversationContact(ctx, w.ID, conv.ID, contact))
+	_, err = s.AddConversationLabel(ctx, w.ID, conv.ID, "vip")
+	require.NoError(t, err)
+	state, err := s.AgentConversationState(ctx, w.ID, conv.ID)
+	require.NoError(t, err)
+	require.Equal(t, []string{"vip"}, state.Labels)
+	require.Equal(t, &name, state.Contact.Name)
+	withWindow, err := s.AgentTurnState(ctx, w.ID, store.TurnRead{Ref: conv.ShortID, MaxMessages: 100, MaxBytes: 1 << 20, Search: "anything"})
+	require.NoError(t, err)
+	require.Len(t, withWindow.History, 6)
+	require.Equal(t, state, withWindow.Conversation)
+
 	// Elided: the seqs the caller holds come with their seq and version only, the window
 	// the same; an erasure's blanking changes the version of every row it blanks.
 	full, err := s.AgentTurnState(ctx, w.ID, store.TurnRead{Ref: conv.ShortID, MaxMessages: 100, MaxBytes: 1 << 20})

@@ -58,12 +58,19 @@ ORDER BY seq;
 -- of the row, an erasure's blanking, changes it); the rows whose seq is from @known_from to
 -- @known_to are elided (the caller holds them already: converse's historyCache): their
 -- content, tool calls and tool results are not read, so neither detoasted nor sent.
+-- Only the head row (the window's first, or the lone row of an empty window) carries the
+-- conversation's columns that pgx allocates to scan (its strings, labels, nullable ids and
+-- times: hc, read again by its key for that row only), its contact, its agent's version and
+-- the search plan, which all hang on hc; on the other rows they are NULL, so a window of 17
+-- messages is not 17 copies of the conversation sent and decoded, and the agent's version
+-- is not looked up 17 times (it was a subquery of the select list, evaluated per row).
 -- No row: no such conversation in the workspace.
-SELECT c.id, c.short_id, c.channel, c.created_at, c.agent_id, c.status, c.labels, c.contact_id,
-       c.disclosed_at, c.escalation_trigger, c.escalation_action, c.escalated_at, c.failed_attempts,
-       c.awaiting_contact, c.pickup_timed_out_at, c.assignee_user_id,
+SELECT c.id, coalesce(hc.short_id, '')::text AS short_id, coalesce(hc.channel, '')::text AS channel, c.created_at,
+       hc.agent_id, coalesce(hc.status, '')::text AS status, hc.labels, hc.contact_id,
+       hc.disclosed_at, hc.escalation_trigger, hc.escalation_action, hc.escalated_at, c.failed_attempts,
+       c.awaiting_contact, hc.pickup_timed_out_at, hc.assignee_user_id,
        k.name AS contact_name, k.email AS contact_email, k.phone AS contact_phone,
-       coalesce((SELECT a.xmin::text::bigint FROM agents a WHERE a.workspace_id = c.workspace_id AND a.id = c.agent_id), 0)::bigint AS agent_version,
+       coalesce(av.version, 0)::bigint AS agent_version,
        coalesce(h.seq, 0)::int AS seq, coalesce(h.version, 0)::bigint AS version, coalesce(h.role, '')::text AS role,
        coalesce(h.seq >= @known_from::int AND h.seq <= @known_to::int, false)::bool AS elided,
        (CASE WHEN h.seq >= @known_from::int AND h.seq <= @known_to::int THEN '' ELSE coalesce(h.content, '') END)::text AS content,
@@ -71,22 +78,30 @@ SELECT c.id, c.short_id, c.channel, c.created_at, c.agent_id, c.status, c.labels
        (CASE WHEN h.seq >= @known_from::int AND h.seq <= @known_to::int THEN NULL ELSE h.tool_results END)::jsonb AS tool_results,
        p.sources AS search_sources, p.lexemes AS search_lexemes
 FROM conversations c
-LEFT JOIN contacts k ON k.id = c.contact_id AND k.workspace_id = c.workspace_id
+LEFT JOIN LATERAL (
+    SELECT x.seq, x.version, x.role, x.content, x.tool_calls, x.tool_results, x.seq = min(x.seq) OVER () AS head FROM (
+        SELECT w.seq, w.version, w.role, w.content, w.tool_calls, w.tool_results FROM (
+            SELECT n.seq, n.version, n.role, n.content, n.tool_calls, n.tool_results,
+                   sum(n.bytes) OVER (ORDER BY n.seq DESC) AS tail_bytes
+            FROM (SELECT m.seq, m.xmin::text::bigint AS version, m.role, m.content, m.tool_calls, m.tool_results, m.bytes FROM messages m
+                  WHERE m.workspace_id = c.workspace_id AND m.conversation_id = c.id AND NOT m.notice
+                  ORDER BY m.seq DESC LIMIT @max_messages::int) n
+        ) w
+        WHERE w.tail_bytes <= @max_bytes::bigint
+    ) x
+) h ON true
+LEFT JOIN LATERAL (
+    SELECT hc.short_id, hc.channel, hc.agent_id, hc.status, hc.labels, hc.contact_id, hc.disclosed_at, hc.escalation_trigger,
+           hc.escalation_action, hc.escalated_at, hc.pickup_timed_out_at, hc.assignee_user_id
+    FROM conversations hc WHERE coalesce(h.head, true) AND hc.workspace_id = c.workspace_id AND hc.id = c.id
+) hc ON true
+LEFT JOIN contacts k ON k.id = hc.contact_id AND k.workspace_id = c.workspace_id
+LEFT JOIN LATERAL (SELECT a.xmin::text::bigint AS version FROM agents a WHERE a.workspace_id = c.workspace_id AND a.id = hc.agent_id) av ON true
 LEFT JOIN LATERAL (
     SELECT coalesce((SELECT array_agg(s.id) FROM knowledge_sources s WHERE s.knowledge_base_id = b.id), '{}')::uuid[] AS sources,
            tsvector_to_array(to_tsvector(b.ts_config, @search_query::text))::text[] AS lexemes
-    FROM knowledge_bases b WHERE @search_query::text <> '' AND b.workspace_id = c.workspace_id AND b.agent_id = c.agent_id
+    FROM knowledge_bases b WHERE @search_query::text <> '' AND b.workspace_id = c.workspace_id AND b.agent_id = hc.agent_id
 ) p ON true
-LEFT JOIN LATERAL (
-    SELECT w.seq, w.version, w.role, w.content, w.tool_calls, w.tool_results FROM (
-        SELECT n.seq, n.version, n.role, n.content, n.tool_calls, n.tool_results,
-               sum(n.bytes) OVER (ORDER BY n.seq DESC) AS tail_bytes
-        FROM (SELECT m.seq, m.xmin::text::bigint AS version, m.role, m.content, m.tool_calls, m.tool_results, m.bytes FROM messages m
-              WHERE m.workspace_id = c.workspace_id AND m.conversation_id = c.id AND NOT m.notice
-              ORDER BY m.seq DESC LIMIT @max_messages::int) n
-    ) w
-    WHERE w.tail_bytes <= @max_bytes::bigint
-) h ON true
 WHERE c.workspace_id = @workspace_id AND (c.id = @id OR c.short_id = @short_id)
 ORDER BY h.seq;
 

@@ -96,11 +96,12 @@ func (q *Queries) AgentConversationState(ctx context.Context, db DBTX, arg Agent
 }
 
 const agentTurnState = `-- name: AgentTurnState :many
-SELECT c.id, c.short_id, c.channel, c.created_at, c.agent_id, c.status, c.labels, c.contact_id,
-       c.disclosed_at, c.escalation_trigger, c.escalation_action, c.escalated_at, c.failed_attempts,
-       c.awaiting_contact, c.pickup_timed_out_at, c.assignee_user_id,
+SELECT c.id, coalesce(hc.short_id, '')::text AS short_id, coalesce(hc.channel, '')::text AS channel, c.created_at,
+       hc.agent_id, coalesce(hc.status, '')::text AS status, hc.labels, hc.contact_id,
+       hc.disclosed_at, hc.escalation_trigger, hc.escalation_action, hc.escalated_at, c.failed_attempts,
+       c.awaiting_contact, hc.pickup_timed_out_at, hc.assignee_user_id,
        k.name AS contact_name, k.email AS contact_email, k.phone AS contact_phone,
-       coalesce((SELECT a.xmin::text::bigint FROM agents a WHERE a.workspace_id = c.workspace_id AND a.id = c.agent_id), 0)::bigint AS agent_version,
+       coalesce(av.version, 0)::bigint AS agent_version,
        coalesce(h.seq, 0)::int AS seq, coalesce(h.version, 0)::bigint AS version, coalesce(h.role, '')::text AS role,
        coalesce(h.seq >= $1::int AND h.seq <= $2::int, false)::bool AS elided,
        (CASE WHEN h.seq >= $1::int AND h.seq <= $2::int THEN '' ELSE coalesce(h.content, '') END)::text AS content,
@@ -108,22 +109,30 @@ SELECT c.id, c.short_id, c.channel, c.created_at, c.agent_id, c.status, c.labels
        (CASE WHEN h.seq >= $1::int AND h.seq <= $2::int THEN NULL ELSE h.tool_results END)::jsonb AS tool_results,
        p.sources AS search_sources, p.lexemes AS search_lexemes
 FROM conversations c
-LEFT JOIN contacts k ON k.id = c.contact_id AND k.workspace_id = c.workspace_id
+LEFT JOIN LATERAL (
+    SELECT x.seq, x.version, x.role, x.content, x.tool_calls, x.tool_results, x.seq = min(x.seq) OVER () AS head FROM (
+        SELECT w.seq, w.version, w.role, w.content, w.tool_calls, w.tool_results FROM (
+            SELECT n.seq, n.version, n.role, n.content, n.tool_calls, n.tool_results,
+                   sum(n.bytes) OVER (ORDER BY n.seq DESC) AS tail_bytes
+            FROM (SELECT m.seq, m.xmin::text::bigint AS version, m.role, m.content, m.tool_calls, m.tool_results, m.bytes FROM messages m
+                  WHERE m.workspace_id = c.workspace_id AND m.conversation_id = c.id AND NOT m.notice
+                  ORDER BY m.seq DESC LIMIT $3::int) n
+        ) w
+        WHERE w.tail_bytes <= $4::bigint
+    ) x
+) h ON true
+LEFT JOIN LATERAL (
+    SELECT hc.short_id, hc.channel, hc.agent_id, hc.status, hc.labels, hc.contact_id, hc.disclosed_at, hc.escalation_trigger,
+           hc.escalation_action, hc.escalated_at, hc.pickup_timed_out_at, hc.assignee_user_id
+    FROM conversations hc WHERE coalesce(h.head, true) AND hc.workspace_id = c.workspace_id AND hc.id = c.id
+) hc ON true
+LEFT JOIN contacts k ON k.id = hc.contact_id AND k.workspace_id = c.workspace_id
+LEFT JOIN LATERAL (SELECT a.xmin::text::bigint AS version FROM agents a WHERE a.workspace_id = c.workspace_id AND a.id = hc.agent_id) av ON true
 LEFT JOIN LATERAL (
     SELECT coalesce((SELECT array_agg(s.id) FROM knowledge_sources s WHERE s.knowledge_base_id = b.id), '{}')::uuid[] AS sources,
-           tsvector_to_array(to_tsvector(b.ts_config, $3::text))::text[] AS lexemes
-    FROM knowledge_bases b WHERE $3::text <> '' AND b.workspace_id = c.workspace_id AND b.agent_id = c.agent_id
+           tsvector_to_array(to_tsvector(b.ts_config, $5::text))::text[] AS lexemes
+    FROM knowledge_bases b WHERE $5::text <> '' AND b.workspace_id = c.workspace_id AND b.agent_id = hc.agent_id
 ) p ON true
-LEFT JOIN LATERAL (
-    SELECT w.seq, w.version, w.role, w.content, w.tool_calls, w.tool_results FROM (
-        SELECT n.seq, n.version, n.role, n.content, n.tool_calls, n.tool_results,
-               sum(n.bytes) OVER (ORDER BY n.seq DESC) AS tail_bytes
-        FROM (SELECT m.seq, m.xmin::text::bigint AS version, m.role, m.content, m.tool_calls, m.tool_results, m.bytes FROM messages m
-              WHERE m.workspace_id = c.workspace_id AND m.conversation_id = c.id AND NOT m.notice
-              ORDER BY m.seq DESC LIMIT $4::int) n
-    ) w
-    WHERE w.tail_bytes <= $5::bigint
-) h ON true
 WHERE c.workspace_id = $6 AND (c.id = $7 OR c.short_id = $8)
 ORDER BY h.seq
 `
@@ -131,9 +140,9 @@ ORDER BY h.seq
 type AgentTurnStateParams struct {
 	KnownFrom   int
 	KnownTo     int
-	SearchQuery string
 	MaxMessages int
 	MaxBytes    int64
+	SearchQuery string
 	WorkspaceID uuid.UUID
 	ID          uuid.UUID
 	ShortID     string
@@ -184,14 +193,20 @@ type AgentTurnStateRow struct {
 // of the row, an erasure's blanking, changes it); the rows whose seq is from @known_from to
 // @known_to are elided (the caller holds them already: converse's historyCache): their
 // content, tool calls and tool results are not read, so neither detoasted nor sent.
+// Only the head row (the window's first, or the lone row of an empty window) carries the
+// conversation's columns that pgx allocates to scan (its strings, labels, nullable ids and
+// times: hc, read again by its key for that row only), its contact, its agent's version and
+// the search plan, which all hang on hc; on the other rows they are NULL, so a window of 17
+// messages is not 17 copies of the conversation sent and decoded, and the agent's version
+// is not looked up 17 times (it was a subquery of the select list, evaluated per row).
 // No row: no such conversation in the workspace.
 func (q *Queries) AgentTurnState(ctx context.Context, db DBTX, arg AgentTurnStateParams) ([]AgentTurnStateRow, error) {
 	rows, err := db.Query(ctx, agentTurnState,
 		arg.KnownFrom,
 		arg.KnownTo,
-		arg.SearchQuery,
 		arg.MaxMessages,
 		arg.MaxBytes,
+		arg.SearchQuery,
 		arg.WorkspaceID,
 		arg.ID,
 		arg.ShortID,
