@@ -74,8 +74,8 @@ SELECT c.id, coalesce(hc.short_id, '')::text AS short_id, coalesce(hc.channel, '
        coalesce(h.seq, 0)::int AS seq, coalesce(h.version, 0)::bigint AS version, coalesce(h.role, '')::text AS role,
        coalesce(h.seq >= @known_from::int AND h.seq <= @known_to::int, false)::bool AS elided,
        (CASE WHEN h.seq >= @known_from::int AND h.seq <= @known_to::int THEN '' ELSE coalesce(h.content, '') END)::text AS content,
-       (CASE WHEN h.seq >= @known_from::int AND h.seq <= @known_to::int THEN NULL ELSE h.tool_calls END)::jsonb AS tool_calls,
-       (CASE WHEN h.seq >= @known_from::int AND h.seq <= @known_to::int THEN NULL ELSE h.tool_results END)::jsonb AS tool_results,
+       (CASE WHEN h.seq >= @known_from::int AND h.seq <= @known_to::int THEN NULL ELSE h.tool_calls END)::json AS tool_calls,
+       (CASE WHEN h.seq >= @known_from::int AND h.seq <= @known_to::int THEN NULL ELSE h.tool_results END)::json AS tool_results,
        p.sources AS search_sources, p.lexemes AS search_lexemes
 FROM conversations c
 LEFT JOIN LATERAL (

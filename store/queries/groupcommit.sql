@@ -11,7 +11,7 @@ SELECT unnest(@ids::uuid[]), unnest(@workspace_ids::uuid[]), unnest(@short_ids::
 -- with the turns' other writes.
 INSERT INTO messages (workspace_id, conversation_id, seq, role, content, tool_calls, tool_results)
 SELECT unnest(@workspace_ids::uuid[]), unnest(@conversation_ids::uuid[]), unnest(@seqs::int[]),
-       unnest(@roles::text[]), unnest(@contents::text[]), unnest(@tool_calls::jsonb[]), unnest(@tool_results::jsonb[]);
+       unnest(@roles::text[]), unnest(@contents::text[]), unnest(@tool_calls::json[]), unnest(@tool_results::json[]);
 
 -- name: LockWorkspacesInOrder :exec
 -- LockWorkspacesInOrder takes the row locks of several workspaces in id order, so that
@@ -102,6 +102,6 @@ SELECT m.workspace_id, m.conversation_id, coalesce(r.last_seq, raise_not_found('
        m.role, m.content, m.tool_calls, m.tool_results
 FROM (SELECT unnest(@message_workspace_ids::uuid[]) AS workspace_id, unnest(@conversation_ids::uuid[]) AS conversation_id,
              unnest(@positions::int[]) AS pos, unnest(@roles::text[]) AS role, unnest(@contents::text[]) AS content,
-             unnest(@tool_calls::jsonb[]) AS tool_calls, unnest(@tool_results::jsonb[]) AS tool_results) AS m
+             unnest(@tool_calls::json[]) AS tool_calls, unnest(@tool_results::json[]) AS tool_results) AS m
 LEFT JOIN reserved r ON r.id = m.conversation_id;
 

@@ -28,7 +28,7 @@ SELECT m.workspace_id, m.conversation_id, coalesce(r.last_seq, raise_not_found('
        m.role, m.content, m.tool_calls, m.tool_results
 FROM (SELECT unnest($1::uuid[]) AS workspace_id, unnest($2::uuid[]) AS conversation_id,
              unnest($3::int[]) AS pos, unnest($4::text[]) AS role, unnest($5::text[]) AS content,
-             unnest($6::jsonb[]) AS tool_calls, unnest($7::jsonb[]) AS tool_results) AS m
+             unnest($6::json[]) AS tool_calls, unnest($7::json[]) AS tool_results) AS m
 LEFT JOIN reserved r ON r.id = m.conversation_id
 `
 
@@ -100,7 +100,7 @@ func (q *Queries) CreateConversations(ctx context.Context, db DBTX, arg CreateCo
 const insertMessageRows = `-- name: InsertMessageRows :exec
 INSERT INTO messages (workspace_id, conversation_id, seq, role, content, tool_calls, tool_results)
 SELECT unnest($1::uuid[]), unnest($2::uuid[]), unnest($3::int[]),
-       unnest($4::text[]), unnest($5::text[]), unnest($6::jsonb[]), unnest($7::jsonb[])
+       unnest($4::text[]), unnest($5::text[]), unnest($6::json[]), unnest($7::json[])
 `
 
 type InsertMessageRowsParams struct {
