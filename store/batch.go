@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"switchboard/store/internal/dbsqlc"
 )
@@ -126,5 +127,58 @@ func (g gotRow) Exec(context.Context, string, ...any) (pgconn.CommandTag, error)
 func (g gotRow) Query(context.Context, string, ...any) (pgx.Rows, error) { return nil, errQueueOnly }
 func (g gotRow) QueryRow(context.Context, string, ...any) pgx.Row        { return g.row }
 func (g gotRow) CopyFrom(context.Context, pgx.Identifier, []string, pgx.CopyFromSource) (int64, error) {
+	return 0, errQueueOnly
+}
+
+// queueRows is queueRow for a generated :many query: run is called with a DBTX that queues
+// the statement (the rows it gets back then are none: run must ignore them when got is
+// false), then, once the batch's results are read, with one that hands the statement's rows
+// to the generated code to scan (got is true).
+func queueRows(batch *pgx.Batch, run func(db dbsqlc.DBTX, got bool) error) error {
+	q := &rowsQueue{batchQueue: batchQueue{batch}}
+	if err := run(q, false); err != nil {
+		return err
+	}
+	if q.queued == nil {
+		return errors.New("store: queueRows's run queued no query")
+	}
+	q.queued.Query(func(rows pgx.Rows) error { return run(gotRows{rows}, true) })
+	return nil
+}
+
+// rowsQueue is queueRows's DBTX while queueing: it queues the one Query it is given.
+type rowsQueue struct {
+	batchQueue
+	queued *pgx.QueuedQuery
+}
+
+func (q *rowsQueue) Query(_ context.Context, sql string, args ...any) (pgx.Rows, error) {
+	q.queued = q.batch.Queue(sql, args...)
+	return noRows{}, nil
+}
+
+// noRows is a result without rows: the rows come later (queueRows).
+type noRows struct{}
+
+func (noRows) Close()                                       {}
+func (noRows) Err() error                                   { return nil }
+func (noRows) CommandTag() pgconn.CommandTag                { return pgconn.CommandTag{} }
+func (noRows) FieldDescriptions() []pgconn.FieldDescription { return nil }
+func (noRows) Next() bool                                   { return false }
+func (noRows) Scan(...any) error                            { return errQueueOnly }
+func (noRows) Values() ([]any, error)                       { return nil, errQueueOnly }
+func (noRows) RawValues() [][]byte                          { return nil }
+func (noRows) Conn() *pgx.Conn                              { return nil }
+func (noRows) TypeMap() *pgtype.Map                         { return nil }
+
+// gotRows is queueRows's DBTX once the rows have come: Query hands them over.
+type gotRows struct{ rows pgx.Rows }
+
+func (g gotRows) Exec(context.Context, string, ...any) (pgconn.CommandTag, error) {
+	return pgconn.CommandTag{}, errQueueOnly
+}
+func (g gotRows) Query(context.Context, string, ...any) (pgx.Rows, error) { return g.rows, nil }
+func (g gotRows) QueryRow(context.Context, string, ...any) pgx.Row        { return errRow{} }
+func (g gotRows) CopyFrom(context.Context, pgx.Identifier, []string, pgx.CopyFromSource) (int64, error) {
 	return 0, errQueueOnly
 }

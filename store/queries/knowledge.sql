@@ -55,8 +55,9 @@ ORDER BY ts_rank(c.tsv, @query::tsquery) DESC
 LIMIT @max::int;
 
 -- name: SearchKnowledgeOnce :many
--- SearchKnowledgeOnce is the second half of the last tier, when the first found fewer than
--- asked: chunks in which one of the terms occurs once, all of equal rank.
+-- SearchKnowledgeOnce is the second half of the last tier, sent in the same round trip as
+-- the first (which finds fewer than asked nine times in ten): chunks in which one of the
+-- terms occurs once, all of equal rank; the caller keeps what room the first left.
 SELECT k.url, k.title, k.content FROM knowledge_chunks k
 WHERE k.workspace_id = @workspace_id AND coalesce(k.source_id = ANY(@sources::uuid[]), false) AND k.tsv @@ @query::tsquery
     AND NOT k.tsv_repeated @@ @query::tsquery

@@ -151,8 +151,9 @@ type SearchKnowledgeOnceRow struct {
 	Content string
 }
 
-// SearchKnowledgeOnce is the second half of the last tier, when the first found fewer than
-// asked: chunks in which one of the terms occurs once, all of equal rank.
+// SearchKnowledgeOnce is the second half of the last tier, sent in the same round trip as
+// the first (which finds fewer than asked nine times in ten): chunks in which one of the
+// terms occurs once, all of equal rank; the caller keeps what room the first left.
 func (q *Queries) SearchKnowledgeOnce(ctx context.Context, db DBTX, arg SearchKnowledgeOnceParams) ([]SearchKnowledgeOnceRow, error) {
 	rows, err := db.Query(ctx, searchKnowledgeOnce,
 		arg.WorkspaceID,
