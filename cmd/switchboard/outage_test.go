@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math/rand/v2"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -30,14 +33,40 @@ func startCluster(t *testing.T) *pgCluster {
 	parent, err := os.MkdirTemp("", "switchboard-outage")
 	require.NoError(t, err)
 	require.NoError(t, os.Chmod(parent, 0o755)) // as root, the cluster runs as the postgres user
-	_, port, _ := strings.Cut(freeAddr(t), ":")
-	c := &pgCluster{dir: filepath.Join(parent, "data"), port: port}
+	c := &pgCluster{dir: filepath.Join(parent, "data"), port: stablePort(t)}
 	t.Cleanup(func() {
 		c.run(t, "stop")
 		os.RemoveAll(parent)
 	})
 	c.start(t)
 	return c
+}
+
+// stablePort is a free port below the kernel's ephemeral range, for a server that is stopped
+// and started again on the same port. A port from the ephemeral range (a listener on :0)
+// may be taken, while the server is down, as the local port of some other process's
+// outgoing connection, and the restart then fails with "Address already in use" (seen
+// once in `make test`, with the other packages' tests running beside this one); the kernel
+// never gives out a port below that range by itself.
+func stablePort(t *testing.T) string {
+	t.Helper()
+	low := 32768
+	if raw, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(raw)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil {
+				low = n
+			}
+		}
+	}
+	for range 100 {
+		port := strconv.Itoa(10_000 + rand.IntN(max(low-10_000, 1)))
+		if l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:"+port); err == nil {
+			l.Close()
+			return port
+		}
+	}
+	t.Fatal("no free port below the ephemeral range")
+	return ""
 }
 
 func (c *pgCluster) url() string {
