@@ -49,6 +49,10 @@ func TestAuditLogInABrowser(t *testing.T) {
 
 	rows := func() []string {
 		t.Helper()
+		// A link's page is read once parsed whole: right after a click, the new document
+		// may still be streaming in (CI once read 38 of its 50 rows, the last one cut).
+		_, err := chromedp.Run(admin, chromedp.Poll[bool](`document.readyState === 'complete'`))
+		require.NoError(t, err)
 		out, err := chromedp.Run(admin, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#audit-entries tbody tr')].map(r => r.innerText)`))
 		require.NoError(t, err)
 		return out
