@@ -9,7 +9,8 @@ import (
 )
 
 // AnalyzeYoungTables runs ANALYZE on the tables autovacuum has not analyzed yet that grew by
-// a fifth (and at least 50 rows) since their last ANALYZE, and returns their names.
+// a fifth (and at least 50 rows) since their last ANALYZE, as long as that ANALYZE saw fewer
+// than youngRows rows, and returns their names.
 //
 // Why: pgx prepares each statement once per connection, and after five executions
 // PostgreSQL keeps a generic plan for it. Made while a table has no statistics, that plan can
@@ -20,11 +21,19 @@ import (
 // a new database's first minute of traffic ran on such plans. Analyzing the young tables as
 // they grow replans them within seconds; once autovacuum has analyzed a table it keeps its
 // statistics current, and this leaves it alone.
+//
+// Why youngRows: the plans at stake are settled once a table's statistics describe a few
+// hundred rows, and ANALYZE reads up to 30,000 of them (300 times the statistics target):
+// in the agents benchmark, a new database's events table kept being analyzed at every fifth
+// of growth, 0.55 s of PostgreSQL's CPU each time past 100,000 rows, 0.4-1.4 s of each 5 s
+// round in all (docs/benchmarks.md, 2026-12-03). Past youngRows, autovacuum's own threshold
+// (a tenth, within its naptime) keeps the statistics current.
 func (s *Store) AnalyzeYoungTables(ctx context.Context) ([]string, error) {
 	rows, err := s.pool.Query(ctx, `SELECT relname FROM pg_stat_user_tables
 		WHERE schemaname = current_schema() AND last_autoanalyze IS NULL
 		  AND n_mod_since_analyze >= greatest(50, 0.2 * coalesce(nullif((SELECT reltuples FROM pg_class WHERE oid = relid), -1), 0))
-		ORDER BY relname`)
+		  AND coalesce((SELECT reltuples FROM pg_class WHERE oid = relid), -1) < $1
+		ORDER BY relname`, youngRows)
 	if err != nil {
 		return nil, err
 	}
@@ -40,6 +49,9 @@ func (s *Store) AnalyzeYoungTables(ctx context.Context) ([]string, error) {
 	}
 	return tables, nil
 }
+
+// youngRows is the size past which a table is autovacuum's alone (AnalyzeYoungTables).
+const youngRows = 10000
 
 // RunYoungTableAnalyzer calls AnalyzeYoungTables every interval for the first span of the
 // process, until ctx ends: a database that has carried traffic for that long has been
