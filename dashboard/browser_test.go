@@ -229,6 +229,10 @@ func (s *site) screenshot(ctx context.Context, t *testing.T, path, name string) 
 
 func text(ctx context.Context, t *testing.T, sel string) string {
 	t.Helper()
+	// Once the document is parsed whole: a page a click has just opened may still be
+	// streaming in, its element there and its text cut (TestAuditLogInABrowser's rows).
+	_, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.readyState !== 'loading'`))
+	require.NoError(t, err)
 	v, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
 	require.NoError(t, err)
 	return v
