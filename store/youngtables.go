@@ -23,11 +23,13 @@ import (
 // statistics current, and this leaves it alone.
 //
 // Why youngRows: the plans at stake are settled once a table's statistics describe a few
-// hundred rows, and ANALYZE reads up to 30,000 of them (300 times the statistics target):
-// in the agents benchmark, a new database's events table kept being analyzed at every fifth
-// of growth, 0.55 s of PostgreSQL's CPU each time past 100,000 rows, 0.4-1.4 s of each 5 s
-// round in all (docs/benchmarks.md, 2026-12-03). Past youngRows, autovacuum's own threshold
-// (a tenth, within its naptime) keeps the statistics current.
+// hundred rows (any ANALYZE of a small table makes the primary key win), and ANALYZE reads
+// up to 30,000 of them (300 times the statistics target): in the agents benchmark, a new
+// database's events table kept being analyzed at every fifth of growth, 0.55 s of
+// PostgreSQL's CPU each time past 100,000 rows, 0.4-1.4 s of each 5 s round in all; with
+// 10,000 as the bound, the tables still under it took 0.5 s of the stored route's first
+// round (docs/benchmarks.md, 2026-12-03). Past youngRows, autovacuum's own threshold (a
+// tenth, within its naptime) keeps the statistics current.
 func (s *Store) AnalyzeYoungTables(ctx context.Context) ([]string, error) {
 	rows, err := s.pool.Query(ctx, `SELECT relname FROM pg_stat_user_tables
 		WHERE schemaname = current_schema() AND last_autoanalyze IS NULL
@@ -51,7 +53,7 @@ func (s *Store) AnalyzeYoungTables(ctx context.Context) ([]string, error) {
 }
 
 // youngRows is the size past which a table is autovacuum's alone (AnalyzeYoungTables).
-const youngRows = 10000
+const youngRows = 1000
 
 // RunYoungTableAnalyzer calls AnalyzeYoungTables every interval for the first span of the
 // process, until ctx ends: a database that has carried traffic for that long has been

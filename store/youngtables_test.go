@@ -65,8 +65,8 @@ func TestAnalyzeYoungTablesAnalyzesWhatGrew(t *testing.T) {
 		return false
 	}, 5*time.Second, 100*time.Millisecond, "grown by more than a fifth and 50 rows: analyzed again")
 
-	// Analyzed once past 10,000 rows, then left to autovacuum however much it grows.
-	insert(10_000)
+	// Analyzed once past 1,000 rows, then left to autovacuum however much it grows.
+	insert(1_000)
 	require.Eventually(t, func() bool {
 		for _, tbl := range analyzed() {
 			if tbl == "contacts" {
@@ -74,14 +74,14 @@ func TestAnalyzeYoungTablesAnalyzesWhatGrew(t *testing.T) {
 			}
 		}
 		return false
-	}, 5*time.Second, 100*time.Millisecond, "10,000 rows more: analyzed")
+	}, 5*time.Second, 100*time.Millisecond, "1,000 rows more: analyzed")
 	require.NoError(t, s.Pool().QueryRow(ctx, `SELECT reltuples FROM pg_class WHERE relname = 'contacts'`).Scan(&tuples))
-	require.GreaterOrEqual(t, tuples, float64(10_000))
-	insert(5_000) // a third more
+	require.GreaterOrEqual(t, tuples, float64(1_000))
+	insert(5_000) // four times more
 	require.Eventually(t, func() bool {
 		var pending int
 		require.NoError(t, s.Pool().QueryRow(ctx, `SELECT n_mod_since_analyze FROM pg_stat_user_tables WHERE relname = 'contacts'`).Scan(&pending))
 		return pending >= 5_000
 	}, 5*time.Second, 100*time.Millisecond, "the growth is counted")
-	require.NotContains(t, analyzed(), "contacts", "past 10,000 rows: autovacuum's")
+	require.NotContains(t, analyzed(), "contacts", "past 1,000 rows: autovacuum's")
 }
