@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -40,41 +41,26 @@ func TestAnalyzeYoungTablesAnalyzesWhatGrew(t *testing.T) {
 		return tables
 	}
 
+	// analyzedSoon: the statistics counters reach pg_stat_user_tables within a second.
+	analyzedSoon := func(msg string) {
+		t.Helper()
+		require.Eventually(t, func() bool { return slices.Contains(analyzed(), "contacts") }, 5*time.Second, 100*time.Millisecond, msg)
+	}
+
 	insert(40)
 	require.NotContains(t, analyzed(), "contacts", "40 rows: not yet")
 	insert(20)
-	require.Eventually(t, func() bool {
-		for _, tbl := range analyzed() {
-			if tbl == "contacts" {
-				return true
-			}
-		}
-		return false
-	}, 5*time.Second, 100*time.Millisecond, "60 rows: analyzed")
+	analyzedSoon("60 rows: analyzed")
 	var tuples float64
 	require.NoError(t, s.Pool().QueryRow(ctx, `SELECT reltuples FROM pg_class WHERE relname = 'contacts'`).Scan(&tuples))
 	require.EqualValues(t, 60, tuples, "the planner now knows the table's size")
 	require.NotContains(t, analyzed(), "contacts", "nothing new since")
 	insert(55) // under a fifth of 60 is 12, but 50 rows at least
-	require.Eventually(t, func() bool {
-		for _, tbl := range analyzed() {
-			if tbl == "contacts" {
-				return true
-			}
-		}
-		return false
-	}, 5*time.Second, 100*time.Millisecond, "grown by more than a fifth and 50 rows: analyzed again")
+	analyzedSoon("grown by more than a fifth and 50 rows: analyzed again")
 
 	// Analyzed once past 1,000 rows, then left to autovacuum however much it grows.
 	insert(1_000)
-	require.Eventually(t, func() bool {
-		for _, tbl := range analyzed() {
-			if tbl == "contacts" {
-				return true
-			}
-		}
-		return false
-	}, 5*time.Second, 100*time.Millisecond, "1,000 rows more: analyzed")
+	analyzedSoon("1,000 rows more: analyzed")
 	require.NoError(t, s.Pool().QueryRow(ctx, `SELECT reltuples FROM pg_class WHERE relname = 'contacts'`).Scan(&tuples))
 	require.GreaterOrEqual(t, tuples, float64(1_000))
 	insert(5_000) // four times more
