@@ -527,7 +527,7 @@ if [ "$mode" = agents ]; then
 	# The agent's model (and the stored responses') calls search_knowledge_base when offered.
 	printf 'beta-5.4-mini:\n  upstream: "agent@chunks=5,search=1"\n' >>"$tmp/models.yaml"
 	agent_args=()
-	# start_agents_server NAME BINARY: a server on a database of its own, with the CPU (server,
+	# start_agents_server NAME BINARY: a server on a database of its own, with the CPU (server, the mock,
 	# PostgreSQL), profile and statements options of agentload for it in agent_args.
 	start_agents_server() {
 		local name=$1 bin=$2 db flag=""
@@ -542,7 +542,7 @@ if [ "$mode" = agents ]; then
 		fi
 		start_server "$bin" "$db" "${env[@]}" || { tail -n 5 "$tmp/server.log" >&2; exit 1; }
 		[ "$name" = head ] && agent_args+=(-server "http://127.0.0.1:$srvport") || agent_args+=(-baseline "http://127.0.0.1:$srvport")
-		agent_args+=("-${flag}cpu" "server=$srvpid,postgres=$(head -n1 "$tmp/data/postmaster.pid")")
+		agent_args+=("-${flag}cpu" "server=$srvpid,postgres=$(head -n1 "$tmp/data/postmaster.pid"),mock=$mockpid")
 		[ -z "$pprof" ] || agent_args+=("-${flag}pprof" "$pprof")
 		[ -z "${BENCH_AGENTS_STATEMENTS:-}" ] || agent_args+=("-${flag}database-url" "$db")
 		[ "$name" != head ] || head_db=$db

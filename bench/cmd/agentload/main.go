@@ -90,6 +90,9 @@ func main() {
 			fmt.Fprintln(os.Stderr, "agentload:", err)
 			os.Exit(2)
 		}
+		if len(w) > 0 {
+			w["loadgen"] = os.Getpid() // this process: its clients share the machine too
+		}
 		targets[i].watch = w
 	}
 	ctx := context.Background()
