@@ -123,7 +123,7 @@ func (q *queries) AgentTurnState(ctx context.Context, workspaceID uuid.UUID, rea
 		PickupTimedOutAt: r.PickupTimedOutAt, AssigneeUserID: r.AssigneeUserID,
 	}}
 	if read.Search != "" {
-		out.Search = &SearchPlan{Sources: r.SearchSources, Lexemes: r.SearchLexemes}
+		out.Search = &SearchPlan{Sources: r.SearchSources, Lexemes: r.SearchLexemes, Base: r.SearchBase, Generation: r.SearchGeneration}
 	}
 	out.History = make([]WindowMessage, 0, len(rows))
 	for _, r := range rows {

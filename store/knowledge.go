@@ -83,7 +83,7 @@ func (q *queries) SearchKnowledge(ctx context.Context, workspaceID, agentID uuid
 	if err != nil {
 		return nil, err
 	}
-	return q.SearchKnowledgeWith(ctx, workspaceID, SearchPlan{Sources: plan.Sources, Lexemes: plan.Lexemes}, limit)
+	return q.SearchKnowledgeWith(ctx, workspaceID, SearchPlan{Sources: plan.Sources, Lexemes: plan.Lexemes, Base: plan.ID, Generation: plan.Generation}, limit)
 }
 
 // SearchPlan is what a knowledge search needs before it looks (KnowledgeSearchPlan): the
@@ -92,12 +92,21 @@ func (q *queries) SearchKnowledge(ctx context.Context, workspaceID, agentID uuid
 type SearchPlan struct {
 	Sources []uuid.UUID
 	Lexemes []string
+	// Base and Generation are the knowledge base and its generation (migration 0040) as the
+	// plan was read: a copy of its chunks in memory at that generation may serve the search.
+	Base       uuid.UUID
+	Generation int64
 }
 
 // SearchKnowledgeWith is SearchKnowledge from a plan read beforehand (AgentTurnState).
 func (q *queries) SearchKnowledgeWith(ctx context.Context, workspaceID uuid.UUID, plan SearchPlan, limit int) ([]Chunk, error) {
 	if len(plan.Sources) == 0 || len(plan.Lexemes) == 0 {
 		return nil, nil
+	}
+	if q.indexes != nil && plan.Base != uuid.Nil {
+		if ix := q.indexes.get(workspaceID, plan.Base, plan.Generation); ix != nil {
+			return ix.search(plan, limit), nil
+		}
 	}
 	terms := plan.Lexemes[:min(len(plan.Lexemes), searchTerms)]
 	for m := len(terms); m >= 2; m-- {

@@ -46,7 +46,7 @@ func (s *Store) Pipelined(ctx context.Context, fn func(*Tx) error) (announce fun
 	defer c.Release() // a connection left inside a transaction is closed, not reused
 	p := &pipe{conn: c}
 	p.pending.Queue("begin")
-	t := &Tx{queries: queries{db: p, sql: s.sql, secrets: s.secrets, watchers: s.watchers}}
+	t := &Tx{queries: queries{db: p, sql: s.sql, secrets: s.secrets, watchers: s.watchers, indexes: s.indexes}}
 	if err := fn(t); err != nil {
 		p.rollback(ctx)
 		return nil, err

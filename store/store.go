@@ -88,6 +88,8 @@ type queries struct {
 	// watchers hear, in this process and at once, what is announced on RevocationChannel
 	// (Watch); shared by every copy of the store over one pool.
 	watchers *watchers
+	// indexes keeps knowledge bases' chunks in memory for searches; shared like watchers.
+	indexes *searchIndexes
 }
 
 // Store runs queries on a pgx pool.
@@ -100,7 +102,7 @@ type Store struct {
 
 // New wraps a pool.
 func New(pool *pgxpool.Pool) *Store {
-	return &Store{queries: queries{db: pool, sql: dbsqlc.New(), watchers: &watchers{}}, pool: pool}
+	return &Store{queries: queries{db: pool, sql: dbsqlc.New(), watchers: &watchers{}, indexes: &searchIndexes{db: pool, reloadGap: searchIndexReloadGap}}, pool: pool}
 }
 
 // Open connects to databaseURL. The pool keeps pgxpool's default size, max(4, CPUs), unless
@@ -120,7 +122,7 @@ func Open(ctx context.Context, databaseURL string) (*Store, error) {
 
 // WithSecrets returns the store over the same pool, sealing and opening secrets with keys.
 func (s *Store) WithSecrets(keys *secrets.Keyring) *Store {
-	return &Store{queries: queries{db: s.pool, sql: s.sql, secrets: keys, watchers: s.watchers}, pool: s.pool}
+	return &Store{queries: queries{db: s.pool, sql: s.sql, secrets: keys, watchers: s.watchers, indexes: s.indexes}, pool: s.pool}
 }
 
 // WithOwnPool returns the store (same database, secrets and notices) over a pool of its own
@@ -135,7 +137,7 @@ func (s *Store) WithOwnPool(ctx context.Context, maxConns int32) (*Store, error)
 	if err != nil {
 		return nil, fmt.Errorf("connect to database: %w", err)
 	}
-	return &Store{queries: queries{db: pool, sql: s.sql, secrets: s.secrets, watchers: s.watchers}, pool: pool, txObserver: s.txObserver}, nil
+	return &Store{queries: queries{db: pool, sql: s.sql, secrets: s.secrets, watchers: s.watchers, indexes: s.indexes}, pool: pool, txObserver: s.txObserver}, nil
 }
 
 // Secrets is the keyring of the store; nil without SECRETS_KEY.

@@ -36,7 +36,7 @@ func (s *Store) InTx(ctx context.Context, fn func(*Tx) error) (err error) {
 	}
 	var t *Tx
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		t = &Tx{queries: queries{db: tx, sql: s.sql, secrets: s.secrets, watchers: s.watchers}, tx: tx}
+		t = &Tx{queries: queries{db: tx, sql: s.sql, secrets: s.secrets, watchers: s.watchers, indexes: s.indexes}, tx: tx}
 		return fn(t)
 	})
 	if err == nil {
@@ -55,7 +55,7 @@ func (s *Store) ObserveTx(f func(ctx context.Context) (_ context.Context, done f
 // method that needs several statements to commit together works on both.
 func (q *queries) inTx(ctx context.Context, fn func(q *queries) error) error {
 	return pgx.BeginFunc(ctx, q.db, func(tx pgx.Tx) error {
-		return fn(&queries{db: tx, sql: q.sql, secrets: q.secrets, watchers: q.watchers})
+		return fn(&queries{db: tx, sql: q.sql, secrets: q.secrets, watchers: q.watchers, indexes: q.indexes})
 	})
 }
 

@@ -21,9 +21,10 @@ SELECT knowledge_clean_pending();
 
 -- name: KnowledgeSearchPlan :one
 -- KnowledgeSearchPlan is what a search of an agent's knowledge needs before it looks: its
--- sources, and the query's lexemes in the knowledge base's language (stemmed, stop words out).
+-- sources, and the query's lexemes in the knowledge base's language (stemmed, stop words out),
+-- with the knowledge base and its generation (migration 0040) for a search kept in memory.
 SELECT coalesce((SELECT array_agg(s.id) FROM knowledge_sources s WHERE s.knowledge_base_id = b.id), '{}')::uuid[] AS sources,
-    tsvector_to_array(to_tsvector(b.ts_config, @query::text))::text[] AS lexemes
+    tsvector_to_array(to_tsvector(b.ts_config, @query::text))::text[] AS lexemes, b.id, b.generation
 FROM knowledge_bases b WHERE b.workspace_id = @workspace_id AND b.agent_id = @agent_id;
 
 -- name: SearchKnowledgeTier :many

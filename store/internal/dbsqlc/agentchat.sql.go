@@ -107,7 +107,8 @@ SELECT c.id, coalesce(hc.short_id, '')::text AS short_id, coalesce(hc.channel, '
        (CASE WHEN h.seq >= $1::int AND h.seq <= $2::int THEN '' ELSE coalesce(h.content, '') END)::text AS content,
        (CASE WHEN h.seq >= $1::int AND h.seq <= $2::int THEN NULL ELSE h.tool_calls END)::json AS tool_calls,
        (CASE WHEN h.seq >= $1::int AND h.seq <= $2::int THEN NULL ELSE h.tool_results END)::json AS tool_results,
-       p.sources AS search_sources, p.lexemes AS search_lexemes
+       p.sources AS search_sources, p.lexemes AS search_lexemes, coalesce(p.id, '00000000-0000-0000-0000-000000000000')::uuid AS search_base,
+       coalesce(p.generation, 0)::bigint AS search_generation
 FROM conversations c
 LEFT JOIN LATERAL (
     SELECT x.seq, x.version, x.role, x.content, x.tool_calls, x.tool_results, x.seq = min(x.seq) OVER () AS head FROM (
@@ -130,7 +131,7 @@ LEFT JOIN contacts k ON k.id = hc.contact_id AND k.workspace_id = c.workspace_id
 LEFT JOIN LATERAL (SELECT a.xmin::text::bigint AS version FROM agents a WHERE a.workspace_id = c.workspace_id AND a.id = hc.agent_id) av ON true
 LEFT JOIN LATERAL (
     SELECT coalesce((SELECT array_agg(s.id) FROM knowledge_sources s WHERE s.knowledge_base_id = b.id), '{}')::uuid[] AS sources,
-           tsvector_to_array(to_tsvector(b.ts_config, $5::text))::text[] AS lexemes
+           tsvector_to_array(to_tsvector(b.ts_config, $5::text))::text[] AS lexemes, b.id, b.generation
     FROM knowledge_bases b WHERE $5::text <> '' AND b.workspace_id = c.workspace_id AND b.agent_id = hc.agent_id
 ) p ON true
 WHERE c.workspace_id = $6 AND (c.id = $7 OR c.short_id = $8)
@@ -178,6 +179,8 @@ type AgentTurnStateRow struct {
 	ToolResults       []byte
 	SearchSources     []uuid.UUID
 	SearchLexemes     []string
+	SearchBase        uuid.UUID
+	SearchGeneration  int64
 }
 
 // AgentTurnState is what a turn of a deployed agent reads of its conversation, in one
@@ -187,7 +190,8 @@ type AgentTurnStateRow struct {
 // history window of the turn as HistoryWindow reads it: one row per message of the window, in
 // order; a window without messages is one row whose seq is 0 (a message's seq is 1 or more).
 // When @search_query is not empty, every row also carries what KnowledgeSearchPlan would
-// return for it and the conversation's agent (search_sources, search_lexemes; NULL when the
+// return for it and the conversation's agent (search_sources, search_lexemes, search_base,
+// search_generation; NULL when the
 // agent has no knowledge base): the search before the model call then needs no round trip of
 // its own to begin. Every message row also carries its version (the row's xmin: every change
 // of the row, an erasure's blanking, changes it); the rows whose seq is from @known_from to
@@ -248,6 +252,8 @@ func (q *Queries) AgentTurnState(ctx context.Context, db DBTX, arg AgentTurnStat
 			&i.ToolResults,
 			&i.SearchSources,
 			&i.SearchLexemes,
+			&i.SearchBase,
+			&i.SearchGeneration,
 		); err != nil {
 			return nil, err
 		}

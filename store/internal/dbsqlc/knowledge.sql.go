@@ -107,7 +107,7 @@ type InsertChunksParams struct {
 
 const knowledgeSearchPlan = `-- name: KnowledgeSearchPlan :one
 SELECT coalesce((SELECT array_agg(s.id) FROM knowledge_sources s WHERE s.knowledge_base_id = b.id), '{}')::uuid[] AS sources,
-    tsvector_to_array(to_tsvector(b.ts_config, $1::text))::text[] AS lexemes
+    tsvector_to_array(to_tsvector(b.ts_config, $1::text))::text[] AS lexemes, b.id, b.generation
 FROM knowledge_bases b WHERE b.workspace_id = $2 AND b.agent_id = $3
 `
 
@@ -118,16 +118,24 @@ type KnowledgeSearchPlanParams struct {
 }
 
 type KnowledgeSearchPlanRow struct {
-	Sources []uuid.UUID
-	Lexemes []string
+	Sources    []uuid.UUID
+	Lexemes    []string
+	ID         uuid.UUID
+	Generation int64
 }
 
 // KnowledgeSearchPlan is what a search of an agent's knowledge needs before it looks: its
-// sources, and the query's lexemes in the knowledge base's language (stemmed, stop words out).
+// sources, and the query's lexemes in the knowledge base's language (stemmed, stop words out),
+// with the knowledge base and its generation (migration 0040) for a search kept in memory.
 func (q *Queries) KnowledgeSearchPlan(ctx context.Context, db DBTX, arg KnowledgeSearchPlanParams) (KnowledgeSearchPlanRow, error) {
 	row := db.QueryRow(ctx, knowledgeSearchPlan, arg.Query, arg.WorkspaceID, arg.AgentID)
 	var i KnowledgeSearchPlanRow
-	err := row.Scan(&i.Sources, &i.Lexemes)
+	err := row.Scan(
+		&i.Sources,
+		&i.Lexemes,
+		&i.ID,
+		&i.Generation,
+	)
 	return i, err
 }
 

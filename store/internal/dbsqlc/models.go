@@ -301,6 +301,7 @@ type KnowledgeBasis struct {
 	AgentID     uuid.UUID
 	CreatedAt   time.Time
 	TsConfig    interface{}
+	Generation  int64
 }
 
 type KnowledgeChunk struct {
