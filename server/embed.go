@@ -22,15 +22,16 @@ type embedHandlers struct{ s *Server }
 var _ embedapi.StrictServerInterface = (*embedHandlers)(nil)
 
 // routeEmbed registers the generated embed routes. Each finds its deployment first
-// (embedDeployment: 404, then the origin's 403, before anything else is read); a message's
-// body is read next (decodeEmbedChat), and its budgets are spent before any rule refuses it
-// (embedStrictMiddlewares), so that refused messages count too.
+// (embedDeployment: 404, then the origin's 403, before anything else is refused); a message's
+// body is read with it (embedChatDeployment: its visitor token lets the same statement read
+// whether the visitor is blocked) but refused only after those, and its budgets are spent
+// before any rule refuses it (embedStrictMiddlewares), so that refused messages count too.
 func (s *Server) routeEmbed(e *echo.Echo) {
 	mw := map[string][]echo.MiddlewareFunc{
 		"embedConfig":          {s.embedDeployment},
 		"embedConfigPreflight": {s.embedDeployment},
 		"embedChatPreflight":   {s.embedDeployment},
-		"embedChat":            {s.bodyLimit(), s.embedDeployment, decodeEmbedChat},
+		"embedChat":            {s.bodyLimit(), s.embedChatDeployment},
 	}
 	h := embedapi.NewStrictHandler(&embedHandlers{s: s}, []embedapi.StrictMiddlewareFunc{s.embedBudgets, embedAccept})
 	embedapi.RegisterHandlersWithOptions(e, h, embedapi.RegisterHandlersOptions{OperationMiddlewares: mw})
@@ -42,24 +43,32 @@ type embedDeploymentKey struct{}
 // origin: an origin the deployment refuses gets 403 and no Access-Control-Allow-Origin.
 func (s *Server) embedDeployment(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		req := c.Request()
-		d, err := s.webchat.Deployment(req.Context(), c.Param("deploymentId"))
-		if err != nil {
+		if err := s.findEmbedDeployment(c, ""); err != nil {
 			return err
 		}
-		h := c.Response().Header()
-		h.Add(echo.HeaderVary, echo.HeaderOrigin)
-		origin := req.Header.Get(echo.HeaderOrigin)
-		if err := s.webchat.CheckOrigin(d, origin); err != nil {
-			return err
-		}
-		if origin != "" {
-			h.Set(echo.HeaderAccessControlAllowOrigin, origin)
-			h.Set(echo.HeaderAccessControlExposeHeaders, "Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset")
-		}
-		c.SetRequest(req.WithContext(context.WithValue(req.Context(), embedDeploymentKey{}, d)))
 		return next(c)
 	}
+}
+
+// findEmbedDeployment is embedDeployment's work, for a request carrying visitorToken.
+func (s *Server) findEmbedDeployment(c echo.Context, visitorToken string) error {
+	req := c.Request()
+	d, err := s.webchat.Deployment(req.Context(), c.Param("deploymentId"), visitorToken)
+	if err != nil {
+		return err
+	}
+	h := c.Response().Header()
+	h.Add(echo.HeaderVary, echo.HeaderOrigin)
+	origin := req.Header.Get(echo.HeaderOrigin)
+	if err := s.webchat.CheckOrigin(d, origin); err != nil {
+		return err
+	}
+	if origin != "" {
+		h.Set(echo.HeaderAccessControlAllowOrigin, origin)
+		h.Set(echo.HeaderAccessControlExposeHeaders, "Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset")
+	}
+	c.SetRequest(req.WithContext(context.WithValue(req.Context(), embedDeploymentKey{}, d)))
+	return nil
 }
 
 // deploymentOf is the deployment embedDeployment found.
@@ -68,21 +77,32 @@ func deploymentOf(ctx context.Context) store.WebchatDeployment {
 	return d
 }
 
-// decodeEmbedChat reads a message as the widget's route always has: JSON whatever the
+// embedChatDeployment is embedDeployment for a message, whose body it reads first for the
+// visitor token. The body is read as the widget's route always has: JSON whatever the
 // Content-Type, and one invalid_json answer for any body that is not the object (the
-// generated binder would answer with echo's own messages and refuse other content types).
-// The generated binder then reads the same value, re-encoded.
-func decodeEmbedChat(next echo.HandlerFunc) echo.HandlerFunc {
+// generated binder would answer with echo's own messages and refuse other content types),
+// given only after the deployment's 404 and the origin's 403. The generated binder then
+// reads the same value, re-encoded.
+func (s *Server) embedChatDeployment(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
 		var body embedapi.EmbedChatJSONRequestBody
-		if err := json.NewDecoder(req.Body).Decode(&body); err != nil {
+		invalid := json.NewDecoder(req.Body).Decode(&body) != nil
+		token := ""
+		if !invalid && body.VisitorToken != nil {
+			token = *body.VisitorToken
+		}
+		if err := s.findEmbedDeployment(c, token); err != nil {
+			return err
+		}
+		if invalid {
 			return apierr.Invalid("body", "invalid_json", "The body must be a JSON object with a message.")
 		}
 		raw, err := json.Marshal(body)
 		if err != nil {
 			return err
 		}
+		req = c.Request()
 		req.Body, req.ContentLength = io.NopCloser(bytes.NewReader(raw)), int64(len(raw))
 		req.Header.Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
 		return next(c)

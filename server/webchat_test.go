@@ -208,6 +208,21 @@ func TestWebchatOriginsAndCORS(t *testing.T) {
 		require.Empty(t, resp.Header.Get("Access-Control-Allow-Origin"))
 		require.Equal(t, "origin_not_allowed", webchatErrorCode(t, raw))
 	}
+
+	// A message's body is read with its deployment, but refused after it: an unknown
+	// deployment is 404 and a refused origin 403 whatever the body, then the body's 400.
+	for _, c := range []struct {
+		dep, origin, code string
+		status            int
+	}{
+		{uuid.NewString(), "https://shop.example", "deployment_not_found", http.StatusNotFound},
+		{dep, "https://evil.example", "origin_not_allowed", http.StatusForbidden},
+		{dep, "https://shop.example", "invalid_json", http.StatusBadRequest},
+	} {
+		resp, raw = b.public(t, http.MethodPost, "/embed/"+c.dep+"/chat", c.origin, `{"message":`)
+		require.Equal(t, c.status, resp.StatusCode, string(raw))
+		require.Equal(t, c.code, webchatErrorCode(t, raw))
+	}
 	require.Equal(t, 0, b.count(t, "conversations"))
 }
 

@@ -12,21 +12,29 @@ import (
 )
 
 // WebchatDeployment is a deployment as the public webchat routes see it: PublicDeployment,
-// and the workspace's monthly spend cap and this month's spend, for its budget rules.
+// the workspace's monthly spend cap and this month's spend, for its budget rules, and
+// whether the visitor it was read for is blocked.
 type WebchatDeployment struct {
 	PublicDeployment
 	MonthlyCapNanoUSD *int64
 	MonthSpendNanoUSD int64
+	// Visitor is the conversation (its `mc-` id) VisitorBlocked was read for; "" when the
+	// deployment was read for no visitor, and VisitorBlocked is then false.
+	Visitor        string
+	VisitorBlocked bool
 }
 
 // WebchatDeploymentByID returns a deployment by its id alone (the id is in the embed line;
-// the workspace comes from the row).
-func (q *queries) WebchatDeploymentByID(ctx context.Context, id uuid.UUID) (WebchatDeployment, error) {
-	r, err := q.sql.WebchatDeployment(ctx, q.db, id)
+// the workspace comes from the row), and whether the visitor of conversation visitor (its
+// `mc-` id, "" for none) is blocked in the deployment's workspace, in the same statement:
+// a returning visitor's message then reads once before its turn, not twice.
+func (q *queries) WebchatDeploymentByID(ctx context.Context, id uuid.UUID, visitor string) (WebchatDeployment, error) {
+	r, err := q.sql.WebchatDeployment(ctx, q.db, dbsqlc.WebchatDeploymentParams{ID: id, Visitor: visitor})
 	return WebchatDeployment{
 		PublicDeployment: PublicDeployment{ID: id, WorkspaceID: r.WorkspaceID, AgentID: r.AgentID, ChannelType: r.ChannelType, Config: r.Config,
 			WorkspaceName: r.WorkspaceName, WorkspaceStatus: r.WorkspaceStatus, BalanceNanoUSD: r.BalanceNanoUSD},
 		MonthlyCapNanoUSD: r.MonthlyCapNanoUSD, MonthSpendNanoUSD: monthSpend(r.SpendMonth, r.MonthSpendNanoUSD, time.Now()),
+		Visitor: visitor, VisitorBlocked: r.VisitorBlocked,
 	}, notFound("deployment", err)
 }
 

@@ -44,16 +44,23 @@ func (s *Service) Blocked(ctx context.Context, workspaceID uuid.UUID) ([]store.B
 }
 
 // refuseBlocked refuses a blocked visitor (a new visitor has no conversation yet, so no
-// block).
+// block). The deployment was usually read with the answer (Deployment's visitorToken); it is
+// read here only when it was not read for this conversation.
 func (s *Service) refuseBlocked(ctx context.Context, d store.WebchatDeployment, conversation string) error {
 	if conversation == "" {
 		return nil
 	}
-	switch _, err := s.store.WebchatBlockedVisitor(ctx, d.WorkspaceID, conversation); {
-	case err == nil:
+	blocked := d.VisitorBlocked && d.Visitor == conversation
+	if d.Visitor != conversation {
+		switch _, err := s.store.WebchatBlockedVisitor(ctx, d.WorkspaceID, conversation); {
+		case err == nil:
+			blocked = true
+		case !errors.Is(err, store.ErrNotFound):
+			return err
+		}
+	}
+	if blocked {
 		return &apierr.Error{Kind: apierr.KindPermission, Code: "visitor_blocked", Message: "This chat is not available to you."}
-	case !errors.Is(err, store.ErrNotFound):
-		return err
 	}
 	return nil
 }

@@ -42,14 +42,20 @@ func NewService(st *store.Store, tokens *Tokens, agents *converse.Service, own s
 
 // Deployment returns the webchat deployment of id (the path's text): an id that is no UUID,
 // unknown, or of another channel is 404 deployment_not_found, alike, so that a visitor cannot
-// tell a voice deployment from no deployment.
-func (s *Service) Deployment(ctx context.Context, id string) (store.WebchatDeployment, error) {
+// tell a voice deployment from no deployment. visitorToken is the token the request carries
+// ("" for none): when this deployment issued it, the same statement reads whether its visitor
+// is blocked, and refuseBlocked reads nothing more.
+func (s *Service) Deployment(ctx context.Context, id, visitorToken string) (store.WebchatDeployment, error) {
 	notFound := apierr.NotFound("id", "deployment_not_found", "No such webchat deployment.")
 	uid, err := uuid.Parse(id)
 	if err != nil {
 		return store.WebchatDeployment{}, notFound
 	}
-	d, err := s.store.WebchatDeploymentByID(ctx, uid)
+	visitor := ""
+	if visitorToken != "" {
+		visitor, _ = s.tokens.Conversation(uid, visitorToken)
+	}
+	d, err := s.store.WebchatDeploymentByID(ctx, uid, visitor)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && d.ChannelType != string(blueprint.ChannelWebchat)) {
 		return d, notFound
 	}

@@ -48,7 +48,7 @@ func (b *testBundle) deploy(t *testing.T, channel, config string) (uuid.UUID, st
 	t.Helper()
 	dep, err := b.st.DeployAgent(context.Background(), b.workspace.ID, store.Deploy{AgentID: b.agent.ID, ChannelType: channel, Config: json.RawMessage(config)})
 	require.NoError(t, err)
-	d, _ := b.svc.Deployment(context.Background(), dep.ID.String())
+	d, _ := b.svc.Deployment(context.Background(), dep.ID.String(), "")
 	return dep.ID, d
 }
 
@@ -77,7 +77,7 @@ func TestDeploymentLookup(t *testing.T) {
 	// Not a UUID, unknown, or of another channel: the same 404.
 	voice, _ := b.deploy(t, "telco_voice", `{}`)
 	for _, ref := range []string{"nope", uuid.NewString(), voice.String()} {
-		_, err := b.svc.Deployment(ctx, ref)
+		_, err := b.svc.Deployment(ctx, ref, "")
 		require.Equal(t, "deployment_not_found", code(err), ref)
 		require.Equal(t, apierr.KindNotFound, apierr.As(err).Kind)
 	}
@@ -293,6 +293,26 @@ func TestBlockingVisitors(t *testing.T) {
 	_, err = b.svc.Chat(ctx, d, webchat.ChatInput{Message: "hi", VisitorToken: token})
 	require.Equal(t, "visitor_blocked", code(err))
 	require.Equal(t, apierr.KindPermission, apierr.As(err).Kind)
+	// Read with the visitor's token, the deployment carries the block (the route's one read);
+	// read with another deployment's token, it carries nothing and the turn reads the block.
+	withToken, err := b.svc.Deployment(ctx, d.ID.String(), token)
+	require.NoError(t, err)
+	require.True(t, withToken.VisitorBlocked)
+	require.Equal(t, "mc-blocked", withToken.Visitor)
+	_, err = b.svc.Chat(ctx, withToken, webchat.ChatInput{Message: "hi", VisitorToken: token})
+	require.Equal(t, "visitor_blocked", code(err))
+	_, other := b.deploy(t, "webchat", `{}`)
+	foreign, err := b.svc.Deployment(ctx, d.ID.String(), b.tokens.Issue(other.ID, "mc-blocked"))
+	require.NoError(t, err)
+	require.Equal(t, "", foreign.Visitor, "a token of another deployment names no visitor here")
+	require.False(t, foreign.VisitorBlocked)
+	// A deployment read for one visitor says nothing of another: the other's block is read.
+	b.exec(t, `INSERT INTO conversations (workspace_id, short_id, channel) VALUES ($1, 'mc-free', 'webchat')`, b.workspace.ID)
+	free, err := b.svc.Deployment(ctx, d.ID.String(), b.tokens.Issue(d.ID, "mc-free"))
+	require.NoError(t, err)
+	require.False(t, free.VisitorBlocked)
+	_, err = b.svc.Chat(ctx, free, webchat.ChatInput{Message: "hi", VisitorToken: token})
+	require.Equal(t, "visitor_blocked", code(err))
 
 	// Another workspace neither sees nor lifts the block.
 	ws2, err := b.st.CreateWorkspace(ctx, "other-"+uuid.NewString()[:8], 1000)
@@ -309,5 +329,10 @@ func TestBlockingVisitors(t *testing.T) {
 	_, err = b.svc.Unblock(ctx, b.workspace.ID, "mc-blocked")
 	require.NoError(t, err)
 	_, err = b.svc.Chat(ctx, d, webchat.ChatInput{Message: "hi", VisitorToken: token})
+	require.Equal(t, apierr.KindInternal, apierr.As(err).Kind, "unblocked: on to the turn")
+	withToken, err = b.svc.Deployment(ctx, d.ID.String(), token)
+	require.NoError(t, err)
+	require.False(t, withToken.VisitorBlocked, "unblocked")
+	_, err = b.svc.Chat(ctx, withToken, webchat.ChatInput{Message: "hi", VisitorToken: token})
 	require.Equal(t, apierr.KindInternal, apierr.As(err).Kind, "unblocked: on to the turn")
 }

@@ -1,8 +1,12 @@
 -- name: WebchatDeployment :one
 -- A deployment by its id alone, for the public webchat routes, with its workspace's budget
--- state (balance, monthly cap and this month's spend).
+-- state (balance, monthly cap and this month's spend) and whether the visitor of conversation
+-- @visitor (a short id; '' for none) is blocked in that workspace: a message's one read
+-- before its turn.
 SELECT d.workspace_id, d.agent_id, d.channel_type, d.config, w.name AS workspace_name, w.status AS workspace_status,
-       w.balance_nano_usd, w.monthly_cap_nano_usd, w.spend_month, w.month_spend_nano_usd
+       w.balance_nano_usd, w.monthly_cap_nano_usd, w.spend_month, w.month_spend_nano_usd,
+       EXISTS (SELECT 1 FROM webchat_blocked_visitors b JOIN conversations c ON c.id = b.conversation_id
+               WHERE b.workspace_id = d.workspace_id AND c.short_id = @visitor::text) AS visitor_blocked
 FROM deployments d JOIN workspaces w ON w.id = d.workspace_id WHERE d.id = @id;
 
 -- name: WebchatConversation :one

@@ -136,9 +136,16 @@ func (q *Queries) WebchatConversation(ctx context.Context, db DBTX, arg WebchatC
 
 const webchatDeployment = `-- name: WebchatDeployment :one
 SELECT d.workspace_id, d.agent_id, d.channel_type, d.config, w.name AS workspace_name, w.status AS workspace_status,
-       w.balance_nano_usd, w.monthly_cap_nano_usd, w.spend_month, w.month_spend_nano_usd
-FROM deployments d JOIN workspaces w ON w.id = d.workspace_id WHERE d.id = $1
+       w.balance_nano_usd, w.monthly_cap_nano_usd, w.spend_month, w.month_spend_nano_usd,
+       EXISTS (SELECT 1 FROM webchat_blocked_visitors b JOIN conversations c ON c.id = b.conversation_id
+               WHERE b.workspace_id = d.workspace_id AND c.short_id = $1::text) AS visitor_blocked
+FROM deployments d JOIN workspaces w ON w.id = d.workspace_id WHERE d.id = $2
 `
+
+type WebchatDeploymentParams struct {
+	Visitor string
+	ID      uuid.UUID
+}
 
 type WebchatDeploymentRow struct {
 	WorkspaceID       uuid.UUID
@@ -151,12 +158,15 @@ type WebchatDeploymentRow struct {
 	MonthlyCapNanoUSD *int64
 	SpendMonth        pgtype.Date
 	MonthSpendNanoUSD int64
+	VisitorBlocked    bool
 }
 
 // A deployment by its id alone, for the public webchat routes, with its workspace's budget
-// state (balance, monthly cap and this month's spend).
-func (q *Queries) WebchatDeployment(ctx context.Context, db DBTX, id uuid.UUID) (WebchatDeploymentRow, error) {
-	row := db.QueryRow(ctx, webchatDeployment, id)
+// state (balance, monthly cap and this month's spend) and whether the visitor of conversation
+// @visitor (a short id; ” for none) is blocked in that workspace: a message's one read
+// before its turn.
+func (q *Queries) WebchatDeployment(ctx context.Context, db DBTX, arg WebchatDeploymentParams) (WebchatDeploymentRow, error) {
+	row := db.QueryRow(ctx, webchatDeployment, arg.Visitor, arg.ID)
 	var i WebchatDeploymentRow
 	err := row.Scan(
 		&i.WorkspaceID,
@@ -169,6 +179,7 @@ func (q *Queries) WebchatDeployment(ctx context.Context, db DBTX, id uuid.UUID) 
 		&i.MonthlyCapNanoUSD,
 		&i.SpendMonth,
 		&i.MonthSpendNanoUSD,
+		&i.VisitorBlocked,
 	)
 	return i, err
 }
