@@ -8,7 +8,7 @@ PKGS := ./...
 # the limit is there to catch a hung test, not a slow machine.
 TEST_TIMEOUT ?= 40m
 
-.PHONY: fmt-check run build test check unit screenshots chromium axe wrk redis audio generate check-generate check-generate-openapi check-generate-sqlc lint vet bench bench-bulk tidy check-go
+.PHONY: fmt-check run build test check check-bench-tags unit screenshots chromium axe wrk redis audio generate check-generate check-generate-openapi check-generate-sqlc lint vet bench bench-bulk tidy check-go
 
 # Every target says what it does (==> lines): a first run on a fresh clone spends minutes
 # downloading and compiling, and should not look stuck.
@@ -51,9 +51,9 @@ TEST_PARALLEL ?= 4
 TRIM_GOFLAGS := $(strip $(shell $(GO) env GOFLAGS 2>/dev/null) -trimpath)
 test: check-go chromium axe wrk redis audio
 	@$(GO) build -o bin/testsummary ./scripts/testsummary
-	@echo "==> Static checks (generation drift, gofmt, golangci-lint) in the background, beside the tests: their output follows the tests' summary"
+	@echo "==> Static checks (generation drift, the benchmarks behind build tags, gofmt, golangci-lint) in the background, beside the tests: their output follows the tests' summary"
 	@echo "==> Tests: go test -race on a throwaway PostgreSQL (compiling with -race comes first: minutes on a fresh clone); a line per package as it finishes"
-	@(start=$$SECONDS; nice -n 10 $(MAKE) --no-print-directory check-generate lint; rc=$$?; \
+	@(start=$$SECONDS; nice -n 10 $(MAKE) --no-print-directory check-generate check-bench-tags lint; rc=$$?; \
 		echo "(static checks: $$((SECONDS - start)) s)"; exit $$rc) > bin/static-checks.log 2>&1 & checks=$$!; \
 	set -o pipefail; GOFLAGS="$(TRIM_GOFLAGS)" scripts/with-test-db.sh $(GO) test -race -count=1 -parallel $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) -json $(PKGS) | bin/testsummary; tests=$$?; \
 	wait $$checks; static=$$?; \
@@ -62,8 +62,16 @@ test: check-go chromium axe wrk redis audio
 	if [ $$tests -ne 0 ]; then echo "FAIL: tests (summary above)"; fi; \
 	[ $$tests -eq 0 ] && [ $$static -eq 0 ]
 
-# The static checks of `make test` alone: generation drift, gofmt, golangci-lint.
-check: check-generate lint
+# The static checks of `make test` alone: generation drift, the benchmarks behind build tags,
+# gofmt, golangci-lint.
+check: check-generate check-bench-tags lint
+
+# The measurements behind build tags (bench/run.sh knowledge, make bench-bulk) compile with
+# their package's tests only under their tag, so nothing else notices when a test file of the
+# package breaks them (a helper of the same name did, once): vet them with their tags.
+check-bench-tags:
+	@echo "==> go vet of the benchmarks behind build tags (knowledgebench, bulkbench)"
+	@GOFLAGS="$(TRIM_GOFLAGS)" $(GO) vet -tags knowledgebench,bulkbench ./store/ ./bulk/
 
 # Headless Chromium for the dashboard's browser tests (Debian's package, installed if missing).
 chromium:

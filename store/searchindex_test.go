@@ -28,7 +28,7 @@ func pick(r *rand.Rand) string {
 	return searchWords[int(float64(len(searchWords))*r.Float64()*r.Float64()*r.Float64())]
 }
 
-func sentence(r *rand.Rand, n int) string {
+func corpusSentence(r *rand.Rand, n int) string {
 	words := make([]string, n)
 	for i := range words {
 		words[i] = pick(r)
@@ -45,7 +45,7 @@ func TestTextIndexRanksAsPostgreSQL(t *testing.T) {
 	s := storetest.New(t)
 	r := rand.New(rand.NewPCG(17, 3))
 	for i := 0; i < 150; i++ {
-		title, body := sentence(r, 1+r.IntN(3)), sentence(r, 5+r.IntN(60))
+		title, body := corpusSentence(r, 1+r.IntN(3)), corpusSentence(r, 5+r.IntN(60))
 		weight := string("ABCD"[r.IntN(4)])
 		var tsv string
 		require.NoError(t, s.QueryRowForTest(ctx, `SELECT (setweight(to_tsvector('english', $1), $2::"char") || to_tsvector('english', $3))::text`,
@@ -54,7 +54,7 @@ func TestTextIndexRanksAsPostgreSQL(t *testing.T) {
 		require.NoError(t, b.Add(tsv))
 		x := b.Index()
 		var lexemes []string
-		require.NoError(t, s.QueryRowForTest(ctx, `SELECT tsvector_to_array(to_tsvector('english', $1))`, []any{sentence(r, 1+r.IntN(5))}, &lexemes))
+		require.NoError(t, s.QueryRowForTest(ctx, `SELECT tsvector_to_array(to_tsvector('english', $1))`, []any{corpusSentence(r, 1+r.IntN(5))}, &lexemes))
 		if len(lexemes) == 0 {
 			continue
 		}
@@ -82,8 +82,8 @@ func TestSearchInMemoryFindsWhatTheStatementsFind(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 49))
 	var chunks []store.Chunk
 	for i := 0; i < 1200; i++ {
-		chunks = append(chunks, store.Chunk{URL: fmt.Sprintf("https://bakery.example/%d", i), Title: sentence(r, 1+r.IntN(2)),
-			Content: sentence(r, 10+r.IntN(80))})
+		chunks = append(chunks, store.Chunk{URL: fmt.Sprintf("https://bakery.example/%d", i), Title: corpusSentence(r, 1+r.IntN(2)),
+			Content: corpusSentence(r, 10+r.IntN(80))})
 	}
 	ws, agent, _ := knowledgeAgent(t, s, "en", chunks[:700]...)
 	plan, err := s.PlanSearch(ctx, ws, agent, "bread")
@@ -94,7 +94,7 @@ func TestSearchInMemoryFindsWhatTheStatementsFind(t *testing.T) {
 	otherWS, _, _ := knowledgeAgent(t, s, "en-US", chunks...) // the same chunks, another workspace
 
 	for i := 0; i < 200; i++ {
-		question := sentence(r, 1+r.IntN(5))
+		question := corpusSentence(r, 1+r.IntN(5))
 		if i%10 == 0 {
 			question += " the unheardof"
 		}
