@@ -262,14 +262,14 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 		return nil, err
 	}
 	chans := channels.New(st, provider, agents, inserter, cfg.Server.PublicBaseURL, log.With(slog.String("component", "channels")))
-	// The carriers' webhooks get connections of their own (hookConns): the reply jobs, up to
+	// The carriers' webhooks get connections of their own (HookConns): the reply jobs, up to
 	// CHANNEL_WORKERS of them, share the main pool, and a webhook must answer in milliseconds.
 	// Delivery reports get a pool apart from inbound messages' (UseHookStores).
-	hooks, err := st.WithOwnPool(context.Background(), hookConns)
+	hooks, err := st.WithOwnPool(context.Background(), HookConns, "hooks")
 	if err != nil {
 		return nil, err
 	}
-	reports, err := st.WithOwnPool(context.Background(), hookConns)
+	reports, err := st.WithOwnPool(context.Background(), HookConns, "reports")
 	if err != nil {
 		hooks.Close()
 		return nil, err
@@ -400,11 +400,11 @@ func migrationsCheck(st *store.Store) server.ReadyCheck {
 	}}
 }
 
-// hookConns is the size of the webhooks' own pool. A webhook holds a connection for one
-// short transaction, most of it waiting for the commit's WAL flush: several connections let
-// concurrent webhooks share a flush (at 200 a second on 2 connections, each waiting for its
-// own flush on a slow disk, they queued).
-const hookConns = 8
+// HookConns is the size of the webhooks' own pool, and of the delivery reports'. A webhook
+// holds a connection for one short transaction, most of it waiting for the commit's WAL
+// flush: several connections let concurrent webhooks share a flush (at 200 a second on 2
+// connections, each waiting for its own flush on a slow disk, they queued).
+const HookConns = 8
 
 // jobFetchCooldown is the shortest pause between two fetches of a queue: short, so that a
 // background response starts soon after it is queued.

@@ -335,7 +335,9 @@ func (h *Hub) listen(ctx context.Context) error {
 	// Taken out of the pool and closed at the end, never returned: it carries a LISTEN.
 	conn := pooled.Hijack()
 	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, "LISTEN "+store.EventChannel+"; LISTEN "+store.RevocationChannel+"; LISTEN "+store.IdempotencyChannel+"; LISTEN "+store.DispatchChannel); err != nil {
+	// Named apart from the pool's connections in pg_stat_activity, in the same round trip.
+	if _, err := conn.Exec(ctx, "LISTEN "+store.EventChannel+"; LISTEN "+store.RevocationChannel+"; LISTEN "+store.IdempotencyChannel+"; LISTEN "+store.DispatchChannel+
+		"; SET application_name = '"+store.AppName+" events'"); err != nil {
 		return err
 	}
 	// Whatever was announced before the LISTEN took effect is read from the database: the

@@ -23,7 +23,9 @@ type ReplicaLock struct{ conn *pgx.Conn }
 // HoldReplicaLock takes this process's liveness lock on a connection outside the pool (the
 // pool's size stays what the operator set).
 func (s *Store) HoldReplicaLock(ctx context.Context, replicaID string) (*ReplicaLock, error) {
-	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
+	cfg := s.pool.Config().ConnConfig.Copy()
+	cfg.RuntimeParams["application_name"] = AppName + " replica lock"
+	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("replica lock: %w", err)
 	}

@@ -21,6 +21,11 @@ import (
 	"switchboard/store/internal/dbsqlc"
 )
 
+// AppName is the application_name of the server's database connections (pg_stat_activity):
+// the main pool's; the others add what they are for ("switchboard hooks", "switchboard
+// events", "switchboard replica lock").
+const AppName = "switchboard"
+
 var (
 	// ErrNotFound is returned when a row does not exist (in the caller's workspace). The
 	// store returns it as a *NotFoundError naming what was missing; errors.Is matches both.
@@ -128,9 +133,11 @@ func (s *Store) WithSecrets(keys *secrets.Keyring) *Store {
 // WithOwnPool returns the store (same database, secrets and notices) over a pool of its own
 // of at most maxConns connections, made like s's: for a path that must never wait for a
 // connection behind other work (the carriers' webhooks behind the reply jobs). Close it
-// with Close.
-func (s *Store) WithOwnPool(ctx context.Context, maxConns int32) (*Store, error) {
+// with Close. Its connections are named AppName, a space and name in pg_stat_activity, so
+// an operator (and the outage test) can tell the pools apart.
+func (s *Store) WithOwnPool(ctx context.Context, maxConns int32, name string) (*Store, error) {
 	cfg := s.pool.Config()
+	cfg.ConnConfig.RuntimeParams["application_name"] = AppName + " " + name
 	cfg.MaxConns = maxConns
 	cfg.MinConns = min(cfg.MinConns, maxConns)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)

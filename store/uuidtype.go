@@ -11,11 +11,15 @@ import (
 
 // PoolConfig parses databaseURL into a pool configuration whose connections encode and scan
 // github.com/google/uuid values directly (useGoogleUUID). Open uses it; so do tests that build
-// pools of their own, so they run the codec the server runs.
+// pools of their own, so they run the codec the server runs. Its connections are named
+// AppName in pg_stat_activity unless databaseURL names them (application_name).
 func PoolConfig(databaseURL string) (*pgxpool.Config, error) {
 	cfg, err := pgxpool.ParseConfig(databaseURL)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
+		cfg.ConnConfig.RuntimeParams["application_name"] = AppName
 	}
 	cfg.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
 		useGoogleUUID(conn.TypeMap())
