@@ -7,6 +7,7 @@ package events
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -337,7 +338,7 @@ func (h *Hub) listen(ctx context.Context) error {
 	defer conn.Close(context.WithoutCancel(ctx))
 	// Named apart from the pool's connections in pg_stat_activity, in the same round trip.
 	if _, err := conn.Exec(ctx, "LISTEN "+store.EventChannel+"; LISTEN "+store.RevocationChannel+"; LISTEN "+store.IdempotencyChannel+"; LISTEN "+store.DispatchChannel+
-		"; SET application_name = '"+store.AppName+" events'"); err != nil {
+		"; SET application_name = '"+strings.ReplaceAll(h.store.ConnName("events"), "'", "''")+"'"); err != nil {
 		return err
 	}
 	// Whatever was announced before the LISTEN took effect is read from the database: the

@@ -24,7 +24,7 @@ type ReplicaLock struct{ conn *pgx.Conn }
 // pool's size stays what the operator set).
 func (s *Store) HoldReplicaLock(ctx context.Context, replicaID string) (*ReplicaLock, error) {
 	cfg := s.pool.Config().ConnConfig.Copy()
-	cfg.RuntimeParams["application_name"] = AppName + " replica lock"
+	cfg.RuntimeParams["application_name"] = s.ConnName("replica lock")
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("replica lock: %w", err)

@@ -133,11 +133,12 @@ func (s *Store) WithSecrets(keys *secrets.Keyring) *Store {
 // WithOwnPool returns the store (same database, secrets and notices) over a pool of its own
 // of at most maxConns connections, made like s's: for a path that must never wait for a
 // connection behind other work (the carriers' webhooks behind the reply jobs). Close it
-// with Close. Its connections are named AppName, a space and name in pg_stat_activity, so
-// an operator (and the outage test) can tell the pools apart.
+// with Close. Its connections are named as s's (AppName unless DATABASE_URL says otherwise),
+// a space and name, in pg_stat_activity, so an operator (and the outage test) can tell the
+// pools apart.
 func (s *Store) WithOwnPool(ctx context.Context, maxConns int32, name string) (*Store, error) {
 	cfg := s.pool.Config()
-	cfg.ConnConfig.RuntimeParams["application_name"] = AppName + " " + name
+	cfg.ConnConfig.RuntimeParams["application_name"] = s.ConnName(name)
 	cfg.MaxConns = maxConns
 	cfg.MinConns = min(cfg.MinConns, maxConns)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
@@ -145,6 +146,12 @@ func (s *Store) WithOwnPool(ctx context.Context, maxConns int32, name string) (*
 		return nil, fmt.Errorf("connect to database: %w", err)
 	}
 	return &Store{queries: queries{db: pool, sql: s.sql, secrets: s.secrets, watchers: s.watchers, indexes: s.indexes}, pool: pool, txObserver: s.txObserver}, nil
+}
+
+// ConnName is the application_name for a connection of s's taken out of its pool for
+// purpose ("events"): the pool's name, a space and purpose.
+func (s *Store) ConnName(purpose string) string {
+	return s.pool.Config().ConnConfig.RuntimeParams["application_name"] + " " + purpose
 }
 
 // Secrets is the keyring of the store; nil without SECRETS_KEY.
