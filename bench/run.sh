@@ -14,7 +14,8 @@
 #                          the ceiling of a Go gateway on the machine; each row with the CPU
 #                          per request of every process; the mock called directly, the load
 #                          generator's own ceiling; the issue 17 targets drawn in
-#                          bench/out/<date>-peers/targets.svg. Its rows come from wrk (Debian's
+#                          bench/out/<date>-peers/targets.svg, issue 49's items 1 and 2 (ratios
+#                          to the bare proxy, stored to ephemeral) in issue49.svg. Its rows come from wrk (Debian's
 #                          package, installed if missing: scripts/ensure-wrk.sh), which takes a
 #                          third of vegeta's CPU per request from the machine it measures;
 #                          BENCH_GEN=vegeta runs them with vegeta, as before the twelfth pass
@@ -656,9 +657,12 @@ if [ -n "$out" ]; then
 	cp "$tmp"/results-*.json "$out/"
 	[ ! -f "$tmp/compare.txt" ] || cp "$tmp/compare.txt" "$out/compare.txt"
 	if [ "$mode" = peers ]; then
-		# The targets chart of this run; of several: loadtest chart -o F.svg bench/out/*-peers/results-head.json
-		"$tmp/bin/loadtest" chart -o "$out/targets.svg" -caption "bench/run.sh peers, $(git rev-parse --short HEAD), $(date -u '+%Y-%m-%d %H:%M UTC')" "$out/results-head.json" &&
+		# The targets charts of this run; of several: loadtest chart [-issue 49] -o F.svg bench/out/*-peers/results-head.json
+		caption="bench/run.sh peers, $(git rev-parse --short HEAD), $(date -u '+%Y-%m-%d %H:%M UTC')"
+		"$tmp/bin/loadtest" chart -o "$out/targets.svg" -caption "$caption" "$out/results-head.json" &&
 			say "targets chart: $out/targets.svg"
+		"$tmp/bin/loadtest" chart -issue 49 -o "$out/issue49.svg" -caption "$caption" "$out/results-head.json" &&
+			say "issue 49 chart (items 1 and 2): $out/issue49.svg"
 	fi
 fi
 

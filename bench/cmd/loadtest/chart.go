@@ -12,10 +12,10 @@ import (
 	"switchboard/bench/benchkit"
 )
 
-// chart draws issue 17's targets against several peers runs (scenario 7, the -json files of
-// `bench/run.sh peers`): a panel per target, a dot per run, the target as a dashed line and
-// how many runs met it. Where the figures of many runs pile up, this says at a glance which
-// targets hold in every run, in some, or in none.
+// chart draws issue 17's targets, or issue 49's items 1 and 2, against several peers runs
+// (scenario 7, the -json files of `bench/run.sh peers`): a panel per target, a dot per run,
+// the target as a dashed line and how many runs met it. Where the figures of many runs pile
+// up, this says at a glance which targets hold in every run, in some, or in none.
 
 // peersRun is what one peers run measured, by the rows of scenario 7.
 type peersRun struct {
@@ -68,16 +68,31 @@ type panel struct {
 	title, detail, unit string
 	target              float64
 	below               bool // the value must stay under the target (a latency)
+	atMost              bool // the value may reach the target but not pass it (a ratio of latencies)
 	value               func(peersRun) float64
 	// ceiling is the bare Go proxy's figure for the same measure (0: none in that run).
 	ceiling func(peersRun) float64
 }
 
 func (p panel) met(v float64) bool {
-	if p.below {
+	switch {
+	case p.below:
 		return v < p.target
+	case p.atMost:
+		return v <= p.target
 	}
 	return v >= p.target
+}
+
+// word is how the target reads on the chart.
+func (p panel) word() string {
+	switch {
+	case p.below:
+		return "<"
+	case p.atMost:
+		return "≤"
+	}
+	return "≥"
 }
 
 // issue17Panels are the targets of issue 17 that scenario 7 measures, as the issue words them.
@@ -92,6 +107,29 @@ var issue17Panels = []panel{
 	{title: "stored response", detail: "64 clients, req/s", unit: "× Portkey", target: 1.5, value: func(r peersRun) float64 { return r.stored64 / r.portkey64 }},
 }
 
+// issue49Panels are items 1 and 2 of issue 49, each a ratio within one run: ephemeral chat
+// completions against the bare Go proxy in front of the same mock (req/s, and p99), stored
+// responses against ephemeral chat completions. A run without the bare proxy's rows cannot
+// be drawn (chartCommand refuses it).
+var issue49Panels = []panel{
+	{title: "ephemeral chat", detail: "64 clients, req/s", unit: "× bare Go proxy", target: 0.9, value: func(r peersRun) float64 { return r.ephemeral64 / r.bare64 }},
+	{title: "ephemeral chat", detail: "64 clients, p99", unit: "× the proxy's p99", target: 1.5, atMost: true, value: func(r peersRun) float64 { return r.ephemeralP99 / r.bareP99 }},
+	{title: "stored response", detail: "64 clients, req/s", unit: "× ephemeral chat", target: 0.6, value: func(r peersRun) float64 { return r.stored64 / r.ephemeral64 }},
+}
+
+// chartKind is one chart `loadtest chart -issue` draws: its title and panels, and whether a
+// run must have the bare Go proxy's rows to be drawn.
+type chartKind struct {
+	title     string
+	panels    []panel
+	needsBare bool
+}
+
+var chartKinds = map[string]chartKind{
+	"17": {title: "Issue 17 targets", panels: issue17Panels},
+	"49": {title: "Issue 49, items 1 and 2", panels: issue49Panels, needsBare: true},
+}
+
 const (
 	panelWidth  = 180
 	panelHeight = 260
@@ -99,20 +137,29 @@ const (
 	chartLeft   = 20
 )
 
-// drawTargets writes the chart as SVG; caption says where the runs come from.
+// drawTargets writes issue 17's chart as SVG; caption says where the runs come from.
 func drawTargets(w io.Writer, runs []peersRun, caption string) error {
-	width := chartLeft*2 + panelWidth*len(issue17Panels)
+	return drawChart(w, chartKinds["17"], runs, caption)
+}
+
+// drawChart writes kind's chart of runs as SVG.
+func drawChart(w io.Writer, kind chartKind, runs []peersRun, caption string) error {
+	width := chartLeft*2 + panelWidth*len(kind.panels)
 	height := chartTop + panelHeight + 116
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="Helvetica, Arial, sans-serif">`+"\n", width, height, width, height)
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="#fff"/>`+"\n")
-	fmt.Fprintf(&b, `<text x="%d" y="28" font-size="18" font-weight="bold" fill="#222">Issue 17 targets, %d peers run%s (one dot per run)</text>`+"\n", chartLeft, len(runs), plural(len(runs)))
+	fmt.Fprintf(&b, `<text x="%d" y="28" font-size="18" font-weight="bold" fill="#222">%s, %d peers run%s (one dot per run)</text>`+"\n", chartLeft, html.EscapeString(kind.title), len(runs), plural(len(runs)))
 	fmt.Fprintf(&b, `<text x="%d" y="50" font-size="12" fill="#555">%s</text>`+"\n", chartLeft, html.EscapeString(caption))
-	for i, p := range issue17Panels {
+	for i, p := range kind.panels {
 		drawPanel(&b, p, runs, chartLeft+i*panelWidth)
 	}
 	fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="11" fill="#555">green: the run met the target; red: it did not. Dashed line: the target.</text>`+"\n", chartLeft, height-28)
-	fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="11" fill="#555">grey square: a bare Go proxy (forwards only) measured in the same run, the ceiling of any Go gateway on that machine.</text>`+"\n", chartLeft, height-12)
+	if kind.needsBare {
+		fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="11" fill="#555">each ratio within one run; the proxy: a bare Go reverse proxy in front of the same mock.</text>`+"\n", chartLeft, height-12)
+	} else {
+		fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="11" fill="#555">grey square: a bare Go proxy (forwards only) measured in the same run, the ceiling of any Go gateway on that machine.</text>`+"\n", chartLeft, height-12)
+	}
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -145,11 +192,7 @@ func drawPanel(b *strings.Builder, p panel, runs []peersRun, x0 int) {
 		fmt.Fprintf(b, `<text x="%d" y="%.1f" font-size="10" fill="#666" text-anchor="end">%s</text>`+"\n", plotX-4, y(t)+3, benchkit.Tick(t))
 	}
 	fmt.Fprintf(b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#333" stroke-width="1.5" stroke-dasharray="5,3"/>`+"\n", plotX, plotX+plotW, y(p.target), y(p.target))
-	word := "≥"
-	if p.below {
-		word = "<"
-	}
-	fmt.Fprintf(b, `<text x="%d" y="%.1f" font-size="10" fill="#333">target %s %s</text>`+"\n", plotX+4, y(p.target)-4, html.EscapeString(word), benchkit.Tick(p.target))
+	fmt.Fprintf(b, `<text x="%d" y="%.1f" font-size="10" fill="#333">target %s %s</text>`+"\n", plotX+4, y(p.target)-4, html.EscapeString(p.word()), benchkit.Tick(p.target))
 	for i, v := range values {
 		cx := float64(plotX) + float64(plotW)*(float64(i)+0.5)/float64(len(values))
 		if c := ceilings[i]; c > 0 {
@@ -181,14 +224,16 @@ func plural(n int) string {
 	return "s"
 }
 
-// chartCommand is `loadtest chart -o FILE.svg [-caption TEXT] RESULTS.json...`.
+// chartCommand is `loadtest chart -o FILE.svg [-issue 17|49] [-caption TEXT] RESULTS.json...`.
 func chartCommand(args []string) {
 	fs := flag.NewFlagSet("chart", flag.ExitOnError)
 	out := fs.String("o", "", "the SVG file to write")
 	caption := fs.String("caption", "", "the line under the title (default: the files read)")
+	issue := fs.String("issue", "17", "whose targets: 17 (against Portkey) or 49 (items 1 and 2: against the bare Go proxy, stored against ephemeral)")
 	_ = fs.Parse(args)
 	files := fs.Args()
-	if *out == "" || len(files) == 0 {
+	kind, known := chartKinds[*issue]
+	if *out == "" || len(files) == 0 || !known {
 		chartUsage()
 	}
 	var runs []peersRun
@@ -203,6 +248,10 @@ func chartCommand(args []string) {
 			fmt.Fprintf(os.Stderr, "loadtest chart: %s lacks scenario 7's rows (Portkey, ephemeral and stored at 1 and 64 clients)\n", f)
 			os.Exit(1)
 		}
+		if kind.needsBare && (r.bare64 <= 0 || r.bareP99 <= 0) {
+			fmt.Fprintf(os.Stderr, "loadtest chart: %s lacks the bare Go proxy's row at 64 clients, which issue %s's ratios need\n", f, *issue)
+			os.Exit(1)
+		}
 		runs = append(runs, r)
 	}
 	if *caption == "" {
@@ -210,7 +259,7 @@ func chartCommand(args []string) {
 	}
 	f, err := os.Create(*out)
 	if err == nil {
-		err = drawTargets(f, runs, *caption)
+		err = drawChart(f, kind, runs, *caption)
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
@@ -222,6 +271,6 @@ func chartCommand(args []string) {
 }
 
 func chartUsage() {
-	fmt.Fprintln(os.Stderr, "usage: loadtest chart -o FILE.svg [-caption TEXT] RESULTS.json...  (files of bench/run.sh peers)")
+	fmt.Fprintln(os.Stderr, "usage: loadtest chart -o FILE.svg [-issue 17|49] [-caption TEXT] RESULTS.json...  (files of bench/run.sh peers)")
 	os.Exit(2)
 }

@@ -105,3 +105,50 @@ func TestChartDrawsTheBareProxyBesideTheRunsThatMeasuredIt(t *testing.T) {
 		t.Fatalf("%d ceilings drawn, want 3 (run 1's ephemeral panels)", n)
 	}
 }
+
+// withBare is a peers run with the bare Go proxy's row at 64 clients.
+func withBare(t *testing.T, rows []row, bare64, bareP99 float64) peersRun {
+	t.Helper()
+	r, ok := peersRunOf(append(rows, row{Scenario: "7 bare Go proxy (forwards only)", Load: "c=64", RPS: bare64, P99: bareP99}))
+	if !ok {
+		t.Fatal("a complete run was refused")
+	}
+	return r
+}
+
+// TestIssue49ChartJudgesEachRatioWithinItsRun: run a is 0.9 of its proxy (met), p99 1.5 times
+// the proxy's (met: at most), stored 0.5 of ephemeral (not); run b 0.6 (not), 2.0 (not) and
+// 0.625 (met).
+func TestIssue49ChartJudgesEachRatioWithinItsRun(t *testing.T) {
+	a := withBare(t, peersRows(500, 1000, 1200, 5400, 30, 2700), 6000, 20)
+	b := withBare(t, peersRows(500, 1000, 1200, 4800, 40, 3000), 8000, 20)
+	var out strings.Builder
+	if err := drawChart(&out, chartKinds["49"], []peersRun{a, b}, "two runs"); err != nil {
+		t.Fatal(err)
+	}
+	svg := out.String()
+	if _, err := xml.NewDecoder(strings.NewReader(svg)).Token(); err != nil {
+		t.Fatalf("not XML: %v", err)
+	}
+	want := []string{"met in 1 of 2", "met in 1 of 2", "met in 1 of 2"}
+	var got []string
+	for rest := svg; ; {
+		i := strings.Index(rest, "met in ")
+		if i < 0 {
+			break
+		}
+		got = append(got, rest[i:i+len("met in 1 of 2")])
+		rest = rest[i+1:]
+	}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("verdicts %q, want %q", got, want)
+	}
+	for _, want := range []string{"Issue 49, items 1 and 2", "run 1: 0.9 × bare Go proxy", "run 2: 2 × the proxy&#39;s p99", "target ≤ 1.5", "target ≥ 0.6"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("no %q in the chart", want)
+		}
+	}
+	if got := strings.Count(svg, `fill="#2e7d32"><title>`); got != 3 {
+		t.Errorf("%d green dots, want 3 (a's first two, b's last)", got)
+	}
+}
