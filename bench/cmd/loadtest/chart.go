@@ -135,6 +135,8 @@ const (
 	panelHeight = 260
 	chartTop    = 90
 	chartLeft   = 20
+	// chartMinWidth fits the title and a caption of about 110 characters.
+	chartMinWidth = 760
 )
 
 // drawTargets writes issue 17's chart as SVG; caption says where the runs come from.
@@ -144,7 +146,8 @@ func drawTargets(w io.Writer, runs []peersRun, caption string) error {
 
 // drawChart writes kind's chart of runs as SVG.
 func drawChart(w io.Writer, kind chartKind, runs []peersRun, caption string) error {
-	width := chartLeft*2 + panelWidth*len(kind.panels)
+	// At least wide enough for the title and the caption of a chart of three panels.
+	width := max(chartLeft*2+panelWidth*len(kind.panels), chartMinWidth)
 	height := chartTop + panelHeight + 116
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="Helvetica, Arial, sans-serif">`+"\n", width, height, width, height)
