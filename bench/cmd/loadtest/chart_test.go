@@ -47,31 +47,11 @@ func TestChartCountsTheRunsThatMetEachTarget(t *testing.T) {
 		t.Fatal(err)
 	}
 	svg := out.String()
-	dec := xml.NewDecoder(strings.NewReader(svg))
-	for {
-		_, err := dec.Token()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatalf("not well-formed XML: %v", err)
-		}
-	}
+	wellFormed(t, svg)
 	// Panels: ephemeral 64 (5.1× met, 4.2× not), ephemeral 1 (2.4×, 2.25×: both), p99 (31
 	// not, 19 met), stored turns/s (1,900 not, 2,100 met), stored ratio (1.9×, 2.1×: both).
 	want := []string{"met in 1 of 2", "met in 2 of 2", "met in 1 of 2", "met in 1 of 2", "met in 2 of 2"}
-	var got []string
-	for rest := svg; ; {
-		i := strings.Index(rest, "met in ")
-		if i < 0 {
-			break
-		}
-		got = append(got, rest[i:i+len("met in 1 of 2")])
-		rest = rest[i+1:]
-	}
-	if strings.Join(got, "|") != strings.Join(want, "|") {
-		t.Fatalf("verdicts %q, want %q", got, want)
-	}
+	checkVerdicts(t, svg, want)
 	if n := strings.Count(svg, "<circle"); n != 2*len(issue17Panels) {
 		t.Fatalf("%d dots, want %d", n, 2*len(issue17Panels))
 	}
@@ -127,10 +107,37 @@ func TestIssue49ChartJudgesEachRatioWithinItsRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	svg := out.String()
-	if _, err := xml.NewDecoder(strings.NewReader(svg)).Token(); err != nil {
-		t.Fatalf("not XML: %v", err)
-	}
+	wellFormed(t, svg)
 	want := []string{"met in 1 of 2", "met in 1 of 2", "met in 1 of 2"}
+	checkVerdicts(t, svg, want)
+	for _, want := range []string{"Issue 49, items 1 and 2", "run 1: 0.9 × bare Go proxy", "run 2: 2 × the proxy&#39;s p99", "target ≤ 1.5", "target ≥ 0.6"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("no %q in the chart", want)
+		}
+	}
+	if got := strings.Count(svg, `fill="#2e7d32"><title>`); got != 3 {
+		t.Errorf("%d green dots, want 3 (a's first two, b's last)", got)
+	}
+}
+
+// wellFormed fails t unless svg is well-formed XML.
+func wellFormed(t *testing.T, svg string) {
+	t.Helper()
+	dec := xml.NewDecoder(strings.NewReader(svg))
+	for {
+		_, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			return
+		}
+		if err != nil {
+			t.Fatalf("not well-formed XML: %v", err)
+		}
+	}
+}
+
+// checkVerdicts fails t unless the chart's panels say want ("met in N of M"), in order.
+func checkVerdicts(t *testing.T, svg string, want []string) {
+	t.Helper()
 	var got []string
 	for rest := svg; ; {
 		i := strings.Index(rest, "met in ")
@@ -142,13 +149,5 @@ func TestIssue49ChartJudgesEachRatioWithinItsRun(t *testing.T) {
 	}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("verdicts %q, want %q", got, want)
-	}
-	for _, want := range []string{"Issue 49, items 1 and 2", "run 1: 0.9 × bare Go proxy", "run 2: 2 × the proxy&#39;s p99", "target ≤ 1.5", "target ≥ 0.6"} {
-		if !strings.Contains(svg, want) {
-			t.Errorf("no %q in the chart", want)
-		}
-	}
-	if got := strings.Count(svg, `fill="#2e7d32"><title>`); got != 3 {
-		t.Errorf("%d green dots, want 3 (a's first two, b's last)", got)
 	}
 }
