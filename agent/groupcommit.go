@@ -366,10 +366,12 @@ func writeMany(ctx context.Context, tx *store.Tx, batch []*commitUnit) error {
 		t, out := u.t, u.out
 		out.Conversation, out.NewConversation = u.conversation, u.newConversation
 		u.events, u.recorded = append([]store.NewEvent(nil), t.Opened...), nil
+		out.appended = nil
 		if !t.Persist {
 			continue
 		}
-		msgs, err := toStored(turnMessages(t, u.produced))
+		turn := turnMessages(t, u.produced)
+		msgs, err := toStored(turn)
 		if err != nil {
 			return err
 		}
@@ -377,7 +379,7 @@ func writeMany(ctx context.Context, tx *store.Tx, batch []*commitUnit) error {
 		if w.Conversation == nil {
 			w.NewShortID = newConversationID(t)
 		}
-		writes[i] = w
+		writes[i], out.appended = w, &appendedTurn{msgs: turn, write: w}
 		turns = append(turns, w)
 	}
 	if err := tx.WriteTurns(ctx, turns); err != nil {

@@ -156,6 +156,8 @@ type Outcome struct {
 	Steps           int
 	// Parked are the actions the turn parked for confirmation, written when it commits.
 	Parked []store.PendingAction
+
+	appended *appendedTurn // what the commit wrote of the conversation (Appended)
 }
 
 // Run runs the turn. On an upstream failure the usage already consumed is still charged, and

@@ -374,6 +374,9 @@ func (s *Service) modelTurn(tc turnContext, req Request) (*Answer, error) {
 		return nil, err
 	}
 	*tc.settled = true // the turn committed, and conversation.created with it
+	if appended, err := res.Appended(); err == nil {
+		s.history.extend(tc.agent.WorkspaceID, conv.ID, appended)
+	}
 	if req.Commit == nil {
 		out, reply = s.decide(tc, notes, res.Text)
 		// The usual turn changes nothing of the conversation's state (no escalation, the

@@ -2,6 +2,7 @@ package converse
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/google/uuid"
 
@@ -15,7 +16,9 @@ import (
 // changes: an erasure blanks it), so that a turn continuing a conversation has the database
 // send back only the messages it has not seen, and decodes only those. A tool result of a
 // knowledge search is a few kilobytes of JSON: read, sent and decoded again on every later
-// turn of its conversation, it was the larger part of what reading the window cost.
+// turn of its conversation, it was the larger part of what reading the window cost. What a
+// turn writes is kept at its commit (extend: the append reports each row's seq and version),
+// so the next turn does not read back its predecessor's messages either.
 //
 // Why a kept message cannot be stale, on any replica: the turn's read (store.AgentTurnState)
 // returns every row of the window as it is now, with its seq and version, and elides the
@@ -27,6 +30,7 @@ type historyCache struct {
 	mu    sync.Mutex
 	m     map[historyKey]*historyEntry // by the conversation's UUID and by its short id
 	bytes int
+	stale atomic.Int64 // reads whose kept copy did not hold (window's ok false), for the tests
 }
 
 // historyKey names a conversation as a turn's request does: by its UUID or its short id.
@@ -86,6 +90,7 @@ func (c *historyCache) window(ws uuid.UUID, ref string, st store.AgentTurn) (msg
 		if r.Elided {
 			o, found := keptAt(old, r.Seq)
 			if !found || o.version != r.Version {
+				c.stale.Add(1)
 				return nil, false, nil
 			}
 			k = o
@@ -99,6 +104,35 @@ func (c *historyCache) window(ws uuid.UUID, ref string, st store.AgentTurn) (msg
 	}
 	c.put(&historyEntry{keys: [2]historyKey{{ws, conv.ID.String()}, {ws, conv.ShortID}}, conv: conv.ID, msgs: kept, bytes: size})
 	return msgs, true, nil
+}
+
+// extend keeps the messages a turn appended to conversation conv (agent.Outcome.Appended)
+// after the conversation's kept copy, so that the next turn's read elides them too instead of
+// reading, sending and decoding them again (a turn's tool result of a knowledge search is a
+// few kilobytes). They stand for their rows by seq and version as any kept message does. They
+// are kept only when they follow the copy without a gap (nothing else was appended between
+// the read and the commit): a row in a gap would be elided with no copy of it, and the window
+// read again in full.
+func (c *historyCache) extend(ws uuid.UUID, conv uuid.UUID, app []agent.AppendedMessage) {
+	if len(app) == 0 {
+		return
+	}
+	c.mu.Lock()
+	e := c.m[historyKey{ws, conv.String()}]
+	c.mu.Unlock()
+	if e == nil || e.conv != conv || len(e.msgs) > 0 && app[0].Seq != e.msgs[len(e.msgs)-1].seq+1 {
+		return
+	}
+	kept := make([]keptMessage, len(e.msgs), len(e.msgs)+len(app))
+	copy(kept, e.msgs) // a kept slice never changes: readers hold it without the lock
+	size := e.bytes
+	for i, m := range app {
+		if i > 0 && m.Seq != app[i-1].Seq+1 {
+			break
+		}
+		kept, size = append(kept, keptMessage{seq: m.Seq, version: m.Version, bytes: m.Bytes, msg: m.Message}), size+m.Bytes
+	}
+	c.put(&historyEntry{keys: e.keys, conv: conv, msgs: kept, bytes: size})
 }
 
 func elides(rows []store.WindowMessage) bool {

@@ -61,29 +61,6 @@ type errRow struct{}
 
 func (errRow) Scan(...any) error { return errQueueOnly }
 
-// affectsRows is a batchQueue whose statements fail as not found (what names the missing
-// thing) when they fail so in the database (raise_not_found) or, once their results are read,
-// affected no row. Only the first holds in a pipelined transaction whose batch travels with
-// COMMIT: by the time this process reads a count, the transaction has committed.
-type affectsRows struct {
-	batchQueue
-	what string
-}
-
-func (a affectsRows) Exec(_ context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	a.batch.Queue(sql, args...).Fn = func(br pgx.BatchResults) error {
-		ct, err := br.Exec()
-		if err != nil {
-			return notFound(a.what, err)
-		}
-		if ct.RowsAffected() == 0 {
-			return &NotFoundError{What: a.what}
-		}
-		return nil
-	}
-	return pgconn.CommandTag{}, nil
-}
-
 // queueRow queues a generated :one query in batch and reads its row only when the batch's
 // results are read: in a pipelined transaction (Store.Pipelined), with COMMIT, so that no
 // round trip to this process happens between the statement and the commit. run calls the

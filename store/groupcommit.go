@@ -1,7 +1,9 @@
 package store
 
 import (
+	"cmp"
 	"context"
+	"slices"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -18,6 +20,18 @@ type TurnWrite struct {
 	Conversation *Conversation
 	NewShortID   string
 	Messages     []Message
+	// Written are the rows Messages became in a conversation continued, in the same order
+	// (their seq and version, as AgentTurnState reads them back), once the transaction's
+	// batch results are read: in a pipelined transaction, after COMMIT. Nil for a new
+	// conversation, and after a failure.
+	Written []WrittenMessage
+}
+
+// WrittenMessage is the row a message of a TurnWrite became: its seq in the conversation and
+// its version (the row's xmin, as WindowMessage.Version).
+type WrittenMessage struct {
+	Seq     int
+	Version int64
 }
 
 // WriteTurns appends the messages of many turns (the group commit) in one pipelined batch
@@ -48,7 +62,7 @@ func (t *Tx) WriteTurns(ctx context.Context, turns []*TurnWrite) error {
 		}
 	}
 	if len(continued.Ids) > 0 {
-		if err := t.sql.AppendManyMessageRows(ctx, affectsRows{batchQueue{batch}, "conversation"}, continued.AppendManyMessageRowsParams); err != nil {
+		if err := continued.queue(batch, t.sql); err != nil {
 			return err
 		}
 	}
@@ -71,13 +85,54 @@ func (t *Tx) WriteTurns(ctx context.Context, turns []*TurnWrite) error {
 // its messages in the turns' order.
 type appendRows struct {
 	dbsqlc.AppendManyMessageRowsParams
-	at map[uuid.UUID]int // a conversation's place in Ids
+	at    map[uuid.UUID]int // a conversation's place in Ids
+	turns []*TurnWrite      // in the order added
+}
+
+// queue queues the statement in batch; once its rows are read, each turn's Written is set
+// from them. A conversation gone (no row: raise_not_found fails the statement first in a
+// pipelined transaction) fails the batch as not found.
+func (a *appendRows) queue(batch *pgx.Batch, sql *dbsqlc.Queries) error {
+	return queueRows(batch, func(db dbsqlc.DBTX, got bool) error {
+		rows, err := sql.AppendManyMessageRows(context.Background(), db, a.AppendManyMessageRowsParams)
+		if !got {
+			return err
+		}
+		if err != nil {
+			return notFound("conversation", err)
+		}
+		if len(rows) == 0 {
+			return &NotFoundError{What: "conversation"}
+		}
+		a.written(rows)
+		return nil
+	})
+}
+
+// written hands the rows to the turns: a conversation's messages were numbered in the order
+// the turns added them, so its k-th message is its k-th lowest seq.
+func (a *appendRows) written(rows []dbsqlc.AppendManyMessageRowsRow) {
+	seqs := make(map[uuid.UUID][]WrittenMessage, len(a.Ids))
+	for _, r := range rows {
+		seqs[r.ConversationID] = append(seqs[r.ConversationID], WrittenMessage{Seq: r.Seq, Version: r.Version})
+	}
+	for _, s := range seqs {
+		slices.SortFunc(s, func(x, y WrittenMessage) int { return cmp.Compare(x.Seq, y.Seq) })
+	}
+	for _, w := range a.turns {
+		s := seqs[w.Conversation.ID]
+		if len(s) < len(w.Messages) {
+			return // not what was appended: leave Written nil
+		}
+		w.Written, seqs[w.Conversation.ID] = s[:len(w.Messages):len(w.Messages)], s[len(w.Messages):]
+	}
 }
 
 func (a *appendRows) add(w *TurnWrite) {
 	if len(w.Messages) == 0 {
 		return
 	}
+	a.turns = append(a.turns, w)
 	id := w.Conversation.ID
 	i, ok := a.at[id]
 	if !ok {

@@ -241,15 +241,27 @@ func TestPipelinedContinuedConversations(t *testing.T) {
 		return &store.TurnWrite{WorkspaceID: w.ID, Conversation: c, Messages: []store.Message{{Role: "user", Content: text}, {Role: "assistant", Content: text + "!"}}}
 	}
 	var txn *store.Tx
+	writes := []*store.TurnWrite{more(a, "a3"), more(b, "b2"), more(a, "a5")}
 	_, err = s.Pipelined(ctx, func(tx *store.Tx) error {
 		txn = tx
-		if err := tx.WriteTurns(ctx, []*store.TurnWrite{more(a, "a3"), more(b, "b2"), more(a, "a5")}); err != nil {
+		if err := tx.WriteTurns(ctx, writes); err != nil {
 			return err
 		}
 		return tx.SettleMany(ctx, w.ID, []store.Settlement{spend(1)})
 	})
 	require.NoError(t, err)
 	require.Equal(t, 1, store.RoundTrips(txn))
+	require.Nil(t, first[0].Written, "a new conversation's rows are not reported")
+	// Each continued turn learns its rows' seqs and versions, as a read gives them back.
+	for i, want := range [][]int{{3, 4}, {2, 3}, {5, 6}} {
+		require.Len(t, writes[i].Written, 2)
+		for k, seq := range want {
+			got := writes[i].Written[k]
+			require.Equal(t, seq, got.Seq, "turn %d, message %d", i, k)
+			require.Equal(t, count(t, s, `SELECT xmin::text::bigint FROM messages WHERE conversation_id = $1 AND seq = $2`,
+				writes[i].Conversation.ID, seq), int(got.Version))
+		}
+	}
 	var contents []string
 	for _, c := range []*store.Conversation{a, b} {
 		history, err := s.History(ctx, w.ID, c.ID)
@@ -263,13 +275,15 @@ func TestPipelinedContinuedConversations(t *testing.T) {
 	require.Equal(t, 6, count(t, s, `SELECT max(seq) FROM messages WHERE conversation_id = $1`, a.ID))
 
 	gone := &store.Conversation{ID: uuid.New(), ShortID: "mc-gone", Channel: "api"}
+	failed := []*store.TurnWrite{more(a, "a7"), more(gone, "x")}
 	_, err = s.Pipelined(ctx, func(tx *store.Tx) error {
-		if err := tx.WriteTurns(ctx, []*store.TurnWrite{more(a, "a7"), more(gone, "x")}); err != nil {
+		if err := tx.WriteTurns(ctx, failed); err != nil {
 			return err
 		}
 		return tx.SettleMany(ctx, w.ID, []store.Settlement{spend(1)})
 	})
 	require.ErrorIs(t, err, store.ErrNotFound)
+	require.Nil(t, failed[0].Written, "nothing reported of a batch rolled back")
 	require.Equal(t, 6, count(t, s, `SELECT message_seq FROM conversations WHERE id = $1`, a.ID), "rolled back")
 
 	// Another workspace's conversation is not found either, and nothing of it is written.

@@ -77,10 +77,12 @@ SELECT coalesce(w.balance_nano_usd, raise_not_found('workspace'))::bigint AS bal
        coalesce(w.month_spend_nano_usd, 0)::bigint AS month_spend_nano_usd, (SELECT count(*) FROM dispatched) AS dispatched
 FROM (SELECT) AS one LEFT JOIN w ON true;
 
--- name: AppendManyMessageRows :exec
+-- name: AppendManyMessageRows :many
 -- AppendManyMessageRows appends the messages of many conversations in one statement (the
 -- group commit), so that no result has to come back before they are written and the
--- statement travels in a pipelined batch. Each of @ids, in the workspace at the same place of
+-- statement travels in a pipelined batch (its rows are read with the batch's results, after
+-- COMMIT: each message's conversation, seq and version, the row's xmin as AgentTurnState
+-- reads it, so that the turn can keep what it wrote: converse's historyCache). Each of @ids, in the workspace at the same place of
 -- @workspace_ids, gets @counts messages: those whose @conversation_ids is its id, numbered
 -- after its last seq by their @positions (1..count). The rows are locked in id order (FOR NO
 -- KEY UPDATE, the UPDATE's own lock, which leaves alone the KEY SHARE of rows inserted with a
@@ -103,5 +105,6 @@ SELECT m.workspace_id, m.conversation_id, coalesce(r.last_seq, raise_not_found('
 FROM (SELECT unnest(@message_workspace_ids::uuid[]) AS workspace_id, unnest(@conversation_ids::uuid[]) AS conversation_id,
              unnest(@positions::int[]) AS pos, unnest(@roles::text[]) AS role, unnest(@contents::text[]) AS content,
              unnest(@tool_calls::json[]) AS tool_calls, unnest(@tool_results::json[]) AS tool_results) AS m
-LEFT JOIN reserved r ON r.id = m.conversation_id;
+LEFT JOIN reserved r ON r.id = m.conversation_id
+RETURNING conversation_id, seq, xmin::text::bigint AS version;
 

@@ -12,7 +12,7 @@ import (
 	"github.com/google/uuid"
 )
 
-const appendManyMessageRows = `-- name: AppendManyMessageRows :exec
+const appendManyMessageRows = `-- name: AppendManyMessageRows :many
 WITH input AS (
     SELECT unnest($8::uuid[]) AS workspace_id, unnest($9::uuid[]) AS id, unnest($10::int[]) AS n
 ), locked AS (
@@ -30,6 +30,7 @@ FROM (SELECT unnest($1::uuid[]) AS workspace_id, unnest($2::uuid[]) AS conversat
              unnest($3::int[]) AS pos, unnest($4::text[]) AS role, unnest($5::text[]) AS content,
              unnest($6::json[]) AS tool_calls, unnest($7::json[]) AS tool_results) AS m
 LEFT JOIN reserved r ON r.id = m.conversation_id
+RETURNING conversation_id, seq, xmin::text::bigint AS version
 `
 
 type AppendManyMessageRowsParams struct {
@@ -45,17 +46,25 @@ type AppendManyMessageRowsParams struct {
 	Counts              []int
 }
 
+type AppendManyMessageRowsRow struct {
+	ConversationID uuid.UUID
+	Seq            int
+	Version        int64
+}
+
 // AppendManyMessageRows appends the messages of many conversations in one statement (the
 // group commit), so that no result has to come back before they are written and the
-// statement travels in a pipelined batch. Each of @ids, in the workspace at the same place of
+// statement travels in a pipelined batch (its rows are read with the batch's results, after
+// COMMIT: each message's conversation, seq and version, the row's xmin as AgentTurnState
+// reads it, so that the turn can keep what it wrote: converse's historyCache). Each of @ids, in the workspace at the same place of
 // @workspace_ids, gets @counts messages: those whose @conversation_ids is its id, numbered
 // after its last seq by their @positions (1..count). The rows are locked in id order (FOR NO
 // KEY UPDATE, the UPDATE's own lock, which leaves alone the KEY SHARE of rows inserted with a
 // reference to them), as every batch locks them, so that two batches never wait for each
 // other in a cycle. A conversation that is not its workspace's fails the statement as not
 // found (raise_not_found): the batch may travel with COMMIT.
-func (q *Queries) AppendManyMessageRows(ctx context.Context, db DBTX, arg AppendManyMessageRowsParams) error {
-	_, err := db.Exec(ctx, appendManyMessageRows,
+func (q *Queries) AppendManyMessageRows(ctx context.Context, db DBTX, arg AppendManyMessageRowsParams) ([]AppendManyMessageRowsRow, error) {
+	rows, err := db.Query(ctx, appendManyMessageRows,
 		arg.MessageWorkspaceIds,
 		arg.ConversationIds,
 		arg.Positions,
@@ -67,7 +76,22 @@ func (q *Queries) AppendManyMessageRows(ctx context.Context, db DBTX, arg Append
 		arg.Ids,
 		arg.Counts,
 	)
-	return err
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AppendManyMessageRowsRow{}
+	for rows.Next() {
+		var i AppendManyMessageRowsRow
+		if err := rows.Scan(&i.ConversationID, &i.Seq, &i.Version); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const createConversations = `-- name: CreateConversations :exec
