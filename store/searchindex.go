@@ -45,16 +45,16 @@ type searchIndexes struct {
 type searchIndex struct {
 	workspace  uuid.UUID
 	generation int64
-	chunks     []indexedChunk // in the index's document order
-	x          *textindex.Index
-	bytes      int
-	retry      time.Time // a failed load: when to try again
-	began      time.Time // when its load began
-}
-
-type indexedChunk struct {
-	source uuid.UUID
-	Chunk
+	chunks     []Chunk // in the index's document order
+	// sources are the copy's sources, each once; docSource[d] is the number in sources of
+	// document d's: a search filters its matches on them without touching the chunks, which
+	// lie all over the heap (the filter read each match's chunk, most of a search's time).
+	sources   []uuid.UUID
+	docSource []int32
+	x         *textindex.Index
+	bytes     int
+	retry     time.Time // a failed load: when to try again
+	began     time.Time // when its load began
 }
 
 // searchIndexesBytes bounds the chunks kept in memory (their text and postings): 25 MB of
@@ -153,9 +153,10 @@ func readSearchIndex(ctx context.Context, db conn, workspace, kb uuid.UUID) (*se
 	ix := &searchIndex{workspace: workspace}
 	var b textindex.Builder
 	for rows.Next() {
-		var c indexedChunk
+		var c Chunk
+		var source uuid.UUID
 		var tsv *string
-		if err := rows.Scan(&ix.generation, &c.source, &c.URL, &c.Title, &c.Content, &tsv); err != nil {
+		if err := rows.Scan(&ix.generation, &source, &c.URL, &c.Title, &c.Content, &tsv); err != nil {
 			return nil, err
 		}
 		if tsv == nil {
@@ -166,6 +167,7 @@ func readSearchIndex(ctx context.Context, db conn, workspace, kb uuid.UUID) (*se
 			return nil, err
 		}
 		ix.chunks = append(ix.chunks, c)
+		ix.addSource(source)
 		ix.bytes += len(c.URL) + len(c.Title) + len(c.Content) + 448 // headers, spare room: the heap measured
 	}
 	if err := rows.Err(); err != nil {
@@ -175,8 +177,32 @@ func readSearchIndex(ctx context.Context, db conn, workspace, kb uuid.UUID) (*se
 		return nil, nil
 	}
 	ix.x = b.Index()
-	ix.bytes += ix.x.Bytes()
+	ix.bytes += ix.x.Bytes() + 4*len(ix.docSource)
 	return ix, nil
+}
+
+// addSource records the source of the document just added.
+func (ix *searchIndex) addSource(source uuid.UUID) {
+	n := len(ix.sources) - 1
+	if n < 0 || ix.sources[n] != source { // a source's chunks come one after the other
+		if n = slices.Index(ix.sources, source); n < 0 {
+			n = len(ix.sources)
+			ix.sources = append(ix.sources, source)
+		}
+	}
+	ix.docSource = append(ix.docSource, int32(n))
+}
+
+// allowed says which of the copy's sources the plan searches; every is true when it
+// searches them all (a plan names every source of its knowledge base), so that the matches
+// need no filter.
+func (ix *searchIndex) allowed(plan SearchPlan) (allowed []bool, every bool) {
+	allowed, every = make([]bool, len(ix.sources)), true
+	for i, s := range ix.sources {
+		allowed[i] = slices.Contains(plan.Sources, s)
+		every = every && allowed[i]
+	}
+	return allowed, every
 }
 
 // search is SearchKnowledgeWith's algorithm over the copy: the tiers from every term down to
@@ -184,25 +210,20 @@ func readSearchIndex(ctx context.Context, db conn, workspace, kb uuid.UUID) (*se
 // more than once ranked, and the others after them in order.
 func (ix *searchIndex) search(plan SearchPlan, limit int) []Chunk {
 	terms := plan.Lexemes[:min(len(plan.Lexemes), searchTerms)]
-	var matches []textindex.Match
-	for _, m := range ix.x.Matches(terms) {
-		if slices.Contains(plan.Sources, ix.chunks[m.Doc].source) {
-			matches = append(matches, m)
+	// One pass over the matches keeps what any outcome needs, each list bounded: tiers[m] the
+	// first candidates holding m terms or more, then the last tier's two halves.
+	var tiers [searchTerms + 1][]int
+	var repeated, once []int
+	allowed, every := ix.allowed(plan)
+	for c := range ix.x.Matches(terms) {
+		if !every && !allowed[ix.docSource[c.Doc]] {
+			continue
 		}
-	}
-	for m := len(terms); m >= 2; m-- {
-		var tier []int
-		for _, c := range matches {
-			if c.Terms >= m && len(tier) < searchCandidates {
-				tier = append(tier, c.Doc)
+		for m := 2; m <= c.Terms; m++ {
+			if len(tiers[m]) < searchCandidates {
+				tiers[m] = append(tiers[m], c.Doc)
 			}
 		}
-		if len(tier) > 0 {
-			return ix.ranked(tier, terms, m == len(terms), limit)
-		}
-	}
-	var repeated, once []int
-	for _, c := range matches {
 		switch {
 		case c.Repeated && len(repeated) < searchCandidates:
 			repeated = append(repeated, c.Doc)
@@ -210,9 +231,14 @@ func (ix *searchIndex) search(plan SearchPlan, limit int) []Chunk {
 			once = append(once, c.Doc)
 		}
 	}
+	for m := len(terms); m >= 2; m-- {
+		if len(tiers[m]) > 0 {
+			return ix.ranked(tiers[m], terms, m == len(terms), limit)
+		}
+	}
 	found := ix.ranked(repeated, terms, false, limit)
 	for _, d := range once[:min(len(once), limit-len(found))] {
-		found = append(found, ix.chunks[d].Chunk)
+		found = append(found, ix.chunks[d])
 	}
 	if len(found) == 0 {
 		return nil
@@ -243,7 +269,7 @@ func (ix *searchIndex) ranked(docs []int, terms []string, all bool, limit int) [
 	})
 	out := make([]Chunk, 0, min(len(hits), limit))
 	for _, h := range hits[:min(len(hits), limit)] {
-		out = append(out, ix.chunks[h.doc].Chunk)
+		out = append(out, ix.chunks[h.doc])
 	}
 	return out
 }

@@ -12,6 +12,7 @@ package textindex
 
 import (
 	"fmt"
+	"iter"
 	"math"
 	"slices"
 	"strings"
@@ -164,35 +165,41 @@ type Match struct {
 	Repeated bool
 }
 
-// Matches lists the documents holding at least one of terms, in document order: the merge
-// of the terms' postings, which are in document order.
-func (x *Index) Matches(terms []string) []Match {
-	lists := make([][]posting, 0, len(terms))
-	for _, t := range terms {
-		if ps := x.postings[t]; len(ps) > 0 {
-			lists = append(lists, ps)
-		}
-	}
-	var out []Match
-	for {
-		next := int32(-1)
-		for _, ps := range lists {
-			if len(ps) > 0 && (next < 0 || ps[0].doc < next) {
-				next = ps[0].doc
+// Matches yields the documents holding at least one of terms, in document order: the merge
+// of the terms' postings, which are in document order. It yields them one by one rather than
+// as a list: a common term is in thousands of documents, of which a search keeps a few
+// hundred at most (store's searchIndex), and the list was most of what a search allocated.
+func (x *Index) Matches(terms []string) iter.Seq[Match] {
+	return func(yield func(Match) bool) {
+		var buf [8][]posting // a question's few terms: no allocation
+		lists := buf[:0]
+		for _, t := range terms {
+			if ps := x.postings[t]; len(ps) > 0 {
+				lists = append(lists, ps)
 			}
 		}
-		if next < 0 {
-			return out
-		}
-		m := Match{Doc: int(next)}
-		for i, ps := range lists {
-			if len(ps) > 0 && ps[0].doc == next {
-				m.Terms++
-				m.Repeated = m.Repeated || ps[0].n > 1
-				lists[i] = ps[1:]
+		for {
+			next := int32(-1)
+			for _, ps := range lists {
+				if len(ps) > 0 && (next < 0 || ps[0].doc < next) {
+					next = ps[0].doc
+				}
+			}
+			if next < 0 {
+				return
+			}
+			m := Match{Doc: int(next)}
+			for i, ps := range lists {
+				if len(ps) > 0 && ps[0].doc == next {
+					m.Terms++
+					m.Repeated = m.Repeated || ps[0].n > 1
+					lists[i] = ps[1:]
+				}
+			}
+			if !yield(m) {
+				return
 			}
 		}
-		out = append(out, m)
 	}
 }
 

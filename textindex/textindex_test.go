@@ -1,6 +1,7 @@
 package textindex
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -32,6 +33,6 @@ func TestAddReadsPostgreSQLsTextForm(t *testing.T) {
 	_, ok = x.occurrences("bare", 1)
 	require.False(t, ok)
 
-	require.Equal(t, []Match{{Doc: 0, Terms: 2, Repeated: true}, {Doc: 1, Terms: 1}}, x.Matches([]string{"bake", "bare", "cake"}))
-	require.Empty(t, x.Matches([]string{"cake"}))
+	require.Equal(t, []Match{{Doc: 0, Terms: 2, Repeated: true}, {Doc: 1, Terms: 1}}, slices.Collect(x.Matches([]string{"bake", "bare", "cake"})))
+	require.Empty(t, slices.Collect(x.Matches([]string{"cake"})))
 }
