@@ -216,7 +216,7 @@ func New(cfg Config, st *store.Store, cat *catalog.Catalog, log *slog.Logger) (*
 	// (River's documented shape: no queues, never started) serves everything that enqueues,
 	// and the client that works the jobs is built last, once every worker exists.
 	inserter, err := river.NewClient(riverpgxv5.New(st.Pool()), &river.Config{
-		Logger:        log.With(slog.String("component", "jobs")),
+		Logger:        jobsLogger(log),
 		FetchCooldown: jobFetchCooldown, // also how often inserts may notify the workers
 		Middleware:    insertMiddleware(tr),
 	})
@@ -440,7 +440,7 @@ func newWorkingClient(st *store.Store, cfg Config, log *slog.Logger, middleware 
 		}
 	}
 	jobs, err := river.NewClient(riverpgxv5.New(st.Pool()), &river.Config{
-		Logger:       log.With(slog.String("component", "jobs")),
+		Logger:       jobsLogger(log),
 		Workers:      workers,
 		Middleware:   middleware,
 		ID:           replicaID,
