@@ -123,6 +123,12 @@ type Turn struct {
 	// HistoryWindow (the caller may have reserved room for a Prelude it had yet to make).
 	History *History
 
+	// Recall, when set, is what the model is given of the stored window (History, or the
+	// window the turn reads itself): a deployed agent leaves out the knowledge searches of its
+	// older turns (converse). It returns a slice of its own; the messages it is given may be
+	// a cache's, and are not to be changed.
+	Recall func(stored []llm.Message) []llm.Message
+
 	// Opened are the events of the Conversation's opening (a deployed agent's
 	// conversation.created), which the caller left for the turn to settle with its own, first:
 	// opening a conversation then takes no lock on the workspace row through a commit of its
@@ -299,6 +305,9 @@ func (p *Pipeline) history(ctx context.Context, t Turn, model catalog.Model) ([]
 				}
 				msgs = append(msgs, msg)
 			}
+		}
+		if t.Recall != nil {
+			msgs = t.Recall(msgs)
 		}
 		// A window that starts with tool results lost the call they answer: vendors refuse that.
 		for len(msgs) > 0 && msgs[0].Role == llm.RoleTool {

@@ -346,7 +346,7 @@ func (s *Service) modelTurn(tc turnContext, req Request) (*Answer, error) {
 	if err != nil {
 		return nil, err
 	}
-	prelude, err := s.prefetch(tc, notes, search, req.Message)
+	prelude, err := s.prefetch(tc, notes, search.prefetch, req.Message)
 	if err != nil {
 		return nil, err
 	}
@@ -358,6 +358,9 @@ func (s *Service) modelTurn(tc turnContext, req Request) (*Answer, error) {
 		Conversation: &conv, Text: req.Message, Persist: true, OnDelta: req.OnDelta,
 		System: tc.system, Tools: tools, Temperature: &temperature, MaxTokens: *tc.bp.LLM.MaxTokens,
 		AgentID: &tc.agent.ID, Opened: tc.opened, History: tc.history, Prelude: prelude}
+	if len(search.names) > 0 {
+		turn.Recall = recallSearches(search.names)
+	}
 	tc.opened = nil // the pipeline settles them; an escalation's turn.completed comes after
 	if req.Commit != nil {
 		// The outcome is written with the turn, and the caller's writes with both.

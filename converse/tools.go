@@ -70,13 +70,11 @@ var toolName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 // a url) is not offered. Names are the tool's type, or its config `name`; a repeated name
 // gets a suffix (_2, _3, ...).
 //
-// prefetch is the name of the knowledge search to run before the model is asked (see
-// Service.prefetch): the first enabled search_knowledge_base tool, unless its config says
-// `prefetch: false`; "" when there is none.
-func (s *Service) tools(tc turnContext, notes *turnNotes) (_ *agent.Tools, prefetch string, _ error) {
+// search names its search_knowledge_base tools (for recallSearches), and the one to run
+// before the model is asked (see Service.prefetch).
+func (s *Service) tools(tc turnContext, notes *turnNotes) (_ *agent.Tools, search searchTools, _ error) {
 	var list []agent.Tool
 	taken := map[string]int{}
-	searching := false
 	for _, t := range tc.bp.Tools {
 		if !t.Enabled {
 			continue
@@ -95,16 +93,24 @@ func (s *Service) tools(tc turnContext, notes *turnNotes) (_ *agent.Tools, prefe
 		if k := taken[tool.Name]; k > 1 {
 			tool.Name = fmt.Sprintf("%s_%d", tool.Name, k)
 		}
-		if t.Type == blueprint.ToolSearchKnowledgeBase && !searching {
-			searching = true
-			if prefetches(t) {
-				prefetch = tool.Name
+		if t.Type == blueprint.ToolSearchKnowledgeBase {
+			if len(search.names) == 0 && prefetches(t) {
+				search.prefetch = tool.Name
 			}
+			search.names = append(search.names, tool.Name)
 		}
 		list = append(list, tool)
 	}
 	tools, err := agent.NewTools(list...)
-	return tools, prefetch, err
+	return tools, search, err
+}
+
+// searchTools are the names of a turn's search_knowledge_base tools.
+type searchTools struct {
+	names []string
+	// prefetch is the knowledge search run before the model is asked: the first enabled
+	// search_knowledge_base tool, unless its config says `prefetch: false`; "" when none.
+	prefetch string
 }
 
 // prefetches reports whether a search_knowledge_base tool searches before the model is asked:

@@ -48,7 +48,8 @@ func TestManualTextAnswersThroughKnowledgeSearch(t *testing.T) {
 // TestAKnowledgeQuestionCostsOneModelCall: a deployed agent searches its knowledge base for
 // the visitor's own words before it asks the model, so the model answers a question about the
 // business in one call, from passages handed to it as its own call of search_knowledge_base;
-// the call and its result are stored with the turn (the next turn's history holds them). With
+// the call and its result are stored with the turn (the next turn's history holds them, the
+// turns after it do not: recallSearches). With
 // the tool's `prefetch: false` the model is asked first, and searches if it wants.
 func TestAKnowledgeQuestionCostsOneModelCall(t *testing.T) {
 	t.Parallel()
@@ -103,6 +104,34 @@ func TestAKnowledgeQuestionCostsOneModelCall(t *testing.T) {
 	reqs = vendor.Requests()
 	last := reqs[len(reqs)-1].Messages
 	require.Equal(t, "Xylophone zeppelin", last[len(last)-1].Text, "no search result after the message")
+	// Its history holds the previous turn's search, not the first turn's; it holds every answer.
+	calls = nil
+	var texts, answered []string
+	for _, m := range last {
+		for _, c := range m.ToolCalls {
+			calls = append(calls, string(c.Arguments))
+		}
+		for _, r := range m.ToolResults {
+			answered = append(answered, r.CallID)
+		}
+		texts = append(texts, m.Text)
+	}
+	require.Equal(t, []string{`{"query":"And what about Monday?"}`}, calls)
+	require.Len(t, answered, 1, "the first turn's passages are not sent again")
+	require.Contains(t, texts, "On Sundays we are open from 8:00 to 12:00.")
+	require.Contains(t, texts, "Are you open on Sundays?")
+	// The transcript keeps both searches.
+	conv, err := b.store.ConversationByRef(context.Background(), b.workspace.ID, ans.ConversationID)
+	require.NoError(t, err)
+	stored, err := b.store.History(context.Background(), b.workspace.ID, conv.ID)
+	require.NoError(t, err)
+	searches := 0
+	for _, m := range stored {
+		if m.Role == "tool" {
+			searches++
+		}
+	}
+	require.Equal(t, 2, searches)
 
 	// prefetch: false: the model decides.
 	off := b.createAgent(t, strings.Replace(string(yaml), "  tools:\n    - type: search_knowledge_base",
