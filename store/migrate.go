@@ -6,6 +6,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -89,16 +90,29 @@ func migrationProvider(db *sql.DB) (*goose.Provider, error) {
 // goose table. Without this, goose would run every migration again on such a database. The
 // old table stays, untouched, for whoever rolls back.
 func adoptLegacyVersions(ctx context.Context, db *sql.DB) error {
-	tx, err := db.BeginTx(ctx, nil)
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	// The lock is goose's key, so replicas adopt one at a time and never while another
+	// migrates. It is taken outside the transaction: one waiting in a transaction holds a
+	// snapshot, which a concurrent index build waits for (pollLock).
+	if err := pollLock(ctx, func() (bool, error) {
+		var locked bool
+		err := conn.QueryRowContext(ctx, `SELECT pg_try_advisory_lock($1)`, migrationLock).Scan(&locked)
+		return locked, err
+	}); err != nil {
+		return err
+	}
+	defer func() {
+		_, _ = conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, migrationLock)
+	}()
+	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = tx.Rollback() }()
-	// The transaction-scoped lock conflicts with goose's session lock on the same key, so
-	// replicas adopt one at a time and never while another migrates.
-	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, migrationLock); err != nil {
-		return err
-	}
 	var legacy, adopted bool
 	if err := tx.QueryRowContext(ctx, `SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL`,
 		legacyTable, versionTable).Scan(&legacy, &adopted); err != nil {
@@ -167,7 +181,11 @@ func migrateJobQueue(ctx context.Context, pool *pgxpool.Pool) error {
 		return err
 	}
 	defer conn.Release()
-	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, migrationLock); err != nil {
+	if err := pollLock(ctx, func() (bool, error) {
+		var locked bool
+		err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, migrationLock).Scan(&locked)
+		return locked, err
+	}); err != nil {
 		return fmt.Errorf("lock job queue migrations: %w", err)
 	}
 	defer func() { _, _ = conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, migrationLock) }()
@@ -175,6 +193,30 @@ func migrateJobQueue(ctx context.Context, pool *pgxpool.Pool) error {
 		return fmt.Errorf("job queue migrations: %w", err)
 	}
 	return nil
+}
+
+// lockPoll is how often a replica waiting for the migration lock tries it again.
+const lockPoll = 100 * time.Millisecond
+
+// pollLock takes the migration lock by trying it until try reports it taken, instead of
+// waiting in pg_advisory_lock: a statement waiting for a lock, or a transaction open while it
+// waits, holds a snapshot all the while, and CREATE INDEX CONCURRENTLY (migration 0042), run
+// by the replica that holds the lock, waits for every older snapshot to go. The two would
+// wait for each other, until PostgreSQL cancelled one as a deadlock or forever. Each try
+// is a statement of its own, outside any transaction, so the build goes on between tries.
+// (goose's own locker polls too.)
+func pollLock(ctx context.Context, try func() (bool, error)) error {
+	for {
+		locked, err := try()
+		if err != nil || locked {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(lockPoll):
+		}
+	}
 }
 
 // MigrationsApplied reports whether the database has every embedded migration, for the
