@@ -177,9 +177,11 @@ lint: fmt-check
 bench:
 	@BENCH_BASELINE=$(BASELINE) bench/run.sh short
 
-# The 100,000-row bulk delete of docs/benchmarks.md (a throwaway PostgreSQL, like the tests).
+# The 100,000-row bulk delete of docs/benchmarks.md, and what the foreign-key indexes change
+# (migrations 0041-0042), each on a throwaway PostgreSQL, like the tests.
 bench-bulk:
 	@scripts/with-test-db.sh $(GO) test -count=1 -tags bulkbench -run TestMeasureDelete100k -v ./bulk/
+	@scripts/with-test-db.sh $(GO) test -count=1 -tags bulkbench -run TestMeasureForeignKeyIndexes -v ./store/
 
 tidy:
 	$(GO) mod tidy

@@ -84,6 +84,39 @@ func TestMigrateAdoptsLegacyRunner(t *testing.T) {
 	require.Equal(t, 3, legacyRows, "the old record stays as it was")
 }
 
+// TestMigrateRebuildsAnInterruptedConcurrentIndex: a concurrent index build that failed
+// leaves an invalid index under its name, and goose does not record the file. Migrating
+// again runs the file again, which replaces the invalid index with a valid one (0042).
+func TestMigrateRebuildsAnInterruptedConcurrentIndex(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := storetest.New(t)
+	pool := s.Pool()
+	w, err := s.CreateWorkspace(ctx, "w", 0)
+	require.NoError(t, err)
+	for range 2 {
+		_, err = s.CreateConversation(ctx, w.ID, "api")
+		require.NoError(t, err)
+	}
+	// A failed build: unique over two conversations of one workspace.
+	_, err = pool.Exec(ctx, `DROP INDEX conversations_assignee_idx`)
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, `CREATE UNIQUE INDEX CONCURRENTLY conversations_assignee_idx ON conversations (workspace_id)`)
+	require.Error(t, err)
+	_, err = pool.Exec(ctx, `DELETE FROM goose_db_version WHERE version_id = 42`)
+	require.NoError(t, err)
+
+	applied, err := store.Migrate(ctx, pool)
+	require.NoError(t, err)
+	require.Equal(t, []int{42}, applied)
+	var def string
+	var valid bool
+	require.NoError(t, pool.QueryRow(ctx, `SELECT pg_get_indexdef(i.indexrelid), i.indisvalid FROM pg_index i
+		WHERE i.indexrelid = 'conversations_assignee_idx'::regclass`).Scan(&def, &valid))
+	require.True(t, valid)
+	require.Contains(t, def, "(assignee_user_id) WHERE (assignee_user_id IS NOT NULL)")
+}
+
 func emptyPool(t *testing.T) *pgxpool.Pool {
 	t.Helper()
 	pool, err := pgxpool.New(context.Background(), storetest.NewEmptyURL(t))
