@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
 
 	"switchboard/store/internal/dbsqlc"
 )
@@ -51,3 +53,16 @@ func (s *Store) DeleteSourceForTest(ctx context.Context, workspaceID, id uuid.UU
 // ReloadSearchAtOnce lets a copy of a knowledge base be loaded again as soon as it changed
 // (searchIndexes.reloadGap), for the tests that change one.
 func ReloadSearchAtOnce(s *Store) { s.indexes.reloadGap = 0 }
+
+// MigrateTo applies the embedded migrations up to and including version, as a database
+// migrated by an older build has them.
+func MigrateTo(ctx context.Context, pool *pgxpool.Pool, version int64) error {
+	db := stdlib.OpenDBFromPool(pool)
+	defer db.Close()
+	provider, err := migrationProvider(db)
+	if err != nil {
+		return err
+	}
+	_, err = provider.UpTo(ctx, version)
+	return err
+}
