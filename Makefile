@@ -178,10 +178,11 @@ bench:
 	@BENCH_BASELINE=$(BASELINE) bench/run.sh short
 
 # The 100,000-row bulk delete of docs/benchmarks.md, and what the foreign-key indexes change
-# (migrations 0041-0042), each on a throwaway PostgreSQL, like the tests.
+# (migrations 0041-0042) and the retention job walking each workspace's activity index, each on a
+# throwaway PostgreSQL, like the tests.
 bench-bulk:
 	@scripts/with-test-db.sh $(GO) test -count=1 -tags bulkbench -run TestMeasureDelete100k -v ./bulk/
-	@scripts/with-test-db.sh $(GO) test -count=1 -tags bulkbench -run TestMeasureForeignKeyIndexes -v ./store/
+	@scripts/with-test-db.sh $(GO) test -count=1 -tags bulkbench -run 'TestMeasureForeignKeyIndexes|TestMeasureRetentionSweep' -v ./store/
 
 tidy:
 	$(GO) mod tidy

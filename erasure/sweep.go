@@ -63,18 +63,24 @@ type Swept struct {
 }
 
 // Sweep deletes the conversations and uploads past their retention, batch rows per
-// transaction, until none is left.
+// transaction, until none is left. It works through the workspaces one by one, each batch
+// picking up in the workspace's index of activity where the previous one stopped, so a
+// batch costs its own rows, not a read of every workspace's conversations.
 func Sweep(ctx context.Context, st *store.Store, batch int) (Swept, error) {
 	var out Swept
-	for {
-		e, err := st.ExpireConversations(ctx, batch)
-		if err != nil {
-			return out, err
-		}
-		out.Conversations += e.Conversations
-		out.Events += e.Events
-		if e.Conversations < batch {
-			break
+	scopes, err := st.RetentionScopes(ctx)
+	if err != nil {
+		return out, err
+	}
+	for _, scope := range scopes {
+		for more := true; more; {
+			e, err := st.ExpireConversations(ctx, scope, batch)
+			if err != nil {
+				return out, err
+			}
+			out.Conversations += e.Conversations
+			out.Events += e.Events
+			more = e.More
 		}
 	}
 	for {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -98,49 +99,83 @@ func (q *queries) SetWorkspaceRetention(ctx context.Context, ws uuid.UUID, days 
 	return out, notFound("workspace", err)
 }
 
+// RetentionScope is a workspace whose conversations can expire, and the retention job's
+// place in it.
+type RetentionScope struct {
+	Workspace uuid.UUID
+	Days      *int // the workspace's period; nil keeps the conversations of agents without their own
+	Shortest  int  // the shortest period that applies in it, an agent's or the workspace's
+	// before is where the next batch starts: the oldest activity of the previous batch's
+	// conversations (zero before the first).
+	before time.Time
+}
+
+// RetentionScopes are the workspaces whose conversations can expire, each with its place at
+// the start: the retention job works through them one by one.
+func (q *queries) RetentionScopes(ctx context.Context) ([]*RetentionScope, error) {
+	rows, err := q.sql.RetentionWorkspaces(ctx, q.db)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*RetentionScope, len(rows))
+	for i, r := range rows {
+		out[i] = &RetentionScope{Workspace: r.ID, Days: r.RetentionDays, Shortest: r.ShortestDays}
+	}
+	return out, nil
+}
+
 // Expired is what one batch of the retention job deleted.
 type Expired struct {
 	Conversations int
-	Events        int // tombstoned
+	Events        int  // tombstoned
+	More          bool // the batch was full: the scope may hold more
 }
 
-// ExpireConversations deletes a batch of at most limit conversations past their retention
-// (with their messages, SMS, notes and responses) and tombstones the events that mention
-// them, in one short transaction.
-func (s *Store) ExpireConversations(ctx context.Context, limit int) (Expired, error) {
+// endOfTime starts a scope's walk: every conversation was last active before it.
+var endOfTime = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
+
+// ExpireConversations deletes a batch of at most limit of scope's conversations past their
+// retention (with their messages, SMS, notes and responses) and tombstones the events that
+// mention them, in one short transaction, and moves scope's place past them.
+func (s *Store) ExpireConversations(ctx context.Context, scope *RetentionScope, limit int) (Expired, error) {
+	before := scope.before
+	if before.IsZero() {
+		before = endOfTime
+	}
 	var out Expired
+	var oldest time.Time
 	err := s.InTx(ctx, func(tx *Tx) error {
 		out = Expired{}
-		rows, err := tx.sql.ExpiredConversations(ctx, tx.db, int32(limit))
+		rows, err := tx.sql.ExpiredConversations(ctx, tx.db, dbsqlc.ExpiredConversationsParams{
+			WorkspaceID: scope.Workspace, ShortestDays: scope.Shortest, Before: before, WorkspaceDays: scope.Days, MaxRows: int32(limit)})
 		if err != nil || len(rows) == 0 {
 			return err
 		}
-		byWorkspace := map[uuid.UUID][]dbsqlc.ExpiredConversationsRow{}
-		for _, r := range rows {
-			byWorkspace[r.WorkspaceID] = append(byWorkspace[r.WorkspaceID], r)
+		out.More = len(rows) == limit
+		oldest = rows[len(rows)-1].UpdatedAt
+		ids := make([]uuid.UUID, len(rows))
+		patterns := make([]string, 0, 2*len(rows))
+		for i, c := range rows {
+			ids[i] = c.ID
+			patterns = append(patterns, "%"+c.ID.String()+"%", "%"+likeEscape(c.ShortID)+"%")
 		}
-		for ws, convs := range byWorkspace {
-			ids := make([]uuid.UUID, len(convs))
-			patterns := make([]string, 0, 2*len(convs))
-			for i, c := range convs {
-				ids[i] = c.ID
-				patterns = append(patterns, "%"+c.ID.String()+"%", "%"+likeEscape(c.ShortID)+"%")
-			}
-			n, err := tx.sql.TombstoneEvents(ctx, tx.db, dbsqlc.TombstoneEventsParams{WorkspaceID: ws, Patterns: patterns})
-			if err != nil {
-				return err
-			}
-			out.Events += int(n)
-			if _, err := tx.sql.DeleteChannelMessagesOf(ctx, tx.db, dbsqlc.DeleteChannelMessagesOfParams{WorkspaceID: ws, ConversationIds: ids}); err != nil {
-				return err
-			}
-			if n, err = tx.sql.DeleteConversations(ctx, tx.db, dbsqlc.DeleteConversationsParams{WorkspaceID: ws, ConversationIds: ids}); err != nil {
-				return err
-			}
-			out.Conversations += int(n)
+		n, err := tx.sql.TombstoneEvents(ctx, tx.db, dbsqlc.TombstoneEventsParams{WorkspaceID: scope.Workspace, Patterns: patterns})
+		if err != nil {
+			return err
 		}
-		return nil
+		out.Events = int(n)
+		if _, err := tx.sql.DeleteChannelMessagesOf(ctx, tx.db, dbsqlc.DeleteChannelMessagesOfParams{WorkspaceID: scope.Workspace, ConversationIds: ids}); err != nil {
+			return err
+		}
+		n, err = tx.sql.DeleteConversations(ctx, tx.db, dbsqlc.DeleteConversationsParams{WorkspaceID: scope.Workspace, ConversationIds: ids})
+		out.Conversations = int(n)
+		return err
 	})
+	if err == nil && out.More {
+		// At or before, not before: conversations last active at the same instant as the
+		// batch's oldest may not have fit in it (those it deleted are gone).
+		scope.before = oldest
+	}
 	return out, err
 }
 

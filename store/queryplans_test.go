@@ -28,6 +28,9 @@ var fullScans = map[string]bool{
 	// The endpoints of at most @max claimed events, joined by workspace: a hash join is the
 	// generic plan's choice on empty tables.
 	"ClaimUndispatched webhook_endpoints": true,
+	// The daily retention job, once a run: which workspaces have a period, theirs or an
+	// agent's (the batches then read each one's conversations by its activity index).
+	"RetentionWorkspaces agents": true,
 	// `switchboard secrets`: an operator's command over every endpoint and channel.
 	"WebhookSecretKeys webhook_endpoints":    true,
 	"WebhookSecretsToSeal webhook_endpoints": true,

@@ -59,15 +59,34 @@ SELECT retention_days FROM workspaces WHERE id = @id;
 -- name: SetWorkspaceRetention :one
 UPDATE workspaces SET retention_days = sqlc.narg(retention_days) WHERE id = @id RETURNING retention_days;
 
+-- name: RetentionWorkspaces :many
+-- RetentionWorkspaces are the workspaces whose conversations can expire: those with a
+-- retention period and those with an agent whose blueprint sets its own
+-- (agent.retention_days, which wins for its conversations), each with the shortest period
+-- that applies in it: no conversation more recently active can have expired. The retention
+-- job reads it once a run, so it reads every workspace.
+SELECT w.id, w.retention_days,
+    least(w.retention_days, min((a.blueprint -> 'agent' ->> 'retention_days')::int))::int AS shortest_days
+FROM workspaces w
+LEFT JOIN agents a ON a.workspace_id = w.id AND a.blueprint -> 'agent' ->> 'retention_days' IS NOT NULL
+GROUP BY w.id
+HAVING least(w.retention_days, min((a.blueprint -> 'agent' ->> 'retention_days')::int)) IS NOT NULL
+ORDER BY w.id;
+
 -- name: ExpiredConversations :many
--- ExpiredConversations is a batch of conversations past their retention: the agent's
--- (blueprint agent.retention_days) where it sets one, else the workspace's.
-SELECT c.id, c.short_id, c.workspace_id FROM conversations c
-JOIN workspaces w ON w.id = c.workspace_id
+-- ExpiredConversations is a batch of a workspace's conversations past their retention (the
+-- agent's where it sets one, else the workspace's, workspace_days), the most recently active
+-- first, among those last active at or before `before`: the job's place in the workspace,
+-- the oldest activity of its previous batch, so that a batch reads only the index range
+-- (conversations_activity_idx) it has not read yet, and the conversations kept by a longer
+-- agent period are passed over once a run, not once a batch.
+SELECT c.id, c.short_id, c.updated_at FROM conversations c
 LEFT JOIN agents a ON a.id = c.agent_id
-WHERE coalesce((a.blueprint -> 'agent' ->> 'retention_days')::int, w.retention_days) IS NOT NULL
-  AND c.updated_at < now() - make_interval(days => coalesce((a.blueprint -> 'agent' ->> 'retention_days')::int, w.retention_days))
-ORDER BY c.updated_at
+WHERE c.workspace_id = @workspace_id
+  AND c.updated_at < now() - make_interval(days => @shortest_days::int)
+  AND c.updated_at <= @before
+  AND c.updated_at < now() - make_interval(days => coalesce((a.blueprint -> 'agent' ->> 'retention_days')::int, sqlc.narg(workspace_days)::int))
+ORDER BY c.updated_at DESC
 LIMIT @max_rows;
 
 -- name: DeleteChannelMessagesOf :execrows

@@ -275,25 +275,44 @@ func (q *Queries) EraseContactListMemberships(ctx context.Context, db DBTX, arg 
 }
 
 const expiredConversations = `-- name: ExpiredConversations :many
-SELECT c.id, c.short_id, c.workspace_id FROM conversations c
-JOIN workspaces w ON w.id = c.workspace_id
+SELECT c.id, c.short_id, c.updated_at FROM conversations c
 LEFT JOIN agents a ON a.id = c.agent_id
-WHERE coalesce((a.blueprint -> 'agent' ->> 'retention_days')::int, w.retention_days) IS NOT NULL
-  AND c.updated_at < now() - make_interval(days => coalesce((a.blueprint -> 'agent' ->> 'retention_days')::int, w.retention_days))
-ORDER BY c.updated_at
-LIMIT $1
+WHERE c.workspace_id = $1
+  AND c.updated_at < now() - make_interval(days => $2::int)
+  AND c.updated_at <= $3
+  AND c.updated_at < now() - make_interval(days => coalesce((a.blueprint -> 'agent' ->> 'retention_days')::int, $4::int))
+ORDER BY c.updated_at DESC
+LIMIT $5
 `
 
-type ExpiredConversationsRow struct {
-	ID          uuid.UUID
-	ShortID     string
-	WorkspaceID uuid.UUID
+type ExpiredConversationsParams struct {
+	WorkspaceID   uuid.UUID
+	ShortestDays  int
+	Before        time.Time
+	WorkspaceDays *int
+	MaxRows       int32
 }
 
-// ExpiredConversations is a batch of conversations past their retention: the agent's
-// (blueprint agent.retention_days) where it sets one, else the workspace's.
-func (q *Queries) ExpiredConversations(ctx context.Context, db DBTX, maxRows int32) ([]ExpiredConversationsRow, error) {
-	rows, err := db.Query(ctx, expiredConversations, maxRows)
+type ExpiredConversationsRow struct {
+	ID        uuid.UUID
+	ShortID   string
+	UpdatedAt time.Time
+}
+
+// ExpiredConversations is a batch of a workspace's conversations past their retention (the
+// agent's where it sets one, else the workspace's, workspace_days), the most recently active
+// first, among those last active at or before `before`: the job's place in the workspace,
+// the oldest activity of its previous batch, so that a batch reads only the index range
+// (conversations_activity_idx) it has not read yet, and the conversations kept by a longer
+// agent period are passed over once a run, not once a batch.
+func (q *Queries) ExpiredConversations(ctx context.Context, db DBTX, arg ExpiredConversationsParams) ([]ExpiredConversationsRow, error) {
+	rows, err := db.Query(ctx, expiredConversations,
+		arg.WorkspaceID,
+		arg.ShortestDays,
+		arg.Before,
+		arg.WorkspaceDays,
+		arg.MaxRows,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -301,7 +320,48 @@ func (q *Queries) ExpiredConversations(ctx context.Context, db DBTX, maxRows int
 	items := []ExpiredConversationsRow{}
 	for rows.Next() {
 		var i ExpiredConversationsRow
-		if err := rows.Scan(&i.ID, &i.ShortID, &i.WorkspaceID); err != nil {
+		if err := rows.Scan(&i.ID, &i.ShortID, &i.UpdatedAt); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const retentionWorkspaces = `-- name: RetentionWorkspaces :many
+SELECT w.id, w.retention_days,
+    least(w.retention_days, min((a.blueprint -> 'agent' ->> 'retention_days')::int))::int AS shortest_days
+FROM workspaces w
+LEFT JOIN agents a ON a.workspace_id = w.id AND a.blueprint -> 'agent' ->> 'retention_days' IS NOT NULL
+GROUP BY w.id
+HAVING least(w.retention_days, min((a.blueprint -> 'agent' ->> 'retention_days')::int)) IS NOT NULL
+ORDER BY w.id
+`
+
+type RetentionWorkspacesRow struct {
+	ID            uuid.UUID
+	RetentionDays *int
+	ShortestDays  int
+}
+
+// RetentionWorkspaces are the workspaces whose conversations can expire: those with a
+// retention period and those with an agent whose blueprint sets its own
+// (agent.retention_days, which wins for its conversations), each with the shortest period
+// that applies in it: no conversation more recently active can have expired. The retention
+// job reads it once a run, so it reads every workspace.
+func (q *Queries) RetentionWorkspaces(ctx context.Context, db DBTX) ([]RetentionWorkspacesRow, error) {
+	rows, err := db.Query(ctx, retentionWorkspaces)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []RetentionWorkspacesRow{}
+	for rows.Next() {
+		var i RetentionWorkspacesRow
+		if err := rows.Scan(&i.ID, &i.RetentionDays, &i.ShortestDays); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
