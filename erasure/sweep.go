@@ -50,7 +50,8 @@ func NewSweeper(st *store.Store, log *slog.Logger) *Sweeper { return &Sweeper{st
 func (w *Sweeper) Work(ctx context.Context, _ *river.Job[SweepArgs]) error {
 	swept, err := Sweep(ctx, w.store, sweepBatch)
 	if swept.Conversations+swept.Uploads > 0 {
-		w.log.InfoContext(ctx, "retention", slog.Int("conversations", swept.Conversations), slog.Int("events_tombstoned", swept.Events), slog.Int("uploads", swept.Uploads))
+		w.log.InfoContext(ctx, "retention", slog.Int("conversations", swept.Conversations), slog.Int("events_tombstoned", swept.Events), slog.Int("uploads", swept.Uploads),
+			slog.Int("events_indexed", swept.EventsIndexed))
 	}
 	return err
 }
@@ -60,10 +61,13 @@ type Swept struct {
 	Conversations int
 	Events        int // tombstoned
 	Uploads       int
+	EventsIndexed int // events whose mentions were recorded
 }
 
 // Sweep deletes the conversations and uploads past their retention, batch rows per
-// transaction, until none is left. It works through the workspaces one by one, each batch
+// transaction, until none is left, in each workspace where something can expire after
+// recording the mentions of the events it appended since the last run (store.
+// IndexEventMentions). It works through the workspaces one by one, each batch
 // picking up in the workspace's index of activity where the previous one stopped, so a
 // batch costs its own rows, not a read of every workspace's conversations.
 func Sweep(ctx context.Context, st *store.Store, batch int) (Swept, error) {
@@ -73,6 +77,14 @@ func Sweep(ctx context.Context, st *store.Store, batch int) (Swept, error) {
 		return out, err
 	}
 	for _, scope := range scopes {
+		// First the mentions of the events appended since the last run, so that the
+		// batches' tombstones (and a day of contact erasures) look their events up instead
+		// of matching the workspace's whole history.
+		indexed, err := st.IndexEventMentions(ctx, scope.Workspace)
+		out.EventsIndexed += indexed
+		if err != nil {
+			return out, err
+		}
 		for more := true; more; {
 			e, err := st.ExpireConversations(ctx, scope, batch)
 			if err != nil {

@@ -2,14 +2,15 @@ package erasure_test
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"switchboard/erasure"
+	"switchboard/shortid"
 	"switchboard/store"
 	"switchboard/store/storetest"
 )
@@ -18,7 +19,9 @@ import (
 // the period that applies to each (its agent's where the blueprint sets one, else its
 // workspace's), in every workspace that has one, in batches smaller than what there is to
 // delete: conversations kept by an agent's longer period among the expired ones, and several
-// last active at the same instant across a batch's edge, are neither skipped nor deleted.
+// last active at the same instant across a batch's edge, are neither skipped nor deleted. The
+// events naming the deleted conversations are tombstoned through the mentions the run
+// records first, and only those.
 func TestSweepAppliesEachAgentsPeriod(t *testing.T) {
 	ctx := context.Background()
 	st := storetest.New(t)
@@ -37,15 +40,18 @@ func TestSweepAppliesEachAgentsPeriod(t *testing.T) {
 		return &id
 	}
 	var expired, kept []string
-	n := 0
 	// conversations adds count conversations last active daysAgo days ago (the same
 	// instant for all of them), to expired or kept.
 	conversations := func(ws uuid.UUID, agent *uuid.UUID, daysAgo, count int, expires bool) {
 		for range count {
-			n++
-			short := fmt.Sprintf("mc-%d-%d", n, daysAgo)
+			short := shortid.New(shortid.Conversation) // of the usual form, so its events' mentions are recorded
 			_, err := st.Pool().Exec(ctx, `INSERT INTO conversations (workspace_id, short_id, channel, agent_id, updated_at)
 				VALUES ($1, $2, 'api', $3, date_trunc('day', now()) - make_interval(days => $4))`, ws, short, agent, daysAgo)
+			require.NoError(t, err)
+			// An event names it, as turn.completed does.
+			_, err = st.Pool().Exec(ctx, `WITH s AS (UPDATE workspaces SET event_seq = event_seq + 1 WHERE id = $1 RETURNING event_seq)
+				INSERT INTO events (workspace_id, seq, short_id, type, envelope)
+				SELECT $1, s.event_seq, 'evt_' || $2, 'turn.completed', '{"id":"evt_' || $2 || '","type":"turn.completed","data":{"conversation_id":"' || $2 || '"}}' FROM s`, ws, short)
 			require.NoError(t, err)
 			if expires {
 				expired = append(expired, short)
@@ -79,18 +85,22 @@ func TestSweepAppliesEachAgentsPeriod(t *testing.T) {
 	swept, err := erasure.Sweep(ctx, st, 2)
 	require.NoError(t, err)
 	require.Equal(t, len(expired), swept.Conversations)
-	var left []string
-	rows, err := st.Pool().Query(ctx, `SELECT short_id FROM conversations`)
-	require.NoError(t, err)
-	for rows.Next() {
-		var s string
-		require.NoError(t, rows.Scan(&s))
-		left = append(left, s)
+	// sorted is the sorted strings sql returns.
+	sorted := func(sql string) []string {
+		rows, err := st.Pool().Query(ctx, sql)
+		require.NoError(t, err)
+		out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		require.NoError(t, err)
+		slices.Sort(out)
+		return out
 	}
-	require.NoError(t, rows.Err())
-	slices.Sort(left)
 	slices.Sort(kept)
-	require.Equal(t, kept, left, "what the periods keep, and only that")
+	require.Equal(t, kept, sorted(`SELECT short_id FROM conversations`), "what the periods keep, and only that")
+
+	require.Equal(t, len(expired), swept.Events, "each expired conversation's event is tombstoned")
+	require.Positive(t, swept.EventsIndexed)
+	require.Equal(t, kept, sorted(`SELECT substring(envelope from '"conversation_id":"([^"]+)"') FROM events WHERE envelope NOT LIKE '%"erased":true%'`),
+		"the events of the kept conversations keep their data")
 
 	again, err := erasure.Sweep(ctx, st, 2)
 	require.NoError(t, err)

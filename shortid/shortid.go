@@ -10,8 +10,8 @@ import (
 
 const alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
-// length of the random part.
-const length = 22
+// Length is the length of the random part.
+const Length = 22
 
 // Prefixes in use.
 const (
@@ -26,7 +26,7 @@ const (
 
 // New returns prefix followed by random base62 characters.
 func New(prefix string) string {
-	out := make([]byte, 0, len(prefix)+length)
+	out := make([]byte, 0, len(prefix)+Length)
 	out = append(out, prefix...)
 	var buf [32]byte
 	for len(out) < cap(out) {
@@ -44,7 +44,7 @@ func New(prefix string) string {
 // Has reports whether id starts with prefix and has a well-formed random part.
 func Has(id, prefix string) bool {
 	rest, ok := strings.CutPrefix(id, prefix)
-	if !ok || len(rest) != length {
+	if !ok || len(rest) != Length {
 		return false
 	}
 	for i := 0; i < len(rest); i++ {

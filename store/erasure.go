@@ -38,12 +38,11 @@ func (q *queries) EraseContact(ctx context.Context, ws, contactID uuid.UUID) (Er
 	if err != nil {
 		return ErasedContact{}, err
 	}
-	ids := make([]uuid.UUID, len(convs))
-	patterns := []string{"%" + contactID.String() + "%"}
+	ids, shorts := make([]uuid.UUID, len(convs)), make([]string, len(convs))
 	for i, cv := range convs {
-		ids[i] = cv.ID
-		patterns = append(patterns, "%"+cv.ID.String()+"%", "%"+likeEscape(cv.ShortID)+"%")
+		ids[i], shorts[i] = cv.ID, cv.ShortID
 	}
+	needles := append([]string{contactID.String()}, mentionNeedles(ids, shorts)...)
 	out := ErasedContact{AlreadyErased: c.ErasedAt != nil}
 	steps := []struct {
 		table string
@@ -74,7 +73,7 @@ func (q *queries) EraseContact(ctx context.Context, ws, contactID uuid.UUID) (Er
 			return q.sql.BlankLedgerConversations(ctx, q.db, dbsqlc.BlankLedgerConversationsParams{WorkspaceID: ws, ConversationIds: ids})
 		}},
 		{"events", func() (int64, error) {
-			return q.sql.TombstoneEvents(ctx, q.db, dbsqlc.TombstoneEventsParams{WorkspaceID: ws, Patterns: patterns})
+			return q.tombstone(ctx, ws, needles)
 		}},
 	}
 	for _, s := range steps {
@@ -153,13 +152,11 @@ func (s *Store) ExpireConversations(ctx context.Context, scope *RetentionScope, 
 		}
 		out.More = len(rows) == limit
 		oldest = rows[len(rows)-1].UpdatedAt
-		ids := make([]uuid.UUID, len(rows))
-		patterns := make([]string, 0, 2*len(rows))
+		ids, shorts := make([]uuid.UUID, len(rows)), make([]string, len(rows))
 		for i, c := range rows {
-			ids[i] = c.ID
-			patterns = append(patterns, "%"+c.ID.String()+"%", "%"+likeEscape(c.ShortID)+"%")
+			ids[i], shorts[i] = c.ID, c.ShortID
 		}
-		n, err := tx.sql.TombstoneEvents(ctx, tx.db, dbsqlc.TombstoneEventsParams{WorkspaceID: scope.Workspace, Patterns: patterns})
+		n, err := tx.tombstone(ctx, scope.Workspace, mentionNeedles(ids, shorts))
 		if err != nil {
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 
@@ -65,4 +66,22 @@ func MigrateTo(ctx context.Context, pool *pgxpool.Pool, version int64) error {
 	}
 	_, err = provider.UpTo(ctx, version)
 	return err
+}
+
+// Tombstone is the tombstoning of ws's events that mention any of ids, in a transaction of
+// its own.
+func (s *Store) Tombstone(ctx context.Context, ws uuid.UUID, ids []string) (int64, error) {
+	var n int64
+	err := s.InTx(ctx, func(tx *Tx) error {
+		var err error
+		n, err = tx.tombstone(ctx, ws, ids)
+		return err
+	})
+	return n, err
+}
+
+// TombstoneOn is the tombstoning on tx, which the caller may roll back (measurements).
+func TombstoneOn(ctx context.Context, tx pgx.Tx, ws uuid.UUID, ids []string) (int64, error) {
+	q := queries{db: tx, sql: dbsqlc.New()}
+	return q.tombstone(ctx, ws, ids)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"switchboard/store"
 	"switchboard/store/internal/dbsqlc"
 	"switchboard/store/storetest"
 )
@@ -37,8 +38,8 @@ LIMIT $1`
 //
 // The data: 500,000 conversations in 200 workspaces that keep everything, and a workspace of
 // 100,000 with a 30-day period, 2,000 of them expired and 5,000 more kept by an agent's
-// 365-day period though older than 30 days. Then what the change leaves: the tombstoning of
-// the events that mention a batch's conversations, over 200,000 events.
+// 365-day period though older than 30 days. Then the tombstoning of the events that mention a
+// batch's conversations, over 200,000 events, by pattern and by recorded mention.
 func TestMeasureRetentionSweep(t *testing.T) {
 	ctx := context.Background()
 	s := storetest.New(t)
@@ -61,11 +62,11 @@ func TestMeasureRetentionSweep(t *testing.T) {
 	var long uuid.UUID
 	require.NoError(t, s.Pool().QueryRow(ctx, `INSERT INTO agents (workspace_id, name, blueprint) VALUES ($1, 'long', '{"agent":{"retention_days":365}}') RETURNING id`, w.ID).Scan(&long))
 	exec(`INSERT INTO conversations (workspace_id, short_id, channel, updated_at)
-	      SELECT $1, 'mc-fresh-' || g, 'api', now() - make_interval(secs => 10 * g) FROM generate_series(1, 93000) g`, w.ID)
+	      SELECT $1, 'mc-' || left(md5('fresh' || g), 22), 'api', now() - make_interval(secs => 10 * g) FROM generate_series(1, 93000) g`, w.ID)
 	exec(`INSERT INTO conversations (workspace_id, short_id, channel, updated_at)
-	      SELECT $1, 'mc-old-' || g, 'api', now() - interval '31 days' - make_interval(mins => g) FROM generate_series(1, 2000) g`, w.ID)
+	      SELECT $1, 'mc-' || left(md5('old' || g), 22), 'api', now() - interval '31 days' - make_interval(mins => g) FROM generate_series(1, 2000) g`, w.ID)
 	exec(`INSERT INTO conversations (workspace_id, short_id, channel, agent_id, updated_at)
-	      SELECT $1, 'mc-long-' || g, 'api', $2, now() - interval '31 days' - make_interval(mins => g) FROM generate_series(1, 5000) g`, w.ID, long)
+	      SELECT $1, 'mc-' || left(md5('long' || g), 22), 'api', $2, now() - interval '31 days' - make_interval(mins => g) FROM generate_series(1, 5000) g`, w.ID, long)
 	exec(`ANALYZE`)
 	const batch = 200
 	deleteFound := func(tx pgx.Tx, ws uuid.UUID, ids []uuid.UUID) {
@@ -157,35 +158,54 @@ func TestMeasureRetentionSweep(t *testing.T) {
 			a[i].finding.Round(time.Microsecond), a[i].total.Round(time.Millisecond), a[i].finding.Seconds()/b[i].finding.Seconds())
 	}
 
-	// What neither form changes: a batch tombstones the events that mention its
-	// conversations by matching every event of the workspace against two patterns a
-	// conversation (TombstoneEvents), and a contact's erasure against its own. Measured over
-	// 200,000 turn.completed events (about 300 bytes each), in transactions rolled back.
+	// What the recorded mentions change: a batch tombstones the events that mention its
+	// conversations. Before, every event of the workspace was matched against two LIKE
+	// patterns a conversation (TombstoneEvents); now the recorded mentions are looked up
+	// (store.IndexEventMentions, then the tombstone). Over 200,000 turn.completed events of
+	// about 300 bytes, each naming one of the workspace's conversations (1,000 of them naming
+	// the batch's 200), in transactions rolled back.
 	exec(`INSERT INTO events (workspace_id, seq, short_id, type, envelope)
-	      SELECT $1::uuid, 1000000 + g, 'evt_m' || g, 'turn.completed',
+	      SELECT $1::uuid, g, 'evt_m' || g, 'turn.completed',
 	             '{"id":"evt_m' || g || '","type":"turn.completed","workspace_id":"' || $1::text || '","created_at":"2026-12-07T10:00:00Z","data":{"agent_id":"' || gen_random_uuid() ||
-	             '","conversation_id":"mc-' || left(md5(g::text), 22) || '","finish_reason":"stop","model":"gpt-4o-mini","reply_preview":"We open at 10 on Sundays.","surface":"agent"}}'
-	      FROM generate_series(1, 200000) g`, w.ID)
+	             '","conversation_id":"' || c.short_id || '","finish_reason":"stop","model":"gpt-4o-mini","reply_preview":"We open at 10 on Sundays.","surface":"agent"}}'
+	      FROM generate_series(1, 200000) g
+	      JOIN (SELECT short_id, row_number() OVER (ORDER BY updated_at DESC) AS n FROM conversations WHERE workspace_id = $1) c ON c.n = 1 + g % 100000`, w.ID)
 	exec(`ANALYZE events`)
-	tombstone := func(patterns []string) time.Duration {
+	began := time.Now()
+	read, err := s.IndexEventMentions(ctx, w.ID)
+	require.NoError(t, err)
+	recording := time.Since(began)
+	require.Equal(t, 200000, read)
+	t.Logf("recording the mentions of 200,000 events: %s, %.1f µs an event", recording.Round(time.Millisecond), float64(recording.Microseconds())/200000)
+
+	var needles, patterns []string
+	rows, err := s.Pool().Query(ctx, `SELECT id::text, short_id FROM conversations WHERE workspace_id = $1 ORDER BY updated_at DESC OFFSET 93000 LIMIT $2`, w.ID, batch)
+	require.NoError(t, err)
+	for rows.Next() {
+		var id, short string
+		require.NoError(t, rows.Scan(&id, &short))
+		needles, patterns = append(needles, id, short), append(patterns, "%"+id+"%", "%"+short+"%")
+	}
+	require.NoError(t, rows.Err())
+	tombstone := func(by func(tx pgx.Tx) (int64, error)) (time.Duration, int64) {
 		tx, err := s.Pool().Begin(ctx)
 		require.NoError(t, err)
 		defer func() { require.NoError(t, tx.Rollback(ctx)) }()
 		began := time.Now()
-		_, err = q.TombstoneEvents(ctx, tx, dbsqlc.TombstoneEventsParams{WorkspaceID: w.ID, Patterns: patterns})
+		n, err := by(tx)
 		require.NoError(t, err)
-		return time.Since(began)
+		return time.Since(began), n
 	}
-	patterns := func(n int) []string {
-		out := make([]string, n)
-		for i := range out {
-			out[i] = "%" + uuid.NewString() + "%"
-		}
-		return out
+	byPattern := func(tx pgx.Tx) (int64, error) {
+		return q.TombstoneEvents(ctx, tx, dbsqlc.TombstoneEventsParams{WorkspaceID: w.ID, Patterns: patterns})
 	}
+	byMention := func(tx pgx.Tx) (int64, error) { return store.TombstoneOn(ctx, tx, w.ID, needles) }
 	for i := range 3 {
-		one, batchOf := tombstone(patterns(2)), tombstone(patterns(2*batch))
-		t.Logf("tombstoning over 200,000 events, run %d: a contact (2 patterns) %s, %.2f µs an event; a batch of %d conversations (%d patterns) %s, %.1f µs an event",
-			i+1, one.Round(time.Millisecond), float64(one.Microseconds())/200000, batch, 2*batch, batchOf.Round(time.Millisecond), float64(batchOf.Microseconds())/200000)
+		bt, bn := tombstone(byPattern)
+		at, an := tombstone(byMention)
+		require.Equal(t, bn, an, "the same events")
+		require.Positive(t, an)
+		t.Logf("tombstoning a batch of %d conversations over 200,000 events, run %d: by pattern %s, by mention %s (%d events each): by mention / by pattern %.5f",
+			batch, i+1, bt.Round(time.Millisecond), at.Round(time.Microsecond), an, at.Seconds()/bt.Seconds())
 	}
 }

@@ -53,6 +53,57 @@ UPDATE events SET envelope = left(envelope, position('"data":' IN envelope) + 6)
 WHERE workspace_id = @workspace_id AND envelope LIKE ANY(@patterns::text[])
   AND envelope NOT LIKE '%"data":{"erased":true}}';
 
+-- name: TombstoneMentionedEvents :execrows
+-- TombstoneMentionedEvents tombstones the events at or before through_seq that
+-- event_mentions says mention any of mentions (as TombstoneEvents does by pattern).
+UPDATE events e SET envelope = left(e.envelope, position('"data":' IN e.envelope) + 6) || '{"erased":true}}'
+FROM (SELECT DISTINCT m.seq FROM event_mentions m WHERE m.workspace_id = @workspace_id AND m.mention = ANY(@mentions::text[])) AS found
+WHERE e.workspace_id = @workspace_id AND e.seq = found.seq AND e.seq <= @through_seq
+  AND e.envelope NOT LIKE '%"data":{"erased":true}}';
+
+-- name: TombstoneEventsAfter :execrows
+-- TombstoneEventsAfter is TombstoneEvents over the events after after_seq only: those whose
+-- mentions are not recorded yet.
+UPDATE events SET envelope = left(envelope, position('"data":' IN envelope) + 6) || '{"erased":true}}'
+WHERE workspace_id = @workspace_id AND seq > @after_seq AND envelope LIKE ANY(@patterns::text[])
+  AND envelope NOT LIKE '%"data":{"erased":true}}';
+
+-- name: ForgetMentions :exec
+-- The mentions of ids whose events are tombstoned: their envelopes no longer name them.
+DELETE FROM event_mentions WHERE workspace_id = @workspace_id AND mention = ANY(@mentions::text[]);
+
+-- name: MentionsIndexedThrough :one
+-- How far ws's events have their mentions recorded (0: none).
+SELECT coalesce((SELECT through_seq FROM event_mentions_indexed WHERE workspace_id = @workspace_id), 0)::bigint;
+
+-- name: LockMentionsIndex :one
+-- LockMentionsIndex takes ws's place in recording mentions for this transaction (one
+-- recorder at a time), creating it at 0.
+INSERT INTO event_mentions_indexed (workspace_id, through_seq) VALUES (@workspace_id, 0)
+ON CONFLICT (workspace_id) DO UPDATE SET through_seq = event_mentions_indexed.through_seq
+RETURNING through_seq;
+
+-- name: EventsToIndex :many
+SELECT seq, envelope FROM events WHERE workspace_id = @workspace_id AND seq > @after_seq ORDER BY seq LIMIT @max_rows;
+
+-- name: InsertEventMentions :exec
+-- InsertEventMentions records the candidate ids found in events' envelopes that are the
+-- workspace's own: short ids of its conversations, UUIDs of its conversations and contacts.
+-- (Set-returning functions in a select list advance in step, so the arrays zip.)
+INSERT INTO event_mentions (workspace_id, mention, seq)
+SELECT @workspace_id::uuid, s.mention, s.seq
+FROM (SELECT unnest(@short_ids::text[]) AS mention, unnest(@short_seqs::bigint[]) AS seq) AS s
+WHERE EXISTS (SELECT 1 FROM conversations c WHERE c.short_id = s.mention AND c.workspace_id = @workspace_id::uuid)
+UNION ALL
+SELECT @workspace_id::uuid, u.mention::text, u.seq
+FROM (SELECT unnest(@uuids::uuid[]) AS mention, unnest(@uuid_seqs::bigint[]) AS seq) AS u
+WHERE EXISTS (SELECT 1 FROM conversations c WHERE c.id = u.mention AND c.workspace_id = @workspace_id::uuid)
+   OR EXISTS (SELECT 1 FROM contacts k WHERE k.id = u.mention AND k.workspace_id = @workspace_id::uuid)
+ON CONFLICT DO NOTHING;
+
+-- name: SetMentionsIndexed :exec
+UPDATE event_mentions_indexed SET through_seq = @through_seq WHERE workspace_id = @workspace_id;
+
 -- name: WorkspaceRetention :one
 SELECT retention_days FROM workspaces WHERE id = @id;
 

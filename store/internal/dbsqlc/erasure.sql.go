@@ -274,6 +274,41 @@ func (q *Queries) EraseContactListMemberships(ctx context.Context, db DBTX, arg 
 	return result.RowsAffected(), nil
 }
 
+const eventsToIndex = `-- name: EventsToIndex :many
+SELECT seq, envelope FROM events WHERE workspace_id = $1 AND seq > $2 ORDER BY seq LIMIT $3
+`
+
+type EventsToIndexParams struct {
+	WorkspaceID uuid.UUID
+	AfterSeq    int64
+	MaxRows     int32
+}
+
+type EventsToIndexRow struct {
+	Seq      int64
+	Envelope string
+}
+
+func (q *Queries) EventsToIndex(ctx context.Context, db DBTX, arg EventsToIndexParams) ([]EventsToIndexRow, error) {
+	rows, err := db.Query(ctx, eventsToIndex, arg.WorkspaceID, arg.AfterSeq, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []EventsToIndexRow{}
+	for rows.Next() {
+		var i EventsToIndexRow
+		if err := rows.Scan(&i.Seq, &i.Envelope); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const expiredConversations = `-- name: ExpiredConversations :many
 SELECT c.id, c.short_id, c.updated_at FROM conversations c
 LEFT JOIN agents a ON a.id = c.agent_id
@@ -331,6 +366,83 @@ func (q *Queries) ExpiredConversations(ctx context.Context, db DBTX, arg Expired
 	return items, nil
 }
 
+const forgetMentions = `-- name: ForgetMentions :exec
+DELETE FROM event_mentions WHERE workspace_id = $1 AND mention = ANY($2::text[])
+`
+
+type ForgetMentionsParams struct {
+	WorkspaceID uuid.UUID
+	Mentions    []string
+}
+
+// The mentions of ids whose events are tombstoned: their envelopes no longer name them.
+func (q *Queries) ForgetMentions(ctx context.Context, db DBTX, arg ForgetMentionsParams) error {
+	_, err := db.Exec(ctx, forgetMentions, arg.WorkspaceID, arg.Mentions)
+	return err
+}
+
+const insertEventMentions = `-- name: InsertEventMentions :exec
+INSERT INTO event_mentions (workspace_id, mention, seq)
+SELECT $1::uuid, s.mention, s.seq
+FROM (SELECT unnest($2::text[]) AS mention, unnest($3::bigint[]) AS seq) AS s
+WHERE EXISTS (SELECT 1 FROM conversations c WHERE c.short_id = s.mention AND c.workspace_id = $1::uuid)
+UNION ALL
+SELECT $1::uuid, u.mention::text, u.seq
+FROM (SELECT unnest($4::uuid[]) AS mention, unnest($5::bigint[]) AS seq) AS u
+WHERE EXISTS (SELECT 1 FROM conversations c WHERE c.id = u.mention AND c.workspace_id = $1::uuid)
+   OR EXISTS (SELECT 1 FROM contacts k WHERE k.id = u.mention AND k.workspace_id = $1::uuid)
+ON CONFLICT DO NOTHING
+`
+
+type InsertEventMentionsParams struct {
+	WorkspaceID uuid.UUID
+	ShortIds    []string
+	ShortSeqs   []int64
+	Uuids       []uuid.UUID
+	UuidSeqs    []int64
+}
+
+// InsertEventMentions records the candidate ids found in events' envelopes that are the
+// workspace's own: short ids of its conversations, UUIDs of its conversations and contacts.
+// (Set-returning functions in a select list advance in step, so the arrays zip.)
+func (q *Queries) InsertEventMentions(ctx context.Context, db DBTX, arg InsertEventMentionsParams) error {
+	_, err := db.Exec(ctx, insertEventMentions,
+		arg.WorkspaceID,
+		arg.ShortIds,
+		arg.ShortSeqs,
+		arg.Uuids,
+		arg.UuidSeqs,
+	)
+	return err
+}
+
+const lockMentionsIndex = `-- name: LockMentionsIndex :one
+INSERT INTO event_mentions_indexed (workspace_id, through_seq) VALUES ($1, 0)
+ON CONFLICT (workspace_id) DO UPDATE SET through_seq = event_mentions_indexed.through_seq
+RETURNING through_seq
+`
+
+// LockMentionsIndex takes ws's place in recording mentions for this transaction (one
+// recorder at a time), creating it at 0.
+func (q *Queries) LockMentionsIndex(ctx context.Context, db DBTX, workspaceID uuid.UUID) (int64, error) {
+	row := db.QueryRow(ctx, lockMentionsIndex, workspaceID)
+	var through_seq int64
+	err := row.Scan(&through_seq)
+	return through_seq, err
+}
+
+const mentionsIndexedThrough = `-- name: MentionsIndexedThrough :one
+SELECT coalesce((SELECT through_seq FROM event_mentions_indexed WHERE workspace_id = $1), 0)::bigint
+`
+
+// How far ws's events have their mentions recorded (0: none).
+func (q *Queries) MentionsIndexedThrough(ctx context.Context, db DBTX, workspaceID uuid.UUID) (int64, error) {
+	row := db.QueryRow(ctx, mentionsIndexedThrough, workspaceID)
+	var column_1 int64
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
 const retentionWorkspaces = `-- name: RetentionWorkspaces :many
 SELECT w.id, w.retention_days,
     least(w.retention_days, min((a.blueprint -> 'agent' ->> 'retention_days')::int))::int AS shortest_days
@@ -372,6 +484,20 @@ func (q *Queries) RetentionWorkspaces(ctx context.Context, db DBTX) ([]Retention
 	return items, nil
 }
 
+const setMentionsIndexed = `-- name: SetMentionsIndexed :exec
+UPDATE event_mentions_indexed SET through_seq = $1 WHERE workspace_id = $2
+`
+
+type SetMentionsIndexedParams struct {
+	ThroughSeq  int64
+	WorkspaceID uuid.UUID
+}
+
+func (q *Queries) SetMentionsIndexed(ctx context.Context, db DBTX, arg SetMentionsIndexedParams) error {
+	_, err := db.Exec(ctx, setMentionsIndexed, arg.ThroughSeq, arg.WorkspaceID)
+	return err
+}
+
 const setWorkspaceRetention = `-- name: SetWorkspaceRetention :one
 UPDATE workspaces SET retention_days = $1 WHERE id = $2 RETURNING retention_days
 `
@@ -404,6 +530,51 @@ type TombstoneEventsParams struct {
 // cursor (seq), so feeds and redeliveries stay gapless.
 func (q *Queries) TombstoneEvents(ctx context.Context, db DBTX, arg TombstoneEventsParams) (int64, error) {
 	result, err := db.Exec(ctx, tombstoneEvents, arg.WorkspaceID, arg.Patterns)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const tombstoneEventsAfter = `-- name: TombstoneEventsAfter :execrows
+UPDATE events SET envelope = left(envelope, position('"data":' IN envelope) + 6) || '{"erased":true}}'
+WHERE workspace_id = $1 AND seq > $2 AND envelope LIKE ANY($3::text[])
+  AND envelope NOT LIKE '%"data":{"erased":true}}'
+`
+
+type TombstoneEventsAfterParams struct {
+	WorkspaceID uuid.UUID
+	AfterSeq    int64
+	Patterns    []string
+}
+
+// TombstoneEventsAfter is TombstoneEvents over the events after after_seq only: those whose
+// mentions are not recorded yet.
+func (q *Queries) TombstoneEventsAfter(ctx context.Context, db DBTX, arg TombstoneEventsAfterParams) (int64, error) {
+	result, err := db.Exec(ctx, tombstoneEventsAfter, arg.WorkspaceID, arg.AfterSeq, arg.Patterns)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const tombstoneMentionedEvents = `-- name: TombstoneMentionedEvents :execrows
+UPDATE events e SET envelope = left(e.envelope, position('"data":' IN e.envelope) + 6) || '{"erased":true}}'
+FROM (SELECT DISTINCT m.seq FROM event_mentions m WHERE m.workspace_id = $1 AND m.mention = ANY($3::text[])) AS found
+WHERE e.workspace_id = $1 AND e.seq = found.seq AND e.seq <= $2
+  AND e.envelope NOT LIKE '%"data":{"erased":true}}'
+`
+
+type TombstoneMentionedEventsParams struct {
+	WorkspaceID uuid.UUID
+	ThroughSeq  int64
+	Mentions    []string
+}
+
+// TombstoneMentionedEvents tombstones the events at or before through_seq that
+// event_mentions says mention any of mentions (as TombstoneEvents does by pattern).
+func (q *Queries) TombstoneMentionedEvents(ctx context.Context, db DBTX, arg TombstoneMentionedEventsParams) (int64, error) {
+	result, err := db.Exec(ctx, tombstoneMentionedEvents, arg.WorkspaceID, arg.ThroughSeq, arg.Mentions)
 	if err != nil {
 		return 0, err
 	}

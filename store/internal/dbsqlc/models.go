@@ -285,6 +285,17 @@ type EventDispatch struct {
 	CreatedAt   time.Time
 }
 
+type EventMention struct {
+	WorkspaceID uuid.UUID
+	Mention     string
+	Seq         int64
+}
+
+type EventMentionsIndexed struct {
+	WorkspaceID uuid.UUID
+	ThroughSeq  int64
+}
+
 type IdempotencyKey struct {
 	WorkspaceID     uuid.UUID
 	Key             string
