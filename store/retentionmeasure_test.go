@@ -177,6 +177,9 @@ func TestMeasureRetentionSweep(t *testing.T) {
 	recording := time.Since(began)
 	require.Equal(t, 200000, read)
 	t.Logf("recording the mentions of 200,000 events: %s, %.1f µs an event", recording.Round(time.Millisecond), float64(recording.Microseconds())/200000)
+	var mentions, mentionBytes, eventBytes int64
+	require.NoError(t, s.Pool().QueryRow(ctx, `SELECT (SELECT count(*) FROM event_mentions), pg_total_relation_size('event_mentions'), pg_total_relation_size('events')`).Scan(&mentions, &mentionBytes, &eventBytes))
+	t.Logf("the mentions: %d rows, %d bytes an event with their index (the events: %d bytes an event with theirs)", mentions, mentionBytes/200000, eventBytes/200000)
 
 	var needles, patterns []string
 	rows, err := s.Pool().Query(ctx, `SELECT id::text, short_id FROM conversations WHERE workspace_id = $1 ORDER BY updated_at DESC OFFSET 93000 LIMIT $2`, w.ID, batch)
