@@ -4,7 +4,15 @@
 # it; TestREADMEConfigurationTable fails when the README differs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-TABLE=$(${GO:-go} run ./cmd/switchboard config table) awk '
+# The table is computed first, on its own line: as a prefix of awk's command, a failed build
+# would not stop the script (set -e does not see it) and would write an empty table.
+TABLE=$(${GO:-go} run ./cmd/switchboard config table)
+if [ -z "$TABLE" ]; then
+	echo "switchboard config table printed nothing" >&2
+	exit 1
+fi
+export TABLE
+awk '
 	/^<!-- config-table:begin/ { print; print ENVIRON["TABLE"]; skip = 1; next }
 	/^<!-- config-table:end/ { skip = 0 }
 	!skip
