@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -117,4 +118,73 @@ func TestSweepAppliesEachAgentsPeriod(t *testing.T) {
 	require.Equal(t, 30, *got[a].Days)
 	require.Equal(t, 7, got[b].Shortest)
 	require.Nil(t, got[b].Days)
+}
+
+// TestSweepLeavesAConversationInUseAlone: a conversation past its period that a turn is
+// writing to (the turn's transaction holds it, as the group commit's append does: its
+// activity moved, a message and an event written, not yet committed) is skipped, not waited
+// for and not deleted; the other expired conversation goes. Once the turn commits, the
+// conversation is active, and keeps its messages and its events' data. Without the batch's
+// lock the run's DELETE waits for the turn and then deletes the conversation it just wrote
+// to (checked: with the turn committing while the run waits, both conversations went);
+// with the lock but without SKIP LOCKED the run waits: either way the run does not end while
+// the turn is open, and the test fails at its deadline.
+func TestSweepLeavesAConversationInUseAlone(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.New(t)
+	w, err := st.CreateWorkspace(ctx, "thirty-days", 0)
+	require.NoError(t, err)
+	thirty := 30
+	_, err = st.SetWorkspaceRetention(ctx, w.ID, &thirty)
+	require.NoError(t, err)
+	event := `WITH s AS (UPDATE workspaces SET event_seq = event_seq + 1 WHERE id = $1 RETURNING event_seq)
+		INSERT INTO events (workspace_id, seq, short_id, type, envelope)
+		SELECT $1, s.event_seq, 'evt_' || $2 || s.event_seq, 'turn.completed', '{"type":"turn.completed","data":{"conversation_id":"' || $2 || '"}}' FROM s`
+	// idle adds a conversation last active 40 days ago, with an event naming it.
+	idle := func() (uuid.UUID, string) {
+		short := shortid.New(shortid.Conversation)
+		var id uuid.UUID
+		require.NoError(t, st.Pool().QueryRow(ctx, `INSERT INTO conversations (workspace_id, short_id, channel, updated_at)
+			VALUES ($1, $2, 'api', now() - interval '40 days') RETURNING id`, w.ID, short).Scan(&id))
+		_, err := st.Pool().Exec(ctx, event, w.ID, short)
+		require.NoError(t, err)
+		return id, short
+	}
+	inUse, inUseShort := idle()
+	_, goneShort := idle()
+
+	turn, err := st.Pool().Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = turn.Rollback(ctx) }()
+	_, err = turn.Exec(ctx, `UPDATE conversations SET message_seq = message_seq + 1, updated_at = now() WHERE id = $1`, inUse)
+	require.NoError(t, err)
+	_, err = turn.Exec(ctx, `INSERT INTO messages (workspace_id, conversation_id, seq, role, content) VALUES ($1, $2, 1, 'user', 'back after six weeks')`, w.ID, inUse)
+	require.NoError(t, err)
+	_, err = turn.Exec(ctx, event, w.ID, inUseShort)
+	require.NoError(t, err)
+
+	// The deadline only stops a run that waits for the turn; a correct run takes milliseconds.
+	runCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	swept, err := erasure.Sweep(runCtx, st, 10)
+	require.NoError(t, err, "the run does not wait for the turn")
+	require.Equal(t, 1, swept.Conversations)
+	require.NoError(t, turn.Commit(ctx))
+
+	rows, err := st.Pool().Query(ctx, `SELECT short_id FROM conversations WHERE workspace_id = $1`, w.ID)
+	require.NoError(t, err)
+	shorts, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	require.Equal(t, []string{inUseShort}, shorts, "the conversation in use stays, the idle one goes")
+	var messages, live, erased int
+	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*) FROM messages WHERE conversation_id = $1`, inUse).Scan(&messages))
+	require.Equal(t, 1, messages, "the turn's message is kept")
+	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*) FILTER (WHERE envelope LIKE '%' || $1 || '%'),
+		count(*) FILTER (WHERE envelope LIKE '%' || $2 || '%') FROM events WHERE workspace_id = $3`, inUseShort, goneShort, w.ID).Scan(&live, &erased))
+	require.Equal(t, 2, live, "both events of the conversation in use keep their data")
+	require.Zero(t, erased, "the deleted conversation's event is tombstoned")
+
+	again, err := erasure.Sweep(ctx, st, 10)
+	require.NoError(t, err)
+	require.Zero(t, again.Conversations, "the conversation is active now")
 }

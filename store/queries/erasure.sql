@@ -130,7 +130,13 @@ ORDER BY w.id;
 -- first, among those last active at or before `before`: the job's place in the workspace,
 -- the oldest activity of its previous batch, so that a batch reads only the index range
 -- (conversations_activity_idx) it has not read yet, and the conversations kept by a longer
--- agent period are passed over once a run, not once a batch.
+-- agent period are passed over once a run, not once a batch. The batch's rows are locked
+-- until its transaction deletes them, and a conversation a turn is writing to (its lock
+-- held, FOR NO KEY UPDATE or the KEY SHARE of a message) is skipped, not waited for: without
+-- the lock, a turn that committed between this read and the DELETE would have its
+-- just-acknowledged message deleted with a conversation no longer idle, and its event left
+-- untombstoned; a locked row updated since this statement's snapshot is read again and
+-- dropped if it is no longer expired. The next run finds what was skipped, if it is still idle.
 SELECT c.id, c.short_id, c.updated_at FROM conversations c
 LEFT JOIN agents a ON a.id = c.agent_id
 WHERE c.workspace_id = @workspace_id
@@ -138,7 +144,8 @@ WHERE c.workspace_id = @workspace_id
   AND c.updated_at <= @before
   AND c.updated_at < now() - make_interval(days => coalesce((a.blueprint -> 'agent' ->> 'retention_days')::int, sqlc.narg(workspace_days)::int))
 ORDER BY c.updated_at DESC
-LIMIT @max_rows;
+LIMIT @max_rows
+FOR UPDATE OF c SKIP LOCKED;
 
 -- name: DeleteChannelMessagesOf :execrows
 DELETE FROM channel_messages WHERE workspace_id = @workspace_id AND conversation_id = ANY(@conversation_ids::uuid[]);

@@ -318,6 +318,7 @@ WHERE c.workspace_id = $1
   AND c.updated_at < now() - make_interval(days => coalesce((a.blueprint -> 'agent' ->> 'retention_days')::int, $4::int))
 ORDER BY c.updated_at DESC
 LIMIT $5
+FOR UPDATE OF c SKIP LOCKED
 `
 
 type ExpiredConversationsParams struct {
@@ -339,7 +340,13 @@ type ExpiredConversationsRow struct {
 // first, among those last active at or before `before`: the job's place in the workspace,
 // the oldest activity of its previous batch, so that a batch reads only the index range
 // (conversations_activity_idx) it has not read yet, and the conversations kept by a longer
-// agent period are passed over once a run, not once a batch.
+// agent period are passed over once a run, not once a batch. The batch's rows are locked
+// until its transaction deletes them, and a conversation a turn is writing to (its lock
+// held, FOR NO KEY UPDATE or the KEY SHARE of a message) is skipped, not waited for: without
+// the lock, a turn that committed between this read and the DELETE would have its
+// just-acknowledged message deleted with a conversation no longer idle, and its event left
+// untombstoned; a locked row updated since this statement's snapshot is read again and
+// dropped if it is no longer expired. The next run finds what was skipped, if it is still idle.
 func (q *Queries) ExpiredConversations(ctx context.Context, db DBTX, arg ExpiredConversationsParams) ([]ExpiredConversationsRow, error) {
 	rows, err := db.Query(ctx, expiredConversations,
 		arg.WorkspaceID,
