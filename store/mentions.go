@@ -15,7 +15,7 @@ import (
 // are never deleted, so a retention batch read the workspace's whole history at (events) ×
 // (patterns): 115-170 µs an event for a batch of 200 conversations. The mentions are recorded
 // off the request path, by the daily retention job, for the events its workspaces appended
-// since its last run (about 15 µs an event, once); a tombstone looks them up to the recorded
+// since its last run (17-21 µs an event, once); a tombstone looks them up to the recorded
 // seq and matches only the events after it by pattern. Only the workspaces where something
 // can expire are recorded: elsewhere the recording would cost more than the occasional
 // contact erasure it saves (about 1 µs an event a pattern), and the tombstone is correct
