@@ -39,6 +39,9 @@ type Retention struct {
 // MaxRetentionDays bounds a retention period (100 years), as the database does.
 const MaxRetentionDays = 36500
 
+// eraseAttempts bounds the runs of one erasure that PostgreSQL aborts to break a deadlock.
+const eraseAttempts = 3
+
 // Service erases contacts and keeps the retention settings.
 type Service struct {
 	store *store.Store
@@ -50,15 +53,26 @@ func New(st *store.Store) *Service { return &Service{store: st} }
 // EraseContact erases the personal data of contact id of ws, in one transaction with its
 // audit entry, and reports what it erased. Erasing again finds nothing left and reports
 // zero rows (and is audited again: someone asked).
+//
+// The erasure locks the contact, then its conversations, then the workspace's row (to leave
+// no event unseen, store.EraseContact): a writer taking two of them the other way round can
+// deadlock with it, and PostgreSQL then aborts one of the two. If that is the erasure, it
+// runs again, up to eraseAttempts times in all.
 func (s *Service) EraseContact(ctx context.Context, ws, id uuid.UUID) (Report, error) {
 	var erased store.ErasedContact
-	err := s.store.InTx(ctx, func(tx *store.Tx) error {
-		var err error
-		if erased, err = tx.EraseContact(ctx, ws, id); err != nil {
-			return err
+	var err error
+	for attempt := 1; attempt <= eraseAttempts; attempt++ {
+		err = s.store.InTx(ctx, func(tx *store.Tx) error {
+			var err error
+			if erased, err = tx.EraseContact(ctx, ws, id); err != nil {
+				return err
+			}
+			return audit.Record(ctx, tx, ws, audit.ContactErased, "contact", id.String(), map[string]any{"rows": rowsByTable(erased.Rows), "already_erased": erased.AlreadyErased})
+		})
+		if !store.Deadlocked(err) {
+			break
 		}
-		return audit.Record(ctx, tx, ws, audit.ContactErased, "contact", id.String(), map[string]any{"rows": rowsByTable(erased.Rows), "already_erased": erased.AlreadyErased})
-	})
+	}
 	if err != nil {
 		return Report{}, apierr.WithParam(err, "id")
 	}

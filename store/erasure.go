@@ -72,8 +72,8 @@ func (q *queries) EraseContact(ctx context.Context, ws, contactID uuid.UUID) (Er
 		{"ledger", func() (int64, error) {
 			return q.sql.BlankLedgerConversations(ctx, q.db, dbsqlc.BlankLedgerConversationsParams{WorkspaceID: ws, ConversationIds: ids})
 		}},
-		{"events", func() (int64, error) {
-			return q.tombstone(ctx, ws, needles)
+		{"events", func() (int64, error) { // last: it holds the workspace's row lock until COMMIT
+			return q.tombstoneToCommit(ctx, ws, needles)
 		}},
 	}
 	for _, s := range steps {
@@ -156,16 +156,25 @@ func (s *Store) ExpireConversations(ctx context.Context, scope *RetentionScope, 
 		for i, c := range rows {
 			ids[i], shorts[i] = c.ID, c.ShortID
 		}
-		n, err := tx.tombstone(ctx, scope.Workspace, mentionNeedles(ids, shorts))
+		needles := mentionNeedles(ids, shorts)
+		from, err := tx.sql.WorkspaceEventSeq(ctx, tx.db, scope.Workspace)
 		if err != nil {
 			return err
 		}
-		out.Events = int(n)
+		n, err := tx.tombstone(ctx, scope.Workspace, needles)
+		if err != nil {
+			return err
+		}
 		if _, err := tx.sql.DeleteChannelMessagesOf(ctx, tx.db, dbsqlc.DeleteChannelMessagesOfParams{WorkspaceID: scope.Workspace, ConversationIds: ids}); err != nil {
 			return err
 		}
-		n, err = tx.sql.DeleteConversations(ctx, tx.db, dbsqlc.DeleteConversationsParams{WorkspaceID: scope.Workspace, ConversationIds: ids})
-		out.Conversations = int(n)
+		deleted, err := tx.sql.DeleteConversations(ctx, tx.db, dbsqlc.DeleteConversationsParams{WorkspaceID: scope.Workspace, ConversationIds: ids})
+		if err != nil {
+			return err
+		}
+		// Last, after the deletes: it holds the workspace's row lock until COMMIT.
+		late, err := tx.tombstoneLate(ctx, scope.Workspace, needles, from)
+		out.Conversations, out.Events = int(deleted), int(n+late)
 		return err
 	})
 	if err == nil && out.More {

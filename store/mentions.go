@@ -163,6 +163,49 @@ func (q *queries) tombstone(ctx context.Context, ws uuid.UUID, ids []string) (in
 	return byMention + after + anywhere, q.sql.ForgetMentions(ctx, q.db, dbsqlc.ForgetMentionsParams{WorkspaceID: ws, Mentions: found})
 }
 
+// tombstoneToCommit is tombstone, and tombstoneLate from where ws's cursor stood before it:
+// for a transaction that has nothing left to do but commit.
+func (q *queries) tombstoneToCommit(ctx context.Context, ws uuid.UUID, ids []string) (int64, error) {
+	from, err := q.sql.WorkspaceEventSeq(ctx, q.db, ws)
+	if err != nil {
+		return 0, err
+	}
+	n, err := q.tombstone(ctx, ws, ids)
+	if err != nil {
+		return 0, err
+	}
+	late, err := q.tombstoneLate(ctx, ws, ids, from)
+	return n + late, err
+}
+
+// tombstoneLate tombstones, by pattern, ws's events after seq from that mention any of ids,
+// and leaves none to come until the transaction commits. from is ws's event cursor as read
+// (committed) before the tombstone: an event's seq is assigned under the workspace's row lock,
+// held until its transaction commits, so every event at or before from was visible to the
+// tombstone's statements, and only those after it may have committed too late for them. The
+// workspace's row lock (FOR NO KEY UPDATE, as a settlement takes it), held from here to
+// COMMIT, makes every event being appended commit first and every later one wait. Without
+// it, an event about a conversation or contact being erased that a turn or a delivery
+// status appended during the erasure kept its data. The events after from are caught up
+// once without the lock, so that it is held over those of the last few milliseconds only:
+// a workspace's turns queue for it.
+func (q *queries) tombstoneLate(ctx context.Context, ws uuid.UUID, ids []string, from int64) (int64, error) {
+	patterns := likePatterns(ids)
+	caught, err := q.sql.WorkspaceEventSeq(ctx, q.db, ws)
+	if err != nil {
+		return 0, err
+	}
+	n, err := q.sql.TombstoneEventsAfter(ctx, q.db, dbsqlc.TombstoneEventsAfterParams{WorkspaceID: ws, AfterSeq: from, Patterns: patterns})
+	if err != nil {
+		return 0, err
+	}
+	if err := q.sql.LockWorkspacesInOrder(ctx, q.db, []uuid.UUID{ws}); err != nil {
+		return 0, err
+	}
+	last, err := q.sql.TombstoneEventsAfter(ctx, q.db, dbsqlc.TombstoneEventsAfterParams{WorkspaceID: ws, AfterSeq: caught, Patterns: patterns})
+	return n + last, err
+}
+
 // likePatterns are LIKE patterns matching each of ids anywhere.
 func likePatterns(ids []string) []string {
 	out := make([]string, len(ids))

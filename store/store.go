@@ -166,6 +166,13 @@ func (s *Store) Close() { s.pool.Close() }
 // Ping checks that the database answers.
 func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
 
+// Deadlocked reports a transaction PostgreSQL aborted to break a deadlock (40P01): nothing
+// it did was kept, and running it again is safe.
+func Deadlocked(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "40P01"
+}
+
 func isUniqueViolation(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == "23505"

@@ -3,10 +3,16 @@
 
 -- name: ContactConversations :many
 -- ContactConversations are the conversations holding a contact's words: those it is the
--- contact of, and those its campaign sends started.
+-- contact of, and those its campaign sends started. Their rows are locked (in id order, as
+-- the group commit's append locks them) until the erasure commits: a turn appending to one of
+-- them either committed before, and its messages are blanked with the others, or waits and
+-- appends after the erasure. Without the lock, a turn committing during the erasure kept the
+-- words it had been acknowledged for, after the erasure said they were gone.
 SELECT c.id, c.short_id FROM conversations c
 WHERE c.workspace_id = @workspace_id AND (c.contact_id = @contact_id OR c.id IN (
-    SELECT s.conversation_id FROM campaign_sends s WHERE s.workspace_id = @workspace_id AND s.contact_id = @contact_id));
+    SELECT s.conversation_id FROM campaign_sends s WHERE s.workspace_id = @workspace_id AND s.contact_id = @contact_id))
+ORDER BY c.id
+FOR UPDATE OF c;
 
 -- name: ContactForErasure :one
 SELECT id, erased_at FROM contacts WHERE workspace_id = @workspace_id AND id = @id FOR UPDATE;

@@ -109,6 +109,8 @@ const contactConversations = `-- name: ContactConversations :many
 SELECT c.id, c.short_id FROM conversations c
 WHERE c.workspace_id = $1 AND (c.contact_id = $2 OR c.id IN (
     SELECT s.conversation_id FROM campaign_sends s WHERE s.workspace_id = $1 AND s.contact_id = $2))
+ORDER BY c.id
+FOR UPDATE OF c
 `
 
 type ContactConversationsParams struct {
@@ -124,7 +126,11 @@ type ContactConversationsRow struct {
 // Erasure and retention (package erasure). Each statement changes only rows that still hold
 // something to erase, so an erasure run twice counts zero the second time.
 // ContactConversations are the conversations holding a contact's words: those it is the
-// contact of, and those its campaign sends started.
+// contact of, and those its campaign sends started. Their rows are locked (in id order, as
+// the group commit's append locks them) until the erasure commits: a turn appending to one of
+// them either committed before, and its messages are blanked with the others, or waits and
+// appends after the erasure. Without the lock, a turn committing during the erasure kept the
+// words it had been acknowledged for, after the erasure said they were gone.
 func (q *Queries) ContactConversations(ctx context.Context, db DBTX, arg ContactConversationsParams) ([]ContactConversationsRow, error) {
 	rows, err := db.Query(ctx, contactConversations, arg.WorkspaceID, arg.ContactID)
 	if err != nil {

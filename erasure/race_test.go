@@ -1,0 +1,199 @@
+package erasure_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"switchboard/erasure"
+	"switchboard/shortid"
+	"switchboard/store"
+	"switchboard/store/storetest"
+)
+
+// appendEvent is an event of ws naming id in its data, its seq taken from the workspace's
+// row (locked until the transaction ends), as every writer of events takes it.
+const appendEvent = `WITH s AS (UPDATE workspaces SET event_seq = event_seq + 1 WHERE id = $1 RETURNING event_seq)
+	INSERT INTO events (workspace_id, seq, short_id, type, envelope)
+	SELECT $1, s.event_seq, 'evt_' || s.event_seq || '_' || md5(random()::text), 'turn.completed',
+	       '{"type":"turn.completed","data":{"id":"' || $2 || '","text":"my card is 4242"}}' FROM s`
+
+// waitBlockedOrDone returns once another session of the test's database waits for a lock
+// (the erasure or the sweep, on what the test's open transaction holds) or done is closed
+// (it did not wait: the test's assertions then show what escaped it).
+func waitBlockedOrDone(t *testing.T, st *store.Store, done <-chan struct{}) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
+		select {
+		case <-done:
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+		var waiting int
+		require.NoError(t, st.Pool().QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting))
+		if waiting > 0 {
+			return
+		}
+	}
+	t.Fatal("neither waiting nor done after 20 s")
+}
+
+// contactWithConversation is a contact of ws with a conversation holding one message and an
+// event naming the conversation.
+func contactWithConversation(t *testing.T, st *store.Store, ws uuid.UUID) (contact, conv uuid.UUID, short string) {
+	ctx := context.Background()
+	require.NoError(t, st.Pool().QueryRow(ctx, `INSERT INTO contacts (workspace_id, name, email) VALUES ($1, 'Eve', 'eve@example.com') RETURNING id`, ws).Scan(&contact))
+	short = shortid.New(shortid.Conversation)
+	require.NoError(t, st.Pool().QueryRow(ctx, `INSERT INTO conversations (workspace_id, short_id, channel, contact_id, message_seq)
+		VALUES ($1, $2, 'sms', $3, 1) RETURNING id`, ws, short, contact).Scan(&conv))
+	_, err := st.Pool().Exec(ctx, `INSERT INTO messages (workspace_id, conversation_id, seq, role, content) VALUES ($1, $2, 1, 'user', 'hello, I am Eve')`, ws, conv)
+	require.NoError(t, err)
+	_, err = st.Pool().Exec(ctx, appendEvent, ws, short)
+	require.NoError(t, err)
+	return contact, conv, short
+}
+
+// eraseWhile erases contact while writer, an open transaction, holds what it wrote; it
+// commits the writer once the erasure waits for it (or has finished without waiting) and
+// returns the erasure's report.
+func eraseWhile(t *testing.T, st *store.Store, ws, contact uuid.UUID, writer func(ctx context.Context, tx pgx.Tx)) erasure.Report {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := st.Pool().Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(ctx) }()
+	writer(ctx, tx)
+
+	done := make(chan struct{})
+	var report erasure.Report
+	var eraseErr error
+	go func() {
+		defer close(done)
+		runCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		report, eraseErr = erasure.New(st).EraseContact(runCtx, ws, contact)
+	}()
+	waitBlockedOrDone(t, st, done)
+	require.NoError(t, tx.Commit(ctx))
+	<-done
+	require.NoError(t, eraseErr)
+	return report
+}
+
+// unerased counts ws's events naming id whose data is not erased.
+func unerased(t *testing.T, st *store.Store, ws uuid.UUID, id string) int {
+	var n int
+	require.NoError(t, st.Pool().QueryRow(context.Background(), `SELECT count(*) FROM events
+		WHERE workspace_id = $1 AND envelope LIKE '%' || $2 || '%'`, ws, id).Scan(&n))
+	return n
+}
+
+// TestAContactsErasureWaitsForATurnInFlight: a turn of the contact's conversation that has
+// appended a message and its event but not committed when the erasure starts does not keep
+// them: the erasure waits for it, and blanks and tombstones what it wrote. Before the
+// conversations were locked, the message (acknowledged to the contact once the turn
+// committed) kept its words after the erasure reported them gone.
+func TestAContactsErasureWaitsForATurnInFlight(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.New(t)
+	w, err := st.CreateWorkspace(ctx, "erasure", 0)
+	require.NoError(t, err)
+	contact, conv, short := contactWithConversation(t, st, w.ID)
+
+	report := eraseWhile(t, st, w.ID, contact, func(ctx context.Context, turn pgx.Tx) {
+		_, err := turn.Exec(ctx, `UPDATE conversations SET message_seq = message_seq + 1, updated_at = now() WHERE id = $1`, conv)
+		require.NoError(t, err)
+		_, err = turn.Exec(ctx, `INSERT INTO messages (workspace_id, conversation_id, seq, role, content) VALUES ($1, $2, 2, 'user', 'my card is 4242')`, w.ID, conv)
+		require.NoError(t, err)
+		_, err = turn.Exec(ctx, appendEvent, w.ID, short)
+		require.NoError(t, err)
+	})
+
+	var messages, worded int
+	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE content <> '') FROM messages WHERE conversation_id = $1`, conv).Scan(&messages, &worded))
+	require.Equal(t, 2, messages, "the turn's message is kept, as a turn")
+	require.Zero(t, worded, "no message keeps its words, the turn's included")
+	require.Zero(t, unerased(t, st, w.ID, short), "both events are tombstoned, the turn's included")
+	require.Equal(t, 2, tableRows(report, "messages"))
+	require.Equal(t, 2, tableRows(report, "events"))
+}
+
+// TestAContactsErasureTombstonesAnEventAppendedMeanwhile: an event naming the contact,
+// appended by a writer that locks none of its rows (a delivery status, a workflow's step) and
+// not yet committed when the erasure's tombstone runs, is tombstoned too: the erasure takes
+// the workspace's row lock before it commits, so the event commits first and is caught.
+func TestAContactsErasureTombstonesAnEventAppendedMeanwhile(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.New(t)
+	w, err := st.CreateWorkspace(ctx, "erasure", 0)
+	require.NoError(t, err)
+	contact, _, short := contactWithConversation(t, st, w.ID)
+	other, _, otherShort := contactWithConversation(t, st, w.ID)
+
+	report := eraseWhile(t, st, w.ID, contact, func(ctx context.Context, status pgx.Tx) {
+		_, err := status.Exec(ctx, appendEvent, w.ID, contact.String())
+		require.NoError(t, err)
+		_, err = status.Exec(ctx, appendEvent, w.ID, other.String())
+		require.NoError(t, err)
+	})
+
+	require.Zero(t, unerased(t, st, w.ID, contact.String()), "the event appended during the erasure is tombstoned")
+	require.Zero(t, unerased(t, st, w.ID, short))
+	require.Equal(t, 1, unerased(t, st, w.ID, other.String()), "another contact's event keeps its data")
+	require.Equal(t, 1, unerased(t, st, w.ID, otherShort))
+	require.Equal(t, 2, tableRows(report, "events"))
+}
+
+// TestSweepTombstonesAnEventAppendedDuringItsBatch: the retention job's batch takes the
+// workspace's row lock before it commits, so an event naming a conversation it deletes that
+// a writer appended during the batch (locking no conversation) is tombstoned, not left with
+// the data of a conversation gone.
+func TestSweepTombstonesAnEventAppendedDuringItsBatch(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.New(t)
+	w, err := st.CreateWorkspace(ctx, "thirty-days", 0)
+	require.NoError(t, err)
+	thirty := 30
+	_, err = st.SetWorkspaceRetention(ctx, w.ID, &thirty)
+	require.NoError(t, err)
+	short := shortid.New(shortid.Conversation)
+	_, err = st.Pool().Exec(ctx, `INSERT INTO conversations (workspace_id, short_id, channel, updated_at)
+		VALUES ($1, $2, 'api', now() - interval '40 days')`, w.ID, short)
+	require.NoError(t, err)
+
+	status, err := st.Pool().Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = status.Rollback(ctx) }()
+	_, err = status.Exec(ctx, appendEvent, w.ID, short)
+	require.NoError(t, err)
+
+	done := make(chan struct{})
+	var swept erasure.Swept
+	var sweepErr error
+	go func() {
+		defer close(done)
+		runCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		swept, sweepErr = erasure.Sweep(runCtx, st, 10)
+	}()
+	waitBlockedOrDone(t, st, done)
+	require.NoError(t, status.Commit(ctx))
+	<-done
+	require.NoError(t, sweepErr)
+	require.Equal(t, 1, swept.Conversations)
+	require.Zero(t, unerased(t, st, w.ID, short), "the event appended during the batch is tombstoned")
+}
+
+func tableRows(r erasure.Report, table string) int {
+	for _, c := range r.Tables {
+		if c.Table == table {
+			return c.Rows
+		}
+	}
+	return -1
+}
