@@ -197,3 +197,103 @@ func tableRows(r erasure.Report, table string) int {
 	}
 	return -1
 }
+
+// deadlocks is how many transactions PostgreSQL has aborted to break a deadlock in the
+// test's database.
+func deadlocks(t *testing.T, st *store.Store) int64 {
+	var n int64
+	require.NoError(t, st.Pool().QueryRow(context.Background(),
+		`SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()`).Scan(&n))
+	return n
+}
+
+// deadlockWith runs run (an erasure or a sweep) against a writer that holds the workspace's
+// row (an event appended) and, once run waits for that row, asks for the KEY SHARE of
+// conversation conv (a message inserted into it), as a charge naming a conversation does:
+// the two wait for each other. run's own deadlock check comes first (it has waited longer),
+// so PostgreSQL aborts run's transaction, and run must try again. Should the machine stall
+// long enough for the writer to be the one aborted instead, the scenario did not happen and
+// is set up again, up to three times. It commits the writer once run has found its way and
+// returns run's error.
+func deadlockWith(t *testing.T, st *store.Store, ws, conv uuid.UUID, run func(ctx context.Context) error) error {
+	t.Helper()
+	ctx := context.Background()
+	for try := 1; try <= 3; try++ {
+		before := deadlocks(t, st)
+		writer, err := st.Pool().Begin(ctx)
+		require.NoError(t, err)
+		_, err = writer.Exec(ctx, appendEvent, ws, "unrelated")
+		require.NoError(t, err)
+
+		done := make(chan struct{})
+		var runErr error
+		go func() {
+			defer close(done)
+			runCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			runErr = run(runCtx)
+		}()
+		waitBlockedOrDone(t, st, done)
+		_, writeErr := writer.Exec(ctx, `INSERT INTO messages (workspace_id, conversation_id, seq, role, content)
+			VALUES ($1, $2, 99, 'assistant', 'charged')`, ws, conv)
+		if store.Deadlocked(writeErr) { // the writer lost: set it up again
+			_ = writer.Rollback(ctx)
+			<-done
+			require.NoError(t, runErr)
+			continue
+		}
+		require.NoError(t, writeErr)
+		waitBlockedOrDone(t, st, done) // run's next attempt waits for the writer's KEY SHARE, or is done
+		require.NoError(t, writer.Commit(ctx))
+		<-done
+		require.Greater(t, deadlocks(t, st), before, "PostgreSQL broke a deadlock")
+		return runErr
+	}
+	t.Fatal("the writer lost the deadlock three times")
+	return nil
+}
+
+// TestAContactsErasureRunsAgainAfterADeadlock: an erasure PostgreSQL aborts to break a
+// deadlock (with a writer charging the workspace for one of the contact's conversations)
+// runs again and erases what the writer committed.
+func TestAContactsErasureRunsAgainAfterADeadlock(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.New(t)
+	w, err := st.CreateWorkspace(ctx, "erasure", 0)
+	require.NoError(t, err)
+	contact, conv, _ := contactWithConversation(t, st, w.ID)
+
+	err = deadlockWith(t, st, w.ID, conv, func(ctx context.Context) error {
+		_, err := erasure.New(st).EraseContact(ctx, w.ID, contact)
+		return err
+	})
+	require.NoError(t, err, "the erasure ran again")
+	var worded int
+	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*) FROM messages WHERE conversation_id = $1 AND content <> ''`, conv).Scan(&worded))
+	require.Zero(t, worded, "the writer's message is erased with the others")
+}
+
+// TestSweepRunsABatchAgainAfterADeadlock: a retention batch PostgreSQL aborts to break a
+// deadlock (with a writer charging the workspace for a conversation the batch deletes) runs
+// again: the conversation, now in use by the writer, is skipped for the next run.
+func TestSweepRunsABatchAgainAfterADeadlock(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.New(t)
+	w, err := st.CreateWorkspace(ctx, "thirty-days", 0)
+	require.NoError(t, err)
+	thirty := 30
+	_, err = st.SetWorkspaceRetention(ctx, w.ID, &thirty)
+	require.NoError(t, err)
+	var conv uuid.UUID
+	require.NoError(t, st.Pool().QueryRow(ctx, `INSERT INTO conversations (workspace_id, short_id, channel, updated_at)
+		VALUES ($1, $2, 'api', now() - interval '40 days') RETURNING id`, w.ID, shortid.New(shortid.Conversation)).Scan(&conv))
+
+	err = deadlockWith(t, st, w.ID, conv, func(ctx context.Context) error {
+		_, err := erasure.Sweep(ctx, st, 10)
+		return err
+	})
+	require.NoError(t, err, "the batch ran again")
+	var kept int
+	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*) FROM conversations WHERE id = $1`, conv).Scan(&kept))
+	require.Equal(t, 1, kept, "the conversation the writer wrote to is kept")
+}

@@ -86,7 +86,7 @@ func Sweep(ctx context.Context, st *store.Store, batch int) (Swept, error) {
 			return out, err
 		}
 		for more := true; more; {
-			e, err := st.ExpireConversations(ctx, scope, batch)
+			e, err := expireBatch(ctx, st, scope, batch)
 			if err != nil {
 				return out, err
 			}
@@ -103,6 +103,21 @@ func Sweep(ctx context.Context, st *store.Store, batch int) (Swept, error) {
 		out.Uploads += n
 		if n < batch {
 			return out, nil
+		}
+	}
+}
+
+// expireBatch is store.ExpireConversations, run again (up to eraseAttempts times in all) if
+// PostgreSQL aborts it to break a deadlock. The batch locks its conversations, then the
+// workspace's row; a writer that charges the workspace for one of those conversations
+// (a failed turn's metering, a workflow's step) takes the workspace's row first and then
+// the conversation's KEY SHARE, the other way round. An aborted batch changed nothing and
+// kept the scope's place, so running it again is the same batch.
+func expireBatch(ctx context.Context, st *store.Store, scope *store.RetentionScope, batch int) (store.Expired, error) {
+	for attempt := 1; ; attempt++ {
+		e, err := st.ExpireConversations(ctx, scope, batch)
+		if !store.Deadlocked(err) || attempt == eraseAttempts {
+			return e, err
 		}
 	}
 }
