@@ -43,6 +43,34 @@ func waitBlockedOrDone(t *testing.T, st *store.Store, done <-chan struct{}) {
 	t.Fatal("neither waiting nor done after 20 s")
 }
 
+// inBackground starts run with a deadline (it only stops a run that waits for ever; a
+// correct one takes milliseconds); done is closed when it returns, and *errp is its error.
+func inBackground(run func(ctx context.Context) error) (done <-chan struct{}, errp *error) {
+	ch, err := make(chan struct{}), new(error)
+	go func() {
+		defer close(ch)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		*err = run(ctx)
+	}()
+	return ch, err
+}
+
+// newWorkspace is a workspace keeping its conversations for days (nil: for ever).
+func newWorkspace(t *testing.T, st *store.Store, days *int) uuid.UUID {
+	ctx := context.Background()
+	w, err := st.CreateWorkspace(ctx, "erasure", 0)
+	require.NoError(t, err)
+	if days != nil {
+		_, err = st.SetWorkspaceRetention(ctx, w.ID, days)
+		require.NoError(t, err)
+	}
+	return w.ID
+}
+
+// thirtyDays is a retention period that the conversations made 40 days ago are past.
+func thirtyDays() *int { d := 30; return &d }
+
 // contactWithConversation is a contact of ws with a conversation holding one message and an
 // event naming the conversation.
 func contactWithConversation(t *testing.T, st *store.Store, ws uuid.UUID) (contact, conv uuid.UUID, short string) {
@@ -69,19 +97,15 @@ func eraseWhile(t *testing.T, st *store.Store, ws, contact uuid.UUID, writer fun
 	defer func() { _ = tx.Rollback(ctx) }()
 	writer(ctx, tx)
 
-	done := make(chan struct{})
 	var report erasure.Report
-	var eraseErr error
-	go func() {
-		defer close(done)
-		runCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		defer cancel()
-		report, eraseErr = erasure.New(st).EraseContact(runCtx, ws, contact)
-	}()
+	done, eraseErr := inBackground(func(ctx context.Context) (err error) {
+		report, err = erasure.New(st).EraseContact(ctx, ws, contact)
+		return err
+	})
 	waitBlockedOrDone(t, st, done)
 	require.NoError(t, tx.Commit(ctx))
 	<-done
-	require.NoError(t, eraseErr)
+	require.NoError(t, *eraseErr)
 	return report
 }
 
@@ -101,16 +125,15 @@ func unerased(t *testing.T, st *store.Store, ws uuid.UUID, id string) int {
 func TestAContactsErasureWaitsForATurnInFlight(t *testing.T) {
 	ctx := context.Background()
 	st := storetest.New(t)
-	w, err := st.CreateWorkspace(ctx, "erasure", 0)
-	require.NoError(t, err)
-	contact, conv, short := contactWithConversation(t, st, w.ID)
+	ws := newWorkspace(t, st, nil)
+	contact, conv, short := contactWithConversation(t, st, ws)
 
-	report := eraseWhile(t, st, w.ID, contact, func(ctx context.Context, turn pgx.Tx) {
+	report := eraseWhile(t, st, ws, contact, func(ctx context.Context, turn pgx.Tx) {
 		_, err := turn.Exec(ctx, `UPDATE conversations SET message_seq = message_seq + 1, updated_at = now() WHERE id = $1`, conv)
 		require.NoError(t, err)
-		_, err = turn.Exec(ctx, `INSERT INTO messages (workspace_id, conversation_id, seq, role, content) VALUES ($1, $2, 2, 'user', 'my card is 4242')`, w.ID, conv)
+		_, err = turn.Exec(ctx, `INSERT INTO messages (workspace_id, conversation_id, seq, role, content) VALUES ($1, $2, 2, 'user', 'my card is 4242')`, ws, conv)
 		require.NoError(t, err)
-		_, err = turn.Exec(ctx, appendEvent, w.ID, short)
+		_, err = turn.Exec(ctx, appendEvent, ws, short)
 		require.NoError(t, err)
 	})
 
@@ -118,7 +141,7 @@ func TestAContactsErasureWaitsForATurnInFlight(t *testing.T) {
 	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE content <> '') FROM messages WHERE conversation_id = $1`, conv).Scan(&messages, &worded))
 	require.Equal(t, 2, messages, "the turn's message is kept, as a turn")
 	require.Zero(t, worded, "no message keeps its words, the turn's included")
-	require.Zero(t, unerased(t, st, w.ID, short), "both events are tombstoned, the turn's included")
+	require.Zero(t, unerased(t, st, ws, short), "both events are tombstoned, the turn's included")
 	require.Equal(t, 2, tableRows(report, "messages"))
 	require.Equal(t, 2, tableRows(report, "events"))
 }
@@ -128,24 +151,22 @@ func TestAContactsErasureWaitsForATurnInFlight(t *testing.T) {
 // not yet committed when the erasure's tombstone runs, is tombstoned too: the erasure takes
 // the workspace's row lock before it commits, so the event commits first and is caught.
 func TestAContactsErasureTombstonesAnEventAppendedMeanwhile(t *testing.T) {
-	ctx := context.Background()
 	st := storetest.New(t)
-	w, err := st.CreateWorkspace(ctx, "erasure", 0)
-	require.NoError(t, err)
-	contact, _, short := contactWithConversation(t, st, w.ID)
-	other, _, otherShort := contactWithConversation(t, st, w.ID)
+	ws := newWorkspace(t, st, nil)
+	contact, _, short := contactWithConversation(t, st, ws)
+	other, _, otherShort := contactWithConversation(t, st, ws)
 
-	report := eraseWhile(t, st, w.ID, contact, func(ctx context.Context, status pgx.Tx) {
-		_, err := status.Exec(ctx, appendEvent, w.ID, contact.String())
+	report := eraseWhile(t, st, ws, contact, func(ctx context.Context, status pgx.Tx) {
+		_, err := status.Exec(ctx, appendEvent, ws, contact.String())
 		require.NoError(t, err)
-		_, err = status.Exec(ctx, appendEvent, w.ID, other.String())
+		_, err = status.Exec(ctx, appendEvent, ws, other.String())
 		require.NoError(t, err)
 	})
 
-	require.Zero(t, unerased(t, st, w.ID, contact.String()), "the event appended during the erasure is tombstoned")
-	require.Zero(t, unerased(t, st, w.ID, short))
-	require.Equal(t, 1, unerased(t, st, w.ID, other.String()), "another contact's event keeps its data")
-	require.Equal(t, 1, unerased(t, st, w.ID, otherShort))
+	require.Zero(t, unerased(t, st, ws, contact.String()), "the event appended during the erasure is tombstoned")
+	require.Zero(t, unerased(t, st, ws, short))
+	require.Equal(t, 1, unerased(t, st, ws, other.String()), "another contact's event keeps its data")
+	require.Equal(t, 1, unerased(t, st, ws, otherShort))
 	require.Equal(t, 2, tableRows(report, "events"))
 }
 
@@ -156,37 +177,29 @@ func TestAContactsErasureTombstonesAnEventAppendedMeanwhile(t *testing.T) {
 func TestSweepTombstonesAnEventAppendedDuringItsBatch(t *testing.T) {
 	ctx := context.Background()
 	st := storetest.New(t)
-	w, err := st.CreateWorkspace(ctx, "thirty-days", 0)
-	require.NoError(t, err)
-	thirty := 30
-	_, err = st.SetWorkspaceRetention(ctx, w.ID, &thirty)
-	require.NoError(t, err)
+	ws := newWorkspace(t, st, thirtyDays())
 	short := shortid.New(shortid.Conversation)
-	_, err = st.Pool().Exec(ctx, `INSERT INTO conversations (workspace_id, short_id, channel, updated_at)
-		VALUES ($1, $2, 'api', now() - interval '40 days')`, w.ID, short)
+	_, err := st.Pool().Exec(ctx, `INSERT INTO conversations (workspace_id, short_id, channel, updated_at)
+		VALUES ($1, $2, 'api', now() - interval '40 days')`, ws, short)
 	require.NoError(t, err)
 
 	status, err := st.Pool().Begin(ctx)
 	require.NoError(t, err)
 	defer func() { _ = status.Rollback(ctx) }()
-	_, err = status.Exec(ctx, appendEvent, w.ID, short)
+	_, err = status.Exec(ctx, appendEvent, ws, short)
 	require.NoError(t, err)
 
-	done := make(chan struct{})
 	var swept erasure.Swept
-	var sweepErr error
-	go func() {
-		defer close(done)
-		runCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		defer cancel()
-		swept, sweepErr = erasure.Sweep(runCtx, st, 10)
-	}()
+	done, sweepErr := inBackground(func(ctx context.Context) (err error) {
+		swept, err = erasure.Sweep(ctx, st, 10)
+		return err
+	})
 	waitBlockedOrDone(t, st, done)
 	require.NoError(t, status.Commit(ctx))
 	<-done
-	require.NoError(t, sweepErr)
+	require.NoError(t, *sweepErr)
 	require.Equal(t, 1, swept.Conversations)
-	require.Zero(t, unerased(t, st, w.ID, short), "the event appended during the batch is tombstoned")
+	require.Zero(t, unerased(t, st, ws, short), "the event appended during the batch is tombstoned")
 }
 
 func tableRows(r erasure.Report, table string) int {
@@ -225,21 +238,14 @@ func deadlockWith(t *testing.T, st *store.Store, ws, conv uuid.UUID, run func(ct
 		_, err = writer.Exec(ctx, appendEvent, ws, "unrelated")
 		require.NoError(t, err)
 
-		done := make(chan struct{})
-		var runErr error
-		go func() {
-			defer close(done)
-			runCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-			defer cancel()
-			runErr = run(runCtx)
-		}()
+		done, runErr := inBackground(run)
 		waitBlockedOrDone(t, st, done)
 		_, writeErr := writer.Exec(ctx, `INSERT INTO messages (workspace_id, conversation_id, seq, role, content)
 			VALUES ($1, $2, 99, 'assistant', 'charged')`, ws, conv)
 		if store.Deadlocked(writeErr) { // the writer lost: set it up again
 			_ = writer.Rollback(ctx)
 			<-done
-			require.NoError(t, runErr)
+			require.NoError(t, *runErr)
 			continue
 		}
 		require.NoError(t, writeErr)
@@ -247,7 +253,7 @@ func deadlockWith(t *testing.T, st *store.Store, ws, conv uuid.UUID, run func(ct
 		require.NoError(t, writer.Commit(ctx))
 		<-done
 		require.Greater(t, deadlocks(t, st), before, "PostgreSQL broke a deadlock")
-		return runErr
+		return *runErr
 	}
 	t.Fatal("the writer lost the deadlock three times")
 	return nil
@@ -259,12 +265,11 @@ func deadlockWith(t *testing.T, st *store.Store, ws, conv uuid.UUID, run func(ct
 func TestAContactsErasureRunsAgainAfterADeadlock(t *testing.T) {
 	ctx := context.Background()
 	st := storetest.New(t)
-	w, err := st.CreateWorkspace(ctx, "erasure", 0)
-	require.NoError(t, err)
-	contact, conv, _ := contactWithConversation(t, st, w.ID)
+	ws := newWorkspace(t, st, nil)
+	contact, conv, _ := contactWithConversation(t, st, ws)
 
-	err = deadlockWith(t, st, w.ID, conv, func(ctx context.Context) error {
-		_, err := erasure.New(st).EraseContact(ctx, w.ID, contact)
+	err := deadlockWith(t, st, ws, conv, func(ctx context.Context) error {
+		_, err := erasure.New(st).EraseContact(ctx, ws, contact)
 		return err
 	})
 	require.NoError(t, err, "the erasure ran again")
@@ -279,16 +284,12 @@ func TestAContactsErasureRunsAgainAfterADeadlock(t *testing.T) {
 func TestSweepRunsABatchAgainAfterADeadlock(t *testing.T) {
 	ctx := context.Background()
 	st := storetest.New(t)
-	w, err := st.CreateWorkspace(ctx, "thirty-days", 0)
-	require.NoError(t, err)
-	thirty := 30
-	_, err = st.SetWorkspaceRetention(ctx, w.ID, &thirty)
-	require.NoError(t, err)
+	ws := newWorkspace(t, st, thirtyDays())
 	var conv uuid.UUID
 	require.NoError(t, st.Pool().QueryRow(ctx, `INSERT INTO conversations (workspace_id, short_id, channel, updated_at)
-		VALUES ($1, $2, 'api', now() - interval '40 days') RETURNING id`, w.ID, shortid.New(shortid.Conversation)).Scan(&conv))
+		VALUES ($1, $2, 'api', now() - interval '40 days') RETURNING id`, ws, shortid.New(shortid.Conversation)).Scan(&conv))
 
-	err = deadlockWith(t, st, w.ID, conv, func(ctx context.Context) error {
+	err := deadlockWith(t, st, ws, conv, func(ctx context.Context) error {
 		_, err := erasure.Sweep(ctx, st, 10)
 		return err
 	})
