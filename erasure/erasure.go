@@ -39,8 +39,20 @@ type Retention struct {
 // MaxRetentionDays bounds a retention period (100 years), as the database does.
 const MaxRetentionDays = 36500
 
-// eraseAttempts bounds the runs of one erasure that PostgreSQL aborts to break a deadlock.
+// eraseAttempts bounds the runs of one erasure (or retention batch) that PostgreSQL aborts to
+// break a deadlock.
 const eraseAttempts = 3
+
+// againIfDeadlocked runs the transaction run, and again while PostgreSQL aborts it to break a
+// deadlock (nothing it did was kept), eraseAttempts times at most; it returns the last error.
+func againIfDeadlocked(run func() error) error {
+	for attempt := 1; ; attempt++ {
+		err := run()
+		if !store.Deadlocked(err) || attempt == eraseAttempts {
+			return err
+		}
+	}
+}
 
 // Service erases contacts and keeps the retention settings.
 type Service struct {
@@ -60,19 +72,15 @@ func New(st *store.Store) *Service { return &Service{store: st} }
 // runs again, up to eraseAttempts times in all.
 func (s *Service) EraseContact(ctx context.Context, ws, id uuid.UUID) (Report, error) {
 	var erased store.ErasedContact
-	var err error
-	for attempt := 1; attempt <= eraseAttempts; attempt++ {
-		err = s.store.InTx(ctx, func(tx *store.Tx) error {
+	err := againIfDeadlocked(func() error {
+		return s.store.InTx(ctx, func(tx *store.Tx) error {
 			var err error
 			if erased, err = tx.EraseContact(ctx, ws, id); err != nil {
 				return err
 			}
 			return audit.Record(ctx, tx, ws, audit.ContactErased, "contact", id.String(), map[string]any{"rows": rowsByTable(erased.Rows), "already_erased": erased.AlreadyErased})
 		})
-		if !store.Deadlocked(err) {
-			break
-		}
-	}
+	})
 	if err != nil {
 		return Report{}, apierr.WithParam(err, "id")
 	}

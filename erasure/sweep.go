@@ -113,11 +113,10 @@ func Sweep(ctx context.Context, st *store.Store, batch int) (Swept, error) {
 // (a failed turn's metering, a workflow's step) takes the workspace's row first and then
 // the conversation's KEY SHARE, the other way round. An aborted batch changed nothing and
 // kept the scope's place, so running it again is the same batch.
-func expireBatch(ctx context.Context, st *store.Store, scope *store.RetentionScope, batch int) (store.Expired, error) {
-	for attempt := 1; ; attempt++ {
-		e, err := st.ExpireConversations(ctx, scope, batch)
-		if !store.Deadlocked(err) || attempt == eraseAttempts {
-			return e, err
-		}
-	}
+func expireBatch(ctx context.Context, st *store.Store, scope *store.RetentionScope, batch int) (e store.Expired, err error) {
+	err = againIfDeadlocked(func() error {
+		e, err = st.ExpireConversations(ctx, scope, batch)
+		return err
+	})
+	return e, err
 }
