@@ -31,18 +31,32 @@ ORDER BY created_at DESC, id LIMIT 5;
 -- name: BulkDeleteConversations :execrows
 -- Messages, stored responses and pending actions go with their conversation (ON DELETE
 -- CASCADE); the ledger keeps its rows, without the conversation.
+--
+-- The batch's rows are locked in id order, the order in which a group commit updates the
+-- conversations it continues, so the two never deadlock (TestABulkDeleteLocksConversations-
+-- InIDOrder): the batch is picked without a lock, then locked sorted, which sorts only its
+-- own max_rows ids. The conditions on what a conversation's writers change (its status,
+-- contact and agent) are written again where the rows are locked, so that a row changed
+-- before its lock was granted is checked again as it now is.
 DELETE FROM conversations WHERE id IN (
-    SELECT c.id FROM conversations c
-    WHERE c.workspace_id = @workspace_id AND c.created_at <= @cutoff
-      AND (NOT @by_ids::bool OR c.id = ANY(@ids::uuid[]) OR c.short_id = ANY(@refs::text[]))
-      AND (@status::text = '' OR c.status = @status::text)
-      AND (@channel::text = '' OR c.channel = @channel::text)
-      AND (sqlc.narg('contact_id')::uuid IS NULL OR c.contact_id = sqlc.narg('contact_id')::uuid)
-      AND (@source::text = '' OR (@source::text = 'assistant' AND c.agent_id IS NULL) OR (@source::text = 'agent' AND c.agent_id IS NOT NULL))
-      AND (sqlc.narg('older_than')::timestamptz IS NULL OR c.created_at < sqlc.narg('older_than')::timestamptz)
-      AND (sqlc.narg('exclude_id')::uuid IS NULL OR c.id <> sqlc.narg('exclude_id')::uuid)
-    LIMIT @max_rows
-    FOR UPDATE);
+    SELECT l.id FROM conversations l
+    WHERE l.id IN (
+        SELECT c.id FROM conversations c
+        WHERE c.workspace_id = @workspace_id AND c.created_at <= @cutoff
+          AND (NOT @by_ids::bool OR c.id = ANY(@ids::uuid[]) OR c.short_id = ANY(@refs::text[]))
+          AND (@status::text = '' OR c.status = @status::text)
+          AND (@channel::text = '' OR c.channel = @channel::text)
+          AND (sqlc.narg('contact_id')::uuid IS NULL OR c.contact_id = sqlc.narg('contact_id')::uuid)
+          AND (@source::text = '' OR (@source::text = 'assistant' AND c.agent_id IS NULL) OR (@source::text = 'agent' AND c.agent_id IS NOT NULL))
+          AND (sqlc.narg('older_than')::timestamptz IS NULL OR c.created_at < sqlc.narg('older_than')::timestamptz)
+          AND (sqlc.narg('exclude_id')::uuid IS NULL OR c.id <> sqlc.narg('exclude_id')::uuid)
+        LIMIT @max_rows)
+      AND l.workspace_id = @workspace_id
+      AND (@status::text = '' OR l.status = @status::text)
+      AND (sqlc.narg('contact_id')::uuid IS NULL OR l.contact_id = sqlc.narg('contact_id')::uuid)
+      AND (@source::text = '' OR (@source::text = 'assistant' AND l.agent_id IS NULL) OR (@source::text = 'agent' AND l.agent_id IS NOT NULL))
+    ORDER BY l.id
+    FOR UPDATE OF l);
 
 -- name: BulkCountChannels :one
 SELECT count(*) FROM channels ch

@@ -344,17 +344,24 @@ func (q *Queries) BulkDeleteChannels(ctx context.Context, db DBTX, arg BulkDelet
 
 const bulkDeleteConversations = `-- name: BulkDeleteConversations :execrows
 DELETE FROM conversations WHERE id IN (
-    SELECT c.id FROM conversations c
-    WHERE c.workspace_id = $1 AND c.created_at <= $2
-      AND (NOT $3::bool OR c.id = ANY($4::uuid[]) OR c.short_id = ANY($5::text[]))
-      AND ($6::text = '' OR c.status = $6::text)
-      AND ($7::text = '' OR c.channel = $7::text)
-      AND ($8::uuid IS NULL OR c.contact_id = $8::uuid)
-      AND ($9::text = '' OR ($9::text = 'assistant' AND c.agent_id IS NULL) OR ($9::text = 'agent' AND c.agent_id IS NOT NULL))
-      AND ($10::timestamptz IS NULL OR c.created_at < $10::timestamptz)
-      AND ($11::uuid IS NULL OR c.id <> $11::uuid)
-    LIMIT $12
-    FOR UPDATE)
+    SELECT l.id FROM conversations l
+    WHERE l.id IN (
+        SELECT c.id FROM conversations c
+        WHERE c.workspace_id = $1 AND c.created_at <= $2
+          AND (NOT $3::bool OR c.id = ANY($4::uuid[]) OR c.short_id = ANY($5::text[]))
+          AND ($6::text = '' OR c.status = $6::text)
+          AND ($7::text = '' OR c.channel = $7::text)
+          AND ($8::uuid IS NULL OR c.contact_id = $8::uuid)
+          AND ($9::text = '' OR ($9::text = 'assistant' AND c.agent_id IS NULL) OR ($9::text = 'agent' AND c.agent_id IS NOT NULL))
+          AND ($10::timestamptz IS NULL OR c.created_at < $10::timestamptz)
+          AND ($11::uuid IS NULL OR c.id <> $11::uuid)
+        LIMIT $12)
+      AND l.workspace_id = $1
+      AND ($6::text = '' OR l.status = $6::text)
+      AND ($8::uuid IS NULL OR l.contact_id = $8::uuid)
+      AND ($9::text = '' OR ($9::text = 'assistant' AND l.agent_id IS NULL) OR ($9::text = 'agent' AND l.agent_id IS NOT NULL))
+    ORDER BY l.id
+    FOR UPDATE OF l)
 `
 
 type BulkDeleteConversationsParams struct {
@@ -374,6 +381,13 @@ type BulkDeleteConversationsParams struct {
 
 // Messages, stored responses and pending actions go with their conversation (ON DELETE
 // CASCADE); the ledger keeps its rows, without the conversation.
+//
+// The batch's rows are locked in id order, the order in which a group commit updates the
+// conversations it continues, so the two never deadlock (TestABulkDeleteLocksConversations-
+// InIDOrder): the batch is picked without a lock, then locked sorted, which sorts only its
+// own max_rows ids. The conditions on what a conversation's writers change (its status,
+// contact and agent) are written again where the rows are locked, so that a row changed
+// before its lock was granted is checked again as it now is.
 func (q *Queries) BulkDeleteConversations(ctx context.Context, db DBTX, arg BulkDeleteConversationsParams) (int64, error) {
 	result, err := db.Exec(ctx, bulkDeleteConversations,
 		arg.WorkspaceID,

@@ -1,0 +1,139 @@
+package store_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"switchboard/shortid"
+	"switchboard/store"
+	"switchboard/store/storetest"
+)
+
+// TestABulkDeleteLocksConversationsInIDOrder: a bulk delete of conversations and a group
+// commit continuing two of them (which updates its conversations in id order) cannot
+// deadlock. The conversation with the higher id is created first, so a delete taking its
+// rows in the order it finds them locks it first, then waits for the lower one the group
+// commit holds, while the group commit waits for the higher one: PostgreSQL then aborts the
+// delete's batch after deadlock_timeout. Locking in id order, the delete waits for the lower
+// one holding nothing, and deletes both once the group commit has committed.
+func TestABulkDeleteLocksConversationsInIDOrder(t *testing.T) {
+	st := storetest.New(t)
+	// Which of the two a delete finds first depends on its plan (the table in physical order,
+	// or conversations_workspace_idx, newest first), so each order is tried.
+	for _, highFirst := range []bool{true, false} {
+		low, high := uuid.New(), uuid.New()
+		if bytes.Compare(low[:], high[:]) > 0 {
+			low, high = high, low
+		}
+		created := []uuid.UUID{low, high}
+		if highFirst {
+			created = []uuid.UUID{high, low}
+		}
+		deleteWhileABatchUpdates(t, st, fmt.Sprintf("bulk-locks-%t", highFirst), created, low, high)
+	}
+}
+
+// deleteWhileABatchUpdates creates the conversations of created in a new workspace (name), one
+// transaction each, then has a batch update low, a bulk delete of the workspace's
+// conversations start, and the batch update high once the delete waits. Both must commit.
+func deleteWhileABatchUpdates(t *testing.T, st *store.Store, name string, created []uuid.UUID, low, high uuid.UUID) {
+	t.Helper()
+	ctx := context.Background()
+	w, err := st.CreateWorkspace(ctx, name, 0)
+	require.NoError(t, err)
+	for _, id := range created {
+		_, err := st.Pool().Exec(ctx, `INSERT INTO conversations (id, workspace_id, short_id, channel) VALUES ($1, $2, $3, 'sms')`,
+			id, w.ID, shortid.New(shortid.Conversation))
+		require.NoError(t, err)
+	}
+
+	batch, err := st.Pool().Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = batch.Rollback(ctx) }()
+	touch := `UPDATE conversations SET updated_at = now() WHERE id = $1`
+	_, err = batch.Exec(ctx, touch, low)
+	require.NoError(t, err)
+
+	var deleted int
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		done <- st.InTx(ctx, func(tx *store.Tx) (err error) {
+			deleted, err = tx.DeleteConversations(ctx, w.ID, store.BulkSet{Cutoff: time.Now().Add(time.Minute), Channel: "sms"}, 1000)
+			return err
+		})
+	}()
+	waitForALockWait(t, st)
+	_, err = batch.Exec(ctx, touch, high)
+	require.NoError(t, err, "the batch's second update")
+	require.NoError(t, batch.Commit(ctx))
+	require.NoError(t, <-done, "the bulk delete's batch")
+	require.Equal(t, 2, deleted)
+}
+
+// TestABulkDeleteChecksARowAgainOnceLocked: a conversation that matched the delete's filter
+// when the batch picked it, but was closed by the transaction whose lock the batch waited
+// for, is not deleted: the filter is checked again on the row as that transaction left it.
+func TestABulkDeleteChecksARowAgainOnceLocked(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.New(t)
+	w, err := st.CreateWorkspace(ctx, "bulk-recheck", 0)
+	require.NoError(t, err)
+	var closing, open uuid.UUID
+	for _, id := range []*uuid.UUID{&closing, &open} {
+		require.NoError(t, st.Pool().QueryRow(ctx, `INSERT INTO conversations (workspace_id, short_id, channel) VALUES ($1, $2, 'sms') RETURNING id`,
+			w.ID, shortid.New(shortid.Conversation)).Scan(id))
+	}
+
+	writer, err := st.Pool().Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = writer.Rollback(ctx) }()
+	_, err = writer.Exec(ctx, `UPDATE conversations SET status = 'closed' WHERE id = $1`, closing)
+	require.NoError(t, err)
+
+	var deleted int
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		done <- st.InTx(ctx, func(tx *store.Tx) (err error) {
+			deleted, err = tx.DeleteConversations(ctx, w.ID, store.BulkSet{Cutoff: time.Now().Add(time.Minute), Status: "open"}, 1000)
+			return err
+		})
+	}()
+	waitForALockWait(t, st)
+	require.NoError(t, writer.Commit(ctx))
+	require.NoError(t, <-done)
+	require.Equal(t, 1, deleted)
+	var left []uuid.UUID
+	rows, err := st.Pool().Query(ctx, `SELECT id FROM conversations WHERE workspace_id = $1`, w.ID)
+	require.NoError(t, err)
+	for rows.Next() {
+		var id uuid.UUID
+		require.NoError(t, rows.Scan(&id))
+		left = append(left, id)
+	}
+	require.NoError(t, rows.Err())
+	require.Equal(t, []uuid.UUID{closing}, left)
+}
+
+// waitForALockWait returns once a session of the test's database waits for a row lock.
+func waitForALockWait(t *testing.T, st *store.Store) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		var waiting int
+		require.NoError(t, st.Pool().QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting))
+		if waiting > 0 {
+			return
+		}
+	}
+	t.Fatal("no session waited for a lock within 20 s")
+}
