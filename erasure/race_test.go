@@ -22,27 +22,6 @@ const appendEvent = `WITH s AS (UPDATE workspaces SET event_seq = event_seq + 1 
 	SELECT $1, s.event_seq, 'evt_' || s.event_seq || '_' || md5(random()::text), 'turn.completed',
 	       '{"type":"turn.completed","data":{"id":"' || $2 || '","text":"my card is 4242"}}' FROM s`
 
-// waitBlockedOrDone returns once another session of the test's database waits for a lock
-// (the erasure or the sweep, on what the test's open transaction holds) or done is closed
-// (it did not wait: the test's assertions then show what escaped it).
-func waitBlockedOrDone(t *testing.T, st *store.Store, done <-chan struct{}) {
-	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
-		select {
-		case <-done:
-			return
-		case <-time.After(10 * time.Millisecond):
-		}
-		var waiting int
-		require.NoError(t, st.Pool().QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting))
-		if waiting > 0 {
-			return
-		}
-	}
-	t.Fatal("neither waiting nor done after 20 s")
-}
-
 // inBackground starts run with a deadline (it only stops a run that waits for ever; a
 // correct one takes milliseconds); done is closed when it returns, and *errp is its error.
 func inBackground(run func(ctx context.Context) error) (done <-chan struct{}, errp *error) {
@@ -102,7 +81,7 @@ func eraseWhile(t *testing.T, st *store.Store, ws, contact uuid.UUID, writer fun
 		report, err = erasure.New(st).EraseContact(ctx, ws, contact)
 		return err
 	})
-	waitBlockedOrDone(t, st, done)
+	storetest.WaitBlockedOrDone(t, st, done)
 	require.NoError(t, tx.Commit(ctx))
 	<-done
 	require.NoError(t, *eraseErr)
@@ -194,7 +173,7 @@ func TestSweepTombstonesAnEventAppendedDuringItsBatch(t *testing.T) {
 		swept, err = erasure.Sweep(ctx, st, 10)
 		return err
 	})
-	waitBlockedOrDone(t, st, done)
+	storetest.WaitBlockedOrDone(t, st, done)
 	require.NoError(t, status.Commit(ctx))
 	<-done
 	require.NoError(t, *sweepErr)
@@ -239,7 +218,7 @@ func deadlockWith(t *testing.T, st *store.Store, ws, conv uuid.UUID, run func(ct
 		require.NoError(t, err)
 
 		done, runErr := inBackground(run)
-		waitBlockedOrDone(t, st, done)
+		storetest.WaitBlockedOrDone(t, st, done)
 		_, writeErr := writer.Exec(ctx, `INSERT INTO messages (workspace_id, conversation_id, seq, role, content)
 			VALUES ($1, $2, 99, 'assistant', 'charged')`, ws, conv)
 		if store.Deadlocked(writeErr) { // the writer lost: set it up again
@@ -249,7 +228,7 @@ func deadlockWith(t *testing.T, st *store.Store, ws, conv uuid.UUID, run func(ct
 			continue
 		}
 		require.NoError(t, writeErr)
-		waitBlockedOrDone(t, st, done) // run's next attempt waits for the writer's KEY SHARE, or is done
+		storetest.WaitBlockedOrDone(t, st, done) // run's next attempt waits for the writer's KEY SHARE, or is done
 		require.NoError(t, writer.Commit(ctx))
 		<-done
 		require.Greater(t, deadlocks(t, st), before, "PostgreSQL broke a deadlock")

@@ -60,22 +60,13 @@ func deleteWhileABatchUpdates(t *testing.T, st *store.Store, name string, create
 	_, err = batch.Exec(ctx, touch, low)
 	require.NoError(t, err)
 
-	var deleted int
-	done := make(chan error, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		defer cancel()
-		done <- st.InTx(ctx, func(tx *store.Tx) (err error) {
-			deleted, err = tx.DeleteConversations(ctx, w.ID, store.BulkSet{Cutoff: time.Now().Add(time.Minute), Channel: "sms"}, 1000)
-			return err
-		})
-	}()
-	waitForALockWait(t, st)
+	done, deleted := deleteInBackground(st, w.ID, store.BulkSet{Channel: "sms"})
+	storetest.WaitBlockedOrDone(t, st, nil)
 	_, err = batch.Exec(ctx, touch, high)
 	require.NoError(t, err, "the batch's second update")
 	require.NoError(t, batch.Commit(ctx))
 	require.NoError(t, <-done, "the bulk delete's batch")
-	require.Equal(t, 2, deleted)
+	require.Equal(t, 2, *deleted)
 }
 
 // TestABulkDeleteChecksARowAgainOnceLocked: a conversation that matched the delete's filter
@@ -98,20 +89,11 @@ func TestABulkDeleteChecksARowAgainOnceLocked(t *testing.T) {
 	_, err = writer.Exec(ctx, `UPDATE conversations SET status = 'closed' WHERE id = $1`, closing)
 	require.NoError(t, err)
 
-	var deleted int
-	done := make(chan error, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		defer cancel()
-		done <- st.InTx(ctx, func(tx *store.Tx) (err error) {
-			deleted, err = tx.DeleteConversations(ctx, w.ID, store.BulkSet{Cutoff: time.Now().Add(time.Minute), Status: "open"}, 1000)
-			return err
-		})
-	}()
-	waitForALockWait(t, st)
+	done, deleted := deleteInBackground(st, w.ID, store.BulkSet{Status: "open"})
+	storetest.WaitBlockedOrDone(t, st, nil)
 	require.NoError(t, writer.Commit(ctx))
 	require.NoError(t, <-done)
-	require.Equal(t, 1, deleted)
+	require.Equal(t, 1, *deleted)
 	var left []uuid.UUID
 	rows, err := st.Pool().Query(ctx, `SELECT id FROM conversations WHERE workspace_id = $1`, w.ID)
 	require.NoError(t, err)
@@ -124,16 +106,19 @@ func TestABulkDeleteChecksARowAgainOnceLocked(t *testing.T) {
 	require.Equal(t, []uuid.UUID{closing}, left)
 }
 
-// waitForALockWait returns once a session of the test's database waits for a row lock.
-func waitForALockWait(t *testing.T, st *store.Store) {
-	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		var waiting int
-		require.NoError(t, st.Pool().QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting))
-		if waiting > 0 {
-			return
-		}
-	}
-	t.Fatal("no session waited for a lock within 20 s")
+// deleteInBackground runs a bulk delete batch of ws's conversations matching set in a
+// transaction of its own, with a deadline (only a run that waits for ever meets it); done
+// gets its error once it has committed or failed, and *deleted is its count by then.
+func deleteInBackground(st *store.Store, ws uuid.UUID, set store.BulkSet) (done <-chan error, deleted *int) {
+	ch, n := make(chan error, 1), new(int)
+	set.Cutoff = time.Now().Add(time.Minute)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		ch <- st.InTx(ctx, func(tx *store.Tx) (err error) {
+			*n, err = tx.DeleteConversations(ctx, ws, set, 1000)
+			return err
+		})
+	}()
+	return ch, n
 }

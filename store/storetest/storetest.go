@@ -15,6 +15,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver pgtestdb connects with
@@ -115,4 +116,27 @@ func (migrator) Migrate(ctx context.Context, _ *sql.DB, conf pgtestdb.Config) er
 func NewEmptyURL(t testing.TB) string {
 	t.Helper()
 	return pgtestdb.Custom(t, config(t), pgtestdb.NoopMigrator{}).URL()
+}
+
+// WaitBlockedOrDone returns once a session of the test's database waits for a lock (what the
+// test runs in the background has reached a row the test's open transaction holds) or done
+// is closed (it finished without waiting; a nil done never is). It fails the test after 20 s.
+func WaitBlockedOrDone(t testing.TB, st *store.Store, done <-chan struct{}) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
+		select {
+		case <-done:
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+		var waiting int
+		if err := st.Pool().QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting > 0 {
+			return
+		}
+	}
+	t.Fatal("neither waiting for a lock nor done after 20 s")
 }
