@@ -17,9 +17,9 @@ import (
 
 // TestABulkDeleteLocksConversationsInIDOrder: a bulk delete of conversations and a group
 // commit continuing two of them (which updates its conversations in id order) cannot
-// deadlock. The conversation with the higher id is created first, so a delete taking its
-// rows in the order it finds them locks it first, then waits for the lower one the group
-// commit holds, while the group commit waits for the higher one: PostgreSQL then aborts the
+// deadlock. A delete taking its rows in the order it finds them can lock the higher id
+// first (in one of the two orders of creation), then wait for the lower one the group commit
+// holds, while the group commit waits for the higher one: PostgreSQL then aborts the
 // delete's batch after deadlock_timeout. Locking in id order, the delete waits for the lower
 // one holding nothing, and deletes both once the group commit has committed.
 func TestABulkDeleteLocksConversationsInIDOrder(t *testing.T) {
