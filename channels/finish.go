@@ -53,8 +53,12 @@ func (s *Service) commitFinishes(batch []*batched[finishing]) {
 }
 
 // writeFinishes records each send of the batch, then settles the charges of those the
-// carrier accepted, per workspace in id order (as the turns' group commit does), last.
+// carrier accepted, per workspace in id order (as the turns' group commit does), last. The
+// batch's conversations are locked first (lockConversations).
 func (s *Service) writeFinishes(ctx context.Context, tx *store.Tx, batch []*batched[finishing]) error {
+	if err := lockConversations(ctx, tx, batch); err != nil {
+		return err
+	}
 	var workspaces []uuid.UUID
 	byWS := map[uuid.UUID][]store.Settlement{}
 	for _, f := range batch {
@@ -82,6 +86,27 @@ func (s *Service) writeFinishes(ctx context.Context, tx *store.Tx, batch []*batc
 	return tx.SettleWorkspaces(ctx, workspaces, items)
 }
 
+// lockConversations takes the KEY SHARE lock of the batch's conversations, in id order,
+// before its first write. Each charge's ledger row takes it anyway, for its reference to the
+// conversation; taken there, last, it came after the sends' rows and the workspaces' rows,
+// while an erasure of a contact (and a delete of conversations) locks the conversations first
+// and the sends' rows after them: each could hold what the other waited for, and PostgreSQL
+// aborted one (TestASendsFinishWaitsForAnErasureInsteadOfDeadlocking). Taken first, whichever
+// reaches the conversation first goes on. It also keeps a conversation from being deleted
+// between the send's record, which reads its short id, and the charge that names it.
+func lockConversations(ctx context.Context, tx *store.Tx, batch []*batched[finishing]) error {
+	workspaces, ids := make([]uuid.UUID, 0, len(batch)), make([]uuid.UUID, 0, len(batch))
+	for _, f := range batch {
+		if id := f.v.reply.ConversationID; id != nil {
+			workspaces, ids = append(workspaces, f.v.c.WorkspaceID), append(ids, *id)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	return tx.KeyShareConversations(ctx, workspaces, ids)
+}
+
 // writeFinish records one send and returns its charge, to settle with the batch's.
 func (s *Service) writeFinish(ctx context.Context, tx *store.Tx, f *finishing) ([]store.Settlement, error) {
 	c, reply := f.c, f.reply
@@ -97,11 +122,14 @@ func (s *Service) writeFinish(ctx context.Context, tx *store.Tx, f *finishing) (
 		return nil, err
 	}
 	var conv uuid.UUID
-	if reply.ConversationID != nil && short != "" {
-		conv = *reply.ConversationID // its short id came with the finish
+	convID := reply.ConversationID
+	if convID != nil && short != "" {
+		conv = *convID // its short id came with the finish
+	} else {
+		convID = nil // deleted since the reply was written (a bulk delete, retention): the charge names none
 	}
 	fctx, fl := foldCharges(ctx, conv, short)
-	if err := s.charge(fctx, tx, c, Metered{Remote: reply.Remote, Body: reply.Body, Direction: "outbound", ConversationID: reply.ConversationID}); err != nil {
+	if err := s.charge(fctx, tx, c, Metered{Remote: reply.Remote, Body: reply.Body, Direction: "outbound", ConversationID: convID}); err != nil {
 		return nil, err
 	}
 	return fl.items, nil

@@ -3,7 +3,6 @@ package erasure_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -21,19 +20,6 @@ const appendEvent = `WITH s AS (UPDATE workspaces SET event_seq = event_seq + 1 
 	INSERT INTO events (workspace_id, seq, short_id, type, envelope)
 	SELECT $1, s.event_seq, 'evt_' || s.event_seq || '_' || md5(random()::text), 'turn.completed',
 	       '{"type":"turn.completed","data":{"id":"' || $2 || '","text":"my card is 4242"}}' FROM s`
-
-// inBackground starts run with a deadline (it only stops a run that waits for ever; a
-// correct one takes milliseconds); done is closed when it returns, and *errp is its error.
-func inBackground(run func(ctx context.Context) error) (done <-chan struct{}, errp *error) {
-	ch, err := make(chan struct{}), new(error)
-	go func() {
-		defer close(ch)
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		*err = run(ctx)
-	}()
-	return ch, err
-}
 
 // newWorkspace is a workspace keeping its conversations for days (nil: for ever).
 func newWorkspace(t *testing.T, st *store.Store, days *int) uuid.UUID {
@@ -77,7 +63,7 @@ func eraseWhile(t *testing.T, st *store.Store, ws, contact uuid.UUID, writer fun
 	writer(ctx, tx)
 
 	var report erasure.Report
-	done, eraseErr := inBackground(func(ctx context.Context) (err error) {
+	done, eraseErr := storetest.InBackground(func(ctx context.Context) (err error) {
 		report, err = erasure.New(st).EraseContact(ctx, ws, contact)
 		return err
 	})
@@ -169,7 +155,7 @@ func TestSweepTombstonesAnEventAppendedDuringItsBatch(t *testing.T) {
 	require.NoError(t, err)
 
 	var swept erasure.Swept
-	done, sweepErr := inBackground(func(ctx context.Context) (err error) {
+	done, sweepErr := storetest.InBackground(func(ctx context.Context) (err error) {
 		swept, err = erasure.Sweep(ctx, st, 10)
 		return err
 	})
@@ -217,7 +203,7 @@ func deadlockWith(t *testing.T, st *store.Store, ws, conv uuid.UUID, run func(ct
 		_, err = writer.Exec(ctx, appendEvent, ws, "unrelated")
 		require.NoError(t, err)
 
-		done, runErr := inBackground(run)
+		done, runErr := storetest.InBackground(run)
 		storetest.WaitBlockedOrDone(t, st, done)
 		_, writeErr := writer.Exec(ctx, `INSERT INTO messages (workspace_id, conversation_id, seq, role, content)
 			VALUES ($1, $2, 99, 'assistant', 'charged')`, ws, conv)

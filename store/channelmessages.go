@@ -133,6 +133,14 @@ func (q *queries) FinishOutbound(ctx context.Context, workspaceID, id uuid.UUID,
 	return row.ConversationShortID, err == nil, err
 }
 
+// KeyShareConversations takes the KEY SHARE lock of conversations, each of the workspace at
+// the same place of workspaceIDs, in id order, until the transaction ends; one that is gone is
+// skipped. A transaction that will write rows naming conversations after rows that erasures
+// and deletes lock after the conversations (the sends' finish) takes this lock first.
+func (q *queries) KeyShareConversations(ctx context.Context, workspaceIDs, ids []uuid.UUID) error {
+	return q.sql.KeyShareConversations(ctx, q.db, dbsqlc.KeyShareConversationsParams{WorkspaceIds: workspaceIDs, Ids: ids})
+}
+
 // ClaimReply moves the pending reply to an inbound message to `sending` (as ClaimSend) and
 // returns it; false when it has none pending.
 func (q *queries) ClaimReply(ctx context.Context, workspaceID, inboundID uuid.UUID) (ChannelMessage, bool, error) {

@@ -36,6 +36,19 @@ UPDATE channel_messages m SET status = @status, reason = sqlc.narg(reason), prov
 WHERE m.workspace_id = @workspace_id AND m.id = @id AND m.status = @from_status
 RETURNING m.id, coalesce((SELECT c.short_id FROM conversations c WHERE c.id = m.conversation_id), '')::text AS conversation_short_id;
 
+-- name: KeyShareConversations :exec
+-- KeyShareConversations takes the KEY SHARE lock of these conversations (each of the workspace
+-- at the same place of @workspace_ids), in id order, until the transaction ends: the lock a
+-- row naming one takes (a ledger row, a message), so that a transaction that will write such
+-- rows after others (the sends' finish: the messages' rows, then the workspaces', then the
+-- charges) can take it first, as erasures and deletes take the conversations first, and
+-- neither waits for the other in a cycle. A conversation that is gone is left out.
+SELECT c.id FROM conversations c
+JOIN (SELECT unnest(@workspace_ids::uuid[]) AS workspace_id, unnest(@ids::uuid[]) AS id) AS i
+  ON c.workspace_id = i.workspace_id AND c.id = i.id
+ORDER BY c.id
+FOR KEY SHARE OF c;
+
 -- name: ClaimReplySend :one
 -- ClaimReplySend hands the pending reply to an inbound message to the carrier, once (as
 -- ClaimSend, found by the message it answers): no row when there is none pending.

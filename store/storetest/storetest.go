@@ -118,10 +118,31 @@ func NewEmptyURL(t testing.TB) string {
 	return pgtestdb.Custom(t, config(t), pgtestdb.NoopMigrator{}).URL()
 }
 
+// InBackground starts run, for a test of what waits for a lock, with a deadline (it only stops
+// a run that waits for ever; a correct one takes milliseconds); done is closed when it
+// returns, and *errp is its error.
+func InBackground(run func(ctx context.Context) error) (done <-chan struct{}, errp *error) {
+	ch, err := make(chan struct{}), new(error)
+	go func() {
+		defer close(ch)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		*err = run(ctx)
+	}()
+	return ch, err
+}
+
 // WaitBlockedOrDone returns once a session of the test's database waits for a lock (what the
 // test runs in the background has reached a row the test's open transaction holds) or done
 // is closed (it finished without waiting; a nil done never is). It fails the test after 20 s.
 func WaitBlockedOrDone(t testing.TB, st *store.Store, done <-chan struct{}) {
+	t.Helper()
+	WaitWaitersOrDone(t, st, 1, done)
+}
+
+// WaitWaitersOrDone is WaitBlockedOrDone for n sessions waiting for locks at once: each of n
+// transactions the test runs in the background has reached the row it waits for.
+func WaitWaitersOrDone(t testing.TB, st *store.Store, n int, done <-chan struct{}) {
 	t.Helper()
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
 		select {
@@ -134,9 +155,9 @@ func WaitBlockedOrDone(t testing.TB, st *store.Store, done <-chan struct{}) {
 			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
 			t.Fatal(err)
 		}
-		if waiting > 0 {
+		if waiting >= n {
 			return
 		}
 	}
-	t.Fatal("neither waiting for a lock nor done after 20 s")
+	t.Fatalf("neither %d sessions waiting for locks nor done after 20 s", n)
 }

@@ -364,6 +364,30 @@ func (q *Queries) InsertThread(ctx context.Context, db DBTX, arg InsertThreadPar
 	return err
 }
 
+const keyShareConversations = `-- name: KeyShareConversations :exec
+SELECT c.id FROM conversations c
+JOIN (SELECT unnest($1::uuid[]) AS workspace_id, unnest($2::uuid[]) AS id) AS i
+  ON c.workspace_id = i.workspace_id AND c.id = i.id
+ORDER BY c.id
+FOR KEY SHARE OF c
+`
+
+type KeyShareConversationsParams struct {
+	WorkspaceIds []uuid.UUID
+	Ids          []uuid.UUID
+}
+
+// KeyShareConversations takes the KEY SHARE lock of these conversations (each of the workspace
+// at the same place of @workspace_ids), in id order, until the transaction ends: the lock a
+// row naming one takes (a ledger row, a message), so that a transaction that will write such
+// rows after others (the sends' finish: the messages' rows, then the workspaces', then the
+// charges) can take it first, as erasures and deletes take the conversations first, and
+// neither waits for the other in a cycle. A conversation that is gone is left out.
+func (q *Queries) KeyShareConversations(ctx context.Context, db DBTX, arg KeyShareConversationsParams) error {
+	_, err := db.Exec(ctx, keyShareConversations, arg.WorkspaceIds, arg.Ids)
+	return err
+}
+
 const lockDeliveryReports = `-- name: LockDeliveryReports :exec
 SELECT pg_advisory_xact_lock(584120407, hashtext($1::text))
 `

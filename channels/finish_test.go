@@ -1,0 +1,109 @@
+package channels
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"switchboard/shortid"
+	"switchboard/store"
+	"switchboard/store/storetest"
+)
+
+// TestASendsFinishWaitsForAnErasureInsteadOfDeadlocking: a send's finish writes its message's
+// row, then the workspace's, then the ledger row that names the conversation (its KEY SHARE);
+// an erasure of the conversation's contact locks the conversation, then blanks the message's
+// row, then takes the workspace's. The finish takes its conversations' KEY SHARE first, so
+// that whichever of the two reaches the conversation first goes on and the other waits: here
+// the finish, held at the workspace's row by a batch of turns settling, gets there first, and
+// the erasure runs once it has committed, blanking the body it recorded.
+//
+// With the message's row first (the order before), the erasure locked the conversation and
+// waited for the message's row while the finish waited for the conversation: PostgreSQL's
+// deadlock detector aborted one of them (40P01).
+func TestASendsFinishWaitsForAnErasureInsteadOfDeadlocking(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.New(t)
+	s := New(st, nil, nil, nil, "http://switchboard.test", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	w, err := st.CreateWorkspace(ctx, "finish-erasure", 1_000_000_000)
+	require.NoError(t, err)
+	c, contact, conv, reply := sendingReply(t, st, w.ID)
+
+	settling, err := st.Pool().Begin(ctx) // a batch of turns settling holds the workspace's row
+	require.NoError(t, err)
+	defer func() { _ = settling.Rollback(ctx) }()
+	_, err = settling.Exec(ctx, `SELECT id FROM workspaces WHERE id = $1 FOR NO KEY UPDATE`, w.ID)
+	require.NoError(t, err)
+
+	finished, finishErr := storetest.InBackground(func(ctx context.Context) error { return s.finish(ctx, c, reply, "SM-finish-1", nil) })
+	storetest.WaitBlockedOrDone(t, st, nil) // the finish waits for the workspace's row
+	erased, eraseErr := storetest.InBackground(func(ctx context.Context) error {
+		return st.InTx(ctx, func(tx *store.Tx) error { _, err := tx.EraseContact(ctx, w.ID, contact); return err })
+	})
+	storetest.WaitWaitersOrDone(t, st, 2, erased) // and the erasure for what the finish holds
+	require.NoError(t, settling.Commit(ctx))
+	<-finished
+	<-erased
+	require.NoError(t, *finishErr, "the finish")
+	require.NoError(t, *eraseErr, "the erasure")
+
+	var status, body, provider string
+	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT status, body, coalesce(provider_message_id, '') FROM channel_messages WHERE id = $1`,
+		reply.ID).Scan(&status, &body, &provider))
+	require.Equal(t, []string{"queued", "", "SM-finish-1"}, []string{status, body, provider}, "recorded by the finish, then blanked by the erasure")
+	var charges, linked int
+	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*), count(conversation_id) FROM ledger WHERE workspace_id = $1 AND category = 'sms'`,
+		w.ID).Scan(&charges, &linked))
+	require.Equal(t, 1, charges, "the send is charged once")
+	require.Zero(t, linked, "the erasure, after the finish, unlinked its charge from the conversation %s", conv)
+}
+
+// TestASendWhoseConversationWasDeletedIsRecordedAndCharged: the conversation of a reply at
+// the carrier is deleted (a bulk delete, the retention job) before the carrier answers; the
+// answer is still recorded and the send charged, its charge naming no conversation. (It used
+// to fail, the charge looking up the conversation it named.)
+func TestASendWhoseConversationWasDeletedIsRecordedAndCharged(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.New(t)
+	s := New(st, nil, nil, nil, "http://switchboard.test", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	w, err := st.CreateWorkspace(ctx, "finish-deleted", 1_000_000_000)
+	require.NoError(t, err)
+	c, _, conv, reply := sendingReply(t, st, w.ID)
+	_, err = st.Pool().Exec(ctx, `DELETE FROM conversations WHERE id = $1`, conv)
+	require.NoError(t, err)
+
+	require.NoError(t, s.finish(ctx, c, reply, "SM-finish-2", nil))
+	var status string
+	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT status FROM channel_messages WHERE id = $1`, reply.ID).Scan(&status))
+	require.Equal(t, "queued", status)
+	var charges, linked int
+	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*), count(conversation_id) FROM ledger WHERE workspace_id = $1 AND category = 'sms'`,
+		w.ID).Scan(&charges, &linked))
+	require.Equal(t, []int{1, 0}, []int{charges, linked}, "charged once, naming no conversation")
+}
+
+// sendingReply is an SMS channel of ws with a contact's conversation and the agent's reply in
+// it, handed to the carrier (`sending`) and waiting for its answer.
+func sendingReply(t *testing.T, st *store.Store, ws uuid.UUID) (c store.Channel, contact, conv uuid.UUID, reply store.ChannelMessage) {
+	ctx := context.Background()
+	number := "+14155550100"
+	c, err := st.CreateChannel(ctx, ws, store.ChannelWrite{ID: store.NewChannelID(), Provider: "sms", Name: "Support line",
+		Config: json.RawMessage(`{}`), Status: "connected", InboundToken: "tok-finish-erasure", Address: &number})
+	require.NoError(t, err)
+	require.NoError(t, st.Pool().QueryRow(ctx, `INSERT INTO contacts (workspace_id, name, phone) VALUES ($1, 'Eve', '+14155550111') RETURNING id`,
+		ws).Scan(&contact))
+	require.NoError(t, st.Pool().QueryRow(ctx, `INSERT INTO conversations (workspace_id, short_id, channel, contact_id, message_seq)
+		VALUES ($1, $2, 'sms', $3, 0) RETURNING id`, ws, shortid.New(shortid.Conversation), contact).Scan(&conv))
+	var id uuid.UUID
+	require.NoError(t, st.Pool().QueryRow(ctx, `INSERT INTO channel_messages (workspace_id, channel_id, direction, remote, local, body, segments, status, conversation_id)
+		VALUES ($1, $2, 'outbound', '+14155550111', $3, 'Your order ships on Monday, Eve.', 1, 'sending', $4) RETURNING id`,
+		ws, c.ID, number, conv).Scan(&id))
+	reply, err = st.ChannelMessageByID(ctx, ws, id)
+	require.NoError(t, err)
+	return c, contact, conv, reply
+}
