@@ -19,57 +19,75 @@ func (s *Service) commit(tc turnContext, req Request, out *outcome) error {
 		msgs = append(msgs, store.Message{Role: string(llm.RoleAssistant), Content: out.reply})
 	}
 	return s.store.InTx(ctx, func(tx *store.Tx) error {
+		if err := mergeOutcomeContact(tc, tx, &conv, out); err != nil {
+			return err
+		}
 		if err := tx.AppendMessages(ctx, ws, conv.ID, msgs); err != nil {
 			return err
 		}
-		if err := s.settleOutcome(tc, tx, &conv, out, true); err != nil || req.Commit == nil {
+		items, err := s.settleOutcome(tc, tx, &conv, out, true)
+		if err != nil {
 			return err
 		}
-		more, err := req.Commit(ctx, tx, Committed{ConversationID: conv.ID, ShortID: conv.ShortID, Reply: out.reply})
-		if err != nil || len(more) == 0 {
-			return err
+		if req.Commit != nil {
+			more, err := req.Commit(ctx, tx, Committed{ConversationID: conv.ID, ShortID: conv.ShortID, Reply: out.reply})
+			if err != nil {
+				return err
+			}
+			items = append(items, more...)
 		}
-		return tx.SettleMany(ctx, ws, more)
+		return tx.SettleMany(ctx, ws, items)
 	})
 }
 
-// settleOutcome writes what an outcome changes, inside tx, and appends its turn.completed.
-func (s *Service) settleOutcome(tc turnContext, tx *store.Tx, conv *store.AgentConversation, out *outcome, finish bool) error {
-	ctx, ws := tc.ctx, tc.agent.WorkspaceID
-	if out.contact != nil {
-		if err := mergeContact(ctx, tx, ws, conv, *out.contact); err != nil {
-			return err
-		}
+// mergeOutcomeContact writes the contact details an outcome collected into the conversation's
+// contact. It comes first in its transaction, before the conversation's row is locked by the
+// turn's append: an erasure of the contact locks the contact, then its conversations, and a
+// turn locking them the other way round could each hold what the other waited for, until
+// PostgreSQL aborted one (TestContactDetailsAndAnErasureOfTheContactWaitForEachOther).
+func mergeOutcomeContact(tc turnContext, tx *store.Tx, conv *store.AgentConversation, out *outcome) error {
+	if out.contact == nil {
+		return nil
 	}
+	return mergeContact(tc.ctx, tx, tc.agent.WorkspaceID, conv, *out.contact)
+}
+
+// settleOutcome writes what an outcome changes but its contact (mergeOutcomeContact, first),
+// inside tx, and returns its turn.completed (when finish) for the caller to settle, last, with
+// the transaction's other settlements: in a group commit (Turn.Also) the batch settles them
+// with its workspaces locked in id order, and a workspace settled here, before that, could
+// be locked out of order.
+func (s *Service) settleOutcome(tc turnContext, tx *store.Tx, conv *store.AgentConversation, out *outcome, finish bool) ([]store.Settlement, error) {
+	ctx, ws := tc.ctx, tc.agent.WorkspaceID
 	if !sameFlow(out.flow, flowOf(*conv)) {
 		if err := tx.SetConversationFlow(ctx, ws, conv.ID, out.flow); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	var summary string
 	if out.fired != nil || out.notify != "" {
 		var err error
 		if summary, err = s.summary(ctx, tx, tc, conv); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if out.fired != nil {
 		if err := tx.SetEscalationSummary(ctx, ws, conv.ID, summary); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if out.notify != "" {
 		args := NotifyArgs{WorkspaceID: ws, To: escalationEmail(tc.bp),
 			Subject: out.notify + ": " + tc.agent.Name + ", conversation " + conv.ShortID, Body: summary}
 		if tx.Pipelined() {
-			return store.ErrNeedsPlainTx // a group-committed turn: committed again alone
+			return nil, store.ErrNeedsPlainTx // a group-committed turn: committed again alone
 		}
 		if _, err := s.jobs.InsertTx(ctx, tx.Pgx(), args, nil); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if !finish {
-		return nil
+		return nil, nil
 	}
 	data := map[string]any{"conversation_id": conv.ShortID, "surface": "agent", "agent_id": tc.agent.ID.String(),
 		"reply_preview": preview(out.reply), "finish_reason": string(llm.FinishStop), "model": tc.bp.LLM.Model,
@@ -77,10 +95,8 @@ func (s *Service) settleOutcome(tc turnContext, tx *store.Tx, conv *store.AgentC
 	if out.fired != nil {
 		data["escalation"] = map[string]any{"trigger": out.fired.trigger, "action": out.fired.action, "summary": summary}
 	}
-	_, _, err := tx.Settle(ctx, ws, nil, func(int64) []store.NewEvent {
-		return append(append([]store.NewEvent(nil), tc.opened...), store.NewEvent{Type: "turn.completed", Data: data})
-	})
-	return err
+	events := append(append([]store.NewEvent(nil), tc.opened...), store.NewEvent{Type: "turn.completed", Data: data})
+	return []store.Settlement{{Events: events}}, nil
 }
 
 func preview(s string) string { return truncate(s, 200) }

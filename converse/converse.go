@@ -366,10 +366,12 @@ func (s *Service) modelTurn(tc turnContext, req Request) (*Answer, error) {
 		// The outcome is written with the turn, and the caller's writes with both.
 		turn.Also = func(ctx context.Context, tx *store.Tx, res *agent.Outcome) ([]store.Settlement, error) {
 			out, reply = s.decide(tc, notes, res.Text)
-			if err := s.writeOutcome(tc, tx, out); err != nil {
+			items, err := s.writeOutcome(tc, tx, out)
+			if err != nil {
 				return nil, err
 			}
-			return req.Commit(ctx, tx, Committed{ConversationID: conv.ID, ShortID: conv.ShortID, Reply: reply})
+			more, err := req.Commit(ctx, tx, Committed{ConversationID: conv.ID, ShortID: conv.ShortID, Reply: reply})
+			return append(items, more...), err
 		}
 	}
 	res, err := s.pipeline.Run(tc.ctx, turn)
@@ -386,7 +388,13 @@ func (s *Service) modelTurn(tc turnContext, req Request) (*Answer, error) {
 		// failed attempts still 0): then there is nothing to write, and no transaction of its
 		// own to wait for after the turn's (its messages already moved updated_at).
 		if !out.unchanged(tc.conv) {
-			if err := s.store.InTx(tc.ctx, func(tx *store.Tx) error { return s.writeOutcome(tc, tx, out) }); err != nil {
+			if err := s.store.InTx(tc.ctx, func(tx *store.Tx) error {
+				items, err := s.writeOutcome(tc, tx, out)
+				if err != nil || len(items) == 0 {
+					return err
+				}
+				return tx.SettleMany(tc.ctx, tc.agent.WorkspaceID, items)
+			}); err != nil {
 				return nil, err
 			}
 		}
@@ -426,14 +434,19 @@ func (s *Service) decide(tc turnContext, notes *turnNotes, text string) (*outcom
 	return out, text + "\n\n" + out.reply
 }
 
-// writeOutcome writes what a model turn's outcome changes: the escalation's message, the
-// conversation's state and, when an escalation fired, its turn.completed.
-func (s *Service) writeOutcome(tc turnContext, tx *store.Tx, out *outcome) error {
+// writeOutcome writes what a model turn's outcome changes: the escalation's message and the
+// conversation's state; when an escalation fired, it returns its turn.completed to settle.
+func (s *Service) writeOutcome(tc turnContext, tx *store.Tx, out *outcome) ([]store.Settlement, error) {
 	c := tc.conv
+	// A model turn's outcome collects no contact (decide), so the turn's append locking the
+	// conversation first (the group commit, Also) is not the order mergeOutcomeContact wants.
+	if err := mergeOutcomeContact(tc, tx, &c, out); err != nil {
+		return nil, err
+	}
 	if out.fired != nil {
 		msg := store.Message{Role: string(llm.RoleAssistant), Content: out.reply}
 		if err := tx.AppendMessages(tc.ctx, tc.agent.WorkspaceID, c.ID, []store.Message{msg}); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	return s.settleOutcome(tc, tx, &c, out, out.fired != nil)

@@ -14,6 +14,7 @@ import (
 	"switchboard/llm/llmtest"
 	"switchboard/mailer"
 	"switchboard/mailer/mailtest"
+	"switchboard/store"
 )
 
 func TestTransferToHumanSilencesTheAgentUntilThePickupTimeout(t *testing.T) {
@@ -172,4 +173,44 @@ func TestTwoFailedAttemptsInARowEscalate(t *testing.T) {
 	require.Contains(t, mails[0].Body, "Question 4")
 	completed := w.events(t, "turn.completed")
 	require.Equal(t, "after_2_failed_attempts", completed[len(completed)-1].Data["escalation"].(map[string]any)["trigger"])
+}
+
+// TestAnEscalationCommittedWithTheCallersWritesComesAfterTheTurn: a channel's turn commits
+// the caller's writes with the turn (Request.Commit). When its model's answer escalates, the
+// escalation's turn.completed is settled with the turn's own events, after them (as a turn
+// without the caller's writes announces it, in a transaction after the turn's), not on its
+// own before the turn's: in a group commit that settled the workspace ahead of the batch's
+// locks, taken in id order.
+func TestAnEscalationCommittedWithTheCallersWritesComesAfterTheTurn(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newWorld(t, "2026-11-23T10:00:00Z")
+	id := w.agent(t, strings.NewReplacer("keyword_match", "after_2_failed_attempts", "      keywords: [refund, \"speak to the boss\"]\n", "").
+		Replace(contactAgentYAML)) // collect_contact, no notification email
+	w.vendors[catalog.Beta].Push(llmtest.Reply{Text: "I'm sorry, I don't know."}, llmtest.Reply{Text: "Sorry, I couldn't find that."})
+	var committed []string
+	chat := func(conv, message string) *converse.Answer {
+		ans, err := w.svc.Chat(ctx, converse.Request{WorkspaceID: w.workspace.ID, AgentID: id, ConversationID: conv, Message: message,
+			Commit: func(_ context.Context, _ *store.Tx, turn converse.Committed) ([]store.Settlement, error) {
+				committed = append(committed, turn.Reply)
+				return nil, nil
+			}})
+		require.NoError(t, err, message)
+		return ans
+	}
+	first := chat("", "Question 1")
+	last := chat(first.ConversationID, "Question 2")
+	require.Equal(t, &converse.Escalation{Trigger: "after_2_failed_attempts", Action: "collect_contact"}, last.Escalation)
+	require.Len(t, committed, 2)
+	require.Equal(t, last.Reply, committed[1], "the caller's writes have the whole reply, the escalation's message included")
+
+	var order []string
+	for _, e := range w.allEvents(t) {
+		if _, escalated := e.Data["escalation"]; escalated {
+			e.Type += " (escalation)"
+		}
+		order = append(order, e.Type)
+	}
+	require.Equal(t, []string{"turn.completed", "spend.recorded", "turn.completed (escalation)"}, order[len(order)-3:],
+		"the second turn's events, then its escalation's")
 }

@@ -140,18 +140,28 @@ type event struct {
 // events lists the workspace's events of one type, oldest first.
 func (w *world) events(t *testing.T, typ string) []event {
 	t.Helper()
+	var out []event
+	for _, e := range w.allEvents(t) {
+		if e.Type == typ {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// allEvents lists the workspace's events, oldest first.
+func (w *world) allEvents(t *testing.T) []event {
+	t.Helper()
 	evs, err := w.store.EventsAfter(context.Background(), w.workspace.ID, 0, 1000)
 	require.NoError(t, err)
-	var out []event
-	for _, e := range evs {
+	out := make([]event, len(evs))
+	for i, e := range evs {
 		var env struct {
 			Type string         `json:"type"`
 			Data map[string]any `json:"data"`
 		}
 		require.NoError(t, json.Unmarshal(e.Envelope, &env))
-		if env.Type == typ {
-			out = append(out, event{env.Type, env.Data})
-		}
+		out[i] = event{env.Type, env.Data}
 	}
 	return out
 }
