@@ -280,7 +280,7 @@ func (w *Worker) decide(ctx context.Context, c store.Campaign, contact store.Aud
 			}
 		}
 	}
-	var sendID uuid.UUID
+	var sendID, convID uuid.UUID
 	var body string
 	err := s.store.InTx(ctx, func(tx *store.Tx) error {
 		cur, err := tx.LockCampaign(ctx, ws, c.ID)
@@ -319,7 +319,7 @@ func (w *Worker) decide(ctx context.Context, c store.Campaign, contact store.Aud
 		if !ok {
 			return errDecided // another worker decided: roll the conversation back
 		}
-		sendID = id
+		sendID, convID = id, conv.ID
 		if err := tx.OpenAgentConversation(ctx, ws, conv.ID, *cur.AgentID, &contact.ID, nil); err != nil {
 			return err
 		}
@@ -380,7 +380,13 @@ func (w *Worker) decide(ctx context.Context, c store.Campaign, contact store.Aud
 	finish := context.WithoutCancel(ctx)
 	err = retry(finish, finishAttempts, finishWithin, func() error {
 		return s.store.InTx(finish, func(tx *store.Tx) error {
-			// The campaign row first, as in the decision's transaction (then the send row,
+			// The send's conversation first (its KEY SHARE, which the charge's ledger row
+			// takes anyway): an erasure of the contact locks the conversation, then the send
+			// row, so taking the conversation last, after the send row, deadlocks with it.
+			if err := tx.KeyShareConversations(finish, []uuid.UUID{ws}, []uuid.UUID{convID}); err != nil {
+				return err
+			}
+			// Then the campaign row, as in the decision's transaction (then the send row,
 			// then the workspace's): a worker deciding the same contact holds the campaign and
 			// waits on the send row's unique key, so taking the send row first deadlocks.
 			if err := tx.CountCampaignSend(finish, ws, c.ID, sentN, failed, 0); err != nil {

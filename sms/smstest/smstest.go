@@ -52,6 +52,8 @@ type Server struct {
 	numbers    []*number           // the account's numbers, in the order it got them
 	numbersSeq int                 // numbers ever added, for their SIDs
 	delay      time.Duration       // Messages.json waits this long before answering
+	hold       chan struct{}       // while not nil, Messages.json waits until it is closed (Hold)
+	held       int                 // sends waiting on hold
 	calls      []PlacedCall
 }
 
@@ -80,6 +82,45 @@ func (s *Server) SetDelay(d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.delay = d
+}
+
+// Hold makes the sends that arrive from now on wait until release is called, as a provider
+// that has not answered yet: a test acts while a send is at the provider, its decision
+// committed and its answer not yet recorded (WaitHeld tells when one has arrived). A send
+// whose client gives up while waiting is not recorded. Calling release again does nothing.
+func (s *Server) Hold() (release func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	hold := make(chan struct{})
+	s.hold = hold
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if s.hold == hold {
+				s.hold = nil
+			}
+			close(hold)
+		})
+	}
+}
+
+// WaitHeld waits until at least n sends wait on Hold; it fails the test after timeout. Call
+// it from the test's goroutine.
+func (s *Server) WaitHeld(t testing.TB, n int, timeout time.Duration) {
+	t.Helper()
+	for deadline := time.Now().Add(timeout); ; time.Sleep(5 * time.Millisecond) {
+		s.mu.Lock()
+		held := s.held
+		s.mu.Unlock()
+		if held >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("smstest: %d sends held after %s, want at least %d", held, timeout, n)
+		}
+	}
 }
 
 // Messages are the SMS sent so far, in order.
@@ -221,8 +262,23 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) createMessage(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
-	delay := s.delay
+	delay, hold := s.delay, s.hold
+	if hold != nil {
+		s.held++
+	}
 	s.mu.Unlock()
+	if hold != nil {
+		select {
+		case <-hold:
+		case <-r.Context().Done():
+		}
+		s.mu.Lock()
+		s.held--
+		s.mu.Unlock()
+		if r.Context().Err() != nil {
+			return
+		}
+	}
 	if delay > 0 {
 		// Waiting without the lock: the test reads the fake, and other sends go on, meanwhile.
 		select {
