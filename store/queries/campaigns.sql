@@ -104,10 +104,18 @@ WHERE s.workspace_id = @workspace_id AND s.id = @id;
 
 -- name: ApplyCallStatus :exec
 -- ApplyCallStatus applies a campaign call's final carrier status to its send and campaign, once:
--- completed is delivered, busy, no-answer, failed and canceled are undelivered.
-WITH sent AS (
+-- completed is delivered, busy, no-answer, failed and canceled are undelivered. The campaign's
+-- row is locked before the send's (the locking CTE is read by the send's UPDATE before it
+-- updates), the order in which recording a send's answer takes them (campaigns/send.go):
+-- a call ending while its placing is recorded would otherwise deadlock with it.
+WITH campaign AS (
+    SELECT c.id FROM campaigns c JOIN campaign_sends s ON s.campaign_id = c.id
+    WHERE s.workspace_id = @workspace_id::uuid AND s.id = @id::uuid
+    FOR NO KEY UPDATE OF c
+), sent AS (
     UPDATE campaign_sends cs SET call_status = @call_status::text, delivery = @delivery::text, updated_at = now()
-    WHERE cs.workspace_id = @workspace_id::uuid AND cs.id = @id::uuid AND cs.call_status IS NULL
+    FROM campaign
+    WHERE cs.workspace_id = @workspace_id::uuid AND cs.id = @id::uuid AND cs.campaign_id = campaign.id AND cs.call_status IS NULL
     RETURNING cs.campaign_id
 )
 UPDATE campaigns c SET delivered_count = c.delivered_count + (@delivery::text = 'delivered')::int,
@@ -116,10 +124,16 @@ FROM sent WHERE c.workspace_id = @workspace_id::uuid AND c.id = sent.campaign_id
 
 -- name: ApplyAnsweredBy :execrows
 -- ApplyAnsweredBy keeps answering-machine detection's verdict on a campaign call, once, and
--- counts the call as answered by a person or by a machine (a voicemail is left).
-WITH sent AS (
+-- counts the call as answered by a person or by a machine (a voicemail is left). The campaign's
+-- row is locked first, as in ApplyCallStatus.
+WITH campaign AS (
+    SELECT c.id FROM campaigns c JOIN campaign_sends s ON s.campaign_id = c.id
+    WHERE s.workspace_id = @workspace_id::uuid AND s.id = @id::uuid
+    FOR NO KEY UPDATE OF c
+), sent AS (
     UPDATE campaign_sends cs SET answered_by = @answered_by::text, updated_at = now()
-    WHERE cs.workspace_id = @workspace_id::uuid AND cs.id = @id::uuid AND cs.answered_by IS NULL
+    FROM campaign
+    WHERE cs.workspace_id = @workspace_id::uuid AND cs.id = @id::uuid AND cs.campaign_id = campaign.id AND cs.answered_by IS NULL
     RETURNING cs.campaign_id
 )
 UPDATE campaigns c SET answered_count = c.answered_count + (NOT sqlc.arg(machine)::bool)::int,

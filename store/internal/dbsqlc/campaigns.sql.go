@@ -44,9 +44,14 @@ func (q *Queries) ActiveCampaigns(ctx context.Context, db DBTX) ([]ActiveCampaig
 }
 
 const applyAnsweredBy = `-- name: ApplyAnsweredBy :execrows
-WITH sent AS (
-    UPDATE campaign_sends cs SET answered_by = $3::text, updated_at = now()
-    WHERE cs.workspace_id = $2::uuid AND cs.id = $4::uuid AND cs.answered_by IS NULL
+WITH campaign AS (
+    SELECT c.id FROM campaigns c JOIN campaign_sends s ON s.campaign_id = c.id
+    WHERE s.workspace_id = $2::uuid AND s.id = $3::uuid
+    FOR NO KEY UPDATE OF c
+), sent AS (
+    UPDATE campaign_sends cs SET answered_by = $4::text, updated_at = now()
+    FROM campaign
+    WHERE cs.workspace_id = $2::uuid AND cs.id = $3::uuid AND cs.campaign_id = campaign.id AND cs.answered_by IS NULL
     RETURNING cs.campaign_id
 )
 UPDATE campaigns c SET answered_count = c.answered_count + (NOT $1::bool)::int,
@@ -57,18 +62,19 @@ FROM sent WHERE c.workspace_id = $2::uuid AND c.id = sent.campaign_id
 type ApplyAnsweredByParams struct {
 	Machine     bool
 	WorkspaceID uuid.UUID
-	AnsweredBy  string
 	ID          uuid.UUID
+	AnsweredBy  string
 }
 
 // ApplyAnsweredBy keeps answering-machine detection's verdict on a campaign call, once, and
-// counts the call as answered by a person or by a machine (a voicemail is left).
+// counts the call as answered by a person or by a machine (a voicemail is left). The campaign's
+// row is locked first, as in ApplyCallStatus.
 func (q *Queries) ApplyAnsweredBy(ctx context.Context, db DBTX, arg ApplyAnsweredByParams) (int64, error) {
 	result, err := db.Exec(ctx, applyAnsweredBy,
 		arg.Machine,
 		arg.WorkspaceID,
-		arg.AnsweredBy,
 		arg.ID,
+		arg.AnsweredBy,
 	)
 	if err != nil {
 		return 0, err
@@ -77,9 +83,14 @@ func (q *Queries) ApplyAnsweredBy(ctx context.Context, db DBTX, arg ApplyAnswere
 }
 
 const applyCallStatus = `-- name: ApplyCallStatus :exec
-WITH sent AS (
-    UPDATE campaign_sends cs SET call_status = $3::text, delivery = $1::text, updated_at = now()
-    WHERE cs.workspace_id = $2::uuid AND cs.id = $4::uuid AND cs.call_status IS NULL
+WITH campaign AS (
+    SELECT c.id FROM campaigns c JOIN campaign_sends s ON s.campaign_id = c.id
+    WHERE s.workspace_id = $2::uuid AND s.id = $3::uuid
+    FOR NO KEY UPDATE OF c
+), sent AS (
+    UPDATE campaign_sends cs SET call_status = $4::text, delivery = $1::text, updated_at = now()
+    FROM campaign
+    WHERE cs.workspace_id = $2::uuid AND cs.id = $3::uuid AND cs.campaign_id = campaign.id AND cs.call_status IS NULL
     RETURNING cs.campaign_id
 )
 UPDATE campaigns c SET delivered_count = c.delivered_count + ($1::text = 'delivered')::int,
@@ -90,18 +101,21 @@ FROM sent WHERE c.workspace_id = $2::uuid AND c.id = sent.campaign_id
 type ApplyCallStatusParams struct {
 	Delivery    string
 	WorkspaceID uuid.UUID
-	CallStatus  string
 	ID          uuid.UUID
+	CallStatus  string
 }
 
 // ApplyCallStatus applies a campaign call's final carrier status to its send and campaign, once:
-// completed is delivered, busy, no-answer, failed and canceled are undelivered.
+// completed is delivered, busy, no-answer, failed and canceled are undelivered. The campaign's
+// row is locked before the send's (the locking CTE is read by the send's UPDATE before it
+// updates), the order in which recording a send's answer takes them (campaigns/send.go):
+// a call ending while its placing is recorded would otherwise deadlock with it.
 func (q *Queries) ApplyCallStatus(ctx context.Context, db DBTX, arg ApplyCallStatusParams) error {
 	_, err := db.Exec(ctx, applyCallStatus,
 		arg.Delivery,
 		arg.WorkspaceID,
-		arg.CallStatus,
 		arg.ID,
+		arg.CallStatus,
 	)
 	return err
 }

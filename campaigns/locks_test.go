@@ -1,0 +1,81 @@
+package campaigns_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"switchboard/campaigns"
+	"switchboard/contacts"
+	"switchboard/store"
+	"switchboard/store/storetest"
+)
+
+// holdingAfter runs first in a transaction in the background, then waits until the test lets
+// it go on (the returned go) before running then and committing: a writer stopped while it
+// holds what first locked.
+func holdingAfter(t *testing.T, st *store.Store, first, then func(ctx context.Context, tx *store.Tx) error) (goOn func(), done <-chan struct{}, errp *error) {
+	t.Helper()
+	held, resume := make(chan struct{}), make(chan struct{})
+	done, errp = storetest.InBackground(func(ctx context.Context) error {
+		return st.InTx(ctx, func(tx *store.Tx) error {
+			if err := first(ctx, tx); err != nil {
+				close(held)
+				return err
+			}
+			close(held)
+			<-resume
+			return then(ctx, tx)
+		})
+	})
+	<-held
+	return func() { close(resume) }, done, errp
+}
+
+// TestACallsStatusWaitsForItsSendsRecord: recording the answer to a campaign's call (its
+// placing) updates the campaign's counts, then the send's row; the call's final status, when
+// it ends at once (busy), updates the send's row and the campaign's counts. The status takes
+// the campaign's row first too, so it waits for the record instead of each holding the row
+// the other needs (40P01 before: the status's webhook failed, and the carrier's callback is
+// not retried).
+func TestACallsStatusWaitsForItsSendsRecord(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	w.ready(t)
+	eve := w.contact(t, contacts.Input{Name: ptr("Eve"), Phone: ptr("+14155550200"), Tags: []string{"promo"}, ConsentSMS: ptr(true)})
+	c := w.launch(t, "Calls", "Hello!", campaigns.Audience{Tags: []string{"promo"}}, campaigns.Schedule{RatePerMinute: 2})
+	var sendID uuid.UUID
+	require.NoError(t, w.store.InTx(ctx, func(tx *store.Tx) error { // the decision, as decide writes it
+		conv, err := tx.CreateConversation(ctx, w.ws, "telco_voice")
+		if err != nil {
+			return err
+		}
+		sendID, _, err = tx.ClaimCampaignSend(ctx, w.ws, c.ID, eve.ID, "sending", nil, &conv.ID)
+		return err
+	}))
+
+	goOn, recorded, recordErr := holdingAfter(t, w.store,
+		func(ctx context.Context, tx *store.Tx) error { return tx.CountCampaignSend(ctx, w.ws, c.ID, 1, 0, 0) },
+		func(ctx context.Context, tx *store.Tx) error {
+			return tx.FinishCampaignSend(ctx, w.ws, sendID, "sent", nil, ptr("CA-locks-1"))
+		})
+	ended, endErr := storetest.InBackground(func(ctx context.Context) error {
+		return w.store.InTx(ctx, func(tx *store.Tx) error { return tx.ApplyCallStatus(ctx, w.ws, sendID, "busy", "undelivered") })
+	})
+	storetest.WaitBlockedOrDone(t, w.store, ended) // the status waits for the campaign's row
+	goOn()
+	<-recorded
+	<-ended
+	require.NoError(t, *recordErr, "the send's record")
+	require.NoError(t, *endErr, "the call's status")
+
+	got := w.get(t, c.ID)
+	require.Equal(t, campaigns.Counts{Sent: 1, Undelivered: 1}, got.Counts, "each counted once")
+	require.Equal(t, "sent:", w.decisions(t, c.ID)[eve.ID])
+	var status string
+	require.NoError(t, w.store.Pool().QueryRow(ctx, `SELECT call_status FROM campaign_sends WHERE id = $1`, sendID).Scan(&status))
+	require.Equal(t, "busy", status)
+}
