@@ -79,3 +79,41 @@ func TestACallsStatusWaitsForItsSendsRecord(t *testing.T) {
 	require.NoError(t, w.store.Pool().QueryRow(ctx, `SELECT call_status FROM campaign_sends WHERE id = $1`, sendID).Scan(&status))
 	require.Equal(t, "busy", status)
 }
+
+// TestSuspendingAWorkspaceWaitsForACampaignsWorker: a campaign's worker holds its campaign's
+// row until it settles on the workspace's row (a send's decision appends its
+// conversation.created); suspending the workspace pauses its campaigns and marks the
+// workspace suspended. It pauses them first, so it waits for the worker instead of each
+// holding the row the other needs (40P01 before: the operator's command failed).
+func TestSuspendingAWorkspaceWaitsForACampaignsWorker(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	w.ready(t)
+	w.contact(t, contacts.Input{Name: ptr("Eve"), Phone: ptr("+14155550200"), Tags: []string{"promo"}, ConsentSMS: ptr(true)})
+	c := w.launch(t, "Promo", "Spring sale!", campaigns.Audience{Tags: []string{"promo"}}, campaigns.Schedule{RatePerMinute: 2})
+
+	goOn, decided, decideErr := holdingAfter(t, w.store,
+		func(ctx context.Context, tx *store.Tx) error { _, err := tx.LockCampaign(ctx, w.ws, c.ID); return err },
+		func(ctx context.Context, tx *store.Tx) error {
+			_, err := tx.AppendEvents(ctx, w.ws, []store.NewEvent{{Type: "conversation.created", Data: map[string]any{"campaign_id": c.ID.String()}}})
+			return err
+		})
+	suspended, suspendErr := storetest.InBackground(func(ctx context.Context) error {
+		_, err := w.store.SuspendWorkspace(ctx, "acme")
+		return err
+	})
+	storetest.WaitBlockedOrDone(t, w.store, suspended) // the suspension waits for the campaign's row
+	goOn()
+	<-decided
+	<-suspended
+	require.NoError(t, *decideErr, "the worker")
+	require.NoError(t, *suspendErr, "the suspension")
+
+	got := w.get(t, c.ID)
+	require.Equal(t, campaigns.Paused, got.Status)
+	require.Equal(t, ptr(store.PausedWorkspaceSuspended), got.PausedReason)
+	ws, err := w.store.WorkspaceByID(ctx, w.ws)
+	require.NoError(t, err)
+	require.Equal(t, store.WorkspaceSuspended, ws.Status)
+}

@@ -32,14 +32,21 @@ func (q *queries) CampaignSendConversation(ctx context.Context, ws, sendID uuid.
 // its scheduled and running campaigns with paused_reason workspace_suspended (resuming the
 // workspace does not restart them: a person starts each again). The suspension is announced
 // as SetWorkspaceStatus does.
+//
+// The campaigns are paused before the workspace's row is updated: a campaign's worker holds
+// its campaign's row until it settles on the workspace's row (a send's decision, its
+// answer's charge), so taking the workspace's first deadlocked with a running campaign.
 func (s *Store) SuspendWorkspace(ctx context.Context, name string) (Workspace, error) {
 	var w Workspace
 	err := s.InTx(ctx, func(tx *Tx) error {
-		var err error
-		if w, err = tx.SetWorkspaceStatus(ctx, name, WorkspaceSuspended); err != nil {
+		found, err := tx.WorkspaceByName(ctx, name)
+		if err != nil {
 			return err
 		}
-		_, err = tx.PauseWorkspaceCampaigns(ctx, w.ID, PausedWorkspaceSuspended)
+		if _, err := tx.PauseWorkspaceCampaigns(ctx, found.ID, PausedWorkspaceSuspended); err != nil {
+			return err
+		}
+		w, err = tx.SetWorkspaceStatus(ctx, name, WorkspaceSuspended)
 		return err
 	})
 	return w, err
