@@ -145,3 +145,11 @@ func (q *queries) ContactListsOf(ctx context.Context, ws uuid.UUID, contacts []u
 func (q *queries) AddContactToList(ctx context.Context, ws, listID, contactID uuid.UUID) error {
 	return q.sql.AddContactToList(ctx, q.db, dbsqlc.AddContactToListParams{WorkspaceID: ws, ListID: listID, ContactID: contactID})
 }
+
+// KeyShareContact takes the KEY SHARE lock of contact id of ws until the transaction ends (a
+// contact that is gone is skipped): a transaction that writes a contact's conversation and
+// maybe the contact takes it first, in a contact erasure's order (the contact, then its
+// conversations).
+func (q *queries) KeyShareContact(ctx context.Context, ws, id uuid.UUID) error {
+	return q.sql.KeyShareContact(ctx, q.db, dbsqlc.KeyShareContactParams{WorkspaceID: ws, ID: id})
+}

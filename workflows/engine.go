@@ -250,6 +250,9 @@ func (s *Service) charge(ctx context.Context, tx *store.Tx, r store.WorkflowRun,
 // is live: a cancel, or another worker of the same run, wins over this one (ok false: stop).
 func (s *Service) record(ctx context.Context, st *runState, idx int, then func(tx *store.Tx) error, rec store.WorkflowRunStep) (ok bool, err error) {
 	err = s.store.InTx(ctx, func(tx *store.Tx) error {
+		if err := lockRunSubjects(ctx, tx, st.run); err != nil {
+			return err
+		}
 		locked, err := tx.LockWorkflowRun(ctx, st.run.WorkspaceID, st.run.ID)
 		if err != nil {
 			return err
@@ -270,6 +273,25 @@ func (s *Service) record(ctx context.Context, st *runState, idx int, then func(t
 		return false, nil
 	}
 	return ok, err
+}
+
+// lockRunSubjects takes the KEY SHARE locks of the run's contact, then of its conversation,
+// before the run's row: a contact's erasure locks the contact, then its conversations, and a
+// delete of conversations (bulk, retention) locks them before it clears the runs' link to
+// them. A step's effects write both later (a label on the conversation, the contact's fields,
+// a message on its channel, the model call's ledger row), after the run's row: taken there,
+// the erasure or the delete could hold the conversation while it waited for the run's row
+// (TestARunsStepWaitsForADeleteOfItsConversation).
+func lockRunSubjects(ctx context.Context, tx *store.Tx, r store.WorkflowRun) error {
+	if r.ContactID != nil {
+		if err := tx.KeyShareContact(ctx, r.WorkspaceID, *r.ContactID); err != nil {
+			return err
+		}
+	}
+	if r.ConversationID == nil {
+		return nil
+	}
+	return tx.KeyShareConversations(ctx, []uuid.UUID{r.WorkspaceID}, []uuid.UUID{*r.ConversationID})
 }
 
 // end finishes a live run with its run.completed.

@@ -75,3 +75,9 @@ DELETE FROM contact_list_members WHERE workspace_id = @workspace_id AND contact_
 SELECT m.contact_id, l.id, l.name FROM contact_list_members m JOIN contact_lists l ON l.id = m.list_id
 WHERE m.workspace_id = @workspace_id AND m.contact_id = ANY (@contact_ids::uuid[])
 ORDER BY lower(l.name);
+
+-- name: KeyShareContact :exec
+-- KeyShareContact takes the KEY SHARE lock of a contact until the transaction ends (nothing
+-- when it is gone): the lock a contact's erasure waits for (it locks the contact FOR UPDATE
+-- first), for a transaction that will write the contact's rows after others of its own.
+SELECT id FROM contacts WHERE workspace_id = @workspace_id AND id = @id FOR KEY SHARE;

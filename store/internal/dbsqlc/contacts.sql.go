@@ -207,6 +207,23 @@ func (q *Queries) InsertContact(ctx context.Context, db DBTX, arg InsertContactP
 	return i, err
 }
 
+const keyShareContact = `-- name: KeyShareContact :exec
+SELECT id FROM contacts WHERE workspace_id = $1 AND id = $2 FOR KEY SHARE
+`
+
+type KeyShareContactParams struct {
+	WorkspaceID uuid.UUID
+	ID          uuid.UUID
+}
+
+// KeyShareContact takes the KEY SHARE lock of a contact until the transaction ends (nothing
+// when it is gone): the lock a contact's erasure waits for (it locks the contact FOR UPDATE
+// first), for a transaction that will write the contact's rows after others of its own.
+func (q *Queries) KeyShareContact(ctx context.Context, db DBTX, arg KeyShareContactParams) error {
+	_, err := db.Exec(ctx, keyShareContact, arg.WorkspaceID, arg.ID)
+	return err
+}
+
 const listContactLists = `-- name: ListContactLists :many
 SELECT l.id, l.name, l.created_at,
        (SELECT count(*) FROM contact_list_members m JOIN contacts c ON c.id = m.contact_id
