@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/google/uuid"
 	"github.com/twilio/twilio-go/twiml"
 
 	"switchboard/catalog"
@@ -41,6 +42,14 @@ func (f *flow) status(ctx context.Context) (string, error) {
 	minutes := (seconds + 59) / 60
 	ws := f.c.WorkspaceID
 	err = f.s.store.InTx(ctx, func(tx *store.Tx) error {
+		// The call's conversation first (its KEY SHARE; it is closed below): a delete of
+		// conversations locks the conversation, then clears its calls' link to it, so
+		// taking the call's row first deadlocked with it.
+		if call.ConversationID != nil {
+			if err := tx.KeyShareConversations(ctx, []uuid.UUID{ws}, []uuid.UUID{*call.ConversationID}); err != nil {
+				return err
+			}
+		}
 		ended, ok, err := tx.EndVoiceCall(ctx, ws, call.ID, f.call.Status, seconds, minutes)
 		if err != nil || !ok {
 			return err

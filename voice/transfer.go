@@ -98,14 +98,15 @@ func (f *flow) recorded(ctx context.Context) (string, error) {
 		return twiml.Voice([]twiml.Element{sp.fixed(phNoMessage), &twiml.VoiceHangup{}})
 	}
 	err = f.s.store.InTx(ctx, func(tx *store.Tx) error {
-		if err := tx.SetVoicemail(ctx, f.c.WorkspaceID, call.ID, recURL, seconds); err != nil {
-			return err
+		// The conversation's message before the call's row, in the order a delete of
+		// conversations locks them (the conversation, then its calls' link to it).
+		if call.ConversationID != nil {
+			note := "Voicemail (" + strconv.Itoa(seconds) + " s): " + recURL
+			if err := tx.AppendMessages(ctx, f.c.WorkspaceID, *call.ConversationID, []store.Message{{Role: "user", Content: note}}); err != nil {
+				return err
+			}
 		}
-		if call.ConversationID == nil {
-			return nil
-		}
-		note := "Voicemail (" + strconv.Itoa(seconds) + " s): " + recURL
-		return tx.AppendMessages(ctx, f.c.WorkspaceID, *call.ConversationID, []store.Message{{Role: "user", Content: note}})
+		return tx.SetVoicemail(ctx, f.c.WorkspaceID, call.ID, recURL, seconds)
 	})
 	if err != nil {
 		return "", err
