@@ -4,6 +4,16 @@
 // The queries live in queries/*.sql; sqlc checks them against the schema and generates
 // internal/dbsqlc (`make generate`). The methods here only convert between the generated rows and
 // the store's types; they exist on Store (the pool) and on Tx (a transaction) alike.
+//
+// Lock order. Transactions that lock several of these rows take them in this order, so that
+// two of them wait for each other instead of deadlocking: a contact; its conversations (in id
+// order when several); the rows that name a conversation (messages, channel messages, calls,
+// workflow runs, campaign sends; a campaign's row before its sends'); the workspaces' rows
+// (in id order), last, as settling takes them until COMMIT. A writer that will write a row
+// naming a conversation after rows of its own takes the conversation's KEY SHARE first
+// (KeyShareConversations, KeyShareContact): the lock the reference takes anyway, which the
+// erasure's, the retention job's and the bulk delete's FOR UPDATE wait for, and which the
+// turns' FOR NO KEY UPDATE does not block.
 package store
 
 import (
