@@ -12,13 +12,6 @@ import (
 	"switchboard/store/storetest"
 )
 
-// holdAppends makes every insert of messages wait, once it has written them, for advisory
-// lock 4242: the test holds it to stop a turn inside its transaction, after its append has
-// locked the conversation's row.
-const holdAppends = `CREATE FUNCTION hold_appends() RETURNS trigger LANGUAGE plpgsql AS $$
-	BEGIN PERFORM pg_advisory_xact_lock(4242); RETURN NULL; END $$;
-	CREATE TRIGGER hold_appends AFTER INSERT ON messages FOR EACH STATEMENT EXECUTE FUNCTION hold_appends();`
-
 // TestContactDetailsAndAnErasureOfTheContactWaitForEachOther: a message giving the contact
 // details an escalation asked for writes them into the conversation's contact, in the
 // transaction that appends the message; an erasure of that contact locks the contact, then
@@ -43,13 +36,7 @@ func TestContactDetailsAndAnErasureOfTheContactWaitForEachOther(t *testing.T) {
 	require.NotNil(t, contact)
 
 	st := w.store
-	_, err := st.Pool().Exec(ctx, holdAppends)
-	require.NoError(t, err)
-	holder, err := st.Pool().Acquire(ctx)
-	require.NoError(t, err)
-	defer holder.Release()
-	_, err = holder.Exec(ctx, `SELECT pg_advisory_lock(4242)`)
-	require.NoError(t, err)
+	release := storetest.HoldWrites(t, st, "messages", "INSERT", "") // the turn, once it has appended
 
 	var answer *converse.Answer
 	answered, turnErr := storetest.InBackground(func(ctx context.Context) (err error) {
@@ -62,8 +49,7 @@ func TestContactDetailsAndAnErasureOfTheContactWaitForEachOther(t *testing.T) {
 		return st.InTx(ctx, func(tx *store.Tx) error { _, err := tx.EraseContact(ctx, w.workspace.ID, *contact); return err })
 	})
 	storetest.WaitWaitersOrDone(t, st, 2, erased) // and the erasure for what the turn holds
-	_, err = holder.Exec(ctx, `SELECT pg_advisory_unlock(4242)`)
-	require.NoError(t, err)
+	release()
 	<-answered
 	<-erased
 	require.NoError(t, *turnErr, "the turn")

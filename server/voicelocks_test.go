@@ -12,13 +12,6 @@ import (
 	"switchboard/store/storetest"
 )
 
-// holdCallEnds makes the update that ends a call wait, once written, for advisory lock
-// 4244: the test holds it to stop the status callback's transaction after the call's row.
-const holdCallEnds = `CREATE FUNCTION hold_call_ends() RETURNS trigger LANGUAGE plpgsql AS $$
-	BEGIN PERFORM pg_advisory_xact_lock(4244); RETURN NULL; END $$;
-	CREATE TRIGGER hold_call_ends AFTER UPDATE ON voice_calls
-	FOR EACH ROW WHEN (OLD.ended_at IS NULL AND NEW.ended_at IS NOT NULL) EXECUTE FUNCTION hold_call_ends();`
-
 // TestVoiceCallEndingWaitsForADeleteOfItsConversation: a call's final status ends the call's
 // row, then closes its conversation and meters the call; deleting the conversation (a bulk
 // delete, retention) locks it, then clears its calls' link to it. The status takes the
@@ -27,7 +20,6 @@ const holdCallEnds = `CREATE FUNCTION hold_call_ends() RETURNS trigger LANGUAGE 
 // send it again, and the call stayed unended and unmetered).
 func TestVoiceCallEndingWaitsForADeleteOfItsConversation(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	w := newVoiceWorld(t, "")
 	const sid = "CA00000000000000000000000000000031"
 	w.post(t, "", smstest.CallForm(sid, ann, lineNumber, "ringing"))
@@ -35,13 +27,7 @@ func TestVoiceCallEndingWaitsForADeleteOfItsConversation(t *testing.T) {
 	require.NotNil(t, conv)
 
 	st := w.b.store
-	_, err := st.Pool().Exec(ctx, holdCallEnds)
-	require.NoError(t, err)
-	holder, err := st.Pool().Acquire(ctx)
-	require.NoError(t, err)
-	defer holder.Release()
-	_, err = holder.Exec(ctx, `SELECT pg_advisory_lock(4244)`)
-	require.NoError(t, err)
+	release := storetest.HoldWrites(t, st, "voice_calls", "UPDATE", "OLD.ended_at IS NULL AND NEW.ended_at IS NOT NULL") // the call's end
 
 	full := *w.channel.InboundURL + "/status"
 	form := smstest.CallStatusForm(sid, ann, lineNumber, "completed", 65)
@@ -63,8 +49,7 @@ func TestVoiceCallEndingWaitsForADeleteOfItsConversation(t *testing.T) {
 		return err
 	})
 	storetest.WaitWaitersOrDone(t, st, 2, deleted) // and the delete for what the callback holds
-	_, err = holder.Exec(ctx, `SELECT pg_advisory_unlock(4244)`)
-	require.NoError(t, err)
+	release()
 	<-ended
 	<-deleted
 	require.NoError(t, *endErr, "the status callback")

@@ -10,14 +10,6 @@ import (
 	"switchboard/workflows"
 )
 
-// holdStepRecords makes every record of a succeeded step wait, once written, for advisory
-// lock 4243: the test holds it to stop a run inside the transaction that records a step,
-// after the run's row is locked.
-const holdStepRecords = `CREATE FUNCTION hold_step_records() RETURNS trigger LANGUAGE plpgsql AS $$
-	BEGIN PERFORM pg_advisory_xact_lock(4243); RETURN NULL; END $$;
-	CREATE TRIGGER hold_step_records AFTER INSERT OR UPDATE ON workflow_run_steps
-	FOR EACH ROW WHEN (NEW.status = 'succeeded') EXECUTE FUNCTION hold_step_records();`
-
 // TestARunsStepWaitsForADeleteOfItsConversation: a step's record locks the run's row, then
 // writes the step's effect (here a label on the run's conversation); deleting the
 // conversation (a bulk delete, retention) locks it, then clears the runs' link to it. The
@@ -39,13 +31,7 @@ steps:
 `)
 	r := b.start(t, wf, map[string]any{"conversation_id": conv.ShortID})
 
-	_, err := b.st.Pool().Exec(ctx, holdStepRecords)
-	require.NoError(t, err)
-	holder, err := b.st.Pool().Acquire(ctx)
-	require.NoError(t, err)
-	defer holder.Release()
-	_, err = holder.Exec(ctx, `SELECT pg_advisory_lock(4243)`)
-	require.NoError(t, err)
+	release := storetest.HoldWrites(t, b.st, "workflow_run_steps", "INSERT OR UPDATE", "NEW.status = 'succeeded'") // a step's record
 
 	id := b.runID(t, r)
 	advanced, advanceErr := storetest.InBackground(func(ctx context.Context) error {
@@ -58,8 +44,7 @@ steps:
 		return err
 	})
 	storetest.WaitWaitersOrDone(t, b.st, 2, deleted) // and the delete for what the record holds
-	_, err = holder.Exec(ctx, `SELECT pg_advisory_unlock(4243)`)
-	require.NoError(t, err)
+	release()
 	<-advanced
 	<-deleted
 	require.NoError(t, *advanceErr, "the run")

@@ -11,9 +11,12 @@ package storetest
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"net/url"
 	"os"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -160,4 +163,47 @@ func WaitWaitersOrDone(t testing.TB, st *store.Store, n int, done <-chan struct{
 		}
 	}
 	t.Fatalf("neither %d sessions waiting for locks nor done after 20 s", n)
+}
+
+// holds numbers the triggers HoldWrites creates, and their advisory locks.
+var holds atomic.Int64
+
+// HoldWrites makes the writes to table that ops names ("INSERT", "UPDATE", "INSERT OR
+// UPDATE") and when admits (a trigger's WHEN condition over OLD and NEW; "" admits all) wait,
+// once written, until release is called: the test stops a transaction right after that
+// write, holding what it has locked so far (an advisory lock, which the test holds on a
+// connection of its own, makes them wait, so storetest.WaitBlockedOrDone sees them). Release
+// runs at the test's end if the test has not called it.
+func HoldWrites(t testing.TB, st *store.Store, table, ops, when string) (release func()) {
+	t.Helper()
+	ctx := context.Background()
+	n := holds.Add(1)
+	key := 4_200_000 + n
+	name := fmt.Sprintf("storetest_hold_%d", n)
+	if when != "" {
+		when = "WHEN (" + when + ")"
+	}
+	_, err := st.Pool().Exec(ctx, fmt.Sprintf(`CREATE FUNCTION %[1]s() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN PERFORM pg_advisory_xact_lock(%[2]d); RETURN NULL; END $$;
+		CREATE TRIGGER %[1]s AFTER %[3]s ON %[4]s FOR EACH ROW %[5]s EXECUTE FUNCTION %[1]s();`, name, key, ops, table, when))
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder, err := st.Pool().Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := holder.Exec(ctx, `SELECT pg_advisory_lock($1)`, key); err != nil {
+		holder.Release()
+		t.Fatal(err)
+	}
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			_, _ = holder.Exec(ctx, `SELECT pg_advisory_unlock($1)`, key)
+			holder.Release()
+		})
+	}
+	t.Cleanup(release)
+	return release
 }
