@@ -84,11 +84,16 @@ func (q *Queries) AuthoredMessagesAfter(ctx context.Context, db DBTX, arg Author
 }
 
 const claimUnclaimedNotices = `-- name: ClaimUnclaimedNotices :many
+WITH due AS (
+    SELECT c.id FROM conversations c JOIN workspaces w ON w.id = c.workspace_id
+    WHERE c.status = 'escalated' AND c.assignee_user_id IS NULL AND c.unclaimed_notified_at IS NULL
+      AND c.escalated_at + w.inbox_notify_after_seconds * interval '1 second' <= $1::timestamptz
+    ORDER BY c.id
+    FOR NO KEY UPDATE OF c SKIP LOCKED
+)
 UPDATE conversations c SET unclaimed_notified_at = $1::timestamptz
-FROM workspaces w
-WHERE w.id = c.workspace_id AND c.status = 'escalated' AND c.assignee_user_id IS NULL
-  AND c.unclaimed_notified_at IS NULL
-  AND c.escalated_at + w.inbox_notify_after_seconds * interval '1 second' <= $1::timestamptz
+FROM due, workspaces w
+WHERE c.id = due.id AND w.id = c.workspace_id
 RETURNING c.id, c.workspace_id, c.short_id, c.escalated_at, c.escalation_trigger, c.escalation_summary, w.name AS workspace_name
 `
 
@@ -103,7 +108,10 @@ type ClaimUnclaimedNoticesRow struct {
 }
 
 // ClaimUnclaimedNotices marks the escalated conversations that waited unclaimed longer than
-// their workspace's setting as notified (once each) and returns them.
+// their workspace's setting as notified (once each) and returns them. They are locked in id
+// order, as every writer of several conversations locks them, and one a transaction holds (a
+// turn, a person taking it over, an erasure) is skipped, not waited for: the next sweep
+// finds it if it still waits. (The UPDATE alone locked them in its scan's order, and waited.)
 func (q *Queries) ClaimUnclaimedNotices(ctx context.Context, db DBTX, now time.Time) ([]ClaimUnclaimedNoticesRow, error) {
 	rows, err := db.Query(ctx, claimUnclaimedNotices, now)
 	if err != nil {
