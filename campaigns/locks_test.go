@@ -2,6 +2,7 @@ package campaigns_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/google/uuid"
@@ -116,4 +117,59 @@ func TestSuspendingAWorkspaceWaitsForACampaignsWorker(t *testing.T) {
 	ws, err := w.store.WorkspaceByID(ctx, w.ws)
 	require.NoError(t, err)
 	require.Equal(t, store.WorkspaceSuspended, ws.Status)
+}
+
+// TestReportBatchesOfTwoCampaignsWaitForEachOther: two replicas each commit a batch of
+// delivery reports, naming sends of the same two campaigns in crossing orders. A final report
+// counts its send's delivery on the campaign's row, so each batch locks both campaigns. Each
+// takes them first, in id order, and the second waits for the first instead of each holding
+// the campaign the other needs (40P01 before: one batch failed and its reports were applied
+// again one by one, after the deadlock timeout).
+func TestReportBatchesOfTwoCampaignsWaitForEachOther(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	w.ready(t)
+	eve := w.contact(t, contacts.Input{Name: ptr("Eve"), Phone: ptr("+14155550200"), Tags: []string{"promo"}, ConsentSMS: ptr(true)})
+	bob := w.contact(t, contacts.Input{Name: ptr("Bob"), Phone: ptr("+14155550201"), Tags: []string{"promo"}, ConsentSMS: ptr(true)})
+	one := w.launch(t, "One", "Hello!", campaigns.Audience{Tags: []string{"promo"}}, campaigns.Schedule{RatePerMinute: 2})
+	two := w.launch(t, "Two", "Hello again!", campaigns.Audience{Tags: []string{"promo"}}, campaigns.Schedule{RatePerMinute: 2})
+	sent := func(c campaigns.Campaign, who contacts.Contact, providerID string) {
+		require.NoError(t, w.store.InTx(ctx, func(tx *store.Tx) error {
+			id, _, err := tx.ClaimCampaignSend(ctx, w.ws, c.ID, who.ID, "sending", nil, nil)
+			if err != nil {
+				return err
+			}
+			return tx.FinishCampaignSend(ctx, w.ws, id, "sent", nil, ptr(providerID))
+		}))
+	}
+	// In the carrier ids' order each batch names one campaign, then the other.
+	sent(one, eve, "SM-a")
+	sent(two, eve, "SM-b")
+	sent(two, bob, "SM-c")
+	sent(one, bob, "SM-d")
+	report := func(providerIDs ...string) func(ctx context.Context) error {
+		batch := make([]store.Delivery, len(providerIDs))
+		for i, id := range providerIDs {
+			batch[i] = store.Delivery{WorkspaceID: w.ws, ChannelID: uuid.New(), ProviderID: id, Status: "delivered"}
+		}
+		return func(ctx context.Context) error {
+			return w.store.InTx(ctx, func(tx *store.Tx) error { _, err := tx.ReportDeliveries(ctx, batch); return err })
+		}
+	}
+
+	release := storetest.HoldWrites(t, w.store, "campaigns", "UPDATE", fmt.Sprintf("NEW.id = '%s'", one.ID)) // the first batch, once it has counted SM-a
+	first, firstErr := storetest.InBackground(report("SM-a", "SM-b"))
+	storetest.WaitBlockedOrDone(t, w.store, first)
+	second, secondErr := storetest.InBackground(report("SM-c", "SM-d"))
+	storetest.WaitWaitersOrDone(t, w.store, 2, second) // the second waits for a campaign the first holds
+	release()
+	<-first
+	<-second
+	require.NoError(t, *firstErr, "the first batch")
+	require.NoError(t, *secondErr, "the second batch")
+
+	for _, c := range []campaigns.Campaign{one, two} {
+		require.Equal(t, campaigns.Counts{Delivered: 2}, w.get(t, c.ID).Counts, c.Name)
+	}
 }

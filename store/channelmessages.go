@@ -1,9 +1,11 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -257,9 +259,28 @@ type Delivery struct {
 // unknown one (the report came before the send recorded the carrier's id) is not kept here:
 // the caller passes it to ReportDelivery, whose slow path keeps it. Reports of the same
 // message apply in their order; a final status is never replaced, as with one at a time.
+//
+// Two batches may name the same rows (another replica's batch, the reports a failed batch
+// applies one at a time), so each takes them in one order: first the campaigns of its final
+// reports, in id order (LockReportedCampaigns), then the messages by channel and carrier id.
 func (t *Tx) ReportDeliveries(ctx context.Context, reports []Delivery) ([]bool, error) {
+	if err := t.lockReportedCampaigns(ctx, reports); err != nil {
+		return nil, err
+	}
+	order := make([]int, len(reports))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		ra, rb := &reports[a], &reports[b]
+		if c := bytes.Compare(ra.ChannelID[:], rb.ChannelID[:]); c != 0 {
+			return c
+		}
+		return strings.Compare(ra.ProviderID, rb.ProviderID)
+	})
 	known := make([]bool, len(reports))
-	for i, r := range reports {
+	for _, i := range order {
+		r := reports[i]
 		k, err := t.applyDelivery(ctx, r.WorkspaceID, r.ChannelID, r.ProviderID, r.Status, r.Reason)
 		if err != nil {
 			return nil, err
@@ -267,6 +288,21 @@ func (t *Tx) ReportDeliveries(ctx context.Context, reports []Delivery) ([]bool, 
 		known[i] = k
 	}
 	return known, nil
+}
+
+// lockReportedCampaigns locks the campaigns whose sends the final reports among reports name.
+func (t *Tx) lockReportedCampaigns(ctx context.Context, reports []Delivery) error {
+	var p dbsqlc.LockReportedCampaignsParams
+	for _, r := range reports {
+		if finalDelivery(r.Status) != nil {
+			p.WorkspaceIds = append(p.WorkspaceIds, r.WorkspaceID)
+			p.ProviderIds = append(p.ProviderIds, r.ProviderID)
+		}
+	}
+	if len(p.ProviderIds) == 0 {
+		return nil
+	}
+	return t.sql.LockReportedCampaigns(ctx, t.db, p)
 }
 
 // ApplyEarlyReports applies the reports that arrived before the send recorded the carrier's
@@ -293,16 +329,23 @@ func (q *queries) ApplyEarlyReports(ctx context.Context, workspaceID, channelID 
 // applyDelivery applies a report (ApplyDeliveryReport); false when the id names no message of
 // the channel nor campaign message of the workspace.
 func (q *queries) applyDelivery(ctx context.Context, workspaceID, channelID uuid.UUID, providerID, status string, reason *string) (bool, error) {
-	var delivery *string
+	return q.sql.ApplyDeliveryReport(ctx, q.db, dbsqlc.ApplyDeliveryReportParams{ChannelID: channelID, ProviderMessageID: providerID,
+		WorkspaceID: workspaceID, Status: status, Reason: reason, Delivery: finalDelivery(status)})
+}
+
+// finalDelivery is what a carrier status says of a campaign message's delivery: delivered,
+// undelivered, or nil while it is not final.
+func finalDelivery(status string) *string {
+	var delivery string
 	switch status {
 	case "delivered":
-		delivery = &status
+		delivery = "delivered"
 	case "undelivered", "failed":
-		undelivered := "undelivered"
-		delivery = &undelivered
+		delivery = "undelivered"
+	default:
+		return nil
 	}
-	return q.sql.ApplyDeliveryReport(ctx, q.db, dbsqlc.ApplyDeliveryReportParams{ChannelID: channelID, ProviderMessageID: providerID,
-		WorkspaceID: workspaceID, Status: status, Reason: reason, Delivery: delivery})
+	return &delivery
 }
 
 // ClaimSend moves a pending outbound message to `sending` just before the carrier is

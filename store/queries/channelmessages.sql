@@ -114,23 +114,47 @@ RETURNING id;
 -- ThreadOf is the channel and remote party carrying a conversation.
 SELECT channel_id, remote FROM conversation_threads WHERE workspace_id = @workspace_id AND conversation_id = @conversation_id;
 
+-- name: LockReportedCampaigns :exec
+-- LockReportedCampaigns locks, in id order, the campaigns whose sends a batch of final delivery
+-- reports names (each carrier id of the workspace at the same place of @workspace_ids), before
+-- the batch applies them (ApplyDeliveryReport locks a send's row, then its campaign's): two
+-- batches naming sends of the same two campaigns in crossing orders (reports of two
+-- campaigns' messages reaching two replicas) would otherwise each hold the campaign the other
+-- waits for. Taking them first is also the order a send's record keeps (campaign, then send).
+SELECT c.id FROM campaigns c
+WHERE c.id IN (
+    SELECT s.campaign_id FROM campaign_sends s
+    JOIN (SELECT unnest(@workspace_ids::uuid[]) AS workspace_id, unnest(@provider_ids::text[]) AS provider_id) AS r
+      ON s.workspace_id = r.workspace_id AND s.provider_message_id = r.provider_id
+    WHERE s.provider_message_id IS NOT NULL AND s.delivery IS NULL AND s.status = 'sent')
+ORDER BY c.id
+FOR NO KEY UPDATE OF c;
+
 -- name: ApplyDeliveryReport :one
 -- ApplyDeliveryReport applies a carrier's status callback in one statement: to the channel's
 -- outbound message of that carrier id (a final status is never replaced by an earlier one
 -- arriving late, nor `sent` by `queued`) and, for a final word (delivery: delivered or undelivered), to the campaign
 -- message of that id and its campaign's counters, once. known says whether the id names a
 -- message of the channel or a campaign message of the workspace: if not, the report came
--- before the send recorded the id, and the caller keeps it (InsertEarlyReport).
-WITH message AS (
+-- before the send recorded the id, and the caller keeps it (InsertEarlyReport). The campaign's
+-- row is locked before the send's (the locking CTE is read by the send's UPDATE before it
+-- updates), the order a send's record and LockReportedCampaigns keep.
+WITH campaign AS (
+    SELECT c.id FROM campaigns c JOIN campaign_sends s ON s.campaign_id = c.id
+    WHERE s.workspace_id = @workspace_id::uuid AND s.provider_message_id = @provider_message_id::text
+      AND sqlc.narg(delivery)::text IS NOT NULL
+    FOR NO KEY UPDATE OF c
+), message AS (
     UPDATE channel_messages SET status = @status, reason = coalesce(sqlc.narg(reason), reason), updated_at = now()
     WHERE channel_id = @channel_id::uuid AND direction = 'outbound' AND provider_message_id = @provider_message_id::text
       AND status NOT IN ('delivered', 'undelivered', 'failed') AND NOT (status = 'sent' AND @status::text = 'queued')
     RETURNING id
 ), sent AS (
-    UPDATE campaign_sends SET delivery = sqlc.narg(delivery)::text, updated_at = now()
-    WHERE provider_message_id = @provider_message_id::text AND workspace_id = @workspace_id::uuid AND delivery IS NULL AND status = 'sent'
-      AND sqlc.narg(delivery)::text IS NOT NULL
-    RETURNING campaign_id
+    UPDATE campaign_sends cs SET delivery = sqlc.narg(delivery)::text, updated_at = now()
+    FROM campaign
+    WHERE cs.provider_message_id = @provider_message_id::text AND cs.workspace_id = @workspace_id::uuid AND cs.campaign_id = campaign.id
+      AND cs.delivery IS NULL AND cs.status = 'sent' AND sqlc.narg(delivery)::text IS NOT NULL
+    RETURNING cs.campaign_id
 ), counted AS (
     UPDATE campaigns c SET delivered_count = c.delivered_count + (sqlc.narg(delivery)::text = 'delivered')::int,
         undelivered_count = c.undelivered_count + (sqlc.narg(delivery)::text = 'undelivered')::int, updated_at = now()

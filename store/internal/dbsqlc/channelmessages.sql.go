@@ -13,19 +13,25 @@ import (
 )
 
 const applyDeliveryReport = `-- name: ApplyDeliveryReport :one
-WITH message AS (
-    UPDATE channel_messages SET status = $4, reason = coalesce($5, reason), updated_at = now()
+WITH campaign AS (
+    SELECT c.id FROM campaigns c JOIN campaign_sends s ON s.campaign_id = c.id
+    WHERE s.workspace_id = $3::uuid AND s.provider_message_id = $2::text
+      AND $4::text IS NOT NULL
+    FOR NO KEY UPDATE OF c
+), message AS (
+    UPDATE channel_messages SET status = $5, reason = coalesce($6, reason), updated_at = now()
     WHERE channel_id = $1::uuid AND direction = 'outbound' AND provider_message_id = $2::text
-      AND status NOT IN ('delivered', 'undelivered', 'failed') AND NOT (status = 'sent' AND $4::text = 'queued')
+      AND status NOT IN ('delivered', 'undelivered', 'failed') AND NOT (status = 'sent' AND $5::text = 'queued')
     RETURNING id
 ), sent AS (
-    UPDATE campaign_sends SET delivery = $6::text, updated_at = now()
-    WHERE provider_message_id = $2::text AND workspace_id = $3::uuid AND delivery IS NULL AND status = 'sent'
-      AND $6::text IS NOT NULL
-    RETURNING campaign_id
+    UPDATE campaign_sends cs SET delivery = $4::text, updated_at = now()
+    FROM campaign
+    WHERE cs.provider_message_id = $2::text AND cs.workspace_id = $3::uuid AND cs.campaign_id = campaign.id
+      AND cs.delivery IS NULL AND cs.status = 'sent' AND $4::text IS NOT NULL
+    RETURNING cs.campaign_id
 ), counted AS (
-    UPDATE campaigns c SET delivered_count = c.delivered_count + ($6::text = 'delivered')::int,
-        undelivered_count = c.undelivered_count + ($6::text = 'undelivered')::int, updated_at = now()
+    UPDATE campaigns c SET delivered_count = c.delivered_count + ($4::text = 'delivered')::int,
+        undelivered_count = c.undelivered_count + ($4::text = 'undelivered')::int, updated_at = now()
     FROM sent WHERE c.workspace_id = $3::uuid AND c.id = sent.campaign_id
     RETURNING c.id
 )
@@ -38,9 +44,9 @@ type ApplyDeliveryReportParams struct {
 	ChannelID         uuid.UUID
 	ProviderMessageID string
 	WorkspaceID       uuid.UUID
+	Delivery          *string
 	Status            string
 	Reason            *string
-	Delivery          *string
 }
 
 // ApplyDeliveryReport applies a carrier's status callback in one statement: to the channel's
@@ -48,15 +54,17 @@ type ApplyDeliveryReportParams struct {
 // arriving late, nor `sent` by `queued`) and, for a final word (delivery: delivered or undelivered), to the campaign
 // message of that id and its campaign's counters, once. known says whether the id names a
 // message of the channel or a campaign message of the workspace: if not, the report came
-// before the send recorded the id, and the caller keeps it (InsertEarlyReport).
+// before the send recorded the id, and the caller keeps it (InsertEarlyReport). The campaign's
+// row is locked before the send's (the locking CTE is read by the send's UPDATE before it
+// updates), the order a send's record and LockReportedCampaigns keep.
 func (q *Queries) ApplyDeliveryReport(ctx context.Context, db DBTX, arg ApplyDeliveryReportParams) (bool, error) {
 	row := db.QueryRow(ctx, applyDeliveryReport,
 		arg.ChannelID,
 		arg.ProviderMessageID,
 		arg.WorkspaceID,
+		arg.Delivery,
 		arg.Status,
 		arg.Reason,
-		arg.Delivery,
 	)
 	var known bool
 	err := row.Scan(&known)
@@ -398,6 +406,33 @@ SELECT pg_advisory_xact_lock(584120407, hashtext($1::text))
 // these locks (the replica locks use another); an unrelated id of equal hash only waits.
 func (q *Queries) LockDeliveryReports(ctx context.Context, db DBTX, providerMessageID string) error {
 	_, err := db.Exec(ctx, lockDeliveryReports, providerMessageID)
+	return err
+}
+
+const lockReportedCampaigns = `-- name: LockReportedCampaigns :exec
+SELECT c.id FROM campaigns c
+WHERE c.id IN (
+    SELECT s.campaign_id FROM campaign_sends s
+    JOIN (SELECT unnest($1::uuid[]) AS workspace_id, unnest($2::text[]) AS provider_id) AS r
+      ON s.workspace_id = r.workspace_id AND s.provider_message_id = r.provider_id
+    WHERE s.provider_message_id IS NOT NULL AND s.delivery IS NULL AND s.status = 'sent')
+ORDER BY c.id
+FOR NO KEY UPDATE OF c
+`
+
+type LockReportedCampaignsParams struct {
+	WorkspaceIds []uuid.UUID
+	ProviderIds  []string
+}
+
+// LockReportedCampaigns locks, in id order, the campaigns whose sends a batch of final delivery
+// reports names (each carrier id of the workspace at the same place of @workspace_ids), before
+// the batch applies them (ApplyDeliveryReport locks a send's row, then its campaign's): two
+// batches naming sends of the same two campaigns in crossing orders (reports of two
+// campaigns' messages reaching two replicas) would otherwise each hold the campaign the other
+// waits for. Taking them first is also the order a send's record keeps (campaign, then send).
+func (q *Queries) LockReportedCampaigns(ctx context.Context, db DBTX, arg LockReportedCampaignsParams) error {
+	_, err := db.Exec(ctx, lockReportedCampaigns, arg.WorkspaceIds, arg.ProviderIds)
 	return err
 }
 
