@@ -146,6 +146,12 @@ func (q *queries) AddContactToList(ctx context.Context, ws, listID, contactID uu
 	return q.sql.AddContactToList(ctx, q.db, dbsqlc.AddContactToListParams{WorkspaceID: ws, ListID: listID, ContactID: contactID})
 }
 
+// KeyShareContacts is KeyShareContact for several contacts, each of the workspace at the same
+// place of workspaceIDs, in id order.
+func (q *queries) KeyShareContacts(ctx context.Context, workspaceIDs, ids []uuid.UUID) error {
+	return q.sql.KeyShareContacts(ctx, q.db, dbsqlc.KeyShareContactsParams{WorkspaceIds: workspaceIDs, Ids: ids})
+}
+
 // KeyShareContact takes the KEY SHARE lock of contact id of ws until the transaction ends (a
 // contact that is gone is skipped): a transaction that writes a contact's conversation and
 // maybe the contact takes it first, in a contact erasure's order (the contact, then its

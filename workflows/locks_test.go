@@ -1,11 +1,15 @@
 package workflows_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"switchboard/store"
 	"switchboard/store/storetest"
 	"switchboard/workflows"
 )
@@ -55,4 +59,57 @@ steps:
 	var left int
 	require.NoError(t, b.st.Pool().QueryRow(ctx, `SELECT count(*) FROM conversations WHERE id = $1`, conv.ID).Scan(&left))
 	require.Zero(t, left, "deleted after the step")
+}
+
+// TestAnEventTickWaitsForADeleteOfTheConversationsItStartsRunsOn: a tick starts a run for
+// each matching event, and each run names its event's conversation, which takes the
+// conversation's KEY SHARE; a delete of several conversations locks them in id order. The
+// tick locks its runs' conversations first, in id order too, so the delete waits for it
+// instead of each holding a conversation the other waits for (40P01 before, when the events
+// came in the other order: the tick failed, and every workflow of its batch waited for the
+// next tick).
+func TestAnEventTickWaitsForADeleteOfTheConversationsItStartsRunsOn(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t)
+	low, _ := b.conversationWithContact(t)
+	high, _ := b.conversationWithContact(t)
+	if bytes.Compare(low.ID[:], high.ID[:]) > 0 {
+		low, high = high, low
+	}
+	b.create(t, `
+name: Openers
+trigger: {type: event, event: conversation.created}
+steps:
+  - {id: pause, type: wait, duration: 1m}
+`)
+	_, err := b.st.AppendEvents(ctx, b.ws.ID, []store.NewEvent{ // the events in the other order than the ids
+		{Type: "conversation.created", Data: map[string]any{"conversation_id": high.ShortID}},
+		{Type: "conversation.created", Data: map[string]any{"conversation_id": low.ShortID}},
+	})
+	require.NoError(t, err)
+
+	release := storetest.HoldWrites(t, b.st, "workflow_runs", "INSERT", fmt.Sprintf("NEW.conversation_id = '%s'", high.ID)) // the tick, once it has started the first run
+	ticked, tickErr := storetest.InBackground(func(ctx context.Context) error {
+		_, err := b.svc.Tick(ctx)
+		return err
+	})
+	storetest.WaitBlockedOrDone(t, b.st, ticked)
+	deleted, deleteErr := storetest.InBackground(func(ctx context.Context) error {
+		_, err := b.st.Pool().Exec(ctx, `DELETE FROM conversations WHERE id IN (SELECT id FROM conversations WHERE id = ANY($1) ORDER BY id FOR UPDATE)`,
+			[]uuid.UUID{low.ID, high.ID})
+		return err
+	})
+	storetest.WaitWaitersOrDone(t, b.st, 2, deleted) // the delete waits for a conversation the tick holds
+	release()
+	<-ticked
+	<-deleted
+	require.NoError(t, *tickErr, "the tick")
+	require.NoError(t, *deleteErr, "the delete")
+
+	var runs, left int
+	require.NoError(t, b.st.Pool().QueryRow(ctx, `SELECT count(*) FROM workflow_runs WHERE workspace_id = $1`, b.ws.ID).Scan(&runs))
+	require.Equal(t, 2, runs, "both runs started, before the delete")
+	require.NoError(t, b.st.Pool().QueryRow(ctx, `SELECT count(*) FROM conversations WHERE id = ANY($1)`, []uuid.UUID{low.ID, high.ID}).Scan(&left))
+	require.Zero(t, left, "both deleted after the tick")
 }

@@ -72,20 +72,9 @@ func (s *Service) tickEvents(ctx context.Context) (int, error) {
 	started := 0
 	for {
 		var n, seen int
-		err := s.store.InTx(ctx, func(tx *store.Tx) error {
-			flows, err := tx.LockEventWorkflows(ctx, tickBatch)
-			if err != nil {
-				return err
-			}
-			seen = len(flows)
-			for _, w := range flows {
-				k, err := s.matchEvents(ctx, tx, w)
-				if err != nil {
-					return err
-				}
-				n += k
-			}
-			return nil
+		err := s.store.InTx(ctx, func(tx *store.Tx) (err error) {
+			n, seen, err = s.tickEventBatch(ctx, tx)
+			return err
 		})
 		if err != nil {
 			return started, err
@@ -97,33 +86,82 @@ func (s *Service) tickEvents(ctx context.Context) (int, error) {
 	}
 }
 
-// matchEvents starts a run for each of the workflow's events after its cursor (a batch)
-// that passes its condition, and moves the cursor past them.
-func (s *Service) matchEvents(ctx context.Context, tx *store.Tx, w store.Workflow) (int, error) {
+// tickEventBatch starts the runs of a batch of event workflows, and moves their cursors. It
+// matches every workflow's events first, then locks the runs' contacts and conversations
+// (lockStartSubjects), then inserts the runs: inserting them in the events' order would take
+// each one's locks in that order, and a contact's erasure or a delete of conversations, which
+// lock theirs in id order, could each hold what the other waits for.
+func (s *Service) tickEventBatch(ctx context.Context, tx *store.Tx) (started, seen int, err error) {
+	flows, err := tx.LockEventWorkflows(ctx, tickBatch)
+	if err != nil {
+		return 0, 0, err
+	}
+	var starts []eventStart
+	cursors := make([]int64, len(flows))
+	for i, w := range flows {
+		var matched []eventStart
+		if matched, cursors[i], err = s.matchEvents(ctx, tx, w); err != nil {
+			return 0, 0, err
+		}
+		starts = append(starts, matched...)
+	}
+	if err := lockStartSubjects(ctx, tx, starts); err != nil {
+		return 0, 0, err
+	}
+	for _, st := range starts {
+		key := st.key
+		_, ok, err := s.start(ctx, tx, st.flow, st.trigger, &key, st.conv, st.contact)
+		if err != nil {
+			return 0, 0, err
+		}
+		if ok {
+			started++
+		}
+	}
+	for i, w := range flows {
+		if err := tx.SetWorkflowCursor(ctx, w.ID, cursors[i]); err != nil {
+			return 0, 0, err
+		}
+	}
+	return started, len(flows), nil
+}
+
+// eventStart is a run an event is to start: the event's id is its trigger key.
+type eventStart struct {
+	flow          store.Workflow
+	trigger       runTrigger
+	key           string
+	conv, contact *uuid.UUID
+}
+
+// matchEvents returns a run to start for each of the workflow's events after its cursor (a
+// batch) that passes its condition, and the cursor past them.
+func (s *Service) matchEvents(ctx context.Context, tx *store.Tx, w store.Workflow) ([]eventStart, int64, error) {
 	until, err := tx.WorkspaceEventSeq(ctx, w.WorkspaceID)
 	if err != nil {
-		return 0, err
+		return nil, 0, err
 	}
 	doc, err := Parse([]byte(w.Document))
 	if err != nil || w.TriggerEvent == nil {
-		return 0, tx.SetWorkflowCursor(ctx, w.ID, until) // cannot happen: documents are valid when saved
+		return nil, until, nil // cannot happen: documents are valid when saved
 	}
 	events, err := tx.EventsOfTypeAfter(ctx, w.WorkspaceID, *w.TriggerEvent, w.EventCursor, until, tickBatch)
 	if err != nil {
-		return 0, err
+		return nil, 0, err
 	}
-	cursor, started := until, 0
+	cursor := until
 	if len(events) == tickBatch {
 		cursor = events[len(events)-1].Seq
 	}
+	var starts []eventStart
 	for _, ev := range events {
 		var envelope map[string]any
 		if err := json.Unmarshal([]byte(ev.Envelope), &envelope); err != nil {
-			return 0, err
+			return nil, 0, err
 		}
 		conv, contact, err := eventSubjects(ctx, tx, w.WorkspaceID, envelope)
 		if err != nil {
-			return 0, err
+			return nil, 0, err
 		}
 		if doc.Trigger.Condition != nil {
 			v := Vars{Event: envelope, Now: s.cfg.Now()}
@@ -140,16 +178,33 @@ func (s *Service) matchEvents(ctx context.Context, tx *store.Tx, w store.Workflo
 				continue
 			}
 		}
-		key := ev.ShortID
-		_, ok, err := s.start(ctx, tx, w, runTrigger{Type: TriggerEvent, Event: envelope}, &key, conv, contact)
-		if err != nil {
-			return 0, err
+		starts = append(starts, eventStart{flow: w, trigger: runTrigger{Type: TriggerEvent, Event: envelope}, key: ev.ShortID, conv: conv, contact: contact})
+	}
+	return starts, cursor, nil
+}
+
+// lockStartSubjects takes the KEY SHARE locks of the runs' contacts, then of their
+// conversations, each in id order: the order of a contact's erasure (the contact, then its
+// conversations) and of a delete of conversations, whose FOR UPDATE waits for them.
+func lockStartSubjects(ctx context.Context, tx *store.Tx, starts []eventStart) error {
+	var contactWS, contacts, convWS, convs []uuid.UUID
+	for _, st := range starts {
+		if st.contact != nil {
+			contactWS, contacts = append(contactWS, st.flow.WorkspaceID), append(contacts, *st.contact)
 		}
-		if ok {
-			started++
+		if st.conv != nil {
+			convWS, convs = append(convWS, st.flow.WorkspaceID), append(convs, *st.conv)
 		}
 	}
-	return started, tx.SetWorkflowCursor(ctx, w.ID, cursor)
+	if len(contacts) > 0 {
+		if err := tx.KeyShareContacts(ctx, contactWS, contacts); err != nil {
+			return err
+		}
+	}
+	if len(convs) == 0 {
+		return nil
+	}
+	return tx.KeyShareConversations(ctx, convWS, convs)
 }
 
 // eventSubjects are the conversation and contact an event names (data.conversation_id, a

@@ -76,6 +76,15 @@ SELECT m.contact_id, l.id, l.name FROM contact_list_members m JOIN contact_lists
 WHERE m.workspace_id = @workspace_id AND m.contact_id = ANY (@contact_ids::uuid[])
 ORDER BY lower(l.name);
 
+-- name: KeyShareContacts :exec
+-- KeyShareContacts is KeyShareContact for several contacts (each of the workspace at the same
+-- place of @workspace_ids), locked in id order, as erasures of several contacts lock them.
+SELECT c.id FROM contacts c
+JOIN (SELECT unnest(@workspace_ids::uuid[]) AS workspace_id, unnest(@ids::uuid[]) AS id) AS i
+  ON c.workspace_id = i.workspace_id AND c.id = i.id
+ORDER BY c.id
+FOR KEY SHARE OF c;
+
 -- name: KeyShareContact :exec
 -- KeyShareContact takes the KEY SHARE lock of a contact until the transaction ends (nothing
 -- when it is gone): the lock a contact's erasure waits for (it locks the contact FOR UPDATE

@@ -224,6 +224,26 @@ func (q *Queries) KeyShareContact(ctx context.Context, db DBTX, arg KeyShareCont
 	return err
 }
 
+const keyShareContacts = `-- name: KeyShareContacts :exec
+SELECT c.id FROM contacts c
+JOIN (SELECT unnest($1::uuid[]) AS workspace_id, unnest($2::uuid[]) AS id) AS i
+  ON c.workspace_id = i.workspace_id AND c.id = i.id
+ORDER BY c.id
+FOR KEY SHARE OF c
+`
+
+type KeyShareContactsParams struct {
+	WorkspaceIds []uuid.UUID
+	Ids          []uuid.UUID
+}
+
+// KeyShareContacts is KeyShareContact for several contacts (each of the workspace at the same
+// place of @workspace_ids), locked in id order, as erasures of several contacts lock them.
+func (q *Queries) KeyShareContacts(ctx context.Context, db DBTX, arg KeyShareContactsParams) error {
+	_, err := db.Exec(ctx, keyShareContacts, arg.WorkspaceIds, arg.Ids)
+	return err
+}
+
 const listContactLists = `-- name: ListContactLists :many
 SELECT l.id, l.name, l.created_at,
        (SELECT count(*) FROM contact_list_members m JOIN contacts c ON c.id = m.contact_id
