@@ -107,3 +107,45 @@ func sendingReply(t *testing.T, st *store.Store, ws uuid.UUID) (c store.Channel,
 	require.NoError(t, err)
 	return c, contact, conv, reply
 }
+
+// TestAReplyNeedingATemplateWaitsForADeleteOfItsConversation: a reply outside the app's
+// window is failed (its message's row), then its conversation's thread is marked; deleting
+// the conversation locks it, then deletes its thread, then clears its messages' link to it.
+// The reply takes the conversation's KEY SHARE first, so the delete waits for it instead of
+// each holding the row the other needs (40P01 before: the reply's job failed and was retried,
+// or the delete failed).
+func TestAReplyNeedingATemplateWaitsForADeleteOfItsConversation(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.New(t)
+	s := New(st, nil, nil, nil, "http://switchboard.test", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	w, err := st.CreateWorkspace(ctx, "template-delete", 1_000_000_000)
+	require.NoError(t, err)
+	c, _, conv, reply := sendingReply(t, st, w.ID)
+	_, err = st.Pool().Exec(ctx, `UPDATE channel_messages SET status = 'pending' WHERE id = $1`, reply.ID)
+	require.NoError(t, err)
+	reply.Status = "pending"
+	_, err = st.Pool().Exec(ctx, `INSERT INTO conversation_threads (conversation_id, workspace_id, channel_id, remote) VALUES ($1, $2, $3, $4)`,
+		conv, w.ID, c.ID, reply.Remote)
+	require.NoError(t, err)
+
+	release := storetest.HoldWrites(t, st, "channel_messages", "UPDATE", "NEW.status = 'failed'") // the reply, once it has failed the message
+	failed, failErr := storetest.InBackground(func(ctx context.Context) error { return s.needsTemplate(ctx, c, reply) })
+	storetest.WaitBlockedOrDone(t, st, failed)
+	deleted, deleteErr := storetest.InBackground(func(ctx context.Context) error {
+		_, err := st.Pool().Exec(ctx, `DELETE FROM conversations WHERE id = $1`, conv)
+		return err
+	})
+	storetest.WaitWaitersOrDone(t, st, 2, deleted) // the delete waits for what the reply holds
+	release()
+	<-failed
+	<-deleted
+	require.NoError(t, *failErr, "the reply")
+	require.NoError(t, *deleteErr, "the delete")
+
+	var status, reason string
+	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT status, coalesce(reason, '') FROM channel_messages WHERE id = $1`, reply.ID).Scan(&status, &reason))
+	require.Equal(t, []string{"failed", ReasonNeedsTemplate}, []string{status, reason})
+	var threads int
+	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*) FROM conversation_threads WHERE conversation_id = $1`, conv).Scan(&threads))
+	require.Zero(t, threads, "the thread went with its conversation, after the reply")
+}

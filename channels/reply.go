@@ -515,9 +515,17 @@ func (s *Service) windowClosed(ctx context.Context, c store.Channel, snd Sender,
 	return time.Since(last) > w.Window(), nil
 }
 
-// needsTemplate fails a message the app would refuse, and marks its conversation.
+// needsTemplate fails a message the app would refuse, and marks its conversation. It takes
+// the conversation's KEY SHARE before the message's row: a delete of the conversation locks
+// it, then deletes its thread, then clears its messages' link, and the thread's mark after
+// the message's row would otherwise wait for the delete while the delete waits for the row.
 func (s *Service) needsTemplate(ctx context.Context, c store.Channel, m store.ChannelMessage) error {
 	return s.store.InTx(ctx, func(tx *store.Tx) error {
+		if m.ConversationID != nil {
+			if err := tx.KeyShareConversations(ctx, []uuid.UUID{c.WorkspaceID}, []uuid.UUID{*m.ConversationID}); err != nil {
+				return err
+			}
+		}
 		if _, moved, err := tx.FinishOutbound(ctx, c.WorkspaceID, m.ID, "pending", "failed", ptr(ReasonNeedsTemplate), nil); err != nil || !moved {
 			return err
 		}
