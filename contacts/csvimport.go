@@ -130,8 +130,21 @@ func (s *Service) Import(ctx context.Context, ws uuid.UUID, data []byte, list st
 		}
 		rows = append(rows, row{n: n, in: nc, lists: lists})
 	}
+	var phones []string
+	for _, rw := range rows {
+		if rw.in.Phone != nil {
+			phones = append(phones, *rw.in.Phone)
+		}
+	}
 	err = s.store.InTx(ctx, func(tx *store.Tx) error {
 		res.Created, res.Updated = 0, 0
+		// The contacts the file updates are locked first, in id order, as a bulk soft
+		// delete locks them, rather than one by one in the file's order.
+		if len(phones) > 0 {
+			if err := tx.LockLiveContactsByPhone(ctx, ws, phones); err != nil {
+				return err
+			}
+		}
 		for _, rw := range rows {
 			existing, err := matchExisting(ctx, tx, ws, rw.in)
 			if err != nil {

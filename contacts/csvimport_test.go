@@ -1,14 +1,19 @@
 package contacts_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"switchboard/apierr"
 	"switchboard/contacts"
+	"switchboard/store"
+	"switchboard/store/storetest"
 )
 
 func TestImportReportsEachBadRowAndImportsTheRest(t *testing.T) {
@@ -102,4 +107,41 @@ func TestImportTagsAndListsAndConsents(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, page.Data, 1)
 	require.Equal(t, "b@example.com", *page.Data[0].Email)
+}
+
+// TestAnImportWaitsForABulkSoftDeleteOfTheContactsItUpdates: an import updates the contacts its
+// file names in the file's order; a bulk soft delete locks its contacts in id order. The import
+// locks the contacts it will update first, in id order too, so with its file against the ids'
+// order the delete waits for it instead of each holding a contact the other waits for (40P01
+// before: the import failed whole, or the delete's batch did).
+func TestAnImportWaitsForABulkSoftDeleteOfTheContactsItUpdates(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	low := w.create(t, contacts.Input{Name: ptr("Ada"), Phone: ptr("+14155550100")})
+	high := w.create(t, contacts.Input{Name: ptr("Bob"), Phone: ptr("+14155550111")})
+	if bytes.Compare(low.ID[:], high.ID[:]) > 0 {
+		low, high = high, low
+	}
+	csv := "name,phone\n" + *high.Name + " B.," + *high.Phone + "\n" + *low.Name + " B.," + *low.Phone + "\n" // against the ids' order
+
+	release := storetest.HoldWrites(t, w.store, "contacts", "UPDATE", fmt.Sprintf("NEW.id = '%s' AND NEW.deleted_at IS NULL", high.ID)) // the import, once it has updated its first row
+	imported, importErr := storetest.InBackground(func(ctx context.Context) error {
+		_, err := w.svc.Import(ctx, w.ws, []byte(csv), "")
+		return err
+	})
+	storetest.WaitBlockedOrDone(t, w.store, imported)
+	var deleted int
+	softDeleted, deleteErr := storetest.InBackground(func(ctx context.Context) error {
+		return w.store.InTx(ctx, func(tx *store.Tx) (err error) {
+			deleted, err = tx.SoftDeleteContacts(ctx, w.ws, store.BulkSet{Cutoff: time.Now().Add(time.Minute)}, 1000)
+			return err
+		})
+	})
+	storetest.WaitWaitersOrDone(t, w.store, 2, softDeleted) // the delete waits for a contact the import holds
+	release()
+	<-imported
+	<-softDeleted
+	require.NoError(t, *importErr, "the import")
+	require.NoError(t, *deleteErr, "the bulk soft delete")
+	require.Equal(t, 2, deleted, "both deleted, after the import")
 }

@@ -122,3 +122,49 @@ func deleteInBackground(st *store.Store, ws uuid.UUID, set store.BulkSet) (done 
 	}()
 	return ch, n
 }
+
+// TestABulkSoftDeleteLocksContactsInIDOrder: a bulk soft delete of contacts and a writer
+// updating two of them in id order (a CSV import, which locks the contacts it updates in id
+// order first) cannot deadlock. Taking its rows in the order it found them, the delete could
+// lock the higher id first (in one of the two orders of creation), then wait for the lower
+// one the writer holds, while the writer waited for the higher one (40P01). In id order, it
+// waits for the lower one holding nothing, and deletes both once the writer has committed.
+func TestABulkSoftDeleteLocksContactsInIDOrder(t *testing.T) {
+	st := storetest.New(t)
+	ctx := context.Background()
+	for _, highFirst := range []bool{true, false} {
+		low, high := uuid.New(), uuid.New()
+		if bytes.Compare(low[:], high[:]) > 0 {
+			low, high = high, low
+		}
+		created := []uuid.UUID{low, high}
+		if highFirst {
+			created = []uuid.UUID{high, low}
+		}
+		w, err := st.CreateWorkspace(ctx, fmt.Sprintf("contact-locks-%t", highFirst), 0)
+		require.NoError(t, err)
+		for _, id := range created { // one transaction each: the later one is the newer
+			_, err := st.Pool().Exec(ctx, `INSERT INTO contacts (id, workspace_id, name) VALUES ($1, $2, 'Eve')`, id, w.ID)
+			require.NoError(t, err)
+		}
+
+		writer, err := st.Pool().Begin(ctx)
+		require.NoError(t, err)
+		touch := `UPDATE contacts SET name = 'Eve B.', updated_at = now() WHERE id = $1`
+		_, err = writer.Exec(ctx, touch, low)
+		require.NoError(t, err)
+		done, deleted := make(chan error, 1), 0
+		go func() {
+			done <- st.InTx(ctx, func(tx *store.Tx) (err error) {
+				deleted, err = tx.SoftDeleteContacts(ctx, w.ID, store.BulkSet{Cutoff: time.Now().Add(time.Minute)}, 1000)
+				return err
+			})
+		}()
+		storetest.WaitBlockedOrDone(t, st, nil)
+		_, err = writer.Exec(ctx, touch, high)
+		require.NoError(t, err, "the writer's second update")
+		require.NoError(t, writer.Commit(ctx))
+		require.NoError(t, <-done, "the bulk soft delete's batch")
+		require.Equal(t, 2, deleted)
+	}
+}

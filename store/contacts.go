@@ -146,6 +146,13 @@ func (q *queries) AddContactToList(ctx context.Context, ws, listID, contactID uu
 	return q.sql.AddContactToList(ctx, q.db, dbsqlc.AddContactToListParams{WorkspaceID: ws, ListID: listID, ContactID: contactID})
 }
 
+// LockLiveContactsByPhone locks the live contacts of ws with these phone numbers, in id
+// order, until the transaction ends: a writer that will update several of them in another
+// order takes their locks first, in a bulk soft delete's order.
+func (q *queries) LockLiveContactsByPhone(ctx context.Context, ws uuid.UUID, phones []string) error {
+	return q.sql.LockLiveContactsByPhone(ctx, q.db, dbsqlc.LockLiveContactsByPhoneParams{WorkspaceID: ws, Phones: phones})
+}
+
 // KeyShareContacts is KeyShareContact for several contacts, each of the workspace at the same
 // place of workspaceIDs, in id order.
 func (q *queries) KeyShareContacts(ctx context.Context, workspaceIDs, ids []uuid.UUID) error {

@@ -159,14 +159,24 @@ ORDER BY k.created_at DESC, k.id LIMIT 5;
 
 -- name: BulkSoftDeleteContacts :execrows
 -- A soft delete: the contact is hidden and never messaged, and can be restored.
+--
+-- The batch's rows are locked in id order, as BulkDeleteConversations locks its own and as a
+-- CSV import locks the contacts it updates (LockLiveContactsByPhone), so the two never
+-- deadlock: the batch is picked without a lock, then locked sorted. The conditions a
+-- contact's writers change (deleted, its tags) are written again where the rows are locked.
 UPDATE contacts SET deleted_at = now(), updated_at = now() WHERE id IN (
-    SELECT k.id FROM contacts k
-    WHERE k.workspace_id = @workspace_id AND k.created_at <= @cutoff AND k.deleted_at IS NULL
-      AND (NOT @by_ids::bool OR k.id = ANY(@ids::uuid[]))
-      AND (@tag::text = '' OR @tag::text = ANY(k.tags))
-      AND (sqlc.narg('list_id')::uuid IS NULL OR EXISTS (SELECT 1 FROM contact_list_members m WHERE m.list_id = sqlc.narg('list_id')::uuid AND m.contact_id = k.id))
-    LIMIT @max_rows
-    FOR UPDATE);
+    SELECT l.id FROM contacts l
+    WHERE l.id IN (
+        SELECT k.id FROM contacts k
+        WHERE k.workspace_id = @workspace_id AND k.created_at <= @cutoff AND k.deleted_at IS NULL
+          AND (NOT @by_ids::bool OR k.id = ANY(@ids::uuid[]))
+          AND (@tag::text = '' OR @tag::text = ANY(k.tags))
+          AND (sqlc.narg('list_id')::uuid IS NULL OR EXISTS (SELECT 1 FROM contact_list_members m WHERE m.list_id = sqlc.narg('list_id')::uuid AND m.contact_id = k.id))
+        LIMIT @max_rows)
+      AND l.workspace_id = @workspace_id AND l.deleted_at IS NULL
+      AND (@tag::text = '' OR @tag::text = ANY(l.tags))
+    ORDER BY l.id
+    FOR UPDATE OF l);
 
 -- name: BulkCountCampaigns :one
 -- Campaigns: statuses lists the statuses the tool may touch (delete: all but running unless

@@ -11,6 +11,15 @@ SELECT * FROM contacts WHERE workspace_id = @workspace_id AND id = @id;
 SELECT * FROM contacts WHERE workspace_id = @workspace_id AND phone = @phone AND deleted_at IS NULL
 ORDER BY created_at LIMIT 1;
 
+-- name: LockLiveContactsByPhone :exec
+-- LockLiveContactsByPhone locks the live contacts of these phone numbers, in id order, for a
+-- CSV import that will update them in its file's order: a bulk soft delete locks its contacts
+-- in id order (BulkSoftDeleteContacts), and two writers taking the same rows in different
+-- orders could each hold one the other waits for.
+SELECT id FROM contacts WHERE workspace_id = @workspace_id AND phone = ANY(@phones::text[]) AND deleted_at IS NULL
+ORDER BY id
+FOR NO KEY UPDATE;
+
 -- name: ListContacts :many
 -- ListContacts filters by each argument that is given (NULL: any), newest first, keyset
 -- paginated after (created_at, id) of the previous page's last row. deleted selects the

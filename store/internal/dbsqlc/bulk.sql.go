@@ -821,13 +821,18 @@ func (q *Queries) BulkSampleDeployments(ctx context.Context, db DBTX, arg BulkSa
 
 const bulkSoftDeleteContacts = `-- name: BulkSoftDeleteContacts :execrows
 UPDATE contacts SET deleted_at = now(), updated_at = now() WHERE id IN (
-    SELECT k.id FROM contacts k
-    WHERE k.workspace_id = $1 AND k.created_at <= $2 AND k.deleted_at IS NULL
-      AND (NOT $3::bool OR k.id = ANY($4::uuid[]))
-      AND ($5::text = '' OR $5::text = ANY(k.tags))
-      AND ($6::uuid IS NULL OR EXISTS (SELECT 1 FROM contact_list_members m WHERE m.list_id = $6::uuid AND m.contact_id = k.id))
-    LIMIT $7
-    FOR UPDATE)
+    SELECT l.id FROM contacts l
+    WHERE l.id IN (
+        SELECT k.id FROM contacts k
+        WHERE k.workspace_id = $1 AND k.created_at <= $2 AND k.deleted_at IS NULL
+          AND (NOT $3::bool OR k.id = ANY($4::uuid[]))
+          AND ($5::text = '' OR $5::text = ANY(k.tags))
+          AND ($6::uuid IS NULL OR EXISTS (SELECT 1 FROM contact_list_members m WHERE m.list_id = $6::uuid AND m.contact_id = k.id))
+        LIMIT $7)
+      AND l.workspace_id = $1 AND l.deleted_at IS NULL
+      AND ($5::text = '' OR $5::text = ANY(l.tags))
+    ORDER BY l.id
+    FOR UPDATE OF l)
 `
 
 type BulkSoftDeleteContactsParams struct {
@@ -841,6 +846,11 @@ type BulkSoftDeleteContactsParams struct {
 }
 
 // A soft delete: the contact is hidden and never messaged, and can be restored.
+//
+// The batch's rows are locked in id order, as BulkDeleteConversations locks its own and as a
+// CSV import locks the contacts it updates (LockLiveContactsByPhone), so the two never
+// deadlock: the batch is picked without a lock, then locked sorted. The conditions a
+// contact's writers change (deleted, its tags) are written again where the rows are locked.
 func (q *Queries) BulkSoftDeleteContacts(ctx context.Context, db DBTX, arg BulkSoftDeleteContactsParams) (int64, error) {
 	result, err := db.Exec(ctx, bulkSoftDeleteContacts,
 		arg.WorkspaceID,

@@ -396,6 +396,26 @@ func (q *Queries) LiveContactByPhone(ctx context.Context, db DBTX, arg LiveConta
 	return i, err
 }
 
+const lockLiveContactsByPhone = `-- name: LockLiveContactsByPhone :exec
+SELECT id FROM contacts WHERE workspace_id = $1 AND phone = ANY($2::text[]) AND deleted_at IS NULL
+ORDER BY id
+FOR NO KEY UPDATE
+`
+
+type LockLiveContactsByPhoneParams struct {
+	WorkspaceID uuid.UUID
+	Phones      []string
+}
+
+// LockLiveContactsByPhone locks the live contacts of these phone numbers, in id order, for a
+// CSV import that will update them in its file's order: a bulk soft delete locks its contacts
+// in id order (BulkSoftDeleteContacts), and two writers taking the same rows in different
+// orders could each hold one the other waits for.
+func (q *Queries) LockLiveContactsByPhone(ctx context.Context, db DBTX, arg LockLiveContactsByPhoneParams) error {
+	_, err := db.Exec(ctx, lockLiveContactsByPhone, arg.WorkspaceID, arg.Phones)
+	return err
+}
+
 const restoreContact = `-- name: RestoreContact :one
 UPDATE contacts SET deleted_at = NULL, updated_at = now()
 WHERE workspace_id = $1 AND id = $2
