@@ -11,9 +11,13 @@
 // workflow runs, campaign sends; a campaign's row before its sends'); the workspaces' rows
 // (in id order), last, as settling takes them until COMMIT. A writer that will write a row
 // naming a conversation after rows of its own takes the conversation's KEY SHARE first
-// (KeyShareConversations, KeyShareContact): the lock the reference takes anyway, which the
-// erasure's, the retention job's and the bulk delete's FOR UPDATE wait for, and which the
-// turns' FOR NO KEY UPDATE does not block.
+// (KeyShareConversations, KeyShareContact, KeyShareContacts): the lock the reference takes
+// anyway, which the erasure's, the retention job's and the bulk delete's FOR UPDATE wait for,
+// and which the turns' FOR NO KEY UPDATE does not block. Several rows of one table are locked
+// in id order, picked first without a lock where a batch is chosen by a filter (the bulk
+// deletes), or locked first by a statement of their own where they are written one by one in
+// another order (a CSV import's contacts: LockLiveContactsByPhone; a batch of delivery
+// reports' campaigns: LockReportedCampaigns).
 package store
 
 import (
