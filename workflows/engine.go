@@ -283,15 +283,21 @@ func (s *Service) record(ctx context.Context, st *runState, idx int, then func(t
 // the erasure or the delete could hold the conversation while it waited for the run's row
 // (TestARunsStepWaitsForADeleteOfItsConversation).
 func lockRunSubjects(ctx context.Context, tx *store.Tx, r store.WorkflowRun) error {
-	if r.ContactID != nil {
-		if err := tx.KeyShareContact(ctx, r.WorkspaceID, *r.ContactID); err != nil {
+	return lockSubjects(ctx, tx, r.WorkspaceID, r.ContactID, r.ConversationID)
+}
+
+// lockSubjects takes the KEY SHARE of a run's contact, then of its conversation (either may
+// be nil), in a contact erasure's order.
+func lockSubjects(ctx context.Context, tx *store.Tx, ws uuid.UUID, contact, conv *uuid.UUID) error {
+	if contact != nil {
+		if err := tx.KeyShareContact(ctx, ws, *contact); err != nil {
 			return err
 		}
 	}
-	if r.ConversationID == nil {
+	if conv == nil {
 		return nil
 	}
-	return tx.KeyShareConversations(ctx, []uuid.UUID{r.WorkspaceID}, []uuid.UUID{*r.ConversationID})
+	return tx.KeyShareConversations(ctx, []uuid.UUID{ws}, []uuid.UUID{*conv})
 }
 
 // end finishes a live run with its run.completed.

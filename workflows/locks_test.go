@@ -113,3 +113,37 @@ steps:
 	require.NoError(t, b.st.Pool().QueryRow(ctx, `SELECT count(*) FROM conversations WHERE id = ANY($1)`, []uuid.UUID{low.ID, high.ID}).Scan(&left))
 	require.Zero(t, left, "both deleted after the tick")
 }
+
+// TestAManualRunWaitsForAnErasureOfItsContact: a run started by hand names a conversation and
+// its contact, and its row's references take the conversation's KEY SHARE, then the contact's;
+// a contact's erasure locks the contact, then its conversations. The start takes the contact's
+// first, so it waits for the erasure holding nothing (40P01 before: the start failed with a
+// 500, and nothing retried it).
+func TestAManualRunWaitsForAnErasureOfItsContact(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t)
+	conv, contact := b.conversationWithContact(t)
+	wf := b.create(t, `
+name: By hand
+trigger: {type: manual}
+steps:
+  - {id: pause, type: wait, duration: 1m}
+`)
+	erasure, err := b.st.Pool().Begin(ctx) // an erasure of the contact, as it locks its rows
+	require.NoError(t, err)
+	defer func() { _ = erasure.Rollback(ctx) }()
+	_, err = erasure.Exec(ctx, `SELECT id FROM contacts WHERE id = $1 FOR UPDATE`, contact.ID)
+	require.NoError(t, err)
+
+	started, startErr := storetest.InBackground(func(ctx context.Context) error {
+		_, err := b.svc.StartManual(ctx, b.ws.ID, wf.ID, map[string]any{"conversation_id": conv.ShortID})
+		return err
+	})
+	storetest.WaitBlockedOrDone(t, b.st, started) // the start waits for the contact
+	_, err = erasure.Exec(ctx, `SELECT id FROM conversations WHERE id = $1 FOR UPDATE`, conv.ID)
+	require.NoError(t, err, "the erasure's lock of the conversation")
+	require.NoError(t, erasure.Commit(ctx))
+	<-started
+	require.NoError(t, *startErr, "the start")
+}

@@ -396,6 +396,12 @@ func (s *Service) StartManual(ctx context.Context, ws uuid.UUID, workflowID stri
 		if err != nil {
 			return err
 		}
+		// The run's references take its conversation's KEY SHARE, then its contact's (their
+		// columns' order): taken here first, contact then conversation, an erasure of the
+		// contact waits for the start, or the start for it, instead of each for the other.
+		if err := lockSubjects(ctx, tx, ws, contact, conv); err != nil {
+			return err
+		}
 		r, _, err := s.start(ctx, tx, w, runTrigger{Type: TriggerManual, Input: input}, nil, conv, contact)
 		run = r
 		return err
