@@ -326,15 +326,42 @@ func (s *Service) views(ctx context.Context, ws uuid.UUID, rows []store.ContactR
 
 // setLists makes the contact a member of exactly the named lists, creating missing ones.
 func setLists(ctx context.Context, tx *store.Tx, ws, contactID uuid.UUID, names []string) error {
+	lists, err := ensureLists(ctx, tx, ws, names)
+	if err != nil {
+		return err
+	}
 	ids := make([]uuid.UUID, 0, len(names))
 	for _, n := range names {
-		l, err := tx.EnsureContactList(ctx, ws, n)
-		if err != nil {
-			return err
-		}
-		ids = append(ids, l.ID)
+		ids = append(ids, lists[strings.ToLower(n)])
 	}
 	return tx.SetContactLists(ctx, ws, contactID, ids)
+}
+
+// ensureLists finds or creates the lists of these names (case-insensitive, as a list's name
+// is unique), by their names in lower case. It ensures them in that order: ensuring a list
+// locks its row (or waits for another transaction creating the same name) until the
+// transaction ends, and two writers naming the same lists in two orders (two imports, two
+// contacts' updates) would otherwise each hold one the other waits for.
+func ensureLists(ctx context.Context, tx *store.Tx, ws uuid.UUID, names []string) (map[string]uuid.UUID, error) {
+	byKey := map[string]string{} // lower case: the first spelling given, which a new list is created with
+	var keys []string
+	for _, n := range names {
+		k := strings.ToLower(n)
+		if _, ok := byKey[k]; !ok {
+			byKey[k] = n
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	ids := make(map[string]uuid.UUID, len(keys))
+	for _, k := range keys {
+		l, err := tx.EnsureContactList(ctx, ws, byKey[k])
+		if err != nil {
+			return nil, err
+		}
+		ids[k] = l.ID
+	}
+	return ids, nil
 }
 
 // validate checks a new contact's fields and normalizes them (trimmed, empty strings as

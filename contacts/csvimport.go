@@ -130,11 +130,12 @@ func (s *Service) Import(ctx context.Context, ws uuid.UUID, data []byte, list st
 		}
 		rows = append(rows, row{n: n, in: nc, lists: lists})
 	}
-	var phones []string
+	var phones, lists []string
 	for _, rw := range rows {
 		if rw.in.Phone != nil {
 			phones = append(phones, *rw.in.Phone)
 		}
+		lists = append(lists, rw.lists...)
 	}
 	err = s.store.InTx(ctx, func(tx *store.Tx) error {
 		res.Created, res.Updated = 0, 0
@@ -144,6 +145,10 @@ func (s *Service) Import(ctx context.Context, ws uuid.UUID, data []byte, list st
 			if err := tx.LockLiveContactsByPhone(ctx, ws, phones); err != nil {
 				return err
 			}
+		}
+		listIDs, err := ensureLists(ctx, tx, ws, lists) // each list once, in ensureLists' order
+		if err != nil {
+			return err
 		}
 		for _, rw := range rows {
 			existing, err := matchExisting(ctx, tx, ws, rw.in)
@@ -179,11 +184,7 @@ func (s *Service) Import(ctx context.Context, ws uuid.UUID, data []byte, list st
 				res.Updated++
 			}
 			for _, l := range rw.lists {
-				cl, err := tx.EnsureContactList(ctx, ws, l)
-				if err != nil {
-					return err
-				}
-				if err := tx.AddContactToList(ctx, ws, cl.ID, id); err != nil {
+				if err := tx.AddContactToList(ctx, ws, listIDs[strings.ToLower(l)], id); err != nil {
 					return err
 				}
 			}

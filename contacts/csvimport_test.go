@@ -145,3 +145,36 @@ func TestAnImportWaitsForABulkSoftDeleteOfTheContactsItUpdates(t *testing.T) {
 	require.NoError(t, *deleteErr, "the bulk soft delete")
 	require.Equal(t, 2, deleted, "both deleted, after the import")
 }
+
+// TestImportsNamingTheSameListsInTwoOrdersWaitForEachOther: an import creates (or finds) each
+// list its file names, and that holds the list's row until it commits. Two imports naming the
+// same two lists in crossing orders ensure them in one order (by name), so the second waits
+// for the first instead of each holding a list the other waits for (40P01 before: one import
+// failed whole).
+func TestImportsNamingTheSameListsInTwoOrdersWaitForEachOther(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	release := storetest.HoldWrites(t, w.store, "contact_lists", "INSERT", "NEW.name = 'Xray'") // the first import, once it has created Xray
+	importing := func(csv string) (<-chan struct{}, *error) {
+		return storetest.InBackground(func(ctx context.Context) error {
+			_, err := w.svc.Import(ctx, w.ws, []byte(csv), "")
+			return err
+		})
+	}
+	first, firstErr := importing("name,phone,lists\nAda,+14155550100,Xray;Yankee\n")
+	storetest.WaitBlockedOrDone(t, w.store, first)
+	second, secondErr := importing("name,phone,lists\nBob,+14155550111,Yankee;Xray\n")
+	storetest.WaitWaitersOrDone(t, w.store, 2, second) // the second waits for a list the first holds
+	release()
+	<-first
+	<-second
+	require.NoError(t, *firstErr, "the first import")
+	require.NoError(t, *secondErr, "the second import")
+
+	for _, name := range []string{"Xray", "Yankee"} {
+		var members int
+		require.NoError(t, w.store.Pool().QueryRow(context.Background(), `SELECT count(*) FROM contact_list_members m
+			JOIN contact_lists l ON l.id = m.list_id WHERE l.workspace_id = $1 AND l.name = $2`, w.ws, name).Scan(&members))
+		require.Equal(t, 2, members, name)
+	}
+}
