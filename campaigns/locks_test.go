@@ -6,10 +6,14 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
 
 	"switchboard/campaigns"
+	"switchboard/catalog"
 	"switchboard/contacts"
+	"switchboard/manage"
+	"switchboard/netguard"
 	"switchboard/store"
 	"switchboard/store/storetest"
 )
@@ -172,4 +176,46 @@ func TestReportBatchesOfTwoCampaignsWaitForEachOther(t *testing.T) {
 	for _, c := range []campaigns.Campaign{one, two} {
 		require.Equal(t, campaigns.Counts{Delivered: 2}, w.get(t, c.ID).Counts, c.Name)
 	}
+}
+
+// TestDeletingAnAgentWaitsForItsCampaignsWorker: a campaign's worker holds its campaign's row
+// while it opens a conversation with the campaign's agent (the conversation's reference takes
+// the agent's KEY SHARE); deleting the agent deletes its row, then unlinks its campaigns. The
+// delete locks the agent's campaigns first, so it waits for the worker instead of each
+// holding the row the other needs (40P01 before: delete_agent failed with a 500). The worker's
+// conversation goes with the agent: if the worker's record of its send is then holding it,
+// PostgreSQL aborts one of the two and the delete runs again, so the delete still succeeds.
+func TestDeletingAnAgentWaitsForItsCampaignsWorker(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	w.ready(t)
+	w.contact(t, contacts.Input{Name: ptr("Eve"), Phone: ptr("+14155550200"), Tags: []string{"promo"}, ConsentSMS: ptr(true)})
+	c := w.launch(t, "Promo", "Spring sale!", campaigns.Audience{Tags: []string{"promo"}}, campaigns.Schedule{RatePerMinute: 2})
+	agents := manage.New(w.store, catalog.Default(), netguard.Guard{}, nil, "http://switchboard.test")
+
+	release := storetest.HoldWrites(t, w.store, "conversations", "INSERT", "") // the worker, once it has created the send's conversation
+	ticked, tickErr := storetest.InBackground(func(ctx context.Context) error {
+		return campaigns.NewWorker(w.svc, w.log).Work(ctx, &river.Job[campaigns.TickArgs]{Args: campaigns.TickArgs{WorkspaceID: w.ws, CampaignID: c.ID}})
+	})
+	storetest.WaitBlockedOrDone(t, w.store, ticked)
+	deleted, deleteErr := storetest.InBackground(func(ctx context.Context) error {
+		_, err := agents.DeleteAgent(ctx, w.ws, manage.DeleteAgentInput{AgentID: w.agentID.String()})
+		return err
+	})
+	storetest.WaitWaitersOrDone(t, w.store, 2, deleted) // the delete waits for the campaign the worker holds
+	release()
+	<-ticked
+	<-deleted
+	require.NoError(t, *deleteErr, "the delete")
+	// The worker may find its send's conversation gone with the agent, or be the one aborted:
+	// its job is retried, and finds the campaign without an agent.
+	t.Logf("the worker: %v", *tickErr)
+
+	var agentID *uuid.UUID
+	require.NoError(t, w.store.Pool().QueryRow(ctx, `SELECT agent_id FROM campaigns WHERE id = $1`, c.ID).Scan(&agentID))
+	require.Nil(t, agentID, "the campaign is unlinked from the deleted agent")
+	var left int
+	require.NoError(t, w.store.Pool().QueryRow(ctx, `SELECT count(*) FROM conversations WHERE workspace_id = $1`, w.ws).Scan(&left))
+	require.Zero(t, left, "the send's conversation went with its agent, after the worker committed it")
 }

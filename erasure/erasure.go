@@ -44,15 +44,8 @@ const MaxRetentionDays = 36500
 const eraseAttempts = 3
 
 // againIfDeadlocked runs the transaction run, and again while PostgreSQL aborts it to break a
-// deadlock (nothing it did was kept), eraseAttempts times at most; it returns the last error.
-func againIfDeadlocked(run func() error) error {
-	for attempt := 1; ; attempt++ {
-		err := run()
-		if !store.Deadlocked(err) || attempt == eraseAttempts {
-			return err
-		}
-	}
-}
+// deadlock, eraseAttempts times at most.
+func againIfDeadlocked(run func() error) error { return store.AgainIfDeadlocked(eraseAttempts, run) }
 
 // Service erases contacts and keeps the retention settings.
 type Service struct {

@@ -127,17 +127,27 @@ type AgentRef struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
+// deleteAttempts bounds the runs of an agent's delete that PostgreSQL aborts to break a
+// deadlock.
+const deleteAttempts = 3
+
 // DeleteAgent removes the agent, its knowledge base and its deployments.
 func (s *Service) DeleteAgent(ctx context.Context, ws uuid.UUID, in DeleteAgentInput) (AgentRef, error) {
 	a, err := s.agent(ctx, ws, "agent_id", in.AgentID)
 	if err != nil {
 		return AgentRef{}, err
 	}
-	err = s.store.InTx(ctx, func(tx *store.Tx) error {
-		if err := tx.DeleteAgent(ctx, ws, a.ID); err != nil {
-			return err
-		}
-		return audit.Record(ctx, tx, ws, audit.AgentDeleted, "agent", a.ID.String(), map[string]any{"name": a.Name})
+	// The delete locks the agent's conversations and campaigns before its row (store's
+	// DeleteAgent); a conversation a campaign's worker opens while the delete waits for its
+	// campaign is locked only by the cascade, after the campaign, and its send's record takes
+	// them the other way: PostgreSQL then aborts one of the two, and the delete runs again.
+	err = store.AgainIfDeadlocked(deleteAttempts, func() error {
+		return s.store.InTx(ctx, func(tx *store.Tx) error {
+			if err := tx.DeleteAgent(ctx, ws, a.ID); err != nil {
+				return err
+			}
+			return audit.Record(ctx, tx, ws, audit.AgentDeleted, "agent", a.ID.String(), map[string]any{"name": a.Name})
+		})
 	})
 	if err != nil {
 		return AgentRef{}, apierr.WithParam(err, "agent_id")

@@ -173,9 +173,22 @@ func (q *queries) UpdateAgent(ctx context.Context, workspaceID, id uuid.UUID, u 
 
 // DeleteAgent removes an agent; its knowledge base, sources, chunks, deployments and
 // conversations go with it (foreign keys cascade).
+//
+// Its conversations (deleted with it) are locked first, in id order, then its campaigns
+// (unlinked), then the agent's row: the delete's cascades would take them after the agent's
+// row, each in its index's order, against the group commit's order of conversations and a
+// campaign worker's (its campaign, then the agent's KEY SHARE).
 func (q *queries) DeleteAgent(ctx context.Context, workspaceID, id uuid.UUID) error {
-	n, err := q.sql.DeleteAgent(ctx, q.db, dbsqlc.DeleteAgentParams{WorkspaceID: workspaceID, ID: id})
-	return affected("agent", n, err)
+	return q.inTx(ctx, func(q *queries) error {
+		if err := q.sql.LockAgentConversations(ctx, q.db, dbsqlc.LockAgentConversationsParams{WorkspaceID: workspaceID, AgentID: &id}); err != nil {
+			return err
+		}
+		if err := q.sql.LockAgentCampaigns(ctx, q.db, dbsqlc.LockAgentCampaignsParams{WorkspaceID: workspaceID, AgentID: &id}); err != nil {
+			return err
+		}
+		n, err := q.sql.DeleteAgent(ctx, q.db, dbsqlc.DeleteAgentParams{WorkspaceID: workspaceID, ID: id})
+		return affected("agent", n, err)
+	})
 }
 
 // RecordingKind returns the kind of a recording of the workspace.

@@ -187,6 +187,19 @@ func Deadlocked(err error) bool {
 	return errors.As(err, &pgErr) && pgErr.Code == "40P01"
 }
 
+// AgainIfDeadlocked runs the transaction run, and again while PostgreSQL aborts it to break a
+// deadlock (nothing it did was kept), attempts times at most; it returns the last error. For a
+// writer whose locks cannot all be taken in the house order (rows its own waits let others
+// create), so that a cycle stays possible however rare.
+func AgainIfDeadlocked(attempts int, run func() error) error {
+	for attempt := 1; ; attempt++ {
+		err := run()
+		if !Deadlocked(err) || attempt >= attempts {
+			return err
+		}
+	}
+}
+
 func isUniqueViolation(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == "23505"

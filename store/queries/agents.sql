@@ -34,6 +34,22 @@ RETURNING *;
 -- name: DeleteAgent :execrows
 DELETE FROM agents WHERE workspace_id = @workspace_id AND id = @id;
 
+-- name: LockAgentConversations :exec
+-- LockAgentConversations locks, in id order, the conversations a delete of their agent is
+-- about to delete (ON DELETE CASCADE, which takes them in its index's order, newest first):
+-- the order of a group commit continuing several of them and of a bulk delete.
+SELECT id FROM conversations WHERE workspace_id = @workspace_id AND agent_id = @agent_id
+ORDER BY id
+FOR UPDATE;
+
+-- name: LockAgentCampaigns :exec
+-- LockAgentCampaigns locks, in id order, the campaigns a delete of their agent is about to
+-- unlink (ON DELETE SET NULL), before the agent's row: a campaign's worker holds its campaign
+-- while it opens a conversation with the agent, which takes the agent's KEY SHARE.
+SELECT id FROM campaigns WHERE workspace_id = @workspace_id AND agent_id = @agent_id
+ORDER BY id
+FOR NO KEY UPDATE;
+
 -- name: RecordingKind :one
 SELECT kind FROM recordings WHERE workspace_id = @workspace_id AND id = @id;
 

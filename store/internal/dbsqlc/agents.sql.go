@@ -411,6 +411,44 @@ func (q *Queries) ListAgents(ctx context.Context, db DBTX, arg ListAgentsParams)
 	return items, nil
 }
 
+const lockAgentCampaigns = `-- name: LockAgentCampaigns :exec
+SELECT id FROM campaigns WHERE workspace_id = $1 AND agent_id = $2
+ORDER BY id
+FOR NO KEY UPDATE
+`
+
+type LockAgentCampaignsParams struct {
+	WorkspaceID uuid.UUID
+	AgentID     *uuid.UUID
+}
+
+// LockAgentCampaigns locks, in id order, the campaigns a delete of their agent is about to
+// unlink (ON DELETE SET NULL), before the agent's row: a campaign's worker holds its campaign
+// while it opens a conversation with the agent, which takes the agent's KEY SHARE.
+func (q *Queries) LockAgentCampaigns(ctx context.Context, db DBTX, arg LockAgentCampaignsParams) error {
+	_, err := db.Exec(ctx, lockAgentCampaigns, arg.WorkspaceID, arg.AgentID)
+	return err
+}
+
+const lockAgentConversations = `-- name: LockAgentConversations :exec
+SELECT id FROM conversations WHERE workspace_id = $1 AND agent_id = $2
+ORDER BY id
+FOR UPDATE
+`
+
+type LockAgentConversationsParams struct {
+	WorkspaceID uuid.UUID
+	AgentID     *uuid.UUID
+}
+
+// LockAgentConversations locks, in id order, the conversations a delete of their agent is
+// about to delete (ON DELETE CASCADE, which takes them in its index's order, newest first):
+// the order of a group commit continuing several of them and of a bulk delete.
+func (q *Queries) LockAgentConversations(ctx context.Context, db DBTX, arg LockAgentConversationsParams) error {
+	_, err := db.Exec(ctx, lockAgentConversations, arg.WorkspaceID, arg.AgentID)
+	return err
+}
+
 const recordingKind = `-- name: RecordingKind :one
 SELECT kind FROM recordings WHERE workspace_id = $1 AND id = $2
 `
