@@ -9,7 +9,15 @@ UPDATE knowledge_sources SET status = @status, error = sqlc.narg(error), pages =
 WHERE workspace_id = @workspace_id AND id = @id;
 
 -- name: DeleteChunks :exec
-DELETE FROM knowledge_chunks WHERE workspace_id = @workspace_id AND source_id = @source_id;
+-- DeleteChunks deletes a source's chunks, its knowledge base's row locked first (the
+-- uncorrelated EXISTS runs once, before the first row is deleted): the delete's trigger counts
+-- a new generation on that row after the chunks (migration 0040), while a change of the
+-- agent's language updates the row, then every chunk (0029), and a delete of the agent takes
+-- the row before its sources' chunks. Locked first, each waits for the other instead.
+DELETE FROM knowledge_chunks k WHERE k.workspace_id = @workspace_id AND k.source_id = @source_id
+  AND EXISTS (SELECT 1 FROM knowledge_bases b JOIN knowledge_sources s ON s.knowledge_base_id = b.id
+              WHERE s.workspace_id = @workspace_id::uuid AND s.id = @source_id::uuid
+              FOR NO KEY UPDATE OF b);
 
 -- name: InsertChunks :copyfrom
 INSERT INTO knowledge_chunks (workspace_id, source_id, url, title, content)

@@ -84,7 +84,10 @@ func (q *Queries) CleanKnowledgePending(ctx context.Context, db DBTX) error {
 }
 
 const deleteChunks = `-- name: DeleteChunks :exec
-DELETE FROM knowledge_chunks WHERE workspace_id = $1 AND source_id = $2
+DELETE FROM knowledge_chunks k WHERE k.workspace_id = $1 AND k.source_id = $2
+  AND EXISTS (SELECT 1 FROM knowledge_bases b JOIN knowledge_sources s ON s.knowledge_base_id = b.id
+              WHERE s.workspace_id = $1::uuid AND s.id = $2::uuid
+              FOR NO KEY UPDATE OF b)
 `
 
 type DeleteChunksParams struct {
@@ -92,6 +95,11 @@ type DeleteChunksParams struct {
 	SourceID    uuid.UUID
 }
 
+// DeleteChunks deletes a source's chunks, its knowledge base's row locked first (the
+// uncorrelated EXISTS runs once, before the first row is deleted): the delete's trigger counts
+// a new generation on that row after the chunks (migration 0040), while a change of the
+// agent's language updates the row, then every chunk (0029), and a delete of the agent takes
+// the row before its sources' chunks. Locked first, each waits for the other instead.
 func (q *Queries) DeleteChunks(ctx context.Context, db DBTX, arg DeleteChunksParams) error {
 	_, err := db.Exec(ctx, deleteChunks, arg.WorkspaceID, arg.SourceID)
 	return err
