@@ -168,3 +168,47 @@ func TestABulkSoftDeleteLocksContactsInIDOrder(t *testing.T) {
 		require.Equal(t, 2, deleted)
 	}
 }
+
+// TestABulkCancelLocksCampaignsInIDOrder: a bulk cancel of campaigns and a writer updating two
+// of them in id order (a batch of delivery reports, which locks the campaigns it counts on in
+// id order first) cannot deadlock: in id order, the cancel waits for the lower one holding
+// nothing (in the order its scan found them, it could hold the higher one: 40P01).
+func TestABulkCancelLocksCampaignsInIDOrder(t *testing.T) {
+	st := storetest.New(t)
+	ctx := context.Background()
+	for _, highFirst := range []bool{true, false} {
+		low, high := uuid.New(), uuid.New()
+		if bytes.Compare(low[:], high[:]) > 0 {
+			low, high = high, low
+		}
+		created := []uuid.UUID{low, high}
+		if highFirst {
+			created = []uuid.UUID{high, low}
+		}
+		w, err := st.CreateWorkspace(ctx, fmt.Sprintf("campaign-locks-%t", highFirst), 0)
+		require.NoError(t, err)
+		for _, id := range created {
+			_, err := st.Pool().Exec(ctx, `INSERT INTO campaigns (id, workspace_id, name, status) VALUES ($1, $2, 'Promo', 'running')`, id, w.ID)
+			require.NoError(t, err)
+		}
+
+		writer, err := st.Pool().Begin(ctx)
+		require.NoError(t, err)
+		count := `UPDATE campaigns SET delivered_count = delivered_count + 1 WHERE id = $1`
+		_, err = writer.Exec(ctx, count, low)
+		require.NoError(t, err)
+		done, cancelled := make(chan error, 1), 0
+		go func() {
+			done <- st.InTx(ctx, func(tx *store.Tx) (err error) {
+				cancelled, err = tx.CancelCampaigns(ctx, w.ID, store.BulkSet{Cutoff: time.Now().Add(time.Minute), Statuses: []string{"scheduled", "running", "paused"}}, 1000)
+				return err
+			})
+		}()
+		storetest.WaitBlockedOrDone(t, st, nil)
+		_, err = writer.Exec(ctx, count, high)
+		require.NoError(t, err, "the writer's second update")
+		require.NoError(t, writer.Commit(ctx))
+		require.NoError(t, <-done, "the bulk cancel's batch")
+		require.Equal(t, 2, cancelled)
+	}
+}

@@ -197,21 +197,38 @@ ORDER BY created_at DESC, id LIMIT @max_rows;
 
 -- name: BulkDeleteCampaigns :execrows
 -- Their sends go with them (ON DELETE CASCADE); the conversations they opened stay.
+--
+-- The batch's rows are locked in id order, as a batch of delivery reports locks the campaigns
+-- it counts on (LockReportedCampaigns): picked without a lock, then locked sorted, with the
+-- status (what the campaigns' writers change) checked again on the locked rows.
 DELETE FROM campaigns WHERE id IN (
-    SELECT c.id FROM campaigns c
-    WHERE c.workspace_id = @workspace_id AND c.created_at <= @cutoff
-      AND (NOT @by_ids::bool OR c.id = ANY(@ids::uuid[]))
-      AND (@status::text = '' OR c.status = @status::text)
-      AND c.status = ANY(@statuses::text[])
-    LIMIT @max_rows
-    FOR UPDATE);
+    SELECT l.id FROM campaigns l
+    WHERE l.id IN (
+        SELECT c.id FROM campaigns c
+        WHERE c.workspace_id = @workspace_id AND c.created_at <= @cutoff
+          AND (NOT @by_ids::bool OR c.id = ANY(@ids::uuid[]))
+          AND (@status::text = '' OR c.status = @status::text)
+          AND c.status = ANY(@statuses::text[])
+        LIMIT @max_rows)
+      AND l.workspace_id = @workspace_id
+      AND (@status::text = '' OR l.status = @status::text)
+      AND l.status = ANY(@statuses::text[])
+    ORDER BY l.id
+    FOR UPDATE OF l);
 
 -- name: BulkCancelCampaigns :execrows
+-- Locked in id order, as BulkDeleteCampaigns.
 UPDATE campaigns SET status = 'cancelled', cancelled_at = now(), paused_reason = NULL, updated_at = now() WHERE id IN (
-    SELECT c.id FROM campaigns c
-    WHERE c.workspace_id = @workspace_id AND c.created_at <= @cutoff
-      AND (NOT @by_ids::bool OR c.id = ANY(@ids::uuid[]))
-      AND (@status::text = '' OR c.status = @status::text)
-      AND c.status = ANY(@statuses::text[])
-    LIMIT @max_rows
-    FOR UPDATE);
+    SELECT l.id FROM campaigns l
+    WHERE l.id IN (
+        SELECT c.id FROM campaigns c
+        WHERE c.workspace_id = @workspace_id AND c.created_at <= @cutoff
+          AND (NOT @by_ids::bool OR c.id = ANY(@ids::uuid[]))
+          AND (@status::text = '' OR c.status = @status::text)
+          AND c.status = ANY(@statuses::text[])
+        LIMIT @max_rows)
+      AND l.workspace_id = @workspace_id
+      AND (@status::text = '' OR l.status = @status::text)
+      AND l.status = ANY(@statuses::text[])
+    ORDER BY l.id
+    FOR UPDATE OF l);

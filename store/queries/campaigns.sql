@@ -39,9 +39,15 @@ RETURNING *;
 
 -- name: PauseAgentCampaigns :many
 -- PauseAgentCampaigns pauses the scheduled and running campaigns of an agent being disabled.
-UPDATE campaigns SET status = 'paused', paused_reason = 'agent_disabled', updated_at = now()
-WHERE workspace_id = @workspace_id AND agent_id = @agent_id AND status IN ('scheduled', 'running')
-RETURNING id;
+-- The campaigns are locked in id order first, as a batch of delivery reports locks them.
+WITH locked AS (
+    SELECT k.id FROM campaigns k WHERE k.workspace_id = @workspace_id AND k.agent_id = @agent_id AND k.status IN ('scheduled', 'running')
+    ORDER BY k.id
+    FOR NO KEY UPDATE
+)
+UPDATE campaigns c SET status = 'paused', paused_reason = 'agent_disabled', updated_at = now()
+FROM locked WHERE c.id = locked.id AND c.status IN ('scheduled', 'running')
+RETURNING c.id;
 
 -- name: CampaignAudienceNext :many
 -- CampaignAudienceNext is the next contacts of the campaign's audience without a send row,

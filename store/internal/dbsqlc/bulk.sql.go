@@ -48,13 +48,19 @@ func (q *Queries) ActionByShortIDForUpdate(ctx context.Context, db DBTX, arg Act
 
 const bulkCancelCampaigns = `-- name: BulkCancelCampaigns :execrows
 UPDATE campaigns SET status = 'cancelled', cancelled_at = now(), paused_reason = NULL, updated_at = now() WHERE id IN (
-    SELECT c.id FROM campaigns c
-    WHERE c.workspace_id = $1 AND c.created_at <= $2
-      AND (NOT $3::bool OR c.id = ANY($4::uuid[]))
-      AND ($5::text = '' OR c.status = $5::text)
-      AND c.status = ANY($6::text[])
-    LIMIT $7
-    FOR UPDATE)
+    SELECT l.id FROM campaigns l
+    WHERE l.id IN (
+        SELECT c.id FROM campaigns c
+        WHERE c.workspace_id = $1 AND c.created_at <= $2
+          AND (NOT $3::bool OR c.id = ANY($4::uuid[]))
+          AND ($5::text = '' OR c.status = $5::text)
+          AND c.status = ANY($6::text[])
+        LIMIT $7)
+      AND l.workspace_id = $1
+      AND ($5::text = '' OR l.status = $5::text)
+      AND l.status = ANY($6::text[])
+    ORDER BY l.id
+    FOR UPDATE OF l)
 `
 
 type BulkCancelCampaignsParams struct {
@@ -67,6 +73,7 @@ type BulkCancelCampaignsParams struct {
 	MaxRows     int32
 }
 
+// Locked in id order, as BulkDeleteCampaigns.
 func (q *Queries) BulkCancelCampaigns(ctx context.Context, db DBTX, arg BulkCancelCampaignsParams) (int64, error) {
 	result, err := db.Exec(ctx, bulkCancelCampaigns,
 		arg.WorkspaceID,
@@ -266,13 +273,19 @@ func (q *Queries) BulkCountDeployments(ctx context.Context, db DBTX, arg BulkCou
 
 const bulkDeleteCampaigns = `-- name: BulkDeleteCampaigns :execrows
 DELETE FROM campaigns WHERE id IN (
-    SELECT c.id FROM campaigns c
-    WHERE c.workspace_id = $1 AND c.created_at <= $2
-      AND (NOT $3::bool OR c.id = ANY($4::uuid[]))
-      AND ($5::text = '' OR c.status = $5::text)
-      AND c.status = ANY($6::text[])
-    LIMIT $7
-    FOR UPDATE)
+    SELECT l.id FROM campaigns l
+    WHERE l.id IN (
+        SELECT c.id FROM campaigns c
+        WHERE c.workspace_id = $1 AND c.created_at <= $2
+          AND (NOT $3::bool OR c.id = ANY($4::uuid[]))
+          AND ($5::text = '' OR c.status = $5::text)
+          AND c.status = ANY($6::text[])
+        LIMIT $7)
+      AND l.workspace_id = $1
+      AND ($5::text = '' OR l.status = $5::text)
+      AND l.status = ANY($6::text[])
+    ORDER BY l.id
+    FOR UPDATE OF l)
 `
 
 type BulkDeleteCampaignsParams struct {
@@ -286,6 +299,10 @@ type BulkDeleteCampaignsParams struct {
 }
 
 // Their sends go with them (ON DELETE CASCADE); the conversations they opened stay.
+//
+// The batch's rows are locked in id order, as a batch of delivery reports locks the campaigns
+// it counts on (LockReportedCampaigns): picked without a lock, then locked sorted, with the
+// status (what the campaigns' writers change) checked again on the locked rows.
 func (q *Queries) BulkDeleteCampaigns(ctx context.Context, db DBTX, arg BulkDeleteCampaignsParams) (int64, error) {
 	result, err := db.Exec(ctx, bulkDeleteCampaigns,
 		arg.WorkspaceID,

@@ -35,9 +35,14 @@ func (q *Queries) CampaignSendConversation(ctx context.Context, db DBTX, arg Cam
 }
 
 const pauseWorkspaceCampaigns = `-- name: PauseWorkspaceCampaigns :many
-UPDATE campaigns SET status = 'paused', paused_reason = $1::text, updated_at = now()
-WHERE workspace_id = $2 AND status IN ('scheduled', 'running')
-RETURNING id
+WITH locked AS (
+    SELECT k.id FROM campaigns k WHERE k.workspace_id = $2 AND k.status IN ('scheduled', 'running')
+    ORDER BY k.id
+    FOR NO KEY UPDATE
+)
+UPDATE campaigns c SET status = 'paused', paused_reason = $1::text, updated_at = now()
+FROM locked WHERE c.id = locked.id AND c.status IN ('scheduled', 'running')
+RETURNING c.id
 `
 
 type PauseWorkspaceCampaignsParams struct {
@@ -47,6 +52,7 @@ type PauseWorkspaceCampaignsParams struct {
 
 // PauseWorkspaceCampaigns pauses every scheduled and running campaign of a workspace (it is
 // suspended) with reason.
+// The campaigns are locked in id order first, as a batch of delivery reports locks them.
 func (q *Queries) PauseWorkspaceCampaigns(ctx context.Context, db DBTX, arg PauseWorkspaceCampaignsParams) ([]uuid.UUID, error) {
 	rows, err := db.Query(ctx, pauseWorkspaceCampaigns, arg.Reason, arg.WorkspaceID)
 	if err != nil {

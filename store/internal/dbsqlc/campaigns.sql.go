@@ -631,9 +631,14 @@ func (q *Queries) LockCampaign(ctx context.Context, db DBTX, arg LockCampaignPar
 }
 
 const pauseAgentCampaigns = `-- name: PauseAgentCampaigns :many
-UPDATE campaigns SET status = 'paused', paused_reason = 'agent_disabled', updated_at = now()
-WHERE workspace_id = $1 AND agent_id = $2 AND status IN ('scheduled', 'running')
-RETURNING id
+WITH locked AS (
+    SELECT k.id FROM campaigns k WHERE k.workspace_id = $1 AND k.agent_id = $2 AND k.status IN ('scheduled', 'running')
+    ORDER BY k.id
+    FOR NO KEY UPDATE
+)
+UPDATE campaigns c SET status = 'paused', paused_reason = 'agent_disabled', updated_at = now()
+FROM locked WHERE c.id = locked.id AND c.status IN ('scheduled', 'running')
+RETURNING c.id
 `
 
 type PauseAgentCampaignsParams struct {
@@ -642,6 +647,7 @@ type PauseAgentCampaignsParams struct {
 }
 
 // PauseAgentCampaigns pauses the scheduled and running campaigns of an agent being disabled.
+// The campaigns are locked in id order first, as a batch of delivery reports locks them.
 func (q *Queries) PauseAgentCampaigns(ctx context.Context, db DBTX, arg PauseAgentCampaignsParams) ([]uuid.UUID, error) {
 	rows, err := db.Query(ctx, pauseAgentCampaigns, arg.WorkspaceID, arg.AgentID)
 	if err != nil {
