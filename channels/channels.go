@@ -201,12 +201,22 @@ func (s *Service) List(ctx context.Context, ws uuid.UUID, provider string) ([]Vi
 }
 
 // Delete removes a channel and its deployments, as delete_channels does.
+//
+// The delete locks the channel, then its threads and messages (its cascades); a reply's job
+// moves its inbound message first, then writes the reply, whose reference takes the channel's
+// KEY SHARE. No lock is added on the replies' hot path for this rare order: PostgreSQL aborts
+// one of the two (a reply's job is retried) and the delete runs again.
 func (s *Service) Delete(ctx context.Context, ws, id uuid.UUID) (Deleted, error) {
-	if err := s.store.DeleteChannel(ctx, ws, id); err != nil {
+	err := store.AgainIfDeadlocked(deleteAttempts, func() error { return s.store.DeleteChannel(ctx, ws, id) })
+	if err != nil {
 		return Deleted{}, apierr.WithParam(err, "id")
 	}
 	return Deleted{ID: id, Object: "channel.deleted", Deleted: true}, nil
 }
+
+// deleteAttempts bounds the runs of a channel's delete that PostgreSQL aborts to break a
+// deadlock.
+const deleteAttempts = 3
 
 // prepare checks the input and fills in what is stored: name, config (credentials sealed),
 // address and status. cur is the stored channel on an update.

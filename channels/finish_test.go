@@ -149,3 +149,48 @@ func TestAReplyNeedingATemplateWaitsForADeleteOfItsConversation(t *testing.T) {
 	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*) FROM conversation_threads WHERE conversation_id = $1`, conv).Scan(&threads))
 	require.Zero(t, threads, "the thread went with its conversation, after the reply")
 }
+
+// TestDeletingAChannelWhileItsReplyIsWrittenSucceeds: a reply's job moves the inbound message
+// to its state, then writes the reply (whose reference takes the channel's KEY SHARE); a
+// delete of the channel locks the channel, then clears its messages' link to it. The two take
+// the rows in opposite orders, and the reply's first row is on the hot path of every reply,
+// so no lock is added there: PostgreSQL aborts one of the two (the reply's job is retried) and
+// the delete runs again, so it succeeds (a 500 before, when the delete was the one aborted).
+func TestDeletingAChannelWhileItsReplyIsWrittenSucceeds(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.New(t)
+	s := New(st, nil, nil, nil, "http://switchboard.test", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	w, err := st.CreateWorkspace(ctx, "channel-delete", 1_000_000_000)
+	require.NoError(t, err)
+	c, _, conv, reply := sendingReply(t, st, w.ID)
+	var inbound uuid.UUID
+	require.NoError(t, st.Pool().QueryRow(ctx, `INSERT INTO channel_messages (workspace_id, channel_id, direction, remote, local, body, segments, status, conversation_id)
+		VALUES ($1, $2, 'inbound', $3, $4, 'Hello?', 1, 'received', $5) RETURNING id`, w.ID, c.ID, reply.Remote, reply.Local, conv).Scan(&inbound))
+
+	held, resume := make(chan struct{}), make(chan struct{})
+	replied, replyErr := storetest.InBackground(func(ctx context.Context) error {
+		return st.InTx(ctx, func(tx *store.Tx) error {
+			err := tx.SetChannelMessageState(ctx, w.ID, inbound, "answered", nil, &conv)
+			close(held)
+			if err != nil {
+				return err
+			}
+			<-resume
+			_, _, err = tx.ClaimOutbound(ctx, w.ID, store.OutboundMessage{ChannelID: c.ID, Remote: reply.Remote, Local: reply.Local,
+				Body: "Hi!", Segments: 1, ConversationID: &conv, ReplyTo: &inbound})
+			return err
+		})
+	})
+	<-held
+	deleted, deleteErr := storetest.InBackground(func(ctx context.Context) error { _, err := s.Delete(ctx, w.ID, c.ID); return err })
+	storetest.WaitBlockedOrDone(t, st, deleted) // the delete waits for the inbound message's row
+	close(resume)
+	<-replied
+	<-deleted
+	require.NoError(t, *deleteErr, "the delete")
+	if *replyErr != nil {
+		require.True(t, store.Deadlocked(*replyErr), "the reply fails only as the one aborted: %v", *replyErr)
+	}
+	_, err = st.ChannelByID(ctx, w.ID, c.ID)
+	require.ErrorIs(t, err, store.ErrNotFound)
+}
