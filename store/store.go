@@ -17,7 +17,11 @@
 // in id order, picked first without a lock where a batch is chosen by a filter (the bulk
 // deletes), or locked first by a statement of their own where they are written one by one in
 // another order (a CSV import's contacts: LockLiveContactsByPhone; a batch of delivery
-// reports' campaigns: LockReportedCampaigns).
+// reports' campaigns: LockReportedCampaigns; an agent's conversations and campaigns before
+// its delete: LockAgentConversations, LockAgentCampaigns). A knowledge base's row comes
+// before its chunks (DeleteChunks). Where a rare writer cannot keep the order (a delete
+// whose cascades meet rows created while it waited), it runs again when aborted
+// (AgainIfDeadlocked).
 package store
 
 import (
