@@ -3,6 +3,7 @@ package campaigns
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
 	"github.com/google/uuid"
 
@@ -63,17 +64,40 @@ func (s *Service) chargeSend(ctx context.Context, tx *store.Tx, c store.Campaign
 	}
 	credits, segments := phonenumbers.SMSCredits(to, body)
 	cost := int64(credits) * phonenumbers.NanoUSDPerCredit
-	conv, err := tx.CampaignSendConversation(ctx, c.WorkspaceID, sendID)
+	charge, conv, err := sendCharge(ctx, tx, c.WorkspaceID, sendID, cost, "sms")
 	if err != nil {
 		return err
 	}
-	charge := &store.Charge{AmountNanoUSD: cost, Category: "sms", ConversationID: &conv.ID}
 	_, _, err = tx.Settle(ctx, c.WorkspaceID, charge, func(balance int64) []store.NewEvent {
-		return []store.NewEvent{{Type: "spend.recorded", Data: map[string]any{"amount_usd": json.Number(money.FormatUSD(cost)), "category": "sms",
-			"balance_usd": json.Number(money.FormatUSD(balance)), "conversation_id": conv.ShortID, "campaign_id": c.ID.String(),
-			"segments": segments, "credits": credits}}}
+		return []store.NewEvent{{Type: "spend.recorded", Data: withConversation(map[string]any{"amount_usd": json.Number(money.FormatUSD(cost)), "category": "sms",
+			"balance_usd": json.Number(money.FormatUSD(balance)), "campaign_id": c.ID.String(),
+			"segments": segments, "credits": credits}, conv)}}
 	})
 	return err
+}
+
+// sendCharge is the charge of a send the provider accepted, and the conversation the send
+// opened, which its ledger row and spend.recorded name: nil when the conversation was
+// deleted meanwhile (its agent deleted, a bulk delete, retention). The provider has the
+// message, so it is charged all the same, naming no conversation (spend.recorded's
+// conversation_id is optional).
+func sendCharge(ctx context.Context, tx *store.Tx, ws, sendID uuid.UUID, cost int64, category string) (*store.Charge, *store.SendConversation, error) {
+	conv, err := tx.CampaignSendConversation(ctx, ws, sendID)
+	if errors.Is(err, store.ErrNotFound) {
+		return &store.Charge{AmountNanoUSD: cost, Category: category}, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return &store.Charge{AmountNanoUSD: cost, Category: category, ConversationID: &conv.ID}, &conv, nil
+}
+
+// withConversation adds conv's id to an event's data, when there is one.
+func withConversation(data map[string]any, conv *store.SendConversation) map[string]any {
+	if conv != nil {
+		data["conversation_id"] = conv.ShortID
+	}
+	return data
 }
 
 // chargeApp charges a campaign message a messaging app accepted, at the app's per-message
@@ -85,15 +109,14 @@ func (s *Service) chargeApp(ctx context.Context, tx *store.Tx, c store.Campaign,
 		return nil
 	}
 	cost := catalog.MessagePriceNanoUSD(ch.Provider)
-	conv, err := tx.CampaignSendConversation(ctx, c.WorkspaceID, sendID)
+	charge, conv, err := sendCharge(ctx, tx, c.WorkspaceID, sendID, cost, "message")
 	if err != nil {
 		return err
 	}
-	charge := &store.Charge{AmountNanoUSD: cost, Category: "message", ConversationID: &conv.ID}
 	_, _, err = tx.Settle(ctx, c.WorkspaceID, charge, func(balance int64) []store.NewEvent {
-		return []store.NewEvent{{Type: "spend.recorded", Data: map[string]any{"amount_usd": json.Number(money.FormatUSD(cost)), "category": "message",
-			"balance_usd": json.Number(money.FormatUSD(balance)), "conversation_id": conv.ShortID, "campaign_id": c.ID.String(),
-			"channel_id": ch.ID.String(), "app": ch.Provider, "direction": "outbound", "parts": 1, "template": template}}}
+		return []store.NewEvent{{Type: "spend.recorded", Data: withConversation(map[string]any{"amount_usd": json.Number(money.FormatUSD(cost)), "category": "message",
+			"balance_usd": json.Number(money.FormatUSD(balance)), "campaign_id": c.ID.String(),
+			"channel_id": ch.ID.String(), "app": ch.Provider, "direction": "outbound", "parts": 1, "template": template}, conv)}}
 	})
 	return err
 }

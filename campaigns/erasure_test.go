@@ -76,3 +76,46 @@ func TestASendsAnswerWaitsForAnErasureOfItsContact(t *testing.T) {
 	require.Zero(t, linked, "the erasure, after the answer, unlinked its charge from the conversation")
 	require.Equal(t, before-phonenumbers.NanoUSDPerCredit, w.balance(t), "the send is charged once")
 }
+
+// TestASendWhoseConversationWasDeletedIsRecordedAndCharged: the provider accepts a campaign's
+// message while the send's conversation is being deleted (its agent deleted, a bulk delete,
+// retention). The answer is still recorded and charged: the send counts as sent, its charge's
+// ledger row and spend.recorded name no conversation. Before, looking up the conversation for
+// the charge failed every retry: the send stayed `sending`, neither counted nor charged.
+func TestASendWhoseConversationWasDeletedIsRecordedAndCharged(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	w.ready(t)
+	eve := w.contact(t, contacts.Input{Name: ptr("Eve"), Phone: ptr("+14155550200"), Tags: []string{"promo"}, ConsentSMS: ptr(true)})
+	before := w.balance(t)
+	c := w.launch(t, "Promo", "Spring sale!", campaigns.Audience{Tags: []string{"promo"}}, campaigns.Schedule{RatePerMinute: 2})
+
+	release := w.sms.Hold()
+	defer release()
+	ticked, tickErr := storetest.InBackground(func(ctx context.Context) error {
+		err := campaigns.NewWorker(w.svc, w.log).Work(ctx, &river.Job[campaigns.TickArgs]{Args: campaigns.TickArgs{WorkspaceID: w.ws, CampaignID: c.ID}})
+		if snooze := (*rivertype.JobSnoozeError)(nil); errors.As(err, &snooze) {
+			return nil // until the next period: the campaign's one send is decided
+		}
+		return err
+	})
+	w.sms.WaitHeld(t, 1, 20*time.Second) // the send is decided and at the provider
+	_, err := w.store.Pool().Exec(ctx, `DELETE FROM conversations WHERE workspace_id = $1`, w.ws)
+	require.NoError(t, err)
+	release()
+	<-ticked
+	require.NoError(t, *tickErr, "the send")
+
+	require.Equal(t, "sent:", w.decisions(t, c.ID)[eve.ID])
+	require.Equal(t, campaigns.Counts{Sent: 1}, w.get(t, c.ID).Counts)
+	var charges, linked int
+	require.NoError(t, w.store.Pool().QueryRow(ctx, `SELECT count(*), count(conversation_id) FROM ledger WHERE workspace_id = $1 AND category = 'sms'`,
+		w.ws).Scan(&charges, &linked))
+	require.Equal(t, []int{1, 0}, []int{charges, linked}, "charged once, naming no conversation")
+	require.Equal(t, before-phonenumbers.NanoUSDPerCredit, w.balance(t))
+	var named int
+	require.NoError(t, w.store.Pool().QueryRow(ctx, `SELECT count(*) FILTER (WHERE envelope::jsonb->'data' ? 'conversation_id') FROM events
+		WHERE workspace_id = $1 AND type = 'spend.recorded'`, w.ws).Scan(&named))
+	require.Zero(t, named, "its spend.recorded names no conversation")
+}
