@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"switchboard/store"
@@ -23,10 +24,17 @@ type AppMessage struct {
 // no-op), with their contacts (found or created by the app's user id, named as the app names
 // them) and their reply jobs, in one transaction: the app is answered at once and the replies
 // go out from the jobs, so a slow model never makes the app retry.
+//
+// The messages are stored by sender (the app's user id), each sender's in the order the app
+// sent them: a sender's contact and thread rows stay locked until the transaction ends, and
+// two webhooks carrying messages of the same people in two orders (two replicas) would
+// otherwise each hold one person the other waits for.
 func (s *Service) ReceiveApp(ctx context.Context, c store.Channel, msgs []AppMessage) error {
 	if len(msgs) == 0 {
 		return nil
 	}
+	msgs = slices.Clone(msgs)
+	slices.SortStableFunc(msgs, func(a, b AppMessage) int { return strings.Compare(a.From.ID, b.From.ID) })
 	local := ""
 	if c.Address != nil {
 		local = *c.Address

@@ -1,0 +1,57 @@
+package channels
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"testing"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/stretchr/testify/require"
+
+	"switchboard/store"
+	"switchboard/store/storetest"
+)
+
+// TestTwoWebhooksNamingTheSamePeopleInTwoOrdersWaitForEachOther: a messaging app's webhook
+// stores a batch of messages, each with its sender's contact (found, or created and linked to
+// the app's user id), in one transaction. Two webhooks on two replicas carrying messages of the
+// same two new people in crossing orders each held one person's link while waiting for the
+// other's (40P01: one webhook failed and the app sent it again). Each batch takes its senders
+// in one order (by the app's user id), so the second waits for the first.
+func TestTwoWebhooksNamingTheSamePeopleInTwoOrdersWaitForEachOther(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.New(t)
+	jobs, err := river.NewClient(riverpgxv5.New(st.Pool()), &river.Config{})
+	require.NoError(t, err)
+	s := New(st, nil, nil, jobs, "http://switchboard.test", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	w, err := st.CreateWorkspace(ctx, "app-batches", 1_000_000_000)
+	require.NoError(t, err)
+	c, err := st.CreateChannel(ctx, w.ID, store.ChannelWrite{ID: store.NewChannelID(), Provider: "msgapp_1", Name: "WhatsApp",
+		Config: json.RawMessage(`{}`), Status: "connected", InboundToken: "tok-app-batches"})
+	require.NoError(t, err)
+	message := func(id, from string) AppMessage {
+		return AppMessage{ID: id, From: store.AppUser{App: "msgapp_1", ID: from, Name: from}, Kind: "text", Text: "Hello"}
+	}
+
+	release := storetest.HoldWrites(t, st, "contact_app_ids", "INSERT", "NEW.app_user_id = 'p-1001'") // the first webhook, once it has linked p-1001
+	first, firstErr := storetest.InBackground(func(ctx context.Context) error {
+		return s.ReceiveApp(ctx, c, []AppMessage{message("wamid-1", "p-1001"), message("wamid-2", "p-1002")})
+	})
+	storetest.WaitBlockedOrDone(t, st, first)
+	second, secondErr := storetest.InBackground(func(ctx context.Context) error {
+		return s.ReceiveApp(ctx, c, []AppMessage{message("wamid-3", "p-1002"), message("wamid-4", "p-1001")})
+	})
+	storetest.WaitWaitersOrDone(t, st, 2, second) // the second waits for a person the first holds
+	release()
+	<-first
+	<-second
+	require.NoError(t, *firstErr, "the first webhook")
+	require.NoError(t, *secondErr, "the second webhook")
+
+	var stored int
+	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*) FROM channel_messages WHERE channel_id = $1 AND direction = 'inbound'`, c.ID).Scan(&stored))
+	require.Equal(t, 4, stored, "every message stored once")
+}
