@@ -141,9 +141,15 @@ func (s *Service) matchEvents(ctx context.Context, tx *store.Tx, w store.Workflo
 	if err != nil {
 		return nil, 0, err
 	}
+	// Neither can happen (documents are valid when saved): the workflow's events are passed
+	// over, so that one bad document does not hold its batch's others.
 	doc, err := Parse([]byte(w.Document))
-	if err != nil || w.TriggerEvent == nil {
-		return nil, until, nil // cannot happen: documents are valid when saved
+	if err != nil {
+		s.log.Error("a stored workflow does not parse; its events are passed over", "workflow", w.ShortID, "error", err)
+		return nil, until, nil
+	}
+	if w.TriggerEvent == nil {
+		return nil, until, nil
 	}
 	events, err := tx.EventsOfTypeAfter(ctx, w.WorkspaceID, *w.TriggerEvent, w.EventCursor, until, tickBatch)
 	if err != nil {
