@@ -130,43 +130,12 @@ func deleteInBackground(st *store.Store, ws uuid.UUID, set store.BulkSet) (done 
 // one the writer holds, while the writer waited for the higher one (40P01). In id order, it
 // waits for the lower one holding nothing, and deletes both once the writer has committed.
 func TestABulkSoftDeleteLocksContactsInIDOrder(t *testing.T) {
-	st := storetest.New(t)
-	ctx := context.Background()
-	for _, highFirst := range []bool{true, false} {
-		low, high := uuid.New(), uuid.New()
-		if bytes.Compare(low[:], high[:]) > 0 {
-			low, high = high, low
-		}
-		created := []uuid.UUID{low, high}
-		if highFirst {
-			created = []uuid.UUID{high, low}
-		}
-		w, err := st.CreateWorkspace(ctx, fmt.Sprintf("contact-locks-%t", highFirst), 0)
-		require.NoError(t, err)
-		for _, id := range created { // one transaction each: the later one is the newer
-			_, err := st.Pool().Exec(ctx, `INSERT INTO contacts (id, workspace_id, name) VALUES ($1, $2, 'Eve')`, id, w.ID)
-			require.NoError(t, err)
-		}
-
-		writer, err := st.Pool().Begin(ctx)
-		require.NoError(t, err)
-		touch := `UPDATE contacts SET name = 'Eve B.', updated_at = now() WHERE id = $1`
-		_, err = writer.Exec(ctx, touch, low)
-		require.NoError(t, err)
-		done, deleted := make(chan error, 1), 0
-		go func() {
-			done <- st.InTx(ctx, func(tx *store.Tx) (err error) {
-				deleted, err = tx.SoftDeleteContacts(ctx, w.ID, store.BulkSet{Cutoff: time.Now().Add(time.Minute)}, 1000)
-				return err
-			})
-		}()
-		storetest.WaitBlockedOrDone(t, st, nil)
-		_, err = writer.Exec(ctx, touch, high)
-		require.NoError(t, err, "the writer's second update")
-		require.NoError(t, writer.Commit(ctx))
-		require.NoError(t, <-done, "the bulk soft delete's batch")
-		require.Equal(t, 2, deleted)
-	}
+	bulkWhileAWriterUpdatesInIDOrder(t, "contacts",
+		`INSERT INTO contacts (id, workspace_id, name) VALUES ($1, $2, 'Eve')`,
+		`UPDATE contacts SET name = 'Eve B.', updated_at = now() WHERE id = $1`,
+		func(ctx context.Context, tx *store.Tx, ws uuid.UUID) (int, error) {
+			return tx.SoftDeleteContacts(ctx, ws, store.BulkSet{Cutoff: time.Now().Add(time.Minute)}, 1000)
+		})
 }
 
 // TestABulkCancelLocksCampaignsInIDOrder: a bulk cancel of campaigns and a writer updating two
@@ -174,6 +143,21 @@ func TestABulkSoftDeleteLocksContactsInIDOrder(t *testing.T) {
 // id order first) cannot deadlock: in id order, the cancel waits for the lower one holding
 // nothing (in the order its scan found them, it could hold the higher one: 40P01).
 func TestABulkCancelLocksCampaignsInIDOrder(t *testing.T) {
+	bulkWhileAWriterUpdatesInIDOrder(t, "campaigns",
+		`INSERT INTO campaigns (id, workspace_id, name, status) VALUES ($1, $2, 'Promo', 'running')`,
+		`UPDATE campaigns SET delivered_count = delivered_count + 1 WHERE id = $1`,
+		func(ctx context.Context, tx *store.Tx, ws uuid.UUID) (int, error) {
+			return tx.CancelCampaigns(ctx, ws, store.BulkSet{Cutoff: time.Now().Add(time.Minute), Statuses: []string{"scheduled", "running", "paused"}}, 1000)
+		})
+}
+
+// bulkWhileAWriterUpdatesInIDOrder creates two rows of table with insert ($1 the id, $2 the
+// workspace), in each of the two orders of creation (so that either plan's scan order meets
+// the ids' order and its reverse), has a writer update the lower one (update, $1 the id), runs
+// bulk, and has the writer update the higher one once bulk waits. Both must commit, bulk on
+// both rows.
+func bulkWhileAWriterUpdatesInIDOrder(t *testing.T, table, insert, update string, bulk func(ctx context.Context, tx *store.Tx, ws uuid.UUID) (int, error)) {
+	t.Helper()
 	st := storetest.New(t)
 	ctx := context.Background()
 	for _, highFirst := range []bool{true, false} {
@@ -185,30 +169,29 @@ func TestABulkCancelLocksCampaignsInIDOrder(t *testing.T) {
 		if highFirst {
 			created = []uuid.UUID{high, low}
 		}
-		w, err := st.CreateWorkspace(ctx, fmt.Sprintf("campaign-locks-%t", highFirst), 0)
+		w, err := st.CreateWorkspace(ctx, fmt.Sprintf("%s-locks-%t", table, highFirst), 0)
 		require.NoError(t, err)
-		for _, id := range created {
-			_, err := st.Pool().Exec(ctx, `INSERT INTO campaigns (id, workspace_id, name, status) VALUES ($1, $2, 'Promo', 'running')`, id, w.ID)
+		for _, id := range created { // one transaction each: the later one is the newer
+			_, err := st.Pool().Exec(ctx, insert, id, w.ID)
 			require.NoError(t, err)
 		}
 
 		writer, err := st.Pool().Begin(ctx)
 		require.NoError(t, err)
-		count := `UPDATE campaigns SET delivered_count = delivered_count + 1 WHERE id = $1`
-		_, err = writer.Exec(ctx, count, low)
+		_, err = writer.Exec(ctx, update, low)
 		require.NoError(t, err)
-		done, cancelled := make(chan error, 1), 0
+		done, n := make(chan error, 1), 0
 		go func() {
 			done <- st.InTx(ctx, func(tx *store.Tx) (err error) {
-				cancelled, err = tx.CancelCampaigns(ctx, w.ID, store.BulkSet{Cutoff: time.Now().Add(time.Minute), Statuses: []string{"scheduled", "running", "paused"}}, 1000)
+				n, err = bulk(ctx, tx, w.ID)
 				return err
 			})
 		}()
 		storetest.WaitBlockedOrDone(t, st, nil)
-		_, err = writer.Exec(ctx, count, high)
+		_, err = writer.Exec(ctx, update, high)
 		require.NoError(t, err, "the writer's second update")
 		require.NoError(t, writer.Commit(ctx))
-		require.NoError(t, <-done, "the bulk cancel's batch")
-		require.Equal(t, 2, cancelled)
+		require.NoError(t, <-done, "the bulk batch on %s (created high first: %t)", table, highFirst)
+		require.Equal(t, 2, n)
 	}
 }
