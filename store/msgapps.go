@@ -54,6 +54,7 @@ func (q *queries) ContactForAppUser(ctx context.Context, workspaceID uuid.UUID, 
 		return uuid.Nil, err
 	}
 	var id uuid.UUID
+	created := false
 	if u.Phone != "" {
 		byPhone, err := q.sql.ContactByPhone(ctx, q.db, dbsqlc.ContactByPhoneParams{WorkspaceID: workspaceID, Phone: &u.Phone})
 		switch {
@@ -72,8 +73,35 @@ func (q *queries) ContactForAppUser(ctx context.Context, workspaceID uuid.UUID, 
 		if id, err = q.sql.CreateAppContact(ctx, q.db, dbsqlc.CreateAppContactParams{WorkspaceID: workspaceID, Name: nonEmpty(u.Name), Phone: nonEmpty(u.Phone)}); err != nil {
 			return uuid.Nil, err
 		}
+		created = true
 	}
-	return id, q.sql.LinkAppUser(ctx, q.db, dbsqlc.LinkAppUserParams{WorkspaceID: workspaceID, App: u.App, AppUserID: u.ID, ContactID: id})
+	linked, err := q.linkAppUser(ctx, workspaceID, u, id)
+	if err != nil {
+		return uuid.Nil, err
+	}
+	if linked != id && created {
+		// Another webhook of the same new person tied the id to the contact it created
+		// first (this one waited for it to commit): one person, one contact.
+		if err := q.sql.DeleteUnlinkedAppContact(ctx, q.db, dbsqlc.DeleteUnlinkedAppContactParams{WorkspaceID: workspaceID, ID: id}); err != nil {
+			return uuid.Nil, err
+		}
+	}
+	return linked, nil
+}
+
+// linkAppUser ties u's id to contact id and returns the contact it is tied to: the one a
+// concurrent transaction tied it to first, when that one is live; id otherwise (the id's
+// contact was deleted: it is tied again).
+func (q *queries) linkAppUser(ctx context.Context, workspaceID uuid.UUID, u AppUser, id uuid.UUID) (uuid.UUID, error) {
+	linked, err := q.sql.LinkAppUser(ctx, q.db, dbsqlc.LinkAppUserParams{WorkspaceID: workspaceID, App: u.App, AppUserID: u.ID, ContactID: id})
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return linked, err
+	}
+	tie, err := q.sql.AppUserContact(ctx, q.db, dbsqlc.AppUserContactParams{WorkspaceID: workspaceID, App: u.App, AppUserID: u.ID})
+	if err != nil || tie.Live {
+		return tie.ContactID, err
+	}
+	return id, q.sql.RelinkAppUser(ctx, q.db, dbsqlc.RelinkAppUserParams{WorkspaceID: workspaceID, App: u.App, AppUserID: u.ID, ContactID: id})
 }
 
 func nonEmpty(s string) *string {

@@ -14,10 +14,29 @@ WHERE a.workspace_id = @workspace_id AND a.app = @app AND a.app_user_id = @app_u
 -- name: CreateAppContact :one
 INSERT INTO contacts (workspace_id, name, phone, source) VALUES (@workspace_id, sqlc.narg(name), sqlc.narg(phone), 'conversation') RETURNING id;
 
--- name: LinkAppUser :exec
--- LinkAppUser ties an app user id to a contact (again, when its contact was deleted).
+-- name: LinkAppUser :one
+-- LinkAppUser ties an app user id to a contact and returns it; no row when the id is tied
+-- already (by a concurrent transaction too, whose commit it waits for): AppUserContact then
+-- reads to which contact, in a statement of its own, whose snapshot holds that tie.
 INSERT INTO contact_app_ids (workspace_id, app, app_user_id, contact_id) VALUES (@workspace_id, @app, @app_user_id, @contact_id)
-ON CONFLICT (workspace_id, app, app_user_id) DO UPDATE SET contact_id = excluded.contact_id;
+ON CONFLICT (workspace_id, app, app_user_id) DO NOTHING
+RETURNING contact_id;
+
+-- name: AppUserContact :one
+-- AppUserContact is the contact an app user id is tied to, and whether it is live, the tie
+-- locked until the transaction ends (RelinkAppUser may move it).
+SELECT a.contact_id, (k.deleted_at IS NULL)::bool AS live FROM contact_app_ids a JOIN contacts k ON k.id = a.contact_id
+WHERE a.workspace_id = @workspace_id AND a.app = @app AND a.app_user_id = @app_user_id
+FOR UPDATE OF a;
+
+-- name: RelinkAppUser :exec
+-- RelinkAppUser ties an app user id to another contact: its contact was deleted.
+UPDATE contact_app_ids SET contact_id = @contact_id WHERE workspace_id = @workspace_id AND app = @app AND app_user_id = @app_user_id;
+
+-- name: DeleteUnlinkedAppContact :exec
+-- DeleteUnlinkedAppContact removes the contact a webhook created for an app user id that
+-- another transaction tied to a contact first: nothing names it yet.
+DELETE FROM contacts WHERE workspace_id = @workspace_id AND id = @id;
 
 -- name: NameContactIfUnnamed :exec
 -- NameContactIfUnnamed gives a contact the name the app shows, unless someone named it.

@@ -12,6 +12,32 @@ import (
 	"github.com/google/uuid"
 )
 
+const appUserContact = `-- name: AppUserContact :one
+SELECT a.contact_id, (k.deleted_at IS NULL)::bool AS live FROM contact_app_ids a JOIN contacts k ON k.id = a.contact_id
+WHERE a.workspace_id = $1 AND a.app = $2 AND a.app_user_id = $3
+FOR UPDATE OF a
+`
+
+type AppUserContactParams struct {
+	WorkspaceID uuid.UUID
+	App         string
+	AppUserID   string
+}
+
+type AppUserContactRow struct {
+	ContactID uuid.UUID
+	Live      bool
+}
+
+// AppUserContact is the contact an app user id is tied to, and whether it is live, the tie
+// locked until the transaction ends (RelinkAppUser may move it).
+func (q *Queries) AppUserContact(ctx context.Context, db DBTX, arg AppUserContactParams) (AppUserContactRow, error) {
+	row := db.QueryRow(ctx, appUserContact, arg.WorkspaceID, arg.App, arg.AppUserID)
+	var i AppUserContactRow
+	err := row.Scan(&i.ContactID, &i.Live)
+	return i, err
+}
+
 const clearNeedsTemplate = `-- name: ClearNeedsTemplate :exec
 UPDATE conversation_threads SET needs_template_at = NULL WHERE channel_id = $1 AND remote = $2 AND needs_template_at IS NOT NULL
 `
@@ -68,6 +94,22 @@ func (q *Queries) CreateAppContact(ctx context.Context, db DBTX, arg CreateAppCo
 	return id, err
 }
 
+const deleteUnlinkedAppContact = `-- name: DeleteUnlinkedAppContact :exec
+DELETE FROM contacts WHERE workspace_id = $1 AND id = $2
+`
+
+type DeleteUnlinkedAppContactParams struct {
+	WorkspaceID uuid.UUID
+	ID          uuid.UUID
+}
+
+// DeleteUnlinkedAppContact removes the contact a webhook created for an app user id that
+// another transaction tied to a contact first: nothing names it yet.
+func (q *Queries) DeleteUnlinkedAppContact(ctx context.Context, db DBTX, arg DeleteUnlinkedAppContactParams) error {
+	_, err := db.Exec(ctx, deleteUnlinkedAppContact, arg.WorkspaceID, arg.ID)
+	return err
+}
+
 const insertAppInboundMessage = `-- name: InsertAppInboundMessage :one
 INSERT INTO channel_messages (workspace_id, channel_id, direction, provider_message_id, remote, local, body, segments, status, kind)
 VALUES ($1, $2, 'inbound', $3, $4, $5, $6, 1, 'received', $7)
@@ -121,9 +163,10 @@ func (q *Queries) LastInboundFrom(ctx context.Context, db DBTX, arg LastInboundF
 	return column_1, err
 }
 
-const linkAppUser = `-- name: LinkAppUser :exec
+const linkAppUser = `-- name: LinkAppUser :one
 INSERT INTO contact_app_ids (workspace_id, app, app_user_id, contact_id) VALUES ($1, $2, $3, $4)
-ON CONFLICT (workspace_id, app, app_user_id) DO UPDATE SET contact_id = excluded.contact_id
+ON CONFLICT (workspace_id, app, app_user_id) DO NOTHING
+RETURNING contact_id
 `
 
 type LinkAppUserParams struct {
@@ -133,15 +176,19 @@ type LinkAppUserParams struct {
 	ContactID   uuid.UUID
 }
 
-// LinkAppUser ties an app user id to a contact (again, when its contact was deleted).
-func (q *Queries) LinkAppUser(ctx context.Context, db DBTX, arg LinkAppUserParams) error {
-	_, err := db.Exec(ctx, linkAppUser,
+// LinkAppUser ties an app user id to a contact and returns it; no row when the id is tied
+// already (by a concurrent transaction too, whose commit it waits for): AppUserContact then
+// reads to which contact, in a statement of its own, whose snapshot holds that tie.
+func (q *Queries) LinkAppUser(ctx context.Context, db DBTX, arg LinkAppUserParams) (uuid.UUID, error) {
+	row := db.QueryRow(ctx, linkAppUser,
 		arg.WorkspaceID,
 		arg.App,
 		arg.AppUserID,
 		arg.ContactID,
 	)
-	return err
+	var contact_id uuid.UUID
+	err := row.Scan(&contact_id)
+	return contact_id, err
 }
 
 const markNeedsTemplate = `-- name: MarkNeedsTemplate :exec
@@ -188,4 +235,26 @@ func (q *Queries) NeedsTemplate(ctx context.Context, db DBTX, arg NeedsTemplateP
 	var needs_template_at *time.Time
 	err := row.Scan(&needs_template_at)
 	return needs_template_at, err
+}
+
+const relinkAppUser = `-- name: RelinkAppUser :exec
+UPDATE contact_app_ids SET contact_id = $1 WHERE workspace_id = $2 AND app = $3 AND app_user_id = $4
+`
+
+type RelinkAppUserParams struct {
+	ContactID   uuid.UUID
+	WorkspaceID uuid.UUID
+	App         string
+	AppUserID   string
+}
+
+// RelinkAppUser ties an app user id to another contact: its contact was deleted.
+func (q *Queries) RelinkAppUser(ctx context.Context, db DBTX, arg RelinkAppUserParams) error {
+	_, err := db.Exec(ctx, relinkAppUser,
+		arg.ContactID,
+		arg.WorkspaceID,
+		arg.App,
+		arg.AppUserID,
+	)
+	return err
 }
