@@ -33,21 +33,8 @@ func TestASendsAnswerWaitsForAnErasureOfItsContact(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	ctx := context.Background()
-	w.ready(t)
-	eve := w.contact(t, contacts.Input{Name: ptr("Eve"), Phone: ptr("+14155550200"), Tags: []string{"promo"}, ConsentSMS: ptr(true)})
-	before := w.balance(t)
-	c := w.launch(t, "Promo", "Spring sale!", campaigns.Audience{Tags: []string{"promo"}}, campaigns.Schedule{RatePerMinute: 2})
-
-	release := w.sms.Hold()
+	c, eve, before, release, ticked, tickErr := sendHeldAtTheProvider(t, w)
 	defer release()
-	ticked, tickErr := storetest.InBackground(func(ctx context.Context) error {
-		err := campaigns.NewWorker(w.svc, w.log).Work(ctx, &river.Job[campaigns.TickArgs]{Args: campaigns.TickArgs{WorkspaceID: w.ws, CampaignID: c.ID}})
-		if snooze := (*rivertype.JobSnoozeError)(nil); errors.As(err, &snooze) {
-			return nil // until the next period: the campaign's one send is decided
-		}
-		return err
-	})
-	w.sms.WaitHeld(t, 1, 20*time.Second) // the send is decided and at the provider
 
 	st := w.store
 	settling, err := st.Pool().Begin(ctx) // a batch of turns settling holds the workspace's row
@@ -86,21 +73,8 @@ func TestASendWhoseConversationWasDeletedIsRecordedAndCharged(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	ctx := context.Background()
-	w.ready(t)
-	eve := w.contact(t, contacts.Input{Name: ptr("Eve"), Phone: ptr("+14155550200"), Tags: []string{"promo"}, ConsentSMS: ptr(true)})
-	before := w.balance(t)
-	c := w.launch(t, "Promo", "Spring sale!", campaigns.Audience{Tags: []string{"promo"}}, campaigns.Schedule{RatePerMinute: 2})
-
-	release := w.sms.Hold()
+	c, eve, before, release, ticked, tickErr := sendHeldAtTheProvider(t, w)
 	defer release()
-	ticked, tickErr := storetest.InBackground(func(ctx context.Context) error {
-		err := campaigns.NewWorker(w.svc, w.log).Work(ctx, &river.Job[campaigns.TickArgs]{Args: campaigns.TickArgs{WorkspaceID: w.ws, CampaignID: c.ID}})
-		if snooze := (*rivertype.JobSnoozeError)(nil); errors.As(err, &snooze) {
-			return nil // until the next period: the campaign's one send is decided
-		}
-		return err
-	})
-	w.sms.WaitHeld(t, 1, 20*time.Second) // the send is decided and at the provider
 	_, err := w.store.Pool().Exec(ctx, `DELETE FROM conversations WHERE workspace_id = $1`, w.ws)
 	require.NoError(t, err)
 	release()
@@ -118,4 +92,26 @@ func TestASendWhoseConversationWasDeletedIsRecordedAndCharged(t *testing.T) {
 	require.NoError(t, w.store.Pool().QueryRow(ctx, `SELECT count(*) FILTER (WHERE envelope::jsonb->'data' ? 'conversation_id') FROM events
 		WHERE workspace_id = $1 AND type = 'spend.recorded'`, w.ws).Scan(&named))
 	require.Zero(t, named, "its spend.recorded names no conversation")
+}
+
+// sendHeldAtTheProvider launches a campaign of one contact (Eve) and works its sending job in
+// the background until its one send is decided and waits at the fake provider, whose answer
+// release lets go; before is the workspace's balance before the send. The job's snooze until
+// its next period counts as success.
+func sendHeldAtTheProvider(t *testing.T, w *world) (c campaigns.Campaign, eve contacts.Contact, before int64, release func(), ticked <-chan struct{}, tickErr *error) {
+	t.Helper()
+	w.ready(t)
+	eve = w.contact(t, contacts.Input{Name: ptr("Eve"), Phone: ptr("+14155550200"), Tags: []string{"promo"}, ConsentSMS: ptr(true)})
+	before = w.balance(t)
+	c = w.launch(t, "Promo", "Spring sale!", campaigns.Audience{Tags: []string{"promo"}}, campaigns.Schedule{RatePerMinute: 2})
+	release = w.sms.Hold()
+	ticked, tickErr = storetest.InBackground(func(ctx context.Context) error {
+		err := campaigns.NewWorker(w.svc, w.log).Work(ctx, &river.Job[campaigns.TickArgs]{Args: campaigns.TickArgs{WorkspaceID: w.ws, CampaignID: c.ID}})
+		if snooze := (*rivertype.JobSnoozeError)(nil); errors.As(err, &snooze) {
+			return nil // until the next period: the campaign's one send is decided
+		}
+		return err
+	})
+	w.sms.WaitHeld(t, 1, 20*time.Second) // the send is decided and at the provider
+	return c, eve, before, release, ticked, tickErr
 }

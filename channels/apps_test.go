@@ -24,15 +24,7 @@ import (
 // in one order (by the app's user id), so the second waits for the first.
 func TestTwoWebhooksNamingTheSamePeopleInTwoOrdersWaitForEachOther(t *testing.T) {
 	ctx := context.Background()
-	st := storetest.New(t)
-	jobs, err := river.NewClient(riverpgxv5.New(st.Pool()), &river.Config{})
-	require.NoError(t, err)
-	s := New(st, nil, nil, jobs, "http://switchboard.test", slog.New(slog.NewTextHandler(io.Discard, nil)))
-	w, err := st.CreateWorkspace(ctx, "app-batches", 1_000_000_000)
-	require.NoError(t, err)
-	c, err := st.CreateChannel(ctx, w.ID, store.ChannelWrite{ID: store.NewChannelID(), Provider: "msgapp_1", Name: "WhatsApp",
-		Config: json.RawMessage(`{}`), Status: "connected", InboundToken: "tok-app-batches"})
-	require.NoError(t, err)
+	st, s, _, c := whatsAppChannel(t)
 	message := func(id, from string) AppMessage {
 		return AppMessage{ID: id, From: store.AppUser{App: "msgapp_1", ID: from, Name: from}, Kind: "text", Text: "Hello"}
 	}
@@ -64,15 +56,7 @@ func TestTwoWebhooksNamingTheSamePeopleInTwoOrdersWaitForEachOther(t *testing.T)
 // first message's conversation kept a contact no later message would find).
 func TestTwoWebhooksOfANewPersonAtOnceMakeOneContact(t *testing.T) {
 	ctx := context.Background()
-	st := storetest.New(t)
-	jobs, err := river.NewClient(riverpgxv5.New(st.Pool()), &river.Config{})
-	require.NoError(t, err)
-	s := New(st, nil, nil, jobs, "http://switchboard.test", slog.New(slog.NewTextHandler(io.Discard, nil)))
-	w, err := st.CreateWorkspace(ctx, "app-new-person", 1_000_000_000)
-	require.NoError(t, err)
-	c, err := st.CreateChannel(ctx, w.ID, store.ChannelWrite{ID: store.NewChannelID(), Provider: "msgapp_1", Name: "WhatsApp",
-		Config: json.RawMessage(`{}`), Status: "connected", InboundToken: "tok-app-new-person"})
-	require.NoError(t, err)
+	st, s, w, c := whatsAppChannel(t)
 	ann := store.AppUser{App: "msgapp_1", ID: "p-2001", Name: "Ann"}
 
 	release := storetest.HoldWrites(t, st, "contact_app_ids", "INSERT", "") // the first webhook, once it has tied Ann's id
@@ -98,4 +82,21 @@ func TestTwoWebhooksOfANewPersonAtOnceMakeOneContact(t *testing.T) {
 	var linked uuid.UUID
 	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT id FROM contacts WHERE workspace_id = $1`, w.ID).Scan(&linked))
 	require.Equal(t, linked, id)
+}
+
+// whatsAppChannel is a channel service over a fresh database (its reply jobs inserted, not
+// worked) and a connected msgapp_1 channel of a new workspace.
+func whatsAppChannel(t *testing.T) (*store.Store, *Service, store.Workspace, store.Channel) {
+	t.Helper()
+	ctx := context.Background()
+	st := storetest.New(t)
+	jobs, err := river.NewClient(riverpgxv5.New(st.Pool()), &river.Config{})
+	require.NoError(t, err)
+	s := New(st, nil, nil, jobs, "http://switchboard.test", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	w, err := st.CreateWorkspace(ctx, "whatsapp", 1_000_000_000)
+	require.NoError(t, err)
+	c, err := st.CreateChannel(ctx, w.ID, store.ChannelWrite{ID: store.NewChannelID(), Provider: "msgapp_1", Name: "WhatsApp",
+		Config: json.RawMessage(`{}`), Status: "connected", InboundToken: "tok-whatsapp"})
+	require.NoError(t, err)
+	return st, s, w, c
 }
