@@ -185,21 +185,26 @@ func deadlocks(t *testing.T, st *store.Store) int64 {
 	return n
 }
 
-// deadlockWith runs run (an erasure or a sweep) against a writer that holds the workspace's
-// row (an event appended) and, once run waits for that row, asks for the KEY SHARE of
-// conversation conv (a message inserted into it), as a charge naming a conversation does:
-// the two wait for each other. run's own deadlock check comes first (it has waited longer),
-// so PostgreSQL aborts run's transaction, and run must try again. Should the machine stall
-// long enough for the writer to be the one aborted instead, the scenario did not happen and
-// is set up again, up to three times. It commits the writer once run has found its way and
-// returns run's error.
-func deadlockWith(t *testing.T, st *store.Store, ws, conv uuid.UUID, run func(ctx context.Context) error) error {
+// deadlockWith runs a scenario's run (an erasure or a sweep) against a writer that holds the
+// workspace's row (an event appended) and, once run waits for that row, asks for the KEY
+// SHARE of the scenario's conversation conv (a message inserted into it), as a charge naming a
+// conversation does: the two wait for each other. run's own deadlock check comes first (it
+// has waited longer), so PostgreSQL aborts run's transaction, and run must try again. Should
+// the machine stall long enough for the writer to be the one aborted instead, the scenario
+// did not happen: run went through on its conversation (a sweep deleted it), so a new
+// scenario is set up, up to three times. It commits the writer once run has found its way
+// and returns the conversation and run's error.
+func deadlockWith(t *testing.T, st *store.Store, ws uuid.UUID, scenario func() (conv uuid.UUID, run func(ctx context.Context) error)) (uuid.UUID, error) {
 	t.Helper()
 	ctx := context.Background()
 	for try := 1; try <= 3; try++ {
+		conv, run := scenario()
 		before := deadlocks(t, st)
 		writer, err := st.Pool().Begin(ctx)
 		require.NoError(t, err)
+		// A failed check below must not leave the writer's connection taken: the store's
+		// cleanup closes its pool, which waits for every connection, for ever.
+		defer func() { _ = writer.Rollback(context.Background()) }()
 		_, err = writer.Exec(ctx, appendEvent, ws, "unrelated")
 		require.NoError(t, err)
 
@@ -218,10 +223,10 @@ func deadlockWith(t *testing.T, st *store.Store, ws, conv uuid.UUID, run func(ct
 		require.NoError(t, writer.Commit(ctx))
 		<-done
 		require.Greater(t, deadlocks(t, st), before, "PostgreSQL broke a deadlock")
-		return *runErr
+		return conv, *runErr
 	}
 	t.Fatal("the writer lost the deadlock three times")
-	return nil
+	return uuid.Nil, nil
 }
 
 // TestAContactsErasureRunsAgainAfterADeadlock: an erasure PostgreSQL aborts to break a
@@ -231,11 +236,13 @@ func TestAContactsErasureRunsAgainAfterADeadlock(t *testing.T) {
 	ctx := context.Background()
 	st := storetest.New(t)
 	ws := newWorkspace(t, st, nil)
-	contact, conv, _ := contactWithConversation(t, st, ws)
 
-	err := deadlockWith(t, st, ws, conv, func(ctx context.Context) error {
-		_, err := erasure.New(st).EraseContact(ctx, ws, contact)
-		return err
+	conv, err := deadlockWith(t, st, ws, func() (uuid.UUID, func(ctx context.Context) error) {
+		contact, conv, _ := contactWithConversation(t, st, ws)
+		return conv, func(ctx context.Context) error {
+			_, err := erasure.New(st).EraseContact(ctx, ws, contact)
+			return err
+		}
 	})
 	require.NoError(t, err, "the erasure ran again")
 	var worded int
@@ -250,13 +257,15 @@ func TestSweepRunsABatchAgainAfterADeadlock(t *testing.T) {
 	ctx := context.Background()
 	st := storetest.New(t)
 	ws := newWorkspace(t, st, thirtyDays())
-	var conv uuid.UUID
-	require.NoError(t, st.Pool().QueryRow(ctx, `INSERT INTO conversations (workspace_id, short_id, channel, updated_at)
-		VALUES ($1, $2, 'api', now() - interval '40 days') RETURNING id`, ws, shortid.New(shortid.Conversation)).Scan(&conv))
 
-	err := deadlockWith(t, st, ws, conv, func(ctx context.Context) error {
-		_, err := erasure.Sweep(ctx, st, 10)
-		return err
+	conv, err := deadlockWith(t, st, ws, func() (uuid.UUID, func(ctx context.Context) error) {
+		var conv uuid.UUID
+		require.NoError(t, st.Pool().QueryRow(ctx, `INSERT INTO conversations (workspace_id, short_id, channel, updated_at)
+			VALUES ($1, $2, 'api', now() - interval '40 days') RETURNING id`, ws, shortid.New(shortid.Conversation)).Scan(&conv))
+		return conv, func(ctx context.Context) error {
+			_, err := erasure.Sweep(ctx, st, 10)
+			return err
+		}
 	})
 	require.NoError(t, err, "the batch ran again")
 	var kept int
